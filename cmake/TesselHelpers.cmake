@@ -1,0 +1,68 @@
+# Shared CMake helpers: warnings, sanitizers, test registration, CLI command registration.
+
+# Warnings for Tessel's own targets (third-party headers come in as SYSTEM includes).
+function(tessel_set_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+      -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough>)
+  if(TESSEL_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+if(TESSEL_SANITIZE)
+  add_compile_options(-fsanitize=${TESSEL_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${TESSEL_SANITIZE})
+endif()
+
+# add_subdirectory(dir) when dir/CMakeLists.txt exists (modules land one at a time).
+macro(tessel_add_module_if_present dir)
+  if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt")
+    add_subdirectory(${dir})
+  endif()
+endmacro()
+
+# tessel_add_library(name SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# A static library with the project's include root and warnings.
+function(tessel_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  tessel_set_warnings(${name})
+endfunction()
+
+# tessel_register_cli(name SOURCES ... DEPS ...)
+# The module that owns a subcommand registers it here; the `tessel` executable links every
+# registered object library, whose static initialisers add the subcommands (no central switch).
+function(tessel_register_cli name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} OBJECT ${ARG_SOURCES})
+  target_link_libraries(${name} PUBLIC tessel_support ${ARG_DEPS})
+  tessel_set_warnings(${name})
+  set_property(GLOBAL APPEND PROPERTY TESSEL_CLI_LIBRARIES ${name})
+endfunction()
+
+# tessel_add_gtest(name SOURCES ... [DEPS ...] [LABELS unit|slow|rtl|gpu ...] [TIMEOUT s])
+# One GoogleTest executable; each TEST becomes a CTest test carrying the labels.
+# Tests that GTEST_SKIP (e.g. `gpu` without a device) are reported by CTest as skipped.
+function(tessel_add_gtest name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    TESSEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TESSEL_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  tessel_set_warnings(${name})
+  gtest_discover_tests(${name}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+               SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+endfunction()

@@ -1,0 +1,22 @@
+// Small string utilities: edit distance and "did you mean" suggestions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel {
+
+/// Levenshtein distance (insert, delete, substitute each cost 1).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word` when it is close enough to be a likely misspelling
+/// (distance <= max(1, size/3)); ties go to the earlier candidate.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+/// "; did you mean 'x'?" or "" when there is no close candidate.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace tessel
