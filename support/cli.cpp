@@ -33,7 +33,9 @@ std::vector<std::string> split_path(const std::string& path) {
 
 }  // namespace
 
-Registration::Registration(Command command) { registry().commands.push_back(std::move(command)); }
+Registration::Registration(Command command) {
+  registry().commands.push_back(std::move(command));
+}
 
 GroupRegistration::GroupRegistration(std::string path, std::string summary) {
   registry().group_summaries[std::move(path)] = std::move(summary);
@@ -64,7 +66,7 @@ int run_main(int argc, char** argv) {
       auto it = nodes.find(path);
       if (it == nodes.end()) {
         const auto group = registry().group_summaries.find(path);
-        const std::string text = i + 1 == count ? summary
+        const std::string text = i + 1 == count                              ? summary
                                  : group != registry().group_summaries.end() ? group->second
                                                                              : std::string();
         CLI::App* child = parent->add_subcommand(parts[i], text);

@@ -17,7 +17,7 @@ struct Failure {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
   Result(Failure failure) : state_(std::move(failure)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }
@@ -50,6 +50,8 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Failure fail(std::string message) { return Failure{std::move(message)}; }
+inline Failure fail(std::string message) {
+  return Failure{std::move(message)};
+}
 
 }  // namespace tessel

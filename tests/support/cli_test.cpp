@@ -1,8 +1,8 @@
 // The registry builds nested subcommands and runs the deepest one parsed.
 #include "support/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 
 #include "support/diagnostic.hpp"
 
@@ -43,9 +43,13 @@ TEST(Cli, MissingRequiredOptionIsAParseError) {
   EXPECT_NE(run({"zz-test", "leaf"}), 0);
 }
 
-TEST(Cli, UnknownCommandIsAParseError) { EXPECT_NE(run({"no-such-command"}), 0); }
+TEST(Cli, UnknownCommandIsAParseError) {
+  EXPECT_NE(run({"no-such-command"}), 0);
+}
 
-TEST(Cli, InputErrorExitsWithOne) { EXPECT_EQ(run({"zz-fails"}), 1); }
+TEST(Cli, InputErrorExitsWithOne) {
+  EXPECT_EQ(run({"zz-fails"}), 1);
+}
 
 TEST(Cli, ParentsAreSortedBeforeChildren) {
   const auto commands = registered_commands();
