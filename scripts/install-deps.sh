@@ -13,7 +13,7 @@ packages=(
   verilator yosys
   # oracles, model export, plots
   libonnx-testdata python3 python3-numpy python3-onnx python3-torchvision python3-matplotlib
-  nodejs npm
+  # (node and npm come with the machine image; the onnxruntime oracle installs from npm)
   # cluster sweeps
   slurm-wlm munge
 )
