@@ -1,0 +1,110 @@
+// DramModel: a deterministic, exact-integer DRAM timing model (bandwidth, latency, bursts,
+// outstanding requests) shared by the SystemC simulator and the Verilator harness.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/result.hpp"
+
+namespace tessel::sim {
+
+/// What a DRAM transfer carries; reports split DRAM bytes by it.
+enum class TrafficKind : std::uint8_t { kWeights, kActivations, kOutputs, kInstructions };
+inline constexpr std::size_t kTrafficKindCount = 4;
+
+/// "weights", "activations", "outputs", "instructions".
+const char* traffic_kind_name(TrafficKind kind);
+
+enum class DramDirection : std::uint8_t { kRead, kWrite };
+
+/// The timing parameters of the DRAM channel. Bandwidth and clock are integers (bytes per
+/// second, hertz) so that bytes per cycle is the exact rational bandwidth / clock.
+struct DramParams {
+  std::uint64_t bandwidth_bytes_per_second = 0;
+  std::uint64_t clock_hz = 0;
+  std::uint64_t latency_cycles = 0;  ///< issue of a burst to its first data beat
+  std::uint64_t burst_bytes = 0;     ///< transfer granule; requests split at its multiples
+  std::uint64_t max_outstanding_requests = 0;  ///< bursts in flight at once (>= 1)
+};
+
+/// One DMA request as the engines present it.
+struct DramRequest {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;  ///< > 0
+  DramDirection direction = DramDirection::kRead;
+  TrafficKind kind = TrafficKind::kActivations;
+  std::uint64_t issue_cycle = 0;  ///< the cycle the engine presents it
+};
+
+/// When a request's data is done: every burst has crossed the data bus by `completion_cycle`.
+struct DramCompletion {
+  std::uint64_t first_data_cycle = 0;  ///< cycle the first burst's data starts on the bus
+  std::uint64_t completion_cycle = 0;  ///< first cycle at which all of its data has arrived
+  std::uint64_t bursts = 0;            ///< aligned bursts the request was split into
+};
+
+/// Traffic counters since construction (or the last reset).
+struct DramCounters {
+  std::array<std::uint64_t, kTrafficKindCount> read_bytes_by_kind{};
+  std::array<std::uint64_t, kTrafficKindCount> write_bytes_by_kind{};
+  std::uint64_t requests = 0;
+  std::uint64_t bursts = 0;
+
+  std::uint64_t read_bytes() const;
+  std::uint64_t write_bytes() const;
+  std::uint64_t total_bytes() const { return read_bytes() + write_bytes(); }
+};
+
+/// A single DRAM channel, first-come first-served at request granularity.
+///
+/// Timing (docs/sim.md, "DRAM model"): with bytes per cycle b = bandwidth / clock, exact,
+/// - a request [address, address + bytes) is split into the aligned bursts that cover it;
+///   every burst moves `burst_bytes` over the data bus (an unaligned edge costs a whole burst);
+/// - burst k is issued at cycle i_k = max(issue_cycle, c_{k-N}) where c_{k-N} is the
+///   completion cycle of the burst N = max_outstanding_requests before it (a free slot);
+/// - its data occupies the bus from s_k = max(i_k + latency_cycles, e_{k-1}) for
+///   burst_bytes / b cycles, to e_k (exact rational; the bus may end mid-cycle);
+/// - its completion cycle is c_k = ceil(e_k); the request completes at its last burst's c_k.
+/// Reads and writes share the bus and the slots. Requests must be presented in
+/// non-decreasing issue_cycle (a simulator presents them at the cycle they are issued).
+class DramModel {
+ public:
+  /// Fails with a message naming the bad parameter (zero bandwidth, clock, burst or slots).
+  static Result<DramModel> create(const DramParams& params);
+
+  /// Times one request, updates the counters and returns when its data is done.
+  /// Precondition: request.bytes > 0 and issue_cycle >= the previous request's issue_cycle.
+  DramCompletion access(const DramRequest& request);
+
+  const DramParams& params() const { return params_; }
+  const DramCounters& counters() const { return counters_; }
+
+  /// Bytes per cycle as the reduced fraction numerator / denominator.
+  std::uint64_t bytes_per_cycle_numerator() const { return rate_num_; }
+  std::uint64_t bytes_per_cycle_denominator() const { return rate_den_; }
+
+  /// Cycles one burst occupies the data bus, rounded up (for documentation and reports).
+  std::uint64_t burst_transfer_cycles_ceil() const;
+
+ private:
+  /// A time on the data bus: `cycle` + `fraction` / rate_num_ cycles, fraction < rate_num_.
+  struct BusTime {
+    std::uint64_t cycle = 0;
+    std::uint64_t fraction = 0;
+  };
+
+  explicit DramModel(const DramParams& params);
+
+  DramParams params_;
+  std::uint64_t rate_num_ = 1;  // bytes per cycle = rate_num_ / rate_den_
+  std::uint64_t rate_den_ = 1;
+  BusTime bus_free_;                            // end of the last burst on the bus
+  std::vector<std::uint64_t> slot_free_cycle_;  // ring: completion of the last N bursts
+  std::size_t next_slot_ = 0;
+  DramCounters counters_;
+};
+
+}  // namespace tessel::sim
