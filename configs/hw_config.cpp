@@ -1,0 +1,256 @@
+// HwConfig's derived figures, canonical JSON/YAML forms and content hash.
+#include "configs/hw_config.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/units.hpp"
+
+namespace tessel {
+namespace {
+
+std::int64_t bytes_for(std::int64_t elements, int bits) {
+  return elements * bits / 8;
+}
+
+nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
+  nlohmann::ordered_json j;
+  if (with_labels) {
+    j["name"] = c.name;
+    j["description"] = c.description;
+  }
+  j["clock_mhz"] = c.clock_mhz;
+  j["matrix"] = {{"rows", c.matrix.rows},
+                 {"cols", c.matrix.cols},
+                 {"input_bits", c.matrix.input_bits},
+                 {"weight_bits", c.matrix.weight_bits},
+                 {"accumulator_bits", c.matrix.accumulator_bits},
+                 {"fill_cycles", c.matrix.fill_cycles},
+                 {"drain_cycles", c.matrix.drain_cycles}};
+  j["vector"] = {{"lanes", c.vector.lanes}};
+  j["scratchpads"] = nlohmann::ordered_json::array();
+  for (const auto& pad : c.scratchpads) {
+    nlohmann::ordered_json holds = nlohmann::ordered_json::array();
+    for (DataKind kind : pad.holds) holds.push_back(std::string(to_string(kind)));
+    j["scratchpads"].push_back({{"name", pad.name},
+                                {"size_bytes", pad.size_bytes},
+                                {"banks", pad.banks},
+                                {"port_width_bytes", pad.port_width_bytes},
+                                {"holds", holds}});
+  }
+  j["dram"] = {{"bandwidth_bytes_per_second", c.dram.bandwidth_bytes_per_second},
+               {"latency_ns", c.dram.latency_ns},
+               {"burst_bytes", c.dram.burst_bytes},
+               {"max_outstanding_requests", c.dram.max_outstanding_requests}};
+  j["queues"] = {{"instruction_queue_depth", c.queues.instruction_queue_depth},
+                 {"token_fifo_depth", c.queues.token_fifo_depth}};
+  if (c.energy) {
+    j["energy"] = {{"mac_pj", c.energy->mac_pj},
+                   {"sram_read_pj_per_byte", c.energy->sram_read_pj_per_byte},
+                   {"sram_write_pj_per_byte", c.energy->sram_write_pj_per_byte},
+                   {"dram_pj_per_byte", c.energy->dram_pj_per_byte}};
+  }
+  if (c.fpga) j["fpga"] = {{"part", c.fpga->part}, {"clock_mhz", c.fpga->clock_mhz}};
+  return j;
+}
+
+/// Shortest text that reads back as the same double (what nlohmann prints).
+std::string number_text(double value) {
+  return nlohmann::json(value).dump();
+}
+
+/// A YAML double-quoted string (JSON string syntax is valid YAML).
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump();
+}
+
+}  // namespace
+
+std::string_view to_string(DataKind kind) {
+  switch (kind) {
+    case DataKind::kActivations:
+      return "activations";
+    case DataKind::kWeights:
+      return "weights";
+    case DataKind::kAccumulators:
+      return "accumulators";
+    case DataKind::kOutputs:
+      return "outputs";
+  }
+  return "?";
+}
+
+std::optional<DataKind> data_kind_from_string(std::string_view text) {
+  for (DataKind kind : kAllDataKinds) {
+    if (to_string(kind) == text) return kind;
+  }
+  return std::nullopt;
+}
+
+std::int64_t MatrixUnitConfig::weight_tile_bytes() const {
+  return bytes_for(std::int64_t{rows} * cols, weight_bits);
+}
+std::int64_t MatrixUnitConfig::activation_tile_bytes() const {
+  return bytes_for(rows, input_bits);
+}
+std::int64_t MatrixUnitConfig::accumulator_tile_bytes() const {
+  return bytes_for(cols, accumulator_bits);
+}
+std::int64_t MatrixUnitConfig::output_tile_bytes() const {
+  return bytes_for(cols, input_bits);
+}
+std::int64_t MatrixUnitConfig::tile_bytes(DataKind kind) const {
+  switch (kind) {
+    case DataKind::kActivations:
+      return activation_tile_bytes();
+    case DataKind::kWeights:
+      return weight_tile_bytes();
+    case DataKind::kAccumulators:
+      return accumulator_tile_bytes();
+    case DataKind::kOutputs:
+      return output_tile_bytes();
+  }
+  return 0;
+}
+
+bool ScratchpadConfig::may_hold(DataKind kind) const {
+  for (DataKind held : holds) {
+    if (held == kind) return true;
+  }
+  return false;
+}
+
+std::int64_t HwConfig::macs_per_cycle() const {
+  return std::int64_t{matrix.rows} * matrix.cols;
+}
+
+double HwConfig::peak_gops() const {
+  return 2.0 * static_cast<double>(macs_per_cycle()) * clock_mhz / 1000.0;
+}
+
+double HwConfig::dram_bytes_per_cycle() const {
+  return dram.bandwidth_bytes_per_second / (clock_mhz * 1e6);
+}
+
+double HwConfig::machine_balance_macs_per_dram_byte() const {
+  return static_cast<double>(macs_per_cycle()) / dram_bytes_per_cycle();
+}
+
+std::int64_t HwConfig::dram_latency_cycles() const {
+  return static_cast<std::int64_t>(std::ceil(dram.latency_ns * clock_mhz / 1000.0));
+}
+
+std::int64_t HwConfig::total_onchip_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& pad : scratchpads) total += pad.size_bytes;
+  return total;
+}
+
+const ScratchpadConfig& HwConfig::scratchpad_for(DataKind kind) const {
+  for (const auto& pad : scratchpads) {
+    if (pad.may_hold(kind)) return pad;
+  }
+  // Unreachable for a validated config; a hand-built one without a home for `kind` is a bug.
+  throw std::logic_error("HwConfig '" + name + "' has no scratchpad for " +
+                         std::string(to_string(kind)));
+}
+
+std::vector<std::size_t> HwConfig::scratchpads_holding(DataKind kind) const {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < scratchpads.size(); ++i) {
+    if (scratchpads[i].may_hold(kind)) indices.push_back(i);
+  }
+  return indices;
+}
+
+const ScratchpadConfig* HwConfig::find_scratchpad(std::string_view scratchpad_name) const {
+  for (const auto& pad : scratchpads) {
+    if (pad.name == scratchpad_name) return &pad;
+  }
+  return nullptr;
+}
+
+std::string to_canonical_json(const HwConfig& config) {
+  return config_json(config, true).dump(2) + "\n";
+}
+
+std::string to_yaml(const HwConfig& c) {
+  std::ostringstream out;
+  out << "name: " << quoted(c.name) << "\n";
+  out << "description: " << quoted(c.description) << "\n";
+  out << "clock_mhz: " << number_text(c.clock_mhz) << "\n";
+  out << "matrix:\n"
+      << "  rows: " << c.matrix.rows << "\n"
+      << "  cols: " << c.matrix.cols << "\n"
+      << "  input_bits: " << c.matrix.input_bits << "\n"
+      << "  weight_bits: " << c.matrix.weight_bits << "\n"
+      << "  accumulator_bits: " << c.matrix.accumulator_bits << "\n"
+      << "  fill_cycles: " << c.matrix.fill_cycles << "\n"
+      << "  drain_cycles: " << c.matrix.drain_cycles << "\n";
+  out << "vector:\n  lanes: " << c.vector.lanes << "\n";
+  out << "scratchpads:\n";
+  for (const auto& pad : c.scratchpads) {
+    out << "  - name: " << quoted(pad.name) << "\n"
+        << "    size: " << pad.size_bytes << "\n"
+        << "    banks: " << pad.banks << "\n"
+        << "    port_width_bytes: " << pad.port_width_bytes << "\n"
+        << "    holds: [";
+    for (std::size_t i = 0; i < pad.holds.size(); ++i) {
+      out << (i ? ", " : "") << to_string(pad.holds[i]);
+    }
+    out << "]\n";
+  }
+  out << "dram:\n"
+      << "  bandwidth: " << number_text(c.dram.bandwidth_bytes_per_second) << "B/s\n"
+      << "  latency_ns: " << number_text(c.dram.latency_ns) << "\n"
+      << "  burst_bytes: " << c.dram.burst_bytes << "\n"
+      << "  max_outstanding_requests: " << c.dram.max_outstanding_requests << "\n";
+  out << "queues:\n"
+      << "  instruction_queue_depth: " << c.queues.instruction_queue_depth << "\n"
+      << "  token_fifo_depth: " << c.queues.token_fifo_depth << "\n";
+  if (c.energy) {
+    out << "energy:\n"
+        << "  mac_pj: " << number_text(c.energy->mac_pj) << "\n"
+        << "  sram_read_pj_per_byte: " << number_text(c.energy->sram_read_pj_per_byte) << "\n"
+        << "  sram_write_pj_per_byte: " << number_text(c.energy->sram_write_pj_per_byte) << "\n"
+        << "  dram_pj_per_byte: " << number_text(c.energy->dram_pj_per_byte) << "\n";
+  }
+  if (c.fpga) {
+    out << "fpga:\n"
+        << "  part: " << quoted(c.fpga->part) << "\n"
+        << "  clock_mhz: " << number_text(c.fpga->clock_mhz) << "\n";
+  }
+  return out.str();
+}
+
+std::string derived_figures_json(const HwConfig& c) {
+  nlohmann::ordered_json j;
+  j["macs_per_cycle"] = c.macs_per_cycle();
+  j["peak_gops"] = c.peak_gops();
+  j["dram_bytes_per_cycle"] = c.dram_bytes_per_cycle();
+  j["machine_balance_macs_per_dram_byte"] = c.machine_balance_macs_per_dram_byte();
+  j["dram_latency_cycles"] = c.dram_latency_cycles();
+  j["total_onchip_bytes"] = c.total_onchip_bytes();
+  nlohmann::ordered_json homes;
+  for (DataKind kind : kAllDataKinds) {
+    homes[std::string(to_string(kind))] = c.scratchpad_for(kind).name;
+  }
+  j["scratchpad_for"] = homes;
+  return j.dump(2) + "\n";
+}
+
+std::string content_hash(const HwConfig& config) {
+  const std::string text = config_json(config, false).dump();
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  for (unsigned char byte : text) {
+    hash ^= byte;
+    hash *= 1099511628211ull;  // FNV-1a 64 prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+}  // namespace tessel

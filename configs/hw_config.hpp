@@ -1,0 +1,210 @@
+// The typed hardware config (HwConfig) and its loader: one YAML file drives every stage.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/diagnostic.hpp"
+#include "support/result.hpp"
+
+namespace tessel {
+
+/// The kinds of data a scratchpad may hold. Order is the canonical serialisation order.
+enum class DataKind : std::uint8_t {
+  kActivations,   ///< layer inputs (the matrix unit's left operand), int8/int16
+  kWeights,       ///< filter / GEMM weights (the matrix unit's right operand)
+  kAccumulators,  ///< int32-class partial sums (and biases) written by the matrix unit
+  kOutputs,       ///< requantized results of the vector unit, on their way to DRAM
+};
+
+/// All kinds, in canonical order.
+inline constexpr std::array<DataKind, 4> kAllDataKinds = {
+    DataKind::kActivations, DataKind::kWeights, DataKind::kAccumulators, DataKind::kOutputs};
+
+/// "activations", "weights", "accumulators", "outputs" (the YAML spelling).
+std::string_view to_string(DataKind kind);
+
+/// Inverse of to_string; nullopt for anything else.
+std::optional<DataKind> data_kind_from_string(std::string_view text);
+
+/// The R x C matrix unit. Convention (VTA's GEMM core with BATCH=1): each cycle it multiplies
+/// one `rows`-element activation vector by a `rows` x `cols` weight block and adds the `cols`
+/// products into accumulators; `rows` is the reduction (input-channel) dimension.
+struct MatrixUnitConfig {
+  int rows = 0;              ///< reduction width, 1..4096
+  int cols = 0;              ///< output width, 1..4096
+  int input_bits = 0;        ///< activation width: 8 or 16
+  int weight_bits = 0;       ///< weight width: 8 or 16
+  int accumulator_bits = 0;  ///< multiple of 8 in [16, 64], >= input+weight+ceil(log2(rows))
+  int fill_cycles = 0;       ///< cycles before the first result of a tile (default: rows)
+  int drain_cycles = 0;      ///< cycles after the last input of a tile (default: cols)
+
+  /// Bytes of one rows x cols weight block.
+  std::int64_t weight_tile_bytes() const;
+  /// Bytes of one rows-element activation vector.
+  std::int64_t activation_tile_bytes() const;
+  /// Bytes of one cols-element accumulator vector.
+  std::int64_t accumulator_tile_bytes() const;
+  /// Bytes of one cols-element output vector (outputs have input_bits).
+  std::int64_t output_tile_bytes() const;
+  /// Bytes of one tile of `kind` (one of the four above).
+  std::int64_t tile_bytes(DataKind kind) const;
+
+  bool operator==(const MatrixUnitConfig&) const = default;
+};
+
+/// The vector unit (requantize, activation, pooling, elementwise) working on `lanes` elements.
+struct VectorUnitConfig {
+  int lanes = 0;  ///< elements per cycle, 1..4096
+
+  bool operator==(const VectorUnitConfig&) const = default;
+};
+
+/// One named on-chip SRAM. `holds` lists the kinds it may hold (a unified buffer holds all).
+struct ScratchpadConfig {
+  std::string name;             ///< unique, [A-Za-z0-9_-]+
+  std::int64_t size_bytes = 0;  ///< > 0, a multiple of banks * port_width_bytes
+  int banks = 0;                ///< power of two, 1..1024
+  int port_width_bytes = 0;     ///< bytes per bank access per cycle, power of two, 1..4096
+  std::vector<DataKind> holds;  ///< non-empty, no repeats, canonical order after loading
+
+  /// True when `kind` is in `holds`.
+  bool may_hold(DataKind kind) const;
+
+  bool operator==(const ScratchpadConfig&) const = default;
+};
+
+/// The off-chip memory as the DMA engines see it.
+struct DramConfig {
+  double bandwidth_bytes_per_second = 0;  ///< sustained peak, > 0 (YAML: "1.5GB/s")
+  double latency_ns = 0;                  ///< first-byte latency of one request, >= 0
+  int burst_bytes = 0;                    ///< transfer granule, power of two, 1..65536
+  int max_outstanding_requests = 0;       ///< in-flight bursts, 1..1024
+
+  bool operator==(const DramConfig&) const = default;
+};
+
+/// Depths of the decoupled access/execute queues (per engine).
+struct QueueConfig {
+  int instruction_queue_depth = 0;  ///< instructions per engine queue, 1..65536
+  int token_fifo_depth = 0;         ///< dependency tokens per FIFO, 1..65536
+
+  bool operator==(const QueueConfig&) const = default;
+};
+
+/// Optional per-access energies for first-order energy estimates (all >= 0, picojoules).
+struct EnergyConfig {
+  double mac_pj = 0;                  ///< one multiply-accumulate
+  double sram_read_pj_per_byte = 0;   ///< one byte read from any scratchpad
+  double sram_write_pj_per_byte = 0;  ///< one byte written to any scratchpad
+  double dram_pj_per_byte = 0;        ///< one byte moved to or from DRAM
+
+  bool operator==(const EnergyConfig&) const = default;
+};
+
+/// Optional FPGA implementation target for hw/ (independent of the modelled clock_mhz).
+struct FpgaTargetConfig {
+  std::string part;      ///< vendor part number, e.g. "xc7z020clg400-1"
+  double clock_mhz = 0;  ///< synthesis clock target, > 0
+
+  bool operator==(const FpgaTargetConfig&) const = default;
+};
+
+/// A validated hardware config. Every instance produced by the loader satisfies all the rules
+/// in docs/config.md (for instance every DataKind has a scratchpad that may hold it), so
+/// consumers need not re-check them.
+struct HwConfig {
+  std::string name;         ///< short identifier, [A-Za-z0-9._-]+
+  std::string description;  ///< free text; not part of the content hash
+  double clock_mhz = 0;     ///< accelerator clock, > 0
+  MatrixUnitConfig matrix;
+  VectorUnitConfig vector;
+  std::vector<ScratchpadConfig> scratchpads;  ///< in file order, at least one
+  DramConfig dram;
+  QueueConfig queues;
+  std::optional<EnergyConfig> energy;
+  std::optional<FpgaTargetConfig> fpga;
+
+  // ---- derived figures ----
+  /// rows * cols.
+  std::int64_t macs_per_cycle() const;
+  /// 2 * macs_per_cycle * clock (a MAC counts as two operations), in 1e9 op/s.
+  double peak_gops() const;
+  /// DRAM bandwidth divided by the clock.
+  double dram_bytes_per_cycle() const;
+  /// macs_per_cycle / dram_bytes_per_cycle: the arithmetic intensity (MACs per DRAM byte) a
+  /// layer needs to be compute-bound (the roofline's ridge point).
+  double machine_balance_macs_per_dram_byte() const;
+  /// ceil(latency_ns * clock_mhz / 1000).
+  std::int64_t dram_latency_cycles() const;
+  /// Sum of all scratchpad sizes.
+  std::int64_t total_onchip_bytes() const;
+  /// The first scratchpad (in file order) that may hold `kind`; a validated config always has
+  /// one.
+  const ScratchpadConfig& scratchpad_for(DataKind kind) const;
+  /// Indices of every scratchpad that may hold `kind`, in file order.
+  std::vector<std::size_t> scratchpads_holding(DataKind kind) const;
+  /// The scratchpad called `scratchpad_name`, or nullptr.
+  const ScratchpadConfig* find_scratchpad(std::string_view scratchpad_name) const;
+
+  bool operator==(const HwConfig&) const = default;
+};
+
+// ---- serialisation ----
+
+/// Canonical JSON (keys sorted, sizes in bytes, bandwidth in B/s; 2-space indent).
+/// Reading it back as YAML (JSON is YAML) gives an equal HwConfig.
+std::string to_canonical_json(const HwConfig& config);
+
+/// Canonical YAML in the input schema (sizes as plain byte counts, bandwidth as "<n>B/s");
+/// parse_hw_config(to_yaml(c)) == c.
+std::string to_yaml(const HwConfig& config);
+
+/// The derived figures above as a JSON object text (for `tessel config show --json`).
+std::string derived_figures_json(const HwConfig& config);
+
+/// 16 hex digits: FNV-1a 64 of the canonical JSON without `name` and `description`, so it
+/// identifies the hardware, not its label. Stable across runs, platforms and key order.
+std::string content_hash(const HwConfig& config);
+
+// ---- loading ----
+
+/// A value to set before validation, addressed by YAML key path: "matrix.rows",
+/// "dram.bandwidth", "scratchpads[0].size". `value_yaml` is YAML text ("32", "2GB/s",
+/// "[weights, activations]"). Missing maps on the path are created; a sequence index must exist.
+struct KeyOverride {
+  std::string key_path;
+  std::string value_yaml;
+};
+
+/// Parses "key.path=value" (as given on a command line) into a KeyOverride.
+Result<KeyOverride> parse_key_override(std::string_view assignment);
+
+/// What a load found: the config when valid, otherwise every problem (sorted by position).
+struct HwConfigCheck {
+  std::optional<HwConfig> config;
+  std::vector<Diagnostic> diagnostics;
+
+  bool ok() const { return config.has_value(); }
+};
+
+/// Parses and validates YAML `text`; `file_label` is used in diagnostics. Never throws.
+HwConfigCheck check_hw_config_text(std::string_view text, const std::string& file_label,
+                                   const std::vector<KeyOverride>& overrides = {});
+
+/// Reads `path` and validates it (diagnostics name `path` as given). Never throws.
+HwConfigCheck check_hw_config_file(const std::string& path,
+                                   const std::vector<KeyOverride>& overrides = {});
+
+/// As check_hw_config_text; a failure's message is every diagnostic line, joined by '\n'.
+Result<HwConfig> parse_hw_config(std::string_view text, const std::string& file_label = "<string>",
+                                 const std::vector<KeyOverride>& overrides = {});
+
+/// Input boundary: loads and validates `path`, throwing InputError with every diagnostic.
+HwConfig load_hw_config(const std::string& path, const std::vector<KeyOverride>& overrides = {});
+
+}  // namespace tessel
