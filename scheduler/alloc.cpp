@@ -1,0 +1,193 @@
+// Lowest-offset placement under lifetime conflicts, with deep-reuse exemptions.
+#include "scheduler/alloc.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+namespace tessel::sched {
+
+namespace {
+
+bool lifetimes_intersect(const AllocRequest& a, const AllocRequest& b) {
+  return a.first_step <= b.last_step && b.first_step <= a.last_step;
+}
+
+struct Forbidden {
+  int64_t lo;  // first forbidden offset
+  int64_t hi;  // one past the last forbidden offset
+};
+
+// Places requests in `order`; returns false when one does not fit.
+bool place_in_order(const std::vector<AllocRequest>& requests, const std::vector<int>& order,
+                    const std::vector<int64_t>& capacities, std::vector<int64_t>& offsets,
+                    std::vector<int64_t>& peaks) {
+  offsets.assign(requests.size(), -1);
+  peaks.assign(capacities.size(), 0);
+  std::vector<int> placed;
+  std::vector<Forbidden> forbidden;
+  for (int index : order) {
+    const AllocRequest& r = requests[static_cast<size_t>(index)];
+    forbidden.clear();
+    for (int other_index : placed) {
+      const AllocRequest& p = requests[static_cast<size_t>(other_index)];
+      if (p.scratchpad != r.scratchpad || !lifetimes_intersect(r, p)) continue;
+      const int64_t p_offset = offsets[static_cast<size_t>(other_index)];
+      const int64_t p_end = p_offset + p.size_bytes;
+      if (r.reuses == other_index) {
+        // r overwrites the consumed part of p: r.offset <= p.offset - gap, or above p.
+        forbidden.push_back({p_offset - r.reuse_gap_bytes + 1, p_end});
+      } else if (p.reuses == index) {
+        // p overwrites the consumed part of r: r.offset >= p.offset + gap, or r below p.
+        forbidden.push_back({p_offset - r.size_bytes + 1, p_offset + p.reuse_gap_bytes});
+      } else {
+        forbidden.push_back({p_offset - r.size_bytes + 1, p_end});
+      }
+    }
+    std::sort(forbidden.begin(), forbidden.end(),
+              [](const Forbidden& a, const Forbidden& b) { return a.lo < b.lo; });
+    int64_t candidate = 0;
+    for (const Forbidden& f : forbidden) {
+      if (f.hi <= f.lo) continue;
+      if (candidate < f.lo) break;  // sorted by lo: the gap below f is free
+      candidate = std::max(candidate, f.hi);
+    }
+    if (candidate + r.size_bytes > capacities[static_cast<size_t>(r.scratchpad)]) return false;
+    offsets[static_cast<size_t>(index)] = candidate;
+    auto& peak = peaks[static_cast<size_t>(r.scratchpad)];
+    peak = std::max(peak, candidate + r.size_bytes);
+    placed.push_back(index);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
+                             const std::vector<int64_t>& capacities_bytes) {
+  std::vector<int> base(requests.size());
+  std::iota(base.begin(), base.end(), 0);
+  auto by_first = base;
+  std::stable_sort(by_first.begin(), by_first.end(), [&](int a, int b) {
+    const auto& ra = requests[static_cast<size_t>(a)];
+    const auto& rb = requests[static_cast<size_t>(b)];
+    if (ra.first_step != rb.first_step) return ra.first_step < rb.first_step;
+    return ra.size_bytes > rb.size_bytes;
+  });
+  auto by_last_desc = base;
+  std::stable_sort(by_last_desc.begin(), by_last_desc.end(), [&](int a, int b) {
+    const auto& ra = requests[static_cast<size_t>(a)];
+    const auto& rb = requests[static_cast<size_t>(b)];
+    if (ra.last_step != rb.last_step) return ra.last_step > rb.last_step;
+    return ra.size_bytes > rb.size_bytes;
+  });
+  auto by_size = base;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) {
+    return requests[static_cast<size_t>(a)].size_bytes >
+           requests[static_cast<size_t>(b)].size_bytes;
+  });
+
+  bool found = false;
+  AllocResult best;
+  int64_t best_total = 0;
+  std::vector<int64_t> offsets, peaks;
+  for (const auto* order : {&by_first, &by_last_desc, &by_size}) {
+    if (!place_in_order(requests, *order, capacities_bytes, offsets, peaks)) continue;
+    const int64_t total = std::accumulate(peaks.begin(), peaks.end(), int64_t{0});
+    if (!found || total < best_total) {
+      found = true;
+      best_total = total;
+      best.offsets = offsets;
+      best.peak_bytes = peaks;
+    }
+  }
+  if (!found) {
+    // Name the scratchpad with the largest lower bound on demand (live bytes at one step).
+    std::vector<int64_t> worst(capacities_bytes.size(), 0);
+    int last = 0;
+    for (const auto& r : requests) last = std::max(last, r.last_step);
+    for (int step = 0; step <= last; ++step) {
+      std::vector<int64_t> live(capacities_bytes.size(), 0);
+      for (const auto& r : requests) {
+        if (r.first_step <= step && step <= r.last_step) {
+          live[static_cast<size_t>(r.scratchpad)] += r.size_bytes;
+        }
+      }
+      for (size_t s = 0; s < live.size(); ++s) worst[s] = std::max(worst[s], live[s]);
+    }
+    size_t pad = 0;
+    for (size_t s = 1; s < worst.size(); ++s) {
+      if (worst[s] * capacities_bytes[pad] > worst[pad] * capacities_bytes[s]) pad = s;
+    }
+    return fail("allocation failed: scratchpad " + std::to_string(pad) + " needs up to " +
+                std::to_string(worst.empty() ? 0 : worst[pad]) + " live bytes at one step, has " +
+                std::to_string(capacities_bytes.empty() ? 0 : capacities_bytes[pad]));
+  }
+  return best;
+}
+
+namespace {
+
+// The input rows [b, e) (or columns) one output index reads on a window axis, clamped.
+Interval window_rows(int64_t out_index, int64_t kernel, int64_t stride, int64_t dilation,
+                     int64_t pad_begin, Interval limit) {
+  const int64_t b = out_index * stride - pad_begin;
+  const int64_t e = out_index * stride + (kernel - 1) * dilation + 1 - pad_begin;
+  return intersect({b, e}, limit);
+}
+
+}  // namespace
+
+int64_t deep_reuse_gap_bytes(const Net& net, const Op& op, int input_index, const Box& in,
+                             const Box& out, int64_t in_element_bytes, int64_t out_element_bytes,
+                             ReuseGranularity granularity) {
+  if (op.kind == OpKind::Eltwise || op.kind == OpKind::Add) return 0;
+  // Window geometry (Pad behaves as a 1x1 window shifted by its pad).
+  Window win = op.window;
+  if (op.kind == OpKind::Pad) {
+    win.kernel_h = win.kernel_w = 1;
+    win.stride_h = win.stride_w = 1;
+    win.dilation_h = win.dilation_w = 1;
+  }
+  const bool windowed = op.kind == OpKind::Conv || op.kind == OpKind::MaxPool ||
+                        op.kind == OpKind::AvgPool || op.kind == OpKind::Pad;
+  (void)net;
+  (void)input_index;
+  const int64_t in_row_bytes = in.w.size() * in.c.size() * in_element_bytes;
+  const int64_t in_point_bytes = in.c.size() * in_element_bytes;
+  const int64_t out_point_bytes = out.c.size() * out_element_bytes;
+  const int64_t out_row_bytes = out.w.size() * out_point_bytes;
+  // Not a sliding window: the output must sit wholly below the input (no overlap).
+  if (!windowed) return out.elements() * out_element_bytes;
+
+  // Walk steps from last to first, keeping the lowest input byte any later step reads.
+  constexpr int64_t no_read = INT64_MAX / 4;  // nothing read later: any write is safe
+  int64_t lowest_later = no_read;
+  int64_t gap = 0;
+  auto first_byte = [&](int64_t oh, int64_t ow_begin) {
+    const Interval rows =
+        window_rows(oh, win.kernel_h, win.stride_h, win.dilation_h, win.pad_top, in.h);
+    const Interval cols =
+        window_rows(ow_begin, win.kernel_w, win.stride_w, win.dilation_w, win.pad_left, in.w);
+    if (rows.empty() || cols.empty()) return no_read;
+    return (rows.b - in.h.b) * in_row_bytes + (cols.b - in.w.b) * in_point_bytes;
+  };
+  for (int64_t oh = out.h.e - 1; oh >= out.h.b; --oh) {
+    const int64_t row_index = oh - out.h.b;
+    if (granularity == ReuseGranularity::Row) {
+      const int64_t written_end = (row_index + 1) * out_row_bytes;
+      gap = std::max(gap, written_end - lowest_later);
+      lowest_later = std::min(lowest_later, first_byte(oh, out.w.b));
+      continue;
+    }
+    for (int64_t ow = out.w.e - 1; ow >= out.w.b; --ow) {
+      const int64_t written_end = row_index * out_row_bytes + (ow - out.w.b + 1) * out_point_bytes;
+      gap = std::max(gap, written_end - lowest_later);
+      lowest_later = std::min(lowest_later, first_byte(oh, ow));
+    }
+  }
+  return gap;
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,134 @@
+// The scheduler's view of a network: ops in topological order over C x H x W tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::sched {
+
+/// The op classes the scheduler distinguishes; ordered from "source" to "group terminators".
+enum class OpKind {
+  Input,       ///< a network input (no compute; its tensor is read from DRAM)
+  Conv,        ///< convolution incl. stride, dilation, groups (depthwise: groups == channels)
+  MaxPool,     ///< windowed max
+  AvgPool,     ///< windowed average (count_include_pad)
+  Pad,         ///< explicit spatial zero padding
+  Eltwise,     ///< one-input elementwise: ReLU, Clip, BatchNorm, Scale, Requantize
+  Add,         ///< elementwise sum of same-shaped inputs (residuals)
+  Concat,      ///< channel concatenation
+  GlobalPool,  ///< global average pooling: needs its whole input, ends a group
+  Gemm,        ///< fully connected layer: needs its whole input, ends a group
+  Softmax,     ///< needs its whole input, ends a group
+  Reshape,     ///< Flatten/Reshape: a view of its input in DRAM, costs nothing
+};
+
+/// Printable name of a kind ("conv", "maxpool", ...).
+const char* to_string(OpKind kind);
+
+/// Per-item tensor shape (batch 1); channels, rows, columns.
+struct Shape3 {
+  int64_t c = 0;
+  int64_t h = 0;
+  int64_t w = 0;
+  int64_t elements() const { return c * h * w; }
+  bool operator==(const Shape3&) const = default;
+};
+
+/// Sliding-window geometry shared by Conv and the pools (and Pad, which uses only the pads).
+struct Window {
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+
+/// One value flowing between ops.
+struct Tensor {
+  std::string name;
+  Shape3 shape;
+  int producer = -1;           ///< op index; -1 never happens after Net::finalize
+  std::vector<int> consumers;  ///< op indices, ascending
+  bool network_output = false;
+};
+
+/// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::Eltwise;
+  std::string type;  ///< the source op type, for reports ("Relu", "BatchNorm", "Scale")
+  std::vector<int> inputs;
+  int output = -1;
+  Window window;                        ///< Conv, pools, Pad
+  int64_t groups = 1;                   ///< Conv channel groups
+  int64_t weight_bytes = 0;             ///< weights + bias in DRAM/on-chip element format
+  int64_t macs = 0;                     ///< multiply-accumulates (Conv, Gemm)
+  int64_t vector_elements = 0;          ///< elements the vector unit processes (everything else)
+  std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input
+};
+
+/// A network ready to schedule: ops in a topological order, element sizes from the config.
+struct Net {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;
+  int64_t activation_bytes = 1;  ///< bytes per activation element (8-bit: 1, 16-bit: 2)
+
+  /// Adds a tensor and returns its index.
+  int add_tensor(std::string name, Shape3 shape);
+  /// Adds an op (its output tensor must already exist) and returns its index. Ops must be
+  /// added in a topological order.
+  int add_op(Op op);
+  /// Fills consumers/producers and marks tensors without consumers as network outputs.
+  void finalize();
+
+  int64_t tensor_bytes(int tensor) const {
+    return tensors[static_cast<size_t>(tensor)].shape.elements() * activation_bytes;
+  }
+  const Tensor& tensor(int index) const { return tensors[static_cast<size_t>(index)]; }
+  const Op& op(int index) const { return ops[static_cast<size_t>(index)]; }
+  int size() const { return static_cast<int>(ops.size()); }
+
+  int64_t total_macs() const;
+  int64_t total_weight_bytes() const;
+  /// Bytes of the network inputs and outputs, each once.
+  int64_t io_bytes() const;
+};
+
+/// Output shape of a windowed op on `in` (floor division, as ONNX with ceil_mode=0).
+int64_t window_out_extent(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                          int64_t pad_begin, int64_t pad_end);
+
+/// Small builder for tests and the random DAG generator: adds op + output tensor with the
+/// shape computed from its inputs, MACs and weight bytes filled in.
+class NetBuilder {
+ public:
+  explicit NetBuilder(std::string name, int64_t activation_bytes = 1,
+                      int64_t weight_element_bytes = 1);
+  int input(const std::string& name, Shape3 shape);
+  int conv(const std::string& name, int x, int64_t out_channels, int64_t kernel, int64_t stride = 1,
+           int64_t pad = 0, int64_t groups = 1, int64_t dilation = 1, bool bias = false);
+  int conv(const std::string& name, int x, int64_t out_channels, const Window& window,
+           int64_t groups, bool bias);
+  int pool(const std::string& name, int x, OpKind kind, int64_t kernel, int64_t stride,
+           int64_t pad = 0);
+  int pad(const std::string& name, int x, int64_t top, int64_t left, int64_t bottom, int64_t right);
+  int eltwise(const std::string& name, int x, const std::string& type = "Relu",
+              int64_t weight_elements = 0);
+  int add(const std::string& name, int a, int b);
+  int concat(const std::string& name, const std::vector<int>& xs);
+  int global_pool(const std::string& name, int x);
+  int gemm(const std::string& name, int x, int64_t out_features, bool bias = true);
+  int softmax(const std::string& name, int x);
+  int reshape(const std::string& name, int x, Shape3 shape);
+  /// Finalizes and returns the network (the builder is left empty).
+  Net build();
+  const Net& peek() const { return net_; }
+
+ private:
+  int emit(Op op, Shape3 out_shape);
+  Net net_;
+  int64_t weight_element_bytes_;
+};
+
+}  // namespace tessel::sched
