@@ -31,6 +31,9 @@ package tessel_isa_pkg;
   localparam logic [1:0] INIT_ACC = 2'd2;
   localparam logic [0:0] POOL_MODE_MAX = 1'd0;
   localparam logic [0:0] POOL_MODE_AVG = 1'd1;
+  localparam logic [1:0] TRAFFIC_ACTIVATIONS = 2'd0;
+  localparam logic [1:0] TRAFFIC_WEIGHTS = 2'd1;
+  localparam logic [1:0] TRAFFIC_OUTPUTS = 2'd2;
 
   // Common fields (every opcode).
   localparam int unsigned OPCODE_LSB = 0, OPCODE_W = 8;
@@ -55,6 +58,7 @@ package tessel_isa_pkg;
   // load: 3-D strided DMA DRAM -> SRAM with on-the-fly padding of the y/x borders.
   localparam int unsigned LOAD_SP_LSB = 16, LOAD_SP_W = 4;
   localparam int unsigned LOAD_ELEM_LSB = 20, LOAD_ELEM_W = 2;
+  localparam int unsigned LOAD_KIND_LSB = 22, LOAD_KIND_W = 2;
   localparam int unsigned LOAD_SRAM_ADDR_LSB = 24, LOAD_SRAM_ADDR_W = 24;
   localparam int unsigned LOAD_DRAM_ADDR_LSB = 48, LOAD_DRAM_ADDR_W = 40;
   localparam int unsigned LOAD_Y_SIZE_LSB = 88, LOAD_Y_SIZE_W = 12;
@@ -85,7 +89,7 @@ package tessel_isa_pkg;
     logic [11:0] y_size;
     logic [39:0] dram_addr;
     logic [23:0] sram_addr;
-    logic [1:0] reserved_22;
+    logic [1:0] kind;
     logic [1:0] elem;
     logic [3:0] sp;
     logic [3:0] reserved_12;
@@ -99,6 +103,7 @@ package tessel_isa_pkg;
   // store: 3-D strided DMA SRAM -> DRAM.
   localparam int unsigned STORE_SP_LSB = 16, STORE_SP_W = 4;
   localparam int unsigned STORE_ELEM_LSB = 20, STORE_ELEM_W = 2;
+  localparam int unsigned STORE_KIND_LSB = 22, STORE_KIND_W = 2;
   localparam int unsigned STORE_SRAM_ADDR_LSB = 24, STORE_SRAM_ADDR_W = 24;
   localparam int unsigned STORE_DRAM_ADDR_LSB = 48, STORE_DRAM_ADDR_W = 40;
   localparam int unsigned STORE_Y_SIZE_LSB = 88, STORE_Y_SIZE_W = 12;
@@ -119,7 +124,7 @@ package tessel_isa_pkg;
     logic [11:0] y_size;
     logic [39:0] dram_addr;
     logic [23:0] sram_addr;
-    logic [1:0] reserved_22;
+    logic [1:0] kind;
     logic [1:0] elem;
     logic [3:0] sp;
     logic [3:0] reserved_12;
