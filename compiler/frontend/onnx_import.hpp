@@ -1,0 +1,50 @@
+// ONNX import: reads an .onnx model (opsets 11-17) into the graph IR, with located errors.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "compiler/ir/graph.hpp"
+#include "support/result.hpp"
+
+namespace tessel::frontend {
+
+/// How a model is imported.
+struct OnnxImportOptions {
+  /// Shapes of graph inputs by name (`--input-shape input:1x3x224x224`). Fixes dynamic
+  /// dimensions; a fixed dimension of the model must agree with the override.
+  std::map<std::string, ir::Shape, std::less<>> input_shapes;
+  /// Fold `Pad(constant 0, spatial only) -> AveragePool(ceil_mode 0)` into one AveragePool with
+  /// those pads and count_include_pad=1 (exactly the same values). PyTorch exports
+  /// `avg_pool2d(padding=p)` this way (Inception-v3); the zoo builders use the folded form.
+  bool fold_pad_into_average_pool = true;
+};
+
+/// Reads `path` and imports it (see import_onnx_bytes). The graph is named after the file's
+/// stem ("resnet18" for ".../resnet18.onnx").
+/// Throws tessel::InputError `PATH: error: <where>: <what>` on any problem; never crashes on a
+/// malformed file.
+ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+
+/// Imports a serialized onnx.ModelProto. `source_name` is the file name used in diagnostics.
+///
+/// Result: a validated graph with inferred shapes. Graph inputs are the model inputs that have
+/// no initializer; initializers and Constant nodes become IR constants (each distinct ONNX name
+/// read by an op becomes one constant, so an Identity-renamed initializer is its own constant,
+/// as it is its own parameter in the exporting framework); Identity and Dropout (inference)
+/// disappear; MatMul becomes Gemm, and MatMul followed by the Add of a constant [N] bias becomes
+/// one Gemm; Clip bounds, Pad pads and Reshape shapes given as constant inputs become
+/// attributes. Nodes whose results reach no graph output are skipped.
+///
+/// Diagnostics locate the problem by node (`node 12 'Conv_12' (LSTM): unsupported op type
+/// 'LSTM'`), graph input, initializer or byte offset (for a truncated or corrupt file).
+ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
+                            const OnnxImportOptions& options = {});
+
+/// Parses one `--input-shape` value, `NAME:D0xD1x...` (e.g. `input:1x3x224x224`; the name may
+/// itself contain ':', the shape is after the last one). Dimensions must be positive.
+Result<std::pair<std::string, ir::Shape>> parse_input_shape(std::string_view spec);
+
+}  // namespace tessel::frontend
