@@ -1,0 +1,298 @@
+// The checker: derives lifetimes and reads from the group's ops, never from the allocator.
+#include "scheduler/checker.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "scheduler/shape.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+std::string range_str(int64_t b, int64_t e) {
+  return "[" + std::to_string(b) + ", " + std::to_string(e) + ")";
+}
+
+struct Span {
+  int first = 0;
+  int last = -1;
+};
+
+// The tiling rule (restated here on purpose): tile (r, c, k) asks each stored tensor for the
+// r-th of row_tiles near-equal row parts, the c-th column part and the k-th channel part.
+std::vector<std::vector<Box>> tile_boxes(const Net& net, const GroupSchedule& g) {
+  std::vector<char> in_group(net.ops.size(), 0);
+  for (int op : g.ops) in_group[static_cast<size_t>(op)] = 1;
+  std::vector<std::vector<Box>> tiles;
+  auto part = [](int64_t extent, int64_t parts, int64_t i) {
+    return Interval{extent * i / parts, extent * (i + 1) / parts};
+  };
+  for (int64_t r = 0; r < g.row_tiles; ++r) {
+    for (int64_t c = 0; c < g.col_tiles; ++c) {
+      for (int64_t k = 0; k < g.channel_tiles; ++k) {
+        std::vector<Box> requested(net.tensors.size());
+        for (int t : g.outputs) {
+          const Shape3 s = net.tensor(t).shape;
+          Box box{part(s.c, g.channel_tiles, k), part(s.h, g.row_tiles, r),
+                  part(s.w, g.col_tiles, c)};
+          requested[static_cast<size_t>(t)] = box.empty() ? Box{} : box;
+        }
+        tiles.push_back(transfer(net, g.ops, requested).need);
+      }
+    }
+  }
+  return tiles;
+}
+
+// Replays op `op` writing buffer y (its output, HWC rows) over buffer x (its input) for one
+// tile; fails at the first output row whose writes cover input bytes a later row reads.
+Status replay_deep_reuse(const Net& net, const Op& op, int input_index, const BufferAlloc& x,
+                         const Box& in, const BufferAlloc& y, const Box& out) {
+  const int64_t eb = net.activation_bytes;
+  const int64_t in_row = in.w.size() * in.c.size() * eb;
+  const int64_t in_point = in.c.size() * eb;
+  const int64_t out_row = out.w.size() * out.c.size() * eb;
+  int64_t kh = 1, sh = 1, dh = 1, pt = 0, kw = 1, sw = 1, dw = 1, pl = 0;
+  bool whole_input = false;
+  switch (op.kind) {
+    case OpKind::Conv:
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      kh = op.window.kernel_h, sh = op.window.stride_h, dh = op.window.dilation_h;
+      pt = op.window.pad_top;
+      kw = op.window.kernel_w, sw = op.window.stride_w, dw = op.window.dilation_w;
+      pl = op.window.pad_left;
+      break;
+    case OpKind::Pad:
+      pt = op.window.pad_top;
+      pl = op.window.pad_left;
+      break;
+    case OpKind::Eltwise:
+    case OpKind::Add:
+      break;
+    default:
+      whole_input = true;
+  }
+  (void)input_index;
+  for (int64_t oh = out.h.b; oh < out.h.e; ++oh) {
+    // Bytes of y written by the rows before this one.
+    const int64_t clobber_b = y.offset;
+    const int64_t clobber_e = y.offset + (oh - out.h.b) * out_row;
+    int64_t rb = in.h.b, re = in.h.e, cb = in.w.b, ce = in.w.e;
+    if (!whole_input) {
+      rb = std::max(in.h.b, oh * sh - pt);
+      re = std::min(in.h.e, oh * sh + (kh - 1) * dh + 1 - pt);
+      cb = std::max(in.w.b, out.w.b * sw - pl);
+      ce = std::min(in.w.e, (out.w.e - 1) * sw + (kw - 1) * dw + 1 - pl);
+    }
+    for (int64_t row = rb; row < re; ++row) {
+      const int64_t read_b = x.offset + (row - in.h.b) * in_row + (cb - in.w.b) * in_point;
+      const int64_t read_e = x.offset + (row - in.h.b) * in_row + (ce - in.w.b) * in_point;
+      if (read_b < clobber_e && clobber_b < read_e) {
+        return fail("output row " + std::to_string(oh) + " of '" + op.name + "' reads '" + x.name +
+                    "' bytes " + range_str(read_b, read_e) +
+                    " already overwritten by earlier rows of '" + y.name + "' " +
+                    range_str(clobber_b, clobber_e));
+      }
+    }
+  }
+  return {};
+}
+
+Status check_group_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
+                           size_t group_index) {
+  const std::string where = "group " + std::to_string(group_index) + ": ";
+  const int n = static_cast<int>(g.ops.size());
+  const int last_step = n + 1;
+  std::vector<int> step_of(net.ops.size(), 0);
+  for (int i = 0; i < n; ++i) step_of[static_cast<size_t>(g.ops[static_cast<size_t>(i)])] = i + 1;
+  auto in_group = [&](int op) { return op >= 0 && step_of[static_cast<size_t>(op)] > 0; };
+
+  // Required lifetime of each tensor / weight / accumulator.
+  std::vector<Span> tensor_span(net.tensors.size());
+  std::vector<char> touched(net.tensors.size(), 0), loaded(net.tensors.size(), 0),
+      stored(net.tensors.size(), 0);
+  for (int op_index : g.ops) {
+    const Op& op = net.op(op_index);
+    const int step = step_of[static_cast<size_t>(op_index)];
+    for (int t : op.inputs) {
+      touched[static_cast<size_t>(t)] = 1;
+      if (!in_group(net.tensor(t).producer)) {
+        loaded[static_cast<size_t>(t)] = 1;
+        tensor_span[static_cast<size_t>(t)].first = 0;
+      }
+      tensor_span[static_cast<size_t>(t)].last =
+          std::max(tensor_span[static_cast<size_t>(t)].last, step);
+    }
+    const Tensor& out = net.tensor(op.output);
+    touched[static_cast<size_t>(op.output)] = 1;
+    tensor_span[static_cast<size_t>(op.output)].first = step;
+    bool external = out.network_output;
+    for (int c : out.consumers) external |= !in_group(c);
+    if (external) {
+      stored[static_cast<size_t>(op.output)] = 1;
+      tensor_span[static_cast<size_t>(op.output)].last = last_step;
+    }
+  }
+  const auto tiles = tile_boxes(net, g);
+  std::vector<int64_t> need_bytes(net.tensors.size(), 0);
+  for (const auto& boxes : tiles) {
+    for (size_t t = 0; t < boxes.size(); ++t) {
+      need_bytes[t] = std::max(need_bytes[t], boxes[t].elements() * net.activation_bytes);
+    }
+  }
+
+  std::vector<Span> required(g.buffers.size());
+  std::vector<char> has_copy0(net.tensors.size(), 0), has_copy1(net.tensors.size(), 0);
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& b = g.buffers[i];
+    if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size())) {
+      return fail(where + "buffer '" + b.name + "' names no scratchpad");
+    }
+    const auto& pad = machine.scratchpads[static_cast<size_t>(b.scratchpad)];
+    if (b.offset < 0 || b.offset + b.size_bytes > pad.size_bytes) {
+      return fail(where + "buffer '" + b.name + "' at " +
+                  range_str(b.offset, b.offset + b.size_bytes) + " exceeds scratchpad '" +
+                  pad.name + "' of " + std::to_string(pad.size_bytes) + " bytes");
+    }
+    Span need;
+    if (b.tensor >= 0) {
+      const auto t = static_cast<size_t>(b.tensor);
+      if (!touched[t])
+        return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
+      (b.copy == 0 ? has_copy0 : has_copy1)[t] = 1;
+      need = tensor_span[t];
+      if (g.halo == HaloMode::Cache || (g.double_buffered && (loaded[t] || stored[t]))) {
+        need = {0, last_step};
+      }
+      if (b.size_bytes < need_bytes[t]) {
+        return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
+                    " bytes but a tile needs " + std::to_string(need_bytes[t]));
+      }
+    } else if (b.role == BufferRole::Weights) {
+      const int step = step_of[static_cast<size_t>(b.op)];
+      need = g.weights_resident ? Span{0, last_step} : Span{step, step};
+    } else {
+      const int step = step_of[static_cast<size_t>(b.op)];
+      need = {step, step};
+    }
+    if (b.first_step > need.first || b.last_step < need.last) {
+      return fail(where + "buffer '" + b.name + "' is declared live over steps [" +
+                  std::to_string(b.first_step) + ", " + std::to_string(b.last_step) +
+                  "] but is used over [" + std::to_string(need.first) + ", " +
+                  std::to_string(need.last) + "]");
+    }
+    required[i] = need;
+  }
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    if (!touched[t] || need_bytes[t] == 0) continue;
+    if (!has_copy0[t])
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
+    if (g.double_buffered && (loaded[t] || stored[t]) && !has_copy1[t]) {
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name +
+                  "' is double-buffered but has one copy");
+    }
+  }
+
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    for (size_t j = i + 1; j < g.buffers.size(); ++j) {
+      const BufferAlloc& a = g.buffers[i];
+      const BufferAlloc& b = g.buffers[j];
+      if (a.scratchpad != b.scratchpad) continue;
+      if (a.offset >= b.offset + b.size_bytes || b.offset >= a.offset + a.size_bytes) continue;
+      const int first = std::max(required[i].first, required[j].first);
+      const int last = std::min(required[i].last, required[j].last);
+      if (first > last) continue;  // never live together
+      // Deep reuse: y overwrites x at the step where x is read for the last time.
+      const bool a_on_b = a.reuses == static_cast<int>(j);
+      const bool b_on_a = b.reuses == static_cast<int>(i);
+      const BufferAlloc& y = a_on_b ? a : b;
+      const BufferAlloc& x = a_on_b ? b : a;
+      const Span& ys = a_on_b ? required[i] : required[j];
+      const Span& xs = a_on_b ? required[j] : required[i];
+      const bool claimed = (a_on_b || b_on_a) && x.tensor >= 0 && y.tensor >= 0 &&
+                           xs.last == ys.first && first == last;
+      if (!claimed) {
+        return fail(where + "buffers '" + a.name + "' " +
+                    range_str(a.offset, a.offset + a.size_bytes) + " and '" + b.name + "' " +
+                    range_str(b.offset, b.offset + b.size_bytes) + " overlap in scratchpad '" +
+                    machine.scratchpads[static_cast<size_t>(a.scratchpad)].name +
+                    "' while both live at step " + std::to_string(first));
+      }
+      const int op_index = g.ops[static_cast<size_t>(ys.first - 1)];
+      const Op& op = net.op(op_index);
+      int input_index = -1;
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        if (op.inputs[k] == x.tensor) input_index = static_cast<int>(k);
+      }
+      if (op.output != y.tensor || input_index < 0) {
+        return fail(where + "buffer '" + y.name + "' claims to reuse '" + x.name +
+                    "' but is not produced from it");
+      }
+      for (const auto& boxes : tiles) {
+        const Box& in = boxes[static_cast<size_t>(x.tensor)];
+        const Box& out = boxes[static_cast<size_t>(y.tensor)];
+        if (in.empty() || out.empty()) continue;
+        if (auto s = replay_deep_reuse(net, op, input_index, x, in, y, out); !s.ok()) {
+          return fail(where + s.reason());
+        }
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status check_schedule(const Net& net, const Machine& machine, const Schedule& schedule) {
+  // Dataflow through DRAM: coverage and order.
+  std::vector<int> group_of(net.ops.size(), -1);
+  std::vector<char> in_dram(net.tensors.size(), 0);
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    const int p = net.tensor(static_cast<int>(t)).producer;
+    if (p >= 0 && net.op(p).kind == OpKind::Input) in_dram[t] = 1;
+  }
+  for (size_t gi = 0; gi < schedule.groups.size(); ++gi) {
+    const GroupSchedule& g = schedule.groups[gi];
+    const std::string where = "group " + std::to_string(gi) + ": ";
+    for (int op : g.ops) {
+      if (op < 0 || op >= net.size()) return fail(where + "op index out of range");
+      if (group_of[static_cast<size_t>(op)] >= 0) {
+        return fail(where + "op '" + net.op(op).name + "' is already in group " +
+                    std::to_string(group_of[static_cast<size_t>(op)]));
+      }
+      group_of[static_cast<size_t>(op)] = static_cast<int>(gi);
+    }
+    for (int op : g.ops) {
+      for (int t : net.op(op).inputs) {
+        const int p = net.tensor(t).producer;
+        const bool inside = p >= 0 && group_of[static_cast<size_t>(p)] == static_cast<int>(gi);
+        if (!inside && !in_dram[static_cast<size_t>(t)]) {
+          return fail(where + "op '" + net.op(op).name + "' reads '" + net.tensor(t).name +
+                      "' before any group stored it");
+        }
+      }
+    }
+    if (!g.dram_view) {
+      if (auto s = check_group_buffers(net, machine, g, gi); !s.ok()) return s;
+    }
+    for (int op : g.ops) {
+      const int out = net.op(op).output;
+      bool external = net.tensor(out).network_output;
+      for (int c : net.tensor(out).consumers) {
+        external |= group_of[static_cast<size_t>(c)] != static_cast<int>(gi);
+      }
+      if (external) in_dram[static_cast<size_t>(out)] = 1;
+    }
+  }
+  for (int i = 0; i < net.size(); ++i) {
+    if (net.op(i).kind != OpKind::Input && group_of[static_cast<size_t>(i)] < 0) {
+      return fail("op '" + net.op(i).name + "' is in no group");
+    }
+  }
+  return {};
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,595 @@
+// The group model: proportional output tiling, shape transfer per tile, allocation and cost.
+#include "scheduler/plan.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "scheduler/alloc.hpp"
+
+namespace tessel::sched {
+
+const char* to_string(HaloMode mode) {
+  return mode == HaloMode::Recompute ? "recompute" : "cache";
+}
+
+const char* to_string(BufferRole role) {
+  switch (role) {
+    case BufferRole::Input:
+      return "input";
+    case BufferRole::Intermediate:
+      return "intermediate";
+    case BufferRole::Output:
+      return "output";
+    case BufferRole::Weights:
+      return "weights";
+    case BufferRole::Accumulator:
+      return "accumulator";
+  }
+  return "?";
+}
+
+const char* to_string(Objective objective) {
+  return objective == Objective::Bytes ? "bytes" : "latency";
+}
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Part i of `parts` near-equal parts of [0, extent).
+Interval part(int64_t extent, int64_t parts, int64_t i) {
+  return {extent * i / parts, extent * (i + 1) / parts};
+}
+
+// Reshape never moves data; a lone Concat (when aliased) lets its producers write into its
+// channel slices in DRAM. A Concat inside a larger group is an on-chip copy.
+bool is_view(const Op& op, const PlanOptions& options) {
+  return op.kind == OpKind::Reshape || (op.kind == OpKind::Concat && options.alias_concat);
+}
+
+bool has_matrix_work(const Op& op) {
+  return op.kind == OpKind::Conv || op.kind == OpKind::Gemm;
+}
+
+// Everything about a group that does not depend on the mapping; tensors get local ids.
+struct GroupInfo {
+  std::vector<int> ops;
+  std::vector<int> tensors;                // local id -> net tensor
+  std::vector<int> out_local;              // per op position
+  std::vector<std::vector<int>> in_local;  // per op position
+  std::vector<char> is_input;              // loaded from DRAM
+  std::vector<char> stored;                // written to DRAM
+  std::vector<int> produced_step;          // 0 for inputs
+  std::vector<int> last_use_step;          // last in-group consumer step, 0 if none
+  std::vector<char> internal_use;          // read by an op of the group
+};
+
+GroupInfo describe(const Net& net, const std::vector<int>& ops) {
+  GroupInfo g;
+  g.ops = ops;
+  std::vector<int> local_of(net.tensors.size(), -1);
+  std::vector<char> in_group(net.ops.size(), 0);
+  for (int op : ops) in_group[static_cast<size_t>(op)] = 1;
+  auto local = [&](int tensor) {
+    int& id = local_of[static_cast<size_t>(tensor)];
+    if (id < 0) {
+      id = static_cast<int>(g.tensors.size());
+      g.tensors.push_back(tensor);
+      g.is_input.push_back(0);
+      g.stored.push_back(0);
+      g.produced_step.push_back(0);
+      g.last_use_step.push_back(0);
+      g.internal_use.push_back(0);
+    }
+    return id;
+  };
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    const Op& op = net.op(ops[pos]);
+    const int step = static_cast<int>(pos) + 1;
+    std::vector<int> ins;
+    for (int input : op.inputs) {
+      const int l = local(input);
+      ins.push_back(l);
+      const int producer = net.tensor(input).producer;
+      if (producer < 0 || !in_group[static_cast<size_t>(producer)])
+        g.is_input[static_cast<size_t>(l)] = 1;
+      g.last_use_step[static_cast<size_t>(l)] = step;
+      g.internal_use[static_cast<size_t>(l)] = 1;
+    }
+    g.in_local.push_back(std::move(ins));
+    const int out = local(op.output);
+    g.out_local.push_back(out);
+    g.produced_step[static_cast<size_t>(out)] = step;
+    const Tensor& t = net.tensor(op.output);
+    bool external = t.network_output;
+    for (int consumer : t.consumers) {
+      if (!in_group[static_cast<size_t>(consumer)]) external = true;
+    }
+    g.stored[static_cast<size_t>(out)] = external ? 1 : 0;
+  }
+  return g;
+}
+
+// Shape transfer for one tile on local ids (the same rule as sched::transfer).
+void transfer_local(const Net& net, const GroupInfo& g, std::vector<Box>& need) {
+  for (size_t pos = g.ops.size(); pos-- > 0;) {
+    const Op& op = net.op(g.ops[pos]);
+    const Box out = need[static_cast<size_t>(g.out_local[pos])];
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const InputNeed in = deduce_input(net, op, static_cast<int>(i), out);
+      Box& slot = need[static_cast<size_t>(g.in_local[pos][i])];
+      slot = hull(slot, in.box);
+    }
+  }
+}
+
+int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out) {
+  if (out.empty()) return 0;
+  const int64_t out_elements = out.elements();
+  switch (op.kind) {
+    case OpKind::Conv: {
+      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      const int64_t out_channels = net.tensor(op.output).shape.c;
+      const int64_t out_per_group = out_channels / op.groups;
+      const int64_t groups_in_tile = (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
+      return matrix_cycles(machine, out.h.size(), out.w.size(), out.c.size(), groups_in_tile,
+                           in.c / op.groups, op.window.kernel_h, op.window.kernel_w) +
+             vector_cycles(machine, out_elements);
+    }
+    case OpKind::Gemm:
+      return matrix_cycles(machine, 1, 1, out.c.size(), 1,
+                           net.tensor(op.inputs[0]).shape.elements(), 1, 1) +
+             vector_cycles(machine, out_elements);
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      return vector_cycles(machine, out_elements * op.window.kernel_h * op.window.kernel_w);
+    case OpKind::GlobalPool: {
+      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      return vector_cycles(machine, out.c.size() * in.h * in.w);
+    }
+    case OpKind::Add:
+      return vector_cycles(machine, 2 * out_elements);
+    default:
+      return vector_cycles(machine, out_elements);
+  }
+}
+
+// Weight bytes an op needs to produce output channels `c` (per-channel share, exact for
+// conv/Gemm weights + bias and per-channel BN/Scale parameters).
+int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
+  if (op.weight_bytes == 0 || c.empty()) return 0;
+  const int64_t channels = net.tensor(op.output).shape.c;
+  return op.weight_bytes / channels * c.size();
+}
+
+// Tile geometry results shared by every (halo, weights, buffering) choice.
+struct TileGeometry {
+  int64_t tiles = 0;
+  std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
+  std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
+};
+
+TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
+  TileGeometry geo;
+  const size_t locals = g.tensors.size();
+  geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
+  geo.need.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
+  geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
+  std::vector<Box> need(locals);
+  int64_t tile = 0;
+  for (int64_t r = 0; r < m.row_tiles; ++r) {
+    for (int64_t c = 0; c < m.col_tiles; ++c) {
+      for (int64_t k = 0; k < m.channel_tiles; ++k, ++tile) {
+        std::fill(need.begin(), need.end(), Box{});
+        for (size_t l = 0; l < locals; ++l) {
+          if (!g.stored[l]) continue;
+          const Shape3 s = net.tensor(g.tensors[l]).shape;
+          Box box{part(s.c, m.channel_tiles, k), part(s.h, m.row_tiles, r),
+                  part(s.w, m.col_tiles, c)};
+          if (box.empty()) box = Box{};
+          need[l] = box;
+          geo.requested[static_cast<size_t>(tile) * locals + l] = box;
+        }
+        transfer_local(net, g, need);
+        std::copy(
+            need.begin(), need.end(),
+            geo.need.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(tile) * locals));
+      }
+    }
+  }
+  return geo;
+}
+
+}  // namespace
+
+Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
+  if (ops.empty()) return fail("empty group");
+  if (ops.size() > static_cast<size_t>(options.max_group_ops)) {
+    return fail("group longer than " + std::to_string(options.max_group_ops) + " ops");
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = net.op(ops[i]);
+    if (op.kind == OpKind::Input) return fail("op '" + op.name + "' is a network input");
+    if (i > 0 && ops[i] <= ops[i - 1]) return fail("group ops are not ascending");
+    if (op.kind == OpKind::Reshape && ops.size() > 1) {
+      return fail("op '" + op.name + "' is a DRAM view (Reshape) and must be alone in its group");
+    }
+  }
+  return {};
+}
+
+std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
+                                        const PlanOptions& options) {
+  std::vector<Mapping> out;
+  int64_t max_rows = 1, max_cols = 1;
+  for (int op : ops) {
+    max_rows = std::max(max_rows, net.tensor(net.op(op).output).shape.h);
+    max_cols = std::max(max_cols, net.tensor(net.op(op).output).shape.w);
+  }
+  std::vector<int64_t> row_counts;
+  for (int64_t k = 1; k <= max_rows;) {
+    row_counts.push_back(k);
+    k = k < 8 ? k + 1 : k + k / 4;
+  }
+  if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
+  std::vector<int64_t> channel_counts = {1};
+  if (ops.size() == 1 && has_matrix_work(net.op(ops[0]))) {
+    const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
+    for (int64_t k = 2; k <= 64 && channels / k >= 16; k *= 2) channel_counts.push_back(k);
+  }
+  std::vector<int64_t> col_counts = {1};
+  for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
+  for (int64_t rows : row_counts) {
+    for (int64_t cols : col_counts) {
+      if (cols > 1 && rows != max_rows) continue;  // split columns only once rows are single
+      for (int64_t channels : channel_counts) {
+        for (bool resident : {true, false}) {
+          for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
+            if (halo == HaloMode::Cache &&
+                (!options.allow_cache || rows == 1 || cols > 1 || channels > 1)) {
+              continue;
+            }
+            for (bool dbuf : {true, false}) {
+              if (dbuf && !options.allow_double_buffer) continue;
+              out.push_back({rows, cols, channels, halo, resident, dbuf});
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
+                                    const TileGeometry& geo, const Mapping& m,
+                                    const PlanOptions& options) {
+  GroupSchedule gs;
+  gs.ops = g.ops;
+  gs.row_tiles = m.row_tiles;
+  gs.col_tiles = m.col_tiles;
+  gs.channel_tiles = m.channel_tiles;
+  gs.halo = m.halo;
+  gs.weights_resident = m.weights_resident;
+  gs.double_buffered = m.double_buffered;
+  gs.memory_reuse = options.memory_reuse;
+  const size_t locals = g.tensors.size();
+  const int n = static_cast<int>(g.ops.size());
+  const int store_step = n + 1;
+  const bool cache = m.halo == HaloMode::Cache;
+  for (size_t l = 0; l < locals; ++l) {
+    if (g.is_input[l]) gs.inputs.push_back(g.tensors[l]);
+    if (g.stored[l]) gs.outputs.push_back(g.tensors[l]);
+  }
+  {
+    const int last_out = g.out_local.back();
+    const Box& first = geo.requested[static_cast<size_t>(last_out)];
+    gs.tile_rows = first.h.size();
+    gs.tile_cols = first.w.size();
+    gs.tile_channels = first.c.size();
+  }
+  for (int op : g.ops) gs.macs += net.op(op).macs;
+
+  // ---- per-tile traffic and cycles ----
+  std::vector<int64_t> load(static_cast<size_t>(geo.tiles), 0), compute(load), store(load);
+  std::vector<Box> previous(locals);  // cache mode: what the previous row tile held
+  std::vector<int64_t> weight_slice_max(g.ops.size(), 0), acc_max(g.ops.size(), 0);
+  int64_t resident_weight_cycles = 0;
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
+    auto fresh = [&](size_t l) {
+      Box box = need[l];
+      if (cache && !previous[l].empty() && !box.empty()) {
+        box.h.b = std::max(box.h.b, previous[l].h.e);
+        if (box.h.e < box.h.b) box.h.e = box.h.b;
+      }
+      return box;
+    };
+    for (size_t l = 0; l < locals; ++l) {
+      if (g.is_input[l]) {
+        const int64_t bytes = fresh(l).elements() * net.activation_bytes;
+        gs.traffic.activations_read += bytes;
+        load[static_cast<size_t>(t)] += dma_cycles(machine, bytes);
+      }
+      if (g.stored[l]) {
+        const int64_t bytes = req[l].elements() * net.activation_bytes;
+        gs.traffic.activations_written += bytes;
+        store[static_cast<size_t>(t)] += dma_cycles(machine, bytes);
+      }
+    }
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      const size_t out = static_cast<size_t>(g.out_local[pos]);
+      compute[static_cast<size_t>(t)] += compute_cycles_of(net, machine, op, fresh(out));
+      const int64_t slice = weight_bytes_for(net, op, need[out].c);
+      weight_slice_max[pos] = std::max(weight_slice_max[pos], slice);
+      if (!m.weights_resident) {
+        gs.traffic.weights_read += slice;
+        load[static_cast<size_t>(t)] += dma_cycles(machine, slice);
+      }
+      if (has_matrix_work(op)) {
+        acc_max[pos] = std::max(
+            acc_max[pos], need[out].w.size() * need[out].c.size() * machine.accumulator_bytes);
+      }
+    }
+    if (cache) {
+      for (size_t l = 0; l < locals; ++l) {
+        if (!need[l].empty()) previous[l] = need[l];
+      }
+    }
+  }
+  if (m.weights_resident) {
+    for (int op : g.ops) {
+      gs.traffic.weights_read += net.op(op).weight_bytes;
+      resident_weight_cycles += dma_cycles(machine, net.op(op).weight_bytes);
+    }
+  }
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    gs.load_cycles += load[static_cast<size_t>(t)];
+    gs.compute_cycles += compute[static_cast<size_t>(t)];
+    gs.store_cycles += store[static_cast<size_t>(t)];
+  }
+  if (m.double_buffered) {
+    // Tile t computes while tile t+1 loads and tile t-1 stores.
+    int64_t cycles = resident_weight_cycles + load[0];
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const int64_t next_load = t + 1 < geo.tiles ? load[static_cast<size_t>(t + 1)] : 0;
+      const int64_t prev_store = t > 0 ? store[static_cast<size_t>(t - 1)] : 0;
+      cycles += std::max({compute[static_cast<size_t>(t)], next_load, prev_store});
+    }
+    gs.cycles = cycles + store[static_cast<size_t>(geo.tiles - 1)];
+  } else {
+    gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
+  }
+
+  // ---- buffers ----
+  std::vector<int64_t> max_bytes(locals, 0);
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    for (size_t l = 0; l < locals; ++l) {
+      max_bytes[l] =
+          std::max(max_bytes[l],
+                   geo.need[static_cast<size_t>(t) * locals + l].elements() * net.activation_bytes);
+    }
+  }
+  std::vector<BufferAlloc>& buffers = gs.buffers;
+  std::vector<int> buffer_of_local(locals, -1);
+  auto add = [&](BufferAlloc b) {
+    if (!options.memory_reuse) {
+      b.first_step = 0;
+      b.last_step = store_step;
+    }
+    b.scratchpad = machine.scratchpad(b.kind);
+    buffers.push_back(std::move(b));
+    return static_cast<int>(buffers.size()) - 1;
+  };
+  for (size_t l = 0; l < locals; ++l) {
+    const Tensor& tensor = net.tensor(g.tensors[l]);
+    BufferAlloc b;
+    b.name = tensor.name;
+    b.tensor = g.tensors[l];
+    b.size_bytes = max_bytes[l];
+    if (b.size_bytes == 0) continue;
+    const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]);
+    if (g.is_input[l]) {
+      b.role = BufferRole::Input;
+      b.kind = BufferKind::Activations;
+      b.first_step = 0;
+      b.last_step = g.last_use_step[l];
+    } else if (g.stored[l]) {
+      b.role = BufferRole::Output;
+      b.kind = g.internal_use[l] ? BufferKind::Activations : BufferKind::Outputs;
+      b.first_step = g.produced_step[l];
+      b.last_step = store_step;
+    } else {
+      b.role = BufferRole::Intermediate;
+      b.kind = BufferKind::Activations;
+      b.first_step = g.produced_step[l];
+      b.last_step = g.last_use_step[l];
+    }
+    if (ping_pong || cache) {
+      b.first_step = 0;
+      b.last_step = store_step;
+    }
+    buffer_of_local[l] = add(b);
+    if (ping_pong) {
+      b.name += "#1";
+      b.copy = 1;
+      add(b);
+    }
+  }
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    const int step = static_cast<int>(pos) + 1;
+    if (op.weight_bytes > 0) {
+      BufferAlloc w;
+      w.name = "w:" + op.name;
+      w.role = BufferRole::Weights;
+      w.kind = BufferKind::Weights;
+      w.op = g.ops[pos];
+      w.size_bytes = m.weights_resident ? op.weight_bytes : weight_slice_max[pos];
+      w.first_step = m.weights_resident ? 0 : step;
+      w.last_step = m.weights_resident ? store_step : step;
+      if (w.size_bytes > 0) add(w);
+    }
+    if (acc_max[pos] > 0) {
+      BufferAlloc a;
+      a.name = "acc:" + op.name;
+      a.role = BufferRole::Accumulator;
+      a.kind = BufferKind::Accumulators;
+      a.op = g.ops[pos];
+      a.size_bytes = acc_max[pos];
+      a.first_step = a.last_step = step;
+      add(a);
+    }
+  }
+  // Deep reuse: an op's output may overwrite the consumed part of an input it reads last.
+  if (options.memory_reuse && !cache) {
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      const int step = static_cast<int>(pos) + 1;
+      const int out_buffer = buffer_of_local[static_cast<size_t>(g.out_local[pos])];
+      if (out_buffer < 0) continue;
+      BufferAlloc& y = buffers[static_cast<size_t>(out_buffer)];
+      if (y.first_step != step || y.copy != 0 ||
+          (m.double_buffered && g.stored[static_cast<size_t>(g.out_local[pos])]))
+        continue;
+      for (size_t i = 0; i < op.inputs.size() && y.reuses < 0; ++i) {
+        const size_t l = static_cast<size_t>(g.in_local[pos][i]);
+        const int in_buffer = buffer_of_local[l];
+        if (in_buffer < 0) continue;
+        const BufferAlloc& x = buffers[static_cast<size_t>(in_buffer)];
+        if (x.last_step != step || x.scratchpad != y.scratchpad) continue;
+        bool reused_already = false;
+        for (const auto& other : buffers) reused_already |= other.reuses == in_buffer;
+        if (reused_already) continue;
+        int64_t gap = 0;
+        for (int64_t t = 0; t < geo.tiles; ++t) {
+          const Box& in_box = geo.need[static_cast<size_t>(t) * locals + l];
+          const Box& out_box =
+              geo.need[static_cast<size_t>(t) * locals + static_cast<size_t>(g.out_local[pos])];
+          if (in_box.empty() || out_box.empty()) continue;
+          gap = std::max(gap, deep_reuse_gap_bytes(net, op, static_cast<int>(i), in_box, out_box,
+                                                   net.activation_bytes, net.activation_bytes,
+                                                   ReuseGranularity::Row));
+        }
+        y.reuses = in_buffer;
+        y.reuse_gap_bytes = gap;
+      }
+    }
+  }
+  std::vector<AllocRequest> requests;
+  for (const auto& b : buffers) {
+    requests.push_back(
+        {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
+  }
+  auto placed = allocate(requests, machine.capacities());
+  if (!placed.ok()) return placed.failure();
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
+  gs.peak_bytes = placed.value().peak_bytes;
+  return gs;
+}
+
+GroupSchedule view_group(const Net& net, const std::vector<int>& ops) {
+  GroupSchedule gs;
+  gs.ops = ops;
+  gs.dram_view = true;
+  const Op& op = net.op(ops[0]);
+  gs.inputs = op.inputs;
+  gs.outputs = {op.output};
+  return gs;
+}
+
+bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
+  return ops.size() == 1 && is_view(net.op(ops[0]), options);
+}
+
+}  // namespace
+
+Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
+                                       const std::vector<int>& ops, const Mapping& mapping,
+                                       const PlanOptions& options) {
+  if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
+  if (is_view_group(net, ops, options)) return view_group(net, ops);
+  const GroupInfo g = describe(net, ops);
+  const TileGeometry geo = tile_group(net, g, mapping);
+  return evaluate_with(net, machine, g, geo, mapping, options);
+}
+
+bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective) {
+  if (objective == Objective::Bytes) {
+    if (a.traffic.total() != b.traffic.total()) return a.traffic.total() < b.traffic.total();
+    return a.cycles < b.cycles;
+  }
+  if (a.cycles != b.cycles) return a.cycles < b.cycles;
+  return a.traffic.total() < b.traffic.total();
+}
+
+namespace {
+
+Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
+                                   const std::vector<int>& ops, const PlanOptions& options,
+                                   bool first_fit) {
+  if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
+  if (is_view_group(net, ops, options)) return view_group(net, ops);
+  const GroupInfo g = describe(net, ops);
+  const std::vector<Mapping> mappings = enumerate_mappings(net, ops, options);
+  bool found = false;
+  GroupSchedule best;
+  std::string last_reason = "no mapping";
+  TileGeometry geo;
+  Mapping geo_of{0, 0, 0};
+  for (const Mapping& m : mappings) {
+    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
+        m.channel_tiles != geo_of.channel_tiles) {
+      geo = tile_group(net, g, m);
+      geo_of = m;
+    }
+    auto r = evaluate_with(net, machine, g, geo, m, options);
+    if (!r.ok()) {
+      last_reason = r.reason();
+      continue;
+    }
+    if (first_fit) return r;
+    if (!found || better(r.value(), best, options.objective)) {
+      best = std::move(r).value();
+      found = true;
+    }
+  }
+  if (!found) return fail(last_reason);
+  return best;
+}
+
+}  // namespace
+
+Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
+                                 const std::vector<int>& ops, const PlanOptions& options) {
+  return search_group(net, machine, ops, options, false);
+}
+
+Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machine,
+                                           const std::vector<int>& ops,
+                                           const PlanOptions& options) {
+  return search_group(net, machine, ops, options, true);
+}
+
+void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedule) {
+  schedule.traffic = {};
+  schedule.cycles = 0;
+  for (const auto& g : schedule.groups) {
+    schedule.traffic += g.traffic;
+    schedule.cycles += g.cycles;
+  }
+  schedule.macs = net.total_macs();
+  schedule.compulsory_bytes = net.total_weight_bytes() + net.io_bytes();
+  const int64_t compute_bound = ceil_div(schedule.macs, machine.macs_per_cycle());
+  const auto memory_bound = static_cast<int64_t>(
+      static_cast<double>(schedule.compulsory_bytes) / machine.dram_bytes_per_cycle + 0.999999);
+  schedule.roofline_cycles = std::max(compute_bound, memory_bound);
+}
+
+}  // namespace tessel::sched

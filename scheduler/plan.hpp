@@ -1,0 +1,67 @@
+// Group planning (mapspace + model): tile a group, transfer shapes, allocate, and cost it.
+#pragma once
+
+#include <vector>
+
+#include "scheduler/machine.hpp"
+#include "scheduler/net.hpp"
+#include "scheduler/schedule.hpp"
+#include "scheduler/shape.hpp"
+#include "support/result.hpp"
+
+namespace tessel::sched {
+
+/// What search minimises: DRAM bytes (cycles break ties) or cycles (bytes break ties).
+enum class Objective { Bytes, Latency };
+const char* to_string(Objective objective);
+
+/// One point of a group's map space.
+struct Mapping {
+  int64_t row_tiles = 1;
+  int64_t col_tiles = 1;
+  int64_t channel_tiles = 1;
+  HaloMode halo = HaloMode::Recompute;
+  bool weights_resident = true;
+  bool double_buffered = false;
+};
+
+/// Which parts of the map space a policy may use.
+struct PlanOptions {
+  bool memory_reuse = true;  ///< lifetime sharing (Fig. 4) and deep reuse (Fig. 5)
+  bool allow_cache = true;   ///< halo caching between row tiles
+  bool allow_double_buffer = true;
+  bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
+  Objective objective = Objective::Bytes;
+  int max_group_ops = 64;  ///< longest group considered (bounds search time)
+};
+
+/// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
+/// must be alone.
+Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
+
+/// The model: evaluates one mapping of a group (shape transfer per tile, allocation, bytes,
+/// cycles). Fails when the buffers do not fit, with the allocator's reason.
+Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
+                                       const std::vector<int>& ops, const Mapping& mapping,
+                                       const PlanOptions& options);
+
+/// The map space of a group, largest tiles first (row tiles ascending).
+std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
+                                        const PlanOptions& options);
+
+/// Best feasible mapping by the objective; fails when none fits.
+Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
+                                 const std::vector<int>& ops, const PlanOptions& options);
+
+/// First feasible mapping in enumeration order (largest tile first): the paper's "shrink the
+/// tile until allocation succeeds".
+Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machine,
+                                           const std::vector<int>& ops, const PlanOptions& options);
+
+/// True when `a` is better than `b` under `objective`.
+bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective);
+
+/// Fills totals, compulsory bytes, roofline and MACs of `schedule` from its groups.
+void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedule);
+
+}  // namespace tessel::sched

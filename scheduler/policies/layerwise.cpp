@@ -1,0 +1,29 @@
+// `layerwise`: the paper's baseline: every Caffe-style layer alone through DRAM, least traffic.
+#include "scheduler/policy.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective) {
+  PlanOptions options;
+  options.objective = Objective::Bytes;  // "tiled only when it must be, least traffic"
+  options.alias_concat = false;          // Caffe's Concat layer copies through DRAM
+  std::vector<GroupSchedule> out;
+  for (int op : schedulable_ops(net)) {
+    auto plan = plan_group(net, machine, {op}, options);
+    if (!plan.ok()) return fail("layer '" + net.op(op).name + "': " + plan.reason());
+    out.push_back(std::move(plan).value());
+  }
+  return out;
+}
+
+}  // namespace
+
+Policy make_layerwise_policy() {
+  return {"layerwise",
+          "every layer of the unfolded (Caffe-style) graph alone, inputs and output through DRAM",
+          NetForm::Caffe, run};
+}
+
+}  // namespace tessel::sched

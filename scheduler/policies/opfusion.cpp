@@ -1,0 +1,50 @@
+// `opfusion`: Relay/TVM-style fusion: BN folded, elementwise ops fused into their producer.
+#include "scheduler/policy.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+bool is_elementwise(const Op& op) {
+  return op.kind == OpKind::Eltwise || op.kind == OpKind::Add;
+}
+
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
+                                       Objective objective) {
+  PlanOptions options;
+  options.objective = objective;
+  std::vector<std::vector<int>> groups;
+  for (int op : schedulable_ops(net)) {
+    const Op& o = net.op(op);
+    // Fuse an elementwise op into the current group when it reads the group's last result
+    // and is that result's only consumer (the producer's output then never reaches DRAM).
+    if (!groups.empty() && is_elementwise(o) &&
+        net.op(groups.back().back()).kind != OpKind::Reshape) {
+      const int last = net.op(groups.back().back()).output;
+      bool reads_last = false;
+      for (int input : o.inputs) reads_last |= input == last;
+      if (reads_last && net.tensor(last).consumers.size() == 1) {
+        groups.back().push_back(op);
+        continue;
+      }
+    }
+    groups.push_back({op});
+  }
+  std::vector<GroupSchedule> out;
+  for (const auto& group : groups) {
+    auto plan = plan_group(net, machine, group, options);
+    if (!plan.ok()) return fail("group at '" + net.op(group[0]).name + "': " + plan.reason());
+    out.push_back(std::move(plan).value());
+  }
+  return out;
+}
+
+}  // namespace
+
+Policy make_opfusion_policy() {
+  return {"opfusion",
+          "BN folded, elementwise ops fused into their producer, every conv output to DRAM",
+          NetForm::Folded, run};
+}
+
+}  // namespace tessel::sched

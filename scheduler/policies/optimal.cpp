@@ -1,0 +1,72 @@
+// `optimal`: dynamic programming over partitions of the topological order into groups.
+#include <algorithm>
+#include <limits>
+
+#include "scheduler/policy.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+// Lexicographic (primary, secondary) cost so that ties on the objective break on the other.
+struct Cost {
+  double primary = 0;
+  double secondary = 0;
+  bool operator<(const Cost& o) const {
+    return primary != o.primary ? primary < o.primary : secondary < o.secondary;
+  }
+};
+
+Cost cost_of(const GroupSchedule& g, Objective objective) {
+  const auto bytes = static_cast<double>(g.traffic.total());
+  const auto cycles = static_cast<double>(g.cycles);
+  return objective == Objective::Bytes ? Cost{bytes, cycles} : Cost{cycles, bytes};
+}
+
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
+                                       Objective objective) {
+  PlanOptions options;
+  options.objective = objective;
+  const std::vector<int> seq = schedulable_ops(net);
+  const size_t n = seq.size();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // best[j]: cheapest schedule of seq[0, j); choice[j]: its last group.
+  std::vector<Cost> best(n + 1, Cost{kInf, kInf});
+  std::vector<GroupSchedule> choice(n + 1);
+  std::vector<size_t> start(n + 1, 0);
+  best[0] = {0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    if (best[i].primary == kInf) continue;
+    std::vector<int> group;
+    for (size_t j = i; j < n; ++j) {
+      group.push_back(seq[j]);
+      if (!check_group(net, group, options).ok()) break;
+      auto plan = plan_group(net, machine, group, options);
+      // Pruning: a group that does not fit rarely fits after growing; stop extending.
+      if (!plan.ok()) break;
+      const Cost c = cost_of(plan.value(), objective);
+      const Cost total{best[i].primary + c.primary, best[i].secondary + c.secondary};
+      if (total < best[j + 1]) {
+        best[j + 1] = total;
+        choice[j + 1] = std::move(plan).value();
+        start[j + 1] = i;
+      }
+    }
+  }
+  if (best[n].primary == kInf) return fail("no feasible partition (an op does not fit alone)");
+  std::vector<GroupSchedule> out;
+  for (size_t j = n; j > 0; j = start[j]) out.push_back(choice[j]);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Policy make_optimal_policy() {
+  return {"optimal",
+          "dynamic programming over partitions of the topological order, each group's best "
+          "tile/halo/weight/buffering mapping, objective bytes or latency",
+          NetForm::Folded, run};
+}
+
+}  // namespace tessel::sched

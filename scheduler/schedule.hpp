@@ -1,0 +1,100 @@
+// The Schedule: fused groups with their tiling, halo mode, buffers and predicted cost.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/machine.hpp"
+
+namespace tessel::sched {
+
+/// How the overlap between neighbouring row tiles is handled inside a group.
+enum class HaloMode {
+  Recompute,  ///< every tile loads and computes its whole window (the paper)
+  Cache,      ///< rows shared with the previous tile stay on chip (DeFiNES-style)
+};
+const char* to_string(HaloMode mode);
+
+/// Why a buffer exists.
+enum class BufferRole { Input, Intermediate, Output, Weights, Accumulator };
+const char* to_string(BufferRole role);
+
+/// One on-chip buffer of a group. Steps within one tile: 0 = loads, op at position j of the
+/// group = j + 1, ops.size() + 1 = stores. Offsets are the same for every tile.
+struct BufferAlloc {
+  std::string name;  ///< tensor name, "w:<op>" or "acc:<op>"; "#1" marks the second copy
+  BufferRole role = BufferRole::Intermediate;
+  BufferKind kind = BufferKind::Activations;
+  int tensor = -1;  ///< activation tensor index, else -1
+  int op = -1;      ///< op owning weights/accumulator, else -1
+  int copy = 0;     ///< 0, or 1 for the ping-pong copy of a double-buffered buffer
+  int scratchpad = 0;
+  int64_t offset = 0;
+  int64_t size_bytes = 0;
+  int first_step = 0;
+  int last_step = 0;
+  int reuses = -1;  ///< deep reuse: index (in this group's buffers) of the buffer it overwrites
+  int64_t reuse_gap_bytes = 0;
+};
+
+/// DRAM bytes by direction and kind.
+struct Traffic {
+  int64_t weights_read = 0;
+  int64_t activations_read = 0;
+  int64_t activations_written = 0;
+  int64_t read() const { return weights_read + activations_read; }
+  int64_t write() const { return activations_written; }
+  int64_t total() const { return read() + write(); }
+  Traffic& operator+=(const Traffic& o) {
+    weights_read += o.weights_read;
+    activations_read += o.activations_read;
+    activations_written += o.activations_written;
+    return *this;
+  }
+};
+
+/// One fused group: consecutive ops run tile by tile, intermediates on chip.
+struct GroupSchedule {
+  std::vector<int> ops;      ///< op indices, ascending (a topological order)
+  std::vector<int> inputs;   ///< tensors loaded from DRAM
+  std::vector<int> outputs;  ///< tensors stored to DRAM
+  bool dram_view = false;    ///< Reshape, or a Concat whose producers write into its slices
+  int64_t row_tiles = 1;     ///< each output's rows split in this many near-equal parts
+  int64_t col_tiles = 1;
+  int64_t channel_tiles = 1;  ///< single conv/Gemm groups only
+  int64_t tile_rows = 0;      ///< rows of the first output tile of the last op (for reports)
+  int64_t tile_cols = 0;
+  int64_t tile_channels = 0;
+  HaloMode halo = HaloMode::Recompute;
+  bool weights_resident = true;
+  bool double_buffered = false;
+  bool memory_reuse = true;  ///< lifetime sharing + deep reuse on
+  std::vector<BufferAlloc> buffers;
+  std::vector<int64_t> peak_bytes;  ///< per scratchpad
+  Traffic traffic;
+  int64_t macs = 0;  ///< useful MACs of the group's ops (recomputation excluded)
+  int64_t load_cycles = 0, compute_cycles = 0, store_cycles = 0;  ///< summed over tiles
+  int64_t cycles = 0;  ///< with overlap as chosen (double_buffered) + prologue/epilogue
+
+  int64_t tiles() const { return row_tiles * col_tiles * channel_tiles; }
+  int steps() const { return static_cast<int>(ops.size()) + 2; }
+};
+
+/// A whole network's schedule and its predicted figures.
+struct Schedule {
+  std::string model;
+  std::string config;
+  std::string policy;
+  std::string objective;
+  std::string tool_version;
+  std::vector<GroupSchedule> groups;
+  Traffic traffic;
+  int64_t compulsory_bytes = 0;  ///< weights + network input + network output, each once
+  int64_t cycles = 0;
+  int64_t roofline_cycles = 0;  ///< max(MACs / MACs-per-cycle, compulsory / DRAM B-per-cycle)
+  int64_t macs = 0;
+  double search_seconds = 0;
+};
+
+}  // namespace tessel::sched

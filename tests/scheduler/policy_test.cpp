@@ -1,0 +1,98 @@
+// Policies end to end on tiny nets: every schedule passes the checker; optimal is never worse.
+#include <gtest/gtest.h>
+
+#include "scheduler/checker.hpp"
+#include "scheduler/policy.hpp"
+#include "tests/scheduler/random_net.hpp"
+
+namespace tessel::sched {
+namespace {
+
+// conv-relu-conv + skip add + relu, 16 channels of 16x16, 8-bit.
+Net tiny_residual() {
+  NetBuilder b("tiny_residual");
+  const int x = b.input("x", {16, 16, 16});
+  const int c1 = b.conv("conv1", x, 16, 3, 1, 1);
+  const int r1 = b.eltwise("relu1", c1);
+  const int c2 = b.conv("conv2", r1, 16, 3, 1, 1);
+  const int s = b.add("add", c2, x);
+  b.eltwise("relu2", s);
+  return b.build();
+}
+
+const char* kPolicies[] = {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"};
+
+TEST(Policies, every_policy_passes_the_checker_on_a_residual_block) {
+  const Net net = tiny_residual();
+  for (int64_t capacity : {int64_t{6} * 1024, int64_t{16} * 1024, int64_t{64} * 1024}) {
+    const Machine machine = unified_machine(capacity);
+    for (const char* policy : kPolicies) {
+      auto s = run_policy(net, machine, policy, Objective::Bytes);
+      ASSERT_TRUE(s.ok()) << policy << " @" << capacity << ": " << s.reason();
+      const Status checked = check_schedule(net, machine, s.value());
+      EXPECT_TRUE(checked.ok()) << policy << " @" << capacity << ": " << checked.reason();
+    }
+  }
+}
+
+TEST(Policies, optimal_is_never_worse_on_its_objective) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const Net net = testing::random_net(seed, 8);
+    const Machine machine = unified_machine(8 * 1024);
+    for (Objective objective : {Objective::Bytes, Objective::Latency}) {
+      auto best = run_policy(net, machine, "optimal", objective);
+      ASSERT_TRUE(best.ok()) << seed << ": " << best.reason();
+      for (const char* policy : kPolicies) {
+        auto other = run_policy(net, machine, policy, objective);
+        ASSERT_TRUE(other.ok()) << policy << " seed " << seed << ": " << other.reason();
+        if (objective == Objective::Bytes) {
+          EXPECT_LE(best.value().traffic.total(), other.value().traffic.total())
+              << policy << " seed " << seed;
+        } else {
+          EXPECT_LE(best.value().cycles, other.value().cycles) << policy << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+TEST(Policies, checker_accepts_every_policy_on_random_dags) {
+  for (uint64_t seed = 100; seed < 112; ++seed) {
+    const Net net = testing::random_net(seed, 12);
+    for (int64_t capacity : {int64_t{4} * 1024, int64_t{32} * 1024}) {
+      const Machine machine = unified_machine(capacity);
+      for (const char* policy : kPolicies) {
+        auto s = run_policy(net, machine, policy, Objective::Bytes);
+        if (!s.ok()) {
+          // A layer too large even alone is a legitimate failure; it must say so.
+          EXPECT_NE(s.reason().find("allocation failed"), std::string::npos) << s.reason();
+          continue;
+        }
+        const Status checked = check_schedule(net, machine, s.value());
+        EXPECT_TRUE(checked.ok()) << policy << " seed " << seed << " @" << capacity << ": "
+                                  << checked.reason();
+      }
+    }
+  }
+}
+
+TEST(Policies, fusion_reuse_fuses_deeper_than_fusion_without_reuse) {
+  const Net net = tiny_residual();
+  const Machine machine = unified_machine(12 * 1024);
+  auto with = run_policy(net, machine, "fusion+reuse", Objective::Bytes);
+  auto without = run_policy(net, machine, "fusion", Objective::Bytes);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_LE(with.value().groups.size(), without.value().groups.size());
+  EXPECT_LE(with.value().traffic.total(), without.value().traffic.total());
+}
+
+TEST(Policies, unknown_policy_suggests_a_name) {
+  auto p = find_policy("fusion+reus");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.reason(),
+            "unknown policy 'fusion+reus' (known: layerwise, opfusion, fusion, fusion+reuse, "
+            "optimal); did you mean 'fusion+reuse'?");
+}
+
+}  // namespace
+}  // namespace tessel::sched
