@@ -1,6 +1,8 @@
 // HwConfig's derived figures, canonical JSON/YAML forms and content hash.
 #include "configs/hw_config.hpp"
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -56,9 +58,20 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
   return j;
 }
 
-/// Shortest text that reads back as the same double (what nlohmann prints).
+/// Shortest text that reads back as the same double ("100", "390.625", "1e-05").
 std::string number_text(double value) {
-  return nlohmann::json(value).dump();
+  std::array<char, 64> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  return std::string(buffer.data(), result.ptr);
+}
+
+/// Shortest fixed-point text that reads back as the same double (no exponent: "1500000000"),
+/// as the unit parser expects.
+std::string fixed_number_text(double value) {
+  std::array<char, 400> buffer{};
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed);
+  return std::string(buffer.data(), result.ptr);
 }
 
 /// A YAML double-quoted string (JSON string syntax is valid YAML).
@@ -203,7 +216,7 @@ std::string to_yaml(const HwConfig& c) {
     out << "]\n";
   }
   out << "dram:\n"
-      << "  bandwidth: " << number_text(c.dram.bandwidth_bytes_per_second) << "B/s\n"
+      << "  bandwidth: " << fixed_number_text(c.dram.bandwidth_bytes_per_second) << "B/s\n"
       << "  latency_ns: " << number_text(c.dram.latency_ns) << "\n"
       << "  burst_bytes: " << c.dram.burst_bytes << "\n"
       << "  max_outstanding_requests: " << c.dram.max_outstanding_requests << "\n";
@@ -239,6 +252,59 @@ std::string derived_figures_json(const HwConfig& c) {
   }
   j["scratchpad_for"] = homes;
   return j.dump(2) + "\n";
+}
+
+std::string describe(const HwConfig& c) {
+  std::ostringstream out;
+  const auto row = [&out](const std::string& label, const std::string& value) {
+    out << "  " << label << std::string(label.size() < 20 ? 20 - label.size() : 1, ' ') << value
+        << "\n";
+  };
+  const auto fixed = [](double value, int digits) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+    return std::string(buffer);
+  };
+  out << c.name << "  (content hash " << content_hash(c) << ")\n";
+  if (!c.description.empty()) out << "  " << c.description << "\n";
+  row("clock", number_text(c.clock_mhz) + " MHz");
+  row("matrix unit", std::to_string(c.matrix.rows) + " x " + std::to_string(c.matrix.cols) + ", " +
+                         std::to_string(c.matrix.input_bits) + "-bit inputs, " +
+                         std::to_string(c.matrix.weight_bits) + "-bit weights, " +
+                         std::to_string(c.matrix.accumulator_bits) + "-bit accumulators, fill " +
+                         std::to_string(c.matrix.fill_cycles) + " / drain " +
+                         std::to_string(c.matrix.drain_cycles) + " cycles");
+  row("vector unit", std::to_string(c.vector.lanes) + " lanes");
+  for (const auto& pad : c.scratchpads) {
+    std::string holds;
+    for (DataKind kind : pad.holds)
+      holds += (holds.empty() ? "" : ", ") + std::string(to_string(kind));
+    row("scratchpad " + pad.name, units::format_size_bytes(pad.size_bytes) + ", " +
+                                      std::to_string(pad.banks) + " banks x " +
+                                      std::to_string(pad.port_width_bytes) + " B; holds " + holds);
+  }
+  row("dram", units::format_bandwidth(c.dram.bandwidth_bytes_per_second) + ", " +
+                  number_text(c.dram.latency_ns) + " ns latency (" +
+                  std::to_string(c.dram_latency_cycles()) + " cycles), " +
+                  std::to_string(c.dram.burst_bytes) + " B bursts, " +
+                  std::to_string(c.dram.max_outstanding_requests) + " outstanding");
+  row("queues", std::to_string(c.queues.instruction_queue_depth) + " instructions per engine, " +
+                    std::to_string(c.queues.token_fifo_depth) + " tokens per FIFO");
+  if (c.energy) {
+    row("energy", number_text(c.energy->mac_pj) + " pJ/MAC, SRAM " +
+                      number_text(c.energy->sram_read_pj_per_byte) + " / " +
+                      number_text(c.energy->sram_write_pj_per_byte) + " pJ/B read / write, DRAM " +
+                      number_text(c.energy->dram_pj_per_byte) + " pJ/B");
+  }
+  if (c.fpga) row("fpga", c.fpga->part + " at " + number_text(c.fpga->clock_mhz) + " MHz");
+  out << "derived\n";
+  row("MACs/cycle", std::to_string(c.macs_per_cycle()));
+  row("peak", fixed(c.peak_gops(), 3) + " GOP/s");
+  row("DRAM bytes/cycle", fixed(c.dram_bytes_per_cycle(), 4));
+  row("machine balance", fixed(c.machine_balance_macs_per_dram_byte(), 4) + " MACs per DRAM byte");
+  row("total on-chip", std::to_string(c.total_onchip_bytes()) + " B (" +
+                           units::format_size_bytes(c.total_onchip_bytes()) + ")");
+  return out.str();
 }
 
 std::string content_hash(const HwConfig& config) {

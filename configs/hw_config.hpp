@@ -167,6 +167,9 @@ std::string to_yaml(const HwConfig& config);
 /// The derived figures above as a JSON object text (for `tessel config show --json`).
 std::string derived_figures_json(const HwConfig& config);
 
+/// A human-readable table of the config and its derived figures (for `tessel config show`).
+std::string describe(const HwConfig& config);
+
 /// 16 hex digits: FNV-1a 64 of the canonical JSON without `name` and `description`, so it
 /// identifies the hardware, not its label. Stable across runs, platforms and key order.
 std::string content_hash(const HwConfig& config);
@@ -206,5 +209,11 @@ Result<HwConfig> parse_hw_config(std::string_view text, const std::string& file_
 
 /// Input boundary: loads and validates `path`, throwing InputError with every diagnostic.
 HwConfig load_hw_config(const std::string& path, const std::vector<KeyOverride>& overrides = {});
+
+/// The shipped configs folder of this source tree (absolute; fixed at build time).
+std::string hw_config_dir();
+
+/// hw_config_dir() + "/npc19-deepfusion.yaml": the default config of `tessel run`.
+std::string default_hw_config_path();
 
 }  // namespace tessel

@@ -46,6 +46,21 @@ std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
+/// did_you_mean, extended to one swapped pair of neighbouring letters ("rwos" -> "rows"),
+/// the commonest typo, which plain edit distance counts as two edits.
+std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string suggestion = did_you_mean(word, candidates);
+  if (!suggestion.empty()) return suggestion;
+  for (std::size_t i = 0; i + 1 < word.size(); ++i) {
+    std::string swapped = word;
+    std::swap(swapped[i], swapped[i + 1]);
+    if (std::find(candidates.begin(), candidates.end(), swapped) != candidates.end()) {
+      return "; did you mean '" + swapped + "'?";
+    }
+  }
+  return "";
+}
+
 std::string node_kind(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -118,7 +133,12 @@ class Validator {
       }
       const std::string key_path = child_path(path, key.Scalar());
       if (std::find(allowed.begin(), allowed.end(), key.Scalar()) == allowed.end()) {
-        const std::string suggestion = did_you_mean(key.Scalar(), allowed);
+        const std::string suggestion = suggest(key.Scalar(), allowed);
+        if (!suggestion.empty()) {
+          suggested_.insert(child_path(
+              path, suggestion.substr(suggestion.find('\'') + 1,
+                                      suggestion.rfind('\'') - suggestion.find('\'') - 1)));
+        }
         error(key, key_path,
               "unknown key" +
                   (suggestion.empty() ? " (expected one of " + join(allowed) + ")" : suggestion));
@@ -138,7 +158,10 @@ class Validator {
     for (const auto& entry : map) {
       if (entry.first.IsScalar() && entry.first.Scalar() == key) return entry.second;
     }
-    if (required) error(map, child_path(path, key), "missing required key");
+    // A misspelt key already reported with this key as its suggestion is not missing twice.
+    if (required && suggested_.count(child_path(path, key)) == 0) {
+      error(map, child_path(path, key), "missing required key");
+    }
     return YAML::Node(YAML::NodeType::Undefined);
   }
 
@@ -290,6 +313,7 @@ class Validator {
  private:
   std::string file_;
   std::map<std::string, std::string> overridden_;
+  std::set<std::string> suggested_;  // key paths offered as "did you mean" so far
   std::vector<Diagnostic> diagnostics_;
 };
 
@@ -394,7 +418,7 @@ ScratchpadRead read_scratchpad(Validator& v, const YAML::Node& node, const std::
       }
       const auto kind = data_kind_from_string(*text);
       if (!kind) {
-        const std::string suggestion = did_you_mean(*text, kind_names);
+        const std::string suggestion = suggest(*text, kind_names);
         v.error(
             item, item_path,
             "unknown data kind '" + *text + "'" +
@@ -559,15 +583,15 @@ void check_cross_fields(Validator& v, const YAML::Node& root, HwConfig& config, 
     for (DataKind kind : pad.holds) {
       needed += config.matrix.tile_bytes(kind);
       terms += (terms.empty() ? "" : " + ") + std::string(to_string(kind)) + " " +
-               std::to_string(config.matrix.tile_bytes(kind));
+               std::to_string(config.matrix.tile_bytes(kind)) + " B";
     }
+    if (pad.holds.size() > 1) terms += " = " + std::to_string(needed) + " B";
     if (pad.size_bytes < needed) {
       const std::string path = child_path(index_path("scratchpads", i), "size");
       v.error(pads[i]["size"], path,
               std::to_string(pad.size_bytes) + " bytes cannot hold one " +
                   std::to_string(config.matrix.rows) + "x" + std::to_string(config.matrix.cols) +
-                  " matrix tile of what it holds (" + terms + " = " + std::to_string(needed) +
-                  " bytes)");
+                  " matrix tile of what it may hold: " + terms);
       complete = false;
     }
   }
@@ -789,6 +813,14 @@ HwConfig load_hw_config(const std::string& path, const std::vector<KeyOverride>&
   auto check = check_hw_config_file(path, overrides);
   if (!check.ok()) throw InputError(std::move(check.diagnostics));
   return std::move(*check.config);
+}
+
+std::string hw_config_dir() {
+  return TESSEL_HW_CONFIG_DIR;
+}
+
+std::string default_hw_config_path() {
+  return hw_config_dir() + "/npc19-deepfusion.yaml";
 }
 
 }  // namespace tessel

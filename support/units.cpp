@@ -108,6 +108,14 @@ Result<std::uint64_t> find_unit(std::string_view unit, std::string_view suffix,
   }
   std::string message = std::string(what) + " " + quoted(original) + " has unknown unit " +
                         quoted(unit) + " (expected one of " + unit_list(suffix) + ")";
+  if (!suffix.empty()) {
+    for (const auto& candidate : kSizeUnits) {
+      if (candidate.name == unit) {  // a size unit where a rate belongs: "1.5GB" for "1.5GB/s"
+        return fail(message.substr(0, message.find(" (expected")) + "; did you mean '" +
+                    std::string(unit) + std::string(suffix) + "'?");
+      }
+    }
+  }
   for (const auto& candidate : kSizeUnits) {
     const std::string spelled = std::string(candidate.name) + std::string(suffix);
     bool same_ignoring_case = spelled.size() == unit.size();

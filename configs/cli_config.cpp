@@ -1,0 +1,98 @@
+// `tessel config check|show` and the placeholder main job `tessel run`.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "configs/hw_config.hpp"
+#include "support/cli.hpp"
+
+namespace tessel {
+namespace {
+
+/// Parses repeated `--set key.path=value` options; a malformed one is an input error.
+std::vector<KeyOverride> parse_overrides(const std::vector<std::string>& assignments) {
+  std::vector<KeyOverride> overrides;
+  for (const auto& assignment : assignments) {
+    auto parsed = parse_key_override(assignment);
+    if (!parsed) throw_input_error({"--set", 0, 0}, "", parsed.reason());
+    overrides.push_back(std::move(parsed.value()));
+  }
+  return overrides;
+}
+
+cli::Runner setup_check(CLI::App& command) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  command.add_option("files", *files, "Hardware config YAML files")->required();
+  command.add_option("-s,--set", *sets, "Override a key before validation: KEY.PATH=VALUE");
+  return [files, sets]() {
+    const auto overrides = parse_overrides(*sets);
+    int exit_code = 0;
+    for (const auto& file : *files) {
+      const auto check = check_hw_config_file(file, overrides);
+      if (check.ok()) {
+        std::cout << file << ": ok (" << check.config->name << ", content hash "
+                  << content_hash(*check.config) << ")\n";
+        continue;
+      }
+      exit_code = 1;
+      for (const auto& diagnostic : check.diagnostics) std::cerr << diagnostic.str() << '\n';
+    }
+    return exit_code;
+  };
+}
+
+cli::Runner setup_show(CLI::App& command) {
+  auto file = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  command.add_option("file", *file, "Hardware config YAML file")->required();
+  command.add_option("-s,--set", *sets, "Override a key before validation: KEY.PATH=VALUE");
+  command.add_flag("--json", *json, "Print JSON: {file, config, derived, content_hash}");
+  return [file, sets, json]() {
+    const HwConfig config = load_hw_config(*file, parse_overrides(*sets));
+    if (*json) {
+      nlohmann::ordered_json out;
+      out["file"] = *file;
+      out["config"] = nlohmann::ordered_json::parse(to_canonical_json(config));
+      out["derived"] = nlohmann::ordered_json::parse(derived_figures_json(config));
+      out["content_hash"] = content_hash(config);
+      std::cout << out.dump(2) << '\n';
+    } else {
+      std::cout << describe(config);
+    }
+    return 0;
+  };
+}
+
+cli::Runner setup_run(CLI::App& command) {
+  auto hw = std::make_shared<std::string>(default_hw_config_path());
+  auto model = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  command.add_option("--hw", *hw, "Hardware config YAML")->capture_default_str();
+  command.add_option("--model", *model, "Network to compile and simulate (not used yet)");
+  command.add_option("--out", *out, "Output folder for report.json (not used yet)");
+  return [hw, model, out]() {
+    const HwConfig config = load_hw_config(*hw);
+    std::cout << "tessel run: hardware config " << *hw << "\n\n" << describe(config) << '\n';
+    std::cout << "The compile/simulate pipeline is not built yet: tessel run only loads, "
+                 "validates and summarises the hardware config";
+    if (!model->empty() || !out->empty()) std::cout << " (--model and --out are ignored)";
+    std::cout << ".\n";
+    return 0;
+  };
+}
+
+const cli::GroupRegistration kConfigGroup{"config", "Validate and inspect hardware configs"};
+const cli::Registration kCheck{
+    {"config check", "Validate hardware configs; one located line per problem", setup_check}};
+const cli::Registration kShow{
+    {"config show", "Print a resolved hardware config and its derived figures", setup_show}};
+const cli::Registration kRun{{"run",
+                              "The main job (for now: summarise the default hardware config; "
+                              "the compile/simulate pipeline is not built yet)",
+                              setup_run}};
+
+}  // namespace
+}  // namespace tessel
