@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -761,7 +762,19 @@ void Importer::convert(int index) {
                                                      "Relu",
                                                      "Reshape",
                                                      "Softmax"};
-  fail_node("unsupported op type " + in_quotes(type) + did_you_mean(type, supported));
+  // Case-insensitive suggestion: "ReLU" is a likely spelling of "Relu".
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  std::vector<std::string> lowered;
+  for (const auto& name : supported) lowered.push_back(lower(name));
+  std::string suggestion;
+  if (const auto match = closest_match(lower(type), lowered)) {
+    const auto at = std::find(lowered.begin(), lowered.end(), *match) - lowered.begin();
+    suggestion = "; did you mean " + in_quotes(supported[static_cast<std::size_t>(at)]) + "?";
+  }
+  fail_node("unsupported op type " + in_quotes(type) + suggestion);
 }
 
 void Importer::alias_output_to_input() {

@@ -56,7 +56,8 @@ class Walker {
       const std::uint64_t field = tag >> 3;
       const unsigned wire_type = static_cast<unsigned>(tag & 7);
       if (field == 0) return fault(tag_offset, where(path) + "field number 0 is invalid");
-      const std::string name = field_name(message, field, path, counts);
+      std::string child_path;
+      const std::string name = field_name(message, field, path, counts, child_path);
       switch (wire_type) {
         case 0: {  // varint
           std::uint64_t ignored = 0;
@@ -87,7 +88,7 @@ class Walker {
           }
           const std::size_t child_end = pos + static_cast<std::size_t>(length);
           if (auto child = child_of(message, field); child && child->message != Message::Opaque) {
-            if (auto inner = walk(pos, child_end, child->message, name)) return inner;
+            if (auto inner = walk(pos, child_end, child->message, child_path)) return inner;
           }
           pos = child_end;
           break;
@@ -106,15 +107,17 @@ class Walker {
     return path.empty() ? std::string() : path + ": ";
   }
 
+  /// "graph.node[3] (field 1)": the field's path (indexed when repeated) and its number.
   static std::string field_name(Message message, std::uint64_t field, const std::string& path,
-                                std::uint64_t (&counts)[32]) {
+                                std::uint64_t (&counts)[32], std::string& child_path) {
     const std::string prefix = path.empty() ? std::string() : path + ".";
     if (auto child = child_of(message, field)) {
-      std::string label = prefix + std::string(child->label);
-      if (child->repeated && field < 32) label += "[" + std::to_string(counts[field]++) + "]";
-      return label + " (field " + std::to_string(field) + ")";
+      child_path = prefix + std::string(child->label);
+      if (child->repeated && field < 32) child_path += "[" + std::to_string(counts[field]++) + "]";
+      return child_path + " (field " + std::to_string(field) + ")";
     }
-    return prefix + "field " + std::to_string(field);
+    child_path = prefix + "field " + std::to_string(field);
+    return child_path;
   }
 
   bool read_varint(std::size_t& pos, std::size_t end, std::uint64_t& value) const {
