@@ -139,27 +139,25 @@ Interval window_rows(int64_t out_index, int64_t kernel, int64_t stride, int64_t 
 
 }  // namespace
 
-int64_t deep_reuse_gap_bytes(const Net& net, const Op& op, int input_index, const Box& in,
-                             const Box& out, int64_t in_element_bytes, int64_t out_element_bytes,
-                             ReuseGranularity granularity) {
-  if (op.kind == OpKind::Eltwise || op.kind == OpKind::Add) return 0;
-  // Window geometry (Pad behaves as a 1x1 window shifted by its pad).
+int64_t deep_reuse_gap_bytes(const Op& op, const Box& in, const Box& out, int64_t in_pixel_bytes,
+                             int64_t out_pixel_bytes, ReuseGranularity granularity,
+                             int64_t rows_per_step) {
+  // Window geometry (Pad behaves as a 1x1 window shifted by its pad; elementwise ops as a 1x1
+  // window, so they run in place when the output pixel is no wider than the input pixel).
   Window win = op.window;
+  if (op.kind == OpKind::Eltwise || op.kind == OpKind::Add) win = Window{};
   if (op.kind == OpKind::Pad) {
     win.kernel_h = win.kernel_w = 1;
     win.stride_h = win.stride_w = 1;
     win.dilation_h = win.dilation_w = 1;
   }
   const bool windowed = op.kind == OpKind::Conv || op.kind == OpKind::MaxPool ||
-                        op.kind == OpKind::AvgPool || op.kind == OpKind::Pad;
-  (void)net;
-  (void)input_index;
-  const int64_t in_row_bytes = in.w.size() * in.c.size() * in_element_bytes;
-  const int64_t in_point_bytes = in.c.size() * in_element_bytes;
-  const int64_t out_point_bytes = out.c.size() * out_element_bytes;
-  const int64_t out_row_bytes = out.w.size() * out_point_bytes;
+                        op.kind == OpKind::AvgPool || op.kind == OpKind::Pad ||
+                        op.kind == OpKind::Eltwise || op.kind == OpKind::Add;
+  const int64_t out_row_bytes = out.w.size() * out_pixel_bytes;
   // Not a sliding window: the output must sit wholly below the input (no overlap).
-  if (!windowed) return out.elements() * out_element_bytes;
+  if (!windowed) return out.h.size() * out_row_bytes;
+  const int64_t in_row_bytes = in.w.size() * in_pixel_bytes;
 
   // Walk steps from last to first, keeping the lowest input byte any later step reads.
   constexpr int64_t no_read = INT64_MAX / 4;  // nothing read later: any write is safe
@@ -171,18 +169,24 @@ int64_t deep_reuse_gap_bytes(const Net& net, const Op& op, int input_index, cons
     const Interval cols =
         window_rows(ow_begin, win.kernel_w, win.stride_w, win.dilation_w, win.pad_left, in.w);
     if (rows.empty() || cols.empty()) return no_read;
-    return (rows.b - in.h.b) * in_row_bytes + (cols.b - in.w.b) * in_point_bytes;
+    return (rows.b - in.h.b) * in_row_bytes + (cols.b - in.w.b) * in_pixel_bytes;
   };
+  if (granularity == ReuseGranularity::Row) {
+    const int64_t step_rows = std::max<int64_t>(1, rows_per_step);
+    const int64_t steps = (out.h.size() + step_rows - 1) / step_rows;
+    for (int64_t step = steps - 1; step >= 0; --step) {
+      const int64_t first_row = out.h.b + step * step_rows;
+      const int64_t written_end = std::min(out.h.size(), (step + 1) * step_rows) * out_row_bytes;
+      gap = std::max(gap, written_end - lowest_later);
+      // The step reads the windows of all its rows; the first row's window starts lowest.
+      lowest_later = std::min(lowest_later, first_byte(first_row, out.w.b));
+    }
+    return gap;
+  }
   for (int64_t oh = out.h.e - 1; oh >= out.h.b; --oh) {
     const int64_t row_index = oh - out.h.b;
-    if (granularity == ReuseGranularity::Row) {
-      const int64_t written_end = (row_index + 1) * out_row_bytes;
-      gap = std::max(gap, written_end - lowest_later);
-      lowest_later = std::min(lowest_later, first_byte(oh, out.w.b));
-      continue;
-    }
     for (int64_t ow = out.w.e - 1; ow >= out.w.b; --ow) {
-      const int64_t written_end = row_index * out_row_bytes + (ow - out.w.b + 1) * out_point_bytes;
+      const int64_t written_end = row_index * out_row_bytes + (ow - out.w.b + 1) * out_pixel_bytes;
       gap = std::max(gap, written_end - lowest_later);
       lowest_later = std::min(lowest_later, first_byte(oh, ow));
     }

@@ -40,13 +40,15 @@ Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
 /// step, or one output point (all channels) per step as in the paper's Fig. 5.
 enum class ReuseGranularity { Row, Point };
 
-/// Deep reuse gap for an op whose input tile `in` (HWC layout, `in_element_bytes`) is consumed
-/// while its output tile `out` (HWC, `out_element_bytes`) is produced step by step, each step
-/// reading its input window before writing its output: the least distance (bytes) the input
-/// buffer must start above the output buffer so that no step overwrites input another later
-/// step reads. Elementwise ops give 0 (in place).
-int64_t deep_reuse_gap_bytes(const Net& net, const Op& op, int input_index, const Box& in,
-                             const Box& out, int64_t in_element_bytes, int64_t out_element_bytes,
-                             ReuseGranularity granularity);
+/// Deep reuse gap for an op whose input tile `in` (HWC, `in_pixel_bytes` per stored pixel) is
+/// consumed while its output tile `out` (HWC, `out_pixel_bytes`) is produced step by step, each
+/// step reading its input window before writing its output (Row: `rows_per_step` output rows
+/// per step; Point: one output pixel per step, as in Fig. 5): the least distance (bytes) the
+/// input buffer must start above the output buffer so that no step overwrites input a later
+/// step reads. Elementwise ops give 0 (in place); ops that are not sliding windows give the
+/// whole output size (no overlap).
+int64_t deep_reuse_gap_bytes(const Op& op, const Box& in, const Box& out, int64_t in_pixel_bytes,
+                             int64_t out_pixel_bytes, ReuseGranularity granularity,
+                             int64_t rows_per_step = 1);
 
 }  // namespace tessel::sched

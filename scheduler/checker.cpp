@@ -46,14 +46,14 @@ std::vector<std::vector<Box>> tile_boxes(const Net& net, const GroupSchedule& g)
   return tiles;
 }
 
-// Replays op `op` writing buffer y (its output, HWC rows) over buffer x (its input) for one
-// tile; fails at the first output row whose writes cover input bytes a later row reads.
-Status replay_deep_reuse(const Net& net, const Op& op, int input_index, const BufferAlloc& x,
-                         const Box& in, const BufferAlloc& y, const Box& out) {
-  const int64_t eb = net.activation_bytes;
-  const int64_t in_row = in.w.size() * in.c.size() * eb;
-  const int64_t in_point = in.c.size() * eb;
-  const int64_t out_row = out.w.size() * out.c.size() * eb;
+// Replays op `op` writing buffer y (its output) over buffer x (its input) for one tile, step by
+// step: a conv step is `rows_per_step` output rows (one conv instruction), any other op's step
+// one output pixel. A step reads its whole window, then writes its output; the replay fails at
+// the first step that reads a byte an earlier step already overwrote.
+Status replay_deep_reuse(const Op& op, const BufferAlloc& x, const Box& in, const BufferAlloc& y,
+                         const Box& out, int64_t rows_per_step) {
+  const int64_t in_row = in.w.size() * x.pixel_bytes;
+  const int64_t out_row = out.w.size() * y.pixel_bytes;
   int64_t kh = 1, sh = 1, dh = 1, pt = 0, kw = 1, sw = 1, dw = 1, pl = 0;
   bool whole_input = false;
   switch (op.kind) {
@@ -75,28 +75,42 @@ Status replay_deep_reuse(const Net& net, const Op& op, int input_index, const Bu
     default:
       whole_input = true;
   }
-  (void)input_index;
-  for (int64_t oh = out.h.b; oh < out.h.e; ++oh) {
-    // Bytes of y written by the rows before this one.
-    const int64_t clobber_b = y.offset;
-    const int64_t clobber_e = y.offset + (oh - out.h.b) * out_row;
+  // Steps as (first row, rows, first column, columns) of the output box.
+  struct Step {
+    int64_t row, rows, col, cols;
+  };
+  std::vector<Step> steps;
+  if (op.kind == OpKind::Conv) {
+    for (int64_t r = out.h.b; r < out.h.e; r += rows_per_step) {
+      steps.push_back({r, std::min(rows_per_step, out.h.e - r), out.w.b, out.w.size()});
+    }
+  } else {
+    for (int64_t r = out.h.b; r < out.h.e; ++r) {
+      for (int64_t c = out.w.b; c < out.w.e; ++c) steps.push_back({r, 1, c, 1});
+    }
+  }
+  int64_t written = 0;  // bytes of y written by earlier steps, from y.offset up
+  for (const Step& step : steps) {
     int64_t rb = in.h.b, re = in.h.e, cb = in.w.b, ce = in.w.e;
     if (!whole_input) {
-      rb = std::max(in.h.b, oh * sh - pt);
-      re = std::min(in.h.e, oh * sh + (kh - 1) * dh + 1 - pt);
-      cb = std::max(in.w.b, out.w.b * sw - pl);
-      ce = std::min(in.w.e, (out.w.e - 1) * sw + (kw - 1) * dw + 1 - pl);
+      rb = std::max(in.h.b, step.row * sh - pt);
+      re = std::min(in.h.e, (step.row + step.rows - 1) * sh + (kh - 1) * dh + 1 - pt);
+      cb = std::max(in.w.b, step.col * sw - pl);
+      ce = std::min(in.w.e, (step.col + step.cols - 1) * sw + (kw - 1) * dw + 1 - pl);
     }
-    for (int64_t row = rb; row < re; ++row) {
-      const int64_t read_b = x.offset + (row - in.h.b) * in_row + (cb - in.w.b) * in_point;
-      const int64_t read_e = x.offset + (row - in.h.b) * in_row + (ce - in.w.b) * in_point;
+    const int64_t clobber_b = y.offset;
+    const int64_t clobber_e = y.offset + written;
+    for (int64_t row = rb; row < re && cb < ce; ++row) {
+      const int64_t read_b = x.offset + (row - in.h.b) * in_row + (cb - in.w.b) * x.pixel_bytes;
+      const int64_t read_e = x.offset + (row - in.h.b) * in_row + (ce - in.w.b) * x.pixel_bytes;
       if (read_b < clobber_e && clobber_b < read_e) {
-        return fail("output row " + std::to_string(oh) + " of '" + op.name + "' reads '" + x.name +
-                    "' bytes " + range_str(read_b, read_e) +
-                    " already overwritten by earlier rows of '" + y.name + "' " +
-                    range_str(clobber_b, clobber_e));
+        return fail("output row " + std::to_string(step.row) + " of '" + op.name + "' reads '" +
+                    x.name + "' bytes " + range_str(read_b, read_e) + " already overwritten by '" +
+                    y.name + "' " + range_str(clobber_b, clobber_e));
       }
     }
+    written = (step.row - out.h.b) * out_row + (step.col - out.w.b + step.cols) * y.pixel_bytes;
+    if (step.cols == out.w.size()) written = (step.row + step.rows - out.h.b) * out_row;
   }
   return {};
 }
@@ -137,10 +151,12 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
     }
   }
   const auto tiles = tile_boxes(net, g);
-  std::vector<int64_t> need_bytes(net.tensors.size(), 0);
+  std::vector<int64_t> max_pixels(net.tensors.size(), 0), max_channels(net.tensors.size(), 0);
   for (const auto& boxes : tiles) {
     for (size_t t = 0; t < boxes.size(); ++t) {
-      need_bytes[t] = std::max(need_bytes[t], boxes[t].elements() * net.activation_bytes);
+      if (boxes[t].empty()) continue;
+      max_pixels[t] = std::max(max_pixels[t], boxes[t].h.size() * boxes[t].w.size());
+      max_channels[t] = std::max(max_channels[t], boxes[t].c.size());
     }
   }
 
@@ -167,9 +183,13 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
       if (g.halo == HaloMode::Cache || (g.double_buffered && (loaded[t] || stored[t]))) {
         need = {0, last_step};
       }
-      if (b.size_bytes < need_bytes[t]) {
+      if (b.pixel_bytes < max_channels[t] * net.activation_bytes ||
+          b.size_bytes < max_pixels[t] * b.pixel_bytes) {
         return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
-                    " bytes but a tile needs " + std::to_string(need_bytes[t]));
+                    " bytes of " + std::to_string(b.pixel_bytes) +
+                    "-byte pixels but a tile needs " + std::to_string(max_pixels[t]) +
+                    " pixels of " + std::to_string(max_channels[t] * net.activation_bytes) +
+                    " bytes");
       }
     } else if (b.role == BufferRole::Weights) {
       const int step = step_of[static_cast<size_t>(b.op)];
@@ -187,7 +207,7 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
     required[i] = need;
   }
   for (size_t t = 0; t < net.tensors.size(); ++t) {
-    if (!touched[t] || need_bytes[t] == 0) continue;
+    if (!touched[t] || max_pixels[t] == 0) continue;
     if (!has_copy0[t])
       return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
     if (g.double_buffered && (loaded[t] || stored[t]) && !has_copy1[t]) {
@@ -235,7 +255,9 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
         const Box& in = boxes[static_cast<size_t>(x.tensor)];
         const Box& out = boxes[static_cast<size_t>(y.tensor)];
         if (in.empty() || out.empty()) continue;
-        if (auto s = replay_deep_reuse(net, op, input_index, x, in, y, out); !s.ok()) {
+        const int64_t rows_per_step =
+            g.rows_per_step.empty() ? 1 : g.rows_per_step[static_cast<size_t>(ys.first - 1)];
+        if (auto s = replay_deep_reuse(op, x, in, y, out, rows_per_step); !s.ok()) {
           return fail(where + s.reason());
         }
       }

@@ -1,6 +1,7 @@
 // Machine view construction and the per-instruction timing formulas.
 #include "scheduler/machine.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "configs/hw_config.hpp"
@@ -44,9 +45,11 @@ Machine machine_from_config(const HwConfig& config) {
   m.vector_lanes = config.vector.lanes;
   m.activation_bytes = config.matrix.input_bits / 8;
   m.weight_bytes = config.matrix.weight_bits / 8;
-  m.accumulator_bytes = config.matrix.accumulator_bits / 8;
+  m.accumulator_bytes = 4;  // accumulators live in SRAM as i32 (docs/isa.md)
   m.dram_bytes_per_cycle = config.dram_bytes_per_cycle();
   m.dram_latency_cycles = config.dram_latency_cycles();
+  m.burst_bytes = config.dram.burst_bytes;
+  m.max_outstanding = config.dram.max_outstanding_requests;
   m.clock_mhz = config.clock_mhz;
   return m;
 }
@@ -64,31 +67,53 @@ Machine unified_machine(int64_t bytes, int64_t rows, int64_t cols, double dram_b
   return m;
 }
 
-int64_t dma_cycles(const Machine& machine, int64_t bytes) {
-  if (bytes <= 0) return 0;
-  return machine.dram_latency_cycles +
-         static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / machine.dram_bytes_per_cycle));
-}
-
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 }  // namespace
 
-int64_t matrix_cycles(const Machine& machine, int64_t out_rows, int64_t out_cols,
-                      int64_t out_channels, int64_t groups_in_tile, int64_t in_channels_per_group,
-                      int64_t kernel_h, int64_t kernel_w) {
-  if (out_rows <= 0 || out_cols <= 0 || out_channels <= 0) return 0;
-  const int64_t out_per_group = ceil_div(out_channels, groups_in_tile);
-  const int64_t steady = out_cols * kernel_h * kernel_w *
-                         ceil_div(in_channels_per_group, machine.matrix_rows) *
-                         ceil_div(out_per_group, machine.matrix_cols) * groups_in_tile;
-  return out_rows * (machine.matrix_fill_cycles + steady + machine.matrix_drain_cycles);
+int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,
+                                int64_t in_channels, int64_t kernel_h, int64_t kernel_w,
+                                bool depthwise) {
+  if (pixels <= 0 || out_channels <= 0) return 0;
+  const int64_t oc_blocks = ceil_div(out_channels, machine.matrix_cols);
+  const int64_t passes =
+      depthwise ? oc_blocks * kernel_h * kernel_w
+                : oc_blocks * ceil_div(in_channels, machine.matrix_rows) * kernel_h * kernel_w;
+  const int64_t weight_load = depthwise ? 1 : machine.matrix_rows;
+  return weight_load + passes * std::max(pixels, weight_load) + machine.matrix_fill_cycles +
+         machine.matrix_drain_cycles;
 }
 
-int64_t vector_cycles(const Machine& machine, int64_t elements) {
-  return elements <= 0 ? 0 : ceil_div(elements, machine.vector_lanes);
+int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels) {
+  if (pixels <= 0 || channels <= 0) return 0;
+  return pixels * ceil_div(channels, machine.vector_lanes) + kVectorPipelineCycles;
+}
+
+int64_t pool_instruction_cycles(const Machine& machine, int64_t out_pixels, int64_t window,
+                                int64_t channels) {
+  if (out_pixels <= 0 || channels <= 0) return 0;
+  return out_pixels * window * ceil_div(channels, machine.vector_lanes) + kVectorPipelineCycles;
+}
+
+int64_t dma_instruction_cycles(const Machine& machine, int64_t bursts) {
+  if (bursts <= 0) return 0;
+  const long double burst_cycles =
+      static_cast<long double>(machine.burst_bytes) / machine.dram_bytes_per_cycle;
+  const auto latency = static_cast<long double>(machine.dram_latency_cycles);
+  long double cycles = latency + static_cast<long double>(bursts) * burst_cycles;
+  if ((static_cast<long double>(machine.max_outstanding) - 1) * burst_cycles < latency + 1) {
+    // Too few slots to hide the latency: every group of O bursts waits one round trip.
+    const int64_t rounds = ceil_div(bursts, machine.max_outstanding);
+    cycles = std::max(cycles, static_cast<long double>(rounds) * (latency + burst_cycles));
+  }
+  return static_cast<int64_t>(std::ceil(cycles - 1e-9L));
+}
+
+int64_t bursts_covering(int64_t address, int64_t bytes, int64_t burst_bytes) {
+  if (bytes <= 0) return 0;
+  return (address + bytes - 1) / burst_bytes - address / burst_bytes + 1;
 }
 
 }  // namespace tessel::sched

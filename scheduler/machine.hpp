@@ -33,9 +33,11 @@ struct Machine {
   int64_t vector_lanes = 16;             ///< elements per cycle
   int64_t activation_bytes = 1;          ///< bytes per activation element
   int64_t weight_bytes = 1;              ///< bytes per weight element
-  int64_t accumulator_bytes = 4;         ///< bytes per accumulator element
+  int64_t accumulator_bytes = 4;         ///< bytes per accumulator element (ISA: i32)
   double dram_bytes_per_cycle = 16;      ///< sustained DRAM bandwidth / clock
-  int64_t dram_latency_cycles = 0;       ///< first-byte latency of one DMA transfer
+  int64_t dram_latency_cycles = 0;       ///< L: request latency
+  int64_t burst_bytes = 64;              ///< B: DRAM burst
+  int64_t max_outstanding = 8;           ///< O: bursts in flight
   double clock_mhz = 100;
 
   int64_t macs_per_cycle() const { return matrix_rows * matrix_cols; }
@@ -50,20 +52,31 @@ Machine machine_from_config(const HwConfig& config);
 Machine unified_machine(int64_t bytes, int64_t rows = 16, int64_t cols = 16,
                         double dram_bytes_per_cycle = 16);
 
-// ---- timing formulas (one matrix instruction per output row of a tile, see docs) -------------
+// ---- timing formulas: docs/timing.md, re-derived for whole tiles --------------------------
 
-/// Cycles of one DMA transfer of `bytes` (0 bytes: 0 cycles): latency + ceil(bytes / rate).
-int64_t dma_cycles(const Machine& machine, int64_t bytes);
+/// Vector pipeline latency P_v (docs/timing.md).
+inline constexpr int64_t kVectorPipelineCycles = 4;
 
-/// Cycles of the matrix unit for a conv tile producing `out_rows` rows of `out_cols` points and
-/// `out_channels` channels (`groups` channel groups, `in_channels_per_group` inputs each, a
-/// kh x kw window): one instruction per output row, each
-/// fill + out_cols * kh * kw * ceil(cin_g / rows) * ceil(cout_g / cols) * groups_in_tile + drain.
-int64_t matrix_cycles(const Machine& machine, int64_t out_rows, int64_t out_cols,
-                      int64_t out_channels, int64_t groups_in_tile, int64_t in_channels_per_group,
-                      int64_t kernel_h, int64_t kernel_w);
+/// One `conv` instruction over P = `pixels` output positions: W + passes * max(P, W) + F + D,
+/// dense: passes = ceil(oc/C) * ceil(ic/R) * kh * kw, W = R; depthwise: passes =
+/// ceil(oc/C) * kh * kw, W = 1. A fully connected layer is P = 1, kh = kw = 1.
+int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,
+                                int64_t in_channels, int64_t kernel_h, int64_t kernel_w,
+                                bool depthwise);
 
-/// Cycles of the vector unit over `elements` elements: ceil(elements / lanes).
-int64_t vector_cycles(const Machine& machine, int64_t elements);
+/// `requant`, `add`, `copy`: pixels * ceil(channels / V) + P_v (0 for no pixels).
+int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels);
+
+/// `pool`: out_pixels * kh * kw * ceil(channels / V) + P_v.
+int64_t pool_instruction_cycles(const Machine& machine, int64_t out_pixels, int64_t window,
+                                int64_t channels);
+
+/// A DMA instruction of `bursts` bursts alone on an idle DRAM: ceil(L + N * T), T = B / b
+/// (exact when (O - 1) * T >= L + 1, the slots covering the latency; otherwise each group of O
+/// bursts pays the round trip: ceil(ceil(N / O) * (L + T) + ...), see docs/scheduler.md).
+int64_t dma_instruction_cycles(const Machine& machine, int64_t bursts);
+
+/// Aligned bursts covering [address, address + bytes).
+int64_t bursts_covering(int64_t address, int64_t bytes, int64_t burst_bytes);
 
 }  // namespace tessel::sched

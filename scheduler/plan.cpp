@@ -125,35 +125,94 @@ void transfer_local(const Net& net, const GroupInfo& g, std::vector<Box>& need) 
   }
 }
 
-int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out) {
+// Output rows per conv instruction: enough rows that a pass streams at least R pixels (so it is
+// not bound by the weight-block load), never more than the tile has.
+int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width) {
+  return std::max<int64_t>(1, ceil_div(machine.matrix_rows, std::max<int64_t>(1, tile_width)));
+}
+
+bool is_depthwise(const Net& net, const Op& op) {
+  return op.kind == OpKind::Conv && op.groups > 1 &&
+         op.groups == net.tensor(op.inputs[0]).shape.c &&
+         op.groups == net.tensor(op.output).shape.c;
+}
+
+// COMPUTE-engine cycles of one op producing box `out` of its output in one tile.
+int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
+                          int64_t rows_per_step) {
   if (out.empty()) return 0;
-  const int64_t out_elements = out.elements();
+  const int64_t pixels = out.h.size() * out.w.size();
+  const int64_t channels = out.c.size();
   switch (op.kind) {
     case OpKind::Conv: {
       const Shape3 in = net.tensor(op.inputs[0]).shape;
       const int64_t out_channels = net.tensor(op.output).shape.c;
+      const bool depthwise = is_depthwise(net, op);
       const int64_t out_per_group = out_channels / op.groups;
-      const int64_t groups_in_tile = (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
-      return matrix_cycles(machine, out.h.size(), out.w.size(), out.c.size(), groups_in_tile,
-                           in.c / op.groups, op.window.kernel_h, op.window.kernel_w) +
-             vector_cycles(machine, out_elements);
+      const int64_t instructions =
+          depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
+      const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
+      int64_t cycles = 0;
+      for (int64_t row = out.h.b; row < out.h.e; row += rows_per_step) {
+        const int64_t step_pixels = std::min(rows_per_step, out.h.e - row) * out.w.size();
+        cycles += instructions * conv_instruction_cycles(machine, step_pixels, oc, in.c / op.groups,
+                                                         op.window.kernel_h, op.window.kernel_w,
+                                                         depthwise);
+        cycles += vector_instruction_cycles(machine, step_pixels, channels);  // requant
+      }
+      return cycles;
     }
     case OpKind::Gemm:
-      return matrix_cycles(machine, 1, 1, out.c.size(), 1,
-                           net.tensor(op.inputs[0]).shape.elements(), 1, 1) +
-             vector_cycles(machine, out_elements);
+      return conv_instruction_cycles(machine, 1, channels,
+                                     net.tensor(op.inputs[0]).shape.elements(), 1, 1, false) +
+             vector_instruction_cycles(machine, 1, channels);
     case OpKind::MaxPool:
     case OpKind::AvgPool:
-      return vector_cycles(machine, out_elements * op.window.kernel_h * op.window.kernel_w);
+      return pool_instruction_cycles(machine, pixels, op.window.kernel_h * op.window.kernel_w,
+                                     channels);
     case OpKind::GlobalPool: {
       const Shape3 in = net.tensor(op.inputs[0]).shape;
-      return vector_cycles(machine, out.c.size() * in.h * in.w);
+      return pool_instruction_cycles(machine, 1, in.h * in.w, channels);
     }
-    case OpKind::Add:
-      return vector_cycles(machine, 2 * out_elements);
-    default:
-      return vector_cycles(machine, out_elements);
+    case OpKind::Concat:
+      // One copy per input slice.
+      return vector_instruction_cycles(machine, pixels, channels) +
+             static_cast<int64_t>(op.inputs.size() - 1) * kVectorPipelineCycles;
+    default:  // Eltwise, Add, Pad, Softmax, Reshape: one vector pass
+      return vector_instruction_cycles(machine, pixels, channels);
   }
+}
+
+// DRAM bursts of one DMA of `box` of an NHWC tensor of `shape` (base burst-aligned): one
+// request per maximal contiguous run (docs/timing.md).
+int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
+                   int64_t burst_bytes) {
+  if (box.empty()) return 0;
+  const int64_t pixel = shape.c * element_bytes;
+  if (box.c.size() == shape.c && box.w.size() == shape.w) {
+    return bursts_covering(box.h.b * shape.w * pixel, box.h.size() * shape.w * pixel, burst_bytes);
+  }
+  int64_t bursts = 0;
+  for (int64_t r = box.h.b; r < box.h.e; ++r) {
+    if (box.c.size() == shape.c) {
+      bursts += bursts_covering((r * shape.w + box.w.b) * pixel, box.w.size() * pixel, burst_bytes);
+      continue;
+    }
+    for (int64_t x = box.w.b; x < box.w.e; ++x) {
+      bursts += bursts_covering((r * shape.w + x) * pixel + box.c.b * element_bytes,
+                                box.c.size() * element_bytes, burst_bytes);
+    }
+  }
+  return bursts;
+}
+
+int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box) {
+  return dma_instruction_cycles(machine, box_bursts(net.tensor(tensor).shape, box,
+                                                    net.activation_bytes, machine.burst_bytes));
+}
+
+int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
+  return dma_instruction_cycles(machine, bursts_covering(0, bytes, machine.burst_bytes));
 }
 
 // Weight bytes an op needs to produce output channels `c` (per-channel share, exact for
@@ -294,6 +353,20 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   }
   for (int op : g.ops) gs.macs += net.op(op).macs;
 
+  // Conv instruction granularity (also the deep-reuse step): rows per conv instruction.
+  gs.rows_per_step.assign(g.ops.size(), 1);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    int64_t widest = 1;
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      widest = std::max(
+          widest, geo.need[static_cast<size_t>(t) * locals + static_cast<size_t>(g.out_local[pos])]
+                      .w.size());
+    }
+    if (net.op(g.ops[pos]).kind == OpKind::Conv) {
+      gs.rows_per_step[pos] = conv_rows_per_step(machine, widest);
+    }
+  }
+
   // ---- per-tile traffic and cycles ----
   std::vector<int64_t> load(static_cast<size_t>(geo.tiles), 0), compute(load), store(load);
   std::vector<Box> previous(locals);  // cache mode: what the previous row tile held
@@ -312,29 +385,32 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     };
     for (size_t l = 0; l < locals; ++l) {
       if (g.is_input[l]) {
-        const int64_t bytes = fresh(l).elements() * net.activation_bytes;
-        gs.traffic.activations_read += bytes;
-        load[static_cast<size_t>(t)] += dma_cycles(machine, bytes);
+        const Box box = fresh(l);
+        gs.traffic.activations_read += box.elements() * net.activation_bytes;
+        load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
       }
       if (g.stored[l]) {
-        const int64_t bytes = req[l].elements() * net.activation_bytes;
-        gs.traffic.activations_written += bytes;
-        store[static_cast<size_t>(t)] += dma_cycles(machine, bytes);
+        gs.traffic.activations_written += req[l].elements() * net.activation_bytes;
+        store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
       }
     }
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       const Op& op = net.op(g.ops[pos]);
       const size_t out = static_cast<size_t>(g.out_local[pos]);
-      compute[static_cast<size_t>(t)] += compute_cycles_of(net, machine, op, fresh(out));
+      compute[static_cast<size_t>(t)] +=
+          compute_cycles_of(net, machine, op, fresh(out), gs.rows_per_step[pos]);
       const int64_t slice = weight_bytes_for(net, op, need[out].c);
       weight_slice_max[pos] = std::max(weight_slice_max[pos], slice);
       if (!m.weights_resident) {
         gs.traffic.weights_read += slice;
-        load[static_cast<size_t>(t)] += dma_cycles(machine, slice);
+        load[static_cast<size_t>(t)] += dma_cycles_for_bytes(machine, slice);
       }
-      if (has_matrix_work(op)) {
-        acc_max[pos] = std::max(
-            acc_max[pos], need[out].w.size() * need[out].c.size() * machine.accumulator_bytes);
+      if (has_matrix_work(op) && !need[out].empty()) {
+        const int64_t rows = std::min(gs.rows_per_step[pos], need[out].h.size());
+        acc_max[pos] =
+            std::max(acc_max[pos], rows * need[out].w.size() *
+                                       ceil_div(need[out].c.size(), machine.matrix_cols) *
+                                       machine.matrix_cols * machine.accumulator_bytes);
       }
     }
     if (cache) {
@@ -346,7 +422,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   if (m.weights_resident) {
     for (int op : g.ops) {
       gs.traffic.weights_read += net.op(op).weight_bytes;
-      resident_weight_cycles += dma_cycles(machine, net.op(op).weight_bytes);
+      resident_weight_cycles += dma_cycles_for_bytes(machine, net.op(op).weight_bytes);
     }
   }
   for (int64_t t = 0; t < geo.tiles; ++t) {
@@ -367,13 +443,23 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
   }
 
-  // ---- buffers ----
-  std::vector<int64_t> max_bytes(locals, 0);
-  for (int64_t t = 0; t < geo.tiles; ++t) {
-    for (size_t l = 0; l < locals; ++l) {
-      max_bytes[l] =
-          std::max(max_bytes[l],
-                   geo.need[static_cast<size_t>(t) * locals + l].elements() * net.activation_bytes);
+  // ---- buffers: HWC tiles, channels padded to the matrix block where a matrix op reads ----
+  std::vector<int64_t> pixel_bytes(locals, 0), max_pixels(locals, 0);
+  for (size_t l = 0; l < locals; ++l) {
+    int64_t block = 1;
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      for (int in : g.in_local[pos]) {
+        if (static_cast<size_t>(in) != l || !has_matrix_work(op)) continue;
+        block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
+      }
+    }
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box& box = geo.need[static_cast<size_t>(t) * locals + l];
+      if (box.empty()) continue;
+      const int64_t channels = ceil_div(box.c.size(), block) * block;
+      pixel_bytes[l] = std::max(pixel_bytes[l], channels * net.activation_bytes);
+      max_pixels[l] = std::max(max_pixels[l], box.h.size() * box.w.size());
     }
   }
   std::vector<BufferAlloc>& buffers = gs.buffers;
@@ -392,7 +478,8 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     BufferAlloc b;
     b.name = tensor.name;
     b.tensor = g.tensors[l];
-    b.size_bytes = max_bytes[l];
+    b.pixel_bytes = pixel_bytes[l];
+    b.size_bytes = max_pixels[l] * pixel_bytes[l];
     if (b.size_bytes == 0) continue;
     const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]);
     if (g.is_input[l]) {
@@ -452,30 +539,31 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       const Op& op = net.op(g.ops[pos]);
       const int step = static_cast<int>(pos) + 1;
-      const int out_buffer = buffer_of_local[static_cast<size_t>(g.out_local[pos])];
+      const size_t out_l = static_cast<size_t>(g.out_local[pos]);
+      const int out_buffer = buffer_of_local[out_l];
       if (out_buffer < 0) continue;
-      BufferAlloc& y = buffers[static_cast<size_t>(out_buffer)];
-      if (y.first_step != step || y.copy != 0 ||
-          (m.double_buffered && g.stored[static_cast<size_t>(g.out_local[pos])]))
-        continue;
-      for (size_t i = 0; i < op.inputs.size() && y.reuses < 0; ++i) {
+      if (buffers[static_cast<size_t>(out_buffer)].first_step != step) continue;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        if (buffers[static_cast<size_t>(out_buffer)].reuses >= 0) break;
         const size_t l = static_cast<size_t>(g.in_local[pos][i]);
         const int in_buffer = buffer_of_local[l];
         if (in_buffer < 0) continue;
         const BufferAlloc& x = buffers[static_cast<size_t>(in_buffer)];
+        BufferAlloc& y = buffers[static_cast<size_t>(out_buffer)];
         if (x.last_step != step || x.scratchpad != y.scratchpad) continue;
         bool reused_already = false;
         for (const auto& other : buffers) reused_already |= other.reuses == in_buffer;
         if (reused_already) continue;
+        const ReuseGranularity granularity =
+            op.kind == OpKind::Conv ? ReuseGranularity::Row : ReuseGranularity::Point;
         int64_t gap = 0;
         for (int64_t t = 0; t < geo.tiles; ++t) {
           const Box& in_box = geo.need[static_cast<size_t>(t) * locals + l];
-          const Box& out_box =
-              geo.need[static_cast<size_t>(t) * locals + static_cast<size_t>(g.out_local[pos])];
+          const Box& out_box = geo.need[static_cast<size_t>(t) * locals + out_l];
           if (in_box.empty() || out_box.empty()) continue;
-          gap = std::max(gap, deep_reuse_gap_bytes(net, op, static_cast<int>(i), in_box, out_box,
-                                                   net.activation_bytes, net.activation_bytes,
-                                                   ReuseGranularity::Row));
+          gap =
+              std::max(gap, deep_reuse_gap_bytes(op, in_box, out_box, x.pixel_bytes, y.pixel_bytes,
+                                                 granularity, gs.rows_per_step[pos]));
         }
         y.reuses = in_buffer;
         y.reuse_gap_bytes = gap;

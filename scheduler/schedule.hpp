@@ -32,6 +32,7 @@ struct BufferAlloc {
   int scratchpad = 0;
   int64_t offset = 0;
   int64_t size_bytes = 0;
+  int64_t pixel_bytes = 0;  ///< activation buffers: bytes per stored pixel (HWC, x stride)
   int first_step = 0;
   int last_step = 0;
   int reuses = -1;  ///< deep reuse: index (in this group's buffers) of the buffer it overwrites
@@ -69,7 +70,8 @@ struct GroupSchedule {
   HaloMode halo = HaloMode::Recompute;
   bool weights_resident = true;
   bool double_buffered = false;
-  bool memory_reuse = true;  ///< lifetime sharing + deep reuse on
+  bool memory_reuse = true;            ///< lifetime sharing + deep reuse on
+  std::vector<int64_t> rows_per_step;  ///< per op: output rows per conv instruction (1 others)
   std::vector<BufferAlloc> buffers;
   std::vector<int64_t> peak_bytes;  ///< per scratchpad
   Traffic traffic;

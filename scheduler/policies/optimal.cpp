@@ -53,7 +53,13 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
       }
     }
   }
-  if (best[n].primary == kInf) return fail("no feasible partition (an op does not fit alone)");
+  if (best[n].primary == kInf) {
+    for (int op : seq) {
+      auto alone = plan_group(net, machine, {op}, options);
+      if (!alone.ok()) return fail("op '" + net.op(op).name + "' does not fit: " + alone.reason());
+    }
+    return fail("no feasible partition");
+  }
   std::vector<GroupSchedule> out;
   for (size_t j = n; j > 0; j = start[j]) out.push_back(choice[j]);
   std::reverse(out.begin(), out.end());

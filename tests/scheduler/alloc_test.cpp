@@ -45,7 +45,7 @@ TEST(Allocation, fig5_deep_reuse_saves_31_percent) {
   const Box in = full_box(net.tensor(x).shape);
   const Box out = full_box(net.tensor(y).shape);
   const int64_t gap =
-      deep_reuse_gap_bytes(net, net.op(1), 0, in, out, 4, 4, ReuseGranularity::Point);
+      deep_reuse_gap_bytes(net.op(1), in, out, 3 * 4, 16 * 4, ReuseGranularity::Point);
   EXPECT_EQ(gap, 2096);
   const std::vector<AllocRequest> requests = {
       {.size_bytes = 6144, .first_step = 0, .last_step = 1},
@@ -66,9 +66,20 @@ TEST(Allocation, fig5_row_granularity_gap) {
   const int x = b.input("x", {3, 8, 64});
   const int y = b.conv("conv", x, 16, 4, 2);
   const Net net = b.build();
-  EXPECT_EQ(deep_reuse_gap_bytes(net, net.op(1), 0, full_box(net.tensor(x).shape),
-                                 full_box(net.tensor(y).shape), 4, 4, ReuseGranularity::Row),
-            896);
+  EXPECT_EQ(
+      deep_reuse_gap_bytes(net.op(1), full_box(net.tensor(x).shape), full_box(net.tensor(y).shape),
+                           3 * 4, 16 * 4, ReuseGranularity::Row),
+      896);
+  // Two rows per step: step 0 writes rows 0-1 (3968 bytes) while step 1 reads from input row 4
+  // (3072): gap 896 again; one step for all three rows reads everything first: gap 0.
+  EXPECT_EQ(
+      deep_reuse_gap_bytes(net.op(1), full_box(net.tensor(x).shape), full_box(net.tensor(y).shape),
+                           3 * 4, 16 * 4, ReuseGranularity::Row, 2),
+      896);
+  EXPECT_EQ(
+      deep_reuse_gap_bytes(net.op(1), full_box(net.tensor(x).shape), full_box(net.tensor(y).shape),
+                           3 * 4, 16 * 4, ReuseGranularity::Row, 3),
+      0);
 }
 
 TEST(Allocation, elementwise_runs_in_place) {
@@ -77,8 +88,7 @@ TEST(Allocation, elementwise_runs_in_place) {
   b.eltwise("relu", x);
   const Net net = b.build();
   const Box box = full_box(net.tensor(x).shape);
-  const int64_t gap =
-      deep_reuse_gap_bytes(net, net.op(1), 0, box, box, 1, 1, ReuseGranularity::Row);
+  const int64_t gap = deep_reuse_gap_bytes(net.op(1), box, box, 4, 4, ReuseGranularity::Row);
   EXPECT_EQ(gap, 0);
   const auto result = allocate({{.size_bytes = 64, .first_step = 0, .last_step = 1},
                                 {.size_bytes = 64, .first_step = 1, .last_step = 2, .reuses = 0}},

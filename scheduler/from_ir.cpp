@@ -1,0 +1,228 @@
+// Graph IR -> scheduler Net: shapes from the IR, weights and MACs from the ops' attributes.
+#include "scheduler/from_ir.hpp"
+
+#include <map>
+#include <string>
+
+#include "compiler/ir/analysis.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+constexpr int64_t kBiasBytes = 4;
+
+Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
+  const auto& s = tensor.shape;
+  if (s.empty()) return fail("op '" + op_name + "': tensor '" + tensor.name + "' has no shape");
+  if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
+  if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
+  if (s.size() == 2) return Shape3{s[1], 1, 1};
+  int64_t elements = 1;
+  for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
+  return Shape3{elements, 1, 1};
+}
+
+}  // namespace
+
+Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form) {
+  auto order = ir::topological_order(graph);
+  if (!order.ok()) return order.failure();
+  Net net;
+  net.name = graph.name();
+  net.activation_bytes = machine.activation_bytes;
+  const int64_t wb = machine.weight_bytes;
+  std::map<std::string, int, std::less<>> tensor_of;  // IR tensor name -> Net tensor
+  // Convs whose single consumer is a BatchNormalization that folds into them.
+  auto consumers_of = [&](const std::string& t) { return graph.consumers(t); };
+
+  auto input_tensor = [&](const ir::Op& op, size_t i) -> Result<int> {
+    auto it = tensor_of.find(op.inputs[i]);
+    if (it == tensor_of.end()) {
+      return fail("op '" + op.name + "': input '" + op.inputs[i] + "' is not an activation");
+    }
+    return it->second;
+  };
+  auto new_tensor = [&](const std::string& name, const std::string& op_name) -> Result<int> {
+    auto s = shape3(graph.tensor(name), op_name);
+    if (!s.ok()) return s.failure();
+    const int t = net.add_tensor(name, s.value());
+    tensor_of[name] = t;
+    return t;
+  };
+
+  for (ir::OpId id : order.value()) {
+    const ir::Op& op = graph.op(id);
+    Op out;
+    out.name = op.name;
+    out.type = std::string(ir::to_string(op.kind));
+    auto first_input = [&]() { return input_tensor(op, 0); };
+    switch (op.kind) {
+      case ir::OpKind::Input: {
+        out.kind = OpKind::Input;
+        auto t = new_tensor(op.outputs[0], op.name);
+        if (!t.ok()) return t.failure();
+        out.output = t.value();
+        net.add_op(std::move(out));
+        continue;
+      }
+      case ir::OpKind::Conv: {
+        auto x = first_input();
+        if (!x.ok()) return x.failure();
+        const auto geo = ir::window_geometry(op);
+        out.kind = OpKind::Conv;
+        out.inputs = {x.value()};
+        out.window = {geo.kernel_h,   geo.kernel_w, geo.stride_h, geo.stride_w,   geo.dilation_h,
+                      geo.dilation_w, geo.pad_top,  geo.pad_left, geo.pad_bottom, geo.pad_right};
+        out.groups = geo.group;
+        const auto& w = graph.tensor(op.inputs[1]).shape;  // OIHW
+        const int64_t per_output = w[1] * w[2] * w[3];
+        bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
+        // Folding: a BatchNormalization that is this conv's only consumer becomes its bias.
+        std::string result = op.outputs[0];
+        if (form == NetForm::Folded) {
+          const auto uses = consumers_of(result);
+          if (uses.size() == 1 && graph.op(uses[0].op).kind == ir::OpKind::BatchNormalization) {
+            bias = true;
+          }
+        }
+        auto t = new_tensor(result, op.name);
+        if (!t.ok()) return t.failure();
+        out.output = t.value();
+        out.weight_bytes = w[0] * per_output * wb + (bias ? w[0] * kBiasBytes : 0);
+        out.macs = net.tensor(out.output).shape.elements() * per_output;
+        net.add_op(std::move(out));
+        continue;
+      }
+      case ir::OpKind::BatchNormalization: {
+        auto x = first_input();
+        if (!x.ok()) return x.failure();
+        const Shape3 s = net.tensor(x.value()).shape;
+        const auto producer = graph.producer(op.inputs[0]);
+        const bool folds = form == NetForm::Folded && producer &&
+                           graph.op(*producer).kind == ir::OpKind::Conv &&
+                           consumers_of(op.inputs[0]).size() == 1;
+        if (folds) {  // the conv already produces the normalized tensor
+          tensor_of[op.outputs[0]] = x.value();
+          continue;
+        }
+        out.kind = OpKind::Eltwise;
+        out.inputs = {x.value()};
+        if (form == NetForm::Caffe) {
+          Op bn = out;
+          bn.type = "BatchNorm";
+          bn.name = op.name + "/bn";
+          auto mid = net.add_tensor(op.name + "/bn", s);
+          bn.output = mid;
+          bn.weight_bytes = 2 * s.c * wb;  // mean, variance
+          net.add_op(std::move(bn));
+          out.name = op.name + "/scale";
+          out.type = "Scale";
+          out.inputs = {mid};
+        }
+        out.weight_bytes = 2 * s.c * wb;  // gamma, beta (or folded scale, shift)
+        auto t = new_tensor(op.outputs[0], op.name);
+        if (!t.ok()) return t.failure();
+        out.output = t.value();
+        net.add_op(std::move(out));
+        continue;
+      }
+      case ir::OpKind::Gemm: {
+        auto x = first_input();
+        if (!x.ok()) return x.failure();
+        out.kind = OpKind::Gemm;
+        out.inputs = {x.value()};
+        auto t = new_tensor(op.outputs[0], op.name);
+        if (!t.ok()) return t.failure();
+        out.output = t.value();
+        const int64_t k = net.tensor(x.value()).shape.elements();
+        const int64_t n = net.tensor(out.output).shape.c;
+        const bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
+        out.weight_bytes = k * n * wb + (bias ? n * kBiasBytes : 0);
+        out.macs = k * n;
+        net.add_op(std::move(out));
+        continue;
+      }
+      case ir::OpKind::MaxPool:
+      case ir::OpKind::AveragePool: {
+        const auto geo = ir::window_geometry(op);
+        out.kind = op.kind == ir::OpKind::MaxPool ? OpKind::MaxPool : OpKind::AvgPool;
+        out.window = {geo.kernel_h,   geo.kernel_w, geo.stride_h, geo.stride_w,   geo.dilation_h,
+                      geo.dilation_w, geo.pad_top,  geo.pad_left, geo.pad_bottom, geo.pad_right};
+        break;
+      }
+      case ir::OpKind::GlobalAveragePool:
+        out.kind = OpKind::GlobalPool;
+        break;
+      case ir::OpKind::Relu:
+      case ir::OpKind::Clip:
+      case ir::OpKind::Quantize:
+      case ir::OpKind::Dequantize:
+      case ir::OpKind::Requantize:
+        out.kind = OpKind::Eltwise;
+        break;
+      case ir::OpKind::Scale: {
+        out.kind = OpKind::Eltwise;
+        break;
+      }
+      case ir::OpKind::Add:
+        out.kind = OpKind::Add;
+        break;
+      case ir::OpKind::Concat: {
+        if (op.get_int("axis") != 1) {
+          return fail("op '" + op.name + "': Concat along axis " +
+                      std::to_string(op.get_int("axis")) + " (only channels are supported)");
+        }
+        out.kind = OpKind::Concat;
+        break;
+      }
+      case ir::OpKind::Pad: {
+        const auto& pads = op.get_ints("pads");  // N C H W begins, then ends
+        out.kind = OpKind::Pad;
+        if (pads.size() == 8) {
+          out.window.pad_top = pads[2];
+          out.window.pad_left = pads[3];
+          out.window.pad_bottom = pads[6];
+          out.window.pad_right = pads[7];
+        }
+        break;
+      }
+      case ir::OpKind::Flatten:
+      case ir::OpKind::Reshape:
+        out.kind = OpKind::Reshape;
+        break;
+      case ir::OpKind::Softmax:
+        out.kind = OpKind::Softmax;
+        break;
+      case ir::OpKind::Split:
+        return fail("op '" + op.name + "': Split is not supported by the scheduler");
+    }
+    // Generic path: activation inputs (constants are weights), one output.
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i].empty()) continue;
+      const ir::Tensor& t = graph.tensor(op.inputs[i]);
+      if (t.constant) {
+        out.weight_bytes += t.shape.empty() ? 0 : ir::element_count(t.shape) * wb;
+        continue;
+      }
+      auto x = input_tensor(op, i);
+      if (!x.ok()) return x.failure();
+      out.inputs.push_back(x.value());
+    }
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    if (out.kind == OpKind::Concat) {
+      int64_t offset = 0;
+      for (int x : out.inputs) {
+        out.concat_offsets.push_back(offset);
+        offset += net.tensor(x).shape.c;
+      }
+    }
+    net.add_op(std::move(out));
+  }
+  net.finalize();
+  return net;
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,20 @@
+// Builds the scheduler's Net view from a graph IR, unfolded (Caffe-style) or BN-folded.
+#pragma once
+
+#include "compiler/ir/graph.hpp"
+#include "scheduler/machine.hpp"
+#include "scheduler/net.hpp"
+#include "scheduler/policy.hpp"
+#include "support/result.hpp"
+
+namespace tessel::sched {
+
+/// Converts `graph` (shapes inferred, batch 1) into a Net with `machine`'s element sizes.
+/// NetForm::Caffe splits each BatchNormalization into a BatchNorm layer (mean, variance) and a
+/// Scale layer (gamma, beta), as Caffe deploys it; NetForm::Folded folds a BatchNormalization
+/// into the Conv that alone feeds it (adding a bias when the conv has none) and keeps any other
+/// as one per-channel affine op. Fails naming the op for anything the scheduler cannot place
+/// (Split, a batch above 1, a non-channel Concat).
+Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form);
+
+}  // namespace tessel::sched
