@@ -156,8 +156,8 @@ struct HwConfig {
 
 // ---- serialisation ----
 
-/// Canonical JSON (keys sorted, sizes in bytes, bandwidth in B/s; 2-space indent).
-/// Reading it back as YAML (JSON is YAML) gives an equal HwConfig.
+/// Canonical JSON for tools and reports: schema order, units in the key names
+/// (`size_bytes`, `bandwidth_bytes_per_second`), 2-space indent, shortest round-trip numbers.
 std::string to_canonical_json(const HwConfig& config);
 
 /// Canonical YAML in the input schema (sizes as plain byte counts, bandwidth as "<n>B/s");
