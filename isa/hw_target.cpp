@@ -1,0 +1,46 @@
+// Conversion from HwConfig to the ISA's view of the target.
+#include "isa/hw_target.hpp"
+
+namespace tessel::isa {
+
+TargetInfo target_from_config(const HwConfig& config) {
+  TargetInfo target;
+  for (const auto& pad : config.scratchpads) {
+    ScratchpadInfo info{pad.name, pad.size_bytes, {}};
+    for (const auto kind : pad.holds) {
+      switch (kind) {
+        case DataKind::kActivations:
+          info.holds.push_back(SramKind::kActivations);
+          break;
+        case DataKind::kWeights:
+          info.holds.push_back(SramKind::kWeights);
+          break;
+        case DataKind::kAccumulators:
+          info.holds.push_back(SramKind::kAccumulators);
+          break;
+        case DataKind::kOutputs:
+          info.holds.push_back(SramKind::kOutputs);
+          break;
+      }
+    }
+    target.scratchpads.push_back(std::move(info));
+  }
+  target.matrix_rows = config.matrix.rows;
+  target.matrix_cols = config.matrix.cols;
+  target.input_bits = config.matrix.input_bits;
+  target.weight_bits = config.matrix.weight_bits;
+  return target;
+}
+
+timing::ComputeParams compute_params_from_config(const HwConfig& config) {
+  return {config.matrix.rows, config.matrix.cols, config.matrix.fill_cycles,
+          config.matrix.drain_cycles, config.vector.lanes};
+}
+
+std::vector<std::string> scratchpad_names(const HwConfig& config) {
+  std::vector<std::string> names;
+  for (const auto& pad : config.scratchpads) names.push_back(pad.name);
+  return names;
+}
+
+}  // namespace tessel::isa

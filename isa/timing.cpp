@@ -1,0 +1,101 @@
+// The per-instruction cost formulas of docs/timing.md.
+#include "isa/timing.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace tessel::isa::timing {
+namespace {
+
+std::uint64_t elem_bytes(Elem elem) {
+  return elem == Elem::kI8 ? 1 : elem == Elem::kI16 ? 2 : 4;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+std::int64_t conv_passes(const Conv& conv) {
+  const std::int64_t kernel = std::int64_t{conv.kh} * conv.kw;
+  return conv.depthwise ? conv.oc_blocks * kernel
+                        : std::int64_t{conv.oc_blocks} * conv.ic_blocks * kernel;
+}
+
+template <class Dma>
+std::vector<DramRun> requests(const Dma& dma) {
+  const std::uint64_t eb = elem_bytes(dma.elem);
+  const std::uint64_t run_bytes = std::uint64_t{dma.c_size} * eb;
+  std::vector<DramRun> runs;
+  for (std::uint64_t y = 0; y < dma.y_size; ++y) {
+    for (std::uint64_t x = 0; x < dma.x_size; ++x) {
+      const std::uint64_t address =
+          dma.dram_addr + (y * dma.dram_stride_y + x * dma.dram_stride_x) * eb;
+      if (!runs.empty() && runs.back().address + runs.back().bytes == address)
+        runs.back().bytes += run_bytes;
+      else
+        runs.push_back({address, run_bytes});
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params) {
+  const std::int64_t positions = std::int64_t{conv.out_h} * conv.out_w;
+  const std::int64_t weight_load = conv.depthwise ? 1 : params.matrix_rows;
+  return weight_load + conv_passes(conv) * std::max(positions, weight_load) + params.fill_cycles +
+         params.drain_cycles;
+}
+
+std::int64_t conv_macs(const Conv& conv, const ComputeParams& params) {
+  const std::int64_t positions = std::int64_t{conv.out_h} * conv.out_w;
+  const std::int64_t per_vector =
+      conv.depthwise ? params.matrix_cols : params.matrix_rows * params.matrix_cols;
+  return positions * conv_passes(conv) * per_vector;
+}
+
+std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams& params) {
+  return std::visit(
+      [&](const auto& x) -> std::int64_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Store>) {
+          return 0;
+        } else if constexpr (std::is_same_v<T, Conv>) {
+          return conv_cycles(x, params);
+        } else if constexpr (std::is_same_v<T, Requant> || std::is_same_v<T, Add> ||
+                             std::is_same_v<T, Copy>) {
+          return std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +
+                 kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, Pool>) {
+          return std::int64_t{x.out_h} * x.out_w * x.kh * x.kw *
+                     ceil_div(x.c_size, params.vector_lanes) +
+                 kVectorPipelineCycles;
+        } else {
+          return 1;  // nop, vcfg, finish
+        }
+      },
+      instruction);
+}
+
+std::vector<DramRun> dma_requests(const Load& load) {
+  return requests(load);
+}
+
+std::vector<DramRun> dma_requests(const Store& store) {
+  return requests(store);
+}
+
+std::uint64_t bursts_covering(const DramRun& run, std::uint64_t burst_bytes) {
+  return (run.address + run.bytes - 1) / burst_bytes - run.address / burst_bytes + 1;
+}
+
+std::uint64_t dma_bytes(const Load& load) {
+  return std::uint64_t{load.y_size} * load.x_size * load.c_size * elem_bytes(load.elem);
+}
+
+std::uint64_t dma_bytes(const Store& store) {
+  return std::uint64_t{store.y_size} * store.x_size * store.c_size * elem_bytes(store.elem);
+}
+
+}  // namespace tessel::isa::timing

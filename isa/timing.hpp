@@ -1,0 +1,53 @@
+// The per-instruction cost formulas of docs/timing.md, as plain functions of the config's numbers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "isa/instruction.hpp"
+
+namespace tessel::isa::timing {
+
+/// Vector pipeline latency P_v (read, multiply, round/shift, clamp/write), a design constant.
+inline constexpr std::int64_t kVectorPipelineCycles = 4;
+
+/// The config numbers the formulas use.
+struct ComputeParams {
+  std::int64_t matrix_rows = 0;   ///< R
+  std::int64_t matrix_cols = 0;   ///< C
+  std::int64_t fill_cycles = 0;   ///< F
+  std::int64_t drain_cycles = 0;  ///< D
+  std::int64_t vector_lanes = 0;  ///< V
+};
+
+/// conv: W + passes * max(P, W) + F + D (docs/timing.md, "conv").
+std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
+
+/// MACs the array performs for a conv (padded channels included): P * passes * R * C, or
+/// P * passes * C when depthwise.
+std::int64_t conv_macs(const Conv& conv, const ComputeParams& params);
+
+/// The cost of any COMPUTE-engine instruction or nop (conv, vector ops, vcfg, finish, nop).
+/// Returns 0 for load and store, whose cost depends on the DRAM model.
+std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams& params);
+
+/// One DRAM request of a DMA instruction: a maximal contiguous byte run.
+struct DramRun {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+
+  bool operator==(const DramRun&) const = default;
+};
+
+/// The requests of a load or store, in presentation order (y, then x; adjacent runs merged).
+std::vector<DramRun> dma_requests(const Load& load);
+std::vector<DramRun> dma_requests(const Store& store);
+
+/// Aligned bursts covering [address, address + bytes): floor((a+n-1)/B) - floor(a/B) + 1.
+std::uint64_t bursts_covering(const DramRun& run, std::uint64_t burst_bytes);
+
+/// Bytes a DMA instruction moves over DRAM: y_size * x_size * c_size * element bytes.
+std::uint64_t dma_bytes(const Load& load);
+std::uint64_t dma_bytes(const Store& store);
+
+}  // namespace tessel::isa::timing

@@ -1,0 +1,198 @@
+// Bit-exact encodings computed by hand, and the decoder's located rejections.
+#include <gtest/gtest.h>
+
+#include "isa/instruction.hpp"
+
+namespace tessel::isa {
+namespace {
+
+Word word_of(std::initializer_list<int> bytes) {
+  Word w{};
+  std::size_t i = 0;
+  for (int b : bytes) w[i++] = static_cast<std::uint8_t>(b);
+  return w;
+}
+
+Word encoded(const Instruction& x) {
+  auto w = encode(x);
+  EXPECT_TRUE(w.ok()) << w.reason();
+  return w.ok() ? w.value() : Word{};
+}
+
+TEST(IsaEncoding, finish_is_its_opcode_alone) {
+  EXPECT_EQ(encoded(Finish{}), word_of({0x0a}));
+}
+
+TEST(IsaEncoding, nop_on_store_with_push_prev_sets_bit_10_and_engine_code_2) {
+  Nop nop;
+  nop.engine = Engine::kStore;
+  nop.push_prev = true;
+  EXPECT_EQ(encoded(nop), word_of({0x01, 0x04, 0x02}));
+}
+
+TEST(IsaEncoding, load_fields_land_on_their_table_bits) {
+  Load x;
+  x.push_next = true;          // bit 11
+  x.sp = 1;                    // bits 16..19
+  x.elem = Elem::kI16;         // bits 20..21
+  x.kind = Traffic::kWeights;  // bits 22..23
+  x.sram_addr = 0x100;         // bits 24..47
+  x.dram_addr = 0x4000;        // bits 48..87
+  x.y_size = 2;                // bits 88..99
+  x.x_size = 3;                // bits 100..111
+  x.c_size = 16;               // bits 112..127
+  x.dram_stride_y = 48;        // bits 128..151
+  x.dram_stride_x = 16;        // bits 152..171
+  x.sram_stride_y = 80;        // bits 172..191
+  x.sram_stride_x = 16;        // bits 192..207
+  x.pad_top = 1;               // bits 208..211
+  x.pad_left = 1;              // bits 216..219
+  x.pad_right = 1;             // bits 220..223
+  x.pad_value = -1;            // bits 224..239, two's complement
+  EXPECT_EQ(encoded(x), word_of({0x02, 0x08, 0x51, 0x00, 0x01, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00,
+                                 0x02, 0x30, 0x00, 0x10, 0x00, 0x30, 0x00, 0x00, 0x10, 0x00, 0x00,
+                                 0x05, 0x00, 0x10, 0x00, 0x01, 0x11, 0xff, 0xff, 0x00, 0x00}));
+}
+
+TEST(IsaEncoding, vcfg_signed_fields_straddle_bytes) {
+  Vcfg x;
+  x.mult_a = 1u << 30;  // bit 46
+  x.mult_b = 1;         // bit 47
+  x.shift = 31;         // bits 78..83
+  x.zp = -3;            // bits 84..99
+  x.lo = -128;          // bits 100..115
+  x.hi = 127;           // bits 116..131
+  EXPECT_EQ(encoded(x), word_of({0x05, 0, 0, 0, 0, 0xc0, 0, 0, 0, 0xc0, 0xd7, 0xff, 0x0f, 0xf8,
+                                 0xff, 0x07, 0x00}));
+}
+
+TEST(IsaEncoding, decode_inverts_the_hand_computed_load) {
+  const Word w = word_of({0x02, 0x08, 0x51, 0x00, 0x01, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00,
+                          0x02, 0x30, 0x00, 0x10, 0x00, 0x30, 0x00, 0x00, 0x10, 0x00, 0x00,
+                          0x05, 0x00, 0x10, 0x00, 0x01, 0x11, 0xff, 0xff, 0x00, 0x00});
+  auto x = decode(w);
+  ASSERT_TRUE(x.ok()) << x.reason();
+  const auto& load = std::get<Load>(x.value());
+  EXPECT_EQ(load.pad_value, -1);
+  EXPECT_EQ(load.sram_stride_y, 80u);
+  EXPECT_EQ(load.kind, Traffic::kWeights);
+  EXPECT_EQ(engine_of(x.value()), Engine::kLoad);
+}
+
+TEST(IsaEncoding, decode_rejects_opcode_zero) {
+  auto x = decode(Word{});
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.reason(), "unknown opcode 0x00");
+}
+
+TEST(IsaEncoding, decode_rejects_an_unassigned_opcode) {
+  auto x = decode(word_of({0x2a}));
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.reason(), "unknown opcode 0x2a");
+}
+
+TEST(IsaEncoding, decode_rejects_a_set_reserved_bit) {
+  auto x = decode(word_of({0x0a, 0x10}));  // finish with bit 12
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.reason(), "reserved bit 12 is set (finish does not use it)");
+  auto y = decode(word_of({0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                           0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80}));
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.reason(), "reserved bit 255 is set (finish does not use it)");
+}
+
+TEST(IsaEncoding, decode_rejects_a_zero_extent) {
+  Load x;
+  auto w = encoded(x);
+  w[11] = 0;  // y_size = 0
+  auto d = decode(w);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.reason(), "field 'y_size' = 0 out of range [1, 4095]");
+}
+
+TEST(IsaEncoding, decode_rejects_an_enum_code_without_a_name) {
+  auto w = encoded(Load{});
+  w[2] |= 0x30;  // elem = 3
+  auto d = decode(w);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.reason(), "field 'elem' = 3 out of range [i8, i32]");
+}
+
+TEST(IsaEncoding, decode_rejects_token_flags_the_engine_lacks) {
+  auto w = encoded(Load{});
+  w[1] = 0x01;  // pop_prev
+  auto d = decode(w);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.reason(), "field 'pop_prev' = 1: the load engine has no previous engine");
+  auto s = encoded(Store{});
+  s[1] = 0x08;  // push_next
+  d = decode(s);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.reason(), "field 'push_next' = 1: the store engine has no next engine");
+}
+
+TEST(IsaEncoding, check_rejects_a_pad_value_outside_elem) {
+  Load x;
+  x.pad_value = 128;
+  auto w = encode(x);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(), "field 'pad_value' = 128: does not fit elem i8");
+  x.elem = Elem::kI16;
+  EXPECT_TRUE(encode(x).ok());
+}
+
+TEST(IsaEncoding, check_rejects_padding_that_leaves_no_stored_input) {
+  Conv x;  // out 1x1, 1x1 kernel: one stored row; any bottom pad removes it
+  x.pad_bottom = 1;
+  auto w = encode(x);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(),
+            "field 'pad_bottom' = 1: the padding leaves 0 stored input rows/columns (at least 1 "
+            "needed)");
+  x.kh = 3;  // 3 padded rows, 1 stored
+  x.pad_top = 1;
+  EXPECT_TRUE(encode(x).ok());
+}
+
+TEST(IsaEncoding, check_rejects_depthwise_with_several_input_blocks) {
+  Conv x;
+  x.depthwise = true;
+  x.ic_blocks = 2;
+  auto w = encode(x);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(), "field 'ic_blocks' = 2: must be 1 when depthwise = 1");
+}
+
+TEST(IsaEncoding, check_rejects_pool_padding_as_large_as_the_window) {
+  Pool x;
+  x.kh = x.kw = 2;
+  x.out_h = x.out_w = 2;
+  x.pad_left = 2;
+  auto w = encode(x);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(), "field 'pad_left' = 2: must be smaller than the window (2)");
+}
+
+TEST(IsaEncoding, check_rejects_an_empty_clamp_range) {
+  Vcfg x;
+  x.lo = 1;
+  x.hi = 0;
+  auto w = encode(x);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(), "field 'hi' = 0: below lo = 1");
+}
+
+TEST(IsaEncoding, make_instruction_checks_ranges_and_field_count) {
+  const auto* spec = find_opcode("vcfg");
+  ASSERT_NE(spec, nullptr);
+  std::vector<std::int64_t> values(static_cast<std::size_t>(spec->field_count), 0);
+  values[6] = 63;  // shift (after the 4 flags, mult_a, mult_b)
+  auto x = make_instruction(*spec, values);
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.reason(), "field 'shift' = 63 out of range [0, 62]");
+  values.pop_back();
+  EXPECT_FALSE(make_instruction(*spec, values).ok());
+}
+
+}  // namespace
+}  // namespace tessel::isa

@@ -1,0 +1,123 @@
+// SRAM operand extents and validation against a target, on hand-computed tiny cases.
+#include <gtest/gtest.h>
+
+#include "isa/target.hpp"
+
+namespace tessel::isa {
+namespace {
+
+TargetInfo split_target() {
+  TargetInfo t;
+  t.scratchpads = {{"inp", 1024, {SramKind::kActivations}},
+                   {"wgt", 4096, {SramKind::kWeights}},
+                   {"acc", 4096, {SramKind::kAccumulators}},
+                   {"out", 1024, {SramKind::kOutputs}}};
+  t.matrix_rows = 4;
+  t.matrix_cols = 4;
+  return t;
+}
+
+Conv conv_3x3_pad1() {
+  Conv x;
+  x.in_sp = 0;
+  x.w_sp = 1;
+  x.acc_sp = 2;
+  x.out_h = x.out_w = 2;
+  x.ic_blocks = 1;
+  x.oc_blocks = 2;
+  x.kh = x.kw = 3;
+  x.pad_top = x.pad_left = 1;  // stored input: (2-1)+3-1 = 3 rows/cols before pads -> 4 - 1 = 3
+  x.in_stride_y = 12;          // 3 pixels x 4 channels
+  x.in_stride_x = 4;
+  x.acc_stride_y = 16;  // 2 pixels x 8 channels
+  x.acc_stride_x = 8;
+  x.init = Init::kBias;
+  x.bias_addr = 0x200;
+  return x;
+}
+
+TEST(IsaTarget, conv_operand_extents_follow_the_layouts) {
+  const auto accesses = sram_accesses(conv_3x3_pad1(), 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 4u);  // input, weights, bias, accumulators (written)
+  // input: stored rows = (2-1)*1 + (3-1)*1 + 1 - 1 - 0 = 3, cols 3, 4 channels:
+  // last element (2, 2, 3) at 2*12 + 2*4 + 3 = 35 -> end 36
+  EXPECT_EQ(accesses[0].addr_field, "in_addr");
+  EXPECT_EQ(accesses[0].end, 36);
+  // weights: 2 oc blocks x 1 ic block x 3 x 3 x 4 x 4 = 288 bytes
+  EXPECT_EQ(accesses[1].end, 288);
+  // bias: 8 channels x 4 bytes after 0x200
+  EXPECT_EQ(accesses[2].begin, 0x200);
+  EXPECT_EQ(accesses[2].end, 0x200 + 32);
+  // accumulators: (1*16 + 1*8 + 8) * 4 = 128 bytes
+  EXPECT_EQ(accesses[3].end, 128);
+  EXPECT_TRUE(accesses[3].is_write);
+}
+
+TEST(IsaTarget, a_valid_conv_passes) {
+  EXPECT_FALSE(validate(conv_3x3_pad1(), split_target()).has_value());
+}
+
+TEST(IsaTarget, weights_past_the_end_are_reported_on_w_addr) {
+  Conv x = conv_3x3_pad1();
+  x.w_addr = 4096 - 287;
+  const auto problem = validate(x, split_target());
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "w_addr");
+  EXPECT_EQ(problem->message,
+            "field 'w_addr' = 0xee1: the operand's last byte 0x1000 is beyond scratchpad 'wgt' "
+            "(4 KiB)");
+}
+
+TEST(IsaTarget, missing_scratchpad_lists_the_config_names) {
+  Requant x;
+  x.src_sp = 2;
+  x.dst_sp = 7;
+  const auto problem = validate(x, split_target());
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->message,
+            "field 'dst_sp' = 7: no such scratchpad (the config has 4: inp, wgt, acc, out)");
+}
+
+TEST(IsaTarget, requant_must_read_accumulators) {
+  Requant x;
+  x.src_sp = 0;
+  x.dst_sp = 3;
+  const auto problem = validate(x, split_target());
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->message, "field 'src_sp' = inp: the scratchpad may not hold accumulators");
+}
+
+TEST(IsaTarget, conv_elem_must_match_the_matrix_input_width) {
+  Conv x = conv_3x3_pad1();
+  x.elem = Elem::kI16;
+  const auto problem = validate(x, split_target());
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->message,
+            "field 'elem' = i16 but the matrix unit takes 8-bit inputs (matrix.input_bits)");
+}
+
+TEST(IsaTarget, padded_load_box_counts_its_padding) {
+  Load x;
+  x.y_size = 2;
+  x.x_size = 2;
+  x.c_size = 4;
+  x.pad_top = x.pad_bottom = x.pad_left = x.pad_right = 1;  // 4 x 4 pixels written
+  x.sram_stride_y = 16;
+  x.sram_stride_x = 4;
+  const auto accesses = sram_accesses(x, 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 1u);
+  EXPECT_EQ(accesses[0].end, 3 * 16 + 3 * 4 + 4);  // 64 bytes
+  x.sram_addr = 1024 - 63;
+  EXPECT_TRUE(validate(x, split_target()).has_value());
+  x.sram_addr = 1024 - 64;
+  EXPECT_FALSE(validate(x, split_target()).has_value());
+}
+
+TEST(IsaTarget, sizes_are_written_in_binary_units) {
+  EXPECT_EQ(format_size(192 * 1024), "192 KiB");
+  EXPECT_EQ(format_size(2 << 20), "2 MiB");
+  EXPECT_EQ(format_size(1000), "1000 bytes");
+}
+
+}  // namespace
+}  // namespace tessel::isa

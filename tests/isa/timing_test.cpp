@@ -1,0 +1,77 @@
+// The per-instruction formulas of docs/timing.md on hand-computed cases.
+#include <gtest/gtest.h>
+
+#include "isa/timing.hpp"
+
+namespace tessel::isa::timing {
+namespace {
+
+const ComputeParams kMicro{4, 4, 4, 4, 4};  // R, C, F, D, V of tests/isa/programs/micro.yaml
+
+TEST(IsaTiming, conv_worked_example_is_16_cycles) {
+  Conv x;  // 1x1 conv, 2x2 outputs, one block each way
+  x.out_h = x.out_w = 2;
+  EXPECT_EQ(conv_cycles(x, kMicro), 4 + 1 * 4 + 4 + 4);
+  EXPECT_EQ(conv_macs(x, kMicro), 4 * 16);
+}
+
+TEST(IsaTiming, short_passes_are_bound_by_the_weight_load) {
+  Conv fc;  // GEMV: 1 output position, 3 x 2 blocks
+  fc.ic_blocks = 3;
+  fc.oc_blocks = 2;
+  EXPECT_EQ(conv_cycles(fc, kMicro), 4 + 6 * 4 + 8);
+}
+
+TEST(IsaTiming, depthwise_loads_one_weight_per_column) {
+  Conv dw;
+  dw.depthwise = true;
+  dw.out_h = dw.out_w = 3;
+  dw.kh = dw.kw = 3;
+  dw.oc_blocks = 2;
+  dw.pad_top = dw.pad_left = dw.pad_bottom = dw.pad_right = 1;
+  EXPECT_EQ(conv_cycles(dw, kMicro), 1 + 2 * 9 * 9 + 8);
+  EXPECT_EQ(conv_macs(dw, kMicro), 9 * 18 * 4);
+}
+
+TEST(IsaTiming, vector_ops_take_one_cycle_per_pixel_per_lane_group) {
+  Requant r;
+  r.y_size = 2;
+  r.x_size = 3;
+  r.c_size = 5;  // ceil(5/4) = 2
+  EXPECT_EQ(compute_cycles(r, kMicro), 2 * 3 * 2 + kVectorPipelineCycles);
+  Pool p;
+  p.out_h = p.out_w = 2;
+  p.kh = p.kw = 2;
+  p.stride_h = p.stride_w = 2;
+  p.c_size = 4;
+  EXPECT_EQ(compute_cycles(p, kMicro), 4 * 4 * 1 + kVectorPipelineCycles);
+  EXPECT_EQ(compute_cycles(Vcfg{}, kMicro), 1);
+  EXPECT_EQ(compute_cycles(Load{}, kMicro), 0);
+}
+
+TEST(IsaTiming, dma_merges_adjacent_runs) {
+  Load x;
+  x.dram_addr = 0x1000;
+  x.y_size = 2;
+  x.x_size = 3;
+  x.c_size = 8;
+  x.dram_stride_x = 8;   // pixels adjacent: one run per row
+  x.dram_stride_y = 40;  // rows 40 elements apart: 16-byte gap
+  const auto runs = dma_requests(x);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], (DramRun{0x1000, 24}));
+  EXPECT_EQ(runs[1], (DramRun{0x1000 + 40, 24}));
+  x.dram_stride_y = 24;  // rows adjacent too: one request
+  EXPECT_EQ(dma_requests(x), (std::vector<DramRun>{{0x1000, 48}}));
+  EXPECT_EQ(dma_bytes(x), 48u);
+}
+
+TEST(IsaTiming, unaligned_runs_cover_extra_bursts) {
+  EXPECT_EQ(bursts_covering({0, 64}, 64), 1u);
+  EXPECT_EQ(bursts_covering({32, 64}, 64), 2u);
+  EXPECT_EQ(bursts_covering({63, 2}, 64), 2u);
+  EXPECT_EQ(bursts_covering({64, 1}, 64), 1u);
+}
+
+}  // namespace
+}  // namespace tessel::isa::timing
