@@ -203,6 +203,23 @@ Status Graph::set_input(OpId id, int index, const std::string& tensor_name) {
   return {};
 }
 
+Status Graph::append_input(OpId id, const std::string& tensor_name) {
+  Op& target = graph_[id];
+  const OpSchema& entry = schema(target.kind);
+  if (entry.max_inputs >= 0 && static_cast<int>(target.inputs.size()) >= entry.max_inputs) {
+    return fail("%" + target.name + " (" + std::string(entry.name) + "): already has " +
+                std::to_string(target.inputs.size()) + " inputs");
+  }
+  if (!has_tensor(tensor_name)) {
+    return fail("%" + target.name + ": input %" + tensor_name + " is not defined");
+  }
+  target.inputs.push_back(tensor_name);
+  const int index = static_cast<int>(target.inputs.size()) - 1;
+  const auto it = producer_.find(tensor_name);
+  if (it != producer_.end()) boost::add_edge(it->second, id, EdgeData{tensor_name, index}, graph_);
+  return {};
+}
+
 Status Graph::replace_all_uses(const std::string& from, const std::string& to) {
   if (!has_tensor(to)) return fail("replace_all_uses: %" + to + " is not defined");
   for (const Use& use : consumers(from)) {
@@ -225,6 +242,38 @@ void Graph::remove_ops(std::vector<OpId> ids) {
   graph_.clear();
   for (Op& op : kept) boost::add_vertex(std::move(op), graph_);
   rebuild();
+}
+
+Status Graph::sort_topologically() {
+  // boost::topological_sort follows DFS finishing order, which scatters the creation order;
+  // this renumbering keeps it wherever dependences allow.
+  const std::size_t n = num_ops();
+  std::vector<std::size_t> waiting(n, 0);
+  for (OpId id = 0; id < n; ++id) waiting[id] = predecessors(id).size();
+  std::set<OpId> ready;
+  for (OpId id = 0; id < n; ++id) {
+    if (waiting[id] == 0) ready.insert(id);
+  }
+  std::vector<OpId> order;
+  while (!ready.empty()) {
+    const OpId id = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(id);
+    for (OpId next : successors(id)) {
+      if (--waiting[next] == 0) ready.insert(next);
+    }
+  }
+  if (order.size() != n) {
+    auto cyclic = topological_order(*this);
+    return fail(cyclic ? "cycle" : cyclic.reason());
+  }
+  std::vector<Op> sorted;
+  sorted.reserve(n);
+  for (OpId id : order) sorted.push_back(graph_[id]);
+  graph_.clear();
+  for (Op& op : sorted) boost::add_vertex(std::move(op), graph_);
+  rebuild();
+  return {};
 }
 
 void Graph::rebuild() {

@@ -94,11 +94,17 @@ class Graph {
   // --- rewriting ------------------------------------------------------------------------------
   /// Points input slot `index` of `id` at `tensor` (edges follow).
   Status set_input(OpId id, int index, const std::string& tensor);
+  /// Appends an input slot to `id` (e.g. the bias a folded Conv gains); checks the arity.
+  Status append_input(OpId id, const std::string& tensor);
   /// Makes every reader of `from` (ops and graph outputs) read `to` instead.
   Status replace_all_uses(const std::string& from, const std::string& to);
   /// Removes ops; their outputs stay as tensors without a producer unless removed too.
   /// Renumbers OpIds.
   void remove_ops(std::vector<OpId> ids);
+  /// Renumbers ops so that id order is topological, keeping the current order wherever the
+  /// dependences allow (Kahn's algorithm taking the lowest ready id first), so a pass that
+  /// appended ops leaves a graph that dumps in a natural order. Fails on a cycle, unchanged.
+  Status sort_topologically();
   /// Removes tensors that no op reads or writes and that are not graph outputs; returns how many.
   std::size_t remove_unused_tensors();
   /// A name not yet used by any tensor or op: `base`, else `base.1`, `base.2`, ...

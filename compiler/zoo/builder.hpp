@@ -1,0 +1,81 @@
+// NetBuilder: terse layer-by-layer construction of zoo graphs with shapes and seeded weights.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/zoo/zoo.hpp"
+
+namespace tessel::zoo {
+
+/// Geometry of a convolution layer (PyTorch's Conv2d arguments).
+struct ConvSpec {
+  std::int64_t out_channels;
+  std::int64_t kernel_h, kernel_w;
+  std::int64_t stride = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t group = 1;
+  bool bias = false;
+  double gain = 2.0;  ///< He gain: 2 when a ReLU follows, 1 for a linear layer
+};
+
+/// Square kernel, symmetric padding.
+inline ConvSpec conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1,
+                          std::int64_t pad = 0) {
+  return {out_channels, kernel, kernel, stride, pad, pad};
+}
+
+/// Builds a graph layer by layer; each method adds one op named `name` whose output tensor is
+/// also `name`, infers its shape at once and returns the output name. Parameters are named
+/// `<name>.weight`, `<name>.bias`, `<name>.running_mean`, ... as in a torchvision state dict.
+/// Misuse (a shape that does not fit) is a programming error of the zoo: std::logic_error.
+class NetBuilder {
+ public:
+  NetBuilder(std::string graph_name, const ZooOptions& options);
+
+  std::string input(const std::string& name, std::int64_t channels, std::int64_t height,
+                    std::int64_t width);
+  std::string conv(const std::string& x, const std::string& name, const ConvSpec& spec);
+  /// BatchNormalization with torchvision's tensor names; `gamma_centre` shifts gamma's mean.
+  std::string batch_norm(const std::string& x, const std::string& name, double epsilon = 1e-5,
+                         double gamma_centre = 1.0);
+  std::string relu(const std::string& x, const std::string& name);
+  std::string clip(const std::string& x, const std::string& name, double min, double max);
+  std::string add(const std::string& a, const std::string& b, const std::string& name);
+  std::string concat(const std::vector<std::string>& xs, const std::string& name);
+  std::string max_pool(const std::string& x, const std::string& name, std::int64_t kernel,
+                       std::int64_t stride, std::int64_t pad = 0, bool ceil_mode = false);
+  std::string average_pool(const std::string& x, const std::string& name, std::int64_t kernel,
+                           std::int64_t stride, std::int64_t pad = 0,
+                           bool count_include_pad = true);
+  std::string global_average_pool(const std::string& x, const std::string& name);
+  std::string flatten(const std::string& x, const std::string& name);
+  /// Linear layer as Gemm(transB=1): weight [out, in], bias [out].
+  std::string linear(const std::string& x, const std::string& name, std::int64_t out_features,
+                     double gain = 1.0);
+  std::string softmax(const std::string& x, const std::string& name);
+
+  /// conv (no bias) -> BatchNorm -> ReLU, torchvision's BasicConv2d/ConvBNReLU; the ops are
+  /// `<prefix>.conv`/`<prefix>.bn`/`<prefix>.relu` unless names are given.
+  std::string conv_bn_relu(const std::string& x, const std::string& conv_name,
+                           const std::string& bn_name, const std::string& relu_name,
+                           const ConvSpec& spec, double epsilon = 1e-5);
+
+  const ir::Shape& shape(const std::string& tensor) const;
+  std::int64_t channels(const std::string& tensor) const { return shape(tensor).at(1); }
+
+  /// Sets the outputs, validates and returns the graph.
+  ir::Graph finish(const std::vector<std::string>& outputs);
+
+ private:
+  std::string add_op(ir::Op op);
+  /// A constant of `shape` filled by `value(i)` (or shape-only without weights).
+  void add_parameter(const std::string& name, ir::Shape shape, double mean, double std_dev);
+  void add_positive_parameter(const std::string& name, ir::Shape shape, double log_std);
+
+  ir::Graph graph_;
+  ZooOptions options_;
+};
+
+}  // namespace tessel::zoo

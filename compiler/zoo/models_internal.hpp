@@ -1,0 +1,21 @@
+// Builders of the individual zoo models (one file per family); zoo.cpp lists them.
+#pragma once
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/zoo/zoo.hpp"
+
+namespace tessel::zoo::detail {
+
+ir::Graph build_resnet18(const ZooOptions& options);
+ir::Graph build_resnet50(const ZooOptions& options);
+ir::Graph build_vgg19(const ZooOptions& options);
+ir::Graph build_googlenet(const ZooOptions& options);
+ir::Graph build_inception_v3(const ZooOptions& options);
+ir::Graph build_mobilenet_v2(const ZooOptions& options);
+ir::Graph build_tiny_conv(const ZooOptions& options);
+ir::Graph build_tiny_residual(const ZooOptions& options);
+ir::Graph build_tiny_inception(const ZooOptions& options);
+ir::Graph build_tiny_mlp(const ZooOptions& options);
+ir::Graph build_tiny_depthwise(const ZooOptions& options);
+
+}  // namespace tessel::zoo::detail

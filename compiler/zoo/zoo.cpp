@@ -1,0 +1,80 @@
+// The zoo's model table and build_model.
+#include "compiler/zoo/zoo.hpp"
+
+#include <functional>
+#include <stdexcept>
+
+#include "compiler/zoo/models_internal.hpp"
+#include "support/strings.hpp"
+
+namespace tessel::zoo {
+namespace {
+
+struct Entry {
+  ModelInfo info;
+  std::function<ir::Graph(const ZooOptions&)> build;
+};
+
+const std::vector<Entry>& entries() {
+  using namespace detail;
+  static const std::vector<Entry> table = {
+      {{"resnet18", "ResNet-18, 224x224, BasicBlock x [2,2,2,2]", false}, build_resnet18},
+      {{"resnet50", "ResNet-50 (v1.5), 224x224, Bottleneck x [3,4,6,3]", false}, build_resnet50},
+      {{"vgg19", "VGG-19, 224x224, 16 conv + 3 FC, no BN", false}, build_vgg19},
+      {{"googlenet", "GoogLeNet (Inception v1), 224x224, no aux heads", false}, build_googlenet},
+      {{"inception_v3", "Inception-v3, 299x299, no aux head", false}, build_inception_v3},
+      {{"mobilenet_v2", "MobileNet-v2, 224x224, inverted residuals, ReLU6", false},
+       build_mobilenet_v2},
+      {{"tiny_conv", "3x8x8 -> conv3x3(4, bias) -> relu", true}, build_tiny_conv},
+      {{"tiny_residual", "conv-bn-relu-conv-bn + skip add + relu on 4x8x8", true},
+       build_tiny_residual},
+      {{"tiny_inception", "three branches (1x1, 1x1->3x3, pool->1x1) + concat on 8x8x8", true},
+       build_tiny_inception},
+      {{"tiny_mlp", "flatten -> gemm -> relu -> gemm -> softmax", true}, build_tiny_mlp},
+      {{"tiny_depthwise", "depthwise 3x3 + BN + ReLU6, pointwise + BN, global pool", true},
+       build_tiny_depthwise},
+  };
+  return table;
+}
+
+}  // namespace
+
+const std::vector<ModelInfo>& models() {
+  static const std::vector<ModelInfo> infos = [] {
+    std::vector<ModelInfo> list;
+    for (const Entry& entry : entries()) list.push_back(entry.info);
+    return list;
+  }();
+  return infos;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const ModelInfo& info : models()) names.push_back(info.name);
+  return names;
+}
+
+bool is_zoo_model(const std::string& name) {
+  for (const ModelInfo& info : models()) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
+Result<ir::Graph> build_model(const std::string& name, const ZooOptions& options) {
+  if (options.batch < 1)
+    return fail("batch must be at least 1, got " + std::to_string(options.batch));
+  for (const Entry& entry : entries()) {
+    if (entry.info.name == name) return entry.build(options);
+  }
+  return fail("unknown model '" + name + "'" + did_you_mean(name, model_names()) +
+              " (zoo models: " +
+              [] {
+                std::string list;
+                for (const std::string& n : model_names()) list += (list.empty() ? "" : ", ") + n;
+                return list;
+              }() +
+              ")");
+}
+
+}  // namespace tessel::zoo
