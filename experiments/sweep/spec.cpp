@@ -1,0 +1,457 @@
+// Parsing and validating sweep specs, expanding axes and enumerating design points.
+#include "experiments/sweep/spec.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "experiments/sweep/config_override.hpp"
+#include "support/diagnostic.hpp"
+#include "support/strings.hpp"
+
+namespace tessel::sweep {
+namespace {
+
+const std::vector<std::string> kModes = {"analytic", "sim", "synthetic"};
+const std::vector<std::string> kObjectives = {"bytes", "latency"};
+constexpr std::size_t kMaxAxisValues = 100000;
+constexpr const char* kQuantPrefix = "quantization.";
+
+/// Parsing context: the spec's file name for diagnostics.
+struct Reader {
+  std::string file;
+
+  SourceLocation at(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.line < 0) return {file, 0, 0};
+    return {file, mark.line + 1, mark.column + 1};
+  }
+  [[noreturn]] void error(const YAML::Node& node, const std::string& key,
+                          const std::string& message) const {
+    throw_input_error(at(node), key, message);
+  }
+
+  std::string string_of(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) error(node, key, "expected a string");
+    return node.Scalar();
+  }
+
+  std::vector<std::string> names_of(const YAML::Node& node, const std::string& key) const {
+    std::vector<std::string> names;
+    if (node.IsScalar()) {
+      names.push_back(node.Scalar());
+    } else if (node.IsSequence() && node.size() > 0) {
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        const std::string item_key = key + "[" + std::to_string(i) + "]";
+        std::string name = string_of(node[i], item_key);
+        if (!seen.insert(name).second) error(node[i], item_key, "'" + name + "' is listed twice");
+        names.push_back(std::move(name));
+      }
+    } else {
+      error(node, key, "expected a name or a non-empty list of names");
+    }
+    return names;
+  }
+
+  double number_of(const YAML::Node& node, const std::string& key) const {
+    const nlohmann::json value = node.IsScalar() ? scalar_json(node) : nlohmann::json();
+    if (!value.is_number()) error(node, key, "expected a number");
+    return value.get<double>();
+  }
+
+  /// A value list: a sequence of scalars, or a range {from, to, times} / {from, to, step}.
+  std::vector<YAML::Node> values_of(const YAML::Node& node, const std::string& key) const {
+    std::vector<YAML::Node> values;
+    if (node.IsSequence()) {
+      if (node.size() == 0) error(node, key, "the value list is empty");
+      for (std::size_t i = 0; i < node.size(); ++i) values.push_back(node[i]);
+      return values;
+    }
+    if (node.IsScalar()) return {node};
+    if (!node.IsMap())
+      error(node, key, "expected a list of values or a range {from, to, times|step}");
+    for (const auto& entry : node) {
+      const std::string name = entry.first.as<std::string>();
+      const std::vector<std::string> allowed = {"from", "to", "times", "step"};
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        error(entry.first, key + "." + name,
+              "unknown range key" + did_you_mean(name, allowed) +
+                  " (a range is {from, to, times} or {from, to, step})");
+      }
+    }
+    if (!node["from"] || !node["to"]) error(node, key, "a range needs 'from' and 'to'");
+    if (static_cast<bool>(node["times"]) == static_cast<bool>(node["step"])) {
+      error(node, key, "a range needs exactly one of 'times' (geometric) or 'step' (linear)");
+    }
+    const double from = number_of(node["from"], key + ".from");
+    const double to = number_of(node["to"], key + ".to");
+    const bool geometric = static_cast<bool>(node["times"]);
+    const YAML::Node& by_node = geometric ? node["times"] : node["step"];
+    const double by = number_of(by_node, key + (geometric ? ".times" : ".step"));
+    if (geometric && !(by > 1.0)) error(by_node, key + ".times", "must be greater than 1");
+    if (!geometric && !(by > 0.0)) error(by_node, key + ".step", "must be positive");
+    if (geometric && !(from > 0.0))
+      error(node["from"], key + ".from", "must be positive for 'times'");
+    if (to < from) error(node["to"], key + ".to", "is below 'from'");
+    const bool integral =
+        scalar_json(node["from"]).is_number_integer() && scalar_json(by_node).is_number_integer();
+    const double tolerance = 1e-9 * std::max(std::fabs(to), 1.0);
+    for (std::size_t i = 0;; ++i) {
+      const double value = geometric ? from * std::pow(by, static_cast<double>(i))
+                                     : from + by * static_cast<double>(i);
+      if (value > to + tolerance) break;
+      if (values.size() == kMaxAxisValues) {
+        error(node, key, "the range has more than " + std::to_string(kMaxAxisValues) + " values");
+      }
+      std::ostringstream text;
+      if (integral) {
+        text << std::llround(value);
+      } else {
+        text.precision(12);
+        text << value;
+      }
+      YAML::Node scalar(text.str());
+      values.push_back(scalar);
+    }
+    return values;
+  }
+};
+
+/// One axis value with the spec position of its key (for override diagnostics).
+struct Assignment {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+using Row = std::vector<Assignment>;
+
+std::vector<Row> product_rows(const std::vector<Row>& outer, const std::vector<Row>& inner) {
+  std::vector<Row> rows;
+  rows.reserve(outer.size() * inner.size());
+  for (const Row& a : outer) {
+    for (const Row& b : inner) {
+      Row row = a;
+      row.insert(row.end(), b.begin(), b.end());
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+class AxisParser {
+ public:
+  explicit AxisParser(const Reader& reader) : reader_(reader) {}
+
+  /// `axes:` is a list of groups, or a mapping (shorthand for one product group).
+  std::vector<Row> parse(const YAML::Node& axes) {
+    std::vector<Row> rows = {Row{}};
+    if (!axes || axes.IsNull()) return rows;
+    if (axes.IsMap()) return product_rows(rows, product(axes, "axes"));
+    if (!axes.IsSequence()) reader_.error(axes, "axes", "expected a list of axis groups");
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const std::string where = "axes[" + std::to_string(i) + "]";
+      const YAML::Node& group = axes[i];
+      if (!group.IsMap() || group.size() != 1) {
+        reader_.error(group, where,
+                      "an axis group is one of {product: ...}, {zip: ...}, {list: ...}");
+      }
+      const auto entry = *group.begin();
+      const std::string kind = entry.first.as<std::string>();
+      const std::string key = where + "." + kind;
+      if (kind == "product") {
+        rows = product_rows(rows, product(entry.second, key));
+      } else if (kind == "zip") {
+        rows = product_rows(rows, zip(entry.second, key));
+      } else if (kind == "list") {
+        rows = product_rows(rows, list(entry.second, key));
+      } else {
+        reader_.error(entry.first, key,
+                      "unknown axis group" + did_you_mean(kind, {"product", "zip", "list"}) +
+                          " (one of product, zip, list)");
+      }
+    }
+    return rows;
+  }
+
+  const std::vector<std::string>& keys() const { return keys_; }
+
+ private:
+  void claim(const YAML::Node& key_node, const std::string& key) {
+    if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) {
+      reader_.error(key_node, key, "this axis key appears in more than one place");
+    }
+    keys_.push_back(key);
+  }
+
+  std::vector<Row> product(const YAML::Node& node, const std::string& where) {
+    if (!node.IsMap() || node.size() == 0)
+      reader_.error(node, where, "expected a mapping of key: values");
+    std::vector<Row> rows = {Row{}};
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      claim(entry.first, key);
+      std::vector<Row> axis;
+      for (const YAML::Node& value : reader_.values_of(entry.second, key)) {
+        axis.push_back({{key, entry.first, value}});
+      }
+      rows = product_rows(rows, axis);
+    }
+    return rows;
+  }
+
+  std::vector<Row> zip(const YAML::Node& node, const std::string& where) {
+    if (!node.IsMap() || node.size() == 0)
+      reader_.error(node, where, "expected a mapping of key: values");
+    std::vector<Row> rows;
+    std::string first_key;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      claim(entry.first, key);
+      const std::vector<YAML::Node> values = reader_.values_of(entry.second, key);
+      if (first_key.empty()) {
+        first_key = key;
+        rows.resize(values.size());
+      } else if (values.size() != rows.size()) {
+        reader_.error(entry.second, key,
+                      "zip needs equal lengths: " + std::to_string(values.size()) +
+                          " values here, " + std::to_string(rows.size()) + " for '" + first_key +
+                          "'");
+      }
+      for (std::size_t i = 0; i < values.size(); ++i)
+        rows[i].push_back({key, entry.first, values[i]});
+    }
+    return rows;
+  }
+
+  std::vector<Row> list(const YAML::Node& node, const std::string& where) {
+    if (!node.IsSequence() || node.size() == 0) {
+      reader_.error(node, where, "expected a non-empty list of {key: value} points");
+    }
+    std::vector<Row> rows;
+    std::vector<std::string> first_keys;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node& point = node[i];
+      const std::string at = where + "[" + std::to_string(i) + "]";
+      if (!point.IsMap() || point.size() == 0)
+        reader_.error(point, at, "expected a {key: value} mapping");
+      Row row;
+      std::vector<std::string> point_keys;
+      for (const auto& entry : point) {
+        const std::string key = entry.first.as<std::string>();
+        if (!entry.second.IsScalar()) reader_.error(entry.second, key, "expected one scalar value");
+        if (i == 0) claim(entry.first, key);
+        point_keys.push_back(key);
+        row.push_back({key, entry.first, entry.second});
+      }
+      if (i == 0) {
+        first_keys = point_keys;
+      } else if (point_keys != first_keys) {
+        reader_.error(point, at, "every point of a list must set the same keys, in the same order");
+      }
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+  const Reader& reader_;
+  std::vector<std::string> keys_;
+};
+
+YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& shown_as) {
+  std::ifstream in(path);
+  if (!in) throw_input_error({shown_as, 0, 0}, "", "cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw_input_error({shown_as, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& spec_keys() {
+  static const std::vector<std::string> keys = {"name",         "mode",   "objective", "hw",
+                                                "quantization", "models", "policies",  "axes",
+                                                "analytic",     "sim",    "synthetic"};
+  return keys;
+}
+
+SweepSpec load_spec(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw_input_error({file.string(), 0, 0}, "", "cannot open sweep spec");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_spec(text.str(), file);
+}
+
+SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file) {
+  const Reader reader{file.string()};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw_input_error({reader.file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+  if (!root.IsMap())
+    reader.error(root, "", "a sweep spec is a mapping (name, mode, hw, models, ...)");
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    const auto& keys = spec_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      reader.error(entry.first, key, "unknown spec key" + did_you_mean(key, keys));
+    }
+  }
+
+  SweepSpec spec;
+  spec.file = std::filesystem::absolute(file).lexically_normal();
+  spec.name = root["name"] ? reader.string_of(root["name"], "name") : file.stem().string();
+
+  if (!root["mode"]) reader.error(root, "mode", "missing; one of analytic, sim, synthetic");
+  spec.mode = reader.string_of(root["mode"], "mode");
+  if (std::find(kModes.begin(), kModes.end(), spec.mode) == kModes.end()) {
+    reader.error(root["mode"], "mode",
+                 "unknown mode '" + spec.mode + "'" + did_you_mean(spec.mode, kModes) +
+                     " (one of analytic, sim, synthetic)");
+  }
+  spec.objective = root["objective"] ? reader.string_of(root["objective"], "objective") : "bytes";
+  if (std::find(kObjectives.begin(), kObjectives.end(), spec.objective) == kObjectives.end()) {
+    reader.error(root["objective"], "objective",
+                 "unknown objective '" + spec.objective + "'" +
+                     did_you_mean(spec.objective, kObjectives) + " (one of bytes, latency)");
+  }
+  for (const std::string& mode : kModes) {
+    if (root[mode] && mode != spec.mode) {
+      reader.error(root[mode], mode,
+                   "options for mode '" + mode + "', but mode is '" + spec.mode + "'");
+    }
+  }
+  spec.options = root[spec.mode] ? YAML::Clone(root[spec.mode]) : YAML::Node();
+
+  // The base hardware config: a file (relative to the spec) or an inline mapping.
+  YAML::Node base_hw;
+  if (!root["hw"]) reader.error(root, "hw", "missing; a hardware config file or an inline mapping");
+  if (root["hw"].IsScalar()) {
+    std::filesystem::path hw_path = root["hw"].Scalar();
+    if (hw_path.is_relative()) hw_path = spec.file.parent_path() / hw_path;
+    spec.hw_file = hw_path.lexically_normal();
+    if (!std::filesystem::exists(spec.hw_file)) {
+      reader.error(root["hw"], "hw", "no such file: " + spec.hw_file.string());
+    }
+    base_hw = load_yaml_file(spec.hw_file, spec.hw_file.string());
+  } else if (root["hw"].IsMap()) {
+    base_hw = YAML::Clone(root["hw"]);
+  } else {
+    reader.error(root["hw"], "hw", "expected a config file path or an inline mapping");
+  }
+
+  YAML::Node base_quant = YAML::Load("{}");
+  if (root["quantization"]) {
+    if (!root["quantization"].IsMap())
+      reader.error(root["quantization"], "quantization", "expected a mapping");
+    base_quant = YAML::Clone(root["quantization"]);
+  }
+
+  if (!root["models"]) reader.error(root, "models", "missing; a list of model names");
+  spec.models = reader.names_of(root["models"], "models");
+  if (!root["policies"]) reader.error(root, "policies", "missing; a list of policy names");
+  spec.policies = reader.names_of(root["policies"], "policies");
+
+  AxisParser axes(reader);
+  const std::vector<Row> rows = axes.parse(root["axes"]);
+  spec.axis_keys = axes.keys();
+
+  // Every override key must already exist in the base config (typos fail here, located, with a
+  // did-you-mean); values are then applied by the configs loader, which validates each config.
+  for (const Row& row : rows.empty() ? std::vector<Row>{} : std::vector<Row>{rows.front()}) {
+    for (const Assignment& assignment : row) {
+      const bool is_quant = assignment.key.rfind(kQuantPrefix, 0) == 0;
+      YAML::Node target = YAML::Clone(is_quant ? base_quant : base_hw);
+      const std::string path =
+          is_quant ? assignment.key.substr(std::string(kQuantPrefix).size()) : assignment.key;
+      if (Status status = override_value(target, path, assignment.value); !status.ok()) {
+        reader.error(
+            assignment.key_node, assignment.key,
+            std::string(is_quant ? "in quantization: " : "in the hw config: ") + status.reason());
+      }
+    }
+  }
+  std::string base_hw_text;
+  std::string base_hw_label;
+  {
+    YAML::Emitter emitter;
+    emitter << base_hw;
+    base_hw_text = std::string(emitter.c_str()) + "\n";
+    base_hw_label = spec.hw_file.empty() ? reader.file + " (inline hw)" : spec.hw_file.string();
+  }
+
+  std::vector<std::shared_ptr<const ResolvedConfig>> configs;
+  configs.reserve(rows.size());
+  for (const Row& row : rows) {
+    auto config = std::make_shared<ResolvedConfig>();
+    config->axes = nlohmann::ordered_json::object();
+    YAML::Node quant = YAML::Clone(base_quant);
+    YAML::Node hw_tree = YAML::Clone(base_hw);  // only hashed when the loader rejects the config
+    std::vector<KeyOverride> overrides;
+    for (const Assignment& assignment : row) {
+      config->axes[assignment.key] = scalar_json(assignment.value);
+      if (assignment.key.rfind(kQuantPrefix, 0) == 0) {
+        (void)override_value(quant, assignment.key.substr(std::string(kQuantPrefix).size()),
+                             assignment.value);
+        continue;
+      }
+      (void)override_value(hw_tree, assignment.key, assignment.value);
+      YAML::Emitter value_text;
+      value_text << assignment.value;
+      overrides.push_back({assignment.key, value_text.c_str()});
+    }
+    config->quantization = canonical_json(quant);
+    // quantization.bits is the datapath width: it sets the matrix unit's input and weight bits
+    // (unless an axis sets those itself), so the validator checks it against the accumulator.
+    if (config->quantization.contains("bits")) {
+      const std::string bits = config->quantization["bits"].dump();
+      for (const char* key : {"matrix.input_bits", "matrix.weight_bits"}) {
+        if (std::find(spec.axis_keys.begin(), spec.axis_keys.end(), key) == spec.axis_keys.end()) {
+          overrides.push_back({key, bits});
+        }
+      }
+    }
+    HwConfigCheck check = check_hw_config_text(base_hw_text, base_hw_label, overrides);
+    nlohmann::json identity = {{"quantization", config->quantization}};
+    if (check.ok()) {
+      identity["hw"] = content_hash(*check.config);
+      config->hw = std::move(check.config);
+    } else {
+      identity["hw_tree"] = canonical_json(hw_tree);
+      for (const Diagnostic& diagnostic : check.diagnostics) {
+        config->hw_invalid_reason +=
+            (config->hw_invalid_reason.empty() ? "" : "; ") +
+            (diagnostic.key_path.empty() ? "" : diagnostic.key_path + ": ") + diagnostic.message;
+      }
+      config->hw_invalid_reason = "hw config rejected: " + config->hw_invalid_reason;
+    }
+    config->config_hash = stable_hash_hex(identity.dump());
+    configs.push_back(std::move(config));
+  }
+
+  for (const std::string& model : spec.models) {
+    for (const auto& config : configs) {
+      for (const std::string& policy : spec.policies) {
+        SweepPoint point;
+        point.index = spec.points.size();
+        point.model = model;
+        point.policy = policy;
+        point.config = config;
+        point.id = stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' +
+                                   spec.mode + '\n' + spec.objective);
+        spec.points.push_back(std::move(point));
+      }
+    }
+  }
+  return spec;
+}
+
+}  // namespace tessel::sweep

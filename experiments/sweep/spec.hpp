@@ -1,0 +1,72 @@
+// The sweep spec: a base hardware config, models, policies and axes; enumerates design points.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "configs/hw_config.hpp"
+
+namespace tessel::sweep {
+
+/// One assignment of every axis, resolved against the base config. Shared by all points that
+/// differ only in model or policy.
+struct ResolvedConfig {
+  nlohmann::ordered_json axes;  ///< axis key -> value, in the spec's axis order
+  /// The base hw config with the axis overrides applied, validated by the configs loader;
+  /// nullopt when the validator rejected it (then `hw_invalid_reason` says why, and every
+  /// point of this config is recorded as invalid with that reason).
+  std::optional<HwConfig> hw;
+  std::string hw_invalid_reason;
+  /// The spec's `quantization` section with quantization.* axes applied, e.g. {"bits": 8};
+  /// `bits` also sets matrix.input_bits and matrix.weight_bits of `hw`.
+  nlohmann::json quantization;
+  /// stable_hash_hex of {hw content_hash, quantization}: the same hardware spelt differently
+  /// ("64KiB" or 65536) hashes the same. For a rejected config, the hash of its YAML tree.
+  std::string config_hash;
+};
+
+/// One design point: a resolved config, a model and a policy.
+struct SweepPoint {
+  std::size_t index = 0;  ///< position in the spec's deterministic enumeration order
+  std::string id;  ///< stable_hash_hex(config_hash, model, policy, mode, objective): survives edits
+  std::string model;
+  std::string policy;
+  std::shared_ptr<const ResolvedConfig> config;
+};
+
+/// A parsed, validated sweep spec and its enumerated points.
+///
+/// Enumeration order: models (outermost), then axis combinations (axis groups combined as a
+/// product, first group outermost; within a `product` group the first key is outermost), then
+/// policies (innermost).
+struct SweepSpec {
+  std::filesystem::path file;  ///< absolute path of the spec (children and shards re-read it)
+  std::string name;
+  std::string mode;       ///< "analytic", "sim" or "synthetic" (a test fixture, see README)
+  std::string objective;  ///< what search policies minimise: "bytes" (DRAM, default) or "latency"
+  std::filesystem::path hw_file;  ///< base hw config file; empty when given inline
+  std::vector<std::string> models;
+  std::vector<std::string> policies;
+  std::vector<std::string> axis_keys;  ///< every axis key, in spec order
+  YAML::Node options;                  ///< the mode's own section (`synthetic:`, `sim:`), or null
+  std::vector<SweepPoint> points;
+};
+
+/// Spec keys and their meaning, for did-you-mean and docs.
+const std::vector<std::string>& spec_keys();
+
+/// Reads and validates a spec file. Throws InputError with FILE:LINE:COL, the key and a
+/// did-you-mean for unknown keys, modes, override paths that are not in the base config, bad
+/// value lists or ranges, zip groups of unequal length, and repeated axis keys.
+SweepSpec load_spec(const std::filesystem::path& file);
+
+/// As load_spec, from text; `file` names the text in diagnostics and anchors relative paths.
+SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file);
+
+}  // namespace tessel::sweep

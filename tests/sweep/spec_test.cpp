@@ -1,0 +1,214 @@
+// Sweep specs: axis expansion, enumeration order, stable ids and located errors.
+#include "experiments/sweep/spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "support/diagnostic.hpp"
+#include "tests/sweep/sweep_test_util.hpp"
+
+namespace tessel::sweep {
+namespace {
+
+using testing::edge_config_path;
+
+std::string header() {
+  return "name: t\nmode: synthetic\nhw: " + edge_config_path() + "\n";
+}
+
+/// The first diagnostic of parsing `text` as "spec.yaml", or "" when it parses.
+std::string first_error(const std::string& text) {
+  try {
+    parse_spec(text, "spec.yaml");
+  } catch (const InputError& e) {
+    return e.diagnostics().front().str();
+  }
+  return "";
+}
+
+TEST(Spec, ProductEnumeratesModelsOuterAxesThenPoliciesInner) {
+  const SweepSpec spec = parse_spec(header() +
+                                        "models: [m1, m2]\n"
+                                        "policies: [p1, p2]\n"
+                                        "axes:\n"
+                                        "  - product:\n"
+                                        "      scratchpads[0].size: [64KiB, 128KiB]\n"
+                                        "      dram.bandwidth: [1GB/s, 2GB/s]\n",
+                                    "spec.yaml");
+  ASSERT_EQ(spec.points.size(), 16u);
+  const auto& p = spec.points;
+  EXPECT_EQ(p[0].model, "m1");
+  EXPECT_EQ(p[0].policy, "p1");
+  EXPECT_EQ(p[1].policy, "p2");
+  EXPECT_EQ(p[0].config->axes.dump(),
+            R"({"scratchpads[0].size":"64KiB","dram.bandwidth":"1GB/s"})");
+  EXPECT_EQ(p[2].config->axes.dump(),
+            R"({"scratchpads[0].size":"64KiB","dram.bandwidth":"2GB/s"})");
+  EXPECT_EQ(p[4].config->axes.dump(),
+            R"({"scratchpads[0].size":"128KiB","dram.bandwidth":"1GB/s"})");
+  EXPECT_EQ(p[8].model, "m2");
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i].index, i);
+  ASSERT_TRUE(p[4].config->hw.has_value());
+  EXPECT_EQ(p[4].config->hw->scratchpads[0].size_bytes, 131072);
+  EXPECT_DOUBLE_EQ(p[2].config->hw->dram.bandwidth_bytes_per_second, 2e9);
+  EXPECT_EQ(spec.axis_keys, (std::vector<std::string>{"scratchpads[0].size", "dram.bandwidth"}));
+}
+
+TEST(Spec, PointIdsAreDistinctAndStableAcrossParses) {
+  const std::string text = header() +
+                           "models: [m1, m2]\npolicies: [p1, p2]\n"
+                           "axes: {dram.bandwidth: [1GB/s, 2GB/s, 4GB/s]}\n";
+  const SweepSpec a = parse_spec(text, "a.yaml");
+  const SweepSpec b = parse_spec(text, "b.yaml");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(a.points[i].id, b.points[i].id);
+    EXPECT_EQ(a.points[i].id.size(), 16u);
+    ids.insert(a.points[i].id);
+  }
+  EXPECT_EQ(ids.size(), 12u);
+}
+
+TEST(Spec, SameHardwareSpeltDifferentlyHasTheSameConfigHashAndId) {
+  const SweepSpec a = parse_spec(
+      header() + "models: m\npolicies: p\naxes:\n  scratchpads[0].size: [64KiB]\n", "a.yaml");
+  const SweepSpec b = parse_spec(
+      header() + "models: m\npolicies: p\naxes:\n  scratchpads[0].size: [65536]\n", "b.yaml");
+  EXPECT_EQ(a.points[0].config->config_hash, b.points[0].config->config_hash);
+  EXPECT_EQ(a.points[0].id, b.points[0].id);
+  const SweepSpec c = parse_spec(
+      header() + "models: m\npolicies: p\naxes:\n  scratchpads[0].size: [65600]\n", "c.yaml");
+  EXPECT_NE(a.points[0].config->config_hash, c.points[0].config->config_hash);
+}
+
+TEST(Spec, ModeAndObjectiveArepart_of_the_id) {
+  const SweepSpec a = parse_spec(header() + "models: m\npolicies: p\n", "a.yaml");
+  const SweepSpec b =
+      parse_spec(header() + "models: m\npolicies: p\nobjective: latency\n", "a.yaml");
+  EXPECT_EQ(a.points[0].config->config_hash, b.points[0].config->config_hash);
+  EXPECT_NE(a.points[0].id, b.points[0].id);
+}
+
+TEST(Spec, ZipPairsValuesAndListGivesExplicitPoints) {
+  const SweepSpec spec = parse_spec(header() +
+                                        "models: m\npolicies: p\n"
+                                        "axes:\n"
+                                        "  - zip: {matrix.rows: [8, 16], matrix.cols: [8, 16]}\n"
+                                        "  - list:\n"
+                                        "      - {dram.bandwidth: 1GB/s, dram.latency_ns: 50}\n"
+                                        "      - {dram.bandwidth: 3GB/s, dram.latency_ns: 90}\n"
+                                        "      - {dram.bandwidth: 5GB/s, dram.latency_ns: 70}\n",
+                                    "spec.yaml");
+  ASSERT_EQ(spec.points.size(), 6u);
+  EXPECT_EQ(spec.points[0].config->axes.dump(),
+            R"({"matrix.rows":8,"matrix.cols":8,"dram.bandwidth":"1GB/s","dram.latency_ns":50})");
+  EXPECT_EQ(spec.points[5].config->axes.dump(),
+            R"({"matrix.rows":16,"matrix.cols":16,"dram.bandwidth":"5GB/s","dram.latency_ns":70})");
+}
+
+TEST(Spec, GeometricAndLinearRangesExpandExactly) {
+  const SweepSpec spec = parse_spec(
+      header() +
+          "models: m\npolicies: p\n"
+          "axes:\n"
+          "  - product:\n      scratchpads[0].size: {from: 65536, to: 8388608, times: 2}\n"
+          "  - product: {dram.latency_ns: {from: 0.5, to: 1.5, step: 0.25}}\n",
+      "spec.yaml");
+  ASSERT_EQ(spec.points.size(), 8u * 5u);
+  std::vector<long long> sizes;
+  for (std::size_t i = 0; i < spec.points.size(); i += 5) {
+    sizes.push_back(spec.points[i].config->axes["scratchpads[0].size"].get<long long>());
+  }
+  EXPECT_EQ(sizes, (std::vector<long long>{65536, 131072, 262144, 524288, 1048576, 2097152, 4194304,
+                                           8388608}));
+  std::vector<double> latencies;
+  for (std::size_t i = 0; i < 5; ++i) {
+    latencies.push_back(spec.points[i].config->axes["dram.latency_ns"].get<double>());
+  }
+  EXPECT_EQ(latencies, (std::vector<double>{0.5, 0.75, 1.0, 1.25, 1.5}));
+}
+
+TEST(Spec, QuantizationAxisChangesTheConfigHash) {
+  const SweepSpec spec = parse_spec(header() +
+                                        "models: m\npolicies: p\nquantization: {bits: 8}\n"
+                                        "axes: {quantization.bits: [8, 16]}\n",
+                                    "spec.yaml");
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_EQ(spec.points[1].config->quantization.dump(), R"({"bits":16})");
+  EXPECT_NE(spec.points[0].config->config_hash, spec.points[1].config->config_hash);
+  ASSERT_TRUE(spec.points[0].config->hw.has_value());
+  EXPECT_EQ(spec.points[0].config->hw->matrix.input_bits, 8);
+  EXPECT_EQ(spec.points[0].config->hw->matrix.weight_bits, 8);
+  // 16 x 16-bit products summed over 8 rows need 16 + 16 + 3 = 35 > 32 accumulator bits.
+  EXPECT_FALSE(spec.points[1].config->hw.has_value());
+}
+
+TEST(Spec, ConfigRejectedByTheValidatorBecomesAnInvalidPointNotAnError) {
+  // edge-small has 8 banks x 8 B ports: a size must be a multiple of 64 bytes.
+  const SweepSpec spec = parse_spec(header() +
+                                        "models: m\npolicies: p\n"
+                                        "axes:\n  scratchpads[0].size: [64KiB, 100]\n",
+                                    "spec.yaml");
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_TRUE(spec.points[0].config->hw.has_value());
+  EXPECT_FALSE(spec.points[1].config->hw.has_value());
+  EXPECT_EQ(
+      spec.points[1].config->hw_invalid_reason.rfind("hw config rejected: scratchpads[0].size", 0),
+      0u)
+      << spec.points[1].config->hw_invalid_reason;
+}
+
+TEST(SpecErrors, UnknownTopLevelKeySuggestsTheClosest) {
+  EXPECT_EQ(first_error(header() + "models: m\npolices: p\n"),
+            "spec.yaml:5:1: error: polices: unknown spec key; did you mean 'policies'?");
+}
+
+TEST(SpecErrors, UnknownModeSuggestsTheClosest) {
+  EXPECT_EQ(first_error("mode: analytc\nhw: x\nmodels: m\npolicies: p\n"),
+            "spec.yaml:1:7: error: mode: unknown mode 'analytc'; did you mean 'analytic'? (one of "
+            "analytic, sim, synthetic)");
+}
+
+TEST(SpecErrors, OverrideKeyMissingFromTheBaseConfigIsLocated) {
+  EXPECT_EQ(
+      first_error(header() +
+                  "models: m\npolicies: p\naxes:\n  - product:\n      dram.bandwith: [1GB/s]\n"),
+      "spec.yaml:8:7: error: dram.bandwith: in the hw config: 'dram' has no key 'bandwith'; "
+      "did you mean 'bandwidth'?");
+}
+
+TEST(SpecErrors, ZipOfUnequalLengthsNamesBothAxes) {
+  EXPECT_EQ(
+      first_error(
+          header() +
+          "models: m\npolicies: p\naxes:\n  - zip: {matrix.rows: [8, 16], matrix.cols: [8]}\n"),
+      "spec.yaml:7:46: error: matrix.cols: zip needs equal lengths: 1 values here, 2 for "
+      "'matrix.rows'");
+}
+
+TEST(SpecErrors, RepeatedAxisKeyIsRejected) {
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: p\naxes:\n  - product: {matrix.rows: "
+                                   "[8]}\n  - product: {matrix.rows: [16]}\n"),
+            "spec.yaml:8:15: error: matrix.rows: this axis key appears in more than one place");
+}
+
+TEST(SpecErrors, BadRangeAndUnknownGroup) {
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: p\naxes:\n  - product: {matrix.rows: "
+                                   "{from: 8, to: 4, times: 2}}\n"),
+            "spec.yaml:7:42: error: matrix.rows.to: is below 'from'");
+  EXPECT_EQ(
+      first_error(header() + "models: m\npolicies: p\naxes:\n  - prodcut: {matrix.rows: [8]}\n"),
+      "spec.yaml:7:5: error: axes[0].prodcut: unknown axis group; did you mean 'product'? (one "
+      "of product, zip, list)");
+}
+
+TEST(SpecErrors, DuplicateModelAndMissingHwFile) {
+  EXPECT_EQ(first_error(header() + "models: [a, b, a]\npolicies: p\n"),
+            "spec.yaml:4:16: error: models[2]: 'a' is listed twice");
+  EXPECT_EQ(first_error("mode: synthetic\nhw: /no/such.yaml\nmodels: m\npolicies: p\n"),
+            "spec.yaml:2:5: error: hw: no such file: /no/such.yaml");
+}
+
+}  // namespace
+}  // namespace tessel::sweep
