@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Plots of sweep results (JSONL from `tessel sweep`): ski-slope, bandwidth, pareto; PNG + SVG.
+
+  ski-slope  DRAM traffic vs on-chip buffer capacity, one line per policy, with the
+             compulsory-traffic bound (weights + input + output, each once).
+  bandwidth  latency vs DRAM bandwidth, one line per policy, with the roofline latency.
+  pareto     latency vs on-chip bytes used (or an FPGA resource column when the figures have
+             one), every point by policy, and the Pareto front over all policies.
+
+One figure per model. Axes other than the plotted one are held at one value each: the one given
+with --where KEY=VALUE, else the median of that axis's values (stated in the figure's title).
+Only status "ok" lines are plotted; invalid points are counted in the title.
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+MARKERS = "osD^v<>ph*"
+
+
+def load(path):
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith("\n"):
+                break  # a torn last line of a sweep still running
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                sys.exit(f"{path}:{number}: not JSON: {e}")
+    return rows
+
+
+def axis_value_key(value):
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+def hold_other_axes(rows, plotted, where):
+    """Keeps rows whose axes other than `plotted` equal the --where value or the median value."""
+    keys = sorted({k for r in rows for k in r.get("axes", {})})
+    held = {}
+    for key in keys:
+        if key in plotted:
+            continue
+        values = sorted({json.dumps(r["axes"][key]) for r in rows if key in r["axes"]},
+                        key=lambda v: axis_value_key(json.loads(v)))
+        if key in where:
+            wanted = where[key]
+            match = [v for v in values if str(json.loads(v)) == wanted or v == wanted]
+            if not match:
+                sys.exit(f"--where {key}={wanted}: no such value (have {', '.join(values)})")
+            held[key] = match[0]
+        elif len(values) > 1:
+            held[key] = values[(len(values) - 1) // 2]
+    kept = [r for r in rows if all(json.dumps(r["axes"].get(k)) == v for k, v in held.items())]
+    note = ", ".join(f"{k}={json.loads(v)}" for k, v in held.items())
+    return kept, note
+
+
+def figure_rows(rows, model):
+    mine = [r for r in rows if r.get("model") == model]
+    ok = [r for r in mine if r.get("status") == "ok"]
+    return ok, len(mine) - len(ok)
+
+
+def save(fig, out_dir, name):
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(out_dir, f"{name}.{ext}")
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    print("wrote " + " ".join(paths))
+
+
+def by_policy(rows):
+    groups = collections.OrderedDict()
+    for r in rows:
+        groups.setdefault(r["policy"], []).append(r)
+    return groups
+
+
+def title(model, kind, note, invalid):
+    text = f"{model}: {kind}"
+    if note:
+        text += f"\n(held: {note})"
+    if invalid:
+        text += f"\n{invalid} invalid points not shown"
+    return text
+
+
+def ski_slope(rows, model, out_dir, where):
+    ok, invalid = figure_rows(rows, model)
+    ok, note = hold_other_axes(ok, {k for r in ok for k in r["axes"] if "size" in k}, where)
+    if not ok:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (policy, group) in enumerate(by_policy(ok).items()):
+        pts = sorted((r["figures"]["onchip_capacity_bytes"], r["figures"]["dram_bytes"]["total"]) for r in group)
+        ax.plot([p[0] / 1024 for p in pts], [p[1] / 1e6 for p in pts],
+                marker=MARKERS[i % len(MARKERS)], label=policy)
+    bound = sorted({(r["figures"]["onchip_capacity_bytes"], r["figures"]["compulsory_bytes"]) for r in ok})
+    ax.plot([b[0] / 1024 for b in bound], [b[1] / 1e6 for b in bound], "k--", label="compulsory")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("on-chip buffer capacity (KiB)")
+    ax.set_ylabel("DRAM traffic (MB)")
+    ax.set_title(title(model, "DRAM traffic vs on-chip buffer", note, invalid), fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, out_dir, f"ski-slope-{model}")
+
+
+def bandwidth(rows, model, out_dir, where):
+    ok, invalid = figure_rows(rows, model)
+    ok, note = hold_other_axes(ok, {k for r in ok for k in r["axes"] if "bandwidth" in k}, where)
+    if not ok:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (policy, group) in enumerate(by_policy(ok).items()):
+        pts = sorted((r["figures"]["dram_bandwidth_gbps"], r["figures"]["latency_ms"]) for r in group)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS[i % len(MARKERS)], label=policy)
+    roof = {}
+    for r in ok:
+        f = r["figures"]
+        ms = f.get("roofline_latency_ms", f["latency_ms"] * f["roofline_cycles"] / max(f["cycles"], 1))
+        roof[f["dram_bandwidth_gbps"]] = min(ms, roof.get(f["dram_bandwidth_gbps"], math.inf))
+    xs = sorted(roof)
+    ax.plot(xs, [roof[x] for x in xs], "k--", label="roofline")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("DRAM bandwidth (GB/s)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(title(model, "latency vs DRAM bandwidth", note, invalid), fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, out_dir, f"bandwidth-{model}")
+
+
+def pareto_front(points):
+    """Points (cost, latency) not dominated by another (lower or equal in both, lower in one)."""
+    front, best = [], math.inf
+    for cost, latency in sorted(points):
+        if latency < best:
+            front.append((cost, latency))
+            best = latency
+    return front
+
+
+def pareto(rows, model, out_dir, where):
+    ok, invalid = figure_rows(rows, model)
+    ok, note = hold_other_axes(ok, set().union(*(set(r["axes"]) for r in ok)) if ok else set(), where)
+    if not ok:
+        return
+    resource = next((k for k in ("fpga_luts", "fpga_dsps", "fpga_brams") if k in ok[0]["figures"]), None)
+    cost_key = resource or "onchip_bytes"
+    scale, unit = (1, resource) if resource else (1 / 1024, "on-chip bytes used (KiB)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (policy, group) in enumerate(by_policy(ok).items()):
+        ax.scatter([r["figures"][cost_key] * scale for r in group], [r["figures"]["latency_ms"] for r in group],
+                   marker=MARKERS[i % len(MARKERS)], s=18, alpha=0.7, label=policy)
+    front = pareto_front([(r["figures"][cost_key] * scale, r["figures"]["latency_ms"]) for r in ok])
+    ax.step([p[0] for p in front], [p[1] for p in front], "k-", where="post", label="Pareto front")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(unit)
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(title(model, f"Pareto front, latency vs {cost_key}", note, invalid), fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, out_dir, f"pareto-{model}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", help="sweep results (JSONL)")
+    parser.add_argument("--kind", required=True, choices=["ski-slope", "bandwidth", "pareto"])
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                        help="hold an axis at this value (default: its median value)")
+    args = parser.parse_args(argv)
+    where = {}
+    for item in args.where:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--where {item}: expected KEY=VALUE")
+        where[key] = value
+    rows = load(args.results)
+    if not rows:
+        sys.exit(f"{args.results}: no results")
+    plot = {"ski-slope": ski_slope, "bandwidth": bandwidth, "pareto": pareto}[args.kind]
+    for model in dict.fromkeys(r["model"] for r in rows):
+        plot(rows, model, args.out, where)
+
+
+if __name__ == "__main__":
+    main()
