@@ -1,6 +1,6 @@
 // tessel_isa_gen: reads isa/isa_table.yaml and writes the C++ ISA header and the SV package.
 //
-// Usage: tessel_isa_gen TABLE.yaml OUT.hpp OUT.sv
+// Usage: tessel_isa_gen TABLE.yaml OUT.hpp OUT.sv [OUT_FIELDS.md]
 // The table is checked first (overlaps, widths, ranges, duplicate names and codes); any
 // problem is printed as `TABLE:LINE:COL: error: key: message` and the exit code is 1.
 #include <yaml-cpp/yaml.h>
@@ -366,6 +366,54 @@ std::string emit_sv(const Table& t, const std::string& table_path) {
   return o.str();
 }
 
+std::string bits_of(const Field& f) {
+  return f.width == 1 ? std::to_string(f.lsb)
+                      : std::to_string(f.lsb) + "-" + std::to_string(f.lsb + f.width - 1);
+}
+
+std::string range_of(const Table& t, const Field& f) {
+  if (f.type == "enum") {
+    const auto& names = *find_enum(t, f.enum_name);
+    std::string out;
+    for (std::int64_t i = f.min_value; i <= f.max_value; ++i)
+      out +=
+          (out.empty() ? "" : ", ") + std::string("`") + names[static_cast<std::size_t>(i)] + "`";
+    return out;
+  }
+  if (f.type == "flag") return "0, 1";
+  return std::to_string(f.min_value) + " .. " + std::to_string(f.max_value);
+}
+
+std::string type_of(const Field& f) {
+  if (f.type == "enum") return "enum";
+  if (f.type == "flag") return "flag";
+  return f.type + std::to_string(f.width);
+}
+
+std::string emit_markdown(const Table& t) {
+  std::ostringstream o;
+  auto table = [&](const std::vector<Field>& fields) {
+    o << "| field | bits | type | legal values | meaning |\n|---|---|---|---|---|\n";
+    for (const auto& f : fields)
+      o << "| `" << f.name << "` | " << bits_of(f) << " | " << type_of(f) << " | " << range_of(t, f)
+        << " | " << f.doc << " |\n";
+  };
+  o << "Generated from `isa/isa_table.yaml` by `tessel_isa_gen`; bits not listed for an opcode "
+       "are reserved (zero).\n\n**Every opcode** (bits 12-15 reserved):\n\n";
+  table(t.common);
+  for (const auto& op : t.ops) {
+    o << "\n**`" << op.name << "`** (opcode " << op.code << ", "
+      << (op.engine == "field" ? std::string("engine from its `engine` field")
+                               : op.engine + " engine")
+      << "): " << op.doc << "\n\n";
+    if (op.fields.empty())
+      o << "No fields beyond the common ones.\n";
+    else
+      table(op.fields);
+  }
+  return o.str();
+}
+
 void write_if_changed(const std::string& path, const std::string& text) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream old;
@@ -379,14 +427,15 @@ void write_if_changed(const std::string& path, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: tessel_isa_gen TABLE.yaml OUT.hpp OUT.sv\n";
+  if (argc != 4 && argc != 5) {
+    std::cerr << "usage: tessel_isa_gen TABLE.yaml OUT.hpp OUT.sv [OUT_FIELDS.md]\n";
     return 1;
   }
   try {
     const Table table = parse(argv[1]);
     write_if_changed(argv[2], emit_header(table, "isa/isa_table.yaml"));
     write_if_changed(argv[3], emit_sv(table, "isa/isa_table.yaml"));
+    if (argc == 5) write_if_changed(argv[4], emit_markdown(table));
   } catch (const TableError& e) {
     std::cerr << e.what() << '\n';
     return 1;

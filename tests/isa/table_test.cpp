@@ -27,6 +27,20 @@ TEST(IsaTable, checked_in_sv_package_matches_table) {
          "`cmake --build BUILD --target tessel_isa_refresh_sv` and commit it";
 }
 
+TEST(IsaTable, checked_in_field_reference_in_docs_matches_table) {
+  const std::string generated = read(TESSEL_ISA_FIELDS_MD);
+  const std::string doc = read(std::string(TESSEL_SOURCE_DIR) + "/docs/isa.md");
+  const std::string begin = "<!-- BEGIN GENERATED FIELD REFERENCE -->\n";
+  const auto at = doc.find(begin);
+  const auto end = doc.find("<!-- END GENERATED FIELD REFERENCE -->");
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  ASSERT_FALSE(generated.empty());
+  EXPECT_EQ(doc.substr(at + begin.size(), end - at - begin.size()), generated)
+      << "docs/isa.md's field reference is stale: run "
+         "`cmake --build BUILD --target tessel_isa_refresh_sv` and commit it";
+}
+
 TEST(IsaTable, sv_package_carries_every_opcode_and_field_position) {
   const std::string sv = read(TESSEL_ISA_SV);
   for (const auto& spec : opcode_specs()) {

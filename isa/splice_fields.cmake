@@ -1,0 +1,16 @@
+# Replaces the generated field reference in docs/isa.md (between the BEGIN/END markers) with
+# FIELDS. Run by the tessel_isa_refresh_sv target: cmake -DFIELDS=... -DDOC=... -P this file.
+file(READ ${DOC} doc)
+file(READ ${FIELDS} fields)
+set(begin_marker "<!-- BEGIN GENERATED FIELD REFERENCE -->\n")
+set(end_marker "<!-- END GENERATED FIELD REFERENCE -->")
+string(FIND "${doc}" "${begin_marker}" begin_at)
+string(FIND "${doc}" "${end_marker}" end_at)
+if(begin_at EQUAL -1 OR end_at EQUAL -1 OR end_at LESS begin_at)
+  message(FATAL_ERROR "${DOC}: the field reference markers are missing")
+endif()
+string(LENGTH "${begin_marker}" begin_length)
+math(EXPR content_at "${begin_at} + ${begin_length}")
+string(SUBSTRING "${doc}" 0 ${content_at} head)
+string(SUBSTRING "${doc}" ${end_at} -1 tail)
+file(WRITE ${DOC} "${head}${fields}${tail}")
