@@ -1,0 +1,417 @@
+// Accelerator: per-active-cycle arbitration of fetch, engines, tokens and DMA (docs/timing.md).
+#include "sim/core/accelerator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+#include <variant>
+
+#include "isa/assembler.hpp"
+#include "sim/core/costs.hpp"
+
+namespace tessel::sim {
+namespace {
+
+constexpr std::size_t kLoad = 0, kCompute = 1, kStore = 2;
+// Indices into Accelerator::fifos_.
+constexpr std::size_t kLoadToCompute = 0, kComputeToLoad = 1, kComputeToStore = 2,
+                      kStoreToCompute = 3;
+
+struct TokenFlags {
+  bool pop_prev, pop_next, push_prev, push_next;
+};
+
+TokenFlags flags_of(const isa::Instruction& instruction) {
+  return std::visit(
+      [](const auto& x) {
+        return TokenFlags{x.pop_prev, x.pop_next, x.push_prev, x.push_next};
+      },
+      instruction);
+}
+
+sc_core::sc_time cycles(std::uint64_t n) {
+  return sc_core::sc_time::from_value(n);  // resolution: 1 ns = 1 cycle (SystemcSession)
+}
+
+std::uint64_t now_cycle() {
+  return sc_core::sc_time_stamp().value();
+}
+
+std::string hex_word(const isa::Word& word) {
+  std::string out = "0x";
+  char buffer[3];
+  for (std::size_t i = word.size(); i-- > 0;) {
+    std::snprintf(buffer, sizeof buffer, "%02x", word[i]);
+    out += buffer;
+  }
+  return out;
+}
+
+}  // namespace
+
+Engine::Engine(const sc_core::sc_module_name& name, std::size_t engine_id, std::size_t depth)
+    : sc_core::sc_module(name), id(engine_id), queue_depth(depth) {}
+
+FetchUnit::FetchUnit(const sc_core::sc_module_name& name, std::span<const isa::Word> words)
+    : sc_core::sc_module(name), program(words) {}
+
+Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& context,
+                         std::span<const isa::Word> program)
+    : sc_core::sc_module(name), context_(context), fetch_("fetch", program) {
+  const auto queue_depth = static_cast<std::size_t>(context.config.queues.instruction_queue_depth);
+  for (std::size_t e = 0; e < kEngineCount; ++e)
+    engines_.push_back(std::make_unique<Engine>(engine_name(e), e, queue_depth));
+  const auto token_depth = static_cast<std::uint64_t>(context.config.queues.token_fifo_depth);
+  const char* names[] = {"load->compute", "compute->load", "compute->store", "store->compute"};
+  for (std::size_t f = 0; f < 4; ++f) fifos_[f] = TokenFifo{names[f], token_depth, 0, 0};
+  if (!context.options.timing_only)
+    datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes);
+  if (context.trace)
+    for (std::size_t e = 0; e < kEngineCount; ++e)
+      context.trace->name_track(static_cast<int>(e), engine_name(e));
+
+  SC_METHOD(cycle);
+  for (auto& engine : engines_) sensitive << engine->finish_event;
+  sensitive << fetch_.wake_event;
+  // Not dont_initialize(): the method runs at cycle 0 to dispatch instruction 0.
+}
+
+TokenFifo* Accelerator::pop_fifo(std::size_t engine, bool prev) {
+  switch (engine) {
+    case kLoad:
+      return prev ? nullptr : &fifos_[kComputeToLoad];
+    case kCompute:
+      return prev ? &fifos_[kLoadToCompute] : &fifos_[kStoreToCompute];
+    default:
+      return prev ? &fifos_[kComputeToStore] : nullptr;
+  }
+}
+
+TokenFifo* Accelerator::push_fifo(std::size_t engine, bool prev) {
+  switch (engine) {
+    case kLoad:
+      return prev ? nullptr : &fifos_[kLoadToCompute];
+    case kCompute:
+      return prev ? &fifos_[kComputeToLoad] : &fifos_[kComputeToStore];
+    default:
+      return prev ? &fifos_[kStoreToCompute] : nullptr;
+  }
+}
+
+const TokenFifo* Accelerator::pop_fifo(std::size_t engine, bool prev) const {
+  return const_cast<Accelerator*>(this)->pop_fifo(engine, prev);
+}
+
+const TokenFifo* Accelerator::push_fifo(std::size_t engine, bool prev) const {
+  return const_cast<Accelerator*>(this)->push_fifo(engine, prev);
+}
+
+void Accelerator::cycle() {
+  if (faulted_) return;
+  const std::uint64_t now = now_cycle();
+  account(now);
+  for (auto& engine : engines_)
+    if (engine->running && engine->running->finish_cycle == now) finish_instruction(*engine, now);
+
+  for (auto& fifo : fifos_) fifo.occupancy_at_cycle_start = fifo.occupancy;
+  for (auto& engine : engines_) {
+    try_start(*engine, now);
+    if (faulted_) return;
+  }
+  for (auto& engine : engines_)
+    if (engine->running && engine->running->started_this_cycle) time_started(*engine, now);
+  dispatch(now);
+}
+
+void Accelerator::account(std::uint64_t now) {
+  for (auto& engine : engines_) {
+    if (engine->running) continue;  // accounted when it finishes
+    const std::uint64_t span = now - std::min(now, engine->accounted_until);
+    (engine->waiting_on_token ? engine->stats.waiting_on_token_cycles
+                              : engine->stats.idle_cycles) += span;
+    engine->accounted_until = now;
+  }
+  if (fetch_.blocked_on) {
+    engines_[*fetch_.blocked_on]->stats.queue_full_cycles += now - fetch_.blocked_since;
+    fetch_.blocked_since = now;
+  }
+}
+
+void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
+  const Engine::Running running = *engine.running;
+  engine.running.reset();
+  const isa::Instruction& instruction = running.entry.instruction;
+  if (datapath_) datapath_->execute(instruction);
+
+  const TokenFlags flags = flags_of(instruction);
+  for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}}) {
+    if (!wanted) continue;
+    TokenFifo* fifo = push_fifo(engine.id, prev);
+    fifo->visible += 1;
+  }
+
+  const std::uint64_t cost = now - running.start_cycle;
+  const std::uint64_t busy = std::min(cost, running.bus_cycles ? running.bus_cycles : cost);
+  engine.stats.busy_cycles += busy;
+  engine.stats.waiting_on_dram_cycles += cost - busy;
+  engine.accounted_until = now;
+  engine.waiting_on_token = false;
+
+  SimReport& report = context_.report;
+  report.instructions_executed += 1;
+  report.macs += mac_count(instruction, context_.config);
+  for (const auto& traffic : sram_traffic(instruction, context_.config)) {
+    report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
+    report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;
+  }
+  max_finish_cycle_ = std::max(max_finish_cycle_, now);
+  if (context_.options.record_instruction_cycles)
+    report.instruction_cycles.push_back(
+        {running.entry.index, running.entry.dispatch_cycle, running.start_cycle, now});
+  if (std::holds_alternative<isa::Finish>(instruction)) finish_done_ = true;
+
+  if (context_.trace) {
+    char args[160];
+    std::snprintf(args, sizeof args, R"({"index":%llu,"dispatch":%llu,"ready":%llu})",
+                  static_cast<unsigned long long>(running.entry.index),
+                  static_cast<unsigned long long>(running.entry.dispatch_cycle),
+                  static_cast<unsigned long long>(running.entry.dispatch_cycle + 1));
+    context_.trace->slice(static_cast<int>(engine.id), std::string(isa::mnemonic(instruction)),
+                          running.start_cycle, now, args);
+  }
+}
+
+bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
+  if (engine.running || engine.queue.empty()) return false;
+  const QueuedInstruction& head = engine.queue.front();
+  if (head.dispatch_cycle + 1 > now) return false;  // decode
+  const TokenFlags flags = flags_of(head.instruction);
+  engine.waiting_on_token = true;
+  if (flags.pop_prev && !pop_fifo(engine.id, true)->has_token()) return false;
+  if (flags.pop_next && !pop_fifo(engine.id, false)->has_token()) return false;
+  if (flags.push_prev && !push_fifo(engine.id, true)->has_room()) return false;
+  if (flags.push_next && !push_fifo(engine.id, false)->has_room()) return false;
+  engine.waiting_on_token = false;
+
+  // Checks against the config and the DRAM image, in both modes alike.
+  const std::string text = isa::format_instruction(head.instruction);
+  if (auto problem = isa::validate(head.instruction, context_.target)) {
+    bool out_of_bounds = false;
+    for (const auto& access :
+         isa::sram_accesses(head.instruction, context_.target.matrix_rows,
+                            context_.target.matrix_cols, context_.target.weight_bits))
+      if (access.sp < context_.target.scratchpads.size() &&
+          access.end > context_.target.scratchpads[access.sp].size_bytes)
+        out_of_bounds = true;
+    raise_fault(out_of_bounds ? "out_of_bounds" : "illegal_instruction", now,
+                engine_name(engine.id), static_cast<std::int64_t>(head.index), text,
+                problem->message);
+    return false;
+  }
+  for (const auto& request : dma_requests(head.instruction, now)) {
+    if (request.address + request.bytes > context_.dram_size_bytes) {
+      char message[200];
+      std::snprintf(message, sizeof message,
+                    "DRAM bytes [0x%llx, 0x%llx) beyond the DRAM image (%llu bytes)",
+                    static_cast<unsigned long long>(request.address),
+                    static_cast<unsigned long long>(request.address + request.bytes),
+                    static_cast<unsigned long long>(context_.dram_size_bytes));
+      raise_fault("out_of_bounds", now, engine_name(engine.id),
+                  static_cast<std::int64_t>(head.index), text, message);
+      return false;
+    }
+  }
+
+  for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}}) {
+    if (!wanted) continue;
+    TokenFifo* fifo = pop_fifo(engine.id, prev);
+    fifo->visible -= 1;
+    fifo->occupancy -= 1;
+    fetch_.wake_event.notify(cycles(1));  // the freed place counts from the next cycle
+  }
+  if (flags.push_prev) push_fifo(engine.id, true)->occupancy += 1;
+  if (flags.push_next) push_fifo(engine.id, false)->occupancy += 1;
+  engine.running = Engine::Running{head, now, now, 0, true};
+  engine.queue.pop_front();
+  engine.stats.instructions += 1;
+  engine.accounted_until = now;
+  return true;
+}
+
+void Accelerator::time_started(Engine& engine, std::uint64_t now) {
+  Engine::Running& running = *engine.running;
+  running.started_this_cycle = false;
+  const auto requests = dma_requests(running.entry.instruction, now);
+  if (requests.empty()) {
+    running.finish_cycle = now + fixed_cost_cycles(running.entry.instruction, context_.config);
+  } else {
+    std::uint64_t bursts = 0;
+    for (const auto& request : requests) {
+      const DramCompletion done = context_.dram.access(request);
+      running.finish_cycle = done.completion_cycle;
+      bursts += done.bursts;
+    }
+    // Busy = the bus time of its bursts, ceil(bursts * B / b); the rest waits on DRAM.
+    const DramModel& dram = context_.dram;
+    const std::uint64_t units =
+        bursts * dram.params().burst_bytes * dram.bytes_per_cycle_denominator();
+    running.bus_cycles =
+        (units + dram.bytes_per_cycle_numerator() - 1) / dram.bytes_per_cycle_numerator();
+  }
+  engine.finish_event.notify(cycles(running.finish_cycle - now));
+}
+
+void Accelerator::dispatch(std::uint64_t now) {
+  if (fetch_.stopped || now < fetch_.earliest_cycle) return;
+  if (fetch_.next_index >= fetch_.program.size()) return;
+  const std::uint64_t index = fetch_.next_index;
+  if (!fetch_.next) {
+    auto decoded = isa::decode(fetch_.program[index]);
+    if (!decoded.ok()) {
+      raise_fault("illegal_instruction", now, "fetch", static_cast<std::int64_t>(index),
+                  hex_word(fetch_.program[index]), decoded.reason());
+      return;
+    }
+    fetch_.next = std::move(decoded).value();
+  }
+  Engine& engine = *engines_[static_cast<std::size_t>(isa::engine_of(*fetch_.next))];
+  if (engine.queue.size() >= engine.queue_depth) {
+    if (!fetch_.blocked_on) {
+      fetch_.blocked_on = engine.id;
+      fetch_.blocked_since = now;
+    }
+    return;  // a start on that engine frees a slot and dispatch retries in that same cycle
+  }
+  fetch_.blocked_on.reset();
+  const bool is_finish = std::holds_alternative<isa::Finish>(*fetch_.next);
+  engine.queue.push_back({index, now, std::move(*fetch_.next)});
+  fetch_.next.reset();
+  fetch_.next_index += 1;
+  fetch_.earliest_cycle = now + 1;
+  fetch_.stopped = is_finish;
+  last_dispatch_cycle_ = now;
+  context_.report.instructions_dispatched += 1;
+  fetch_.wake_event.notify(cycles(1));
+}
+
+void Accelerator::raise_fault(std::string kind, std::uint64_t cycle, std::string engine,
+                              std::int64_t index, std::string text, std::string message) {
+  faulted_ = true;
+  context_.report.fault = SimFault{
+      std::move(kind), cycle, std::move(engine), index, std::move(text), std::move(message), {}};
+  sc_core::sc_stop();
+}
+
+bool Accelerator::ended() const {
+  if (!finish_done_) return false;
+  return std::all_of(engines_.begin(), engines_.end(),
+                     [](const auto& e) { return !e->running && e->queue.empty(); });
+}
+
+std::string Accelerator::describe_block(const Engine& engine) const {
+  const QueuedInstruction& head = engine.queue.front();
+  const TokenFlags flags = flags_of(head.instruction);
+  std::string out = std::string(engine_name(engine.id)) + ": instruction " +
+                    std::to_string(head.index) + " (`" + isa::format_instruction(head.instruction) +
+                    "`)";
+  std::string reasons;
+  auto add = [&](const std::string& reason) { reasons += (reasons.empty() ? " " : "; ") + reason; };
+  for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}}) {
+    const TokenFifo* fifo = wanted ? pop_fifo(engine.id, prev) : nullptr;
+    if (fifo && !fifo->has_token())
+      add(std::string("waits to pop a token from ") + fifo->name +
+          ", which is empty and no running or queued instruction will push one (underflow)");
+  }
+  for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}}) {
+    const TokenFifo* fifo = wanted ? push_fifo(engine.id, prev) : nullptr;
+    if (fifo && !fifo->has_room())
+      add(std::string("waits for room to push to ") + fifo->name + ", which holds " +
+          std::to_string(fifo->occupancy) + " of " + std::to_string(fifo->depth) +
+          " tokens that no one will pop (overflow)");
+  }
+  return out + reasons;
+}
+
+std::string Accelerator::blocking_fifo(const Engine& engine) const {
+  const TokenFlags flags = flags_of(engine.queue.front().instruction);
+  for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}})
+    if (wanted && !pop_fifo(engine.id, prev)->has_token()) return pop_fifo(engine.id, prev)->name;
+  for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}})
+    if (wanted && !push_fifo(engine.id, prev)->has_room()) return push_fifo(engine.id, prev)->name;
+  return "";
+}
+
+void Accelerator::finalize() {
+  SimReport& report = context_.report;
+  if (!faulted_ && !ended()) {
+    const bool all_idle = std::all_of(engines_.begin(), engines_.end(), [](const auto& e) {
+      return !e->running && e->queue.empty();
+    });
+    if (!fetch_.stopped && fetch_.next_index >= fetch_.program.size() && all_idle) {
+      report.fault = SimFault{"no_finish",
+                              max_finish_cycle_,
+                              "fetch",
+                              -1,
+                              "",
+                              "the program's " + std::to_string(fetch_.program.size()) +
+                                  " instructions ran without a finish instruction",
+                              {}};
+    } else {
+      // The first cycle from which nothing changes: the last finish or dispatch.
+      const std::uint64_t deadlock_cycle = std::max(max_finish_cycle_, last_dispatch_cycle_);
+      std::string message = "no instruction is running and none can ever start";
+      const Engine* first = nullptr;
+      std::vector<BlockedEngine> blocked;
+      for (const auto& engine : engines_) {
+        if (engine->queue.empty()) continue;
+        if (!first) first = engine.get();
+        message += "\n  " + describe_block(*engine);
+        blocked.push_back(
+            {engine_name(engine->id), engine->queue.front().index, blocking_fifo(*engine)});
+      }
+      if (fetch_.blocked_on)
+        message += "\n  fetch: instruction " + std::to_string(fetch_.next_index) +
+                   " waits for room in the " + engine_name(*fetch_.blocked_on) + " queue (" +
+                   std::to_string(engines_[*fetch_.blocked_on]->queue.size()) + " of " +
+                   std::to_string(engines_[*fetch_.blocked_on]->queue_depth) + ")";
+      if (first) {
+        const QueuedInstruction& head = first->queue.front();
+        report.fault = SimFault{"deadlock",
+                                deadlock_cycle,
+                                engine_name(first->id),
+                                static_cast<std::int64_t>(head.index),
+                                isa::format_instruction(head.instruction),
+                                message,
+                                std::move(blocked)};
+      } else {
+        report.fault = SimFault{"deadlock", deadlock_cycle, "fetch", -1, "", message, {}};
+      }
+    }
+  }
+  report.cycles =
+      report.fault && report.fault->kind != "no_finish" ? report.fault->cycle : max_finish_cycle_;
+  if (report.fault && report.fault->kind == "deadlock")
+    report.cycles = std::max(report.cycles, max_finish_cycle_);
+
+  // Close the books at `cycles`.
+  const std::uint64_t end = report.cycles;
+  for (auto& engine : engines_) {
+    if (engine->running) {
+      const std::uint64_t elapsed = end - std::min(end, engine->running->start_cycle);
+      const std::uint64_t busy =
+          engine->running->bus_cycles ? std::min(elapsed, engine->running->bus_cycles) : elapsed;
+      engine->stats.busy_cycles += busy;
+      engine->stats.waiting_on_dram_cycles += elapsed - busy;
+    } else if (end > engine->accounted_until) {
+      (engine->waiting_on_token ? engine->stats.waiting_on_token_cycles
+                                : engine->stats.idle_cycles) += end - engine->accounted_until;
+    }
+    engine->accounted_until = end;
+    report.engines[engine->id] = engine->stats;
+  }
+  if (datapath_) context_.final_scratchpads = datapath_->take_scratchpads();
+  if (fetch_.blocked_on && end > fetch_.blocked_since)
+    report.engines[*fetch_.blocked_on].queue_full_cycles += end - fetch_.blocked_since;
+}
+
+}  // namespace tessel::sim

@@ -1,0 +1,145 @@
+// The SystemC model: a fetch unit, three engines with queues, four token FIFOs, DMA over the
+// DramModel, and the arbitration that applies docs/timing.md's same-cycle rules.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "configs/hw_config.hpp"
+#include "isa/instruction.hpp"
+#include "isa/target.hpp"
+#include "sim/core/datapath.hpp"
+#include "sim/core/trace_writer.hpp"
+#include "sim/dram/dram_model.hpp"
+#include "sim/simulator.hpp"
+
+namespace tessel::sim {
+
+/// One dependency-token FIFO (docs/timing.md "Engines and tokens"), registered: a push
+/// reserves a place at the pusher's start, its token becomes visible at the pusher's finish,
+/// and room is judged on the occupancy at the start of the cycle (a pop at t frees its place
+/// from t + 1).
+struct TokenFifo {
+  const char* name = "";
+  std::uint64_t depth = 0;
+  std::uint64_t visible = 0;    ///< tokens a pop may take now
+  std::uint64_t occupancy = 0;  ///< reservations - pops, live
+  std::uint64_t occupancy_at_cycle_start = 0;
+
+  bool has_token() const { return visible > 0; }
+  bool has_room() const { return occupancy_at_cycle_start < depth; }
+};
+
+/// An instruction in an engine's queue.
+struct QueuedInstruction {
+  std::uint64_t index = 0;           ///< position in the program
+  std::uint64_t dispatch_cycle = 0;  ///< d_i
+  isa::Instruction instruction;
+};
+
+/// An engine: its instruction queue, the instruction it runs, its finish event and counters.
+/// Its decisions are made by the Accelerator's arbitration, in the timing model's order.
+class Engine : public sc_core::sc_module {
+ public:
+  Engine(const sc_core::sc_module_name& name, std::size_t id, std::size_t queue_depth);
+
+  struct Running {
+    QueuedInstruction entry;
+    std::uint64_t start_cycle = 0;
+    std::uint64_t finish_cycle = 0;
+    std::uint64_t bus_cycles = 0;  ///< DMA: ceil(bursts * T), the busy part
+    bool started_this_cycle = false;
+  };
+
+  const std::size_t id;
+  const std::size_t queue_depth;
+  std::deque<QueuedInstruction> queue;  ///< dispatched, not started
+  std::optional<Running> running;
+  sc_core::sc_event finish_event;  ///< notified for running->finish_cycle
+  EngineStats stats;
+  std::uint64_t accounted_until = 0;  ///< cycles before this are in stats
+  bool waiting_on_token = false;      ///< state since accounted_until (when not running)
+};
+
+/// The fetch/dispatch unit: reads the program in order, one instruction per cycle.
+class FetchUnit : public sc_core::sc_module {
+ public:
+  FetchUnit(const sc_core::sc_module_name& name, std::span<const isa::Word> program);
+
+  std::span<const isa::Word> program;
+  std::uint64_t next_index = 0;           ///< next instruction to dispatch
+  std::uint64_t earliest_cycle = 0;       ///< d_{i-1} + 1
+  bool stopped = false;                   ///< dispatched finish
+  std::optional<isa::Instruction> next;   ///< decoded next instruction, when decoded
+  std::optional<std::size_t> blocked_on;  ///< engine whose full queue holds fetch back
+  std::uint64_t blocked_since = 0;
+  sc_core::sc_event wake_event;  ///< notified for the next cycle after a dispatch or a pop
+};
+
+/// Everything one run needs and produces.
+struct RunContext {
+  const HwConfig& config;
+  isa::TargetInfo target;
+  SimOptions options;
+  DramModel dram;
+  std::uint64_t dram_size_bytes = 0;
+  std::vector<std::uint8_t> dram_bytes;  ///< full mode only
+  std::optional<TraceWriter> trace;
+  SimReport report;
+  std::vector<std::vector<std::uint8_t>> final_scratchpads;  ///< full mode, set by finalize()
+};
+
+/// The top module. One SC_METHOD, woken only by an engine's finish or by fetch's next-cycle
+/// wake, runs each active cycle in the order of docs/timing.md: account stall cycles, finish
+/// instructions (results and tokens become visible, in LOAD, COMPUTE, STORE order), start
+/// every instruction that can start against the FIFOs' start-of-cycle occupancy (so one pass
+/// in LOAD, COMPUTE, STORE order, which is also the order their DMA requests reach the DRAM
+/// model), then dispatch at most one instruction into the queue room the starts freed.
+/// (Giving each engine its own SystemC process would leave same-cycle order to the kernel's
+/// unspecified process order; the DRAM request order, hence the cycle counts, would depend on it.)
+class Accelerator : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Accelerator);
+  Accelerator(const sc_core::sc_module_name& name, RunContext& context,
+              std::span<const isa::Word> program);
+
+  /// After sc_start() returns: classifies the end (ok, deadlock, no finish) and completes
+  /// the report's counters.
+  void finalize();
+
+ private:
+  void cycle();
+  void account(std::uint64_t now);
+  void finish_instruction(Engine& engine, std::uint64_t now);
+  bool try_start(Engine& engine, std::uint64_t now);
+  void time_started(Engine& engine, std::uint64_t now);
+  void dispatch(std::uint64_t now);
+  void raise_fault(std::string kind, std::uint64_t cycle, std::string engine, std::int64_t index,
+                   std::string text, std::string message);
+  TokenFifo* pop_fifo(std::size_t engine, bool prev);
+  TokenFifo* push_fifo(std::size_t engine, bool prev);
+  const TokenFifo* pop_fifo(std::size_t engine, bool prev) const;
+  const TokenFifo* push_fifo(std::size_t engine, bool prev) const;
+  std::string describe_block(const Engine& engine) const;
+  std::string blocking_fifo(const Engine& engine) const;
+  bool ended() const;
+
+  RunContext& context_;
+  FetchUnit fetch_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  // load->compute, compute->load, compute->store, store->compute
+  TokenFifo fifos_[4];
+  std::unique_ptr<Datapath> datapath_;
+  bool finish_done_ = false;
+  bool faulted_ = false;
+  std::uint64_t max_finish_cycle_ = 0;
+  std::uint64_t last_dispatch_cycle_ = 0;
+};
+
+}  // namespace tessel::sim

@@ -1,0 +1,172 @@
+// docs/timing.md's per-instruction formulas, written once for the simulator.
+#include "sim/core/costs.hpp"
+
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
+namespace tessel::sim {
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+template <class Dma>
+std::vector<DramRequest> runs_of(const Dma& x, DramDirection direction, std::uint64_t issue) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::uint64_t run_bytes = std::uint64_t{x.c_size} * e;
+  std::vector<DramRequest> out;
+  const TrafficKind kind = traffic_kind(x.kind);
+  for (std::uint64_t y = 0; y < x.y_size; ++y) {
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
+      const std::uint64_t a = x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e;
+      if (!out.empty() && out.back().address + out.back().bytes == a) {
+        out.back().bytes += run_bytes;
+      } else {
+        out.push_back({a, run_bytes, direction, kind, issue});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t element_bytes(isa::Elem elem) {
+  switch (elem) {
+    case isa::Elem::kI8:
+      return 1;
+    case isa::Elem::kI16:
+      return 2;
+    case isa::Elem::kI32:
+      return 4;
+  }
+  return 1;
+}
+
+TrafficKind traffic_kind(isa::Traffic kind) {
+  switch (kind) {
+    case isa::Traffic::kActivations:
+      return TrafficKind::kActivations;
+    case isa::Traffic::kWeights:
+      return TrafficKind::kWeights;
+    case isa::Traffic::kOutputs:
+      return TrafficKind::kOutputs;
+  }
+  return TrafficKind::kActivations;
+}
+
+std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwConfig& config) {
+  const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
+  const std::uint64_t lanes = static_cast<std::uint64_t>(config.vector.lanes);
+  return std::visit(
+      [&](const auto& x) -> std::uint64_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, isa::Load> || std::is_same_v<T, isa::Store>) {
+          return 0;
+        } else if constexpr (std::is_same_v<T, isa::Conv>) {
+          const std::uint64_t pixels = std::uint64_t{x.out_h} * x.out_w;
+          const std::uint64_t kernel = std::uint64_t{x.kh} * x.kw;
+          const std::uint64_t passes = x.depthwise
+                                           ? x.oc_blocks * kernel
+                                           : std::uint64_t{x.oc_blocks} * x.ic_blocks * kernel;
+          const std::uint64_t weight_load = x.depthwise ? 1 : rows;
+          return weight_load + passes * std::max(pixels, weight_load) +
+                 static_cast<std::uint64_t>(config.matrix.fill_cycles) +
+                 static_cast<std::uint64_t>(config.matrix.drain_cycles);
+        } else if constexpr (std::is_same_v<T, isa::Pool>) {
+          return std::uint64_t{x.out_h} * x.out_w * x.kh * x.kw * ceil_div(x.c_size, lanes) +
+                 kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, isa::Requant> || std::is_same_v<T, isa::Add> ||
+                             std::is_same_v<T, isa::Copy>) {
+          return std::uint64_t{x.y_size} * x.x_size * ceil_div(x.c_size, lanes) +
+                 kVectorPipelineCycles;
+        } else {
+          return 1;  // nop, vcfg, finish
+        }
+      },
+      instruction);
+}
+
+std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& config) {
+  const auto* conv = std::get_if<isa::Conv>(&instruction);
+  if (!conv) return 0;
+  const std::uint64_t pixels = std::uint64_t{conv->out_h} * conv->out_w;
+  const std::uint64_t kernel = std::uint64_t{conv->kh} * conv->kw;
+  const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
+  const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
+  if (conv->depthwise) return pixels * conv->oc_blocks * kernel * cols;
+  return pixels * conv->oc_blocks * conv->ic_blocks * kernel * rows * cols;
+}
+
+std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
+                                      std::uint64_t issue_cycle) {
+  if (const auto* load = std::get_if<isa::Load>(&instruction))
+    return runs_of(*load, DramDirection::kRead, issue_cycle);
+  if (const auto* store = std::get_if<isa::Store>(&instruction))
+    return runs_of(*store, DramDirection::kWrite, issue_cycle);
+  return {};
+}
+
+}  // namespace tessel::sim
+
+namespace tessel::sim {
+
+std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const HwConfig& config) {
+  const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
+  const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
+  const std::uint64_t weight_bytes = static_cast<std::uint64_t>(config.matrix.weight_bits / 8);
+  std::vector<SramTraffic> out;
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, isa::Load>) {
+          const std::uint64_t padded = (std::uint64_t{x.pad_top} + x.y_size + x.pad_bottom) *
+                                       (std::uint64_t{x.pad_left} + x.x_size + x.pad_right);
+          out.push_back({x.sp, 0, padded * x.c_size * element_bytes(x.elem)});
+        } else if constexpr (std::is_same_v<T, isa::Store>) {
+          out.push_back(
+              {x.sp, std::uint64_t{x.y_size} * x.x_size * x.c_size * element_bytes(x.elem), 0});
+        } else if constexpr (std::is_same_v<T, isa::Conv>) {
+          const std::uint64_t pixels = std::uint64_t{x.out_h} * x.out_w;
+          const std::uint64_t kernel = std::uint64_t{x.kh} * x.kw;
+          const std::uint64_t out_channels = x.oc_blocks * cols;
+          const std::uint64_t passes = x.depthwise
+                                           ? x.oc_blocks * kernel
+                                           : std::uint64_t{x.oc_blocks} * x.ic_blocks * kernel;
+          const std::uint64_t vector_elements = x.depthwise ? cols : rows;
+          const std::uint64_t block_elements = x.depthwise ? cols : rows * cols;
+          out.push_back({x.in_sp, pixels * passes * vector_elements * element_bytes(x.elem), 0});
+          out.push_back({x.w_sp, passes * block_elements * weight_bytes, 0});
+          if (x.init == isa::Init::kBias) out.push_back({x.w_sp, out_channels * 4, 0});
+          const std::uint64_t acc_bytes = pixels * out_channels * 4;
+          out.push_back({x.acc_sp, x.init == isa::Init::kAcc ? acc_bytes : 0, acc_bytes});
+        } else if constexpr (std::is_same_v<T, isa::Requant>) {
+          const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;
+          out.push_back({x.src_sp, n * 4, 0});
+          if (x.per_channel) out.push_back({x.param_sp, std::uint64_t{x.c_size} * 8, 0});
+          out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
+        } else if constexpr (std::is_same_v<T, isa::Add>) {
+          const std::uint64_t bytes =
+              std::uint64_t{x.y_size} * x.x_size * x.c_size * element_bytes(x.elem);
+          out.push_back({x.a_sp, bytes, 0});
+          out.push_back({x.b_sp, bytes, 0});
+          out.push_back({x.dst_sp, 0, bytes});
+        } else if constexpr (std::is_same_v<T, isa::Pool>) {
+          const std::uint64_t e = element_bytes(x.elem);
+          const std::uint64_t outputs = std::uint64_t{x.out_h} * x.out_w * x.c_size;
+          out.push_back({x.src_sp, outputs * x.kh * x.kw * e, 0});
+          out.push_back({x.dst_sp, 0, outputs * e});
+        } else if constexpr (std::is_same_v<T, isa::Copy>) {
+          const std::uint64_t bytes =
+              std::uint64_t{x.y_size} * x.x_size * x.c_size * element_bytes(x.elem);
+          out.push_back({x.src_sp, bytes, 0});
+          out.push_back({x.dst_sp, 0, bytes});
+        }
+      },
+      instruction);
+  return out;
+}
+
+}  // namespace tessel::sim

@@ -1,0 +1,263 @@
+// Datapath: loops over the 3-D boxes of docs/isa.md; arithmetic from support/int_ops.hpp.
+#include "sim/core/datapath.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+#include "sim/core/costs.hpp"
+#include "support/int_ops.hpp"
+
+namespace tessel::sim {
+
+std::int32_t read_element(const std::uint8_t* p, std::uint64_t bytes) {
+  switch (bytes) {
+    case 1:
+      return static_cast<std::int8_t>(p[0]);
+    case 2:
+      return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+    default: {
+      const std::uint32_t u = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) |
+                              (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
+      return static_cast<std::int32_t>(u);
+    }
+  }
+}
+
+void write_element(std::uint8_t* p, std::uint64_t bytes, std::int32_t value) {
+  const auto u = static_cast<std::uint32_t>(value);
+  for (std::uint64_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(u >> (8 * i));
+}
+
+Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram)
+    : dram_(dram),
+      matrix_rows_(config.matrix.rows),
+      matrix_cols_(config.matrix.cols),
+      weight_bytes_(config.matrix.weight_bits / 8) {
+  for (const auto& sp : config.scratchpads)
+    scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
+}
+
+void Datapath::execute(const isa::Instruction& instruction) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, isa::Load>) {
+          execute_load(x);
+        } else if constexpr (std::is_same_v<T, isa::Store>) {
+          execute_store(x);
+        } else if constexpr (std::is_same_v<T, isa::Conv>) {
+          execute_conv(x);
+        } else if constexpr (std::is_same_v<T, isa::Vcfg>) {
+          registers_ = {x.mult_a, x.mult_b, static_cast<int>(x.shift), x.zp, x.lo, x.hi};
+        } else if constexpr (std::is_same_v<T, isa::Requant>) {
+          execute_requant(x);
+        } else if constexpr (std::is_same_v<T, isa::Add>) {
+          execute_add(x);
+        } else if constexpr (std::is_same_v<T, isa::Pool>) {
+          execute_pool(x);
+        } else if constexpr (std::is_same_v<T, isa::Copy>) {
+          execute_copy(x);
+        }
+        // nop, finish: no data effect.
+      },
+      instruction);
+}
+
+void Datapath::execute_load(const isa::Load& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  std::uint8_t* sram = scratchpads_[x.sp].data();
+  const std::uint64_t padded_h = std::uint64_t{x.pad_top} + x.y_size + x.pad_bottom;
+  const std::uint64_t padded_w = std::uint64_t{x.pad_left} + x.x_size + x.pad_right;
+  for (std::uint64_t py = 0; py < padded_h; ++py) {
+    const bool row_inside = py >= x.pad_top && py < x.pad_top + x.y_size;
+    for (std::uint64_t px = 0; px < padded_w; ++px) {
+      std::uint8_t* dst = sram + x.sram_addr + (py * x.sram_stride_y + px * x.sram_stride_x) * e;
+      if (row_inside && px >= x.pad_left && px < x.pad_left + x.x_size) {
+        const std::uint8_t* src =
+            dram_.data() + x.dram_addr +
+            ((py - x.pad_top) * x.dram_stride_y + (px - x.pad_left) * x.dram_stride_x) * e;
+        std::memmove(dst, src, x.c_size * e);
+      } else {
+        for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(dst + c * e, e, x.pad_value);
+      }
+    }
+  }
+}
+
+void Datapath::execute_store(const isa::Store& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::uint8_t* sram = scratchpads_[x.sp].data();
+  for (std::uint64_t y = 0; y < x.y_size; ++y)
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
+      std::memmove(dram_.data() + x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e,
+                   sram + x.sram_addr + (y * x.sram_stride_y + xx * x.sram_stride_x) * e,
+                   x.c_size * e);
+}
+
+void Datapath::execute_conv(const isa::Conv& x) {
+  const std::uint64_t ib = element_bytes(x.elem);
+  const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
+  const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
+  const std::int64_t in_channels = std::int64_t{x.ic_blocks} * rows;
+  const std::int64_t out_channels = std::int64_t{x.oc_blocks} * cols;
+  const std::int64_t in_h = (std::int64_t{x.out_h} - 1) * x.stride_h +
+                            (std::int64_t{x.kh} - 1) * x.dil_h + 1 - x.pad_top - x.pad_bottom;
+  const std::int64_t in_w = (std::int64_t{x.out_w} - 1) * x.stride_w +
+                            (std::int64_t{x.kw} - 1) * x.dil_w + 1 - x.pad_left - x.pad_right;
+  const std::uint8_t* in = scratchpads_[x.in_sp].data() + x.in_addr;
+  const std::uint8_t* weights = scratchpads_[x.w_sp].data() + x.w_addr;
+  const std::uint8_t* bias = scratchpads_[x.w_sp].data() + x.bias_addr;
+  std::uint8_t* acc = scratchpads_[x.acc_sp].data() + x.acc_addr;
+
+  for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
+    for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+      std::uint8_t* acc_pixel = acc + (oy * x.acc_stride_y + ox * x.acc_stride_x) * 4;
+      for (std::int64_t o = 0; o < out_channels; ++o) {
+        // int32 arithmetic with wrap-around (docs/isa.md), done in uint32 to be defined.
+        std::uint32_t sum = 0;
+        const std::int64_t ocb = o / cols, oc = o % cols;
+        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+          const std::int64_t iy = oy * x.stride_h + ky * x.dil_h - x.pad_top;
+          if (iy < 0 || iy >= in_h) continue;
+          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+            const std::int64_t ix = ox * x.stride_w + kx * x.dil_w - x.pad_left;
+            if (ix < 0 || ix >= in_w) continue;
+            const std::uint8_t* in_pixel =
+                in + static_cast<std::uint64_t>(iy * x.in_stride_y + ix * x.in_stride_x) * ib;
+            if (x.depthwise) {
+              // [cb][ky][kx][c]
+              const std::int64_t w_index = ((ocb * x.kh + ky) * x.kw + kx) * cols + oc;
+              const std::int32_t a = read_element(in_pixel + o * static_cast<std::int64_t>(ib), ib);
+              const std::int32_t w =
+                  read_element(weights + w_index * static_cast<std::int64_t>(wb), wb);
+              sum += static_cast<std::uint32_t>(a * w);
+            } else {
+              for (std::int64_t i = 0; i < in_channels; ++i) {
+                const std::int64_t icb = i / rows, r = i % rows;
+                const std::int64_t w_index =
+                    ((((ocb * x.ic_blocks + icb) * x.kh + ky) * x.kw + kx) * rows + r) * cols + oc;
+                const std::int32_t a =
+                    read_element(in_pixel + i * static_cast<std::int64_t>(ib), ib);
+                const std::int32_t w =
+                    read_element(weights + w_index * static_cast<std::int64_t>(wb), wb);
+                sum += static_cast<std::uint32_t>(a * w);
+              }
+            }
+          }
+        }
+        std::uint8_t* slot = acc_pixel + o * 4;
+        std::uint32_t start = 0;
+        if (x.init == isa::Init::kBias)
+          start = static_cast<std::uint32_t>(read_element(bias + o * 4, 4));
+        if (x.init == isa::Init::kAcc) start = static_cast<std::uint32_t>(read_element(slot, 4));
+        write_element(slot, 4, static_cast<std::int32_t>(start + sum));
+      }
+    }
+  }
+}
+
+void Datapath::execute_requant(const isa::Requant& x) {
+  const std::uint64_t out_bytes = element_bytes(x.dst_elem);
+  const std::uint8_t* src = scratchpads_[x.src_sp].data() + x.src_addr;
+  std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  const std::uint8_t* table = scratchpads_[x.param_sp].data() + x.param_addr;
+  intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
+                    registers_.zero_point, registers_.lo, registers_.hi};
+  for (std::uint64_t y = 0; y < x.y_size; ++y) {
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
+      const std::uint8_t* s = src + (y * x.src_stride_y + xx * x.src_stride_x) * 4;
+      std::uint8_t* d = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * out_bytes;
+      for (std::uint64_t c = 0; c < x.c_size; ++c) {
+        if (x.per_channel) {
+          q.multiplier = read_element(table + c * 8, 4);
+          q.shift = read_element(table + c * 8 + 4, 4);
+        }
+        write_element(d + c * out_bytes, out_bytes,
+                      intops::requantize(read_element(s + c * 4, 4), q));
+      }
+    }
+  }
+}
+
+void Datapath::execute_add(const isa::Add& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const intops::AddRequant q{static_cast<std::int32_t>(registers_.mult_a),
+                             static_cast<std::int32_t>(registers_.mult_b),
+                             registers_.shift,
+                             registers_.zero_point,
+                             registers_.lo,
+                             registers_.hi};
+  const std::uint8_t* a = scratchpads_[x.a_sp].data() + x.a_addr;
+  const std::uint8_t* b = scratchpads_[x.b_sp].data() + x.b_addr;
+  std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  std::vector<std::int32_t> pixel(x.c_size);
+  for (std::uint64_t y = 0; y < x.y_size; ++y) {
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
+      const std::uint8_t* pa = a + (y * x.a_stride_y + xx * x.a_stride_x) * e;
+      const std::uint8_t* pb = b + (y * x.b_stride_y + xx * x.b_stride_x) * e;
+      // Read the whole pixel before writing it: in-place adds read before they write.
+      for (std::uint64_t c = 0; c < x.c_size; ++c)
+        pixel[c] =
+            intops::add_requantize(read_element(pa + c * e, e), read_element(pb + c * e, e), q);
+      std::uint8_t* pd = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e;
+      for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(pd + c * e, e, pixel[c]);
+    }
+  }
+}
+
+void Datapath::execute_pool(const isa::Pool& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::int64_t in_h =
+      (std::int64_t{x.out_h} - 1) * x.stride_h + x.kh - x.pad_top - x.pad_bottom;
+  const std::int64_t in_w =
+      (std::int64_t{x.out_w} - 1) * x.stride_w + x.kw - x.pad_left - x.pad_right;
+  const std::uint8_t* src = scratchpads_[x.src_sp].data() + x.src_addr;
+  std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
+                          registers_.zero_point, registers_.lo, registers_.hi};
+  std::vector<std::int32_t> pixel(x.c_size);
+  for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
+    for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+      for (std::uint64_t c = 0; c < x.c_size; ++c) {
+        std::int64_t sum = 0;
+        std::int32_t best = std::numeric_limits<std::int32_t>::min();
+        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
+          if (iy < 0 || iy >= in_h) continue;
+          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
+            if (ix < 0 || ix >= in_w) continue;
+            const std::int32_t v = read_element(
+                src +
+                    (static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) + c) * e,
+                e);
+            sum += v;
+            best = std::max(best, v);
+          }
+        }
+        // check() guarantees a stored element in every window (pads < window).
+        pixel[c] = x.mode == isa::PoolMode::kMax
+                       ? best
+                       : intops::requantize(static_cast<std::int32_t>(sum), q);
+      }
+      std::uint8_t* d =
+          dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;
+      for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(d + c * e, e, pixel[c]);
+    }
+  }
+}
+
+void Datapath::execute_copy(const isa::Copy& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::uint8_t* src = scratchpads_[x.src_sp].data() + x.src_addr;
+  std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  for (std::uint64_t y = 0; y < x.y_size; ++y)
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
+      std::memmove(dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e,
+                   src + (y * x.src_stride_y + xx * x.src_stride_x) * e, x.c_size * e);
+}
+
+}  // namespace tessel::sim

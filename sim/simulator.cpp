@@ -1,0 +1,200 @@
+// simulate(): builds a fresh SystemC context and the Accelerator, runs it, writes the report.
+#include "sim/simulator.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/accelerator.hpp"
+#include "sim/core/systemc_session.hpp"
+#include "support/version.hpp"
+
+namespace tessel::sim {
+namespace {}  // namespace
+
+isa::TargetInfo target_info(const HwConfig& config) {
+  isa::TargetInfo target;
+  for (const auto& sp : config.scratchpads) {
+    isa::ScratchpadInfo info{sp.name, sp.size_bytes, {}};
+    for (const DataKind kind : sp.holds) info.holds.push_back(static_cast<isa::SramKind>(kind));
+    target.scratchpads.push_back(std::move(info));
+  }
+  target.matrix_rows = config.matrix.rows;
+  target.matrix_cols = config.matrix.cols;
+  target.input_bits = config.matrix.input_bits;
+  target.weight_bits = config.matrix.weight_bits;
+  return target;
+}
+
+namespace {
+
+// isa::SramKind mirrors DataKind code for code; checked here so a reorder cannot go unseen.
+static_assert(static_cast<int>(isa::SramKind::kActivations) ==
+                  static_cast<int>(DataKind::kActivations) &&
+              static_cast<int>(isa::SramKind::kWeights) == static_cast<int>(DataKind::kWeights) &&
+              static_cast<int>(isa::SramKind::kAccumulators) ==
+                  static_cast<int>(DataKind::kAccumulators) &&
+              static_cast<int>(isa::SramKind::kOutputs) == static_cast<int>(DataKind::kOutputs));
+
+}  // namespace
+
+DramImage DramImage::from_bytes(std::vector<std::uint8_t> contents) {
+  DramImage image;
+  image.size_bytes = contents.size();
+  image.bytes = std::move(contents);
+  return image;
+}
+
+const char* engine_name(std::size_t index) {
+  static const char* const names[] = {"load", "compute", "store"};
+  return index < kEngineCount ? names[index] : "fetch";
+}
+
+std::string SimFault::str() const {
+  std::string out = "cycle " + std::to_string(cycle) + ": " + engine + ": ";
+  if (instruction_index >= 0) {
+    out += "instruction " + std::to_string(instruction_index);
+    if (!instruction_text.empty()) out += " (`" + instruction_text + "`)";
+    out += ": ";
+  }
+  return out + kind + ": " + message;
+}
+
+DramParams dram_params(const HwConfig& config) {
+  DramParams params;
+  params.bandwidth_bytes_per_second =
+      static_cast<std::uint64_t>(std::llround(config.dram.bandwidth_bytes_per_second));
+  params.clock_hz = static_cast<std::uint64_t>(std::llround(config.clock_mhz * 1e6));
+  params.latency_cycles = static_cast<std::uint64_t>(config.dram_latency_cycles());
+  params.burst_bytes = static_cast<std::uint64_t>(config.dram.burst_bytes);
+  params.max_outstanding_requests =
+      static_cast<std::uint64_t>(config.dram.max_outstanding_requests);
+  return params;
+}
+
+Result<SimResult> simulate(const HwConfig& config, std::span<const isa::Word> program,
+                           DramImage dram, const SimOptions& options) {
+  if (!options.timing_only && dram.bytes.size() != dram.size_bytes)
+    return fail("the DRAM image holds " + std::to_string(dram.bytes.size()) +
+                " bytes but declares " + std::to_string(dram.size_bytes));
+  auto model = DramModel::create(dram_params(config));
+  if (!model.ok()) return model.failure();
+
+  RunContext context{config,
+                     target_info(config),
+                     options,
+                     std::move(model).value(),
+                     dram.size_bytes,
+                     {},
+                     std::nullopt,
+                     {},
+                     {}};
+  if (!options.timing_only) context.dram_bytes = std::move(dram.bytes);
+  if (!options.trace_path.empty()) {
+    auto trace = TraceWriter::open(options.trace_path, options.trace_max_events);
+    if (!trace.ok()) return trace.failure();
+    context.trace.emplace(std::move(trace).value());
+  }
+  SimReport& report = context.report;
+  report.timing_only = options.timing_only;
+  report.config_name = config.name;
+  report.config_hash = content_hash(config);
+  for (const auto& sp : config.scratchpads) report.scratchpads.push_back({sp.name, 0, 0});
+
+  {
+    SystemcSession session;
+    Accelerator accelerator("accelerator", context, program);
+    sc_core::sc_start();
+    accelerator.finalize();
+  }
+  if (context.trace) context.trace->close();
+
+  report.dram = context.dram.counters();
+  report.dram.read_bytes_by_kind[static_cast<std::size_t>(TrafficKind::kInstructions)] +=
+      report.instructions_dispatched * isa::kInstructionBytes;
+  const double peak =
+      static_cast<double>(report.cycles) * static_cast<double>(config.macs_per_cycle());
+  report.mac_utilisation = peak > 0 ? static_cast<double>(report.macs) / peak : 0.0;
+  if (config.energy) {
+    EnergyEstimate energy;
+    energy.mac_pj = config.energy->mac_pj * static_cast<double>(report.macs);
+    for (const auto& sp : report.scratchpads)
+      energy.sram_pj += config.energy->sram_read_pj_per_byte * static_cast<double>(sp.read_bytes) +
+                        config.energy->sram_write_pj_per_byte * static_cast<double>(sp.write_bytes);
+    energy.dram_pj =
+        config.energy->dram_pj_per_byte * static_cast<double>(report.dram.total_bytes());
+    report.energy = energy;
+  }
+  return SimResult{std::move(context.report), std::move(context.dram_bytes),
+                   std::move(context.final_scratchpads)};
+}
+
+std::string report_json(const SimReport& report, const HwConfig& config) {
+  using nlohmann::json;
+  json by_kind_read = json::object(), by_kind_write = json::object(), by_kind = json::object();
+  for (std::size_t k = 0; k < kTrafficKindCount; ++k) {
+    const char* name = traffic_kind_name(static_cast<TrafficKind>(k));
+    by_kind_read[name] = report.dram.read_bytes_by_kind[k];
+    by_kind_write[name] = report.dram.write_bytes_by_kind[k];
+    by_kind[name] = report.dram.read_bytes_by_kind[k] + report.dram.write_bytes_by_kind[k];
+  }
+  json engines = json::object();
+  for (std::size_t e = 0; e < kEngineCount; ++e) {
+    const EngineStats& s = report.engines[e];
+    engines[engine_name(e)] = {{"instructions", s.instructions},
+                               {"busy_cycles", s.busy_cycles},
+                               {"waiting_on_dram_cycles", s.waiting_on_dram_cycles},
+                               {"waiting_on_token_cycles", s.waiting_on_token_cycles},
+                               {"idle_cycles", s.idle_cycles},
+                               {"queue_full_cycles", s.queue_full_cycles}};
+  }
+  json scratchpads = json::object();
+  for (const auto& sp : report.scratchpads)
+    scratchpads[sp.name] = {{"read_bytes", sp.read_bytes}, {"write_bytes", sp.write_bytes}};
+  json out = {
+      {"status", report.status()},
+      {"mode", report.timing_only ? "timing-only" : "full"},
+      {"cycles", report.cycles},
+      {"instructions",
+       {{"dispatched", report.instructions_dispatched},
+        {"executed", report.instructions_executed}}},
+      {"dram_bytes",
+       {{"read", report.dram.read_bytes()},
+        {"write", report.dram.write_bytes()},
+        {"total", report.dram.total_bytes()},
+        {"by_kind", by_kind},
+        {"read_by_kind", by_kind_read},
+        {"write_by_kind", by_kind_write},
+        {"requests", report.dram.requests},
+        {"bursts", report.dram.bursts}}},
+      {"engines", engines},
+      {"sram_bytes", scratchpads},
+      {"macs", report.macs},
+      {"mac_utilisation", report.mac_utilisation},
+      {"model", "tessel-sim (docs/timing.md)"},
+      {"config", {{"name", config.name}, {"hash", report.config_hash}}},
+      {"tool_version", version()},
+  };
+  if (report.energy)
+    out["energy_pj"] = {{"mac", report.energy->mac_pj},
+                        {"sram", report.energy->sram_pj},
+                        {"dram", report.energy->dram_pj},
+                        {"total", report.energy->total_pj()}};
+  if (report.fault)
+    out["fault"] = {{"kind", report.fault->kind},
+                    {"cycle", report.fault->cycle},
+                    {"engine", report.fault->engine},
+                    {"instruction_index", report.fault->instruction_index},
+                    {"instruction", report.fault->instruction_text},
+                    {"message", report.fault->message}};
+  if (report.fault && !report.fault->blocked.empty()) {
+    json blocked = json::array();
+    for (const auto& b : report.fault->blocked)
+      blocked.push_back({{"engine", b.engine},
+                         {"instruction_index", b.instruction_index},
+                         {"waits_on", b.waits_on}});
+    out["fault"]["blocked"] = blocked;
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace tessel::sim
