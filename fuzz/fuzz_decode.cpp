@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::span<const std::uint8_t> bytes(data, size);
     const Program program = from_binary(bytes, "fuzz.bin");
     auto binary = to_binary(program);
-    if (!binary || !std::equal(binary.value().begin(), binary.value().end(), bytes.begin(),
-                               bytes.end()))
+    if (!binary ||
+        !std::equal(binary.value().begin(), binary.value().end(), bytes.begin(), bytes.end()))
       std::abort();
   } catch (const tessel::InputError&) {
   }
