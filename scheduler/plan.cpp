@@ -619,6 +619,16 @@ bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective)
 
 namespace {
 
+// The least DRAM bytes a group can move: every input, stored output and weight once.
+int64_t bytes_lower_bound(const Net& net, const GroupInfo& g) {
+  int64_t bytes = 0;
+  for (size_t l = 0; l < g.tensors.size(); ++l) {
+    if (g.is_input[l] || g.stored[l]) bytes += net.tensor_bytes(g.tensors[l]);
+  }
+  for (int op : g.ops) bytes += net.op(op).weight_bytes;
+  return bytes;
+}
+
 Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
                                    const std::vector<int>& ops, const PlanOptions& options,
                                    bool first_fit) {
@@ -626,23 +636,37 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
   const std::vector<Mapping> mappings = enumerate_mappings(net, ops, options);
+  const int64_t lower_bound = bytes_lower_bound(net, g);
   bool found = false;
   GroupSchedule best;
   std::string last_reason = "no mapping";
   TileGeometry geo;
   Mapping geo_of{0, 0, 0};
+  bool resident_fits = false;  // in the current geometry
+  bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
+  int geometries_since_feasible = -1;
   for (const Mapping& m : mappings) {
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
         m.channel_tiles != geo_of.channel_tiles) {
+      // Pruning (documented in docs/scheduler.md): once the bytes lower bound is met, later
+      // (smaller) tiles can only tie; for latency, look a few geometries past the first fit.
+      if (bound_reached && options.objective == Objective::Bytes) break;
+      if (geometries_since_feasible >= 0 && ++geometries_since_feasible > 4) break;
       geo = tile_group(net, g, m);
       geo_of = m;
+      resident_fits = false;
     }
+    // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
+    if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
     auto r = evaluate_with(net, machine, g, geo, m, options);
     if (!r.ok()) {
       last_reason = r.reason();
       continue;
     }
     if (first_fit) return r;
+    if (m.weights_resident) resident_fits = true;
+    if (geometries_since_feasible < 0) geometries_since_feasible = 0;
+    if (r.value().traffic.total() <= lower_bound) bound_reached = true;
     if (!found || better(r.value(), best, options.objective)) {
       best = std::move(r).value();
       found = true;

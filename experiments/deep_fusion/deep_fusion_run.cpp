@@ -1,0 +1,83 @@
+// Runs every (model, policy) of the Deep Fusion reproduction and writes one CSV row each.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "compiler/zoo/zoo.hpp"
+#include "configs/hw_config.hpp"
+#include "scheduler/driver.hpp"
+
+int main(int argc, char** argv) {
+  using namespace tessel;
+  std::string hw = std::string(TESSEL_SOURCE_DIR) + "/configs/hw/npc19-deepfusion.yaml";
+  std::string out_path = "deep_fusion.csv";
+  std::vector<std::string> models = {"vgg19", "googlenet", "inception_v3", "resnet18", "resnet50"};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--hw") hw = argv[i + 1];
+    if (key == "--out") out_path = argv[i + 1];
+    if (key == "--models") {
+      models.clear();
+      std::string list = argv[i + 1];
+      for (size_t b = 0, e; b <= list.size(); b = e + 1) {
+        e = list.find(',', b);
+        if (e == std::string::npos) e = list.size();
+        models.push_back(list.substr(b, e - b));
+      }
+    }
+  }
+  const auto check = check_hw_config_file(hw);
+  if (!check.ok()) {
+    for (const auto& d : check.diagnostics) std::cerr << d.str() << '\n';
+    return 1;
+  }
+  const HwConfig& config = *check.config;
+  std::ofstream out(out_path);
+  out << "model,policy,objective,groups,dram_bytes,read_bytes,write_bytes,weight_bytes,"
+         "activation_in_bytes,activation_out_bytes,compulsory_bytes,cycles,roofline_cycles,"
+         "macs,search_seconds\n";
+  struct Run {
+    std::string policy;
+    sched::Objective objective;
+  };
+  const std::vector<Run> runs = {
+      {"layerwise", sched::Objective::Bytes}, {"opfusion", sched::Objective::Bytes},
+      {"fusion", sched::Objective::Bytes},    {"fusion+reuse", sched::Objective::Bytes},
+      {"optimal", sched::Objective::Bytes},   {"optimal", sched::Objective::Latency}};
+  int failures = 0;
+  for (const auto& model : models) {
+    auto graph = zoo::build_model(model, {.with_weights = false});
+    if (!graph.ok()) {
+      std::cerr << model << ": " << graph.reason() << '\n';
+      ++failures;
+      continue;
+    }
+    for (const auto& run : runs) {
+      auto result = sched::schedule_graph(graph.value(), config, run.policy, run.objective);
+      if (!result.ok()) {
+        std::cerr << model << " " << run.policy << ": " << result.reason() << '\n';
+        ++failures;
+        continue;
+      }
+      const auto& s = result.value().schedule;
+      out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
+          << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
+          << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
+          << ',' << s.traffic.activations_written << ',' << s.compulsory_bytes << ',' << s.cycles
+          << ',' << s.roofline_cycles << ',' << s.macs << ',' << s.search_seconds << '\n';
+      std::fprintf(stderr,
+                   "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory)  "
+                   "cycles %12lld (x%.2f roofline)  search %.3f s\n",
+                   model.c_str(), run.policy.c_str(), sched::to_string(run.objective),
+                   s.groups.size(), static_cast<long long>(s.traffic.total()),
+                   static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
+                   static_cast<long long>(s.cycles),
+                   static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
+                   s.search_seconds);
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}

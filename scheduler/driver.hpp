@@ -1,0 +1,29 @@
+// One call from a graph IR and a hardware config to a checked schedule (CLI, experiments).
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/graph.hpp"
+#include "configs/hw_config.hpp"
+#include "scheduler/net.hpp"
+#include "scheduler/plan.hpp"
+#include "scheduler/schedule.hpp"
+#include "support/result.hpp"
+
+namespace tessel::sched {
+
+/// A schedule together with the Net it indexes.
+struct ScheduledNet {
+  Net net;
+  Schedule schedule;
+};
+
+/// Builds the policy's form of `graph` for `config`, runs `policy`, stamps the config name and
+/// runs the independent checker (a checker failure is returned as a failure).
+Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,
+                                    const std::string& policy, Objective objective);
+
+/// Parses "bytes" or "latency".
+Result<Objective> parse_objective(const std::string& text);
+
+}  // namespace tessel::sched

@@ -1,0 +1,23 @@
+// Schedule <-> JSON (nlohmann): the text form of a schedule, written and read back identically.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "scheduler/net.hpp"
+#include "scheduler/schedule.hpp"
+#include "support/result.hpp"
+
+namespace tessel::sched {
+
+/// The schedule as JSON: model/config/policy/objective/tool_version, `dram_bytes` {read, write,
+/// total, weights, activations_in, activations_out}, compulsory_bytes, cycles, roofline_cycles,
+/// macs, search_seconds, and `groups` (ops by index and name, tiling, halo mode, flags, traffic,
+/// cycles, buffers with offset/size/lifetime/reuse). Names come from `net`.
+nlohmann::ordered_json to_json(const Schedule& schedule, const Net& net);
+
+/// Reads what to_json wrote (names are informative and not checked against a net); fails
+/// naming the first missing or mistyped key.
+Result<Schedule> schedule_from_json(const nlohmann::json& json);
+
+}  // namespace tessel::sched

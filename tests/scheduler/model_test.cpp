@@ -1,0 +1,202 @@
+// Cost model, checker negatives, weight streaming, JSON round trip and the IR adapter.
+#include <gtest/gtest.h>
+
+#include "compiler/zoo/zoo.hpp"
+#include "scheduler/checker.hpp"
+#include "scheduler/from_ir.hpp"
+#include "scheduler/policy.hpp"
+#include "scheduler/schedule_json.hpp"
+
+namespace tessel::sched {
+namespace {
+
+// One 1x1 conv, 16 -> 16 channels on 4x4, 8-bit, on a 16x16 array (F = D = 16, V = 16),
+// 16 B/cycle, L = 0, B = 64:
+//   bytes: weights 256 + input 256 + output 256 = 768;
+//   cycles: weights 4 bursts x 4 = 16, load 16, conv 16 + 1 * max(16, 16) + 16 + 16 = 64,
+//   requant 16 * 1 + 4 = 20, store 16: 132.
+TEST(CostModel, one_conv_hand_computed_bytes_and_cycles) {
+  NetBuilder b("one_conv");
+  const int x = b.input("x", {16, 4, 4});
+  b.conv("conv", x, 16, 1);
+  const Net net = b.build();
+  const Machine machine = unified_machine(64 * 1024);
+  auto s = run_policy(net, machine, "layerwise", Objective::Bytes);
+  ASSERT_TRUE(s.ok()) << s.reason();
+  EXPECT_EQ(s.value().traffic.weights_read, 256);
+  EXPECT_EQ(s.value().traffic.activations_read, 256);
+  EXPECT_EQ(s.value().traffic.activations_written, 256);
+  EXPECT_EQ(s.value().compulsory_bytes, 768);
+  EXPECT_EQ(s.value().cycles, 132);
+  EXPECT_EQ(s.value().roofline_cycles, 48);  // max(4096 / 256, 768 / 16)
+  EXPECT_EQ(s.value().groups[0].compute_cycles, 84);
+}
+
+// A 3x3 conv, stride 2, pad 1 on 16 rows split in 4 row tiles (2 output rows each): tile t
+// reads input rows [4t - 1, 4t + 4) clamped: 4, 5, 5, 5 rows of 16 x 8 bytes; the halo row
+// is read twice: 19 rows instead of 16.
+TEST(CostModel, recompute_halo_rows_are_read_again) {
+  NetBuilder b("halo");
+  const int x = b.input("x", {8, 16, 16});
+  b.conv("conv", x, 8, 3, 2, 1);
+  const Net net = b.build();
+  const Machine machine = unified_machine(64 * 1024);
+  Mapping m;
+  m.row_tiles = 4;
+  auto g = evaluate_mapping(net, machine, {1}, m, PlanOptions{});
+  ASSERT_TRUE(g.ok()) << g.reason();
+  EXPECT_EQ(g.value().traffic.activations_read, 19 * 16 * 8);
+  m.halo = HaloMode::Cache;  // each input row once
+  auto cached = evaluate_mapping(net, machine, {1}, m, PlanOptions{});
+  ASSERT_TRUE(cached.ok()) << cached.reason();
+  EXPECT_EQ(cached.value().traffic.activations_read, 16 * 16 * 8);
+}
+
+// Weights (64 x 128 x 3 x 3 = 73728 bytes) exceed the 32 KiB buffer: they stream in output
+// channel slices, each read once, and the schedule is still valid.
+TEST(CostModel, weights_larger_than_the_buffer_stream_per_tile) {
+  NetBuilder b("big_weights");
+  const int x = b.input("x", {64, 8, 8});
+  b.conv("conv", x, 128, 3, 1, 1);
+  const Net net = b.build();
+  const Machine machine = unified_machine(32 * 1024);
+  for (const char* policy : {"layerwise", "fusion+reuse", "optimal"}) {
+    auto s = run_policy(net, machine, policy, Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << policy << ": " << s.reason();
+    const auto& g = s.value().groups[0];
+    EXPECT_FALSE(g.weights_resident) << policy;
+    EXPECT_GT(g.channel_tiles, 1) << policy;
+    EXPECT_EQ(s.value().traffic.weights_read, 73728) << policy;
+    const Status checked = check_schedule(net, machine, s.value());
+    EXPECT_TRUE(checked.ok()) << policy << ": " << checked.reason();
+  }
+}
+
+Net residual() {
+  NetBuilder b("residual");
+  const int x = b.input("x", {16, 16, 16});
+  const int c1 = b.conv("conv1", x, 16, 3, 1, 1);
+  const int r1 = b.eltwise("relu1", c1);
+  const int c2 = b.conv("conv2", r1, 16, 3, 1, 1);
+  b.add("add", c2, x);
+  return b.build();
+}
+
+TEST(Checker, catches_two_live_buffers_sharing_bytes) {
+  const Net net = residual();
+  const Machine machine = unified_machine(64 * 1024);
+  auto s = run_policy(net, machine, "fusion+reuse", Objective::Bytes);
+  ASSERT_TRUE(s.ok()) << s.reason();
+  ASSERT_TRUE(check_schedule(net, machine, s.value()).ok());
+  Schedule bad = s.value();
+  auto& buffers = bad.groups[0].buffers;
+  // The group input (live from step 0) and the first weights (resident: live throughout).
+  size_t input = 0, weights = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].name == "x") input = i;
+    if (buffers[i].name == "w:conv1") weights = i;
+  }
+  buffers[weights].offset = buffers[input].offset;
+  const auto& a = buffers[std::min(input, weights)];
+  const auto& c = buffers[std::max(input, weights)];
+  auto range = [](const BufferAlloc& buf) {
+    return "[" + std::to_string(buf.offset) + ", " + std::to_string(buf.offset + buf.size_bytes) +
+           ")";
+  };
+  const Status checked = check_schedule(net, machine, bad);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.reason(), "group 0: buffers '" + a.name + "' " + range(a) + " and '" + c.name +
+                                  "' " + range(c) +
+                                  " overlap in scratchpad 'sram' while both live at step 0");
+}
+
+TEST(Checker, catches_a_lifetime_shorter_than_the_use) {
+  const Net net = residual();
+  const Machine machine = unified_machine(64 * 1024);
+  auto s = run_policy(net, machine, "fusion+reuse", Objective::Bytes);
+  ASSERT_TRUE(s.ok()) << s.reason();
+  Schedule bad = s.value();
+  for (auto& buf : bad.groups[0].buffers) {
+    if (buf.name == "x") buf.last_step = 1;  // x is read again by the add at the last op
+  }
+  const Status checked = check_schedule(net, machine, bad);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.reason().substr(0, 50), "group 0: buffer 'x' is declared live over steps [0");
+}
+
+// A 4x4 stride-2 conv (16 -> 128 channels, 2-byte elements, 8x64 input) then a ReLU, one
+// group: each output row (31 x 256 bytes) is wider than the two input rows it frees (2 x 2048),
+// so the conv output deep-reuses its input with a gap of 2 * 7936 - 4 * 2048 = 7680 bytes.
+// Moving the output onto the input makes row 0's writes clobber input rows row 1 reads.
+TEST(Checker, replays_deep_reuse_and_catches_a_too_small_gap) {
+  NetBuilder b("fig5", 2, 2);
+  const int x = b.input("x", {16, 8, 64});
+  const int c = b.conv("conv", x, 128, 4, 2);
+  b.eltwise("relu", c);
+  const Net net = b.build();
+  const Machine machine = unified_machine(256 * 1024);
+  Mapping m;
+  auto g = evaluate_mapping(net, machine, {1, 2}, m, PlanOptions{});
+  ASSERT_TRUE(g.ok()) << g.reason();
+  Schedule s;
+  s.groups = {g.value()};
+  ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  auto& buffers = s.groups[0].buffers;
+  int reuser = -1;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].name == "conv") reuser = static_cast<int>(i);
+  }
+  ASSERT_GE(reuser, 0);
+  auto& y = buffers[static_cast<size_t>(reuser)];
+  ASSERT_GE(y.reuses, 0) << "the conv output should deep-reuse its input";
+  const auto& xin = buffers[static_cast<size_t>(y.reuses)];
+  EXPECT_EQ(y.reuse_gap_bytes, 7680);
+  y.offset = xin.offset;  // gap 0: too small
+  const Status checked = check_schedule(net, machine, s);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.reason().substr(0, 39), "group 0: output row 1 of 'conv' reads '");
+}
+
+TEST(ScheduleJson, round_trips_identically) {
+  const Net net = residual();
+  const Machine machine = unified_machine(16 * 1024);
+  auto s = run_policy(net, machine, "optimal", Objective::Latency);
+  ASSERT_TRUE(s.ok()) << s.reason();
+  const auto first = to_json(s.value(), net);
+  auto back = schedule_from_json(nlohmann::json::parse(first.dump()));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(to_json(back.value(), net).dump(), first.dump());
+  EXPECT_TRUE(check_schedule(net, machine, back.value()).ok());
+  auto broken = nlohmann::json::parse(first.dump());
+  broken["groups"][0].erase("halo");
+  auto bad = schedule_from_json(broken);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.reason().find("halo"), std::string::npos) << bad.reason();
+}
+
+TEST(FromIr, caffe_form_splits_batchnorm_and_folded_form_removes_it) {
+  auto graph = zoo::build_model("tiny_residual", {.with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  int batchnorms = 0;
+  for (size_t i = 0; i < graph.value().num_ops(); ++i) {
+    batchnorms += graph.value().op(i).kind == ir::OpKind::BatchNormalization;
+  }
+  ASSERT_GT(batchnorms, 0);
+  const Machine machine = unified_machine(64 * 1024);
+  auto caffe = net_from_graph(graph.value(), machine, NetForm::Caffe);
+  auto folded = net_from_graph(graph.value(), machine, NetForm::Folded);
+  ASSERT_TRUE(caffe.ok()) << caffe.reason();
+  ASSERT_TRUE(folded.ok()) << folded.reason();
+  EXPECT_EQ(caffe.value().size(), static_cast<int>(graph.value().num_ops()) + batchnorms);
+  EXPECT_EQ(folded.value().size(), static_cast<int>(graph.value().num_ops()) - batchnorms);
+  EXPECT_EQ(caffe.value().total_macs(), folded.value().total_macs());
+  for (const char* policy : {"layerwise", "optimal"}) {
+    const Net& net = std::string(policy) == "layerwise" ? caffe.value() : folded.value();
+    auto s = run_policy(net, machine, policy, Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << policy << ": " << s.reason();
+    EXPECT_TRUE(check_schedule(net, machine, s.value()).ok()) << policy;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched
