@@ -21,7 +21,9 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+matplotlib.rcParams["svg.fonttype"] = "none"  # keep SVG text as text (searchable, editable)
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 MARKERS = "osD^v<>ph*"
 
@@ -71,6 +73,13 @@ def figure_rows(rows, model):
     return ok, len(mine) - len(ok)
 
 
+def human_bytes(value, _position=None):
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:g} {unit}"
+    return f"{value:g} B"
+
+
 def save(fig, out_dir, name):
     os.makedirs(out_dir, exist_ok=True)
     paths = []
@@ -106,13 +115,14 @@ def ski_slope(rows, model, out_dir, where):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, (policy, group) in enumerate(by_policy(ok).items()):
         pts = sorted((r["figures"]["onchip_capacity_bytes"], r["figures"]["dram_bytes"]["total"]) for r in group)
-        ax.plot([p[0] / 1024 for p in pts], [p[1] / 1e6 for p in pts],
+        ax.plot([p[0] for p in pts], [p[1] / 1e6 for p in pts],
                 marker=MARKERS[i % len(MARKERS)], label=policy)
     bound = sorted({(r["figures"]["onchip_capacity_bytes"], r["figures"]["compulsory_bytes"]) for r in ok})
-    ax.plot([b[0] / 1024 for b in bound], [b[1] / 1e6 for b in bound], "k--", label="compulsory")
+    ax.plot([b[0] for b in bound], [b[1] / 1e6 for b in bound], "k--", label="compulsory")
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(human_bytes))
     ax.set_yscale("log")
-    ax.set_xlabel("on-chip buffer capacity (KiB)")
+    ax.set_xlabel("on-chip buffer capacity")
     ax.set_ylabel("DRAM traffic (MB)")
     ax.set_title(title(model, "DRAM traffic vs on-chip buffer", note, invalid), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
@@ -163,7 +173,7 @@ def pareto(rows, model, out_dir, where):
         return
     resource = next((k for k in ("fpga_luts", "fpga_dsps", "fpga_brams") if k in ok[0]["figures"]), None)
     cost_key = resource or "onchip_bytes"
-    scale, unit = (1, resource) if resource else (1 / 1024, "on-chip bytes used (KiB)")
+    scale, unit = (1, resource) if resource else (1, "on-chip bytes used (largest group)")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, (policy, group) in enumerate(by_policy(ok).items()):
         ax.scatter([r["figures"][cost_key] * scale for r in group], [r["figures"]["latency_ms"] for r in group],
@@ -171,6 +181,8 @@ def pareto(rows, model, out_dir, where):
     front = pareto_front([(r["figures"][cost_key] * scale, r["figures"]["latency_ms"]) for r in ok])
     ax.step([p[0] for p in front], [p[1] for p in front], "k-", where="post", label="Pareto front")
     ax.set_xscale("log", base=2)
+    if not resource:
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(human_bytes))
     ax.set_yscale("log")
     ax.set_xlabel(unit)
     ax.set_ylabel("latency (ms)")

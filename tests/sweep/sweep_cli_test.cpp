@@ -209,5 +209,24 @@ TEST_F(SweepCli, BadSpecIsALocatedErrorWithExitCodeOne) {
                 ":4:1: error: policy: unknown spec key; did you mean 'policies'?\n");
 }
 
+TEST_F(SweepCli, PlotWritesPngAndSvgPerModelForEachKind) {
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  for (const std::string kind : {"ski-slope", "bandwidth", "pareto"}) {
+    ASSERT_EQ(run_tessel({"plot", (dir_ / "reference.jsonl").string(), "--kind", kind, "--out",
+                          (dir_ / "plots").string()},
+                         dir_ / "plot.log"),
+              0)
+        << read_text(dir_ / "plot.log");
+    for (const std::string model : {"a", "b"}) {
+      for (const std::string ext : {"png", "svg"}) {
+        const auto file = dir_ / "plots" / (kind + "-" + model + "." + ext);
+        EXPECT_TRUE(std::filesystem::exists(file)) << file << "\n" << read_text(dir_ / "plot.log");
+      }
+    }
+  }
+  const std::string svg = read_text(dir_ / "plots" / "ski-slope-a.svg");
+  EXPECT_NE(svg.find("compulsory"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessel::sweep
