@@ -1,0 +1,209 @@
+// Threshold selection from calibration statistics: min/max, percentile, KL-divergence, MSE.
+#include "compiler/quant/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "support/strings.hpp"
+
+namespace tessel::quant {
+
+std::string_view to_string(CalibrationMethod method) {
+  switch (method) {
+    case CalibrationMethod::minmax:
+      return "minmax";
+    case CalibrationMethod::percentile:
+      return "percentile";
+    case CalibrationMethod::entropy:
+      return "entropy";
+    case CalibrationMethod::mse:
+      return "mse";
+  }
+  return "?";
+}
+
+std::vector<std::string> calibration_method_names() {
+  return {"minmax", "percentile", "entropy", "kl", "mse"};
+}
+
+Result<CalibrationMethod> parse_calibration_method(std::string_view text) {
+  if (text == "minmax") return CalibrationMethod::minmax;
+  if (text == "percentile") return CalibrationMethod::percentile;
+  if (text == "entropy" || text == "kl") return CalibrationMethod::entropy;
+  if (text == "mse") return CalibrationMethod::mse;
+  return fail("unknown calibration method '" + std::string(text) +
+              "' (expected minmax, percentile, entropy (or kl) or mse)" +
+              did_you_mean(text, calibration_method_names()));
+}
+
+Status TensorStats::observe_range(std::span<const float> values) {
+  float local_max = 0.0f;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    if (!std::isfinite(v))
+      return fail(std::string(std::isnan(v) ? "NaN" : "Inf") + " at element " + std::to_string(i));
+    local_max = std::max(local_max, std::fabs(v));
+  }
+  max_abs_ = std::max(max_abs_, static_cast<double>(local_max));
+  count_ += static_cast<std::int64_t>(values.size());
+  return {};
+}
+
+void TensorStats::start_histogram(int bins) {
+  histogram_.assign(static_cast<std::size_t>(std::max(bins, 1)), 0.0);
+  bin_width_ = max_abs_ / static_cast<double>(histogram_.size());
+}
+
+void TensorStats::observe_histogram(std::span<const float> values) {
+  const auto last = static_cast<std::int64_t>(histogram_.size()) - 1;
+  if (bin_width_ <= 0.0) {  // all-zero tensor: every value in bin 0
+    histogram_[0] += static_cast<double>(values.size());
+    return;
+  }
+  const double inverse_width = 1.0 / bin_width_;
+  for (const float v : values) {
+    const auto bin = static_cast<std::int64_t>(std::fabs(static_cast<double>(v)) * inverse_width);
+    histogram_[static_cast<std::size_t>(std::min(bin, last))] += 1.0;
+  }
+}
+
+TensorStats TensorStats::from_histogram(double max_abs, std::vector<double> histogram) {
+  TensorStats stats;
+  stats.max_abs_ = max_abs;
+  stats.count_ =
+      static_cast<std::int64_t>(std::accumulate(histogram.begin(), histogram.end(), 0.0));
+  stats.histogram_ = std::move(histogram);
+  stats.bin_width_ =
+      stats.histogram_.empty() ? 0.0 : max_abs / static_cast<double>(stats.histogram_.size());
+  return stats;
+}
+
+namespace {
+
+// Normalises to a probability distribution, then moves eps of mass onto each zero bin, taken
+// evenly from the non-zero bins (TVM's _smooth_distribution). Empty or all-zero -> false.
+bool smooth(std::vector<double>& p) {
+  const double total = std::accumulate(p.begin(), p.end(), 0.0);
+  if (total <= 0.0) return false;
+  std::size_t zeros = 0;
+  for (auto& v : p) {
+    v /= total;
+    if (v == 0.0) ++zeros;
+  }
+  const std::size_t nonzeros = p.size() - zeros;
+  constexpr double eps = 1e-4;
+  const double eps1 = eps * static_cast<double>(zeros) / static_cast<double>(nonzeros);
+  for (auto& v : p) v += v == 0.0 ? eps : -eps1;
+  return true;
+}
+
+double entropy_threshold(const TensorStats& stats, int levels) {
+  const auto& hist = stats.histogram();
+  const int bins = static_cast<int>(hist.size());
+  if (levels >= bins) return stats.max_abs();
+  double best_kl = std::numeric_limits<double>::infinity();
+  int best_i = bins;
+  std::vector<double> suffix(hist.size() + 1, 0.0);  // suffix[i] = sum(hist[i:])
+  for (int i = bins - 1; i >= 0; --i) suffix[i] = suffix[i + 1] + hist[i];
+  for (int i = levels; i <= bins; ++i) {
+    std::vector<double> p(hist.begin(), hist.begin() + i);
+    p[i - 1] += suffix[i];  // outliers clipped into the last bin
+    // Q: hist[0:i] merged into `levels` chunks, then spread back evenly over each chunk's
+    // non-zero bins of P.
+    std::vector<double> q(i, 0.0);
+    const int merged = i / levels;
+    for (int j = 0; j < levels; ++j) {
+      const int start = j * merged;
+      const int stop = j == levels - 1 ? i : start + merged;
+      double sum = 0.0;
+      int nonzero = 0;
+      for (int k = start; k < stop; ++k) {
+        sum += hist[k];
+        nonzero += p[k] != 0.0;
+      }
+      if (nonzero == 0) continue;
+      for (int k = start; k < stop; ++k)
+        if (p[k] != 0.0) q[k] = sum / nonzero;
+    }
+    if (!smooth(p) || !smooth(q)) continue;
+    double kl = 0.0;
+    for (int k = 0; k < i; ++k)
+      if (p[k] > 0.0 && q[k] > 0.0) kl += p[k] * std::log(p[k] / q[k]);
+    if (kl < best_kl) {
+      best_kl = kl;
+      best_i = i;
+    }
+  }
+  return best_i * stats.bin_width();
+}
+
+double percentile_threshold(const TensorStats& stats, double percentile) {
+  const auto& hist = stats.histogram();
+  const double total = std::accumulate(hist.begin(), hist.end(), 0.0);
+  if (percentile >= 100.0 || total <= 0.0) return stats.max_abs();
+  const double target = percentile / 100.0 * total;
+  double cumulative = 0.0;
+  for (std::size_t b = 0; b < hist.size(); ++b) {
+    cumulative += hist[b];
+    if (cumulative >= target) return static_cast<double>(b + 1) * stats.bin_width();
+  }
+  return stats.max_abs();
+}
+
+double mse_threshold(const TensorStats& stats, int levels) {
+  const auto& hist = stats.histogram();
+  const double w = stats.bin_width();
+  const double qmax = levels - 1;
+  double best_error = std::numeric_limits<double>::infinity();
+  double best_t = stats.max_abs();
+  for (std::size_t i = 1; i <= hist.size(); ++i) {
+    const double t = static_cast<double>(i) * w;
+    const double scale = t / qmax;
+    double error = 0.0;
+    for (std::size_t b = 0; b < hist.size(); ++b) {
+      if (hist[b] == 0.0) continue;
+      const double centre = (static_cast<double>(b) + 0.5) * w;
+      const double q = std::min(std::round(centre / scale), qmax) * scale;
+      error += hist[b] * (centre - q) * (centre - q);
+    }
+    if (error < best_error) {
+      best_error = error;
+      best_t = t;
+    }
+  }
+  return best_t;
+}
+
+}  // namespace
+
+double kl_divergence(std::span<const double> p_in, std::span<const double> q_in) {
+  std::vector<double> p(p_in.begin(), p_in.end()), q(q_in.begin(), q_in.end());
+  if (p.size() != q.size() || !smooth(p) || !smooth(q))
+    return std::numeric_limits<double>::infinity();
+  double kl = 0.0;
+  for (std::size_t k = 0; k < p.size(); ++k)
+    if (p[k] > 0.0 && q[k] > 0.0) kl += p[k] * std::log(p[k] / q[k]);
+  return kl;
+}
+
+double choose_threshold(const TensorStats& stats, const ThresholdOptions& options) {
+  if (stats.max_abs() <= 0.0) return 0.0;
+  const int levels = 1 << (options.bits - 1);  // 128 for int8
+  if (options.method == CalibrationMethod::minmax || stats.histogram().empty())
+    return stats.max_abs();
+  switch (options.method) {
+    case CalibrationMethod::percentile:
+      return percentile_threshold(stats, options.percentile);
+    case CalibrationMethod::entropy:
+      return entropy_threshold(stats, levels);
+    case CalibrationMethod::mse:
+      return mse_threshold(stats, levels);
+    case CalibrationMethod::minmax:
+      break;
+  }
+  return stats.max_abs();
+}
+
+}  // namespace tessel::quant

@@ -1,0 +1,73 @@
+// Calibration: statistics of a tensor over sample inputs, and the clipping threshold they give.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/result.hpp"
+
+namespace tessel::quant {
+
+/// How a tensor's clipping threshold T (scale = T / qmax) is chosen from its samples.
+enum class CalibrationMethod {
+  minmax,      ///< T = max |x| over every sample
+  percentile,  ///< T = the p-th percentile of |x| (histogram resolution)
+  entropy,     ///< TensorRT's KL-divergence: T minimising KL(P || Q) of the clipped histogram
+  mse,         ///< T minimising the expected squared quantization error over the histogram
+};
+
+std::string_view to_string(CalibrationMethod method);
+/// "minmax", "percentile", "entropy" (alias "kl"), "mse".
+Result<CalibrationMethod> parse_calibration_method(std::string_view text);
+/// The accepted spellings, for did-you-mean suggestions.
+std::vector<std::string> calibration_method_names();
+
+/// The statistics of one tensor's |x| across calibration samples, in two passes: pass 1 finds
+/// max |x|; pass 2 fills a histogram of |x| over [0, max |x|] with `bins` equal bins (values at
+/// the top edge fall into the last bin). The minmax method needs pass 1 only.
+class TensorStats {
+ public:
+  /// Pass 1. Fails (naming nothing: the caller adds the tensor) on NaN or Inf, reporting the
+  /// flat index of the first one.
+  Status observe_range(std::span<const float> values);
+  /// Starts pass 2 with `bins` >= 1 bins over [0, max_abs()].
+  void start_histogram(int bins);
+  /// Pass 2: counts |x| (values above max_abs(), impossible for the same samples, clamp).
+  void observe_histogram(std::span<const float> values);
+
+  double max_abs() const { return max_abs_; }
+  std::int64_t count() const { return count_; }
+  const std::vector<double>& histogram() const { return histogram_; }
+  /// Width of one bin (max_abs / bins); 0 before start_histogram or for an all-zero tensor.
+  double bin_width() const { return bin_width_; }
+
+  /// Builds the stats directly (tests, or a caller with precomputed histograms).
+  static TensorStats from_histogram(double max_abs, std::vector<double> histogram);
+
+ private:
+  double max_abs_ = 0.0;
+  std::int64_t count_ = 0;
+  std::vector<double> histogram_;
+  double bin_width_ = 0.0;
+};
+
+/// Options of the threshold search.
+struct ThresholdOptions {
+  CalibrationMethod method = CalibrationMethod::entropy;
+  double percentile = 99.99;  ///< for `percentile`, in (0, 100]
+  int bits = 8;               ///< quantized width: 2^(bits-1) - 1 positive levels
+};
+
+/// The clipping threshold T >= 0 for `stats` under `options` (0 only for an all-zero tensor).
+/// `entropy` with more quantization levels than histogram bins (16 bits over 2048 bins) has
+/// nothing to merge and returns max_abs (documented in docs/quantization.md).
+double choose_threshold(const TensorStats& stats, const ThresholdOptions& options);
+
+/// KL(p || q) of two histograms after TVM/TensorRT's smoothing (zeros get eps = 1e-4 of mass
+/// taken evenly from the non-zeros); exposed for tests.
+double kl_divergence(std::span<const double> p, std::span<const double> q);
+
+}  // namespace tessel::quant

@@ -1,0 +1,594 @@
+// Annotate (scale classes, widths) and realize (the quantized graph) per docs/quantization.md.
+#include "compiler/quant/realize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "compiler/ir/analysis.hpp"
+#include "support/diagnostic.hpp"
+#include "support/strings.hpp"
+#include "support/version.hpp"
+
+namespace tessel::quant {
+
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+
+std::string where(const ir::Op& op) {
+  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
+}
+
+bool moves_data_only(OpKind kind) {
+  switch (kind) {
+    case OpKind::MaxPool:
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::Flatten:
+    case OpKind::Reshape:
+    case OpKind::Pad:
+    case OpKind::Split:
+    case OpKind::Concat:
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct UnionFind {
+  std::vector<int> parent;
+  int add() {
+    parent.push_back(static_cast<int>(parent.size()));
+    return parent.back();
+  }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+Status check_finite(const ir::Tensor& tensor) {
+  for (std::size_t i = 0; i < tensor.f32_values.size(); ++i) {
+    const float v = tensor.f32_values[i];
+    if (!std::isfinite(v))
+      return fail("constant %" + tensor.name + ": " + (std::isnan(v) ? "NaN" : "Inf") +
+                  " at element " + std::to_string(i) + " (weights must be finite to quantize)");
+  }
+  return {};
+}
+
+}  // namespace
+
+int dtype_bits(DType dtype) {
+  switch (dtype) {
+    case DType::i8:
+    case DType::u8:
+      return 8;
+    case DType::i16:
+      return 16;
+    case DType::i32:
+      return 32;
+    case DType::f32:
+      return 32;
+  }
+  return 32;
+}
+
+std::vector<Diagnostic> override_errors(const ir::Graph& graph, const QuantConfig& config) {
+  std::vector<Diagnostic> errors;
+  std::vector<std::string> op_names;
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) op_names.push_back(graph.op(id).name);
+  for (const auto& [name, layer] : config.layers) {
+    const auto id = graph.find_op(name);
+    if (!id) {
+      errors.push_back({layer.location, "layers." + name,
+                        "no op named '" + name + "' in model '" + graph.name() + "'" +
+                            did_you_mean(name, op_names)});
+      continue;
+    }
+    const auto kind = graph.op(*id).kind;
+    if (kind != OpKind::Conv && kind != OpKind::Gemm)
+      errors.push_back({layer.location, "layers." + name,
+                        "op '" + name + "' is a " + std::string(ir::to_string(kind)) +
+                            "; bits can be set only on Conv and Gemm ops"});
+  }
+  return errors;
+}
+
+Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config) {
+  auto order = ir::topological_order(graph);
+  if (!order) return fail(order.reason());
+  ScalePlan plan;
+  UnionFind sets;
+  std::map<std::string, int> node_of;  // tensor -> union-find node
+  std::map<std::string, int> demand;   // tensor -> widest width a reader wants
+  const auto node = [&](const std::string& tensor) {
+    auto it = node_of.find(tensor);
+    if (it != node_of.end()) return it->second;
+    plan.observed.push_back(tensor);
+    return node_of[tensor] = sets.add();
+  };
+
+  if (const auto errors = override_errors(graph, config); !errors.empty())
+    return fail(errors.front().str());
+
+  for (const ir::OpId id : order.value()) {
+    const ir::Op& op = graph.op(id);
+    const auto activation_input = [&](int index) -> Result<std::string> {
+      const std::string& name = op.inputs[static_cast<std::size_t>(index)];
+      if (graph.tensor(name).constant)
+        return fail(where(op) + ": input %" + name +
+                    " is a constant; the quantizer supports constants only as Conv/Gemm "
+                    "weights and biases");
+      return name;
+    };
+    switch (op.kind) {
+      case OpKind::Input:
+        break;
+      case OpKind::Conv:
+      case OpKind::Gemm: {
+        auto x = activation_input(0);
+        if (!x) return fail(x.reason());
+        for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+          const ir::Tensor& t = graph.tensor(op.inputs[i]);
+          if (!t.constant || t.f32_values.empty())
+            return fail(where(op) + ": input %" + t.name +
+                        " must be a float constant with data to be quantized");
+          if (auto ok = check_finite(t); !ok) return fail(ok.reason());
+        }
+        if (op.kind == OpKind::Gemm && op.inputs.size() == 3) {
+          const auto& w = graph.tensor(op.inputs[1]).shape;
+          const auto n = op.get_int("transB") ? w[0] : w[1];
+          if (ir::element_count(graph.tensor(op.inputs[2]).shape) != n)
+            return fail(where(op) + ": bias %" + op.inputs[2] +
+                        " must hold one value per output (" + std::to_string(n) +
+                        ") to be quantized");
+        }
+        const auto it = config.layers.find(op.name);
+        const int bits = it == config.layers.end() ? config.bits : it->second.bits;
+        plan.op_bits[op.name] = bits;
+        node(x.value());
+        demand[x.value()] = std::max(demand[x.value()], bits);
+        break;
+      }
+      case OpKind::BatchNormalization:
+      case OpKind::Scale:
+        return fail(where(op) +
+                    ": cannot be quantized; run fold-batchnorm first (only a "
+                    "BatchNormalization directly after a Conv folds)");
+      case OpKind::AveragePool: {
+        const auto& pad = op.get_ints("pad");
+        const bool padded = std::any_of(pad.begin(), pad.end(), [](auto p) { return p != 0; });
+        if (padded && op.get_int("count_include_pad") == 0)
+          return fail(where(op) +
+                      ": count_include_pad=0 with padding is not supported by the integer "
+                      "contract (the divisor would vary by position)");
+        [[fallthrough]];
+      }
+      case OpKind::GlobalAveragePool:
+      case OpKind::Add:
+      case OpKind::MaxPool:
+      case OpKind::Relu:
+      case OpKind::Clip:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+      case OpKind::Pad:
+      case OpKind::Split:
+      case OpKind::Concat:
+      case OpKind::Softmax:
+        for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+          auto x = activation_input(static_cast<int>(i));
+          if (!x) return fail(x.reason());
+          node(x.value());
+          demand[x.value()] = std::max(demand[x.value()], config.bits);
+        }
+        break;
+      case OpKind::Quantize:
+      case OpKind::Dequantize:
+      case OpKind::Requantize:
+        return fail(where(op) + ": the graph is already quantized");
+    }
+    if (op.kind == OpKind::Softmax) {
+      const auto& out = op.outputs[0];
+      const auto& outputs = graph.outputs();
+      if (!graph.consumers(out).empty() ||
+          std::find(outputs.begin(), outputs.end(), out) == outputs.end())
+        return fail(where(op) +
+                    ": its float result may only be a graph output in a quantized graph");
+      continue;
+    }
+    for (const auto& out : op.outputs) node(out);
+    if (moves_data_only(op.kind)) {
+      const int first = node(op.outputs[0]);
+      for (const auto& in : op.inputs) sets.unite(first, node(in));
+      for (const auto& out : op.outputs) sets.unite(first, node(out));
+    }
+  }
+
+  // Classes in order of first member; widths; pre-activation tensors.
+  std::map<int, int> class_index;
+  for (const auto& tensor : plan.observed) {
+    const int root = sets.find(node_of[tensor]);
+    auto [it, inserted] = class_index.emplace(root, static_cast<int>(plan.classes.size()));
+    if (inserted) {
+      plan.classes.emplace_back();
+      plan.class_bits.push_back(0);
+    }
+    plan.class_of[tensor] = it->second;
+    plan.classes[it->second].push_back(tensor);
+    const auto d = demand.find(tensor);
+    plan.class_bits[it->second] =
+        std::max(plan.class_bits[it->second], d == demand.end() ? config.bits : d->second);
+    const auto readers = graph.consumers(tensor);
+    const auto& outputs = graph.outputs();
+    const bool is_output = std::find(outputs.begin(), outputs.end(), tensor) != outputs.end();
+    if (!readers.empty() && !is_output &&
+        std::all_of(readers.begin(), readers.end(), [&](const ir::Use& use) {
+          const auto kind = graph.op(use.op).kind;
+          return kind == OpKind::Relu || kind == OpKind::Clip;
+        }))
+      plan.pre_activation.insert(tensor);
+  }
+  return plan;
+}
+
+Result<std::vector<ClassThreshold>> class_thresholds(
+    const ScalePlan& plan, const std::map<std::string, double>& tensor_thresholds,
+    const QuantConfig& config) {
+  std::vector<ClassThreshold> out(plan.classes.size());
+  for (std::size_t c = 0; c < plan.classes.size(); ++c) {
+    const auto& members = plan.classes[c];
+    const bool all_pre = std::all_of(members.begin(), members.end(), [&](const auto& m) {
+      return plan.pre_activation.count(m) != 0;
+    });
+    for (const auto& m : members) {
+      if (!all_pre && plan.pre_activation.count(m)) continue;
+      const auto it = tensor_thresholds.find(m);
+      if (it == tensor_thresholds.end()) return fail("no calibration statistics for %" + m);
+      if (out[c].from_tensor.empty() || it->second > out[c].threshold) {
+        out[c].threshold = it->second;
+        out[c].from_tensor = m;
+      }
+    }
+    if (out[c].threshold <= 0.0) {
+      if (!config.allow_zero_range) {
+        std::string names;
+        for (const auto& m : members) names += (names.empty() ? "%" : ", %") + m;
+        return fail("activation " + names +
+                    " is zero on every calibration sample, so its scale is undefined (set "
+                    "allow_zero_range: true in the quantization config to use scale 1/qmax)");
+      }
+      out[c].threshold = 1.0;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct Realizer {
+  const ir::Graph& in;
+  const ScalePlan& plan;
+  const std::vector<ClassThreshold>& thresholds;
+  ir::Graph out;
+  std::set<std::string> graph_outputs;
+
+  bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
+  int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
+  float scale_of(const std::string& t) const {
+    const int c = plan.class_of.at(t);
+    return static_cast<float>(thresholds[c].threshold / intops::qmax(plan.class_bits[c]));
+  }
+  static DType dtype_for(int bits) { return bits == 16 ? DType::i16 : DType::i8; }
+  std::string qname(const std::string& t) const {
+    if (in.producer(t) && in.op(*in.producer(t)).kind == OpKind::Input) return t + ".q";
+    return graph_outputs.count(t) && integer(t) ? t + ".q" : t;
+  }
+
+  Status declare_int(const std::string& t) {
+    ir::Tensor tensor;
+    tensor.name = qname(t);
+    tensor.shape = in.tensor(t).shape;
+    tensor.dtype = dtype_for(bits_of(t));
+    tensor.quant = ir::QuantParams::per_tensor(scale_of(t), 0);
+    return out.declare_tensor(std::move(tensor));
+  }
+
+  // Per-channel symmetric weights along `axis`; returns the scales.
+  Result<std::vector<float>> add_weight(const ir::Tensor& w, int axis, int bits,
+                                        std::string& name_out) {
+    const auto& shape = w.shape;
+    const std::int64_t channels = shape[static_cast<std::size_t>(axis)];
+    std::int64_t inner = 1;
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    std::vector<float> scales(static_cast<std::size_t>(channels), 0.0f);
+    const auto total = static_cast<std::int64_t>(w.f32_values.size());
+    for (std::int64_t i = 0; i < total; ++i) {
+      const auto c = static_cast<std::size_t>((i / inner) % channels);
+      scales[c] = std::max(scales[c], std::fabs(w.f32_values[static_cast<std::size_t>(i)]));
+    }
+    for (auto& s : scales) s = s > 0.0f ? s / static_cast<float>(intops::qmax(bits)) : 1.0f;
+    ir::Tensor q;
+    q.name = out.has_tensor(w.name) ? out.unique_name(w.name) : w.name;
+    q.dtype = dtype_for(bits);
+    q.shape = shape;
+    q.quant = ir::QuantParams{scales, std::vector<std::int32_t>(scales.size(), 0), axis};
+    q.int_values.resize(w.f32_values.size());
+    for (std::int64_t i = 0; i < total; ++i) {
+      const auto c = static_cast<std::size_t>((i / inner) % channels);
+      q.int_values[static_cast<std::size_t>(i)] =
+          intops::quantize_value(w.f32_values[static_cast<std::size_t>(i)], scales[c], bits);
+    }
+    name_out = q.name;
+    if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
+    return scales;
+  }
+
+  Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
+                  std::string& name_out) {
+    ir::Tensor q;
+    q.name = out.has_tensor(b.name) ? out.unique_name(b.name) : b.name;
+    q.dtype = DType::i32;
+    q.shape = b.shape;
+    q.quant = ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0),
+                              static_cast<int>(b.shape.size()) - 1};
+    q.int_values.resize(b.f32_values.size());
+    for (std::size_t c = 0; c < b.f32_values.size(); ++c) {
+      const double v = beta * b.f32_values[c] / static_cast<double>(acc_scales[c]);
+      q.int_values[c] =
+          static_cast<std::int32_t>(std::clamp(std::round(v), -2147483648.0, 2147483647.0));
+    }
+    name_out = q.name;
+    return out.add_constant(std::move(q));
+  }
+
+  Status matmul(const ir::Op& op) {
+    const std::string& x = op.inputs[0];
+    const int bits = plan.op_bits.at(op.name);
+    const ir::Tensor& w = in.tensor(op.inputs[1]);
+    const bool gemm = op.kind == OpKind::Gemm;
+    const int axis = gemm && op.get_int("transB") == 0 ? 1 : 0;
+    std::string w_name;
+    auto w_scales = add_weight(w, axis, bits, w_name);
+    if (!w_scales) return fail(w_scales.reason());
+    const double alpha = gemm ? op.get_float("alpha") : 1.0;
+    std::vector<float> acc_scales;
+    for (const float s : w_scales.value())
+      acc_scales.push_back(static_cast<float>(alpha * static_cast<double>(scale_of(x)) * s));
+    ir::Op q = op;
+    q.inputs = {qname(x), w_name};
+    if (op.inputs.size() == 3) {
+      std::string b_name;
+      if (auto ok = add_bias(in.tensor(op.inputs[2]), acc_scales, gemm ? op.get_float("beta") : 1.0,
+                             b_name);
+          !ok)
+        return ok;
+      q.inputs.push_back(b_name);
+    }
+    if (gemm) {
+      q.attrs["alpha"] = 1.0;
+      q.attrs["beta"] = 1.0;
+    }
+    ir::Tensor acc;
+    acc.name = out.unique_name(op.name + ".acc");
+    acc.dtype = DType::i32;
+    acc.shape = in.tensor(op.outputs[0]).shape;
+    acc.quant = ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0), 1};
+    q.outputs = {acc.name};
+    const std::string acc_name = acc.name;
+    if (auto ok = out.declare_tensor(std::move(acc)); !ok) return ok;
+    if (auto id = out.add_op(std::move(q)); !id) return fail(id.reason());
+    if (auto ok = declare_int(op.outputs[0]); !ok) return ok;
+    ir::Op requantize;
+    requantize.name = out.unique_name(op.name + ".requantize");
+    requantize.kind = OpKind::Requantize;
+    requantize.inputs = {acc_name};
+    requantize.outputs = {qname(op.outputs[0])};
+    if (auto id = out.add_op(std::move(requantize)); !id) return fail(id.reason());
+    return {};
+  }
+
+  Status run() {
+    auto order = ir::topological_order(in);
+    if (!order) return fail(order.reason());
+    for (const auto& t : in.outputs()) graph_outputs.insert(t);
+    for (const ir::OpId id : order.value()) {
+      const ir::Op& op = in.op(id);
+      if (op.kind == OpKind::Input) {
+        const ir::Tensor& x = in.tensor(op.outputs[0]);
+        if (auto r = out.add_input(x.name, x.shape, DType::f32); !r) return fail(r.reason());
+        if (!integer(x.name)) continue;
+        if (auto ok = declare_int(x.name); !ok) return ok;
+        ir::Op quantize;
+        quantize.name = out.unique_name(x.name + ".quantize");
+        quantize.kind = OpKind::Quantize;
+        quantize.inputs = {x.name};
+        quantize.outputs = {qname(x.name)};
+        if (auto r = out.add_op(std::move(quantize)); !r) return fail(r.reason());
+        continue;
+      }
+      if (op.kind == OpKind::Conv || op.kind == OpKind::Gemm) {
+        if (auto ok = matmul(op); !ok) return ok;
+        continue;
+      }
+      if (op.kind == OpKind::Softmax) {
+        const std::string& x = op.inputs[0];
+        ir::Tensor f;
+        f.name = out.unique_name(qname(x) + ".f32");
+        f.shape = in.tensor(x).shape;
+        const std::string f_name = f.name;
+        if (auto ok = out.declare_tensor(std::move(f)); !ok) return ok;
+        ir::Op dq;
+        dq.name = f_name;
+        dq.kind = OpKind::Dequantize;
+        dq.inputs = {qname(x)};
+        dq.outputs = {f_name};
+        if (auto r = out.add_op(std::move(dq)); !r) return fail(r.reason());
+        ir::Op softmax = op;
+        softmax.inputs = {f_name};
+        ir::Tensor y;
+        y.name = op.outputs[0];
+        y.shape = in.tensor(op.outputs[0]).shape;
+        if (auto ok = out.declare_tensor(std::move(y)); !ok) return ok;
+        if (auto r = out.add_op(std::move(softmax)); !r) return fail(r.reason());
+        continue;
+      }
+      ir::Op q = op;
+      for (auto& t : q.inputs) t = qname(t);
+      for (auto& t : q.outputs) t = qname(t);
+      for (const auto& t : op.outputs)
+        if (auto ok = declare_int(t); !ok) return ok;
+      if (auto r = out.add_op(std::move(q)); !r) return fail(r.reason());
+    }
+    for (const auto& t : in.outputs()) {
+      if (!integer(t)) continue;
+      ir::Tensor f;
+      f.name = t;
+      f.shape = in.tensor(t).shape;
+      if (auto ok = out.declare_tensor(std::move(f)); !ok) return ok;
+      ir::Op dq;
+      dq.name = out.unique_name(t + ".dequantize");
+      dq.kind = OpKind::Dequantize;
+      dq.inputs = {qname(t)};
+      dq.outputs = {t};
+      if (auto r = out.add_op(std::move(dq)); !r) return fail(r.reason());
+    }
+    return out.set_outputs(in.outputs());
+  }
+};
+
+}  // namespace
+
+Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
+                          const std::vector<ClassThreshold>& thresholds) {
+  if (thresholds.size() != plan.classes.size())
+    return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
+                std::to_string(plan.classes.size()) + " scale classes");
+  Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}};
+  if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
+  return std::move(r.out);
+}
+
+std::vector<intops::Requant> requantize_params(const ir::Tensor& input, const ir::Tensor& output) {
+  const int bits = dtype_bits(output.dtype);
+  const double s_out = output.quant->scales.at(0);
+  std::vector<intops::Requant> params;
+  for (const float s : input.quant->scales)
+    params.push_back(intops::make_requant(static_cast<double>(s) / s_out, intops::qmin(bits),
+                                          intops::qmax(bits)));
+  return params;
+}
+
+intops::AddRequant add_params(const ir::Tensor& a, const ir::Tensor& b, const ir::Tensor& y) {
+  const int bits = dtype_bits(y.dtype);
+  const double s_y = y.quant->scales.at(0);
+  return intops::make_add_requant(a.quant->scales.at(0) / s_y, b.quant->scales.at(0) / s_y,
+                                  intops::qmin(bits), intops::qmax(bits));
+}
+
+intops::Requant average_params(const ir::Tensor& input, const ir::Tensor& output,
+                               std::int64_t window_elements) {
+  const int bits = dtype_bits(output.dtype);
+  const double ratio =
+      static_cast<double>(input.quant->scales.at(0)) /
+      (static_cast<double>(output.quant->scales.at(0)) * static_cast<double>(window_elements));
+  return intops::make_requant(ratio, intops::qmin(bits), intops::qmax(bits));
+}
+
+std::pair<std::int32_t, std::int32_t> clip_bounds(const ir::Tensor& tensor, double min,
+                                                  double max) {
+  const int bits = dtype_bits(tensor.dtype);
+  const double s = tensor.quant->scales.at(0);
+  const double lo = std::max<double>(intops::qmin(bits), std::round(min / s));
+  const double hi = std::min<double>(intops::qmax(bits), std::round(max / s));
+  return {static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi)};
+}
+
+nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config,
+                           const ScalePlan& plan, const std::vector<ClassThreshold>& thresholds) {
+  nlohmann::json j;
+  j["model"] = quantized.name();
+  j["tool_version"] = tessel::version();
+  j["config"] = {{"bits", config.bits},
+                 {"method", std::string(to_string(config.method))},
+                 {"percentile", config.percentile},
+                 {"histogram_bins", config.histogram_bins},
+                 {"calibration_samples", config.calibration_samples},
+                 {"calibration_seed", config.calibration_seed},
+                 {"allow_zero_range", config.allow_zero_range}};
+  nlohmann::json layers = nlohmann::json::object();
+  for (const auto& [name, layer] : config.layers) layers[name] = {{"bits", layer.bits}};
+  j["config"]["layers"] = layers;
+  nlohmann::json classes = nlohmann::json::array();
+  for (std::size_t c = 0; c < plan.classes.size(); ++c)
+    classes.push_back(
+        {{"bits", plan.class_bits[c]},
+         {"threshold", thresholds[c].threshold},
+         {"scale", static_cast<float>(thresholds[c].threshold / intops::qmax(plan.class_bits[c]))},
+         {"from", thresholds[c].from_tensor},
+         {"tensors", plan.classes[c]}});
+  j["classes"] = classes;
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const auto& [name, t] : quantized.tensors()) {
+    if (!t.quant) continue;
+    nlohmann::json e = {{"dtype", std::string(ir::to_string(t.dtype))}};
+    if (t.quant->per_channel()) {
+      e["axis"] = t.quant->axis;
+      e["scales"] = t.quant->scales;
+    } else {
+      e["scale"] = t.quant->scales.at(0);
+    }
+    if (t.constant) e["constant"] = true;
+    tensors[name] = e;
+  }
+  j["tensors"] = tensors;
+  nlohmann::json ops = nlohmann::json::array();
+  for (ir::OpId id = 0; id < quantized.num_ops(); ++id) {
+    const ir::Op& op = quantized.op(id);
+    nlohmann::json e = {{"op", op.name}, {"kind", std::string(ir::to_string(op.kind))}};
+    if (op.kind == OpKind::Requantize) {
+      std::vector<std::int32_t> m;
+      std::vector<int> r;
+      const auto params =
+          requantize_params(quantized.tensor(op.inputs[0]), quantized.tensor(op.outputs[0]));
+      for (const auto& p : params) {
+        m.push_back(p.multiplier);
+        r.push_back(p.shift);
+      }
+      e["multiplier"] = m;
+      e["shift"] = r;
+      e["lo"] = params.at(0).lo;
+      e["hi"] = params.at(0).hi;
+    } else if (op.kind == OpKind::Add) {
+      const auto p = add_params(quantized.tensor(op.inputs[0]), quantized.tensor(op.inputs[1]),
+                                quantized.tensor(op.outputs[0]));
+      e["multiplier_a"] = p.multiplier_a;
+      e["multiplier_b"] = p.multiplier_b;
+      e["shift"] = p.shift;
+    } else if (op.kind == OpKind::AveragePool || op.kind == OpKind::GlobalAveragePool) {
+      const auto& x = quantized.tensor(op.inputs[0]);
+      const std::int64_t n = op.kind == OpKind::GlobalAveragePool
+                                 ? x.shape[2] * x.shape[3]
+                                 : op.get_ints("kernel")[0] * op.get_ints("kernel")[1];
+      const auto p = average_params(x, quantized.tensor(op.outputs[0]), n);
+      e["window_elements"] = n;
+      e["multiplier"] = p.multiplier;
+      e["shift"] = p.shift;
+    } else {
+      continue;
+    }
+    ops.push_back(e);
+  }
+  j["ops"] = ops;
+  return j;
+}
+
+}  // namespace tessel::quant

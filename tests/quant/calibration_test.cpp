@@ -1,0 +1,106 @@
+// Threshold selection on hand-built statistics: each method's rule, checked with exact numbers.
+#include "compiler/quant/calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace tessel::quant {
+namespace {
+
+TEST(Calibration, MinMaxIsTheLargestMagnitude) {
+  TensorStats stats;
+  ASSERT_TRUE(stats.observe_range(std::vector<float>{1.0f, -3.0f, 2.0f}).ok());
+  ASSERT_TRUE(stats.observe_range(std::vector<float>{0.5f}).ok());
+  EXPECT_EQ(stats.count(), 4);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::minmax, 99.99, 8}), 3.0);
+}
+
+TEST(Calibration, NanAndInfAreReportedWithTheirIndex) {
+  TensorStats stats;
+  const auto nan =
+      stats.observe_range(std::vector<float>{1.0f, 2.0f, std::numeric_limits<float>::quiet_NaN()});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.reason(), "NaN at element 2");
+  const auto inf = stats.observe_range(std::vector<float>{-std::numeric_limits<float>::infinity()});
+  ASSERT_FALSE(inf.ok());
+  EXPECT_EQ(inf.reason(), "Inf at element 0");
+}
+
+TEST(Calibration, HistogramBinsMagnitudesAndPutsTheMaximumInTheLastBin) {
+  TensorStats stats;
+  const std::vector<float> v = {0.0f, -0.5f, 1.2f, 3.9f, -4.0f};
+  ASSERT_TRUE(stats.observe_range(v).ok());
+  stats.start_histogram(4);  // bins of width 1 over [0, 4]
+  stats.observe_histogram(v);
+  EXPECT_EQ(stats.histogram(), (std::vector<double>{2, 1, 0, 2}));
+  EXPECT_EQ(stats.bin_width(), 1.0);
+}
+
+TEST(Calibration, PercentileTakesTheUpperEdgeOfTheBinReachingTheTarget) {
+  // Ten bins of width 1, one value each: 50% is reached in bin 4 -> edge 5.
+  const auto stats = TensorStats::from_histogram(10.0, std::vector<double>(10, 1.0));
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::percentile, 50.0, 8}), 5.0);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::percentile, 91.0, 8}), 10.0);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::percentile, 100.0, 8}), 10.0);
+}
+
+TEST(Calibration, MseTradesClippingAgainstRounding) {
+  // bits 2 -> qmax 1. One value at bin centre 3.5 of four unit bins. Candidate T = 1..4:
+  // T=1 -> 1 (err 6.25), T=2 -> 2 (2.25), T=3 -> 3 (0.25), T=4 -> 4 (0.25); the first minimum wins.
+  const auto stats = TensorStats::from_histogram(4.0, {0, 0, 0, 1});
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::mse, 99.99, 2}), 3.0);
+}
+
+TEST(Calibration, MseClipsARareOutlier) {
+  std::vector<double> hist(2048, 0.0);
+  for (int b = 0; b < 100; ++b) hist[b] = 1000.0;
+  hist[2047] = 1.0;  // one outlier at the top
+  const auto stats = TensorStats::from_histogram(2048.0, hist);
+  const double t = choose_threshold(stats, {CalibrationMethod::mse, 99.99, 8});
+  EXPECT_LT(t, 400.0);
+  EXPECT_GE(t, 100.0);
+}
+
+TEST(Calibration, EntropyKeepsAnUnclippedUniformRangeExactly) {
+  // Uniform mass on bins [0, 256) of 2048 unit bins: at i = 256 P has no clipped mass and Q
+  // (pairs of bins merged, then spread back) equals P, so KL = 0 there and T = 256.
+  std::vector<double> hist(2048, 0.0);
+  for (int b = 0; b < 256; ++b) hist[b] = 10.0;
+  const auto stats = TensorStats::from_histogram(2048.0, hist);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 8}), 256.0);
+}
+
+TEST(Calibration, EntropyAtSixteenBitsFallsBackToMax) {
+  const auto stats = TensorStats::from_histogram(7.0, std::vector<double>(2048, 1.0));
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 16}), 7.0);
+}
+
+TEST(Calibration, AllZeroTensorHasThresholdZero) {
+  TensorStats stats;
+  ASSERT_TRUE(stats.observe_range(std::vector<float>{0.0f, 0.0f}).ok());
+  stats.start_histogram(2048);
+  stats.observe_histogram(std::vector<float>{0.0f, 0.0f});
+  for (auto m : {CalibrationMethod::minmax, CalibrationMethod::percentile,
+                 CalibrationMethod::entropy, CalibrationMethod::mse})
+    EXPECT_EQ(choose_threshold(stats, {m, 99.99, 8}), 0.0);
+}
+
+TEST(Calibration, KlDivergenceOfEqualDistributionsIsZero) {
+  const std::vector<double> p = {1, 2, 3, 0};
+  EXPECT_EQ(kl_divergence(p, p), 0.0);
+  EXPECT_GT(kl_divergence(p, std::vector<double>{3, 2, 1, 0}), 0.0);
+}
+
+TEST(Calibration, MethodNamesParseWithSuggestions) {
+  EXPECT_EQ(parse_calibration_method("kl").value(), CalibrationMethod::entropy);
+  const auto bad = parse_calibration_method("percentil");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.reason(),
+            "unknown calibration method 'percentil' (expected minmax, percentile, entropy (or kl) "
+            "or mse); did you mean 'percentile'?");
+}
+
+}  // namespace
+}  // namespace tessel::quant

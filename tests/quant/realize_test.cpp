@@ -1,0 +1,170 @@
+// Annotate and realize on hand-built graphs: scale classes, widths, integer weights and errors.
+#include "compiler/quant/realize.hpp"
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/shape_inference.hpp"
+#include "compiler/ir/text.hpp"
+
+namespace tessel::quant {
+namespace {
+
+ir::Graph parse(const std::string& text) {
+  ir::Graph g = ir::parse_text(text, "test");
+  const auto ok = ir::infer_all_shapes(g);
+  EXPECT_TRUE(ok.ok()) << ok.reason();
+  return g;
+}
+
+const char* kConvRelu = R"(graph t {
+  input %x : f32[1,1,2,2]
+  const %w : f32[1,1,1,1] = [2]
+  const %b : f32[1] = [1]
+  %conv = Conv(%x, %w, %b) {kernel=1x1} : f32[?]
+  %y = Relu(%conv) : f32[?]
+  output %y
+})";
+
+TEST(Annotate, ReluJoinsItsInputsClassAndThePreActivationIsLeftOut) {
+  const auto g = parse(kConvRelu);
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  EXPECT_EQ(plan.value().observed, (std::vector<std::string>{"x", "conv", "y"}));
+  ASSERT_EQ(plan.value().classes.size(), 2u);
+  EXPECT_EQ(plan.value().classes[1], (std::vector<std::string>{"conv", "y"}));
+  EXPECT_EQ(plan.value().pre_activation, (std::set<std::string>{"conv"}));
+  // conv (pre-activation, 9.0) is ignored: the class takes y's 2.54.
+  const auto t = class_thresholds(plan.value(), {{"x", 1.27}, {"conv", 9.0}, {"y", 2.54}}, {});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.value()[1].threshold, 2.54);
+  EXPECT_EQ(t.value()[1].from_tensor, "y");
+}
+
+TEST(Realize, ConvReluBecomesQuantizeConvRequantizeReluDequantize) {
+  const auto g = parse(kConvRelu);
+  const auto plan = plan_scales(g, QuantConfig{}).value();
+  const auto t = class_thresholds(plan, {{"x", 1.27}, {"conv", 9.0}, {"y", 2.54}}, {}).value();
+  const auto q = realize(g, plan, t);
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Graph& qg = q.value();
+  std::vector<std::string> ops;
+  for (ir::OpId id = 0; id < qg.num_ops(); ++id)
+    ops.push_back(qg.op(id).name + ":" + std::string(ir::to_string(qg.op(id).kind)));
+  EXPECT_EQ(ops, (std::vector<std::string>{"x:Input", "x.quantize:Quantize", "conv:Conv",
+                                           "conv.requantize:Requantize", "y:Relu",
+                                           "y.dequantize:Dequantize"}));
+  EXPECT_EQ(qg.tensor("x.q").dtype, ir::DType::i8);
+  EXPECT_FLOAT_EQ(qg.tensor("x.q").quant->scales[0], 0.01f);
+  EXPECT_FLOAT_EQ(qg.tensor("y.q").quant->scales[0], 0.02f);
+  EXPECT_EQ(qg.tensor("conv").quant, qg.tensor("y.q").quant);  // one class, one scale
+  // w = 2 -> s_w = 2/127, w_q = 127; bias 1 / (0.01 * 2/127) = 6350.
+  EXPECT_EQ(qg.tensor("w").int_values, std::vector<std::int32_t>{127});
+  EXPECT_EQ(qg.tensor("b").dtype, ir::DType::i32);
+  EXPECT_EQ(qg.tensor("b").int_values, std::vector<std::int32_t>{6350});
+  EXPECT_EQ(qg.tensor("conv.acc").dtype, ir::DType::i32);
+  EXPECT_EQ(qg.outputs(), std::vector<std::string>{"y"});
+  EXPECT_EQ(qg.tensor("y").dtype, ir::DType::f32);
+  // Requantize from s_acc = 0.02/127 to 0.02: ratio 1/127 = 0.50394 * 2^-6 -> r = 37.
+  const auto p = requantize_params(qg.tensor("conv.acc"), qg.tensor("conv"));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].shift, 37);
+  EXPECT_EQ(p[0].lo, -128);
+  EXPECT_EQ(p[0].hi, 127);
+  EXPECT_EQ(intops::requantize(12700, p[0]), 100);
+}
+
+TEST(Annotate, ConcatInputsShareTheConcatScale) {
+  const auto g = parse(R"(graph t {
+  input %x : f32[1,1,2,2]
+  const %w1 : f32[1,1,1,1] = [1]
+  const %w2 : f32[1,1,1,1] = [-1]
+  %a = Conv(%x, %w1) {kernel=1x1} : f32[?]
+  %b = Conv(%x, %w2) {kernel=1x1} : f32[?]
+  %p = MaxPool(%b) {kernel=1x1} : f32[?]
+  %c = Concat(%a, %p) {axis=1} : f32[?]
+  output %c
+})");
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  const auto& classes = plan.value().classes;
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(classes[1], (std::vector<std::string>{"a", "b", "p", "c"}));
+  const auto t =
+      class_thresholds(plan.value(), {{"x", 1}, {"a", 3}, {"b", 5}, {"p", 4}, {"c", 5}}, {});
+  EXPECT_EQ(t.value()[1].threshold, 5.0);
+}
+
+TEST(Annotate, LayerOverrideWidensTheInputClassAndTheWeights) {
+  QuantConfig config;
+  config.layers["conv"] = {16, {"q.yaml", 3, 3}};
+  const auto plan = plan_scales(parse(kConvRelu), config);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value().class_bits, (std::vector<int>{16, 8}));
+  EXPECT_EQ(plan.value().op_bits.at("conv"), 16);
+}
+
+TEST(Annotate, OverrideNamingNoOpIsLocatedInTheConfig) {
+  QuantConfig config;
+  config.layers["cnov"] = {16, {"q.yaml", 3, 3}};
+  const auto plan = plan_scales(parse(kConvRelu), config);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.reason(),
+            "q.yaml:3:3: error: layers.cnov: no op named 'cnov' in model 't'; did you mean "
+            "'conv'?");
+  config.layers.clear();
+  config.layers["y"] = {16, {"q.yaml", 4, 3}};
+  EXPECT_EQ(plan_scales(parse(kConvRelu), config).reason(),
+            "q.yaml:4:3: error: layers.y: op 'y' is a Relu; bits can be set only on Conv and "
+            "Gemm ops");
+}
+
+TEST(Annotate, NanWeightIsNamed) {
+  auto g = parse(kConvRelu);
+  g.tensor_mut("w").f32_values[0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(plan_scales(g, {}).reason(),
+            "constant %w: NaN at element 0 (weights must be finite to quantize)");
+  g.tensor_mut("w").f32_values[0] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(plan_scales(g, {}).reason(),
+            "constant %w: Inf at element 0 (weights must be finite to quantize)");
+}
+
+TEST(Annotate, UnfoldedBatchNormIsRejected) {
+  const auto g = parse(R"(graph t {
+  input %x : f32[1,1,2,2]
+  const %s : f32[1] = [1]
+  const %z : f32[1] = [0]
+  %y = BatchNormalization(%x, %s, %z, %z, %s) : f32[?]
+  output %y
+})");
+  EXPECT_EQ(plan_scales(g, {}).reason(),
+            "%y (BatchNormalization): cannot be quantized; run fold-batchnorm first (only a "
+            "BatchNormalization directly after a Conv folds)");
+}
+
+TEST(Annotate, AveragePoolExcludingPaddingIsRejected) {
+  const auto g = parse(R"(graph t {
+  input %x : f32[1,1,4,4]
+  %y = AveragePool(%x) {kernel=3x3, pad=1,1,1,1} : f32[?]
+  output %y
+})");
+  EXPECT_EQ(plan_scales(g, {}).reason(),
+            "%y (AveragePool): count_include_pad=0 with padding is not supported by the integer "
+            "contract (the divisor would vary by position)");
+}
+
+TEST(ClassThresholds, AllZeroRangeIsAnErrorUnlessAllowed) {
+  const auto g = parse(kConvRelu);
+  const auto plan = plan_scales(g, {}).value();
+  const std::map<std::string, double> t = {{"x", 1.0}, {"conv", 0.0}, {"y", 0.0}};
+  const auto bad = class_thresholds(plan, t, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.reason(),
+            "activation %conv, %y is zero on every calibration sample, so its scale is undefined "
+            "(set allow_zero_range: true in the quantization config to use scale 1/qmax)");
+  QuantConfig allow;
+  allow.allow_zero_range = true;
+  EXPECT_EQ(class_thresholds(plan, t, allow).value()[1].threshold, 1.0);
+}
+
+}  // namespace
+}  // namespace tessel::quant
