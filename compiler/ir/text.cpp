@@ -273,6 +273,7 @@ class Parser {
     op.outputs.push_back(parse_name());
     while (try_consume(',')) op.outputs.push_back(parse_name());
     expect('=');
+    skip_space();
     const SourceLocation kind_at = location();
     const std::string kind_name = parse_word();
     auto kind = parse_op_kind(kind_name);

@@ -38,9 +38,12 @@ TEST(Graph, add_op_rejects_undefined_input_unknown_attribute_and_duplicate_produ
   ASSERT_FALSE(undefined.ok());
   EXPECT_EQ(undefined.reason(), "%d (Relu): input %nope is not defined");
 
-  auto typo = g.add_op(Op{"p", OpKind::MaxPool, {"c"}, {"p"},
-                          {{"kernel", std::vector<std::int64_t>{2, 2}},
-                           {"strides", std::vector<std::int64_t>{2, 2}}}});
+  auto typo = g.add_op(Op{
+      "p",
+      OpKind::MaxPool,
+      {"c"},
+      {"p"},
+      {{"kernel", std::vector<std::int64_t>{2, 2}}, {"strides", std::vector<std::int64_t>{2, 2}}}});
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.reason(),
             "%p (MaxPool): MaxPool: unknown attribute 'strides'; did you mean 'stride'?");
@@ -71,8 +74,7 @@ TEST(Graph, replace_all_uses_rewires_edges_and_outputs) {
   ASSERT_TRUE(g.replace_all_uses("c", "a").ok());
   EXPECT_TRUE(g.consumers("b").empty());
   EXPECT_EQ(g.outputs(), (std::vector<std::string>{"a"}));
-  EXPECT_EQ(g.predecessors(*g.find_op("c")),
-            (std::vector<OpId>{*g.find_op("x"), *g.find_op("a")}));
+  EXPECT_EQ(g.predecessors(*g.find_op("c")), (std::vector<OpId>{*g.find_op("x"), *g.find_op("a")}));
 }
 
 TEST(Graph, remove_ops_renumbers_and_keeps_edges_consistent) {

@@ -1,0 +1,319 @@
+// Passes, text in / text out: parse a small graph, run one pass, compare the exact dump.
+#include "compiler/passes/pass.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler/ir/text.hpp"
+#include "compiler/zoo/zoo.hpp"
+
+namespace tessel::passes {
+namespace {
+
+/// Parses `input`, runs `pipeline`, checks validity and returns the dump (or the failure).
+std::string run(const std::string& pipeline, const std::string& input) {
+  ir::Graph graph = ir::parse_text(input, "test.tir");
+  if (Status status = run_passes(graph, pipeline); !status) return "error: " + status.reason();
+  if (Status valid = ir::validate(graph); !valid) return "invalid: " + valid.reason();
+  return ir::to_text(graph);
+}
+
+TEST(FoldBatchnorm, folds_scale_and_shift_into_weight_and_new_bias) {
+  // s = gamma / sqrt(var + eps) = [4/sqrt(4), 1/sqrt(1)] = [2, 1]
+  // w' = w * s = [2, 2];  b' = (0 - mean) * s + beta = [-1*2 + 0.5, 1*1 + 0] = [-1.5, 1]
+  EXPECT_EQ(run("fold-batchnorm", R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %bn.b : f32[2] = [0.5, 0]
+  const %bn.g : f32[2] = [4, 1]
+  const %bn.m : f32[2] = [1, -1]
+  const %bn.v : f32[2] = [3, 0]
+  const %w : f32[2,1,1,1] = [1, 2]
+  %conv = Conv(%x, %w) {kernel=1x1} : f32[1,2,2,2]
+  %bn = BatchNormalization(%conv, %bn.g, %bn.b, %bn.m, %bn.v) {epsilon=1} : f32[1,2,2,2]
+  %y = Relu(%bn) : f32[1,2,2,2]
+  output %y
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %conv.bias_folded : f32[2] = [-1.5, 1]
+  const %conv.weight_folded : f32[2,1,1,1] = [2, 2]
+  %conv = Conv(%x, %conv.weight_folded, %conv.bias_folded) {kernel=1x1} : f32[1,2,2,2]
+  %y = Relu(%conv) : f32[1,2,2,2]
+  output %y
+}
+)");
+}
+
+TEST(FoldBatchnorm, existing_bias_is_shifted_too) {
+  // s = [1]; b' = (b - mean) * s + beta = (3 - 1) * 1 + 0.25 = 2.25
+  EXPECT_EQ(run("fold-batchnorm", R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %b : f32[1] = [3]
+  const %beta : f32[1] = [0.25]
+  const %gamma : f32[1] = [1]
+  const %mean : f32[1] = [1]
+  const %var : f32[1] = [1]
+  const %w : f32[1,1,1,1] = [0.5]
+  %conv = Conv(%x, %w, %b) {kernel=1x1} : f32[1,1,1,1]
+  %bn = BatchNormalization(%conv, %gamma, %beta, %mean, %var) {epsilon=0} : f32[1,1,1,1]
+  output %bn
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %conv.bias_folded : f32[1] = [2.25]
+  const %conv.weight_folded : f32[1,1,1,1] = [0.5]
+  %conv = Conv(%x, %conv.weight_folded, %conv.bias_folded) {kernel=1x1} : f32[1,1,1,1]
+  output %conv
+}
+)");
+}
+
+TEST(FoldBatchnorm, keeps_batchnorm_when_the_conv_result_has_other_readers) {
+  const std::string input = R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %beta : f32[1] = [0]
+  const %gamma : f32[1] = [1]
+  const %mean : f32[1] = [0]
+  const %var : f32[1] = [1]
+  const %w : f32[1,1,1,1] = [1]
+  %conv = Conv(%x, %w) {kernel=1x1} : f32[1,1,1,1]
+  %bn = BatchNormalization(%conv, %gamma, %beta, %mean, %var) : f32[1,1,1,1]
+  %y = Add(%bn, %conv) : f32[1,1,1,1]
+  output %y
+}
+)";
+  EXPECT_EQ(run("fold-batchnorm", input), input);
+}
+
+TEST(FoldBatchnorm, fails_naming_the_constant_without_payload) {
+  EXPECT_EQ(run("fold-batchnorm", R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %beta : f32[1] = [0]
+  const %gamma : f32[1] = [1]
+  const %mean : f32[1] = [0]
+  const %var : f32[1] = [1]
+  const %w : f32[1,1,1,1] #00000000000000ff
+  %conv = Conv(%x, %w) {kernel=1x1} : f32[1,1,1,1]
+  %bn = BatchNormalization(%conv, %gamma, %beta, %mean, %var) : f32[1,1,1,1]
+  output %bn
+}
+)"),
+            "error: fold-batchnorm: %bn (BatchNormalization): constant %w has no f32 payload "
+            "(elided in text, or integer-only) while the others do");
+}
+
+TEST(FoldBatchnorm, folds_every_batchnorm_of_resnet18_structurally) {
+  zoo::ZooOptions options;
+  options.with_weights = false;
+  auto built = zoo::build_model("resnet18", options);
+  ASSERT_TRUE(built.ok());
+  ir::Graph graph = std::move(built).value();
+  const std::int64_t before = ir::parameter_count(graph);
+  ASSERT_TRUE(run_passes(graph, "fold-batchnorm").ok());
+  ASSERT_TRUE(ir::validate(graph).ok());
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+    EXPECT_NE(graph.op(id).kind, ir::OpKind::BatchNormalization);
+  }
+  // Each of the 20 BNs trades gamma+beta (2C) for a conv bias (C): 4800 channels in total.
+  EXPECT_EQ(before - ir::parameter_count(graph), 4800);
+}
+
+TEST(Dce, removes_ops_and_constants_that_reach_no_output) {
+  EXPECT_EQ(run("dce", R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %unused : f32[1] = [1]
+  %a = Relu(%x) : f32[1,1,2,2]
+  %dead = Relu(%x) : f32[1,1,2,2]
+  %dead2 = Add(%dead, %a) : f32[1,1,2,2]
+  output %a
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,1,2,2]
+  %a = Relu(%x) : f32[1,1,2,2]
+  output %a
+}
+)");
+}
+
+TEST(Cse, merges_duplicates_and_collapses_chains) {
+  EXPECT_EQ(run("cse", R"(graph g {
+  input %x : f32[1,1,4,4]
+  %a = Relu(%x) : f32[1,1,4,4]
+  %b = Relu(%x) : f32[1,1,4,4]
+  %a2 = Relu(%a) : f32[1,1,4,4]
+  %b2 = Relu(%b) : f32[1,1,4,4]
+  %c = Add(%a2, %b2) : f32[1,1,4,4]
+  %d = MaxPool(%c) {kernel=2x2} : f32[1,1,3,3]
+  %e = MaxPool(%c) {kernel=2x2, stride=2x2} : f32[1,1,2,2]
+  output %d, %e
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,1,4,4]
+  %a = Relu(%x) : f32[1,1,4,4]
+  %a2 = Relu(%a) : f32[1,1,4,4]
+  %c = Add(%a2, %a2) : f32[1,1,4,4]
+  %d = MaxPool(%c) {kernel=2x2} : f32[1,1,3,3]
+  %e = MaxPool(%c) {kernel=2x2, stride=2x2} : f32[1,1,2,2]
+  output %d, %e
+}
+)");
+}
+
+TEST(ConstantFolding, evaluates_chains_of_constant_ops) {
+  // relu([1, -2]) = [1, 0]; clip to [0, 0.5] = [0.5, 0]
+  EXPECT_EQ(run("constant-folding", R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %k : f32[1,2,1,1] = [1, -2]
+  %r = Relu(%k) : f32[1,2,1,1]
+  %s = Clip(%r) {min=0, max=0.5} : f32[1,2,1,1]
+  %y = Add(%x, %s) : f32[1,2,1,1]
+  output %y
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %s : f32[1,2,1,1] = [0.5, 0]
+  %y = Add(%x, %s) : f32[1,2,1,1]
+  output %y
+}
+)");
+}
+
+TEST(ConstantFolding, concat_and_pad_move_values_to_the_right_places) {
+  // concat([[1,2]], [[3]]) on axis 1 -> [1,2,3]; pad 1 before, 0 after on axis 1 with 9
+  EXPECT_EQ(run("constant-folding", R"(graph g {
+  input %x : f32[1,4]
+  const %a : f32[1,2] = [1, 2]
+  const %b : f32[1,1] = [3]
+  %c = Concat(%a, %b) {axis=1} : f32[1,3]
+  %p = Pad(%c) {pads=0,1,0,0, value=9} : f32[1,4]
+  %y = Add(%x, %p) : f32[1,4]
+  output %y
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,4]
+  const %p : f32[1,4] = [9, 1, 2, 3]
+  %y = Add(%x, %p) : f32[1,4]
+  output %y
+}
+)");
+}
+
+TEST(CombineParallelConv, merges_same_geometry_convs_into_conv_plus_split) {
+  EXPECT_EQ(run("combine-parallel-conv", R"(graph g {
+  input %x : f32[1,2,4,4]
+  const %w1 : f32[1,2,1,1] = [1, 2]
+  const %w2 : f32[2,2,1,1] = [3, 4, 5, 6]
+  const %w3 : f32[1,2,1,1] = [7, 8]
+  %a = Conv(%x, %w1) {kernel=1x1} : f32[1,1,4,4]
+  %b = Conv(%x, %w2) {kernel=1x1} : f32[1,2,4,4]
+  %c = Conv(%x, %w3) {kernel=1x1, stride=2x2} : f32[1,1,2,2]
+  %y = Concat(%a, %b) {axis=1} : f32[1,3,4,4]
+  output %y, %c
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,2,4,4]
+  const %a.combined.weight : f32[3,2,1,1] = [1, 2, 3, 4, 5, 6]
+  const %w3 : f32[1,2,1,1] = [7, 8]
+  %c = Conv(%x, %w3) {kernel=1x1, stride=2x2} : f32[1,1,2,2]
+  %a.combined = Conv(%x, %a.combined.weight) {kernel=1x1} : f32[1,3,4,4]
+  %a, %b = Split(%a.combined) {axis=1, split=1,2} : f32[1,1,4,4], f32[1,2,4,4] @a.split
+  %y = Concat(%a, %b) {axis=1} : f32[1,3,4,4]
+  output %y, %c
+}
+)");
+}
+
+TEST(CombineParallelConv, googlenet_inception_1x1_branches_merge) {
+  zoo::ZooOptions options;
+  options.with_weights = false;
+  auto built = zoo::build_model("googlenet", options);
+  ASSERT_TRUE(built.ok());
+  ir::Graph graph = std::move(built).value();
+  const std::int64_t params = ir::parameter_count(graph);
+  ASSERT_TRUE(run_passes(graph, "combine-parallel-conv,shape-inference").ok());
+  ASSERT_TRUE(ir::validate(graph).ok()) << ir::validate(graph).reason();
+  int convs = 0, splits = 0;
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+    convs += graph.op(id).kind == ir::OpKind::Conv;
+    splits += graph.op(id).kind == ir::OpKind::Split;
+  }
+  // Nine inception blocks each merge three 1x1 convs on the block input into one.
+  EXPECT_EQ(convs, 57 - 9 * 2);
+  EXPECT_EQ(splits, 9);
+  EXPECT_EQ(ir::parameter_count(graph), params);
+  EXPECT_EQ(graph.tensor("inception3a").shape, (ir::Shape{1, 256, 28, 28}));
+}
+
+TEST(SplitBatchnorm, becomes_normalise_then_scale) {
+  EXPECT_EQ(run("split-batchnorm", R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %b : f32[2] = [0, 1]
+  const %g : f32[2] = [1, 2]
+  const %m : f32[2] = [0, 0]
+  const %v : f32[2] = [1, 1]
+  %bn = BatchNormalization(%x, %g, %b, %m, %v) : f32[1,2,1,1]
+  %y = Relu(%bn) : f32[1,2,1,1]
+  output %y
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %b : f32[2] = [0, 1]
+  const %bn.unit_weight : f32[2] = [1, 1]
+  const %bn.zero_bias : f32[2] = [0, 0]
+  const %g : f32[2] = [1, 2]
+  const %m : f32[2] = [0, 0]
+  const %v : f32[2] = [1, 1]
+  %bn = BatchNormalization(%x, %bn.unit_weight, %bn.zero_bias, %m, %v) : f32[1,2,1,1]
+  %bn.scale = Scale(%bn, %g, %b) : f32[1,2,1,1]
+  %y = Relu(%bn.scale) : f32[1,2,1,1]
+  output %y
+}
+)");
+}
+
+TEST(ShapeInferencePass, fills_unknown_shapes_and_names_the_failing_op) {
+  EXPECT_EQ(run("shape-inference", R"(graph g {
+  input %x : f32[1,3,8,8]
+  %p = MaxPool(%x) {kernel=2x2, stride=2x2} : f32[?]
+  %f = Flatten(%p) : f32[?]
+  output %f
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,3,8,8]
+  %p = MaxPool(%x) {kernel=2x2, stride=2x2} : f32[1,3,4,4]
+  %f = Flatten(%p) : f32[1,48]
+  output %f
+}
+)");
+  EXPECT_EQ(run("shape-inference", R"(graph g {
+  input %x : f32[1,3,8,8]
+  input %z : f32[1,3,4,4]
+  %y = Concat(%x, %z) {axis=1} : f32[?]
+  output %y
+}
+)"),
+            "error: shape-inference: %y (Concat): input %z [1,3,4,4] does not match %x [1,3,8,8] "
+            "off axis 1");
+}
+
+TEST(Pipeline, unknown_pass_is_reported_with_a_suggestion) {
+  auto pipeline = parse_pipeline("cse,fold-batchnrm");
+  ASSERT_FALSE(pipeline.ok());
+  EXPECT_EQ(pipeline.reason(), "unknown pass 'fold-batchnrm'; did you mean 'fold-batchnorm'?");
+  auto ok = parse_pipeline("fold-batchnorm,dce");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.value().size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessel::passes
