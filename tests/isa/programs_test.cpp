@@ -85,5 +85,27 @@ TEST(IsaPrograms, matrix_tile_cost_matches_its_hand_computation) {
   EXPECT_DOUBLE_EQ(config.dram_bytes_per_cycle(), 16.0);
 }
 
+TEST(IsaHwTarget, vta_pynq_scratchpads_become_ids_in_file_order) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/vta-pynq.yaml");
+  const TargetInfo target = target_from_config(config);
+  ASSERT_EQ(target.scratchpads.size(), 4u);
+  EXPECT_EQ(target.scratchpads[0].name, "inp");
+  EXPECT_EQ(target.scratchpads[0].size_bytes, 32 * 1024);
+  EXPECT_TRUE(target.scratchpads[3].may_hold(SramKind::kOutputs));
+  EXPECT_EQ(target.matrix_rows, 16);
+  EXPECT_EQ(scratchpad_names(config), (std::vector<std::string>{"inp", "wgt", "acc", "out"}));
+  // VTA's split buffers: a conv may not read its input from 'out' (3); fused layers copy
+  // out -> inp first.
+  const Program program = assemble(
+      "conv in_sp=3 w_sp=1 acc_sp=2 out_h=1 out_w=1 ic_blocks=1 oc_blocks=1 kh=1 kw=1 "
+      "stride_h=1 stride_w=1 dil_h=1 dil_w=1\n",
+      "p.tasm");
+  ASSERT_EQ(program.instructions.size(), 1u);
+  const auto problem = validate(program.instructions[0], target);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->message, "field 'in_sp' = out: the scratchpad may not hold activations");
+}
+
 }  // namespace
 }  // namespace tessel::isa
