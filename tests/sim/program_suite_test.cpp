@@ -54,6 +54,13 @@ std::int64_t peek(const std::vector<std::uint8_t>& memory, std::uint64_t address
   return static_cast<std::int64_t>((u ^ sign) - sign);  // sign-extend
 }
 
+/// `value` truncated to `bytes` bytes and sign-extended (a ramp past 127 wraps in i8).
+std::int64_t wrap(std::int64_t value, std::uint64_t bytes) {
+  const std::uint64_t mask = bytes >= 8 ? ~0ull : (std::uint64_t{1} << (8 * bytes)) - 1;
+  const std::uint64_t sign = std::uint64_t{1} << (8 * bytes - 1);
+  return static_cast<std::int64_t>(((static_cast<std::uint64_t>(value) & mask) ^ sign) - sign);
+}
+
 /// Checks memory against expectation entries; `where` names it in failures.
 void expect_memory(const std::vector<std::uint8_t>& memory, const json& entries,
                    const std::string& where) {
@@ -62,7 +69,7 @@ void expect_memory(const std::vector<std::uint8_t>& memory, const json& entries,
     const auto values = values_of(entry);
     const std::uint64_t base = number(entry["addr"]);
     for (std::size_t i = 0; i < values.size(); ++i)
-      ASSERT_EQ(peek(memory, base + i * e, e), values[i])
+      ASSERT_EQ(peek(memory, base + i * e, e), wrap(values[i], e))
           << where << " element " << i << " at 0x" << std::hex << base + i * e;
   }
 }
@@ -143,9 +150,12 @@ TEST_P(ProgramSuite, matches_hand_computed_cycles_bytes_and_results) {
     EXPECT_EQ(report.dram.read_bytes() - instruction_bytes,
               want["dram_read_bytes"].get<std::uint64_t>());
     EXPECT_EQ(report.dram.write_bytes(), want["dram_write_bytes"].get<std::uint64_t>());
-    if (want.contains("instruction_bytes"))
+    if (want.contains("instruction_bytes")) {
       EXPECT_EQ(instruction_bytes, want["instruction_bytes"].get<std::uint64_t>());
-    if (want.contains("macs")) EXPECT_EQ(report.macs, want["macs"].get<std::uint64_t>());
+    }
+    if (want.contains("macs")) {
+      EXPECT_EQ(report.macs, want["macs"].get<std::uint64_t>());
+    }
     if (want.contains("dram_bytes_by_kind")) {
       for (const auto& [kind, bytes] : want["dram_bytes_by_kind"].items()) {
         const TrafficKind k = kind == "weights"   ? TrafficKind::kWeights
@@ -186,7 +196,7 @@ TEST_P(ProgramSuite, matches_hand_computed_cycles_bytes_and_results) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Microbenchmarks, ProgramSuite, ::testing::ValuesIn(program_names()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& test_info) { return test_info.param; });
 
 }  // namespace
 }  // namespace tessel::sim
