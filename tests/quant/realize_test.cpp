@@ -105,11 +105,11 @@ TEST(Annotate, LayerOverrideWidensTheInputClassAndTheWeights) {
 
 TEST(Annotate, OverrideNamingNoOpIsLocatedInTheConfig) {
   QuantConfig config;
-  config.layers["cnov"] = {16, {"q.yaml", 3, 3}};
+  config.layers["cov"] = {16, {"q.yaml", 3, 3}};
   const auto plan = plan_scales(parse(kConvRelu), config);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.reason(),
-            "q.yaml:3:3: error: layers.cnov: no op named 'cnov' in model 't'; did you mean "
+            "q.yaml:3:3: error: layers.cov: no op named 'cov' in model 't'; did you mean "
             "'conv'?");
   config.layers.clear();
   config.layers["y"] = {16, {"q.yaml", 4, 3}};

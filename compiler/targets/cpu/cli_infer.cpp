@@ -1,0 +1,123 @@
+// `tessel infer`: run a model on the fp32 or the quantized (golden) executor.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "compiler/targets/cpu/cli_common.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+#include "support/npy.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+struct InferOptions {
+  std::string model;
+  std::string quant_config;
+  bool quantize = false;
+  std::string calib_dir;
+  std::string input;
+  std::string output;
+  bool raw = false;
+  std::string dump_dir;
+};
+
+TensorData load_input(const ir::Graph& graph, const std::string& path) {
+  if (graph.inputs().size() != 1)
+    throw_input_error({graph.name(), 0, 0}, "", "tessel infer runs single-input models only");
+  const auto& input = graph.tensor(graph.op(graph.inputs()[0]).outputs[0]);
+  if (path.empty()) return default_input(input.shape, 0);
+  const NpyArray array = read_npy(path);
+  if (array.dtype != NpyDtype::f32)
+    throw_input_error(
+        {path, 0, 0}, "header.descr",
+        "the network input must be float32, got " + std::string(npy_dtype_name(array.dtype)));
+  const ir::Shape shape(array.shape.begin(), array.shape.end());
+  if (shape != input.shape)
+    throw_input_error({path, 0, 0}, "header.shape",
+                      "input has shape " + ir::shape_string(shape) + " but %" + input.name +
+                          " of '" + graph.name() + "' is " + ir::shape_string(input.shape));
+  return TensorData::from_npy(array);
+}
+
+int run_infer(const InferOptions& o) {
+  const ir::Graph float_graph = load_prepared_model(o.model);
+  const TensorData input = load_input(float_graph, o.input);
+  const std::string input_name = float_graph.op(float_graph.inputs()[0]).outputs[0];
+  const std::string output_name = float_graph.outputs().at(0);
+
+  std::optional<QuantizedModel> quantized;
+  if (o.quantize) {
+    const auto config = load_config_or_default(o.quant_config);
+    quantized = quantize_or_throw(float_graph, config,
+                                  calibration_samples(float_graph, o.calib_dir, config), o.model);
+  }
+  const ir::Graph& graph = quantized ? quantized->graph : float_graph;
+
+  RunOptions options;
+  if (!o.dump_dir.empty()) {
+    std::filesystem::create_directories(o.dump_dir);
+    options.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
+      write_npy((std::filesystem::path(o.dump_dir) / (tensor_file_name(tensor) + ".npy")).string(),
+                value.to_npy());
+      return {};
+    };
+    options.observer(input_name, input).ok();
+  }
+  options.keep_intermediates = o.raw;
+  Executor executor(graph);
+  auto result = executor.run({{input_name, input}}, options);
+  if (!result) throw_input_error({o.model, 0, 0}, "", result.reason());
+  auto& values = result.value();
+  const TensorData& output = (o.raw && quantized && values.count(output_name + ".q"))
+                                 ? values.at(output_name + ".q")
+                                 : values.at(output_name);
+  write_npy(o.output, output.to_npy());
+
+  const auto f = output.to_f32();
+  const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
+  std::cout << "model " << graph.name() << (quantized ? " (quantized)" : " (fp32)") << ": output %"
+            << output_name << " " << ir::to_string(output.dtype())
+            << ir::shape_string(output.shape()) << " range [" << *lo << ", " << *hi << "] -> "
+            << o.output << '\n';
+  if (quantized) {
+    // The fp32 reference on the same input, for the SQNR the quantization costs.
+    Executor reference(float_graph);
+    auto ref = reference.run({{input_name, input}});
+    if (ref) {
+      const auto q = values.at(output_name).to_f32();
+      std::cout << "SQNR vs fp32: " << std::fixed << std::setprecision(2)
+                << sqnr_db(ref.value().at(output_name).to_f32(), q) << " dB\n";
+    }
+  }
+  return 0;
+}
+
+cli::Runner setup_infer(CLI::App& command) {
+  auto o = std::make_shared<InferOptions>();
+  command.add_option("--model", o->model, "Zoo model name or .onnx/.tir/.json file")->required();
+  command
+      .add_option("--quantize", o->quant_config,
+                  "Run the quantized (integer) golden model; optional quantization YAML")
+      ->expected(0, 1)
+      ->default_str("");
+  command.add_option("--calib", o->calib_dir,
+                     "Folder of .npy calibration inputs (default: seeded)");
+  command.add_option("--input", o->input, "Input .npy (float32; default: the seeded input)");
+  command.add_option("--output", o->output, "Output .npy")->required();
+  command.add_flag("--raw", o->raw, "Write the integer output tensor instead of dequantizing");
+  command.add_option("--dump-dir", o->dump_dir, "Write every intermediate tensor as .npy here");
+  return [o, &command]() {
+    o->quantize = command.count("--quantize") > 0;
+    return run_infer(*o);
+  };
+}
+
+const cli::Registration kInfer{
+    {"infer", "Run a model on the fp32 or quantized CPU executor (the golden model)", setup_infer}};
+
+}  // namespace
+}  // namespace tessel::cpu

@@ -1,0 +1,65 @@
+// `tessel quantize`: calibrate and realize a model; write the scales as q.json.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "compiler/ir/text.hpp"
+#include "compiler/targets/cpu/cli_common.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+struct QuantizeOptions {
+  std::string model;
+  std::string config;
+  std::string calib_dir;
+  std::string out;
+  std::string export_onnx;
+  std::string dump_graph;
+};
+
+int run_quantize(const QuantizeOptions& o) {
+  const ir::Graph graph = load_prepared_model(o.model);
+  const auto config = load_config_or_default(o.config);
+  const auto model =
+      quantize_or_throw(graph, config, calibration_samples(graph, o.calib_dir, config), o.model);
+  std::ofstream out(o.out);
+  if (!out) throw_input_error({o.out, 0, 0}, "", "cannot open for writing");
+  out << model.scales.dump(1) << '\n';
+  if (!o.dump_graph.empty()) {
+    std::ofstream text(o.dump_graph);
+    if (!text) throw_input_error({o.dump_graph, 0, 0}, "", "cannot open for writing");
+    text << ir::to_text(model.graph);
+  }
+  if (!o.export_onnx.empty())
+    throw_input_error({o.export_onnx, 0, 0}, "",
+                      "--export-onnx is not implemented yet in this build");
+  int bits16 = 0;
+  for (const int b : model.plan.class_bits) bits16 += b == 16;
+  std::cout << "quantized " << graph.name() << ": " << model.plan.classes.size()
+            << " activation scales (" << bits16 << " at 16 bits), method "
+            << quant::to_string(config.method) << ", " << config.calibration_samples
+            << " calibration samples -> " << o.out << '\n';
+  return 0;
+}
+
+cli::Runner setup_quantize(CLI::App& command) {
+  auto o = std::make_shared<QuantizeOptions>();
+  command.add_option("--model", o->model, "Zoo model name or .onnx/.tir/.json file")->required();
+  command.add_option("--config", o->config, "Quantization YAML (default: built-in defaults)");
+  command.add_option("--calib", o->calib_dir,
+                     "Folder of .npy calibration inputs (default: seeded)");
+  command.add_option("--out", o->out, "Scales JSON to write (q.json)")->required();
+  command.add_option("--dump-graph", o->dump_graph, "Also write the quantized graph's text form");
+  command.add_option("--export-onnx", o->export_onnx, "Also write a QDQ ONNX model");
+  return [o]() { return run_quantize(*o); };
+}
+
+const cli::Registration kQuantize{
+    {"quantize", "Calibrate and quantize a model; write its scales (q.json)", setup_quantize}};
+
+}  // namespace
+}  // namespace tessel::cpu

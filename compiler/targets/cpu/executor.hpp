@@ -1,0 +1,60 @@
+// The CPU executor: runs a float or quantized graph IR, op by op (the golden model).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/targets/cpu/tensor_data.hpp"
+#include "support/result.hpp"
+
+namespace tessel::cpu {
+
+/// Options of one run.
+struct RunOptions {
+  /// Called with every op result (not constants) as soon as it is computed, in topological
+  /// order: calibration statistics and --dump-dir use it. A failure stops the run with it.
+  std::function<Status(const std::string& tensor, const TensorData& value)> observer;
+  /// Keep every intermediate tensor in the returned map (default: graph outputs only; other
+  /// tensors are freed after their last reader, which keeps VGG-19 within memory).
+  bool keep_intermediates = false;
+};
+
+/// Runs graphs whose shapes are inferred. Kernels are chosen by dtype:
+/// - f32 Conv through oneDNN (any layout it picks, reordered from/to NCHW), f32 Gemm, pools,
+///   elementwise, BatchNormalization, Scale, Softmax in plain C++;
+/// - a quantized graph (see docs/quantization.md): i8 x i8 Conv through oneDNN with an s32
+///   destination and no scales (exact), any other integer Conv/Gemm in C++ with int64
+///   accumulation and an int32 range check; Requantize, Add, pools, Clip, Concat, Quantize and
+///   Dequantize through support/int_ops.hpp.
+/// oneDNN primitives and reordered weights are created on first use and reused by later runs.
+class Executor {
+ public:
+  explicit Executor(const ir::Graph& graph);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Runs the graph on `inputs` (one per graph input, by name, with the input's shape and
+  /// dtype). Returns the graph outputs (or every tensor with keep_intermediates). Fails with a
+  /// message naming the op for: a missing/mis-shaped input, an unsupported op/dtype combination,
+  /// an accumulator leaving int32.
+  Result<std::map<std::string, TensorData>> run(const std::map<std::string, TensorData>& inputs,
+                                                const RunOptions& options = {});
+
+  const ir::Graph& graph() const { return graph_; }
+
+ private:
+  struct Impl;
+  const ir::Graph& graph_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The network input every tool uses when none is given (`tessel infer`, calibration, and the
+/// simulator's `tessel sim DIR` through the DRAM image codegen writes): N(0, 1) samples from
+/// support/seeded.hpp's counter RNG with `seed`, shaped like the graph input.
+TensorData default_input(const ir::Shape& shape, std::uint64_t seed = 0);
+
+}  // namespace tessel::cpu

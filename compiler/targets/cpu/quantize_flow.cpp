@@ -1,0 +1,217 @@
+// The quantization flow: synthetic or .npy calibration samples, two calibration passes, realize.
+#include "compiler/targets/cpu/quantize_flow.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "compiler/ir/analysis.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "support/diagnostic.hpp"
+#include "support/npy.hpp"
+
+namespace tessel::cpu {
+
+std::vector<Sample> synthetic_samples(const ir::Graph& graph, const quant::QuantConfig& config) {
+  std::vector<Sample> samples;
+  for (int k = 0; k < config.calibration_samples; ++k) {
+    Sample sample;
+    for (const ir::OpId id : graph.inputs()) {
+      const auto& name = graph.op(id).outputs[0];
+      sample[name] = default_input(graph.tensor(name).shape,
+                                   config.calibration_seed + static_cast<std::uint64_t>(k));
+    }
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+std::vector<Sample> load_calibration_folder(const ir::Graph& graph, const std::string& dir,
+                                            const quant::QuantConfig& config) {
+  namespace fs = std::filesystem;
+  if (graph.inputs().size() != 1)
+    throw_input_error({dir, 0, 0}, "",
+                      "a calibration folder feeds a single-input graph; '" + graph.name() +
+                          "' has " + std::to_string(graph.inputs().size()) + " inputs");
+  std::error_code error;
+  if (!fs::is_directory(dir, error))
+    throw_input_error({dir, 0, 0}, "", "calibration folder not found");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".npy")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw_input_error({dir, 0, 0}, "", "no .npy files in the calibration folder");
+  if (static_cast<int>(files.size()) > config.calibration_samples)
+    files.resize(static_cast<std::size_t>(config.calibration_samples));
+  const auto& input = graph.tensor(graph.op(graph.inputs()[0]).outputs[0]);
+  std::vector<Sample> samples;
+  for (const auto& file : files) {
+    const NpyArray array = read_npy(file);
+    if (array.dtype != NpyDtype::f32)
+      throw_input_error(
+          {file, 0, 0}, "header.descr",
+          "calibration tensors must be float32, got " + std::string(npy_dtype_name(array.dtype)));
+    const ir::Shape shape(array.shape.begin(), array.shape.end());
+    if (shape != input.shape)
+      throw_input_error({file, 0, 0}, "header.shape",
+                        "calibration tensor has shape " + ir::shape_string(shape) + " but input %" +
+                            input.name + " of '" + graph.name() + "' is " +
+                            ir::shape_string(input.shape));
+    samples.push_back({{input.name, TensorData::from_npy(array)}});
+  }
+  return samples;
+}
+
+Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
+                                      const quant::QuantConfig& config,
+                                      const std::vector<Sample>& samples) {
+  auto plan = quant::plan_scales(float_graph, config);
+  if (!plan) return fail(plan.reason());
+  if (samples.empty()) return fail("calibration needs at least one sample");
+  const std::set<std::string> observed(plan.value().observed.begin(), plan.value().observed.end());
+  std::map<std::string, quant::TensorStats> stats;
+  Executor executor(float_graph);
+
+  RunOptions pass1;
+  pass1.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
+    if (!observed.count(tensor)) return {};
+    if (value.dtype() != ir::DType::f32) return {};
+    auto ok =
+        stats[tensor].observe_range({value.data<float>(), static_cast<std::size_t>(value.size())});
+    if (!ok)
+      return fail("calibration: activation %" + tensor + " holds " + ok.reason() +
+                  " (check the weights and the calibration inputs)");
+    return {};
+  };
+  // Graph inputs are not op results of a run: observe them directly.
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    for (const auto& [name, value] : samples[k]) {
+      if (auto ok = pass1.observer(name, value); !ok)
+        return fail(ok.reason() + " in calibration sample " + std::to_string(k));
+    }
+    auto run = executor.run(samples[k], pass1);
+    if (!run) return fail(run.reason() + " (calibration sample " + std::to_string(k) + ")");
+  }
+  if (config.method != quant::CalibrationMethod::minmax) {
+    for (auto& [name, s] : stats) s.start_histogram(config.histogram_bins);
+    RunOptions pass2;
+    pass2.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
+      if (!observed.count(tensor) || value.dtype() != ir::DType::f32) return {};
+      stats[tensor].observe_histogram(
+          {value.data<float>(), static_cast<std::size_t>(value.size())});
+      return {};
+    };
+    for (const auto& sample : samples) {
+      for (const auto& [name, value] : sample)
+        if (auto ok = pass2.observer(name, value); !ok) return fail(ok.reason());
+      auto run = executor.run(sample, pass2);
+      if (!run) return fail(run.reason());
+    }
+  }
+  QuantizedModel model;
+  for (const auto& tensor : plan.value().observed) {
+    const int bits = plan.value().class_bits[plan.value().class_of.at(tensor)];
+    model.tensor_thresholds[tensor] =
+        quant::choose_threshold(stats[tensor], {config.method, config.percentile, bits});
+  }
+  auto thresholds = quant::class_thresholds(plan.value(), model.tensor_thresholds, config);
+  if (!thresholds) return fail(thresholds.reason());
+  auto graph = quant::realize(float_graph, plan.value(), thresholds.value());
+  if (!graph) return fail(graph.reason());
+  model.graph = std::move(graph.value());
+  model.plan = std::move(plan.value());
+  model.thresholds = std::move(thresholds.value());
+  model.scales = quant::scales_json(model.graph, config, model.plan, model.thresholds);
+  return model;
+}
+
+Result<ir::Graph> prepare_graph(const ir::Graph& graph) {
+  using ir::OpKind;
+  auto order = ir::topological_order(graph);
+  if (!order) return fail(order.reason());
+  // BN ops to fold: input produced by a Conv with constant weights and no other reader.
+  std::map<ir::OpId, ir::OpId> fold;  // conv -> bn
+  std::set<ir::OpId> folded_bns;
+  for (const ir::OpId id : order.value()) {
+    const ir::Op& op = graph.op(id);
+    if (op.kind != OpKind::BatchNormalization) continue;
+    const auto producer = graph.producer(op.inputs[0]);
+    if (!producer || graph.op(*producer).kind != OpKind::Conv) continue;
+    const ir::Op& conv = graph.op(*producer);
+    if (graph.consumers(op.inputs[0]).size() != 1 || !graph.tensor(conv.inputs[1]).has_data())
+      continue;
+    bool constants = true;
+    for (std::size_t i = 1; i < 5; ++i) constants &= graph.tensor(op.inputs[i]).has_data();
+    if (!constants) continue;
+    fold[*producer] = id;
+    folded_bns.insert(id);
+  }
+  if (fold.empty()) return graph;
+
+  ir::Graph out(graph.name());
+  for (const auto& [name, tensor] : graph.tensors())
+    if (tensor.constant)
+      if (auto ok = out.add_constant(tensor); !ok) return fail(ok.reason());
+  for (const ir::OpId id : order.value()) {
+    if (folded_bns.count(id)) continue;
+    ir::Op op = graph.op(id);
+    if (op.kind == OpKind::Input) {
+      const auto& t = graph.tensor(op.outputs[0]);
+      if (auto r = out.add_input(t.name, t.shape, t.dtype); !r) return fail(r.reason());
+      continue;
+    }
+    if (const auto it = fold.find(id); it != fold.end()) {
+      const ir::Op& bn = graph.op(it->second);
+      const auto& gamma = graph.tensor(bn.inputs[1]).f32_values;
+      const auto& beta = graph.tensor(bn.inputs[2]).f32_values;
+      const auto& mean = graph.tensor(bn.inputs[3]).f32_values;
+      const auto& var = graph.tensor(bn.inputs[4]).f32_values;
+      const double eps = bn.get_float("epsilon");
+      ir::Tensor w = graph.tensor(op.inputs[1]);
+      w.name = out.unique_name(op.inputs[1] + ".folded");
+      const std::size_t channels = static_cast<std::size_t>(w.shape[0]);
+      const std::size_t per_channel = w.f32_values.size() / channels;
+      std::vector<float> bias(channels, 0.0f);
+      if (op.inputs.size() > 2) bias = graph.tensor(op.inputs[2]).f32_values;
+      ir::Tensor b;
+      b.name =
+          out.unique_name((op.inputs.size() > 2 ? op.inputs[2] : op.name + ".bias") + ".folded");
+      b.shape = {static_cast<std::int64_t>(channels)};
+      b.f32_values.resize(channels);
+      for (std::size_t c = 0; c < channels; ++c) {
+        const double k = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+        for (std::size_t i = 0; i < per_channel; ++i)
+          w.f32_values[c * per_channel + i] =
+              static_cast<float>(w.f32_values[c * per_channel + i] * k);
+        b.f32_values[c] = static_cast<float>((bias[c] - mean[c]) * k + beta[c]);
+      }
+      op.inputs = {op.inputs[0], w.name, b.name};
+      op.outputs = {bn.outputs[0]};
+      if (auto ok = out.add_constant(std::move(w)); !ok) return fail(ok.reason());
+      if (auto ok = out.add_constant(std::move(b)); !ok) return fail(ok.reason());
+    }
+    for (const auto& name : op.outputs)
+      if (!out.has_tensor(name))
+        if (auto ok = out.declare_tensor(graph.tensor(name)); !ok) return fail(ok.reason());
+    if (auto r = out.add_op(std::move(op)); !r) return fail(r.reason());
+  }
+  if (auto ok = out.set_outputs(graph.outputs()); !ok) return fail(ok.reason());
+  out.remove_unused_tensors();
+  return out;
+}
+
+double sqnr_db(const std::vector<float>& reference, const std::vector<float>& test) {
+  double signal = 0.0, noise = 0.0;
+  for (std::size_t i = 0; i < reference.size() && i < test.size(); ++i) {
+    signal += double{reference[i]} * reference[i];
+    const double d = double{reference[i]} - test[i];
+    noise += d * d;
+  }
+  if (noise == 0.0) return std::numeric_limits<double>::infinity();
+  return 10.0 * std::log10(signal / noise);
+}
+
+}  // namespace tessel::cpu

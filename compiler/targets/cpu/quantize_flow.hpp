@@ -1,0 +1,59 @@
+// The whole post-training quantization flow: calibrate with the fp32 executor, then realize.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/quant/config.hpp"
+#include "compiler/quant/realize.hpp"
+#include "compiler/targets/cpu/tensor_data.hpp"
+#include "support/result.hpp"
+
+namespace tessel::cpu {
+
+/// One calibration sample: a value per graph input.
+using Sample = std::map<std::string, TensorData>;
+
+/// config.calibration_samples synthetic samples: sample k gives every graph input
+/// default_input(shape, config.calibration_seed + k).
+std::vector<Sample> synthetic_samples(const ir::Graph& graph, const quant::QuantConfig& config);
+
+/// The `.npy` files of `dir` in name order (at most config.calibration_samples of them), each
+/// one sample of the graph's single input. Throws tessel::InputError naming the file when it is
+/// not float32 or its shape differs from the input's, and naming the folder when it holds no
+/// .npy file or the graph has more than one input.
+std::vector<Sample> load_calibration_folder(const ir::Graph& graph, const std::string& dir,
+                                            const quant::QuantConfig& config);
+
+/// What the flow produces.
+struct QuantizedModel {
+  ir::Graph graph;  ///< the quantized graph (docs/quantization.md, "The quantized graph")
+  quant::ScalePlan plan;
+  std::vector<quant::ClassThreshold> thresholds;
+  std::map<std::string, double> tensor_thresholds;  ///< per calibrated tensor
+  nlohmann::json scales;                            ///< q.json
+};
+
+/// Runs BatchNorm folding and shape inference as needed is the caller's job (`prepare_graph`).
+/// Calibrates `float_graph` on `samples` (pass 1: max |x|; pass 2, for histogram methods: the
+/// histograms) and realizes the quantized graph. Deterministic: same graph, config and samples
+/// give the same scales. Failures name the op or tensor (NaN/Inf activations, all-zero ranges,
+/// unquantizable ops, bad overrides).
+Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
+                                      const quant::QuantConfig& config,
+                                      const std::vector<Sample>& samples);
+
+/// Makes a loaded model ready for execution and quantization: folds every BatchNormalization
+/// that directly follows a Conv into it (w' = w * g / sqrt(v + eps), b' = (b - mean) * g /
+/// sqrt(v + eps) + beta) and leaves other graphs unchanged.
+Result<ir::Graph> prepare_graph(const ir::Graph& graph);
+
+/// SQNR in dB of `test` against `reference`: 10 log10(sum ref^2 / sum (ref - test)^2)
+/// (+inf when equal).
+double sqnr_db(const std::vector<float>& reference, const std::vector<float>& test);
+
+}  // namespace tessel::cpu

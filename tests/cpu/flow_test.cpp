@@ -1,0 +1,141 @@
+// The quantization flow end to end: hand-computed integer inference, tiny zoo nets, determinism.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/ir/shape_inference.hpp"
+#include "compiler/ir/text.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
+#include "compiler/zoo/zoo.hpp"
+#include "support/diagnostic.hpp"
+#include "support/npy.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+TEST(QuantizedExecutor, ConvReluByHand) {
+  // x scale 0.01, y scale 0.02, w = 2 -> w_q 127 (s_w 2/127), b_q = 6350; y_q = rha(acc / 127).
+  ir::Graph g = ir::parse_text(R"(graph t {
+  input %x : f32[1,1,2,2]
+  const %w : f32[1,1,1,1] = [2]
+  const %b : f32[1] = [1]
+  %conv = Conv(%x, %w, %b) {kernel=1x1} : f32[?]
+  %y = Relu(%conv) : f32[?]
+  output %y
+})",
+                               "t");
+  ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+  const auto plan = quant::plan_scales(g, {}).value();
+  const auto t =
+      quant::class_thresholds(plan, {{"x", 1.27}, {"conv", 9.0}, {"y", 2.54}}, {}).value();
+  const ir::Graph q = quant::realize(g, plan, t).value();
+  Executor executor(q);
+  RunOptions options;
+  options.keep_intermediates = true;
+  // x/0.01 = 50, -100, 1.3 -> 1, 127. acc = 127 x_q + 6350 = 12700, -6350, 6477, 22479.
+  // / 127 = 100, -50 -> relu 0, 51, 177 -> saturates at 127.
+  auto out = executor.run(
+      {{"x", TensorData::from_f32({1, 1, 2, 2}, std::vector<float>{0.5f, -1.0f, 0.013f, 1.27f})}},
+      options);
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().at("x.q").to_i32(), (std::vector<std::int32_t>{50, -100, 1, 127}));
+  EXPECT_EQ(out.value().at("conv.acc").to_i32(),
+            (std::vector<std::int32_t>{12700, -6350, 6477, 22479}));
+  EXPECT_EQ(out.value().at("conv").to_i32(), (std::vector<std::int32_t>{100, -50, 51, 127}));
+  EXPECT_EQ(out.value().at("y.q").to_i32(), (std::vector<std::int32_t>{100, 0, 51, 127}));
+  const auto y = out.value().at("y").to_f32();
+  EXPECT_FLOAT_EQ(y[0], 2.0f);
+  EXPECT_FLOAT_EQ(y[2], 1.02f);
+  EXPECT_FLOAT_EQ(y[3], 2.54f);
+}
+
+struct Tiny {
+  const char* name;
+  double min_sqnr_db;
+};
+
+class TinyNets : public ::testing::TestWithParam<Tiny> {};
+
+TEST_P(TinyNets, Int8TracksFp32AndScalesAreDeterministic) {
+  auto built = zoo::build_model(GetParam().name);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  auto prepared = prepare_graph(built.value());
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  const ir::Graph& g = prepared.value();
+  for (ir::OpId id = 0; id < g.num_ops(); ++id)
+    EXPECT_NE(g.op(id).kind, ir::OpKind::BatchNormalization) << "fold-batchnorm left one";
+  quant::QuantConfig config;
+  const auto samples = synthetic_samples(g, config);
+  auto a = quantize_model(g, config, samples);
+  ASSERT_TRUE(a.ok()) << a.reason();
+  auto b = quantize_model(g, config, samples);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a.value().scales.dump(), b.value().scales.dump());
+
+  const std::string input = g.op(g.inputs()[0]).outputs[0];
+  const auto x = default_input(g.tensor(input).shape, 0);
+  Executor fp32(g), int8(a.value().graph);
+  auto ref = fp32.run({{input, x}});
+  auto got = int8.run({{input, x}});
+  ASSERT_TRUE(ref.ok()) << ref.reason();
+  ASSERT_TRUE(got.ok()) << got.reason();
+  const auto& out = g.outputs()[0];
+  const double sqnr = sqnr_db(ref.value().at(out).to_f32(), got.value().at(out).to_f32());
+  EXPECT_GE(sqnr, GetParam().min_sqnr_db) << GetParam().name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, TinyNets,
+                         ::testing::Values(Tiny{"tiny_conv", 30.0}, Tiny{"tiny_residual", 25.0},
+                                           Tiny{"tiny_inception", 25.0}, Tiny{"tiny_mlp", 25.0},
+                                           Tiny{"tiny_depthwise", 25.0}),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(CalibrationFolder, WrongShapeAndDtypeAreNamedErrors) {
+  const auto g = zoo::build_model("tiny_conv").value();
+  const auto dir = std::filesystem::temp_directory_path() / "tessel_calib_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::vector<float> wrong(7, 0.0f);
+  write_npy((dir / "a.npy").string(), NpyArray::from_f32({7}, wrong));
+  const auto& in = g.tensor(g.op(g.inputs()[0]).outputs[0]);
+  try {
+    (void)load_calibration_folder(g, dir.string(), {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "a.npy").string() +
+                                         ": error: header.shape: calibration tensor has shape [7] "
+                                         "but input %" +
+                                         in.name + " of 'tiny_conv' is " +
+                                         ir::shape_string(in.shape));
+  }
+  const std::vector<std::int8_t> ints(static_cast<std::size_t>(ir::element_count(in.shape)), 0);
+  write_npy((dir / "a.npy").string(),
+            NpyArray::from_i8(std::vector<std::int64_t>(in.shape.begin(), in.shape.end()), ints));
+  try {
+    (void)load_calibration_folder(g, dir.string(), {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "a.npy").string() +
+                                         ": error: header.descr: calibration tensors must be "
+                                         "float32, got int8");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(QuantizeModel, NanActivationIsNamed) {
+  const auto g = zoo::build_model("tiny_conv").value();
+  quant::QuantConfig config;
+  config.calibration_samples = 1;
+  auto samples = synthetic_samples(g, config);
+  const auto& in = g.op(g.inputs()[0]).outputs[0];
+  samples[0].at(in).data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  const auto result = quantize_model(g, config, samples);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.reason(), "calibration: activation %" + in +
+                                 " holds NaN at element 3 (check the weights and the calibration "
+                                 "inputs) in calibration sample 0");
+}
+
+}  // namespace
+}  // namespace tessel::cpu
