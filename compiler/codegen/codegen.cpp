@@ -1,0 +1,773 @@
+// Lowering of scheduled groups to ISA instructions and the DRAM image (docs/codegen.md).
+#include "compiler/codegen/codegen.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <variant>
+
+#include "compiler/codegen/emitter.hpp"
+#include "compiler/quant/realize.hpp"
+#include "isa/assembler.hpp"
+#include "isa/hw_target.hpp"
+#include "scheduler/machine.hpp"
+#include "scheduler/schedule_json.hpp"
+#include "scheduler/shape.hpp"
+#include "support/int_ops.hpp"
+
+namespace tessel::codegen {
+
+namespace {
+
+using sched::Box;
+using std::int64_t;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// Where an activation tile lives on chip: buffer offset, the box it holds, HWC strides.
+struct TileView {
+  int sp = 0;
+  int64_t offset = 0;
+  Box box;
+  int64_t pixel_elems = 0;  ///< x stride in elements
+  int64_t element_bytes = 1;
+  int64_t stride_y() const { return box.w.size() * pixel_elems; }
+  /// Byte address of element (y, x, c) in absolute tensor coordinates.
+  int64_t addr(int64_t y, int64_t x, int64_t c) const {
+    return offset + ((y - box.h.b) * stride_y() + (x - box.w.b) * pixel_elems + (c - box.c.b)) *
+                        element_bytes;
+  }
+};
+
+/// Where a conv's packed weights, bias and requant table live on chip.
+struct ConvParams {
+  int sp = 0;
+  int64_t w_addr = 0, bias_addr = 0, table_addr = 0;
+  bool has_bias = false;
+};
+
+class Lowering {
+ public:
+  Lowering(const ir::Graph& graph, const sched::ScheduledNet& scheduled, const HwConfig& config,
+           CompiledProgram& out)
+      : graph_(graph),
+        net_(scheduled.net),
+        schedule_(scheduled.schedule),
+        config_(config),
+        machine_(sched::machine_from_config(config)),
+        out_(out),
+        emitter_(config.queues.token_fifo_depth) {
+    rows_ = config.matrix.rows;
+    cols_ = config.matrix.cols;
+    act_bytes_ = config.matrix.input_bits / 8;
+    weight_bytes_ = config.matrix.weight_bits / 8;
+    act_elem_ = act_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
+    weight_elem_ = weight_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
+  }
+
+  Status run(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+
+ private:
+  Result<std::string> int_tensor(const std::string& sched_name) const;
+  Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+  Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  Status lower_group(size_t index, const sched::GroupSchedule& gs);
+  Result<TileView> view_of(const sched::GroupSchedule& gs, int tensor, const Box& box) const;
+  Status emit_conv_loads(const sched::Op& op, bool& first, std::vector<isa::Instruction>& loads);
+  Status emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                   const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
+                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  void write_bytes(int64_t offset, int64_t value, int bytes);
+
+  const ir::Graph& graph_;
+  const sched::Net& net_;
+  const sched::Schedule& schedule_;
+  const HwConfig& config_;
+  sched::Machine machine_;
+  CompiledProgram& out_;
+  Emitter emitter_;
+  int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;
+  isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
+  std::map<int, ConvParams> conv_params_;  // by scheduler op index, for the current group
+  std::map<int, int64_t> extra_top_;       // per scratchpad: codegen-owned bytes above the peak
+  bool work_before_ = false;               // a tile has been emitted (the next one waits on it)
+};
+
+Result<std::string> Lowering::int_tensor(const std::string& name) const {
+  if (graph_.has_tensor(name) && graph_.tensor(name).dtype != ir::DType::f32) return name;
+  if (graph_.has_tensor(name + ".q") && graph_.tensor(name + ".q").dtype != ir::DType::f32)
+    return name + ".q";
+  return fail("tensor '" + name + "' has no integer form in the quantized graph");
+}
+
+void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) {
+    out_.dram[static_cast<size_t>(offset + i)] =
+        static_cast<std::uint8_t>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
+  }
+}
+
+Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  // Activation regions: every tensor some group loads or stores, in tensor order.
+  std::vector<bool> in_dram(net_.tensors.size(), false);
+  for (const auto& gs : schedule_.groups) {
+    for (int t : gs.inputs) in_dram[static_cast<size_t>(t)] = true;
+    for (int t : gs.outputs) in_dram[static_cast<size_t>(t)] = true;
+  }
+  for (size_t t = 0; t < net_.tensors.size(); ++t) {
+    if (!in_dram[t]) continue;
+    const sched::Tensor& tensor = net_.tensors[t];
+    const bool is_input = net_.op(tensor.producer).kind == sched::OpKind::Input;
+    const RegionKind kind = is_input                ? RegionKind::Input
+                            : tensor.network_output ? RegionKind::Output
+                                                    : RegionKind::Activations;
+    auto placed = out_.layout.add(tensor.name, kind, tensor.shape.elements() * act_bytes_);
+    if (!placed.ok()) return placed.failure();
+    if (kind == RegionKind::Input || kind == RegionKind::Output) {
+      auto name = int_tensor(tensor.name);
+      if (!name.ok()) return name.failure();
+      out_.io_tensors[tensor.name] = name.value();
+    }
+  }
+  // Weight regions, compact (no block padding; the DMA pads to the matrix layout).
+  for (const auto& gs : schedule_.groups) {
+    for (int index : gs.ops) {
+      const sched::Op& op = net_.op(index);
+      if (op.kind != sched::OpKind::Conv) continue;
+      const auto id = graph_.find_op(op.name);
+      if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+      const ir::Op& conv = graph_.op(*id);
+      const auto& w = graph_.tensor(conv.inputs[1]);
+      const int64_t co = w.shape[0];
+      if (auto r = out_.layout.add("w:" + op.name, RegionKind::Weights,
+                                   ir::element_count(w.shape) * weight_bytes_);
+          !r.ok())
+        return r.failure();
+      if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
+        if (auto r = out_.layout.add("b:" + op.name, RegionKind::Weights, co * 4); !r.ok())
+          return r.failure();
+      }
+      if (auto r = out_.layout.add("rq:" + op.name, RegionKind::Weights, co * 8); !r.ok())
+        return r.failure();
+    }
+  }
+  out_.dram.assign(static_cast<size_t>(out_.layout.size_bytes()), 0);
+
+  // Contents: inputs NHWC, weights in the block order the loads walk, biases, tables.
+  for (const auto& [sched_name, ir_name] : out_.io_tensors) {
+    const DramRegion* region = out_.layout.find(sched_name);
+    if (region->kind != RegionKind::Input) continue;
+    auto it = input_values.find(ir_name);
+    if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
+    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW
+    const int64_t c = shape[1], h = shape[2], wd = shape[3];
+    if (static_cast<int64_t>(it->second.size()) != c * h * wd)
+      return fail("network input '" + ir_name + "': " + std::to_string(it->second.size()) +
+                  " values for " + std::to_string(c * h * wd) + " elements");
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < wd; ++x)
+          write_bytes(region->offset + ((y * wd + x) * c + ci) * act_bytes_,
+                      it->second[static_cast<size_t>((ci * h + y) * wd + x)],
+                      static_cast<int>(act_bytes_));
+  }
+  for (const auto& gs : schedule_.groups) {
+    for (int index : gs.ops) {
+      const sched::Op& op = net_.op(index);
+      if (op.kind != sched::OpKind::Conv) continue;
+      const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
+      const auto& w = graph_.tensor(conv.inputs[1]);
+      const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+      const bool depthwise = op.groups > 1;
+      if (w.int_values.size() != static_cast<size_t>(co * ci * kh * kw))
+        return fail("conv '" + op.name + "': weights '" + w.name + "' carry no integer values");
+      auto wv = [&](int64_t o, int64_t i, int64_t y, int64_t x) {
+        return w.int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
+      };
+      int64_t at = out_.layout.find("w:" + op.name)->offset;
+      const int64_t oc_blocks = ceil_div(co, cols_);
+      if (depthwise) {  // [cb][ky][kx][c < cn]
+        for (int64_t cb = 0; cb < oc_blocks; ++cb) {
+          const int64_t cn = std::min(cols_, co - cb * cols_);
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+              for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                write_bytes(at, wv(cb * cols_ + c, 0, y, x), static_cast<int>(weight_bytes_));
+        }
+      } else {  // [ocb][icb][ky][kx][r < rn][c < cn]
+        const int64_t ic_blocks = ceil_div(ci, rows_);
+        for (int64_t ob = 0; ob < oc_blocks; ++ob)
+          for (int64_t ib = 0; ib < ic_blocks; ++ib) {
+            const int64_t cn = std::min(cols_, co - ob * cols_);
+            const int64_t rn = std::min(rows_, ci - ib * rows_);
+            for (int64_t y = 0; y < kh; ++y)
+              for (int64_t x = 0; x < kw; ++x)
+                for (int64_t r = 0; r < rn; ++r)
+                  for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                    write_bytes(at, wv(ob * cols_ + c, ib * rows_ + r, y, x),
+                                static_cast<int>(weight_bytes_));
+          }
+      }
+      if (const DramRegion* b = out_.layout.find("b:" + op.name)) {
+        const auto& bias = graph_.tensor(conv.inputs[2]);
+        for (int64_t o = 0; o < co; ++o)
+          write_bytes(b->offset + o * 4, bias.int_values[static_cast<size_t>(o)], 4);
+      }
+      const auto uses = graph_.consumers(conv.outputs[0]);
+      if (uses.size() != 1 || graph_.op(uses[0].op).kind != ir::OpKind::Requantize)
+        return fail("conv '" + op.name + "': its accumulator is not read by one Requantize");
+      const ir::Op& rq = graph_.op(uses[0].op);
+      const auto params =
+          quant::requantize_params(graph_.tensor(conv.outputs[0]), graph_.tensor(rq.outputs[0]));
+      const int64_t table = out_.layout.find("rq:" + op.name)->offset;
+      for (int64_t o = 0; o < co; ++o) {
+        const auto& p = params[params.size() == 1 ? 0 : static_cast<size_t>(o)];
+        write_bytes(table + o * 8, p.multiplier, 4);
+        write_bytes(table + o * 8 + 4, p.shift, 4);
+      }
+    }
+  }
+  return {};
+}
+
+Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
+                                   const Box& box) const {
+  for (const auto& b : gs.buffers) {
+    if (b.tensor == tensor && b.copy == 0 && b.role != sched::BufferRole::Weights &&
+        b.role != sched::BufferRole::Accumulator) {
+      TileView v;
+      v.sp = b.scratchpad;
+      v.offset = b.offset;
+      v.box = box;
+      v.element_bytes = act_bytes_;
+      v.pixel_elems = b.pixel_bytes / act_bytes_;
+      if (box.h.size() * box.w.size() * b.pixel_bytes > b.size_bytes)
+        return fail("tensor '" + net_.tensor(tensor).name + "': tile of " +
+                    std::to_string(box.h.size() * box.w.size() * b.pixel_bytes) +
+                    " bytes exceeds its buffer (" + std::to_string(b.size_bytes) + " bytes)");
+      return v;
+    }
+  }
+  return fail("tensor '" + net_.tensor(tensor).name + "' has no on-chip buffer in its group");
+}
+
+Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
+  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
+  const auto& w = graph_.tensor(conv.inputs[1]);
+  const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const bool depthwise = op.groups > 1;
+  const int64_t oc_blocks = ceil_div(co, cols_);
+  const int64_t packed =
+      depthwise ? oc_blocks * kh * kw * cols_ * weight_bytes_
+                : oc_blocks * ceil_div(ci, rows_) * kh * kw * rows_ * cols_ * weight_bytes_;
+  ConvParams p;
+  p.has_bias = out_.layout.find("b:" + op.name) != nullptr;
+  const int64_t bias_bytes = oc_blocks * cols_ * 4;
+  const int64_t need = packed + bias_bytes + co * 8;
+  const sched::BufferAlloc* wbuf = nullptr;
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name) wbuf = &b;
+  if (wbuf == nullptr) return fail("conv '" + op.name + "': the schedule has no weight buffer");
+  p.sp = wbuf->scratchpad;
+  int64_t base = wbuf->offset;
+  if (need > wbuf->size_bytes) {
+    // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
+    // blocks plus the bias vector and requant table. Place them above the schedule's peak.
+    const int64_t peak = gs.peak_bytes.size() > static_cast<size_t>(p.sp)
+                             ? gs.peak_bytes[static_cast<size_t>(p.sp)]
+                             : 0;
+    int64_t& top = extra_top_[p.sp];
+    top = std::max(top, ceil_div(peak, 64) * 64);
+    base = top;
+    top += ceil_div(need, 64) * 64;
+    const int64_t size = config_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
+    if (top > size)
+      return fail("conv '" + op.name + "': packed weights, bias and requant table need " +
+                  std::to_string(need) + " bytes; the schedule reserved " +
+                  std::to_string(wbuf->size_bytes) + " and scratchpad '" +
+                  config_.scratchpads[static_cast<size_t>(p.sp)].name + "' has " +
+                  std::to_string(size - (top - ceil_div(need, 64) * 64)) +
+                  " bytes free above the schedule's peak");
+  }
+  p.w_addr = base;
+  p.bias_addr = base + packed;
+  p.table_addr = p.bias_addr + bias_bytes;
+  conv_params_[static_cast<int>(&op - net_.ops.data())] = p;
+  return {};
+}
+
+Status Lowering::emit_conv_loads(const sched::Op& op, bool& first,
+                                 std::vector<isa::Instruction>& loads) {
+  (void)first;
+  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
+  const auto& w = graph_.tensor(conv.inputs[1]);
+  const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const bool depthwise = op.groups > 1;
+  const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
+  const int64_t oc_blocks = ceil_div(co, cols_);
+  int64_t dram = out_.layout.find("w:" + op.name)->offset;
+  auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
+                          int64_t pad_right) {
+    isa::Load l;
+    l.sp = static_cast<std::uint32_t>(p.sp);
+    l.elem = weight_elem_;
+    l.kind = isa::Traffic::kWeights;
+    l.sram_addr = static_cast<std::uint32_t>(sram);
+    l.dram_addr = static_cast<std::uint64_t>(dram);
+    l.y_size = static_cast<std::uint32_t>(y);
+    l.x_size = static_cast<std::uint32_t>(x);
+    l.c_size = static_cast<std::uint32_t>(c);
+    l.dram_stride_y = static_cast<std::uint32_t>(x * c);
+    l.dram_stride_x = static_cast<std::uint32_t>(c);
+    l.sram_stride_y = static_cast<std::uint32_t>(sy);
+    l.sram_stride_x = static_cast<std::uint32_t>(sx);
+    l.pad_right = static_cast<std::uint32_t>(pad_right);
+    loads.push_back(l);
+    dram += y * x * c * weight_bytes_;
+    out_.traffic.weights_read += y * x * c * weight_bytes_;
+  };
+  if (depthwise) {
+    for (int64_t cb = 0; cb < oc_blocks; ++cb) {
+      const int64_t cn = std::min(cols_, co - cb * cols_);
+      weights_load(p.w_addr + cb * kh * kw * cols_ * weight_bytes_, kh * kw, 1, cn, cols_, cols_,
+                   0);
+    }
+  } else {
+    const int64_t ic_blocks = ceil_div(ci, rows_);
+    for (int64_t ob = 0; ob < oc_blocks; ++ob)
+      for (int64_t ib = 0; ib < ic_blocks; ++ib) {
+        const int64_t cn = std::min(cols_, co - ob * cols_);
+        const int64_t rn = std::min(rows_, ci - ib * rows_);
+        if (rows_ - rn > 15)
+          return fail("conv '" + op.name + "': " + std::to_string(rows_ - rn) +
+                      " zero weight rows to pad in one block (the DMA pads at most 15)");
+        // Rows r >= rn of the block are the padded input channels: zero weights (DMA padding).
+        const int64_t block = ((ob * ic_blocks + ib) * kh * kw) * rows_ * cols_ * weight_bytes_;
+        weights_load(p.w_addr + block, kh * kw, rn, cn, rows_ * cols_, cols_, rows_ - rn);
+      }
+  }
+  auto table_load = [&](const std::string& region, int64_t sram, int64_t words) {
+    isa::Load l;
+    l.sp = static_cast<std::uint32_t>(p.sp);
+    l.elem = isa::Elem::kI32;
+    l.kind = isa::Traffic::kWeights;
+    l.sram_addr = static_cast<std::uint32_t>(sram);
+    l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(region)->offset);
+    l.c_size = static_cast<std::uint32_t>(words);
+    l.dram_stride_x = l.c_size;
+    l.sram_stride_x = l.c_size;
+    loads.push_back(l);
+  };
+  if (p.has_bias) {
+    table_load("b:" + op.name, p.bias_addr, co);
+    out_.traffic.weights_read += co * 4;
+  }
+  table_load("rq:" + op.name, p.table_addr, 2 * co);
+  out_.traffic.requant_table_read += co * 8;
+  return {};
+}
+
+Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                           const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
+  const auto& w = graph_.tensor(conv.inputs[1]);
+  const int64_t co = w.shape[0], ci = w.shape[1];
+  const bool depthwise = op.groups > 1;
+  if (op.groups > 1 && !(op.groups == co && ci == 1))
+    return fail("conv '" + op.name + "': grouped convolution (groups " + std::to_string(op.groups) +
+                ") is not supported by codegen yet");
+  const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
+  const int in_t = op.inputs[0];
+  const sched::Shape3 in_shape = net_.tensor(in_t).shape;
+  const Box& out_box = need[static_cast<size_t>(op.output)];
+  if (out_box.empty()) return {};
+  auto in_view = view_of(gs, in_t, need[static_cast<size_t>(in_t)]);
+  if (!in_view.ok()) return in_view.failure();
+  auto out_view = view_of(gs, op.output, out_box);
+  if (!out_view.ok()) return out_view.failure();
+  const sched::BufferAlloc* acc = nullptr;
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  if (acc == nullptr) return fail("conv '" + op.name + "': the schedule has no accumulator");
+  const sched::Window& win = op.window;
+  const int64_t oc_blocks = ceil_div(co, cols_);
+  const int64_t acc_px = oc_blocks * cols_;
+  const int64_t out_w = out_box.w.size();
+  // Columns of the window, clamped to the stored input; the rest is the conv's own padding.
+  const int64_t xa = out_box.w.b * win.stride_w - win.pad_left;
+  const int64_t xb =
+      (out_box.w.e - 1) * win.stride_w + (win.kernel_w - 1) * win.dilation_w + 1 - win.pad_left;
+  const int64_t x0 = std::max<int64_t>(xa, 0), x1 = std::min(xb, in_shape.w);
+  const auto rq_uses = graph_.consumers(conv.outputs[0]);
+  const ir::Op& rq = graph_.op(rq_uses[0].op);
+  const auto params =
+      quant::requantize_params(graph_.tensor(conv.outputs[0]), graph_.tensor(rq.outputs[0]));
+  isa::Vcfg cfg;
+  cfg.zp = params[0].zero_point;
+  cfg.lo = params[0].lo;
+  cfg.hi = params[0].hi;
+  code.push_back(cfg);
+  int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
+  if (step < 1) step = out_box.h.size();
+  for (int64_t r = out_box.h.b; r < out_box.h.e; r += step) {
+    const int64_t rows = std::min(step, out_box.h.e - r);
+    const int64_t ya = r * win.stride_h - win.pad_top;
+    const int64_t yb =
+        (r + rows - 1) * win.stride_h + (win.kernel_h - 1) * win.dilation_h + 1 - win.pad_top;
+    const int64_t y0 = std::max<int64_t>(ya, 0), y1 = std::min(yb, in_shape.h);
+    const int64_t pads[4] = {y0 - ya, yb - y1, x0 - xa, xb - x1};
+    for (int64_t pad : pads)
+      if (pad > 3)
+        return fail("conv '" + op.name + "': padding of " + std::to_string(pad) +
+                    " at a tile edge (the conv instruction pads at most 3)");
+    isa::Conv c;
+    c.in_sp = static_cast<std::uint32_t>(in_view.value().sp);
+    c.w_sp = static_cast<std::uint32_t>(p.sp);
+    c.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
+    c.elem = act_elem_;
+    c.init = p.has_bias ? isa::Init::kBias : isa::Init::kZero;
+    c.depthwise = depthwise;
+    c.in_addr = static_cast<std::uint32_t>(in_view.value().addr(y0, x0, 0));
+    c.w_addr = static_cast<std::uint32_t>(p.w_addr);
+    c.acc_addr = static_cast<std::uint32_t>(acc->offset);
+    c.bias_addr = static_cast<std::uint32_t>(p.bias_addr);
+    c.out_h = static_cast<std::uint32_t>(rows);
+    c.out_w = static_cast<std::uint32_t>(out_w);
+    c.ic_blocks = depthwise ? 1 : static_cast<std::uint32_t>(ceil_div(ci, rows_));
+    c.oc_blocks = static_cast<std::uint32_t>(oc_blocks);
+    c.kh = static_cast<std::uint32_t>(win.kernel_h);
+    c.kw = static_cast<std::uint32_t>(win.kernel_w);
+    c.stride_h = static_cast<std::uint32_t>(win.stride_h);
+    c.stride_w = static_cast<std::uint32_t>(win.stride_w);
+    c.dil_h = static_cast<std::uint32_t>(win.dilation_h);
+    c.dil_w = static_cast<std::uint32_t>(win.dilation_w);
+    c.pad_top = static_cast<std::uint32_t>(pads[0]);
+    c.pad_bottom = static_cast<std::uint32_t>(pads[1]);
+    c.pad_left = static_cast<std::uint32_t>(pads[2]);
+    c.pad_right = static_cast<std::uint32_t>(pads[3]);
+    c.in_stride_y = static_cast<std::uint32_t>(in_view.value().stride_y());
+    c.in_stride_x = static_cast<std::uint32_t>(in_view.value().pixel_elems);
+    c.acc_stride_y = static_cast<std::uint32_t>(out_w * acc_px);
+    c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
+    code.push_back(c);
+    isa::Requant q;
+    q.src_sp = c.acc_sp;
+    q.dst_sp = static_cast<std::uint32_t>(out_view.value().sp);
+    q.param_sp = static_cast<std::uint32_t>(p.sp);
+    q.dst_elem = act_elem_;
+    q.per_channel = true;
+    q.src_addr = c.acc_addr;
+    q.dst_addr = static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, 0));
+    q.param_addr = static_cast<std::uint32_t>(p.table_addr);
+    q.y_size = static_cast<std::uint32_t>(rows);
+    q.x_size = static_cast<std::uint32_t>(out_w);
+    q.c_size = static_cast<std::uint32_t>(co);
+    q.src_stride_y = c.acc_stride_y;
+    q.src_stride_x = c.acc_stride_x;
+    q.dst_stride_y = static_cast<std::uint32_t>(out_view.value().stride_y());
+    q.dst_stride_x = static_cast<std::uint32_t>(out_view.value().pixel_elems);
+    code.push_back(q);
+  }
+  return {};
+}
+
+Status Lowering::emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
+                              const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  if (ir_op.kind != ir::OpKind::Relu && ir_op.kind != ir::OpKind::Clip)
+    return fail("op '" + op.name + "' (" + op.type + ") is not supported by codegen yet");
+  const Box& box = need[static_cast<size_t>(op.output)];
+  if (box.empty()) return {};
+  auto in = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
+  if (!in.ok()) return in.failure();
+  auto out = view_of(gs, op.output, box);
+  if (!out.ok()) return out.failure();
+  const int bits = static_cast<int>(act_bytes_ * 8);
+  std::int32_t lo = 0, hi = intops::qmax(bits);
+  if (ir_op.kind == ir::OpKind::Clip) {
+    const auto b = quant::clip_bounds(graph_.tensor(ir_op.inputs[0]), ir_op.get_float("min"),
+                                      ir_op.get_float("max"));
+    lo = b.first;
+    hi = b.second;
+  }
+  // clamp(x) as add: round_half_away(x * 1 + x * 0, 0) clamped to [lo, hi].
+  isa::Vcfg cfg;
+  cfg.mult_a = 1;
+  cfg.mult_b = 0;
+  cfg.shift = 0;
+  cfg.lo = lo;
+  cfg.hi = hi;
+  code.push_back(cfg);
+  isa::Add a;
+  a.a_sp = a.b_sp = static_cast<std::uint32_t>(in.value().sp);
+  a.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  a.elem = act_elem_;
+  a.a_addr = a.b_addr = static_cast<std::uint32_t>(in.value().addr(box.h.b, box.w.b, box.c.b));
+  a.dst_addr = static_cast<std::uint32_t>(out.value().addr(box.h.b, box.w.b, box.c.b));
+  a.y_size = static_cast<std::uint32_t>(box.h.size());
+  a.x_size = static_cast<std::uint32_t>(box.w.size());
+  a.c_size = static_cast<std::uint32_t>(box.c.size());
+  a.a_stride_y = a.b_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
+  a.a_stride_x = a.b_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
+  a.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
+  a.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
+  code.push_back(a);
+  return {};
+}
+
+template <class F>
+void set_flag(isa::Instruction& instruction, F f) {
+  std::visit([&](auto& x) { f(x); }, instruction);
+}
+
+Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
+  const std::string where = "group " + std::to_string(index);
+  if (gs.dram_view) return {};  // a view costs nothing and moves nothing
+  if (gs.halo == sched::HaloMode::Cache)
+    return fail(where + ": halo caching is not supported by codegen yet");
+  if (gs.channel_tiles != 1)
+    return fail(where + ": channel tiles are not supported by codegen yet");
+  conv_params_.clear();
+  extra_top_.clear();
+  for (int o : gs.ops) {
+    const sched::Op& op = net_.op(o);
+    if (op.kind == sched::OpKind::Conv) {
+      if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
+    } else if (op.kind != sched::OpKind::Eltwise) {
+      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                  ") is not supported by codegen yet");
+    }
+  }
+  const size_t before = emitter_.size();
+  GroupCode group;
+  for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
+  group.tiles = gs.tiles();
+  for (int64_t rt = 0; rt < gs.row_tiles; ++rt) {
+    for (int64_t ct = 0; ct < gs.col_tiles; ++ct) {
+      std::vector<Box> requested(net_.tensors.size());
+      for (int t : gs.outputs) {
+        const sched::Shape3 s = net_.tensor(t).shape;
+        requested[static_cast<size_t>(t)] =
+            Box{{0, s.c},
+                {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
+                {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
+      }
+      const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
+      const auto& need = ranges.need;
+      std::vector<isa::Instruction> loads, compute, stores;
+      const bool first_tile = rt == 0 && ct == 0;
+      for (int o : gs.ops) {
+        const sched::Op& op = net_.op(o);
+        if (op.kind == sched::OpKind::Conv && (!gs.weights_resident || first_tile)) {
+          bool unused = false;
+          if (auto s = emit_conv_loads(op, unused, loads); !s.ok())
+            return fail(where + ": " + s.reason());
+        }
+      }
+      for (int t : gs.inputs) {
+        const Box& box = need[static_cast<size_t>(t)];
+        if (box.empty()) continue;
+        auto view = view_of(gs, t, box);
+        if (!view.ok()) return fail(where + ": " + view.reason());
+        const sched::Shape3 s = net_.tensor(t).shape;
+        isa::Load l;
+        l.sp = static_cast<std::uint32_t>(view.value().sp);
+        l.elem = act_elem_;
+        l.kind = isa::Traffic::kActivations;
+        l.sram_addr = static_cast<std::uint32_t>(view.value().offset);
+        l.dram_addr =
+            static_cast<std::uint64_t>(out_.layout.find(net_.tensor(t).name)->offset +
+                                       ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
+        l.y_size = static_cast<std::uint32_t>(box.h.size());
+        l.x_size = static_cast<std::uint32_t>(box.w.size());
+        l.c_size = static_cast<std::uint32_t>(box.c.size());
+        l.dram_stride_y = static_cast<std::uint32_t>(s.w * s.c);
+        l.dram_stride_x = static_cast<std::uint32_t>(s.c);
+        l.sram_stride_y = static_cast<std::uint32_t>(view.value().stride_y());
+        l.sram_stride_x = static_cast<std::uint32_t>(view.value().pixel_elems);
+        loads.push_back(l);
+        out_.traffic.activations_read += box.elements() * act_bytes_;
+      }
+      for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
+        const sched::Op& op = net_.op(gs.ops[pos]);
+        Status s = op.kind == sched::OpKind::Conv ? emit_conv(gs, pos, op, need, compute)
+                                                  : emit_eltwise(gs, op, need, compute);
+        if (!s.ok()) return fail(where + ": " + s.reason());
+      }
+      for (int t : gs.outputs) {
+        const Box& box = requested[static_cast<size_t>(t)];
+        auto view = view_of(gs, t, need[static_cast<size_t>(t)]);
+        if (!view.ok()) return fail(where + ": " + view.reason());
+        const sched::Shape3 s = net_.tensor(t).shape;
+        isa::Store st;
+        st.sp = static_cast<std::uint32_t>(view.value().sp);
+        st.elem = act_elem_;
+        st.kind =
+            net_.tensor(t).network_output ? isa::Traffic::kOutputs : isa::Traffic::kActivations;
+        st.sram_addr = static_cast<std::uint32_t>(view.value().addr(box.h.b, box.w.b, box.c.b));
+        st.dram_addr =
+            static_cast<std::uint64_t>(out_.layout.find(net_.tensor(t).name)->offset +
+                                       ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
+        st.y_size = static_cast<std::uint32_t>(box.h.size());
+        st.x_size = static_cast<std::uint32_t>(box.w.size());
+        st.c_size = static_cast<std::uint32_t>(box.c.size());
+        st.dram_stride_y = static_cast<std::uint32_t>(s.w * s.c);
+        st.dram_stride_x = static_cast<std::uint32_t>(s.c);
+        st.sram_stride_y = static_cast<std::uint32_t>(view.value().stride_y());
+        st.sram_stride_x = static_cast<std::uint32_t>(view.value().pixel_elems);
+        stores.push_back(st);
+        out_.traffic.activations_written += box.elements() * act_bytes_;
+      }
+      if (loads.empty() || compute.empty() || stores.empty())
+        return fail(where + ": a tile without loads, compute or stores");
+      // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
+      // compute nop), compute waits for the loads, stores wait for compute.
+      set_flag(loads.front(), [&](auto& x) { x.pop_next = work_before_; });
+      set_flag(loads.back(), [](auto& x) { x.push_next = true; });
+      set_flag(compute.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(compute.back(), [](auto& x) { x.push_next = true; });
+      set_flag(stores.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(stores.back(), [](auto& x) { x.push_prev = true; });
+      isa::Nop barrier;
+      barrier.engine = isa::Engine::kCompute;
+      barrier.pop_next = true;
+      barrier.push_prev = true;  // cleared below for the program's last tile
+      for (auto* list : {&loads, &compute, &stores})
+        for (auto& instruction : *list)
+          if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
+      if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
+      work_before_ = true;
+    }
+  }
+  for (size_t i = before; i < emitter_.size(); ++i)
+    ++group.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  out_.groups.push_back(std::move(group));
+  return {};
+}
+
+Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  if (config_.matrix.input_bits != config_.matrix.weight_bits)
+    return fail("codegen needs matrix.input_bits == matrix.weight_bits");
+  for (const auto& [name, tensor] : graph_.tensors()) {
+    if (tensor.constant || tensor.dtype == ir::DType::f32 || tensor.dtype == ir::DType::i32)
+      continue;
+    if (quant::dtype_bits(tensor.dtype) != act_bytes_ * 8)
+      return fail("tensor '" + name + "' is " + std::to_string(quant::dtype_bits(tensor.dtype)) +
+                  "-bit but '" + config_.name + "' computes on " + std::to_string(act_bytes_ * 8) +
+                  "-bit data (quantize with bits: " + std::to_string(act_bytes_ * 8) + ")");
+  }
+  if (auto s = plan_dram(input_values); !s.ok()) return s;
+  for (size_t g = 0; g < schedule_.groups.size(); ++g)
+    if (auto s = lower_group(g, schedule_.groups[g]); !s.ok()) return s;
+  // The last barrier's compute->load token has no load left to take it: a load nop does.
+  if (work_before_) {
+    isa::Nop drain;
+    drain.engine = isa::Engine::kLoad;
+    drain.pop_next = true;
+    if (auto s = emitter_.emit(drain); !s.ok()) return s;
+  }
+  if (auto s = emitter_.finish(); !s.ok()) return s;
+  out_.program = emitter_.take_program();
+  return {};
+}
+
+}  // namespace
+
+Result<CompiledProgram> compile(
+    const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
+    const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  CompiledProgram out;
+  out.layout = DramLayout(config.dram.burst_bytes);
+  Lowering lowering(quantized, scheduled, config, out);
+  if (auto s = lowering.run(input_values); !s.ok()) return s.failure();
+  return out;
+}
+
+std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::int64_t offset,
+                                    std::int64_t channels, std::int64_t rows, std::int64_t cols,
+                                    int element_bytes) {
+  std::vector<std::int32_t> values(static_cast<size_t>(channels * rows * cols));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t y = 0; y < rows; ++y)
+      for (int64_t x = 0; x < cols; ++x) {
+        const int64_t at = offset + ((y * cols + x) * channels + c) * element_bytes;
+        std::uint32_t v = 0;
+        for (int i = 0; i < element_bytes; ++i)
+          v |= static_cast<std::uint32_t>(dram[static_cast<size_t>(at + i)]) << (8 * i);
+        std::int32_t signed_value = 0;
+        if (element_bytes == 1)
+          signed_value = static_cast<std::int8_t>(v);
+        else if (element_bytes == 2)
+          signed_value = static_cast<std::int16_t>(v);
+        else
+          signed_value = static_cast<std::int32_t>(v);
+        values[static_cast<size_t>((c * rows + y) * cols + x)] = signed_value;
+      }
+  return values;
+}
+
+nlohmann::json compile_json(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled) {
+  nlohmann::json j;
+  j["model"] = scheduled.schedule.model;
+  j["config"] = scheduled.schedule.config;
+  j["policy"] = scheduled.schedule.policy;
+  j["instructions"] = compiled.program.instructions.size();
+  j["dram_image_bytes"] = compiled.layout.size_bytes();
+  for (const DramRegion& r : compiled.layout.regions()) {
+    nlohmann::json region = {{"name", r.name},
+                             {"kind", to_string(r.kind)},
+                             {"offset", r.offset},
+                             {"size_bytes", r.size_bytes}};
+    if (auto it = compiled.io_tensors.find(r.name); it != compiled.io_tensors.end())
+      region["ir_tensor"] = it->second;
+    j["layout"].push_back(region);
+  }
+  for (const GroupCode& g : compiled.groups)
+    j["groups"].push_back({{"ops", g.ops}, {"tiles", g.tiles}, {"instructions", g.instructions}});
+  const auto& t = compiled.traffic;
+  const auto& p = scheduled.schedule.traffic;
+  j["dram_bytes"] = {{"weights_read", t.weights_read},
+                     {"activations_read", t.activations_read},
+                     {"activations_written", t.activations_written},
+                     {"requant_tables_read", t.requant_table_read}};
+  j["predicted_dram_bytes"] = {{"weights_read", p.weights_read},
+                               {"activations_read", p.activations_read},
+                               {"activations_written", p.activations_written}};
+  return j;
+}
+
+Status write_compile_folder(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled,
+                            const HwConfig& config, const std::string& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) return fail(folder + ": cannot create the folder: " + ec.message());
+  const std::filesystem::path dir(folder);
+  auto write_text = [&](const std::string& name, const std::string& text) -> Status {
+    std::ofstream f(dir / name, std::ios::binary);
+    f << text;
+    if (!f) return fail((dir / name).string() + ": cannot write");
+    return {};
+  };
+  auto binary = isa::to_binary(compiled.program);
+  if (!binary.ok()) return fail((dir / "program.bin").string() + ": " + binary.reason());
+  const std::string bin(binary.value().begin(), binary.value().end());
+  if (auto s = write_text("program.bin", bin); !s.ok()) return s;
+  if (auto s = write_text("program.tasm",
+                          isa::disassemble(compiled.program, isa::scratchpad_names(config)));
+      !s.ok())
+    return s;
+  const std::string dram(compiled.dram.begin(), compiled.dram.end());
+  if (auto s = write_text("dram.bin", dram); !s.ok()) return s;
+  if (auto s = write_text("schedule.json",
+                          sched::to_json(scheduled.schedule, scheduled.net).dump(2) + "\n");
+      !s.ok())
+    return s;
+  return write_text("compile.json", compile_json(compiled, scheduled).dump(2) + "\n");
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,76 @@
+// Code generation: lowers a quantized graph and its Schedule to an ISA program and a DRAM image.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/codegen/dram_layout.hpp"
+#include "compiler/ir/graph.hpp"
+#include "configs/hw_config.hpp"
+#include "isa/program.hpp"
+#include "scheduler/driver.hpp"
+#include "support/result.hpp"
+
+namespace tessel::codegen {
+
+/// Per-group figures of the generated code (compile.json "groups").
+struct GroupCode {
+  std::vector<std::string> ops;  ///< scheduler op names
+  std::int64_t tiles = 0;
+  std::map<std::string, std::int64_t> instructions;  ///< by mnemonic
+};
+
+/// DRAM bytes the program's DMAs request, by the scheduler's traffic classes.
+struct CodeTraffic {
+  std::int64_t weights_read = 0;  ///< conv weights + biases (what the scheduler counts)
+  std::int64_t activations_read = 0;
+  std::int64_t activations_written = 0;
+  /// Requant (M, r) tables, 8 B per output channel per conv, loaded with kind=weights: real
+  /// data the scheduler's byte model leaves out (docs/codegen.md).
+  std::int64_t requant_table_read = 0;
+};
+
+/// A compiled network: everything `tessel sim` needs, plus the map of where things are.
+struct CompiledProgram {
+  isa::Program program;
+  std::vector<std::uint8_t> dram;  ///< the initial DRAM image (layout.size_bytes() bytes)
+  DramLayout layout{64};
+  std::vector<GroupCode> groups;
+  CodeTraffic traffic;
+  /// Network inputs/outputs: scheduler tensor name -> the integer IR tensor (e.g. "relu.q")
+  /// whose values the region holds, NHWC.
+  std::map<std::string, std::string> io_tensors;
+};
+
+/// Lowers `scheduled` (a schedule of the float graph the quantized graph came from) with the
+/// integer parameters of `quantized` to a program for `config`. `input_values` holds the
+/// quantized network input(s) by integer IR tensor name (e.g. "input.q"), NCHW, as the golden
+/// executor computes them; they are written into the DRAM image.
+///
+/// Supported (docs/codegen.md): groups of Conv (dense or depthwise, + bias, requantize with
+/// per-channel tables) and Relu/Clip ops chained on chip, row/column tiles with recomputed
+/// halos, resident or streamed weights with one channel tile, no double buffering (tiles run
+/// load -> compute -> store in turn). Anything else fails naming the group and op.
+Result<CompiledProgram> compile(
+    const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
+    const std::map<std::string, std::vector<std::int32_t>>& input_values);
+
+/// compile.json: the layout map, per-group instruction counts and the bytes moved.
+nlohmann::json compile_json(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled);
+
+/// Reads a network tensor (NHWC in DRAM, `channels` x `rows` x `cols`, `element_bytes` wide)
+/// back as NCHW integers.
+std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::int64_t offset,
+                                    std::int64_t channels, std::int64_t rows, std::int64_t cols,
+                                    int element_bytes);
+
+/// Writes program.bin, program.tasm, dram.bin, schedule.json and compile.json into `folder`
+/// (created if missing). Fails naming the file that cannot be written.
+Status write_compile_folder(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled,
+                            const HwConfig& config, const std::string& folder);
+
+}  // namespace tessel::codegen

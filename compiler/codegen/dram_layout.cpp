@@ -1,0 +1,43 @@
+// DRAM layout planner: burst-aligned, named regions placed in order.
+#include "compiler/codegen/dram_layout.hpp"
+
+namespace tessel::codegen {
+
+const char* to_string(RegionKind kind) {
+  switch (kind) {
+    case RegionKind::Weights:
+      return "weights";
+    case RegionKind::Input:
+      return "input";
+    case RegionKind::Output:
+      return "output";
+    case RegionKind::Activations:
+      return "activations";
+  }
+  return "?";
+}
+
+DramLayout::DramLayout(std::int64_t alignment_bytes)
+    : alignment_(alignment_bytes > 0 ? alignment_bytes : 1) {}
+
+Result<std::int64_t> DramLayout::add(const std::string& name, RegionKind kind,
+                                     std::int64_t size_bytes) {
+  if (size_bytes < 1) {
+    return fail("DRAM region '" + name + "': size " + std::to_string(size_bytes) +
+                " bytes (must be at least 1)");
+  }
+  if (find(name) != nullptr) return fail("DRAM region '" + name + "' is placed twice");
+  const std::int64_t offset = end_;
+  regions_.push_back({name, kind, offset, size_bytes});
+  end_ = (offset + size_bytes + alignment_ - 1) / alignment_ * alignment_;
+  return offset;
+}
+
+const DramRegion* DramLayout::find(const std::string& name) const {
+  for (const DramRegion& region : regions_) {
+    if (region.name == name) return &region;
+  }
+  return nullptr;
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,127 @@
+// End to end: zoo net -> quantize -> schedule -> codegen -> SystemC simulator, checked bit for
+// bit against the golden integer executor and byte for byte against the scheduler's traffic.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/codegen/codegen.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
+#include "compiler/zoo/zoo.hpp"
+#include "isa/assembler.hpp"
+#include "isa/hw_target.hpp"
+#include "sim/simulator.hpp"
+
+namespace tessel::codegen {
+namespace {
+
+struct Case {
+  std::string model;
+  std::string config;
+  std::string policy;
+};
+
+std::string config_path(const std::string& name) {
+  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
+}
+
+class EndToEnd : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EndToEnd, simulator_output_is_bit_exact_and_bytes_match_the_schedule) {
+  const Case& c = GetParam();
+  const HwConfig config = load_hw_config(config_path(c.config));
+  auto built = zoo::build_model(c.model);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  auto prepared = cpu::prepare_graph(built.value());
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto quantized = cpu::quantize_model(prepared.value(), qconfig,
+                                       cpu::synthetic_samples(prepared.value(), qconfig));
+  ASSERT_TRUE(quantized.ok()) << quantized.reason();
+  const ir::Graph& qgraph = quantized.value().graph;
+
+  auto scheduled =
+      sched::schedule_graph(prepared.value(), config, c.policy, sched::Objective::Bytes);
+  ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
+
+  // Golden run on the default input; its quantized input goes into the DRAM image.
+  const std::string input = qgraph.tensor(qgraph.op(qgraph.inputs()[0]).outputs[0]).name;
+  cpu::Executor executor(qgraph);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto golden = executor.run({{input, cpu::default_input(qgraph.tensor(input).shape)}}, options);
+  ASSERT_TRUE(golden.ok()) << golden.reason();
+  const std::string input_q = input + ".q";
+  ASSERT_TRUE(golden.value().count(input_q));
+
+  auto compiled =
+      compile(qgraph, scheduled.value(), config, {{input_q, golden.value().at(input_q).to_i32()}});
+  ASSERT_TRUE(compiled.ok()) << compiled.reason();
+  const CompiledProgram& program = compiled.value();
+
+  // Every instruction passes the target validation, and the text form reads back identically.
+  const isa::TargetInfo target = isa::target_from_config(config);
+  for (size_t i = 0; i < program.program.instructions.size(); ++i) {
+    const auto problem = isa::validate(program.program.instructions[i], target);
+    EXPECT_FALSE(problem.has_value()) << "instruction " << i << ": " << problem->message;
+  }
+  const std::string text = isa::disassemble(program.program, isa::scratchpad_names(config));
+  EXPECT_EQ(isa::assemble(text, "program.tasm"), program.program);
+
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.program.instructions) {
+    auto word = isa::encode(instruction);
+    ASSERT_TRUE(word.ok()) << word.reason();
+    words.push_back(word.value());
+  }
+  auto result = sim::simulate(config, words, sim::DramImage::from_bytes(program.dram));
+  ASSERT_TRUE(result.ok()) << result.reason();
+  const sim::SimReport& report = result.value().report;
+  ASSERT_TRUE(report.ok()) << report.fault->str();
+
+  // Bit exact: every network output region equals the golden executor's tensor.
+  int outputs_checked = 0;
+  for (const auto& [sched_name, ir_name] : program.io_tensors) {
+    const DramRegion* region = program.layout.find(sched_name);
+    if (region->kind != RegionKind::Output) continue;
+    const auto& shape = qgraph.tensor(ir_name).shape;
+    const auto got = read_nhwc(result.value().dram, region->offset, shape[1], shape[2], shape[3],
+                               config.matrix.input_bits / 8);
+    EXPECT_EQ(got, golden.value().at(ir_name).to_i32()) << "output " << ir_name;
+    ++outputs_checked;
+  }
+  EXPECT_EQ(outputs_checked, 1);
+
+  // Bytes: the simulator's DMA traffic is the scheduler's prediction, plus the requant tables
+  // the scheduler's model leaves out (docs/codegen.md).
+  const auto& traffic = scheduled.value().schedule.traffic;
+  const auto& dram = report.dram;
+  const auto kind = [](sim::TrafficKind k) { return static_cast<size_t>(k); };
+  EXPECT_EQ(static_cast<int64_t>(dram.read_bytes_by_kind[kind(sim::TrafficKind::kWeights)]),
+            traffic.weights_read + program.traffic.requant_table_read);
+  EXPECT_EQ(static_cast<int64_t>(dram.read_bytes_by_kind[kind(sim::TrafficKind::kActivations)]),
+            traffic.activations_read);
+  EXPECT_EQ(static_cast<int64_t>(dram.write_bytes_by_kind[kind(sim::TrafficKind::kActivations)] +
+                                 dram.write_bytes_by_kind[kind(sim::TrafficKind::kOutputs)]),
+            traffic.activations_written);
+  EXPECT_EQ(program.traffic.weights_read, traffic.weights_read);
+  EXPECT_EQ(program.traffic.activations_read, traffic.activations_read);
+  EXPECT_EQ(program.traffic.activations_written, traffic.activations_written);
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyConv, EndToEnd,
+                         ::testing::Values(Case{"tiny_conv", "vta-pynq", "layerwise"},
+                                           Case{"tiny_conv", "edge-small", "layerwise"},
+                                           Case{"tiny_conv", "edge-small", "opfusion"},
+                                           Case{"tiny_conv", "vta-pynq", "fusion"}),
+                         [](const auto& info) {
+                           std::string name =
+                               info.param.model + "_" + info.param.config + "_" + info.param.policy;
+                           for (char& ch : name)
+                             if (ch == '-' || ch == '+') ch = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tessel::codegen
