@@ -21,7 +21,7 @@ struct ModelOptionValues {
 
   /// Adds `[MODEL]` (positional) and --model, --batch, --seed, --no-weights, --input-shape.
   void add_to(CLI::App& command) {
-    command.add_option("model_positional", model, "Same as --model")->expected(0, 1);
+    command.add_option("MODEL", model, "Same as --model");
     command.add_option("-m,--model", model,
                        "Zoo model name (resnet18, ...), or a .onnx / .tir / .json file");
     command.add_option("--batch", batch, "Batch size of zoo models")->capture_default_str();
