@@ -194,7 +194,6 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
   engine.waiting_on_token = false;
 
   // Checks against the config and the DRAM image, in both modes alike.
-  const std::string text = isa::format_instruction(head.instruction);
   if (auto problem = isa::validate(head.instruction, context_.target)) {
     bool out_of_bounds = false;
     for (const auto& access :
@@ -204,8 +203,8 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
           access.end > context_.target.scratchpads[access.sp].size_bytes)
         out_of_bounds = true;
     raise_fault(out_of_bounds ? "out_of_bounds" : "illegal_instruction", now,
-                engine_name(engine.id), static_cast<std::int64_t>(head.index), text,
-                problem->message);
+                engine_name(engine.id), static_cast<std::int64_t>(head.index),
+                isa::format_instruction(head.instruction), problem->message);
     return false;
   }
   for (const auto& request : dma_requests(head.instruction, now)) {
@@ -217,7 +216,8 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
                     static_cast<unsigned long long>(request.address + request.bytes),
                     static_cast<unsigned long long>(context_.dram_size_bytes));
       raise_fault("out_of_bounds", now, engine_name(engine.id),
-                  static_cast<std::int64_t>(head.index), text, message);
+                  static_cast<std::int64_t>(head.index), isa::format_instruction(head.instruction),
+                  message);
       return false;
     }
   }
