@@ -1,0 +1,103 @@
+// The simulator's cost formulas (sim/core/costs) agree with isa/timing.hpp, written
+// independently from docs/timing.md, over a sweep of instruction shapes; plus hand cases.
+#include "sim/core/costs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "isa/timing.hpp"
+
+namespace tessel::sim {
+namespace {
+
+HwConfig micro_like(int rows, int cols, int lanes) {
+  HwConfig config;
+  config.matrix = {rows, cols, 8, 8, 32, 4, 5};
+  config.vector.lanes = lanes;
+  return config;
+}
+
+isa::timing::ComputeParams params_of(const HwConfig& c) {
+  return {c.matrix.rows, c.matrix.cols, c.matrix.fill_cycles, c.matrix.drain_cycles,
+          c.vector.lanes};
+}
+
+TEST(SimCosts, conv_tile_is_weight_load_plus_passes_plus_fill_and_drain) {
+  const HwConfig config = micro_like(4, 4, 4);
+  isa::Conv conv;
+  conv.out_h = conv.out_w = 2;  // P = 4 = W: 4 + 1 * 4 + 4 + 5 (timing.md worked example, D=5)
+  EXPECT_EQ(fixed_cost_cycles(conv, config), 17u);
+  conv.kh = conv.kw = 3;
+  conv.ic_blocks = 2;  // passes = 18: 4 + 18 * 4 + 9
+  EXPECT_EQ(fixed_cost_cycles(conv, config), 85u);
+  EXPECT_EQ(mac_count(conv, config), 4u * 18 * 16);
+}
+
+TEST(SimCosts, agree_with_isa_timing_over_random_shapes) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const HwConfig config = micro_like(pick(1, 32), pick(1, 32), pick(1, 64));
+    isa::Conv conv;
+    conv.out_h = static_cast<std::uint32_t>(pick(1, 40));
+    conv.out_w = static_cast<std::uint32_t>(pick(1, 40));
+    conv.kh = static_cast<std::uint32_t>(pick(1, 7));
+    conv.kw = static_cast<std::uint32_t>(pick(1, 7));
+    conv.oc_blocks = static_cast<std::uint32_t>(pick(1, 8));
+    conv.depthwise = pick(0, 1) == 1;
+    conv.ic_blocks = conv.depthwise ? 1 : static_cast<std::uint32_t>(pick(1, 8));
+    ASSERT_EQ(fixed_cost_cycles(conv, config),
+              static_cast<std::uint64_t>(isa::timing::conv_cycles(conv, params_of(config))));
+    ASSERT_EQ(mac_count(conv, config),
+              static_cast<std::uint64_t>(isa::timing::conv_macs(conv, params_of(config))));
+    isa::Pool pool;
+    pool.out_h = static_cast<std::uint32_t>(pick(1, 20));
+    pool.out_w = static_cast<std::uint32_t>(pick(1, 20));
+    pool.kh = static_cast<std::uint32_t>(pick(1, 5));
+    pool.kw = static_cast<std::uint32_t>(pick(1, 5));
+    pool.c_size = static_cast<std::uint32_t>(pick(1, 300));
+    ASSERT_EQ(fixed_cost_cycles(pool, config),
+              static_cast<std::uint64_t>(isa::timing::compute_cycles(pool, params_of(config))));
+    isa::Requant rq;
+    rq.y_size = static_cast<std::uint32_t>(pick(1, 20));
+    rq.x_size = static_cast<std::uint32_t>(pick(1, 20));
+    rq.c_size = static_cast<std::uint32_t>(pick(1, 300));
+    ASSERT_EQ(fixed_cost_cycles(rq, config),
+              static_cast<std::uint64_t>(isa::timing::compute_cycles(rq, params_of(config))));
+    isa::Load load;
+    load.elem = static_cast<isa::Elem>(pick(0, 2));
+    load.dram_addr = static_cast<std::uint64_t>(pick(0, 4096));
+    load.y_size = static_cast<std::uint32_t>(pick(1, 6));
+    load.x_size = static_cast<std::uint32_t>(pick(1, 6));
+    load.c_size = static_cast<std::uint32_t>(pick(1, 64));
+    load.dram_stride_x = static_cast<std::uint32_t>(pick(0, 1) ? load.c_size : pick(0, 100));
+    load.dram_stride_y = static_cast<std::uint32_t>(
+        pick(0, 1) ? load.x_size * load.dram_stride_x : static_cast<std::uint32_t>(pick(0, 500)));
+    const auto mine = dma_requests(load, 0);
+    const auto theirs = isa::timing::dma_requests(load);
+    ASSERT_EQ(mine.size(), theirs.size());
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      ASSERT_EQ(mine[i].address, theirs[i].address);
+      ASSERT_EQ(mine[i].bytes, theirs[i].bytes);
+    }
+  }
+}
+
+TEST(SimCosts, contiguous_rows_merge_into_one_request_strided_ones_do_not) {
+  isa::Load load;
+  load.y_size = 2;
+  load.x_size = 4;
+  load.c_size = 4;
+  load.dram_stride_x = 4;
+  load.dram_stride_y = 16;  // dense: one 32-byte run
+  EXPECT_EQ(dma_requests(load, 0).size(), 1u);
+  load.dram_stride_y = 32;  // rows 32 bytes apart: two 16-byte runs
+  const auto runs = dma_requests(load, 0);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].address, 32u);
+  EXPECT_EQ(runs[1].bytes, 16u);
+}
+
+}  // namespace
+}  // namespace tessel::sim
