@@ -67,7 +67,9 @@ TEST_P(EndToEnd, simulator_output_is_bit_exact_and_bytes_match_the_schedule) {
     EXPECT_FALSE(problem.has_value()) << "instruction " << i << ": " << problem->message;
   }
   const std::string text = isa::disassemble(program.program, isa::scratchpad_names(config));
-  EXPECT_EQ(isa::assemble(text, "program.tasm"), program.program);
+  isa::AssembleOptions with_target;
+  with_target.target = &target;
+  EXPECT_EQ(isa::assemble(text, "program.tasm", with_target), program.program);
 
   std::vector<isa::Word> words;
   for (const auto& instruction : program.program.instructions) {
@@ -115,9 +117,10 @@ INSTANTIATE_TEST_SUITE_P(TinyConv, EndToEnd,
                                            Case{"tiny_conv", "edge-small", "layerwise"},
                                            Case{"tiny_conv", "edge-small", "opfusion"},
                                            Case{"tiny_conv", "vta-pynq", "fusion"}),
-                         [](const auto& info) {
-                           std::string name =
-                               info.param.model + "_" + info.param.config + "_" + info.param.policy;
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.model + "_" +
+                                              param_info.param.config + "_" +
+                                              param_info.param.policy;
                            for (char& ch : name)
                              if (ch == '-' || ch == '+') ch = '_';
                            return name;

@@ -1,0 +1,133 @@
+// `tessel compile`: model -> quantize -> schedule -> codegen; writes a compile folder for `tessel
+// sim`.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "compiler/codegen/codegen.hpp"
+#include "compiler/quant/config.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
+#include "compiler/zoo/load_model.hpp"
+#include "configs/hw_config.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+#include "support/int_ops.hpp"
+
+namespace tessel::codegen {
+namespace {
+
+// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
+std::string resolve_hw(const std::string& hw) {
+  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
+  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
+}
+
+cli::Runner setup_compile(CLI::App& command) {
+  struct Options {
+    std::string model, hw = "npc19-deepfusion", policy = "layerwise", quant, out;
+    std::uint64_t input_seed = 0;
+  };
+  auto o = std::make_shared<Options>();
+  command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
+      ->required();
+  command.add_option("--hw", o->hw, "Hardware config: a YAML path or a name in configs/hw/")
+      ->capture_default_str();
+  command
+      .add_option("-p,--policy", o->policy,
+                  "layerwise | opfusion | fusion | fusion+reuse | optimal")
+      ->capture_default_str();
+  command.add_option("--quant", o->quant,
+                     "Quantization YAML (default: every default, bits from the config's matrix)");
+  command
+      .add_option("--input-seed", o->input_seed,
+                  "Seed of the default network input written into dram.bin")
+      ->capture_default_str();
+  command.add_option("-o,--out", o->out, "Output folder")->required();
+  return [o]() {
+    const std::string hw_path = resolve_hw(o->hw);
+    const HwConfig config = load_hw_config(hw_path);
+    const ir::Graph graph = zoo::load_model(o->model);
+    auto prepared = cpu::prepare_graph(graph);
+    if (!prepared.ok()) {
+      std::cerr << "error: " << prepared.reason() << '\n';
+      return 1;
+    }
+    quant::QuantConfig qconfig;
+    if (!o->quant.empty()) {
+      qconfig = quant::load_quant_config(o->quant);
+    } else {
+      qconfig.bits = config.matrix.input_bits;
+    }
+    auto quantized = cpu::quantize_model(prepared.value(), qconfig,
+                                         cpu::synthetic_samples(prepared.value(), qconfig));
+    if (!quantized.ok()) {
+      std::cerr << "error: " << quantized.reason() << '\n';
+      return 1;
+    }
+    const ir::Graph& qgraph = quantized.value().graph;
+    auto scheduled =
+        sched::schedule_graph(prepared.value(), config, o->policy, sched::Objective::Bytes);
+    if (!scheduled.ok()) {
+      std::cerr << "error: " << scheduled.reason() << '\n';
+      return 1;
+    }
+    // The network input: the seeded default tensor, quantized as the graph's Quantize op does.
+    std::map<std::string, std::vector<std::int32_t>> inputs;
+    for (ir::OpId id : qgraph.inputs()) {
+      const std::string& name = qgraph.op(id).outputs[0];
+      const std::string qname = name + ".q";
+      if (!qgraph.has_tensor(qname) || !qgraph.tensor(qname).quant) {
+        std::cerr << "error: network input '" << name << "' has no quantized form\n";
+        return 1;
+      }
+      const auto& q = qgraph.tensor(qname);
+      const cpu::TensorData x = cpu::default_input(qgraph.tensor(name).shape, o->input_seed);
+      const float* values = x.data<float>();
+      std::vector<std::int32_t> ints(static_cast<size_t>(x.size()));
+      for (std::int64_t i = 0; i < x.size(); ++i)
+        ints[static_cast<size_t>(i)] =
+            intops::quantize_value(values[i], q.quant->scales[0], quant::dtype_bits(q.dtype));
+      inputs[qname] = std::move(ints);
+    }
+    auto compiled = compile(qgraph, scheduled.value(), config, inputs);
+    if (!compiled.ok()) {
+      std::cerr << "error: " << compiled.reason() << '\n';
+      return 1;
+    }
+    if (auto s = write_compile_folder(compiled.value(), scheduled.value(), config, o->out);
+        !s.ok()) {
+      std::cerr << "error: " << s.reason() << '\n';
+      return 1;
+    }
+    std::error_code ec;
+    std::filesystem::copy_file(hw_path, std::filesystem::path(o->out) / "hw.yaml",
+                               std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      std::cerr << "error: " << o->out << "/hw.yaml: " << ec.message() << '\n';
+      return 1;
+    }
+    const CompiledProgram& c = compiled.value();
+    const auto& p = scheduled.value().schedule.traffic;
+    std::cout << o->model << " on " << config.name << ", policy " << o->policy << ": "
+              << c.groups.size() << " groups, " << c.program.instructions.size()
+              << " instructions, DRAM image " << c.layout.size_bytes() << " bytes\n"
+              << "DMA bytes: weights " << c.traffic.weights_read << " (+ requant tables "
+              << c.traffic.requant_table_read << "), activations in " << c.traffic.activations_read
+              << ", out " << c.traffic.activations_written << "\n"
+              << "scheduler predicted: weights " << p.weights_read << ", activations in "
+              << p.activations_read << ", out " << p.activations_written << "\n"
+              << "wrote " << o->out << "/{program.bin,program.tasm,dram.bin,schedule.json,"
+              << "compile.json,hw.yaml}\n";
+    return 0;
+  };
+}
+
+const cli::Registration kCompile{
+    {"compile", "Quantize, schedule and lower a model to an ISA program and DRAM image",
+     setup_compile}};
+
+}  // namespace
+}  // namespace tessel::codegen
