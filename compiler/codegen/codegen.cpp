@@ -80,6 +80,12 @@ class Lowering {
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
                       const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
+                  std::vector<isa::Instruction>& code);
+  Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
+                   const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// The DRAM region holding scheduler tensor `name` (a Reshape's output is its input's).
+  const DramRegion* region_of(const std::string& name) const;
   void write_bytes(int64_t offset, int64_t value, int bytes);
 
   const ir::Graph& graph_;
@@ -91,9 +97,10 @@ class Lowering {
   Emitter emitter_;
   int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;
   isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
-  std::map<int, ConvParams> conv_params_;  // by scheduler op index, for the current group
-  std::map<int, int64_t> extra_top_;       // per scratchpad: codegen-owned bytes above the peak
-  bool work_before_ = false;               // a tile has been emitted (the next one waits on it)
+  std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group
+  std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
+  std::map<int, int64_t> extra_top_;          // per scratchpad: codegen-owned bytes above the peak
+  bool work_before_ = false;                  // a tile has been emitted (the next one waits on it)
 };
 
 Result<std::string> Lowering::int_tensor(const std::string& name) const {
@@ -114,10 +121,21 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
   // Activation regions: every tensor some group loads or stores, in tensor order.
   std::vector<bool> in_dram(net_.tensors.size(), false);
   for (const auto& gs : schedule_.groups) {
+    if (gs.dram_view) {
+      const sched::Op& view = net_.op(gs.ops.front());
+      if (view.kind != sched::OpKind::Reshape)
+        return fail("op '" + view.name + "' (" + sched::to_string(view.kind) +
+                    " as a DRAM view) is not supported by codegen yet");
+      std::string source = net_.tensor(view.inputs[0]).name;
+      if (auto it = alias_.find(source); it != alias_.end()) source = it->second;
+      alias_[net_.tensor(view.output).name] = source;
+      continue;
+    }
     for (int t : gs.inputs) in_dram[static_cast<size_t>(t)] = true;
     for (int t : gs.outputs) in_dram[static_cast<size_t>(t)] = true;
   }
   for (size_t t = 0; t < net_.tensors.size(); ++t) {
+    if (alias_.count(net_.tensors[t].name)) continue;
     if (!in_dram[t]) continue;
     const sched::Tensor& tensor = net_.tensors[t];
     const bool is_input = net_.op(tensor.producer).kind == sched::OpKind::Input;
@@ -130,6 +148,19 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       auto name = int_tensor(tensor.name);
       if (!name.ok()) return name.failure();
       out_.io_tensors[tensor.name] = name.value();
+    }
+  }
+  for (const auto& [view, source] : alias_) {
+    const int t = [&] {
+      for (size_t i = 0; i < net_.tensors.size(); ++i)
+        if (net_.tensors[i].name == view) return static_cast<int>(i);
+      return -1;
+    }();
+    if (t >= 0 && net_.tensor(t).network_output) {
+      auto name = int_tensor(view);
+      if (!name.ok()) return name.failure();
+      out_.io_tensors[view] = name.value();
+      out_.views[view] = source;
     }
   }
   // Weight regions, compact (no block padding; the DMA pads to the matrix layout).
@@ -158,7 +189,7 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
 
   // Contents: inputs NHWC, weights in the block order the loads walk, biases, tables.
   for (const auto& [sched_name, ir_name] : out_.io_tensors) {
-    const DramRegion* region = out_.layout.find(sched_name);
+    const DramRegion* region = region_of(sched_name);
     if (region->kind != RegionKind::Input) continue;
     auto it = input_values.find(ir_name);
     if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
@@ -231,6 +262,11 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
     }
   }
   return {};
+}
+
+const DramRegion* Lowering::region_of(const std::string& name) const {
+  auto it = alias_.find(name);
+  return out_.layout.find(it == alias_.end() ? name : it->second);
 }
 
 Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
@@ -520,6 +556,130 @@ Status Lowering::emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& o
   return {};
 }
 
+Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
+                          const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  if (op.inputs.size() != 2) return fail("add '" + op.name + "' with other than two inputs");
+  const Box& box = need[static_cast<size_t>(op.output)];
+  if (box.empty()) return {};
+  auto a = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
+  if (!a.ok()) return a.failure();
+  auto b = view_of(gs, op.inputs[1], need[static_cast<size_t>(op.inputs[1])]);
+  if (!b.ok()) return b.failure();
+  auto y = view_of(gs, op.output, box);
+  if (!y.ok()) return y.failure();
+  const auto p = quant::add_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
+                                   graph_.tensor(ir_op.outputs[0]));
+  isa::Vcfg cfg;
+  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier_a);
+  cfg.mult_b = static_cast<std::uint32_t>(p.multiplier_b);
+  cfg.shift = static_cast<std::uint32_t>(p.shift);
+  cfg.zp = p.zero_point;
+  cfg.lo = p.lo;
+  cfg.hi = p.hi;
+  code.push_back(cfg);
+  isa::Add add;
+  add.a_sp = static_cast<std::uint32_t>(a.value().sp);
+  add.b_sp = static_cast<std::uint32_t>(b.value().sp);
+  add.dst_sp = static_cast<std::uint32_t>(y.value().sp);
+  add.elem = act_elem_;
+  add.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
+  add.b_addr = static_cast<std::uint32_t>(b.value().addr(box.h.b, box.w.b, box.c.b));
+  add.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
+  add.y_size = static_cast<std::uint32_t>(box.h.size());
+  add.x_size = static_cast<std::uint32_t>(box.w.size());
+  add.c_size = static_cast<std::uint32_t>(box.c.size());
+  add.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
+  add.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
+  add.b_stride_y = static_cast<std::uint32_t>(b.value().stride_y());
+  add.b_stride_x = static_cast<std::uint32_t>(b.value().pixel_elems);
+  add.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
+  add.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
+  code.push_back(add);
+  return {};
+}
+
+Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
+                           const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  const Box& out_box = need[static_cast<size_t>(op.output)];
+  if (out_box.empty()) return {};
+  const int in_t = op.inputs[0];
+  const sched::Shape3 in_shape = net_.tensor(in_t).shape;
+  auto in = view_of(gs, in_t, need[static_cast<size_t>(in_t)]);
+  if (!in.ok()) return in.failure();
+  auto out = view_of(gs, op.output, out_box);
+  if (!out.ok()) return out.failure();
+  sched::Window win = op.window;
+  const bool global = op.kind == sched::OpKind::GlobalPool;
+  if (global) {
+    win = sched::Window{};
+    win.kernel_h = in_shape.h;
+    win.kernel_w = in_shape.w;
+  }
+  if (win.kernel_h > 15 || win.kernel_w > 15)
+    return fail("pool '" + op.name + "': a " + std::to_string(win.kernel_h) + "x" +
+                std::to_string(win.kernel_w) + " window (the pool instruction takes at most 15)");
+  if (win.dilation_h != 1 || win.dilation_w != 1)
+    return fail("pool '" + op.name + "': dilated pooling is not supported");
+  const bool average = op.kind != sched::OpKind::MaxPool;
+  if (average) {
+    if (ir_op.kind == ir::OpKind::AveragePool && ir_op.get_int("count_include_pad") == 0 &&
+        (win.pad_top || win.pad_left || win.pad_bottom || win.pad_right))
+      return fail("pool '" + op.name + "': count_include_pad = 0 with padding");
+    const auto p =
+        quant::average_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.outputs[0]),
+                              win.kernel_h * win.kernel_w);
+    isa::Vcfg cfg;
+    cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
+    cfg.shift = static_cast<std::uint32_t>(p.shift);
+    cfg.zp = p.zero_point;
+    cfg.lo = p.lo;
+    cfg.hi = p.hi;
+    code.push_back(cfg);
+  }
+  const int64_t ya = out_box.h.b * win.stride_h - win.pad_top;
+  const int64_t yb = (out_box.h.e - 1) * win.stride_h + win.kernel_h - win.pad_top;
+  const int64_t xa = out_box.w.b * win.stride_w - win.pad_left;
+  const int64_t xb = (out_box.w.e - 1) * win.stride_w + win.kernel_w - win.pad_left;
+  const int64_t y0 = std::max<int64_t>(ya, 0), y1 = std::min(yb, in_shape.h);
+  const int64_t x0 = std::max<int64_t>(xa, 0), x1 = std::min(xb, in_shape.w);
+  const int64_t pads[4] = {y0 - ya, yb - y1, x0 - xa, xb - x1};
+  for (int64_t pad : pads)
+    if (pad > 3)
+      return fail("pool '" + op.name + "': padding of " + std::to_string(pad) +
+                  " at a tile edge (the pool instruction pads at most 3)");
+  isa::Pool pool;
+  pool.src_sp = static_cast<std::uint32_t>(in.value().sp);
+  pool.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  pool.elem = act_elem_;
+  pool.mode = average ? isa::PoolMode::kAvg : isa::PoolMode::kMax;
+  pool.src_addr = static_cast<std::uint32_t>(in.value().addr(y0, x0, out_box.c.b));
+  pool.dst_addr =
+      static_cast<std::uint32_t>(out.value().addr(out_box.h.b, out_box.w.b, out_box.c.b));
+  pool.out_h = static_cast<std::uint32_t>(out_box.h.size());
+  pool.out_w = static_cast<std::uint32_t>(out_box.w.size());
+  pool.c_size = static_cast<std::uint32_t>(out_box.c.size());
+  pool.kh = static_cast<std::uint32_t>(win.kernel_h);
+  pool.kw = static_cast<std::uint32_t>(win.kernel_w);
+  pool.stride_h = static_cast<std::uint32_t>(win.stride_h);
+  pool.stride_w = static_cast<std::uint32_t>(win.stride_w);
+  pool.pad_top = static_cast<std::uint32_t>(pads[0]);
+  pool.pad_bottom = static_cast<std::uint32_t>(pads[1]);
+  pool.pad_left = static_cast<std::uint32_t>(pads[2]);
+  pool.pad_right = static_cast<std::uint32_t>(pads[3]);
+  pool.src_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
+  pool.src_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
+  pool.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
+  pool.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
+  code.push_back(pool);
+  return {};
+}
+
 template <class F>
 void set_flag(isa::Instruction& instruction, F f) {
   std::visit([&](auto& x) { f(x); }, instruction);
@@ -538,7 +698,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     const sched::Op& op = net_.op(o);
     if (op.kind == sched::OpKind::Conv) {
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
-    } else if (op.kind != sched::OpKind::Eltwise) {
+    } else if (op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add &&
+               op.kind != sched::OpKind::MaxPool && op.kind != sched::OpKind::AvgPool &&
+               op.kind != sched::OpKind::GlobalPool) {
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") is not supported by codegen yet");
     }
@@ -581,7 +743,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         l.kind = isa::Traffic::kActivations;
         l.sram_addr = static_cast<std::uint32_t>(view.value().offset);
         l.dram_addr =
-            static_cast<std::uint64_t>(out_.layout.find(net_.tensor(t).name)->offset +
+            static_cast<std::uint64_t>(region_of(net_.tensor(t).name)->offset +
                                        ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
         l.y_size = static_cast<std::uint32_t>(box.h.size());
         l.x_size = static_cast<std::uint32_t>(box.w.size());
@@ -595,8 +757,10 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
         const sched::Op& op = net_.op(gs.ops[pos]);
-        Status s = op.kind == sched::OpKind::Conv ? emit_conv(gs, pos, op, need, compute)
-                                                  : emit_eltwise(gs, op, need, compute);
+        Status s = op.kind == sched::OpKind::Conv      ? emit_conv(gs, pos, op, need, compute)
+                   : op.kind == sched::OpKind::Add     ? emit_add(gs, op, need, compute)
+                   : op.kind == sched::OpKind::Eltwise ? emit_eltwise(gs, op, need, compute)
+                                                       : emit_pool(gs, op, need, compute);
         if (!s.ok()) return fail(where + ": " + s.reason());
       }
       for (int t : gs.outputs) {
@@ -611,7 +775,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
             net_.tensor(t).network_output ? isa::Traffic::kOutputs : isa::Traffic::kActivations;
         st.sram_addr = static_cast<std::uint32_t>(view.value().addr(box.h.b, box.w.b, box.c.b));
         st.dram_addr =
-            static_cast<std::uint64_t>(out_.layout.find(net_.tensor(t).name)->offset +
+            static_cast<std::uint64_t>(region_of(net_.tensor(t).name)->offset +
                                        ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
         st.y_size = static_cast<std::uint32_t>(box.h.size());
         st.x_size = static_cast<std::uint32_t>(box.w.size());

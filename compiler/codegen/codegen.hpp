@@ -44,6 +44,8 @@ struct CompiledProgram {
   /// Network inputs/outputs: scheduler tensor name -> the integer IR tensor (e.g. "relu.q")
   /// whose values the region holds, NHWC.
   std::map<std::string, std::string> io_tensors;
+  /// Reshape outputs that are network outputs: their data is the viewed tensor's region.
+  std::map<std::string, std::string> views;
 };
 
 /// Lowers `scheduled` (a schedule of the float graph the quantized graph came from) with the
