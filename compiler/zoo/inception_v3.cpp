@@ -80,15 +80,15 @@ std::string inception_e(NetBuilder& net, const std::string& x, const std::string
   const std::string b3 = basic_conv(net, x, n + ".branch3x3_1", conv_spec(384, 1));
   const std::string b3a = basic_conv(net, b3, n + ".branch3x3_2a", rect(384, 1, 3, 0, 1));
   const std::string b3b = basic_conv(net, b3, n + ".branch3x3_2b", rect(384, 3, 1, 1, 0));
-  const std::string b3cat = net.concat({b3a, b3b}, n + ".branch3x3");
   std::string bd = basic_conv(net, x, n + ".branch3x3dbl_1", conv_spec(448, 1));
   bd = basic_conv(net, bd, n + ".branch3x3dbl_2", conv_spec(384, 3, 1, 1));
   const std::string bda = basic_conv(net, bd, n + ".branch3x3dbl_3a", rect(384, 1, 3, 0, 1));
   const std::string bdb = basic_conv(net, bd, n + ".branch3x3dbl_3b", rect(384, 3, 1, 1, 0));
-  const std::string bdcat = net.concat({bda, bdb}, n + ".branch3x3dbl");
   std::string bp = pool_3x3(net, x, n + ".avg_pool");
   bp = basic_conv(net, bp, n + ".branch_pool", conv_spec(192, 1));
-  return net.concat({b1, b3cat, bdcat, bp}, n);
+  // torchvision concatenates the two 3x3 pairs first and then the four branches; a concat of
+  // concats along one axis is one concat, and torch.onnx.export writes it as one 6-input Concat.
+  return net.concat({b1, b3a, b3b, bda, bdb, bp}, n);
 }
 
 }  // namespace

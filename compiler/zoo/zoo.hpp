@@ -40,7 +40,8 @@ bool is_zoo_model(const std::string& name);
 /// paths: `layer1.0.conv1.weight`): resnet18, resnet50, vgg19, googlenet (no aux heads,
 /// transform_input=False), inception_v3 (no aux head, 299x299), mobilenet_v2. Dropout is the
 /// identity in eval mode and is left out; AdaptiveAvgPool2d((1,1)) is GlobalAveragePool and
-/// VGG's AdaptiveAvgPool2d((7,7)) on a 7x7 map is AveragePool 1x1, as torch.onnx exports them.
+/// VGG's AdaptiveAvgPool2d((7,7)) on a 7x7 map is AveragePool 1x1, and Inception-v3's nested
+/// torch.cat in InceptionE is one 6-input Concat, as torch.onnx exports them.
 /// Tiny nets: tiny_conv, tiny_residual, tiny_inception, tiny_mlp, tiny_depthwise.
 ///
 /// Weights: He-normal, std = sqrt(gain / fan_in), gain 2 before a ReLU and 1 otherwise (the
