@@ -143,7 +143,7 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
   return s.errors ? 1 : 0;
 }
 
-Runner setup_sweep(CLI::App& command) {
+cli::Runner setup_sweep(CLI::App& command) {
   auto args = std::make_shared<SweepArgs>();
   command.add_option("spec", args->spec, "Sweep spec (YAML)");
   command.add_option("--out,-o", args->out,
@@ -178,7 +178,7 @@ Runner setup_sweep(CLI::App& command) {
   };
 }
 
-Runner setup_collect(CLI::App& command) {
+cli::Runner setup_collect(CLI::App& command) {
   auto dir = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   command.add_option("dir", *dir, "Shard directory written by --backend slurm")->required();
@@ -209,7 +209,7 @@ Runner setup_collect(CLI::App& command) {
   };
 }
 
-Runner setup_point(CLI::App& command) {
+cli::Runner setup_point(CLI::App& command) {
   auto spec_file = std::make_shared<std::string>();
   auto index = std::make_shared<std::size_t>(0);
   command.add_option("spec", *spec_file, "Sweep spec (YAML)")->required();
@@ -232,15 +232,15 @@ Runner setup_point(CLI::App& command) {
   };
 }
 
-const Registration kSweep{{"sweep",
-                           "Run a design-space sweep (resumable JSONL; local pool or Slurm array)",
-                           setup_sweep}};
-const Registration kCollect{{"sweep collect",
-                             "Merge the shards of a Slurm sweep; report missing or failed shards",
-                             setup_collect}};
-const Registration kPoint{{"sweep point",
-                           "Evaluate one point of a spec and print its JSON (the per-point worker)",
-                           setup_point}};
+const cli::Registration kSweep{
+    {"sweep", "Run a design-space sweep (resumable JSONL; local pool or Slurm array)",
+     setup_sweep}};
+const cli::Registration kCollect{
+    {"sweep collect", "Merge the shards of a Slurm sweep; report missing or failed shards",
+     setup_collect}};
+const cli::Registration kPoint{
+    {"sweep point", "Evaluate one point of a spec and print its JSON (the per-point worker)",
+     setup_point}};
 
 }  // namespace
 }  // namespace tessel::sweep

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <unistd.h>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,8 +53,9 @@ inline std::string edge_config_path() {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/edge-small.yaml";
 }
 
-/// The built `tessel` executable.
+/// The built `tessel` executable, or $TESSEL_EXECUTABLE when set (an installed tessel).
 inline std::string tessel_executable() {
+  if (const char* chosen = std::getenv("TESSEL_EXECUTABLE")) return chosen;
   return std::string(TESSEL_BINARY_DIR) + "/tools/tessel/tessel";
 }
 
