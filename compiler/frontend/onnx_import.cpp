@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <set>
@@ -1239,13 +1240,11 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
-  const std::string bytes = read_file(path);
-  return import_onnx_bytes(bytes, path, options);
-}
+namespace {
 
-ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
-                            const OnnxImportOptions& options) {
+/// Parses `bytes` as an onnx.ModelProto; InputError (byte offset when known) otherwise.
+std::unique_ptr<onnx::ModelProto> parse_model(std::string_view bytes,
+                                              const std::string& source_name) {
   const SourceLocation location{source_name, 0, 0};
   if (bytes.empty()) {
     throw_input_error(location, "", "empty file (0 bytes); not an ONNX model");
@@ -1254,8 +1253,8 @@ ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& source_na
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) {
     throw_input_error(location, "", "file of " + size + " exceeds protobuf's 2 GiB message limit");
   }
-  onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  auto model = std::make_unique<onnx::ModelProto>();
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     if (auto fault = find_wire_fault(bytes)) {
       throw_input_error(location, "byte offset " + std::to_string(fault->offset),
                         "failed to parse ModelProto (" + size + "): " + fault->what);
@@ -1266,15 +1265,37 @@ ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& source_na
                           "(e.g. invalid UTF-8 in a string)");
   }
   // Random bytes can parse as a message of unknown fields; an ONNX model names its IR version.
-  if (model.ir_version() <= 0 && !model.has_graph()) {
+  if (model->ir_version() <= 0 && !model->has_graph()) {
     throw_input_error(location, "",
                       "parsed " + size +
                           " as protobuf but found no ir_version and no graph; "
                           "not an ONNX model");
   }
+  return model;
+}
+
+ir::Graph import_model(const onnx::ModelProto& model, const std::string& source_name,
+                       const OnnxImportOptions& options) {
   std::string graph_name = std::filesystem::path(source_name).stem().string();
   if (graph_name.empty()) graph_name = model.graph().name();
   return Importer(source_name, options).run(model, graph_name);
+}
+
+}  // namespace
+
+ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  std::unique_ptr<onnx::ModelProto> model;
+  {
+    // The file's bytes go before the IR's copies of the weights arrive (VGG-19: 575 MB).
+    const std::string bytes = read_file(path);
+    model = parse_model(bytes, path);
+  }
+  return import_model(*model, path, options);
+}
+
+ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
+                            const OnnxImportOptions& options) {
+  return import_model(*parse_model(bytes, source_name), source_name, options);
 }
 
 Result<std::pair<std::string, ir::Shape>> parse_input_shape(std::string_view spec) {
