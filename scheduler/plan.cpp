@@ -293,8 +293,15 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     k = k < 8 ? k + 1 : k + k / 4;
   }
   if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
+  // Output-channel tiles (weight streaming) for a matrix op alone or followed only by
+  // channel-wise elementwise ops (conv + ReLU): deduction keeps their channel ranges.
+  bool channel_tileable = has_matrix_work(net.op(ops[0]));
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const OpKind kind = net.op(ops[i]).kind;
+    channel_tileable &= kind == OpKind::Eltwise || kind == OpKind::Add;
+  }
   std::vector<int64_t> channel_counts = {1};
-  if (ops.size() == 1 && has_matrix_work(net.op(ops[0]))) {
+  if (channel_tileable) {
     const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
     for (int64_t k = 2; k <= 64 && channels / k >= 16; k *= 2) channel_counts.push_back(k);
   }
@@ -305,6 +312,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
       if (cols > 1 && rows != max_rows) continue;  // split columns only once rows are single
       for (int64_t channels : channel_counts) {
         for (bool resident : {true, false}) {
+          if (!resident && !options.allow_streamed_weights) continue;
           for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
             if (halo == HaloMode::Cache &&
                 (!options.allow_cache || rows == 1 || cols > 1 || channels > 1)) {
@@ -645,7 +653,14 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   bool resident_fits = false;  // in the current geometry
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
-  for (const Mapping& m : mappings) {
+  // First fit (the paper's greedy): shrink the tile with resident weights first; stream
+  // weights per tile only when no tile size lets them stay.
+  std::vector<Mapping> ordered = mappings;
+  if (first_fit) {
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [](const Mapping& m) { return m.weights_resident; });
+  }
+  for (const Mapping& m : ordered) {
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
         m.channel_tiles != geo_of.channel_tiles) {
       // Pruning (documented in docs/scheduler.md): once the bytes lower bound is met, later

@@ -30,6 +30,7 @@ struct PlanOptions {
   bool memory_reuse = true;  ///< lifetime sharing (Fig. 4) and deep reuse (Fig. 5)
   bool allow_cache = true;   ///< halo caching between row tiles
   bool allow_double_buffer = true;
+  bool allow_streamed_weights = true;  ///< weights re-read per tile when they cannot stay
   bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
   Objective objective = Objective::Bytes;
   int max_group_ops = 64;  ///< longest group considered (bounds search time)

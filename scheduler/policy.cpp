@@ -68,9 +68,13 @@ Result<std::vector<GroupSchedule>> greedy_fusion(const Net& net, const Machine& 
     }
     size_t j = i + 1;
     // A lone view (Reshape, aliased Concat) is not grown: it costs nothing as it is.
+    // Growing requires the weights to stay resident (the paper allocates them with the
+    // group); only a lone op may stream its weights per tile.
+    PlanOptions grow_options = options;
+    grow_options.allow_streamed_weights = false;
     while (j < seq.size() && !plan.value().dram_view) {
       group.push_back(seq[j]);
-      auto grown = plan_group_first_fit(net, machine, group, options);
+      auto grown = plan_group_first_fit(net, machine, group, grow_options);
       if (!grown.ok()) {
         group.pop_back();
         break;
