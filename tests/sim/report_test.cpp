@@ -1,0 +1,111 @@
+// The report's derived numbers on docs/timing.md's worked example: cycles, bytes, engine
+// accounting, SRAM bytes, energy, JSON and the capped trace.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "configs/hw_config.hpp"
+#include "sim/inputs.hpp"
+#include "sim/simulator.hpp"
+
+namespace tessel::sim {
+namespace {
+
+const std::string kDir = std::string(TESSEL_SOURCE_DIR) + "/tests/sim/";
+
+SimResult run_worked_example(const SimOptions& options) {
+  const HwConfig config = load_hw_config(kDir + "micro.yaml");
+  const auto words = read_program_words(kDir + "worked_example.tasm", &config);
+  DramImage image;
+  image.size_bytes = 1 << 16;
+  if (!options.timing_only) image.bytes.assign(image.size_bytes, 1);
+  auto result = simulate(config, words, std::move(image), options);
+  EXPECT_TRUE(result.ok()) << result.reason();
+  return std::move(result).value();
+}
+
+TEST(SimReport, worked_example_of_timing_md_takes_46_cycles) {
+  const SimReport report = run_worked_example({}).report;
+  ASSERT_TRUE(report.ok()) << report.fault->str();
+  EXPECT_EQ(report.cycles, 46u);
+  EXPECT_EQ(report.dram.read_bytes_by_kind[static_cast<int>(TrafficKind::kActivations)], 64u);
+  EXPECT_EQ(report.dram.write_bytes_by_kind[static_cast<int>(TrafficKind::kOutputs)], 64u);
+  EXPECT_EQ(report.dram.read_bytes_by_kind[static_cast<int>(TrafficKind::kInstructions)], 128u);
+  EXPECT_EQ(report.macs, 64u);  // P = 4, one pass, 4 x 4 array
+  EXPECT_DOUBLE_EQ(report.mac_utilisation, 64.0 / (46 * 16));
+}
+
+TEST(SimReport, engine_states_partition_the_run) {
+  const SimReport report = run_worked_example({}).report;
+  // load: 1 idle (decode), 14 running: bus 4 busy + 10 waiting on DRAM, then 31 idle.
+  EXPECT_EQ(report.engines[0].busy_cycles, 4u);
+  EXPECT_EQ(report.engines[0].waiting_on_dram_cycles, 10u);
+  EXPECT_EQ(report.engines[0].idle_cycles, 32u);
+  // compute: conv waits on the load token over [2, 15), finish on the store token [31, 45).
+  EXPECT_EQ(report.engines[1].busy_cycles, 16u + 1u);
+  EXPECT_EQ(report.engines[1].waiting_on_token_cycles, 13u + 14u);
+  EXPECT_EQ(report.engines[2].waiting_on_token_cycles, 28u);  // store: [3, 31)
+  for (const auto& engine : report.engines)
+    EXPECT_EQ(engine.busy_cycles + engine.waiting_on_dram_cycles + engine.waiting_on_token_cycles +
+                  engine.idle_cycles,
+              report.cycles);
+}
+
+TEST(SimReport, sram_bytes_and_energy_follow_the_documented_counts) {
+  const SimReport report = run_worked_example({}).report;
+  ASSERT_EQ(report.scratchpads.size(), 1u);
+  // reads: conv input 16 + weights 16, store 64; writes: load 64, conv accumulators 64.
+  EXPECT_EQ(report.scratchpads[0].read_bytes, 96u);
+  EXPECT_EQ(report.scratchpads[0].write_bytes, 128u);
+  ASSERT_TRUE(report.energy);
+  EXPECT_DOUBLE_EQ(report.energy->mac_pj, 64.0);
+  EXPECT_DOUBLE_EQ(report.energy->sram_pj, 96 * 0.5 + 128 * 0.25);
+  EXPECT_DOUBLE_EQ(report.energy->dram_pj, (64 + 64 + 128) * 10.0);
+}
+
+TEST(SimReport, json_carries_status_bytes_engines_and_version) {
+  const HwConfig config = load_hw_config(kDir + "micro.yaml");
+  const auto json = nlohmann::json::parse(report_json(run_worked_example({}).report, config));
+  EXPECT_EQ(json["status"], "ok");
+  EXPECT_EQ(json["cycles"], 46);
+  EXPECT_EQ(json["dram_bytes"]["total"], 256);
+  EXPECT_EQ(json["dram_bytes"]["by_kind"]["instructions"], 128);
+  EXPECT_EQ(json["engines"]["store"]["busy_cycles"], 4);
+  EXPECT_EQ(json["config"]["name"], "sim-micro");
+  EXPECT_TRUE(json.contains("tool_version"));
+  EXPECT_TRUE(json.contains("energy_pj"));
+}
+
+TEST(SimReport, trace_has_one_slice_per_instruction_and_says_when_capped) {
+  const auto path = (std::filesystem::temp_directory_path() / "tessel_sim_trace.json").string();
+  SimOptions options;
+  options.trace_path = path;
+  options.trace_max_events = 3;
+  run_worked_example(options);
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  int slices = 0, names = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    slices += event["ph"] == "X";
+    names += event["ph"] == "M";
+  }
+  EXPECT_EQ(slices, 3);
+  EXPECT_EQ(names, 3);  // load, compute, store tracks
+  EXPECT_EQ(trace["otherData"]["truncated"], true);
+  EXPECT_EQ(trace["otherData"]["dropped_events"], 1);
+  EXPECT_EQ(trace["traceEvents"][3]["ts"], 1);  // the load's slice: [1, 15)
+  EXPECT_EQ(trace["traceEvents"][3]["dur"], 14);
+}
+
+TEST(SimReport, many_runs_in_one_process_each_get_a_fresh_systemc_context) {
+  for (int i = 0; i < 200; ++i) {
+    SimOptions options;
+    options.timing_only = i % 2 == 1;
+    ASSERT_EQ(run_worked_example(options).report.cycles, 46u) << "run " << i;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sim
