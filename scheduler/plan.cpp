@@ -303,7 +303,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   std::vector<int64_t> channel_counts = {1};
   if (channel_tileable) {
     const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
-    for (int64_t k = 2; k <= 64 && channels / k >= 16; k *= 2) channel_counts.push_back(k);
+    for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
   }
   std::vector<int64_t> col_counts = {1};
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
