@@ -39,7 +39,7 @@ struct MatrixUnitConfig {
   int cols = 0;              ///< output width, 1..4096
   int input_bits = 0;        ///< activation width: 8 or 16
   int weight_bits = 0;       ///< weight width: 8 or 16
-  int accumulator_bits = 0;  ///< multiple of 8 in [16, 64], >= input+weight+ceil(log2(rows))
+  int accumulator_bits = 0;  ///< multiple of 8 in [16, 64], >= input_bits + weight_bits
   int fill_cycles = 0;       ///< cycles before the first result of a tile (default: rows)
   int drain_cycles = 0;      ///< cycles after the last input of a tile (default: cols)
 

@@ -81,12 +81,6 @@ bool is_power_of_two(std::int64_t value) {
   return value > 0 && (value & (value - 1)) == 0;
 }
 
-int ceil_log2(std::int64_t value) {
-  int bits = 0;
-  while ((std::int64_t{1} << bits) < value) ++bits;
-  return bits;
-}
-
 /// Collects diagnostics while walking the document. Values come back as optionals: empty when
 /// the value was missing or wrong (and a diagnostic was recorded).
 class Validator {
@@ -341,14 +335,15 @@ void read_matrix(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
             "must be a multiple of 8, got " + std::to_string(*accumulator_bits));
     accumulator_bits.reset();
   }
-  if (accumulator_bits && rows && input_bits && weight_bits) {
-    const int needed = *input_bits + *weight_bits + ceil_log2(*rows);
+  // One product must fit; sums that leave the accumulator are caught by the executors'
+  // overflow checks (docs/quantization.md), not by a config rule.
+  if (accumulator_bits && input_bits && weight_bits) {
+    const int needed = *input_bits + *weight_bits;
     if (*accumulator_bits < needed) {
       v.error(accumulator_node, "matrix.accumulator_bits",
-              std::to_string(*accumulator_bits) +
-                  " bits is narrower than needed: " + std::to_string(*input_bits) +
-                  "-bit inputs x " + std::to_string(*weight_bits) + "-bit weights summed over " +
-                  std::to_string(*rows) + " rows need " + std::to_string(needed) + " bits");
+              std::to_string(*accumulator_bits) + " bits is narrower than needed: a " +
+                  std::to_string(*input_bits) + "-bit x " + std::to_string(*weight_bits) +
+                  "-bit product needs " + std::to_string(needed) + " bits");
       accumulator_bits.reset();
     }
   }
