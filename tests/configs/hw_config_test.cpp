@@ -93,7 +93,7 @@ TEST(HwConfig, npc19_deepfusion_matches_the_paper) {
   EXPECT_EQ(c.dram.bandwidth_bytes_per_second, 1.5e9);
   EXPECT_EQ(c.matrix.input_bits, 16);
   EXPECT_EQ(c.matrix.weight_tile_bytes(), 512);      // 16 x 16 x 2 B
-  EXPECT_EQ(c.matrix.accumulator_tile_bytes(), 96);  // 16 x 6 B
+  EXPECT_EQ(c.matrix.accumulator_tile_bytes(), 64);  // 16 x 4 B
   for (DataKind kind : kAllDataKinds) EXPECT_EQ(c.scratchpad_for(kind).name, "unified");
   EXPECT_FALSE(c.energy.has_value());
   EXPECT_FALSE(c.fpga.has_value());
