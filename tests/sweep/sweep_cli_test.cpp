@@ -199,14 +199,14 @@ TEST_F(SweepCli, SecondSweepOnTheSameFileIsRefused) {
 
 TEST_F(SweepCli, BadSpecIsALocatedErrorWithExitCodeOne) {
   write_text(dir_ / "bad.yaml",
-             "mode: synthetic\nhw: " + edge_config_path() + "\nmodels: m\npolicy: p\n");
+             "mode: synthetic\nhw: " + edge_config_path() + "\nmodels: m\npolices: p\n");
   EXPECT_EQ(
       run_tessel({"sweep", (dir_ / "bad.yaml").string(), "--out", (dir_ / "x.jsonl").string()},
                  dir_ / "bad.log"),
       1);
   EXPECT_EQ(read_text(dir_ / "bad.log"),
             (dir_ / "bad.yaml").string() +
-                ":4:1: error: policy: unknown spec key; did you mean 'policies'?\n");
+                ":4:1: error: polices: unknown spec key; did you mean 'policies'?\n");
 }
 
 TEST_F(SweepCli, PlotWritesPngAndSvgPerModelForEachKind) {
