@@ -38,7 +38,7 @@ struct QuantizedModel {
   nlohmann::json scales;                            ///< q.json
 };
 
-/// Runs BatchNorm folding and shape inference as needed is the caller's job (`prepare_graph`).
+/// `float_graph` must be prepared (BatchNorm folded: `prepare_graph`; shapes inferred).
 /// Calibrates `float_graph` on `samples` (pass 1: max |x|; pass 2, for histogram methods: the
 /// histograms) and realizes the quantized graph. Deterministic: same graph, config and samples
 /// give the same scales. Failures name the op or tensor (NaN/Inf activations, all-zero ranges,
