@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 
 #include "compiler/codegen/codegen.hpp"
@@ -21,6 +22,10 @@ struct Case {
   std::string config;
   std::string policy;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " on " << c.config << ", " << c.policy;
+}
 
 std::string config_path(const std::string& name) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
