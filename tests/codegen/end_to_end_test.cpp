@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
 #include <string>
 
@@ -125,6 +126,12 @@ TEST_P(EndToEnd, simulator_output_is_bit_exact_and_bytes_match_the_schedule) {
   EXPECT_EQ(static_cast<int64_t>(dram.write_bytes_by_kind[kind(sim::TrafficKind::kActivations)] +
                                  dram.write_bytes_by_kind[kind(sim::TrafficKind::kOutputs)]),
             traffic.activations_written);
+  // Cycles are reported, not checked: tiles run serialised (no double buffering yet).
+  RecordProperty("sim_cycles", std::to_string(report.cycles));
+  RecordProperty("predicted_cycles", std::to_string(scheduled.value().schedule.cycles));
+  std::printf("cycles: simulated %llu, scheduler %lld\n",
+              static_cast<unsigned long long>(report.cycles),
+              static_cast<long long>(scheduled.value().schedule.cycles));
   EXPECT_EQ(program.traffic.weights_read, traffic.weights_read);
   EXPECT_EQ(program.traffic.activations_read, traffic.activations_read);
   EXPECT_EQ(program.traffic.activations_written, traffic.activations_written);
