@@ -1,0 +1,56 @@
+// `tessel compile` then `tessel sim DIR` through the CLI registry, on a temporary folder.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/cli.hpp"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run(std::vector<std::string> args) {
+  args.insert(args.begin(), "tessel");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cli::run_main(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_tiny_residual";
+  fs::remove_all(dir);
+  ASSERT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--policy", "optimal",
+                 "--out", dir.string()}),
+            0);
+  for (const char* file :
+       {"program.bin", "program.tasm", "dram.bin", "schedule.json", "compile.json", "hw.yaml"})
+    EXPECT_TRUE(fs::exists(dir / file)) << file;
+  std::ifstream in(dir / "compile.json");
+  const auto j = nlohmann::json::parse(in);
+  // tiny_residual on edge-small, optimal: one group; conv1 + conv2 weights 2 x (4*4*9 + 4*4).
+  EXPECT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["dram_bytes"]["weights_read"], 320);
+  EXPECT_EQ(j["dram_bytes"]["requant_tables_read"], 64);  // 2 convs x 4 channels x 8 B
+  EXPECT_EQ(j["dram_bytes"]["activations_read"], j["predicted_dram_bytes"]["activations_read"]);
+  EXPECT_EQ(j["dram_bytes"]["activations_written"],
+            j["predicted_dram_bytes"]["activations_written"]);
+  EXPECT_EQ(j["dram_bytes"]["weights_read"], j["predicted_dram_bytes"]["weights_read"]);
+  EXPECT_EQ(run({"sim", dir.string(), "--json", (dir / "report.json").string()}), 0);
+  EXPECT_TRUE(fs::exists(dir / "report.json"));
+}
+
+TEST(CompileCli, an_unknown_policy_is_an_error) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_bad_policy";
+  EXPECT_EQ(run({"compile", "--model", "tiny_conv", "--hw", "edge-small", "--policy", "greedy",
+                 "--out", dir.string()}),
+            1);
+  EXPECT_FALSE(fs::exists(dir / "program.bin"));
+}
+
+}  // namespace
+}  // namespace tessel
