@@ -10,7 +10,7 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string out;
   std::string err;
@@ -24,7 +24,7 @@ std::string read_text(const std::filesystem::path& path) {
 }
 
 /// Runs `tessel <args>` in the source tree, capturing stdout and stderr separately.
-Run tessel(const std::string& args) {
+CliRun tessel(const std::string& args) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tessel-config-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -32,7 +32,7 @@ Run tessel(const std::string& args) {
       "cd '" TESSEL_SOURCE_DIR "' && '" TESSEL_BINARY_DIR "/tools/tessel/tessel' " + args + " >'" +
       (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
   const int status = std::system(command.c_str());
-  Run run;
+  CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = read_text(dir / "out");
   run.err = read_text(dir / "err");
@@ -49,7 +49,7 @@ TEST(ConfigCli, check_accepts_every_shipped_config) {
     ++count;
   }
   ASSERT_EQ(count, 4);
-  const Run run = tessel("config check" + files);
+  const CliRun run = tessel("config check" + files);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
   EXPECT_NE(run.out.find("configs/hw/vta-pynq.yaml: ok (vta-pynq, content hash "),
@@ -58,7 +58,7 @@ TEST(ConfigCli, check_accepts_every_shipped_config) {
 }
 
 TEST(ConfigCli, check_prints_one_located_line_per_problem_and_exits_1) {
-  const Run run = tessel(
+  const CliRun run = tessel(
       "config check configs/hw/edge-small.yaml tests/configs/bad/bits_12.yaml "
       "tests/configs/bad/many_problems.yaml");
   EXPECT_EQ(run.exit_code, 1);
@@ -77,7 +77,7 @@ TEST(ConfigCli, check_prints_one_located_line_per_problem_and_exits_1) {
 }
 
 TEST(ConfigCli, check_applies_set_overrides) {
-  const Run run = tessel("config check configs/hw/edge-small.yaml --set dram.bandwidth=0GB/s");
+  const CliRun run = tessel("config check configs/hw/edge-small.yaml --set dram.bandwidth=0GB/s");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err,
             "override dram.bandwidth=0GB/s: error: dram.bandwidth: must be greater than 0 B/s, "
@@ -85,7 +85,7 @@ TEST(ConfigCli, check_applies_set_overrides) {
 }
 
 TEST(ConfigCli, show_json_carries_config_derived_figures_and_hash) {
-  const Run run = tessel("config show configs/hw/npc19-deepfusion.yaml --json");
+  const CliRun run = tessel("config show configs/hw/npc19-deepfusion.yaml --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["config"]["name"], "npc19-deepfusion");
@@ -99,7 +99,7 @@ TEST(ConfigCli, show_json_carries_config_derived_figures_and_hash) {
 }
 
 TEST(ConfigCli, show_table_lists_derived_figures) {
-  const Run run = tessel("config show configs/hw/vta-pynq.yaml");
+  const CliRun run = tessel("config show configs/hw/vta-pynq.yaml");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("  peak                51.200 GOP/s\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("  machine balance     32.0000 MACs per DRAM byte\n"), std::string::npos)
@@ -110,7 +110,7 @@ TEST(ConfigCli, show_table_lists_derived_figures) {
 }
 
 TEST(ConfigCli, show_of_a_bad_file_exits_1_with_the_located_message) {
-  const Run run = tessel("config show tests/configs/bad/unknown_key_misspelt.yaml");
+  const CliRun run = tessel("config show tests/configs/bad/unknown_key_misspelt.yaml");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err,
             "tests/configs/bad/unknown_key_misspelt.yaml:6:3: error: matrix.rwos: unknown key; "
@@ -118,7 +118,7 @@ TEST(ConfigCli, show_of_a_bad_file_exits_1_with_the_located_message) {
 }
 
 TEST(ConfigCli, run_summarises_the_default_config_and_says_the_pipeline_is_missing) {
-  const Run run = tessel("run");
+  const CliRun run = tessel("run");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("npc19-deepfusion"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("200.000 GOP/s"), std::string::npos) << run.out;
