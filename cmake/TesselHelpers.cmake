@@ -57,6 +57,7 @@ function(tessel_add_gtest name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
   target_compile_definitions(${name} PRIVATE
     TESSEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TESSEL_BINARY_DIR="${PROJECT_BINARY_DIR}")
   tessel_set_warnings(${name})
