@@ -6,6 +6,8 @@
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <unordered_map>
 
 #include "compiler/ir/analysis.hpp"
@@ -27,65 +29,37 @@ std::string where(const ir::Op& op) {
   return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
 }
 
-/// Calls f(T*) with the tensor's element pointer for integer dtypes.
+/// Calls f(p) with the tensor's typed element pointer (const when the tensor is const).
+template <class Tensor, class F>
+void with_any(Tensor& t, F&& f) {
+  switch (t.dtype()) {
+    case DType::i8:
+      f(t.template data<std::int8_t>());
+      break;
+    case DType::u8:
+      f(t.template data<std::uint8_t>());
+      break;
+    case DType::i16:
+      f(t.template data<std::int16_t>());
+      break;
+    case DType::i32:
+      f(t.template data<std::int32_t>());
+      break;
+    case DType::f32:
+      f(t.template data<float>());
+      break;
+  }
+}
+/// As with_any, for integer dtypes only; f is never instantiated for float.
 template <class F>
 void with_int(TensorData& t, F&& f) {
-  switch (t.dtype()) {
-    case DType::i8:
-      f(t.data<std::int8_t>());
-      break;
-    case DType::u8:
-      f(t.data<std::uint8_t>());
-      break;
-    case DType::i16:
-      f(t.data<std::int16_t>());
-      break;
-    case DType::i32:
-      f(t.data<std::int32_t>());
-      break;
-    case DType::f32:
+  with_any(t, [&](auto* p) {
+    if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(p)>>, float>) {
       throw std::logic_error("with_int on f32");
-  }
-}
-template <class F>
-void with_any(const TensorData& t, F&& f) {
-  switch (t.dtype()) {
-    case DType::i8:
-      f(t.data<std::int8_t>());
-      break;
-    case DType::u8:
-      f(t.data<std::uint8_t>());
-      break;
-    case DType::i16:
-      f(t.data<std::int16_t>());
-      break;
-    case DType::i32:
-      f(t.data<std::int32_t>());
-      break;
-    case DType::f32:
-      f(t.data<float>());
-      break;
-  }
-}
-template <class F>
-void with_any_mut(TensorData& t, F&& f) {
-  switch (t.dtype()) {
-    case DType::i8:
-      f(t.data<std::int8_t>());
-      break;
-    case DType::u8:
-      f(t.data<std::uint8_t>());
-      break;
-    case DType::i16:
-      f(t.data<std::int16_t>());
-      break;
-    case DType::i32:
-      f(t.data<std::int32_t>());
-      break;
-    case DType::f32:
-      f(t.data<float>());
-      break;
-  }
+    } else {
+      f(p);
+    }
+  });
 }
 
 /// A oneDNN convolution with its primitive, reordered weights and layout reorders.
@@ -518,7 +492,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
           const TensorData& x = get(op.inputs[0]);
           y = allocate(graph_, out_name);
           const auto g = ir::window_geometry(op);
-          with_any_mut(y, [&](auto* out) {
+          with_any(y, [&](auto* out) {
             using T = std::remove_pointer_t<decltype(out)>;
             max_pool<T>(x.data<T>(), out, x.shape(), y.shape(), g);
           });
@@ -718,7 +692,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
                                            quant::dtype_bits(x.dtype()));
           }
           const auto& ys = y.shape();
-          with_any_mut(y, [&](auto* out) {
+          with_any(y, [&](auto* out) {
             using T = std::remove_pointer_t<decltype(out)>;
             const T* xv = x.data<T>();
             std::fill(out, out + y.size(), static_cast<T>(value));
