@@ -121,4 +121,11 @@ int run_main(int argc, char** argv) {
   }
 }
 
+int run_args(std::vector<std::string> args) {
+  args.insert(args.begin(), "tessel");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return run_main(static_cast<int>(argv.size()), argv.data());
+}
+
 }  // namespace tessel::cli

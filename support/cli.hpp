@@ -46,4 +46,8 @@ std::vector<Command> registered_commands();
 /// code. Input errors (tessel::InputError) are printed one diagnostic per line, exit code 1.
 int run_main(int argc, char** argv);
 
+/// run_main on `args` (the subcommand and its options, without the program name); for tests
+/// and in-process drivers.
+int run_args(std::vector<std::string> args);
+
 }  // namespace tessel::cli

@@ -15,10 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int run(std::vector<std::string> args) {
-  args.insert(args.begin(), "tessel");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return cli::run_main(static_cast<int>(argv.size()), argv.data());
+  return cli::run_args(std::move(args));
 }
 
 TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) {

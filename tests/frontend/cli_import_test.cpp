@@ -16,10 +16,7 @@ namespace fs = std::filesystem;
 using testing::ModelBuilder;
 
 int run(std::vector<std::string> args) {
-  args.insert(args.begin(), "tessel");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return cli::run_main(static_cast<int>(argv.size()), argv.data());
+  return cli::run_args(std::move(args));
 }
 
 std::string read(const fs::path& path) {

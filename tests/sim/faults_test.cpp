@@ -137,11 +137,8 @@ TEST(SimCli, fault_exits_with_two_and_writes_status_fault) {
   program.instructions = {load(0, 4090, 0x1000, 64), isa::Finish{}};
   isa::write_binary_file(program, (dir / "bad.bin").string());
   const std::string json_path = (dir / "r.json").string();
-  std::vector<std::string> args = {"tessel", "sim",    (dir / "bad.bin").string(), "--hw", kMicro,
-                                   "--json", json_path};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  EXPECT_EQ(cli::run_main(static_cast<int>(argv.size()), argv.data()), 2);
+  EXPECT_EQ(cli::run_args({"sim", (dir / "bad.bin").string(), "--hw", kMicro, "--json", json_path}),
+            2);
   std::ifstream in(json_path);
   const auto report = nlohmann::json::parse(in);
   EXPECT_EQ(report["status"], "fault");

@@ -27,11 +27,7 @@ const Registration kFails{{"zz-fails", "throws an input error", [](CLI::App&) ->
                            }}};
 
 int run(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  std::string program = "tessel";
-  argv.push_back(program.data());
-  for (auto& a : args) argv.push_back(a.data());
-  return run_main(static_cast<int>(argv.size()), argv.data());
+  return run_args(std::move(args));
 }
 
 TEST(Cli, RunsNestedCommandWithItsOptions) {
