@@ -53,6 +53,7 @@ Status TensorStats::observe_range(std::span<const float> values) {
 
 void TensorStats::start_histogram(int bins) {
   histogram_.assign(static_cast<std::size_t>(std::max(bins, 1)), 0.0);
+  zero_count_ = 0.0;
   bin_width_ = max_abs_ / static_cast<double>(histogram_.size());
 }
 
@@ -60,17 +61,21 @@ void TensorStats::observe_histogram(std::span<const float> values) {
   const auto last = static_cast<std::int64_t>(histogram_.size()) - 1;
   if (bin_width_ <= 0.0) {  // all-zero tensor: every value in bin 0
     histogram_[0] += static_cast<double>(values.size());
+    zero_count_ += static_cast<double>(values.size());
     return;
   }
   const double inverse_width = 1.0 / bin_width_;
   for (const float v : values) {
+    if (v == 0.0f) zero_count_ += 1.0;
     const auto bin = static_cast<std::int64_t>(std::fabs(static_cast<double>(v)) * inverse_width);
     histogram_[static_cast<std::size_t>(std::min(bin, last))] += 1.0;
   }
 }
 
-TensorStats TensorStats::from_histogram(double max_abs, std::vector<double> histogram) {
+TensorStats TensorStats::from_histogram(double max_abs, std::vector<double> histogram,
+                                        double zero_count) {
   TensorStats stats;
+  stats.zero_count_ = zero_count;
   stats.max_abs_ = max_abs;
   stats.count_ =
       static_cast<std::int64_t>(std::accumulate(histogram.begin(), histogram.end(), 0.0));
@@ -100,9 +105,13 @@ bool smooth(std::vector<double>& p) {
 }
 
 double entropy_threshold(const TensorStats& stats, int levels) {
-  const auto& hist = stats.histogram();
+  // Exact zeros leave the reference distribution: merging bin 0's zeros with their neighbours
+  // is what made Q differ from P most, so the search chose the smallest candidate (128 bins,
+  // 1/16 of the range) on every post-ReLU tensor — the 5-10 dB of session 1.
+  std::vector<double> hist = stats.histogram();
   const int bins = static_cast<int>(hist.size());
   if (levels >= bins) return stats.max_abs();
+  hist[0] = std::max(0.0, hist[0] - stats.zero_count());
   double best_kl = std::numeric_limits<double>::infinity();
   int best_i = bins;
   std::vector<double> suffix(hist.size() + 1, 0.0);  // suffix[i] = sum(hist[i:])

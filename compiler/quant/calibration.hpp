@@ -16,6 +16,7 @@ enum class CalibrationMethod {
   minmax,      ///< T = max |x| over every sample
   percentile,  ///< T = the p-th percentile of |x| (histogram resolution)
   entropy,     ///< TensorRT's KL-divergence: T minimising KL(P || Q) of the clipped histogram
+               ///< of the non-zero |x|
   mse,         ///< T minimising the expected squared quantization error over the histogram
 };
 
@@ -40,17 +41,23 @@ class TensorStats {
 
   double max_abs() const { return max_abs_; }
   std::int64_t count() const { return count_; }
+  /// How many of the histogrammed values were exactly 0 (they are also counted in bin 0).
+  /// Entropy calibration leaves them out: zero is exact under any symmetric scale, and the
+  /// exact zeros of a post-ReLU tensor (about half of it) would otherwise dominate bin 0.
+  double zero_count() const { return zero_count_; }
   const std::vector<double>& histogram() const { return histogram_; }
   /// Width of one bin (max_abs / bins); 0 before start_histogram or for an all-zero tensor.
   double bin_width() const { return bin_width_; }
 
   /// Builds the stats directly (tests, or a caller with precomputed histograms).
-  static TensorStats from_histogram(double max_abs, std::vector<double> histogram);
+  static TensorStats from_histogram(double max_abs, std::vector<double> histogram,
+                                    double zero_count = 0.0);
 
  private:
   double max_abs_ = 0.0;
   std::int64_t count_ = 0;
   std::vector<double> histogram_;
+  double zero_count_ = 0.0;
   double bin_width_ = 0.0;
 };
 

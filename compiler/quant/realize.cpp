@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "compiler/ir/analysis.hpp"
@@ -279,6 +280,8 @@ struct Realizer {
   const std::vector<ClassThreshold>& thresholds;
   ir::Graph out;
   std::set<std::string> graph_outputs;
+  std::vector<std::int64_t> weight_l1;  // per channel sum |w_q| of the last add_weight
+  int widened_channels = 0;             // weight channels whose scale the headroom rule widened
 
   bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
   int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
@@ -301,21 +304,56 @@ struct Realizer {
     return out.declare_tensor(std::move(tensor));
   }
 
-  // Per-channel symmetric weights along `axis`; returns the scales.
-  Result<std::vector<float>> add_weight(const ir::Tensor& w, int axis, int bits,
-                                        std::string& name_out) {
+  // Per-channel symmetric weights along `axis` (scale max|w_c| / qmax), each channel's scale
+  // widened where needed so that no input can overflow the int32 accumulator
+  // (docs/quantization.md, "Accumulator headroom"): with A = 2^(input_bits - 1), K weights per
+  // channel and the bias quantized at s_x * s_w[c] (times alpha),
+  //   A * sum_k |w_q[c,k]| + |b_q[c]| <= 2^31 - 1.
+  // Rounding adds at most 1/2 per weight and per bias, so
+  //   s_w[c] >= (A * sum|w_c| + |beta * b_c| / (alpha * s_x)) / (2^31 - 2 - A * K / 2)
+  // suffices (with a 2^-20 relative margin for the float scales); the integers are checked
+  // afterwards. Returns the scales.
+  Result<std::vector<float>> add_weight(const ir::Op& op, const ir::Tensor& w, int axis, int bits,
+                                        int input_bits, const ir::Tensor* bias, double alpha,
+                                        double beta, double input_scale, std::string& name_out) {
     const auto& shape = w.shape;
     const std::int64_t channels = shape[static_cast<std::size_t>(axis)];
     std::int64_t inner = 1;
     for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d)
       inner *= shape[d];
-    std::vector<float> scales(static_cast<std::size_t>(channels), 0.0f);
     const auto total = static_cast<std::int64_t>(w.f32_values.size());
+    const std::int64_t per_channel = total / channels;
+    std::vector<double> max_abs(static_cast<std::size_t>(channels), 0.0);
+    std::vector<double> sum_abs(static_cast<std::size_t>(channels), 0.0);
     for (std::int64_t i = 0; i < total; ++i) {
       const auto c = static_cast<std::size_t>((i / inner) % channels);
-      scales[c] = std::max(scales[c], std::fabs(w.f32_values[static_cast<std::size_t>(i)]));
+      const double v = std::fabs(static_cast<double>(w.f32_values[static_cast<std::size_t>(i)]));
+      max_abs[c] = std::max(max_abs[c], v);
+      sum_abs[c] += v;
     }
-    for (auto& s : scales) s = s > 0.0f ? s / static_cast<float>(intops::qmax(bits)) : 1.0f;
+    constexpr double kAccMax = 2147483647.0;
+    const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
+    const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
+    if (room <= 0.0)
+      return fail(where(op) + ": " + std::to_string(per_channel) + " products of " +
+                  std::to_string(input_bits) +
+                  "-bit inputs per output cannot fit an int32 accumulator at any weight scale");
+    std::vector<float> scales(static_cast<std::size_t>(channels), 0.0f);
+    for (std::size_t c = 0; c < scales.size(); ++c) {
+      double s = max_abs[c] > 0.0 ? max_abs[c] / intops::qmax(bits) : 1.0;
+      const double bias_abs =
+          bias ? std::fabs(beta * static_cast<double>(bias->f32_values[c])) / (alpha * input_scale)
+               : 0.0;
+      const double needed =
+          (input_magnitude * sum_abs[c] + bias_abs) * (1.0 + std::ldexp(1.0, -20)) / room;
+      if (needed > s) {
+        s = needed;
+        ++widened_channels;
+      }
+      float f = static_cast<float>(s);
+      if (static_cast<double>(f) < s) f = std::nextafter(f, std::numeric_limits<float>::max());
+      scales[c] = f;
+    }
     ir::Tensor q;
     q.name = out.has_tensor(w.name) ? out.unique_name(w.name) : w.name;
     q.dtype = dtype_for(bits);
@@ -328,8 +366,25 @@ struct Realizer {
           intops::quantize_value(w.f32_values[static_cast<std::size_t>(i)], scales[c], bits);
     }
     name_out = q.name;
+    weight_l1.assign(static_cast<std::size_t>(channels), 0);
+    for (std::int64_t i = 0; i < total; ++i)
+      weight_l1[static_cast<std::size_t>((i / inner) % channels)] +=
+          std::abs(q.int_values[static_cast<std::size_t>(i)]);
     if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
     return scales;
+  }
+
+  // The accumulator bound of the weights just added (and the bias, when given) holds.
+  Status check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const {
+    const std::int64_t magnitude = -static_cast<std::int64_t>(intops::qmin(input_bits));
+    for (std::size_t c = 0; c < weight_l1.size(); ++c) {
+      const std::int64_t bias = bias_q ? std::abs(std::int64_t{bias_q->int_values[c]}) : 0;
+      if (magnitude * weight_l1[c] + bias > 2147483647)
+        return fail(where(op) + ": channel " + std::to_string(c) +
+                    " can overflow the int32 accumulator (" + std::to_string(magnitude) + " x " +
+                    std::to_string(weight_l1[c]) + " + " + std::to_string(bias) + ")");
+    }
+    return {};
   }
 
   Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
@@ -356,22 +411,25 @@ struct Realizer {
     const ir::Tensor& w = in.tensor(op.inputs[1]);
     const bool gemm = op.kind == OpKind::Gemm;
     const int axis = gemm && op.get_int("transB") == 0 ? 1 : 0;
-    std::string w_name;
-    auto w_scales = add_weight(w, axis, bits, w_name);
-    if (!w_scales) return fail(w_scales.reason());
     const double alpha = gemm ? op.get_float("alpha") : 1.0;
+    const double beta = gemm ? op.get_float("beta") : 1.0;
+    const ir::Tensor* bias = op.inputs.size() == 3 ? &in.tensor(op.inputs[2]) : nullptr;
+    std::string w_name;
+    auto w_scales = add_weight(op, w, axis, bits, bits_of(x), bias, alpha, beta,
+                               static_cast<double>(scale_of(x)), w_name);
+    if (!w_scales) return fail(w_scales.reason());
     std::vector<float> acc_scales;
     for (const float s : w_scales.value())
       acc_scales.push_back(static_cast<float>(alpha * static_cast<double>(scale_of(x)) * s));
     ir::Op q = op;
     q.inputs = {qname(x), w_name};
-    if (op.inputs.size() == 3) {
+    if (bias) {
       std::string b_name;
-      if (auto ok = add_bias(in.tensor(op.inputs[2]), acc_scales, gemm ? op.get_float("beta") : 1.0,
-                             b_name);
-          !ok)
-        return ok;
+      if (auto ok = add_bias(*bias, acc_scales, beta, b_name); !ok) return ok;
       q.inputs.push_back(b_name);
+      if (auto ok = check_headroom(op, bits_of(x), &out.tensor(b_name)); !ok) return ok;
+    } else if (auto ok = check_headroom(op, bits_of(x), nullptr); !ok) {
+      return ok;
     }
     if (gemm) {
       q.attrs["alpha"] = 1.0;
@@ -472,7 +530,7 @@ Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
-  Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}};
+  Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0};
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }

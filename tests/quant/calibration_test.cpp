@@ -72,6 +72,28 @@ TEST(Calibration, EntropyKeepsAnUnclippedUniformRangeExactly) {
   EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 8}), 256.0);
 }
 
+TEST(Calibration, EntropyLeavesExactZerosOutOfTheReferenceDistribution) {
+  // A post-ReLU tensor: half its values are exactly 0 (bin 0), the rest uniform on [0, 256).
+  // Without the zeros the rule above applies (T = 256). Counted in bin 0, they make every Q
+  // that merges bin 0 with a neighbour (i >= 256) differ from P, and the search clips.
+  std::vector<double> hist(2048, 0.0);
+  for (int b = 0; b < 256; ++b) hist[b] = 10.0;
+  hist[0] += 2560.0;
+  const ThresholdOptions entropy{CalibrationMethod::entropy, 99.99, 8};
+  EXPECT_EQ(choose_threshold(TensorStats::from_histogram(2048.0, hist, 2560.0), entropy), 256.0);
+  EXPECT_LT(choose_threshold(TensorStats::from_histogram(2048.0, hist, 0.0), entropy), 256.0);
+}
+
+TEST(Calibration, HistogramCountsExactZeros) {
+  TensorStats stats;
+  const std::vector<float> values{0.0f, -0.0f, 1.0f, 0.25f, 0.0f};
+  ASSERT_TRUE(stats.observe_range(values).ok());
+  stats.start_histogram(4);
+  stats.observe_histogram(values);
+  EXPECT_EQ(stats.zero_count(), 3.0);
+  EXPECT_EQ(stats.histogram(), (std::vector<double>{3.0, 1.0, 0.0, 1.0}));
+}
+
 TEST(Calibration, EntropyAtSixteenBitsFallsBackToMax) {
   const auto stats = TensorStats::from_histogram(7.0, std::vector<double>(2048, 1.0));
   EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 16}), 7.0);

@@ -73,6 +73,44 @@ TEST(Realize, ConvReluBecomesQuantizeConvRequantizeReluDequantize) {
   EXPECT_EQ(intops::requantize(12700, p[0]), 100);
 }
 
+const char* kFourTaps = R"(graph t {
+  input %x : f32[1,4,1,1]
+  const %w : f32[1,4,1,1] = [1, 1, 1, 1]
+  %y = Conv(%x, %w) {kernel=1x1} : f32[?]
+  output %y
+})";
+
+ir::Graph realize_four_taps(int bits) {
+  const auto g = parse(kFourTaps);
+  QuantConfig config;
+  config.bits = bits;
+  const auto plan = plan_scales(g, config).value();
+  const auto t = class_thresholds(plan, {{"x", 1.0}, {"y", 4.0}}, config).value();
+  auto q = realize(g, plan, t);
+  EXPECT_TRUE(q.ok()) << q.reason();
+  return q.ok() ? std::move(q.value()) : ir::Graph{};
+}
+
+TEST(Realize, SixteenBitWeightsLeaveInt32HeadroomForEveryInput) {
+  // int16 x int16 over 4 taps: at s_w = 1/32767 (w_q = 32767) the input -32768 on every tap
+  // gives 4 * 32768 * 32767 > 2^31 - 1. The rule widens s_w to
+  // 32768 * 4 * (1 + 2^-20) / (2^31 - 2 - 32768 * 4 / 2) = 6.1037e-5, so w_q = 16383 and the
+  // worst case is 32768 * 4 * 16383 = 2147352576 <= 2^31 - 1.
+  const ir::Graph q = realize_four_taps(16);
+  EXPECT_EQ(q.tensor("w").dtype, ir::DType::i16);
+  EXPECT_EQ(q.tensor("w").int_values, (std::vector<std::int32_t>{16383, 16383, 16383, 16383}));
+  const double s_w = q.tensor("w").quant->scales[0];
+  EXPECT_GE(s_w, 131072.0 / 2147418110.0);
+  EXPECT_LT(s_w, 131072.0 * (1.0 + 2e-6) / 2147418110.0);
+}
+
+TEST(Realize, EightBitWeightsKeepTheirFullRange) {
+  // 4 * 128 * 127 is far inside int32: the scale stays max|w| / 127.
+  const ir::Graph q = realize_four_taps(8);
+  EXPECT_EQ(q.tensor("w").int_values, (std::vector<std::int32_t>{127, 127, 127, 127}));
+  EXPECT_FLOAT_EQ(q.tensor("w").quant->scales[0], 1.0f / 127.0f);
+}
+
 TEST(Annotate, ConcatInputsShareTheConcatScale) {
   const auto g = parse(R"(graph t {
   input %x : f32[1,1,2,2]
