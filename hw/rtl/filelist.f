@@ -1,0 +1,9 @@
+hw/rtl/generated/tessel_isa_pkg.sv
+${CFG_PKG}
+hw/rtl/tessel_insn_queue.sv
+hw/rtl/tessel_sram.sv
+hw/rtl/tessel_dma.sv
+hw/rtl/tessel_matrix.sv
+hw/rtl/tessel_vector.sv
+hw/rtl/tessel_compute.sv
+hw/rtl/tessel_top.sv

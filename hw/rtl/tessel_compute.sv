@@ -1,0 +1,158 @@
+// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy (vector unit), nop
+// and finish, one at a time, each for exactly its docs/timing.md cost.
+//
+// At the start cycle s the cost is computed from the instruction word; the engine finishes at
+// s + cost (and not before its sequencer is done; with every shipped config the sequencers
+// finish F + D or P_v cycles early, so the cost alone decides).
+/* verilator lint_off UNUSEDSIGNAL */
+module tessel_compute #(
+    parameter int unsigned CW = 64
+) (
+    input  logic           clk,
+    input  logic           rst,
+    input  logic           start,
+    input  logic [255:0]   insn,
+    output logic           busy,
+    output logic           finish_now,
+    output logic           finishing_finish,  // the instruction finishing now is `finish`
+    output logic           late,              // cost elapsed but the sequencer is not done
+    output logic [4*4-1:0] rd_sp,
+    output logic [4*32-1:0] rd_addr,
+    input  logic [4*CW*8-1:0] rd_data,
+    output logic           wr_en,
+    output logic [3:0]     wr_sp,
+    output logic [31:0]    wr_addr,
+    output logic [CW*8-1:0] wr_data,
+    output logic [CW-1:0]  wr_mask
+);
+  localparam int unsigned R = tessel_cfg_pkg::MATRIX_ROWS;
+  localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
+  localparam int unsigned FD = tessel_cfg_pkg::FILL_CYCLES + tessel_cfg_pkg::DRAIN_CYCLES;
+  localparam int unsigned PV = tessel_cfg_pkg::VECTOR_PIPE_CYCLES;
+
+  logic running, is_finish, is_conv;
+  logic [47:0] rem;
+  logic [7:0] op;
+  assign op = insn[7:0];
+
+  // vcfg registers (power-on 0)
+  logic [30:0] mult_a, mult_b;
+  logic [5:0] shift;
+  logic signed [15:0] zp, lo, hi;
+
+  // ---- cost of the instruction starting now
+  function automatic logic [47:0] chunks(input logic [15:0] c);
+    logic [31:0] n;
+    n = (32'(c) + 32'(V) - 32'd1) / 32'(V);
+    chunks = 48'(n);
+  endfunction
+
+  logic [47:0] cost;
+  tessel_isa_pkg::conv_insn_t cv;
+  tessel_isa_pkg::requant_insn_t rq;
+  tessel_isa_pkg::add_insn_t ad;
+  tessel_isa_pkg::pool_insn_t pl;
+  tessel_isa_pkg::copy_insn_t cp;
+  tessel_isa_pkg::vcfg_insn_t vc;
+  assign cv = insn;
+  assign rq = insn;
+  assign ad = insn;
+  assign pl = insn;
+  assign cp = insn;
+  assign vc = insn;
+  always_comb begin
+    logic [47:0] p, w, passes;
+    p = 48'(cv.out_h) * 48'(cv.out_w);
+    w = cv.depthwise ? 48'd1 : 48'(R);
+    passes = cv.depthwise ? 48'(cv.oc_blocks) * 48'(cv.kh) * 48'(cv.kw)
+                          : 48'(cv.oc_blocks) * 48'(cv.ic_blocks) * 48'(cv.kh) * 48'(cv.kw);
+    case (op)
+      tessel_isa_pkg::OP_CONV: cost = w + passes * (p > w ? p : w) + 48'(FD);
+      tessel_isa_pkg::OP_REQUANT:
+        cost = 48'(rq.y_size) * 48'(rq.x_size) * chunks(rq.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_ADD: cost = 48'(ad.y_size) * 48'(ad.x_size) * chunks(ad.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_COPY: cost = 48'(cp.y_size) * 48'(cp.x_size) * chunks(cp.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_POOL:
+        cost = 48'(pl.out_h) * 48'(pl.out_w) * 48'(pl.kh) * 48'(pl.kw) * chunks(pl.c_size)
+             + 48'(PV);
+      default: cost = 48'd1;  // nop, vcfg, finish
+    endcase
+  end
+
+  logic start_conv, start_vec, conv_done, vec_done, seq_done;
+  assign start_conv = start && op == tessel_isa_pkg::OP_CONV;
+  assign start_vec = start && (op == tessel_isa_pkg::OP_REQUANT || op == tessel_isa_pkg::OP_ADD
+                            || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY);
+  assign seq_done = conv_done && vec_done;
+
+  logic [4*4-1:0] m_rd_sp, v_rd_sp;
+  logic [4*32-1:0] m_rd_addr, v_rd_addr;
+  logic m_wr_en, v_wr_en;
+  logic [3:0] m_wr_sp, v_wr_sp;
+  logic [31:0] m_wr_addr, v_wr_addr;
+  logic [CW*8-1:0] m_wr_data, v_wr_data;
+  logic [CW-1:0] m_wr_mask, v_wr_mask;
+
+  tessel_matrix #(.CW(CW)) u_matrix (
+      .clk, .rst, .start(start_conv), .insn, .work_done(conv_done),
+      .rd_sp(m_rd_sp), .rd_addr(m_rd_addr), .rd_data,
+      .wr_en(m_wr_en), .wr_sp(m_wr_sp), .wr_addr(m_wr_addr), .wr_data(m_wr_data),
+      .wr_mask(m_wr_mask));
+
+  tessel_vector #(.CW(CW)) u_vector (
+      .clk, .rst, .start(start_vec), .insn, .mult_a, .mult_b, .shift, .zp, .lo, .hi,
+      .work_done(vec_done),
+      .rd_sp(v_rd_sp), .rd_addr(v_rd_addr), .rd_data,
+      .wr_en(v_wr_en), .wr_sp(v_wr_sp), .wr_addr(v_wr_addr), .wr_data(v_wr_data),
+      .wr_mask(v_wr_mask));
+
+  always_comb begin
+    if (is_conv) begin
+      rd_sp = m_rd_sp;
+      rd_addr = m_rd_addr;
+      wr_en = m_wr_en;
+      wr_sp = m_wr_sp;
+      wr_addr = m_wr_addr;
+      wr_data = m_wr_data;
+      wr_mask = m_wr_mask;
+    end else begin
+      rd_sp = v_rd_sp;
+      rd_addr = v_rd_addr;
+      wr_en = v_wr_en;
+      wr_sp = v_wr_sp;
+      wr_addr = v_wr_addr;
+      wr_data = v_wr_data;
+      wr_mask = v_wr_mask;
+    end
+  end
+
+  assign busy = running;
+  assign finish_now = running && rem == 0 && seq_done;
+  assign late = running && rem == 0 && !seq_done;
+  assign finishing_finish = finish_now && is_finish;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      running <= 1'b0;
+      is_conv <= 1'b0;
+      {mult_a, mult_b, shift, zp, lo, hi} <= '0;
+    end else if (start) begin
+      running <= 1'b1;
+      rem <= cost - 1;
+      is_finish <= op == tessel_isa_pkg::OP_FINISH;
+      is_conv <= op == tessel_isa_pkg::OP_CONV;
+      if (op == tessel_isa_pkg::OP_VCFG) begin
+        mult_a <= vc.mult_a;
+        mult_b <= vc.mult_b;
+        shift <= vc.shift;
+        zp <= $signed(vc.zp);
+        lo <= $signed(vc.lo);
+        hi <= $signed(vc.hi);
+      end
+    end else if (running) begin
+      if (rem != 0) rem <= rem - 1;
+      else if (seq_done) running <= 1'b0;
+    end
+  end
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */

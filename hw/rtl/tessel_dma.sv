@@ -1,0 +1,300 @@
+// A DMA engine (LOAD when IS_STORE = 0, STORE when 1): the request generator that presents an
+// instruction's merged byte runs on the DRAM request channel, and the data mover that copies
+// the bytes between the DRAM data port and the scratchpads (load: with zero/pad_value padding).
+//
+// Timing (docs/timing.md "load and store"): every request of an instruction carries the
+// instruction's start cycle s in `req_cycle`; the harness' DramModel times the request as if
+// presented at s, in presentation order, and raises `dram_done` from the cycle the last burst
+// completes (f = c_last). The engine finishes in the first cycle with dram_done, every request
+// presented, and every byte moved. Requests are generated at one merged run per cycle (runs
+// are whole rows when the DRAM pixels of a row are contiguous); the mover moves DW bytes per
+// cycle, per row when both sides are contiguous, per pixel otherwise.
+/* verilator lint_off UNUSEDSIGNAL */
+module tessel_dma #(
+    parameter bit IS_STORE = 1'b0,
+    parameter int unsigned DW = tessel_cfg_pkg::DMA_BYTES_PER_CYCLE
+) (
+    input  logic            clk,
+    input  logic            rst,
+    input  logic [63:0]     cycle,
+    input  logic            start,      // start the instruction `insn` in this cycle
+    input  logic [255:0]    insn,
+    output logic            busy,       // running (an instruction started and not finished)
+    output logic            finish_now, // the running instruction finishes in this cycle
+    // request channel (the top arbitrates LOAD against STORE)
+    output logic            gen_busy,   // requests of the running instruction not all presented
+    output logic [63:0]     gen_tag,    // its start cycle
+    output logic            req_valid,
+    input  logic            req_grant,  // presented and accepted in this cycle
+    output logic [39:0]     req_addr,
+    output logic [31:0]     req_bytes,
+    output logic [1:0]      req_kind,
+    output logic            req_last,
+    input  logic            dram_done,
+    // DRAM data port (load: read, one-cycle latency; store: write)
+    output logic            rd_en,
+    output logic [39:0]     rd_addr,
+    input  logic [DW*8-1:0] rd_data,
+    output logic            wr_en,
+    output logic [39:0]     wr_addr,
+    output logic [DW*8-1:0] wr_data,
+    output logic [DW-1:0]   wr_strb,
+    // scratchpad ports
+    output logic            lw_en,
+    output logic [3:0]      lw_sp,
+    output logic [31:0]     lw_addr,
+    output logic [DW*8-1:0] lw_data,
+    output logic [DW-1:0]   lw_mask,
+    output logic [3:0]      sr_sp,
+    output logic [31:0]     sr_addr,
+    input  logic [DW*8-1:0] sr_data
+);
+  tessel_isa_pkg::load_insn_t f;  // the running instruction (store_insn_t has the same layout up to sram_stride_x)
+  logic [2:0] ebytes;
+  logic [39:0] ce;  // bytes per pixel
+  logic running;
+
+  // ---------------------------------------------------------------- request generator
+  logic gen_active, flushing, run_valid;
+  logic [11:0] gy, gx;
+  logic [39:0] run_addr, run_len;
+  logic row_req;  // the pixels of a DRAM row are contiguous: one unit per row
+  logic [39:0] unit_addr, unit_len;
+  logic unit_last, can_emit, accept;
+
+  always_comb begin
+    if (row_req) begin
+      unit_addr = f.dram_addr + 40'(gy) * 40'(f.dram_stride_y) * 40'(ebytes);
+      unit_len = 40'(f.x_size) * ce;
+      unit_last = gy == f.y_size - 1;
+    end else begin
+      unit_addr = f.dram_addr + (40'(gy) * 40'(f.dram_stride_y) + 40'(gx) * 40'(f.dram_stride_x))
+          * 40'(ebytes);
+      unit_len = ce;
+      unit_last = gy == f.y_size - 1 && gx == f.x_size - 1;
+    end
+  end
+
+  assign accept = req_valid && req_grant;
+  assign can_emit = !req_valid || accept;
+  assign gen_busy = gen_active || req_valid;
+  assign req_kind = f.kind;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      gen_active <= 1'b0;
+      req_valid <= 1'b0;
+      flushing <= 1'b0;
+      run_valid <= 1'b0;
+    end else if (start) begin
+      gen_active <= 1'b1;
+      flushing <= 1'b0;
+      run_valid <= 1'b0;
+      gy <= '0;
+      gx <= '0;
+      gen_tag <= cycle;
+    end else begin
+      if (accept) req_valid <= 1'b0;
+      if (gen_active) begin
+        if (flushing) begin
+          if (can_emit) begin
+            req_valid <= 1'b1;
+            req_addr <= run_addr;
+            req_bytes <= 32'(run_len);
+            req_last <= 1'b1;
+            gen_active <= 1'b0;
+            run_valid <= 1'b0;
+          end
+        end else begin
+          logic advance;
+          advance = 1'b0;
+          if (run_valid && unit_addr == run_addr + run_len) begin
+            run_len <= run_len + unit_len;
+            advance = 1'b1;
+          end else if (!run_valid || can_emit) begin
+            if (run_valid) begin
+              req_valid <= 1'b1;
+              req_addr <= run_addr;
+              req_bytes <= 32'(run_len);
+              req_last <= 1'b0;
+            end
+            run_valid <= 1'b1;
+            run_addr <= unit_addr;
+            run_len <= unit_len;
+            advance = 1'b1;
+          end
+          if (advance) begin
+            if (unit_last) flushing <= 1'b1;
+            else if (row_req || gx == f.x_size - 1) begin
+              gx <= '0;
+              gy <= gy + 1'b1;
+            end else gx <= gx + 1'b1;
+          end
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- data mover
+  // Segments: in row mode (both sides contiguous along x) a padded row is [left pad][data]
+  // [right pad] (parts 0, 1, 2) or one pad run (part 3); in pixel mode a segment is a pixel.
+  logic row_mv;
+  logic mv_active;
+  logic [12:0] my, mx;  // padded row, padded pixel (pixel mode)
+  logic [1:0] part;
+  logic [39:0] off;
+  logic [12:0] pad_h, pad_w;
+  logic [3:0] ptop, pleft, pright;
+  logic [39:0] seg_sram, seg_dram, seg_len;
+  logic seg_pad, row_inside, px_inside, seg_end, seg_last;
+  logic [39:0] chunk;
+
+  assign ptop = f.pad_top;
+  assign pleft = f.pad_left;
+  assign pright = f.pad_right;
+  assign pad_h = 13'(ptop) + 13'(f.y_size) + 13'(f.pad_bottom);
+  assign pad_w = 13'(pleft) + 13'(f.x_size) + 13'(pright);
+  assign row_inside = my >= 13'(ptop) && my < 13'(ptop) + 13'(f.y_size);
+  assign px_inside = mx >= 13'(pleft) && mx < 13'(pleft) + 13'(f.x_size);
+
+  // The first part of a padded row in row mode.
+  function automatic logic [1:0] first_part(input logic in_win, input logic [3:0] pl);
+    first_part = !in_win ? 2'd3 : (pl != 0 ? 2'd0 : 2'd1);
+  endfunction
+
+  always_comb begin
+    logic [39:0] row_sram, dram_row;
+    row_sram = 40'(f.sram_addr) + 40'(my) * 40'(f.sram_stride_y) * 40'(ebytes);
+    dram_row = f.dram_addr + 40'(13'(my - 13'(ptop))) * 40'(f.dram_stride_y) * 40'(ebytes);
+    seg_dram = '0;
+    if (row_mv) begin
+      case (part)
+        2'd0: begin
+          seg_sram = row_sram;
+          seg_len = 40'(pleft) * ce;
+          seg_pad = 1'b1;
+        end
+        2'd1: begin
+          seg_sram = row_sram + 40'(pleft) * ce;
+          seg_len = 40'(f.x_size) * ce;
+          seg_pad = 1'b0;
+          seg_dram = dram_row;
+        end
+        2'd2: begin
+          seg_sram = row_sram + (40'(pleft) + 40'(f.x_size)) * ce;
+          seg_len = 40'(pright) * ce;
+          seg_pad = 1'b1;
+        end
+        default: begin
+          seg_sram = row_sram;
+          seg_len = 40'(pad_w) * ce;
+          seg_pad = 1'b1;
+        end
+      endcase
+      seg_last = my == pad_h - 1 && (part == 2'd3 || part == 2'd2 || (part == 2'd1 && pright == 0));
+    end else begin
+      seg_sram = row_sram + 40'(mx) * 40'(f.sram_stride_x) * 40'(ebytes);
+      seg_len = ce;
+      seg_pad = !(row_inside && px_inside);
+      seg_dram = dram_row + 40'(13'(mx - 13'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
+      seg_last = my == pad_h - 1 && mx == pad_w - 1;
+    end
+    chunk = seg_len - off < 40'(DW) ? seg_len - off : 40'(DW);
+    seg_end = off + 40'(DW) >= seg_len;
+  end
+
+  // Pad pattern: pad_value repeated at element width (DW is a multiple of 4).
+  logic [DW*8-1:0] pad_pattern;
+  always_comb
+    for (int unsigned j = 0; j < DW; j++)
+      if (ebytes == 3'd1 || j % 32'(ebytes) == 0) pad_pattern[8*j+:8] = f.pad_value[7:0];
+      else if (j % 32'(ebytes) == 1) pad_pattern[8*j+:8] = f.pad_value[15:8];
+      else pad_pattern[8*j+:8] = {8{f.pad_value[15]}};
+
+  logic [DW-1:0] chunk_mask;
+  always_comb
+    for (int unsigned j = 0; j < DW; j++) chunk_mask[j] = 40'(j) < chunk;
+
+  // Load: one-cycle read latency, so the SRAM write happens a cycle after the read.
+  logic st_valid, st_pad;
+  logic [31:0] st_addr;
+  logic [DW-1:0] st_mask;
+
+  assign rd_en = !IS_STORE && mv_active && !seg_pad;
+  assign rd_addr = seg_dram + off;
+  assign lw_en = !IS_STORE && st_valid;
+  assign lw_sp = f.sp;
+  assign lw_addr = st_addr;
+  assign lw_data = st_pad ? pad_pattern : rd_data;
+  assign lw_mask = st_mask;
+  assign sr_sp = f.sp;
+  assign sr_addr = 32'(seg_sram + off);
+  assign wr_en = IS_STORE && mv_active;
+  assign wr_addr = seg_dram + off;
+  assign wr_data = sr_data;
+  assign wr_strb = chunk_mask;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      mv_active <= 1'b0;
+      st_valid <= 1'b0;
+    end else if (start) begin
+      mv_active <= 1'b1;
+      part <= first_part(IS_STORE || insn[211:208] == 0, IS_STORE ? 4'd0 : insn[219:216]);
+      my <= '0;
+      mx <= '0;
+      off <= '0;
+      st_valid <= 1'b0;
+    end else begin
+      st_valid <= !IS_STORE && mv_active;
+      st_pad <= seg_pad;
+      st_addr <= 32'(seg_sram + off);
+      st_mask <= chunk_mask;
+      if (mv_active) begin
+        if (!seg_end) off <= off + 40'(DW);
+        else begin
+          off <= '0;
+          if (seg_last) mv_active <= 1'b0;
+          else if (row_mv) begin
+            if (part == 2'd0) part <= 2'd1;
+            else if (part == 2'd1 && pright != 0) part <= 2'd2;
+            else begin
+              my <= my + 1'b1;
+              part <= first_part(my + 1'b1 >= 13'(ptop) && my + 1'b1 < 13'(ptop) + 13'(f.y_size),
+                                 pleft);
+            end
+          end else if (mx == pad_w - 1) begin
+            mx <= '0;
+            my <= my + 1'b1;
+          end else mx <= mx + 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- instruction
+  always_ff @(posedge clk) begin
+    if (rst) running <= 1'b0;
+    else if (start) begin
+      running <= 1'b1;
+      f <= insn;
+      if (IS_STORE) begin  // no padding fields
+        f.pad_top <= '0;
+        f.pad_bottom <= '0;
+        f.pad_left <= '0;
+        f.pad_right <= '0;
+        f.pad_value <= '0;
+      end
+      ebytes <= insn[21:20] == tessel_isa_pkg::ELEM_I8 ? 3'd1
+              : insn[21:20] == tessel_isa_pkg::ELEM_I16 ? 3'd2 : 3'd4;
+      ce <= 40'(insn[127:112]) * (insn[21:20] == tessel_isa_pkg::ELEM_I8 ? 40'd1
+              : insn[21:20] == tessel_isa_pkg::ELEM_I16 ? 40'd2 : 40'd4);
+      row_req <= insn[171:152] == 20'(insn[127:112]);
+      row_mv <= insn[171:152] == 20'(insn[127:112]) && insn[207:192] == insn[127:112];
+    end else if (finish_now) running <= 1'b0;
+  end
+
+  assign busy = running;
+  assign finish_now = running && !gen_busy && !mv_active && !st_valid && dram_done;
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */

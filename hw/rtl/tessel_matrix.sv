@@ -1,0 +1,168 @@
+// The matrix unit: an R x C int8/int16 weight-stationary MAC array with int32 accumulators in
+// SRAM, sequencing one conv instruction (docs/isa.md "conv", docs/timing.md "conv").
+//
+// Schedule (cycles after the start cycle s): W cycles load weight block 0 into the shadow
+// buffer, one array row (C weights) per cycle; then for each pass (a weight block: dense
+// (ocb, icb, ky, kx), depthwise (cb, ky, kx), in that loop order, which is also the packed
+// weight order) max(P, W) cycles: output pixel j < P streams one input vector through the array
+// (C dot products of R terms, added to the accumulators read and written back in that cycle)
+// while the rows of the next block load into the shadow buffer; the buffers swap at the pass
+// end. The compute engine adds the F + D fill/drain cycles of the timing contract as a tail:
+// this array computes a pixel's C sums within the cycle instead of skewing them through a
+// systolic pipeline, which changes no cycle count because only the tile's F + D is timed.
+/* verilator lint_off UNUSEDSIGNAL */
+module tessel_matrix #(
+    parameter int unsigned CW = 64  // compute port bytes
+) (
+    input  logic           clk,
+    input  logic           rst,
+    input  logic           start,
+    input  logic [255:0]   insn,
+    output logic           work_done,
+    // read ports: a = input vector, b = accumulators, c = weight row, d = bias
+    output logic [4*4-1:0] rd_sp,
+    output logic [4*32-1:0] rd_addr,
+    input  logic [4*CW*8-1:0] rd_data,
+    output logic           wr_en,
+    output logic [3:0]     wr_sp,
+    output logic [31:0]    wr_addr,
+    output logic [CW*8-1:0] wr_data,
+    output logic [CW-1:0]  wr_mask
+);
+  localparam int unsigned R = tessel_cfg_pkg::MATRIX_ROWS;
+  localparam int unsigned C = tessel_cfg_pkg::MATRIX_COLS;
+  localparam int unsigned IB = tessel_cfg_pkg::INPUT_BITS / 8;
+  localparam int unsigned WB = tessel_cfg_pkg::WEIGHT_BITS / 8;
+
+  tessel_isa_pkg::conv_insn_t f, g;
+  assign g = insn;
+  logic [1:0] phase;  // 0: load block 0, 1: passes, 2: done
+  logic [31:0] j, k, passes, npix, pass_len, wrows;
+  logic [9:0] oy, ox, icb, ocb;
+  logic [3:0] ky, kx;
+  logic [31:0] wptr;
+  // weights: entry (r, c) at [16*(r*C+c) +: 16], sign-extended to 16 bits
+  logic [R*C*16-1:0] wcur, wnext, wnext_d;
+
+  assign work_done = phase == 2'd2;
+
+  // ---- addresses and the MAC of this cycle
+  logic signed [31:0] iy, ix, in_h, in_w;
+  logic in_win, first, mac, load_row;
+  logic [31:0] in_byte, acc_byte;
+  localparam int unsigned NV = R > C ? R : C;
+  logic [NV*32-1:0] in_vec;  // entry i at [32*i +: 32]
+
+  always_comb begin
+    in_h = (32'(f.out_h) - 1) * 32'(f.stride_h) + (32'(f.kh) - 1) * 32'(f.dil_h) + 1
+         - 32'(f.pad_top) - 32'(f.pad_bottom);
+    in_w = (32'(f.out_w) - 1) * 32'(f.stride_w) + (32'(f.kw) - 1) * 32'(f.dil_w) + 1
+         - 32'(f.pad_left) - 32'(f.pad_right);
+    iy = 32'(oy) * 32'(f.stride_h) + 32'(ky) * 32'(f.dil_h) - 32'(f.pad_top);
+    ix = 32'(ox) * 32'(f.stride_w) + 32'(kx) * 32'(f.dil_w) - 32'(f.pad_left);
+    in_win = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+    first = icb == 0 && ky == 0 && kx == 0;
+    mac = phase == 2'd1 && j < npix;
+    load_row = (phase == 2'd0) || (phase == 2'd1 && j < wrows && k + 1 < passes);
+    in_byte = 32'(f.in_addr) + (32'(iy) * 32'(f.in_stride_y) + 32'(ix) * 32'(f.in_stride_x)
+            + (f.depthwise ? 32'(ocb) * C : 32'(icb) * R)) * IB;
+    acc_byte = 32'(f.acc_addr) + (32'(oy) * 32'(f.acc_stride_y) + 32'(ox) * 32'(f.acc_stride_x)
+             + 32'(ocb) * C) * 4;
+    rd_sp = {f.w_sp, f.w_sp, f.acc_sp, f.in_sp};
+    rd_addr = {32'(f.bias_addr) + 32'(ocb) * C * 4, wptr, acc_byte, in_byte};
+  end
+
+  always_comb begin
+
+    for (int unsigned i = 0; i < (R > C ? R : C); i++) begin
+      if (!in_win) in_vec[32*i+:32] = 0;
+      else if (IB == 1) in_vec[32*i+:32] = 32'($signed(rd_data[8*i+:8]));
+      else in_vec[32*i+:32] = 32'($signed(rd_data[16*i+:16]));
+    end
+    for (int unsigned r = 0; r < R; r++)
+      for (int unsigned c = 0; c < C; c++) begin
+        wnext_d[16*(r*C+c)+:16] = wnext[16*(r*C+c)+:16];
+        if (load_row && 32'(r) == j) begin
+          if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
+          else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
+        end
+      end
+    wr_en = mac;
+    wr_sp = f.acc_sp;
+    wr_addr = acc_byte;
+    wr_data = '0;
+    wr_mask = '0;
+    for (int unsigned c = 0; c < C; c++) begin
+      logic [31:0] sum;
+      if (!first || f.init == tessel_isa_pkg::INIT_ACC) sum = rd_data[CW*8+32*c+:32];
+      else if (f.init == tessel_isa_pkg::INIT_BIAS) sum = rd_data[3*CW*8+32*c+:32];
+      else sum = 0;
+      // int32 products and sums wrap around (docs/isa.md)
+      if (f.depthwise)
+        sum = sum + in_vec[32*c+:32] * 32'($signed(wcur[16*c+:16]));
+      else
+        for (int unsigned r = 0; r < R; r++)
+          sum = sum + in_vec[32*r+:32] * 32'($signed(wcur[16*(r*C+c)+:16]));
+      wr_data[32*c+:32] = sum;
+      wr_mask[4*c+:4] = 4'hf;
+    end
+  end
+
+  // ---- sequencing
+  always_ff @(posedge clk) begin
+    if (rst) phase <= 2'd2;
+    else if (start) begin
+      logic [31:0] p, w;
+      f <= g;
+      p = 32'(g.out_h) * 32'(g.out_w);
+      w = g.depthwise ? 32'd1 : 32'(R);
+      npix <= p;
+      wrows <= w;
+      pass_len <= p > w ? p : w;
+      passes <= g.depthwise ? 32'(g.oc_blocks) * 32'(g.kh) * 32'(g.kw)
+                            : 32'(g.oc_blocks) * 32'(g.ic_blocks) * 32'(g.kh) * 32'(g.kw);
+      phase <= 2'd0;
+      j <= '0;
+      k <= '0;
+      wptr <= 32'(g.w_addr);
+      {oy, ox, icb, ocb, ky, kx} <= '0;
+    end else if (phase != 2'd2) begin
+      wnext <= wnext_d;
+      if (load_row) wptr <= wptr + C * WB;
+      if (phase == 2'd0) begin
+        if (j == wrows - 1) begin
+          wcur <= wnext_d;
+          phase <= 2'd1;
+          j <= '0;
+        end else j <= j + 1;
+      end else if (j == pass_len - 1) begin
+        wcur <= wnext_d;
+        j <= '0;
+        oy <= '0;
+        ox <= '0;
+        k <= k + 1;
+        if (k == passes - 1) phase <= 2'd2;
+        if (kx != f.kw - 1) kx <= kx + 1'b1;
+        else begin
+          kx <= '0;
+          if (ky != f.kh - 1) ky <= ky + 1'b1;
+          else begin
+            ky <= '0;
+            if (!f.depthwise && icb != f.ic_blocks - 1) icb <= icb + 1'b1;
+            else begin
+              icb <= '0;
+              ocb <= ocb + 1'b1;
+            end
+          end
+        end
+      end else begin
+        j <= j + 1;
+        if (ox == f.out_w - 1) begin
+          ox <= '0;
+          oy <= oy + 1'b1;
+        end else ox <= ox + 1'b1;
+      end
+    end
+  end
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */

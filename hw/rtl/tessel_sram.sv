@@ -1,0 +1,73 @@
+// The scratchpads: one byte-addressed RAM per config scratchpad, with the access ports the
+// engines use at once (docs/timing.md: SRAM ports are never a bottleneck).
+//
+// Every port moves a run of consecutive bytes starting at any byte address (the ISA's SRAM
+// operands are byte-addressed boxes). Reads are combinational (the engines' sequencers read
+// and write in one cycle); writes land at the clock edge. Bytes beyond a scratchpad's end read
+// as 0 and are not written (the harness' checker faults such instructions before they start).
+/* verilator lint_off UNUSEDSIGNAL */
+module tessel_sram #(
+    parameter int unsigned DW = tessel_cfg_pkg::DMA_BYTES_PER_CYCLE,  // DMA port bytes
+    parameter int unsigned CW = 64                                    // compute port bytes
+) (
+    input  logic              clk,
+    // LOAD data mover: write
+    input  logic              lw_en,
+    input  logic [3:0]        lw_sp,
+    input  logic [31:0]       lw_addr,
+    input  logic [DW*8-1:0]   lw_data,
+    input  logic [DW-1:0]     lw_mask,
+    // STORE data mover: read
+    input  logic [3:0]        sr_sp,
+    input  logic [31:0]       sr_addr,
+    output logic [DW*8-1:0]   sr_data,
+    // COMPUTE: four read ports (a, b, c, d) and one write port
+    input  logic [4*4-1:0]    cr_sp,
+    input  logic [4*32-1:0]   cr_addr,
+    output logic [4*CW*8-1:0] cr_data,
+    input  logic              cw_en,
+    input  logic [3:0]        cw_sp,
+    input  logic [31:0]       cw_addr,
+    input  logic [CW*8-1:0]   cw_data,
+    input  logic [CW-1:0]     cw_mask
+);
+  localparam int unsigned NSP = tessel_cfg_pkg::NUM_SCRATCHPADS;
+
+  logic [DW*8-1:0] sr_k[NSP];
+  logic [4*CW*8-1:0] cr_k[NSP];
+
+  for (genvar k = 0; k < NSP; k++) begin : g_sp
+    localparam int unsigned SIZE = tessel_cfg_pkg::SP_SIZE_BYTES[32*k+:32];
+    logic [7:0] mem[SIZE];
+
+    always_ff @(posedge clk) begin
+      for (int unsigned j = 0; j < DW; j++)
+        if (lw_en && lw_sp == 4'(k) && lw_mask[j] && lw_addr + j < SIZE)
+          mem[lw_addr+j] <= lw_data[8*j+:8];
+      for (int unsigned j = 0; j < CW; j++)
+        if (cw_en && cw_sp == 4'(k) && cw_mask[j] && cw_addr + j < SIZE)
+          mem[cw_addr+j] <= cw_data[8*j+:8];
+    end
+
+    always_comb begin
+      sr_k[k] = '0;
+      for (int unsigned j = 0; j < DW; j++)
+        if (sr_addr + j < SIZE) sr_k[k][8*j+:8] = mem[sr_addr+j];
+      cr_k[k] = '0;
+      for (int unsigned p = 0; p < 4; p++)
+        for (int unsigned j = 0; j < CW; j++)
+          if (cr_addr[32*p+:32] + j < SIZE) cr_k[k][CW*8*p+8*j+:8] = mem[cr_addr[32*p+:32]+j];
+    end
+  end
+
+  always_comb begin
+    sr_data = '0;
+    cr_data = '0;
+    for (int unsigned k = 0; k < NSP; k++) begin
+      if (sr_sp == 4'(k)) sr_data = sr_k[k];
+      for (int unsigned p = 0; p < 4; p++)
+        if (cr_sp[4*p+:4] == 4'(k)) cr_data[CW*8*p+:CW*8] = cr_k[k][CW*8*p+:CW*8];
+    end
+  end
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */

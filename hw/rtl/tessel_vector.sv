@@ -1,0 +1,262 @@
+// The vector unit: requant, add, copy and pool over V lanes (docs/isa.md, docs/quantization.md).
+//
+// One pixel's channels are processed V at a time, one chunk per cycle (pool: one window
+// element per cycle): requant/add/copy walk (y, x, chunk), pool walks (oy, ox, chunk, ky, kx).
+// Each cycle reads its operands, computes the fixed-point multiply, round-half-away shift,
+// zero point and clamp, and writes the chunk; the compute engine adds the P_v pipeline cycles
+// of the timing contract as a tail (the RTL evaluates the four stages in one cycle).
+/* verilator lint_off UNUSEDSIGNAL */
+module tessel_vector #(
+    parameter int unsigned CW = 64
+) (
+    input  logic           clk,
+    input  logic           rst,
+    input  logic           start,
+    input  logic [255:0]   insn,
+    // vcfg registers
+    input  logic [30:0]    mult_a,
+    input  logic [30:0]    mult_b,
+    input  logic [5:0]     shift,
+    input  logic signed [15:0] zp,
+    input  logic signed [15:0] lo,
+    input  logic signed [15:0] hi,
+    output logic           work_done,
+    // read ports: a = source / first operand, b = second operand, d = requant parameters
+    output logic [4*4-1:0] rd_sp,
+    output logic [4*32-1:0] rd_addr,
+    input  logic [4*CW*8-1:0] rd_data,
+    output logic           wr_en,
+    output logic [3:0]     wr_sp,
+    output logic [31:0]    wr_addr,
+    output logic [CW*8-1:0] wr_data,
+    output logic [CW-1:0]  wr_mask
+);
+  localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
+
+  logic [255:0] w;
+  logic active;
+  logic [9:0] y, x;
+  logic [15:0] ch, nch;
+  logic [3:0] ky, kx;
+  // pooling accumulators per lane: max at [32*l +: 32], sum at [64*l +: 64]
+  logic [V*32-1:0] pmax, pmax_d;
+  logic [V*64-1:0] psum, psum_d;
+
+  tessel_isa_pkg::requant_insn_t rq;
+  tessel_isa_pkg::add_insn_t ad;
+  tessel_isa_pkg::pool_insn_t pl;
+  tessel_isa_pkg::copy_insn_t cp;
+  assign rq = w;
+  assign ad = w;
+  assign pl = w;
+  assign cp = w;
+  logic [7:0] op;
+  assign op = w[7:0];
+
+  assign work_done = !active;
+
+  function automatic logic [2:0] bytes_of(input logic [1:0] elem);
+    bytes_of = elem == tessel_isa_pkg::ELEM_I8 ? 3'd1 : elem == tessel_isa_pkg::ELEM_I16 ? 3'd2
+             : 3'd4;
+  endfunction
+
+  function automatic logic signed [31:0] elem_at(input logic [CW*8-1:0] data,
+                                                 input int unsigned lane, input logic [2:0] e);
+    if (e == 3'd1) elem_at = 32'($signed(data[8*lane+:8]));
+    else if (e == 3'd2) elem_at = 32'($signed(data[16*lane+:16]));
+    else elem_at = $signed(data[32*lane+:32]);
+  endfunction
+
+  // round_half_away(t, r) = sign(t) * ((|t| + 2^(r-1)) >> r); r = 0 returns t.
+  function automatic logic signed [63:0] rha(input logic signed [63:0] t, input logic [5:0] r);
+    logic [63:0] mag;
+    if (r == 0) rha = t;
+    else begin
+      mag = t[63] ? 64'(-t) : 64'(t);
+      mag = (mag + (64'd1 << (r - 1))) >> r;
+      rha = t[63] ? -$signed(mag) : $signed(mag);
+    end
+  endfunction
+
+  function automatic logic signed [31:0] clamp(input logic signed [63:0] v,
+                                               input logic signed [15:0] l,
+                                               input logic signed [15:0] h);
+    if (v < 64'(l)) clamp = 32'(l);
+    else if (v > 64'(h)) clamp = 32'(h);
+    else clamp = 32'(v);
+  endfunction
+
+  logic [2:0] e, de;
+  logic last_window;
+  logic signed [31:0] iy, ix, in_h, in_w;
+  logic in_win;
+
+  logic [31:0] lane0;
+  logic [15:0] csz;
+  assign lane0 = 32'(ch) * V;
+  always_comb
+    case (op)
+      tessel_isa_pkg::OP_REQUANT: csz = rq.c_size;
+      tessel_isa_pkg::OP_ADD: csz = ad.c_size;
+      tessel_isa_pkg::OP_POOL: csz = pl.c_size;
+      default: csz = cp.c_size;
+    endcase
+
+  always_comb begin
+    e = op == tessel_isa_pkg::OP_ADD ? bytes_of(ad.elem)
+      : op == tessel_isa_pkg::OP_POOL ? bytes_of(pl.elem)
+      : op == tessel_isa_pkg::OP_COPY ? bytes_of(cp.elem) : 3'd4;
+    de = op == tessel_isa_pkg::OP_REQUANT ? bytes_of(rq.dst_elem) : e;
+    in_h = (32'(pl.out_h) - 1) * 32'(pl.stride_h) + 32'(pl.kh) - 32'(pl.pad_top)
+         - 32'(pl.pad_bottom);
+    in_w = (32'(pl.out_w) - 1) * 32'(pl.stride_w) + 32'(pl.kw) - 32'(pl.pad_left)
+         - 32'(pl.pad_right);
+    iy = 32'(y) * 32'(pl.stride_h) + 32'(ky) - 32'(pl.pad_top);
+    ix = 32'(x) * 32'(pl.stride_w) + 32'(kx) - 32'(pl.pad_left);
+    in_win = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+    last_window = ky == pl.kh - 1 && kx == pl.kw - 1;
+    rd_sp = '0;
+    rd_addr = '0;
+    wr_sp = '0;
+    wr_addr = '0;
+    case (op)
+      tessel_isa_pkg::OP_REQUANT: begin
+        rd_sp = {rq.param_sp, 4'd0, 4'd0, rq.src_sp};
+        rd_addr[31:0] = 32'(rq.src_addr) + (32'(y) * 32'(rq.src_stride_y)
+                      + 32'(x) * 32'(rq.src_stride_x) + lane0) * 4;
+        rd_addr[127:96] = 32'(rq.param_addr) + lane0 * 8;
+        wr_sp = rq.dst_sp;
+        wr_addr = 32'(rq.dst_addr) + (32'(y) * 32'(rq.dst_stride_y)
+                + 32'(x) * 32'(rq.dst_stride_x) + lane0) * 32'(de);
+      end
+      tessel_isa_pkg::OP_ADD: begin
+        rd_sp = {4'd0, 4'd0, ad.b_sp, ad.a_sp};
+        rd_addr[31:0] = 32'(ad.a_addr) + (32'(y) * 32'(ad.a_stride_y)
+                      + 32'(x) * 32'(ad.a_stride_x) + lane0) * 32'(e);
+        rd_addr[63:32] = 32'(ad.b_addr) + (32'(y) * 32'(ad.b_stride_y)
+                       + 32'(x) * 32'(ad.b_stride_x) + lane0) * 32'(e);
+        wr_sp = ad.dst_sp;
+        wr_addr = 32'(ad.dst_addr) + (32'(y) * 32'(ad.dst_stride_y)
+                + 32'(x) * 32'(ad.dst_stride_x) + lane0) * 32'(e);
+      end
+      tessel_isa_pkg::OP_POOL: begin
+        rd_sp = {4'd0, 4'd0, 4'd0, pl.src_sp};
+        rd_addr[31:0] = 32'(pl.src_addr) + (32'(iy) * 32'(pl.src_stride_y)
+                      + 32'(ix) * 32'(pl.src_stride_x) + lane0) * 32'(e);
+        wr_sp = pl.dst_sp;
+        wr_addr = 32'(pl.dst_addr) + (32'(y) * 32'(pl.dst_stride_y)
+                + 32'(x) * 32'(pl.dst_stride_x) + lane0) * 32'(e);
+      end
+      default: begin  // copy
+        rd_sp = {4'd0, 4'd0, 4'd0, cp.src_sp};
+        rd_addr[31:0] = 32'(cp.src_addr) + (32'(y) * 32'(cp.src_stride_y)
+                      + 32'(x) * 32'(cp.src_stride_x) + lane0) * 32'(e);
+        wr_sp = cp.dst_sp;
+        wr_addr = 32'(cp.dst_addr) + (32'(y) * 32'(cp.dst_stride_y)
+                + 32'(x) * 32'(cp.dst_stride_x) + lane0) * 32'(e);
+      end
+    endcase
+  end
+
+  always_comb begin
+    wr_data = '0;
+    wr_mask = '0;
+    for (int unsigned l = 0; l < V; l++) begin
+      logic signed [31:0] a, b, res;
+      logic signed [63:0] m, r;
+      logic lane_on;
+      lane_on = lane0 + l < 32'(csz);
+      a = elem_at(rd_data[CW*8-1:0], l, op == tessel_isa_pkg::OP_REQUANT ? 3'd4 : e);
+      b = elem_at(rd_data[2*CW*8-1:CW*8], l, e);
+      m = 64'(mult_a);
+      r = 64'(shift);
+      pmax_d[32*l+:32] = pmax[32*l+:32];
+      psum_d[64*l+:64] = psum[64*l+:64];
+      res = a;
+      case (op)
+        tessel_isa_pkg::OP_REQUANT: begin
+          if (rq.per_channel) begin
+            m = 64'($signed(rd_data[3*CW*8+64*l+:32]));
+            r = 64'($signed(rd_data[3*CW*8+64*l+32+:32]));
+          end
+          res = clamp(rha(64'(a) * m, 6'(r)) + 64'(zp), lo, hi);
+        end
+        tessel_isa_pkg::OP_ADD:
+          res = clamp(rha(64'(a) * 64'(mult_a) + 64'(b) * 64'(mult_b), shift) + 64'(zp), lo, hi);
+        tessel_isa_pkg::OP_POOL: begin
+          if (ky == 0 && kx == 0) begin
+            pmax_d[32*l+:32] = 32'sh80000000;
+            psum_d[64*l+:64] = 0;
+          end
+          if (in_win) begin
+            if (a > $signed(pmax_d[32*l+:32])) pmax_d[32*l+:32] = a;
+            psum_d[64*l+:64] = psum_d[64*l+:64] + 64'(a);
+          end
+          if (pl.mode == tessel_isa_pkg::POOL_MODE_MAX) res = $signed(pmax_d[32*l+:32]);
+          else res = clamp(rha(64'($signed(psum_d[64*l+:32])) * 64'(mult_a), shift) + 64'(zp),
+                           lo, hi);
+        end
+        default: res = a;
+      endcase
+      for (int unsigned bt = 0; bt < 4; bt++)
+        if (32'(bt) < 32'(de)) begin
+          wr_data[(l*32'(de)+bt)*8+:8] = res[8*bt+:8];
+          wr_mask[l*32'(de)+bt] = lane_on;
+        end
+    end
+    wr_en = active && (op != tessel_isa_pkg::OP_POOL || last_window);
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) active <= 1'b0;
+    else if (start) begin
+      logic [15:0] c;
+      w <= insn;
+      active <= 1'b1;
+      {y, x, ch, ky, kx} <= '0;
+      case (insn[7:0])
+        tessel_isa_pkg::OP_REQUANT:
+          c = insn[tessel_isa_pkg::REQUANT_C_SIZE_LSB+:tessel_isa_pkg::REQUANT_C_SIZE_W];
+        tessel_isa_pkg::OP_ADD: c = insn[tessel_isa_pkg::ADD_C_SIZE_LSB+:tessel_isa_pkg::ADD_C_SIZE_W];
+        tessel_isa_pkg::OP_POOL:
+          c = insn[tessel_isa_pkg::POOL_C_SIZE_LSB+:tessel_isa_pkg::POOL_C_SIZE_W];
+        default: c = insn[tessel_isa_pkg::COPY_C_SIZE_LSB+:tessel_isa_pkg::COPY_C_SIZE_W];
+      endcase
+      nch <= 16'((32'(c) + V - 1) / V);
+    end else if (active) begin
+      logic [9:0] ys, xs;
+      logic next_pixel;
+      pmax <= pmax_d;
+      psum <= psum_d;
+      ys = op == tessel_isa_pkg::OP_REQUANT ? rq.y_size : op == tessel_isa_pkg::OP_ADD ? ad.y_size
+         : op == tessel_isa_pkg::OP_POOL ? pl.out_h : cp.y_size;
+      xs = op == tessel_isa_pkg::OP_REQUANT ? rq.x_size : op == tessel_isa_pkg::OP_ADD ? ad.x_size
+         : op == tessel_isa_pkg::OP_POOL ? pl.out_w : cp.x_size;
+      next_pixel = 1'b0;
+      if (op == tessel_isa_pkg::OP_POOL && !last_window) begin
+        if (kx != pl.kw - 1) kx <= kx + 1'b1;
+        else begin
+          kx <= '0;
+          ky <= ky + 1'b1;
+        end
+      end else begin
+        ky <= '0;
+        kx <= '0;
+        if (ch != nch - 1) ch <= ch + 1'b1;
+        else begin
+          ch <= '0;
+          next_pixel = 1'b1;
+        end
+      end
+      if (next_pixel) begin
+        if (x != xs - 1) x <= x + 1'b1;
+        else begin
+          x <= '0;
+          if (y != ys - 1) y <= y + 1'b1;
+          else active <= 1'b0;
+        end
+      end
+    end
+  end
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */
