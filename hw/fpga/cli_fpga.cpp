@@ -1,0 +1,82 @@
+// `tessel fpga --hw H --out DIR [--part P] [--no-synth] [--timeout-s N]`: the FPGA flow inputs.
+#include <CLI/CLI.hpp>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "configs/hw_config.hpp"
+#include "hw/fpga/flow.hpp"
+#include "hw/fpga/tessel_design.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::fpga {
+namespace {
+
+struct FpgaCliOptions {
+  std::string hw;
+  std::string out;
+  std::string part;
+  bool no_synth = false;
+  double timeout_s = 600;
+  std::string yosys = "yosys";
+};
+
+void print_summary(const FlowResult& result, const std::string& out) {
+  std::cout << "tessel fpga: " << result.files.size() << " files in " << out << " for "
+            << result.target.part << " (" << to_string(result.target.part_source) << ") at "
+            << result.target.clock_mhz << " MHz\n";
+  if (!result.resources) {
+    std::cout << "synthesis skipped (--no-synth): run `yosys -s synth.ys` or "
+                 "`vivado -mode batch -source vivado.tcl` in "
+              << out << "\n";
+    return;
+  }
+  const FpgaResources& r = *result.resources;
+  const ResourceCounts& c = r.counts;
+  std::cout << r.tool << ", " << std::fixed << std::setprecision(1) << r.synth_seconds << " s\n"
+            << "  LUT " << c.lut << "  LUT-as-memory " << c.lut_as_memory << "  FF " << c.ff
+            << "  BRAM18 " << c.bram18 << "  BRAM36 " << c.bram36 << "  DSP48E1 " << c.dsp
+            << "  CARRY4 " << c.carry << "\n"
+            << "  Fmax: none from Yosys (see fmax_reason in resources.json)\n"
+            << "  " << out << "/resources.json\n";
+}
+
+cli::Runner setup(CLI::App& command) {
+  auto options = std::make_shared<FpgaCliOptions>();
+  command.add_option("--hw", options->hw, "Hardware config YAML")->required();
+  command.add_option("--out", options->out, "Output folder (created)")->required();
+  command.add_option("--part", options->part,
+                     "7-series part; default: the config's fpga.part, else xc7a100tcsg324-1");
+  command.add_flag("--no-synth", options->no_synth, "Write the inputs only; do not run Yosys");
+  command.add_option("--timeout-s", options->timeout_s, "Kill Yosys after this many seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--yosys", options->yosys, "The Yosys executable")->capture_default_str();
+  return [options] {
+    const HwConfig config = load_hw_config(options->hw);
+    auto test = make_test_program(config);
+    if (!test) throw_input_error({options->hw, 0, 0}, "", test.reason());
+    auto design = tessel_fpga_design(config, test.value(), source_root());
+    if (!design) throw_input_error({options->hw, 0, 0}, "", design.reason());
+    FlowOptions flow;
+    if (!options->part.empty()) flow.part = options->part;
+    flow.synthesize = !options->no_synth;
+    flow.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options->timeout_s * 1000));
+    flow.yosys = options->yosys;
+    auto result = run_flow(config, design.value(), test.value(), flow, options->out);
+    if (!result) {
+      std::cerr << "tessel fpga: error: " << result.reason() << "\n";
+      return 1;
+    }
+    print_summary(result.value(), options->out);
+    return 0;
+  };
+}
+
+const cli::Registration kFpga{
+    {"fpga", "Write FPGA flow inputs (RTL, .mem images, XDC, Vivado TCL) and synthesise with Yosys",
+     setup}};
+
+}  // namespace
+}  // namespace tessel::fpga

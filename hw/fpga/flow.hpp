@@ -1,0 +1,73 @@
+// `tessel fpga`: writes the FPGA flow inputs for a config into a folder and runs Yosys on them.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "configs/hw_config.hpp"
+#include "hw/fpga/part.hpp"
+#include "hw/fpga/resources.hpp"
+#include "hw/fpga/test_program.hpp"
+#include "hw/fpga/tool_run.hpp"
+#include "support/result.hpp"
+
+namespace tessel::fpga {
+
+/// One RTL source of the design, as it lands in `OUT/rtl/<name>`.
+struct SourceFile {
+  std::string name;       ///< file name in OUT/rtl/ (unique within the design)
+  std::string copy_from;  ///< absolute path of a checked-in file to copy; empty: `text` is it
+  std::string text;       ///< contents of a generated file (when copy_from is empty)
+};
+
+/// The design to synthesise: sources in read order (packages first) and the top module.
+struct FlowDesign {
+  std::string top;
+  std::vector<SourceFile> sources;
+  std::vector<std::string> include_dirs;  ///< absolute; passed to both tools, not copied
+  std::vector<SourceFile> data_files;     ///< extra $readmemh images written into OUT/<name>
+  std::string clock_port = "clk";
+  int program_word_bytes = 32;  ///< width of program.mem words: one instruction
+  int dram_word_bytes = 8;      ///< width of dram.mem / expected.mem words (the DRAM data port)
+};
+
+/// Files the design's `$readmemh` calls read, relative to OUT (the tools run there).
+inline constexpr const char* kProgramMem = "program.mem";
+inline constexpr const char* kDramMem = "dram.mem";
+inline constexpr const char* kExpectedMem = "expected.mem";
+
+/// How `tessel fpga` runs.
+struct FlowOptions {
+  std::optional<std::string> part;  ///< overrides the config's fpga.part (and the default)
+  bool synthesize = true;           ///< false: write the inputs only (--no-synth)
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  ///< Yosys wall-clock bound
+  std::string yosys = "yosys";  ///< the Yosys executable (looked up on PATH)
+};
+
+/// What a flow run wrote and found.
+struct FlowResult {
+  FpgaTarget target;
+  std::vector<std::string> files;          ///< every file written, relative to OUT, in order
+  std::optional<FpgaResources> resources;  ///< set when Yosys ran and succeeded
+};
+
+/// Writes into `out_dir` (created when missing):
+///   rtl/<name> for every design source (copies, so OUT is self-contained), filelist.f (the
+///   sources, OUT-relative, in read order), program.mem / program.bin / program.tasm,
+///   dram.mem / dram.bin, expected.mem (the test's output words, dram_word_bytes wide),
+///   hw.yaml (so `tessel sim OUT` runs the same test), the design's data_files,
+///   tessel_fpga.xdc, vivado.tcl, synth.ys;
+/// then, unless options.synthesize is false, runs Yosys on synth.ys within options.timeout and
+/// writes yosys.log, netlist.json, netlist.edif, yosys_stat.json and resources.json.
+/// Fails with a complete message: a bad part, a source that cannot be read, Yosys not found,
+/// Yosys failing ("yosys failed (exit 1): hw/rtl/x.sv:12: ERROR: syntax error, ...; log:
+/// OUT/yosys.log", the error's file named by its original path) or running past the timeout
+/// ("yosys killed after 5 s (--timeout-s 5); log: OUT/yosys.log"). A stale resources.json is
+/// removed first, so a failed run never leaves figures of an earlier one.
+Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
+                            const TestProgram& test, const FlowOptions& options,
+                            const std::string& out_dir);
+
+}  // namespace tessel::fpga

@@ -1,0 +1,199 @@
+// Classification of Yosys cell counts and the resources.json reader and writer.
+#include "hw/fpga/resources.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace tessel::fpga {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kSchema = "tessel.fpga.resources/1";
+
+/// LUTs per distributed-RAM / SRL primitive (UG474, 7-series CLB user guide).
+const std::map<std::string, std::int64_t, std::less<>> kLutsPerMemoryCell = {
+    {"RAM16X1S", 1}, {"RAM32X1S", 1}, {"RAM64X1S", 1}, {"RAM128X1S", 2}, {"RAM256X1S", 4},
+    {"RAM16X1D", 2}, {"RAM32X1D", 2}, {"RAM64X1D", 2}, {"RAM128X1D", 4}, {"RAM32M", 4},
+    {"RAM64M", 4},   {"SRL16E", 1},   {"SRLC16E", 1},  {"SRLC32E", 1}};
+
+/// Adds `count` cells of `type` to the group it belongs to; false when it belongs to none.
+bool classify(const std::string& type, std::int64_t count, ResourceCounts& counts) {
+  if ((type.size() == 4 && type.rfind("LUT", 0) == 0 && type[3] >= '1' && type[3] <= '6') ||
+      type == "INV") {
+    counts.lut += count;
+  } else if (const auto memory = kLutsPerMemoryCell.find(type);
+             memory != kLutsPerMemoryCell.end()) {
+    counts.lut_as_memory += count * memory->second;
+  } else if (type == "FDRE" || type == "FDSE" || type == "FDCE" || type == "FDPE") {
+    counts.ff += count;
+  } else if (type == "LDCE" || type == "LDPE") {
+    counts.latch += count;
+  } else if (type == "RAMB18E1") {
+    counts.bram18 += count;
+  } else if (type == "RAMB36E1") {
+    counts.bram36 += count;
+  } else if (type == "DSP48E1") {
+    counts.dsp += count;
+  } else if (type == "CARRY4") {
+    counts.carry += count;
+  } else if (type == "MUXF7" || type == "MUXF8") {
+    counts.muxf += count;
+  } else if (type == "IBUF" || type == "OBUF" || type == "IOBUF" || type == "OBUFT" ||
+             type == "IBUFDS" || type == "OBUFDS") {
+    counts.io += count;
+  } else if (type == "BUFG" || type == "BUFGCTRL" || type == "BUFH") {
+    counts.clock_buffers += count;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Json counts_json(const std::map<std::string, std::int64_t>& cells) {
+  Json out = Json::object();
+  for (const auto& [type, count] : cells) out[type] = count;
+  return out;
+}
+
+}  // namespace
+
+Result<std::pair<ResourceCounts, std::string>> counts_from_yosys_stat(
+    std::string_view json_text, const std::string& file_label) {
+  Json stat;
+  try {
+    stat = Json::parse(json_text);
+  } catch (const Json::exception& error) {
+    return fail(file_label + ": not JSON (" + error.what() + ")");
+  }
+  const Json* by_type = nullptr;
+  if (stat.contains("design") && stat["design"].contains("num_cells_by_type")) {
+    by_type = &stat["design"]["num_cells_by_type"];
+  } else if (stat.contains("modules") && stat["modules"].is_object() &&
+             stat["modules"].size() == 1 &&
+             stat["modules"].begin()->contains("num_cells_by_type")) {
+    by_type = &(*stat["modules"].begin())["num_cells_by_type"];
+  }
+  if (by_type == nullptr || !by_type->is_object()) {
+    return fail(file_label +
+                ": no design.num_cells_by_type (not the output of Yosys `stat -json`?)");
+  }
+  ResourceCounts counts;
+  for (const auto& [type, count] : by_type->items()) {
+    if (!count.is_number_integer() || count.get<std::int64_t>() < 0) {
+      return fail(file_label + ": num_cells_by_type." + type + " is not a count");
+    }
+    const auto n = count.get<std::int64_t>();
+    counts.cells_by_type[type] = n;
+    if (!classify(type, n, counts)) counts.unclassified[type] = n;
+  }
+  const std::string tool = stat.value("creator", std::string("Yosys (version unknown)"));
+  return std::pair{counts, tool};
+}
+
+std::string to_json(const FpgaResources& r) {
+  Json out;
+  out["schema"] = kSchema;
+  out["config"] = {{"name", r.config_name}, {"hash", r.config_hash}};
+  out["target"] = {
+      {"part", r.part}, {"family", r.yosys_family}, {"top", r.top}, {"clock_mhz", r.clock_mhz}};
+  out["tool"] = r.tool;
+  out["tessel_version"] = r.tessel_version;
+  out["synth_seconds"] = r.synth_seconds;
+  const ResourceCounts& c = r.counts;
+  out["resources"] = {{"lut", c.lut},
+                      {"lut_as_memory", c.lut_as_memory},
+                      {"ff", c.ff},
+                      {"latch", c.latch},
+                      {"bram18", c.bram18},
+                      {"bram36", c.bram36},
+                      {"bram36_equivalent", c.bram36_equivalent()},
+                      {"dsp", c.dsp},
+                      {"carry", c.carry},
+                      {"muxf", c.muxf},
+                      {"io", c.io},
+                      {"clock_buffers", c.clock_buffers}};
+  out["fmax_mhz"] = r.fmax_mhz ? Json(*r.fmax_mhz) : Json(nullptr);
+  out["fmax_reason"] = r.fmax_reason;
+  out["cells_by_type"] = counts_json(c.cells_by_type);
+  out["unclassified_cells"] = counts_json(c.unclassified);
+  return out.dump(2) + "\n";
+}
+
+Result<FpgaResources> parse_resources(std::string_view text, const std::string& file_label) {
+  Json in;
+  try {
+    in = Json::parse(text);
+  } catch (const Json::exception& error) {
+    return fail(file_label + ": not JSON (" + error.what() + ")");
+  }
+  if (!in.is_object() || in.value("schema", std::string()) != kSchema) {
+    return fail(file_label + ": schema: expected \"" + std::string(kSchema) + "\"");
+  }
+  FpgaResources r;
+  // Each access names its key when the value is missing or of the wrong type.
+  std::string key;
+  try {
+    key = "config.name";
+    r.config_name = in.at("config").at("name").get<std::string>();
+    key = "config.hash";
+    r.config_hash = in.at("config").at("hash").get<std::string>();
+    key = "target.part";
+    r.part = in.at("target").at("part").get<std::string>();
+    key = "target.family";
+    r.yosys_family = in.at("target").at("family").get<std::string>();
+    key = "target.top";
+    r.top = in.at("target").at("top").get<std::string>();
+    key = "target.clock_mhz";
+    r.clock_mhz = in.at("target").at("clock_mhz").get<double>();
+    key = "tool";
+    r.tool = in.at("tool").get<std::string>();
+    key = "tessel_version";
+    r.tessel_version = in.at("tessel_version").get<std::string>();
+    key = "synth_seconds";
+    r.synth_seconds = in.at("synth_seconds").get<double>();
+    const Json& res = in.at("resources");
+    auto count = [&](const char* name, std::int64_t& field) {
+      key = std::string("resources.") + name;
+      field = res.at(name).get<std::int64_t>();
+      if (field < 0) throw std::out_of_range("negative");
+    };
+    count("lut", r.counts.lut);
+    count("lut_as_memory", r.counts.lut_as_memory);
+    count("ff", r.counts.ff);
+    count("latch", r.counts.latch);
+    count("bram18", r.counts.bram18);
+    count("bram36", r.counts.bram36);
+    count("dsp", r.counts.dsp);
+    count("carry", r.counts.carry);
+    count("muxf", r.counts.muxf);
+    count("io", r.counts.io);
+    count("clock_buffers", r.counts.clock_buffers);
+    key = "fmax_mhz";
+    if (!in.at("fmax_mhz").is_null()) r.fmax_mhz = in.at("fmax_mhz").get<double>();
+    key = "fmax_reason";
+    r.fmax_reason = in.at("fmax_reason").get<std::string>();
+    key = "cells_by_type";
+    for (const auto& [type, n] : in.at("cells_by_type").items()) {
+      r.counts.cells_by_type[type] = n.get<std::int64_t>();
+    }
+    key = "unclassified_cells";
+    for (const auto& [type, n] : in.at("unclassified_cells").items()) {
+      r.counts.unclassified[type] = n.get<std::int64_t>();
+    }
+  } catch (const std::exception&) {
+    return fail(file_label + ": " + key + ": missing or not a valid value");
+  }
+  return r;
+}
+
+Result<FpgaResources> read_resources(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path + ": cannot read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_resources(text.str(), path);
+}
+
+}  // namespace tessel::fpga

@@ -1,0 +1,79 @@
+// FPGA resource figures (resources.json): what synthesis used, as an area axis for sweeps.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "support/result.hpp"
+
+namespace tessel::fpga {
+
+/// Counts of Xilinx 7-series primitives in a synthesised netlist, grouped the way Vivado's
+/// utilization report groups them. Figures are Yosys's mapping, not Vivado's: expect Vivado's
+/// LUT count after opt/place to differ (typically lower; it packs LUT pairs and trims more).
+struct ResourceCounts {
+  std::int64_t lut = 0;            ///< LUT1..LUT6 and INV (Vivado maps INV to a LUT1)
+  std::int64_t lut_as_memory = 0;  ///< LUTs used as distributed RAM or SRL, in LUTs (RAM64M = 4)
+  std::int64_t ff = 0;             ///< FDRE, FDSE, FDCE, FDPE
+  std::int64_t latch = 0;          ///< LDCE, LDPE (a latch in an accelerator is usually a bug)
+  std::int64_t bram18 = 0;         ///< RAMB18E1
+  std::int64_t bram36 = 0;         ///< RAMB36E1
+  std::int64_t dsp = 0;            ///< DSP48E1
+  std::int64_t carry = 0;          ///< CARRY4
+  std::int64_t muxf = 0;           ///< MUXF7, MUXF8
+  std::int64_t io = 0;             ///< IBUF, OBUF, IOBUF, OBUFT, IBUFDS, OBUFDS
+  std::int64_t clock_buffers = 0;  ///< BUFG, BUFGCTRL, BUFH
+  std::map<std::string, std::int64_t> cells_by_type;  ///< every cell type, as Yosys reports
+  std::map<std::string, std::int64_t> unclassified;   ///< types in none of the groups above
+
+  /// Block RAM tiles as Vivado counts them: bram36 + bram18 / 2.
+  double bram36_equivalent() const { return static_cast<double>(bram36) + bram18 / 2.0; }
+
+  bool operator==(const ResourceCounts&) const = default;
+};
+
+/// Why resources.json carries no Fmax: Yosys 0.23 has no usable Xilinx timing model.
+inline constexpr std::string_view kNoFmaxReason =
+    "Yosys 0.23 gives no Fmax for Xilinx netlists: its `sta` pass has no timing arcs for CARRY4 "
+    "or DSP48E1 and does not end paths at flip-flops, so its arrival times are not a clock "
+    "period; run vivado.tcl and read vivado/timing_summary.rpt (WNS against the XDC clock)";
+
+/// One synthesis result: the counts and where they came from.
+struct FpgaResources {
+  std::string config_name;
+  std::string config_hash;     ///< content_hash of the HwConfig
+  std::string part;            ///< the target part
+  std::string yosys_family;    ///< synth_xilinx -family
+  std::string top;             ///< the synthesised top module
+  double clock_mhz = 0;        ///< the XDC clock target
+  std::string tool;            ///< Yosys's version line, e.g. "Yosys 0.23 (git sha1 7ce5011c24b)"
+  std::string tessel_version;  ///< tessel::version() of the writer
+  double synth_seconds = 0;    ///< wall-clock time of the Yosys run
+  ResourceCounts counts;
+  std::optional<double> fmax_mhz;  ///< estimated Fmax when a tool gave one; null otherwise
+  std::string fmax_reason;         ///< why fmax_mhz is null (empty when it is set)
+
+  bool operator==(const FpgaResources&) const = default;
+};
+
+/// Classifies the cell counts of Yosys's `stat -json` output (`design.num_cells_by_type`, or the
+/// one module's when there is no `design` entry) and returns them with the `creator` line as
+/// the tool. Fails on text that is not such JSON, naming `file_label`.
+Result<std::pair<ResourceCounts, std::string>> counts_from_yosys_stat(
+    std::string_view json_text, const std::string& file_label);
+
+/// resources.json text (schema in docs/fpga.md): 2-space indented, keys in a fixed order.
+std::string to_json(const FpgaResources& resources);
+
+/// Reads a resources.json written by `tessel fpga` (schema "tessel.fpga.resources/1"). Fails,
+/// naming the path and the key, when the file is unreadable, not that schema, or a count is
+/// missing or negative.
+Result<FpgaResources> read_resources(const std::string& path);
+
+/// As read_resources, from text; `file_label` names it in messages.
+Result<FpgaResources> parse_resources(std::string_view text, const std::string& file_label);
+
+}  // namespace tessel::fpga

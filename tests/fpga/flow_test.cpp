@@ -1,0 +1,197 @@
+// Bounded tool runs and the whole flow on a tiny design with the real Yosys (a few seconds).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "configs/hw_config.hpp"
+#include "hw/fpga/flow.hpp"
+#include "hw/fpga/tool_run.hpp"
+
+namespace tessel::fpga {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+const std::string kSource = TESSEL_SOURCE_DIR;
+const std::string kData = kSource + "/tests/fpga/data/";
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool have_yosys() {
+  return std::system("yosys -V >/dev/null 2>&1") == 0;
+}
+
+class FpgaFlow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessel_fpga_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(FpgaFlow, tool_run_reports_exit_status_and_output) {
+  auto run = run_tool({"sh", "-c", "echo hello; exit 3"}, dir_.string(), (dir_ / "out").string(),
+                      milliseconds(10000));
+  ASSERT_TRUE(run.ok()) << run.reason();
+  EXPECT_EQ(run.value().outcome, ToolRun::Outcome::kFailed);
+  EXPECT_EQ(run.value().exit_code, 3);
+  EXPECT_EQ(read(dir_ / "out"), "hello\n");
+}
+
+TEST_F(FpgaFlow, tool_run_kills_the_whole_process_group_at_the_timeout) {
+  // The shell starts a child that would outlive it; both must be gone when run_tool returns.
+  const auto start = std::chrono::steady_clock::now();
+  auto run = run_tool({"sh", "-c", "sleep 30 & echo $! > child.pid; wait"}, dir_.string(),
+                      (dir_ / "out").string(), milliseconds(300));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(run.ok()) << run.reason();
+  EXPECT_EQ(run.value().outcome, ToolRun::Outcome::kTimedOut);
+  EXPECT_EQ(run.value().exit_code, -1);
+  EXPECT_LT(seconds, 5.0);
+  std::string child = read(dir_ / "child.pid");
+  while (!child.empty() && child.back() == '\n') child.pop_back();
+  ASSERT_FALSE(child.empty());
+  // kill -0 fails once the sleeping child is gone (reaped by init after its parent died).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = std::system(("kill -0 " + child + " 2>/dev/null").c_str()) != 0;
+    if (!gone) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "process " << child << " outlived the timeout";
+}
+
+TEST_F(FpgaFlow, tool_that_cannot_start_is_a_failure) {
+  EXPECT_EQ(
+      run_tool({"tessel-no-such-tool"}, dir_.string(), (dir_ / "out").string(), milliseconds(1000))
+          .reason(),
+      "tessel-no-such-tool: cannot run: No such file or directory");
+}
+
+TEST(FpgaLog, first_error_line_is_the_located_yosys_error) {
+  EXPECT_EQ(first_error_line("1. Executing\nrtl/x.sv:4: ERROR: syntax error, unexpected ';'\n"
+                             "ERROR: second\n"),
+            "rtl/x.sv:4: ERROR: syntax error, unexpected ';'");
+  EXPECT_EQ(first_error_line("all fine\n"), "");
+}
+
+FlowDesign smoke_design() {
+  FlowDesign design;
+  design.top = "smoke_top";
+  design.sources = {{"smoke_top.sv", kData + "smoke_top.sv", ""}};
+  design.data_files = {{"smoke_rom.mem", kData + "smoke_rom.mem", ""}};
+  return design;
+}
+
+const std::string kEdge = kSource + "/configs/hw/edge-small.yaml";
+
+TEST_F(FpgaFlow, no_synth_writes_every_input_and_no_yosys_output) {
+  const HwConfig config = load_hw_config(kEdge);
+  FlowOptions options;
+  options.synthesize = false;
+  auto result =
+      run_flow(config, smoke_design(), make_test_program(config).value(), options, dir_.string());
+  ASSERT_TRUE(result.ok()) << result.reason();
+  EXPECT_EQ(
+      result.value().files,
+      (std::vector<std::string>{"rtl/smoke_top.sv", "filelist.f", "program.mem", "program.bin",
+                                "program.tasm", "dram.mem", "dram.bin", "expected.mem", "hw.yaml",
+                                "smoke_rom.mem", "tessel_fpga.xdc", "vivado.tcl", "synth.ys"}));
+  EXPECT_FALSE(result.value().resources.has_value());
+  EXPECT_FALSE(fs::exists(dir_ / "resources.json"));
+  EXPECT_EQ(read(dir_ / "filelist.f"), "rtl/smoke_top.sv\n");
+  EXPECT_EQ(read(dir_ / "rtl/smoke_top.sv"), read(kData + "smoke_top.sv"));
+  EXPECT_NE(read(dir_ / "tessel_fpga.xdc").find("create_clock -period 2.500 -name clk"),
+            std::string::npos);
+  // 5 instructions of 32 bytes: 5 lines of 64 hex digits; the DRAM image 0x300 B = 96 words.
+  const std::string program = read(dir_ / "program.mem");
+  EXPECT_EQ(program.size(), 5u * 65u);
+  EXPECT_EQ(read(dir_ / "dram.mem").size(), 96u * 17u);
+  // expected.mem: 32 int32 outputs = 16 words of 8 bytes; word 0 holds outputs 0 and 1.
+  const std::string expected = read(dir_ / "expected.mem");
+  EXPECT_EQ(expected.size(), 16u * 17u);
+  EXPECT_EQ(expected.substr(8, 8), "00000026");  // output[0] = 38 in the low half
+  EXPECT_EQ(read(dir_ / "hw.yaml"), to_yaml(config));
+}
+
+TEST_F(FpgaFlow, yosys_maps_the_smoke_design_to_the_hand_counted_primitives) {
+  if (!have_yosys()) GTEST_SKIP() << "yosys not found on PATH";
+  const HwConfig config = load_hw_config(kEdge);
+  auto result =
+      run_flow(config, smoke_design(), make_test_program(config).value(), {}, dir_.string());
+  ASSERT_TRUE(result.ok()) << result.reason();
+  ASSERT_TRUE(result.value().resources.has_value());
+  const ResourceCounts& c = result.value().resources->counts;
+  EXPECT_EQ(c.ff, 32 + 9);    // count and addr; rom_q sits in the BRAM, prod in the DSP
+  EXPECT_EQ(c.carry, 8 + 3);  // a 32-bit and a 9-bit incrementer, 4 bits per CARRY4
+  EXPECT_EQ(c.bram18, 1);     // 512 x 32 bits = one RAMB18E1 in 512x36 mode
+  EXPECT_EQ(c.bram36, 0);
+  EXPECT_EQ(c.dsp, 1);            // the 8x8 multiply
+  EXPECT_EQ(c.io, 2 + 16 + 32);   // clk, rst, a, b in; q out
+  EXPECT_EQ(c.lut, 16 + 16 + 2);  // 3-input XOR on q[15:0], 2-input on q[31:16], 2 INV
+  auto back = read_resources((dir_ / "resources.json").string());
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), *result.value().resources);
+  EXPECT_EQ(back.value().tool.rfind("Yosys ", 0), 0u);
+  EXPECT_FALSE(back.value().fmax_mhz.has_value());
+  EXPECT_TRUE(fs::exists(dir_ / "netlist.edif"));
+  EXPECT_TRUE(fs::exists(dir_ / "netlist.json"));
+}
+
+TEST_F(FpgaFlow, yosys_error_is_reported_at_the_original_source_line) {
+  if (!have_yosys()) GTEST_SKIP() << "yosys not found on PATH";
+  const HwConfig config = load_hw_config(kEdge);
+  FlowDesign design;
+  design.top = "broken";
+  design.sources = {{"broken.sv", kData + "broken.sv", ""}};
+  auto result = run_flow(config, design, make_test_program(config).value(), {}, dir_.string());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.reason(), "yosys failed (exit 1): " + kData +
+                                 "broken.sv:4: ERROR: syntax error, unexpected ';'; log: " +
+                                 (dir_ / "yosys.log").string());
+  EXPECT_FALSE(fs::exists(dir_ / "resources.json"));
+}
+
+TEST_F(FpgaFlow, timeout_kills_yosys_and_leaves_no_resources) {
+  if (!have_yosys()) GTEST_SKIP() << "yosys not found on PATH";
+  const HwConfig config = load_hw_config(kEdge);
+  std::ofstream(dir_ / "resources.json") << "stale";
+  FlowOptions options;
+  options.timeout = milliseconds(200);
+  auto result =
+      run_flow(config, smoke_design(), make_test_program(config).value(), options, dir_.string());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.reason(),
+            "yosys killed after 0.2 s (--timeout-s 0.2); log: " + (dir_ / "yosys.log").string());
+  EXPECT_FALSE(fs::exists(dir_ / "resources.json"));
+}
+
+TEST_F(FpgaFlow, bad_part_fails_before_writing_anything) {
+  const HwConfig config = load_hw_config(kEdge);
+  FlowOptions options;
+  options.part = "xc7a100t";
+  auto result = run_flow(config, smoke_design(), make_test_program(config).value(), options,
+                         (dir_ / "out").string());
+  EXPECT_EQ(result.reason(),
+            "--part: part 'xc7a100t': no speed grade (Vivado needs the full name, e.g. "
+            "xc7a100t-1)");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+}  // namespace
+}  // namespace tessel::fpga
