@@ -158,6 +158,13 @@ int64_t deep_reuse_gap_bytes(const Op& op, const Box& in, const Box& out, int64_
   // Not a sliding window: the output must sit wholly below the input (no overlap).
   if (!windowed) return out.h.size() * out_row_bytes;
   const int64_t in_row_bytes = in.w.size() * in_pixel_bytes;
+  if (granularity == ReuseGranularity::Point &&
+      (op.kind == OpKind::Eltwise || op.kind == OpKind::Add) && in.h == out.h && in.w == out.w) {
+    // Closed form of the point walk below for a 1x1 window over the same box: pixel p writes
+    // up to (p + 1) * out_pixel_bytes while pixel p + 1 still reads from (p + 1) * in_pixel_bytes.
+    const int64_t pixels = out.h.size() * out.w.size();
+    return std::max<int64_t>(0, (pixels - 1) * (out_pixel_bytes - in_pixel_bytes));
+  }
 
   // Walk steps from last to first, keeping the lowest input byte any later step reads.
   constexpr int64_t no_read = INT64_MAX / 4;  // nothing read later: any write is safe

@@ -22,44 +22,6 @@ std::string resolve_hw(const std::string& hw) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
 }
 
-void print_table(const ScheduledNet& result) {
-  const Schedule& s = result.schedule;
-  std::printf("%-4s %-28s %4s %5s %9s %-9s %3s %3s %12s %12s %12s\n", "grp", "first..last op",
-              "ops", "tiles", "tile", "halo", "wr", "db", "dram_bytes", "cycles", "peak_bytes");
-  for (size_t i = 0; i < s.groups.size(); ++i) {
-    const auto& g = s.groups[i];
-    std::string span = result.net.op(g.ops.front()).name;
-    if (g.ops.size() > 1) span += ".." + result.net.op(g.ops.back()).name;
-    if (span.size() > 28) span = span.substr(0, 12) + "..." + span.substr(span.size() - 13);
-    int64_t peak = 0;
-    for (int64_t p : g.peak_bytes) peak += p;
-    const std::string tile = g.dram_view
-                                 ? "view"
-                                 : std::to_string(g.tile_rows) + "x" + std::to_string(g.tile_cols) +
-                                       "x" + std::to_string(g.tile_channels);
-    std::printf("%-4zu %-28s %4zu %5lld %9s %-9s %3s %3s %12lld %12lld %12lld\n", i, span.c_str(),
-                g.ops.size(), static_cast<long long>(g.tiles()), tile.c_str(), to_string(g.halo),
-                g.weights_resident ? "y" : "n", g.double_buffered ? "y" : "n",
-                static_cast<long long>(g.traffic.total()), static_cast<long long>(g.cycles),
-                static_cast<long long>(peak));
-  }
-  std::printf(
-      "\n%s on %s, policy %s (objective %s): %zu groups\n"
-      "dram_bytes %lld (read %lld, write %lld; weights %lld, activations in %lld, out %lld)\n"
-      "compulsory_bytes %lld (x%.3f)\ncycles %lld, roofline_cycles %lld (x%.3f)\nmacs %lld, "
-      "search %.3f s\n",
-      s.model.c_str(), s.config.c_str(), s.policy.c_str(), s.objective.c_str(), s.groups.size(),
-      static_cast<long long>(s.traffic.total()), static_cast<long long>(s.traffic.read()),
-      static_cast<long long>(s.traffic.write()), static_cast<long long>(s.traffic.weights_read),
-      static_cast<long long>(s.traffic.activations_read),
-      static_cast<long long>(s.traffic.activations_written),
-      static_cast<long long>(s.compulsory_bytes),
-      static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
-      static_cast<long long>(s.cycles), static_cast<long long>(s.roofline_cycles),
-      static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
-      static_cast<long long>(s.macs), s.search_seconds);
-}
-
 cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
@@ -90,7 +52,7 @@ cli::Runner setup_schedule(CLI::App& command) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
     }
-    if (!o->quiet && o->json != "-") print_table(result.value());
+    if (!o->quiet && o->json != "-") std::fputs(format_table(result.value()).c_str(), stdout);
     if (!o->json.empty()) {
       const auto text = to_json(result.value().schedule, result.value().net).dump(1) + "\n";
       if (o->json == "-") {

@@ -1,6 +1,8 @@
 // schedule_graph: IR -> Net (policy's form) -> policy -> totals -> checker.
 #include "scheduler/driver.hpp"
 
+#include <cstdio>
+
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/policy.hpp"
@@ -27,6 +29,63 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   }
   ScheduledNet out{std::move(net).value(), std::move(schedule).value()};
   out.schedule.config = config.name;
+  return out;
+}
+
+}  // namespace tessel::sched
+
+namespace tessel::sched {
+
+namespace {
+template <typename... Args>
+void append(std::string& out, const char* format, Args... args) {
+  char line[512];
+  std::snprintf(line, sizeof line, format, args...);
+  out += line;
+}
+}  // namespace
+
+std::string format_table(const ScheduledNet& result) {
+  const Schedule& s = result.schedule;
+  std::string out;
+  append(out, "%-4s %-28s %4s %5s %11s %-9s %3s %3s %12s %11s %11s %11s %11s %9s\n", "grp",
+         "first..last op", "ops", "tiles", "tile", "halo", "wr", "db", "dram_bytes", "load_cyc",
+         "compute_cyc", "store_cyc", "cycles", "peak_B");
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    const auto& g = s.groups[i];
+    std::string span = result.net.op(g.ops.front()).name;
+    if (g.ops.size() > 1) span += ".." + result.net.op(g.ops.back()).name;
+    if (span.size() > 28) span = span.substr(0, 12) + "..." + span.substr(span.size() - 13);
+    int64_t peak = 0;
+    for (int64_t p : g.peak_bytes) peak += p;
+    const std::string tile = g.dram_view
+                                 ? "view"
+                                 : std::to_string(g.tile_rows) + "x" + std::to_string(g.tile_cols) +
+                                       "x" + std::to_string(g.tile_channels);
+    append(out,
+           "%-4zu %-28s %4zu %5lld %11s %-9s %3s %3s %12lld %11lld %11lld %11lld %11lld %9lld\n", i,
+           span.c_str(), g.ops.size(), static_cast<long long>(g.tiles()), tile.c_str(),
+           to_string(g.halo), g.weights_resident ? "y" : "n", g.double_buffered ? "y" : "n",
+           static_cast<long long>(g.traffic.total()), static_cast<long long>(g.load_cycles),
+           static_cast<long long>(g.compute_cycles), static_cast<long long>(g.store_cycles),
+           static_cast<long long>(g.cycles), static_cast<long long>(peak));
+  }
+  append(out,
+         "\n%s on %s, policy %s (objective %s): %zu groups\n"
+         "dram_bytes %lld (read %lld, write %lld; weights %lld, activations in %lld, out %lld)\n",
+         s.model.c_str(), s.config.c_str(), s.policy.c_str(), s.objective.c_str(), s.groups.size(),
+         static_cast<long long>(s.traffic.total()), static_cast<long long>(s.traffic.read()),
+         static_cast<long long>(s.traffic.write()), static_cast<long long>(s.traffic.weights_read),
+         static_cast<long long>(s.traffic.activations_read),
+         static_cast<long long>(s.traffic.activations_written));
+  append(out,
+         "compulsory_bytes %lld (x%.3f)\ncycles %lld, roofline_cycles %lld (x%.3f)\nmacs %lld, "
+         "search %.3f s\n",
+         static_cast<long long>(s.compulsory_bytes),
+         static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
+         static_cast<long long>(s.cycles), static_cast<long long>(s.roofline_cycles),
+         static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
+         static_cast<long long>(s.macs), s.search_seconds);
   return out;
 }
 

@@ -23,6 +23,10 @@ struct ScheduledNet {
 Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,
                                     const std::string& policy, Objective objective);
 
+/// The per-group table `tessel schedule` prints (tiles, halo, residency, bytes, engine cycles)
+/// followed by the totals.
+std::string format_table(const ScheduledNet& result);
+
 /// Parses "bytes" or "latency".
 Result<Objective> parse_objective(const std::string& text);
 

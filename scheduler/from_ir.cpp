@@ -90,6 +90,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         if (!t.ok()) return t.failure();
         out.output = t.value();
         out.weight_bytes = w[0] * per_output * wb + (bias ? w[0] * kBiasBytes : 0);
+        out.requant_table_bytes = w[0] * kRequantEntryBytes;
         out.macs = net.tensor(out.output).shape.elements() * per_output;
         net.add_op(std::move(out));
         continue;
@@ -139,6 +140,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         const int64_t n = net.tensor(out.output).shape.c;
         const bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
         out.weight_bytes = k * n * wb + (bias ? n * kBiasBytes : 0);
+        out.requant_table_bytes = n * kRequantEntryBytes;
         out.macs = k * n;
         net.add_op(std::move(out));
         continue;

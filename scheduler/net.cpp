@@ -81,6 +81,12 @@ int64_t Net::total_weight_bytes() const {
   return total;
 }
 
+int64_t Net::total_requant_table_bytes() const {
+  int64_t total = 0;
+  for (const auto& op : ops) total += op.requant_table_bytes;
+  return total;
+}
+
 int64_t Net::io_bytes() const {
   int64_t total = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -147,6 +153,7 @@ int NetBuilder::conv(const std::string& name, int x, int64_t out_channels, const
   op.macs = out.elements() * weights_per_output;
   op.weight_bytes = out_channels * weights_per_output * weight_element_bytes_ +
                     (bias ? out_channels * kBiasBytes : 0);
+  op.requant_table_bytes = out_channels * kRequantEntryBytes;
   return emit(std::move(op), out);
 }
 
@@ -245,6 +252,7 @@ int NetBuilder::gemm(const std::string& name, int x, int64_t out_features, bool 
   op.macs = in.elements() * out_features;
   op.weight_bytes =
       in.elements() * out_features * weight_element_bytes_ + (bias ? out_features * kBiasBytes : 0);
+  op.requant_table_bytes = out_features * kRequantEntryBytes;
   return emit(std::move(op), Shape3{out_features, 1, 1});
 }
 

@@ -59,9 +59,12 @@ struct Op {
   std::string type;  ///< the source op type, for reports ("Relu", "BatchNorm", "Scale")
   std::vector<int> inputs;
   int output = -1;
-  Window window;                        ///< Conv, pools, Pad
-  int64_t groups = 1;                   ///< Conv channel groups
-  int64_t weight_bytes = 0;             ///< weights + bias in DRAM/on-chip element format
+  Window window;             ///< Conv, pools, Pad
+  int64_t groups = 1;        ///< Conv channel groups
+  int64_t weight_bytes = 0;  ///< weights + int32 bias, compact, as stored in DRAM
+  /// Conv/Gemm: the requantization table codegen loads with the weights, 8 B per output
+  /// channel (int32 multiplier + int32 shift, docs/isa.md); counted as weight traffic.
+  int64_t requant_table_bytes = 0;
   int64_t macs = 0;                     ///< multiply-accumulates (Conv, Gemm)
   int64_t vector_elements = 0;          ///< elements the vector unit processes (everything else)
   std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input
@@ -91,11 +94,15 @@ struct Net {
 
   int64_t total_macs() const;
   int64_t total_weight_bytes() const;
+  int64_t total_requant_table_bytes() const;
   /// Bytes of the network inputs and outputs, each once.
   int64_t io_bytes() const;
 };
 
 /// Output shape of a windowed op on `in` (floor division, as ONNX with ceil_mode=0).
+/// Bytes of the requant table of a matrix op with `out_channels` outputs (docs/isa.md).
+inline constexpr int64_t kRequantEntryBytes = 8;
+
 int64_t window_out_extent(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                           int64_t pad_begin, int64_t pad_end);
 

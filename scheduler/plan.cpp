@@ -2,6 +2,7 @@
 #include "scheduler/plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "scheduler/alloc.hpp"
@@ -192,6 +193,16 @@ int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
   if (box.c.size() == shape.c && box.w.size() == shape.w) {
     return bursts_covering(box.h.b * shape.w * pixel, box.h.size() * shape.w * pixel, burst_bytes);
   }
+  const int64_t row_bytes = shape.w * pixel;
+  if (box.c.size() == shape.c && row_bytes % burst_bytes == 0) {
+    // Every row starts on a burst boundary: each row's run costs the same.
+    return box.h.size() * bursts_covering(box.w.b * pixel, box.w.size() * pixel, burst_bytes);
+  }
+  if (box.c.size() != shape.c && pixel % burst_bytes == 0) {
+    // Every pixel starts on a burst boundary: each pixel's channel run costs the same.
+    return box.h.size() * box.w.size() *
+           bursts_covering(box.c.b * element_bytes, box.c.size() * element_bytes, burst_bytes);
+  }
   int64_t bursts = 0;
   for (int64_t r = box.h.b; r < box.h.e; ++r) {
     if (box.c.size() == shape.c) {
@@ -228,6 +239,12 @@ struct TileGeometry {
   int64_t tiles = 0;
   std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
   std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
+  // Filled by measure_geometry: what allocation needs, independent of halo/residency/buffering.
+  std::vector<int64_t> rows_per_step;     // per op: output rows per conv instruction
+  std::vector<int64_t> weight_slice_max;  // per op: on-chip weight bytes of the widest slice
+  std::vector<int64_t> acc_max;           // per op: accumulator bytes of one instruction
+  std::vector<int64_t> pixel_bytes;       // per local: bytes per stored pixel (block padded)
+  std::vector<int64_t> max_pixels;        // per local: largest tile, pixels
 };
 
 TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
@@ -282,10 +299,17 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options) {
   std::vector<Mapping> out;
+  // Tiles split the tensors the group stores; more parts than their rows (columns) would only
+  // add empty tiles.
   int64_t max_rows = 1, max_cols = 1;
   for (int op : ops) {
-    max_rows = std::max(max_rows, net.tensor(net.op(op).output).shape.h);
-    max_cols = std::max(max_cols, net.tensor(net.op(op).output).shape.w);
+    const Tensor& t = net.tensor(net.op(op).output);
+    bool stored = t.network_output;
+    for (int consumer : t.consumers)
+      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
+    if (!stored) continue;
+    max_rows = std::max(max_rows, t.shape.h);
+    max_cols = std::max(max_cols, t.shape.w);
   }
   std::vector<int64_t> row_counts;
   for (int64_t k = 1; k <= max_rows;) {
@@ -300,8 +324,9 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     const OpKind kind = net.op(ops[i]).kind;
     channel_tileable &= kind == OpKind::Eltwise || kind == OpKind::Add;
   }
+  // They serve weight streaming; without it a channel tile only re-reads the input.
   std::vector<int64_t> channel_counts = {1};
-  if (channel_tileable) {
+  if (channel_tileable && options.allow_streamed_weights) {
     const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
     for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
   }
@@ -332,6 +357,97 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
 
 namespace {
 
+// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit reads
+// (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise `[cb][ky][kx][C]`),
+// the int32 bias vector of whole output blocks and the requant table (8 B per channel). Ops
+// without matrix work keep their compact parameters (BatchNorm/Scale vectors).
+int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c) {
+  if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
+  if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
+  const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
+  const int64_t oc_blocks = (c.e - 1) / cols - c.b / cols + 1;
+  const Shape3 in = net.tensor(op.inputs[0]).shape;
+  int64_t blocks_elements = 0;
+  if (op.kind == OpKind::Gemm) {
+    blocks_elements = oc_blocks * ceil_div(in.elements(), rows) * rows * cols;
+  } else if (is_depthwise(net, op)) {
+    blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;
+  } else {
+    blocks_elements = oc_blocks * ceil_div(in.c / op.groups, rows) * op.window.kernel_h *
+                      op.window.kernel_w * rows * cols;
+  }
+  return blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
+         c.size() * kRequantEntryBytes;
+}
+
+// Requant-table DRAM bytes of the loads for output channels `c`.
+int64_t table_bytes_for(const Net& net, const Op& op, Interval c) {
+  if (op.requant_table_bytes == 0 || c.empty()) return 0;
+  return op.requant_table_bytes / net.tensor(op.output).shape.c * c.size();
+}
+
+// Fills the geometry-only figures of `geo` (see TileGeometry).
+void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g,
+                      TileGeometry& geo) {
+  const size_t locals = g.tensors.size();
+  // Conv instruction granularity (also the deep-reuse step): rows per conv instruction.
+  geo.rows_per_step.assign(g.ops.size(), 1);
+  std::vector<int64_t>& weight_slice_max = geo.weight_slice_max;
+  std::vector<int64_t>& acc_max = geo.acc_max;
+  weight_slice_max.assign(g.ops.size(), 0);
+  acc_max.assign(g.ops.size(), 0);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    const size_t out = static_cast<size_t>(g.out_local[pos]);
+    int64_t widest = 1;
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      widest = std::max(widest, geo.need[static_cast<size_t>(t) * locals + out].w.size());
+    }
+    if (op.kind == OpKind::Conv) geo.rows_per_step[pos] = conv_rows_per_step(machine, widest);
+    Interval previous_c{-1, -1};
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box& box = geo.need[static_cast<size_t>(t) * locals + out];
+      if (box.empty()) continue;
+      if (!(box.c == previous_c)) {
+        weight_slice_max[pos] =
+            std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c));
+        previous_c = box.c;
+      }
+      if (has_matrix_work(op)) {
+        const int64_t rows = std::min(geo.rows_per_step[pos], box.h.size());
+        acc_max[pos] = std::max(acc_max[pos], rows * box.w.size() *
+                                                  ceil_div(box.c.size(), machine.matrix_cols) *
+                                                  machine.matrix_cols * machine.accumulator_bytes);
+      }
+    }
+  }
+
+  // Buffers are HWC tiles, channels padded to the matrix block where a matrix op reads.
+  std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
+  std::vector<int64_t>& max_pixels = geo.max_pixels;
+  pixel_bytes.assign(locals, 0);
+  max_pixels.assign(locals, 0);
+  std::vector<int64_t> block_of(locals, 1);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (!has_matrix_work(op)) continue;
+    for (int in : g.in_local[pos]) {
+      int64_t& block = block_of[static_cast<size_t>(in)];
+      block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
+    }
+  }
+  for (size_t l = 0; l < locals; ++l) {
+    const int64_t block = block_of[l];
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box& box = geo.need[static_cast<size_t>(t) * locals + l];
+      if (box.empty()) continue;
+      const int64_t channels = ceil_div(box.c.size(), block) * block;
+      pixel_bytes[l] = std::max(pixel_bytes[l], channels * net.activation_bytes);
+      max_pixels[l] = std::max(max_pixels[l], box.h.size() * box.w.size());
+    }
+  }
+}
+
 Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
                                     const TileGeometry& geo, const Mapping& m,
                                     const PlanOptions& options) {
@@ -348,129 +464,17 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   const int n = static_cast<int>(g.ops.size());
   const int store_step = n + 1;
   const bool cache = m.halo == HaloMode::Cache;
-  for (size_t l = 0; l < locals; ++l) {
-    if (g.is_input[l]) gs.inputs.push_back(g.tensors[l]);
-    if (g.stored[l]) gs.outputs.push_back(g.tensors[l]);
-  }
-  {
-    const int last_out = g.out_local.back();
-    const Box& first = geo.requested[static_cast<size_t>(last_out)];
-    gs.tile_rows = first.h.size();
-    gs.tile_cols = first.w.size();
-    gs.tile_channels = first.c.size();
-  }
-  for (int op : g.ops) gs.macs += net.op(op).macs;
 
-  // Conv instruction granularity (also the deep-reuse step): rows per conv instruction.
-  gs.rows_per_step.assign(g.ops.size(), 1);
-  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-    int64_t widest = 1;
-    for (int64_t t = 0; t < geo.tiles; ++t) {
-      widest = std::max(
-          widest, geo.need[static_cast<size_t>(t) * locals + static_cast<size_t>(g.out_local[pos])]
-                      .w.size());
-    }
-    if (net.op(g.ops[pos]).kind == OpKind::Conv) {
-      gs.rows_per_step[pos] = conv_rows_per_step(machine, widest);
-    }
-  }
-
-  // ---- per-tile traffic and cycles ----
-  std::vector<int64_t> load(static_cast<size_t>(geo.tiles), 0), compute(load), store(load);
-  std::vector<Box> previous(locals);  // cache mode: what the previous row tile held
-  std::vector<int64_t> weight_slice_max(g.ops.size(), 0), acc_max(g.ops.size(), 0);
-  int64_t resident_weight_cycles = 0;
-  for (int64_t t = 0; t < geo.tiles; ++t) {
-    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
-    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
-    auto fresh = [&](size_t l) {
-      Box box = need[l];
-      if (cache && !previous[l].empty() && !box.empty()) {
-        box.h.b = std::max(box.h.b, previous[l].h.e);
-        if (box.h.e < box.h.b) box.h.e = box.h.b;
-      }
-      return box;
-    };
-    for (size_t l = 0; l < locals; ++l) {
-      if (g.is_input[l]) {
-        const Box box = fresh(l);
-        gs.traffic.activations_read += box.elements() * net.activation_bytes;
-        load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
-      }
-      if (g.stored[l]) {
-        gs.traffic.activations_written += req[l].elements() * net.activation_bytes;
-        store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
-      }
-    }
-    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-      const Op& op = net.op(g.ops[pos]);
-      const size_t out = static_cast<size_t>(g.out_local[pos]);
-      compute[static_cast<size_t>(t)] +=
-          compute_cycles_of(net, machine, op, fresh(out), gs.rows_per_step[pos]);
-      const int64_t slice = weight_bytes_for(net, op, need[out].c);
-      weight_slice_max[pos] = std::max(weight_slice_max[pos], slice);
-      if (!m.weights_resident) {
-        gs.traffic.weights_read += slice;
-        load[static_cast<size_t>(t)] += dma_cycles_for_bytes(machine, slice);
-      }
-      if (has_matrix_work(op) && !need[out].empty()) {
-        const int64_t rows = std::min(gs.rows_per_step[pos], need[out].h.size());
-        acc_max[pos] =
-            std::max(acc_max[pos], rows * need[out].w.size() *
-                                       ceil_div(need[out].c.size(), machine.matrix_cols) *
-                                       machine.matrix_cols * machine.accumulator_bytes);
-      }
-    }
-    if (cache) {
-      for (size_t l = 0; l < locals; ++l) {
-        if (!need[l].empty()) previous[l] = need[l];
-      }
-    }
-  }
-  if (m.weights_resident) {
-    for (int op : g.ops) {
-      gs.traffic.weights_read += net.op(op).weight_bytes;
-      resident_weight_cycles += dma_cycles_for_bytes(machine, net.op(op).weight_bytes);
-    }
-  }
-  for (int64_t t = 0; t < geo.tiles; ++t) {
-    gs.load_cycles += load[static_cast<size_t>(t)];
-    gs.compute_cycles += compute[static_cast<size_t>(t)];
-    gs.store_cycles += store[static_cast<size_t>(t)];
-  }
-  if (m.double_buffered) {
-    // Tile t computes while tile t+1 loads and tile t-1 stores.
-    int64_t cycles = resident_weight_cycles + load[0];
-    for (int64_t t = 0; t < geo.tiles; ++t) {
-      const int64_t next_load = t + 1 < geo.tiles ? load[static_cast<size_t>(t + 1)] : 0;
-      const int64_t prev_store = t > 0 ? store[static_cast<size_t>(t - 1)] : 0;
-      cycles += std::max({compute[static_cast<size_t>(t)], next_load, prev_store});
-    }
-    gs.cycles = cycles + store[static_cast<size_t>(geo.tiles - 1)];
-  } else {
-    gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
-  }
-
-  // ---- buffers: HWC tiles, channels padded to the matrix block where a matrix op reads ----
-  std::vector<int64_t> pixel_bytes(locals, 0), max_pixels(locals, 0);
-  for (size_t l = 0; l < locals; ++l) {
-    int64_t block = 1;
-    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-      const Op& op = net.op(g.ops[pos]);
-      for (int in : g.in_local[pos]) {
-        if (static_cast<size_t>(in) != l || !has_matrix_work(op)) continue;
-        block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
-      }
-    }
-    for (int64_t t = 0; t < geo.tiles; ++t) {
-      const Box& box = geo.need[static_cast<size_t>(t) * locals + l];
-      if (box.empty()) continue;
-      const int64_t channels = ceil_div(box.c.size(), block) * block;
-      pixel_bytes[l] = std::max(pixel_bytes[l], channels * net.activation_bytes);
-      max_pixels[l] = std::max(max_pixels[l], box.h.size() * box.w.size());
-    }
-  }
+  // Geometry-only figures (the same for every mapping of this tiling) come from `geo`; the
+  // buffers and their allocation come first, costs only once allocation succeeds, so the many
+  // mappings that do not fit are rejected cheaply.
+  gs.rows_per_step = geo.rows_per_step;
+  const std::vector<int64_t>& weight_slice_max = geo.weight_slice_max;
+  const std::vector<int64_t>& acc_max = geo.acc_max;
+  const std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
+  const std::vector<int64_t>& max_pixels = geo.max_pixels;
   std::vector<BufferAlloc>& buffers = gs.buffers;
+  buffers.reserve(2 * locals + 2 * g.ops.size());
   std::vector<int> buffer_of_local(locals, -1);
   auto add = [&](BufferAlloc b) {
     if (!options.memory_reuse) {
@@ -484,11 +488,11 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   for (size_t l = 0; l < locals; ++l) {
     const Tensor& tensor = net.tensor(g.tensors[l]);
     BufferAlloc b;
-    b.name = tensor.name;
-    b.tensor = g.tensors[l];
     b.pixel_bytes = pixel_bytes[l];
     b.size_bytes = max_pixels[l] * pixel_bytes[l];
     if (b.size_bytes == 0) continue;
+    b.name = tensor.name;
+    b.tensor = g.tensors[l];
     const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]);
     if (g.is_input[l]) {
       b.role = BufferRole::Input;
@@ -520,16 +524,19 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   for (size_t pos = 0; pos < g.ops.size(); ++pos) {
     const Op& op = net.op(g.ops[pos]);
     const int step = static_cast<int>(pos) + 1;
-    if (op.weight_bytes > 0) {
+    if (weight_slice_max[pos] > 0) {
       BufferAlloc w;
       w.name = "w:" + op.name;
       w.role = BufferRole::Weights;
       w.kind = BufferKind::Weights;
       w.op = g.ops[pos];
-      w.size_bytes = m.weights_resident ? op.weight_bytes : weight_slice_max[pos];
+      w.size_bytes =
+          m.weights_resident
+              ? onchip_weight_bytes(net, machine, op, full_box(net.tensor(op.output).shape).c)
+              : weight_slice_max[pos];
       w.first_step = m.weights_resident ? 0 : step;
       w.last_step = m.weights_resident ? store_step : step;
-      if (w.size_bytes > 0) add(w);
+      add(w);
     }
     if (acc_max[pos] > 0) {
       BufferAlloc a;
@@ -544,6 +551,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   }
   // Deep reuse: an op's output may overwrite the consumed part of an input it reads last.
   if (options.memory_reuse && !cache) {
+    std::vector<char> reused(buffers.size(), 0);
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       const Op& op = net.op(g.ops[pos]);
       const int step = static_cast<int>(pos) + 1;
@@ -559,34 +567,130 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
         const BufferAlloc& x = buffers[static_cast<size_t>(in_buffer)];
         BufferAlloc& y = buffers[static_cast<size_t>(out_buffer)];
         if (x.last_step != step || x.scratchpad != y.scratchpad) continue;
-        bool reused_already = false;
-        for (const auto& other : buffers) reused_already |= other.reuses == in_buffer;
-        if (reused_already) continue;
+        if (reused[static_cast<size_t>(in_buffer)]) continue;
         const ReuseGranularity granularity =
             op.kind == OpKind::Conv ? ReuseGranularity::Row : ReuseGranularity::Point;
         int64_t gap = 0;
+        // Interior tiles repeat the same relative geometry: compute each distinct one once.
+        std::array<int64_t, 6> last_key{-1, -1, -1, -1, -1, -1};
         for (int64_t t = 0; t < geo.tiles; ++t) {
           const Box& in_box = geo.need[static_cast<size_t>(t) * locals + l];
           const Box& out_box = geo.need[static_cast<size_t>(t) * locals + out_l];
           if (in_box.empty() || out_box.empty()) continue;
+          const std::array<int64_t, 6> key{in_box.h.size(),
+                                           in_box.w.size(),
+                                           out_box.h.size(),
+                                           out_box.w.size(),
+                                           out_box.h.b * op.window.stride_h - in_box.h.b,
+                                           out_box.w.b * op.window.stride_w - in_box.w.b};
+          if (key == last_key) continue;
+          last_key = key;
           gap =
               std::max(gap, deep_reuse_gap_bytes(op, in_box, out_box, x.pixel_bytes, y.pixel_bytes,
                                                  granularity, gs.rows_per_step[pos]));
         }
         y.reuses = in_buffer;
         y.reuse_gap_bytes = gap;
+        reused[static_cast<size_t>(in_buffer)] = 1;
       }
     }
   }
-  std::vector<AllocRequest> requests;
-  for (const auto& b : buffers) {
-    requests.push_back(
-        {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
+  {
+    std::vector<AllocRequest> requests;
+    requests.reserve(buffers.size());
+    for (const auto& b : buffers) {
+      requests.push_back(
+          {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
+    }
+    auto placed = allocate(requests, machine.capacities());
+    if (!placed.ok()) return placed.failure();
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
+    gs.peak_bytes = placed.value().peak_bytes;
   }
-  auto placed = allocate(requests, machine.capacities());
-  if (!placed.ok()) return placed.failure();
-  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
-  gs.peak_bytes = placed.value().peak_bytes;
+
+  // ---- costs: per-tile traffic and cycles ----
+  for (size_t l = 0; l < locals; ++l) {
+    if (g.is_input[l]) gs.inputs.push_back(g.tensors[l]);
+    if (g.stored[l]) gs.outputs.push_back(g.tensors[l]);
+  }
+  {
+    const int last_out = g.out_local.back();
+    const Box& first = geo.requested[static_cast<size_t>(last_out)];
+    gs.tile_rows = first.h.size();
+    gs.tile_cols = first.w.size();
+    gs.tile_channels = first.c.size();
+  }
+  for (int op : g.ops) gs.macs += net.op(op).macs;
+  std::vector<int64_t> load(static_cast<size_t>(geo.tiles), 0), compute(load), store(load);
+  std::vector<Box> previous(cache ? locals : 0);  // cache mode: what the previous row tile held
+  int64_t resident_weight_cycles = 0;
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
+    auto fresh = [&](size_t l) {
+      Box box = need[l];
+      if (cache && !previous[l].empty() && !box.empty()) {
+        box.h.b = std::max(box.h.b, previous[l].h.e);
+        if (box.h.e < box.h.b) box.h.e = box.h.b;
+      }
+      return box;
+    };
+    for (size_t l = 0; l < locals; ++l) {
+      if (g.is_input[l]) {
+        const Box box = fresh(l);
+        gs.traffic.activations_read += box.elements() * net.activation_bytes;
+        load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
+      }
+      if (g.stored[l]) {
+        gs.traffic.activations_written += req[l].elements() * net.activation_bytes;
+        store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
+      }
+    }
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      const size_t out = static_cast<size_t>(g.out_local[pos]);
+      compute[static_cast<size_t>(t)] +=
+          compute_cycles_of(net, machine, op, fresh(out), gs.rows_per_step[pos]);
+      if (!m.weights_resident) {
+        const int64_t slice = weight_bytes_for(net, op, need[out].c);
+        const int64_t table = table_bytes_for(net, op, need[out].c);
+        gs.traffic.weights_read += slice;
+        gs.traffic.requant_tables_read += table;
+        load[static_cast<size_t>(t)] += dma_cycles_for_bytes(machine, slice + table);
+      }
+    }
+    if (cache) {
+      for (size_t l = 0; l < locals; ++l) {
+        if (!need[l].empty()) previous[l] = need[l];
+      }
+    }
+  }
+  if (m.weights_resident) {
+    for (int op : g.ops) {
+      const Op& o = net.op(op);
+      gs.traffic.weights_read += o.weight_bytes;
+      gs.traffic.requant_tables_read += o.requant_table_bytes;
+      resident_weight_cycles +=
+          dma_cycles_for_bytes(machine, o.weight_bytes + o.requant_table_bytes);
+    }
+  }
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    gs.load_cycles += load[static_cast<size_t>(t)];
+    gs.compute_cycles += compute[static_cast<size_t>(t)];
+    gs.store_cycles += store[static_cast<size_t>(t)];
+  }
+  if (m.double_buffered) {
+    // Tile t computes while tile t+1 loads and tile t-1 stores.
+    int64_t cycles = resident_weight_cycles + load[0];
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const int64_t next_load = t + 1 < geo.tiles ? load[static_cast<size_t>(t + 1)] : 0;
+      const int64_t prev_store = t > 0 ? store[static_cast<size_t>(t - 1)] : 0;
+      cycles += std::max({compute[static_cast<size_t>(t)], next_load, prev_store});
+    }
+    gs.cycles = cycles + store[static_cast<size_t>(geo.tiles - 1)];
+  } else {
+    gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
+  }
   return gs;
 }
 
@@ -612,7 +716,8 @@ Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
-  const TileGeometry geo = tile_group(net, g, mapping);
+  TileGeometry geo = tile_group(net, g, mapping);
+  measure_geometry(net, machine, g, geo);
   return evaluate_with(net, machine, g, geo, mapping, options);
 }
 
@@ -633,13 +738,13 @@ int64_t bytes_lower_bound(const Net& net, const GroupInfo& g) {
   for (size_t l = 0; l < g.tensors.size(); ++l) {
     if (g.is_input[l] || g.stored[l]) bytes += net.tensor_bytes(g.tensors[l]);
   }
-  for (int op : g.ops) bytes += net.op(op).weight_bytes;
+  for (int op : g.ops) bytes += net.op(op).weight_bytes + net.op(op).requant_table_bytes;
   return bytes;
 }
 
 Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
                                    const std::vector<int>& ops, const PlanOptions& options,
-                                   bool first_fit) {
+                                   bool first_fit, const Mapping* start = nullptr) {
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
@@ -649,7 +754,8 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   GroupSchedule best;
   std::string last_reason = "no mapping";
   TileGeometry geo;
-  Mapping geo_of{0, 0, 0};
+  Mapping geo_of{0, 0, 0};     // the tiling `geo` holds
+  Mapping seen_of{0, 0, 0};    // the tiling of the last mapping considered
   bool resident_fits = false;  // in the current geometry
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
@@ -660,19 +766,48 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
     std::stable_partition(ordered.begin(), ordered.end(),
                           [](const Mapping& m) { return m.weights_resident; });
   }
+  auto before_start = [&](const Mapping& m) {
+    if (start == nullptr) return false;
+    if (m.row_tiles != start->row_tiles) return m.row_tiles < start->row_tiles;
+    if (m.col_tiles != start->col_tiles) return m.col_tiles < start->col_tiles;
+    return m.channel_tiles < start->channel_tiles;
+  };
+  // Resident weights that alone exceed their scratchpad rule out every resident mapping.
+  int64_t resident_weight_bytes = 0;
+  for (int op : ops) {
+    resident_weight_bytes += onchip_weight_bytes(net, machine, net.op(op),
+                                                 full_box(net.tensor(net.op(op).output).shape).c);
+  }
+  const ScratchpadView& weight_pad =
+      machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))];
+  const bool resident_possible = resident_weight_bytes <= weight_pad.size_bytes;
   for (const Mapping& m : ordered) {
-    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
-        m.channel_tiles != geo_of.channel_tiles) {
+    if (before_start(m)) continue;
+    if (m.weights_resident && !resident_possible) {
+      last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
+                    " bytes, scratchpad '" + weight_pad.name + "' has " +
+                    std::to_string(weight_pad.size_bytes);
+      continue;
+    }
+    const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
+                              m.col_tiles != seen_of.col_tiles ||
+                              m.channel_tiles != seen_of.channel_tiles;
+    if (new_geometry) {
+      seen_of = m;
       // Pruning (documented in docs/scheduler.md): once the bytes lower bound is met, later
       // (smaller) tiles can only tie; for latency, look a few geometries past the first fit.
       if (bound_reached && options.objective == Objective::Bytes) break;
       if (geometries_since_feasible >= 0 && ++geometries_since_feasible > 4) break;
-      geo = tile_group(net, g, m);
-      geo_of = m;
       resident_fits = false;
     }
     // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
     if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
+    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
+        m.channel_tiles != geo_of.channel_tiles) {
+      geo = tile_group(net, g, m);
+      measure_geometry(net, machine, g, geo);
+      geo_of = m;
+    }
     auto r = evaluate_with(net, machine, g, geo, m, options);
     if (!r.ok()) {
       last_reason = r.reason();
@@ -699,9 +834,9 @@ Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
 }
 
 Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machine,
-                                           const std::vector<int>& ops,
-                                           const PlanOptions& options) {
-  return search_group(net, machine, ops, options, true);
+                                           const std::vector<int>& ops, const PlanOptions& options,
+                                           const Mapping* start) {
+  return search_group(net, machine, ops, options, true, start);
 }
 
 void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedule) {
@@ -712,7 +847,8 @@ void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedul
     schedule.cycles += g.cycles;
   }
   schedule.macs = net.total_macs();
-  schedule.compulsory_bytes = net.total_weight_bytes() + net.io_bytes();
+  schedule.compulsory_bytes =
+      net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes();
   const int64_t compute_bound = ceil_div(schedule.macs, machine.macs_per_cycle());
   const auto memory_bound = static_cast<int64_t>(
       static_cast<double>(schedule.compulsory_bytes) / machine.dram_bytes_per_cycle + 0.999999);

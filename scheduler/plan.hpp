@@ -55,9 +55,12 @@ Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
                                  const std::vector<int>& ops, const PlanOptions& options);
 
 /// First feasible mapping in enumeration order (largest tile first): the paper's "shrink the
-/// tile until allocation succeeds".
+/// tile until allocation succeeds". With `start`, tilings coarser than `start`'s
+/// (fewer row, column, channel tiles, in that order) are skipped: the paper keeps the tile size of
+/// the group it grows and shrinks from there.
 Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machine,
-                                           const std::vector<int>& ops, const PlanOptions& options);
+                                           const std::vector<int>& ops, const PlanOptions& options,
+                                           const Mapping* start = nullptr);
 
 /// True when `a` is better than `b` under `objective`.
 bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective);

@@ -74,7 +74,9 @@ Result<std::vector<GroupSchedule>> greedy_fusion(const Net& net, const Machine& 
     grow_options.allow_streamed_weights = false;
     while (j < seq.size() && !plan.value().dram_view) {
       group.push_back(seq[j]);
-      auto grown = plan_group_first_fit(net, machine, group, grow_options);
+      const GroupSchedule& current = plan.value();
+      const Mapping start{current.row_tiles, current.col_tiles, current.channel_tiles};
+      auto grown = plan_group_first_fit(net, machine, group, grow_options, &start);
       if (!grown.ok()) {
         group.pop_back();
         break;

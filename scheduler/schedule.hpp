@@ -44,13 +44,18 @@ struct Traffic {
   int64_t weights_read = 0;
   int64_t activations_read = 0;
   int64_t activations_written = 0;
-  int64_t read() const { return weights_read + activations_read; }
+  /// Requant tables of conv/Gemm weight loads (8 B per output channel per load); DMA'd with
+  /// `kind=weights`, kept apart so `weights_read` stays the compact weights + bias.
+  int64_t requant_tables_read = 0;
+  int64_t weight_traffic() const { return weights_read + requant_tables_read; }
+  int64_t read() const { return weights_read + requant_tables_read + activations_read; }
   int64_t write() const { return activations_written; }
   int64_t total() const { return read() + write(); }
   Traffic& operator+=(const Traffic& o) {
     weights_read += o.weights_read;
     activations_read += o.activations_read;
     activations_written += o.activations_written;
+    requant_tables_read += o.requant_tables_read;
     return *this;
   }
 };
@@ -92,7 +97,7 @@ struct Schedule {
   std::string tool_version;
   std::vector<GroupSchedule> groups;
   Traffic traffic;
-  int64_t compulsory_bytes = 0;  ///< weights + network input + network output, each once
+  int64_t compulsory_bytes = 0;  ///< weights (+ requant tables) + network input + output, once
   int64_t cycles = 0;
   int64_t roofline_cycles = 0;  ///< max(MACs / MACs-per-cycle, compulsory / DRAM B-per-cycle)
   int64_t macs = 0;

@@ -13,6 +13,7 @@ ordered_json traffic_json(const Traffic& t) {
   j["write"] = t.write();
   j["total"] = t.total();
   j["weights"] = t.weights_read;
+  j["requant_tables"] = t.requant_tables_read;
   j["activations_in"] = t.activations_read;
   j["activations_out"] = t.activations_written;
   return j;
@@ -21,6 +22,7 @@ ordered_json traffic_json(const Traffic& t) {
 Traffic traffic_from(const nlohmann::json& j) {
   Traffic t;
   t.weights_read = j.at("weights").get<int64_t>();
+  t.requant_tables_read = j.value("requant_tables", int64_t{0});
   t.activations_read = j.at("activations_in").get<int64_t>();
   t.activations_written = j.at("activations_out").get<int64_t>();
   return t;

@@ -15,18 +15,33 @@ int main(int argc, char** argv) {
   std::string hw = std::string(TESSEL_SOURCE_DIR) + "/configs/hw/npc19-deepfusion.yaml";
   std::string out_path = "deep_fusion.csv";
   std::vector<std::string> models = {"vgg19", "googlenet", "inception_v3", "resnet18", "resnet50"};
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool print_groups = false;
+  std::string only_policy;
+  auto split = [](const std::string& list) {
+    std::vector<std::string> items;
+    for (size_t b = 0, e; b <= list.size(); b = e + 1) {
+      e = list.find(',', b);
+      if (e == std::string::npos) e = list.size();
+      items.push_back(list.substr(b, e - b));
+    }
+    return items;
+  };
+  for (int i = 1; i < argc; ++i) {
     const std::string key = argv[i];
-    if (key == "--hw") hw = argv[i + 1];
-    if (key == "--out") out_path = argv[i + 1];
-    if (key == "--models") {
-      models.clear();
-      std::string list = argv[i + 1];
-      for (size_t b = 0, e; b <= list.size(); b = e + 1) {
-        e = list.find(',', b);
-        if (e == std::string::npos) e = list.size();
-        models.push_back(list.substr(b, e - b));
-      }
+    if (key == "--groups") {
+      print_groups = true;
+    } else if (i + 1 < argc && key == "--hw") {
+      hw = argv[++i];
+    } else if (i + 1 < argc && key == "--out") {
+      out_path = argv[++i];
+    } else if (i + 1 < argc && key == "--models") {
+      models = split(argv[++i]);
+    } else if (i + 1 < argc && key == "--policy") {
+      only_policy = argv[++i];
+    } else {
+      std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
+                   "[--policy P] [--groups]\n";
+      return 2;
     }
   }
   const auto check = check_hw_config_file(hw);
@@ -56,6 +71,7 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const auto& run : runs) {
+      if (!only_policy.empty() && run.policy != only_policy) continue;
       auto result = sched::schedule_graph(graph.value(), config, run.policy, run.objective);
       if (!result.ok()) {
         std::cerr << model << " " << run.policy << ": " << result.reason() << '\n';
@@ -63,6 +79,7 @@ int main(int argc, char** argv) {
         continue;
       }
       const auto& s = result.value().schedule;
+      if (print_groups) std::cerr << sched::format_table(result.value());
       out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
           << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read

@@ -1,6 +1,8 @@
 // Cost model, checker negatives, weight streaming, JSON round trip and the IR adapter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
@@ -12,9 +14,10 @@ namespace {
 
 // One 1x1 conv, 16 -> 16 channels on 4x4, 8-bit, on a 16x16 array (F = D = 16, V = 16),
 // 16 B/cycle, L = 0, B = 64:
-//   bytes: weights 256 + input 256 + output 256 = 768;
-//   cycles: weights 4 bursts x 4 = 16, load 16, conv 16 + 1 * max(16, 16) + 16 + 16 = 64,
-//   requant 16 * 1 + 4 = 20, store 16: 132.
+//   bytes: weights 256 + requant table 16 x 8 = 128 + input 256 + output 256 = 896;
+//   cycles: weights + table 384 B = 6 bursts x 4 = 24, load 16,
+//   conv 16 + 1 * max(16, 16) + 16 + 16 = 64, requant 16 * 1 + 4 = 20, store 16: 140.
+//   on chip, the weight buffer is one packed 16x16 block 256 + bias vector 64 + table 128.
 TEST(CostModel, one_conv_hand_computed_bytes_and_cycles) {
   NetBuilder b("one_conv");
   const int x = b.input("x", {16, 4, 4});
@@ -26,9 +29,17 @@ TEST(CostModel, one_conv_hand_computed_bytes_and_cycles) {
   EXPECT_EQ(s.value().traffic.weights_read, 256);
   EXPECT_EQ(s.value().traffic.activations_read, 256);
   EXPECT_EQ(s.value().traffic.activations_written, 256);
-  EXPECT_EQ(s.value().compulsory_bytes, 768);
-  EXPECT_EQ(s.value().cycles, 132);
-  EXPECT_EQ(s.value().roofline_cycles, 48);  // max(4096 / 256, 768 / 16)
+  EXPECT_EQ(s.value().traffic.requant_tables_read, 128);
+  EXPECT_EQ(s.value().traffic.total(), 896);
+  EXPECT_EQ(s.value().compulsory_bytes, 896);
+  EXPECT_EQ(s.value().cycles, 140);
+  EXPECT_EQ(s.value().roofline_cycles, 56);  // max(4096 / 256, 896 / 16)
+  const auto& buffers = s.value().groups[0].buffers;
+  const auto w = std::find_if(buffers.begin(), buffers.end(), [](const BufferAlloc& buffer) {
+    return buffer.role == BufferRole::Weights;
+  });
+  ASSERT_NE(w, buffers.end());
+  EXPECT_EQ(w->size_bytes, 256 + 64 + 128);
   EXPECT_EQ(s.value().groups[0].compute_cycles, 84);
 }
 
