@@ -1,14 +1,24 @@
 // Runs an ONNX model with onnxruntime-node on .npy inputs: the outside fp32/int8 oracle.
 //
 //   node ort_run.js MODEL.onnx INPUT.npy OUTPUT.npy [--runs N]
+//     feeds INPUT to the model's first input, writes the first output as float32 .npy and
+//     prints {"ms_per_run": ...} (mean over N runs after one warm-up).
+//   node ort_run.js MODEL.onnx --feed NAME=FILE.npy [--feed ...] --out-dir DIR [--threads T]
+//     feeds every named input, writes every output to DIR/<k>.npy in its own dtype and
+//     DIR/outputs.json = [{"name": NAME, "file": "<k>.npy"}, ...] in the model's output order.
 //
-// Reads a float32 .npy (v1.0 header), feeds it to the model's first input, writes the first
-// output as float32 .npy and prints {"ms_per_run": ...} (mean over N runs after one warm-up).
+// .npy: format 1.0/2.0, little-endian float32, int8, uint8, int16, int32 ('<f4','|i1','|u1',
+// '<i2','<i4'), C order.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const cache = process.env.TESSEL_CACHE || path.join(__dirname, '..', '..', '.cache');
 const ort = require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'));
+
+const kTypes = {
+  '<f4': ['float32', Float32Array], '|i1': ['int8', Int8Array], '|u1': ['uint8', Uint8Array],
+  '<i2': ['int16', Int16Array], '<i4': ['int32', Int32Array],
+};
 
 function readNpy(file) {
   const buf = fs.readFileSync(file);
@@ -17,14 +27,16 @@ function readNpy(file) {
   const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = major === 1 ? 10 : 12;
   const header = buf.toString('latin1', start, start + headerLen);
-  if (!header.includes("'<f4'")) throw new Error(`${file}: expected float32`);
+  const descr = header.match(/'descr': '([^']*)'/)[1];
+  if (!(descr in kTypes)) throw new Error(`${file}: unsupported dtype ${descr}`);
+  const [type, Array] = kTypes[descr];
   const shape = header.match(/'shape': \(([^)]*)\)/)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
-  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + start + headerLen, buf.byteOffset + buf.length));
-  return { shape, data };
+  const bytes = buf.buffer.slice(buf.byteOffset + start + headerLen, buf.byteOffset + buf.length);
+  return { type, shape, data: new Array(bytes) };
 }
 
-function writeNpy(file, shape, data) {
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+function writeNpy(file, shape, data, descr = '<f4') {
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
   const total = 10 + header.length + 1;
   header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
   const pre = Buffer.alloc(10);
@@ -33,14 +45,48 @@ function writeNpy(file, shape, data) {
   fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
 }
 
-async function main() {
-  const args = process.argv.slice(2);
-  const runsAt = args.indexOf('--runs');
-  const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 1;
+function option(args, name, fallback) {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
+}
+
+async function runAll(args) {
+  const model = args[0];
+  const threads = Number(option(args, '--threads', '1'));
+  const outDir = option(args, '--out-dir');
+  const session = await ort.InferenceSession.create(model, {
+    graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1,
+  });
+  const feeds = {};
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] !== '--feed') continue;
+    const spec = args[i + 1];
+    const eq = spec.lastIndexOf('=');
+    const x = readNpy(spec.slice(eq + 1));
+    feeds[spec.slice(0, eq)] = new ort.Tensor(x.type, x.data, x.shape);
+  }
+  const start = process.hrtime.bigint();
+  const result = await session.run(feeds);
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  fs.mkdirSync(outDir, { recursive: true });
+  const index = [];
+  session.outputNames.forEach((name, k) => {
+    const y = result[name];
+    const descr = Object.keys(kTypes).find((d) => kTypes[d][0] === y.type);
+    if (!descr) throw new Error(`output ${name}: unsupported type ${y.type}`);
+    writeNpy(path.join(outDir, `${k}.npy`), y.dims, y.data, descr);
+    index.push({ name, file: `${k}.npy` });
+  });
+  fs.writeFileSync(path.join(outDir, 'outputs.json'), JSON.stringify(index));
+  console.log(JSON.stringify({ model: path.basename(model), outputs: index.length, ms }));
+}
+
+async function runFirst(args) {
+  const runs = Number(option(args, '--runs', '1'));
   const [model, input, output] = args;
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all' });
   const x = readNpy(input);
-  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape) };
+  const feeds = { [session.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape) };
   let result = await session.run(feeds);  // warm-up
   const start = process.hrtime.bigint();
   for (let i = 0; i < runs; ++i) result = await session.run(feeds);
@@ -50,4 +96,6 @@ async function main() {
   console.log(JSON.stringify({ model: path.basename(model), runs, ms_per_run: ms }));
 }
 
-main().catch((e) => { console.error(`ort_run: ${e.message}`); process.exit(1); });
+const args = process.argv.slice(2);
+(args.includes('--out-dir') ? runAll(args) : runFirst(args))
+  .catch((e) => { console.error(`ort_run: ${e.message}`); process.exit(1); });
