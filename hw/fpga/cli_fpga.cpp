@@ -1,4 +1,4 @@
-// `tessel fpga --hw H --out DIR [--part P] [--no-synth] [--timeout-s N]`: the FPGA flow inputs.
+// `tessel fpga --hw H --out DIR [--set K=V] [--part P] [--no-synth] [--timeout-s N]`: FPGA flow.
 #include <CLI/CLI.hpp>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +20,7 @@ struct FpgaCliOptions {
   bool no_synth = false;
   double timeout_s = 600;
   std::string yosys = "yosys";
+  std::vector<std::string> sets;
 };
 
 void print_summary(const FlowResult& result, const std::string& out) {
@@ -46,6 +47,8 @@ cli::Runner setup(CLI::App& command) {
   auto options = std::make_shared<FpgaCliOptions>();
   command.add_option("--hw", options->hw, "Hardware config YAML")->required();
   command.add_option("--out", options->out, "Output folder (created)")->required();
+  command.add_option("-s,--set", options->sets,
+                     "Override a config key before validation: KEY.PATH=VALUE");
   command.add_option("--part", options->part,
                      "7-series part; default: the config's fpga.part, else xc7a100tcsg324-1");
   command.add_flag("--no-synth", options->no_synth, "Write the inputs only; do not run Yosys");
@@ -54,7 +57,13 @@ cli::Runner setup(CLI::App& command) {
       ->check(CLI::PositiveNumber);
   command.add_option("--yosys", options->yosys, "The Yosys executable")->capture_default_str();
   return [options] {
-    const HwConfig config = load_hw_config(options->hw);
+    std::vector<KeyOverride> overrides;
+    for (const auto& assignment : options->sets) {
+      auto parsed = parse_key_override(assignment);
+      if (!parsed) throw_input_error({"--set", 0, 0}, "", parsed.reason());
+      overrides.push_back(std::move(parsed.value()));
+    }
+    const HwConfig config = load_hw_config(options->hw, overrides);
     auto test = make_test_program(config);
     if (!test) throw_input_error({options->hw, 0, 0}, "", test.reason());
     auto design = tessel_fpga_design(config, test.value(), source_root());
