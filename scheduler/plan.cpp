@@ -245,6 +245,16 @@ struct TileGeometry {
   std::vector<int64_t> acc_max;           // per op: accumulator bytes of one instruction
   std::vector<int64_t> pixel_bytes;       // per local: bytes per stored pixel (block padded)
   std::vector<int64_t> max_pixels;        // per local: largest tile, pixels
+  // Deep-reuse gap per (op position, input index), computed on first use (-1: not yet).
+  mutable std::vector<std::vector<int64_t>> reuse_gap;
+  // Activation traffic and per-tile engine cycles (weights excluded), per halo mode, computed
+  // on first use: every residency and buffering choice of the tiling shares them.
+  struct ActivationCosts {
+    bool done = false;
+    int64_t read_bytes = 0, written_bytes = 0;
+    std::vector<int64_t> load, compute, store;
+  };
+  mutable ActivationCosts costs[2];
 };
 
 TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
@@ -448,6 +458,47 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
   }
 }
 
+// Deep reuse gap (alloc.hpp) of op `pos` over input `i`, the maximum over the tiles; depends
+// only on the tiling, so it is computed once per geometry.
+int64_t reuse_gap_of(const Net& net, const GroupInfo& g, const TileGeometry& geo, size_t pos,
+                     size_t i) {
+  if (geo.reuse_gap.empty()) {
+    geo.reuse_gap.resize(g.ops.size());
+    for (size_t p = 0; p < g.ops.size(); ++p) {
+      geo.reuse_gap[p].assign(g.in_local[p].size(), -1);
+    }
+  }
+  int64_t& memo = geo.reuse_gap[pos][i];
+  if (memo >= 0) return memo;
+  const Op& op = net.op(g.ops[pos]);
+  const size_t locals = g.tensors.size();
+  const size_t l = static_cast<size_t>(g.in_local[pos][i]);
+  const size_t out_l = static_cast<size_t>(g.out_local[pos]);
+  const ReuseGranularity granularity =
+      op.kind == OpKind::Conv ? ReuseGranularity::Row : ReuseGranularity::Point;
+  int64_t gap = 0;
+  // Interior tiles repeat the same relative geometry: compute each distinct one once.
+  std::array<int64_t, 6> last_key{-1, -1, -1, -1, -1, -1};
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box& in_box = geo.need[static_cast<size_t>(t) * locals + l];
+    const Box& out_box = geo.need[static_cast<size_t>(t) * locals + out_l];
+    if (in_box.empty() || out_box.empty()) continue;
+    const std::array<int64_t, 6> key{in_box.h.size(),
+                                     in_box.w.size(),
+                                     out_box.h.size(),
+                                     out_box.w.size(),
+                                     out_box.h.b * op.window.stride_h - in_box.h.b,
+                                     out_box.w.b * op.window.stride_w - in_box.w.b};
+    if (key == last_key) continue;
+    last_key = key;
+    gap = std::max(
+        gap, deep_reuse_gap_bytes(op, in_box, out_box, geo.pixel_bytes[l], geo.pixel_bytes[out_l],
+                                  granularity, geo.rows_per_step[pos]));
+  }
+  memo = gap;
+  return memo;
+}
+
 Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
                                     const TileGeometry& geo, const Mapping& m,
                                     const PlanOptions& options) {
@@ -568,29 +619,8 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
         BufferAlloc& y = buffers[static_cast<size_t>(out_buffer)];
         if (x.last_step != step || x.scratchpad != y.scratchpad) continue;
         if (reused[static_cast<size_t>(in_buffer)]) continue;
-        const ReuseGranularity granularity =
-            op.kind == OpKind::Conv ? ReuseGranularity::Row : ReuseGranularity::Point;
-        int64_t gap = 0;
-        // Interior tiles repeat the same relative geometry: compute each distinct one once.
-        std::array<int64_t, 6> last_key{-1, -1, -1, -1, -1, -1};
-        for (int64_t t = 0; t < geo.tiles; ++t) {
-          const Box& in_box = geo.need[static_cast<size_t>(t) * locals + l];
-          const Box& out_box = geo.need[static_cast<size_t>(t) * locals + out_l];
-          if (in_box.empty() || out_box.empty()) continue;
-          const std::array<int64_t, 6> key{in_box.h.size(),
-                                           in_box.w.size(),
-                                           out_box.h.size(),
-                                           out_box.w.size(),
-                                           out_box.h.b * op.window.stride_h - in_box.h.b,
-                                           out_box.w.b * op.window.stride_w - in_box.w.b};
-          if (key == last_key) continue;
-          last_key = key;
-          gap =
-              std::max(gap, deep_reuse_gap_bytes(op, in_box, out_box, x.pixel_bytes, y.pixel_bytes,
-                                                 granularity, gs.rows_per_step[pos]));
-        }
         y.reuses = in_buffer;
-        y.reuse_gap_bytes = gap;
+        y.reuse_gap_bytes = reuse_gap_of(net, g, geo, pos, i);
         reused[static_cast<size_t>(in_buffer)] = 1;
       }
     }
@@ -621,47 +651,66 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.tile_channels = first.c.size();
   }
   for (int op : g.ops) gs.macs += net.op(op).macs;
-  std::vector<int64_t> load(static_cast<size_t>(geo.tiles), 0), compute(load), store(load);
-  std::vector<Box> previous(cache ? locals : 0);  // cache mode: what the previous row tile held
-  int64_t resident_weight_cycles = 0;
-  for (int64_t t = 0; t < geo.tiles; ++t) {
-    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
-    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
-    auto fresh = [&](size_t l) {
-      Box box = need[l];
-      if (cache && !previous[l].empty() && !box.empty()) {
-        box.h.b = std::max(box.h.b, previous[l].h.e);
-        if (box.h.e < box.h.b) box.h.e = box.h.b;
+  TileGeometry::ActivationCosts& act = geo.costs[cache ? 1 : 0];
+  if (!act.done) {
+    act.load.assign(static_cast<size_t>(geo.tiles), 0);
+    act.compute.assign(static_cast<size_t>(geo.tiles), 0);
+    act.store.assign(static_cast<size_t>(geo.tiles), 0);
+    std::vector<Box> previous(cache ? locals : 0);  // cache mode: the previous row tile's boxes
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+      const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
+      auto fresh = [&](size_t l) {
+        Box box = need[l];
+        if (cache && !previous[l].empty() && !box.empty()) {
+          box.h.b = std::max(box.h.b, previous[l].h.e);
+          if (box.h.e < box.h.b) box.h.e = box.h.b;
+        }
+        return box;
+      };
+      for (size_t l = 0; l < locals; ++l) {
+        if (g.is_input[l]) {
+          const Box box = fresh(l);
+          act.read_bytes += box.elements() * net.activation_bytes;
+          act.load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
+        }
+        if (g.stored[l]) {
+          act.written_bytes += req[l].elements() * net.activation_bytes;
+          act.store[static_cast<size_t>(t)] +=
+              dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
+        }
       }
-      return box;
-    };
-    for (size_t l = 0; l < locals; ++l) {
-      if (g.is_input[l]) {
-        const Box box = fresh(l);
-        gs.traffic.activations_read += box.elements() * net.activation_bytes;
-        load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
+      for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+        const Op& op = net.op(g.ops[pos]);
+        const size_t out = static_cast<size_t>(g.out_local[pos]);
+        act.compute[static_cast<size_t>(t)] +=
+            compute_cycles_of(net, machine, op, fresh(out), geo.rows_per_step[pos]);
       }
-      if (g.stored[l]) {
-        gs.traffic.activations_written += req[l].elements() * net.activation_bytes;
-        store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
+      if (cache) {
+        for (size_t l = 0; l < locals; ++l) {
+          if (!need[l].empty()) previous[l] = need[l];
+        }
       }
     }
-    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-      const Op& op = net.op(g.ops[pos]);
-      const size_t out = static_cast<size_t>(g.out_local[pos]);
-      compute[static_cast<size_t>(t)] +=
-          compute_cycles_of(net, machine, op, fresh(out), gs.rows_per_step[pos]);
-      if (!m.weights_resident) {
-        const int64_t slice = weight_bytes_for(net, op, need[out].c);
-        const int64_t table = table_bytes_for(net, op, need[out].c);
+    act.done = true;
+  }
+  gs.traffic.activations_read = act.read_bytes;
+  gs.traffic.activations_written = act.written_bytes;
+  std::vector<int64_t> load = act.load;
+  const std::vector<int64_t>& compute = act.compute;
+  const std::vector<int64_t>& store = act.store;
+  int64_t resident_weight_cycles = 0;
+  if (!m.weights_resident) {
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+      for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+        const Op& op = net.op(g.ops[pos]);
+        const Interval c = need[static_cast<size_t>(g.out_local[pos])].c;
+        const int64_t slice = weight_bytes_for(net, op, c);
+        const int64_t table = table_bytes_for(net, op, c);
         gs.traffic.weights_read += slice;
         gs.traffic.requant_tables_read += table;
         load[static_cast<size_t>(t)] += dma_cycles_for_bytes(machine, slice + table);
-      }
-    }
-    if (cache) {
-      for (size_t l = 0; l < locals; ++l) {
-        if (!need[l].empty()) previous[l] = need[l];
       }
     }
   }
@@ -837,6 +886,32 @@ Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machin
                                            const std::vector<int>& ops, const PlanOptions& options,
                                            const Mapping* start) {
   return search_group(net, machine, ops, options, true, start);
+}
+
+GroupBound group_lower_bound(const Net& net, const Machine& machine, const std::vector<int>& ops) {
+  GroupBound bound;
+  if (ops.size() == 1 &&
+      (net.op(ops[0]).kind == OpKind::Reshape || net.op(ops[0]).kind == OpKind::Concat)) {
+    return bound;  // possibly a DRAM view: free
+  }
+  const GroupInfo g = describe(net, ops);
+  // One tile: each input is read only where the outputs need it (a strided 1x1 conv skips
+  // rows); more tiles only re-read halos, caching never reads a byte twice.
+  const TileGeometry one = tile_group(net, g, Mapping{});
+  int64_t read = 0, written = 0, macs = 0;
+  for (size_t l = 0; l < g.tensors.size(); ++l) {
+    if (g.is_input[l]) read += one.need[l].elements() * net.activation_bytes;
+    if (g.stored[l]) written += net.tensor_bytes(g.tensors[l]);
+  }
+  for (int op : ops) {
+    read += net.op(op).weight_bytes + net.op(op).requant_table_bytes;
+    macs += net.op(op).macs;
+  }
+  bound.bytes = read + written;
+  const auto dram_cycles = static_cast<int64_t>(static_cast<double>(std::max(read, written)) /
+                                                machine.dram_bytes_per_cycle);
+  bound.cycles = std::max(macs / machine.macs_per_cycle(), dram_cycles);
+  return bound;
 }
 
 void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedule) {

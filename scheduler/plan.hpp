@@ -62,6 +62,15 @@ Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machin
                                            const std::vector<int>& ops, const PlanOptions& options,
                                            const Mapping* start = nullptr);
 
+/// What no mapping of a group can beat: DRAM bytes (every input, stored output, weight and
+/// requant table once) and cycles (max of MACs / MACs-per-cycle and the larger of the read and
+/// written bytes over the DRAM bandwidth: the engines overlap at best). For search pruning.
+struct GroupBound {
+  int64_t bytes = 0;
+  int64_t cycles = 0;
+};
+GroupBound group_lower_bound(const Net& net, const Machine& machine, const std::vector<int>& ops);
+
 /// True when `a` is better than `b` under `objective`.
 bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective);
 

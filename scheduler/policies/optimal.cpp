@@ -41,6 +41,14 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
     for (size_t j = i; j < n; ++j) {
       group.push_back(seq[j]);
       if (!check_group(net, group, options).ok()) break;
+      // Bound: a group whose lower bound cannot beat the best known way to reach j + 1 is
+      // not planned (it may still fit and lead to longer groups, so keep extending).
+      if (best[j + 1].primary != kInf) {
+        const GroupBound bound = group_lower_bound(net, machine, group);
+        const auto lower =
+            static_cast<double>(objective == Objective::Bytes ? bound.bytes : bound.cycles);
+        if (best[i].primary + lower > best[j + 1].primary) continue;
+      }
       auto plan = plan_group(net, machine, group, options);
       // Pruning: a group that does not fit rarely fits after growing; stop extending.
       if (!plan.ok()) break;
