@@ -52,7 +52,7 @@ module tessel_dma #(
   tessel_isa_pkg::load_insn_t f;  // the running instruction (store_insn_t has the same layout up to sram_stride_x)
   logic [2:0] ebytes;
   logic [39:0] ce;  // bytes per pixel
-  logic running;
+  logic running, is_nop;  // a `nop engine=load/store` costs one cycle and moves no data
 
   // ---------------------------------------------------------------- request generator
   logic gen_active, flushing, run_valid;
@@ -87,7 +87,7 @@ module tessel_dma #(
       flushing <= 1'b0;
       run_valid <= 1'b0;
     end else if (start) begin
-      gen_active <= 1'b1;
+      gen_active <= insn[7:0] != tessel_isa_pkg::OP_NOP;
       flushing <= 1'b0;
       run_valid <= 1'b0;
       gy <= '0;
@@ -239,7 +239,7 @@ module tessel_dma #(
       mv_active <= 1'b0;
       st_valid <= 1'b0;
     end else if (start) begin
-      mv_active <= 1'b1;
+      mv_active <= insn[7:0] != tessel_isa_pkg::OP_NOP;
       part <= first_part(IS_STORE || insn[211:208] == 0, IS_STORE ? 4'd0 : insn[219:216]);
       my <= '0;
       mx <= '0;
@@ -277,6 +277,7 @@ module tessel_dma #(
     if (rst) running <= 1'b0;
     else if (start) begin
       running <= 1'b1;
+      is_nop <= insn[7:0] == tessel_isa_pkg::OP_NOP;
       f <= insn;
       if (IS_STORE) begin  // no padding fields
         f.pad_top <= '0;
@@ -295,6 +296,6 @@ module tessel_dma #(
   end
 
   assign busy = running;
-  assign finish_now = running && !gen_busy && !mv_active && !st_valid && dram_done;
+  assign finish_now = running && (is_nop || (!gen_busy && !mv_active && !st_valid && dram_done));
 endmodule
 /* verilator lint_on UNUSEDSIGNAL */

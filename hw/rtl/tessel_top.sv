@@ -317,7 +317,9 @@ module tessel_top (
   assign obs_stuck = state == S_RUN && !dispatch && eng_start == 0
                   && !((eng_busy[0] && !eng_finish[0]) || (eng_busy[1] && !eng_finish[1])
                        || (eng_busy[2] && !eng_finish[2]))
-                  && !(finish_seen || finishing_finish) && !(want_dispatch && !word_ok)
+                  && !((finish_seen || finishing_finish) && q_count[0] == 0 && q_count[1] == 0
+                       && q_count[2] == 0)
+                  && !(want_dispatch && !word_ok)
                   && (fetch_stopped || !prog_valid || obs_fetch_blocked);
   assign obs_late = compute_late;
 endmodule

@@ -1,0 +1,125 @@
+// `tessel rtl PROGRAM`: run a program (.bin, .tasm or a compile-output folder) on the Verilator
+// model of hw/rtl; prints and writes the simulator's report.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "configs/hw_config.hpp"
+#include "hw/harness/rtl_runner.hpp"
+#include "sim/inputs.hpp"
+#include "sim/simulator.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::hw {
+namespace {
+
+struct RtlArgs {
+  std::string program;
+  std::string dram;
+  std::string hw;
+  std::string json;
+  std::string fst;
+  std::string dram_out;
+  std::uint64_t dram_size = 0;
+  std::uint64_t watchdog = 50'000'000;
+  int threads = 1;
+  bool list = false;
+};
+
+constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw_input_error({path, 0, 0}, "", "cannot open for writing");
+}
+
+int run(const RtlArgs& args) {
+  if (args.list) {
+    for (const auto& model : rtl_models())
+      std::printf("%-12s threads %d  hash %s  %s\n", model.name.c_str(), model.threads,
+                  model.config_hash.c_str(), model.config_path.c_str());
+    return 0;
+  }
+  if (args.program.empty())
+    throw_input_error({"tessel rtl", 0, 0}, "program", "a program or folder is required");
+  std::string program = args.program, dram = args.dram, hw = args.hw;
+  if (std::filesystem::is_directory(program)) {
+    const sim::RunFolder folder = sim::read_run_folder(program);
+    program = folder.program;
+    if (dram.empty()) dram = folder.dram;
+    if (hw.empty()) hw = folder.hw;
+  }
+  if (hw.empty())
+    throw_input_error({args.program, 0, 0}, "--hw",
+                      "no hardware config: pass --hw FILE (or put hw.yaml in the folder)");
+  const HwConfig config = load_hw_config(hw);
+  const std::vector<isa::Word> words = sim::read_program_words(program, &config);
+  sim::DramImage image;
+  if (!dram.empty()) {
+    image = sim::read_dram_image(dram, true, args.dram_size);
+  } else {
+    image.size_bytes = args.dram_size ? args.dram_size : kDefaultDramBytes;
+    image.bytes.assign(image.size_bytes, 0);
+  }
+  RtlOptions options;
+  options.fst_path = args.fst;
+  options.watchdog_cycles = args.watchdog;
+  auto result = run_rtl(config, words, std::move(image), options, args.threads);
+  if (!result.ok()) throw_input_error({program, 0, 0}, "", result.reason());
+  const sim::SimReport& report = result.value().report;
+  std::printf("status        %s (rtl, %d thread%s)\n", report.status(), args.threads,
+              args.threads == 1 ? "" : "s");
+  std::printf("config        %s (%s)\n", config.name.c_str(), report.config_hash.c_str());
+  std::printf("cycles        %llu\n", static_cast<unsigned long long>(report.cycles));
+  std::printf("instructions  %llu dispatched, %llu executed\n",
+              static_cast<unsigned long long>(report.instructions_dispatched),
+              static_cast<unsigned long long>(report.instructions_executed));
+  std::printf("dram bytes    read %llu, write %llu\n",
+              static_cast<unsigned long long>(report.dram.read_bytes()),
+              static_cast<unsigned long long>(report.dram.write_bytes()));
+  std::printf("late cycles   %llu (0: every cost followed docs/timing.md)\n",
+              static_cast<unsigned long long>(result.value().late_cycles));
+  const double seconds = result.value().wall_seconds;
+  std::printf(
+      "speed         %llu clock cycles in %.3f s = %.1f kHz\n",
+      static_cast<unsigned long long>(result.value().simulated_cycles), seconds,
+      seconds > 0 ? static_cast<double>(result.value().simulated_cycles) / seconds / 1e3 : 0.0);
+  if (report.fault) std::cerr << program << ": fault: " << report.fault->str() << '\n';
+  if (!args.json.empty()) write_text(args.json, sim::report_json(report, config));
+  if (!args.dram_out.empty()) {
+    const auto& bytes = result.value().dram;
+    write_text(args.dram_out, std::string(bytes.begin(), bytes.end()));
+  }
+  return report.ok() ? 0 : 2;
+}
+
+cli::Runner setup(CLI::App& command) {
+  auto args = std::make_shared<RtlArgs>();
+  command.add_option("program", args->program,
+                     "Program: .bin, .tasm, or a compile-output folder (program.bin, dram.bin, "
+                     "hw.yaml)");
+  command.add_option("--dram", args->dram, "DRAM image: raw bytes loaded at address 0");
+  command.add_option("--dram-size", args->dram_size,
+                     "DRAM bytes (zero-extends the image; default: its size, or 64 MiB)");
+  command.add_option("--hw", args->hw, "Hardware config YAML (an RTL model must be built for it)");
+  command.add_option("--json", args->json, "Write the report as JSON (the simulator's schema)");
+  command.add_option("--fst", args->fst,
+                     "Write an FST waveform (models built with TESSEL_RTL_TRACE)");
+  command.add_option("--dram-out", args->dram_out, "Write the final DRAM contents");
+  command.add_option("--threads", args->threads, "Verilator threads of the model (1 or 2)");
+  command.add_option("--watchdog", args->watchdog,
+                     "Cycles without any RTL event before the run is declared hung");
+  command.add_flag("--list", args->list, "List the RTL models built into this binary");
+  return [args] { return run(*args); };
+}
+
+const cli::Registration kRtl{
+    {"rtl", "Run an ISA program on the Verilator model of the RTL (hw/rtl)", setup}};
+
+}  // namespace
+}  // namespace tessel::hw
