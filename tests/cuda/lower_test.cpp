@@ -2,6 +2,8 @@
 // host emulator of the GPU plan vs the golden executor, bit for bit, on the tiny zoo nets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -186,6 +188,42 @@ TEST(CudaEmulator, TinyNetsAreBitExactWithTheGoldenExecutor) {
 TEST(CudaEmulator, BatchOfThreeIsBitExact) {
   expect_bit_exact("tiny_residual", 3);
   expect_bit_exact("tiny_mlp", 3);
+}
+
+TEST(CudaEmulator, ComparisonCatchesSwappedAddOperandsAndUnpermutedFcWeights) {
+  // The bit-exact check must be able to fail: swap the Add's multipliers, or drop the FC's
+  // NCHW -> NHWC column permutation, and the output no longer matches the golden executor.
+  const auto mismatches = [](const std::string& model, const std::function<void(GpuPlan&)>& bug) {
+    const ir::Graph graph = quantized(model);
+    auto plan = lower_to_gpu(graph);
+    EXPECT_TRUE(plan.ok());
+    bug(plan.value());
+    const cpu::TensorData input = cpu::default_input(plan.value().input_shape, 0);
+    cpu::Executor golden(graph);
+    cpu::RunOptions options;
+    options.keep_intermediates = true;
+    auto want = golden.run({{plan.value().input_tensor, input}}, options);
+    auto got = emulate(plan.value(), input);
+    EXPECT_TRUE(want.ok() && got.ok());
+    const std::string out = plan.value().outputs.at(0).tensor;
+    const auto a = got.value().at(out).to_i32(), b = want.value().at(out).to_i32();
+    int differ = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+    return differ;
+  };
+  EXPECT_EQ(mismatches("tiny_residual", [](GpuPlan&) {}), 0);
+  EXPECT_GT(mismatches("tiny_residual",
+                       [](GpuPlan& p) { p.steps[2].epilogue.scalars.residual_is_a ^= 1; }),
+            0);
+  EXPECT_GT(mismatches("tiny_mlp",
+                       [](GpuPlan& p) {
+                         // Reverse the 16 packed columns of fc1's rows.
+                         Step& fc1 = p.steps[1];
+                         for (std::size_t r = 0; r < fc1.weights.size(); r += 16)
+                           std::reverse(fc1.weights.begin() + static_cast<std::ptrdiff_t>(r),
+                                        fc1.weights.begin() + static_cast<std::ptrdiff_t>(r + 16));
+                       }),
+            0);
 }
 
 TEST(CudaEmulator, RejectsAnInputOfTheWrongShape) {

@@ -294,8 +294,10 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
             << " B/MAC)\n"
             << std::setprecision(3);
   std::cout << "DRAM bytes (ncu)   "
-            << (f.measured_bytes ? std::to_string(f.measured_bytes->total())
-                                 : "n/a: " + f.measured_bytes_reason)
+            << (f.measured_bytes
+                    ? std::to_string(f.measured_bytes->total())
+                    : "n/a: " + (f.measured_bytes_reason.empty() ? f.unmeasured_reason
+                                                                 : f.measured_bytes_reason))
             << "\n";
   std::cout << "roofline           " << roof_tc << " ms (int8 tensor cores), " << roof_dp4a
             << " ms (dp4a)\n";
