@@ -1,4 +1,4 @@
-// `tessel config check|show` and the placeholder main job `tessel run`.
+// `tessel config check|show`.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -66,33 +66,11 @@ cli::Runner setup_show(CLI::App& command) {
   };
 }
 
-cli::Runner setup_run(CLI::App& command) {
-  auto hw = std::make_shared<std::string>(default_hw_config_path());
-  auto model = std::make_shared<std::string>();
-  auto out = std::make_shared<std::string>();
-  command.add_option("--hw", *hw, "Hardware config YAML")->capture_default_str();
-  command.add_option("--model", *model, "Network to compile and simulate (not used yet)");
-  command.add_option("--out", *out, "Output folder for report.json (not used yet)");
-  return [hw, model, out]() {
-    const HwConfig config = load_hw_config(*hw);
-    std::cout << "tessel run: hardware config " << *hw << "\n\n" << describe(config) << '\n';
-    std::cout << "The compile/simulate pipeline is not built yet: tessel run only loads, "
-                 "validates and summarises the hardware config";
-    if (!model->empty() || !out->empty()) std::cout << " (--model and --out are ignored)";
-    std::cout << ".\n";
-    return 0;
-  };
-}
-
 const cli::GroupRegistration kConfigGroup{"config", "Validate and inspect hardware configs"};
 const cli::Registration kCheck{
     {"config check", "Validate hardware configs; one located line per problem", setup_check}};
 const cli::Registration kShow{
     {"config show", "Print a resolved hardware config and its derived figures", setup_show}};
-const cli::Registration kRun{{"run",
-                              "The main job (for now: summarise the default hardware config; "
-                              "the compile/simulate pipeline is not built yet)",
-                              setup_run}};
 
 }  // namespace
 }  // namespace tessel

@@ -1,16 +1,21 @@
-// `tessel sim PROGRAM`: run a program (.bin, .tasm or a compile-output folder) on a config.
+// `tessel sim PROGRAM`: run a program (.bin, .tasm or a compile folder) on a config; a compile
+// folder also gets output.npy (dequantized network output) and report.json (per-group rows).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
 #include "sim/inputs.hpp"
 #include "sim/simulator.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/int_ops.hpp"
+#include "support/npy.hpp"
 
 namespace tessel::sim {
 namespace {
@@ -25,6 +30,8 @@ struct SimArgs {
   std::uint64_t dram_size = 0;
   std::uint64_t trace_max_events = 1'000'000;
   bool timing_only = false;
+  std::string input;  ///< compile folders: a float32 .npy network input
+  std::string out;    ///< compile folders: where output.npy and report.json go
 };
 
 constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
@@ -67,14 +74,158 @@ void print_summary(const SimReport& report, const HwConfig& config) {
   if (report.fault) std::printf("fault         %s\n", report.fault->str().c_str());
 }
 
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input_error({path, 0, 0}, "", "cannot open");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error({path, 0, 0}, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+/// The network input/output entries of a compile folder's compile.json ("io").
+struct IoEntry {
+  std::string name;
+  bool is_input = false;
+  std::uint64_t offset = 0;
+  std::vector<std::int64_t> shape;  // NCHW (or N x K)
+  double scale = 1;
+  std::int32_t zero_point = 0;
+};
+
+std::vector<IoEntry> io_entries(const nlohmann::json& compile, const std::string& path) {
+  std::vector<IoEntry> entries;
+  if (!compile.contains("io")) return entries;
+  try {
+    for (const auto& j : compile.at("io")) {
+      IoEntry e;
+      e.name = j.at("name").get<std::string>();
+      e.is_input = j.at("kind").get<std::string>() == "input";
+      e.offset = j.at("offset").get<std::uint64_t>();
+      e.shape = j.at("shape").get<std::vector<std::int64_t>>();
+      e.scale = j.at("scale").get<double>();
+      e.zero_point = j.at("zero_point").get<std::int32_t>();
+      entries.push_back(std::move(e));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error({path, 0, 0}, "io", e.what());
+  }
+  return entries;
+}
+
+/// NCHW (or N x K) index order of a tensor stored NHWC: element i of the NCHW order lives at
+/// NHWC element nhwc_index(i). Shapes other than 4-D are stored as N x C x 1 x 1.
+std::int64_t nhwc_index(const std::vector<std::int64_t>& shape, std::int64_t i) {
+  if (shape.size() != 4) return i;
+  const std::int64_t c = shape[1], h = shape[2], w = shape[3];
+  const std::int64_t x = i % w, y = i / w % h, ch = i / (w * h) % c, n = i / (w * h * c);
+  return ((n * h + y) * w + x) * c + ch;
+}
+
+std::int64_t element_count(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+/// Quantizes `path` (float32, the input's shape) into the DRAM image at the input's region.
+void write_input(const std::string& path, const IoEntry& input, int element_bytes,
+                 std::vector<std::uint8_t>& image) {
+  const NpyArray array = read_npy(path);
+  if (array.dtype != NpyDtype::f32)
+    throw_input_error(
+        {path, 0, 0}, "header.descr",
+        "the network input must be float32, got " + std::string(npy_dtype_name(array.dtype)));
+  if (array.shape != input.shape) {
+    std::string want;
+    for (std::int64_t d : input.shape) want += (want.empty() ? "" : "x") + std::to_string(d);
+    throw_input_error({path, 0, 0}, "header.shape",
+                      "the network input '" + input.name + "' is " + want);
+  }
+  const std::vector<float> values = array.values<float>();
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(values.size()); ++i) {
+    const std::int32_t q =
+        intops::quantize_value(values[static_cast<std::size_t>(i)], static_cast<float>(input.scale),
+                               element_bytes * 8) +
+        input.zero_point;
+    const std::uint64_t at =
+        input.offset + static_cast<std::uint64_t>(nhwc_index(input.shape, i) * element_bytes);
+    for (int b = 0; b < element_bytes; ++b)
+      image[at + static_cast<std::uint64_t>(b)] =
+          static_cast<std::uint8_t>((static_cast<std::uint32_t>(q) >> (8 * b)) & 0xff);
+  }
+}
+
+/// Dequantized float32 NCHW values of an output, exactly as the graph's Dequantize computes.
+std::vector<float> read_output(const IoEntry& output, int element_bytes,
+                               const std::vector<std::uint8_t>& dram) {
+  std::vector<float> values(static_cast<std::size_t>(element_count(output.shape)));
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(values.size()); ++i) {
+    const std::uint64_t at =
+        output.offset + static_cast<std::uint64_t>(nhwc_index(output.shape, i) * element_bytes);
+    std::int32_t q = 0;
+    if (element_bytes == 1) {
+      q = static_cast<std::int8_t>(dram[at]);
+    } else {
+      q = static_cast<std::int16_t>(static_cast<std::uint16_t>(dram[at] | (dram[at + 1] << 8)));
+    }
+    values[static_cast<std::size_t>(i)] =
+        static_cast<float>((q - output.zero_point) * output.scale);
+  }
+  return values;
+}
+
+/// Per-group rows of a compile folder's run: cycles (end of the group's last instruction minus
+/// the previous group's), DMA bytes, MAC utilisation, beside the scheduler's prediction.
+nlohmann::json group_rows(const nlohmann::json& compile, const SimReport& report,
+                          const HwConfig& config) {
+  std::vector<std::uint64_t> finish(report.instructions_executed + 1, 0);
+  for (const auto& c : report.instruction_cycles) {
+    if (c.index >= finish.size()) finish.resize(c.index + 1, 0);
+    finish[c.index] = c.finish_cycle;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  std::uint64_t previous_end = 0;
+  const double macs_per_cycle = static_cast<double>(config.matrix.rows * config.matrix.cols);
+  for (const auto& g : compile.value("groups", nlohmann::json::array())) {
+    const auto first = g.value("first_instruction", std::uint64_t{0});
+    const auto end = g.value("end_instruction", std::uint64_t{0});
+    std::uint64_t group_end = previous_end;
+    for (std::uint64_t i = first; i < end && i < finish.size(); ++i)
+      group_end = std::max(group_end, finish[i]);
+    const std::uint64_t cycles = group_end - previous_end;
+    previous_end = group_end;
+    const double macs = g.value("macs", 0.0);
+    nlohmann::json row;
+    row["ops"] = g.value("ops", nlohmann::json::array());
+    row["tiles"] = g.value("tiles", 0);
+    row["cycles"] = cycles;
+    row["predicted_cycles"] = g.value("predicted_cycles", 0);
+    row["dram_bytes"] = g.value("dram_bytes", nlohmann::json::object());
+    row["macs"] = macs;
+    row["mac_utilisation"] = cycles > 0 ? macs / (static_cast<double>(cycles) * macs_per_cycle) : 0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 int run(const SimArgs& args) {
   std::string program = args.program, dram = args.dram, hw = args.hw;
-  if (std::filesystem::is_directory(program)) {
+  const bool folder_run = std::filesystem::is_directory(program);
+  nlohmann::json compile;
+  std::string compile_path;
+  if (folder_run) {
     const RunFolder folder = read_run_folder(program);
     program = folder.program;
     if (dram.empty()) dram = folder.dram;
     if (hw.empty()) hw = folder.hw;
+    compile_path = (std::filesystem::path(args.program) / "compile.json").string();
+    if (std::filesystem::exists(compile_path)) compile = read_json(compile_path);
   }
+  if (!args.input.empty() && compile.is_null())
+    throw_input_error({args.program, 0, 0}, "--input",
+                      "--input needs a compile folder (with compile.json)");
   if (hw.empty())
     throw_input_error({args.program, 0, 0}, "--hw",
                       "no hardware config: pass --hw FILE (or put hw.yaml in the folder)");
@@ -89,8 +240,20 @@ int run(const SimArgs& args) {
     if (!args.timing_only) image.bytes.assign(image.size_bytes, 0);
   }
 
+  const int element_bytes = compile.is_null() ? 1 : compile.value("element_bytes", 1);
+  const std::vector<IoEntry> io =
+      compile.is_null() ? std::vector<IoEntry>{} : io_entries(compile, compile_path);
+  if (!args.input.empty() && !args.timing_only) {
+    const auto input =
+        std::find_if(io.begin(), io.end(), [](const IoEntry& e) { return e.is_input; });
+    if (input == io.end())
+      throw_input_error({compile_path, 0, 0}, "io", "no network input is listed");
+    write_input(args.input, *input, element_bytes, image.bytes);
+  }
+
   SimOptions options;
   options.timing_only = args.timing_only;
+  options.record_instruction_cycles = !compile.is_null();
   options.trace_path = args.trace;
   options.trace_max_events = args.trace_max_events;
   auto result = simulate(config, words, std::move(image), options);
@@ -103,6 +266,32 @@ int run(const SimArgs& args) {
   if (!args.dram_out.empty() && !args.timing_only) {
     const auto& bytes = result.value().dram;
     write_text(args.dram_out, std::string(bytes.begin(), bytes.end()));
+  }
+  if (!compile.is_null()) {
+    // A compile folder: output.npy (full mode) and report.json with per-group rows.
+    const std::filesystem::path out = args.out.empty() ? args.program : args.out;
+    std::filesystem::create_directories(out);
+    if (!args.timing_only && report.ok()) {
+      int outputs = 0;
+      for (const IoEntry& e : io) {
+        if (e.is_input) continue;
+        const auto values = read_output(e, element_bytes, result.value().dram);
+        const std::string file = outputs++ == 0 ? "output.npy" : "output-" + e.name + ".npy";
+        write_npy((out / file).string(), NpyArray::from_f32(e.shape, values));
+        std::printf("output        %%%s -> %s\n", e.name.c_str(), (out / file).string().c_str());
+      }
+    }
+    nlohmann::json j = nlohmann::json::parse(report_json(report, config));
+    for (const char* key : {"model", "config", "policy"})
+      if (compile.contains(key)) j["compile"][key] = compile[key];
+    j["compulsory_bytes"] = compile.value("compulsory_bytes", 0);
+    j["roofline_cycles"] = compile.value("roofline_cycles", 0);
+    j["predicted_cycles"] = compile.value("predicted_cycles", 0);
+    j["x_roofline"] =
+        static_cast<double>(report.cycles) / std::max(1.0, compile.value("roofline_cycles", 0.0));
+    j["groups"] = group_rows(compile, report, config);
+    write_text((out / "report.json").string(), j.dump(2) + "\n");
+    std::printf("report        %s\n", (out / "report.json").string().c_str());
   }
   return report.ok() ? 0 : 2;
 }
@@ -126,6 +315,12 @@ cli::Runner setup(CLI::App& command) {
                      "Instruction slices recorded in the trace before it stops (default 1000000)");
   command.add_option("--json", args->json, "Write the report as JSON");
   command.add_option("--dram-out", args->dram_out, "Write the final DRAM contents (full mode)");
+  command.add_option("--input", args->input,
+                     "Compile folders: float32 .npy network input, quantized into the DRAM "
+                     "image (default: the seeded input `tessel compile` wrote)");
+  command.add_option("--out", args->out,
+                     "Compile folders: folder for output.npy and report.json (default: the "
+                     "compile folder)");
   return [args] { return run(*args); };
 }
 

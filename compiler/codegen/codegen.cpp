@@ -41,11 +41,39 @@ struct TileView {
   }
 };
 
-/// Where a conv's packed weights, bias and requant table live on chip.
+/// A Conv or Gemm as the matrix unit sees it: a Gemm is a conv whose kernel covers its whole
+/// (unflattened) input, so its NCHW-ordered K index maps onto the NHWC bytes in DRAM.
+struct MatrixOp {
+  const ir::Op* op = nullptr;  ///< the integer IR Conv or Gemm
+  int64_t co = 0, ci = 0;      ///< output channels, input channels (per group)
+  int64_t kh = 1, kw = 1;      ///< kernel (Gemm: the input's rows and columns)
+  bool depthwise = false;
+  bool gemm = false;
+  bool trans_b = false;
+  const ir::Tensor* weights = nullptr;
+  const ir::Tensor* bias = nullptr;  ///< nullptr without one
+  /// Integer weight of output channel o, input channel i, kernel position (y, x).
+  std::int32_t weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
+    if (!gemm) return weights->int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
+    const int64_t k = (i * kh + y) * kw + x;  // NCHW flatten order
+    return weights->int_values[static_cast<size_t>(trans_b ? o * ci * kh * kw + k : k * co + o)];
+  }
+};
+
+/// Where one output-channel slice of a matrix op's packed weights, bias and requant table live
+/// on chip. A channel-tiled op has one slice per channel tile, each packed on its own (whole
+/// R x C blocks from the slice's first channel), so a tile's conv needs no column offset.
+struct SliceParams {
+  sched::Interval channels;
+  int64_t dram_weights = 0;  ///< DRAM offset of the slice's compact weights
+  int64_t w_addr = 0, bias_addr = 0, table_addr = 0;
+};
+
+/// A matrix op's on-chip parameters: the scratchpad and every slice.
 struct ConvParams {
   int sp = 0;
-  int64_t w_addr = 0, bias_addr = 0, table_addr = 0;
   bool has_bias = false;
+  std::vector<SliceParams> slices;
 };
 
 class Lowering {
@@ -72,10 +100,15 @@ class Lowering {
  private:
   Result<std::string> int_tensor(const std::string& sched_name) const;
   Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+  /// The Conv or Gemm `op` with its integer weights; fails naming what is unsupported.
+  Result<MatrixOp> matrix_op(const sched::Op& op) const;
+  /// Output-channel slices of a matrix op: its group's channel tiles (1 when not tiled).
+  std::vector<sched::Interval> slices_of(int op_index) const;
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
   Status lower_group(size_t index, const sched::GroupSchedule& gs);
   Result<TileView> view_of(const sched::GroupSchedule& gs, int tensor, const Box& box) const;
-  Status emit_conv_loads(const sched::Op& op, bool& first, std::vector<isa::Instruction>& loads);
+  /// Loads of `op`'s weights, bias and requant table: slice `slice`, or all slices when -1.
+  Status emit_conv_loads(const sched::Op& op, int slice, std::vector<isa::Instruction>& loads);
   Status emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
@@ -99,8 +132,16 @@ class Lowering {
   isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
   std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
+  std::map<std::string, int> tensor_index_;   // scheduler tensor name -> index
+  std::map<int, int64_t> channel_tiles_;      // matrix op index -> its group's channel tiles
   std::map<int, int64_t> extra_top_;          // per scratchpad: codegen-owned bytes above the peak
   bool work_before_ = false;                  // a tile has been emitted (the next one waits on it)
+  int copy_ = 0;  // the ping-pong copy the current tile uses (double buffering)
+  static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
+    for (const auto& b : gs.buffers)
+      if (b.tensor == tensor && b.copy == copy) return true;
+    return false;
+  }
 };
 
 Result<std::string> Lowering::int_tensor(const std::string& name) const {
@@ -118,6 +159,8 @@ void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
 }
 
 Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  for (size_t t = 0; t < net_.tensors.size(); ++t)
+    tensor_index_[net_.tensors[t].name] = static_cast<int>(t);
   // Activation regions: every tensor some group loads or stores, in tensor order.
   std::vector<bool> in_dram(net_.tensors.size(), false);
   for (const auto& gs : schedule_.groups) {
@@ -163,25 +206,25 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       out_.views[view] = source;
     }
   }
-  // Weight regions, compact (no block padding; the DMA pads to the matrix layout).
+  // Weight regions, compact (no block padding; the DMA pads to the matrix layout), one after
+  // another per output-channel slice (docs/codegen.md, "DRAM layout").
   for (const auto& gs : schedule_.groups) {
     for (int index : gs.ops) {
       const sched::Op& op = net_.op(index);
-      if (op.kind != sched::OpKind::Conv) continue;
-      const auto id = graph_.find_op(op.name);
-      if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
-      const ir::Op& conv = graph_.op(*id);
-      const auto& w = graph_.tensor(conv.inputs[1]);
-      const int64_t co = w.shape[0];
+      if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
+      channel_tiles_[index] = gs.channel_tiles;
+      auto m = matrix_op(op);
+      if (!m.ok()) return m.failure();
       if (auto r = out_.layout.add("w:" + op.name, RegionKind::Weights,
-                                   ir::element_count(w.shape) * weight_bytes_);
+                                   ir::element_count(m.value().weights->shape) * weight_bytes_);
           !r.ok())
         return r.failure();
-      if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
-        if (auto r = out_.layout.add("b:" + op.name, RegionKind::Weights, co * 4); !r.ok())
+      if (m.value().bias != nullptr) {
+        if (auto r = out_.layout.add("b:" + op.name, RegionKind::Weights, m.value().co * 4);
+            !r.ok())
           return r.failure();
       }
-      if (auto r = out_.layout.add("rq:" + op.name, RegionKind::Weights, co * 8); !r.ok())
+      if (auto r = out_.layout.add("rq:" + op.name, RegionKind::Weights, m.value().co * 8); !r.ok())
         return r.failure();
     }
   }
@@ -208,53 +251,45 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
   for (const auto& gs : schedule_.groups) {
     for (int index : gs.ops) {
       const sched::Op& op = net_.op(index);
-      if (op.kind != sched::OpKind::Conv) continue;
-      const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
-      const auto& w = graph_.tensor(conv.inputs[1]);
-      const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-      const bool depthwise = op.groups > 1;
-      if (w.int_values.size() != static_cast<size_t>(co * ci * kh * kw))
-        return fail("conv '" + op.name + "': weights '" + w.name + "' carry no integer values");
-      auto wv = [&](int64_t o, int64_t i, int64_t y, int64_t x) {
-        return w.int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
-      };
+      if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
+      const MatrixOp m = matrix_op(op).value();
       int64_t at = out_.layout.find("w:" + op.name)->offset;
-      const int64_t oc_blocks = ceil_div(co, cols_);
-      if (depthwise) {  // [cb][ky][kx][c < cn]
-        for (int64_t cb = 0; cb < oc_blocks; ++cb) {
-          const int64_t cn = std::min(cols_, co - cb * cols_);
-          for (int64_t y = 0; y < kh; ++y)
-            for (int64_t x = 0; x < kw; ++x)
-              for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                write_bytes(at, wv(cb * cols_ + c, 0, y, x), static_cast<int>(weight_bytes_));
-        }
-      } else {  // [ocb][icb][ky][kx][r < rn][c < cn]
-        const int64_t ic_blocks = ceil_div(ci, rows_);
-        for (int64_t ob = 0; ob < oc_blocks; ++ob)
-          for (int64_t ib = 0; ib < ic_blocks; ++ib) {
-            const int64_t cn = std::min(cols_, co - ob * cols_);
-            const int64_t rn = std::min(rows_, ci - ib * rows_);
-            for (int64_t y = 0; y < kh; ++y)
-              for (int64_t x = 0; x < kw; ++x)
+      for (const sched::Interval slice : slices_of(index)) {
+        const int64_t oc_blocks = ceil_div(slice.size(), cols_);
+        for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+          const int64_t c0 = slice.b + ob * cols_;
+          const int64_t cn = std::min(cols_, slice.e - c0);
+          if (m.depthwise) {  // [cb][ky][kx][c < cn]
+            for (int64_t y = 0; y < m.kh; ++y)
+              for (int64_t x = 0; x < m.kw; ++x)
+                for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                  write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
+            continue;
+          }
+          const int64_t ic_blocks = ceil_div(m.ci, rows_);
+          for (int64_t ib = 0; ib < ic_blocks; ++ib) {  // [ocb][icb][ky][kx][r < rn][c < cn]
+            const int64_t rn = std::min(rows_, m.ci - ib * rows_);
+            for (int64_t y = 0; y < m.kh; ++y)
+              for (int64_t x = 0; x < m.kw; ++x)
                 for (int64_t r = 0; r < rn; ++r)
                   for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                    write_bytes(at, wv(ob * cols_ + c, ib * rows_ + r, y, x),
+                    write_bytes(at, m.weight(c0 + c, ib * rows_ + r, y, x),
                                 static_cast<int>(weight_bytes_));
           }
+        }
       }
       if (const DramRegion* b = out_.layout.find("b:" + op.name)) {
-        const auto& bias = graph_.tensor(conv.inputs[2]);
-        for (int64_t o = 0; o < co; ++o)
-          write_bytes(b->offset + o * 4, bias.int_values[static_cast<size_t>(o)], 4);
+        for (int64_t o = 0; o < m.co; ++o)
+          write_bytes(b->offset + o * 4, m.bias->int_values[static_cast<size_t>(o)], 4);
       }
-      const auto uses = graph_.consumers(conv.outputs[0]);
+      const auto uses = graph_.consumers(m.op->outputs[0]);
       if (uses.size() != 1 || graph_.op(uses[0].op).kind != ir::OpKind::Requantize)
-        return fail("conv '" + op.name + "': its accumulator is not read by one Requantize");
+        return fail("op '" + op.name + "': its accumulator is not read by one Requantize");
       const ir::Op& rq = graph_.op(uses[0].op);
       const auto params =
-          quant::requantize_params(graph_.tensor(conv.outputs[0]), graph_.tensor(rq.outputs[0]));
+          quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
       const int64_t table = out_.layout.find("rq:" + op.name)->offset;
-      for (int64_t o = 0; o < co; ++o) {
+      for (int64_t o = 0; o < m.co; ++o) {
         const auto& p = params[params.size() == 1 ? 0 : static_cast<size_t>(o)];
         write_bytes(table + o * 8, p.multiplier, 4);
         write_bytes(table + o * 8 + 4, p.shift, 4);
@@ -262,6 +297,62 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
     }
   }
   return {};
+}
+
+std::vector<sched::Interval> Lowering::slices_of(int op_index) const {
+  const auto it = channel_tiles_.find(op_index);
+  const int64_t n = it == channel_tiles_.end() ? 1 : it->second;
+  const int64_t channels = net_.tensor(net_.op(op_index).output).shape.c;
+  std::vector<sched::Interval> slices;
+  for (int64_t k = 0; k < n; ++k) slices.push_back({channels * k / n, channels * (k + 1) / n});
+  return slices;
+}
+
+Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  MatrixOp m;
+  m.op = &graph_.op(*id);
+  if (m.op->inputs.size() < 2) return fail("op '" + op.name + "' has no weights");
+  m.weights = &graph_.tensor(m.op->inputs[1]);
+  if (m.op->inputs.size() > 2 && !m.op->inputs[2].empty()) m.bias = &graph_.tensor(m.op->inputs[2]);
+  const auto& ws = m.weights->shape;
+  if (m.op->kind == ir::OpKind::Conv) {
+    if (ws.size() != 4) return fail("conv '" + op.name + "': weights are not 4-D");
+    m.co = ws[0];
+    m.ci = ws[1];
+    m.kh = ws[2];
+    m.kw = ws[3];
+    m.depthwise = op.groups > 1;
+    if (op.groups > 1 && !(op.groups == m.co && m.ci == 1))
+      return fail("conv '" + op.name + "': grouped convolution (groups " +
+                  std::to_string(op.groups) + ") is not supported by codegen yet");
+  } else if (m.op->kind == ir::OpKind::Gemm) {
+    m.gemm = true;
+    m.trans_b = m.op->get_int("transB") != 0;
+    // The input as stored: a Flatten/Reshape output is a view of an NHWC (C, H, W) tensor.
+    std::string source = net_.tensor(op.inputs[0]).name;
+    if (auto it = alias_.find(source); it != alias_.end()) source = it->second;
+    const sched::Shape3 in = net_.tensor(tensor_index_.at(source)).shape;
+    m.ci = in.c;
+    m.kh = in.h;
+    m.kw = in.w;
+    m.co = net_.tensor(op.output).shape.c;
+    if (ws.size() != 2 || ws[0] * ws[1] != m.co * in.elements())
+      return fail("gemm '" + op.name + "': weights do not match a " +
+                  std::to_string(in.elements()) + " -> " + std::to_string(m.co) + " layer");
+    if (m.kh > 15 || m.kw > 15)
+      return fail("gemm '" + op.name + "': its input is " + std::to_string(m.kh) + "x" +
+                  std::to_string(m.kw) + " pixels (the conv instruction takes kernels up to 15)");
+  } else {
+    return fail("op '" + op.name + "' is not a Conv or Gemm in the quantized graph");
+  }
+  const size_t expected = static_cast<size_t>(ir::element_count(ws));
+  if (m.weights->int_values.size() != expected)
+    return fail("op '" + op.name + "': weights '" + m.weights->name + "' carry no integer values");
+  if (m.bias != nullptr && m.bias->int_values.size() != static_cast<size_t>(m.co))
+    return fail("op '" + op.name + "': bias '" + m.bias->name + "' carries no integer values");
+  return m;
 }
 
 const DramRegion* Lowering::region_of(const std::string& name) const {
@@ -272,8 +363,9 @@ const DramRegion* Lowering::region_of(const std::string& name) const {
 Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
                                    const Box& box) const {
   for (const auto& b : gs.buffers) {
-    if (b.tensor == tensor && b.copy == 0 && b.role != sched::BufferRole::Weights &&
-        b.role != sched::BufferRole::Accumulator) {
+    if (b.tensor == tensor && b.role != sched::BufferRole::Weights &&
+        b.role != sched::BufferRole::Accumulator &&
+        (b.copy == copy_ || (b.copy == 0 && !has_copy(gs, tensor, copy_)))) {
       TileView v;
       v.sp = b.scratchpad;
       v.offset = b.offset;
@@ -291,25 +383,50 @@ Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
 }
 
 Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
-  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
-  const auto& w = graph_.tensor(conv.inputs[1]);
-  const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-  const bool depthwise = op.groups > 1;
-  const int64_t oc_blocks = ceil_div(co, cols_);
-  const int64_t packed =
-      depthwise ? oc_blocks * kh * kw * cols_ * weight_bytes_
-                : oc_blocks * ceil_div(ci, rows_) * kh * kw * rows_ * cols_ * weight_bytes_;
+  const int index = static_cast<int>(&op - net_.ops.data());
+  auto matrix = matrix_op(op);
+  if (!matrix.ok()) return matrix.failure();
+  const MatrixOp& m = matrix.value();
   ConvParams p;
-  p.has_bias = out_.layout.find("b:" + op.name) != nullptr;
-  const int64_t bias_bytes = oc_blocks * cols_ * 4;
-  const int64_t need = packed + bias_bytes + co * 8;
+  p.has_bias = m.bias != nullptr;
+  // Per slice: packed blocks, the bias vector (whole blocks of C), the (M, r) table.
+  struct SliceBytes {
+    int64_t packed = 0, bias = 0, table = 0;
+    int64_t total() const { return ceil_div(packed + bias + table, 8) * 8; }
+  };
+  const auto slices = slices_of(index);
+  std::vector<SliceBytes> bytes;
+  int64_t dram = out_.layout.find("w:" + op.name)->offset;
+  for (const sched::Interval c : slices) {
+    const int64_t oc_blocks = ceil_div(c.size(), cols_);
+    SliceBytes b;
+    b.packed = m.depthwise ? oc_blocks * m.kh * m.kw * cols_ * weight_bytes_
+                           : oc_blocks * ceil_div(m.ci, rows_) * m.kh * m.kw * rows_ * cols_ *
+                                 weight_bytes_;
+    b.bias = p.has_bias ? oc_blocks * cols_ * 4 : 0;
+    b.table = c.size() * 8;
+    bytes.push_back(b);
+    SliceParams sp;
+    sp.channels = c;
+    sp.dram_weights = dram;
+    dram += c.size() * (m.depthwise ? 1 : m.ci) * m.kh * m.kw * weight_bytes_;
+    p.slices.push_back(sp);
+  }
+  // Resident weights keep every slice on chip; streamed ones reuse one slice's room per tile.
+  int64_t need = 0;
+  for (const SliceBytes& b : bytes)
+    need = gs.weights_resident ? need + b.total() : std::max(need, b.total());
   const sched::BufferAlloc* wbuf = nullptr;
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name) wbuf = &b;
-  if (wbuf == nullptr) return fail("conv '" + op.name + "': the schedule has no weight buffer");
+  if (wbuf == nullptr) return fail("op '" + op.name + "': the schedule has no weight buffer");
   p.sp = wbuf->scratchpad;
   int64_t base = wbuf->offset;
-  if (need > wbuf->size_bytes) {
+  // A streamed slice's buffer lives only at its op's step, so the schedule may share its bytes
+  // with buffers of other steps; but the load engine fills it before the tile's first op.
+  // Unless it is the group's first op, keep it apart (above the peak).
+  const bool shared_lifetime = !gs.weights_resident && gs.ops.front() != index;
+  if (need > wbuf->size_bytes || shared_lifetime) {
     // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
     // blocks plus the bias vector and requant table. Place them above the schedule's peak.
     const int64_t peak = gs.peak_bytes.size() > static_cast<size_t>(p.sp)
@@ -321,105 +438,108 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
     top += ceil_div(need, 64) * 64;
     const int64_t size = config_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
     if (top > size)
-      return fail("conv '" + op.name + "': packed weights, bias and requant table need " +
+      return fail("op '" + op.name + "': packed weights, bias and requant table need " +
                   std::to_string(need) + " bytes; the schedule reserved " +
                   std::to_string(wbuf->size_bytes) + " and scratchpad '" +
                   config_.scratchpads[static_cast<size_t>(p.sp)].name + "' has " +
                   std::to_string(size - (top - ceil_div(need, 64) * 64)) +
                   " bytes free above the schedule's peak");
   }
-  p.w_addr = base;
-  p.bias_addr = base + packed;
-  p.table_addr = p.bias_addr + bias_bytes;
-  conv_params_[static_cast<int>(&op - net_.ops.data())] = p;
+  int64_t at = base;
+  for (size_t k = 0; k < slices.size(); ++k) {
+    SliceParams& sp = p.slices[k];
+    sp.w_addr = at;
+    sp.bias_addr = at + bytes[k].packed;
+    sp.table_addr = sp.bias_addr + bytes[k].bias;
+    if (gs.weights_resident) at += bytes[k].total();
+  }
+  conv_params_[index] = p;
   return {};
 }
 
-Status Lowering::emit_conv_loads(const sched::Op& op, bool& first,
+Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
                                  std::vector<isa::Instruction>& loads) {
-  (void)first;
-  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
-  const auto& w = graph_.tensor(conv.inputs[1]);
-  const int64_t co = w.shape[0], ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-  const bool depthwise = op.groups > 1;
+  const MatrixOp m = matrix_op(op).value();
   const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
-  const int64_t oc_blocks = ceil_div(co, cols_);
-  int64_t dram = out_.layout.find("w:" + op.name)->offset;
-  auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
-                          int64_t pad_right) {
-    isa::Load l;
-    l.sp = static_cast<std::uint32_t>(p.sp);
-    l.elem = weight_elem_;
-    l.kind = isa::Traffic::kWeights;
-    l.sram_addr = static_cast<std::uint32_t>(sram);
-    l.dram_addr = static_cast<std::uint64_t>(dram);
-    l.y_size = static_cast<std::uint32_t>(y);
-    l.x_size = static_cast<std::uint32_t>(x);
-    l.c_size = static_cast<std::uint32_t>(c);
-    l.dram_stride_y = static_cast<std::uint32_t>(x * c);
-    l.dram_stride_x = static_cast<std::uint32_t>(c);
-    l.sram_stride_y = static_cast<std::uint32_t>(sy);
-    l.sram_stride_x = static_cast<std::uint32_t>(sx);
-    l.pad_right = static_cast<std::uint32_t>(pad_right);
-    loads.push_back(l);
-    dram += y * x * c * weight_bytes_;
-    out_.traffic.weights_read += y * x * c * weight_bytes_;
-  };
-  if (depthwise) {
-    for (int64_t cb = 0; cb < oc_blocks; ++cb) {
-      const int64_t cn = std::min(cols_, co - cb * cols_);
-      weights_load(p.w_addr + cb * kh * kw * cols_ * weight_bytes_, kh * kw, 1, cn, cols_, cols_,
-                   0);
-    }
-  } else {
-    const int64_t ic_blocks = ceil_div(ci, rows_);
-    for (int64_t ob = 0; ob < oc_blocks; ++ob)
+  for (size_t k = 0; k < p.slices.size(); ++k) {
+    if (slice >= 0 && static_cast<size_t>(slice) != k) continue;
+    const SliceParams& sp = p.slices[k];
+    int64_t dram = sp.dram_weights;
+    auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
+                            int64_t pad_right) {
+      isa::Load l;
+      l.sp = static_cast<std::uint32_t>(p.sp);
+      l.elem = weight_elem_;
+      l.kind = isa::Traffic::kWeights;
+      l.sram_addr = static_cast<std::uint32_t>(sram);
+      l.dram_addr = static_cast<std::uint64_t>(dram);
+      l.y_size = static_cast<std::uint32_t>(y);
+      l.x_size = static_cast<std::uint32_t>(x);
+      l.c_size = static_cast<std::uint32_t>(c);
+      l.dram_stride_y = static_cast<std::uint32_t>(x * c);
+      l.dram_stride_x = static_cast<std::uint32_t>(c);
+      l.sram_stride_y = static_cast<std::uint32_t>(sy);
+      l.sram_stride_x = static_cast<std::uint32_t>(sx);
+      l.pad_right = static_cast<std::uint32_t>(pad_right);
+      loads.push_back(l);
+      dram += y * x * c * weight_bytes_;
+      out_.traffic.weights_read += y * x * c * weight_bytes_;
+    };
+    const int64_t oc_blocks = ceil_div(sp.channels.size(), cols_);
+    for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+      const int64_t cn = std::min(cols_, sp.channels.e - (sp.channels.b + ob * cols_));
+      if (m.depthwise) {
+        weights_load(sp.w_addr + ob * m.kh * m.kw * cols_ * weight_bytes_, m.kh * m.kw, 1, cn,
+                     cols_, cols_, 0);
+        continue;
+      }
+      const int64_t ic_blocks = ceil_div(m.ci, rows_);
       for (int64_t ib = 0; ib < ic_blocks; ++ib) {
-        const int64_t cn = std::min(cols_, co - ob * cols_);
-        const int64_t rn = std::min(rows_, ci - ib * rows_);
+        const int64_t rn = std::min(rows_, m.ci - ib * rows_);
         if (rows_ - rn > 15)
           return fail("conv '" + op.name + "': " + std::to_string(rows_ - rn) +
                       " zero weight rows to pad in one block (the DMA pads at most 15)");
         // Rows r >= rn of the block are the padded input channels: zero weights (DMA padding).
-        const int64_t block = ((ob * ic_blocks + ib) * kh * kw) * rows_ * cols_ * weight_bytes_;
-        weights_load(p.w_addr + block, kh * kw, rn, cn, rows_ * cols_, cols_, rows_ - rn);
+        const int64_t block = ((ob * ic_blocks + ib) * m.kh * m.kw) * rows_ * cols_ * weight_bytes_;
+        weights_load(sp.w_addr + block, m.kh * m.kw, rn, cn, rows_ * cols_, cols_, rows_ - rn);
       }
+    }
+    auto table_load = [&](const std::string& region, int64_t first_word, int64_t sram,
+                          int64_t words) {
+      isa::Load l;
+      l.sp = static_cast<std::uint32_t>(p.sp);
+      l.elem = isa::Elem::kI32;
+      l.kind = isa::Traffic::kWeights;
+      l.sram_addr = static_cast<std::uint32_t>(sram);
+      l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(region)->offset + first_word * 4);
+      l.c_size = static_cast<std::uint32_t>(words);
+      l.dram_stride_x = l.c_size;
+      l.sram_stride_x = l.c_size;
+      loads.push_back(l);
+    };
+    if (p.has_bias) {
+      table_load("b:" + op.name, sp.channels.b, sp.bias_addr, sp.channels.size());
+      out_.traffic.weights_read += sp.channels.size() * 4;
+    }
+    table_load("rq:" + op.name, 2 * sp.channels.b, sp.table_addr, 2 * sp.channels.size());
+    out_.traffic.requant_table_read += sp.channels.size() * 8;
   }
-  auto table_load = [&](const std::string& region, int64_t sram, int64_t words) {
-    isa::Load l;
-    l.sp = static_cast<std::uint32_t>(p.sp);
-    l.elem = isa::Elem::kI32;
-    l.kind = isa::Traffic::kWeights;
-    l.sram_addr = static_cast<std::uint32_t>(sram);
-    l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(region)->offset);
-    l.c_size = static_cast<std::uint32_t>(words);
-    l.dram_stride_x = l.c_size;
-    l.sram_stride_x = l.c_size;
-    loads.push_back(l);
-  };
-  if (p.has_bias) {
-    table_load("b:" + op.name, p.bias_addr, co);
-    out_.traffic.weights_read += co * 4;
-  }
-  table_load("rq:" + op.name, p.table_addr, 2 * co);
-  out_.traffic.requant_table_read += co * 8;
   return {};
 }
 
 Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
                            const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
-  const ir::Op& conv = graph_.op(*graph_.find_op(op.name));
-  const auto& w = graph_.tensor(conv.inputs[1]);
-  const int64_t co = w.shape[0], ci = w.shape[1];
-  const bool depthwise = op.groups > 1;
-  if (op.groups > 1 && !(op.groups == co && ci == 1))
-    return fail("conv '" + op.name + "': grouped convolution (groups " + std::to_string(op.groups) +
-                ") is not supported by codegen yet");
+  const MatrixOp m = matrix_op(op).value();
   const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
   const int in_t = op.inputs[0];
-  const sched::Shape3 in_shape = net_.tensor(in_t).shape;
   const Box& out_box = need[static_cast<size_t>(op.output)];
   if (out_box.empty()) return {};
+  const SliceParams* slice = nullptr;
+  for (const SliceParams& sp : p.slices)
+    if (sp.channels == out_box.c) slice = &sp;
+  if (slice == nullptr)
+    return fail("op '" + op.name + "': output channels [" + std::to_string(out_box.c.b) + ", " +
+                std::to_string(out_box.c.e) + ") are not one of its weight slices");
   auto in_view = view_of(gs, in_t, need[static_cast<size_t>(in_t)]);
   if (!in_view.ok()) return in_view.failure();
   auto out_view = view_of(gs, op.output, out_box);
@@ -427,9 +547,21 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   const sched::BufferAlloc* acc = nullptr;
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
-  if (acc == nullptr) return fail("conv '" + op.name + "': the schedule has no accumulator");
-  const sched::Window& win = op.window;
-  const int64_t oc_blocks = ceil_div(co, cols_);
+  if (acc == nullptr) return fail("op '" + op.name + "': the schedule has no accumulator");
+  // A Gemm is a conv whose kernel covers its whole input, read as stored: HWC, C apart.
+  sched::Window win = op.window;
+  sched::Shape3 in_shape = net_.tensor(in_t).shape;
+  int64_t in_stride_x = in_view.value().pixel_elems, in_stride_y = in_view.value().stride_y();
+  int64_t in_addr_base = in_view.value().offset;
+  if (m.gemm) {
+    win = sched::Window{};
+    win.kernel_h = m.kh;
+    win.kernel_w = m.kw;
+    in_shape = {m.ci, m.kh, m.kw};
+    in_stride_x = m.ci;
+    in_stride_y = m.kw * m.ci;
+  }
+  const int64_t oc_blocks = ceil_div(slice->channels.size(), cols_);
   const int64_t acc_px = oc_blocks * cols_;
   const int64_t out_w = out_box.w.size();
   // Columns of the window, clamped to the stored input; the rest is the conv's own padding.
@@ -437,10 +569,10 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   const int64_t xb =
       (out_box.w.e - 1) * win.stride_w + (win.kernel_w - 1) * win.dilation_w + 1 - win.pad_left;
   const int64_t x0 = std::max<int64_t>(xa, 0), x1 = std::min(xb, in_shape.w);
-  const auto rq_uses = graph_.consumers(conv.outputs[0]);
+  const auto rq_uses = graph_.consumers(m.op->outputs[0]);
   const ir::Op& rq = graph_.op(rq_uses[0].op);
   const auto params =
-      quant::requantize_params(graph_.tensor(conv.outputs[0]), graph_.tensor(rq.outputs[0]));
+      quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
   isa::Vcfg cfg;
   cfg.zp = params[0].zero_point;
   cfg.lo = params[0].lo;
@@ -448,6 +580,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   code.push_back(cfg);
   int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
   if (step < 1) step = out_box.h.size();
+  const int64_t in_c0 = need[static_cast<size_t>(in_t)].c.b;
   for (int64_t r = out_box.h.b; r < out_box.h.e; r += step) {
     const int64_t rows = std::min(step, out_box.h.e - r);
     const int64_t ya = r * win.stride_h - win.pad_top;
@@ -465,14 +598,15 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
     c.elem = act_elem_;
     c.init = p.has_bias ? isa::Init::kBias : isa::Init::kZero;
-    c.depthwise = depthwise;
-    c.in_addr = static_cast<std::uint32_t>(in_view.value().addr(y0, x0, 0));
-    c.w_addr = static_cast<std::uint32_t>(p.w_addr);
+    c.depthwise = m.depthwise;
+    c.in_addr = static_cast<std::uint32_t>(
+        m.gemm ? in_addr_base : in_view.value().addr(y0, x0, m.depthwise ? in_c0 : 0));
+    c.w_addr = static_cast<std::uint32_t>(slice->w_addr);
     c.acc_addr = static_cast<std::uint32_t>(acc->offset);
-    c.bias_addr = static_cast<std::uint32_t>(p.bias_addr);
+    c.bias_addr = static_cast<std::uint32_t>(slice->bias_addr);
     c.out_h = static_cast<std::uint32_t>(rows);
     c.out_w = static_cast<std::uint32_t>(out_w);
-    c.ic_blocks = depthwise ? 1 : static_cast<std::uint32_t>(ceil_div(ci, rows_));
+    c.ic_blocks = m.depthwise ? 1 : static_cast<std::uint32_t>(ceil_div(m.ci, rows_));
     c.oc_blocks = static_cast<std::uint32_t>(oc_blocks);
     c.kh = static_cast<std::uint32_t>(win.kernel_h);
     c.kw = static_cast<std::uint32_t>(win.kernel_w);
@@ -484,8 +618,8 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.pad_bottom = static_cast<std::uint32_t>(pads[1]);
     c.pad_left = static_cast<std::uint32_t>(pads[2]);
     c.pad_right = static_cast<std::uint32_t>(pads[3]);
-    c.in_stride_y = static_cast<std::uint32_t>(in_view.value().stride_y());
-    c.in_stride_x = static_cast<std::uint32_t>(in_view.value().pixel_elems);
+    c.in_stride_y = static_cast<std::uint32_t>(in_stride_y);
+    c.in_stride_x = static_cast<std::uint32_t>(in_stride_x);
     c.acc_stride_y = static_cast<std::uint32_t>(out_w * acc_px);
     c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
     code.push_back(c);
@@ -496,11 +630,12 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     q.dst_elem = act_elem_;
     q.per_channel = true;
     q.src_addr = c.acc_addr;
-    q.dst_addr = static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, 0));
-    q.param_addr = static_cast<std::uint32_t>(p.table_addr);
+    q.dst_addr =
+        static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, slice->channels.b));
+    q.param_addr = static_cast<std::uint32_t>(slice->table_addr);
     q.y_size = static_cast<std::uint32_t>(rows);
     q.x_size = static_cast<std::uint32_t>(out_w);
-    q.c_size = static_cast<std::uint32_t>(co);
+    q.c_size = static_cast<std::uint32_t>(slice->channels.size());
     q.src_stride_y = c.acc_stride_y;
     q.src_stride_x = c.acc_stride_x;
     q.dst_stride_y = static_cast<std::uint32_t>(out_view.value().stride_y());
@@ -690,13 +825,11 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (gs.dram_view) return {};  // a view costs nothing and moves nothing
   if (gs.halo == sched::HaloMode::Cache)
     return fail(where + ": halo caching is not supported by codegen yet");
-  if (gs.channel_tiles != 1)
-    return fail(where + ": channel tiles are not supported by codegen yet");
   conv_params_.clear();
   extra_top_.clear();
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
-    if (op.kind == sched::OpKind::Conv) {
+    if (op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm) {
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
     } else if (op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add &&
                op.kind != sched::OpKind::MaxPool && op.kind != sched::OpKind::AvgPool &&
@@ -706,28 +839,47 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     }
   }
   const size_t before = emitter_.size();
+  const CodeTraffic traffic_before = out_.traffic;
   GroupCode group;
   for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
   group.tiles = gs.tiles();
-  for (int64_t rt = 0; rt < gs.row_tiles; ++rt) {
-    for (int64_t ct = 0; ct < gs.col_tiles; ++ct) {
+  // Tiles in the scheduler's order: rows, then columns, then output-channel slices.
+  // Double buffering (the schedule's ping-pong copies) needs resident weights: a streamed
+  // slice has one buffer, which the next tile's load would overwrite under the running conv.
+  bool streamed = false;
+  for (int o : gs.ops)
+    streamed |= !gs.weights_resident &&
+                (net_.op(o).kind == sched::OpKind::Conv || net_.op(o).kind == sched::OpKind::Gemm);
+  const bool pipelined = gs.double_buffered && !streamed;
+  struct TileCode {
+    std::vector<isa::Instruction> loads, compute, stores;
+  };
+  std::vector<TileCode> tiles;
+  for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
+    copy_ = pipelined ? static_cast<int>(tile % 2) : 0;
+    const int64_t kt = tile % gs.channel_tiles;
+    const int64_t ct = tile / gs.channel_tiles % gs.col_tiles;
+    const int64_t rt = tile / (gs.channel_tiles * gs.col_tiles);
+    {
       std::vector<Box> requested(net_.tensors.size());
       for (int t : gs.outputs) {
         const sched::Shape3 s = net_.tensor(t).shape;
         requested[static_cast<size_t>(t)] =
-            Box{{0, s.c},
+            Box{{s.c * kt / gs.channel_tiles, s.c * (kt + 1) / gs.channel_tiles},
                 {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
                 {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
       }
       const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
       const auto& need = ranges.need;
       std::vector<isa::Instruction> loads, compute, stores;
-      const bool first_tile = rt == 0 && ct == 0;
+      const bool first_tile = tile == 0;
       for (int o : gs.ops) {
         const sched::Op& op = net_.op(o);
-        if (op.kind == sched::OpKind::Conv && (!gs.weights_resident || first_tile)) {
-          bool unused = false;
-          if (auto s = emit_conv_loads(op, unused, loads); !s.ok())
+        const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
+        // Resident: every slice once, before the first tile; streamed: the tile's slice.
+        if (matrix && (!gs.weights_resident || first_tile)) {
+          const int slice = gs.weights_resident ? -1 : static_cast<int>(kt);
+          if (auto s = emit_conv_loads(op, slice, loads); !s.ok())
             return fail(where + ": " + s.reason());
         }
       }
@@ -757,7 +909,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
         const sched::Op& op = net_.op(gs.ops[pos]);
-        Status s = op.kind == sched::OpKind::Conv      ? emit_conv(gs, pos, op, need, compute)
+        const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
+        Status s = matrix                              ? emit_conv(gs, pos, op, need, compute)
                    : op.kind == sched::OpKind::Add     ? emit_add(gs, op, need, compute)
                    : op.kind == sched::OpKind::Eltwise ? emit_eltwise(gs, op, need, compute)
                                                        : emit_pool(gs, op, need, compute);
@@ -765,6 +918,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       }
       for (int t : gs.outputs) {
         const Box& box = requested[static_cast<size_t>(t)];
+        if (box.empty()) continue;  // more tiles than rows: this tile stores nothing
         auto view = view_of(gs, t, need[static_cast<size_t>(t)]);
         if (!view.ok()) return fail(where + ": " + view.reason());
         const sched::Shape3 s = net_.tensor(t).shape;
@@ -789,27 +943,88 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       }
       if (loads.empty() || compute.empty() || stores.empty())
         return fail(where + ": a tile without loads, compute or stores");
-      // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
-      // compute nop), compute waits for the loads, stores wait for compute.
-      set_flag(loads.front(), [&](auto& x) { x.pop_next = work_before_; });
-      set_flag(loads.back(), [](auto& x) { x.push_next = true; });
-      set_flag(compute.front(), [](auto& x) { x.pop_prev = true; });
-      set_flag(compute.back(), [](auto& x) { x.push_next = true; });
-      set_flag(stores.front(), [](auto& x) { x.pop_prev = true; });
-      set_flag(stores.back(), [](auto& x) { x.push_prev = true; });
-      isa::Nop barrier;
-      barrier.engine = isa::Engine::kCompute;
-      barrier.pop_next = true;
-      barrier.push_prev = true;  // cleared below for the program's last tile
-      for (auto* list : {&loads, &compute, &stores})
-        for (auto& instruction : *list)
-          if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
+      tiles.push_back({std::move(loads), std::move(compute), std::move(stores)});
+    }
+  }
+  copy_ = 0;
+  auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
+    for (auto& instruction : list)
+      if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
+    return {};
+  };
+  isa::Nop barrier;  // waits for a store, frees the next load
+  barrier.engine = isa::Engine::kCompute;
+  barrier.pop_next = true;
+  barrier.push_prev = true;
+  if (!pipelined) {
+    // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
+    // compute nop), compute waits for the loads, stores wait for compute.
+    for (TileCode& t : tiles) {
+      set_flag(t.loads.front(), [&](auto& x) { x.pop_next = work_before_; });
+      set_flag(t.loads.back(), [](auto& x) { x.push_next = true; });
+      set_flag(t.compute.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(t.compute.back(), [](auto& x) { x.push_next = true; });
+      set_flag(t.stores.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(t.stores.back(), [](auto& x) { x.push_prev = true; });
+      for (auto* list : {&t.loads, &t.compute, &t.stores})
+        if (auto s = emit_all(*list); !s.ok()) return s;
       if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
       work_before_ = true;
     }
+  } else {
+    // Double buffering (docs/codegen.md): tile t uses copy t % 2 of every input and stored
+    // output. Program order loads(0), then per tile: loads(t+1), compute(t), stores(t), so the
+    // next tile's loads are queued before this tile's compute. Tokens:
+    //   load->compute   each tile's loads -> its compute;
+    //   compute->store  each compute -> its stores;
+    //   compute->load   compute(t) -> loads(t+2) (copy t % 2 of the inputs is free again);
+    //   store->compute  stores(t) -> compute(t+2) (copy t % 2 of the outputs is free again).
+    // Two compute nops at the end take the last stores' tokens; the second frees the next
+    // group's loads, as the serialised barrier does.
+    const size_t n = tiles.size();
+    for (size_t t = 0; t < n; ++t) {
+      TileCode& tc = tiles[t];
+      set_flag(tc.loads.front(), [&](auto& x) { x.pop_next = t == 0 ? work_before_ : t >= 2; });
+      set_flag(tc.loads.back(), [](auto& x) { x.push_next = true; });
+      set_flag(tc.compute.front(), [&](auto& x) {
+        x.pop_prev = true;
+        x.pop_next = t >= 2;
+      });
+      set_flag(tc.compute.back(), [&](auto& x) {
+        x.push_next = true;
+        x.push_prev = t + 2 < n;
+      });
+      set_flag(tc.stores.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(tc.stores.back(), [](auto& x) { x.push_prev = true; });
+    }
+    if (auto s = emit_all(tiles[0].loads); !s.ok()) return s;
+    for (size_t t = 0; t < n; ++t) {
+      if (t + 1 < n)
+        if (auto s = emit_all(tiles[t + 1].loads); !s.ok()) return s;
+      if (auto s = emit_all(tiles[t].compute); !s.ok()) return s;
+      if (auto s = emit_all(tiles[t].stores); !s.ok()) return s;
+    }
+    if (n >= 2) {
+      isa::Nop drain;
+      drain.engine = isa::Engine::kCompute;
+      drain.pop_next = true;
+      if (auto s = emitter_.emit(drain); !s.ok()) return fail(where + ": " + s.reason());
+    }
+    if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
+    work_before_ = true;
   }
   for (size_t i = before; i < emitter_.size(); ++i)
     ++group.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  group.first_instruction = static_cast<int64_t>(before);
+  group.end_instruction = static_cast<int64_t>(emitter_.size());
+  group.traffic.weights_read = out_.traffic.weights_read - traffic_before.weights_read;
+  group.traffic.activations_read = out_.traffic.activations_read - traffic_before.activations_read;
+  group.traffic.activations_written =
+      out_.traffic.activations_written - traffic_before.activations_written;
+  group.traffic.requant_table_read =
+      out_.traffic.requant_table_read - traffic_before.requant_table_read;
+  group.macs = gs.macs;
+  group.predicted_cycles = gs.cycles;
   out_.groups.push_back(std::move(group));
   return {};
 }
@@ -826,6 +1041,21 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
                   "-bit data (quantize with bits: " + std::to_string(act_bytes_ * 8) + ")");
   }
   if (auto s = plan_dram(input_values); !s.ok()) return s;
+  out_.element_bytes = static_cast<int>(act_bytes_);
+  for (const auto& [name, ir_name] : out_.io_tensors) {
+    const DramRegion* region = region_of(name);
+    const ir::Tensor& t = graph_.tensor(ir_name);
+    IoTensor io;
+    io.ir_tensor = ir_name;
+    io.is_input = region->kind == RegionKind::Input;
+    io.offset = region->offset;
+    io.shape = graph_.has_tensor(name) ? graph_.tensor(name).shape : t.shape;
+    if (!t.quant || t.quant->scales.empty())
+      return fail("tensor '" + ir_name + "' has no quantization scale");
+    io.scale = static_cast<double>(t.quant->scales[0]);
+    io.zero_point = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
+    out_.io[name] = io;
+  }
   for (size_t g = 0; g < schedule_.groups.size(); ++g)
     if (auto s = lower_group(g, schedule_.groups[g]); !s.ok()) return s;
   // The last barrier's compute->load token has no load left to take it: a load nop does.
@@ -891,8 +1121,35 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
       region["ir_tensor"] = it->second;
     j["layout"].push_back(region);
   }
-  for (const GroupCode& g : compiled.groups)
-    j["groups"].push_back({{"ops", g.ops}, {"tiles", g.tiles}, {"instructions", g.instructions}});
+  for (const GroupCode& g : compiled.groups) {
+    j["groups"].push_back({{"ops", g.ops},
+                           {"tiles", g.tiles},
+                           {"instructions", g.instructions},
+                           {"first_instruction", g.first_instruction},
+                           {"end_instruction", g.end_instruction},
+                           {"macs", g.macs},
+                           {"predicted_cycles", g.predicted_cycles},
+                           {"dram_bytes",
+                            {{"weights_read", g.traffic.weights_read},
+                             {"activations_read", g.traffic.activations_read},
+                             {"activations_written", g.traffic.activations_written},
+                             {"requant_tables_read", g.traffic.requant_table_read}}}});
+  }
+  j["compulsory_bytes"] = scheduled.schedule.compulsory_bytes;
+  j["roofline_cycles"] = scheduled.schedule.roofline_cycles;
+  j["predicted_cycles"] = scheduled.schedule.cycles;
+  j["macs"] = scheduled.schedule.macs;
+  j["element_bytes"] = compiled.element_bytes;
+  // Network inputs and outputs: where they are and how to (de)quantize them (tessel sim DIR).
+  for (const auto& [name, io] : compiled.io) {
+    j["io"].push_back({{"name", name},
+                       {"ir_tensor", io.ir_tensor},
+                       {"kind", io.is_input ? "input" : "output"},
+                       {"offset", io.offset},
+                       {"shape", io.shape},
+                       {"scale", io.scale},
+                       {"zero_point", io.zero_point}});
+  }
   const auto& t = compiled.traffic;
   const auto& p = scheduled.schedule.traffic;
   j["dram_bytes"] = {{"weights_read", t.weights_read},

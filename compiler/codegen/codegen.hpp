@@ -17,13 +17,6 @@
 
 namespace tessel::codegen {
 
-/// Per-group figures of the generated code (compile.json "groups").
-struct GroupCode {
-  std::vector<std::string> ops;  ///< scheduler op names
-  std::int64_t tiles = 0;
-  std::map<std::string, std::int64_t> instructions;  ///< by mnemonic
-};
-
 /// DRAM bytes the program's DMAs request, by the scheduler's traffic classes.
 struct CodeTraffic {
   std::int64_t weights_read = 0;  ///< conv weights + biases (what the scheduler counts)
@@ -34,8 +27,33 @@ struct CodeTraffic {
   std::int64_t requant_table_read = 0;
 };
 
+/// Per-group figures of the generated code (compile.json "groups").
+struct GroupCode {
+  std::vector<std::string> ops;  ///< scheduler op names
+  std::int64_t tiles = 0;
+  std::map<std::string, std::int64_t> instructions;  ///< by mnemonic
+  /// The group's instructions are [first_instruction, end_instruction) of the program.
+  std::int64_t first_instruction = 0, end_instruction = 0;
+  CodeTraffic traffic;                ///< the bytes this group's DMAs request
+  std::int64_t macs = 0;              ///< useful MACs (the scheduler's count)
+  std::int64_t predicted_cycles = 0;  ///< the scheduler's cost model
+};
+
+/// A network input or output in DRAM and its quantization (for `tessel sim DIR`).
+struct IoTensor {
+  std::string ir_tensor;  ///< the integer IR tensor the region holds ("fc.q")
+  bool is_input = false;
+  std::int64_t offset = 0;          ///< DRAM byte offset (NHWC data)
+  std::vector<std::int64_t> shape;  ///< the float tensor's IR shape (NCHW, or N x K)
+  double scale = 1;                 ///< real = (q - zero_point) * scale
+  std::int32_t zero_point = 0;
+};
+
 /// A compiled network: everything `tessel sim` needs, plus the map of where things are.
 struct CompiledProgram {
+  int element_bytes = 1;  ///< activation element bytes in DRAM (1 or 2)
+  /// Network inputs and outputs by scheduler tensor name (= the float IR tensor name).
+  std::map<std::string, IoTensor> io;
   isa::Program program;
   std::vector<std::uint8_t> dram;  ///< the initial DRAM image (layout.size_bytes() bytes)
   DramLayout layout{64};

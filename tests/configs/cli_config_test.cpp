@@ -1,4 +1,4 @@
-// The built `tessel` binary: config check exit codes and lines, config show --json, run.
+// The built `tessel` binary: config check exit codes and lines, config show --json.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -115,15 +115,6 @@ TEST(ConfigCli, show_of_a_bad_file_exits_1_with_the_located_message) {
   EXPECT_EQ(run.err,
             "tests/configs/bad/unknown_key_misspelt.yaml:6:3: error: matrix.rwos: unknown key; "
             "did you mean 'rows'?\n");
-}
-
-TEST(ConfigCli, run_summarises_the_default_config_and_says_the_pipeline_is_missing) {
-  const CliRun run = tessel("run");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.out.find("npc19-deepfusion"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("200.000 GOP/s"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("The compile/simulate pipeline is not built yet"), std::string::npos)
-      << run.out;
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// The pipeline on tiny nets (fast): every policy bit exact, bytes as predicted; the CLI's
+// `tessel run` table and report.json.
+#include <gtest/gtest.h>
+
+#include "compiler/zoo/zoo.hpp"
+#include "tests/e2e/checks.hpp"
+
+namespace tessel::e2e {
+namespace {
+
+struct Case {
+  std::string model, config;
+};
+
+class TinyPipeline : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TinyPipeline, every_policy_is_bit_exact_and_moves_the_predicted_bytes) {
+  const HwConfig config = load_hw_config(config_path(GetParam().config));
+  auto graph = zoo::build_model(GetParam().model);
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(graph.value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, TinyPipeline,
+                         ::testing::Values(Case{"tiny_conv", "vta-pynq"},
+                                           Case{"tiny_residual", "edge-small"},
+                                           Case{"tiny_depthwise", "npc19-deepfusion"}),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name =
+                               param_info.param.model + "_" + param_info.param.config;
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
+
+TEST(TinyPipeline, timing_only_gives_the_full_runs_cycles_and_bytes) {
+  const HwConfig config = load_hw_config(config_path("edge-small"));
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_residual").value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto full = pipeline::run_policy(model.value(), config, "fusion");
+  pipeline::RunOptions timing;
+  timing.timing_only = true;
+  auto fast = pipeline::run_policy(model.value(), config, "fusion", timing);
+  ASSERT_TRUE(full.ok() && fast.ok());
+  EXPECT_EQ(fast.value().report.cycles, full.value().report.cycles);
+  EXPECT_EQ(fast.value().report.dram.total_bytes(), full.value().report.dram.total_bytes());
+  EXPECT_FALSE(fast.value().bit_exact.has_value());
+}
+
+}  // namespace
+}  // namespace tessel::e2e
