@@ -169,6 +169,68 @@ TEST(IntegerKernels, OneDnnInt8ConvIsBitExactWithTheReference) {
   }
 }
 
+// 16-bit data has no oneDNN kernel: the executor's im2col path must equal the int64 reference
+// exactly (grouped, strided, dilated, padded, extreme values) and name the first overflowing
+// element in NCHW order as the reference does.
+TEST(IntegerKernels, Int16Im2colConvIsBitExactWithTheReference) {
+  const char* texts[] = {R"(graph t {
+  input %x : i16[1,6,9,8]
+  const %w : i16[4,3,3,2] #0
+  const %b : i32[4] #0
+  %y = Conv(%x, %w, %b) {kernel=3x2, stride=2x1, pad=1,0,2,1, dilation=1x2, group=2} : i32[?]
+  output %y
+})",
+                         R"(graph t {
+  input %x : i16[2,3,5,5]
+  const %w : i8[5,3,1,1] #0
+  %y = Conv(%x, %w) {kernel=1x1} : i32[?]
+  output %y
+})"};
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> small(-300, 300), weight(-128, 127);
+  for (const char* text : texts) {
+    ir::Graph g = ir::parse_text(text, "case");
+    for (const auto& name : {"w", "b"}) {
+      if (!g.has_tensor(name)) continue;
+      auto& t = g.tensor_mut(name);
+      t.elided_digest.reset();
+      t.int_values.resize(static_cast<std::size_t>(ir::element_count(t.shape)));
+      for (auto& v : t.int_values) v = t.dtype == ir::DType::i32 ? small(rng) * 1000 : weight(rng);
+    }
+    ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+    const ir::Shape xs = g.tensor("x").shape;
+    std::vector<std::int32_t> xv(static_cast<std::size_t>(ir::element_count(xs)));
+    for (auto& v : xv) v = small(rng);
+    xv[0] = -32768;
+    xv[1] = 32767;
+    const auto x = TensorData::from_ints(ir::DType::i16, xs, xv);
+    Executor executor(g);
+    auto out = executor.run({{"x", x}});
+    ASSERT_TRUE(out.ok()) << out.reason();
+    const auto& y = out.value().at("y");
+    TensorData expected(ir::DType::i32, y.shape());
+    std::optional<TensorData> bias;
+    if (g.has_tensor("b")) bias = TensorData::from_constant(g.tensor("b"));
+    ASSERT_TRUE(conv_int_reference(x, TensorData::from_constant(g.tensor("w")),
+                                   bias ? &*bias : nullptr,
+                                   ir::window_geometry(g.op(*g.find_op("y"))), expected)
+                    .ok());
+    EXPECT_EQ(y.to_i32(), expected.to_i32()) << text;
+  }
+  const ir::Graph g = parse(R"(graph t {
+  input %x : i16[1,1,2,2]
+  const %w : i16[1,1,2,2] ints [32767, 32767, 32767, 32767]
+  %y = Conv(%x, %w) {kernel=2x2} : i32[?]
+  output %y
+})");
+  std::vector<std::int32_t> big(4, 32767);
+  Executor executor(g);
+  auto out = executor.run({{"x", TensorData::from_ints(ir::DType::i16, {1, 1, 2, 2}, big)}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.reason(),
+            "%y (Conv): int32 accumulator overflow at output element 0 (value 4294705156)");
+}
+
 TEST(DefaultInput, IsSeededAndStable) {
   const auto a = default_input({1, 3, 2, 2}, 0);
   const auto b = default_input({1, 3, 2, 2}, 0);

@@ -50,6 +50,64 @@ TEST(QuantizedExecutor, ConvReluByHand) {
   EXPECT_FLOAT_EQ(y[3], 2.54f);
 }
 
+// The same network without keep_intermediates: the fast path fuses Conv + Requantize + Relu into
+// one pass and must give the hand-computed values above.
+TEST(QuantizedExecutor, FusedConvRequantizeReluByHand) {
+  ir::Graph g = ir::parse_text(R"(graph t {
+  input %x : f32[1,1,2,2]
+  const %w : f32[1,1,1,1] = [2]
+  const %b : f32[1] = [1]
+  %conv = Conv(%x, %w, %b) {kernel=1x1} : f32[?]
+  %y = Relu(%conv) : f32[?]
+  output %y
+})",
+                               "t");
+  ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+  const auto plan = quant::plan_scales(g, {}).value();
+  const auto t =
+      quant::class_thresholds(plan, {{"x", 1.27}, {"conv", 9.0}, {"y", 2.54}}, {}).value();
+  const ir::Graph q = quant::realize(g, plan, t).value();
+  Executor executor(q);
+  std::map<std::string, double> seconds;
+  RunOptions options;
+  options.seconds_by_op = &seconds;
+  auto out = executor.run(
+      {{"x", TensorData::from_f32({1, 1, 2, 2}, std::vector<float>{0.5f, -1.0f, 0.013f, 1.27f})}},
+      options);
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().size(), 1u) << "only the graph output is returned";
+  EXPECT_EQ(out.value().at("y").to_f32(), (std::vector<float>{2.0f, 0.0f, 1.02f, 2.54f}));
+  EXPECT_EQ(seconds.count("Conv+Requantize+Relu"), 1u) << "the three ops ran as one";
+  EXPECT_EQ(seconds.count("Relu"), 0u);
+}
+
+// acc + bias leaving int32 is reported at the first element in NCHW order, fused or not,
+// although the fast path stores the accumulators channels-last.
+TEST(QuantizedExecutor, BiasOverflowNamesTheNchwElementFusedOrNot) {
+  const ir::Graph g = ir::parse_text(R"(graph t {
+  input %x : i8[1,2,2,2]{scale=1, zp=0}
+  const %w : i8[2,2,1,1] ints [1, 0, 0, 1]
+  const %b : i32[2] ints [0, 2147483647]
+  %acc = Conv(%x, %w, %b) {kernel=1x1} : i32[1,2,2,2]{axis=1, scales=[1, 1], zps=[0, 0]}
+  %y = Requantize(%acc) : i8[1,2,2,2]{scale=1, zp=0}
+  output %y
+})",
+                                     "t");
+  // Channel 1 is 0, 1, 0, 1 over the pixels: pixel 1 of channel 1 (NCHW element 5) overflows.
+  const auto x = TensorData::from_ints(ir::DType::i8, {1, 2, 2, 2},
+                                       std::vector<std::int32_t>{1, 1, 1, 1, 0, 1, 0, 1});
+  Executor executor(g);
+  for (const bool keep : {false, true}) {
+    RunOptions options;
+    options.keep_intermediates = keep;
+    auto out = executor.run({{"x", x}}, options);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.reason(),
+              "%acc (Conv): int32 accumulator overflow adding the bias at output element 5")
+        << (keep ? "unfused" : "fused");
+  }
+}
+
 struct Tiny {
   const char* name;
   double min_sqnr_db;
@@ -83,6 +141,43 @@ TEST_P(TinyNets, Int8TracksFp32AndScalesAreDeterministic) {
   const auto& out = g.outputs()[0];
   const double sqnr = sqnr_db(ref.value().at(out).to_f32(), got.value().at(out).to_f32());
   EXPECT_GE(sqnr, GetParam().min_sqnr_db) << GetParam().name;
+}
+
+// The fast path (fused ops, channels-last values) against the observed path (every op alone,
+// every value handed out in NCHW): bit-identical graph outputs, and the observer sees exactly
+// the values keep_intermediates returns.
+TEST_P(TinyNets, FusedRunEqualsObservedRunBitForBit) {
+  auto prepared = prepare_graph(zoo::build_model(GetParam().name).value());
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  const ir::Graph& g = prepared.value();
+  quant::QuantConfig config;
+  auto q = quantize_model(g, config, synthetic_samples(g, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const std::string input = g.op(g.inputs()[0]).outputs[0];
+  const std::map<std::string, TensorData> feed = {{input, default_input(g.tensor(input).shape, 3)}};
+  Executor executor(q.value().graph);
+  auto fused = executor.run(feed);
+  std::map<std::string, std::vector<float>> observed;
+  RunOptions observe;
+  observe.observer = [&](const std::string& name, const TensorData& value) -> Status {
+    observed[name] = value.to_f32();
+    return {};
+  };
+  auto unfused = executor.run(feed, observe);
+  RunOptions keep;
+  keep.keep_intermediates = true;
+  auto all = executor.run(feed, keep);
+  ASSERT_TRUE(fused.ok() && unfused.ok() && all.ok());
+  const auto& out = g.outputs()[0];
+  EXPECT_EQ(fused.value().at(out).to_f32(), unfused.value().at(out).to_f32());
+  EXPECT_EQ(fused.value().at(out).to_f32(), all.value().at(out).to_f32());
+  std::size_t compared = 0;
+  for (const auto& [name, value] : all.value()) {
+    if (!observed.count(name)) continue;
+    EXPECT_EQ(observed.at(name), value.to_f32()) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, q.value().graph.num_ops() - 1) << "every op result observed";
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, TinyNets,

@@ -1,8 +1,11 @@
 // The CPU executor: dispatch by op kind and dtype; oneDNN for convolutions, C++ for the rest.
 #include "compiler/targets/cpu/executor.hpp"
 
+#include <omp.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -13,6 +16,7 @@
 #include "compiler/ir/analysis.hpp"
 #include "compiler/quant/realize.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
+#include "compiler/targets/cpu/nhwc_kernels.hpp"
 #include "support/int_ops.hpp"
 #include "support/seeded.hpp"
 
@@ -62,13 +66,59 @@ void with_int(TensorData& t, F&& f) {
   });
 }
 
-/// A oneDNN convolution with its primitive, reordered weights and layout reorders.
+/// A value in flight. A 4-D tensor may be stored channels-last (`nhwc`); its shape stays NCHW.
+struct Value {
+  TensorData data;
+  bool nhwc = false;
+};
+
+/// Whether NCHW and NHWC storage of `shape` differ (4-D with C > 1 and H * W > 1).
+bool layouts_differ(const ir::Shape& shape) {
+  return shape.size() == 4 && shape[1] > 1 && shape[2] * shape[3] > 1;
+}
+
+/// `t` stored in the other layout (NCHW -> NHWC when `to_nhwc`, else back).
+TensorData relayout(const TensorData& t, bool to_nhwc) {
+  if (!layouts_differ(t.shape())) return t;
+  TensorData out(t.dtype(), t.shape());
+  const auto& s = t.shape();
+  const int bytes = ir::dtype_bytes(t.dtype());
+  if (to_nhwc)
+    nhwc::nchw_to_nhwc(t.raw(), out.raw(), s[0], s[1], s[2] * s[3], bytes);
+  else
+    nhwc::nhwc_to_nchw(t.raw(), out.raw(), s[0], s[1], s[2] * s[3], bytes);
+  return out;
+}
+
+/// Calls ok = f(begin, end) on slices of [0, n) in parallel on the OpenMP threads oneDNN also
+/// uses (OMP_NUM_THREADS), one slice when n < 2 * grain; true when every slice returned true.
+/// The kernels it splits are elementwise (or per pixel): the result does not depend on the
+/// number of threads.
+template <class F>
+bool parallel_slices(std::int64_t n, std::int64_t grain, F&& f) {
+  const std::int64_t slices =
+      std::clamp<std::int64_t>(n / std::max<std::int64_t>(grain, 1), 1, omp_get_max_threads());
+  if (slices == 1) return f(std::int64_t{0}, n);
+  bool ok = true;
+  const int threads = static_cast<int>(slices);
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok)
+  for (std::int64_t t = 0; t < slices; ++t) ok = f(n * t / slices, n * (t + 1) / slices) && ok;
+  return ok;
+}
+
+/// A oneDNN convolution reading and writing channels-last (NHWC) buffers, with its primitive and
+/// its weights reordered once into the layout the primitive prefers.
+/// - Integer (exact) convolutions run on NHWC directly: oneDNN's int8 kernels take it natively,
+///   and any implementation gives the same integers.
+/// - Float convolutions let oneDNN pick the activation layout (tag::any) and reorder to and from
+///   NHWC around the call: the primitive, and so every float rounding, is the one session 1's
+///   NCHW executor used, which keeps calibration (and every scale derived from it) unchanged.
 class DnnlConv {
  public:
   DnnlConv(dnnl::engine& engine, const ir::Shape& x, const ir::Shape& y,
            const ir::WindowGeometry& g, const TensorData& w, const TensorData* bias, dt src_type,
            dt wei_type, dt dst_type)
-      : engine_(engine) {
+      : engine_(engine), stream_(engine) {
     const dnnl::memory::dims src_dims(x.begin(), x.end());
     const dnnl::memory::dims dst_dims(y.begin(), y.end());
     dnnl::memory::dims wei_dims;
@@ -80,9 +130,14 @@ class DnnlConv {
     } else {
       wei_dims = {ws[0], ws[1], ws[2], ws[3]};
     }
-    const dnnl::memory::desc src_md(src_dims, src_type, tag::any);
+    user_src_md_ = dnnl::memory::desc(src_dims, src_type, tag::nhwc);
+    user_dst_md_ = dnnl::memory::desc(dst_dims, dst_type, tag::nhwc);
+    const bool native_nhwc = src_type != dt::f32;
+    const dnnl::memory::desc src_md =
+        native_nhwc ? user_src_md_ : dnnl::memory::desc(src_dims, src_type, tag::any);
+    const dnnl::memory::desc dst_md =
+        native_nhwc ? user_dst_md_ : dnnl::memory::desc(dst_dims, dst_type, tag::any);
     const dnnl::memory::desc wei_md(wei_dims, wei_type, tag::any);
-    const dnnl::memory::desc dst_md(dst_dims, dst_type, tag::any);
     const dnnl::memory::dims strides = {g.stride_h, g.stride_w};
     const dnnl::memory::dims dilates = {g.dilation_h - 1, g.dilation_w - 1};
     const dnnl::memory::dims pad_l = {g.pad_top, g.pad_left};
@@ -98,46 +153,54 @@ class DnnlConv {
     }
     pd_ = dnnl::convolution_forward::primitive_desc(*desc, engine_);
     conv_ = dnnl::convolution_forward(pd_);
-    user_src_md_ = dnnl::memory::desc(src_dims, src_type, tag::nchw);
-    user_dst_md_ = dnnl::memory::desc(dst_dims, dst_type, tag::nchw);
-    dnnl::stream stream(engine_);
     // Weights: reorder once from the user's OIHW into the primitive's layout.
     dnnl::memory user_w({wei_dims, wei_type, wei_tag}, engine_, const_cast<void*>(w.raw()));
     weights_ = dnnl::memory(pd_.weights_desc(), engine_);
-    dnnl::reorder(user_w, weights_).execute(stream, user_w, weights_);
+    dnnl::reorder(user_w, weights_).execute(stream_, user_w, weights_);
     if (bias) {
       bias_ = dnnl::memory({{ws[0]}, dt::f32, tag::a}, engine_);
       std::memcpy(bias_.get_data_handle(), bias->raw(), bias->bytes());
     }
-    stream.wait();
-    if (pd_.src_desc() != user_src_md_) src_ = dnnl::memory(pd_.src_desc(), engine_);
-    if (pd_.dst_desc() != user_dst_md_) dst_ = dnnl::memory(pd_.dst_desc(), engine_);
+    if (pd_.src_desc() != user_src_md_) {
+      src_ = dnnl::memory(pd_.src_desc(), engine_);
+      src_reorder_ = dnnl::reorder(dnnl::memory(user_src_md_, engine_, nullptr), src_);
+    }
+    if (pd_.dst_desc() != user_dst_md_) {
+      dst_ = dnnl::memory(pd_.dst_desc(), engine_);
+      dst_reorder_ = dnnl::reorder(dst_, dnnl::memory(user_dst_md_, engine_, nullptr));
+    }
+    stream_.wait();
   }
 
+  /// x and y: NHWC buffers of the source and destination shapes.
   void run(const void* x, void* y) {
-    dnnl::stream stream(engine_);
     dnnl::memory user_src(user_src_md_, engine_, const_cast<void*>(x));
     dnnl::memory user_dst(user_dst_md_, engine_, y);
     dnnl::memory src = user_src, dst = user_dst;
     if (src_) {
-      dnnl::reorder(user_src, src_).execute(stream, user_src, src_);
+      src_reorder_.execute(stream_, user_src, src_);
       src = src_;
     }
     if (dst_) dst = dst_;
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
     if (bias_) args[DNNL_ARG_BIAS] = bias_;
-    conv_.execute(stream, args);
-    if (dst_) dnnl::reorder(dst_, user_dst).execute(stream, dst_, user_dst);
-    stream.wait();
+    conv_.execute(stream_, args);
+    if (dst_) dst_reorder_.execute(stream_, dst_, user_dst);
+    stream_.wait();
   }
+
+  /// oneDNN's name of the implementation it chose (e.g. "brg:avx512_core_amx").
+  std::string implementation() const { return pd_.impl_info_str(); }
 
  private:
   dnnl::engine& engine_;
+  dnnl::stream stream_;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   dnnl::memory::desc user_src_md_, user_dst_md_;
   dnnl::memory weights_, bias_, src_, dst_;
+  dnnl::reorder src_reorder_, dst_reorder_;
 };
 
 std::int64_t channel_inner(const ir::Shape& shape) {
@@ -146,118 +209,31 @@ std::int64_t channel_inner(const ir::Shape& shape) {
   return inner;
 }
 
+/// Output dtype/shape come from the graph (shapes inferred, dtypes set by the quantizer).
+TensorData allocate(const ir::Graph& graph, const std::string& name) {
+  const auto& t = graph.tensor(name);
+  return TensorData(t.dtype, t.shape);
+}
+
+/// The clamp a Relu/Clip on integers applies ([0, int32 max] for Relu).
+std::pair<std::int32_t, std::int32_t> activation_bounds(const ir::Graph& graph, const ir::Op& op) {
+  if (op.kind == OpKind::Relu) return {0, std::numeric_limits<std::int32_t>::max()};
+  return quant::clip_bounds(graph.tensor(op.inputs[0]), op.get_float("min"), op.get_float("max"));
+}
+
+/// Ops the fast path runs as one: `head` (a Conv or an Add) and the ops it absorbs, whose
+/// results are never stored; `output` is the last absorbed op's result.
+struct Fusion {
+  std::vector<ir::OpId> absorbed;
+  std::string output;
+  std::string label;  ///< "Conv+Requantize+Relu"
+  /// Conv: the requantization (bounds narrowed by an absorbed Relu/Clip); Add: unused.
+  nhwc::ChannelRequant requant;
+  /// Add: the rescale with the narrowed bounds.
+  intops::AddRequant add;
+};
+
 }  // namespace
-
-// ------------------------------------------------------------------------------------------------
-// Reference kernels (kernels.hpp)
-
-Status conv_int_reference(const TensorData& x, const TensorData& w, const TensorData* bias,
-                          const ir::WindowGeometry& g, TensorData& y, std::int32_t x_zero_point,
-                          std::int32_t w_zero_point) {
-  const auto xs = x.shape(), ws = w.shape(), ys = y.shape();
-  const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-  const std::int64_t O = ws[0], KH = ws[2], KW = ws[3], OH = ys[2], OW = ys[3];
-  const std::int64_t G = g.group, CG = C / G, OG = O / G;
-  const auto xv = x.to_i32();
-  const auto wv = w.to_i32();
-  const std::vector<std::int32_t> bv = bias ? bias->to_i32() : std::vector<std::int32_t>();
-  auto* out = y.data<std::int32_t>();
-  for (std::int64_t n = 0; n < N; ++n)
-    for (std::int64_t o = 0; o < O; ++o) {
-      const std::int64_t grp = o / OG;
-      for (std::int64_t oh = 0; oh < OH; ++oh)
-        for (std::int64_t ow = 0; ow < OW; ++ow) {
-          std::int64_t acc = bias ? bv[static_cast<std::size_t>(o)] : 0;
-          for (std::int64_t c = 0; c < CG; ++c) {
-            const std::int64_t ci = grp * CG + c;
-            for (std::int64_t kh = 0; kh < KH; ++kh) {
-              const std::int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
-              if (ih < 0 || ih >= H) continue;
-              for (std::int64_t kw = 0; kw < KW; ++kw) {
-                const std::int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
-                if (iw < 0 || iw >= W) continue;
-                const std::int64_t xval =
-                    xv[static_cast<std::size_t>(((n * C + ci) * H + ih) * W + iw)] - x_zero_point;
-                const std::int64_t wval =
-                    wv[static_cast<std::size_t>(((o * CG + c) * KH + kh) * KW + kw)] - w_zero_point;
-                acc += xval * wval;
-              }
-            }
-          }
-          const std::int64_t index = ((n * O + o) * OH + oh) * OW + ow;
-          if (acc > std::numeric_limits<std::int32_t>::max() ||
-              acc < std::numeric_limits<std::int32_t>::min())
-            return fail("int32 accumulator overflow at output element " + std::to_string(index) +
-                        " (value " + std::to_string(acc) + ")");
-          out[index] = static_cast<std::int32_t>(acc);
-        }
-    }
-  return {};
-}
-
-Status gemm_int_reference(const TensorData& a, const TensorData& b, const TensorData* bias,
-                          bool trans_b, TensorData& y, std::int32_t a_zero_point,
-                          std::int32_t b_zero_point) {
-  const std::int64_t M = a.shape()[0], K = a.shape()[1];
-  const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
-  const auto av = a.to_i32();
-  const auto bv = b.to_i32();
-  const std::vector<std::int32_t> cv = bias ? bias->to_i32() : std::vector<std::int32_t>();
-  auto* out = y.data<std::int32_t>();
-  for (std::int64_t m = 0; m < M; ++m)
-    for (std::int64_t n = 0; n < N; ++n) {
-      std::int64_t acc = bias ? cv[static_cast<std::size_t>(n)] : 0;
-      for (std::int64_t k = 0; k < K; ++k) {
-        const std::int64_t bval = trans_b ? bv[static_cast<std::size_t>(n * K + k)]
-                                          : bv[static_cast<std::size_t>(k * N + n)];
-        acc += (static_cast<std::int64_t>(av[static_cast<std::size_t>(m * K + k)]) - a_zero_point) *
-               (bval - b_zero_point);
-      }
-      if (acc > std::numeric_limits<std::int32_t>::max() ||
-          acc < std::numeric_limits<std::int32_t>::min())
-        return fail("int32 accumulator overflow at output element " + std::to_string(m * N + n) +
-                    " (value " + std::to_string(acc) + ")");
-      out[m * N + n] = static_cast<std::int32_t>(acc);
-    }
-  return {};
-}
-
-void gemm_f32(const TensorData& a, const TensorData& b, const TensorData* c, bool trans_b,
-              double alpha, double beta, TensorData& y) {
-  const std::int64_t M = a.shape()[0], K = a.shape()[1];
-  const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
-  const float* av = a.data<float>();
-  const float* bv = b.data<float>();
-  float* out = y.data<float>();
-  std::vector<float> row(static_cast<std::size_t>(N));
-  for (std::int64_t m = 0; m < M; ++m) {
-    if (trans_b) {
-      for (std::int64_t n = 0; n < N; ++n) {
-        float acc = 0.0f;
-        const float* ap = av + m * K;
-        const float* bp = bv + n * K;
-        for (std::int64_t k = 0; k < K; ++k) acc += ap[k] * bp[k];
-        row[static_cast<std::size_t>(n)] = acc;
-      }
-    } else {
-      std::fill(row.begin(), row.end(), 0.0f);
-      for (std::int64_t k = 0; k < K; ++k) {
-        const float aval = av[m * K + k];
-        const float* bp = bv + k * N;
-        for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += aval * bp[n];
-      }
-    }
-    for (std::int64_t n = 0; n < N; ++n) {
-      double v = alpha * row[static_cast<std::size_t>(n)];
-      if (c) {
-        const std::int64_t cs = c->size();
-        const std::int64_t ci = cs == M * N ? m * N + n : cs == 1 ? 0 : n;
-        v += beta * c->data<float>()[ci];
-      }
-      out[m * N + n] = static_cast<float>(v);
-    }
-  }
-}
 
 // ------------------------------------------------------------------------------------------------
 // The executor
@@ -265,11 +241,85 @@ void gemm_f32(const TensorData& a, const TensorData& b, const TensorData* c, boo
 struct Executor::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::unordered_map<std::string, TensorData> constants;
+  std::unordered_map<std::string, TensorData> constants_nhwc;  // 4-D constants, channels-last
   std::vector<ir::OpId> order;
   std::unordered_map<std::string, std::size_t> last_use;  // tensor -> position in `order`
+  std::unordered_map<std::string, std::vector<ir::OpId>> readers;
   std::unordered_map<ir::OpId, std::unique_ptr<DnnlConv>> convs;
-  std::unordered_map<ir::OpId, std::vector<intops::Requant>> requants;
+  std::unordered_map<ir::OpId, nhwc::ChannelRequant> requants;
+  std::unordered_map<ir::OpId, std::vector<std::int8_t>> gemm_weights_nk;
+  std::unordered_map<ir::OpId, std::vector<std::int16_t>> im2col_weights;  // [o][kh][kw][c/g]
+  std::unordered_map<ir::OpId, Fusion> fusions;                            // by head op
+  std::vector<std::int32_t> accumulators;  // a fused conv's int32 result (reused)
+
+  /// The single reader of `tensor` when it has exactly one and is not a graph output.
+  std::optional<ir::OpId> sole_reader(const ir::Graph& graph, const std::string& tensor) const {
+    const auto it = readers.find(tensor);
+    if (it == readers.end() || it->second.size() != 1) return std::nullopt;
+    const auto& outputs = graph.outputs();
+    if (std::find(outputs.begin(), outputs.end(), tensor) != outputs.end()) return std::nullopt;
+    return it->second[0];
+  }
+
+  void plan_fusions(const ir::Graph& graph);
 };
+
+void Executor::Impl::plan_fusions(const ir::Graph& graph) {
+  // Narrows [lo, hi] by a following Relu/Clip when the two clamps compose into one.
+  const auto absorb_activation = [&](const std::string& tensor, Fusion& f, std::int32_t& lo,
+                                     std::int32_t& hi) {
+    const auto act_id = sole_reader(graph, tensor);
+    if (!act_id) return;
+    const ir::Op* act = &graph.op(*act_id);
+    if (act->kind != OpKind::Relu && act->kind != OpKind::Clip) return;
+    if (graph.tensor(act->outputs[0]).dtype != graph.tensor(tensor).dtype) return;
+    const auto [alo, ahi] = activation_bounds(graph, *act);
+    const std::int32_t nlo = std::max(lo, alo), nhi = std::min(hi, ahi);
+    if (alo > ahi || nlo > nhi) return;
+    lo = nlo;
+    hi = nhi;
+    f.absorbed.push_back(*act_id);
+    f.output = act->outputs[0];
+    f.label += "+" + std::string(ir::to_string(act->kind));
+  };
+  for (const ir::OpId id : order) {
+    const ir::Op& op = graph.op(id);
+    if (op.kind == OpKind::Conv && op.inputs.size() >= 2) {
+      const auto& x = graph.tensor(op.inputs[0]);
+      const auto& w = graph.tensor(op.inputs[1]);
+      const auto& acc = graph.tensor(op.outputs[0]);
+      if (!((x.dtype == DType::i8 || x.dtype == DType::u8) && w.dtype == DType::i8 && w.constant &&
+            acc.dtype == DType::i32 && acc.shape.size() == 4))
+        continue;
+      const auto rq_id = sole_reader(graph, op.outputs[0]);
+      if (!rq_id) continue;
+      const ir::Op* rq = &graph.op(*rq_id);
+      if (rq->kind != OpKind::Requantize) continue;
+      const auto& y = graph.tensor(rq->outputs[0]);
+      if (y.dtype != DType::i8 && y.dtype != DType::u8 && y.dtype != DType::i16) continue;
+      Fusion f;
+      f.absorbed = {*rq_id};
+      f.output = rq->outputs[0];
+      f.label = "Conv+Requantize";
+      f.requant = nhwc::channel_requant(quant::requantize_params(acc, y), acc.shape[1]);
+      f.requant.zero_point = y.quant->zero_points.empty() ? 0 : y.quant->zero_points[0];
+      absorb_activation(rq->outputs[0], f, f.requant.lo, f.requant.hi);
+      fusions.emplace(id, std::move(f));
+    } else if (op.kind == OpKind::Add && op.inputs.size() == 2) {
+      const auto& a = graph.tensor(op.inputs[0]);
+      const auto& b = graph.tensor(op.inputs[1]);
+      const auto& y = graph.tensor(op.outputs[0]);
+      if (!(a.dtype == y.dtype && b.dtype == y.dtype &&
+            (y.dtype == DType::i8 || y.dtype == DType::i16)))
+        continue;
+      Fusion f;
+      f.label = "Add";
+      f.add = quant::add_params(a, b, y);
+      absorb_activation(op.outputs[0], f, f.add.lo, f.add.hi);
+      if (!f.absorbed.empty()) fusions.emplace(id, std::move(f));
+    }
+  }
+}
 
 Executor::Executor(const ir::Graph& graph) : graph_(graph), impl_(std::make_unique<Impl>()) {
   auto order = ir::topological_order(graph);
@@ -278,89 +328,79 @@ Executor::Executor(const ir::Graph& graph) : graph_(graph), impl_(std::make_uniq
   for (const auto& [name, tensor] : graph.tensors())
     if (tensor.constant && tensor.has_data())
       impl_->constants.emplace(name, TensorData::from_constant(tensor));
-  for (std::size_t pos = 0; pos < impl_->order.size(); ++pos)
-    for (const auto& in : graph.op(impl_->order[pos]).inputs) impl_->last_use[in] = pos;
+  for (std::size_t pos = 0; pos < impl_->order.size(); ++pos) {
+    const ir::OpId id = impl_->order[pos];
+    for (const auto& in : graph.op(id).inputs) {
+      impl_->last_use[in] = pos;
+      impl_->readers[in].push_back(id);
+    }
+  }
+  impl_->plan_fusions(graph);
 }
 
 Executor::~Executor() = default;
 
-namespace {
-
-// Output dtype/shape come from the graph (shapes inferred, dtypes set by the quantizer).
-TensorData allocate(const ir::Graph& graph, const std::string& name) {
-  const auto& t = graph.tensor(name);
-  return TensorData(t.dtype, t.shape);
-}
-
-template <class T>
-void max_pool(const T* x, T* y, const ir::Shape& xs, const ir::Shape& ys,
-              const ir::WindowGeometry& g) {
-  const std::int64_t NC = xs[0] * xs[1], H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
-  for (std::int64_t nc = 0; nc < NC; ++nc)
-    for (std::int64_t oh = 0; oh < OH; ++oh)
-      for (std::int64_t ow = 0; ow < OW; ++ow) {
-        T best = std::numeric_limits<T>::lowest();
-        for (std::int64_t kh = 0; kh < g.kernel_h; ++kh) {
-          const std::int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
-          if (ih < 0 || ih >= H) continue;
-          for (std::int64_t kw = 0; kw < g.kernel_w; ++kw) {
-            const std::int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
-            if (iw < 0 || iw >= W) continue;
-            best = std::max(best, x[(nc * H + ih) * W + iw]);
-          }
-        }
-        y[(nc * OH + oh) * OW + ow] = best;
-      }
-}
-
-// Sums each window (padding contributes zeros); `divisor` gets ONNX/PyTorch's count.
-template <class T, class Emit>
-void window_sums(const T* x, const ir::Shape& xs, const ir::Shape& ys, const ir::WindowGeometry& g,
-                 bool count_include_pad, Emit&& emit) {
-  const std::int64_t NC = xs[0] * xs[1], H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
-  for (std::int64_t nc = 0; nc < NC; ++nc)
-    for (std::int64_t oh = 0; oh < OH; ++oh)
-      for (std::int64_t ow = 0; ow < OW; ++ow) {
-        const std::int64_t h0 = oh * g.stride_h - g.pad_top, w0 = ow * g.stride_w - g.pad_left;
-        const std::int64_t h1 = std::min(h0 + g.kernel_h, H + g.pad_bottom);
-        const std::int64_t w1 = std::min(w0 + g.kernel_w, W + g.pad_right);
-        const std::int64_t padded_count = (h1 - h0) * (w1 - w0);
-        const std::int64_t hs = std::max<std::int64_t>(h0, 0), ws = std::max<std::int64_t>(w0, 0);
-        const std::int64_t he = std::min(h1, H), we = std::min(w1, W);
-        double sum_f = 0.0;
-        std::int64_t sum_i = 0;
-        for (std::int64_t ih = hs; ih < he; ++ih)
-          for (std::int64_t iw = ws; iw < we; ++iw) {
-            if constexpr (std::is_floating_point_v<T>)
-              sum_f += x[(nc * H + ih) * W + iw];
-            else
-              sum_i += x[(nc * H + ih) * W + iw];
-          }
-        const std::int64_t count = count_include_pad ? padded_count : (he - hs) * (we - ws);
-        emit((nc * OH + oh) * OW + ow, sum_f, sum_i, count);
-      }
-}
-
-}  // namespace
-
 Result<std::map<std::string, TensorData>> Executor::run(
     const std::map<std::string, TensorData>& inputs, const RunOptions& options) {
-  std::unordered_map<std::string, TensorData> values;
-  const auto get = [&](const std::string& name) -> const TensorData& {
-    if (auto it = values.find(name); it != values.end()) return it->second;
+  std::unordered_map<std::string, Value> values;
+  // A value in the layout an op needs; a stored value is converted in place (a later reader
+  // wanting the other layout converts it back), a constant's channels-last copy is cached.
+  const auto nchw = [&](const std::string& name) -> const TensorData& {
+    if (auto it = values.find(name); it != values.end()) {
+      Value& v = it->second;
+      if (v.nhwc && layouts_differ(v.data.shape())) v.data = relayout(v.data, false);
+      v.nhwc = false;
+      return v.data;
+    }
     return impl_->constants.at(name);
   };
+  const auto channels_last = [&](const std::string& name) -> const TensorData& {
+    if (auto it = values.find(name); it != values.end()) {
+      Value& v = it->second;
+      if (v.data.shape().size() != 4) return v.data;
+      if (!v.nhwc && layouts_differ(v.data.shape())) v.data = relayout(v.data, true);
+      v.nhwc = true;
+      return v.data;
+    }
+    const TensorData& c = impl_->constants.at(name);
+    if (c.shape().size() != 4) return c;
+    auto cached = impl_->constants_nhwc.find(name);
+    if (cached == impl_->constants_nhwc.end())
+      cached = impl_->constants_nhwc.emplace(name, relayout(c, true)).first;
+    return cached->second;
+  };
+  // Whatever layout the value has (for elementwise ops), and that layout.
+  const auto as_is = [&](const std::string& name) -> std::pair<const TensorData*, bool> {
+    if (auto it = values.find(name); it != values.end())
+      return {&it->second.data, it->second.nhwc && layouts_differ(it->second.data.shape())};
+    return {&impl_->constants.at(name), false};
+  };
+  const auto in_layout = [&](const std::string& name, bool nhwc_wanted) -> const TensorData& {
+    return nhwc_wanted ? channels_last(name) : nchw(name);
+  };
+
   std::map<std::string, TensorData> result;
   const auto& outputs = graph_.outputs();
   const auto is_output = [&](const std::string& n) {
     return std::find(outputs.begin(), outputs.end(), n) != outputs.end();
   };
+  const bool fuse = !options.observer && !options.keep_intermediates;
+  std::vector<bool> absorbed(graph_.num_ops(), false);
 
   for (std::size_t pos = 0; pos < impl_->order.size(); ++pos) {
     const ir::OpId id = impl_->order[pos];
+    if (absorbed[id]) continue;
     const ir::Op& op = graph_.op(id);
-    const std::string& out_name = op.outputs.at(0);
+    const auto start = std::chrono::steady_clock::now();
+    const Fusion* fusion = nullptr;
+    if (fuse)
+      if (auto it = impl_->fusions.find(id); it != impl_->fusions.end()) {
+        fusion = &it->second;
+        for (const ir::OpId a : fusion->absorbed) absorbed[a] = true;
+      }
+    const std::string& out_name = fusion ? fusion->output : op.outputs.at(0);
     TensorData y;
+    bool y_nhwc = false;
     try {
       switch (op.kind) {
         case OpKind::Input: {
@@ -375,100 +415,217 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::Conv: {
-          const TensorData& x = get(op.inputs[0]);
-          const TensorData& w = get(op.inputs[1]);
-          const TensorData* b = op.inputs.size() > 2 ? &get(op.inputs[2]) : nullptr;
-          y = allocate(graph_, out_name);
+          const TensorData& w = nchw(op.inputs[1]);
+          const TensorData* b = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
+          const auto& x_t = graph_.tensor(op.inputs[0]);
+          const auto& y_t = graph_.tensor(op.outputs[0]);
           const auto g = ir::window_geometry(op);
           // Weights that are not constants (ONNX node tests feed them as inputs) cannot be
           // reordered once: rebuild the primitive for every run.
           const bool constant_weights = graph_.tensor(op.inputs[1]).constant;
-          if (x.dtype() == DType::f32) {
+          const bool onednn_int = (x_t.dtype == DType::i8 || x_t.dtype == DType::u8) &&
+                                  w.dtype() == DType::i8 && y_t.dtype == DType::i32;
+          if (x_t.dtype == DType::f32 || onednn_int) {
+            const TensorData& x = channels_last(op.inputs[0]);
             auto& conv = impl_->convs[id];
-            if (!conv || !constant_weights)
-              conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y.shape(), g, w, b,
-                                                dt::f32, dt::f32, dt::f32);
-            conv->run(x.raw(), y.raw());
-          } else if ((x.dtype() == DType::i8 || x.dtype() == DType::u8) && w.dtype() == DType::i8 &&
-                     y.dtype() == DType::i32) {
-            // Exact: s8/u8 x s8 -> s32 with no scales; the int32 bias is added below.
-            auto& conv = impl_->convs[id];
-            if (!conv || !constant_weights)
-              conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y.shape(), g, w, nullptr,
-                                                x.dtype() == DType::i8 ? dt::s8 : dt::u8, dt::s8,
-                                                dt::s32);
-            conv->run(x.raw(), y.raw());
-            if (b) {
-              const std::int32_t* bias = b->data<std::int32_t>();
-              std::int32_t* acc = y.data<std::int32_t>();
-              const std::int64_t C = y.shape()[1], inner = channel_inner(y.shape());
-              for (std::int64_t i = 0; i < y.size(); ++i) {
-                const std::int64_t v = std::int64_t{acc[i]} + bias[(i / inner) % C];
-                if (v > std::numeric_limits<std::int32_t>::max() ||
-                    v < std::numeric_limits<std::int32_t>::min())
-                  return fail(where(op) +
-                              ": int32 accumulator overflow adding the bias at "
-                              "output element " +
-                              std::to_string(i));
-                acc[i] = static_cast<std::int32_t>(v);
-              }
+            if (!conv || !constant_weights) {
+              if (x.dtype() == DType::f32)
+                conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w, b,
+                                                  dt::f32, dt::f32, dt::f32);
+              else  // exact: s8/u8 x s8 -> s32 with no scales; the int32 bias is added below
+                conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w,
+                                                  nullptr, x.dtype() == DType::i8 ? dt::s8 : dt::u8,
+                                                  dt::s8, dt::s32);
             }
-          } else if (y.dtype() == DType::i32) {
-            if (auto ok = conv_int_reference(x, w, b, g, y); !ok)
+            y_nhwc = true;
+            const auto& ys = y_t.shape;
+            const std::int64_t pixels = ys[0] * ys[2] * ys[3], channels = ys[1];
+            const std::int32_t* bias = onednn_int && b ? b->data<std::int32_t>() : nullptr;
+            std::int32_t* acc = nullptr;
+            if (fusion) {
+              impl_->accumulators.resize(static_cast<std::size_t>(ir::element_count(ys)));
+              acc = impl_->accumulators.data();
+              conv->run(x.raw(), acc);
+              y = allocate(graph_, out_name);
+              bool in_range = true;
+              with_int(y, [&](auto* out) {
+                using T = std::remove_pointer_t<decltype(out)>;
+                if constexpr (std::is_same_v<T, std::int32_t>) {
+                  throw std::logic_error("fused requantize to int32");
+                } else {
+                  in_range = parallel_slices(pixels, 1024, [&](std::int64_t p0, std::int64_t p1) {
+                    return nhwc::requantize(acc + p0 * channels, bias, out + p0 * channels, p1 - p0,
+                                            channels, fusion->requant);
+                  });
+                }
+              });
+              if (in_range) break;
+            } else {
+              y = allocate(graph_, out_name);
+              conv->run(x.raw(), y.raw());
+              if (!bias || nhwc::add_bias(y.data<std::int32_t>(), bias, pixels, channels)) break;
+              acc = y.data<std::int32_t>();
+            }
+            // The first element (in NCHW order, as the scalar contract reports it) whose
+            // accumulator + bias leaves int32.
+            const std::int64_t inner = ys[2] * ys[3];
+            for (std::int64_t i = 0; i < ir::element_count(ys); ++i) {
+              const std::int64_t n = i / (channels * inner), c = (i / inner) % channels;
+              const std::int64_t v =
+                  std::int64_t{acc[(n * inner + i % inner) * channels + c]} + bias[c];
+              if (v > std::numeric_limits<std::int32_t>::max() ||
+                  v < std::numeric_limits<std::int32_t>::min())
+                return fail(where(op) +
+                            ": int32 accumulator overflow adding the bias at output element " +
+                            std::to_string(i));
+            }
+            return fail(where(op) + ": int32 accumulator overflow adding the bias");
+          } else if (y_t.dtype == DType::i32 && x_t.dtype != DType::i32 &&
+                     (w.dtype() == DType::i8 || w.dtype() == DType::i16) &&
+                     (!b || b->dtype() == DType::i32)) {
+            // 16-bit data: im2col + int64-accumulated dot products (oneDNN has no s16 conv).
+            const TensorData& x = channels_last(op.inputs[0]);
+            const auto &xs = x.shape(), &ws = w.shape(), &ys = y_t.shape;
+            std::vector<std::int16_t> x16;
+            const std::int16_t* xp = nullptr;
+            if (x.dtype() == DType::i16) {
+              xp = x.data<std::int16_t>();
+            } else {
+              with_any(x, [&](const auto* p) {
+                if constexpr (std::is_integral_v<std::remove_pointer_t<decltype(p)>>)
+                  x16.assign(p, p + x.size());
+              });
+              xp = x16.data();
+            }
+            auto& w16 = impl_->im2col_weights[id];
+            if (w16.empty() || !constant_weights) {
+              if (w.dtype() == DType::i8)
+                w16 = nhwc::reorder_weights_ohwc(w.data<std::int8_t>(), ws[0], ws[1], ws[2], ws[3]);
+              else
+                w16 =
+                    nhwc::reorder_weights_ohwc(w.data<std::int16_t>(), ws[0], ws[1], ws[2], ws[3]);
+            }
+            y = allocate(graph_, out_name);
+            y_nhwc = true;
+            if (!nhwc::conv_im2col_s16(xp, w16.data(), b ? b->data<std::int32_t>() : nullptr,
+                                       y.data<std::int32_t>(), xs[0], xs[1], xs[2], xs[3], ys[1],
+                                       ys[2], ys[3], g)) {
+              // Out of int32 somewhere: the reference names the first element.
+              TensorData check(DType::i32, ys);
+              auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, check);
+              return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
+            }
+          } else if (y_t.dtype == DType::i32) {
+            y = allocate(graph_, out_name);
+            if (auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, y); !ok)
               return fail(where(op) + ": " + ok.reason());
           } else {
             return fail(where(op) + ": unsupported dtypes " +
-                        std::string(ir::to_string(x.dtype())) + " x " +
+                        std::string(ir::to_string(x_t.dtype)) + " x " +
                         std::string(ir::to_string(w.dtype())) + " -> " +
-                        std::string(ir::to_string(y.dtype())));
+                        std::string(ir::to_string(y_t.dtype)));
           }
           break;
         }
         case OpKind::Gemm: {
-          const TensorData& a = get(op.inputs[0]);
-          const TensorData& b = get(op.inputs[1]);
-          const TensorData* c = op.inputs.size() > 2 ? &get(op.inputs[2]) : nullptr;
+          const TensorData& a = nchw(op.inputs[0]);
+          const TensorData& b = nchw(op.inputs[1]);
+          const TensorData* c = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
           y = allocate(graph_, out_name);
           const bool trans_b = op.get_int("transB") != 0;
           if (a.dtype() == DType::f32) {
             gemm_f32(a, b, c, trans_b, op.get_float("alpha"), op.get_float("beta"), y);
-          } else {
-            if (auto ok = gemm_int_reference(a, b, c, trans_b, y); !ok)
-              return fail(where(op) + ": " + ok.reason());
+            break;
           }
+          const std::int64_t M = a.shape()[0], K = a.shape()[1];
+          const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
+          const bool fast = a.dtype() == DType::i8 && b.dtype() == DType::i8 &&
+                            graph_.tensor(op.inputs[1]).constant && K < (1 << 17) &&
+                            (!c || (c->dtype() == DType::i32 && c->size() == N));
+          if (fast) {
+            auto& b_nk = impl_->gemm_weights_nk[id];
+            if (b_nk.empty()) {  // once: b as [N, K] rows, contiguous along K
+              b_nk.resize(static_cast<std::size_t>(N * K));
+              const std::int8_t* bv = b.data<std::int8_t>();
+              for (std::int64_t n = 0; n < N; ++n)
+                for (std::int64_t k = 0; k < K; ++k)
+                  b_nk[static_cast<std::size_t>(n * K + k)] =
+                      trans_b ? bv[n * K + k] : bv[k * N + n];
+            }
+            if (nhwc::gemm_s8(a.data<std::int8_t>(), b_nk.data(),
+                              c ? c->data<std::int32_t>() : nullptr, y.data<std::int32_t>(), M, N,
+                              K))
+              break;
+          }
+          // The reference also locates the first overflow for the message.
+          if (auto ok = gemm_int_reference(a, b, c, trans_b, y); !ok)
+            return fail(where(op) + ": " + ok.reason());
           break;
         }
         case OpKind::Requantize: {
-          const TensorData& acc = get(op.inputs[0]);
+          const auto& acc_t = graph_.tensor(op.inputs[0]);
+          const bool spatial = acc_t.shape.size() == 4;
+          const TensorData& acc = spatial ? channels_last(op.inputs[0]) : nchw(op.inputs[0]);
           y = allocate(graph_, out_name);
+          y_nhwc = spatial;
+          const auto raw = quant::requantize_params(acc_t, graph_.tensor(out_name));
+          const auto& out_q = *graph_.tensor(out_name).quant;
+          const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
+          const auto& s = acc.shape();
+          if (!(spatial || s.size() == 2 || raw.size() == 1)) {
+            // Per-channel on axis 1 of another rank: the plain loop.
+            const std::int64_t C = s[1], inner = channel_inner(s);
+            const std::int32_t* a = acc.data<std::int32_t>();
+            with_int(y, [&](auto* out) {
+              for (std::int64_t i = 0; i < acc.size(); ++i) {
+                auto p = raw[static_cast<std::size_t>((i / inner) % C)];
+                p.zero_point = zp;
+                out[i] =
+                    static_cast<std::remove_pointer_t<decltype(out)>>(intops::requantize(a[i], p));
+              }
+            });
+            break;
+          }
+          // Channels innermost: NHWC, [N, C], or one per-tensor lane for any shape.
+          const std::int64_t channels = raw.size() == 1 ? 1 : s[1];
           auto& params = impl_->requants[id];
-          if (params.empty())
-            params = quant::requantize_params(graph_.tensor(op.inputs[0]), graph_.tensor(out_name));
-          const auto& out_t = graph_.tensor(out_name);
-          const std::int32_t zp =
-              out_t.quant->zero_points.empty() ? 0 : out_t.quant->zero_points[0];
-          const std::int64_t C = params.size() == 1 ? 1 : acc.shape()[1];
-          const std::int64_t inner = params.size() == 1 ? acc.size() : channel_inner(acc.shape());
-          const std::int32_t* a = acc.data<std::int32_t>();
+          if (params.multiplier.empty()) {
+            params = nhwc::channel_requant(raw, channels);
+            params.zero_point = zp;
+          }
           with_int(y, [&](auto* out) {
-            for (std::int64_t i = 0; i < acc.size(); ++i) {
-              auto p = params[static_cast<std::size_t>((i / inner) % C)];
-              p.zero_point = zp;
-              out[i] =
-                  static_cast<std::remove_pointer_t<decltype(out)>>(intops::requantize(a[i], p));
+            using T = std::remove_pointer_t<decltype(out)>;
+            const std::int32_t* a = acc.data<std::int32_t>();
+            if constexpr (std::is_same_v<T, std::int32_t>) {  // no vector kernel for int32 out
+              for (std::int64_t i = 0; i < acc.size(); ++i) {
+                auto p = raw[raw.size() == 1 ? 0 : static_cast<std::size_t>(i % channels)];
+                p.zero_point = zp;
+                out[i] = intops::requantize(a[i], p);
+              }
+            } else {
+              parallel_slices(acc.size() / channels, 1024, [&](std::int64_t p0, std::int64_t p1) {
+                return nhwc::requantize(a + p0 * channels, nullptr, out + p0 * channels, p1 - p0,
+                                        channels, params);
+              });
             }
           });
           break;
         }
         case OpKind::Quantize: {
-          const TensorData& x = get(op.inputs[0]);
+          const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+          const TensorData& x = *xp;
           y = allocate(graph_, out_name);
+          y_nhwc = x_nhwc;
           const auto& q = *graph_.tensor(out_name).quant;
           const int bits = quant::dtype_bits(y.dtype());
           const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
           const std::int32_t lo = y.dtype() == DType::u8 ? 0 : intops::qmin(bits);
           const std::int32_t hi = y.dtype() == DType::u8 ? 255 : intops::qmax(bits);
           const float* xv = x.data<float>();
+          if (y.dtype() == DType::i8) {
+            nhwc::quantize(xv, y.data<std::int8_t>(), x.size(), double{q.scales[0]}, zp, lo, hi);
+            break;
+          }
           with_int(y, [&](auto* out) {
             for (std::int64_t i = 0; i < x.size(); ++i) {
               const double r = std::isnan(xv[i]) ? 0.0 : std::round(double{xv[i]} / q.scales[0]);
@@ -479,8 +636,10 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::Dequantize: {
-          const TensorData& x = get(op.inputs[0]);
+          const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+          const TensorData& x = *xp;
           y = allocate(graph_, out_name);
+          y_nhwc = x_nhwc;
           const auto& q = *graph_.tensor(op.inputs[0]).quant;
           const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
           float* out = y.data<float>();
@@ -489,19 +648,22 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::MaxPool: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = channels_last(op.inputs[0]);
           y = allocate(graph_, out_name);
+          y_nhwc = true;
           const auto g = ir::window_geometry(op);
+          const auto &xs = x.shape(), &ys = y.shape();
           with_any(y, [&](auto* out) {
             using T = std::remove_pointer_t<decltype(out)>;
-            max_pool<T>(x.data<T>(), out, x.shape(), y.shape(), g);
+            nhwc::max_pool<T>(x.data<T>(), out, xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], g);
           });
           break;
         }
         case OpKind::AveragePool:
         case OpKind::GlobalAveragePool: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = channels_last(op.inputs[0]);
           y = allocate(graph_, out_name);
+          y_nhwc = true;
           ir::WindowGeometry g;
           bool include_pad = true;
           if (op.kind == OpKind::AveragePool) {
@@ -511,30 +673,38 @@ Result<std::map<std::string, TensorData>> Executor::run(
             g.kernel_h = x.shape()[2];
             g.kernel_w = x.shape()[3];
           }
+          const auto &xs = x.shape(), &ys = y.shape();
+          const std::int64_t C = xs[1];
+          std::vector<std::int64_t> counts(static_cast<std::size_t>(ys[0] * ys[2] * ys[3]));
           if (x.dtype() == DType::f32) {
+            std::vector<double> sums(static_cast<std::size_t>(y.size()));
+            nhwc::window_sums(x.data<float>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
+                              ys[2], ys[3], g, include_pad);
             float* out = y.data<float>();
-            window_sums(x.data<float>(), x.shape(), y.shape(), g, include_pad,
-                        [&](std::int64_t i, double s, std::int64_t, std::int64_t count) {
-                          out[i] = static_cast<float>(s / static_cast<double>(count));
-                        });
+            for (std::int64_t i = 0; i < y.size(); ++i)
+              out[i] = static_cast<float>(sums[static_cast<std::size_t>(i)] /
+                                          static_cast<double>(counts[i / C]));
           } else {
             const std::int64_t n = g.kernel_h * g.kernel_w;
             auto p = quant::average_params(graph_.tensor(op.inputs[0]), graph_.tensor(out_name), n);
+            std::vector<std::int64_t> sums(static_cast<std::size_t>(y.size()));
             with_int(y, [&](auto* out) {
               using T = std::remove_pointer_t<decltype(out)>;
-              window_sums(x.data<T>(), x.shape(), y.shape(), g, include_pad,
-                          [&](std::int64_t i, double, std::int64_t s, std::int64_t) {
-                            out[i] =
-                                static_cast<T>(intops::requantize(static_cast<std::int32_t>(s), p));
-                          });
+              nhwc::window_sums(x.data<T>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
+                                ys[2], ys[3], g, include_pad);
+              for (std::int64_t i = 0; i < y.size(); ++i)
+                out[i] = static_cast<T>(intops::requantize(
+                    static_cast<std::int32_t>(sums[static_cast<std::size_t>(i)]), p));
             });
           }
           break;
         }
         case OpKind::Relu:
         case OpKind::Clip: {
-          const TensorData& x = get(op.inputs[0]);
+          const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+          const TensorData& x = *xp;
           y = allocate(graph_, out_name);
+          y_nhwc = x_nhwc;
           double lo = 0.0, hi = std::numeric_limits<double>::infinity();
           if (op.kind == OpKind::Clip) {
             lo = op.get_float("min");
@@ -550,11 +720,14 @@ Result<std::map<std::string, TensorData>> Executor::run(
             for (std::int64_t i = 0; i < x.size(); ++i)
               out[i] = std::min(std::max(xv[i], flo), fhi);
           } else {
-            std::int32_t ilo = 0, ihi = std::numeric_limits<std::int32_t>::max();
-            if (op.kind == OpKind::Clip) {
-              const auto b = quant::clip_bounds(graph_.tensor(op.inputs[0]), lo, hi);
-              ilo = b.first;
-              ihi = b.second;
+            const auto [ilo, ihi] = activation_bounds(graph_, op);
+            if (x.dtype() == DType::i8) {
+              nhwc::clamp(x.data<std::int8_t>(), y.data<std::int8_t>(), x.size(), ilo, ihi);
+              break;
+            }
+            if (x.dtype() == DType::i16) {
+              nhwc::clamp(x.data<std::int16_t>(), y.data<std::int16_t>(), x.size(), ilo, ihi);
+              break;
             }
             with_int(y, [&](auto* out) {
               using T = std::remove_pointer_t<decltype(out)>;
@@ -566,17 +739,33 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::Add: {
-          const TensorData& a = get(op.inputs[0]);
-          const TensorData& b = get(op.inputs[1]);
+          const auto [ap, a_nhwc] = as_is(op.inputs[0]);
+          const TensorData& a = *ap;
+          const TensorData& b = in_layout(op.inputs[1], a_nhwc);
           y = allocate(graph_, out_name);
+          y_nhwc = a_nhwc;
           if (a.size() != b.size()) return fail(where(op) + ": operands differ in size");
           if (a.dtype() == DType::f32) {
             const float *av = a.data<float>(), *bv = b.data<float>();
             float* out = y.data<float>();
             for (std::int64_t i = 0; i < a.size(); ++i) out[i] = av[i] + bv[i];
+            break;
+          }
+          const auto p =
+              fusion ? fusion->add
+                     : quant::add_params(graph_.tensor(op.inputs[0]), graph_.tensor(op.inputs[1]),
+                                         graph_.tensor(op.outputs[0]));
+          const bool same = a.dtype() == y.dtype() && b.dtype() == y.dtype();
+          if (same && y.dtype() == DType::i8) {
+            parallel_slices(a.size(), 1 << 16, [&](std::int64_t i0, std::int64_t i1) {
+              nhwc::add_requantize(a.data<std::int8_t>() + i0, b.data<std::int8_t>() + i0,
+                                   y.data<std::int8_t>() + i0, i1 - i0, p);
+              return true;
+            });
+          } else if (same && y.dtype() == DType::i16) {
+            nhwc::add_requantize(a.data<std::int16_t>(), b.data<std::int16_t>(),
+                                 y.data<std::int16_t>(), a.size(), p);
           } else {
-            const auto p = quant::add_params(graph_.tensor(op.inputs[0]),
-                                             graph_.tensor(op.inputs[1]), graph_.tensor(out_name));
             const auto av = a.to_i32(), bv = b.to_i32();
             with_int(y, [&](auto* out) {
               using T = std::remove_pointer_t<decltype(out)>;
@@ -589,27 +778,27 @@ Result<std::map<std::string, TensorData>> Executor::run(
         }
         case OpKind::BatchNormalization:
         case OpKind::Scale: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = nchw(op.inputs[0]);
           y = allocate(graph_, out_name);
           if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
           const std::int64_t C = x.shape()[1], inner = channel_inner(x.shape());
           std::vector<double> mul(static_cast<std::size_t>(C)),
               add(static_cast<std::size_t>(C), 0.0);
           if (op.kind == OpKind::BatchNormalization) {
-            const float* gamma = get(op.inputs[1]).data<float>();
-            const float* beta = get(op.inputs[2]).data<float>();
-            const float* mean = get(op.inputs[3]).data<float>();
-            const float* var = get(op.inputs[4]).data<float>();
+            const float* gamma = nchw(op.inputs[1]).data<float>();
+            const float* beta = nchw(op.inputs[2]).data<float>();
+            const float* mean = nchw(op.inputs[3]).data<float>();
+            const float* var = nchw(op.inputs[4]).data<float>();
             const double eps = op.get_float("epsilon");
             for (std::int64_t c = 0; c < C; ++c) {
               mul[c] = gamma[c] / std::sqrt(double{var[c]} + eps);
               add[c] = beta[c] - mean[c] * mul[c];
             }
           } else {
-            const float* scale = get(op.inputs[1]).data<float>();
+            const float* scale = nchw(op.inputs[1]).data<float>();
             for (std::int64_t c = 0; c < C; ++c) mul[c] = scale[c];
             if (op.inputs.size() > 2) {
-              const float* bias = get(op.inputs[2]).data<float>();
+              const float* bias = nchw(op.inputs[2]).data<float>();
               for (std::int64_t c = 0; c < C; ++c) add[c] = bias[c];
             }
           }
@@ -635,7 +824,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
           const std::size_t out_row = static_cast<std::size_t>(ys[axis] * inner) * elem;
           std::size_t offset = 0;
           for (const auto& in : op.inputs) {
-            const TensorData& x = get(in);
+            const TensorData& x = nchw(in);
             const std::size_t row = static_cast<std::size_t>(x.shape()[axis] * inner) * elem;
             const auto* src = static_cast<const std::uint8_t*>(x.raw());
             for (std::int64_t o = 0; o < outer; ++o)
@@ -645,7 +834,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::Split: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = nchw(op.inputs[0]);
           const auto& xs = x.shape();
           const auto rank = static_cast<std::int64_t>(xs.size());
           std::int64_t axis = op.get_int("axis");
@@ -668,19 +857,19 @@ Result<std::map<std::string, TensorData>> Executor::run(
             } else {
               if (options.observer)
                 if (auto ok = options.observer(op.outputs[k], part); !ok) return fail(ok.reason());
-              values[op.outputs[k]] = std::move(part);
+              values[op.outputs[k]] = Value{std::move(part), false};
             }
           }
           break;
         }
         case OpKind::Flatten:
         case OpKind::Reshape: {
-          y = get(op.inputs[0]);
+          y = nchw(op.inputs[0]);
           y.reshape(graph_.tensor(out_name).shape);
           break;
         }
         case OpKind::Pad: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = nchw(op.inputs[0]);
           y = allocate(graph_, out_name);
           const auto& pads = op.get_ints("pads");
           const auto& xs = x.shape();
@@ -710,7 +899,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
           break;
         }
         case OpKind::Softmax: {
-          const TensorData& x = get(op.inputs[0]);
+          const TensorData& x = nchw(op.inputs[0]);
           y = allocate(graph_, out_name);
           if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
           const auto& xs = x.shape();
@@ -741,9 +930,17 @@ Result<std::map<std::string, TensorData>> Executor::run(
     } catch (const dnnl::error& e) {
       return fail(where(op) + ": oneDNN: " + e.what());
     }
-    if (options.observer)
-      if (auto ok = options.observer(out_name, y); !ok) return fail(ok.reason());
-    values[out_name] = std::move(y);
+    if (options.seconds_by_op) {
+      const std::string label = fusion ? fusion->label : std::string(ir::to_string(op.kind));
+      (*options.seconds_by_op)[label] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    if (options.observer) {
+      const TensorData observed = y_nhwc ? relayout(y, false) : TensorData();
+      if (auto ok = options.observer(out_name, y_nhwc ? observed : y); !ok)
+        return fail(ok.reason());
+    }
+    values[out_name] = Value{std::move(y), y_nhwc};
     // Free what no later op reads.
     if (!options.keep_intermediates)
       for (const auto& in : op.inputs) {
@@ -752,7 +949,8 @@ Result<std::map<std::string, TensorData>> Executor::run(
       }
   }
   for (auto& [name, value] : values)
-    if (options.keep_intermediates || is_output(name)) result[name] = std::move(value);
+    if (options.keep_intermediates || is_output(name))
+      result[name] = value.nhwc ? relayout(value.data, false) : std::move(value.data);
   for (const auto& name : outputs)
     if (!result.count(name)) return fail("graph output %" + name + " was not computed");
   return result;

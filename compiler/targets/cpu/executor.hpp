@@ -20,15 +20,25 @@ struct RunOptions {
   /// Keep every intermediate tensor in the returned map (default: graph outputs only; other
   /// tensors are freed after their last reader, which keeps VGG-19 within memory).
   bool keep_intermediates = false;
+  /// When set, receives the wall seconds spent per op kind ("Conv", "Requantize", ...; an op
+  /// group the fast path fused is counted under its joined name, "Conv+Requantize+Relu").
+  std::map<std::string, double>* seconds_by_op = nullptr;
 };
 
 /// Runs graphs whose shapes are inferred. Kernels are chosen by dtype:
-/// - f32 Conv through oneDNN (any layout it picks, reordered from/to NCHW), f32 Gemm, pools,
-///   elementwise, BatchNormalization, Scale, Softmax in plain C++;
-/// - a quantized graph (see docs/quantization.md): i8 x i8 Conv through oneDNN with an s32
-///   destination and no scales (exact), any other integer Conv/Gemm in C++ with int64
-///   accumulation and an int32 range check; Requantize, Add, pools, Clip, Concat, Quantize and
-///   Dequantize through support/int_ops.hpp.
+/// - f32 Conv through oneDNN, f32 Gemm, pools, elementwise, BatchNormalization, Scale, Softmax
+///   in plain C++;
+/// - a quantized graph (see docs/quantization.md): i8/u8 x i8 Conv through oneDNN with an s32
+///   destination and no scales (exact), an i8 x i8 Gemm with int32 dot products (exact, see
+///   nhwc_kernels.hpp), any other integer Conv/Gemm in C++ with int64 accumulation and an int32
+///   range check; Requantize, Add, pools, Clip, Concat, Quantize and Dequantize compute exactly
+///   what support/int_ops.hpp defines.
+/// Internally, 4-D activations between convolutions, pools, concats and elementwise ops are kept
+/// channels-last (NHWC), the layout oneDNN's kernels read and write, so no op reorders them;
+/// every value handed out (observer, result map) is NCHW. Without an observer and without
+/// keep_intermediates, a Conv's int32 result feeding only a Requantize (and that only a
+/// Relu/Clip) is requantized in the same pass and never stored, likewise Add -> Relu: the
+/// values are bit-identical, only the unobservable intermediates are skipped.
 /// oneDNN primitives and reordered weights are created on first use and reused by later runs.
 class Executor {
  public:

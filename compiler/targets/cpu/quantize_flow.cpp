@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/passes/pass.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "support/diagnostic.hpp"
 #include "support/npy.hpp"
@@ -129,78 +130,9 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
 }
 
 Result<ir::Graph> prepare_graph(const ir::Graph& graph) {
-  using ir::OpKind;
-  auto order = ir::topological_order(graph);
-  if (!order) return fail(order.reason());
-  // BN ops to fold: input produced by a Conv with constant weights and no other reader.
-  std::map<ir::OpId, ir::OpId> fold;  // conv -> bn
-  std::set<ir::OpId> folded_bns;
-  for (const ir::OpId id : order.value()) {
-    const ir::Op& op = graph.op(id);
-    if (op.kind != OpKind::BatchNormalization) continue;
-    const auto producer = graph.producer(op.inputs[0]);
-    if (!producer || graph.op(*producer).kind != OpKind::Conv) continue;
-    const ir::Op& conv = graph.op(*producer);
-    if (graph.consumers(op.inputs[0]).size() != 1 || !graph.tensor(conv.inputs[1]).has_data())
-      continue;
-    bool constants = true;
-    for (std::size_t i = 1; i < 5; ++i) constants &= graph.tensor(op.inputs[i]).has_data();
-    if (!constants) continue;
-    fold[*producer] = id;
-    folded_bns.insert(id);
-  }
-  if (fold.empty()) return graph;
-
-  ir::Graph out(graph.name());
-  for (const auto& [name, tensor] : graph.tensors())
-    if (tensor.constant)
-      if (auto ok = out.add_constant(tensor); !ok) return fail(ok.reason());
-  for (const ir::OpId id : order.value()) {
-    if (folded_bns.count(id)) continue;
-    ir::Op op = graph.op(id);
-    if (op.kind == OpKind::Input) {
-      const auto& t = graph.tensor(op.outputs[0]);
-      if (auto r = out.add_input(t.name, t.shape, t.dtype); !r) return fail(r.reason());
-      continue;
-    }
-    if (const auto it = fold.find(id); it != fold.end()) {
-      const ir::Op& bn = graph.op(it->second);
-      const auto& gamma = graph.tensor(bn.inputs[1]).f32_values;
-      const auto& beta = graph.tensor(bn.inputs[2]).f32_values;
-      const auto& mean = graph.tensor(bn.inputs[3]).f32_values;
-      const auto& var = graph.tensor(bn.inputs[4]).f32_values;
-      const double eps = bn.get_float("epsilon");
-      ir::Tensor w = graph.tensor(op.inputs[1]);
-      w.name = out.unique_name(op.inputs[1] + ".folded");
-      const std::size_t channels = static_cast<std::size_t>(w.shape[0]);
-      const std::size_t per_channel = w.f32_values.size() / channels;
-      std::vector<float> bias(channels, 0.0f);
-      if (op.inputs.size() > 2) bias = graph.tensor(op.inputs[2]).f32_values;
-      ir::Tensor b;
-      b.name =
-          out.unique_name((op.inputs.size() > 2 ? op.inputs[2] : op.name + ".bias") + ".folded");
-      b.shape = {static_cast<std::int64_t>(channels)};
-      b.f32_values.resize(channels);
-      for (std::size_t c = 0; c < channels; ++c) {
-        const double k = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-        for (std::size_t i = 0; i < per_channel; ++i)
-          w.f32_values[c * per_channel + i] =
-              static_cast<float>(w.f32_values[c * per_channel + i] * k);
-        b.f32_values[c] = static_cast<float>((bias[c] - mean[c]) * k + beta[c]);
-      }
-      op.inputs = {op.inputs[0], w.name, b.name};
-      op.outputs = {bn.outputs[0]};
-      if (auto ok = out.add_constant(std::move(w)); !ok) return fail(ok.reason());
-      if (auto ok = out.add_constant(std::move(b)); !ok) return fail(ok.reason());
-    }
-    for (const auto& name : op.outputs)
-      if (!out.has_tensor(name))
-        if (auto ok = out.declare_tensor(graph.tensor(name)); !ok) return fail(ok.reason());
-    if (auto r = out.add_op(std::move(op)); !r) return fail(r.reason());
-  }
-  if (auto ok = out.set_outputs(graph.outputs()); !ok) return fail(ok.reason());
-  out.remove_unused_tensors();
-  return out;
+  ir::Graph prepared = graph;
+  if (auto ok = passes::run_passes(prepared, "fold-batchnorm"); !ok) return fail(ok.reason());
+  return prepared;
 }
 
 double sqnr_db(const std::vector<float>& reference, const std::vector<float>& test) {

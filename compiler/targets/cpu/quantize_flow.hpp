@@ -47,9 +47,10 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
                                       const quant::QuantConfig& config,
                                       const std::vector<Sample>& samples);
 
-/// Makes a loaded model ready for execution and quantization: folds every BatchNormalization
-/// that directly follows a Conv into it (w' = w * g / sqrt(v + eps), b' = (b - mean) * g /
-/// sqrt(v + eps) + beta) and leaves other graphs unchanged.
+/// Makes a loaded model ready for execution and quantization: runs compiler/passes'
+/// fold-batchnorm, which folds every BatchNormalization fed only by a Conv into it
+/// (w' = w * g / sqrt(v + eps), b' = (b - mean) * g / sqrt(v + eps) + beta; the Conv keeps its
+/// name and output, the BN's readers read the Conv) and leaves other graphs unchanged.
 Result<ir::Graph> prepare_graph(const ir::Graph& graph);
 
 /// SQNR in dB of `test` against `reference`: 10 log10(sum ref^2 / sum (ref - test)^2)

@@ -1,0 +1,118 @@
+// Reference kernels (kernels.hpp): the int64-accumulating integer conv/gemm and the float gemm.
+#include "compiler/targets/cpu/kernels.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace tessel::cpu {
+
+Status conv_int_reference(const TensorData& x, const TensorData& w, const TensorData* bias,
+                          const ir::WindowGeometry& g, TensorData& y, std::int32_t x_zero_point,
+                          std::int32_t w_zero_point) {
+  const auto xs = x.shape(), ws = w.shape(), ys = y.shape();
+  const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const std::int64_t O = ws[0], KH = ws[2], KW = ws[3], OH = ys[2], OW = ys[3];
+  const std::int64_t G = g.group, CG = C / G, OG = O / G;
+  const auto xv = x.to_i32();
+  const auto wv = w.to_i32();
+  const std::vector<std::int32_t> bv = bias ? bias->to_i32() : std::vector<std::int32_t>();
+  auto* out = y.data<std::int32_t>();
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t o = 0; o < O; ++o) {
+      const std::int64_t grp = o / OG;
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          std::int64_t acc = bias ? bv[static_cast<std::size_t>(o)] : 0;
+          for (std::int64_t c = 0; c < CG; ++c) {
+            const std::int64_t ci = grp * CG + c;
+            for (std::int64_t kh = 0; kh < KH; ++kh) {
+              const std::int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
+              if (ih < 0 || ih >= H) continue;
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
+                if (iw < 0 || iw >= W) continue;
+                const std::int64_t xval =
+                    xv[static_cast<std::size_t>(((n * C + ci) * H + ih) * W + iw)] - x_zero_point;
+                const std::int64_t wval =
+                    wv[static_cast<std::size_t>(((o * CG + c) * KH + kh) * KW + kw)] - w_zero_point;
+                acc += xval * wval;
+              }
+            }
+          }
+          const std::int64_t index = ((n * O + o) * OH + oh) * OW + ow;
+          if (acc > std::numeric_limits<std::int32_t>::max() ||
+              acc < std::numeric_limits<std::int32_t>::min())
+            return fail("int32 accumulator overflow at output element " + std::to_string(index) +
+                        " (value " + std::to_string(acc) + ")");
+          out[index] = static_cast<std::int32_t>(acc);
+        }
+    }
+  return {};
+}
+
+Status gemm_int_reference(const TensorData& a, const TensorData& b, const TensorData* bias,
+                          bool trans_b, TensorData& y, std::int32_t a_zero_point,
+                          std::int32_t b_zero_point) {
+  const std::int64_t M = a.shape()[0], K = a.shape()[1];
+  const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
+  const auto av = a.to_i32();
+  const auto bv = b.to_i32();
+  const std::vector<std::int32_t> cv = bias ? bias->to_i32() : std::vector<std::int32_t>();
+  auto* out = y.data<std::int32_t>();
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      std::int64_t acc = bias ? cv[static_cast<std::size_t>(n)] : 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        const std::int64_t bval = trans_b ? bv[static_cast<std::size_t>(n * K + k)]
+                                          : bv[static_cast<std::size_t>(k * N + n)];
+        acc += (static_cast<std::int64_t>(av[static_cast<std::size_t>(m * K + k)]) - a_zero_point) *
+               (bval - b_zero_point);
+      }
+      if (acc > std::numeric_limits<std::int32_t>::max() ||
+          acc < std::numeric_limits<std::int32_t>::min())
+        return fail("int32 accumulator overflow at output element " + std::to_string(m * N + n) +
+                    " (value " + std::to_string(acc) + ")");
+      out[m * N + n] = static_cast<std::int32_t>(acc);
+    }
+  return {};
+}
+
+void gemm_f32(const TensorData& a, const TensorData& b, const TensorData* c, bool trans_b,
+              double alpha, double beta, TensorData& y) {
+  const std::int64_t M = a.shape()[0], K = a.shape()[1];
+  const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
+  const float* av = a.data<float>();
+  const float* bv = b.data<float>();
+  float* out = y.data<float>();
+  std::vector<float> row(static_cast<std::size_t>(N));
+  for (std::int64_t m = 0; m < M; ++m) {
+    if (trans_b) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        float acc = 0.0f;
+        const float* ap = av + m * K;
+        const float* bp = bv + n * K;
+        for (std::int64_t k = 0; k < K; ++k) acc += ap[k] * bp[k];
+        row[static_cast<std::size_t>(n)] = acc;
+      }
+    } else {
+      std::fill(row.begin(), row.end(), 0.0f);
+      for (std::int64_t k = 0; k < K; ++k) {
+        const float aval = av[m * K + k];
+        const float* bp = bv + k * N;
+        for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += aval * bp[n];
+      }
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      double v = alpha * row[static_cast<std::size_t>(n)];
+      if (c) {
+        const std::int64_t cs = c->size();
+        const std::int64_t ci = cs == M * N ? m * N + n : cs == 1 ? 0 : n;
+        v += beta * c->data<float>()[ci];
+      }
+      out[m * N + n] = static_cast<float>(v);
+    }
+  }
+}
+
+}  // namespace tessel::cpu
