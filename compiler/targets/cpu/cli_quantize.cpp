@@ -1,10 +1,11 @@
-// `tessel quantize`: calibrate and realize a model; write the scales as q.json.
+// `tessel quantize`: calibrate and realize a model; write q.json (and a QDQ ONNX model).
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "compiler/ir/text.hpp"
+#include "compiler/quant/onnx_export.hpp"
 #include "compiler/targets/cpu/cli_common.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -19,6 +20,7 @@ struct QuantizeOptions {
   std::string out;
   std::string export_onnx;
   std::string dump_graph;
+  bool export_intermediates = false;
 };
 
 int run_quantize(const QuantizeOptions& o) {
@@ -34,9 +36,18 @@ int run_quantize(const QuantizeOptions& o) {
     if (!text) throw_input_error({o.dump_graph, 0, 0}, "", "cannot open for writing");
     text << ir::to_text(model.graph);
   }
-  if (!o.export_onnx.empty())
-    throw_input_error({o.export_onnx, 0, 0}, "",
-                      "--export-onnx is not implemented yet in this build");
+  if (!o.export_onnx.empty()) {
+    quant::OnnxExportOptions options;
+    options.expose_intermediates = o.export_intermediates;
+    auto exported = quant::export_qdq_onnx(model.graph, options);
+    if (!exported) throw_input_error({o.model, 0, 0}, "", exported.reason());
+    std::ofstream onnx(o.export_onnx, std::ios::binary);
+    if (!onnx) throw_input_error({o.export_onnx, 0, 0}, "", "cannot open for writing");
+    onnx << exported.value().bytes;
+    std::cout << "wrote QDQ ONNX (opset " << exported.value().opset << ", "
+              << exported.value().intermediates.size() << " intermediate outputs) -> "
+              << o.export_onnx << '\n';
+  }
   int bits16 = 0;
   for (const int b : model.plan.class_bits) bits16 += b == 16;
   std::cout << "quantized " << graph.name() << ": " << model.plan.classes.size()
@@ -54,7 +65,11 @@ cli::Runner setup_quantize(CLI::App& command) {
                      "Folder of .npy calibration inputs (default: seeded)");
   command.add_option("--out", o->out, "Scales JSON to write (q.json)")->required();
   command.add_option("--dump-graph", o->dump_graph, "Also write the quantized graph's text form");
-  command.add_option("--export-onnx", o->export_onnx, "Also write a QDQ ONNX model");
+  command.add_option(
+      "--export-onnx", o->export_onnx,
+      "Also write a QDQ ONNX model (QuantizeLinear/DequantizeLinear) for onnxruntime");
+  command.add_flag("--export-intermediates", o->export_intermediates,
+                   "With --export-onnx: every integer activation is also a graph output");
   return [o]() { return run_quantize(*o); };
 }
 
