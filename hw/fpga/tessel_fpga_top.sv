@@ -56,6 +56,7 @@ module tessel_fpga_top (
   logic [31:0] fault_index;
   logic [63:0] cycle;
 
+  /* verilator lint_off PINCONNECTEMPTY */  // obs_* are the harness' observation ports
   tessel_top u_core (
       .clk, .rst_n, .start, .busy, .done(core_done), .fault, .fault_code, .fault_index, .cycle,
       .prog_addr, .prog_data, .prog_valid,
@@ -67,6 +68,7 @@ module tessel_fpga_top (
       .obs_dispatch(), .obs_dispatch_index(), .obs_start(), .obs_start_index(), .obs_finish(),
       .obs_finish_index(), .obs_wait_token(), .obs_fetch_blocked(), .obs_fetch_engine(),
       .obs_stuck(), .obs_late());
+  /* verilator lint_on PINCONNECTEMPTY */
 
   // ---------------------------------------------------------------- program ROM
   logic [255:0] program_rom[PW];
