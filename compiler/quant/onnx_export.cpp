@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/quant/realize.hpp"
 
 namespace tessel::quant {
 namespace {
@@ -171,20 +172,25 @@ class Exporter {
     return {scale, zero_point};
   }
 
-  // The name of the float value of integer tensor `t` (a DequantizeLinear made once), reading
-  // the golden feed under isolate_layers.
-  std::string dequantized(const std::string& t) {
-    if (auto it = dequantized_.find(t); it != dequantized_.end()) return it->second;
+  // Where an op reads integer activation `t`: `t` itself, or under isolate_layers the golden
+  // graph input `<t>::golden` (declared once).
+  std::string integer_source(const std::string& t) {
     const ir::Tensor& tensor = in_.tensor(t);
-    std::string source = t;
-    if (options_.isolate_layers && !tensor.constant) {
-      source = golden_input_name(t);
+    if (!options_.isolate_layers || tensor.constant) return t;
+    const std::string source = golden_input_name(t);
+    if (golden_declared_.insert(t).second) {
       add_value_info(graph_->add_input(), source, t);
       golden_inputs_.push_back(t);
     }
-    if (tensor.constant) {
-      initializer_ints(t, tensor.dtype, tensor.shape, tensor.int_values);
-    }
+    return source;
+  }
+
+  // The name of the float value of integer tensor `t` (a DequantizeLinear made once).
+  std::string dequantized(const std::string& t) {
+    if (auto it = dequantized_.find(t); it != dequantized_.end()) return it->second;
+    const ir::Tensor& tensor = in_.tensor(t);
+    if (tensor.constant) initializer_ints(t, tensor.dtype, tensor.shape, tensor.int_values);
+    const std::string source = integer_source(t);
     const auto [scale, zero_point] = quant_params(t);
     const std::string out = t + "::dq";
     auto* n = node("DequantizeLinear", out, {source, scale, zero_point}, {out});
@@ -309,6 +315,20 @@ class Exporter {
         // The accumulator is the float Conv/Gemm output under the accumulator's name.
         quantize(op.inputs[0], op.outputs[0], op.name);
         return {};
+      case OpKind::Clip:
+        if (integer_activation(in_.tensor(op.outputs[0]))) {
+          // On the integers, as ours: ONNX Clip accepts int8/int16 with bounds of the same
+          // type. (DequantizeLinear -> float Clip -> QuantizeLinear loses the Clip: onnxruntime's
+          // optimizer fuses a Clip before a QuantizeLinear into it, and ReLU6 came out negative.)
+          const ir::Tensor& y = in_.tensor(op.outputs[0]);
+          const auto [lo, hi] = clip_bounds(y, op.get_float("min"), op.get_float("max"));
+          const std::string lo_name = op.name + "::lo", hi_name = op.name + "::hi";
+          initializer_ints(lo_name, y.dtype, {}, {lo});
+          initializer_ints(hi_name, y.dtype, {}, {hi});
+          node("Clip", op.name, {integer_source(op.inputs[0]), lo_name, hi_name}, {op.outputs[0]});
+          return {};
+        }
+        break;
       case OpKind::BatchNormalization:
       case OpKind::Scale:
         return fail("a realized graph has no " + std::string(ir::to_string(op.kind)) +
@@ -336,6 +356,7 @@ class Exporter {
   std::set<std::string> emitted_params_;
   std::set<std::string> float_constants_;
   std::vector<std::string> golden_inputs_;
+  std::set<std::string> golden_declared_;
 };
 
 }  // namespace
