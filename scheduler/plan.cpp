@@ -265,9 +265,11 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
   std::vector<Box> need(locals);
   int64_t tile = 0;
-  for (int64_t r = 0; r < m.row_tiles; ++r) {
-    for (int64_t c = 0; c < m.col_tiles; ++c) {
-      for (int64_t k = 0; k < m.channel_tiles; ++k, ++tile) {
+  // Channel parts outermost: with streamed weights, one slice serves all row/column tiles of
+  // its channels before the next slice is loaded.
+  for (int64_t k = 0; k < m.channel_tiles; ++k) {
+    for (int64_t r = 0; r < m.row_tiles; ++r) {
+      for (int64_t c = 0; c < m.col_tiles; ++c, ++tile) {
         std::fill(need.begin(), need.end(), Box{});
         for (size_t l = 0; l < locals; ++l) {
           if (!g.stored[l]) continue;
@@ -507,6 +509,11 @@ int64_t reuse_gap_of(const Net& net, const GroupInfo& g, const TileGeometry& geo
   return memo;
 }
 
+// Whether the mapping's tiles all read the same input boxes, kept on chip after the first.
+bool keeps_inputs(const Mapping& m) {
+  return m.channel_tiles > 1 && m.row_tiles * m.col_tiles == 1;
+}
+
 Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
                                     const TileGeometry& geo, const Mapping& m,
                                     const PlanOptions& options) {
@@ -532,6 +539,13 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   const std::vector<int64_t>& acc_max = geo.acc_max;
   const std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
   const std::vector<int64_t>& max_pixels = geo.max_pixels;
+  // Streamed weights with channel tiles: each slice is loaded once and kept while the
+  // row/column tiles of its channels run (channel parts are the outer tile loop).
+  const bool keep_slices =
+      !m.weights_resident && m.channel_tiles > 1 && m.row_tiles * m.col_tiles > 1;
+  // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
+  // stays on chip from the first tile (output-channel tiling with a resident input).
+  const bool keep_inputs = keeps_inputs(m);
   std::vector<BufferAlloc>& buffers = gs.buffers;
   buffers.reserve(2 * locals + 2 * g.ops.size());
   std::vector<int> buffer_of_local(locals, -1);
@@ -569,7 +583,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       b.first_step = g.produced_step[l];
       b.last_step = g.last_use_step[l];
     }
-    if (ping_pong || cache) {
+    if (ping_pong || cache || (keep_inputs && g.is_input[l])) {
       b.first_step = 0;
       b.last_step = store_step;
     }
@@ -593,8 +607,11 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
           m.weights_resident
               ? onchip_weight_bytes(net, machine, op, full_box(net.tensor(op.output).shape).c)
               : weight_slice_max[pos];
-      w.first_step = m.weights_resident ? 0 : step;
-      w.last_step = m.weights_resident ? store_step : step;
+      // A streamed slice kept across the row/column tiles of its channels lives over whole
+      // tiles; a slice reloaded every tile (one channel tile) only at its op's step.
+      const bool whole_tile = m.weights_resident || keep_slices;
+      w.first_step = whole_tile ? 0 : step;
+      w.last_step = whole_tile ? store_step : step;
       add(w);
     }
     if (acc_max[pos] > 0) {
@@ -677,7 +694,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
         return box;
       };
       for (size_t l = 0; l < locals; ++l) {
-        if (g.is_input[l]) {
+        if (g.is_input[l] && !(keeps_inputs(m) && t > 0)) {
           const Box box = fresh(l);
           act.read_bytes += box.elements() * net.activation_bytes;
           act.load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
@@ -709,11 +726,14 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   const std::vector<int64_t>& store = act.store;
   int64_t resident_weight_cycles = 0;
   if (!m.weights_resident) {
+    std::vector<Interval> loaded(g.ops.size(), Interval{-1, -1});
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const Box* need = &geo.need[static_cast<size_t>(t) * locals];
       for (size_t pos = 0; pos < g.ops.size(); ++pos) {
         const Op& op = net.op(g.ops[pos]);
         const Interval c = need[static_cast<size_t>(g.out_local[pos])].c;
+        if (keep_slices && c == loaded[pos]) continue;  // the slice is still on chip
+        loaded[pos] = c;
         const int64_t slice = weight_bytes_for(net, op, c);
         const int64_t table = table_bytes_for(net, op, c);
         gs.traffic.weights_read += slice;
