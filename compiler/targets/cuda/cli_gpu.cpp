@@ -434,8 +434,10 @@ cli::Runner setup_compare(CLI::App& command) {
         static_cast<double>(best->roofline_cycles) / (config.clock_mhz * 1e3);
     const double gpu_roof =
         roofline_ms(f.plan.macs(), b.total(), f.peaks.int8_tensor_tops, f.peaks.dram_gbytes_per_s);
-    const std::string na =
-        "n/a: " + (f.unmeasured_reason.empty() ? std::string("-") : f.unmeasured_reason);
+    // The reason without its detail ("no CUDA device", "built without CUDA"); the JSON keeps it.
+    const std::string why = f.unmeasured_reason.substr(
+        0, std::min(f.unmeasured_reason.find(':'), f.unmeasured_reason.find(" (")));
+    const std::string na = "n/a: " + (why.empty() ? std::string("-") : why);
     const auto num = [](double v, int precision) {
       std::ostringstream s;
       s << std::fixed << std::setprecision(precision) << v;
