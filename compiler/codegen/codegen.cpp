@@ -136,7 +136,8 @@ class Lowering {
   std::map<int, int64_t> channel_tiles_;      // matrix op index -> its group's channel tiles
   std::map<int, int64_t> extra_top_;          // per scratchpad: codegen-owned bytes above the peak
   bool work_before_ = false;                  // a tile has been emitted (the next one waits on it)
-  int copy_ = 0;  // the ping-pong copy the current tile uses (double buffering)
+  int copy_ = 0;             // the ping-pong copy the current tile uses (double buffering)
+  std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
   static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
     for (const auto& b : gs.buffers)
       if (b.tensor == tensor && b.copy == copy) return true;
@@ -369,7 +370,11 @@ Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
       TileView v;
       v.sp = b.scratchpad;
       v.offset = b.offset;
-      v.box = box;
+      // The buffer holds the tile's whole window (layout_); `box` may be a part of it.
+      v.box = static_cast<size_t>(tensor) < layout_.size() &&
+                      !layout_[static_cast<size_t>(tensor)].empty()
+                  ? layout_[static_cast<size_t>(tensor)]
+                  : box;
       v.element_bytes = act_bytes_;
       v.pixel_elems = b.pixel_bytes / act_bytes_;
       if (box.h.size() * box.w.size() * b.pixel_bytes > b.size_bytes)
@@ -823,8 +828,6 @@ void set_flag(isa::Instruction& instruction, F f) {
 Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   const std::string where = "group " + std::to_string(index);
   if (gs.dram_view) return {};  // a view costs nothing and moves nothing
-  if (gs.halo == sched::HaloMode::Cache)
-    return fail(where + ": halo caching is not supported by codegen yet");
   conv_params_.clear();
   extra_top_.clear();
   for (int o : gs.ops) {
@@ -850,11 +853,16 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   for (int o : gs.ops)
     streamed |= !gs.weights_resident &&
                 (net_.op(o).kind == sched::OpKind::Conv || net_.op(o).kind == sched::OpKind::Gemm);
-  const bool pipelined = gs.double_buffered && !streamed;
+  // Halo caching (row tiles only): every buffer keeps the rows it shares with the next tile's
+  // window; before that tile's loads, a compute-engine copy moves them to the top of the
+  // buffer, then only fresh input rows are loaded and fresh output rows computed.
+  const bool cache = gs.halo == sched::HaloMode::Cache;
+  const bool pipelined = gs.double_buffered && !streamed && !cache;
   struct TileCode {
-    std::vector<isa::Instruction> loads, compute, stores;
+    std::vector<isa::Instruction> prelude, loads, compute, stores;
   };
   std::vector<TileCode> tiles;
+  std::vector<Box> previous(net_.tensors.size());
   for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
     copy_ = pipelined ? static_cast<int>(tile % 2) : 0;
     const int64_t kt = tile % gs.channel_tiles;
@@ -870,8 +878,53 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
                 {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
       }
       const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
-      const auto& need = ranges.need;
-      std::vector<isa::Instruction> loads, compute, stores;
+      const auto& window = ranges.need;
+      std::vector<Box> need = window;  // what this tile loads and computes
+      std::vector<isa::Instruction> prelude, loads, compute, stores;
+      layout_.clear();
+      if (cache) {
+        for (size_t t = 0; t < need.size(); ++t) {
+          const Box& prev = previous[t];
+          if (prev.empty() || need[t].empty()) continue;
+          need[t].h.b = std::max(need[t].h.b, prev.h.e);
+          if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
+          if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+          // Rows [window.b, prev.e) are on chip at prev's positions: copy them up, row by row
+          // (each destination lies above every later source).
+          auto src = view_of(gs, static_cast<int>(t), prev);
+          auto dst = view_of(gs, static_cast<int>(t), window[t]);
+          if (!src.ok() || !dst.ok()) continue;  // not buffered in this group
+          if (prelude.empty()) {
+            isa::Vcfg cfg;
+            cfg.mult_a = 1;
+            cfg.mult_b = 0;
+            cfg.shift = 0;
+            cfg.lo = intops::qmin(static_cast<int>(act_bytes_ * 8));
+            cfg.hi = intops::qmax(static_cast<int>(act_bytes_ * 8));
+            prelude.push_back(cfg);
+          }
+          for (int64_t y = window[t].h.b; y < prev.h.e; ++y) {
+            isa::Add a;
+            a.a_sp = a.b_sp = a.dst_sp = static_cast<std::uint32_t>(src.value().sp);
+            a.elem = act_elem_;
+            a.a_addr = a.b_addr =
+                static_cast<std::uint32_t>(src.value().addr(y, window[t].w.b, window[t].c.b));
+            a.dst_addr =
+                static_cast<std::uint32_t>(dst.value().addr(y, window[t].w.b, window[t].c.b));
+            a.y_size = 1;
+            a.x_size = static_cast<std::uint32_t>(window[t].w.size());
+            a.c_size = static_cast<std::uint32_t>(window[t].c.size());
+            a.a_stride_y = a.b_stride_y = a.dst_stride_y =
+                static_cast<std::uint32_t>(dst.value().stride_y());
+            a.a_stride_x = a.b_stride_x = a.dst_stride_x =
+                static_cast<std::uint32_t>(dst.value().pixel_elems);
+            prelude.push_back(a);
+          }
+        }
+        for (size_t t = 0; t < window.size(); ++t)
+          if (!window[t].empty()) previous[t] = window[t];
+      }
+      layout_ = window;
       const bool first_tile = tile == 0;
       for (int o : gs.ops) {
         const sched::Op& op = net_.op(o);
@@ -893,7 +946,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         l.sp = static_cast<std::uint32_t>(view.value().sp);
         l.elem = act_elem_;
         l.kind = isa::Traffic::kActivations;
-        l.sram_addr = static_cast<std::uint32_t>(view.value().offset);
+        l.sram_addr = static_cast<std::uint32_t>(view.value().addr(box.h.b, box.w.b, box.c.b));
         l.dram_addr =
             static_cast<std::uint64_t>(region_of(net_.tensor(t).name)->offset +
                                        ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
@@ -941,12 +994,22 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         stores.push_back(st);
         out_.traffic.activations_written += box.elements() * act_bytes_;
       }
-      if (loads.empty() || compute.empty() || stores.empty())
-        return fail(where + ": a tile without loads, compute or stores");
-      tiles.push_back({std::move(loads), std::move(compute), std::move(stores)});
+      // A tile with nothing to load (all rows cached), compute or store keeps its place in
+      // the token protocol with a nop on that engine.
+      for (auto [list, engine] :
+           {std::pair{&loads, isa::Engine::kLoad}, std::pair{&compute, isa::Engine::kCompute},
+            std::pair{&stores, isa::Engine::kStore}}) {
+        if (!list->empty()) continue;
+        isa::Nop nop;
+        nop.engine = engine;
+        list->push_back(nop);
+      }
+      tiles.push_back(
+          {std::move(prelude), std::move(loads), std::move(compute), std::move(stores)});
     }
   }
   copy_ = 0;
+  layout_.clear();
   auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
     for (auto& instruction : list)
       if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
@@ -959,7 +1022,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (!pipelined) {
     // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
     // compute nop), compute waits for the loads, stores wait for compute.
-    for (TileCode& t : tiles) {
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      TileCode& t = tiles[i];
       set_flag(t.loads.front(), [&](auto& x) { x.pop_next = work_before_; });
       set_flag(t.loads.back(), [](auto& x) { x.push_next = true; });
       set_flag(t.compute.front(), [](auto& x) { x.pop_prev = true; });
@@ -968,7 +1032,16 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       set_flag(t.stores.back(), [](auto& x) { x.push_prev = true; });
       for (auto* list : {&t.loads, &t.compute, &t.stores})
         if (auto s = emit_all(*list); !s.ok()) return s;
-      if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
+      // The barrier; with halo caching, the next tile's row copies are the barrier.
+      std::vector<isa::Instruction>* next_prelude =
+          i + 1 < tiles.size() && !tiles[i + 1].prelude.empty() ? &tiles[i + 1].prelude : nullptr;
+      if (next_prelude != nullptr) {
+        set_flag(next_prelude->front(), [](auto& x) { x.pop_next = true; });
+        set_flag(next_prelude->back(), [](auto& x) { x.push_prev = true; });
+        if (auto s = emit_all(*next_prelude); !s.ok()) return s;
+      } else if (auto s = emitter_.emit(barrier); !s.ok()) {
+        return fail(where + ": " + s.reason());
+      }
       work_before_ = true;
     }
   } else {
