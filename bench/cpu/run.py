@@ -59,15 +59,20 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default=os.path.join(REPO, ".cache", "bench-cpu"))
     ap.add_argument("--profile", action="store_true", help="also print tessel's per-op times")
+    ap.add_argument("--omp-wait-policy", choices=["active", "passive"],
+                    help="OMP_WAIT_POLICY for Tessel (default: libgomp's, which spins)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     bench = os.path.join(args.build, "bench", "cpu", "tessel_cpu_bench")
     ort_serve = os.path.join(REPO, "bench", "cpu", "ort_serve.js")
     input_npy = os.path.join(args.out, "input.npy")
-    report = {"model": args.model, "runs": args.runs, "by_threads": {}}
+    report = {"model": args.model, "runs": args.runs, "omp_wait_policy": args.omp_wait_policy,
+              "by_threads": {}}
 
     for threads in [int(t) for t in args.threads.split(",")]:
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        if args.omp_wait_policy:
+            env["OMP_WAIT_POLICY"] = args.omp_wait_policy
         int8 = Engine("tessel int8", [bench, "--model", args.model, "--mode", "int8",
                                       "--save-input", input_npy], env)
         fp32 = Engine("tessel fp32", [bench, "--model", args.model, "--mode", "fp32",
