@@ -27,6 +27,7 @@
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/load_model.hpp"
+#include "support/cli.hpp"
 #include "support/npy.hpp"
 
 namespace tessel {
@@ -231,6 +232,44 @@ TEST_P(OnnxRuntime, Int8ExecutorMatchesTheQdqExportWithinOneLsb) {
     EXPECT_GE(row.fraction(), 0.999) << row.tensor << ": " << row.within_one << " of "
                                      << row.elements << " within +-1 LSB, max " << row.max_lsb;
 }
+
+// The CLI path on the tiny nets: `tessel quantize --export-onnx --export-intermediates`, then
+// onnxruntime's integer output vs `tessel infer --quantize --raw` (same default input, seed 0).
+class QuantizeCliOnnx : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(cache_dir() / "ort" / "node_modules" / "onnxruntime-node"))
+      GTEST_SKIP() << "onnxruntime-node not installed (run tests/oracles/setup_ort.sh)";
+  }
+};
+
+TEST_P(QuantizeCliOnnx, ExportedModelMatchesTheRawInt8OutputWithinOneLsb) {
+  const std::string model = GetParam();
+  const fs::path dir = work_dir("cli_" + model);
+  const std::string onnx = (dir / "q.onnx").string(), raw = (dir / "raw.npy").string();
+  ASSERT_EQ(cli::run_args({"quantize", "--model", model, "--out", (dir / "q.json").string(),
+                           "--export-onnx", onnx, "--export-intermediates"}),
+            0);
+  ASSERT_EQ(cli::run_args({"infer", "--model", model, "--quantize", "--raw", "--output", raw}), 0);
+  const ir::Graph g = zoo::load_model(model);
+  const std::string input = g.op(g.inputs().at(0)).outputs[0];
+  write_npy((dir / "input.npy").string(), cpu::default_input(g.tensor(input).shape, 0).to_npy());
+  ASSERT_NO_FATAL_FAILURE(run_ort(onnx, "--feed " +
+                                            quoted(input + "=" + (dir / "input.npy").string()) +
+                                            " --out-dir " + quoted((dir / "ort").string())));
+  const auto theirs = read_outputs(dir / "ort");
+  const std::string y = g.outputs().at(0) + ".q";
+  ASSERT_TRUE(theirs.count(y)) << "no integer output " << y;
+  const auto rows = compare({y}, {{y, TensorData::from_npy(read_npy(raw))}}, theirs);
+  std::cout << model << ": " << rows[0].within_one << " of " << rows[0].elements
+            << " output elements within +-1 LSB, max " << rows[0].max_lsb << " LSB\n";
+  EXPECT_GE(rows[0].fraction(), 0.999);
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyNets, QuantizeCliOnnx,
+                         ::testing::Values("tiny_conv", "tiny_residual", "tiny_inception",
+                                           "tiny_depthwise"),
+                         [](const auto& param_info) { return param_info.param; });
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, OnnxRuntime,
                          ::testing::Values("resnet18", "resnet50", "vgg19", "googlenet",
