@@ -5,10 +5,12 @@
 //   quant_bench speed [--runs N] [--save-input X.npy] [MODEL]   (default: resnet50)
 //
 // Prints a table and one JSON object per line (model, method, sqnr_db / ms per run).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -47,6 +49,7 @@ int sqnr(int samples, std::vector<std::string> models) {
     if (!ref) throw std::runtime_error(ref.reason());
     const auto reference = ref.value().at(output).to_f32();
     std::cout << std::setw(14) << name << std::flush;
+    std::map<std::string, double> max_abs;  // minmax runs first: its thresholds are max |x|
     for (auto method : methods) {
       quant::QuantConfig config;
       config.method = method;
@@ -57,11 +60,20 @@ int sqnr(int samples, std::vector<std::string> models) {
       auto got = int8.run({{input, x}});
       if (!got) throw std::runtime_error(got.reason());
       const double db = cpu::sqnr_db(reference, got.value().at(output).to_f32());
+      // How much each method clips: the median over tensors of threshold / max |x|.
+      if (method == quant::CalibrationMethod::minmax) max_abs = q.value().tensor_thresholds;
+      std::vector<double> ratios;
+      for (const auto& [tensor, t] : q.value().tensor_thresholds)
+        if (max_abs.count(tensor) && max_abs.at(tensor) > 0.0)
+          ratios.push_back(t / max_abs.at(tensor));
+      std::sort(ratios.begin(), ratios.end());
+      const double median_ratio = ratios.empty() ? 0.0 : ratios[ratios.size() / 2];
       std::cout << std::setw(12) << std::fixed << std::setprecision(2) << db << std::flush;
       std::cerr << nlohmann::json{{"model", name},
                                   {"method", std::string(quant::to_string(method))},
                                   {"samples", samples},
-                                  {"sqnr_db", db}}
+                                  {"sqnr_db", db},
+                                  {"median_threshold_over_max", median_ratio}}
                        .dump()
                 << '\n';
     }
