@@ -5,6 +5,7 @@
 
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
+#include "compiler/passes/pass.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/zoo.hpp"
@@ -106,6 +107,42 @@ TEST(QuantizedExecutor, BiasOverflowNamesTheNchwElementFusedOrNot) {
               "%acc (Conv): int32 accumulator overflow adding the bias at output element 5")
         << (keep ? "unfused" : "fused");
   }
+}
+
+// prepare_graph is the fold-batchnorm pass (one BN fold in the code base): same graph as running
+// the pass by hand, and the folded Conv computes what Conv -> BatchNormalization computed.
+TEST(PrepareGraph, FoldsBatchNormThroughThePass) {
+  ir::Graph g = ir::parse_text(R"(graph t {
+  input %x : f32[1,2,2,2]
+  const %w : f32[2,2,1,1] = [1, 2, -1, 0.5]
+  const %b : f32[2] = [0.25, -1]
+  const %gamma : f32[2] = [2, 0.5]
+  const %beta : f32[2] = [1, -3]
+  const %mean : f32[2] = [0.5, 2]
+  const %var : f32[2] = [4, 0.25]
+  %conv = Conv(%x, %w, %b) {kernel=1x1} : f32[?]
+  %bn = BatchNormalization(%conv, %gamma, %beta, %mean, %var) {epsilon=0} : f32[?]
+  %y = Relu(%bn) : f32[?]
+  output %y
+})",
+                               "t");
+  ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+  auto prepared = prepare_graph(g);
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  ir::Graph by_hand = g;
+  ASSERT_TRUE(passes::run_passes(by_hand, "fold-batchnorm").ok());
+  EXPECT_EQ(ir::to_text(prepared.value()), ir::to_text(by_hand));
+  EXPECT_FALSE(prepared.value().find_op("bn").has_value()) << "the BatchNormalization is gone";
+  // Channel 0: s = 2 / 2 = 1: y = relu(x0 + 2 x1 + 0.25 - 0.5 + 1); channel 1: s = 0.5 / 0.5 = 1:
+  // y = relu(-x0 + 0.5 x1 - 1 - 2 - 3).
+  const auto x = TensorData::from_f32({1, 2, 2, 2}, std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40});
+  Executor folded(prepared.value()), unfolded(g);
+  const auto a = folded.run({{"x", x}});
+  const auto b = unfolded.run({{"x", x}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::vector<float> want = {21.75f, 42.75f, 63.75f, 84.75f, 0.0f, 2.0f, 6.0f, 10.0f};
+  EXPECT_EQ(a.value().at("y").to_f32(), want);
+  EXPECT_EQ(b.value().at("y").to_f32(), want);
 }
 
 struct Tiny {
