@@ -33,7 +33,7 @@ struct PlanOptions {
   bool allow_streamed_weights = true;  ///< weights re-read per tile when they cannot stay
   bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
   Objective objective = Objective::Bytes;
-  int max_group_ops = 64;  ///< longest group considered (bounds search time)
+  int max_group_ops = 32;  ///< longest group considered (bounds search time)
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
