@@ -299,8 +299,8 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
                     : "n/a: " + (f.measured_bytes_reason.empty() ? f.unmeasured_reason
                                                                  : f.measured_bytes_reason))
             << "\n";
-  std::cout << "roofline           " << roof_tc << " ms (int8 tensor cores), " << roof_dp4a
-            << " ms (dp4a)\n";
+  std::cout << "roofline           " << roof_tc * 1e3 << " us (int8 tensor cores), "
+            << roof_dp4a * 1e3 << " us (dp4a)\n";
   if (f.run_ms.empty()) {
     std::cout << "latency            n/a: " << f.unmeasured_reason << "\n";
   } else {
