@@ -387,6 +387,14 @@ Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
   return fail("tensor '" + net_.tensor(tensor).name + "' has no on-chip buffer in its group");
 }
 
+namespace {
+const sched::BufferAlloc* wbuf_of(const sched::GroupSchedule& gs, const sched::Op& op) {
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name) return &b;
+  return nullptr;
+}
+}  // namespace
+
 Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
   const int index = static_cast<int>(&op - net_.ops.data());
   auto matrix = matrix_op(op);
@@ -430,7 +438,15 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   // A streamed slice's buffer lives only at its op's step, so the schedule may share its bytes
   // with buffers of other steps; but the load engine fills it before the tile's first op.
   // Unless it is the group's first op, keep it apart (above the peak).
-  const bool shared_lifetime = !gs.weights_resident && gs.ops.front() != index;
+  bool shared_lifetime = false;
+  if (!gs.weights_resident && wbuf_of(gs, op) != nullptr) {
+    const sched::BufferAlloc& w = *wbuf_of(gs, op);
+    for (const auto& b : gs.buffers) {
+      if (&b == &w || b.scratchpad != w.scratchpad || b.first_step >= w.first_step) continue;
+      if (b.offset < w.offset + w.size_bytes && w.offset < b.offset + b.size_bytes)
+        shared_lifetime = true;  // written or read before this op's step, in these bytes
+    }
+  }
   if (need > wbuf->size_bytes || shared_lifetime) {
     // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
     // blocks plus the bias vector and requant table. Place them above the schedule's peak.

@@ -71,10 +71,10 @@ struct CompiledProgram {
 /// quantized network input(s) by integer IR tensor name (e.g. "input.q"), NCHW, as the golden
 /// executor computes them; they are written into the DRAM image.
 ///
-/// Supported (docs/codegen.md): groups of Conv (dense or depthwise, + bias, requantize with
-/// per-channel tables) and Relu/Clip ops chained on chip, row/column tiles with recomputed
-/// halos, resident or streamed weights with one channel tile, no double buffering (tiles run
-/// load -> compute -> store in turn). Anything else fails naming the group and op.
+/// Supported (docs/codegen.md): groups of Conv (dense or depthwise) and Gemm (a conv over its
+/// whole input) with bias and per-channel requantize, Relu/Clip, residual Add, max/avg/global
+/// pools, Reshape views; row, column and output-channel tiles; recomputed or cached halos;
+/// resident or streamed weights; double buffering. Anything else fails naming the group and op.
 Result<CompiledProgram> compile(
     const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
     const std::map<std::string, std::vector<std::int32_t>>& input_values);
