@@ -109,9 +109,23 @@ double entropy_threshold(const TensorStats& stats, int levels) {
   // is what made Q differ from P most, so the search chose the smallest candidate (128 bins,
   // 1/16 of the range) on every post-ReLU tensor — the 5-10 dB of session 1.
   std::vector<double> hist = stats.histogram();
+  if (levels >= static_cast<int>(hist.size())) return stats.max_abs();
+  hist[0] = std::max(0.0, hist[0] - stats.zero_count());
+  // A small tensor (ResNet's 512 pooled features x 4 samples = 2048 values in 2048 bins) gives a
+  // histogram of isolated ones whose KL prefers clipping at random (0.57 x max on ResNet-18's
+  // avgpool, feeding the logits). Merge pairs of bins until each holds kMinValuesPerBin values
+  // on average or only `levels` bins remain (then T = max |x|).
+  constexpr double kMinValuesPerBin = 16.0;
+  const double nonzero_values = std::accumulate(hist.begin(), hist.end(), 0.0);
+  while (static_cast<int>(hist.size()) > levels && hist.size() % 2 == 0 &&
+         nonzero_values < kMinValuesPerBin * static_cast<double>(hist.size())) {
+    std::vector<double> merged(hist.size() / 2);
+    for (std::size_t b = 0; b < merged.size(); ++b) merged[b] = hist[2 * b] + hist[2 * b + 1];
+    hist = std::move(merged);
+  }
   const int bins = static_cast<int>(hist.size());
   if (levels >= bins) return stats.max_abs();
-  hist[0] = std::max(0.0, hist[0] - stats.zero_count());
+  const double bin_width = stats.max_abs() / static_cast<double>(bins);
   double best_kl = std::numeric_limits<double>::infinity();
   int best_i = bins;
   std::vector<double> suffix(hist.size() + 1, 0.0);  // suffix[i] = sum(hist[i:])
@@ -145,7 +159,7 @@ double entropy_threshold(const TensorStats& stats, int levels) {
       best_i = i;
     }
   }
-  return best_i * stats.bin_width();
+  return best_i * bin_width;
 }
 
 double percentile_threshold(const TensorStats& stats, double percentile) {

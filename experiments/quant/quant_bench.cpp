@@ -63,9 +63,16 @@ int sqnr(int samples, std::vector<std::string> models) {
       // How much each method clips: the median over tensors of threshold / max |x|.
       if (method == quant::CalibrationMethod::minmax) max_abs = q.value().tensor_thresholds;
       std::vector<double> ratios;
+      std::string most_clipped;
+      double least_ratio = 2.0;
       for (const auto& [tensor, t] : q.value().tensor_thresholds)
-        if (max_abs.count(tensor) && max_abs.at(tensor) > 0.0)
+        if (max_abs.count(tensor) && max_abs.at(tensor) > 0.0) {
           ratios.push_back(t / max_abs.at(tensor));
+          if (ratios.back() < least_ratio) {
+            least_ratio = ratios.back();
+            most_clipped = tensor;
+          }
+        }
       std::sort(ratios.begin(), ratios.end());
       const double median_ratio = ratios.empty() ? 0.0 : ratios[ratios.size() / 2];
       std::cout << std::setw(12) << std::fixed << std::setprecision(2) << db << std::flush;
@@ -73,7 +80,9 @@ int sqnr(int samples, std::vector<std::string> models) {
                                   {"method", std::string(quant::to_string(method))},
                                   {"samples", samples},
                                   {"sqnr_db", db},
-                                  {"median_threshold_over_max", median_ratio}}
+                                  {"median_threshold_over_max", median_ratio},
+                                  {"least_threshold_over_max", least_ratio},
+                                  {"most_clipped_tensor", most_clipped}}
                        .dump()
                 << '\n';
     }

@@ -67,7 +67,7 @@ TEST(Calibration, EntropyKeepsAnUnclippedUniformRangeExactly) {
   // Uniform mass on bins [0, 256) of 2048 unit bins: at i = 256 P has no clipped mass and Q
   // (pairs of bins merged, then spread back) equals P, so KL = 0 there and T = 256.
   std::vector<double> hist(2048, 0.0);
-  for (int b = 0; b < 256; ++b) hist[b] = 10.0;
+  for (int b = 0; b < 256; ++b) hist[b] = 1e4;  // enough values that no bins merge
   const auto stats = TensorStats::from_histogram(2048.0, hist);
   EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 8}), 256.0);
 }
@@ -77,11 +77,26 @@ TEST(Calibration, EntropyLeavesExactZerosOutOfTheReferenceDistribution) {
   // Without the zeros the rule above applies (T = 256). Counted in bin 0, they make every Q
   // that merges bin 0 with a neighbour (i >= 256) differ from P, and the search clips.
   std::vector<double> hist(2048, 0.0);
-  for (int b = 0; b < 256; ++b) hist[b] = 10.0;
-  hist[0] += 2560.0;
+  for (int b = 0; b < 256; ++b) hist[b] = 1e4;
+  hist[0] += 2.56e6;
   const ThresholdOptions entropy{CalibrationMethod::entropy, 99.99, 8};
-  EXPECT_EQ(choose_threshold(TensorStats::from_histogram(2048.0, hist, 2560.0), entropy), 256.0);
+  EXPECT_EQ(choose_threshold(TensorStats::from_histogram(2048.0, hist, 2.56e6), entropy), 256.0);
   EXPECT_LT(choose_threshold(TensorStats::from_histogram(2048.0, hist, 0.0), entropy), 256.0);
+}
+
+TEST(Calibration, EntropyMergesBinsOfASmallTensorAndKeepsItsMaximum) {
+  // 2048 values, one per bin: fewer than 16 per bin, so pairs merge down to 128 bins, where the
+  // only candidate is the whole range.
+  const auto stats = TensorStats::from_histogram(2048.0, std::vector<double>(2048, 1.0));
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 8}), 2048.0);
+  // 4096 values in bins [0, 256): pairs merge while 4096 < 16 x bins, down to 256 bins of width
+  // 8; the data then fills merged bins [0, 32), and the first candidate (128 bins, T = 1024)
+  // already clips nothing, so KL = 0 there.
+  std::vector<double> hist(2048, 0.0);
+  for (int b = 0; b < 256; ++b) hist[b] = 16.0;
+  EXPECT_EQ(choose_threshold(TensorStats::from_histogram(2048.0, hist),
+                             {CalibrationMethod::entropy, 99.99, 8}),
+            1024.0);
 }
 
 TEST(Calibration, HistogramCountsExactZeros) {
