@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/npy.hpp"
 
 namespace tessel {
 namespace {
@@ -37,8 +38,20 @@ TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) 
   EXPECT_EQ(j["dram_bytes"]["activations_written"],
             j["predicted_dram_bytes"]["activations_written"]);
   EXPECT_EQ(j["dram_bytes"]["weights_read"], j["predicted_dram_bytes"]["weights_read"]);
-  EXPECT_EQ(run({"sim", dir.string(), "--json", (dir / "report.json").string()}), 0);
-  EXPECT_TRUE(fs::exists(dir / "report.json"));
+  EXPECT_EQ(run({"sim", dir.string(), "--json", (dir / "sim.json").string()}), 0);
+  EXPECT_TRUE(fs::exists(dir / "sim.json"));
+  // A compile folder also gets the dequantized output and a report with per-group rows.
+  const NpyArray output = read_npy((dir / "output.npy").string());
+  EXPECT_EQ(output.dtype, NpyDtype::f32);
+  EXPECT_EQ(output.shape, (std::vector<std::int64_t>{1, 4, 8, 8}));  // tiny_residual's output
+  std::ifstream report_in(dir / "report.json");
+  const auto report = nlohmann::json::parse(report_in);
+  ASSERT_EQ(report["groups"].size(), 1u);
+  EXPECT_GT(report["groups"][0]["cycles"].get<std::int64_t>(), 0);
+  EXPECT_LE(report["groups"][0]["cycles"], report["cycles"]);
+  EXPECT_EQ(report["groups"][0]["dram_bytes"]["weights_read"], 320);
+  EXPECT_EQ(report["compulsory_bytes"], j["compulsory_bytes"]);
+  EXPECT_GT(report["roofline_cycles"].get<std::int64_t>(), 0);
 }
 
 TEST(CompileCli, an_unknown_policy_is_an_error) {
