@@ -1,56 +1,136 @@
-// Analytic mode: schedule_graph per point, models built once and shared across threads.
+// Analytic mode: the scheduler per point on a Net built once per (model, form, element widths).
 #include "experiments/sweep/analytic_evaluator.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <map>
+#include <mutex>
+#include <tuple>
 
 #include "compiler/zoo/load_model.hpp"
+#include "experiments/sweep/config_override.hpp"
+#include "scheduler/checker.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/from_ir.hpp"
 #include "scheduler/policy.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::sweep {
+
+nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const HwConfig& hw) {
+  std::int64_t onchip_bytes = 0;  // the largest on-chip footprint of any group
+  for (const sched::GroupSchedule& group : s.groups) {
+    std::int64_t group_bytes = 0;
+    for (const std::int64_t peak : group.peak_bytes) group_bytes += peak;
+    onchip_bytes = std::max(onchip_bytes, group_bytes);
+  }
+  const double cycles_per_ms = hw.clock_mhz * 1e3;
+  nlohmann::ordered_json figures;
+  figures["dram_bytes"] = {{"read", s.traffic.read()},
+                           {"write", s.traffic.write()},
+                           {"total", s.traffic.total()},
+                           {"weights_read", s.traffic.weights_read},
+                           {"activations_read", s.traffic.activations_read},
+                           {"activations_written", s.traffic.activations_written}};
+  figures["compulsory_bytes"] = s.compulsory_bytes;
+  figures["macs"] = s.macs;
+  figures["cycles"] = s.cycles;
+  figures["roofline_cycles"] = s.roofline_cycles;
+  figures["latency_ms"] = static_cast<double>(s.cycles) / cycles_per_ms;
+  figures["roofline_latency_ms"] = static_cast<double>(s.roofline_cycles) / cycles_per_ms;
+  figures["onchip_bytes"] = onchip_bytes;
+  figures["onchip_capacity_bytes"] = hw.total_onchip_bytes();
+  figures["dram_bandwidth_gbps"] = hw.dram.bandwidth_bytes_per_second / 1e9;
+  figures["groups"] = s.groups.size();
+  return figures;
+}
+
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t nanoseconds_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
 
 class AnalyticEvaluator final : public PointEvaluator {
  public:
-  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective)
-      : graphs_(std::move(graphs)), objective_(objective) {}
+  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective, bool check)
+      : graphs_(std::move(graphs)), objective_(objective), check_(check) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
-    auto scheduled = sched::schedule_graph(graphs_.at(point.model), hw, point.policy, objective_);
-    if (!scheduled.ok()) return Evaluation::invalid(scheduled.reason());
-    const sched::Schedule& s = scheduled.value().schedule;
-    std::int64_t onchip_bytes = 0;  // the largest on-chip footprint of any group
-    for (const sched::GroupSchedule& group : s.groups) {
-      std::int64_t group_bytes = 0;
-      for (const std::int64_t peak : group.peak_bytes) group_bytes += peak;
-      onchip_bytes = std::max(onchip_bytes, group_bytes);
+    auto start = Clock::now();
+    const sched::Machine machine = sched::machine_from_config(hw);
+    auto policy = sched::find_policy(point.policy);
+    if (!policy.ok()) return Evaluation::invalid(policy.reason());
+    auto net = this->net(point.model, machine, policy.value()->form);
+    if (!net.ok()) return Evaluation::invalid(net.reason());
+    phase_ns_[kNet] += nanoseconds_since(start);
+
+    start = Clock::now();
+    auto schedule = sched::run_policy(*net.value(), machine, point.policy, objective_);
+    phase_ns_[kPolicy] += nanoseconds_since(start);
+    if (!schedule.ok()) return Evaluation::invalid(schedule.reason());
+
+    if (check_) {
+      start = Clock::now();
+      const Status checked = sched::check_schedule(*net.value(), machine, schedule.value());
+      phase_ns_[kCheck] += nanoseconds_since(start);
+      // As schedule_graph does: a schedule the independent checker rejects is not a result.
+      if (!checked.ok()) {
+        return Evaluation::invalid("schedule failed the allocation checker: " + checked.reason());
+      }
     }
-    const double cycles_per_ms = hw.clock_mhz * 1e3;
-    nlohmann::ordered_json figures;
-    figures["dram_bytes"] = {{"read", s.traffic.read()},
-                             {"write", s.traffic.write()},
-                             {"total", s.traffic.total()},
-                             {"weights_read", s.traffic.weights_read},
-                             {"activations_read", s.traffic.activations_read},
-                             {"activations_written", s.traffic.activations_written}};
-    figures["compulsory_bytes"] = s.compulsory_bytes;
-    figures["macs"] = s.macs;
-    figures["cycles"] = s.cycles;
-    figures["roofline_cycles"] = s.roofline_cycles;
-    figures["latency_ms"] = static_cast<double>(s.cycles) / cycles_per_ms;
-    figures["roofline_latency_ms"] = static_cast<double>(s.roofline_cycles) / cycles_per_ms;
-    figures["onchip_bytes"] = onchip_bytes;
-    figures["onchip_capacity_bytes"] = hw.total_onchip_bytes();
-    figures["dram_bandwidth_gbps"] = hw.dram.bandwidth_bytes_per_second / 1e9;
-    figures["groups"] = s.groups.size();
-    return Evaluation::ok(std::move(figures));
+    start = Clock::now();
+    Evaluation result = Evaluation::ok(schedule_figures(schedule.value(), hw));
+    phase_ns_[kFigures] += nanoseconds_since(start);
+    ++points_;
+    return result;
+  }
+
+  std::string timing_report() const override {
+    const std::int64_t points = points_.load();
+    if (points == 0) return {};
+    const auto ms = [&](int phase) { return static_cast<double>(phase_ns_[phase]) / 1e6 / points; };
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "analytic, per scheduled point: net lookup %.3f ms, policy (search + cost "
+                  "model) %.2f ms, checker %.2f ms, figures %.3f ms",
+                  ms(kNet), ms(kPolicy), ms(kCheck), ms(kFigures));
+    return text;
   }
 
  private:
+  enum Phase { kNet, kPolicy, kCheck, kFigures, kPhases };
+
+  /// The policy's form of `model` for the machine's element widths, built on first use and
+  /// shared read-only by every thread afterwards (Net depends on nothing else of the machine).
+  Result<std::shared_ptr<const sched::Net>> net(const std::string& model,
+                                                const sched::Machine& machine,
+                                                sched::NetForm form) {
+    const auto key = std::make_tuple(model, static_cast<int>(form), machine.activation_bytes,
+                                     machine.weight_bytes);
+    std::lock_guard lock(nets_mutex_);
+    auto found = nets_.find(key);
+    if (found == nets_.end()) {
+      auto built = sched::net_from_graph(graphs_.at(model), machine, form);
+      if (!built.ok()) return built.failure();
+      found =
+          nets_.emplace(key, std::make_shared<const sched::Net>(std::move(built).value())).first;
+    }
+    return found->second;
+  }
+
   const std::map<std::string, ir::Graph> graphs_;
   const sched::Objective objective_;
+  const bool check_;
+  std::mutex nets_mutex_;
+  std::map<std::tuple<std::string, int, std::int64_t, std::int64_t>,
+           std::shared_ptr<const sched::Net>>
+      nets_;
+  std::atomic<std::int64_t> phase_ns_[kPhases] = {};
+  std::atomic<std::int64_t> points_{0};
 };
 
 }  // namespace
@@ -61,6 +141,19 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
   for (const std::string& policy : spec.policies) {
     auto found = sched::find_policy(policy);
     if (!found.ok()) return fail("policies: " + found.reason());
+  }
+  bool check = true;
+  if (spec.options && !spec.options.IsNull()) {
+    if (!spec.options.IsMap()) return fail("analytic: expected a mapping of options");
+    for (const auto& entry : spec.options) {
+      const std::string key = entry.first.as<std::string>();
+      const nlohmann::json value = scalar_json(entry.second);
+      if (key == "check" && value.is_boolean()) {
+        check = value.get<bool>();
+      } else {
+        return fail("analytic." + key + ": unknown option or bad value (check: true|false)");
+      }
+    }
   }
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
@@ -73,7 +166,7 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
     }
   }
   return std::unique_ptr<PointEvaluator>(
-      std::make_unique<AnalyticEvaluator>(std::move(graphs), objective.value()));
+      std::make_unique<AnalyticEvaluator>(std::move(graphs), objective.value(), check));
 }
 
 }  // namespace tessel::sweep

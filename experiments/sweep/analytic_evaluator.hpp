@@ -2,16 +2,27 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 
+#include "configs/hw_config.hpp"
 #include "experiments/sweep/evaluator.hpp"
+#include "scheduler/schedule.hpp"
 
 namespace tessel::sweep {
 
 /// `mode: analytic` — schedules the point's model on its hw config with its policy and the
-/// spec's objective (scheduler/driver.hpp schedule_graph) and reports the schedule's figures.
-/// Each model is built once (shapes only) and shared read-only by all threads. A policy that
-/// finds no schedule (a buffer too small for one tile) makes the point invalid with its reason.
-/// Fails for a model or policy name the zoo or scheduler does not know (with did-you-mean).
+/// spec's objective (scheduler/policy.hpp run_policy, then the independent checker
+/// check_schedule, as sched::schedule_graph does) and reports the schedule's figures.
+/// Per-point work is only the search: each model is loaded once (shapes only), and its
+/// scheduler Net is built once per (model, policy form, element widths) and shared read-only
+/// by all threads. A policy that finds no schedule (a buffer too small for one tile) makes the
+/// point invalid with its reason. Options (`analytic:` in the spec): `check: false` skips the
+/// checker (default true). Fails for a model or policy name the zoo or scheduler does not know.
 Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec& spec);
+
+/// The analytic figures of a schedule on `hw` (docs/sweep.md "Modes"): dram_bytes{...},
+/// compulsory_bytes, macs, cycles, roofline_cycles, latency_ms, roofline_latency_ms,
+/// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups.
+nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const HwConfig& hw);
 
 }  // namespace tessel::sweep

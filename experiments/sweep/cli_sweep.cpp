@@ -2,8 +2,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -134,6 +136,22 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
             << " ok, " << s.invalid << " invalid";
   if (s.errors) std::cerr << ", " << s.errors << " failed (not recorded; a rerun retries them)";
   std::cerr << " -> " << args.out << '\n';
+  const std::size_t evaluated = s.ok + s.invalid + s.errors;
+  if (evaluated > 0 && s.wall_seconds > 0) {
+    // Throughput and where it went: evaluator time vs the runner's own per-point cost.
+    const double per_point_ms = s.evaluate_seconds * 1e3 / static_cast<double>(evaluated);
+    const double runner_ms = std::max(0.0, s.wall_seconds * s.jobs - s.evaluate_seconds) * 1e3 /
+                             static_cast<double>(evaluated);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "sweep: %zu points in %.2f s on %u threads = %.0f points/min; evaluation "
+                  "%.2f ms/point per thread, runner %.3f ms/point per thread",
+                  evaluated, s.wall_seconds, s.jobs, evaluated * 60.0 / s.wall_seconds,
+                  per_point_ms, runner_ms);
+    std::cerr << line << '\n';
+    if (const std::string timing = evaluator->timing_report(); !timing.empty())
+      std::cerr << "sweep: " << timing << '\n';
+  }
   for (const std::string& reason : s.error_reasons) std::cerr << "  " << reason << '\n';
   if (s.interrupted) {
     std::cerr << "sweep: interrupted; " << s.remaining()

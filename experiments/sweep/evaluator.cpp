@@ -14,6 +14,9 @@
 #ifdef TESSEL_SWEEP_HAVE_SCHEDULER
 #include "experiments/sweep/analytic_evaluator.hpp"
 #endif
+#ifdef TESSEL_SWEEP_HAVE_SIM
+#include "experiments/sweep/sim_evaluator.hpp"
+#endif
 
 extern char** environ;
 
@@ -61,8 +64,12 @@ Result<std::unique_ptr<PointEvaluator>> make_evaluator(const SweepSpec& spec) {
 #endif
   }
   if (spec.mode == "sim") {
+#ifdef TESSEL_SWEEP_HAVE_SIM
+    return make_sim_evaluator(spec);
+#else
     return std::unique_ptr<PointEvaluator>(std::make_unique<UnavailableEvaluator>(
-        "sim mode needs the compile pipeline (not built yet)"));
+        "sim mode needs the compile pipeline and the simulator (not built)"));
+#endif
   }
   return fail("no evaluator for mode '" + spec.mode + "'");
 }

@@ -40,6 +40,9 @@ class PointEvaluator {
   virtual ~PointEvaluator() = default;
   virtual Evaluation evaluate(const SweepPoint& point) = 0;
   virtual bool thread_safe() const { return true; }
+  /// Where this evaluator's time went so far, one line (e.g. per-phase ms per point), or
+  /// empty. Printed at the end of a sweep to attribute throughput.
+  virtual std::string timing_report() const { return {}; }
 };
 
 /// Evaluates `point` with `evaluator`, except for a point whose hw config the validator

@@ -87,6 +87,8 @@ Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,
   std::optional<Failure> write_failure;
   auto last_sync = std::chrono::steady_clock::now();
   std::atomic<std::size_t> next{0};
+  std::atomic<std::int64_t> evaluate_ns{0};
+  const auto started = std::chrono::steady_clock::now();
 
   const auto stopping = [&] {
     return (options.stop && options.stop->load()) || write_failure.has_value();
@@ -100,7 +102,11 @@ Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,
       const std::size_t i = next.fetch_add(1);
       if (i >= pending.size()) return;
       const SweepPoint& point = *pending[i];
+      const auto evaluate_start = std::chrono::steady_clock::now();
       const Evaluation evaluation = evaluate_point(evaluator, point);
+      evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - evaluate_start)
+                         .count();
       Status written;
       if (evaluation.status != Evaluation::Status::error) {
         written = file.append(results_line(spec, point, evaluation));
@@ -144,6 +150,10 @@ Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,
   if (Status synced = file.sync(); !synced.ok() && !write_failure) write_failure = synced.failure();
   if (progress) progress->finish(counts);
   if (write_failure) return *write_failure;
+  summary.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary.evaluate_seconds = static_cast<double>(evaluate_ns.load()) / 1e9;
+  summary.jobs = jobs;
   summary.ok = counts.ok;
   summary.invalid = counts.invalid;
   summary.errors = counts.errors;

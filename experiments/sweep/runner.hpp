@@ -46,6 +46,11 @@ struct RunSummary {
   std::vector<std::string> error_reasons;  ///< the first few, for the report
   std::size_t torn_bytes_dropped = 0;
   bool interrupted = false;  ///< stopped by `stop` before every point was evaluated
+  double wall_seconds = 0;   ///< from the first point started to the last line synced
+  /// Summed over threads: time inside PointEvaluator::evaluate. wall_seconds * jobs minus this
+  /// is the runner's own share (queue, results line, append, progress, idle at the end).
+  double evaluate_seconds = 0;
+  unsigned jobs = 0;  ///< worker threads used
   std::size_t remaining() const { return selected - already_done - ok - invalid; }
 };
 

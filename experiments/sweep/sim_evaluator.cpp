@@ -1,0 +1,344 @@
+// Sim mode: schedule + codegen on the runner's threads, SystemC simulations on one thread.
+#include "experiments/sweep/sim_evaluator.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "compiler/codegen/codegen.hpp"
+#include "compiler/quant/config.hpp"
+#include "compiler/quant/realize.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
+#include "compiler/zoo/load_model.hpp"
+#include "experiments/sweep/analytic_evaluator.hpp"
+#include "experiments/sweep/config_override.hpp"
+#include "isa/instruction.hpp"
+#include "scheduler/driver.hpp"
+#include "scheduler/policy.hpp"
+#include "sim/simulator.hpp"
+#include "support/diagnostic.hpp"
+#include "support/int_ops.hpp"
+
+namespace tessel::sweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t nanoseconds_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+/// Runs submitted jobs one at a time on one thread that lives as long as this object: every
+/// SystemC context of the sweep is created and destroyed on the same OS thread.
+class SerialThread {
+ public:
+  SerialThread() : thread_([this] { loop(); }) {}
+  ~SerialThread() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  SerialThread(const SerialThread&) = delete;
+  SerialThread& operator=(const SerialThread&) = delete;
+
+  /// Runs `job` on the serial thread and waits for it (jobs from several callers queue up).
+  template <typename T>
+  T run(std::function<T()> job) {
+    std::packaged_task<T()> task(std::move(job));
+    std::future<T> result = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.emplace_back([&task] { task(); });
+    }
+    wake_.notify_one();
+    return result.get();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return closing_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  bool closing_ = false;
+  std::thread thread_;  // last: starts after the members it uses exist
+};
+
+/// A model quantized one way, with its network input(s) and (functional runs) golden outputs.
+struct QuantizedNet {
+  ir::Graph prepared;  ///< BN-folded float graph: what the scheduler schedules
+  ir::Graph quantized;
+  std::map<std::string, std::vector<std::int32_t>> inputs;  ///< "input.q" -> NCHW ints
+  std::map<std::string, std::vector<std::int32_t>> golden;  ///< integer IR tensor -> NCHW
+};
+
+class SimEvaluator final : public PointEvaluator {
+ public:
+  SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective, bool functional)
+      : graphs_(std::move(graphs)), objective_(objective), functional_(functional) {}
+
+  Evaluation evaluate(const SweepPoint& point) override {
+    const HwConfig& hw = *point.config->hw;
+    auto start = Clock::now();
+    auto net = quantized_net(point.model, point.config->quantization, hw);
+    if (!net.ok()) return Evaluation::invalid("quantization: " + net.reason());
+    const QuantizedNet& q = *net.value();
+    phase_ns_[kPrepare] += nanoseconds_since(start);
+
+    start = Clock::now();
+    auto scheduled = sched::schedule_graph(q.prepared, hw, point.policy, objective_);
+    phase_ns_[kSchedule] += nanoseconds_since(start);
+    if (!scheduled.ok()) return Evaluation::invalid(scheduled.reason());
+
+    start = Clock::now();
+    auto compiled = codegen::compile(q.quantized, scheduled.value(), hw, q.inputs);
+    if (!compiled.ok()) return Evaluation::invalid("codegen: " + compiled.reason());
+    const codegen::CompiledProgram& code = compiled.value();
+    std::vector<isa::Word> words;
+    words.reserve(code.program.instructions.size());
+    for (const isa::Instruction& instruction : code.program.instructions) {
+      auto word = isa::encode(instruction);
+      if (!word.ok())
+        return Evaluation::error("codegen emitted an unencodable instruction: " + word.reason());
+      words.push_back(word.value());
+    }
+    phase_ns_[kCompile] += nanoseconds_since(start);
+
+    start = Clock::now();
+    sim::DramImage image;
+    if (functional_) {
+      image = sim::DramImage::from_bytes(code.dram);
+    } else {
+      image.size_bytes = code.dram.size();  // timing only: the contents are not read
+    }
+    sim::SimOptions options;
+    options.timing_only = !functional_;
+    auto simulated = simulator_.run<Result<sim::SimResult>>(
+        [&] { return sim::simulate(hw, words, std::move(image), options); });
+    phase_ns_[kSimulate] += nanoseconds_since(start);
+    if (!simulated.ok()) return Evaluation::error("simulator setup: " + simulated.reason());
+    const sim::SimReport& report = simulated.value().report;
+    if (!report.ok()) return Evaluation::invalid("simulation fault: " + report.fault->str());
+
+    nlohmann::ordered_json figures = schedule_figures(scheduled.value().schedule, hw);
+    add_sim_figures(figures, report, code, hw);
+    if (functional_) {
+      auto exact = outputs_match(q, scheduled.value().net, code, simulated.value().dram, hw);
+      if (!exact.ok()) return Evaluation::error(exact.reason());
+      figures["bit_exact"] = exact.value();
+    }
+    ++points_;
+    return Evaluation::ok(std::move(figures));
+  }
+
+  std::string timing_report() const override {
+    const std::int64_t points = points_.load();
+    if (points == 0) return {};
+    const auto ms = [&](int phase) { return static_cast<double>(phase_ns_[phase]) / 1e6 / points; };
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "sim (%s), per simulated point: model lookup %.2f ms, schedule %.2f ms, "
+                  "codegen %.2f ms, simulation (queued + run) %.2f ms",
+                  functional_ ? "functional" : "timing only", ms(kPrepare), ms(kSchedule),
+                  ms(kCompile), ms(kSimulate));
+    return text;
+  }
+
+ private:
+  enum Phase { kPrepare, kSchedule, kCompile, kSimulate, kPhases };
+
+  static void add_sim_figures(nlohmann::ordered_json& figures, const sim::SimReport& report,
+                              const codegen::CompiledProgram& code, const HwConfig& hw) {
+    const auto read = [&](sim::TrafficKind kind) {
+      return report.dram.read_bytes_by_kind[static_cast<std::size_t>(kind)];
+    };
+    const auto written = [&](sim::TrafficKind kind) {
+      return report.dram.write_bytes_by_kind[static_cast<std::size_t>(kind)];
+    };
+    figures["sim_cycles"] = report.cycles;
+    figures["sim_latency_ms"] = static_cast<double>(report.cycles) / (hw.clock_mhz * 1e3);
+    figures["sim_over_predicted_cycles"] =
+        figures["cycles"].get<double>() > 0
+            ? static_cast<double>(report.cycles) / figures["cycles"].get<double>()
+            : 0.0;
+    figures["sim_dram_bytes"] = {{"read", report.dram.read_bytes()},
+                                 {"write", report.dram.write_bytes()},
+                                 {"total", report.dram.total_bytes()},
+                                 {"weights_read", read(sim::TrafficKind::kWeights)},
+                                 {"activations_read", read(sim::TrafficKind::kActivations)},
+                                 {"activations_written", written(sim::TrafficKind::kActivations) +
+                                                             written(sim::TrafficKind::kOutputs)},
+                                 {"instructions_read", read(sim::TrafficKind::kInstructions)}};
+    // Requant tables are real weight-class traffic the scheduler's byte model leaves out
+    // (docs/next-steps.md 2): sim weights_read = predicted weights_read + this.
+    figures["requant_table_bytes"] = code.traffic.requant_table_read;
+    figures["sim_instructions"] = report.instructions_executed;
+    figures["sim_mac_utilisation"] = report.mac_utilisation;
+  }
+
+  /// Every network output in the simulated DRAM equals the golden executor's tensor.
+  static Result<bool> outputs_match(const QuantizedNet& q, const sched::Net& net,
+                                    const codegen::CompiledProgram& code,
+                                    const std::vector<std::uint8_t>& dram, const HwConfig& hw) {
+    bool all_equal = true;
+    int outputs = 0;
+    for (const auto& [sched_name, ir_name] : code.io_tensors) {
+      const auto view = code.views.find(sched_name);
+      const std::string source = view == code.views.end() ? sched_name : view->second;
+      const codegen::DramRegion* region = code.layout.find(source);
+      if (region == nullptr) return fail("no DRAM region for network tensor " + source);
+      if (region->kind == codegen::RegionKind::Input) continue;
+      sched::Shape3 shape;
+      for (const auto& tensor : net.tensors)
+        if (tensor.name == source) shape = tensor.shape;
+      const auto golden = q.golden.find(ir_name);
+      if (golden == q.golden.end()) return fail("the golden run has no tensor " + ir_name);
+      all_equal = all_equal && codegen::read_nhwc(dram, region->offset, shape.c, shape.h, shape.w,
+                                                  hw.matrix.input_bits / 8) == golden->second;
+      ++outputs;
+    }
+    if (outputs == 0) return fail("the program has no network output to check");
+    return all_equal;
+  }
+
+  /// The model quantized per `quantization` (bits default: the config's matrix.input_bits),
+  /// built on first use and shared read-only afterwards.
+  Result<std::shared_ptr<const QuantizedNet>> quantized_net(const std::string& model,
+                                                            const nlohmann::json& quantization,
+                                                            const HwConfig& hw) {
+    nlohmann::json section = quantization.is_object() ? quantization : nlohmann::json::object();
+    if (!section.contains("bits")) section["bits"] = hw.matrix.input_bits;
+    const std::string key = model + '\n' + section.dump();
+    std::lock_guard lock(nets_mutex_);  // building is rare; other threads wait for it
+    if (auto found = nets_.find(key); found != nets_.end()) return found->second;
+    auto built = build_net(graphs_.at(model), section);
+    if (!built.ok()) return built.failure();
+    auto shared = std::shared_ptr<const QuantizedNet>(std::move(built).value());
+    nets_.emplace(key, shared);
+    return shared;
+  }
+
+  Result<std::unique_ptr<QuantizedNet>> build_net(const ir::Graph& graph,
+                                                  const nlohmann::json& section) const {
+    auto out = std::make_unique<QuantizedNet>();
+    quant::QuantConfig config;
+    try {
+      config = quant::parse_quant_config(section.dump(), "quantization");  // JSON is YAML
+    } catch (const InputError& e) {
+      return fail(e.what());
+    }
+    auto prepared = cpu::prepare_graph(graph);
+    if (!prepared.ok()) return prepared.failure();
+    out->prepared = std::move(prepared).value();
+    auto quantized =
+        cpu::quantize_model(out->prepared, config, cpu::synthetic_samples(out->prepared, config));
+    if (!quantized.ok()) return quantized.failure();
+    out->quantized = std::move(quantized.value().graph);
+    const ir::Graph& qgraph = out->quantized;
+    // The default input (seed 0), quantized as the graph's Quantize op does (as `tessel
+    // compile` writes it); a functional run takes it, and the outputs, from the golden run.
+    for (ir::OpId id : qgraph.inputs()) {
+      const std::string& name = qgraph.op(id).outputs[0];
+      const std::string qname = name + ".q";
+      if (!qgraph.has_tensor(qname) || !qgraph.tensor(qname).quant)
+        return fail("network input '" + name + "' has no quantized form");
+      const auto& q = qgraph.tensor(qname);
+      const cpu::TensorData x = cpu::default_input(qgraph.tensor(name).shape);
+      const float* values = x.data<float>();
+      std::vector<std::int32_t> ints(static_cast<std::size_t>(x.size()));
+      for (std::int64_t i = 0; i < x.size(); ++i) {
+        ints[static_cast<std::size_t>(i)] =
+            intops::quantize_value(values[i], q.quant->scales[0], quant::dtype_bits(q.dtype));
+      }
+      out->inputs[qname] = std::move(ints);
+    }
+    if (functional_) {
+      std::map<std::string, cpu::TensorData> feeds;
+      for (ir::OpId id : qgraph.inputs()) {
+        const std::string& name = qgraph.op(id).outputs[0];
+        feeds.emplace(name, cpu::default_input(qgraph.tensor(name).shape));
+      }
+      cpu::Executor executor(qgraph);
+      cpu::RunOptions run;
+      run.keep_intermediates = true;
+      auto golden = executor.run(feeds, run);
+      if (!golden.ok()) return fail("golden executor: " + golden.reason());
+      for (const auto& [name, tensor] : golden.value()) {
+        if (tensor.dtype() != ir::DType::f32) out->golden[name] = tensor.to_i32();
+      }
+      for (auto& [qname, ints] : out->inputs) {
+        const auto same = out->golden.find(qname);
+        if (same == out->golden.end() || same->second != ints)
+          return fail("the golden run quantized input " + qname + " differently");
+      }
+    }
+    return out;
+  }
+
+  const std::map<std::string, ir::Graph> graphs_;
+  const sched::Objective objective_;
+  const bool functional_;
+  std::mutex nets_mutex_;
+  std::map<std::string, std::shared_ptr<const QuantizedNet>> nets_;
+  std::atomic<std::int64_t> phase_ns_[kPhases] = {};
+  std::atomic<std::int64_t> points_{0};
+  SerialThread simulator_;  // last: joined first, before the models it may still read
+};
+
+}  // namespace
+
+Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec) {
+  auto objective = sched::parse_objective(spec.objective);
+  if (!objective.ok()) return fail("objective: " + objective.reason());
+  for (const std::string& policy : spec.policies) {
+    auto found = sched::find_policy(policy);
+    if (!found.ok()) return fail("policies: " + found.reason());
+  }
+  bool functional = false;
+  if (spec.options && !spec.options.IsNull()) {
+    if (!spec.options.IsMap()) return fail("sim: expected a mapping of options");
+    for (const auto& entry : spec.options) {
+      const std::string key = entry.first.as<std::string>();
+      const nlohmann::json value = scalar_json(entry.second);
+      if (key == "functional" && value.is_boolean()) {
+        functional = value.get<bool>();
+      } else {
+        return fail("sim." + key + ": unknown option or bad value (functional: true|false)");
+      }
+    }
+  }
+  std::map<std::string, ir::Graph> graphs;
+  for (const std::string& model : spec.models) {
+    try {
+      graphs.emplace(model, zoo::load_model(model));  // with the zoo's seeded weights
+    } catch (const InputError& e) {
+      return fail("models: " + std::string(e.what()));
+    }
+  }
+  return std::unique_ptr<PointEvaluator>(
+      std::make_unique<SimEvaluator>(std::move(graphs), objective.value(), functional));
+}
+
+}  // namespace tessel::sweep
