@@ -16,6 +16,7 @@ import collections
 import json
 import math
 import os
+import re
 import sys
 
 import matplotlib
@@ -41,8 +42,18 @@ def load(path):
     return rows
 
 
+UNIT_SCALE = {"": 1, "B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "KB": 1e3, "MB": 1e6,
+              "GB": 1e9, "B/s": 1, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "ns": 1, "MHz": 1}
+
+
 def axis_value_key(value):
-    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+    """Orders axis values by magnitude, also when written with units ("12.8GB/s" > "3.2GB/s")."""
+    if isinstance(value, (int, float)):
+        return (0, value)
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z/]*)\s*", str(value))
+    if match and match.group(2) in UNIT_SCALE:
+        return (0, float(match.group(1)) * UNIT_SCALE[match.group(2)])
+    return (1, str(value))
 
 
 def hold_other_axes(rows, plotted, where):
