@@ -193,7 +193,9 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
       }
     } else if (b.role == BufferRole::Weights) {
       const int step = step_of[static_cast<size_t>(b.op)];
-      need = g.weights_resident ? Span{0, last_step} : Span{step, step};
+      // Resident weights stay over the whole tile; a streamed slice is written by the tile's
+      // loads (step 0) and read at its op's step.
+      need = g.weights_resident ? Span{0, last_step} : Span{0, step};
     } else {
       const int step = step_of[static_cast<size_t>(b.op)];
       need = {step, step};

@@ -14,7 +14,8 @@ namespace tessel::sched {
 ///  - each buffer lies inside its scratchpad;
 ///  - each buffer is large enough for every tile (shape transfer of the tiling rule) and is
 ///    declared live over every step it is written or read (lifetimes derived here from the
-///    group's ops, the halo mode, weight residency and double buffering);
+///    group's ops, the halo mode, weight residency and double buffering; a streamed weight
+///    slice is written by the tile's loads at step 0 and read at its op's step);
 ///  - no two buffers that are live at the same step share a byte, unless one is declared to
 ///    deep-reuse the other; such a claim is replayed byte by byte, output row by output row,
 ///    and fails if any row overwrites input bytes a later row still reads.

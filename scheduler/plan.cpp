@@ -608,9 +608,11 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
               ? onchip_weight_bytes(net, machine, op, full_box(net.tensor(op.output).shape).c)
               : weight_slice_max[pos];
       // A streamed slice kept across the row/column tiles of its channels lives over whole
-      // tiles; a slice reloaded every tile (one channel tile) only at its op's step.
+      // tiles; a slice reloaded every tile lives from the tile's loads (step 0: the load engine
+      // writes it before the tile's first op) to its op's step, so it shares no byte with
+      // buffers of the steps in between.
       const bool whole_tile = m.weights_resident || keep_slices;
-      w.first_step = whole_tile ? 0 : step;
+      w.first_step = 0;
       w.last_step = whole_tile ? store_step : step;
       add(w);
     }

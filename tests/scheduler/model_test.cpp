@@ -249,6 +249,106 @@ TEST(Checker, replays_deep_reuse_and_catches_a_too_small_gap) {
   EXPECT_EQ(checked.reason().substr(0, 39), "group 0: output row 1 of 'conv' reads '");
 }
 
+// A streamed weight slice in a multi-op group: the load engine writes it at the tile's loads
+// (step 0), before the group's first op. The residual block as one group, weights streamed per
+// tile (2 row tiles, one channel tile): 'w:conv2' must be live over steps [0, 3], not only at
+// conv2's step 3.
+Result<GroupSchedule> streamed_residual_group(const Net& net, const Machine& machine) {
+  Mapping m;
+  m.row_tiles = 2;
+  m.weights_resident = false;
+  return evaluate_mapping(net, machine, {1, 2, 3, 4}, m, PlanOptions{});
+}
+
+// The first buffer written or read before a streamed slice's op step whose bytes the slice
+// shares ("" when none): what codegen's load engine would overwrite.
+std::string slice_sharing_earlier_bytes(const Net& net, const GroupSchedule& g) {
+  if (g.weights_resident) return "";
+  for (const auto& w : g.buffers) {
+    if (w.role != BufferRole::Weights) continue;
+    const auto pos = std::find(g.ops.begin(), g.ops.end(), w.op) - g.ops.begin();
+    const int step = static_cast<int>(pos) + 1;
+    for (const auto& b : g.buffers) {
+      if (&b == &w || b.scratchpad != w.scratchpad || b.first_step >= step) continue;
+      if (b.offset < w.offset + w.size_bytes && w.offset < b.offset + b.size_bytes)
+        return "'" + w.name + "' (op '" + net.op(w.op).name + "') shares bytes with '" + b.name +
+               "'";
+    }
+  }
+  return "";
+}
+
+TEST(Checker, catches_a_streamed_slice_sharing_bytes_with_an_earlier_step) {
+  const Net net = residual();
+  const Machine machine = unified_machine(64 * 1024);
+  auto g = streamed_residual_group(net, machine);
+  ASSERT_TRUE(g.ok()) << g.reason();
+  Schedule s;
+  s.groups = {g.value()};
+  ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  auto& buffers = s.groups[0].buffers;
+  size_t slice = buffers.size(), conv1 = buffers.size();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].name == "w:conv2") slice = i;
+    if (buffers[i].name == "conv1") conv1 = i;  // live over steps [1, 2] (conv1, relu1)
+  }
+  ASSERT_LT(slice, buffers.size());
+  ASSERT_LT(conv1, buffers.size());
+  EXPECT_EQ(buffers[slice].first_step, 0);
+  EXPECT_EQ(buffers[slice].last_step, 3);
+  EXPECT_EQ(buffers[conv1].first_step, 1);
+  EXPECT_EQ(buffers[conv1].last_step, 2);
+
+  // The old allocation: the slice declared live only at step 3, over conv1's bytes.
+  Schedule old = s;
+  auto& w = old.groups[0].buffers[slice];
+  w.first_step = 3;
+  w.offset = buffers[conv1].offset;
+  const Status rejected = check_schedule(net, machine, old);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.reason(),
+            "group 0: buffer 'w:conv2' is declared live over steps [3, 3] but is used over [0, 3]");
+
+  // Declared from step 0 but placed over conv1 anyway: the overlap is caught at step 1.
+  w.first_step = 0;
+  const auto& a = old.groups[0].buffers[std::min(slice, conv1)];
+  const auto& c = old.groups[0].buffers[std::max(slice, conv1)];
+  auto range = [](const BufferAlloc& buf) {
+    return "[" + std::to_string(buf.offset) + ", " + std::to_string(buf.offset + buf.size_bytes) +
+           ")";
+  };
+  const Status overlapped = check_schedule(net, machine, old);
+  ASSERT_FALSE(overlapped.ok());
+  EXPECT_EQ(overlapped.reason(), "group 0: buffers '" + a.name + "' " + range(a) + " and '" +
+                                     c.name + "' " + range(c) +
+                                     " overlap in scratchpad 'sram' while both live at step 1");
+  EXPECT_EQ(slice_sharing_earlier_bytes(net, old.groups[0]),
+            "'w:conv2' (op 'conv2') shares bytes with 'conv1'");
+}
+
+// The planner keeps every streamed slice apart from buffers of earlier steps: the forced
+// streamed residual group, and every policy on a scratchpad small enough to stream weights.
+TEST(Planner, streamed_slices_never_share_bytes_with_earlier_steps) {
+  const Net net = residual();
+  auto g = streamed_residual_group(net, unified_machine(64 * 1024));
+  ASSERT_TRUE(g.ok()) << g.reason();
+  EXPECT_EQ(slice_sharing_earlier_bytes(net, g.value()), "");
+  int streamed_multi_op_groups = 0;
+  for (int64_t capacity : {int64_t{8} * 1024, int64_t{12} * 1024, int64_t{16} * 1024}) {
+    const Machine machine = unified_machine(capacity);
+    for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+      auto s = run_policy(net, machine, policy, Objective::Bytes);
+      if (!s.ok()) continue;
+      EXPECT_TRUE(check_schedule(net, machine, s.value()).ok()) << policy << " @" << capacity;
+      for (const auto& group : s.value().groups) {
+        if (!group.weights_resident && group.ops.size() > 1) ++streamed_multi_op_groups;
+        EXPECT_EQ(slice_sharing_earlier_bytes(net, group), "") << policy << " @" << capacity;
+      }
+    }
+  }
+  EXPECT_GT(streamed_multi_op_groups, 0) << "no policy streamed weights in a fused group";
+}
+
 TEST(ScheduleJson, round_trips_identically) {
   const Net net = residual();
   const Machine machine = unified_machine(16 * 1024);
