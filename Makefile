@@ -4,7 +4,7 @@ BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 TESSEL := $(BUILD_DIR)/tools/tessel/tessel
 
-.PHONY: all deps configure build run test format format-check clean
+.PHONY: all deps configure build run test oracle-data format format-check clean
 
 all: build
 
@@ -23,7 +23,13 @@ build: configure
 run: build
 	$(TESSEL) run --timing-only
 
-test: build
+# Outside oracles into the git-ignored .cache/: the six torchvision exports and onnxruntime-node
+# from npm. Both steps are idempotent; when npm is missing the onnxruntime tests skip and say so.
+oracle-data:
+	/usr/bin/python3 experiments/models/export_torchvision.py
+	tests/oracles/setup_ort.sh || echo "make: onnxruntime-node unavailable; its tests will skip"
+
+test: build oracle-data
 	ctest --preset $(PRESET) -j $(JOBS)
 
 format:
