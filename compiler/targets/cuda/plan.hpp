@@ -136,16 +136,18 @@ constexpr std::int64_t padded_channels(std::int64_t c) {
   return (c + 3) / 4 * 4;
 }
 
-/// The TensorView of `view` over buffer memory at `data` (host or device).
+/// The TensorView of `view` over buffer memory at `data` (host or device). An absent view
+/// (`buffer < 0`, e.g. a step without a second operand) keeps its shape and gets type int8.
 inline TensorView bind(const GpuPlan& plan, const PlanView& view, void* data) {
-  return TensorView{data,
-                    plan.buffers[static_cast<std::size_t>(view.buffer)].type,
-                    view.n,
-                    view.h,
-                    view.w,
-                    view.c,
-                    view.pixel_stride,
-                    view.channel_offset};
+  return TensorView{
+      data,
+      view.buffer < 0 ? kI8 : plan.buffers[static_cast<std::size_t>(view.buffer)].type,
+      view.n,
+      view.h,
+      view.w,
+      view.c,
+      view.pixel_stride,
+      view.channel_offset};
 }
 
 /// The Epilogue of `tables` reading its per-channel arrays at the given addresses (host or
