@@ -135,26 +135,32 @@ class AnalyticEvaluator final : public PointEvaluator {
 
 }  // namespace
 
-Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec& spec) {
+Result<bool> validate_scheduled_spec(const SweepSpec& spec, const std::string& mode,
+                                     const std::string& flag, bool fallback) {
   auto objective = sched::parse_objective(spec.objective);
   if (!objective.ok()) return fail("objective: " + objective.reason());
   for (const std::string& policy : spec.policies) {
     auto found = sched::find_policy(policy);
     if (!found.ok()) return fail("policies: " + found.reason());
   }
-  bool check = true;
+  bool value = fallback;
   if (spec.options && !spec.options.IsNull()) {
-    if (!spec.options.IsMap()) return fail("analytic: expected a mapping of options");
+    if (!spec.options.IsMap()) return fail(mode + ": expected a mapping of options");
     for (const auto& entry : spec.options) {
       const std::string key = entry.first.as<std::string>();
-      const nlohmann::json value = scalar_json(entry.second);
-      if (key == "check" && value.is_boolean()) {
-        check = value.get<bool>();
-      } else {
-        return fail("analytic." + key + ": unknown option or bad value (check: true|false)");
-      }
+      const nlohmann::json option = scalar_json(entry.second);
+      if (key != flag || !option.is_boolean())
+        return fail(mode + "." + key + ": unknown option or bad value (" + flag + ": true|false)");
+      value = option.get<bool>();
     }
   }
+  return value;
+}
+
+Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec& spec) {
+  auto check = validate_scheduled_spec(spec, "analytic", "check", true);
+  if (!check.ok()) return fail(check.reason());
+  const sched::Objective objective = sched::parse_objective(spec.objective).value();
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     zoo::LoadOptions load;
@@ -166,7 +172,7 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
     }
   }
   return std::unique_ptr<PointEvaluator>(
-      std::make_unique<AnalyticEvaluator>(std::move(graphs), objective.value(), check));
+      std::make_unique<AnalyticEvaluator>(std::move(graphs), objective, check.value()));
 }
 
 }  // namespace tessel::sweep

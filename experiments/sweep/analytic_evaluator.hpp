@@ -25,4 +25,11 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
 /// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups.
 nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const HwConfig& hw);
 
+/// What the analytic and sim modes check alike before evaluating anything: the spec's objective
+/// and policy names, and its one boolean option `flag` under `mode` (`analytic:` / `sim:`),
+/// `fallback` when absent. Any other key, or a non-boolean value, is an error naming
+/// `mode.key`.
+Result<bool> validate_scheduled_spec(const SweepSpec& spec, const std::string& mode,
+                                     const std::string& flag, bool fallback);
+
 }  // namespace tessel::sweep

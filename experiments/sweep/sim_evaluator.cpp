@@ -310,25 +310,9 @@ class SimEvaluator final : public PointEvaluator {
 }  // namespace
 
 Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec) {
-  auto objective = sched::parse_objective(spec.objective);
-  if (!objective.ok()) return fail("objective: " + objective.reason());
-  for (const std::string& policy : spec.policies) {
-    auto found = sched::find_policy(policy);
-    if (!found.ok()) return fail("policies: " + found.reason());
-  }
-  bool functional = false;
-  if (spec.options && !spec.options.IsNull()) {
-    if (!spec.options.IsMap()) return fail("sim: expected a mapping of options");
-    for (const auto& entry : spec.options) {
-      const std::string key = entry.first.as<std::string>();
-      const nlohmann::json value = scalar_json(entry.second);
-      if (key == "functional" && value.is_boolean()) {
-        functional = value.get<bool>();
-      } else {
-        return fail("sim." + key + ": unknown option or bad value (functional: true|false)");
-      }
-    }
-  }
+  auto functional = validate_scheduled_spec(spec, "sim", "functional", false);
+  if (!functional.ok()) return fail(functional.reason());
+  const sched::Objective objective = sched::parse_objective(spec.objective).value();
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     try {
@@ -338,7 +322,7 @@ Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec
     }
   }
   return std::unique_ptr<PointEvaluator>(
-      std::make_unique<SimEvaluator>(std::move(graphs), objective.value(), functional));
+      std::make_unique<SimEvaluator>(std::move(graphs), objective, functional.value()));
 }
 
 }  // namespace tessel::sweep
