@@ -151,6 +151,13 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
     }
   }
   const auto tiles = tile_boxes(net, g);
+  // Kept inputs (GroupSchedule::keeps_inputs): loaded once, the same box in every tile.
+  std::vector<char> kept(net.tensors.size(), 0);
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    if (!loaded[t] || !g.keeps_inputs()) continue;
+    kept[t] = 1;
+    for (const auto& boxes : tiles) kept[t] = kept[t] && boxes[t] == tiles.front()[t];
+  }
   std::vector<int64_t> max_pixels(net.tensors.size(), 0), max_channels(net.tensors.size(), 0);
   for (const auto& boxes : tiles) {
     for (size_t t = 0; t < boxes.size(); ++t) {
@@ -162,6 +169,7 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
 
   std::vector<Span> required(g.buffers.size());
   std::vector<char> has_copy0(net.tensors.size(), 0), has_copy1(net.tensors.size(), 0);
+  std::vector<char> weight_copy0(net.ops.size(), 0), weight_copy1(net.ops.size(), 0);
   for (size_t i = 0; i < g.buffers.size(); ++i) {
     const BufferAlloc& b = g.buffers[i];
     if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size())) {
@@ -180,7 +188,9 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
         return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
       (b.copy == 0 ? has_copy0 : has_copy1)[t] = 1;
       need = tensor_span[t];
-      if (g.halo == HaloMode::Cache || (g.double_buffered && (loaded[t] || stored[t]))) {
+      // Across tiles: cached halos, ping-pong copies and kept inputs (loaded by the first tile,
+      // read by every tile) live over the whole tile.
+      if (g.halo == HaloMode::Cache || (g.double_buffered && (loaded[t] || stored[t])) || kept[t]) {
         need = {0, last_step};
       }
       if (b.pixel_bytes < max_channels[t] * net.activation_bytes ||
@@ -193,9 +203,13 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
       }
     } else if (b.role == BufferRole::Weights) {
       const int step = step_of[static_cast<size_t>(b.op)];
-      // Resident weights stay over the whole tile; a streamed slice is written by the tile's
-      // loads (step 0) and read at its op's step.
-      need = g.weights_resident ? Span{0, last_step} : Span{0, step};
+      // Resident weights and kept slices (GroupSchedule::keeps_weight_slices) stay over the
+      // whole tile; a slice reloaded every tile is written by the tile's loads (step 0) and
+      // read at its op's step.
+      // Double-buffered streamed slices ping-pong: two copies, each live over whole tiles.
+      const bool whole = g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
+      need = whole ? Span{0, last_step} : Span{0, step};
+      (b.copy == 0 ? weight_copy0 : weight_copy1)[static_cast<size_t>(b.op)] = 1;
     } else {
       const int step = step_of[static_cast<size_t>(b.op)];
       need = {step, step};
@@ -208,11 +222,20 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
     }
     required[i] = need;
   }
+  for (int op : g.ops) {
+    const auto o = static_cast<size_t>(op);
+    if (weight_copy0[o] && g.double_buffered && !g.weights_resident && !weight_copy1[o]) {
+      return fail(where + "weights of op '" + net.op(op).name +
+                  "' are streamed and double-buffered but have one copy");
+    }
+  }
   for (size_t t = 0; t < net.tensors.size(); ++t) {
     if (!touched[t] || max_pixels[t] == 0) continue;
     if (!has_copy0[t])
       return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
-    if (g.double_buffered && (loaded[t] || stored[t]) && !has_copy1[t]) {
+    // A kept input (GroupSchedule::keeps_inputs) is loaded once and needs no second copy.
+    const bool ping_pong = stored[t] || (loaded[t] && !kept[t]);
+    if (g.double_buffered && ping_pong && !has_copy1[t]) {
       return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name +
                   "' is double-buffered but has one copy");
     }

@@ -357,6 +357,8 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
             }
             for (bool dbuf : {true, false}) {
               if (dbuf && !options.allow_double_buffer) continue;
+              // Halo caching moves rows within one copy between tiles: never pipelined.
+              if (dbuf && halo == HaloMode::Cache) continue;
               out.push_back({rows, cols, channels, halo, resident, dbuf});
             }
           }
@@ -509,9 +511,21 @@ int64_t reuse_gap_of(const Net& net, const GroupInfo& g, const TileGeometry& geo
   return memo;
 }
 
-// Whether the mapping's tiles all read the same input boxes, kept on chip after the first.
-bool keeps_inputs(const Mapping& m) {
-  return m.channel_tiles > 1 && m.row_tiles * m.col_tiles == 1;
+// Per local tensor: whether it is a kept input (GroupSchedule::keeps_inputs): channel tiles
+// alone, and every tile reads the same box of it (a conv's input, all channels), so the first
+// tile loads it and the others find it on chip. An input read per channel part (a residual
+// add's other operand) is loaded by every tile.
+std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const Mapping& m) {
+  const size_t locals = g.tensors.size();
+  std::vector<char> kept(locals, 0);
+  if (!GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
+  for (size_t l = 0; l < locals; ++l) {
+    if (!g.is_input[l]) continue;
+    kept[l] = 1;
+    for (int64_t t = 1; t < geo.tiles && kept[l]; ++t)
+      kept[l] = geo.need[static_cast<size_t>(t) * locals + l] == geo.need[l];
+  }
+  return kept;
 }
 
 Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
@@ -541,11 +555,11 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   const std::vector<int64_t>& max_pixels = geo.max_pixels;
   // Streamed weights with channel tiles: each slice is loaded once and kept while the
   // row/column tiles of its channels run (channel parts are the outer tile loop).
-  const bool keep_slices =
-      !m.weights_resident && m.channel_tiles > 1 && m.row_tiles * m.col_tiles > 1;
+  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
+                                                              m.col_tiles, m.channel_tiles);
   // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
   // stays on chip from the first tile (output-channel tiling with a resident input).
-  const bool keep_inputs = keeps_inputs(m);
+  const std::vector<char> kept = kept_inputs(g, geo, m);
   std::vector<BufferAlloc>& buffers = gs.buffers;
   buffers.reserve(2 * locals + 2 * g.ops.size());
   std::vector<int> buffer_of_local(locals, -1);
@@ -566,7 +580,8 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     if (b.size_bytes == 0) continue;
     b.name = tensor.name;
     b.tensor = g.tensors[l];
-    const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]);
+    // A kept input is loaded once: it has no second copy.
+    const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]) && !kept[l];
     if (g.is_input[l]) {
       b.role = BufferRole::Input;
       b.kind = BufferKind::Activations;
@@ -583,7 +598,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       b.first_step = g.produced_step[l];
       b.last_step = g.last_use_step[l];
     }
-    if (ping_pong || cache || (keep_inputs && g.is_input[l])) {
+    if (ping_pong || cache || kept[l]) {
       b.first_step = 0;
       b.last_step = store_step;
     }
@@ -611,10 +626,18 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       // tiles; a slice reloaded every tile lives from the tile's loads (step 0: the load engine
       // writes it before the tile's first op) to its op's step, so it shares no byte with
       // buffers of the steps in between.
-      const bool whole_tile = m.weights_resident || keep_slices;
+      // Double-buffered streamed weights ping-pong like activations: two copies, each live
+      // over whole tiles (the next tile's slice loads while this tile's conv reads the other).
+      const bool ping_pong = m.double_buffered && !m.weights_resident;
+      const bool whole_tile = m.weights_resident || keep_slices || ping_pong;
       w.first_step = 0;
       w.last_step = whole_tile ? store_step : step;
       add(w);
+      if (ping_pong) {
+        w.name += "#1";
+        w.copy = 1;
+        add(w);
+      }
     }
     if (acc_max[pos] > 0) {
       BufferAlloc a;
@@ -696,7 +719,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
         return box;
       };
       for (size_t l = 0; l < locals; ++l) {
-        if (g.is_input[l] && !(keeps_inputs(m) && t > 0)) {
+        if (g.is_input[l] && !(kept[l] && t > 0)) {
           const Box box = fresh(l);
           act.read_bytes += box.elements() * net.activation_bytes;
           act.load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);

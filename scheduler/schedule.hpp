@@ -86,6 +86,28 @@ struct GroupSchedule {
 
   int64_t tiles() const { return row_tiles * col_tiles * channel_tiles; }
   int steps() const { return static_cast<int>(ops.size()) + 2; }
+  /// Tile `t` in the order both the cost model and code generation run tiles: channel parts
+  /// outermost, then rows, then columns (a streamed slice serves all row/column tiles of its
+  /// channels before the next is loaded).
+  int64_t channel_part(int64_t t) const { return t / (row_tiles * col_tiles); }
+  int64_t row_part(int64_t t) const { return t / col_tiles % row_tiles; }
+  int64_t col_part(int64_t t) const { return t % col_tiles; }
+  /// Channel tiles alone (one row and one column tile): an input whose box is the same in every
+  /// tile (a conv's input: all channels) is *kept*: the first tile loads it and later tiles
+  /// find it on chip (one copy, never ping-ponged). Inputs read per channel part (a residual
+  /// add's other operand) are loaded by every tile.
+  bool keeps_inputs() const { return keeps_inputs(row_tiles, col_tiles, channel_tiles); }
+  static bool keeps_inputs(int64_t rows, int64_t cols, int64_t channels) {
+    return channels > 1 && rows * cols == 1;
+  }
+  /// Streamed weights with channel and row/column tiles: a channel part's slice is loaded by
+  /// its first tile and kept while the part's row/column tiles run.
+  bool keeps_weight_slices() const {
+    return keeps_weight_slices(weights_resident, row_tiles, col_tiles, channel_tiles);
+  }
+  static bool keeps_weight_slices(bool resident, int64_t rows, int64_t cols, int64_t channels) {
+    return !resident && channels > 1 && rows * cols > 1;
+  }
 };
 
 /// A whole network's schedule and its predicted figures.

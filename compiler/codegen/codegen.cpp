@@ -74,6 +74,9 @@ struct ConvParams {
   int sp = 0;
   bool has_bias = false;
   std::vector<SliceParams> slices;
+  /// Double-buffered streamed weights: the second copy's byte distance from the first (0 when
+  /// the weights have one copy).
+  int64_t copy1_delta = 0;
 };
 
 class Lowering {
@@ -137,6 +140,7 @@ class Lowering {
   std::map<int, int64_t> extra_top_;          // per scratchpad: codegen-owned bytes above the peak
   bool work_before_ = false;                  // a tile has been emitted (the next one waits on it)
   int copy_ = 0;             // the ping-pong copy the current tile uses (double buffering)
+  int weight_copy_ = 0;      // the copy of streamed weight slices the current tile uses
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
   static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
     for (const auto& b : gs.buffers)
@@ -435,9 +439,9 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   if (wbuf == nullptr) return fail("op '" + op.name + "': the schedule has no weight buffer");
   p.sp = wbuf->scratchpad;
   int64_t base = wbuf->offset;
-  // A streamed slice's buffer lives only at its op's step, so the schedule may share its bytes
-  // with buffers of other steps; but the load engine fills it before the tile's first op.
-  // Unless it is the group's first op, keep it apart (above the peak).
+  // The load engine fills a streamed slice before the tile's first op. The scheduler's slices
+  // live from that load (step 0), so none shares bytes with a buffer of an earlier step; a
+  // schedule that says otherwise (read from JSON, say) gets its slice placed above the peak.
   bool shared_lifetime = false;
   if (!gs.weights_resident && wbuf_of(gs, op) != nullptr) {
     const sched::BufferAlloc& w = *wbuf_of(gs, op);
@@ -446,6 +450,20 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
       if (b.offset < w.offset + w.size_bytes && w.offset < b.offset + b.size_bytes)
         shared_lifetime = true;  // written or read before this op's step, in these bytes
     }
+  }
+  // Double-buffered streamed weights have a second copy of the slice buffer.
+  const sched::BufferAlloc* wbuf1 = nullptr;
+  if (!gs.weights_resident && gs.double_buffered) {
+    for (const auto& b : gs.buffers)
+      if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name + "#1") wbuf1 = &b;
+    if (wbuf1 == nullptr)
+      return fail("op '" + op.name +
+                  "': the schedule double-buffers its streamed weights "
+                  "but has no second weight buffer");
+    if (wbuf1->scratchpad != wbuf->scratchpad)
+      return fail("op '" + op.name + "': its two weight buffers lie in different scratchpads");
+    p.copy1_delta = wbuf1->offset - wbuf->offset;
+    shared_lifetime |= need > wbuf1->size_bytes;
   }
   if (need > wbuf->size_bytes || shared_lifetime) {
     // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
@@ -457,13 +475,18 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
     top = std::max(top, ceil_div(peak, 64) * 64);
     base = top;
     top += ceil_div(need, 64) * 64;
+    if (wbuf1 != nullptr) {  // and the second copy right above
+      p.copy1_delta = ceil_div(need, 64) * 64;
+      top += p.copy1_delta;
+    }
     const int64_t size = config_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
+    const int64_t copies = wbuf1 != nullptr ? 2 : 1;
     if (top > size)
       return fail("op '" + op.name + "': packed weights, bias and requant table need " +
-                  std::to_string(need) + " bytes; the schedule reserved " +
-                  std::to_string(wbuf->size_bytes) + " and scratchpad '" +
-                  config_.scratchpads[static_cast<size_t>(p.sp)].name + "' has " +
-                  std::to_string(size - (top - ceil_div(need, 64) * 64)) +
+                  std::to_string(copies) + " x " + std::to_string(need) +
+                  " bytes; the schedule reserved " + std::to_string(wbuf->size_bytes) +
+                  " and scratchpad '" + config_.scratchpads[static_cast<size_t>(p.sp)].name +
+                  "' has " + std::to_string(size - (top - copies * ceil_div(need, 64) * 64)) +
                   " bytes free above the schedule's peak");
   }
   int64_t at = base;
@@ -484,7 +507,12 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
   const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
   for (size_t k = 0; k < p.slices.size(); ++k) {
     if (slice >= 0 && static_cast<size_t>(slice) != k) continue;
-    const SliceParams& sp = p.slices[k];
+    SliceParams sp = p.slices[k];
+    if (weight_copy_ == 1) {  // the second copy of a double-buffered slice
+      sp.w_addr += p.copy1_delta;
+      sp.bias_addr += p.copy1_delta;
+      sp.table_addr += p.copy1_delta;
+    }
     int64_t dram = sp.dram_weights;
     auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
                             int64_t pad_right) {
@@ -561,6 +589,13 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   if (slice == nullptr)
     return fail("op '" + op.name + "': output channels [" + std::to_string(out_box.c.b) + ", " +
                 std::to_string(out_box.c.e) + ") are not one of its weight slices");
+  SliceParams in_copy = *slice;  // where this tile's copy of the slice lies
+  if (weight_copy_ == 1) {
+    in_copy.w_addr += p.copy1_delta;
+    in_copy.bias_addr += p.copy1_delta;
+    in_copy.table_addr += p.copy1_delta;
+  }
+  slice = &in_copy;
   auto in_view = view_of(gs, in_t, need[static_cast<size_t>(in_t)]);
   if (!in_view.ok()) return in_view.failure();
   auto out_view = view_of(gs, op.output, out_box);
@@ -862,9 +897,10 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   GroupCode group;
   for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
   group.tiles = gs.tiles();
-  // Tiles in the scheduler's order: rows, then columns, then output-channel slices.
-  // Double buffering (the schedule's ping-pong copies) needs resident weights: a streamed
-  // slice has one buffer, which the next tile's load would overwrite under the running conv.
+  // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
+  // rows, then columns.
+  // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
+  // of streamed weight slices (the next slice loads into the other copy under the running conv).
   bool streamed = false;
   for (int o : gs.ops)
     streamed |= !gs.weights_resident &&
@@ -873,26 +909,49 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   // window; before that tile's loads, a compute-engine copy moves them to the top of the
   // buffer, then only fresh input rows are loaded and fresh output rows computed.
   const bool cache = gs.halo == sched::HaloMode::Cache;
-  const bool pipelined = gs.double_buffered && !streamed && !cache;
+  const bool pipelined = gs.double_buffered && !cache;
   struct TileCode {
     std::vector<isa::Instruction> prelude, loads, compute, stores;
   };
   std::vector<TileCode> tiles;
   std::vector<Box> previous(net_.tensors.size());
+  // The tile's requested box of every stored output (the scheduler's tiling rule).
+  auto requested_boxes = [&](int64_t tile) {
+    const int64_t kt = gs.channel_part(tile), rt = gs.row_part(tile), ct = gs.col_part(tile);
+    std::vector<Box> requested(net_.tensors.size());
+    for (int t : gs.outputs) {
+      const sched::Shape3 s = net_.tensor(t).shape;
+      requested[static_cast<size_t>(t)] =
+          Box{{s.c * kt / gs.channel_tiles, s.c * (kt + 1) / gs.channel_tiles},
+              {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
+              {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
+    }
+    return requested;
+  };
+  // Kept inputs (GroupSchedule::keeps_inputs): the same box in every tile, loaded once.
+  std::vector<char> kept(net_.tensors.size(), 0);
+  if (gs.keeps_inputs()) {
+    std::vector<std::vector<Box>> boxes;
+    for (int64_t tile = 0; tile < gs.tiles(); ++tile)
+      boxes.push_back(sched::transfer(net_, gs.ops, requested_boxes(tile)).need);
+    for (int t : gs.inputs) {
+      kept[static_cast<size_t>(t)] = 1;
+      for (const auto& b : boxes)
+        kept[static_cast<size_t>(t)] =
+            kept[static_cast<size_t>(t)] &&
+            b[static_cast<size_t>(t)] == boxes.front()[static_cast<size_t>(t)];
+    }
+  }
   for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
     copy_ = pipelined ? static_cast<int>(tile % 2) : 0;
-    const int64_t kt = tile % gs.channel_tiles;
-    const int64_t ct = tile / gs.channel_tiles % gs.col_tiles;
-    const int64_t rt = tile / (gs.channel_tiles * gs.col_tiles);
+    // Streamed slices ping-pong per load: every tile, or every channel part when kept.
+    weight_copy_ =
+        pipelined && streamed
+            ? static_cast<int>((gs.keeps_weight_slices() ? gs.channel_part(tile) : tile) % 2)
+            : 0;
+    const int64_t kt = gs.channel_part(tile);
     {
-      std::vector<Box> requested(net_.tensors.size());
-      for (int t : gs.outputs) {
-        const sched::Shape3 s = net_.tensor(t).shape;
-        requested[static_cast<size_t>(t)] =
-            Box{{s.c * kt / gs.channel_tiles, s.c * (kt + 1) / gs.channel_tiles},
-                {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
-                {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
-      }
+      const std::vector<Box> requested = requested_boxes(tile);
       const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
       const auto& window = ranges.need;
       std::vector<Box> need = window;  // what this tile loads and computes
@@ -945,8 +1004,12 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       for (int o : gs.ops) {
         const sched::Op& op = net_.op(o);
         const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
-        // Resident: every slice once, before the first tile; streamed: the tile's slice.
-        if (matrix && (!gs.weights_resident || first_tile)) {
+        // Resident: every slice once, before the first tile; streamed: the tile's slice, once
+        // per channel part when the part's row/column tiles keep it.
+        const bool new_part = gs.row_part(tile) == 0 && gs.col_part(tile) == 0;
+        const bool load_slice =
+            gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
+        if (matrix && load_slice) {
           const int slice = gs.weights_resident ? -1 : static_cast<int>(kt);
           if (auto s = emit_conv_loads(op, slice, loads); !s.ok())
             return fail(where + ": " + s.reason());
@@ -955,6 +1018,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       for (int t : gs.inputs) {
         const Box& box = need[static_cast<size_t>(t)];
         if (box.empty()) continue;
+        if (kept[static_cast<size_t>(t)] && !first_tile) continue;  // on chip from the first tile
         auto view = view_of(gs, t, box);
         if (!view.ok()) return fail(where + ": " + view.reason());
         const sched::Shape3 s = net_.tensor(t).shape;
@@ -1025,6 +1089,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     }
   }
   copy_ = 0;
+  weight_copy_ = 0;
   layout_.clear();
   auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
     for (auto& instruction : list)

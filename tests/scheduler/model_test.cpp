@@ -122,6 +122,107 @@ TEST(CostModel, channel_tiles_alone_load_the_input_once) {
   EXPECT_EQ(g.value().traffic.activations_written, 1024);
 }
 
+// Channel tiles alone over conv + residual add: the conv's input (all channels, the same box
+// in every tile) is loaded once; the add's other operand is read per channel part, so every
+// tile loads its quarter and that buffer is not kept. 1x1 conv 16 -> 64 on 4x4 (8-bit):
+// x 256 B once + y 4 x 256 B = 1280 B read.
+TEST(CostModel, channel_tiles_reload_per_channel_inputs) {
+  NetBuilder b("residual_channels");
+  const int x = b.input("x", {16, 4, 4});
+  const int y = b.input("y", {64, 4, 4});
+  const int c = b.conv("conv", x, 64, 1);
+  b.add("add", c, y);
+  const Net net = b.build();
+  const Machine machine = unified_machine(64 * 1024);
+  Mapping m;
+  m.channel_tiles = 4;
+  m.weights_resident = false;
+  for (bool dbuf : {false, true}) {
+    m.double_buffered = dbuf;
+    auto g = evaluate_mapping(net, machine, {2, 3}, m, PlanOptions{});
+    ASSERT_TRUE(g.ok()) << g.reason();
+    EXPECT_EQ(g.value().traffic.activations_read, 256 + 4 * 256) << dbuf;
+    int y_copies = 0;
+    for (const auto& buf : g.value().buffers) {
+      if (buf.name == "x") {
+        EXPECT_EQ(buf.last_step, 3);  // kept over whole tiles
+      }
+      y_copies += buf.name.rfind("y", 0) == 0;
+    }
+    EXPECT_EQ(y_copies, dbuf ? 2 : 1);
+    Schedule s;
+    s.groups = {g.value()};
+    finalize_schedule(net, machine, s);
+    const Status checked = check_schedule(net, machine, s);
+    EXPECT_TRUE(checked.ok()) << checked.reason();
+  }
+}
+
+// A kept input is read by every channel tile: the checker wants it live over whole tiles
+// ([0, 2] for one op) and rejects the consumer-step lifetime a per-tile load would have.
+TEST(Checker, a_kept_input_lives_over_whole_tiles) {
+  NetBuilder b("kept");
+  const int x = b.input("x", {16, 4, 4});
+  b.conv("conv", x, 64, 1);
+  const Net net = b.build();
+  const Machine machine = unified_machine(64 * 1024);
+  Mapping m;
+  m.channel_tiles = 4;
+  m.weights_resident = false;
+  auto g = evaluate_mapping(net, machine, {1}, m, PlanOptions{});
+  ASSERT_TRUE(g.ok()) << g.reason();
+  ASSERT_TRUE(g.value().keeps_inputs());
+  Schedule s;
+  s.groups = {g.value()};
+  finalize_schedule(net, machine, s);
+  ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  for (auto& buf : s.groups[0].buffers)
+    if (buf.name == "x") buf.last_step = 1;  // as if reloaded per tile
+  const Status checked = check_schedule(net, machine, s);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.reason(),
+            "group 0: buffer 'x' is declared live over steps [0, 1] but is used over [0, 2]");
+}
+
+// Double-buffered streamed weights ping-pong: two slice copies, each live over whole tiles
+// (the next slice loads while the conv reads the other); the input, kept, has one copy.
+TEST(Checker, double_buffered_streamed_weights_need_two_copies) {
+  NetBuilder b("pingpong");
+  const int x = b.input("x", {16, 4, 4});
+  b.conv("conv", x, 64, 1);
+  const Net net = b.build();
+  const Machine machine = unified_machine(64 * 1024);
+  Mapping m;
+  m.channel_tiles = 4;
+  m.weights_resident = false;
+  m.double_buffered = true;
+  auto g = evaluate_mapping(net, machine, {1}, m, PlanOptions{});
+  ASSERT_TRUE(g.ok()) << g.reason();
+  int weight_copies = 0, input_copies = 0;
+  for (const auto& buf : g.value().buffers) {
+    if (buf.role == BufferRole::Weights) {
+      ++weight_copies;
+      EXPECT_EQ(buf.first_step, 0);
+      EXPECT_EQ(buf.last_step, 2);
+    }
+    input_copies += buf.name.rfind("x", 0) == 0;
+  }
+  EXPECT_EQ(weight_copies, 2);
+  EXPECT_EQ(input_copies, 1);
+  Schedule s;
+  s.groups = {g.value()};
+  finalize_schedule(net, machine, s);
+  ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  auto& buffers = s.groups[0].buffers;
+  buffers.erase(std::remove_if(buffers.begin(), buffers.end(),
+                               [](const BufferAlloc& buf) { return buf.name == "w:conv#1"; }),
+                buffers.end());
+  const Status checked = check_schedule(net, machine, s);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.reason(),
+            "group 0: weights of op 'conv' are streamed and double-buffered but have one copy");
+}
+
 // Channel tiles x row tiles: channel parts are the outer loop, so each streamed slice is
 // loaded once and kept over the row tiles of its channels, and the input is read once per
 // channel part. 1x1 conv 16 -> 64 on 4x4, 2 channel x 2 row tiles: input 2 x 256, weights
