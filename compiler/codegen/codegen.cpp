@@ -120,8 +120,25 @@ class Lowering {
                   std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// A Concat inside a group: one exact copy per input into its channels of the output buffer.
+  Status emit_concat(const sched::GroupSchedule& gs, const sched::Op& op,
+                     const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   /// The DRAM region holding scheduler tensor `name` (a Reshape's output is its input's).
   const DramRegion* region_of(const std::string& name) const;
+  /// Where tensor `tensor`'s NHWC data lies in DRAM: in its own region, or (an aliased Concat's
+  /// input, docs/codegen.md "Concat") in a channel slice of the concat output's region.
+  struct DramPlace {
+    const DramRegion* region = nullptr;
+    int64_t channel_offset = 0;  ///< of the tensor's channel 0 within each stored pixel
+    int64_t pixel_channels = 0;  ///< channels per stored pixel (the DMA's x stride)
+  };
+  DramPlace place_of(int tensor) const;
+  /// The tensor whose region holds `tensor` (itself unless it is a concat slice) and the
+  /// channel offset there.
+  std::pair<int, int64_t> root_of(int tensor) const;
+  /// A DMA of `box` of `tensor` between DRAM and `view`: addresses and strides of both sides.
+  template <class Dma>
+  void set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const;
   void write_bytes(int64_t offset, int64_t value, int bytes);
 
   const ir::Graph& graph_;
@@ -135,10 +152,12 @@ class Lowering {
   isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
   std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
-  std::map<std::string, int> tensor_index_;   // scheduler tensor name -> index
-  std::map<int, int64_t> channel_tiles_;      // matrix op index -> its group's channel tiles
-  std::map<int, int64_t> extra_top_;          // per scratchpad: codegen-owned bytes above the peak
-  bool work_before_ = false;                  // a tile has been emitted (the next one waits on it)
+  // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).
+  std::map<int, std::pair<int, int64_t>> slice_of_;
+  std::map<std::string, int> tensor_index_;  // scheduler tensor name -> index
+  std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles
+  std::map<int, int64_t> extra_top_;         // per scratchpad: codegen-owned bytes above the peak
+  bool work_before_ = false;                 // a tile has been emitted (the next one waits on it)
   int copy_ = 0;             // the ping-pong copy the current tile uses (double buffering)
   int weight_copy_ = 0;      // the copy of streamed weight slices the current tile uses
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
@@ -166,9 +185,31 @@ void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
 Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
   for (size_t t = 0; t < net_.tensors.size(); ++t)
     tensor_index_[net_.tensors[t].name] = static_cast<int>(t);
-  // Activation regions: every tensor some group loads or stores, in tensor order.
+  // Activation regions: every tensor some group loads or stores, in tensor order; the inputs
+  // of an aliased Concat live in channel slices of its output's region.
   std::vector<bool> in_dram(net_.tensors.size(), false);
   for (const auto& gs : schedule_.groups) {
+    if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Concat) {
+      const sched::Op& concat = net_.op(gs.ops.front());
+      for (size_t i = 0; i < concat.inputs.size(); ++i) {
+        const int x = concat.inputs[i];
+        const sched::Tensor& xt = net_.tensor(x);
+        auto refuse = [&](const std::string& why) {
+          return fail("concat '" + concat.name + "': input '" + xt.name + "' " + why +
+                      " (the schedule treats the concat as a DRAM view)");
+        };
+        if (net_.op(xt.producer).kind == sched::OpKind::Input)
+          return refuse("is a network input; it cannot be stored into the concat's slice");
+        if (xt.network_output)
+          return refuse("is a network output; it cannot live in the concat's slice");
+        if (auto it = slice_of_.find(x); it != slice_of_.end())
+          return refuse("is already a slice of concat '" +
+                        net_.op(net_.tensor(it->second.first).producer).name +
+                        "'; a tensor can be stored into one concat slice only");
+        slice_of_[x] = {concat.output, concat.concat_offsets[i]};
+      }
+      continue;
+    }
     if (gs.dram_view) {
       const sched::Op& view = net_.op(gs.ops.front());
       if (view.kind != sched::OpKind::Reshape)
@@ -181,6 +222,18 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
     }
     for (int t : gs.inputs) in_dram[static_cast<size_t>(t)] = true;
     for (int t : gs.outputs) in_dram[static_cast<size_t>(t)] = true;
+  }
+  for (const auto& [view, source] : alias_) {
+    const int t = tensor_index_.at(source);
+    if (slice_of_.count(t))
+      return fail("reshape '" + net_.op(net_.tensor(tensor_index_.at(view)).producer).name +
+                  "': its input '" + source +
+                  "' lies in a concat's channel slice (a view of a view is not supported)");
+  }
+  for (size_t t = 0; t < net_.tensors.size(); ++t) {
+    if (!in_dram[t] || !slice_of_.count(static_cast<int>(t))) continue;
+    in_dram[t] = false;  // its bytes are in the region of the concat it is a slice of
+    in_dram[static_cast<size_t>(root_of(static_cast<int>(t)).first)] = true;
   }
   for (size_t t = 0; t < net_.tensors.size(); ++t) {
     if (alias_.count(net_.tensors[t].name)) continue;
@@ -210,6 +263,11 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       out_.io_tensors[view] = name.value();
       out_.views[view] = source;
     }
+  }
+  for (const auto& [tensor, unused] : slice_of_) {
+    const DramPlace place = place_of(tensor);
+    out_.slices[net_.tensor(tensor).name] = {place.region->name, place.channel_offset,
+                                             place.pixel_channels};
   }
   // Weight regions, compact (no block padding; the DMA pads to the matrix layout), one after
   // another per output-channel slice (docs/codegen.md, "DRAM layout").
@@ -363,6 +421,45 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
 const DramRegion* Lowering::region_of(const std::string& name) const {
   auto it = alias_.find(name);
   return out_.layout.find(it == alias_.end() ? name : it->second);
+}
+
+std::pair<int, int64_t> Lowering::root_of(int tensor) const {
+  int64_t offset = 0;
+  for (auto it = slice_of_.find(tensor); it != slice_of_.end(); it = slice_of_.find(tensor)) {
+    offset += it->second.second;  // nested concats: the offsets add up
+    tensor = it->second.first;
+  }
+  return {tensor, offset};
+}
+
+Lowering::DramPlace Lowering::place_of(int tensor) const {
+  const auto [root, offset] = root_of(tensor);
+  DramPlace place;
+  place.region = region_of(net_.tensor(root).name);
+  place.channel_offset = offset;
+  // A Reshape output keeps its own shape over its source's bytes (a whole-tensor view).
+  place.pixel_channels = net_.tensor(root).shape.c;
+  return place;
+}
+
+template <class Dma>
+void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const {
+  const DramPlace place = place_of(tensor);
+  const int64_t width = net_.tensor(tensor).shape.w;  // a slice has its concat's rows and columns
+  dma.sp = static_cast<std::uint32_t>(view.sp);
+  dma.elem = act_elem_;
+  dma.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, box.c.b));
+  dma.dram_addr = static_cast<std::uint64_t>(
+      place.region->offset +
+      ((box.h.b * width + box.w.b) * place.pixel_channels + place.channel_offset + box.c.b) *
+          act_bytes_);
+  dma.y_size = static_cast<std::uint32_t>(box.h.size());
+  dma.x_size = static_cast<std::uint32_t>(box.w.size());
+  dma.c_size = static_cast<std::uint32_t>(box.c.size());
+  dma.dram_stride_y = static_cast<std::uint32_t>(width * place.pixel_channels);
+  dma.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
+  dma.sram_stride_y = static_cast<std::uint32_t>(view.stride_y());
+  dma.sram_stride_x = static_cast<std::uint32_t>(view.pixel_elems);
 }
 
 Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
@@ -871,6 +968,49 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
   return {};
 }
 
+Status Lowering::emit_concat(const sched::GroupSchedule& gs, const sched::Op& op,
+                             const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const Box& out_box = need[static_cast<size_t>(op.output)];
+  if (out_box.empty()) return {};
+  auto out = view_of(gs, op.output, out_box);
+  if (!out.ok()) return out.failure();
+  // The quantizer gives every input the concat's scale (docs/quantization.md, "Concat"): the
+  // copy is add(x * 1 + x * 0) with no shift and the full clamp, which is exact.
+  const int bits = static_cast<int>(act_bytes_ * 8);
+  isa::Vcfg cfg;
+  cfg.mult_a = 1;
+  cfg.mult_b = 0;
+  cfg.shift = 0;
+  cfg.lo = intops::qmin(bits);
+  cfg.hi = intops::qmax(bits);
+  code.push_back(cfg);
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const int x = op.inputs[i];
+    const int64_t offset = op.concat_offsets[i];
+    const int64_t first = std::max(out_box.c.b, offset);
+    const int64_t end = std::min(out_box.c.e, offset + net_.tensor(x).shape.c);
+    if (first >= end) continue;  // no channel of this input in the tile
+    auto in = view_of(gs, x, need[static_cast<size_t>(x)]);
+    if (!in.ok()) return in.failure();
+    isa::Add a;
+    a.a_sp = a.b_sp = static_cast<std::uint32_t>(in.value().sp);
+    a.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+    a.elem = act_elem_;
+    a.a_addr = a.b_addr =
+        static_cast<std::uint32_t>(in.value().addr(out_box.h.b, out_box.w.b, first - offset));
+    a.dst_addr = static_cast<std::uint32_t>(out.value().addr(out_box.h.b, out_box.w.b, first));
+    a.y_size = static_cast<std::uint32_t>(out_box.h.size());
+    a.x_size = static_cast<std::uint32_t>(out_box.w.size());
+    a.c_size = static_cast<std::uint32_t>(end - first);
+    a.a_stride_y = a.b_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
+    a.a_stride_x = a.b_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
+    a.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
+    a.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
+    code.push_back(a);
+  }
+  return {};
+}
+
 template <class F>
 void set_flag(isa::Instruction& instruction, F f) {
   std::visit([&](auto& x) { f(x); }, instruction);
@@ -887,7 +1027,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
     } else if (op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add &&
                op.kind != sched::OpKind::MaxPool && op.kind != sched::OpKind::AvgPool &&
-               op.kind != sched::OpKind::GlobalPool) {
+               op.kind != sched::OpKind::GlobalPool && op.kind != sched::OpKind::Concat) {
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") is not supported by codegen yet");
     }
@@ -1021,22 +1161,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         if (kept[static_cast<size_t>(t)] && !first_tile) continue;  // on chip from the first tile
         auto view = view_of(gs, t, box);
         if (!view.ok()) return fail(where + ": " + view.reason());
-        const sched::Shape3 s = net_.tensor(t).shape;
         isa::Load l;
-        l.sp = static_cast<std::uint32_t>(view.value().sp);
-        l.elem = act_elem_;
         l.kind = isa::Traffic::kActivations;
-        l.sram_addr = static_cast<std::uint32_t>(view.value().addr(box.h.b, box.w.b, box.c.b));
-        l.dram_addr =
-            static_cast<std::uint64_t>(region_of(net_.tensor(t).name)->offset +
-                                       ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
-        l.y_size = static_cast<std::uint32_t>(box.h.size());
-        l.x_size = static_cast<std::uint32_t>(box.w.size());
-        l.c_size = static_cast<std::uint32_t>(box.c.size());
-        l.dram_stride_y = static_cast<std::uint32_t>(s.w * s.c);
-        l.dram_stride_x = static_cast<std::uint32_t>(s.c);
-        l.sram_stride_y = static_cast<std::uint32_t>(view.value().stride_y());
-        l.sram_stride_x = static_cast<std::uint32_t>(view.value().pixel_elems);
+        set_dma_box(l, t, box, view.value());
         loads.push_back(l);
         out_.traffic.activations_read += box.elements() * act_bytes_;
       }
@@ -1046,6 +1173,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         Status s = matrix                              ? emit_conv(gs, pos, op, need, compute)
                    : op.kind == sched::OpKind::Add     ? emit_add(gs, op, need, compute)
                    : op.kind == sched::OpKind::Eltwise ? emit_eltwise(gs, op, need, compute)
+                   : op.kind == sched::OpKind::Concat  ? emit_concat(gs, op, need, compute)
                                                        : emit_pool(gs, op, need, compute);
         if (!s.ok()) return fail(where + ": " + s.reason());
       }
@@ -1054,23 +1182,11 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         if (box.empty()) continue;  // more tiles than rows: this tile stores nothing
         auto view = view_of(gs, t, need[static_cast<size_t>(t)]);
         if (!view.ok()) return fail(where + ": " + view.reason());
-        const sched::Shape3 s = net_.tensor(t).shape;
         isa::Store st;
-        st.sp = static_cast<std::uint32_t>(view.value().sp);
-        st.elem = act_elem_;
-        st.kind =
-            net_.tensor(t).network_output ? isa::Traffic::kOutputs : isa::Traffic::kActivations;
-        st.sram_addr = static_cast<std::uint32_t>(view.value().addr(box.h.b, box.w.b, box.c.b));
-        st.dram_addr =
-            static_cast<std::uint64_t>(region_of(net_.tensor(t).name)->offset +
-                                       ((box.h.b * s.w + box.w.b) * s.c + box.c.b) * act_bytes_);
-        st.y_size = static_cast<std::uint32_t>(box.h.size());
-        st.x_size = static_cast<std::uint32_t>(box.w.size());
-        st.c_size = static_cast<std::uint32_t>(box.c.size());
-        st.dram_stride_y = static_cast<std::uint32_t>(s.w * s.c);
-        st.dram_stride_x = static_cast<std::uint32_t>(s.c);
-        st.sram_stride_y = static_cast<std::uint32_t>(view.value().stride_y());
-        st.sram_stride_x = static_cast<std::uint32_t>(view.value().pixel_elems);
+        // A slice of a network output's region is network output bytes too.
+        st.kind = place_of(t).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
+                                                                 : isa::Traffic::kActivations;
+        set_dma_box(st, t, box, view.value());
         stores.push_back(st);
         out_.traffic.activations_written += box.elements() * act_bytes_;
       }
@@ -1275,6 +1391,13 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
       region["ir_tensor"] = it->second;
     j["layout"].push_back(region);
   }
+  // Aliased concat inputs: the channel slice of a region each is stored in and loaded from.
+  j["slices"] = nlohmann::json::array();
+  for (const auto& [name, slice] : compiled.slices)
+    j["slices"].push_back({{"tensor", name},
+                           {"region", slice.region},
+                           {"channel_offset", slice.channel_offset},
+                           {"pixel_channels", slice.pixel_channels}});
   for (const GroupCode& g : compiled.groups) {
     j["groups"].push_back({{"ops", g.ops},
                            {"tiles", g.tiles},

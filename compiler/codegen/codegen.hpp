@@ -49,6 +49,14 @@ struct IoTensor {
   std::int32_t zero_point = 0;
 };
 
+/// A tensor stored in a channel slice of another tensor's DRAM region: an input of a Concat the
+/// schedule treats as a DRAM view (its producer stores into the slice, its readers load from it).
+struct ChannelSlice {
+  std::string region;               ///< the DRAM region (the outermost concat's output)
+  std::int64_t channel_offset = 0;  ///< the tensor's channel 0 within each stored pixel
+  std::int64_t pixel_channels = 0;  ///< channels per stored pixel of the region
+};
+
 /// A compiled network: everything `tessel sim` needs, plus the map of where things are.
 struct CompiledProgram {
   int element_bytes = 1;  ///< activation element bytes in DRAM (1 or 2)
@@ -64,6 +72,8 @@ struct CompiledProgram {
   std::map<std::string, std::string> io_tensors;
   /// Reshape outputs that are network outputs: their data is the viewed tensor's region.
   std::map<std::string, std::string> views;
+  /// Inputs of aliased Concats, by scheduler tensor name: where their bytes lie.
+  std::map<std::string, ChannelSlice> slices;
 };
 
 /// Lowers `scheduled` (a schedule of the float graph the quantized graph came from) with the
@@ -73,7 +83,8 @@ struct CompiledProgram {
 ///
 /// Supported (docs/codegen.md): groups of Conv (dense or depthwise) and Gemm (a conv over its
 /// whole input) with bias and per-channel requantize, Relu/Clip, residual Add, max/avg/global
-/// pools, Reshape views; row, column and output-channel tiles; recomputed or cached halos;
+/// pools, Concat (a DRAM view when alone in its group, an on-chip copy otherwise), Reshape
+/// views; row, column and output-channel tiles; recomputed or cached halos;
 /// resident or streamed weights; double buffering. Anything else fails naming the group and op.
 Result<CompiledProgram> compile(
     const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,

@@ -2,21 +2,17 @@
 // bit against the golden integer executor and byte for byte against the scheduler's traffic.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdio>
 #include <ostream>
 #include <string>
 
-#include "compiler/codegen/codegen.hpp"
-#include "compiler/targets/cpu/executor.hpp"
-#include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/zoo.hpp"
-#include "isa/assembler.hpp"
-#include "isa/hw_target.hpp"
-#include "sim/simulator.hpp"
+#include "tests/codegen/e2e_check.hpp"
 
 namespace tessel::codegen {
 namespace {
+
+using test::config_path;
+using test::expect_end_to_end;
 
 struct Case {
   std::string model;
@@ -28,113 +24,13 @@ void PrintTo(const Case& c, std::ostream* os) {
   *os << c.model << " on " << c.config << ", " << c.policy;
 }
 
-std::string config_path(const std::string& name) {
-  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
-}
-
 class EndToEnd : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EndToEnd, simulator_output_is_bit_exact_and_bytes_match_the_schedule) {
   const Case& c = GetParam();
-  const HwConfig config = load_hw_config(config_path(c.config));
   auto built = zoo::build_model(c.model);
   ASSERT_TRUE(built.ok()) << built.reason();
-  auto prepared = cpu::prepare_graph(built.value());
-  ASSERT_TRUE(prepared.ok()) << prepared.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto quantized = cpu::quantize_model(prepared.value(), qconfig,
-                                       cpu::synthetic_samples(prepared.value(), qconfig));
-  ASSERT_TRUE(quantized.ok()) << quantized.reason();
-  const ir::Graph& qgraph = quantized.value().graph;
-
-  auto scheduled =
-      sched::schedule_graph(prepared.value(), config, c.policy, sched::Objective::Bytes);
-  ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
-
-  // Golden run on the default input; its quantized input goes into the DRAM image.
-  const std::string input = qgraph.tensor(qgraph.op(qgraph.inputs()[0]).outputs[0]).name;
-  cpu::Executor executor(qgraph);
-  cpu::RunOptions options;
-  options.keep_intermediates = true;
-  auto golden = executor.run({{input, cpu::default_input(qgraph.tensor(input).shape)}}, options);
-  ASSERT_TRUE(golden.ok()) << golden.reason();
-  const std::string input_q = input + ".q";
-  ASSERT_TRUE(golden.value().count(input_q));
-
-  auto compiled =
-      compile(qgraph, scheduled.value(), config, {{input_q, golden.value().at(input_q).to_i32()}});
-  ASSERT_TRUE(compiled.ok()) << compiled.reason();
-  const CompiledProgram& program = compiled.value();
-
-  // Every instruction passes the target validation, and the text form reads back identically.
-  const isa::TargetInfo target = isa::target_from_config(config);
-  for (size_t i = 0; i < program.program.instructions.size(); ++i) {
-    const auto problem = isa::validate(program.program.instructions[i], target);
-    EXPECT_FALSE(problem.has_value()) << "instruction " << i << ": " << problem->message;
-  }
-  const std::string text = isa::disassemble(program.program, isa::scratchpad_names(config));
-  isa::AssembleOptions with_target;
-  with_target.target = &target;
-  EXPECT_EQ(isa::assemble(text, "program.tasm", with_target), program.program);
-
-  std::vector<isa::Word> words;
-  for (const auto& instruction : program.program.instructions) {
-    auto word = isa::encode(instruction);
-    ASSERT_TRUE(word.ok()) << word.reason();
-    words.push_back(word.value());
-  }
-  auto result = sim::simulate(config, words, sim::DramImage::from_bytes(program.dram));
-  ASSERT_TRUE(result.ok()) << result.reason();
-  const sim::SimReport& report = result.value().report;
-  ASSERT_TRUE(report.ok()) << report.fault->str();
-
-  // Bit exact: every network output equals the golden executor's tensor (a Reshape output is
-  // read from the region of the tensor it views; NCHW order flattens the same way).
-  int outputs_checked = 0;
-  const sched::Net& net = scheduled.value().net;
-  for (const auto& [sched_name, ir_name] : program.io_tensors) {
-    const auto view = program.views.find(sched_name);
-    const std::string source = view == program.views.end() ? sched_name : view->second;
-    const DramRegion* region = program.layout.find(source);
-    ASSERT_NE(region, nullptr) << source;
-    if (region->kind == RegionKind::Input) continue;
-    sched::Shape3 shape;
-    for (const auto& tensor : net.tensors)
-      if (tensor.name == source) shape = tensor.shape;
-    const auto got = read_nhwc(result.value().dram, region->offset, shape.c, shape.h, shape.w,
-                               config.matrix.input_bits / 8);
-    const auto expected = golden.value().at(ir_name).to_i32();
-    EXPECT_EQ(got, expected) << "output " << ir_name;
-    // A zero output would match a program that computes nothing: demand real values.
-    EXPECT_GT(std::count_if(expected.begin(), expected.end(), [](int v) { return v != 0; }),
-              static_cast<std::ptrdiff_t>(expected.size() / 4))
-        << ir_name;
-    ++outputs_checked;
-  }
-  EXPECT_EQ(outputs_checked, 1);
-
-  // Bytes: the simulator's DMA traffic is the scheduler's prediction, plus the requant tables
-  // the scheduler's model leaves out (docs/codegen.md).
-  const auto& traffic = scheduled.value().schedule.traffic;
-  const auto& dram = report.dram;
-  const auto kind = [](sim::TrafficKind k) { return static_cast<size_t>(k); };
-  EXPECT_EQ(static_cast<int64_t>(dram.read_bytes_by_kind[kind(sim::TrafficKind::kWeights)]),
-            traffic.weights_read + program.traffic.requant_table_read);
-  EXPECT_EQ(static_cast<int64_t>(dram.read_bytes_by_kind[kind(sim::TrafficKind::kActivations)]),
-            traffic.activations_read);
-  EXPECT_EQ(static_cast<int64_t>(dram.write_bytes_by_kind[kind(sim::TrafficKind::kActivations)] +
-                                 dram.write_bytes_by_kind[kind(sim::TrafficKind::kOutputs)]),
-            traffic.activations_written);
-  // Cycles are reported, not checked: tiles run serialised (no double buffering yet).
-  RecordProperty("sim_cycles", std::to_string(report.cycles));
-  RecordProperty("predicted_cycles", std::to_string(scheduled.value().schedule.cycles));
-  std::printf("cycles: simulated %llu, scheduler %lld\n",
-              static_cast<unsigned long long>(report.cycles),
-              static_cast<long long>(scheduled.value().schedule.cycles));
-  EXPECT_EQ(program.traffic.weights_read, traffic.weights_read);
-  EXPECT_EQ(program.traffic.activations_read, traffic.activations_read);
-  EXPECT_EQ(program.traffic.activations_written, traffic.activations_written);
+  expect_end_to_end(built.value(), c.config, c.policy);
 }
 
 // Every policy on every pair of tiny net and shipped config that codegen supports today
@@ -177,12 +73,6 @@ Result<CompiledProgram> compile_case(const Case& c) {
   const auto& shape = quantized.value().graph.tensor("input.q").shape;
   std::vector<std::int32_t> zeros(static_cast<size_t>(shape[1] * shape[2] * shape[3]), 0);
   return compile(quantized.value().graph, scheduled.value(), config, {{"input.q", zeros}});
-}
-
-TEST(CodegenLimits, concat_is_reported_with_its_group) {
-  auto compiled = compile_case({"tiny_inception", "edge-small", "layerwise"});
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.reason(), "group 9: op 'concat' (concat) is not supported by codegen yet");
 }
 
 TEST(CodegenLimits, weight_rows_beyond_the_dma_padding_are_reported) {
