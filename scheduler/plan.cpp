@@ -371,15 +371,11 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
 
 namespace {
 
-// Input blocks of one streamed Gemm weight chunk (1024 inputs on a 16-row array).
-constexpr int64_t kGemmStreamBlocks = 64;
-
 // On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit reads
 // (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise `[cb][ky][kx][C]`),
 // the int32 bias vector of whole output blocks and the requant table (8 B per channel). Ops
 // without matrix work keep their compact parameters (BatchNorm/Scale vectors).
-int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
-                            bool streamed = false) {
+int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c) {
   if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
   if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
@@ -387,11 +383,9 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
   const Shape3 in = net.tensor(op.inputs[0]).shape;
   int64_t blocks_elements = 0;
   if (op.kind == OpKind::Gemm) {
-    // Streamed, a Gemm's reduction is split in chunks of kGemmStreamBlocks input blocks,
-    // accumulated in place (`conv init=acc`), so a slice holds one chunk of its columns.
-    int64_t ic_blocks = ceil_div(in.elements(), rows);
-    if (streamed) ic_blocks = std::min(ic_blocks, kGemmStreamBlocks);
-    blocks_elements = oc_blocks * ic_blocks * rows * cols;
+    // A slice holds its columns' whole reduction (codegen does not split a Gemm's reduction
+    // into chunks accumulated in place; a large Gemm streams in more channel tiles instead).
+    blocks_elements = oc_blocks * ceil_div(in.elements(), rows) * rows * cols;
   } else if (is_depthwise(net, op)) {
     blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;
   } else {
@@ -432,7 +426,7 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
       if (box.empty()) continue;
       if (!(box.c == previous_c)) {
         weight_slice_max[pos] =
-            std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c, true));
+            std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c));
         previous_c = box.c;
       }
       if (has_matrix_work(op)) {
