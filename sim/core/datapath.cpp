@@ -8,31 +8,14 @@
 #include <variant>
 
 #include "sim/core/costs.hpp"
+#include "sim/core/kernels.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sim {
 
-std::int32_t read_element(const std::uint8_t* p, std::uint64_t bytes) {
-  switch (bytes) {
-    case 1:
-      return static_cast<std::int8_t>(p[0]);
-    case 2:
-      return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
-    default: {
-      const std::uint32_t u = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) |
-                              (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
-      return static_cast<std::int32_t>(u);
-    }
-  }
-}
-
-void write_element(std::uint8_t* p, std::uint64_t bytes, std::int32_t value) {
-  const auto u = static_cast<std::uint32_t>(value);
-  for (std::uint64_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(u >> (8 * i));
-}
-
-Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram)
+Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels)
     : dram_(dram),
+      reference_kernels_(reference_kernels),
       matrix_rows_(config.matrix.rows),
       matrix_cols_(config.matrix.cols),
       weight_bytes_(config.matrix.weight_bits / 8) {
@@ -97,7 +80,134 @@ void Datapath::execute_store(const isa::Store& x) {
                    x.c_size * e);
 }
 
+namespace {
+
+/// The bytes [begin, end) of scratchpad `sp` that an operand's box lies within.
+struct ByteRange {
+  std::uint32_t sp = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+
+  bool overlaps(const ByteRange& other) const {
+    return sp == other.sp && begin < other.end && other.begin < end;
+  }
+};
+
+/// `count` elements of `bytes` (1 or 2) at `src`, sign-extended.
+template <class T>
+void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst) {
+  if (bytes == 1) {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<std::int8_t>(src[i]);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(read_element(src + 2 * i, 2));
+  }
+}
+
+}  // namespace
+
 void Datapath::execute_conv(const isa::Conv& x) {
+  const std::uint64_t ib = element_bytes(x.elem);
+  const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
+  const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
+  const std::int64_t in_channels =
+      x.depthwise ? std::int64_t{x.oc_blocks} * cols : std::int64_t{x.ic_blocks} * rows;
+  const std::int64_t out_channels = std::int64_t{x.oc_blocks} * cols;
+  const std::int64_t taps = std::int64_t{x.kh} * x.kw;
+  const std::int64_t in_h = (std::int64_t{x.out_h} - 1) * x.stride_h +
+                            (std::int64_t{x.kh} - 1) * x.dil_h + 1 - x.pad_top - x.pad_bottom;
+  const std::int64_t in_w = (std::int64_t{x.out_w} - 1) * x.stride_w +
+                            (std::int64_t{x.kw} - 1) * x.dil_w + 1 - x.pad_left - x.pad_right;
+  const std::int64_t weight_count = taps * out_channels * (x.depthwise ? 1 : in_channels);
+
+  // The fast loop reads each output pixel's inputs (and all weights, up front) before it writes
+  // the pixel's accumulators, where docs/isa.md interleaves reads and writes per output
+  // channel. The two agree unless the accumulators overlap an operand, which no sensible
+  // program does; such a conv, and element widths the int16 kernels do not cover, take the
+  // reference loop.
+  const auto to_u64 = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const ByteRange acc_bytes{
+      x.acc_sp, x.acc_addr,
+      x.acc_addr + (to_u64(x.out_h - 1) * x.acc_stride_y + to_u64(x.out_w - 1) * x.acc_stride_x +
+                    to_u64(out_channels)) *
+                       4};
+  const ByteRange in_bytes{x.in_sp, x.in_addr,
+                           x.in_addr + (to_u64(in_h - 1) * x.in_stride_y +
+                                        to_u64(in_w - 1) * x.in_stride_x + to_u64(in_channels)) *
+                                           ib};
+  const ByteRange weight_bytes{x.w_sp, x.w_addr, x.w_addr + to_u64(weight_count) * wb};
+  const ByteRange bias_bytes{
+      x.w_sp, x.bias_addr,
+      x.bias_addr + (x.init == isa::Init::kBias ? to_u64(out_channels) * 4 : 0)};
+  if (reference_kernels_ || ib > 2 || wb > 2 || acc_bytes.overlaps(in_bytes) ||
+      acc_bytes.overlaps(weight_bytes) || acc_bytes.overlaps(bias_bytes)) {
+    execute_conv_reference(x);
+    return;
+  }
+
+  // Weights as int16 rows, one per (tap, input channel), each holding every output channel:
+  // dense [ky][kx][i][o] from the packed [ocb][icb][ky][kx][r][c]; depthwise [ky][kx][o] from
+  // [cb][ky][kx][c].
+  const std::uint8_t* weights = scratchpads_[x.w_sp].data() + x.w_addr;
+  packed_weights_.resize(static_cast<std::size_t>(weight_count));
+  std::int64_t n = 0;
+  if (x.depthwise) {
+    for (std::int64_t cb = 0; cb < x.oc_blocks; ++cb)
+      for (std::int64_t tap = 0; tap < taps; ++tap)
+        for (std::int64_t c = 0; c < cols; ++c, ++n)
+          packed_weights_[static_cast<std::size_t>(tap * out_channels + cb * cols + c)] =
+              static_cast<std::int16_t>(read_element(weights + to_u64(n) * wb, wb));
+  } else {
+    // Row r of block (ocb, icb, tap) is C contiguous elements: one piece of a packed row.
+    for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
+      for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
+        for (std::int64_t tap = 0; tap < taps; ++tap)
+          for (std::int64_t r = 0; r < rows; ++r, n += cols)
+            widen(weights + to_u64(n) * wb, wb, cols,
+                  packed_weights_.data() + ((tap * in_channels) + icb * rows + r) * out_channels +
+                      ocb * cols);
+  }
+
+  const std::uint8_t* in = scratchpads_[x.in_sp].data() + x.in_addr;
+  const std::uint8_t* bias = scratchpads_[x.w_sp].data() + x.bias_addr;
+  std::uint8_t* acc = scratchpads_[x.acc_sp].data() + x.acc_addr;
+  sums_.resize(static_cast<std::size_t>(out_channels));
+  pixel_.resize(static_cast<std::size_t>(in_channels));
+  for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
+    for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+      std::fill(sums_.begin(), sums_.end(), 0u);
+      for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+        const std::int64_t iy = oy * x.stride_h + ky * x.dil_h - x.pad_top;
+        if (iy < 0 || iy >= in_h) continue;
+        for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+          const std::int64_t ix = ox * x.stride_w + kx * x.dil_w - x.pad_left;
+          if (ix < 0 || ix >= in_w) continue;
+          widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
+                pixel_.data());
+          const std::int64_t tap = ky * x.kw + kx;
+          if (x.depthwise)
+            kernels::accumulate_depthwise(pixel_.data(),
+                                          packed_weights_.data() + tap * out_channels, out_channels,
+                                          sums_.data());
+          else
+            kernels::accumulate_dense(pixel_.data(), in_channels,
+                                      packed_weights_.data() + tap * in_channels * out_channels,
+                                      out_channels, sums_.data());
+        }
+      }
+      std::uint8_t* slot = acc + to_u64(oy * x.acc_stride_y + ox * x.acc_stride_x) * 4;
+      for (std::int64_t o = 0; o < out_channels; ++o, slot += 4) {
+        std::uint32_t start = 0;
+        if (x.init == isa::Init::kBias)
+          start = static_cast<std::uint32_t>(read_element(bias + o * 4, 4));
+        if (x.init == isa::Init::kAcc) start = static_cast<std::uint32_t>(read_element(slot, 4));
+        write_element(slot, 4,
+                      static_cast<std::int32_t>(start + sums_[static_cast<std::size_t>(o)]));
+      }
+    }
+  }
+}
+
+void Datapath::execute_conv_reference(const isa::Conv& x) {
   const std::uint64_t ib = element_bytes(x.elem);
   const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
   const std::int64_t rows = matrix_rows_, cols = matrix_cols_;

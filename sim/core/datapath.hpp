@@ -27,7 +27,9 @@ struct VectorRegisters {
 class Datapath {
  public:
   /// Zeroed scratchpads of the config's sizes over `dram` (not owned; must outlive this).
-  Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram);
+  /// `reference_kernels` runs every conv through the loop-by-loop transcription of
+  /// docs/isa.md instead of the vectorised loops (tests compare the two).
+  Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels = false);
 
   /// Applies `instruction`'s effect (nop, finish: none).
   void execute(const isa::Instruction& instruction);
@@ -41,6 +43,7 @@ class Datapath {
   void execute_load(const isa::Load& x);
   void execute_store(const isa::Store& x);
   void execute_conv(const isa::Conv& x);
+  void execute_conv_reference(const isa::Conv& x);
   void execute_requant(const isa::Requant& x);
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
@@ -48,16 +51,37 @@ class Datapath {
 
   std::vector<std::vector<std::uint8_t>> scratchpads_;
   std::vector<std::uint8_t>& dram_;
+  bool reference_kernels_ = false;
   VectorRegisters registers_;
   int matrix_rows_ = 0;
   int matrix_cols_ = 0;
   int weight_bytes_ = 1;
+  // Working buffers of the fast conv, kept to reuse their allocations.
+  std::vector<std::int16_t> packed_weights_;
+  std::vector<std::uint32_t> sums_;
+  std::vector<std::int32_t> pixel_;
 };
 
-/// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`.
-std::int32_t read_element(const std::uint8_t* p, std::uint64_t bytes);
+/// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the
+/// datapath's loops call it per element (GCC merges the byte loads into one load).
+inline std::int32_t read_element(const std::uint8_t* p, std::uint64_t bytes) {
+  switch (bytes) {
+    case 1:
+      return static_cast<std::int8_t>(p[0]);
+    case 2:
+      return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+    default: {
+      const std::uint32_t u = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) |
+                              (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
+      return static_cast<std::int32_t>(u);
+    }
+  }
+}
 
 /// Writes the low `bytes` bytes of `value`, little-endian, at `p`.
-void write_element(std::uint8_t* p, std::uint64_t bytes, std::int32_t value);
+inline void write_element(std::uint8_t* p, std::uint64_t bytes, std::int32_t value) {
+  const auto u = static_cast<std::uint32_t>(value);
+  for (std::uint64_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(u >> (8 * i));
+}
 
 }  // namespace tessel::sim
