@@ -14,6 +14,7 @@ const std::vector<PassInfo>& all_passes() {
       fold_batchnorm_pass(),
       combine_parallel_conv_pass(),
       split_batchnorm_pass(),
+      batchnorm_to_depthwise_pass(),
   };
   return table;
 }

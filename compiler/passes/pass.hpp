@@ -39,5 +39,6 @@ const PassInfo& constant_folding_pass();
 const PassInfo& fold_batchnorm_pass();
 const PassInfo& combine_parallel_conv_pass();
 const PassInfo& split_batchnorm_pass();
+const PassInfo& batchnorm_to_depthwise_pass();
 
 }  // namespace tessel::passes

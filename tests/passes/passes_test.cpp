@@ -6,7 +6,9 @@
 #include <map>
 
 #include "compiler/ir/text.hpp"
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/zoo/zoo.hpp"
+#include "scheduler/policy.hpp"
 
 namespace tessel::passes {
 namespace {
@@ -278,6 +280,159 @@ TEST(SplitBatchnorm, becomes_normalise_then_scale) {
   output %y
 }
 )");
+}
+
+TEST(BatchnormToDepthwise, becomes_normalise_then_scale_as_two_depthwise_1x1_convs) {
+  // inv_std = 1 / sqrt(var + eps) = [1/sqrt(4), 1/sqrt(1)] = [0.5, 1]
+  // BatchNorm layer: w = inv_std = [0.5, 1], b = -mean * inv_std = [-1*0.5, 1*1] = [-0.5, 1]
+  // Scale layer:     w = gamma = [4, 1],     b = beta = [0.5, 0]
+  // The Scale layer keeps the name %bn and its reader; gamma/beta/mean/var go unused and leave.
+  EXPECT_EQ(run("batchnorm-to-depthwise", R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %bn.b : f32[2] = [0.5, 0]
+  const %bn.g : f32[2] = [4, 1]
+  const %bn.m : f32[2] = [1, -1]
+  const %bn.v : f32[2] = [3, 0]
+  %bn = BatchNormalization(%x, %bn.g, %bn.b, %bn.m, %bn.v) {epsilon=1} : f32[1,2,1,1]
+  %y = Relu(%bn) : f32[1,2,1,1]
+  output %y
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,2,1,1]
+  const %bn.norm_bias : f32[2] = [-0.5, 1]
+  const %bn.norm_weight : f32[2,1,1,1] = [0.5, 1]
+  const %bn.scale_bias : f32[2] = [0.5, 0]
+  const %bn.scale_weight : f32[2,1,1,1] = [4, 1]
+  %bn.norm = Conv(%x, %bn.norm_weight, %bn.norm_bias) {kernel=1x1, group=2} : f32[1,2,1,1]
+  %bn = Conv(%bn.norm, %bn.scale_weight, %bn.scale_bias) {kernel=1x1, group=2} : f32[1,2,1,1]
+  %y = Relu(%bn) : f32[1,2,1,1]
+  output %y
+}
+)");
+}
+
+TEST(BatchnormToDepthwise, a_batchnorm_that_is_a_graph_output_keeps_its_name) {
+  // eps = 0: inv_std = 1 / sqrt(0.25) = 2, b = -mean * 2 = -3
+  EXPECT_EQ(run("batchnorm-to-depthwise", R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %w : f32[1,1,1,1] = [1]
+  const %beta : f32[1] = [-1]
+  const %gamma : f32[1] = [2]
+  const %mean : f32[1] = [1.5]
+  const %var : f32[1] = [0.25]
+  %conv = Conv(%x, %w) {kernel=1x1} : f32[1,1,2,2]
+  %bn = BatchNormalization(%conv, %gamma, %beta, %mean, %var) {epsilon=0} : f32[1,1,2,2]
+  output %bn
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %bn.norm_bias : f32[1] = [-3]
+  const %bn.norm_weight : f32[1,1,1,1] = [2]
+  const %bn.scale_bias : f32[1] = [-1]
+  const %bn.scale_weight : f32[1,1,1,1] = [2]
+  const %w : f32[1,1,1,1] = [1]
+  %conv = Conv(%x, %w) {kernel=1x1} : f32[1,1,2,2]
+  %bn.norm = Conv(%conv, %bn.norm_weight, %bn.norm_bias) {kernel=1x1} : f32[1,1,2,2]
+  %bn = Conv(%bn.norm, %bn.scale_weight, %bn.scale_bias) {kernel=1x1} : f32[1,1,2,2]
+  output %bn
+}
+)");
+}
+
+TEST(BatchnormToDepthwise, fails_naming_the_op_for_a_non_nchw_input) {
+  EXPECT_EQ(run("batchnorm-to-depthwise", R"(graph g {
+  input %x : f32[1,2]
+  const %b : f32[2] = [0, 0]
+  const %g : f32[2] = [1, 1]
+  const %m : f32[2] = [0, 0]
+  const %v : f32[2] = [1, 1]
+  %bn = BatchNormalization(%x, %g, %b, %m, %v) : f32[1,2]
+  output %bn
+}
+)"),
+            "error: batchnorm-to-depthwise: %bn (BatchNormalization): input %x has rank 2; a "
+            "depthwise Conv needs an NCHW tensor");
+}
+
+TEST(BatchnormToDepthwise, fails_naming_the_constant_without_payload) {
+  EXPECT_EQ(run("batchnorm-to-depthwise", R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %b : f32[1] = [0]
+  const %g : f32[1] = [1]
+  const %m : f32[1] #00000000000000ff
+  const %v : f32[1] = [1]
+  %bn = BatchNormalization(%x, %g, %b, %m, %v) : f32[1,1,1,1]
+  output %bn
+}
+)"),
+            "error: batchnorm-to-depthwise: %bn (BatchNormalization): constant %m has no f32 "
+            "payload (elided in text, or integer-only) while the others do");
+}
+
+TEST(BatchnormToDepthwise, unfolds_every_batchnorm_of_resnet18_into_two_depthwise_convs) {
+  zoo::ZooOptions options;
+  options.with_weights = false;
+  auto built = zoo::build_model("resnet18", options);
+  ASSERT_TRUE(built.ok());
+  ir::Graph graph = std::move(built).value();
+  const std::int64_t params = ir::parameter_count(graph);
+  ASSERT_TRUE(run_passes(graph, "batchnorm-to-depthwise").ok());
+  ASSERT_TRUE(ir::validate(graph).ok());
+  int dense = 0, depthwise = 0;
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+    const ir::Op& op = graph.op(id);
+    EXPECT_NE(op.kind, ir::OpKind::BatchNormalization) << op.name;
+    if (op.kind != ir::OpKind::Conv) continue;
+    (op.get_int("group") > 1 ? depthwise : dense) += 1;
+  }
+  // 20 convs, 20 BNs, each BN two depthwise layers. parameter_count leaves out BN statistics
+  // (mean, var), which become the BatchNorm layers' weight and bias: +2C per BN, 4800 channels.
+  EXPECT_EQ(dense, 20);
+  EXPECT_EQ(depthwise, 40);
+  EXPECT_EQ(ir::parameter_count(graph) - params, 2 * 4800);
+}
+
+TEST(GraphForPolicy, layerwise_unfolds_and_every_other_policy_folds_as_the_scheduler_forms_say) {
+  zoo::ZooOptions options;
+  options.with_weights = false;
+  auto built = zoo::build_model("resnet18", options);
+  ASSERT_TRUE(built.ok());
+  ASSERT_FALSE(sched::policies().empty());
+  for (const sched::Policy& policy : sched::policies()) {
+    const bool caffe = policy.form == sched::NetForm::Caffe;
+    EXPECT_EQ(batchnorm_lowering_for_policy(policy.name),
+              caffe ? BatchNormLowering::Depthwise : BatchNormLowering::Folded)
+        << policy.name;
+    auto graph = graph_for_policy(built.value(), policy.name);
+    ASSERT_TRUE(graph.ok()) << graph.reason();
+    int convs = 0;
+    for (ir::OpId id = 0; id < graph.value().num_ops(); ++id) {
+      EXPECT_NE(graph.value().op(id).kind, ir::OpKind::BatchNormalization) << policy.name;
+      convs += graph.value().op(id).kind == ir::OpKind::Conv;
+    }
+    EXPECT_EQ(convs, caffe ? 60 : 20) << policy.name;
+  }
+}
+
+TEST(GraphForPolicy, a_failing_lowering_names_the_pass_and_the_op) {
+  ir::Graph graph = ir::parse_text(R"(graph g {
+  input %x : f32[1,1,1,1]
+  const %b : f32[1] = [0]
+  const %g : f32[1] = [1]
+  const %m : f32[1] #00000000000000ff
+  const %v : f32[1] = [1]
+  %bn = BatchNormalization(%x, %g, %b, %m, %v) : f32[1,1,1,1]
+  output %bn
+}
+)",
+                                   "test.tir");
+  auto lowered = graph_for_policy(graph, "layerwise");
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.reason(),
+            "batchnorm-to-depthwise: %bn (BatchNormalization): constant %m has no f32 payload "
+            "(elided in text, or integer-only) while the others do");
 }
 
 TEST(ShapeInferencePass, fills_unknown_shapes_and_names_the_failing_op) {

@@ -1,0 +1,36 @@
+// The float graph a scheduling policy compiles: BatchNorm folded, or unfolded for `layerwise`.
+#pragma once
+
+#include <string_view>
+
+#include "compiler/ir/graph.hpp"
+#include "support/result.hpp"
+
+namespace tessel::passes {
+
+/// How BatchNormalization ops are lowered before quantization.
+enum class BatchNormLowering {
+  Folded,     ///< fold-batchnorm: into the Conv that alone feeds it (the deploy graph)
+  Depthwise,  ///< batchnorm-to-depthwise: Caffe's BatchNorm and Scale layers, each a 1x1
+              ///< depthwise Conv (the paper's "without optimization" baseline)
+};
+
+/// The lowering `policy` compiles: Depthwise for "layerwise" (issue 7: every layer of the
+/// Caffe-style graph, BatchNorm and Scale included, runs alone), Folded for any other name.
+/// Mirrors the scheduler's `Policy::form` (Caffe for layerwise only), which this layer cannot
+/// include; tests/passes checks that the two agree for every registered policy. The name is
+/// not validated here: the scheduler rejects unknown policies.
+BatchNormLowering batchnorm_lowering_for_policy(std::string_view policy);
+
+/// The float graph to quantize, schedule and compile for `policy`: a copy of `graph` (as
+/// loaded, BatchNorm unfolded; shapes inferred) with its BatchNorms lowered as
+/// `batchnorm_lowering_for_policy` says. Calibration then sees the tensors of that graph
+/// (for layerwise the pre-BN conv outputs and the normalised tensors too), so the quantized
+/// graph, the golden executor and the program agree on one integer network. Folded leaves a
+/// BatchNorm that is not fed by a Conv alone unchanged (the quantizer then rejects it, naming
+/// the op). Failures name the pass and the op.
+Result<ir::Graph> graph_for_policy(const ir::Graph& graph, std::string_view policy);
+/// The same for an explicit lowering.
+Result<ir::Graph> graph_for_lowering(const ir::Graph& graph, BatchNormLowering lowering);
+
+}  // namespace tessel::passes
