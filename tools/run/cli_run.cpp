@@ -19,6 +19,7 @@
 #include "support/diagnostic.hpp"
 #include "support/version.hpp"
 #include "tools/run/pipeline.hpp"
+#include "tools/run/workers.hpp"
 
 namespace tessel::pipeline {
 namespace {
@@ -31,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> policies;
   std::uint64_t input_seed = 0;
   bool timing_only = false;
+  std::size_t jobs = 0;  ///< 0: one per core
 };
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml next to the default config.
@@ -50,7 +52,8 @@ std::int64_t data_read_bytes(const sim::SimReport& report) {
       report.dram.read_bytes_by_kind[static_cast<std::size_t>(sim::TrafficKind::kInstructions)]);
 }
 
-nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config, double layerwise_cycles) {
+/// The report.json row of one policy (its speedup vs layerwise is filled in by the caller).
+nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
   const auto& s = r.scheduled.schedule;
   const auto& p = s.traffic;
   const double cycles = static_cast<double>(r.report.cycles);
@@ -62,7 +65,6 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config, double
   j["predicted_cycles"] = s.cycles;
   j["ms"] = cycles / (config.clock_mhz * 1e3);
   j["x_roofline"] = cycles / static_cast<double>(std::max<std::int64_t>(s.roofline_cycles, 1));
-  j["speedup_vs_layerwise"] = layerwise_cycles > 0 ? layerwise_cycles / cycles : 0.0;
   j["dram_bytes"] = {
       {"read", data_read_bytes(r.report)},
       {"write", r.report.dram.write_bytes()},
@@ -86,6 +88,58 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config, double
                   {"compile", r.compile_seconds},
                   {"simulate", r.simulate_seconds}};
   return j;
+}
+
+/// What `tessel run` keeps of one policy's run: {"row": report row, "compulsory_bytes",
+/// "roofline_cycles", "macs"} or {"error": reason}. JSON so that a forked worker can send it
+/// back as text; numbers round-trip exactly, so the table is the same either way.
+nlohmann::json summarize(const Result<PolicyResult>& r, const HwConfig& config) {
+  if (!r.ok()) return {{"error", r.reason()}};
+  const auto& s = r.value().scheduled.schedule;
+  return {{"row", policy_json(r.value(), config)},
+          {"compulsory_bytes", s.compulsory_bytes},
+          {"roofline_cycles", s.roofline_cycles},
+          {"macs", s.macs}};
+}
+
+bool mismatched(const nlohmann::json& summary) {
+  return summary.contains("row") && summary["row"].value("bit_exact", true) == false;
+}
+
+/// Every policy's summary, in `policies` order. With jobs > 1 each policy runs in a forked
+/// worker (a process, as SystemC allows one simulation at a time per process), at most `jobs`
+/// at once; the model was prepared once, before the fork. A policy whose outputs differ is run
+/// again here to name the first wrong tensor, which needs the golden executor (OpenMP).
+std::vector<nlohmann::json> run_policies(const PreparedModel& model, const HwConfig& config,
+                                         const std::vector<std::string>& policies,
+                                         const RunOptions& options, std::size_t jobs) {
+  const auto run_one = [&](std::size_t i, bool in_worker) {
+    RunOptions o = options;
+    o.diagnose_mismatch = !in_worker;
+    return summarize(run_policy(model, config, policies[i], o), config);
+  };
+  std::vector<nlohmann::json> summaries(policies.size());
+  if (jobs <= 1 || policies.size() <= 1) {
+    for (std::size_t i = 0; i < policies.size(); ++i) summaries[i] = run_one(i, false);
+    return summaries;
+  }
+  const auto outcomes =
+      run_in_workers(policies.size(), jobs, [&](std::size_t i) { return run_one(i, true).dump(); });
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const std::string where = policies[i] + ": worker: ";
+    if (!outcomes[i].ok) {
+      summaries[i] = {{"error", where + outcomes[i].error}};
+      continue;
+    }
+    summaries[i] = nlohmann::json::parse(outcomes[i].reply, nullptr, false);
+    if (summaries[i].is_discarded() || !summaries[i].is_object() ||
+        !(summaries[i].contains("row") || summaries[i].contains("error")))
+      summaries[i] = {
+          {"error", where + "unreadable reply '" + outcomes[i].reply.substr(0, 200) + "'"}};
+    else if (mismatched(summaries[i]))
+      summaries[i] = run_one(i, false);
+  }
+  return summaries;
 }
 
 int run(const RunArgs& args) {
@@ -115,23 +169,30 @@ int run(const RunArgs& args) {
 
   RunOptions options;
   options.timing_only = args.timing_only;
-  std::vector<PolicyResult> results;
+  const std::size_t jobs = args.jobs > 0 ? args.jobs : available_cores();
+  const std::vector<nlohmann::json> summaries =
+      run_policies(model.value(), config, policies, options, jobs);
+
+  std::vector<nlohmann::json> rows;  // the policies that ran, in order
   std::vector<std::pair<std::string, std::string>> failures;
-  for (const std::string& policy : policies) {
-    auto r = run_policy(model.value(), config, policy, options);
-    if (!r.ok()) {
-      failures.emplace_back(policy, r.reason());
-      continue;
-    }
-    results.push_back(std::move(r.value()));
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (summaries[i].contains("error"))
+      failures.emplace_back(policies[i], summaries[i]["error"].get<std::string>());
+    else
+      rows.push_back(summaries[i]["row"]);
   }
 
   double layerwise_cycles = 0;
-  for (const auto& r : results)
-    if (r.policy == "layerwise") layerwise_cycles = static_cast<double>(r.report.cycles);
-  const PolicyResult* best = nullptr;
-  for (const auto& r : results)
-    if (best == nullptr || r.report.cycles < best->report.cycles) best = &r;
+  for (const auto& row : rows)
+    if (row["policy"] == "layerwise") layerwise_cycles = row["cycles"].get<double>();
+  const nlohmann::json* best = nullptr;
+  for (auto& row : rows) {
+    row["speedup_vs_layerwise"] =
+        layerwise_cycles > 0 ? layerwise_cycles / row["cycles"].get<double>() : 0.0;
+    if (best == nullptr ||
+        row["cycles"].get<std::uint64_t>() < (*best)["cycles"].get<std::uint64_t>())
+      best = &row;
+  }
 
   std::printf("\n%-13s %9s %9s %8s %12s %9s %8s %8s %9s\n", "policy", "DRAM rd", "DRAM wr",
               "x compul", "cycles", "ms", "x roof", "speedup", "bit-exact");
@@ -143,29 +204,34 @@ int run(const RunArgs& args) {
   report["tool_version"] = version();
   report["mode"] = args.timing_only ? "timing-only" : "full";
   report["policies"] = nlohmann::json::array();
-  for (const auto& r : results) {
-    const nlohmann::json j = policy_json(r, config, layerwise_cycles);
+  for (const auto& summary : summaries) {
+    if (!summary.contains("row")) continue;
+    report["compulsory_bytes"] = summary["compulsory_bytes"];
+    report["roofline_cycles"] = summary["roofline_cycles"];
+    report["macs"] = summary["macs"];
+  }
+  for (const auto& j : rows) {
     report["policies"].push_back(j);
-    report["compulsory_bytes"] = r.scheduled.schedule.compulsory_bytes;
-    report["roofline_cycles"] = r.scheduled.schedule.roofline_cycles;
-    report["macs"] = r.scheduled.schedule.macs;
-    const std::string exact = !r.bit_exact ? "n/a" : *r.bit_exact ? "yes" : "NO";
-    std::printf("%-13s %9.3f %9.3f %8.2f %12llu %9.3f %8.2f %8.2f %9s\n", r.policy.c_str(),
-                mb(data_read_bytes(r.report)),
-                mb(static_cast<std::int64_t>(r.report.dram.write_bytes())),
-                j["x_compulsory"].get<double>(), static_cast<unsigned long long>(r.report.cycles),
-                j["ms"].get<double>(), j["x_roofline"].get<double>(),
-                j["speedup_vs_layerwise"].get<double>(), exact.c_str());
+    const std::string exact = !j.contains("bit_exact")     ? "n/a"
+                              : j["bit_exact"].get<bool>() ? "yes"
+                                                           : "NO";
+    std::printf(
+        "%-13s %9.3f %9.3f %8.2f %12llu %9.3f %8.2f %8.2f %9s\n",
+        j["policy"].get<std::string>().c_str(), mb(j["dram_bytes"]["read"].get<std::int64_t>()),
+        mb(j["dram_bytes"]["write"].get<std::int64_t>()), j["x_compulsory"].get<double>(),
+        static_cast<unsigned long long>(j["cycles"].get<std::uint64_t>()), j["ms"].get<double>(),
+        j["x_roofline"].get<double>(), j["speedup_vs_layerwise"].get<double>(), exact.c_str());
   }
   for (const auto& [policy, reason] : failures) {
     std::printf("%-13s failed: %s\n", policy.c_str(), reason.c_str());
     report["failures"].push_back({{"policy", policy}, {"error", reason}});
   }
   bool all_exact = failures.empty();
-  for (const auto& r : results)
-    if (r.bit_exact && !*r.bit_exact) {
+  for (const auto& j : rows)
+    if (j.contains("bit_exact") && !j["bit_exact"].get<bool>()) {
       all_exact = false;
-      std::printf("%s: %s\n", r.policy.c_str(), r.mismatch.c_str());
+      std::printf("%s: %s\n", j["policy"].get<std::string>().c_str(),
+                  j.value("mismatch", std::string()).c_str());
     }
 
   std::error_code ec;
@@ -174,17 +240,18 @@ int run(const RunArgs& args) {
   const std::filesystem::path out(args.out);
   if (best != nullptr) {
     // The best policy's timeline: rerun timing-only (same cycles) with the trace on.
+    const std::string best_policy = (*best)["policy"].get<std::string>();
     RunOptions traced;
     traced.timing_only = true;
     traced.trace_path = (out / "trace.json").string();
-    auto t = run_policy(model.value(), config, best->policy, traced);
+    auto t = run_policy(model.value(), config, best_policy, traced);
     if (t.ok()) {
-      report["best_policy"] = best->policy;
+      report["best_policy"] = best_policy;
       report["trace"] = traced.trace_path;
-      std::printf("\nbest: %s; trace %s (open in https://ui.perfetto.dev)\n", best->policy.c_str(),
+      std::printf("\nbest: %s; trace %s (open in https://ui.perfetto.dev)\n", best_policy.c_str(),
                   traced.trace_path.c_str());
     } else {
-      std::printf("trace of %s failed: %s\n", best->policy.c_str(), t.reason().c_str());
+      std::printf("trace of %s failed: %s\n", best_policy.c_str(), t.reason().c_str());
     }
   }
   report["seconds"] =
@@ -210,6 +277,8 @@ cli::Runner setup(CLI::App& command) {
       ->capture_default_str();
   command.add_flag("--timing-only", args->timing_only,
                    "Simulate time only (no data, no bit-exactness check)");
+  command.add_option("-j,--jobs", args->jobs,
+                     "Policies run at once, each in its own process (default: one per core)");
   return [args] { return run(*args); };
 }
 

@@ -218,7 +218,8 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
       break;
     }
   }
-  if (!*r.bit_exact) r.mismatch += first_wrong_tensor(model, r, simulated.value().dram, config);
+  if (!*r.bit_exact && options.diagnose_mismatch)
+    r.mismatch += first_wrong_tensor(model, r, simulated.value().dram, config);
   return r;
 }
 

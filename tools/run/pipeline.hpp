@@ -44,6 +44,10 @@ Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantCo
 struct RunOptions {
   bool timing_only = false;  ///< no data: cycles and bytes only, no bit-exactness check
   std::string trace_path;    ///< Chrome trace-event JSON of the simulation, empty for none
+  /// When not bit exact, re-run the golden executor with every intermediate kept to name the
+  /// first wrong DRAM tensor in `mismatch`. Off in forked workers (tools/run/workers.hpp): the
+  /// executor uses OpenMP, which does not survive fork().
+  bool diagnose_mismatch = true;
 };
 
 /// One policy, end to end.
