@@ -375,25 +375,43 @@ namespace {
 // (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise `[cb][ky][kx][C]`),
 // the int32 bias vector of whole output blocks and the requant table (8 B per channel). Ops
 // without matrix work keep their compact parameters (BatchNorm/Scale vectors).
-int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c) {
+// Input blocks of one reduction chunk of a streamed Gemm too large to stream otherwise.
+constexpr int64_t kGemmChunkBlocks = 64;
+
+int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
+                            bool streamed = false) {
   if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
   if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
-  const int64_t oc_blocks = (c.e - 1) / cols - c.b / cols + 1;
+  // Codegen packs a slice from its first channel (docs/codegen.md).
+  const int64_t oc_blocks = ceil_div(c.size(), cols);
   const Shape3 in = net.tensor(op.inputs[0]).shape;
   int64_t blocks_elements = 0;
   if (op.kind == OpKind::Gemm) {
-    // A slice holds its columns' whole reduction (codegen does not split a Gemm's reduction
-    // into chunks accumulated in place; a large Gemm streams in more channel tiles instead).
-    blocks_elements = oc_blocks * ceil_div(in.elements(), rows) * rows * cols;
+    // A slice holds its columns' whole reduction; a large Gemm streams in more channel tiles.
+    // Only when one output block's whole reduction exceeds the weights' scratchpad (VGG-19's
+    // classifier.0 on npc19: 25088 x 16 16-bit weights) is the reduction split in chunks of
+    // kGemmChunkBlocks input blocks accumulated in place, which codegen does not emit yet
+    // (docs/scheduler.md): such schedules are analytic only.
+    int64_t ic_blocks = ceil_div(in.elements(), rows);
+    const int64_t one_block =
+        ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;
+    const int64_t capacity =
+        machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))]
+            .size_bytes;
+    if (streamed && one_block > capacity) ic_blocks = std::min(ic_blocks, kGemmChunkBlocks);
+    blocks_elements = oc_blocks * ic_blocks * rows * cols;
   } else if (is_depthwise(net, op)) {
     blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;
   } else {
     blocks_elements = oc_blocks * ceil_div(in.c / op.groups, rows) * op.window.kernel_h *
                       op.window.kernel_w * rows * cols;
   }
-  return blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
-         c.size() * kRequantEntryBytes;
+  // Packed blocks, the bias vector of whole blocks and the table, rounded up to 8 bytes.
+  return ceil_div(blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
+                      c.size() * kRequantEntryBytes,
+                  8) *
+         8;
 }
 
 // Requant-table DRAM bytes of the loads for output channels `c`.
@@ -426,7 +444,7 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
       if (box.empty()) continue;
       if (!(box.c == previous_c)) {
         weight_slice_max[pos] =
-            std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c));
+            std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c, true));
         previous_c = box.c;
       }
       if (has_matrix_work(op)) {
@@ -612,10 +630,15 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       w.role = BufferRole::Weights;
       w.kind = BufferKind::Weights;
       w.op = g.ops[pos];
-      w.size_bytes =
-          m.weights_resident
-              ? onchip_weight_bytes(net, machine, op, full_box(net.tensor(op.output).shape).c)
-              : weight_slice_max[pos];
+      // Resident: every channel part's slice, each packed from its first channel.
+      int64_t resident_bytes = 0;
+      if (m.weights_resident) {
+        const int64_t channels = net.tensor(op.output).shape.c;
+        const int64_t parts = pos == 0 ? m.channel_tiles : 1;
+        for (int64_t k = 0; k < parts; ++k)
+          resident_bytes += onchip_weight_bytes(net, machine, op, part(channels, parts, k));
+      }
+      w.size_bytes = m.weights_resident ? resident_bytes : weight_slice_max[pos];
       // A streamed slice kept across the row/column tiles of its channels lives over whole
       // tiles; a slice reloaded every tile lives from the tile's loads (step 0: the load engine
       // writes it before the tile's first op) to its op's step, so it shares no byte with
