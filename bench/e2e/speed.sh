@@ -13,6 +13,8 @@ tessel=$build/tools/tessel/tessel
 work=$root/.cache/e2e/speed
 mkdir -p "$work"
 now() { date +%s.%N; }
+# Wall times on a shared machine depend on its load: say what it was.
+echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), build $build"
 /usr/bin/python3 -c "import numpy as np; np.save('$work/input.npy', np.random.default_rng(0).standard_normal((1, 3, 224, 224), dtype=np.float32))"
 
 t0=$(now)
