@@ -38,8 +38,21 @@ void print_summary(const FlowResult& result, const std::string& out) {
   std::cout << r.tool << ", " << std::fixed << std::setprecision(1) << r.synth_seconds << " s\n"
             << "  LUT " << c.lut << "  LUT-as-memory " << c.lut_as_memory << "  FF " << c.ff
             << "  BRAM18 " << c.bram18 << "  BRAM36 " << c.bram36 << "  DSP48E1 " << c.dsp
-            << "  CARRY4 " << c.carry << "\n"
-            << "  Fmax: none from Yosys (see fmax_reason in resources.json)\n"
+            << "  CARRY4 " << c.carry << "  (synthesised)\n";
+  for (const std::string& box : r.black_boxes) {
+    std::cout << "  black box (not synthesised): " << box << "\n";
+  }
+  if (r.scratchpad_bram) {
+    for (const ScratchpadBram& s : r.scratchpad_bram->scratchpads) {
+      std::cout << "  scratchpad " << s.name << ": " << s.banks << " x " << s.bank_depth_words
+                << " x " << s.bank_width_bits << " bit -> " << s.primitives_per_bank * s.banks
+                << " " << s.shape.primitive << " " << s.shape.name() << " (analytic)\n";
+    }
+    std::cout << "  BRAM36-equivalent: " << c.bram36_equivalent() << " synthesised + "
+              << r.scratchpad_bram->bram36_equivalent()
+              << " analytic = " << r.bram36_equivalent_total() << "\n";
+  }
+  std::cout << "  Fmax: none from Yosys (see fmax_reason in resources.json)\n"
             << "  " << out << "/resources.json\n";
 }
 

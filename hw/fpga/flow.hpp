@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "configs/hw_config.hpp"
+#include "hw/fpga/bram_map.hpp"
 #include "hw/fpga/part.hpp"
 #include "hw/fpga/resources.hpp"
 #include "hw/fpga/test_program.hpp"
@@ -22,10 +23,22 @@ struct SourceFile {
   std::string text;       ///< contents of a generated file (when copy_from is empty)
 };
 
+/// A synthesis-only file Yosys reads in place of one design source (e.g. a black box).
+struct YosysStandIn {
+  std::string replaces;  ///< the SourceFile::name it stands in for
+  SourceFile file;       ///< written to OUT/rtl/<file.name>; not in filelist.f or vivado.tcl
+};
+
 /// The design to synthesise: sources in read order (packages first) and the top module.
 struct FlowDesign {
   std::string top;
   std::vector<SourceFile> sources;
+  std::vector<YosysStandIn> yosys_stand_ins;  ///< what Yosys reads instead of some sources
+  /// Modules the Yosys netlist must keep as black-box cells (the flow checks each is there:
+  /// a black box trimmed away would mean the logic around it was trimmed too).
+  std::vector<std::string> black_boxes;
+  /// The black-boxed scratchpads' block RAM, mapped analytically; copied to resources.json.
+  std::optional<ScratchpadBramMap> analytic_scratchpads;
   std::vector<std::string> include_dirs;  ///< absolute; passed to both tools, not copied
   std::vector<SourceFile> data_files;     ///< extra $readmemh images written into OUT/<name>
   std::string clock_port = "clk";
@@ -58,13 +71,15 @@ struct FlowResult {
 ///   sources, OUT-relative, in read order), program.mem / program.bin / program.tasm,
 ///   dram.mem / dram.bin, expected.mem (the test's output words, dram_word_bytes wide),
 ///   hw.yaml (so `tessel sim OUT` runs the same test), the design's data_files,
-///   tessel_fpga.xdc, vivado.tcl, synth.ys;
+///   tessel_fpga.xdc, vivado.tcl, synth.ys (reading the yosys_stand_ins, also in rtl/, in
+///   place of the sources they replace);
 /// then, unless options.synthesize is false, runs Yosys on synth.ys within options.timeout and
 /// writes yosys.log, netlist.json, netlist.edif, yosys_stat.json and resources.json.
 /// Fails with a complete message: a bad part, a source that cannot be read, Yosys not found,
 /// Yosys failing ("yosys failed (exit 1): hw/rtl/x.sv:12: ERROR: syntax error, ...; log:
 /// OUT/yosys.log", the error's file named by its original path) or running past the timeout
-/// ("yosys killed after 5 s (--timeout-s 5); log: OUT/yosys.log"). A stale resources.json is
+/// ("yosys killed after 5 s (--timeout-s 5); log: OUT/yosys.log"), a stand-in that replaces no
+/// source, or a black box missing from the netlist. A stale resources.json is
 /// removed first, so a failed run never leaves figures of an earlier one.
 Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
                             const TestProgram& test, const FlowOptions& options,

@@ -10,7 +10,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::string_view kSchema = "tessel.fpga.resources/1";
+constexpr std::string_view kSchema = "tessel.fpga.resources/2";
 
 /// LUTs per distributed-RAM / SRL primitive (UG474, 7-series CLB user guide).
 const std::map<std::string, std::int64_t, std::less<>> kLutsPerMemoryCell = {
@@ -55,6 +55,80 @@ Json counts_json(const std::map<std::string, std::int64_t>& cells) {
   Json out = Json::object();
   for (const auto& [type, count] : cells) out[type] = count;
   return out;
+}
+
+Json scratchpad_bram_json(const ScratchpadBramMap& map) {
+  Json list = Json::array();
+  for (const ScratchpadBram& s : map.scratchpads) {
+    list.push_back({{"name", s.name},
+                    {"size_bytes", s.size_bytes},
+                    {"banks", s.banks},
+                    {"port_width_bytes", s.port_width_bytes},
+                    {"bank_depth_words", s.bank_depth_words},
+                    {"bank_width_bits", s.bank_width_bits},
+                    {"primitive", s.shape.primitive},
+                    {"shape", s.shape.name()},
+                    {"primitives_per_bank", s.primitives_per_bank},
+                    {"bram18", s.bram18},
+                    {"bram36", s.bram36},
+                    {"bram36_equivalent", s.bram36_equivalent()},
+                    {"bit_efficiency", s.bit_efficiency}});
+  }
+  return {{"method", "analytic: not synthesised (hw/fpga/bram_map.hpp)"},
+          {"port_assumption", kBramPortAssumption},
+          {"bram18", map.bram18},
+          {"bram36", map.bram36},
+          {"bram36_equivalent", map.bram36_equivalent()},
+          {"scratchpads", list}};
+}
+
+/// Reads scratchpad_bram back; `key` names the value being read (for the caller's message).
+ScratchpadBramMap parse_scratchpad_bram(const Json& in, std::string& key) {
+  ScratchpadBramMap map;
+  key = "scratchpad_bram.bram18";
+  map.bram18 = in.at("bram18").get<std::int64_t>();
+  key = "scratchpad_bram.bram36";
+  map.bram36 = in.at("bram36").get<std::int64_t>();
+  if (map.bram18 < 0 || map.bram36 < 0) throw std::out_of_range("negative");
+  const Json& list = in.at("scratchpads");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Json& e = list.at(i);
+    const std::string at = "scratchpad_bram.scratchpads[" + std::to_string(i) + "].";
+    ScratchpadBram s;
+    key = at + "name";
+    s.name = e.at("name").get<std::string>();
+    key = at + "size_bytes";
+    s.size_bytes = e.at("size_bytes").get<std::int64_t>();
+    key = at + "banks";
+    s.banks = e.at("banks").get<int>();
+    key = at + "port_width_bytes";
+    s.port_width_bytes = e.at("port_width_bytes").get<int>();
+    key = at + "bank_depth_words";
+    s.bank_depth_words = e.at("bank_depth_words").get<std::int64_t>();
+    key = at + "bank_width_bits";
+    s.bank_width_bits = e.at("bank_width_bits").get<int>();
+    key = at + "shape";
+    const auto primitive = e.at("primitive").get<std::string>();
+    const auto shape = e.at("shape").get<std::string>();
+    bool found = false;
+    for (const BramShape& candidate : bram_shapes()) {
+      if (candidate.primitive == primitive && candidate.name() == shape) {
+        s.shape = candidate;
+        found = true;
+      }
+    }
+    if (!found) throw std::out_of_range("unknown shape");
+    key = at + "primitives_per_bank";
+    s.primitives_per_bank = e.at("primitives_per_bank").get<std::int64_t>();
+    key = at + "bram18";
+    s.bram18 = e.at("bram18").get<std::int64_t>();
+    key = at + "bram36";
+    s.bram36 = e.at("bram36").get<std::int64_t>();
+    key = at + "bit_efficiency";
+    s.bit_efficiency = e.at("bit_efficiency").get<double>();
+    map.scratchpads.push_back(s);
+  }
+  return map;
 }
 
 }  // namespace
@@ -114,6 +188,9 @@ std::string to_json(const FpgaResources& r) {
                       {"muxf", c.muxf},
                       {"io", c.io},
                       {"clock_buffers", c.clock_buffers}};
+  out["black_boxes"] = r.black_boxes;
+  out["scratchpad_bram"] = r.scratchpad_bram ? scratchpad_bram_json(*r.scratchpad_bram) : Json();
+  out["bram36_equivalent_total"] = r.bram36_equivalent_total();
   out["fmax_mhz"] = r.fmax_mhz ? Json(*r.fmax_mhz) : Json(nullptr);
   out["fmax_reason"] = r.fmax_reason;
   out["cells_by_type"] = counts_json(c.cells_by_type);
@@ -170,6 +247,12 @@ Result<FpgaResources> parse_resources(std::string_view text, const std::string& 
     count("muxf", r.counts.muxf);
     count("io", r.counts.io);
     count("clock_buffers", r.counts.clock_buffers);
+    key = "black_boxes";
+    r.black_boxes = in.at("black_boxes").get<std::vector<std::string>>();
+    key = "scratchpad_bram";
+    if (!in.at("scratchpad_bram").is_null()) {
+      r.scratchpad_bram = parse_scratchpad_bram(in.at("scratchpad_bram"), key);
+    }
     key = "fmax_mhz";
     if (!in.at("fmax_mhz").is_null()) r.fmax_mhz = in.at("fmax_mhz").get<double>();
     key = "fmax_reason";

@@ -6,7 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "hw/fpga/bram_map.hpp"
 #include "support/result.hpp"
 
 namespace tessel::fpga {
@@ -55,6 +57,18 @@ struct FpgaResources {
   ResourceCounts counts;
   std::optional<double> fmax_mhz;  ///< estimated Fmax when a tool gave one; null otherwise
   std::string fmax_reason;         ///< why fmax_mhz is null (empty when it is set)
+  /// Modules Yosys kept as black boxes: their contents are in none of `counts`.
+  std::vector<std::string> black_boxes;
+  /// The scratchpads' block RAM, mapped analytically (bram_map.hpp), when they were black boxes.
+  /// Never part of `counts`, which are Yosys's figures only.
+  std::optional<ScratchpadBramMap> scratchpad_bram;
+
+  /// counts.bram36_equivalent() plus the analytic scratchpad_bram (when present): the design's
+  /// block-RAM tiles, synthesised and analytic together.
+  double bram36_equivalent_total() const {
+    return counts.bram36_equivalent() +
+           (scratchpad_bram ? scratchpad_bram->bram36_equivalent() : 0.0);
+  }
 
   bool operator==(const FpgaResources&) const = default;
 };
@@ -65,12 +79,13 @@ struct FpgaResources {
 Result<std::pair<ResourceCounts, std::string>> counts_from_yosys_stat(
     std::string_view json_text, const std::string& file_label);
 
-/// resources.json text (schema in docs/fpga.md): 2-space indented, keys in a fixed order.
+/// resources.json text (schema "tessel.fpga.resources/2", docs/fpga.md): 2-space indented, keys in
+/// a fixed order.
 std::string to_json(const FpgaResources& resources);
 
-/// Reads a resources.json written by `tessel fpga` (schema "tessel.fpga.resources/1"). Fails,
+/// Reads a resources.json written by `tessel fpga` (schema "tessel.fpga.resources/2"). Fails,
 /// naming the path and the key, when the file is unreadable, not that schema, or a count is
-/// missing or negative.
+/// missing or negative, or a scratchpad's shape is not one of bram_shapes().
 Result<FpgaResources> read_resources(const std::string& path);
 
 /// As read_resources, from text; `file_label` names it in messages.

@@ -75,7 +75,7 @@ std::string yosys_script(const SynthesisInputs& inputs, const FpgaTarget& target
       << "# Run from this folder: yosys -l yosys.log -s synth.ys\n";
   std::string includes;
   for (const auto& dir : inputs.include_dirs) includes += " -I" + dir;
-  for (const auto& source : inputs.sources) {
+  for (const auto& source : inputs.yosys_sources.empty() ? inputs.sources : inputs.yosys_sources) {
     out << "read_verilog -sv" << includes << " " << source << "\n";
   }
   out << "synth_xilinx -family " << target.yosys_family << " -top " << inputs.top << "\n"

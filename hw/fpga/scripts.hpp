@@ -21,7 +21,10 @@ std::string xdc_text(const FpgaTarget& target, std::string_view clock_port = "cl
 /// What the Vivado and Yosys scripts read; every path is relative to the output folder, which
 /// both scripts make their working directory.
 struct SynthesisInputs {
-  std::vector<std::string> sources;       ///< SystemVerilog files in read order (packages first)
+  std::vector<std::string> sources;  ///< SystemVerilog files in read order (packages first)
+  /// What Yosys reads instead of `sources` when not empty (the same list with synthesis-only
+  /// stand-ins, e.g. a black box, in place of some files); Vivado always reads `sources`.
+  std::vector<std::string> yosys_sources;
   std::vector<std::string> include_dirs;  ///< `include search folders (absolute)
   std::vector<std::string> mem_files;     ///< $readmemh images the sources name
   std::string xdc_file;                   ///< the clock constraint
@@ -43,9 +46,9 @@ struct YosysOutputs {
   std::string stat_json = "yosys_stat.json";
 };
 
-/// A Yosys script: read_verilog -sv of every source, `synth_xilinx -family <family> -top <top>`
-/// (flattening, as Vivado does by default), `tee -q -o <stat> stat -json`, write_json,
-/// write_edif.
+/// A Yosys script: read_verilog -sv of every source (`yosys_sources` when not empty), `synth_xilinx
+/// -family <family> -top <top>` (flattening, as Vivado does by default), `tee -q -o <stat> stat
+/// -json`, write_json, write_edif.
 std::string yosys_script(const SynthesisInputs& inputs, const FpgaTarget& target,
                          const YosysOutputs& outputs);
 

@@ -181,6 +181,87 @@ TEST_F(FpgaFlow, timeout_kills_yosys_and_leaves_no_resources) {
   EXPECT_FALSE(fs::exists(dir_ / "resources.json"));
 }
 
+FlowDesign black_box_design() {
+  FlowDesign design;
+  design.top = "bb_top";
+  design.sources = {{"bb_leaf.sv", kData + "bb_leaf.sv", ""},
+                    {"bb_top.sv", kData + "bb_top.sv", ""}};
+  design.yosys_stand_ins = {
+      {"bb_leaf.sv", {"bb_leaf_blackbox.sv", kData + "bb_leaf_blackbox.sv", ""}}};
+  design.black_boxes = {"bb_leaf"};
+  ScratchpadConfig pad;
+  pad.name = "p";
+  pad.size_bytes = 2048;
+  pad.banks = 1;
+  pad.port_width_bytes = 2;
+  ScratchpadBramMap map;
+  map.scratchpads = {map_scratchpad(pad)};  // 1024 x 16 bits: one RAMB18E1
+  map.bram18 = 1;
+  design.analytic_scratchpads = map;
+  return design;
+}
+
+TEST_F(FpgaFlow, yosys_reads_the_black_box_stand_in_and_vivado_the_real_source) {
+  if (!have_yosys()) GTEST_SKIP() << "yosys not found on PATH";
+  const HwConfig config = load_hw_config(kEdge);
+  auto result =
+      run_flow(config, black_box_design(), make_test_program(config).value(), {}, dir_.string());
+  ASSERT_TRUE(result.ok()) << result.reason();
+  EXPECT_EQ(read(dir_ / "filelist.f"), "rtl/bb_leaf.sv\nrtl/bb_top.sv\n");
+  EXPECT_EQ(read(dir_ / "rtl/bb_leaf_blackbox.sv"), read(kData + "bb_leaf_blackbox.sv"));
+  const std::string ys = read(dir_ / "synth.ys");
+  EXPECT_NE(ys.find("read_verilog -sv rtl/bb_leaf_blackbox.sv\nread_verilog -sv rtl/bb_top.sv\n"),
+            std::string::npos)
+      << ys;
+  EXPECT_EQ(ys.find("rtl/bb_leaf.sv"), std::string::npos);
+  const std::string tcl = read(dir_ / "vivado.tcl");
+  EXPECT_NE(tcl.find("  rtl/bb_leaf.sv\n  rtl/bb_top.sv\n"), std::string::npos) << tcl;
+  EXPECT_EQ(tcl.find("blackbox"), std::string::npos);
+  const FpgaResources& r = *result.value().resources;
+  // The multiply is in the black box: no DSP; q's 16 FFs; 1 + 16 inputs, 16 outputs.
+  EXPECT_EQ(r.counts.dsp, 0);
+  EXPECT_EQ(r.counts.ff, 16);
+  EXPECT_EQ(r.counts.io, 33);
+  EXPECT_EQ(r.counts.cells_by_type.at("bb_leaf"), 1);
+  EXPECT_TRUE(r.counts.unclassified.empty());
+  EXPECT_EQ(r.black_boxes, std::vector<std::string>{"bb_leaf"});
+  ASSERT_TRUE(r.scratchpad_bram.has_value());
+  EXPECT_DOUBLE_EQ(r.bram36_equivalent_total(), 0.5);  // no synthesised BRAM + one RAMB18E1
+  auto back = read_resources((dir_ / "resources.json").string());
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), r);
+}
+
+TEST_F(FpgaFlow, a_black_box_missing_from_the_netlist_fails) {
+  // A stand-in "yosys" whose netlist has q's flip-flops but no bb_leaf cell, as when the logic
+  // around a black box is trimmed away.
+  const fs::path fake = dir_ / "fake_yosys.sh";
+  std::ofstream(fake) << "#!/bin/sh\necho '{\"creator\": \"fake\", \"design\": "
+                         "{\"num_cells_by_type\": {\"FDRE\": 16}}}' > yosys_stat.json\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const HwConfig config = load_hw_config(kEdge);
+  FlowOptions options;
+  options.yosys = fake.string();
+  auto result = run_flow(config, black_box_design(), make_test_program(config).value(), options,
+                         (dir_ / "out").string());
+  EXPECT_EQ(result.reason(),
+            "yosys: the black box 'bb_leaf' is not in the mapped netlist (yosys_stat.json): the "
+            "logic around it was trimmed");
+  EXPECT_FALSE(fs::exists(dir_ / "out/resources.json"));
+}
+
+TEST_F(FpgaFlow, a_stand_in_for_no_source_fails) {
+  const HwConfig config = load_hw_config(kEdge);
+  FlowDesign design = black_box_design();
+  design.yosys_stand_ins[0].replaces = "bb_lief.sv";
+  FlowOptions options;
+  options.synthesize = false;
+  EXPECT_EQ(
+      run_flow(config, design, make_test_program(config).value(), options, dir_.string()).reason(),
+      "Yosys stand-in 'bb_leaf_blackbox.sv' replaces 'bb_lief.sv', which is not a design "
+      "source");
+}
+
 TEST_F(FpgaFlow, bad_part_fails_before_writing_anything) {
   const HwConfig config = load_hw_config(kEdge);
   FlowOptions options;

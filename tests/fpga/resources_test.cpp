@@ -78,20 +78,37 @@ FpgaResources sample() {
   return r;
 }
 
+/// sample() with a black-boxed scratchpad of 128 KiB in 8 banks x 8 B (edge-small's): 32 RAMB36E1.
+FpgaResources sample_with_scratchpads() {
+  FpgaResources r = sample();
+  ScratchpadConfig unified;
+  unified.name = "unified";
+  unified.size_bytes = 128 * 1024;
+  unified.banks = 8;
+  unified.port_width_bytes = 8;
+  ScratchpadBramMap map;
+  map.scratchpads.push_back(map_scratchpad(unified));
+  map.bram36 = 32;
+  r.black_boxes = {"tessel_sram"};
+  r.scratchpad_bram = map;
+  return r;
+}
+
 TEST(FpgaResources, json_round_trips_through_read_resources) {
-  const FpgaResources r = sample();
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tessel_fpga_resources_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path) << to_json(r);
-  auto back = read_resources(path.string());
-  std::filesystem::remove(path);
-  ASSERT_TRUE(back.ok()) << back.reason();
-  EXPECT_EQ(back.value(), r);
+  for (const FpgaResources& r : {sample(), sample_with_scratchpads()}) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("tessel_fpga_resources_" + std::to_string(::getpid()) + ".json");
+    std::ofstream(path) << to_json(r);
+    auto back = read_resources(path.string());
+    std::filesystem::remove(path);
+    ASSERT_TRUE(back.ok()) << back.reason();
+    EXPECT_EQ(back.value(), r);
+  }
 }
 
 TEST(FpgaResources, json_layout_is_fixed) {
   const std::string json = to_json(sample());
-  EXPECT_EQ(json.rfind("{\n  \"schema\": \"tessel.fpga.resources/1\",\n  \"config\": {\n"
+  EXPECT_EQ(json.rfind("{\n  \"schema\": \"tessel.fpga.resources/2\",\n  \"config\": {\n"
                        "    \"name\": \"edge-small\",\n    \"hash\": \"0123456789abcdef\"\n  },\n",
                        0),
             0u)
@@ -100,17 +117,51 @@ TEST(FpgaResources, json_layout_is_fixed) {
                       "    \"ff\": 41,\n"),
             std::string::npos);
   EXPECT_NE(json.find("\"bram36_equivalent\": 3.5,"), std::string::npos);
-  EXPECT_NE(json.find("\"fmax_mhz\": null,"), std::string::npos);
+  EXPECT_NE(json.find("\"black_boxes\": [],\n  \"scratchpad_bram\": null,\n"
+                      "  \"bram36_equivalent_total\": 3.5,\n  \"fmax_mhz\": null,"),
+            std::string::npos)
+      << json;
+}
+
+TEST(FpgaResources, analytic_scratchpad_bram_is_separate_from_the_synthesised_counts) {
+  const FpgaResources r = sample_with_scratchpads();
+  EXPECT_DOUBLE_EQ(r.counts.bram36_equivalent(), 3.5);  // Yosys's: 2 RAMB36E1 + 3 RAMB18E1
+  EXPECT_DOUBLE_EQ(r.bram36_equivalent_total(), 35.5);  // + 32 analytic
+  const std::string json = to_json(r);
+  EXPECT_NE(
+      json.find("\"black_boxes\": [\n    \"tessel_sram\"\n  ],\n"
+                "  \"scratchpad_bram\": {\n"
+                "    \"method\": \"analytic: not synthesised (hw/fpga/bram_map.hpp)\",\n"
+                "    \"port_assumption\": \"each bank of a scratchpad is one simple dual-port"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(json.find("    \"bram18\": 0,\n    \"bram36\": 32,\n    \"bram36_equivalent\": 32.0,\n"
+                      "    \"scratchpads\": [\n      {\n        \"name\": \"unified\",\n"
+                      "        \"size_bytes\": 131072,\n        \"banks\": 8,\n"
+                      "        \"port_width_bytes\": 8,\n        \"bank_depth_words\": 2048,\n"
+                      "        \"bank_width_bits\": 64,\n        \"primitive\": \"RAMB36E1\",\n"
+                      "        \"shape\": \"512x72\",\n        \"primitives_per_bank\": 4,\n"
+                      "        \"bram18\": 0,\n        \"bram36\": 32,\n"
+                      "        \"bram36_equivalent\": 32.0,\n        \"bit_efficiency\": 1.0\n"
+                      "      }\n    ]\n  },\n  \"bram36_equivalent_total\": 35.5,\n"),
+            std::string::npos)
+      << json;
+  // The synthesised block RAM stays Yosys's alone.
+  EXPECT_NE(json.find("\"bram36\": 2,\n    \"bram36_equivalent\": 3.5,"), std::string::npos);
 }
 
 TEST(FpgaResources, read_rejects_other_schemas_and_missing_counts_by_key) {
   EXPECT_EQ(parse_resources(R"({"schema": "x"})", "r.json").reason(),
-            "r.json: schema: expected \"tessel.fpga.resources/1\"");
+            "r.json: schema: expected \"tessel.fpga.resources/2\"");
   std::string json = to_json(sample());
   json.replace(json.find("\"dsp\": 2"), 8, "\"dsp\": -2");
   EXPECT_EQ(parse_resources(json, "r.json").reason(),
             "r.json: resources.dsp: missing or not a valid value");
   EXPECT_EQ(read_resources("/nonexistent/r.json").reason(), "/nonexistent/r.json: cannot read");
+  std::string shape = to_json(sample_with_scratchpads());
+  shape.replace(shape.find("\"512x72\""), 8, "\"512x64\"");
+  EXPECT_EQ(parse_resources(shape, "r.json").reason(),
+            "r.json: scratchpad_bram.scratchpads[0].shape: missing or not a valid value");
 }
 
 }  // namespace
