@@ -1,5 +1,6 @@
 // `tessel sim PROGRAM`: run a program (.bin, .tasm or a compile folder) on a config; a compile
-// folder also gets output.npy (dequantized network output) and report.json (per-group rows).
+// folder also gets output.npy (dequantized network output, after its host ops if any) and
+// report.json (per-group rows, host transfer bytes).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -176,6 +177,49 @@ std::vector<float> read_output(const IoEntry& output, int element_bytes,
   return values;
 }
 
+/// Host ops (compile.json "host", docs/codegen.md "Host ops"): writes each boundary tensor
+/// the program stored as host-<name>.npy (integers, NCHW or N x K) into `out`, then runs
+/// `tessel host` on them when that command is linked in (compiler/codegen registers it).
+/// Returns whether the host ops ran.
+bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
+                  const std::string& folder, const std::filesystem::path& out, int element_bytes,
+                  const std::vector<std::uint8_t>& dram) {
+  try {
+    for (const auto& j : host.at("inputs")) {
+      IoEntry e;
+      e.name = j.at("name").get<std::string>();
+      e.offset = j.at("offset").get<std::uint64_t>();
+      e.shape = j.at("shape").get<std::vector<std::int64_t>>();
+      std::vector<std::int32_t> q(static_cast<std::size_t>(element_count(e.shape)));
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(q.size()); ++i) {
+        const std::uint64_t at =
+            e.offset + static_cast<std::uint64_t>(nhwc_index(e.shape, i) * element_bytes);
+        q[static_cast<std::size_t>(i)] =
+            element_bytes == 1 ? static_cast<std::int8_t>(dram[at])
+                               : static_cast<std::int16_t>(
+                                     static_cast<std::uint16_t>(dram[at] | (dram[at + 1] << 8)));
+      }
+      const std::string file = (out / ("host-" + e.name + ".npy")).string();
+      if (element_bytes == 1) {
+        const std::vector<std::int8_t> v(q.begin(), q.end());
+        write_npy(file, NpyArray::from_i8(e.shape, v));
+      } else {
+        const std::vector<std::int16_t> v(q.begin(), q.end());
+        write_npy(file, NpyArray::from_i16(e.shape, v));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error({compile_path, 0, 0}, "host.inputs", e.what());
+  }
+  const auto commands = cli::registered_commands();
+  if (std::none_of(commands.begin(), commands.end(),
+                   [](const cli::Command& c) { return c.path == "host"; })) {
+    std::printf("host          not run: this binary has no `tessel host` (compiler/codegen)\n");
+    return false;
+  }
+  return cli::run_args({"host", folder, "--out", out.string()}) == 0;
+}
+
 /// Per-group rows of a compile folder's run: cycles (end of the group's last instruction minus
 /// the previous group's), DMA bytes, MAC utilisation, beside the scheduler's prediction.
 nlohmann::json group_rows(const nlohmann::json& compile, const SimReport& report,
@@ -281,6 +325,10 @@ int run(const SimArgs& args) {
         std::printf("output        %%%s -> %s\n", e.name.c_str(), (out / file).string().c_str());
       }
     }
+    bool host_ran = false;
+    if (compile.contains("host") && !args.timing_only && report.ok())
+      host_ran = run_host_ops(compile.at("host"), compile_path, args.program, out, element_bytes,
+                              result.value().dram);
     nlohmann::json j = nlohmann::json::parse(report_json(report, config));
     for (const char* key : {"model", "config", "policy"})
       if (compile.contains(key)) j["compile"][key] = compile[key];
@@ -290,6 +338,14 @@ int run(const SimArgs& args) {
     j["x_roofline"] =
         static_cast<double>(report.cycles) / std::max(1.0, compile.value("roofline_cycles", 0.0));
     j["groups"] = group_rows(compile, report, config);
+    if (compile.contains("host")) {
+      // The boundary's bytes: what the host reads from DRAM after the program.
+      const nlohmann::json& host = compile.at("host");
+      j["host"] = {{"ops", host.value("ops", nlohmann::json::array())},
+                   {"outputs", host.value("outputs", nlohmann::json::array())},
+                   {"transfer_bytes", host.value("transfer_bytes", nlohmann::json::object())},
+                   {"ran", host_ran}};
+    }
     write_text((out / "report.json").string(), j.dump(2) + "\n");
     std::printf("report        %s\n", (out / "report.json").string().c_str());
   }

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <variant>
 
 #include "compiler/codegen/emitter.hpp"
+#include "compiler/ir/json.hpp"
 #include "compiler/quant/realize.hpp"
 #include "isa/assembler.hpp"
 #include "isa/hw_target.hpp"
@@ -102,6 +104,11 @@ class Lowering {
 
  private:
   Result<std::string> int_tensor(const std::string& sched_name) const;
+  /// Finds the host tail: the groups from the first Softmax group on, which must all be
+  /// Softmax-only (docs/codegen.md, "Host ops"). Sets host_from_.
+  Status find_host_groups();
+  /// Fills out_.host: the boundary tensors (regions planned) and the host graph.
+  Status plan_host();
   Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
   /// The Conv or Gemm `op` with its integer weights; fails naming what is unsupported.
   Result<MatrixOp> matrix_op(const sched::Op& op) const;
@@ -154,6 +161,7 @@ class Lowering {
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
   // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).
   std::map<int, std::pair<int, int64_t>> slice_of_;
+  size_t host_from_ = 0;                     // groups [host_from_, end) run on the host
   std::map<std::string, int> tensor_index_;  // scheduler tensor name -> index
   std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles
   std::map<int, int64_t> extra_top_;         // per scratchpad: codegen-owned bytes above the peak
@@ -182,13 +190,120 @@ void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
   }
 }
 
+Status Lowering::find_host_groups() {
+  const auto& groups = schedule_.groups;
+  host_from_ = groups.size();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    size_t host_ops = 0;
+    for (int o : groups[g].ops) host_ops += net_.op(o).kind == sched::OpKind::Softmax;
+    if (host_ops == 0) {
+      if (host_from_ < g)
+        return fail("group " + std::to_string(g) + ": op '" + net_.op(groups[g].ops.front()).name +
+                    "' runs on the accelerator after host op '" +
+                    net_.op(groups[host_from_].ops.front()).name +
+                    "' (host ops must end the network)");
+      continue;
+    }
+    if (host_ops != groups[g].ops.size()) {
+      std::string softmax;
+      for (int o : groups[g].ops)
+        if (net_.op(o).kind == sched::OpKind::Softmax) softmax = net_.op(o).name;
+      return fail("group " + std::to_string(g) + ": op '" + softmax +
+                  "' (softmax) runs on the host and cannot share a group with accelerator ops");
+    }
+    host_from_ = std::min(host_from_, g);
+  }
+  return {};
+}
+
+Status Lowering::plan_host() {
+  HostPart& host = out_.host;
+  std::set<std::string> boundary;  // integer IR tensors the host reads
+  for (size_t g = host_from_; g < schedule_.groups.size(); ++g) {
+    for (int o : schedule_.groups[g].ops) {
+      const sched::Op& op = net_.op(o);
+      host.ops.push_back(op.name);
+      for (int t : op.inputs) {
+        const sched::Tensor& tensor = net_.tensor(t);
+        if (net_.op(tensor.producer).kind == sched::OpKind::Softmax) continue;
+        auto ir_name = int_tensor(tensor.name);
+        if (!ir_name.ok()) return fail("host op '" + op.name + "': " + ir_name.reason());
+        if (!boundary.insert(ir_name.value()).second) continue;
+        if (slice_of_.count(t))
+          return fail("host op '" + op.name + "': its input '" + tensor.name +
+                      "' lies in a concat's channel slice");
+        HostInput in;
+        in.name = tensor.name;
+        in.ir_tensor = ir_name.value();
+        in.offset = region_of(tensor.name)->offset;
+        in.shape = graph_.tensor(in.ir_tensor).shape;
+        in.bytes = tensor.shape.elements() * act_bytes_;
+        host.inputs.push_back(std::move(in));
+      }
+    }
+  }
+  if (host.empty()) return {};
+  // The host graph: every op of the quantized graph downstream of the boundary, in an order
+  // whose inputs are ready (the boundary tensors become graph inputs).
+  ir::Graph& hg = host.graph;
+  hg.set_name(graph_.name() + ".host");
+  std::set<std::string> ready;
+  for (const HostInput& in : host.inputs) {
+    const ir::Tensor& t = graph_.tensor(in.ir_tensor);
+    if (auto r = hg.add_input(in.ir_tensor, t.shape, t.dtype); !r) return fail(r.reason());
+    hg.tensor_mut(in.ir_tensor).quant = t.quant;
+    ready.insert(in.ir_tensor);
+  }
+  std::set<ir::OpId> taken;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (ir::OpId id = 0; id < graph_.num_ops(); ++id) {
+      const ir::Op& op = graph_.op(id);
+      if (taken.count(id) || op.kind == ir::OpKind::Input) continue;
+      bool reads_host = false, all_ready = true;
+      for (const auto& x : op.inputs) {
+        if (x.empty()) continue;
+        const ir::Tensor& t = graph_.tensor(x);
+        if (ready.count(x)) {
+          reads_host = true;
+        } else if (!t.constant) {
+          all_ready = false;
+        }
+      }
+      if (!reads_host || !all_ready) continue;
+      for (const auto& x : op.inputs) {
+        if (x.empty() || ready.count(x) || hg.has_tensor(x)) continue;
+        if (auto r = hg.add_constant(graph_.tensor(x)); !r) return fail(r.reason());
+      }
+      for (const auto& y : op.outputs) {
+        if (auto r = hg.declare_tensor(graph_.tensor(y)); !r) return fail(r.reason());
+        ready.insert(y);
+      }
+      if (auto r = hg.add_op(op); !r) return fail(r.reason());
+      taken.insert(id);
+      grew = true;
+    }
+  }
+  for (const auto& y : graph_.outputs())
+    if (ready.count(y) && !boundary.count(y)) host.outputs.push_back(y);
+  if (host.outputs.empty()) return fail("host ops '" + host.ops.front() + "': no network output");
+  if (auto r = hg.set_outputs(host.outputs); !r) return fail(r.reason());
+  return {};
+}
+
 Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
   for (size_t t = 0; t < net_.tensors.size(); ++t)
     tensor_index_[net_.tensors[t].name] = static_cast<int>(t);
   // Activation regions: every tensor some group loads or stores, in tensor order; the inputs
   // of an aliased Concat live in channel slices of its output's region.
   std::vector<bool> in_dram(net_.tensors.size(), false);
-  for (const auto& gs : schedule_.groups) {
+  for (size_t g = host_from_; g < schedule_.groups.size(); ++g) {
+    for (int t : schedule_.groups[g].inputs)
+      if (net_.op(net_.tensor(t).producer).kind != sched::OpKind::Softmax)
+        in_dram[static_cast<size_t>(t)] = true;  // the program stores it; the host reads it
+  }
+  for (size_t g = 0; g < host_from_; ++g) {
+    const sched::GroupSchedule& gs = schedule_.groups[g];
     if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Concat) {
       const sched::Op& concat = net_.op(gs.ops.front());
       for (size_t i = 0; i < concat.inputs.size(); ++i) {
@@ -229,6 +344,10 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       return fail("reshape '" + net_.op(net_.tensor(tensor_index_.at(view)).producer).name +
                   "': its input '" + source +
                   "' lies in a concat's channel slice (a view of a view is not supported)");
+  }
+  for (const auto& [view, source] : alias_) {  // a view read or stored: its source's bytes
+    if (!in_dram[static_cast<size_t>(tensor_index_.at(view))]) continue;
+    in_dram[static_cast<size_t>(tensor_index_.at(source))] = true;
   }
   for (size_t t = 0; t < net_.tensors.size(); ++t) {
     if (!in_dram[t] || !slice_of_.count(static_cast<int>(t))) continue;
@@ -271,7 +390,8 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
   }
   // Weight regions, compact (no block padding; the DMA pads to the matrix layout), one after
   // another per output-channel slice (docs/codegen.md, "DRAM layout").
-  for (const auto& gs : schedule_.groups) {
+  for (size_t g = 0; g < host_from_; ++g) {
+    const sched::GroupSchedule& gs = schedule_.groups[g];
     for (int index : gs.ops) {
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
@@ -311,8 +431,8 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
                       it->second[static_cast<size_t>((ci * h + y) * wd + x)],
                       static_cast<int>(act_bytes_));
   }
-  for (const auto& gs : schedule_.groups) {
-    for (int index : gs.ops) {
+  for (size_t g = 0; g < host_from_; ++g) {
+    for (int index : schedule_.groups[g].ops) {
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       const MatrixOp m = matrix_op(op).value();
@@ -1310,7 +1430,9 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
                   "-bit but '" + config_.name + "' computes on " + std::to_string(act_bytes_ * 8) +
                   "-bit data (quantize with bits: " + std::to_string(act_bytes_ * 8) + ")");
   }
+  if (auto s = find_host_groups(); !s.ok()) return s;
   if (auto s = plan_dram(input_values); !s.ok()) return s;
+  if (auto s = plan_host(); !s.ok()) return s;
   out_.element_bytes = static_cast<int>(act_bytes_);
   for (const auto& [name, ir_name] : out_.io_tensors) {
     const DramRegion* region = region_of(name);
@@ -1326,7 +1448,7 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
     io.zero_point = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
     out_.io[name] = io;
   }
-  for (size_t g = 0; g < schedule_.groups.size(); ++g)
+  for (size_t g = 0; g < host_from_; ++g)
     if (auto s = lower_group(g, schedule_.groups[g]); !s.ok()) return s;
   // The last barrier's compute->load token has no load left to take it: a load nop does.
   if (work_before_) {
@@ -1412,6 +1534,33 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
                              {"activations_written", g.traffic.activations_written},
                              {"requant_tables_read", g.traffic.requant_table_read}}}});
   }
+  if (!compiled.host.empty()) {
+    // The boundary: after the program, the host reads these integer tensors and runs the host
+    // graph (host.json) on the golden executor (`tessel host DIR`, run by `tessel sim DIR`).
+    nlohmann::json host;
+    host["ops"] = compiled.host.ops;
+    host["outputs"] = compiled.host.outputs;
+    host["graph"] = "host.json";
+    host["inputs"] = nlohmann::json::array();
+    for (const HostInput& in : compiled.host.inputs)
+      host["inputs"].push_back({{"name", in.name},
+                                {"ir_tensor", in.ir_tensor},
+                                {"offset", in.offset},
+                                {"shape", in.shape},
+                                {"bytes", in.bytes}});
+    host["transfer_bytes"] = {{"to_host", compiled.host.transfer_bytes()}, {"from_host", 0}};
+    // The schedule counts the host groups' loads and stores as DRAM traffic; the program does
+    // not make them (its bytes are the schedule's minus these).
+    sched::Traffic host_groups;
+    for (const auto& gs : scheduled.schedule.groups) {
+      bool host_group = !gs.ops.empty();
+      for (int o : gs.ops) host_group &= scheduled.net.op(o).kind == sched::OpKind::Softmax;
+      if (host_group) host_groups += gs.traffic;
+    }
+    host["schedule_bytes"] = {{"activations_read", host_groups.activations_read},
+                              {"activations_written", host_groups.activations_written}};
+    j["host"] = host;
+  }
   j["compulsory_bytes"] = scheduled.schedule.compulsory_bytes;
   j["roofline_cycles"] = scheduled.schedule.roofline_cycles;
   j["predicted_cycles"] = scheduled.schedule.cycles;
@@ -1465,6 +1614,9 @@ Status write_compile_folder(const CompiledProgram& compiled, const sched::Schedu
                           sched::to_json(scheduled.schedule, scheduled.net).dump(2) + "\n");
       !s.ok())
     return s;
+  if (!compiled.host.empty())
+    if (auto s = write_text("host.json", ir::to_json(compiled.host.graph).dump(1) + "\n"); !s.ok())
+      return s;
   return write_text("compile.json", compile_json(compiled, scheduled).dump(2) + "\n");
 }
 

@@ -57,6 +57,33 @@ struct ChannelSlice {
   std::int64_t pixel_channels = 0;  ///< channels per stored pixel of the region
 };
 
+/// An integer tensor the host reads from the final DRAM: a host op's input that the program
+/// stores (docs/codegen.md, "Host ops").
+struct HostInput {
+  std::string name;                 ///< scheduler tensor name ("fc2")
+  std::string ir_tensor;            ///< the integer IR tensor ("fc2.q"), the host graph's input
+  std::int64_t offset = 0;          ///< DRAM byte offset (NHWC data)
+  std::vector<std::int64_t> shape;  ///< the IR tensor's shape (NCHW, or N x K)
+  std::int64_t bytes = 0;           ///< what the host reads over the DRAM interface
+};
+
+/// Ops the accelerator lacks (Softmax), run after the program by the golden executor on the
+/// integer tensors the program stored. The program ends at the last accelerator group.
+struct HostPart {
+  std::vector<std::string> ops;      ///< scheduler op names, in schedule order
+  std::vector<HostInput> inputs;     ///< what crosses the boundary, accelerator -> host
+  std::vector<std::string> outputs;  ///< network outputs the host computes (IR tensor names)
+  /// The quantized graph's ops from `inputs` to `outputs` (Dequantize, Softmax, ...), with the
+  /// inputs as graph inputs: `host.json` in the compile folder.
+  ir::Graph graph{"host"};
+  std::int64_t transfer_bytes() const {
+    std::int64_t n = 0;
+    for (const auto& in : inputs) n += in.bytes;
+    return n;
+  }
+  bool empty() const { return ops.empty(); }
+};
+
 /// A compiled network: everything `tessel sim` needs, plus the map of where things are.
 struct CompiledProgram {
   int element_bytes = 1;  ///< activation element bytes in DRAM (1 or 2)
@@ -74,6 +101,8 @@ struct CompiledProgram {
   std::map<std::string, std::string> views;
   /// Inputs of aliased Concats, by scheduler tensor name: where their bytes lie.
   std::map<std::string, ChannelSlice> slices;
+  /// Host ops after the program (empty when the accelerator runs the whole network).
+  HostPart host;
 };
 
 /// Lowers `scheduled` (a schedule of the float graph the quantized graph came from) with the
@@ -85,7 +114,8 @@ struct CompiledProgram {
 /// whole input) with bias and per-channel requantize, Relu/Clip, residual Add, max/avg/global
 /// pools, Concat (a DRAM view when alone in its group, an on-chip copy otherwise), Reshape
 /// views; row, column and output-channel tiles; recomputed or cached halos;
-/// resident or streamed weights; double buffering. Anything else fails naming the group and op.
+/// resident or streamed weights; double buffering. Softmax groups at the end of the schedule run
+/// on the host (`CompiledProgram::host`). Anything else fails naming the group and op.
 Result<CompiledProgram> compile(
     const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
     const std::map<std::string, std::vector<std::int32_t>>& input_values);
@@ -100,7 +130,8 @@ std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::
                                     int element_bytes);
 
 /// Writes program.bin, program.tasm, dram.bin, schedule.json and compile.json into `folder`
-/// (created if missing). Fails naming the file that cannot be written.
+/// (created if missing), and host.json (the host part's graph) when there are host ops. Fails
+/// naming the file that cannot be written.
 Status write_compile_folder(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled,
                             const HwConfig& config, const std::string& folder);
 

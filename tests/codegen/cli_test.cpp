@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
+#include "compiler/zoo/zoo.hpp"
 #include "support/cli.hpp"
 #include "support/npy.hpp"
 
@@ -52,6 +55,56 @@ TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) 
   EXPECT_EQ(report["groups"][0]["dram_bytes"]["weights_read"], 320);
   EXPECT_EQ(report["compulsory_bytes"], j["compulsory_bytes"]);
   EXPECT_GT(report["roofline_cycles"].get<std::int64_t>(), 0);
+}
+
+// tiny_mlp ends in a Softmax, which the accelerator lacks: the program stops after fc2's
+// group, `tessel sim DIR` stores fc2's integers for the host, runs the host part (Dequantize,
+// Softmax) on the golden executor and writes the network output, equal to the golden
+// executor's run of the whole quantized graph (what `tessel infer` computes) bit for bit.
+TEST(CompileCli, host_ops_run_after_the_program_and_match_the_golden_executor) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_tiny_mlp";
+  fs::remove_all(dir);
+  ASSERT_EQ(run({"compile", "--model", "tiny_mlp", "--hw", "vta-pynq", "--policy", "opfusion",
+                 "--out", dir.string()}),
+            0);
+  EXPECT_TRUE(fs::exists(dir / "host.json"));
+  std::ifstream in(dir / "compile.json");
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.contains("host"));
+  EXPECT_EQ(j["host"]["ops"], nlohmann::json::array({"softmax"}));
+  EXPECT_EQ(j["host"]["outputs"], nlohmann::json::array({"softmax"}));
+  ASSERT_EQ(j["host"]["inputs"].size(), 1u);
+  EXPECT_EQ(j["host"]["inputs"][0]["ir_tensor"], "fc2");  // fc2 is Gemm + Requantize: already int8
+  EXPECT_EQ(j["host"]["transfer_bytes"]["to_host"], 4);   // 4 int8 logits
+  // The program's groups stop before the softmax; no group stores a float tensor.
+  for (const auto& g : j["groups"]) EXPECT_NE(g["ops"].back(), "softmax");
+
+  ASSERT_EQ(run({"sim", dir.string()}), 0);
+  std::ifstream report_in(dir / "report.json");
+  const auto report = nlohmann::json::parse(report_in);
+  EXPECT_EQ(report["host"]["transfer_bytes"]["to_host"], 4);
+  EXPECT_EQ(report["host"]["ran"], true);
+  const NpyArray got = read_npy((dir / "output.npy").string());
+  EXPECT_EQ(got.shape, (std::vector<std::int64_t>{1, 4}));
+
+  // The golden executor on the same quantized graph and the same seeded input.
+  auto prepared = cpu::prepare_graph(zoo::build_model("tiny_mlp").value());
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = 8;  // vta-pynq's matrix.input_bits
+  auto quantized = cpu::quantize_model(prepared.value(), qconfig,
+                                       cpu::synthetic_samples(prepared.value(), qconfig));
+  ASSERT_TRUE(quantized.ok()) << quantized.reason();
+  const ir::Graph& graph = quantized.value().graph;
+  cpu::Executor executor(graph);
+  const std::string input = graph.tensor(graph.op(graph.inputs()[0]).outputs[0]).name;
+  auto golden = executor.run({{input, cpu::default_input(graph.tensor(input).shape)}});
+  ASSERT_TRUE(golden.ok()) << golden.reason();
+  const std::vector<float> expected = golden.value().at("softmax").to_npy().values<float>();
+  EXPECT_EQ(got.values<float>(), expected);
+  float sum = 0;
+  for (float v : expected) sum += v;
+  EXPECT_NEAR(sum, 1.0f, 1e-5f);  // a softmax, not zeros
 }
 
 TEST(CompileCli, an_unknown_policy_is_an_error) {

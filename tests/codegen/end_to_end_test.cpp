@@ -75,6 +75,15 @@ Result<CompiledProgram> compile_case(const Case& c) {
   return compile(quantized.value().graph, scheduled.value(), config, {{"input.q", zeros}});
 }
 
+TEST(CodegenLimits, a_softmax_fused_with_accelerator_ops_is_reported) {
+  // fusion grows fc2's group over the softmax; the host part must be a group of its own.
+  auto compiled = compile_case({"tiny_mlp", "vta-pynq", "fusion"});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.reason(),
+            "group 1: op 'softmax' (softmax) runs on the host and cannot share a group with "
+            "accelerator ops");
+}
+
 TEST(CodegenLimits, weight_rows_beyond_the_dma_padding_are_reported) {
   // cloud-large's 128-row array: a 3-channel input leaves 125 zero weight rows per block.
   auto compiled = compile_case({"tiny_conv", "cloud-large", "layerwise"});
