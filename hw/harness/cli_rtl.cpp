@@ -1,11 +1,13 @@
 // `tessel rtl PROGRAM`: run a program (.bin, .tasm or a compile-output folder) on the Verilator
 // model of hw/rtl; prints and writes the simulator's report.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
 #include "hw/harness/rtl_runner.hpp"
@@ -32,6 +34,35 @@ struct RtlArgs {
 
 constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
 
+/// Per-group cycles of a compile folder's run, by the simulator's rule (`tessel sim`'s
+/// report.json): a group's cycles are the finish of its last instruction minus the previous
+/// group's. `compile` is the folder's compile.json; rows carry the group's ops and instruction
+/// range so a cross-check can pair them with the simulator's rows.
+nlohmann::json group_cycles(const nlohmann::json& compile, const sim::SimReport& report) {
+  std::vector<std::uint64_t> finish;
+  for (const auto& c : report.instruction_cycles) {
+    if (c.index >= finish.size()) finish.resize(c.index + 1, 0);
+    finish[c.index] = c.finish_cycle;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  std::uint64_t previous_end = 0;
+  for (const auto& g : compile.value("groups", nlohmann::json::array())) {
+    const auto first = g.value("first_instruction", std::uint64_t{0});
+    const auto end = g.value("end_instruction", std::uint64_t{0});
+    std::uint64_t group_end = previous_end;
+    for (std::uint64_t i = first; i < end && i < finish.size(); ++i)
+      group_end = std::max(group_end, finish[i]);
+    nlohmann::json row;
+    row["ops"] = g.value("ops", nlohmann::json::array());
+    row["first_instruction"] = first;
+    row["end_instruction"] = end;
+    row["cycles"] = group_end - previous_end;
+    rows.push_back(row);
+    previous_end = group_end;
+  }
+  return rows;
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -48,11 +79,19 @@ int run(const RtlArgs& args) {
   if (args.program.empty())
     throw_input_error({"tessel rtl", 0, 0}, "program", "a program or folder is required");
   std::string program = args.program, dram = args.dram, hw = args.hw;
+  nlohmann::json compile;
   if (std::filesystem::is_directory(program)) {
     const sim::RunFolder folder = sim::read_run_folder(program);
     program = folder.program;
     if (dram.empty()) dram = folder.dram;
     if (hw.empty()) hw = folder.hw;
+    const auto compile_path = std::filesystem::path(args.program) / "compile.json";
+    if (std::filesystem::exists(compile_path)) {
+      std::ifstream in(compile_path);
+      compile = nlohmann::json::parse(in, nullptr, false);
+      if (compile.is_discarded())
+        throw_input_error({compile_path.string(), 0, 0}, "", "not valid JSON");
+    }
   }
   if (hw.empty())
     throw_input_error({args.program, 0, 0}, "--hw",
@@ -69,6 +108,7 @@ int run(const RtlArgs& args) {
   RtlOptions options;
   options.fst_path = args.fst;
   options.watchdog_cycles = args.watchdog;
+  options.record_instruction_cycles = !compile.is_null();
   auto result = run_rtl(config, words, std::move(image), options, args.threads);
   if (!result.ok()) throw_input_error({program, 0, 0}, "", result.reason());
   const sim::SimReport& report = result.value().report;
@@ -90,7 +130,20 @@ int run(const RtlArgs& args) {
       static_cast<unsigned long long>(result.value().simulated_cycles), seconds,
       seconds > 0 ? static_cast<double>(result.value().simulated_cycles) / seconds / 1e3 : 0.0);
   if (report.fault) std::cerr << program << ": fault: " << report.fault->str() << '\n';
-  if (!args.json.empty()) write_text(args.json, sim::report_json(report, config));
+  if (!args.json.empty()) {
+    if (compile.is_null()) {
+      write_text(args.json, sim::report_json(report, config));
+    } else {  // a compile folder: the report plus per-group cycles
+      nlohmann::json j = nlohmann::json::parse(sim::report_json(report, config));
+      j["groups"] = group_cycles(compile, report);
+      j["late_cycles"] = result.value().late_cycles;
+      nlohmann::json timeline = nlohmann::json::array();  // [index, dispatch, start, finish]
+      for (const auto& c : report.instruction_cycles)
+        timeline.push_back({c.index, c.dispatch_cycle, c.start_cycle, c.finish_cycle});
+      j["instruction_cycles"] = timeline;
+      write_text(args.json, j.dump(2) + "\n");
+    }
+  }
   if (!args.dram_out.empty()) {
     const auto& bytes = result.value().dram;
     write_text(args.dram_out, std::string(bytes.begin(), bytes.end()));

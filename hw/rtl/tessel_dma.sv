@@ -8,7 +8,10 @@
 // completes (f = c_last). The engine finishes in the first cycle with dram_done, every request
 // presented, and every byte moved. Requests are generated at one merged run per cycle (runs
 // are whole rows when the DRAM pixels of a row are contiguous); the mover moves DW bytes per
-// cycle, per row when both sides are contiguous, per pixel otherwise.
+// cycle per row when both sides are contiguous, otherwise a *pixel group* per cycle: as many
+// pixels of one row (all data or all padding) as fit in a DW-byte window on both sides, placed
+// by a per-instruction byte shuffle (so strided scratchpad layouts and padding run at up to DW
+// bytes per cycle instead of one pixel per cycle).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_dma #(
     parameter bit IS_STORE = 1'b0,
@@ -162,8 +165,66 @@ module tessel_dma #(
     first_part = !in_win ? 2'd3 : (pl != 0 ? 2'd0 : 2'd1);
   endfunction
 
+  // Pixel groups. Byte j of the destination window (SRAM for LOAD, DRAM for STORE) is byte
+  // map_b(j) of the group's pixel map_p(j), j = map_p * dst_stride + map_b, and comes from byte
+  // map_src(j) = map_p * src_stride + map_b of the source window. A group of k pixels fits when
+  // (k - 1) * stride + ce <= DW on the destination side (and, for data, the source side);
+  // strides below ce (overlapping or broadcast pixels) or pixels wider than DW move one pixel
+  // at a time, DW-byte chunk by chunk, with the identity map.
+  localparam int unsigned LW = $clog2(DW);
+  localparam int unsigned PW = LW + 1;
+  logic [31:0] dst_stride, src_stride;  // bytes between neighbouring pixels along x
+  logic dst_ok, src_ok;
+  logic [PW-1:0] kmax_pad, kmax_data, kgroup;
+  logic [DW*PW-1:0] map_p, map_b;
+  logic [DW*LW-1:0] map_src;
+  logic [12:0] region_end;  // first padded pixel after the current group's region (pixel mode)
+
+  always_comb begin
+    logic [31:0] eff, p, b, base, span_d, span_s;
+    dst_stride = IS_STORE ? 32'(f.dram_stride_x) * 32'(ebytes)
+                          : 32'(f.sram_stride_x) * 32'(ebytes);
+    src_stride = IS_STORE ? 32'(f.sram_stride_x) * 32'(ebytes)
+                          : 32'(f.dram_stride_x) * 32'(ebytes);
+    dst_ok = ce <= 40'(DW) && 40'(dst_stride) >= ce;
+    src_ok = 40'(src_stride) >= ce;
+    eff = dst_ok && !row_mv ? dst_stride : 32'(DW);  // rows move as contiguous chunks
+    p = '0;
+    b = '0;
+    base = '0;
+    for (int unsigned j = 0; j < DW; j++) begin
+      map_p[j*PW+:PW] = PW'(p);
+      map_b[j*PW+:PW] = PW'(b);
+      map_src[j*LW+:LW] = base + b < 32'(DW) ? LW'(base + b) : '0;
+      if (b + 1 == eff) begin
+        b = '0;
+        p = p + 1;
+        base = base + src_stride;
+      end else b = b + 1;
+    end
+    kmax_pad = PW'(1);
+    kmax_data = PW'(1);
+    span_d = 32'(ce);
+    span_s = 32'(ce);
+    if (dst_ok)
+      for (int unsigned k = 2; k <= DW; k++) begin
+        span_d = span_d + dst_stride;
+        span_s = span_s + src_stride;
+        if (span_d <= 32'(DW)) begin
+          kmax_pad = PW'(k);
+          if (src_ok && span_s <= 32'(DW)) kmax_data = PW'(k);
+        end
+      end
+  end
+
   always_comb begin
     logic [39:0] row_sram, dram_row;
+    logic [PW-1:0] kmax;
+    logic [12:0] left;  // pixels of the region from mx on
+    kmax = kmax_pad;
+    left = '0;
+    region_end = pad_w;
+    kgroup = PW'(1);
     row_sram = 40'(f.sram_addr) + 40'(my) * 40'(f.sram_stride_y) * 40'(ebytes);
     dram_row = f.dram_addr + 40'(13'(my - 13'(ptop))) * 40'(f.dram_stride_y) * 40'(ebytes);
     seg_dram = '0;
@@ -197,7 +258,13 @@ module tessel_dma #(
       seg_len = ce;
       seg_pad = !(row_inside && px_inside);
       seg_dram = dram_row + 40'(13'(mx - 13'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
-      seg_last = my == pad_h - 1 && mx == pad_w - 1;
+      region_end = !row_inside ? pad_w
+                 : mx < 13'(pleft) ? 13'(pleft)
+                 : mx < 13'(pleft) + 13'(f.x_size) ? 13'(pleft) + 13'(f.x_size) : pad_w;
+      kmax = seg_pad ? kmax_pad : kmax_data;
+      left = region_end - mx;
+      kgroup = left < 13'(kmax) ? PW'(left) : kmax;
+      seg_last = my == pad_h - 1 && mx + 13'(kgroup) == pad_w;
     end
     chunk = seg_len - off < 40'(DW) ? seg_len - off : 40'(DW);
     seg_end = off + 40'(DW) >= seg_len;
@@ -211,9 +278,17 @@ module tessel_dma #(
       else if (j % 32'(ebytes) == 1) pad_pattern[8*j+:8] = f.pad_value[15:8];
       else pad_pattern[8*j+:8] = {8{f.pad_value[15]}};
 
+  // Destination byte enables: bytes [0, chunk) of each of the group's kgroup pixels.
   logic [DW-1:0] chunk_mask;
   always_comb
-    for (int unsigned j = 0; j < DW; j++) chunk_mask[j] = 40'(j) < chunk;
+    for (int unsigned j = 0; j < DW; j++)
+      chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 40'(map_b[j*PW+:PW]) < chunk;
+
+  // The source window shuffled into destination order.
+  function automatic logic [DW*8-1:0] shuffle(input logic [DW*8-1:0] src,
+                                               input logic [DW*LW-1:0] map);
+    for (int unsigned j = 0; j < DW; j++) shuffle[8*j+:8] = src[8*32'(map[j*LW+:LW])+:8];
+  endfunction
 
   // Load: one-cycle read latency, so the SRAM write happens a cycle after the read.
   logic st_valid, st_pad;
@@ -225,13 +300,13 @@ module tessel_dma #(
   assign lw_en = !IS_STORE && st_valid;
   assign lw_sp = f.sp;
   assign lw_addr = st_addr;
-  assign lw_data = st_pad ? pad_pattern : rd_data;
+  assign lw_data = st_pad ? pad_pattern : shuffle(rd_data, map_src);
   assign lw_mask = st_mask;
   assign sr_sp = f.sp;
   assign sr_addr = 32'(seg_sram + off);
   assign wr_en = IS_STORE && mv_active;
   assign wr_addr = seg_dram + off;
-  assign wr_data = sr_data;
+  assign wr_data = shuffle(sr_data, map_src);
   assign wr_strb = chunk_mask;
 
   always_ff @(posedge clk) begin
@@ -263,10 +338,10 @@ module tessel_dma #(
               part <= first_part(my + 1'b1 >= 13'(ptop) && my + 1'b1 < 13'(ptop) + 13'(f.y_size),
                                  pleft);
             end
-          end else if (mx == pad_w - 1) begin
+          end else if (mx + 13'(kgroup) == pad_w) begin
             mx <= '0;
             my <= my + 1'b1;
-          end else mx <= mx + 1'b1;
+          end else mx <= mx + 13'(kgroup);
         end
       end
     end

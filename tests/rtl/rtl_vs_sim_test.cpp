@@ -9,6 +9,7 @@
 
 #include "configs/hw_config.hpp"
 #include "hw/harness/rtl_runner.hpp"
+#include "isa/assembler.hpp"
 #include "sim/inputs.hpp"
 #include "sim/simulator.hpp"
 
@@ -140,6 +141,60 @@ TEST_P(RtlMicrobenchmark, equals_the_simulator_cycle_for_cycle_and_byte_for_byte
 
 INSTANTIATE_TEST_SUITE_P(Microbenchmarks, RtlMicrobenchmark, ::testing::ValuesIn(program_names()),
                          [](const auto& test_info) { return test_info.param; });
+
+// The DMA data mover moves strided scratchpad pixels and padding a group of pixels per cycle,
+// so it keeps up with the DRAM (tiny_conv's weight load on edge-small was 18 cycles late when
+// it moved one pixel per cycle). On micro (DW = 64, L = 10, T = 4):
+//   0 load   d 0 s 1   4 rows x 3 pixels x 4 B, DRAM dense (one 48 B request, one burst, bus
+//                      [11, 15)), SRAM pixels 8 B apart + 5 pixels of right padding (7): f 15
+//                      (one pixel per cycle would take 32 mover cycles: f 34)
+//   1 nop    d 1 s 15  f 16
+//   2 store  d 2 s 16  the 12 data pixels back to DRAM dense at 0x2000: bus [26, 30), f 30
+//   3 store  d 3 s 30  the padded 4 x 8 box dense at 0x3000: 128 B, 2 bursts, bus [40, 48), f 48
+//   4 finish d 4 s 48  f 49
+TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      "load sp=0 kind=activations elem=i8 sram_addr=0x0 dram_addr=0x1000 y_size=4 x_size=3 "
+      "c_size=4 "
+      "dram_stride_y=12 dram_stride_x=4 sram_stride_y=64 sram_stride_x=8 pad_right=5 "
+      "pad_value=7 push_next=1\n"
+      "nop engine=compute pop_prev=1 push_next=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x2000 y_size=4 x_size=3 "
+      "c_size=4 dram_stride_y=12 dram_stride_x=4 sram_stride_y=64 sram_stride_x=8 pop_prev=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x3000 y_size=4 x_size=8 "
+      "c_size=4 dram_stride_y=32 dram_stride_x=4 sram_stride_y=64 sram_stride_x=8 "
+      "push_prev=1\n"
+      "finish pop_next=1\n";
+  const isa::Program program = isa::assemble(text, "dma_groups.tasm");
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.instructions)
+    words.push_back(isa::encode(instruction).value());
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  for (std::size_t i = 0; i < 48; ++i) dram[0x1000 + i] = static_cast<std::uint8_t>(i);
+
+  sim::SimOptions sim_options;
+  sim_options.record_instruction_cycles = true;
+  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
+  ASSERT_TRUE(simulated.ok()) << simulated.reason();
+  RtlOptions options;
+  options.record_instruction_cycles = true;
+  options.watchdog_cycles = 100'000;
+  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
+  ASSERT_TRUE(rtl.ok()) << rtl.reason();
+
+  EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().report.cycles, 49u);
+  expect_same_report(rtl.value().report, simulated.value().report);
+  const auto& out = rtl.value().dram;
+  for (std::size_t i = 0; i < 48; ++i) EXPECT_EQ(out[0x2000 + i], i) << "dense copy byte " << i;
+  for (std::size_t y = 0; y < 4; ++y)
+    for (std::size_t x = 0; x < 8; ++x)
+      for (std::size_t c = 0; c < 4; ++c)
+        EXPECT_EQ(out[0x3000 + 32 * y + 4 * x + c], x < 3 ? 12 * y + 4 * x + c : 7u)
+            << "padded box y " << y << " x " << x << " c " << c;
+  EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
+}
 
 TEST(RtlModels, micro_and_edge_small_are_built) {
   std::vector<std::string> names;
