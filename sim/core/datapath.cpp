@@ -2,6 +2,7 @@
 #include "sim/core/datapath.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -98,6 +99,8 @@ template <class T>
 void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst) {
   if (bytes == 1) {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<std::int8_t>(src[i]);
+  } else if (std::endian::native == std::endian::little && sizeof(T) == 2) {
+    std::memcpy(dst, src, static_cast<std::size_t>(count) * 2);  // the same bytes
   } else {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(read_element(src + 2 * i, 2));
   }
