@@ -9,8 +9,8 @@
 // presented, and every byte moved. Requests are generated at one merged run per cycle (runs
 // are whole rows when the DRAM pixels of a row are contiguous); the mover moves DW bytes per
 // cycle per row when both sides are contiguous, otherwise a *pixel group* per cycle: as many
-// pixels of one row (all data or all padding) as fit in a DW-byte window on both sides, placed
-// by a per-instruction byte shuffle (so strided scratchpad layouts and padding run at up to DW
+// pixels of one row (the left padding alone, or data pixels and the right padding after them)
+// as fit in a DW-byte window on both sides, placed by a per-instruction byte shuffle (so strided scratchpad layouts and padding run at up to DW
 // bytes per cycle instead of one pixel per cycle).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_dma #(
@@ -179,6 +179,7 @@ module tessel_dma #(
   logic [DW*PW-1:0] map_p, map_b;
   logic [DW*LW-1:0] map_src;
   logic [12:0] region_end;  // first padded pixel after the current group's region (pixel mode)
+  logic [12:0] ndata;       // data pixels from mx on in this row (the rest of a group pads)
 
   always_comb begin
     logic [31:0] eff, p, b, base, span_d, span_s;
@@ -223,6 +224,7 @@ module tessel_dma #(
     logic [12:0] left;  // pixels of the region from mx on
     kmax = kmax_pad;
     left = '0;
+    ndata = '0;
     region_end = pad_w;
     kgroup = PW'(1);
     row_sram = 40'(f.sram_addr) + 40'(my) * 40'(f.sram_stride_y) * 40'(ebytes);
@@ -258,9 +260,9 @@ module tessel_dma #(
       seg_len = ce;
       seg_pad = !(row_inside && px_inside);
       seg_dram = dram_row + 40'(13'(mx - 13'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
-      region_end = !row_inside ? pad_w
-                 : mx < 13'(pleft) ? 13'(pleft)
-                 : mx < 13'(pleft) + 13'(f.x_size) ? 13'(pleft) + 13'(f.x_size) : pad_w;
+      // Groups: the left padding alone, then data pixels with the right padding after them.
+      region_end = row_inside && mx < 13'(pleft) ? 13'(pleft) : pad_w;
+      ndata = row_inside && px_inside ? 13'(pleft) + 13'(f.x_size) - mx : '0;
       kmax = seg_pad ? kmax_pad : kmax_data;
       left = region_end - mx;
       kgroup = left < 13'(kmax) ? PW'(left) : kmax;
@@ -284,6 +286,12 @@ module tessel_dma #(
     for (int unsigned j = 0; j < DW; j++)
       chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 40'(map_b[j*PW+:PW]) < chunk;
 
+  // Destination bytes that belong to padding pixels of the group.
+  logic [DW-1:0] pad_mask;
+  always_comb
+    for (int unsigned j = 0; j < DW; j++)
+      pad_mask[j] = seg_pad || (!row_mv && 13'(map_p[j*PW+:PW]) >= ndata);
+
   // The source window shuffled into destination order.
   function automatic logic [DW*8-1:0] shuffle(input logic [DW*8-1:0] src,
                                                input logic [DW*LW-1:0] map);
@@ -291,7 +299,8 @@ module tessel_dma #(
   endfunction
 
   // Load: one-cycle read latency, so the SRAM write happens a cycle after the read.
-  logic st_valid, st_pad;
+  logic st_valid;
+  logic [DW-1:0] st_pad;
   logic [31:0] st_addr;
   logic [DW-1:0] st_mask;
 
@@ -300,7 +309,11 @@ module tessel_dma #(
   assign lw_en = !IS_STORE && st_valid;
   assign lw_sp = f.sp;
   assign lw_addr = st_addr;
-  assign lw_data = st_pad ? pad_pattern : shuffle(rd_data, map_src);
+  logic [DW*8-1:0] shuffled;
+  assign shuffled = shuffle(rd_data, map_src);
+  always_comb
+    for (int unsigned j = 0; j < DW; j++)
+      lw_data[8*j+:8] = st_pad[j] ? pad_pattern[8*j+:8] : shuffled[8*j+:8];
   assign lw_mask = st_mask;
   assign sr_sp = f.sp;
   assign sr_addr = 32'(seg_sram + off);
@@ -322,7 +335,7 @@ module tessel_dma #(
       st_valid <= 1'b0;
     end else begin
       st_valid <= !IS_STORE && mv_active;
-      st_pad <= seg_pad;
+      st_pad <= pad_mask;
       st_addr <= 32'(seg_sram + off);
       st_mask <= chunk_mask;
       if (mv_active) begin
