@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/codegen/codegen.hpp"
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
@@ -50,7 +51,8 @@ cli::Runner setup_compile(CLI::App& command) {
     const std::string hw_path = resolve_hw(o->hw);
     const HwConfig config = load_hw_config(hw_path);
     const ir::Graph graph = zoo::load_model(o->model);
-    auto prepared = cpu::prepare_graph(graph);
+    // BatchNorm folded, or unfolded into depthwise convs for layerwise (docs/quantization.md).
+    auto prepared = passes::graph_for_policy(graph, o->policy);
     if (!prepared.ok()) {
       std::cerr << "error: " << prepared.reason() << '\n';
       return 1;

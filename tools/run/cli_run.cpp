@@ -8,9 +8,11 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
@@ -106,17 +108,19 @@ bool mismatched(const nlohmann::json& summary) {
   return summary.contains("row") && summary["row"].value("bit_exact", true) == false;
 }
 
-/// Every policy's summary, in `policies` order. With jobs > 1 each policy runs in a forked
-/// worker (a process, as SystemC allows one simulation at a time per process), at most `jobs`
-/// at once; the model was prepared once, before the fork. A policy whose outputs differ is run
-/// again here to name the first wrong tensor, which needs the golden executor (OpenMP).
-std::vector<nlohmann::json> run_policies(const PreparedModel& model, const HwConfig& config,
+/// Every policy's summary, in `policies` order, policy i run on models[i]. With jobs > 1 each
+/// policy runs in a forked worker (a process, as SystemC allows one simulation at a time per
+/// process), at most `jobs` at once; the models were prepared before the fork. A policy whose
+/// outputs differ is run again here to name the first wrong tensor, which needs the golden
+/// executor (OpenMP).
+std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>& models,
+                                         const HwConfig& config,
                                          const std::vector<std::string>& policies,
                                          const RunOptions& options, std::size_t jobs) {
   const auto run_one = [&](std::size_t i, bool in_worker) {
     RunOptions o = options;
     o.diagnose_mismatch = !in_worker;
-    return summarize(run_policy(model, config, policies[i], o), config);
+    return summarize(run_policy(*models[i], config, policies[i], o), config);
   };
   std::vector<nlohmann::json> summaries(policies.size());
   if (jobs <= 1 || policies.size() <= 1) {
@@ -162,6 +166,30 @@ int run(const RunArgs& args) {
     std::cerr << "error: " << args.model << ": " << model.reason() << '\n';
     return 1;
   }
+  // layerwise compiles BatchNorm unfolded into depthwise convs (passes::graph_for_policy): its
+  // own quantized graph and golden outputs, prepared once when a policy asks for it.
+  std::optional<PreparedModel> unfolded;
+  const auto model_for = [&](const std::string& policy) -> Result<const PreparedModel*> {
+    if (passes::batchnorm_lowering_for_policy(policy) == passes::BatchNormLowering::Folded)
+      return &model.value();
+    if (!unfolded) {
+      auto lowered = passes::graph_for_policy(graph, policy);
+      if (!lowered.ok()) return lowered.failure();
+      auto prepared = prepare_model(lowered.value(), qconfig, args.input_seed);
+      if (!prepared.ok()) return prepared.failure();
+      unfolded = std::move(prepared.value());
+    }
+    return &*unfolded;
+  };
+  std::vector<const PreparedModel*> models;
+  for (const std::string& policy : policies) {
+    auto m = model_for(policy);
+    if (!m.ok()) {
+      std::cerr << "error: " << args.model << " (" << policy << "): " << m.reason() << '\n';
+      return 1;
+    }
+    models.push_back(m.value());
+  }
   std::printf("%s on %s (%s), %s; quantize %.1f s, golden executor %.1f s\n", args.model.c_str(),
               config.name.c_str(), content_hash(config).c_str(),
               args.timing_only ? "timing-only" : "full functional + cycle simulation",
@@ -171,7 +199,7 @@ int run(const RunArgs& args) {
   options.timing_only = args.timing_only;
   const std::size_t jobs = args.jobs > 0 ? args.jobs : available_cores();
   const std::vector<nlohmann::json> summaries =
-      run_policies(model.value(), config, policies, options, jobs);
+      run_policies(models, config, policies, options, jobs);
 
   std::vector<nlohmann::json> rows;  // the policies that ran, in order
   std::vector<std::pair<std::string, std::string>> failures;
@@ -244,7 +272,10 @@ int run(const RunArgs& args) {
     RunOptions traced;
     traced.timing_only = true;
     traced.trace_path = (out / "trace.json").string();
-    auto t = run_policy(model.value(), config, best_policy, traced);
+    auto t = run_policy(
+        *models[static_cast<std::size_t>(std::find(policies.begin(), policies.end(), best_policy) -
+                                         policies.begin())],
+        config, best_policy, traced);
     if (t.ok()) {
       report["best_policy"] = best_policy;
       report["trace"] = traced.trace_path;
