@@ -609,6 +609,9 @@ Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
 }
 
 namespace {
+// The largest `y_size` of a DMA instruction (docs/isa.md: u12).
+constexpr std::uint32_t kMaxDmaRows = 4095;
+
 const sched::BufferAlloc* wbuf_of(const sched::GroupSchedule& gs, const sched::Op& op) {
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name) return &b;
@@ -747,9 +750,32 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       l.sram_stride_y = static_cast<std::uint32_t>(sy);
       l.sram_stride_x = static_cast<std::uint32_t>(sx);
       l.pad_right = static_cast<std::uint32_t>(pad_right);
-      loads.push_back(l);
       dram += y * x * c * weight_bytes_;
       out_.traffic.weights_read += y * x * c * weight_bytes_;
+      // A block that continues the previous load in DRAM and in SRAM with the same row shape
+      // (the next input-channel block of a full-height output block, say) extends that load's
+      // rows: one DMA instruction per contiguous run, not one per block. The bytes moved and
+      // where they land are the same; the DRAM latency is paid once per run (docs/codegen.md).
+      if (!loads.empty()) {
+        auto* prev = std::get_if<isa::Load>(&loads.back());
+        if (prev != nullptr && prev->kind == l.kind && prev->sp == l.sp && prev->elem == l.elem &&
+            prev->x_size == l.x_size && prev->c_size == l.c_size &&
+            prev->dram_stride_y == l.dram_stride_y && prev->dram_stride_x == l.dram_stride_x &&
+            prev->sram_stride_y == l.sram_stride_y && prev->sram_stride_x == l.sram_stride_x &&
+            prev->pad_top == 0 && prev->pad_bottom == 0 && prev->pad_left == 0 &&
+            prev->pad_right == l.pad_right &&
+            prev->sram_addr + static_cast<std::uint64_t>(prev->y_size) * prev->sram_stride_y *
+                                  static_cast<std::uint64_t>(weight_bytes_) ==
+                l.sram_addr &&
+            prev->dram_addr + static_cast<std::uint64_t>(prev->y_size) * prev->dram_stride_y *
+                                  static_cast<std::uint64_t>(weight_bytes_) ==
+                l.dram_addr &&
+            prev->y_size + l.y_size <= kMaxDmaRows) {
+          prev->y_size += l.y_size;
+          return;
+        }
+      }
+      loads.push_back(l);
     };
     const int64_t oc_blocks = ceil_div(sp.channels.size(), cols_);
     for (int64_t ob = 0; ob < oc_blocks; ++ob) {
