@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "compiler/codegen/codegen.hpp"
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/quant/realize.hpp"
 #include "compiler/targets/cpu/executor.hpp"
@@ -102,7 +103,7 @@ class SimEvaluator final : public PointEvaluator {
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
     auto start = Clock::now();
-    auto net = quantized_net(point.model, point.config->quantization, hw);
+    auto net = quantized_net(point.model, point.policy, point.config->quantization, hw);
     if (!net.ok()) return Evaluation::invalid("quantization: " + net.reason());
     const QuantizedNet& q = *net.value();
     phase_ns_[kPrepare] += nanoseconds_since(start);
@@ -223,17 +224,22 @@ class SimEvaluator final : public PointEvaluator {
     return all_equal;
   }
 
-  /// The model quantized per `quantization` (bits default: the config's matrix.input_bits),
-  /// built on first use and shared read-only afterwards.
+  /// The model as `policy` compiles it (passes::graph_for_policy: layerwise unfolds BatchNorm,
+  /// the others fold it), quantized per `quantization` (bits default: the config's
+  /// matrix.input_bits), built on first use and shared read-only afterwards.
   Result<std::shared_ptr<const QuantizedNet>> quantized_net(const std::string& model,
+                                                            const std::string& policy,
                                                             const nlohmann::json& quantization,
                                                             const HwConfig& hw) {
     nlohmann::json section = quantization.is_object() ? quantization : nlohmann::json::object();
     if (!section.contains("bits")) section["bits"] = hw.matrix.input_bits;
-    const std::string key = model + '\n' + section.dump();
+    const passes::BatchNormLowering lowering = passes::batchnorm_lowering_for_policy(policy);
+    const std::string key =
+        model + '\n' + section.dump() + '\n' +
+        (lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise" : "bn:folded");
     std::lock_guard lock(nets_mutex_);  // building is rare; other threads wait for it
     if (auto found = nets_.find(key); found != nets_.end()) return found->second;
-    auto built = build_net(graphs_.at(model), section);
+    auto built = build_net(graphs_.at(model), lowering, section);
     if (!built.ok()) return built.failure();
     auto shared = std::shared_ptr<const QuantizedNet>(std::move(built).value());
     nets_.emplace(key, shared);
@@ -241,6 +247,7 @@ class SimEvaluator final : public PointEvaluator {
   }
 
   Result<std::unique_ptr<QuantizedNet>> build_net(const ir::Graph& graph,
+                                                  passes::BatchNormLowering lowering,
                                                   const nlohmann::json& section) const {
     auto out = std::make_unique<QuantizedNet>();
     quant::QuantConfig config;
@@ -249,7 +256,7 @@ class SimEvaluator final : public PointEvaluator {
     } catch (const InputError& e) {
       return fail(e.what());
     }
-    auto prepared = cpu::prepare_graph(graph);
+    auto prepared = passes::graph_for_lowering(graph, lowering);
     if (!prepared.ok()) return prepared.failure();
     out->prepared = std::move(prepared).value();
     auto quantized =
