@@ -215,8 +215,10 @@ int run(const RunArgs& args) {
     if (row["policy"] == "layerwise") layerwise_cycles = row["cycles"].get<double>();
   const nlohmann::json* best = nullptr;
   for (auto& row : rows) {
+    // Without a layerwise row there is no baseline: null in the JSON, "n/a" in the table.
     row["speedup_vs_layerwise"] =
-        layerwise_cycles > 0 ? layerwise_cycles / row["cycles"].get<double>() : 0.0;
+        layerwise_cycles > 0 ? nlohmann::json(layerwise_cycles / row["cycles"].get<double>())
+                             : nlohmann::json(nullptr);
     if (best == nullptr ||
         row["cycles"].get<std::uint64_t>() < (*best)["cycles"].get<std::uint64_t>())
       best = &row;
@@ -243,12 +245,15 @@ int run(const RunArgs& args) {
     const std::string exact = !j.contains("bit_exact")     ? "n/a"
                               : j["bit_exact"].get<bool>() ? "yes"
                                                            : "NO";
-    std::printf(
-        "%-13s %9.3f %9.3f %8.2f %12llu %9.3f %8.2f %8.2f %9s\n",
-        j["policy"].get<std::string>().c_str(), mb(j["dram_bytes"]["read"].get<std::int64_t>()),
-        mb(j["dram_bytes"]["write"].get<std::int64_t>()), j["x_compulsory"].get<double>(),
-        static_cast<unsigned long long>(j["cycles"].get<std::uint64_t>()), j["ms"].get<double>(),
-        j["x_roofline"].get<double>(), j["speedup_vs_layerwise"].get<double>(), exact.c_str());
+    char speedup[32] = "n/a";
+    if (!j["speedup_vs_layerwise"].is_null())
+      std::snprintf(speedup, sizeof speedup, "%.2f", j["speedup_vs_layerwise"].get<double>());
+    std::printf("%-13s %9.3f %9.3f %8.2f %12llu %9.3f %8.2f %8s %9s\n",
+                j["policy"].get<std::string>().c_str(),
+                mb(j["dram_bytes"]["read"].get<std::int64_t>()),
+                mb(j["dram_bytes"]["write"].get<std::int64_t>()), j["x_compulsory"].get<double>(),
+                static_cast<unsigned long long>(j["cycles"].get<std::uint64_t>()),
+                j["ms"].get<double>(), j["x_roofline"].get<double>(), speedup, exact.c_str());
   }
   for (const auto& [policy, reason] : failures) {
     std::printf("%-13s failed: %s\n", policy.c_str(), reason.c_str());
