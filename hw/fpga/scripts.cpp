@@ -78,7 +78,10 @@ std::string yosys_script(const SynthesisInputs& inputs, const FpgaTarget& target
   for (const auto& source : inputs.yosys_sources.empty() ? inputs.sources : inputs.yosys_sources) {
     out << "read_verilog -sv" << includes << " " << source << "\n";
   }
+  // flatten before stat: Yosys 0.23's `stat -json` writes its hierarchy text into the JSON
+  // when the design has two or more levels of submodules (black boxes stay cells).
   out << "synth_xilinx -family " << target.yosys_family << " -top " << inputs.top << "\n"
+      << "flatten\n"
       << "tee -q -o " << outputs.stat_json << " stat -json\n"
       << "write_json " << outputs.netlist_json << "\n"
       << "write_edif " << outputs.netlist_edif << "\n";
