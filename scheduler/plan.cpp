@@ -304,6 +304,9 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
     if (op.kind == OpKind::Reshape && ops.size() > 1) {
       return fail("op '" + op.name + "' is a DRAM view (Reshape) and must be alone in its group");
     }
+    if (op.kind == OpKind::Softmax && ops.size() > 1) {  // docs/codegen.md "Host ops"
+      return fail("op '" + op.name + "' (Softmax) runs on the host and must be alone in its group");
+    }
   }
   return {};
 }

@@ -158,6 +158,25 @@ TEST(CostModel, channel_tiles_reload_per_channel_inputs) {
   }
 }
 
+// Softmax runs on the host (docs/codegen.md "Host ops"): it is a group of its own, so every
+// policy leaves the accelerator program a boundary to stop at.
+TEST(Planner, softmax_is_alone_in_its_group) {
+  NetBuilder b("host");
+  const int x = b.input("x", {16, 1, 1});
+  const int fc = b.conv("fc", x, 16, 1);
+  b.softmax("prob", fc);
+  const Net net = b.build();
+  const Status fused = check_group(net, {1, 2}, PlanOptions{});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.reason(), "op 'prob' (Softmax) runs on the host and must be alone in its group");
+  EXPECT_TRUE(check_group(net, {2}, PlanOptions{}).ok());
+  for (const char* policy : {"fusion", "fusion+reuse", "optimal"}) {
+    auto s = run_policy(net, unified_machine(64 * 1024), policy, Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << policy << ": " << s.reason();
+    EXPECT_EQ(s.value().groups.back().ops, std::vector<int>{2}) << policy;
+  }
+}
+
 // A kept input is read by every channel tile: the checker wants it live over whole tiles
 // ([0, 2] for one op) and rejects the consumer-step lifetime a per-tile load would have.
 TEST(Checker, a_kept_input_lives_over_whole_tiles) {
