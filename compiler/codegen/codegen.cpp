@@ -43,6 +43,27 @@ struct TileView {
   }
 };
 
+/// A one-operand vector `add` (a = b; the `vcfg` before it sets the map): the box of `rows x
+/// cols x channels` elements at (y, x, in_c) of `in` to (y, x, out_c) of `out`. Copies (halo
+/// rows, concat slices) and ReLU/Clip are this instruction.
+isa::Add unary_add(const TileView& in, const TileView& out, isa::Elem elem, int64_t y, int64_t x,
+                   int64_t in_c, int64_t out_c, int64_t rows, int64_t cols, int64_t channels) {
+  isa::Add a;
+  a.a_sp = a.b_sp = static_cast<std::uint32_t>(in.sp);
+  a.dst_sp = static_cast<std::uint32_t>(out.sp);
+  a.elem = elem;
+  a.a_addr = a.b_addr = static_cast<std::uint32_t>(in.addr(y, x, in_c));
+  a.dst_addr = static_cast<std::uint32_t>(out.addr(y, x, out_c));
+  a.y_size = static_cast<std::uint32_t>(rows);
+  a.x_size = static_cast<std::uint32_t>(cols);
+  a.c_size = static_cast<std::uint32_t>(channels);
+  a.a_stride_y = a.b_stride_y = static_cast<std::uint32_t>(in.stride_y());
+  a.a_stride_x = a.b_stride_x = static_cast<std::uint32_t>(in.pixel_elems);
+  a.dst_stride_y = static_cast<std::uint32_t>(out.stride_y());
+  a.dst_stride_x = static_cast<std::uint32_t>(out.pixel_elems);
+  return a;
+}
+
 /// A Conv or Gemm as the matrix unit sees it: a Gemm is a conv whose kernel covers its whole
 /// (unflattened) input, so its NCHW-ordered K index maps onto the NHWC bytes in DRAM.
 struct MatrixOp {
@@ -973,20 +994,8 @@ Status Lowering::emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& o
   cfg.lo = lo;
   cfg.hi = hi;
   code.push_back(cfg);
-  isa::Add a;
-  a.a_sp = a.b_sp = static_cast<std::uint32_t>(in.value().sp);
-  a.dst_sp = static_cast<std::uint32_t>(out.value().sp);
-  a.elem = act_elem_;
-  a.a_addr = a.b_addr = static_cast<std::uint32_t>(in.value().addr(box.h.b, box.w.b, box.c.b));
-  a.dst_addr = static_cast<std::uint32_t>(out.value().addr(box.h.b, box.w.b, box.c.b));
-  a.y_size = static_cast<std::uint32_t>(box.h.size());
-  a.x_size = static_cast<std::uint32_t>(box.w.size());
-  a.c_size = static_cast<std::uint32_t>(box.c.size());
-  a.a_stride_y = a.b_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
-  a.a_stride_x = a.b_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
-  a.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
-  a.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
-  code.push_back(a);
+  code.push_back(unary_add(in.value(), out.value(), act_elem_, box.h.b, box.w.b, box.c.b, box.c.b,
+                           box.h.size(), box.w.size(), box.c.size()));
   return {};
 }
 
@@ -1138,21 +1147,9 @@ Status Lowering::emit_concat(const sched::GroupSchedule& gs, const sched::Op& op
     if (first >= end) continue;  // no channel of this input in the tile
     auto in = view_of(gs, x, need[static_cast<size_t>(x)]);
     if (!in.ok()) return in.failure();
-    isa::Add a;
-    a.a_sp = a.b_sp = static_cast<std::uint32_t>(in.value().sp);
-    a.dst_sp = static_cast<std::uint32_t>(out.value().sp);
-    a.elem = act_elem_;
-    a.a_addr = a.b_addr =
-        static_cast<std::uint32_t>(in.value().addr(out_box.h.b, out_box.w.b, first - offset));
-    a.dst_addr = static_cast<std::uint32_t>(out.value().addr(out_box.h.b, out_box.w.b, first));
-    a.y_size = static_cast<std::uint32_t>(out_box.h.size());
-    a.x_size = static_cast<std::uint32_t>(out_box.w.size());
-    a.c_size = static_cast<std::uint32_t>(end - first);
-    a.a_stride_y = a.b_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
-    a.a_stride_x = a.b_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
-    a.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
-    a.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
-    code.push_back(a);
+    code.push_back(unary_add(in.value(), out.value(), act_elem_, out_box.h.b, out_box.w.b,
+                             first - offset, first, out_box.h.size(), out_box.w.size(),
+                             end - first));
   }
   return {};
 }
@@ -1265,21 +1262,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
             prelude.push_back(cfg);
           }
           for (int64_t y = window[t].h.b; y < prev.h.e; ++y) {
-            isa::Add a;
-            a.a_sp = a.b_sp = a.dst_sp = static_cast<std::uint32_t>(src.value().sp);
-            a.elem = act_elem_;
-            a.a_addr = a.b_addr =
-                static_cast<std::uint32_t>(src.value().addr(y, window[t].w.b, window[t].c.b));
-            a.dst_addr =
-                static_cast<std::uint32_t>(dst.value().addr(y, window[t].w.b, window[t].c.b));
-            a.y_size = 1;
-            a.x_size = static_cast<std::uint32_t>(window[t].w.size());
-            a.c_size = static_cast<std::uint32_t>(window[t].c.size());
-            a.a_stride_y = a.b_stride_y = a.dst_stride_y =
-                static_cast<std::uint32_t>(dst.value().stride_y());
-            a.a_stride_x = a.b_stride_x = a.dst_stride_x =
-                static_cast<std::uint32_t>(dst.value().pixel_elems);
-            prelude.push_back(a);
+            prelude.push_back(unary_add(src.value(), dst.value(), act_elem_, y, window[t].w.b,
+                                        window[t].c.b, window[t].c.b, 1, window[t].w.size(),
+                                        window[t].c.size()));
           }
         }
         for (size_t t = 0; t < window.size(); ++t)
