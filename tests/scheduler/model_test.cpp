@@ -104,6 +104,14 @@ TEST(CostModel, weight_buffer_is_packed_blocks_bias_and_requant_table) {
   EXPECT_EQ(g.value().traffic.requant_tables_read, 160);
 }
 
+// `g` as a whole (finalized) schedule, for the checker.
+Schedule one_group(const Net& net, const Machine& machine, const GroupSchedule& g) {
+  Schedule s;
+  s.groups = {g};
+  finalize_schedule(net, machine, s);
+  return s;
+}
+
 // Output-channel tiles alone: every tile reads the same input box, loaded once; each weight
 // slice once. 1x1 conv 16 -> 64 on 4x4, 8-bit: input 256 B, weights 1024 B, table 512 B.
 TEST(CostModel, channel_tiles_alone_load_the_input_once) {
@@ -150,9 +158,7 @@ TEST(CostModel, channel_tiles_reload_per_channel_inputs) {
       y_copies += buf.name.rfind("y", 0) == 0;
     }
     EXPECT_EQ(y_copies, dbuf ? 2 : 1);
-    Schedule s;
-    s.groups = {g.value()};
-    finalize_schedule(net, machine, s);
+    Schedule s = one_group(net, machine, g.value());
     const Status checked = check_schedule(net, machine, s);
     EXPECT_TRUE(checked.ok()) << checked.reason();
   }
@@ -191,9 +197,7 @@ TEST(Checker, a_kept_input_lives_over_whole_tiles) {
   auto g = evaluate_mapping(net, machine, {1}, m, PlanOptions{});
   ASSERT_TRUE(g.ok()) << g.reason();
   ASSERT_TRUE(g.value().keeps_inputs());
-  Schedule s;
-  s.groups = {g.value()};
-  finalize_schedule(net, machine, s);
+  Schedule s = one_group(net, machine, g.value());
   ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
   for (auto& buf : s.groups[0].buffers)
     if (buf.name == "x") buf.last_step = 1;  // as if reloaded per tile
@@ -228,9 +232,7 @@ TEST(Checker, double_buffered_streamed_weights_need_two_copies) {
   }
   EXPECT_EQ(weight_copies, 2);
   EXPECT_EQ(input_copies, 1);
-  Schedule s;
-  s.groups = {g.value()};
-  finalize_schedule(net, machine, s);
+  Schedule s = one_group(net, machine, g.value());
   ASSERT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
   auto& buffers = s.groups[0].buffers;
   buffers.erase(std::remove_if(buffers.begin(), buffers.end(),
@@ -265,9 +267,7 @@ TEST(CostModel, streamed_weight_slices_stay_over_the_row_tiles_of_their_channels
     EXPECT_EQ(buffer.first_step, 0);
     EXPECT_EQ(buffer.last_step, 2);
   }
-  Schedule s;
-  s.groups = {g.value()};
-  finalize_schedule(net, machine, s);
+  Schedule s = one_group(net, machine, g.value());
   const Status checked = check_schedule(net, machine, s);
   EXPECT_TRUE(checked.ok()) << checked.reason();
 }
