@@ -143,11 +143,17 @@ module tessel_dma #(
   // [right pad] (parts 0, 1, 2) or one pad run (part 3); in pixel mode a segment is a pixel.
   logic row_mv;
   logic mv_active;
-  logic [12:0] my, mx;  // padded row, padded pixel (pixel mode)
+  // Field widths from the ISA package: a padded extent is pad + size + pad (at most 4605 with
+  // 8-bit pads and 12-bit sizes, so 13 bits).
+  localparam int unsigned PADF_W = tessel_isa_pkg::LOAD_PAD_TOP_W;
+  localparam int unsigned SIZE_W = tessel_isa_pkg::LOAD_Y_SIZE_W > tessel_isa_pkg::LOAD_X_SIZE_W
+                                 ? tessel_isa_pkg::LOAD_Y_SIZE_W : tessel_isa_pkg::LOAD_X_SIZE_W;
+  localparam int unsigned EXT_W = $clog2(2 * (2 ** PADF_W - 1) + 2 ** SIZE_W);
+  logic [EXT_W-1:0] my, mx;  // padded row, padded pixel (pixel mode)
   logic [1:0] part;
   logic [39:0] off;
-  logic [12:0] pad_h, pad_w;
-  logic [3:0] ptop, pleft, pright;
+  logic [EXT_W-1:0] pad_h, pad_w;
+  logic [PADF_W-1:0] ptop, pleft, pright;
   logic [39:0] seg_sram, seg_dram, seg_len;
   logic seg_pad, row_inside, px_inside, seg_end, seg_last;
   logic [39:0] chunk;
@@ -155,13 +161,13 @@ module tessel_dma #(
   assign ptop = f.pad_top;
   assign pleft = f.pad_left;
   assign pright = f.pad_right;
-  assign pad_h = 13'(ptop) + 13'(f.y_size) + 13'(f.pad_bottom);
-  assign pad_w = 13'(pleft) + 13'(f.x_size) + 13'(pright);
-  assign row_inside = my >= 13'(ptop) && my < 13'(ptop) + 13'(f.y_size);
-  assign px_inside = mx >= 13'(pleft) && mx < 13'(pleft) + 13'(f.x_size);
+  assign pad_h = EXT_W'(ptop) + EXT_W'(f.y_size) + EXT_W'(f.pad_bottom);
+  assign pad_w = EXT_W'(pleft) + EXT_W'(f.x_size) + EXT_W'(pright);
+  assign row_inside = my >= EXT_W'(ptop) && my < EXT_W'(ptop) + EXT_W'(f.y_size);
+  assign px_inside = mx >= EXT_W'(pleft) && mx < EXT_W'(pleft) + EXT_W'(f.x_size);
 
   // The first part of a padded row in row mode.
-  function automatic logic [1:0] first_part(input logic in_win, input logic [3:0] pl);
+  function automatic logic [1:0] first_part(input logic in_win, input logic [PADF_W-1:0] pl);
     first_part = !in_win ? 2'd3 : (pl != 0 ? 2'd0 : 2'd1);
   endfunction
 
@@ -178,8 +184,8 @@ module tessel_dma #(
   logic [PW-1:0] kmax_pad, kmax_data, kgroup;
   logic [DW*PW-1:0] map_p, map_b;
   logic [DW*LW-1:0] map_src;
-  logic [12:0] region_end;  // first padded pixel after the current group's region (pixel mode)
-  logic [12:0] ndata;       // data pixels from mx on in this row (the rest of a group pads)
+  logic [EXT_W-1:0] region_end;  // first padded pixel after the current group's region (pixel mode)
+  logic [EXT_W-1:0] ndata;       // data pixels from mx on in this row (the rest of a group pads)
 
   always_comb begin
     logic [31:0] eff, p, b, base, span_d, span_s;
@@ -221,14 +227,14 @@ module tessel_dma #(
   always_comb begin
     logic [39:0] row_sram, dram_row;
     logic [PW-1:0] kmax;
-    logic [12:0] left;  // pixels of the region from mx on
+    logic [EXT_W-1:0] left;  // pixels of the region from mx on
     kmax = kmax_pad;
     left = '0;
     ndata = '0;
     region_end = pad_w;
     kgroup = PW'(1);
     row_sram = 40'(f.sram_addr) + 40'(my) * 40'(f.sram_stride_y) * 40'(ebytes);
-    dram_row = f.dram_addr + 40'(13'(my - 13'(ptop))) * 40'(f.dram_stride_y) * 40'(ebytes);
+    dram_row = f.dram_addr + 40'(EXT_W'(my - EXT_W'(ptop))) * 40'(f.dram_stride_y) * 40'(ebytes);
     seg_dram = '0;
     if (row_mv) begin
       case (part)
@@ -259,14 +265,14 @@ module tessel_dma #(
       seg_sram = row_sram + 40'(mx) * 40'(f.sram_stride_x) * 40'(ebytes);
       seg_len = ce;
       seg_pad = !(row_inside && px_inside);
-      seg_dram = dram_row + 40'(13'(mx - 13'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
+      seg_dram = dram_row + 40'(EXT_W'(mx - EXT_W'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
       // Groups: the left padding alone, then data pixels with the right padding after them.
-      region_end = row_inside && mx < 13'(pleft) ? 13'(pleft) : pad_w;
-      ndata = row_inside && px_inside ? 13'(pleft) + 13'(f.x_size) - mx : '0;
+      region_end = row_inside && mx < EXT_W'(pleft) ? EXT_W'(pleft) : pad_w;
+      ndata = row_inside && px_inside ? EXT_W'(pleft) + EXT_W'(f.x_size) - mx : '0;
       kmax = seg_pad ? kmax_pad : kmax_data;
       left = region_end - mx;
-      kgroup = left < 13'(kmax) ? PW'(left) : kmax;
-      seg_last = my == pad_h - 1 && mx + 13'(kgroup) == pad_w;
+      kgroup = left < EXT_W'(kmax) ? PW'(left) : kmax;
+      seg_last = my == pad_h - 1 && mx + EXT_W'(kgroup) == pad_w;
     end
     chunk = seg_len - off < 40'(DW) ? seg_len - off : 40'(DW);
     seg_end = off + 40'(DW) >= seg_len;
@@ -290,7 +296,7 @@ module tessel_dma #(
   logic [DW-1:0] pad_mask;
   always_comb
     for (int unsigned j = 0; j < DW; j++)
-      pad_mask[j] = seg_pad || (!row_mv && 13'(map_p[j*PW+:PW]) >= ndata);
+      pad_mask[j] = seg_pad || (!row_mv && EXT_W'(map_p[j*PW+:PW]) >= ndata);
 
   // The source window shuffled into destination order.
   function automatic logic [DW*8-1:0] shuffle(input logic [DW*8-1:0] src,
@@ -328,7 +334,8 @@ module tessel_dma #(
       st_valid <= 1'b0;
     end else if (start) begin
       mv_active <= insn[7:0] != tessel_isa_pkg::OP_NOP;
-      part <= first_part(IS_STORE || insn[211:208] == 0, IS_STORE ? 4'd0 : insn[219:216]);
+      part <= first_part(IS_STORE || insn[tessel_isa_pkg::LOAD_PAD_TOP_LSB+:PADF_W] == 0,
+                         IS_STORE ? '0 : insn[tessel_isa_pkg::LOAD_PAD_LEFT_LSB+:PADF_W]);
       my <= '0;
       mx <= '0;
       off <= '0;
@@ -348,13 +355,14 @@ module tessel_dma #(
             else if (part == 2'd1 && pright != 0) part <= 2'd2;
             else begin
               my <= my + 1'b1;
-              part <= first_part(my + 1'b1 >= 13'(ptop) && my + 1'b1 < 13'(ptop) + 13'(f.y_size),
+              part <= first_part(my + 1'b1 >= EXT_W'(ptop)
+                                 && my + 1'b1 < EXT_W'(ptop) + EXT_W'(f.y_size),
                                  pleft);
             end
-          end else if (mx + 13'(kgroup) == pad_w) begin
+          end else if (mx + EXT_W'(kgroup) == pad_w) begin
             mx <= '0;
             my <= my + 1'b1;
-          end else mx <= mx + 13'(kgroup);
+          end else mx <= mx + EXT_W'(kgroup);
         end
       end
     end

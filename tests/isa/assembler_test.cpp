@@ -79,6 +79,8 @@ TEST(IsaAssembler, value_out_of_range_points_at_the_field) {
             "prog.tasm:1:15: error: field 'x_size' = 4096 out of range [1, 4095]");
   EXPECT_EQ(first_error("load y_size=1 x_size=1 c_size=1 sram_addr=0x1000000\n"),
             "prog.tasm:1:33: error: field 'sram_addr' = 0x1000000 out of range [0x0, 0xffffff]");
+  EXPECT_EQ(first_error("load y_size=1 x_size=3 c_size=4 pad_right=256\n"),
+            "prog.tasm:1:33: error: field 'pad_right' = 256 out of range [0, 255]");
 }
 
 TEST(IsaAssembler, bad_enum_name_and_bad_number) {

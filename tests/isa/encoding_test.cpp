@@ -45,13 +45,39 @@ TEST(IsaEncoding, load_fields_land_on_their_table_bits) {
   x.dram_stride_x = 16;        // bits 152..171
   x.sram_stride_y = 80;        // bits 172..191
   x.sram_stride_x = 16;        // bits 192..207
-  x.pad_top = 1;               // bits 208..211
-  x.pad_left = 1;              // bits 216..219
-  x.pad_right = 1;             // bits 220..223
-  x.pad_value = -1;            // bits 224..239, two's complement
+  x.pad_top = 1;               // bits 208..215
+  x.pad_left = 1;              // bits 224..231
+  x.pad_right = 1;             // bits 232..239
+  x.pad_value = -1;            // bits 240..255, two's complement
   EXPECT_EQ(encoded(x), word_of({0x02, 0x08, 0x51, 0x00, 0x01, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00,
                                  0x02, 0x30, 0x00, 0x10, 0x00, 0x30, 0x00, 0x00, 0x10, 0x00, 0x00,
-                                 0x05, 0x00, 0x10, 0x00, 0x01, 0x11, 0xff, 0xff, 0x00, 0x00}));
+                                 0x05, 0x00, 0x10, 0x00, 0x01, 0x00, 0x01, 0x01, 0xff, 0xff}));
+}
+
+// The load's pads are 8 bits each (bytes 26..29) and pad_value follows at bits 240..255: a
+// weight block of a 3-channel conv1 on a 128-row array needs 125 rows of right padding.
+TEST(IsaEncoding, load_pads_are_one_byte_each_up_to_255) {
+  Load x;
+  x.elem = Elem::kI16;  // byte 2 = 0x10
+  x.y_size = 1;
+  x.x_size = 3;
+  x.c_size = 128;
+  x.pad_top = 200;      // byte 26 = 0xc8
+  x.pad_bottom = 17;    // byte 27 = 0x11
+  x.pad_left = 16;      // byte 28 = 0x10
+  x.pad_right = 255;    // byte 29 = 0xff
+  x.pad_value = 0x123;  // bytes 30..31 = 0x23 0x01
+  EXPECT_EQ(encoded(x),
+            word_of({0x02, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0,    0x01, 0x30, 0x00, 0x80, 0x00,
+                     0,    0, 0,    0, 0, 0, 0, 0, 0, 0, 0xc8, 0x11, 0x10, 0xff, 0x23, 0x01}));
+  auto back = decode(encoded(x));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  const auto& load = std::get<Load>(back.value());
+  EXPECT_EQ(load.pad_top, 200u);
+  EXPECT_EQ(load.pad_bottom, 17u);
+  EXPECT_EQ(load.pad_left, 16u);
+  EXPECT_EQ(load.pad_right, 255u);
+  EXPECT_EQ(load.pad_value, 0x123);
 }
 
 TEST(IsaEncoding, vcfg_signed_fields_straddle_bytes) {
@@ -69,7 +95,7 @@ TEST(IsaEncoding, vcfg_signed_fields_straddle_bytes) {
 TEST(IsaEncoding, decode_inverts_the_hand_computed_load) {
   const Word w = word_of({0x02, 0x08, 0x51, 0x00, 0x01, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00,
                           0x02, 0x30, 0x00, 0x10, 0x00, 0x30, 0x00, 0x00, 0x10, 0x00, 0x00,
-                          0x05, 0x00, 0x10, 0x00, 0x01, 0x11, 0xff, 0xff, 0x00, 0x00});
+                          0x05, 0x00, 0x10, 0x00, 0x01, 0x00, 0x01, 0x01, 0xff, 0xff});
   auto x = decode(w);
   ASSERT_TRUE(x.ok()) << x.reason();
   const auto& load = std::get<Load>(x.value());

@@ -6,7 +6,7 @@
 /* verilator lint_off UNUSEDPARAM */
 package tessel_isa_pkg;
 
-  localparam int unsigned ISA_VERSION = 1;
+  localparam int unsigned ISA_VERSION = 2;
   localparam int unsigned INSN_BITS = 256;
 
   localparam logic [7:0] OP_NOP = 8'd1;
@@ -68,18 +68,17 @@ package tessel_isa_pkg;
   localparam int unsigned LOAD_DRAM_STRIDE_X_LSB = 152, LOAD_DRAM_STRIDE_X_W = 20;
   localparam int unsigned LOAD_SRAM_STRIDE_Y_LSB = 172, LOAD_SRAM_STRIDE_Y_W = 20;
   localparam int unsigned LOAD_SRAM_STRIDE_X_LSB = 192, LOAD_SRAM_STRIDE_X_W = 16;
-  localparam int unsigned LOAD_PAD_TOP_LSB = 208, LOAD_PAD_TOP_W = 4;
-  localparam int unsigned LOAD_PAD_BOTTOM_LSB = 212, LOAD_PAD_BOTTOM_W = 4;
-  localparam int unsigned LOAD_PAD_LEFT_LSB = 216, LOAD_PAD_LEFT_W = 4;
-  localparam int unsigned LOAD_PAD_RIGHT_LSB = 220, LOAD_PAD_RIGHT_W = 4;
-  localparam int unsigned LOAD_PAD_VALUE_LSB = 224, LOAD_PAD_VALUE_W = 16;
+  localparam int unsigned LOAD_PAD_TOP_LSB = 208, LOAD_PAD_TOP_W = 8;
+  localparam int unsigned LOAD_PAD_BOTTOM_LSB = 216, LOAD_PAD_BOTTOM_W = 8;
+  localparam int unsigned LOAD_PAD_LEFT_LSB = 224, LOAD_PAD_LEFT_W = 8;
+  localparam int unsigned LOAD_PAD_RIGHT_LSB = 232, LOAD_PAD_RIGHT_W = 8;
+  localparam int unsigned LOAD_PAD_VALUE_LSB = 240, LOAD_PAD_VALUE_W = 16;
   typedef struct packed {
-    logic [15:0] reserved_240;
     logic [15:0] pad_value;  // signed
-    logic [3:0] pad_right;
-    logic [3:0] pad_left;
-    logic [3:0] pad_bottom;
-    logic [3:0] pad_top;
+    logic [7:0] pad_right;
+    logic [7:0] pad_left;
+    logic [7:0] pad_bottom;
+    logic [7:0] pad_top;
     logic [15:0] sram_stride_x;
     logic [19:0] sram_stride_y;
     logic [19:0] dram_stride_x;
