@@ -64,12 +64,24 @@ isa::Add unary_add(const TileView& in, const TileView& out, isa::Elem elem, int6
   return a;
 }
 
-/// A Conv or Gemm as the matrix unit sees it: a Gemm is a conv whose kernel covers its whole
-/// (unflattened) input, so its NCHW-ordered K index maps onto the NHWC bytes in DRAM.
+/// The largest value field `field` of opcode `opcode` takes, from the generated ISA table
+/// (isa/isa_table.yaml), so limits follow the table rather than literals here.
+int64_t field_max(std::string_view opcode, std::string_view field) {
+  const isa::OpcodeSpec* spec = isa::find_opcode(opcode);
+  for (const isa::FieldSpec& f : spec->fields())
+    if (f.name == field) return f.max_value;
+  return 0;
+}
+
+/// A Conv or Gemm as the matrix unit sees it. A Gemm is a 1x1 conv of one output pixel over
+/// its input as stored: the whole `C x H x W` input is one pixel of `K = C*H*W` channels in
+/// HWC order (the bytes of the NHWC tensor in DRAM), so reduction index `k = (y*W + x)*C + c`
+/// maps to ONNX's NCHW flatten index `c*H*W + y*W + x` (docs/codegen.md, "Gemm").
 struct MatrixOp {
-  const ir::Op* op = nullptr;  ///< the integer IR Conv or Gemm
-  int64_t co = 0, ci = 0;      ///< output channels, input channels (per group)
-  int64_t kh = 1, kw = 1;      ///< kernel (Gemm: the input's rows and columns)
+  const ir::Op* op = nullptr;            ///< the integer IR Conv or Gemm
+  int64_t co = 0, ci = 0;                ///< output channels, input channels (per group; Gemm: K)
+  int64_t kh = 1, kw = 1;                ///< kernel (Gemm: 1 x 1)
+  int64_t in_c = 1, in_h = 1, in_w = 1;  ///< Gemm: the stored input's shape (K = product)
   bool depthwise = false;
   bool gemm = false;
   bool trans_b = false;
@@ -78,8 +90,9 @@ struct MatrixOp {
   /// Integer weight of output channel o, input channel i, kernel position (y, x).
   std::int32_t weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
     if (!gemm) return weights->int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
-    const int64_t k = (i * kh + y) * kw + x;  // NCHW flatten order
-    return weights->int_values[static_cast<size_t>(trans_b ? o * ci * kh * kw + k : k * co + o)];
+    const int64_t pixel = i / in_c, c = i % in_c;                       // HWC order on chip
+    const int64_t k = (c * in_h + pixel / in_w) * in_w + pixel % in_w;  // NCHW flatten order
+    return weights->int_values[static_cast<size_t>(trans_b ? o * ci + k : k * co + o)];
   }
 };
 
@@ -100,6 +113,17 @@ struct ConvParams {
   /// Double-buffered streamed weights: the second copy's byte distance from the first (0 when
   /// the weights have one copy).
   int64_t copy1_delta = 0;
+  /// Input blocks per reduction chunk (docs/codegen.md, "Gemm reduction chunks"): all of the
+  /// op's input blocks, unless a streamed Gemm's slice exceeds its weight buffer. Then each
+  /// slice's blocks go through the buffer one chunk at a time, accumulated in place.
+  int64_t chunk_blocks = 1;
+  int64_t chunks = 1;  ///< reduction chunks per slice
+};
+
+/// One load-then-compute step of a tile. A tile is one phase, or, with Gemm reduction chunks,
+/// one phase per chunk: chunk k's weights load once chunk k-1's conv has read the buffer.
+struct Phase {
+  std::vector<isa::Instruction> loads, compute;
 };
 
 class Lowering {
@@ -135,13 +159,21 @@ class Lowering {
   Result<MatrixOp> matrix_op(const sched::Op& op) const;
   /// Output-channel slices of a matrix op: its group's channel tiles (1 when not tiled).
   std::vector<sched::Interval> slices_of(int op_index) const;
+  /// Input blocks per reduction chunk of matrix op `op` in group `gs` (ConvParams::chunk_blocks).
+  int64_t chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
+                          const MatrixOp& m) const;
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
   Status lower_group(size_t index, const sched::GroupSchedule& gs);
   Result<TileView> view_of(const sched::GroupSchedule& gs, int tensor, const Box& box) const;
   /// Loads of `op`'s weights, bias and requant table: slice `slice`, or all slices when -1.
-  Status emit_conv_loads(const sched::Op& op, int slice, std::vector<isa::Instruction>& loads);
+  /// With reduction chunks, reduction chunk `chunk` of the slice's blocks only, and the bias and
+  /// table with chunk 0.
+  Status emit_conv_loads(const sched::Op& op, int slice, std::vector<isa::Instruction>& loads,
+                         int64_t chunk = 0);
+  /// The conv and requant instructions of `op`, appended to the tile's last phase; each further
+  /// reduction chunk opens a phase (its weight loads, then its conv).
   Status emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
-                   const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+                   const std::vector<Box>& need, std::vector<Phase>& phases);
   Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
                       const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
@@ -457,28 +489,36 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       const MatrixOp m = matrix_op(op).value();
+      const int64_t chunk = chunk_blocks_of(schedule_.groups[g], op, m);
       int64_t at = out_.layout.find("w:" + op.name)->offset;
       for (const sched::Interval slice : slices_of(index)) {
         const int64_t oc_blocks = ceil_div(slice.size(), cols_);
         for (int64_t ob = 0; ob < oc_blocks; ++ob) {
           const int64_t c0 = slice.b + ob * cols_;
           const int64_t cn = std::min(cols_, slice.e - c0);
-          if (m.depthwise) {  // [cb][ky][kx][c < cn]
-            for (int64_t y = 0; y < m.kh; ++y)
-              for (int64_t x = 0; x < m.kw; ++x)
-                for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                  write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
-            continue;
-          }
-          const int64_t ic_blocks = ceil_div(m.ci, rows_);
-          for (int64_t ib = 0; ib < ic_blocks; ++ib) {  // [ocb][icb][ky][kx][r < rn][c < cn]
-            const int64_t rn = std::min(rows_, m.ci - ib * rows_);
-            for (int64_t y = 0; y < m.kh; ++y)
-              for (int64_t x = 0; x < m.kw; ++x)
-                for (int64_t r = 0; r < rn; ++r)
-                  for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                    write_bytes(at, m.weight(c0 + c, ib * rows_ + r, y, x),
-                                static_cast<int>(weight_bytes_));
+          if (!m.depthwise) continue;
+          for (int64_t y = 0; y < m.kh; ++y)  // [cb][ky][kx][c < cn]
+            for (int64_t x = 0; x < m.kw; ++x)
+              for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
+        }
+        if (m.depthwise) continue;
+        // [chunk][ocb][icb of the chunk][ky][kx][r < rn][c < cn]: a reduction chunk is one
+        // contiguous run (one chunk, the whole reduction, unless the schedule chunks a Gemm).
+        const int64_t ic_blocks = ceil_div(m.ci, rows_);
+        for (int64_t b0 = 0; b0 < ic_blocks; b0 += chunk) {
+          for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+            const int64_t c0 = slice.b + ob * cols_;
+            const int64_t cn = std::min(cols_, slice.e - c0);
+            for (int64_t ib = b0; ib < std::min(ic_blocks, b0 + chunk); ++ib) {
+              const int64_t rn = std::min(rows_, m.ci - ib * rows_);
+              for (int64_t y = 0; y < m.kh; ++y)
+                for (int64_t x = 0; x < m.kw; ++x)
+                  for (int64_t r = 0; r < rn; ++r)
+                    for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                      write_bytes(at, m.weight(c0 + c, ib * rows_ + r, y, x),
+                                  static_cast<int>(weight_bytes_));
+            }
           }
         }
       }
@@ -538,16 +578,14 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
     std::string source = net_.tensor(op.inputs[0]).name;
     if (auto it = alias_.find(source); it != alias_.end()) source = it->second;
     const sched::Shape3 in = net_.tensor(tensor_index_.at(source)).shape;
-    m.ci = in.c;
-    m.kh = in.h;
-    m.kw = in.w;
+    m.ci = in.elements();
+    m.in_c = in.c;
+    m.in_h = in.h;
+    m.in_w = in.w;
     m.co = net_.tensor(op.output).shape.c;
     if (ws.size() != 2 || ws[0] * ws[1] != m.co * in.elements())
       return fail("gemm '" + op.name + "': weights do not match a " +
                   std::to_string(in.elements()) + " -> " + std::to_string(m.co) + " layer");
-    if (m.kh > 15 || m.kw > 15)
-      return fail("gemm '" + op.name + "': its input is " + std::to_string(m.kh) + "x" +
-                  std::to_string(m.kw) + " pixels (the conv instruction takes kernels up to 15)");
   } else {
     return fail("op '" + op.name + "' is not a Conv or Gemm in the quantized graph");
   }
@@ -640,6 +678,26 @@ const sched::BufferAlloc* wbuf_of(const sched::GroupSchedule& gs, const sched::O
 }
 }  // namespace
 
+int64_t Lowering::chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
+                                  const MatrixOp& m) const {
+  const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
+  const sched::BufferAlloc* wbuf = wbuf_of(gs, op);
+  if (!m.gemm || gs.weights_resident || wbuf == nullptr) return ic_blocks;
+  // The widest slice's packed blocks, bias vector (whole blocks, reserved with or without a
+  // bias, as the scheduler sizes it) and table: when they fit the buffer, no chunks.
+  int64_t widest = 0;
+  for (const sched::Interval c : slices_of(static_cast<int>(&op - net_.ops.data())))
+    widest = std::max(widest, c.size());
+  const int64_t oc_blocks = ceil_div(widest, cols_);
+  const int64_t block_row = oc_blocks * rows_ * cols_ * weight_bytes_;  // one input block
+  const int64_t fixed = oc_blocks * cols_ * 4 + widest * 8;
+  if (ceil_div(ic_blocks * block_row + fixed, 8) * 8 <= wbuf->size_bytes) return ic_blocks;
+  // As many input blocks as the buffer holds: the scheduler's chunk (kGemmChunkBlocks), read
+  // back from the size it reserved. A buffer too small for one block is place_conv's error.
+  const int64_t fit = (wbuf->size_bytes - fixed) / block_row;
+  return fit >= 1 ? std::min(fit, ic_blocks) : ic_blocks;
+}
+
 Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
   const int index = static_cast<int>(&op - net_.ops.data());
   auto matrix = matrix_op(op);
@@ -647,6 +705,19 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   const MatrixOp& m = matrix.value();
   ConvParams p;
   p.has_bias = m.bias != nullptr;
+  const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
+  p.chunk_blocks = chunk_blocks_of(gs, op, m);
+  p.chunks = ceil_div(ic_blocks, p.chunk_blocks);
+  const int64_t max_ic_blocks = field_max("conv", "ic_blocks");
+  if (p.chunk_blocks > max_ic_blocks)
+    return fail("op '" + op.name + "': " + std::to_string(p.chunk_blocks) +
+                " input blocks in one conv instruction (ic_blocks takes at most " +
+                std::to_string(max_ic_blocks) + ")");
+  if (p.chunks > 1 && (gs.double_buffered || gs.keeps_weight_slices()))
+    return fail("gemm '" + op.name + "': its reduction is chunked (" + std::to_string(p.chunks) +
+                " chunks of " + std::to_string(p.chunk_blocks) +
+                " input blocks) in a double-buffered or slice-keeping schedule, which codegen "
+                "does not emit");
   // Per slice: packed blocks, the bias vector (whole blocks of C), the (M, r) table.
   struct SliceBytes {
     int64_t packed = 0, bias = 0, table = 0;
@@ -658,9 +729,10 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   for (const sched::Interval c : slices) {
     const int64_t oc_blocks = ceil_div(c.size(), cols_);
     SliceBytes b;
-    b.packed = m.depthwise ? oc_blocks * m.kh * m.kw * cols_ * weight_bytes_
-                           : oc_blocks * ceil_div(m.ci, rows_) * m.kh * m.kw * rows_ * cols_ *
-                                 weight_bytes_;
+    // With reduction chunks the buffer holds one chunk of every output block.
+    b.packed = m.depthwise
+                   ? oc_blocks * m.kh * m.kw * cols_ * weight_bytes_
+                   : oc_blocks * p.chunk_blocks * m.kh * m.kw * rows_ * cols_ * weight_bytes_;
     b.bias = p.has_bias ? oc_blocks * cols_ * 4 : 0;
     b.table = c.size() * 8;
     bytes.push_back(b);
@@ -743,7 +815,7 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
 }
 
 Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
-                                 std::vector<isa::Instruction>& loads) {
+                                 std::vector<isa::Instruction>& loads, int64_t chunk) {
   const MatrixOp m = matrix_op(op).value();
   const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
   for (size_t k = 0; k < p.slices.size(); ++k) {
@@ -754,7 +826,12 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       sp.bias_addr += p.copy1_delta;
       sp.table_addr += p.copy1_delta;
     }
-    int64_t dram = sp.dram_weights;
+    // Reduction chunk `chunk`: input blocks [b0, b1), input channels [b0 * R, r1). The slice's
+    // chunks lie one after another in DRAM (plan_dram); one chunk, all blocks, without chunks.
+    const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
+    const int64_t b0 = chunk * p.chunk_blocks, b1 = std::min(ic_blocks, b0 + p.chunk_blocks);
+    int64_t dram = sp.dram_weights +
+                   sp.channels.size() * std::min(m.ci, b0 * rows_) * m.kh * m.kw * weight_bytes_;
     auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
                             int64_t pad_right) {
       isa::Load l;
@@ -806,17 +883,20 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
                      cols_, cols_, 0);
         continue;
       }
-      const int64_t ic_blocks = ceil_div(m.ci, rows_);
-      for (int64_t ib = 0; ib < ic_blocks; ++ib) {
+      for (int64_t ib = b0; ib < b1; ++ib) {
         const int64_t rn = std::min(rows_, m.ci - ib * rows_);
         if (rows_ - rn > 15)
           return fail("conv '" + op.name + "': " + std::to_string(rows_ - rn) +
                       " zero weight rows to pad in one block (the DMA pads at most 15)");
         // Rows r >= rn of the block are the padded input channels: zero weights (DMA padding).
-        const int64_t block = ((ob * ic_blocks + ib) * m.kh * m.kw) * rows_ * cols_ * weight_bytes_;
+        // On chip the chunk's blocks are [ocb][icb of the chunk], what a conv with
+        // ic_blocks = b1 - b0 reads.
+        const int64_t block =
+            ((ob * (b1 - b0) + ib - b0) * m.kh * m.kw) * rows_ * cols_ * weight_bytes_;
         weights_load(sp.w_addr + block, m.kh * m.kw, rn, cn, rows_ * cols_, cols_, rows_ - rn);
       }
     }
+    if (chunk > 0) continue;  // the bias and table came with chunk 0
     auto table_load = [&](const std::string& region, int64_t first_word, int64_t sram,
                           int64_t words) {
       isa::Load l;
@@ -841,18 +921,19 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
 }
 
 Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
-                           const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+                           const std::vector<Box>& need, std::vector<Phase>& phases) {
   const MatrixOp m = matrix_op(op).value();
   const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
   const int in_t = op.inputs[0];
   const Box& out_box = need[static_cast<size_t>(op.output)];
   if (out_box.empty()) return {};
-  const SliceParams* slice = nullptr;
-  for (const SliceParams& sp : p.slices)
-    if (sp.channels == out_box.c) slice = &sp;
-  if (slice == nullptr)
+  int slice_index = -1;
+  for (size_t k = 0; k < p.slices.size(); ++k)
+    if (p.slices[k].channels == out_box.c) slice_index = static_cast<int>(k);
+  if (slice_index < 0)
     return fail("op '" + op.name + "': output channels [" + std::to_string(out_box.c.b) + ", " +
                 std::to_string(out_box.c.e) + ") are not one of its weight slices");
+  const SliceParams* slice = &p.slices[static_cast<size_t>(slice_index)];
   SliceParams in_copy = *slice;  // where this tile's copy of the slice lies
   if (weight_copy_ == 1) {
     in_copy.w_addr += p.copy1_delta;
@@ -868,18 +949,16 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
   if (acc == nullptr) return fail("op '" + op.name + "': the schedule has no accumulator");
-  // A Gemm is a conv whose kernel covers its whole input, read as stored: HWC, C apart.
+  // A Gemm is a 1x1 conv of one pixel over its input as stored, one pixel of K channels (HWC
+  // order): the strides never step.
   sched::Window win = op.window;
   sched::Shape3 in_shape = net_.tensor(in_t).shape;
   int64_t in_stride_x = in_view.value().pixel_elems, in_stride_y = in_view.value().stride_y();
-  int64_t in_addr_base = in_view.value().offset;
+  const int64_t in_addr_base = in_view.value().offset;
   if (m.gemm) {
     win = sched::Window{};
-    win.kernel_h = m.kh;
-    win.kernel_w = m.kw;
-    in_shape = {m.ci, m.kh, m.kw};
-    in_stride_x = m.ci;
-    in_stride_y = m.kw * m.ci;
+    in_shape = {m.ci, 1, 1};
+    in_stride_x = in_stride_y = 0;
   }
   const int64_t oc_blocks = ceil_div(slice->channels.size(), cols_);
   const int64_t acc_px = oc_blocks * cols_;
@@ -897,9 +976,12 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   cfg.zp = params[0].zero_point;
   cfg.lo = params[0].lo;
   cfg.hi = params[0].hi;
-  code.push_back(cfg);
+  phases.back().compute.push_back(cfg);
   int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
   if (step < 1) step = out_box.h.size();
+  if (p.chunks > 1 && out_box.h.size() > step)
+    return fail("op '" + op.name + "': reduction chunks with more than one conv step per tile");
+  const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
   const int64_t in_c0 = need[static_cast<size_t>(in_t)].c.b;
   for (int64_t r = out_box.h.b; r < out_box.h.e; r += step) {
     const int64_t rows = std::min(step, out_box.h.e - r);
@@ -926,7 +1008,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.bias_addr = static_cast<std::uint32_t>(slice->bias_addr);
     c.out_h = static_cast<std::uint32_t>(rows);
     c.out_w = static_cast<std::uint32_t>(out_w);
-    c.ic_blocks = m.depthwise ? 1 : static_cast<std::uint32_t>(ceil_div(m.ci, rows_));
+    c.ic_blocks = static_cast<std::uint32_t>(std::min(ic_blocks, p.chunk_blocks));
     c.oc_blocks = static_cast<std::uint32_t>(oc_blocks);
     c.kh = static_cast<std::uint32_t>(win.kernel_h);
     c.kw = static_cast<std::uint32_t>(win.kernel_w);
@@ -942,7 +1024,20 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.in_stride_x = static_cast<std::uint32_t>(in_stride_x);
     c.acc_stride_y = static_cast<std::uint32_t>(out_w * acc_px);
     c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
-    code.push_back(c);
+    phases.back().compute.push_back(c);
+    // Reduction chunks (a streamed Gemm): chunk k loads into the buffer chunk k-1's conv read,
+    // then accumulates onto it (docs/codegen.md, "Gemm reduction chunks").
+    for (int64_t k = 1; k < p.chunks; ++k) {
+      phases.emplace_back();
+      if (auto s = emit_conv_loads(op, slice_index, phases.back().loads, k); !s.ok()) return s;
+      isa::Conv more = c;
+      more.init = isa::Init::kAcc;
+      more.in_addr =
+          static_cast<std::uint32_t>(in_addr_base + k * p.chunk_blocks * rows_ * act_bytes_);
+      more.ic_blocks =
+          static_cast<std::uint32_t>(std::min(ic_blocks - k * p.chunk_blocks, p.chunk_blocks));
+      phases.back().compute.push_back(more);
+    }
     isa::Requant q;
     q.src_sp = c.acc_sp;
     q.dst_sp = static_cast<std::uint32_t>(out_view.value().sp);
@@ -960,7 +1055,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     q.src_stride_x = c.acc_stride_x;
     q.dst_stride_y = static_cast<std::uint32_t>(out_view.value().stride_y());
     q.dst_stride_x = static_cast<std::uint32_t>(out_view.value().pixel_elems);
-    code.push_back(q);
+    phases.back().compute.push_back(q);
   }
   return {};
 }
@@ -1194,7 +1289,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   const bool cache = gs.halo == sched::HaloMode::Cache;
   const bool pipelined = gs.double_buffered && !cache;
   struct TileCode {
-    std::vector<isa::Instruction> prelude, loads, compute, stores;
+    std::vector<isa::Instruction> prelude;
+    std::vector<Phase> phases;  // one, or one per Gemm reduction chunk
+    std::vector<isa::Instruction> stores;
   };
   std::vector<TileCode> tiles;
   std::vector<Box> previous(net_.tensors.size());
@@ -1238,7 +1335,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
       const auto& window = ranges.need;
       std::vector<Box> need = window;  // what this tile loads and computes
-      std::vector<isa::Instruction> prelude, loads, compute, stores;
+      std::vector<isa::Instruction> prelude, stores;
+      std::vector<Phase> phases(1);
+      std::vector<isa::Instruction>& loads = phases.front().loads;  // (emit_conv adds phases)
       layout_.clear();
       if (cache) {
         for (size_t t = 0; t < need.size(); ++t) {
@@ -1282,7 +1381,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
             gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
         if (matrix && load_slice) {
           const int slice = gs.weights_resident ? -1 : static_cast<int>(kt);
-          if (auto s = emit_conv_loads(op, slice, loads); !s.ok())
+          if (auto s = emit_conv_loads(op, slice, phases.front().loads); !s.ok())
             return fail(where + ": " + s.reason());
         }
       }
@@ -1301,8 +1400,13 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
         const sched::Op& op = net_.op(gs.ops[pos]);
         const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
-        Status s = matrix                              ? emit_conv(gs, pos, op, need, compute)
-                   : op.kind == sched::OpKind::Add     ? emit_add(gs, op, need, compute)
+        if (matrix) {
+          if (auto s = emit_conv(gs, pos, op, need, phases); !s.ok())
+            return fail(where + ": " + s.reason());
+          continue;
+        }
+        std::vector<isa::Instruction>& compute = phases.back().compute;
+        Status s = op.kind == sched::OpKind::Add       ? emit_add(gs, op, need, compute)
                    : op.kind == sched::OpKind::Eltwise ? emit_eltwise(gs, op, need, compute)
                    : op.kind == sched::OpKind::Concat  ? emit_concat(gs, op, need, compute)
                                                        : emit_pool(gs, op, need, compute);
@@ -1323,16 +1427,17 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
       }
       // A tile with nothing to load (all rows cached), compute or store keeps its place in
       // the token protocol with a nop on that engine.
-      for (auto [list, engine] :
-           {std::pair{&loads, isa::Engine::kLoad}, std::pair{&compute, isa::Engine::kCompute},
-            std::pair{&stores, isa::Engine::kStore}}) {
+      for (auto [list, engine] : {std::pair{&phases.front().loads, isa::Engine::kLoad},
+                                  std::pair{&phases.back().compute, isa::Engine::kCompute},
+                                  std::pair{&stores, isa::Engine::kStore}}) {
         if (!list->empty()) continue;
         isa::Nop nop;
         nop.engine = engine;
         list->push_back(nop);
       }
-      tiles.push_back(
-          {std::move(prelude), std::move(loads), std::move(compute), std::move(stores)});
+      if (pipelined && phases.size() > 1)
+        return fail(where + ": reduction chunks in a double-buffered group");
+      tiles.push_back({std::move(prelude), std::move(phases), std::move(stores)});
     }
   }
   copy_ = 0;
@@ -1350,16 +1455,30 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (!pipelined) {
     // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
     // compute nop), compute waits for the loads, stores wait for compute.
+    // With reduction chunks a tile has several load-then-compute phases: each phase's compute
+    // frees the weight buffer for the next phase's loads (compute->load), the last one hands
+    // the tile to the stores.
     for (size_t i = 0; i < tiles.size(); ++i) {
       TileCode& t = tiles[i];
-      set_flag(t.loads.front(), [&](auto& x) { x.pop_next = work_before_; });
-      set_flag(t.loads.back(), [](auto& x) { x.push_next = true; });
-      set_flag(t.compute.front(), [](auto& x) { x.pop_prev = true; });
-      set_flag(t.compute.back(), [](auto& x) { x.push_next = true; });
+      for (size_t j = 0; j < t.phases.size(); ++j) {
+        Phase& phase = t.phases[j];
+        const bool last = j + 1 == t.phases.size();
+        set_flag(phase.loads.front(), [&](auto& x) { x.pop_next = j == 0 ? work_before_ : true; });
+        set_flag(phase.loads.back(), [](auto& x) { x.push_next = true; });
+        set_flag(phase.compute.front(), [](auto& x) { x.pop_prev = true; });
+        set_flag(phase.compute.back(), [&](auto& x) {
+          if (last)
+            x.push_next = true;
+          else
+            x.push_prev = true;
+        });
+      }
       set_flag(t.stores.front(), [](auto& x) { x.pop_prev = true; });
       set_flag(t.stores.back(), [](auto& x) { x.push_prev = true; });
-      for (auto* list : {&t.loads, &t.compute, &t.stores})
-        if (auto s = emit_all(*list); !s.ok()) return s;
+      for (Phase& phase : t.phases)
+        for (auto* list : {&phase.loads, &phase.compute})
+          if (auto s = emit_all(*list); !s.ok()) return s;
+      if (auto s = emit_all(t.stores); !s.ok()) return s;
       // The barrier; with halo caching, the next tile's row copies are the barrier.
       std::vector<isa::Instruction>* next_prelude =
           i + 1 < tiles.size() && !tiles[i + 1].prelude.empty() ? &tiles[i + 1].prelude : nullptr;
@@ -1384,7 +1503,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     // group's loads, as the serialised barrier does.
     const size_t n = tiles.size();
     for (size_t t = 0; t < n; ++t) {
-      TileCode& tc = tiles[t];
+      Phase& tc = tiles[t].phases.front();
       set_flag(tc.loads.front(), [&](auto& x) { x.pop_next = t == 0 ? work_before_ : t >= 2; });
       set_flag(tc.loads.back(), [](auto& x) { x.push_next = true; });
       set_flag(tc.compute.front(), [&](auto& x) {
@@ -1395,14 +1514,14 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         x.push_next = true;
         x.push_prev = t + 2 < n;
       });
-      set_flag(tc.stores.front(), [](auto& x) { x.pop_prev = true; });
-      set_flag(tc.stores.back(), [](auto& x) { x.push_prev = true; });
+      set_flag(tiles[t].stores.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(tiles[t].stores.back(), [](auto& x) { x.push_prev = true; });
     }
-    if (auto s = emit_all(tiles[0].loads); !s.ok()) return s;
+    if (auto s = emit_all(tiles[0].phases.front().loads); !s.ok()) return s;
     for (size_t t = 0; t < n; ++t) {
       if (t + 1 < n)
-        if (auto s = emit_all(tiles[t + 1].loads); !s.ok()) return s;
-      if (auto s = emit_all(tiles[t].compute); !s.ok()) return s;
+        if (auto s = emit_all(tiles[t + 1].phases.front().loads); !s.ok()) return s;
+      if (auto s = emit_all(tiles[t].phases.front().compute); !s.ok()) return s;
       if (auto s = emit_all(tiles[t].stores); !s.ok()) return s;
     }
     if (n >= 2) {

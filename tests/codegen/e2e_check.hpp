@@ -26,9 +26,13 @@ inline std::string config_path(const std::string& name) {
 /// reads back; the one network output equals the golden executor's bit for bit (and is not
 /// mostly zero); the simulated DMA bytes by class equal the scheduler's prediction (+ the
 /// requant tables its byte model leaves out).
-inline void expect_end_to_end(const ir::Graph& model, const std::string& config_name,
-                              const std::string& policy) {
-  const HwConfig config = load_hw_config(config_path(config_name));
+///
+/// `config` may be a shipped config with changed sizes (a small weight scratchpad, say); when
+/// `compiled_out` / `scheduled_out` are given they receive the program and the schedule, for
+/// tests that also check the instructions.
+inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
+                              const std::string& policy, CompiledProgram* compiled_out = nullptr,
+                              sched::ScheduledNet* scheduled_out = nullptr) {
   auto prepared = cpu::prepare_graph(model);
   ASSERT_TRUE(prepared.ok()) << prepared.reason();
   quant::QuantConfig qconfig;
@@ -49,7 +53,11 @@ inline void expect_end_to_end(const ir::Graph& model, const std::string& config_
   auto golden = executor.run({{input, cpu::default_input(qgraph.tensor(input).shape)}}, options);
   ASSERT_TRUE(golden.ok()) << golden.reason();
   const std::string input_q = input + ".q";
-  ASSERT_TRUE(golden.value().count(input_q));
+  ASSERT_TRUE(golden.value().count(input_q)) << [&] {
+    std::string names;
+    for (const auto& [name, unused] : golden.value()) names += name + " ";
+    return names;
+  }();
 
   auto compiled =
       compile(qgraph, scheduled.value(), config, {{input_q, golden.value().at(input_q).to_i32()}});
@@ -121,6 +129,14 @@ inline void expect_end_to_end(const ir::Graph& model, const std::string& config_
   EXPECT_EQ(program.traffic.weights_read, traffic.weights_read);
   EXPECT_EQ(program.traffic.activations_read, traffic.activations_read);
   EXPECT_EQ(program.traffic.activations_written, traffic.activations_written);
+  if (compiled_out != nullptr) *compiled_out = program;
+  if (scheduled_out != nullptr) *scheduled_out = scheduled.value();
+}
+
+/// The same on a shipped config by name (configs/hw/NAME.yaml).
+inline void expect_end_to_end(const ir::Graph& model, const std::string& config_name,
+                              const std::string& policy) {
+  expect_end_to_end(model, load_hw_config(config_path(config_name)), policy);
 }
 
 }  // namespace tessel::codegen::test

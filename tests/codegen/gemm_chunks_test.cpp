@@ -1,0 +1,168 @@
+// Gemm reduction chunks: a streamed Gemm whose one output block's whole reduction exceeds the
+// weight scratchpad goes through its buffer one chunk of input blocks at a time (conv
+// init=acc after the first), exactly as the scheduler models it; bit exact, bytes equal.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/zoo/builder.hpp"
+#include "tests/codegen/e2e_check.hpp"
+
+namespace tessel::codegen {
+namespace {
+
+using test::config_path;
+using test::expect_end_to_end;
+
+/// input 20 x 10 x 11 -> flatten (K = 2200) -> fc1 (32) -> ReLU -> fc2 (8). K is 137.5 blocks
+/// of 16, and 20 channels per pixel are not a whole block: the Gemm reads its input as one
+/// pixel of 2200 channels in HWC order, so the blocks run across pixels.
+ir::Graph chunked_mlp() {
+  zoo::NetBuilder net("chunked_mlp", {});
+  std::string x = net.input("input", 20, 10, 11);
+  x = net.flatten(x, "flatten");
+  x = net.relu(net.linear(x, "fc1", 32, 2.0), "relu");
+  return net.finish({net.linear(x, "fc2", 8)});
+}
+
+/// vta-pynq with a 20 KiB weight buffer: one 16-column block of fc1's whole reduction (138
+/// blocks of 16 x 16 bytes = 35,328 B) does not fit, so the scheduler streams fc1 in two
+/// 16-channel slices and chunks each slice's reduction in 64 input blocks (16,576 B with the
+/// bias vector and the table); two copies would not fit, so the group is serialised.
+HwConfig small_weight_config() {
+  HwConfig config = load_hw_config(config_path("vta-pynq"));
+  config.scratchpads[1].size_bytes = 20 * 1024;  // "wgt"
+  return config;
+}
+
+/// One line per instruction of a program range, with the fields this test is about.
+std::vector<std::string> describe(const isa::Program& program, int64_t first, int64_t end,
+                                  int64_t weights_region) {
+  std::vector<std::string> lines;
+  for (int64_t i = first; i < end; ++i) {
+    const isa::Instruction& instruction = program.instructions[static_cast<size_t>(i)];
+    std::string line(isa::mnemonic(instruction));
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, isa::Load>) {
+            if (x.kind == isa::Traffic::kWeights && x.elem != isa::Elem::kI32)
+              line += " w+" + std::to_string(static_cast<int64_t>(x.dram_addr) - weights_region) +
+                      " y=" + std::to_string(x.y_size) + " x=" + std::to_string(x.x_size) +
+                      " c=" + std::to_string(x.c_size) + " pad=" + std::to_string(x.pad_right) +
+                      " sram=" + std::to_string(x.sram_addr);
+            else
+              line += x.kind == isa::Traffic::kWeights ? " table" : " input";
+          }
+          if constexpr (std::is_same_v<T, isa::Conv>)
+            line += std::string(" init=") +
+                    (x.init == isa::Init::kBias  ? "bias"
+                     : x.init == isa::Init::kAcc ? "acc"
+                                                 : "zero") +
+                    " ic_blocks=" + std::to_string(x.ic_blocks) + " in+" +
+                    std::to_string(x.in_addr) + " w=" + std::to_string(x.w_addr);
+          if constexpr (!std::is_same_v<T, isa::Finish>) {
+            if (x.pop_prev) line += " pop_prev";
+            if (x.pop_next) line += " pop_next";
+            if (x.push_prev) line += " push_prev";
+            if (x.push_next) line += " push_next";
+          }
+        },
+        instruction);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(GemmChunks, a_chunked_reduction_is_bit_exact_and_moves_the_scheduled_bytes) {
+  CompiledProgram compiled;
+  sched::ScheduledNet scheduled;
+  expect_end_to_end(chunked_mlp(), small_weight_config(), "opfusion", &compiled, &scheduled);
+  ASSERT_FALSE(compiled.groups.empty());
+
+  // The schedule: fc1 + relu streamed in 2 channel tiles, serialised, one 64-block chunk of one
+  // output block in the buffer: 64 * 256 + 16 * 4 (bias) + 16 * 8 (table) = 16,576 bytes.
+  const sched::GroupSchedule* fc1 = nullptr;
+  for (const sched::GroupSchedule& g : scheduled.schedule.groups)
+    if (scheduled.net.op(g.ops.front()).name == "fc1") fc1 = &g;
+  ASSERT_NE(fc1, nullptr);
+  EXPECT_EQ(fc1->channel_tiles, 2);
+  EXPECT_FALSE(fc1->weights_resident);
+  EXPECT_FALSE(fc1->double_buffered);
+  int64_t wbuf = 0;
+  for (const auto& b : fc1->buffers)
+    if (b.name == "w:fc1") wbuf = b.size_bytes;
+  EXPECT_EQ(wbuf, 16576);
+
+  // The program of that group (groups before it are DRAM views with no code).
+  const GroupCode* code = nullptr;
+  for (const GroupCode& g : compiled.groups)
+    if (g.ops.front() == "fc1") code = &g;
+  ASSERT_NE(code, nullptr);
+  const int64_t weights = compiled.layout.find("w:fc1")->offset;
+  // Per tile (16 output channels): chunk 0 (blocks 0-63) with the bias and table, then chunk 1
+  // (64-127) and chunk 2 (128-137: 9 whole blocks and one of 8 rows, padded by the DMA), each
+  // loaded once the previous chunk's conv has read the buffer (compute->load token) and
+  // accumulated onto it. DRAM per slice: [chunk][ocb][icb][r][c], 16 x 2200 bytes a slice, a
+  // chunk's first byte at 16 x (1024 k) of it. Chunk k's input starts at byte 1024 k of the
+  // one 2200-channel pixel. The input (tile 0 only) is kept for tile 1.
+  const std::vector<std::string> expected = {
+      // tile 0
+      "load w+0 y=64 x=16 c=16 pad=0 sram=0",
+      "load table",
+      "load table",
+      "load input push_next",
+      "vcfg pop_prev",
+      "conv init=bias ic_blocks=64 in+0 w=0 push_prev",
+      "load w+16384 y=64 x=16 c=16 pad=0 sram=0 pop_next push_next",
+      "conv init=acc ic_blocks=64 in+1024 w=0 pop_prev push_prev",
+      "load w+32768 y=9 x=16 c=16 pad=0 sram=0 pop_next",
+      "load w+35072 y=1 x=8 c=16 pad=8 sram=2304 push_next",
+      "conv init=acc ic_blocks=10 in+2048 w=0 pop_prev",
+      "requant",
+      "vcfg",
+      "add push_next",
+      "store pop_prev push_prev",
+      "nop pop_next push_prev",
+      // tile 1: the second slice, 16 x 2200 bytes further
+      "load w+35200 y=64 x=16 c=16 pad=0 sram=0 pop_next",
+      "load table",
+      "load table push_next",
+      "vcfg pop_prev",
+      "conv init=bias ic_blocks=64 in+0 w=0 push_prev",
+      "load w+51584 y=64 x=16 c=16 pad=0 sram=0 pop_next push_next",
+      "conv init=acc ic_blocks=64 in+1024 w=0 pop_prev push_prev",
+      "load w+67968 y=9 x=16 c=16 pad=0 sram=0 pop_next",
+      "load w+70272 y=1 x=8 c=16 pad=8 sram=2304 push_next",
+      "conv init=acc ic_blocks=10 in+2048 w=0 pop_prev",
+      "requant",
+      "vcfg",
+      "add push_next",
+      "store pop_prev push_prev",
+      "nop pop_next push_prev",
+  };
+  EXPECT_EQ(describe(compiled.program, code->first_instruction, code->end_instruction, weights),
+            expected);
+  EXPECT_EQ(code->traffic.weights_read, 32 * 2200 + 32 * 4);  // every weight once, the bias
+  EXPECT_EQ(code->traffic.weights_read, fc1->traffic.weights_read);
+}
+
+TEST(GemmChunks, every_policy_is_bit_exact_with_chunks) {
+  // Each policy gives fc1 its own streamed group (a Gemm group channel-tiles only with
+  // elementwise ops after it); all of them chunk its reduction.
+  for (const char* policy : {"layerwise", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    CompiledProgram compiled;
+    expect_end_to_end(chunked_mlp(), small_weight_config(), policy, &compiled);
+    int64_t accumulating = 0;
+    for (const auto& instruction : compiled.program.instructions)
+      if (const auto* conv = std::get_if<isa::Conv>(&instruction))
+        accumulating += conv->init == isa::Init::kAcc;
+    EXPECT_EQ(accumulating, 4);  // chunks 1 and 2 of each of the two slices
+  }
+}
+
+}  // namespace
+}  // namespace tessel::codegen
