@@ -292,6 +292,33 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
 
 }  // namespace
 
+bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.empty() || !has_matrix_work(net.op(ops[0]))) return false;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const OpKind kind = net.op(ops[i]).kind;
+    if (kind != OpKind::Eltwise && kind != OpKind::Add) return false;
+  }
+  return true;
+}
+
+bool is_channel_split_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.empty()) return false;
+  for (int op : ops) {
+    switch (net.op(op).kind) {
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalPool:
+      case OpKind::Eltwise:
+      case OpKind::Add:
+      case OpKind::Pad:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.empty()) return fail("empty group");
   if (ops.size() > static_cast<size_t>(options.max_group_ops)) {
@@ -332,39 +359,49 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     k = k < 8 ? k + 1 : k + k / 4;
   }
   if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
-  // Output-channel tiles (weight streaming) for a matrix op alone or followed only by
-  // channel-wise elementwise ops (conv + ReLU): deduction keeps their channel ranges.
-  bool channel_tileable = has_matrix_work(net.op(ops[0]));
-  for (size_t i = 1; i < ops.size(); ++i) {
-    const OpKind kind = net.op(ops[i]).kind;
-    channel_tileable &= kind == OpKind::Eltwise || kind == OpKind::Add;
-  }
-  // They serve weight streaming; without it a channel tile only re-reads the input.
+  const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
   std::vector<int64_t> channel_counts = {1};
-  if (channel_tileable && options.allow_streamed_weights) {
-    const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
-    for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
-  }
+  for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
   std::vector<int64_t> col_counts = {1};
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
+  auto push = [&](int64_t rows, int64_t cols, int64_t channel_tiles) {
+    for (bool resident : {true, false}) {
+      if (!resident && !options.allow_streamed_weights) continue;
+      for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
+        if (halo == HaloMode::Cache &&
+            (!options.allow_cache || rows == 1 || cols > 1 || channel_tiles > 1)) {
+          continue;
+        }
+        for (bool dbuf : {true, false}) {
+          if (dbuf && !options.allow_double_buffer) continue;
+          // Halo caching moves rows within one copy between tiles: never pipelined.
+          if (dbuf && halo == HaloMode::Cache) continue;
+          out.push_back({rows, cols, channel_tiles, halo, resident, dbuf});
+        }
+      }
+    }
+  };
+  // Output-channel tiles of a matrix op alone or followed only by channel-wise elementwise ops
+  // (conv + ReLU) stream its weights; without streaming a channel tile only re-reads the input.
+  const bool streams = is_weight_streaming_group(net, ops) && options.allow_streamed_weights;
   for (int64_t rows : row_counts) {
     for (int64_t cols : col_counts) {
       if (cols > 1 && rows != max_rows) continue;  // split columns only once rows are single
-      for (int64_t channels : channel_counts) {
-        for (bool resident : {true, false}) {
-          if (!resident && !options.allow_streamed_weights) continue;
-          for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
-            if (halo == HaloMode::Cache &&
-                (!options.allow_cache || rows == 1 || cols > 1 || channels > 1)) {
-              continue;
-            }
-            for (bool dbuf : {true, false}) {
-              if (dbuf && !options.allow_double_buffer) continue;
-              // Halo caching moves rows within one copy between tiles: never pipelined.
-              if (dbuf && halo == HaloMode::Cache) continue;
-              out.push_back({rows, cols, channels, halo, resident, dbuf});
-            }
-          }
+      for (int64_t channel_tiles : channel_counts) {
+        if (channel_tiles > 1 && !streams) break;
+        push(rows, cols, channel_tiles);
+      }
+    }
+  }
+  // A group of per-channel ops (pools, elementwise, Add) splits by channels as a last resort,
+  // after every whole-channel tiling: a global pool cannot be split by rows, and a channel
+  // split only trades contiguous DMA rows for per-pixel runs (no byte is saved).
+  if (is_channel_split_group(net, ops)) {
+    for (size_t k = 1; k < channel_counts.size(); ++k) {
+      for (int64_t rows : row_counts) {
+        for (int64_t cols : col_counts) {
+          if (cols > 1 && rows != max_rows) continue;
+          push(rows, cols, channel_counts[k]);
         }
       }
     }
@@ -884,9 +921,15 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   // First fit (the paper's greedy): shrink the tile with resident weights first; stream
   // weights per tile only when no tile size lets them stay.
   std::vector<Mapping> ordered = mappings;
+  // A per-channel group's channel splits are a last resort (enumerate_mappings): they come
+  // after every whole-channel mapping and are tried only when none of those fits.
+  const bool channel_split_group = is_channel_split_group(net, ops);
+  auto last_resort = [&](const Mapping& m) { return channel_split_group && m.channel_tiles > 1; };
   if (first_fit) {
     std::stable_partition(ordered.begin(), ordered.end(),
                           [](const Mapping& m) { return m.weights_resident; });
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [&](const Mapping& m) { return !last_resort(m); });
   }
   auto before_start = [&](const Mapping& m) {
     if (start == nullptr) return false;
@@ -904,6 +947,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))];
   const bool resident_possible = resident_weight_bytes <= weight_pad.size_bytes;
   for (const Mapping& m : ordered) {
+    if (found && last_resort(m)) break;
     if (before_start(m)) continue;
     if (m.weights_resident && !resident_possible) {
       last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +

@@ -40,13 +40,24 @@ struct PlanOptions {
 /// must be alone.
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
 
+/// Channel tiles that stream weights: a matrix op (Conv/Gemm) first, followed only by
+/// elementwise ops (Eltwise, Add), so every op's output channels follow the matrix op's.
+bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
+
+/// Channel tiles that split a per-channel group: every op is a pool (MaxPool, AvgPool,
+/// GlobalPool), Eltwise, Add or Pad, so each input box has the channels of the output box it
+/// feeds (a global pool's whole 7x7 map, but only the tile's channels). The map space lists
+/// these splits after every whole-channel tiling and search uses them only when none fits.
+bool is_channel_split_group(const Net& net, const std::vector<int>& ops);
+
 /// The model: evaluates one mapping of a group (shape transfer per tile, allocation, bytes,
 /// cycles). Fails when the buffers do not fit, with the allocator's reason.
 Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
                                        const std::vector<int>& ops, const Mapping& mapping,
                                        const PlanOptions& options);
 
-/// The map space of a group, largest tiles first (row tiles ascending).
+/// The map space of a group, largest tiles first (row tiles ascending); a per-channel group's
+/// channel splits (is_channel_split_group) last, fewest channel tiles first.
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options);
 

@@ -68,8 +68,10 @@ struct GroupSchedule {
   bool dram_view = false;    ///< Reshape, or a Concat whose producers write into its slices
   int64_t row_tiles = 1;     ///< each output's rows split in this many near-equal parts
   int64_t col_tiles = 1;
-  int64_t channel_tiles = 1;  ///< single conv/Gemm groups only
-  int64_t tile_rows = 0;      ///< rows of the first output tile of the last op (for reports)
+  /// Output-channel parts: weight streaming (a conv/Gemm + elementwise ops) or a per-channel
+  /// group split by channels (pools, elementwise; plan.hpp is_channel_split_group).
+  int64_t channel_tiles = 1;
+  int64_t tile_rows = 0;  ///< rows of the first output tile of the last op (for reports)
   int64_t tile_cols = 0;
   int64_t tile_channels = 0;
   HaloMode halo = HaloMode::Recompute;
