@@ -1,6 +1,7 @@
 // `tessel compile`: model -> quantize -> schedule -> codegen; writes a compile folder for `tessel
 // sim`.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -30,6 +31,7 @@ cli::Runner setup_compile(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "layerwise", quant, out;
     std::uint64_t input_seed = 0;
+    bool timings = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -47,10 +49,20 @@ cli::Runner setup_compile(CLI::App& command) {
                   "Seed of the default network input written into dram.bin")
       ->capture_default_str();
   command.add_option("-o,--out", o->out, "Output folder")->required();
+  command.add_flag("--timings", o->timings, "Print the seconds each stage took (to stderr)");
   return [o]() {
+    // Wall seconds per stage, printed with --timings: where `tessel compile` spends its time.
+    std::vector<std::pair<std::string, double>> seconds;
+    auto stage_start = std::chrono::steady_clock::now();
+    auto lap = [&](const char* stage) {
+      const auto now = std::chrono::steady_clock::now();
+      seconds.emplace_back(stage, std::chrono::duration<double>(now - stage_start).count());
+      stage_start = now;
+    };
     const std::string hw_path = resolve_hw(o->hw);
     const HwConfig config = load_hw_config(hw_path);
     const ir::Graph graph = zoo::load_model(o->model);
+    lap("load");
     // BatchNorm folded, or unfolded into depthwise convs for layerwise (docs/quantization.md).
     auto prepared = passes::graph_for_policy(graph, o->policy);
     if (!prepared.ok()) {
@@ -70,12 +82,14 @@ cli::Runner setup_compile(CLI::App& command) {
       return 1;
     }
     const ir::Graph& qgraph = quantized.value().graph;
+    lap("quantize");
     auto scheduled =
         sched::schedule_graph(prepared.value(), config, o->policy, sched::Objective::Bytes);
     if (!scheduled.ok()) {
       std::cerr << "error: " << scheduled.reason() << '\n';
       return 1;
     }
+    lap("schedule");
     // The network input: the seeded default tensor, quantized as the graph's Quantize op does.
     std::map<std::string, std::vector<std::int32_t>> inputs;
     for (ir::OpId id : qgraph.inputs()) {
@@ -99,6 +113,7 @@ cli::Runner setup_compile(CLI::App& command) {
       std::cerr << "error: " << compiled.reason() << '\n';
       return 1;
     }
+    lap("codegen");
     if (auto s = write_compile_folder(compiled.value(), scheduled.value(), config, o->out);
         !s.ok()) {
       std::cerr << "error: " << s.reason() << '\n';
@@ -110,6 +125,16 @@ cli::Runner setup_compile(CLI::App& command) {
     if (ec) {
       std::cerr << "error: " << o->out << "/hw.yaml: " << ec.message() << '\n';
       return 1;
+    }
+    lap("write");
+    if (o->timings) {
+      double total = 0;
+      std::cerr << "seconds:";
+      for (const auto& [stage, s] : seconds) {
+        std::cerr << ' ' << stage << ' ' << s;
+        total += s;
+      }
+      std::cerr << ", total " << total << '\n';
     }
     const CompiledProgram& c = compiled.value();
     const auto& p = scheduled.value().schedule.traffic;

@@ -323,14 +323,24 @@ struct Realizer {
       inner *= shape[d];
     const auto total = static_cast<std::int64_t>(w.f32_values.size());
     const std::int64_t per_channel = total / channels;
+    // Element i of the weights belongs to channel (i / inner) % channels: walk them as
+    // [outer][channel][inner], in storage order, so each sum adds in the same order as a flat
+    // loop would (without a 64-bit division per element).
+    const std::int64_t outer = total / (channels * inner);
+    const auto for_each_weight = [&](auto&& visit) {
+      std::int64_t i = 0;
+      for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t c = 0; c < channels; ++c)
+          for (std::int64_t k = 0; k < inner; ++k, ++i)
+            visit(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
+    };
     std::vector<double> max_abs(static_cast<std::size_t>(channels), 0.0);
     std::vector<double> sum_abs(static_cast<std::size_t>(channels), 0.0);
-    for (std::int64_t i = 0; i < total; ++i) {
-      const auto c = static_cast<std::size_t>((i / inner) % channels);
-      const double v = std::fabs(static_cast<double>(w.f32_values[static_cast<std::size_t>(i)]));
+    for_each_weight([&](std::size_t c, std::size_t i) {
+      const double v = std::fabs(static_cast<double>(w.f32_values[i]));
       max_abs[c] = std::max(max_abs[c], v);
       sum_abs[c] += v;
-    }
+    });
     constexpr double kAccMax = 2147483647.0;
     const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
     const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
@@ -360,16 +370,12 @@ struct Realizer {
     q.shape = shape;
     q.quant = ir::QuantParams{scales, std::vector<std::int32_t>(scales.size(), 0), axis};
     q.int_values.resize(w.f32_values.size());
-    for (std::int64_t i = 0; i < total; ++i) {
-      const auto c = static_cast<std::size_t>((i / inner) % channels);
-      q.int_values[static_cast<std::size_t>(i)] =
-          intops::quantize_value(w.f32_values[static_cast<std::size_t>(i)], scales[c], bits);
-    }
     name_out = q.name;
     weight_l1.assign(static_cast<std::size_t>(channels), 0);
-    for (std::int64_t i = 0; i < total; ++i)
-      weight_l1[static_cast<std::size_t>((i / inner) % channels)] +=
-          std::abs(q.int_values[static_cast<std::size_t>(i)]);
+    for_each_weight([&](std::size_t c, std::size_t i) {
+      q.int_values[i] = intops::quantize_value(w.f32_values[i], scales[c], bits);
+      weight_l1[c] += std::abs(q.int_values[i]);
+    });
     if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
     return scales;
   }

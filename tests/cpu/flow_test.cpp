@@ -1,7 +1,10 @@
 // The quantization flow end to end: hand-computed integer inference, tiny zoo nets, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <span>
 
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
@@ -267,6 +270,80 @@ TEST(QuantizeModel, NanActivationIsNamed) {
   EXPECT_EQ(result.reason(), "calibration: activation %" + in +
                                  " holds NaN at element 3 (check the weights and the calibration "
                                  "inputs) in calibration sample 0");
+}
+
+// quantize_model observes values in the executor's own layout (channels-last, no transposes)
+// and histograms pass 1's copies instead of running the samples again; the thresholds must be
+// exactly those of the plain two-pass calibration over NCHW values.
+TEST(QuantizeModel, ThresholdsEqualTwoPassNchwCalibration) {
+  for (const auto method : {quant::CalibrationMethod::percentile, quant::CalibrationMethod::entropy,
+                            quant::CalibrationMethod::minmax}) {
+    const ir::Graph g = prepare_graph(zoo::build_model("tiny_inception").value()).value();
+    quant::QuantConfig config;
+    config.method = method;
+    config.calibration_samples = 3;
+    const auto samples = synthetic_samples(g, config);
+    const auto plan = quant::plan_scales(g, config).value();
+    std::map<std::string, quant::TensorStats> stats;
+    const auto observe = [&](const std::string& tensor, const TensorData& value, bool histogram) {
+      if (std::find(plan.observed.begin(), plan.observed.end(), tensor) == plan.observed.end() ||
+          value.dtype() != ir::DType::f32)
+        return;
+      const std::span<const float> values(value.data<float>(),
+                                          static_cast<std::size_t>(value.size()));
+      if (histogram)
+        stats[tensor].observe_histogram(values);
+      else
+        ASSERT_TRUE(stats[tensor].observe_range(values).ok());
+    };
+    Executor executor(g);
+    for (const bool histogram : {false, true}) {
+      if (histogram && method == quant::CalibrationMethod::minmax) break;
+      if (histogram)
+        for (auto& [name, s] : stats) s.start_histogram(config.histogram_bins);
+      RunOptions options;
+      options.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
+        observe(tensor, value, histogram);
+        return {};
+      };
+      for (const auto& sample : samples) {
+        for (const auto& [name, value] : sample) observe(name, value, histogram);
+        ASSERT_TRUE(executor.run(sample, options).ok());
+      }
+    }
+    const auto model = quantize_model(g, config, samples).value();
+    ASSERT_EQ(model.tensor_thresholds.size(), plan.observed.size());
+    for (const auto& tensor : plan.observed) {
+      const int bits = plan.class_bits[plan.class_of.at(tensor)];
+      EXPECT_EQ(model.tensor_thresholds.at(tensor),
+                quant::choose_threshold(stats[tensor], {config.method, config.percentile, bits}))
+          << tensor << " (" << quant::to_string(method) << ")";
+    }
+  }
+}
+
+// An Inf in a channels-last activation is named by its NCHW index, as the contract says.
+TEST(QuantizeModel, InfInChannelsLastActivationIsNamedByNchwIndex) {
+  ir::Graph g = ir::parse_text(R"(graph t {
+  input %x : f32[1,2,2,2]
+  const %w : f32[2,2,1,1] = [1, 0, 0, 3e38]
+  %y = Conv(%x, %w) {kernel=1x1} : f32[?]
+  output %y
+})",
+                               "t");
+  ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+  quant::QuantConfig config;
+  config.calibration_samples = 1;
+  // y channel 1 = 3e38 x channel 1: only 3e38 * 2 overflows, at NCHW element 4 + 2 = 6 (NHWC
+  // element 2 * 2 + 1 = 5).
+  const std::vector<Sample> samples = {
+      {{"x", TensorData::from_f32({1, 2, 2, 2}, std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f, 0.5f,
+                                                                   0.6f, 2.0f, 0.7f})}}};
+  const auto result = quantize_model(g, config, samples);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.reason(),
+            "calibration: activation %y holds Inf at element 6 (check the weights and the "
+            "calibration inputs) (calibration sample 0)");
 }
 
 }  // namespace

@@ -384,7 +384,7 @@ Result<std::map<std::string, TensorData>> Executor::run(
   const auto is_output = [&](const std::string& n) {
     return std::find(outputs.begin(), outputs.end(), n) != outputs.end();
   };
-  const bool fuse = !options.observer && !options.keep_intermediates;
+  const bool fuse = !options.observer && !options.layout_observer && !options.keep_intermediates;
   std::vector<bool> absorbed(graph_.num_ops(), false);
 
   for (std::size_t pos = 0; pos < impl_->order.size(); ++pos) {
@@ -857,6 +857,9 @@ Result<std::map<std::string, TensorData>> Executor::run(
             } else {
               if (options.observer)
                 if (auto ok = options.observer(op.outputs[k], part); !ok) return fail(ok.reason());
+              if (options.layout_observer)
+                if (auto ok = options.layout_observer(op.outputs[k], part, false); !ok)
+                  return fail(ok.reason());
               values[op.outputs[k]] = Value{std::move(part), false};
             }
           }
@@ -940,6 +943,9 @@ Result<std::map<std::string, TensorData>> Executor::run(
       if (auto ok = options.observer(out_name, y_nhwc ? observed : y); !ok)
         return fail(ok.reason());
     }
+    if (options.layout_observer)
+      if (auto ok = options.layout_observer(out_name, y, y_nhwc && layouts_differ(y.shape())); !ok)
+        return fail(ok.reason());
     values[out_name] = Value{std::move(y), y_nhwc};
     // Free what no later op reads.
     if (!options.keep_intermediates)

@@ -17,6 +17,12 @@ struct RunOptions {
   /// Called with every op result (not constants) as soon as it is computed, in topological
   /// order: calibration statistics and --dump-dir use it. A failure stops the run with it.
   std::function<Status(const std::string& tensor, const TensorData& value)> observer;
+  /// Like `observer`, but a 4-D value arrives in whichever layout the executor holds it:
+  /// `channels_last` true means its elements are in NHWC order (the shape stays NCHW). For
+  /// statistics that do not depend on element order (calibration's max |x| and histograms) it
+  /// saves a transpose of every op result. Either observer, or both, may be set.
+  std::function<Status(const std::string& tensor, const TensorData& value, bool channels_last)>
+      layout_observer;
   /// Keep every intermediate tensor in the returned map (default: graph outputs only; other
   /// tensors are freed after their last reader, which keeps VGG-19 within memory).
   bool keep_intermediates = false;
