@@ -147,32 +147,96 @@ void Datapath::execute_conv(const isa::Conv& x) {
     return;
   }
 
-  // Weights as int16 rows, one per (tap, input channel), each holding every output channel:
-  // dense [ky][kx][i][o] from the packed [ocb][icb][ky][kx][r][c]; depthwise [ky][kx][o] from
-  // [cb][ky][kx][c].
   const std::uint8_t* weights = scratchpads_[x.w_sp].data() + x.w_addr;
-  packed_weights_.resize(static_cast<std::size_t>(weight_count));
-  std::int64_t n = 0;
-  if (x.depthwise) {
-    for (std::int64_t cb = 0; cb < x.oc_blocks; ++cb)
-      for (std::int64_t tap = 0; tap < taps; ++tap)
-        for (std::int64_t c = 0; c < cols; ++c, ++n)
-          packed_weights_[static_cast<std::size_t>(tap * out_channels + cb * cols + c)] =
-              static_cast<std::int16_t>(read_element(weights + to_u64(n) * wb, wb));
-  } else {
-    // Row r of block (ocb, icb, tap) is C contiguous elements: one piece of a packed row.
-    for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
-      for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
-        for (std::int64_t tap = 0; tap < taps; ++tap)
-          for (std::int64_t r = 0; r < rows; ++r, n += cols)
-            widen(weights + to_u64(n) * wb, wb, cols,
-                  packed_weights_.data() + ((tap * in_channels) + icb * rows + r) * out_channels +
-                      ocb * cols);
-  }
-
   const std::uint8_t* in = scratchpads_[x.in_sp].data() + x.in_addr;
   const std::uint8_t* bias = scratchpads_[x.w_sp].data() + x.bias_addr;
   std::uint8_t* acc = scratchpads_[x.acc_sp].data() + x.acc_addr;
+  // Adds the initial value (0, the bias or the accumulator's own) to output pixel (oy, ox)'s
+  // sums and writes the accumulators.
+  const auto write_pixel = [&](std::int64_t oy, std::int64_t ox, const std::uint32_t* sums) {
+    std::uint8_t* slot = acc + to_u64(oy * x.acc_stride_y + ox * x.acc_stride_x) * 4;
+    for (std::int64_t o = 0; o < out_channels; ++o, slot += 4) {
+      std::uint32_t start = 0;
+      if (x.init == isa::Init::kBias)
+        start = static_cast<std::uint32_t>(read_element(bias + o * 4, 4));
+      if (x.init == isa::Init::kAcc) start = static_cast<std::uint32_t>(read_element(slot, 4));
+      write_element(slot, 4, static_cast<std::int32_t>(start + sums[o]));
+    }
+  };
+
+  if (!x.depthwise) {
+    // Weights per tap in kernels::pair_index layout, from the packed [ocb][icb][ky][kx][r][c];
+    // then, per output row and tap, the row's pixels that tap reads (a contiguous run of ox),
+    // widened to int16, go through kernels::accumulate_dense_pairs together.
+    const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
+    const std::int64_t tap_weights = 2 * in_pairs * out_channels;
+    packed_weights_.resize(static_cast<std::size_t>(taps * tap_weights));
+    if (in_channels % 2 != 0)
+      for (std::int64_t tap = 0; tap < taps; ++tap)
+        for (std::int64_t o = 0; o < out_channels; ++o)
+          packed_weights_[static_cast<std::size_t>(
+              tap * tap_weights + kernels::pair_index(in_channels, o, out_channels))] = 0;
+    std::int64_t n = 0;
+    for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
+      for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
+        for (std::int64_t tap = 0; tap < taps; ++tap)
+          for (std::int64_t r = 0; r < rows; ++r) {
+            std::int16_t* dst = packed_weights_.data() + tap * tap_weights +
+                                kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
+            const std::uint8_t* src = weights + to_u64(n) * wb;
+            n += cols;
+            if (wb == 2) {
+              for (std::int64_t c = 0; c < cols; ++c)
+                dst[2 * c] = static_cast<std::int16_t>(read_element(src + 2 * c, 2));
+            } else {
+              for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = static_cast<std::int8_t>(src[c]);
+            }
+          }
+    const std::int64_t pixel_stride = 2 * in_pairs;
+    const std::int64_t out_w = x.out_w;
+    pixel_row_.assign(static_cast<std::size_t>(out_w * pixel_stride), 0);
+    sums_.resize(static_cast<std::size_t>(out_w * out_channels));
+    for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
+      std::fill(sums_.begin(), sums_.end(), 0u);
+      for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+        const std::int64_t iy = oy * x.stride_h + ky * x.dil_h - x.pad_top;
+        if (iy < 0 || iy >= in_h) continue;
+        for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+          // ix = ox * stride + kx * dil - pad_left is inside [0, in_w) for ox in [first, last).
+          const std::int64_t offset = kx * x.dil_w - x.pad_left;
+          const std::int64_t first =
+              offset >= 0 ? 0 : (-offset + x.stride_w - 1) / std::int64_t{x.stride_w};
+          const std::int64_t last =
+              in_w - offset <= 0
+                  ? 0
+                  : std::min(out_w, (in_w - offset - 1) / std::int64_t{x.stride_w} + 1);
+          if (first >= last) continue;
+          for (std::int64_t ox = first; ox < last; ++ox) {
+            const std::int64_t ix = ox * x.stride_w + offset;
+            widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
+                  pixel_row_.data() + ox * pixel_stride);
+          }
+          const std::int64_t tap = ky * x.kw + kx;
+          kernels::accumulate_dense_pairs(pixel_row_.data() + first * pixel_stride, pixel_stride,
+                                          last - first, in_pairs,
+                                          packed_weights_.data() + tap * tap_weights, out_channels,
+                                          sums_.data() + first * out_channels);
+        }
+      }
+      for (std::int64_t ox = 0; ox < out_w; ++ox)
+        write_pixel(oy, ox, sums_.data() + ox * out_channels);
+    }
+    return;
+  }
+
+  // Depthwise: weights as int16 rows [ky][kx][o] from the packed [cb][ky][kx][c].
+  packed_weights_.resize(static_cast<std::size_t>(weight_count));
+  std::int64_t n = 0;
+  for (std::int64_t cb = 0; cb < x.oc_blocks; ++cb)
+    for (std::int64_t tap = 0; tap < taps; ++tap)
+      for (std::int64_t c = 0; c < cols; ++c, ++n)
+        packed_weights_[static_cast<std::size_t>(tap * out_channels + cb * cols + c)] =
+            static_cast<std::int16_t>(read_element(weights + to_u64(n) * wb, wb));
   sums_.resize(static_cast<std::size_t>(out_channels));
   pixel_.resize(static_cast<std::size_t>(in_channels));
   for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
@@ -187,25 +251,11 @@ void Datapath::execute_conv(const isa::Conv& x) {
           widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
                 pixel_.data());
           const std::int64_t tap = ky * x.kw + kx;
-          if (x.depthwise)
-            kernels::accumulate_depthwise(pixel_.data(),
-                                          packed_weights_.data() + tap * out_channels, out_channels,
-                                          sums_.data());
-          else
-            kernels::accumulate_dense(pixel_.data(), in_channels,
-                                      packed_weights_.data() + tap * in_channels * out_channels,
-                                      out_channels, sums_.data());
+          kernels::accumulate_depthwise(pixel_.data(), packed_weights_.data() + tap * out_channels,
+                                        out_channels, sums_.data());
         }
       }
-      std::uint8_t* slot = acc + to_u64(oy * x.acc_stride_y + ox * x.acc_stride_x) * 4;
-      for (std::int64_t o = 0; o < out_channels; ++o, slot += 4) {
-        std::uint32_t start = 0;
-        if (x.init == isa::Init::kBias)
-          start = static_cast<std::uint32_t>(read_element(bias + o * 4, 4));
-        if (x.init == isa::Init::kAcc) start = static_cast<std::uint32_t>(read_element(slot, 4));
-        write_element(slot, 4,
-                      static_cast<std::int32_t>(start + sums_[static_cast<std::size_t>(o)]));
-      }
+      write_pixel(oy, ox, sums_.data());
     }
   }
 }
@@ -279,10 +329,23 @@ void Datapath::execute_requant(const isa::Requant& x) {
   const std::uint8_t* table = scratchpads_[x.param_sp].data() + x.param_addr;
   intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                     registers_.zero_point, registers_.lo, registers_.hi};
+  const bool same_sp = x.src_sp == x.dst_sp;
+  std::vector<std::int32_t>& pixel = pixel_;
+  pixel.resize(x.c_size);
   for (std::uint64_t y = 0; y < x.y_size; ++y) {
     for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
       const std::uint8_t* s = src + (y * x.src_stride_y + xx * x.src_stride_x) * 4;
       std::uint8_t* d = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * out_bytes;
+      // The kernel reads the whole pixel before it is written; docs/isa.md goes channel by
+      // channel. They agree unless a write lands on a later channel's accumulator, which takes
+      // an output that starts inside the pixel's accumulators, after their start.
+      if (!(same_sp && d > s && d < s + x.c_size * 4)) {
+        kernels::requantize(s, static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr,
+                            q, pixel.data());
+        for (std::uint64_t c = 0; c < x.c_size; ++c)
+          write_element(d + c * out_bytes, out_bytes, pixel[c]);
+        continue;
+      }
       for (std::uint64_t c = 0; c < x.c_size; ++c) {
         if (x.per_channel) {
           q.multiplier = read_element(table + c * 8, 4);
@@ -312,9 +375,13 @@ void Datapath::execute_add(const isa::Add& x) {
       const std::uint8_t* pa = a + (y * x.a_stride_y + xx * x.a_stride_x) * e;
       const std::uint8_t* pb = b + (y * x.b_stride_y + xx * x.b_stride_x) * e;
       // Read the whole pixel before writing it: in-place adds read before they write.
-      for (std::uint64_t c = 0; c < x.c_size; ++c)
-        pixel[c] =
-            intops::add_requantize(read_element(pa + c * e, e), read_element(pb + c * e, e), q);
+      if (e <= 2) {
+        kernels::add_requantize(pa, pb, e, static_cast<std::int64_t>(x.c_size), q, pixel.data());
+      } else {
+        for (std::uint64_t c = 0; c < x.c_size; ++c)
+          pixel[c] =
+              intops::add_requantize(read_element(pa + c * e, e), read_element(pb + c * e, e), q);
+      }
       std::uint8_t* pd = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e;
       for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(pd + c * e, e, pixel[c]);
     }

@@ -60,6 +60,7 @@ class Datapath {
   std::vector<std::int16_t> packed_weights_;
   std::vector<std::uint32_t> sums_;
   std::vector<std::int32_t> pixel_;
+  std::vector<std::int16_t> pixel_row_;  // a dense conv's output row of input pixels, int16
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

@@ -1,5 +1,14 @@
-// The datapath's multiply-accumulate loops (kernels.hpp), compiled -O3 for the auto-vectoriser.
+// The datapath's multiply-accumulate loops (kernels.hpp), compiled -O3 for the auto-vectoriser;
+// the dense pair kernel also in AVX-512 VNNI intrinsics, chosen at run time.
 #include "sim/core/kernels.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TESSEL_SIM_VNNI 1
+#endif
 
 // Each loop is compiled once per x86-64 ISA level and picked by the CPU at load time (GCC
 // ifunc), as compiler/targets/cpu/nhwc_kernels.cpp does; the results are the same on every
@@ -44,6 +53,213 @@ TESSEL_SIM_CLONES void accumulate_dense(const std::int32_t* a, std::int64_t in_c
     const std::int16_t* __restrict wi = w + i * out_channels;
     for (std::int64_t o = 0; o < out_channels; ++o) out[o] += product(ai, wi[o]);
   }
+}
+
+namespace {
+
+/// The portable dense pair kernel: one pixel at a time, the output channels vectorised.
+TESSEL_SIM_CLONES void dense_pairs_generic(const std::int16_t* pixels, std::int64_t pixel_stride,
+                                           std::int64_t pixel_count, std::int64_t in_pairs,
+                                           const std::int16_t* w, std::int64_t out_channels,
+                                           std::uint32_t* sums) {
+  for (std::int64_t p = 0; p < pixel_count; ++p) {
+    const std::int16_t* a = pixels + p * pixel_stride;
+    std::uint32_t* __restrict out = sums + p * out_channels;
+    for (std::int64_t k = 0; k < in_pairs; ++k) {
+      const std::int16_t a0 = a[2 * k], a1 = a[2 * k + 1];
+      const std::int16_t* __restrict wk = w + 2 * k * out_channels;
+      for (std::int64_t o = 0; o < out_channels; ++o)
+        out[o] += product(a0, wk[2 * o]) + product(a1, wk[2 * o + 1]);
+    }
+  }
+}
+
+#ifdef TESSEL_SIM_VNNI
+#define TESSEL_SIM_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/// kPixels pixels x kVectors x 16 output channels (the last vector masked to `tail_mask`) in
+/// registers; every weight load serves kPixels pixels; vpdpwssd adds a[2k] * w[2k][o] +
+/// a[2k + 1] * w[2k + 1][o] to each int32 lane, wrapping mod 2^32 (no saturation), which is the
+/// ISA's arithmetic.
+template <int kPixels, int kVectors>
+TESSEL_SIM_VNNI_TARGET inline void dense_pairs_block(const std::int16_t* pixels,
+                                                     std::int64_t pixel_stride,
+                                                     std::int64_t in_pairs, const std::int16_t* w,
+                                                     std::int64_t out_channels, std::uint32_t* sums,
+                                                     __mmask16 tail_mask) {
+  __m512i acc[kPixels][kVectors];
+  const auto mask_of = [&](int v) -> __mmask16 {
+    return v == kVectors - 1 ? tail_mask : static_cast<__mmask16>(0xffff);
+  };
+  // A weight vector is 16 output channels x 2 input channels = 32 int16: each bit of the
+  // channel mask covers two words.
+  __mmask32 word_mask[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    const std::uint32_t m = mask_of(v);
+    std::uint32_t words = 0;
+    for (int bit = 0; bit < 16; ++bit)
+      if (m >> bit & 1u) words |= 3u << (2 * bit);
+    word_mask[v] = words;
+  }
+  for (int p = 0; p < kPixels; ++p)
+    for (int v = 0; v < kVectors; ++v)
+      acc[p][v] = _mm512_maskz_loadu_epi32(mask_of(v), sums + p * out_channels + 16 * v);
+  for (std::int64_t k = 0; k < in_pairs; ++k) {
+    __m512i wv[kVectors];
+    const std::int16_t* wk = w + 2 * k * out_channels;
+    for (int v = 0; v < kVectors; ++v) wv[v] = _mm512_maskz_loadu_epi16(word_mask[v], wk + 32 * v);
+    for (int p = 0; p < kPixels; ++p) {
+      std::int32_t pair;
+      std::memcpy(&pair, pixels + p * pixel_stride + 2 * k, sizeof pair);
+      const __m512i a = _mm512_set1_epi32(pair);
+      for (int v = 0; v < kVectors; ++v) acc[p][v] = _mm512_dpwssd_epi32(acc[p][v], a, wv[v]);
+    }
+  }
+  for (int p = 0; p < kPixels; ++p)
+    for (int v = 0; v < kVectors; ++v)
+      _mm512_mask_storeu_epi32(sums + p * out_channels + 16 * v, mask_of(v), acc[p][v]);
+}
+
+template <int kVectors>
+TESSEL_SIM_VNNI_TARGET void dense_pairs_columns(const std::int16_t* pixels,
+                                                std::int64_t pixel_stride, std::int64_t pixel_count,
+                                                std::int64_t in_pairs, const std::int16_t* w,
+                                                std::int64_t out_channels, std::uint32_t* sums,
+                                                __mmask16 tail_mask) {
+  constexpr int kPixels = 4;
+  std::int64_t p = 0;
+  for (; p + kPixels <= pixel_count; p += kPixels)
+    dense_pairs_block<kPixels, kVectors>(pixels + p * pixel_stride, pixel_stride, in_pairs, w,
+                                         out_channels, sums + p * out_channels, tail_mask);
+  for (; p < pixel_count; ++p)
+    dense_pairs_block<1, kVectors>(pixels + p * pixel_stride, pixel_stride, in_pairs, w,
+                                   out_channels, sums + p * out_channels, tail_mask);
+}
+
+TESSEL_SIM_VNNI_TARGET void dense_pairs_vnni(const std::int16_t* pixels, std::int64_t pixel_stride,
+                                             std::int64_t pixel_count, std::int64_t in_pairs,
+                                             const std::int16_t* w, std::int64_t out_channels,
+                                             std::uint32_t* sums) {
+  // Output channels in chunks of 64 (four vectors), then one chunk of the 1-63 left.
+  constexpr std::int64_t kChunk = 64;
+  std::int64_t o = 0;
+  for (; o + kChunk <= out_channels; o += kChunk)
+    dense_pairs_columns<4>(pixels, pixel_stride, pixel_count, in_pairs, w + 2 * o, out_channels,
+                           sums + o, 0xffff);
+  const std::int64_t left = out_channels - o;
+  if (left == 0) return;
+  const std::int64_t vectors = (left + 15) / 16;
+  const auto tail = static_cast<__mmask16>((1u << (left - 16 * (vectors - 1))) - 1u);
+  const __mmask16 tail_mask = tail == 0 ? static_cast<__mmask16>(0xffff) : tail;
+  const std::int16_t* wo = w + 2 * o;
+  std::uint32_t* so = sums + o;
+  switch (vectors) {
+    case 1:
+      dense_pairs_columns<1>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
+                             tail_mask);
+      break;
+    case 2:
+      dense_pairs_columns<2>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
+                             tail_mask);
+      break;
+    default:
+      dense_pairs_columns<3>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
+                             tail_mask);
+      break;
+  }
+}
+
+bool cpu_has_vnni() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vnni");
+  return has;
+}
+#endif
+
+}  // namespace
+
+void accumulate_dense_pairs(const std::int16_t* pixels, std::int64_t pixel_stride,
+                            std::int64_t pixel_count, std::int64_t in_pairs, const std::int16_t* w,
+                            std::int64_t out_channels, std::uint32_t* sums) {
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_vnni()) {
+    dense_pairs_vnni(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+    return;
+  }
+#endif
+  dense_pairs_generic(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+}
+
+void accumulate_dense_pairs_portable(const std::int16_t* pixels, std::int64_t pixel_stride,
+                                     std::int64_t pixel_count, std::int64_t in_pairs,
+                                     const std::int16_t* w, std::int64_t out_channels,
+                                     std::uint32_t* sums) {
+  dense_pairs_generic(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+}
+
+namespace {
+
+/// round_half_away(t, r) (support/int_ops.hpp) without branches: on |t|, then the sign back;
+/// r = 0 adds a half of 0. Exact for |t| < 2^62, as the scalar one.
+inline std::int64_t round_half_away_lanes(std::int64_t t, std::int64_t r) {
+  const std::int64_t sign = t >> 63;  // 0 or -1
+  const std::int64_t magnitude = (t ^ sign) - sign;
+  const std::int64_t half = (std::int64_t{1} << r) >> 1;
+  const std::int64_t rounded = (magnitude + half) >> r;
+  return (rounded ^ sign) - sign;
+}
+
+inline std::int32_t clamp_lanes(std::int64_t v, std::int32_t lo, std::int32_t hi) {
+  return static_cast<std::int32_t>(std::min<std::int64_t>(std::max<std::int64_t>(v, lo), hi));
+}
+
+/// Little-endian signed loads (the scratchpads' byte order on every host; GCC merges the bytes
+/// into one load on little-endian ones).
+inline std::int32_t load_i32(const std::uint8_t* p) {
+  return static_cast<std::int32_t>(std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) |
+                                   (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24));
+}
+inline std::int16_t load_i16(const std::uint8_t* p) {
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+}
+
+}  // namespace
+
+TESSEL_SIM_CLONES void requantize(const std::uint8_t* src, std::int64_t count,
+                                  const std::uint8_t* table, const intops::Requant& q,
+                                  std::int32_t* out) {
+  if (table == nullptr) {
+    for (std::int64_t c = 0; c < count; ++c) {
+      const std::int64_t scaled = round_half_away_lanes(
+          std::int64_t{load_i32(src + 4 * c)} * q.multiplier, std::int64_t{q.shift});
+      out[c] = clamp_lanes(scaled + q.zero_point, q.lo, q.hi);
+    }
+    return;
+  }
+  for (std::int64_t c = 0; c < count; ++c) {
+    const std::int64_t scaled =
+        round_half_away_lanes(std::int64_t{load_i32(src + 4 * c)} * load_i32(table + 8 * c),
+                              std::int64_t{load_i32(table + 8 * c + 4)});
+    out[c] = clamp_lanes(scaled + q.zero_point, q.lo, q.hi);
+  }
+}
+
+TESSEL_SIM_CLONES void add_requantize(const std::uint8_t* a, const std::uint8_t* b,
+                                      std::uint64_t bytes, std::int64_t count,
+                                      const intops::AddRequant& q, std::int32_t* out) {
+  const auto finish = [&](std::int64_t sum) {
+    return clamp_lanes(round_half_away_lanes(sum, std::int64_t{q.shift}) + q.zero_point, q.lo,
+                       q.hi);
+  };
+  if (bytes == 1) {
+    for (std::int64_t c = 0; c < count; ++c)
+      out[c] = finish(std::int64_t{static_cast<std::int8_t>(a[c])} * q.multiplier_a +
+                      std::int64_t{static_cast<std::int8_t>(b[c])} * q.multiplier_b);
+    return;
+  }
+  for (std::int64_t c = 0; c < count; ++c)
+    out[c] = finish(std::int64_t{load_i16(a + 2 * c)} * q.multiplier_a +
+                    std::int64_t{load_i16(b + 2 * c)} * q.multiplier_b);
 }
 
 TESSEL_SIM_CLONES void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w,

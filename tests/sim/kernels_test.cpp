@@ -1,0 +1,146 @@
+// The datapath's multiply-accumulate kernels against scalar int64 sums taken mod 2^32.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sim/core/kernels.hpp"
+
+namespace tessel::sim {
+namespace {
+
+// Every (pixels, in channels, out channels) the pair kernel blocks differently: 1-9 pixels
+// (blocks of 4 and the rest), odd and even input channels, output channels below, at and
+// across the 16-lane vectors and 64-channel chunks (masked tails of 1-63).
+TEST(SimKernels, dense_pairs_equal_int64_sums_mod_2_32_on_every_blocking) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
+                                           std::numeric_limits<std::int16_t>::max());
+  for (const std::int64_t pixels : {1, 3, 4, 5, 9}) {
+    for (const std::int64_t in : {1, 2, 7, 32}) {
+      for (const std::int64_t out : {1, 4, 15, 16, 17, 48, 64, 65, 100, 128, 144}) {
+        const std::int64_t pairs = kernels::channel_pairs(in);
+        const std::int64_t stride = 2 * pairs + 3;  // a gap between pixels
+        std::vector<std::int16_t> a(static_cast<std::size_t>(pixels * stride), 0);
+        std::vector<std::int16_t> w(static_cast<std::size_t>(2 * pairs * out), 0);
+        std::vector<std::int16_t> dense(static_cast<std::size_t>(in * out));
+        for (std::int64_t p = 0; p < pixels; ++p)
+          for (std::int64_t i = 0; i < in; ++i) {
+            // The extremes often: -32768 * -32768 pairs are where a 32-bit pair sum wraps.
+            const int v = rng() % 4 == 0 ? std::numeric_limits<std::int16_t>::min() : value(rng);
+            a[static_cast<std::size_t>(p * stride + i)] = static_cast<std::int16_t>(v);
+          }
+        for (std::int64_t i = 0; i < in; ++i)
+          for (std::int64_t o = 0; o < out; ++o) {
+            const int v = rng() % 4 == 0 ? std::numeric_limits<std::int16_t>::min() : value(rng);
+            dense[static_cast<std::size_t>(i * out + o)] = static_cast<std::int16_t>(v);
+            w[static_cast<std::size_t>(kernels::pair_index(i, o, out))] =
+                static_cast<std::int16_t>(v);
+          }
+        std::vector<std::uint32_t> sums(static_cast<std::size_t>(pixels * out));
+        for (std::size_t k = 0; k < sums.size(); ++k) sums[k] = static_cast<std::uint32_t>(rng());
+        std::vector<std::uint32_t> expected = sums;
+        for (std::int64_t p = 0; p < pixels; ++p)
+          for (std::int64_t o = 0; o < out; ++o) {
+            std::int64_t sum = expected[static_cast<std::size_t>(p * out + o)];
+            for (std::int64_t i = 0; i < in; ++i)
+              sum += std::int64_t{a[static_cast<std::size_t>(p * stride + i)]} *
+                     dense[static_cast<std::size_t>(i * out + o)];
+            expected[static_cast<std::size_t>(p * out + o)] = static_cast<std::uint32_t>(sum);
+          }
+        std::vector<std::uint32_t> portable = sums;
+        kernels::accumulate_dense_pairs(a.data(), stride, pixels, pairs, w.data(), out,
+                                        sums.data());
+        kernels::accumulate_dense_pairs_portable(a.data(), stride, pixels, pairs, w.data(), out,
+                                                 portable.data());
+        ASSERT_EQ(sums, expected) << pixels << " pixels, " << in << " in, " << out << " out";
+        ASSERT_EQ(portable, expected) << pixels << " pixels, " << in << " in, " << out << " out";
+      }
+    }
+  }
+}
+
+// A hand case: 2 inputs x 1 output, both pairs at -32768: 2^30 + 2^30 = 2^31 wraps to INT32_MIN.
+TEST(SimKernels, dense_pair_of_two_minimum_products_wraps_to_int32_min) {
+  const std::int16_t a[2] = {-32768, -32768};
+  const std::int16_t w[2] = {-32768, -32768};
+  std::uint32_t sum = 0;
+  kernels::accumulate_dense_pairs(a, 2, 1, 1, w, 1, &sum);
+  EXPECT_EQ(static_cast<std::int32_t>(sum), std::numeric_limits<std::int32_t>::min());
+  std::uint32_t portable = 0;
+  kernels::accumulate_dense_pairs_portable(a, 2, 1, 1, w, 1, &portable);
+  EXPECT_EQ(static_cast<std::int32_t>(portable), std::numeric_limits<std::int32_t>::min());
+}
+
+// The vector unit's kernels equal the scalar definitions (support/int_ops.hpp) element for
+// element: accumulators at the int32 extremes, shifts 0 (no rounding) to 62, negative ties.
+TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
+  std::mt19937 rng(11);
+  const auto le32 = [](std::vector<std::uint8_t>& bytes, std::size_t at, std::int32_t v) {
+    for (int k = 0; k < 4; ++k)
+      bytes[at + static_cast<std::size_t>(k)] =
+          static_cast<std::uint8_t>(static_cast<std::uint32_t>(v) >> (8 * k));
+  };
+  const std::int64_t count = 37;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::uint8_t> acc(4 * count), table(8 * count);
+    std::vector<std::int32_t> acc_values(count);
+    std::vector<intops::Requant> per_channel(count);
+    intops::Requant q{static_cast<std::int32_t>(rng() >> 1), static_cast<int>(rng() % 63),
+                      static_cast<std::int32_t>(rng() % 7) - 3, -128, 127};
+    if (trial % 3 == 0) q.lo = 0;
+    for (std::int64_t c = 0; c < count; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      acc_values[k] = trial % 5 == 0 && c < 4
+                          ? std::array<std::int32_t, 4>{std::numeric_limits<std::int32_t>::min(),
+                                                        std::numeric_limits<std::int32_t>::max(),
+                                                        -(1 << 20), 1 << 20}[k]
+                          : static_cast<std::int32_t>(rng());
+      le32(acc, 4 * k, acc_values[k]);
+      per_channel[k] = q;
+      per_channel[k].multiplier = static_cast<std::int32_t>(rng() >> 1);
+      per_channel[k].shift = static_cast<int>(rng() % 63);
+      le32(table, 8 * k, per_channel[k].multiplier);
+      le32(table, 8 * k + 4, per_channel[k].shift);
+    }
+    std::vector<std::int32_t> got(count), got_table(count);
+    kernels::requantize(acc.data(), count, nullptr, q, got.data());
+    kernels::requantize(acc.data(), count, table.data(), q, got_table.data());
+    for (std::int64_t c = 0; c < count; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      ASSERT_EQ(got[k], intops::requantize(acc_values[k], q)) << "trial " << trial << " c " << c;
+      ASSERT_EQ(got_table[k], intops::requantize(acc_values[k], per_channel[k]))
+          << "trial " << trial << " c " << c;
+    }
+    // Residual adds of 8- and 16-bit operands.
+    for (const std::uint64_t bytes : {1u, 2u}) {
+      intops::AddRequant add{static_cast<std::int32_t>(rng() >> 1),
+                             static_cast<std::int32_t>(rng() >> 1),
+                             static_cast<int>(rng() % 63),
+                             static_cast<std::int32_t>(rng() % 5) - 2,
+                             bytes == 1 ? -128 : -32768,
+                             bytes == 1 ? 127 : 32767};
+      std::vector<std::uint8_t> a(bytes * count), b(bytes * count);
+      for (auto& v : a) v = static_cast<std::uint8_t>(rng());
+      for (auto& v : b) v = static_cast<std::uint8_t>(rng());
+      std::vector<std::int32_t> sum(count);
+      kernels::add_requantize(a.data(), b.data(), bytes, count, add, sum.data());
+      for (std::int64_t c = 0; c < count; ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        const auto element = [&](const std::vector<std::uint8_t>& v) -> std::int32_t {
+          return bytes == 1 ? static_cast<std::int8_t>(v[k])
+                            : static_cast<std::int16_t>(
+                                  static_cast<std::uint16_t>(v[2 * k] | (v[2 * k + 1] << 8)));
+        };
+        ASSERT_EQ(sum[k], intops::add_requantize(element(a), element(b), add))
+            << "trial " << trial << " bytes " << bytes << " c " << c;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sim
