@@ -1,4 +1,5 @@
 // Runs every (model, policy) of the Deep Fusion reproduction and writes one CSV row each.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +11,66 @@
 #include "compiler/zoo/zoo.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/plan.hpp"
+
+namespace {
+
+// Where a schedule's DRAM bytes beyond the compulsory ones go (issue 7's bytes goal): each
+// group's lower bound (group_lower_bound: one-tile reads, stored outputs, weights, tables,
+// each once) summed over the groups is compulsory + the activations written to DRAM and read
+// back at group cuts; what a group moves above its bound is tiling overhead (halo rows
+// re-read by recompute tiles, weight slices re-read per tile). Prints the totals and the
+// groups with the largest overhead and cut traffic.
+void print_breakdown(const tessel::sched::ScheduledNet& result, const tessel::HwConfig& config) {
+  using namespace tessel::sched;
+  const Net& net = result.net;
+  const Schedule& s = result.schedule;
+  const Machine machine = machine_from_config(config);
+  struct Row {
+    size_t group;
+    int64_t cut, overhead, weights_extra;
+  };
+  std::vector<Row> rows;
+  int64_t bound_sum = 0, overhead_sum = 0;
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    const GroupSchedule& g = s.groups[i];
+    if (g.dram_view) continue;
+    const GroupBound bound = group_lower_bound(net, machine, g.ops);
+    int64_t weights = 0;
+    for (int op : g.ops) weights += net.op(op).weight_bytes + net.op(op).requant_table_bytes;
+    bound_sum += bound.bytes;
+    overhead_sum += g.traffic.total() - bound.bytes;
+    rows.push_back({i, bound.bytes - weights, g.traffic.total() - bound.bytes,
+                    g.traffic.weight_traffic() - weights});
+  }
+  const auto mb = [](int64_t b) { return static_cast<double>(b) / 1e6; };
+  std::fprintf(stderr,
+               "breakdown %s %s: total %.3f MB = compulsory %.3f + group-cut activations %.3f "
+               "+ tiling overhead %.3f (x%.3f compulsory)\n",
+               s.model.c_str(), s.policy.c_str(), mb(s.traffic.total()), mb(s.compulsory_bytes),
+               mb(bound_sum - s.compulsory_bytes), mb(overhead_sum),
+               static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes));
+  auto print = [&](const char* what, auto key) {
+    std::sort(rows.begin(), rows.end(),
+              [&](const Row& a, const Row& b) { return key(a) > key(b); });
+    for (size_t k = 0; k < rows.size() && k < 8; ++k) {
+      const GroupSchedule& g = s.groups[rows[k].group];
+      std::fprintf(stderr,
+                   "  %-9s group %3zu %-24s .. %-24s %2zu ops tiles %lldx%lldx%lld %s %s: "
+                   "in+out %.3f MB, overhead %.3f MB (weights %.3f)\n",
+                   what, rows[k].group, net.op(g.ops.front()).name.c_str(),
+                   net.op(g.ops.back()).name.c_str(), g.ops.size(),
+                   static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles),
+                   static_cast<long long>(g.channel_tiles), to_string(g.halo),
+                   g.weights_resident ? "resident" : "streamed", mb(rows[k].cut),
+                   mb(rows[k].overhead), mb(rows[k].weights_extra));
+    }
+  };
+  print("overhead", [](const Row& r) { return r.overhead; });
+  print("cut", [](const Row& r) { return r.cut; });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessel;
@@ -17,6 +78,7 @@ int main(int argc, char** argv) {
   std::string out_path = "deep_fusion.csv";
   std::vector<std::string> models = {"vgg19", "googlenet", "inception_v3", "resnet18", "resnet50"};
   bool print_groups = false;
+  bool breakdown = false;
   std::string only_policy;
   auto split = [](const std::string& list) {
     std::vector<std::string> items;
@@ -31,6 +93,8 @@ int main(int argc, char** argv) {
     const std::string key = argv[i];
     if (key == "--groups") {
       print_groups = true;
+    } else if (key == "--breakdown") {
+      breakdown = true;
     } else if (i + 1 < argc && key == "--hw") {
       hw = argv[++i];
     } else if (i + 1 < argc && key == "--out") {
@@ -41,7 +105,7 @@ int main(int argc, char** argv) {
       only_policy = argv[++i];
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
-                   "[--policy P] [--groups]\n";
+                   "[--policy P] [--groups] [--breakdown]\n";
       return 2;
     }
   }
@@ -86,6 +150,7 @@ int main(int argc, char** argv) {
       }
       const auto& s = result.value().schedule;
       if (print_groups) std::cerr << sched::format_table(result.value());
+      if (breakdown) print_breakdown(result.value(), config);
       out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
           << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
