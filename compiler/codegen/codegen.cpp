@@ -876,6 +876,8 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       loads.push_back(l);
     };
     const int64_t oc_blocks = ceil_div(sp.channels.size(), cols_);
+    // The zero rows of a block's padded input channels are the load's right padding.
+    const int64_t max_pad_rows = field_max("load", "pad_right");
     for (int64_t ob = 0; ob < oc_blocks; ++ob) {
       const int64_t cn = std::min(cols_, sp.channels.e - (sp.channels.b + ob * cols_));
       if (m.depthwise) {
@@ -885,9 +887,10 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       }
       for (int64_t ib = b0; ib < b1; ++ib) {
         const int64_t rn = std::min(rows_, m.ci - ib * rows_);
-        if (rows_ - rn > 15)
+        if (rows_ - rn > max_pad_rows)
           return fail("conv '" + op.name + "': " + std::to_string(rows_ - rn) +
-                      " zero weight rows to pad in one block (the DMA pads at most 15)");
+                      " zero weight rows to pad in one block (the DMA pads at most " +
+                      std::to_string(max_pad_rows) + ")");
         // Rows r >= rn of the block are the padded input channels: zero weights (DMA padding).
         // On chip the chunk's blocks are [ocb][icb of the chunk], what a conv with
         // ic_blocks = b1 - b0 reads.
@@ -983,6 +986,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     return fail("op '" + op.name + "': reduction chunks with more than one conv step per tile");
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
   const int64_t in_c0 = need[static_cast<size_t>(in_t)].c.b;
+  const int64_t max_conv_pad = field_max("conv", "pad_top");  // every side's field is as wide
   for (int64_t r = out_box.h.b; r < out_box.h.e; r += step) {
     const int64_t rows = std::min(step, out_box.h.e - r);
     const int64_t ya = r * win.stride_h - win.pad_top;
@@ -991,9 +995,10 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     const int64_t y0 = std::max<int64_t>(ya, 0), y1 = std::min(yb, in_shape.h);
     const int64_t pads[4] = {y0 - ya, yb - y1, x0 - xa, xb - x1};
     for (int64_t pad : pads)
-      if (pad > 3)
+      if (pad > max_conv_pad)
         return fail("conv '" + op.name + "': padding of " + std::to_string(pad) +
-                    " at a tile edge (the conv instruction pads at most 3)");
+                    " at a tile edge (the conv instruction pads at most " +
+                    std::to_string(max_conv_pad) + ")");
     isa::Conv c;
     c.in_sp = static_cast<std::uint32_t>(in_view.value().sp);
     c.w_sp = static_cast<std::uint32_t>(p.sp);
@@ -1159,9 +1164,11 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
     win.kernel_h = in_shape.h;
     win.kernel_w = in_shape.w;
   }
-  if (win.kernel_h > 15 || win.kernel_w > 15)
+  const int64_t max_window = field_max("pool", "kh"), max_pad = field_max("pool", "pad_top");
+  if (win.kernel_h > max_window || win.kernel_w > max_window)
     return fail("pool '" + op.name + "': a " + std::to_string(win.kernel_h) + "x" +
-                std::to_string(win.kernel_w) + " window (the pool instruction takes at most 15)");
+                std::to_string(win.kernel_w) + " window (the pool instruction takes at most " +
+                std::to_string(max_window) + ")");
   if (win.dilation_h != 1 || win.dilation_w != 1)
     return fail("pool '" + op.name + "': dilated pooling is not supported");
   const bool average = op.kind != sched::OpKind::MaxPool;
@@ -1188,9 +1195,10 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
   const int64_t x0 = std::max<int64_t>(xa, 0), x1 = std::min(xb, in_shape.w);
   const int64_t pads[4] = {y0 - ya, yb - y1, x0 - xa, xb - x1};
   for (int64_t pad : pads)
-    if (pad > 3)
+    if (pad > max_pad)
       return fail("pool '" + op.name + "': padding of " + std::to_string(pad) +
-                  " at a tile edge (the pool instruction pads at most 3)");
+                  " at a tile edge (the pool instruction pads at most " + std::to_string(max_pad) +
+                  ")");
   isa::Pool pool;
   pool.src_sp = static_cast<std::uint32_t>(in.value().sp);
   pool.dst_sp = static_cast<std::uint32_t>(out.value().sp);
