@@ -2,6 +2,7 @@
 #include "sim/core/datapath.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -108,6 +109,37 @@ void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* 
 
 }  // namespace
 
+void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
+                                  std::int64_t out_channels, const std::uint8_t* weights) {
+  const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
+  const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
+  const std::int64_t taps = std::int64_t{x.kh} * x.kw;
+  const std::int64_t tap_weights = 2 * kernels::channel_pairs(in_channels) * out_channels;
+  const auto to_u64 = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  packed_weights_.resize(static_cast<std::size_t>(taps * tap_weights));
+  if (in_channels % 2 != 0)
+    for (std::int64_t tap = 0; tap < taps; ++tap)
+      for (std::int64_t o = 0; o < out_channels; ++o)
+        packed_weights_[static_cast<std::size_t>(
+            tap * tap_weights + kernels::pair_index(in_channels, o, out_channels))] = 0;
+  std::int64_t n = 0;
+  for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
+    for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
+      for (std::int64_t tap = 0; tap < taps; ++tap)
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::int16_t* dst = packed_weights_.data() + tap * tap_weights +
+                              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
+          const std::uint8_t* src = weights + to_u64(n) * wb;
+          n += cols;
+          if (wb == 2) {
+            for (std::int64_t c = 0; c < cols; ++c)
+              dst[2 * c] = static_cast<std::int16_t>(read_element(src + 2 * c, 2));
+          } else {
+            for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = static_cast<std::int8_t>(src[c]);
+          }
+        }
+}
+
 void Datapath::execute_conv(const isa::Conv& x) {
   const std::uint64_t ib = element_bytes(x.elem);
   const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
@@ -155,13 +187,10 @@ void Datapath::execute_conv(const isa::Conv& x) {
   // sums and writes the accumulators.
   const auto write_pixel = [&](std::int64_t oy, std::int64_t ox, const std::uint32_t* sums) {
     std::uint8_t* slot = acc + to_u64(oy * x.acc_stride_y + ox * x.acc_stride_x) * 4;
-    for (std::int64_t o = 0; o < out_channels; ++o, slot += 4) {
-      std::uint32_t start = 0;
-      if (x.init == isa::Init::kBias)
-        start = static_cast<std::uint32_t>(read_element(bias + o * 4, 4));
-      if (x.init == isa::Init::kAcc) start = static_cast<std::uint32_t>(read_element(slot, 4));
-      write_element(slot, 4, static_cast<std::int32_t>(start + sums[o]));
-    }
+    const std::uint8_t* start = x.init == isa::Init::kBias  ? bias
+                                : x.init == isa::Init::kAcc ? slot
+                                                            : nullptr;
+    kernels::store_accumulators(sums, start, out_channels, slot);
   };
 
   if (!x.depthwise) {
@@ -170,28 +199,18 @@ void Datapath::execute_conv(const isa::Conv& x) {
     // widened to int16, go through kernels::accumulate_dense_pairs together.
     const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
     const std::int64_t tap_weights = 2 * in_pairs * out_channels;
-    packed_weights_.resize(static_cast<std::size_t>(taps * tap_weights));
-    if (in_channels % 2 != 0)
-      for (std::int64_t tap = 0; tap < taps; ++tap)
-        for (std::int64_t o = 0; o < out_channels; ++o)
-          packed_weights_[static_cast<std::size_t>(
-              tap * tap_weights + kernels::pair_index(in_channels, o, out_channels))] = 0;
-    std::int64_t n = 0;
-    for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
-      for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
-        for (std::int64_t tap = 0; tap < taps; ++tap)
-          for (std::int64_t r = 0; r < rows; ++r) {
-            std::int16_t* dst = packed_weights_.data() + tap * tap_weights +
-                                kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-            const std::uint8_t* src = weights + to_u64(n) * wb;
-            n += cols;
-            if (wb == 2) {
-              for (std::int64_t c = 0; c < cols; ++c)
-                dst[2 * c] = static_cast<std::int16_t>(read_element(src + 2 * c, 2));
-            } else {
-              for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = static_cast<std::int8_t>(src[c]);
-            }
-          }
+    // Consecutive convs often read the same weights (the tiles of one layer): repack only when
+    // the weight bytes or their geometry differ from the last dense conv's.
+    const std::size_t raw_bytes = static_cast<std::size_t>(weight_count) * wb;
+    const std::array<std::int64_t, 5> key = {taps, in_channels, out_channels, rows,
+                                             static_cast<std::int64_t>(wb)};
+    const bool repacked = key == packed_key_ && packed_from_.size() == raw_bytes &&
+                          std::memcmp(packed_from_.data(), weights, raw_bytes) == 0;
+    if (!repacked) {
+      packed_key_ = key;
+      packed_from_.assign(weights, weights + raw_bytes);
+      pack_dense_weights(x, in_channels, out_channels, weights);
+    }
     const std::int64_t pixel_stride = 2 * in_pairs;
     const std::int64_t out_w = x.out_w;
     pixel_row_.assign(static_cast<std::size_t>(out_w * pixel_stride), 0);
@@ -230,6 +249,7 @@ void Datapath::execute_conv(const isa::Conv& x) {
   }
 
   // Depthwise: weights as int16 rows [ky][kx][o] from the packed [cb][ky][kx][c].
+  packed_key_ = {};
   packed_weights_.resize(static_cast<std::size_t>(weight_count));
   std::int64_t n = 0;
   for (std::int64_t cb = 0; cb < x.oc_blocks; ++cb)

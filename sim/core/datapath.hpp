@@ -2,6 +2,7 @@
 // per docs/isa.md and docs/quantization.md. Knows nothing of time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -44,6 +45,9 @@ class Datapath {
   void execute_store(const isa::Store& x);
   void execute_conv(const isa::Conv& x);
   void execute_conv_reference(const isa::Conv& x);
+  /// packed_weights_ = a dense conv's weights in kernels::pair_index layout, per tap.
+  void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
+                          const std::uint8_t* weights);
   void execute_requant(const isa::Requant& x);
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
@@ -61,6 +65,10 @@ class Datapath {
   std::vector<std::uint32_t> sums_;
   std::vector<std::int32_t> pixel_;
   std::vector<std::int16_t> pixel_row_;  // a dense conv's output row of input pixels, int16
+  // The raw weight bytes and geometry (taps, in, out, rows, weight bytes) packed_weights_ holds
+  // a dense conv's weights for; a zero key after a depthwise conv.
+  std::vector<std::uint8_t> packed_from_;
+  std::array<std::int64_t, 5> packed_key_{};
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

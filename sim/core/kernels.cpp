@@ -262,6 +262,19 @@ TESSEL_SIM_CLONES void add_requantize(const std::uint8_t* a, const std::uint8_t*
                     std::int64_t{load_i16(b + 2 * c)} * q.multiplier_b);
 }
 
+TESSEL_SIM_CLONES void store_accumulators(const std::uint32_t* sums, const std::uint8_t* start,
+                                          std::int64_t count, std::uint8_t* slot) {
+  for (std::int64_t o = 0; o < count; ++o) {
+    const std::uint32_t value =
+        (start ? static_cast<std::uint32_t>(load_i32(start + 4 * o)) : 0u) + sums[o];
+    std::uint8_t* p = slot + 4 * o;
+    p[0] = static_cast<std::uint8_t>(value);
+    p[1] = static_cast<std::uint8_t>(value >> 8);
+    p[2] = static_cast<std::uint8_t>(value >> 16);
+    p[3] = static_cast<std::uint8_t>(value >> 24);
+  }
+}
+
 TESSEL_SIM_CLONES void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w,
                                             std::int64_t channels, std::uint32_t* sums) {
   std::uint32_t* __restrict out = sums;

@@ -58,6 +58,12 @@ void requantize(const std::uint8_t* src, std::int64_t count, const std::uint8_t*
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                     std::int64_t count, const intops::AddRequant& q, std::int32_t* out);
 
+/// Writes one output pixel's accumulators: `count` little-endian int32 at `slot` become
+/// `start[o] + sums[o]` (mod 2^32), `start` being `count` little-endian int32 (the bias, or
+/// `slot` itself to accumulate) or, when null, 0.
+void store_accumulators(const std::uint32_t* sums, const std::uint8_t* start, std::int64_t count,
+                        std::uint8_t* slot);
+
 /// Depthwise conv tap: `sums[c] += a[c] * w[c]` for `c < channels`, uint32 arithmetic.
 void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w, std::int64_t channels,
                           std::uint32_t* sums);

@@ -1,12 +1,14 @@
 // The datapath's multiply-accumulate kernels against scalar int64 sums taken mod 2^32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "sim/core/datapath.hpp"
 #include "sim/core/kernels.hpp"
 
 namespace tessel::sim {
@@ -140,6 +142,67 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
       }
     }
   }
+}
+
+// The datapath reuses a dense conv's repacked weights while the weight bytes and geometry stay
+// the same: a conv after new weights were written (a reload), after new inputs, and after a
+// depthwise conv in between must still equal the reference loop.
+TEST(SimKernels, repacked_weights_follow_every_change_of_the_weight_bytes) {
+  HwConfig config;
+  config.matrix = {4, 4, 16, 16, 32, 4, 4};
+  config.vector.lanes = 4;
+  config.scratchpads = {
+      {"unified",
+       1 << 14,
+       1,
+       4,
+       {DataKind::kActivations, DataKind::kWeights, DataKind::kAccumulators, DataKind::kOutputs}}};
+  std::vector<std::uint8_t> dram;
+  Datapath fast(config, dram), reference(config, dram, true);
+  std::mt19937 rng(3);
+  auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
+  const auto scribble = [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i)
+      fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng());
+  };
+  scribble(0, fast_sp.size());
+  isa::Conv conv;
+  conv.elem = isa::Elem::kI16;
+  conv.init = isa::Init::kBias;
+  conv.kh = 3;
+  conv.kw = 1;
+  conv.stride_h = conv.stride_w = conv.dil_h = conv.dil_w = 1;
+  conv.out_h = 2;
+  conv.out_w = 5;
+  conv.ic_blocks = 2;
+  conv.oc_blocks = 3;
+  conv.in_addr = 0;
+  conv.in_stride_x = 8;
+  conv.in_stride_y = 5 * 8;  // 4 x 5 pixels of 8 channels, 640 bytes
+  conv.w_addr = 1024;        // 3 taps x 8 x 12 x 2 bytes = 576
+  conv.bias_addr = 2048;     // 12 x 4
+  conv.acc_addr = 4096;      // 2 x 5 x 12 x 4 = 480
+  conv.acc_stride_x = 12;
+  conv.acc_stride_y = 5 * 12;
+  isa::Conv depthwise = conv;
+  depthwise.depthwise = true;
+  depthwise.ic_blocks = 1;
+  depthwise.oc_blocks = 2;  // 8 channels, 3 taps x 8 x 2 bytes of weights at w_addr
+  depthwise.acc_addr = 8192;
+  depthwise.acc_stride_x = 8;
+  depthwise.acc_stride_y = 5 * 8;
+  const auto run = [&](const isa::Instruction& instruction, const char* step) {
+    fast.execute(instruction);
+    reference.execute(instruction);
+    ASSERT_TRUE(std::equal(fast_sp.begin(), fast_sp.end(), reference_sp.begin())) << step;
+  };
+  run(conv, "first conv");
+  scribble(0, 640);
+  run(conv, "same weights, new inputs");
+  scribble(1024 + 100, 1024 + 102);
+  run(conv, "two weight bytes rewritten");
+  run(depthwise, "depthwise in between");
+  run(conv, "dense again after the depthwise conv");
 }
 
 }  // namespace
