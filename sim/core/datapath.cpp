@@ -362,8 +362,7 @@ void Datapath::execute_requant(const isa::Requant& x) {
       if (!(same_sp && d > s && d < s + x.c_size * 4)) {
         kernels::requantize(s, static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr,
                             q, pixel.data());
-        for (std::uint64_t c = 0; c < x.c_size; ++c)
-          write_element(d + c * out_bytes, out_bytes, pixel[c]);
+        kernels::store_elements(pixel.data(), static_cast<std::int64_t>(x.c_size), out_bytes, d);
         continue;
       }
       for (std::uint64_t c = 0; c < x.c_size; ++c) {
@@ -403,7 +402,7 @@ void Datapath::execute_add(const isa::Add& x) {
               intops::add_requantize(read_element(pa + c * e, e), read_element(pb + c * e, e), q);
       }
       std::uint8_t* pd = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e;
-      for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(pd + c * e, e, pixel[c]);
+      kernels::store_elements(pixel.data(), static_cast<std::int64_t>(x.c_size), e, pd);
     }
   }
 }

@@ -228,38 +228,72 @@ inline std::int16_t load_i16(const std::uint8_t* p) {
 TESSEL_SIM_CLONES void requantize(const std::uint8_t* src, std::int64_t count,
                                   const std::uint8_t* table, const intops::Requant& q,
                                   std::int32_t* out) {
+  // The parameters in locals and `out` restrict: otherwise every store to `out` could change
+  // `q`, and the loops stay scalar.
+  std::int32_t* __restrict result = out;
+  const std::int64_t multiplier = q.multiplier, shift = q.shift, zero_point = q.zero_point;
+  const std::int32_t lo = q.lo, hi = q.hi;
   if (table == nullptr) {
-    for (std::int64_t c = 0; c < count; ++c) {
-      const std::int64_t scaled = round_half_away_lanes(
-          std::int64_t{load_i32(src + 4 * c)} * q.multiplier, std::int64_t{q.shift});
-      out[c] = clamp_lanes(scaled + q.zero_point, q.lo, q.hi);
-    }
+    for (std::int64_t c = 0; c < count; ++c)
+      result[c] = clamp_lanes(
+          round_half_away_lanes(std::int64_t{load_i32(src + 4 * c)} * multiplier, shift) +
+              zero_point,
+          lo, hi);
     return;
   }
-  for (std::int64_t c = 0; c < count; ++c) {
-    const std::int64_t scaled =
+  for (std::int64_t c = 0; c < count; ++c)
+    result[c] = clamp_lanes(
         round_half_away_lanes(std::int64_t{load_i32(src + 4 * c)} * load_i32(table + 8 * c),
-                              std::int64_t{load_i32(table + 8 * c + 4)});
-    out[c] = clamp_lanes(scaled + q.zero_point, q.lo, q.hi);
-  }
+                              std::int64_t{load_i32(table + 8 * c + 4)}) +
+            zero_point,
+        lo, hi);
 }
 
 TESSEL_SIM_CLONES void add_requantize(const std::uint8_t* a, const std::uint8_t* b,
                                       std::uint64_t bytes, std::int64_t count,
                                       const intops::AddRequant& q, std::int32_t* out) {
-  const auto finish = [&](std::int64_t sum) {
-    return clamp_lanes(round_half_away_lanes(sum, std::int64_t{q.shift}) + q.zero_point, q.lo,
-                       q.hi);
-  };
+  std::int32_t* __restrict result = out;
+  const std::int64_t multiplier_a = q.multiplier_a, multiplier_b = q.multiplier_b;
+  const std::int64_t shift = q.shift, zero_point = q.zero_point;
+  const std::int32_t lo = q.lo, hi = q.hi;
   if (bytes == 1) {
     for (std::int64_t c = 0; c < count; ++c)
-      out[c] = finish(std::int64_t{static_cast<std::int8_t>(a[c])} * q.multiplier_a +
-                      std::int64_t{static_cast<std::int8_t>(b[c])} * q.multiplier_b);
+      result[c] = clamp_lanes(
+          round_half_away_lanes(std::int64_t{static_cast<std::int8_t>(a[c])} * multiplier_a +
+                                    std::int64_t{static_cast<std::int8_t>(b[c])} * multiplier_b,
+                                shift) +
+              zero_point,
+          lo, hi);
     return;
   }
   for (std::int64_t c = 0; c < count; ++c)
-    out[c] = finish(std::int64_t{load_i16(a + 2 * c)} * q.multiplier_a +
-                    std::int64_t{load_i16(b + 2 * c)} * q.multiplier_b);
+    result[c] =
+        clamp_lanes(round_half_away_lanes(std::int64_t{load_i16(a + 2 * c)} * multiplier_a +
+                                              std::int64_t{load_i16(b + 2 * c)} * multiplier_b,
+                                          shift) +
+                        zero_point,
+                    lo, hi);
+}
+
+TESSEL_SIM_CLONES void store_elements(const std::int32_t* values, std::int64_t count,
+                                      std::uint64_t bytes, std::uint8_t* dst) {
+  std::uint8_t* __restrict out = dst;
+  if (bytes == 1) {
+    for (std::int64_t c = 0; c < count; ++c) out[c] = static_cast<std::uint8_t>(values[c]);
+  } else if (bytes == 2) {
+    for (std::int64_t c = 0; c < count; ++c) {
+      const auto u = static_cast<std::uint32_t>(values[c]);
+      out[2 * c] = static_cast<std::uint8_t>(u);
+      out[2 * c + 1] = static_cast<std::uint8_t>(u >> 8);
+    }
+  } else {
+    for (std::int64_t c = 0; c < count; ++c) {
+      const auto u = static_cast<std::uint32_t>(values[c]);
+      for (std::uint64_t k = 0; k < bytes; ++k)
+        out[static_cast<std::int64_t>(bytes) * c + static_cast<std::int64_t>(k)] =
+            static_cast<std::uint8_t>(u >> (8 * k));
+    }
+  }
 }
 
 TESSEL_SIM_CLONES void store_accumulators(const std::uint32_t* sums, const std::uint8_t* start,

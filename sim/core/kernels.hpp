@@ -58,6 +58,11 @@ void requantize(const std::uint8_t* src, std::int64_t count, const std::uint8_t*
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                     std::int64_t count, const intops::AddRequant& q, std::int32_t* out);
 
+/// Stores `count` values as little-endian integers of `bytes` (1, 2 or 4) each at `dst`, keeping
+/// the low bytes (as write_element does). `values` and `dst` must not overlap.
+void store_elements(const std::int32_t* values, std::int64_t count, std::uint64_t bytes,
+                    std::uint8_t* dst);
+
 /// Writes one output pixel's accumulators: `count` little-endian int32 at `slot` become
 /// `start[o] + sums[o]` (mod 2^32), `start` being `count` little-endian int32 (the bias, or
 /// `slot` itself to accumulate) or, when null, 0.

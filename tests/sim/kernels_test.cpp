@@ -205,5 +205,20 @@ TEST(SimKernels, repacked_weights_follow_every_change_of_the_weight_bytes) {
   run(conv, "dense again after the depthwise conv");
 }
 
+// Little-endian low bytes, as write_element stores them, for every element width.
+TEST(SimKernels, store_elements_writes_little_endian_low_bytes) {
+  const std::int32_t values[3] = {-2, 0x1234, -0x1234567};
+  std::uint8_t one[3], two[6], four[12];
+  kernels::store_elements(values, 3, 1, one);
+  kernels::store_elements(values, 3, 2, two);
+  kernels::store_elements(values, 3, 4, four);
+  EXPECT_EQ(std::vector<std::uint8_t>(one, one + 3), (std::vector<std::uint8_t>{0xfe, 0x34, 0x99}));
+  EXPECT_EQ(std::vector<std::uint8_t>(two, two + 6),
+            (std::vector<std::uint8_t>{0xfe, 0xff, 0x34, 0x12, 0x99, 0xba}));
+  EXPECT_EQ(std::vector<std::uint8_t>(four, four + 12),
+            (std::vector<std::uint8_t>{0xfe, 0xff, 0xff, 0xff, 0x34, 0x12, 0, 0, 0x99, 0xba, 0xdc,
+                                       0xfe}));
+}
+
 }  // namespace
 }  // namespace tessel::sim
