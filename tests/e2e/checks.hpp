@@ -43,14 +43,15 @@ inline void expect_consistent(const pipeline::PolicyResult& r, const HwConfig& c
       ADD_FAILURE() << "instruction " << i << ": " << problem->message;
     }
   }
-  // Bytes: simulated DMA traffic = what codegen requested = the scheduler's prediction, plus
-  // the requant tables the scheduler's byte model leaves out (docs/codegen.md).
+  // Bytes: simulated DMA traffic = what codegen requested = the scheduler's prediction, class
+  // by class (weights, requant tables, activations read, activations written).
   const auto& predicted = r.scheduled.schedule.traffic;
   const auto& code = r.compiled.traffic;
   EXPECT_EQ(r.sim_weights_read(), code.weights_read + code.requant_table_read);
   EXPECT_EQ(r.sim_activations_read(), code.activations_read);
   EXPECT_EQ(r.sim_activations_written(), code.activations_written);
   EXPECT_EQ(code.weights_read, predicted.weights_read);
+  EXPECT_EQ(code.requant_table_read, predicted.requant_tables_read);
   EXPECT_EQ(code.activations_read, predicted.activations_read);
   EXPECT_EQ(code.activations_written, predicted.activations_written);
   std::printf("%s: cycles simulated %llu, predicted %lld (x%.3f); %.2f s sim\n", r.policy.c_str(),
