@@ -14,7 +14,9 @@ work=$root/.cache/e2e/speed
 mkdir -p "$work"
 now() { date +%s.%N; }
 # Wall times on a shared machine depend on its load: say what it was.
-echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), build $build"
+# (`nproc` alone would honour OMP_NUM_THREADS.)
+echo "$(nproc --all) cores, OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}," \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg), build $build"
 /usr/bin/python3 -c "import numpy as np; np.save('$work/input.npy', np.random.default_rng(0).standard_normal((1, 3, 224, 224), dtype=np.float32))"
 
 # CPU seconds (user + sys, all threads) of each tessel process beside its wall time: on a
