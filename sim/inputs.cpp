@@ -14,9 +14,20 @@ namespace tessel::sim {
 namespace {
 
 std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw_input_error({path, 0, 0}, "", "cannot open file");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // One read of the whole file (the 63 MB image of ResNet-50 byte by byte was 8% of a full
+  // simulation); a stream without a size (a pipe) is read as it comes.
+  const std::streamsize size = in.tellg();
+  if (size < 0) {
+    in.clear();
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), size))
+    throw_input_error({path, 0, 0}, "", "cannot read file");
+  return bytes;
 }
 
 std::uint32_t le32(const std::uint8_t* p) {
