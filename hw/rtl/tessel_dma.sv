@@ -179,49 +179,67 @@ module tessel_dma #(
   // at a time, DW-byte chunk by chunk, with the identity map.
   localparam int unsigned LW = $clog2(DW);
   localparam int unsigned PW = LW + 1;
-  logic [31:0] dst_stride, src_stride;  // bytes between neighbouring pixels along x
-  logic dst_ok, src_ok;
   logic [PW-1:0] kmax_pad, kmax_data, kgroup;
   logic [DW*PW-1:0] map_p, map_b;
   logic [DW*LW-1:0] map_src;
   logic [EXT_W-1:0] region_end;  // first padded pixel after the current group's region (pixel mode)
   logic [EXT_W-1:0] ndata;       // data pixels from mx on in this row (the rest of a group pads)
+  logic [DW*8-1:0] pad_pattern;  // pad_value repeated at element width (registered at start)
 
-  always_comb begin
-    logic [31:0] eff, p, b, base, span_d, span_s;
-    dst_stride = IS_STORE ? 32'(f.dram_stride_x) * 32'(ebytes)
-                          : 32'(f.sram_stride_x) * 32'(ebytes);
-    src_stride = IS_STORE ? 32'(f.sram_stride_x) * 32'(ebytes)
-                          : 32'(f.dram_stride_x) * 32'(ebytes);
-    dst_ok = ce <= 40'(DW) && 40'(dst_stride) >= ce;
-    src_ok = 40'(src_stride) >= ce;
-    eff = dst_ok && !row_mv ? dst_stride : 32'(DW);  // rows move as contiguous chunks
-    p = '0;
-    b = '0;
-    base = '0;
-    for (int unsigned j = 0; j < DW; j++) begin
-      map_p[j*PW+:PW] = PW'(p);
-      map_b[j*PW+:PW] = PW'(b);
-      map_src[j*LW+:LW] = base + b < 32'(DW) ? LW'(base + b) : '0;
-      if (b + 1 == eff) begin
-        b = '0;
-        p = p + 1;
-        base = base + src_stride;
-      end else b = b + 1;
-    end
-    kmax_pad = PW'(1);
-    kmax_data = PW'(1);
-    span_d = 32'(ce);
-    span_s = 32'(ce);
-    if (dst_ok)
-      for (int unsigned k = 2; k <= DW; k++) begin
-        span_d = span_d + dst_stride;
-        span_s = span_s + src_stride;
-        if (span_d <= 32'(DW)) begin
-          kmax_pad = PW'(k);
-          if (src_ok && span_s <= 32'(DW)) kmax_data = PW'(k);
-        end
+  // The maps and group sizes are functions of the instruction alone: they are registered when
+  // it starts (from the word itself) instead of being recomputed every cycle from `f`; they are
+  // read only while the mover runs, i.e. from the cycle after the start (bench/rtl).
+  tessel_isa_pkg::load_insn_t w;  // the word being started (a store word has the same layout
+  assign w = insn;                // up to sram_stride_x)
+  always_ff @(posedge clk) begin
+    if (start) begin : maps
+      logic [2:0] eb;
+      logic [39:0] pixel_bytes;
+      logic rows;
+      logic [31:0] dst_stride, src_stride, eff, p, b, base, span_d, span_s;
+      logic dst_ok, src_ok;
+      eb = w.elem == tessel_isa_pkg::ELEM_I8 ? 3'd1 : w.elem == tessel_isa_pkg::ELEM_I16 ? 3'd2
+                                                                                    : 3'd4;
+      pixel_bytes = 40'(w.c_size) * 40'(eb);
+      rows = 20'(w.dram_stride_x) == 20'(w.c_size) && w.sram_stride_x == w.c_size;
+      dst_stride = IS_STORE ? 32'(w.dram_stride_x) * 32'(eb) : 32'(w.sram_stride_x) * 32'(eb);
+      src_stride = IS_STORE ? 32'(w.sram_stride_x) * 32'(eb) : 32'(w.dram_stride_x) * 32'(eb);
+      dst_ok = pixel_bytes <= 40'(DW) && 40'(dst_stride) >= pixel_bytes;
+      src_ok = 40'(src_stride) >= pixel_bytes;
+      eff = dst_ok && !rows ? dst_stride : 32'(DW);  // rows move as contiguous chunks
+      p = '0;
+      b = '0;
+      base = '0;
+      for (int unsigned j = 0; j < DW; j++) begin
+        map_p[j*PW+:PW] <= PW'(p);
+        map_b[j*PW+:PW] <= PW'(b);
+        map_src[j*LW+:LW] <= base + b < 32'(DW) ? LW'(base + b) : '0;
+        if (b + 1 == eff) begin
+          b = '0;
+          p = p + 1;
+          base = base + src_stride;
+        end else b = b + 1;
       end
+      kmax_pad <= PW'(1);
+      kmax_data <= PW'(1);
+      span_d = 32'(pixel_bytes);
+      span_s = 32'(pixel_bytes);
+      if (dst_ok)
+        for (int unsigned k = 2; k <= DW; k++) begin
+          span_d = span_d + dst_stride;
+          span_s = span_s + src_stride;
+          if (span_d <= 32'(DW)) begin
+            kmax_pad <= PW'(k);
+            if (src_ok && span_s <= 32'(DW)) kmax_data <= PW'(k);
+          end
+        end
+      // Pad pattern: pad_value repeated at element width (DW is a multiple of 4).
+      for (int unsigned j = 0; j < DW; j++)
+        if (IS_STORE) pad_pattern[8*j+:8] <= '0;
+        else if (eb == 3'd1 || j % 32'(eb) == 0) pad_pattern[8*j+:8] <= w.pad_value[7:0];
+        else if (j % 32'(eb) == 1) pad_pattern[8*j+:8] <= w.pad_value[15:8];
+        else pad_pattern[8*j+:8] <= {8{w.pad_value[15]}};
+    end
   end
 
   always_comb begin
@@ -278,25 +296,26 @@ module tessel_dma #(
     seg_end = off + 40'(DW) >= seg_len;
   end
 
-  // Pad pattern: pad_value repeated at element width (DW is a multiple of 4).
-  logic [DW*8-1:0] pad_pattern;
-  always_comb
-    for (int unsigned j = 0; j < DW; j++)
-      if (ebytes == 3'd1 || j % 32'(ebytes) == 0) pad_pattern[8*j+:8] = f.pad_value[7:0];
-      else if (j % 32'(ebytes) == 1) pad_pattern[8*j+:8] = f.pad_value[15:8];
-      else pad_pattern[8*j+:8] = {8{f.pad_value[15]}};
 
   // Destination byte enables: bytes [0, chunk) of each of the group's kgroup pixels.
+  // Both masks (and the shuffles below) are only used while the mover runs (st_mask/st_pad one
+  // cycle later); they are zero otherwise so that an idle engine costs no per-byte work.
   logic [DW-1:0] chunk_mask;
-  always_comb
-    for (int unsigned j = 0; j < DW; j++)
-      chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 40'(map_b[j*PW+:PW]) < chunk;
+  always_comb begin
+    chunk_mask = '0;
+    if (mv_active)
+      for (int unsigned j = 0; j < DW; j++)
+        chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 40'(map_b[j*PW+:PW]) < chunk;
+  end
 
   // Destination bytes that belong to padding pixels of the group.
   logic [DW-1:0] pad_mask;
-  always_comb
-    for (int unsigned j = 0; j < DW; j++)
-      pad_mask[j] = seg_pad || (!row_mv && EXT_W'(map_p[j*PW+:PW]) >= ndata);
+  always_comb begin
+    pad_mask = '0;
+    if (!IS_STORE && mv_active)
+      for (int unsigned j = 0; j < DW; j++)
+        pad_mask[j] = seg_pad || (!row_mv && EXT_W'(map_p[j*PW+:PW]) >= ndata);
+  end
 
   // The source window shuffled into destination order.
   function automatic logic [DW*8-1:0] shuffle(input logic [DW*8-1:0] src,
@@ -315,17 +334,25 @@ module tessel_dma #(
   assign lw_en = !IS_STORE && st_valid;
   assign lw_sp = f.sp;
   assign lw_addr = st_addr;
-  logic [DW*8-1:0] shuffled;
-  assign shuffled = shuffle(rd_data, map_src);
-  always_comb
-    for (int unsigned j = 0; j < DW; j++)
-      lw_data[8*j+:8] = st_pad[j] ? pad_pattern[8*j+:8] : shuffled[8*j+:8];
+  always_comb begin
+    logic [DW*8-1:0] shuffled;
+    lw_data = '0;
+    shuffled = '0;
+    if (!IS_STORE && st_valid) begin
+      shuffled = shuffle(rd_data, map_src);
+      for (int unsigned j = 0; j < DW; j++)
+        lw_data[8*j+:8] = st_pad[j] ? pad_pattern[8*j+:8] : shuffled[8*j+:8];
+    end
+  end
   assign lw_mask = st_mask;
   assign sr_sp = f.sp;
   assign sr_addr = 32'(seg_sram + off);
   assign wr_en = IS_STORE && mv_active;
   assign wr_addr = seg_dram + off;
-  assign wr_data = shuffle(sr_data, map_src);
+  always_comb begin
+    wr_data = '0;
+    if (IS_STORE && mv_active) wr_data = shuffle(sr_data, map_src);
+  end
   assign wr_strb = chunk_mask;
 
   always_ff @(posedge clk) begin

@@ -49,14 +49,20 @@ module tessel_sram #(
           mem[cw_addr+j] <= cw_data[8*j+:8];
     end
 
+    // Only a port that selects this scratchpad reads it (the mux below picks it anyway): the
+    // guards let Verilator skip the byte loops of the other scratchpads (bench/rtl).
     always_comb begin
       sr_k[k] = '0;
-      for (int unsigned j = 0; j < DW; j++)
-        if (sr_addr + j < SIZE) sr_k[k][8*j+:8] = mem[sr_addr+j];
+      if (sr_sp == 4'(k))
+        for (int unsigned j = 0; j < DW; j++)
+          if (sr_addr + j < SIZE) sr_k[k][8*j+:8] = mem[sr_addr+j];
+    end
+    always_comb begin
       cr_k[k] = '0;
       for (int unsigned p = 0; p < 4; p++)
-        for (int unsigned j = 0; j < CW; j++)
-          if (cr_addr[32*p+:32] + j < SIZE) cr_k[k][CW*8*p+8*j+:8] = mem[cr_addr[32*p+:32]+j];
+        if (cr_sp[4*p+:4] == 4'(k))
+          for (int unsigned j = 0; j < CW; j++)
+            if (cr_addr[32*p+:32] + j < SIZE) cr_k[k][CW*8*p+8*j+:8] = mem[cr_addr[32*p+:32]+j];
     end
   end
 
