@@ -2,6 +2,7 @@
 #include "isa/instruction.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <type_traits>
 #include <utility>
@@ -301,12 +302,13 @@ Result<Instruction> decode(const Word& word) {
   }
   const auto index = static_cast<std::size_t>(spec - generated::kOpcodeSpecs);
   const Lanes& used = used_bits()[index];
-  for (int bit = 0; bit < kInstructionBits; ++bit) {
-    const auto lane = static_cast<std::size_t>(bit / 64);
-    const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
-    if ((lanes[lane] & mask) && !(used[lane] & mask))
+  for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+    // A whole lane at once; the lowest set reserved bit is the one reported.
+    if (const std::uint64_t reserved = lanes[lane] & ~used[lane]; reserved != 0) {
+      const int bit = static_cast<int>(lane) * 64 + std::countr_zero(reserved);
       return fail("reserved bit " + std::to_string(bit) + " is set (" + std::string(spec->name) +
                   " does not use it)");
+    }
   }
   std::vector<std::int64_t> values;
   values.reserve(static_cast<std::size_t>(spec->field_count));

@@ -207,7 +207,8 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
                 isa::format_instruction(head.instruction), problem->message);
     return false;
   }
-  for (const auto& request : dma_requests(head.instruction, now)) {
+  dma_requests(head.instruction, now, engine.requests);
+  for (const auto& request : engine.requests) {
     if (request.address + request.bytes > context_.dram_size_bytes) {
       char message[200];
       std::snprintf(message, sizeof message,
@@ -241,7 +242,7 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
 void Accelerator::time_started(Engine& engine, std::uint64_t now) {
   Engine::Running& running = *engine.running;
   running.started_this_cycle = false;
-  const auto requests = dma_requests(running.entry.instruction, now);
+  const std::vector<DramRequest>& requests = engine.requests;  // try_start's, for this start
   if (requests.empty()) {
     running.finish_cycle = now + fixed_cost_cycles(running.entry.instruction, context_.config);
   } else {

@@ -65,6 +65,9 @@ class Engine : public sc_core::sc_module {
   EngineStats stats;
   std::uint64_t accounted_until = 0;  ///< cycles before this are in stats
   bool waiting_on_token = false;      ///< state since accounted_until (when not running)
+  /// The DRAM requests of the instruction that starts this cycle, computed once by the start's
+  /// bounds check and timed by time_started() in the same cycle; reused from one DMA to the next.
+  std::vector<DramRequest> requests;
 };
 
 /// The fetch/dispatch unit: reads the program in order, one instruction per cycle.

@@ -13,22 +13,31 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 }
 
 template <class Dma>
-std::vector<DramRequest> runs_of(const Dma& x, DramDirection direction, std::uint64_t issue) {
+void runs_of(const Dma& x, DramDirection direction, std::uint64_t issue,
+             std::vector<DramRequest>& out) {
   const std::uint64_t e = element_bytes(x.elem);
   const std::uint64_t run_bytes = std::uint64_t{x.c_size} * e;
-  std::vector<DramRequest> out;
   const TrafficKind kind = traffic_kind(x.kind);
-  for (std::uint64_t y = 0; y < x.y_size; ++y) {
-    for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
-      const std::uint64_t a = x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e;
-      if (!out.empty() && out.back().address + out.back().bytes == a) {
-        out.back().bytes += run_bytes;
-      } else {
-        out.push_back({a, run_bytes, direction, kind, issue});
-      }
+  // Appends [a, a + bytes), merged into the previous run when it continues it.
+  auto append = [&](std::uint64_t a, std::uint64_t bytes) {
+    if (!out.empty() && out.back().address + out.back().bytes == a) {
+      out.back().bytes += bytes;
+    } else {
+      out.push_back({a, bytes, direction, kind, issue});
     }
+  };
+  // A row whose elements abut (x stride = one element's run) is one contiguous range: the
+  // element-by-element walk below would merge it into exactly that.
+  const bool rows_contiguous = run_bytes > 0 && std::uint64_t{x.dram_stride_x} * e == run_bytes;
+  for (std::uint64_t y = 0; y < x.y_size; ++y) {
+    const std::uint64_t row = x.dram_addr + y * x.dram_stride_y * e;
+    if (rows_contiguous) {
+      if (x.x_size > 0) append(row, std::uint64_t{x.x_size} * run_bytes);
+      continue;
+    }
+    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
+      append(x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e, run_bytes);
   }
-  return out;
 }
 
 }  // namespace
@@ -100,13 +109,20 @@ std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& con
   return pixels * conv->oc_blocks * conv->ic_blocks * kernel * rows * cols;
 }
 
+void dma_requests(const isa::Instruction& instruction, std::uint64_t issue_cycle,
+                  std::vector<DramRequest>& out) {
+  out.clear();
+  if (const auto* load = std::get_if<isa::Load>(&instruction))
+    runs_of(*load, DramDirection::kRead, issue_cycle, out);
+  else if (const auto* store = std::get_if<isa::Store>(&instruction))
+    runs_of(*store, DramDirection::kWrite, issue_cycle, out);
+}
+
 std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
                                       std::uint64_t issue_cycle) {
-  if (const auto* load = std::get_if<isa::Load>(&instruction))
-    return runs_of(*load, DramDirection::kRead, issue_cycle);
-  if (const auto* store = std::get_if<isa::Store>(&instruction))
-    return runs_of(*store, DramDirection::kWrite, issue_cycle);
-  return {};
+  std::vector<DramRequest> out;
+  dma_requests(instruction, issue_cycle, out);
+  return out;
 }
 
 }  // namespace tessel::sim

@@ -29,6 +29,9 @@ std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& con
 /// DRAM request (issue cycle, direction and kind filled in). Empty for other instructions.
 std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
                                       std::uint64_t issue_cycle);
+/// The same runs into `out` (cleared first), so that a caller can reuse one buffer.
+void dma_requests(const isa::Instruction& instruction, std::uint64_t issue_cycle,
+                  std::vector<DramRequest>& out);
 
 /// The traffic kind of a load/store's `kind` field (activations, weights, outputs).
 TrafficKind traffic_kind(isa::Traffic kind);

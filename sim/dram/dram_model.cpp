@@ -45,6 +45,9 @@ DramModel::DramModel(const DramParams& params)
   const std::uint64_t divisor = std::gcd(params.bandwidth_bytes_per_second, params.clock_hz);
   rate_num_ = params.bandwidth_bytes_per_second / divisor;
   rate_den_ = params.clock_hz / divisor;
+  const std::uint64_t burst_units = params.burst_bytes * rate_den_;  // in 1/rate_num_ cycles
+  burst_whole_cycles_ = burst_units / rate_num_;
+  burst_fraction_ = burst_units % rate_num_;
 }
 
 std::uint64_t DramModel::burst_transfer_cycles_ceil() const {
@@ -58,7 +61,7 @@ DramCompletion DramModel::access(const DramRequest& request) {
   const std::uint64_t last =
       (request.address + std::max<std::uint64_t>(request.bytes, 1) - 1) / burst;
   const std::uint64_t bursts = last - first + 1;
-  const std::uint64_t burst_units = burst * rate_den_;
+  const std::size_t slots = slot_free_cycle_.size();
 
   DramCompletion done;
   done.bursts = bursts;
@@ -69,14 +72,16 @@ DramCompletion DramModel::access(const DramRequest& request) {
     BusTime start = bus_free_;
     if (ready > start.cycle || (ready == start.cycle && start.fraction == 0)) start = {ready, 0};
     if (k == 0) done.first_data_cycle = start.cycle;
-    BusTime end = start;
-    end.fraction += burst_units;
-    end.cycle += end.fraction / rate_num_;
-    end.fraction %= rate_num_;
+    // end = start + burst_units / rate_num_ cycles, carried exactly (fractions < rate_num_).
+    BusTime end{start.cycle + burst_whole_cycles_, start.fraction + burst_fraction_};
+    if (end.fraction >= rate_num_) {
+      end.fraction -= rate_num_;
+      end.cycle += 1;
+    }
     bus_free_ = end;
     const std::uint64_t complete = end.cycle + (end.fraction ? 1 : 0);
     slot = complete;
-    next_slot_ = (next_slot_ + 1) % slot_free_cycle_.size();
+    if (++next_slot_ == slots) next_slot_ = 0;
     done.completion_cycle = complete;
   }
 

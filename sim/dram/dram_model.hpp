@@ -101,6 +101,10 @@ class DramModel {
   DramParams params_;
   std::uint64_t rate_num_ = 1;  // bytes per cycle = rate_num_ / rate_den_
   std::uint64_t rate_den_ = 1;
+  // One burst's bus time burst_bytes * rate_den_ / rate_num_ as whole cycles + a fraction
+  // (< rate_num_): access() adds it without a division per burst.
+  std::uint64_t burst_whole_cycles_ = 0;
+  std::uint64_t burst_fraction_ = 0;
   BusTime bus_free_;                            // end of the last burst on the bus
   std::vector<std::uint64_t> slot_free_cycle_;  // ring: completion of the last N bursts
   std::size_t next_slot_ = 0;

@@ -100,4 +100,23 @@ TEST(SimCosts, contiguous_rows_merge_into_one_request_strided_ones_do_not) {
 }
 
 }  // namespace
+TEST(SimCosts, buffer_overload_clears_the_buffer_and_gives_the_same_runs) {
+  isa::Load load;
+  load.y_size = 2;
+  load.x_size = 4;
+  load.c_size = 4;
+  load.dram_stride_x = 4;
+  load.dram_stride_y = 32;
+  std::vector<DramRequest> buffer{{7, 7, DramDirection::kWrite, TrafficKind::kOutputs, 9}};
+  dma_requests(load, 5, buffer);
+  ASSERT_EQ(buffer.size(), 2u);
+  EXPECT_EQ(buffer[0].address, 0u);
+  EXPECT_EQ(buffer[0].bytes, 16u);
+  EXPECT_EQ(buffer[1].address, 32u);
+  EXPECT_EQ(buffer[1].issue_cycle, 5u);
+  EXPECT_EQ(buffer[1].direction, DramDirection::kRead);
+  dma_requests(isa::Instruction{isa::Finish{}}, 5, buffer);
+  EXPECT_TRUE(buffer.empty());
+}
+
 }  // namespace tessel::sim
