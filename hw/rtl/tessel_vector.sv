@@ -91,6 +91,14 @@ module tessel_vector #(
   logic signed [31:0] iy, ix, in_h, in_w;
   logic in_win;
 
+  logic [31:0] a_base, a_sy, a_sx, a_y, a_x, b_base, b_sy, b_sx, d_base, d_sy, d_sx;
+  logic [2:0] a_e;
+
+  // v * e for an element size e of 1, 2 or 4 bytes.
+  function automatic logic [31:0] times_bytes(input logic [31:0] v, input logic [2:0] eb);
+    times_bytes = eb == 3'd1 ? v : eb == 3'd2 ? v << 1 : v << 2;
+  endfunction
+
   logic [31:0] lane0;
   logic [15:0] csz;
   assign lane0 = 32'(ch) * V;
@@ -115,87 +123,104 @@ module tessel_vector #(
     ix = 32'(x) * 32'(pl.stride_w) + 32'(kx) - 32'(pl.pad_left);
     in_win = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
     last_window = ky == pl.kh - 1 && kx == pl.kw - 1;
+    // Operand addresses: the op picks base, strides and position first, then one address path
+    // per port computes base + (y * stride_y + x * stride_x + lane0) * element bytes (each op
+    // had its own multipliers before; same 32-bit values). Element bytes are 1, 2 or 4: shifts.
     rd_sp = '0;
     rd_addr = '0;
+    a_base = '0;
+    a_sy = '0;
+    a_sx = '0;
+    a_y = 32'(y);
+    a_x = 32'(x);
+    a_e = e;
+    b_base = 32'(ad.b_addr);
+    b_sy = 32'(ad.b_stride_y);
+    b_sx = 32'(ad.b_stride_x);
     wr_sp = '0;
-    wr_addr = '0;
+    d_base = '0;
+    d_sy = '0;
+    d_sx = '0;
     case (op)
       tessel_isa_pkg::OP_REQUANT: begin
         rd_sp = {rq.param_sp, 4'd0, 4'd0, rq.src_sp};
-        rd_addr[31:0] = 32'(rq.src_addr) + (32'(y) * 32'(rq.src_stride_y)
-                      + 32'(x) * 32'(rq.src_stride_x) + lane0) * 4;
+        {a_base, a_sy, a_sx, a_e} = {32'(rq.src_addr), 32'(rq.src_stride_y),
+                                     32'(rq.src_stride_x), 3'd4};
         rd_addr[127:96] = 32'(rq.param_addr) + lane0 * 8;
         wr_sp = rq.dst_sp;
-        wr_addr = 32'(rq.dst_addr) + (32'(y) * 32'(rq.dst_stride_y)
-                + 32'(x) * 32'(rq.dst_stride_x) + lane0) * 32'(de);
+        {d_base, d_sy, d_sx} = {32'(rq.dst_addr), 32'(rq.dst_stride_y), 32'(rq.dst_stride_x)};
       end
       tessel_isa_pkg::OP_ADD: begin
         rd_sp = {4'd0, 4'd0, ad.b_sp, ad.a_sp};
-        rd_addr[31:0] = 32'(ad.a_addr) + (32'(y) * 32'(ad.a_stride_y)
-                      + 32'(x) * 32'(ad.a_stride_x) + lane0) * 32'(e);
-        rd_addr[63:32] = 32'(ad.b_addr) + (32'(y) * 32'(ad.b_stride_y)
-                       + 32'(x) * 32'(ad.b_stride_x) + lane0) * 32'(e);
+        {a_base, a_sy, a_sx} = {32'(ad.a_addr), 32'(ad.a_stride_y), 32'(ad.a_stride_x)};
         wr_sp = ad.dst_sp;
-        wr_addr = 32'(ad.dst_addr) + (32'(y) * 32'(ad.dst_stride_y)
-                + 32'(x) * 32'(ad.dst_stride_x) + lane0) * 32'(e);
+        {d_base, d_sy, d_sx} = {32'(ad.dst_addr), 32'(ad.dst_stride_y), 32'(ad.dst_stride_x)};
       end
       tessel_isa_pkg::OP_POOL: begin
         rd_sp = {4'd0, 4'd0, 4'd0, pl.src_sp};
-        rd_addr[31:0] = 32'(pl.src_addr) + (32'(iy) * 32'(pl.src_stride_y)
-                      + 32'(ix) * 32'(pl.src_stride_x) + lane0) * 32'(e);
+        {a_base, a_sy, a_sx, a_y, a_x} = {32'(pl.src_addr), 32'(pl.src_stride_y),
+                                          32'(pl.src_stride_x), 32'(iy), 32'(ix)};
         wr_sp = pl.dst_sp;
-        wr_addr = 32'(pl.dst_addr) + (32'(y) * 32'(pl.dst_stride_y)
-                + 32'(x) * 32'(pl.dst_stride_x) + lane0) * 32'(e);
+        {d_base, d_sy, d_sx} = {32'(pl.dst_addr), 32'(pl.dst_stride_y), 32'(pl.dst_stride_x)};
       end
       default: begin  // copy
         rd_sp = {4'd0, 4'd0, 4'd0, cp.src_sp};
-        rd_addr[31:0] = 32'(cp.src_addr) + (32'(y) * 32'(cp.src_stride_y)
-                      + 32'(x) * 32'(cp.src_stride_x) + lane0) * 32'(e);
+        {a_base, a_sy, a_sx} = {32'(cp.src_addr), 32'(cp.src_stride_y), 32'(cp.src_stride_x)};
         wr_sp = cp.dst_sp;
-        wr_addr = 32'(cp.dst_addr) + (32'(y) * 32'(cp.dst_stride_y)
-                + 32'(x) * 32'(cp.dst_stride_x) + lane0) * 32'(e);
+        {d_base, d_sy, d_sx} = {32'(cp.dst_addr), 32'(cp.dst_stride_y), 32'(cp.dst_stride_x)};
       end
     endcase
+    rd_addr[31:0] = a_base + times_bytes(a_y * a_sy + a_x * a_sx + lane0, a_e);
+    if (op == tessel_isa_pkg::OP_ADD)
+      rd_addr[63:32] = b_base + times_bytes(32'(y) * b_sy + 32'(x) * b_sx + lane0, e);
+    wr_addr = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx + lane0, de);
   end
 
   always_comb begin
     wr_data = '0;
     wr_mask = '0;
     for (int unsigned l = 0; l < V; l++) begin
-      logic signed [31:0] a, b, res;
-      logic signed [63:0] m, r;
+      logic signed [31:0] a, b, res, x1, m1;
+      logic signed [63:0] prod;
+      logic signed [31:0] arith;
+      logic [5:0] rs;
       logic lane_on;
       lane_on = lane0 + l < 32'(csz);
       a = elem_at(rd_data[CW*8-1:0], l, op == tessel_isa_pkg::OP_REQUANT ? 3'd4 : e);
       b = elem_at(rd_data[2*CW*8-1:CW*8], l, e);
-      m = 64'(mult_a);
-      r = 64'(shift);
       pmax_d[32*l+:32] = pmax[32*l+:32];
       psum_d[64*l+:64] = psum[64*l+:64];
-      res = a;
+      if (op == tessel_isa_pkg::OP_POOL) begin
+        if (ky == 0 && kx == 0) begin
+          pmax_d[32*l+:32] = 32'sh80000000;
+          psum_d[64*l+:64] = 0;
+        end
+        if (in_win) begin
+          if (a > $signed(pmax_d[32*l+:32])) pmax_d[32*l+:32] = a;
+          psum_d[64*l+:64] = psum_d[64*l+:64] + 64'(a);
+        end
+      end
+      // One multiply-shift-clamp path per lane, shared by the three ops that scale:
+      //   requant  clamp(rha(a * M, r) + zp)                      (M, r per channel or vcfg)
+      //   add      clamp(rha(a * mult_a + b * mult_b, shift) + zp)
+      //   avg pool clamp(rha(sum * mult_a, shift) + zp)           (sum: low 32 bits, signed)
+      // (each op used its own multipliers and rounding shifter before; same values.)
+      x1 = op == tessel_isa_pkg::OP_POOL ? $signed(psum_d[64*l+:32]) : a;
+      m1 = 32'(mult_a);  // 31 bits: non-negative
+      rs = shift;
+      if (op == tessel_isa_pkg::OP_REQUANT && rq.per_channel) begin
+        m1 = $signed(rd_data[3*CW*8+64*l+:32]);
+        rs = rd_data[3*CW*8+64*l+32+:6];
+      end
+      // 32 x 32 -> 64-bit signed products, written with 32-bit operands so that synthesis
+      // builds 32-bit multipliers (64'(x) * 64'(y) gave Yosys 64 x 64 ones: same value).
+      prod = x1 * m1;
+      if (op == tessel_isa_pkg::OP_ADD) prod = prod + b * $signed({1'b0, mult_b});
+      arith = clamp(rha(prod, rs) + 64'(zp), lo, hi);
       case (op)
-        tessel_isa_pkg::OP_REQUANT: begin
-          if (rq.per_channel) begin
-            m = 64'($signed(rd_data[3*CW*8+64*l+:32]));
-            r = 64'($signed(rd_data[3*CW*8+64*l+32+:32]));
-          end
-          res = clamp(rha(64'(a) * m, 6'(r)) + 64'(zp), lo, hi);
-        end
-        tessel_isa_pkg::OP_ADD:
-          res = clamp(rha(64'(a) * 64'(mult_a) + 64'(b) * 64'(mult_b), shift) + 64'(zp), lo, hi);
-        tessel_isa_pkg::OP_POOL: begin
-          if (ky == 0 && kx == 0) begin
-            pmax_d[32*l+:32] = 32'sh80000000;
-            psum_d[64*l+:64] = 0;
-          end
-          if (in_win) begin
-            if (a > $signed(pmax_d[32*l+:32])) pmax_d[32*l+:32] = a;
-            psum_d[64*l+:64] = psum_d[64*l+:64] + 64'(a);
-          end
-          if (pl.mode == tessel_isa_pkg::POOL_MODE_MAX) res = $signed(pmax_d[32*l+:32]);
-          else res = clamp(rha(64'($signed(psum_d[64*l+:32])) * 64'(mult_a), shift) + 64'(zp),
-                           lo, hi);
-        end
+        tessel_isa_pkg::OP_REQUANT, tessel_isa_pkg::OP_ADD: res = arith;
+        tessel_isa_pkg::OP_POOL:
+          res = pl.mode == tessel_isa_pkg::POOL_MODE_MAX ? $signed(pmax_d[32*l+:32]) : arith;
         default: res = a;
       endcase
       for (int unsigned bt = 0; bt < 4; bt++)
