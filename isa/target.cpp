@@ -213,15 +213,17 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
                           "field '" + std::string(access.sp_field) + "' = " + pad.name +
                               ": the scratchpad may not hold " + kinds};
     }
+    if (access.begin < pad.size_bytes && access.end <= pad.size_bytes) continue;
+    // The messages are built only for a failing access (validate runs once per simulated
+    // instruction).
     const std::string field =
         "field '" + std::string(access.addr_field) + "' = " + hex(access.begin);
     const std::string where = "scratchpad '" + pad.name + "' (" + format_size(pad.size_bytes) + ")";
     if (access.begin >= pad.size_bytes)
       return FieldProblem{std::string(access.addr_field), field + " beyond " + where};
-    if (access.end > pad.size_bytes)
-      return FieldProblem{
-          std::string(access.addr_field),
-          field + ": the operand's last byte " + hex(access.end - 1) + " is beyond " + where};
+    return FieldProblem{
+        std::string(access.addr_field),
+        field + ": the operand's last byte " + hex(access.end - 1) + " is beyond " + where};
   }
   return std::nullopt;
 }

@@ -160,7 +160,8 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   SimReport& report = context_.report;
   report.instructions_executed += 1;
   report.macs += mac_count(instruction, context_.config);
-  for (const auto& traffic : sram_traffic(instruction, context_.config)) {
+  sram_traffic(instruction, context_.config, sram_traffic_);
+  for (const auto& traffic : sram_traffic_) {
     report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
     report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;
   }

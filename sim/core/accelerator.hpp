@@ -14,6 +14,7 @@
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
 #include "isa/target.hpp"
+#include "sim/core/costs.hpp"
 #include "sim/core/datapath.hpp"
 #include "sim/core/trace_writer.hpp"
 #include "sim/dram/dram_model.hpp"
@@ -139,6 +140,7 @@ class Accelerator : public sc_core::sc_module {
   // load->compute, compute->load, compute->store, store->compute
   TokenFifo fifos_[4];
   std::unique_ptr<Datapath> datapath_;
+  std::vector<SramTraffic> sram_traffic_;  // finish_instruction()'s buffer, reused
   bool finish_done_ = false;
   bool faulted_ = false;
   std::uint64_t max_finish_cycle_ = 0;

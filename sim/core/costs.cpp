@@ -129,11 +129,12 @@ std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
 
 namespace tessel::sim {
 
-std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const HwConfig& config) {
+void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
+                  std::vector<SramTraffic>& out) {
+  out.clear();
   const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
   const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
   const std::uint64_t weight_bytes = static_cast<std::uint64_t>(config.matrix.weight_bits / 8);
-  std::vector<SramTraffic> out;
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
@@ -182,6 +183,11 @@ std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const
         }
       },
       instruction);
+}
+
+std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const HwConfig& config) {
+  std::vector<SramTraffic> out;
+  sram_traffic(instruction, config, out);
   return out;
 }
 

@@ -52,5 +52,8 @@ struct SramTraffic {
 /// bias once, its accumulators once (read too when init=acc); vector ops each operand element
 /// once (pool: every window position, padding included; requant: its parameter table).
 std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const HwConfig& config);
+/// The same into `out` (cleared first), so that a caller can reuse one buffer.
+void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
+                  std::vector<SramTraffic>& out);
 
 }  // namespace tessel::sim
