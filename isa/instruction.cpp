@@ -13,6 +13,13 @@ namespace {
 constexpr int kLanes = kInstructionBits / 64;
 using Lanes = std::array<std::uint64_t, kLanes>;
 
+// The most fields any opcode has (decode's field values live in an array of this size).
+constexpr std::size_t kMaxFieldCount = [] {
+  int most = 0;
+  for (const auto& spec : generated::kOpcodeSpecs) most = std::max(most, spec.field_count);
+  return static_cast<std::size_t>(most);
+}();
+
 static_assert(std::variant_size_v<Instruction> == std::size(generated::kOpcodeSpecs),
               "Instruction's alternatives follow the opcode table");
 
@@ -310,16 +317,17 @@ Result<Instruction> decode(const Word& word) {
                   " does not use it)");
     }
   }
-  std::vector<std::int64_t> values;
-  values.reserve(static_cast<std::size_t>(spec->field_count));
+  // On the stack: decode runs once per simulated instruction.
+  std::array<std::int64_t, kMaxFieldCount> values{};
+  std::size_t count = 0;
   for (const auto& field : spec->fields()) {
     const std::uint64_t bits = extract(lanes, field.lsb, field.width);
     std::int64_t value = static_cast<std::int64_t>(bits);
     if (field.type == FieldType::kSigned && (bits >> (field.width - 1)) != 0)
       value -= std::int64_t{1} << field.width;
-    values.push_back(value);
+    values[count++] = value;
   }
-  auto made = make_instruction(*spec, values);
+  auto made = make_instruction(*spec, std::span<const std::int64_t>(values.data(), count));
   if (!made) return made;
   if (auto status = check_rules(made.value()); !status) return status.failure();
   return made;
