@@ -826,8 +826,9 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       sp.bias_addr += p.copy1_delta;
       sp.table_addr += p.copy1_delta;
     }
-    // Reduction chunk `chunk`: input blocks [b0, b1), input channels [b0 * R, r1). The slice's
-    // chunks lie one after another in DRAM (plan_dram); one chunk, all blocks, without chunks.
+    // Reduction chunk `chunk`: input blocks [b0, b1), channels [b0 * R, min(b1 * R, ci)). The
+    // slice's chunks lie one after another in DRAM (plan_dram); one chunk, all blocks, without
+    // chunks.
     const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
     const int64_t b0 = chunk * p.chunk_blocks, b1 = std::min(ic_blocks, b0 + p.chunk_blocks);
     int64_t dram = sp.dram_weights +
