@@ -162,8 +162,12 @@ TESSEL_SIM_VNNI_TARGET void dense_pairs_vnni(const std::int16_t* pixels, std::in
       dense_pairs_columns<2>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
                              tail_mask);
       break;
-    default:
+    case 3:
       dense_pairs_columns<3>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
+                             tail_mask);
+      break;
+    default:  // 4: 49-63 channels left
+      dense_pairs_columns<4>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
                              tail_mask);
       break;
   }
