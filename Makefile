@@ -18,7 +18,7 @@ build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
 # The main job on its defaults (ResNet-18, npc19-deepfusion, every policy, each output checked
-# bit for bit against the golden executor): about 2.5 min on 2 cores (docs/codegen.md);
+# bit for bit against the golden executor): a few seconds on 2 cores after the build (README.md);
 # `tessel run --timing-only` gives the same cycles and bytes in a few seconds.
 run: build
 	$(TESSEL) run
