@@ -10,10 +10,8 @@
 
 #include "Vbase.h"
 #include "Vnew.h"
-#include "configs/hw_config.hpp"
+#include "bench/rtl/conv_layer_case.hpp"
 #include "hw/harness/harness_impl.hpp"
-#include "sim/inputs.hpp"
-#include "sim/simulator.hpp"
 
 namespace {
 
@@ -27,17 +25,11 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   using namespace tessel;
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
-  const std::string root = TESSEL_SOURCE_DIR;
-  const HwConfig config = load_hw_config(root + "/tests/isa/programs/micro.yaml");
-  const auto words = sim::read_program_words(root + "/bench/rtl/conv_layer.tasm", &config);
-  const std::vector<std::uint8_t> dram(1 << 20, 1);
-  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram));
-  if (!simulated.ok()) {
-    std::fprintf(stderr, "%s\n", simulated.reason().c_str());
-    return 1;
-  }
+  const auto loaded = bench::load_conv_layer_case();
+  if (!loaded) return 1;
+  const auto& [config, words, dram, simulated] = *loaded;
   std::printf("conv layer on micro: simulator %llu cycles; %d rounds, base and new alternate\n",
-              static_cast<unsigned long long>(simulated.value().report.cycles), rounds);
+              static_cast<unsigned long long>(simulated.report.cycles), rounds);
   std::vector<double> khz[2];
   int status = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -51,8 +43,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       const auto& r = rtl.value();
-      const bool same =
-          r.report.cycles == simulated.value().report.cycles && r.dram == simulated.value().dram;
+      const bool same = r.report.cycles == simulated.report.cycles && r.dram == simulated.dram;
       status |= same ? 0 : 1;
       const double k = static_cast<double>(r.simulated_cycles) / r.wall_seconds / 1e3;
       khz[side].push_back(k);

@@ -2,26 +2,17 @@
 // (micro config), with every thread count the model was built for; also checks its cycles
 // against the simulator.
 #include <cstdio>
-#include <string>
 
-#include "configs/hw_config.hpp"
+#include "bench/rtl/conv_layer_case.hpp"
 #include "hw/harness/rtl_runner.hpp"
-#include "sim/inputs.hpp"
-#include "sim/simulator.hpp"
 
 int main() {
   using namespace tessel;
-  const std::string root = TESSEL_SOURCE_DIR;
-  const HwConfig config = load_hw_config(root + "/tests/isa/programs/micro.yaml");
-  const auto words = sim::read_program_words(root + "/bench/rtl/conv_layer.tasm", &config);
-  const std::vector<std::uint8_t> dram(1 << 20, 1);
-  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram));
-  if (!simulated.ok()) {
-    std::fprintf(stderr, "%s\n", simulated.reason().c_str());
-    return 1;
-  }
+  const auto loaded = bench::load_conv_layer_case();
+  if (!loaded) return 1;
+  const auto& [config, words, dram, simulated] = *loaded;
   std::printf("conv layer on micro: simulator %llu cycles\n",
-              static_cast<unsigned long long>(simulated.value().report.cycles));
+              static_cast<unsigned long long>(simulated.report.cycles));
   int status = 0;
   for (const auto& model : hw::rtl_models()) {
     if (model.name != "micro") continue;
@@ -32,8 +23,7 @@ int main() {
         return 1;
       }
       const auto& r = rtl.value();
-      const bool same =
-          r.report.cycles == simulated.value().report.cycles && r.dram == simulated.value().dram;
+      const bool same = r.report.cycles == simulated.report.cycles && r.dram == simulated.dram;
       status |= same ? 0 : 1;
       std::printf("rtl, %d thread%s: %llu cycles (%s), %llu clocks in %.3f s = %.1f kHz\n",
                   model.threads, model.threads == 1 ? " " : "s",
