@@ -142,14 +142,16 @@ TEST(SimMode, TimingOnlyGivesTheFunctionalRunsCyclesAndBytes) {
 // A design point codegen cannot lower (tiny_conv's 3 input channels on a 32-row array leave 29
 // zero weight rows in a block; the DMA pads at most 15) is an invalid point, not a crash.
 TEST(SimMode, CodegenLimitIsAnInvalidPointNamingTheGroupAndOp) {
-  const SweepSpec spec = spec_of("mode: sim", "[tiny_conv]", "{matrix.rows: [32]}");
+  // tiny_conv's 3 input channels on a 512-row array: 509 zero weight rows per block, more than
+  // the load's 8-bit pad field (255) writes.
+  const SweepSpec spec = spec_of("mode: sim", "[tiny_conv]", "{matrix.rows: [512]}");
   auto evaluator = make_evaluator(spec);
   ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
   const Evaluation got = evaluate(*evaluator.value(), spec.points[0]);  // layerwise
   ASSERT_EQ(got.status, Evaluation::Status::invalid);
   EXPECT_EQ(got.reason,
-            "codegen: group 0: conv 'conv': 29 zero weight rows to pad in one block (the DMA pads "
-            "at most 15)");
+            "codegen: group 0: conv 'conv': 509 zero weight rows to pad in one block (the DMA pads "
+            "at most 255)");
 }
 
 #endif  // TESSEL_TEST_HAVE_SIM
