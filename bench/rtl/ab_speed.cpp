@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       const auto& r = rtl.value();
-      const bool same = r.report.cycles == simulated.report.cycles && r.dram == simulated.dram;
+      const bool same = loaded->matches(r);
       status |= same ? 0 : 1;
       const double k = static_cast<double>(r.simulated_cycles) / r.wall_seconds / 1e3;
       khz[side].push_back(k);

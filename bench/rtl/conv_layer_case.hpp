@@ -20,6 +20,12 @@ struct ConvLayerCase {
   std::vector<isa::Word> words;    ///< the assembled program
   std::vector<std::uint8_t> dram;  ///< the initial DRAM image
   sim::SimResult simulated;        ///< the simulator's run: the reference
+
+  /// Whether an RTL run ended at the simulator's cycle with the simulator's final DRAM.
+  template <class RtlRun>
+  bool matches(const RtlRun& r) const {
+    return r.report.cycles == simulated.report.cycles && r.dram == simulated.dram;
+  }
 };
 
 /// Loads the case and simulates it; prints the reason and returns nothing when that fails.

@@ -23,7 +23,7 @@ int main() {
         return 1;
       }
       const auto& r = rtl.value();
-      const bool same = r.report.cycles == simulated.report.cycles && r.dram == simulated.dram;
+      const bool same = loaded->matches(r);
       status |= same ? 0 : 1;
       std::printf("rtl, %d thread%s: %llu cycles (%s), %llu clocks in %.3f s = %.1f kHz\n",
                   model.threads, model.threads == 1 ? " " : "s",
