@@ -3,6 +3,7 @@
 // report.json (per-group rows, host transfer bytes).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -31,8 +32,9 @@ struct SimArgs {
   std::uint64_t dram_size = 0;
   std::uint64_t trace_max_events = 1'000'000;
   bool timing_only = false;
-  std::string input;  ///< compile folders: a float32 .npy network input
-  std::string out;    ///< compile folders: where output.npy and report.json go
+  bool timings = false;  ///< print host_seconds per phase
+  std::string input;     ///< compile folders: a float32 .npy network input
+  std::string out;       ///< compile folders: where output.npy and report.json go
 };
 
 constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
@@ -220,6 +222,35 @@ bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
   return cli::run_args({"host", folder, "--out", out.string()}) == 0;
 }
 
+/// Host wall seconds of `tessel sim`'s phases, in order (bench/e2e/README.md): `load`
+/// (config, program, compile.json, DRAM image read into memory), `input` (the --input tensor
+/// quantized into the image), `simulate` (simulate(): from the program and image being in
+/// memory to FINISH, SystemC set-up and tear-down included; what onnxruntime's session.run is
+/// compared with), `write` (summary, output.npy, host ops; report.json's own writing is not in
+/// it). Process start-up (dynamic loader, static initialisers) precedes `load` and is in none.
+class PhaseClock {
+ public:
+  void lap(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    seconds_.emplace_back(phase, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  nlohmann::json json() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [phase, s] : seconds_) j[phase] = s;
+    return j;
+  }
+  void print() const {
+    std::printf("host seconds ");
+    for (const auto& [phase, s] : seconds_) std::printf(" %s %.4f", phase.c_str(), s);
+    std::printf("\n");
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, double>> seconds_;
+};
+
 /// Per-group rows of a compile folder's run: cycles (end of the group's last instruction minus
 /// the previous group's), DMA bytes, MAC utilisation, beside the scheduler's prediction.
 nlohmann::json group_rows(const nlohmann::json& compile, const SimReport& report,
@@ -255,6 +286,7 @@ nlohmann::json group_rows(const nlohmann::json& compile, const SimReport& report
 }
 
 int run(const SimArgs& args) {
+  PhaseClock clock;
   std::string program = args.program, dram = args.dram, hw = args.hw;
   const bool folder_run = std::filesystem::is_directory(program);
   nlohmann::json compile;
@@ -287,6 +319,7 @@ int run(const SimArgs& args) {
   const int element_bytes = compile.is_null() ? 1 : compile.value("element_bytes", 1);
   const std::vector<IoEntry> io =
       compile.is_null() ? std::vector<IoEntry>{} : io_entries(compile, compile_path);
+  clock.lap("load");
   if (!args.input.empty() && !args.timing_only) {
     const auto input =
         std::find_if(io.begin(), io.end(), [](const IoEntry& e) { return e.is_input; });
@@ -294,6 +327,7 @@ int run(const SimArgs& args) {
       throw_input_error({compile_path, 0, 0}, "io", "no network input is listed");
     write_input(args.input, *input, element_bytes, image.bytes);
   }
+  clock.lap("input");
 
   SimOptions options;
   options.timing_only = args.timing_only;
@@ -302,6 +336,7 @@ int run(const SimArgs& args) {
   options.trace_max_events = args.trace_max_events;
   auto result = simulate(config, words, std::move(image), options);
   if (!result.ok()) throw_input_error({program, 0, 0}, "", result.reason());
+  clock.lap("simulate");
   const SimReport& report = result.value().report;
 
   print_summary(report, config);
@@ -338,6 +373,8 @@ int run(const SimArgs& args) {
     j["x_roofline"] =
         static_cast<double>(report.cycles) / std::max(1.0, compile.value("roofline_cycles", 0.0));
     j["groups"] = group_rows(compile, report, config);
+    clock.lap("write");
+    j["host_seconds"] = clock.json();
     if (compile.contains("host")) {
       // The boundary's bytes: what the host reads from DRAM after the program.
       const nlohmann::json& host = compile.at("host");
@@ -348,7 +385,10 @@ int run(const SimArgs& args) {
     }
     write_text((out / "report.json").string(), j.dump(2) + "\n");
     std::printf("report        %s\n", (out / "report.json").string().c_str());
+  } else {
+    clock.lap("write");
   }
+  if (args.timings) clock.print();
   return report.ok() ? 0 : 2;
 }
 
@@ -366,6 +406,9 @@ cli::Runner setup(CLI::App& command) {
   command.add_option("--hw", args->hw, "Hardware config YAML");
   command.add_flag("--timing-only", args->timing_only,
                    "Model time only: no data is read or computed (same cycles and bytes)");
+  command.add_flag("--timings", args->timings,
+                   "Print the host wall seconds of each phase (load, input, simulate, write); a "
+                   "compile folder's report.json has them as host_seconds");
   command.add_option("--trace", args->trace, "Write a Chrome trace-event JSON timeline");
   command.add_option("--trace-max-events", args->trace_max_events,
                      "Instruction slices recorded in the trace before it stops (default 1000000)");
