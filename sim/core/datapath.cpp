@@ -110,34 +110,83 @@ void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* 
 }  // namespace
 
 void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
-                                  std::int64_t out_channels, const std::uint8_t* weights) {
+                                  std::int64_t out_channels, const std::uint8_t* weights,
+                                  std::vector<std::int16_t>& packed) const {
   const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
   const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
   const std::int64_t taps = std::int64_t{x.kh} * x.kw;
   const std::int64_t tap_weights = 2 * kernels::channel_pairs(in_channels) * out_channels;
-  const auto to_u64 = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-  packed_weights_.resize(static_cast<std::size_t>(taps * tap_weights));
+  packed.resize(static_cast<std::size_t>(taps * tap_weights));
   if (in_channels % 2 != 0)
     for (std::int64_t tap = 0; tap < taps; ++tap)
       for (std::int64_t o = 0; o < out_channels; ++o)
-        packed_weights_[static_cast<std::size_t>(
-            tap * tap_weights + kernels::pair_index(in_channels, o, out_channels))] = 0;
+        packed[static_cast<std::size_t>(tap * tap_weights +
+                                        kernels::pair_index(in_channels, o, out_channels))] = 0;
+  // The raw layout is [ocb][icb][ky][kx][r][c]: rows r and r + 1 (input channels 2k and
+  // 2k + 1 when `rows` is even) are adjacent and interleave into one pair row.
+  const std::int64_t row_elements = cols;
+  const auto element = [&](const std::uint8_t* row, std::int64_t c) -> std::int16_t {
+    return wb == 2 ? static_cast<std::int16_t>(read_element(row + 2 * c, 2))
+                   : static_cast<std::int16_t>(static_cast<std::int8_t>(row[c]));
+  };
   std::int64_t n = 0;
   for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
     for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
-      for (std::int64_t tap = 0; tap < taps; ++tap)
-        for (std::int64_t r = 0; r < rows; ++r) {
-          std::int16_t* dst = packed_weights_.data() + tap * tap_weights +
-                              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-          const std::uint8_t* src = weights + to_u64(n) * wb;
-          n += cols;
-          if (wb == 2) {
-            for (std::int64_t c = 0; c < cols; ++c)
-              dst[2 * c] = static_cast<std::int16_t>(read_element(src + 2 * c, 2));
-          } else {
-            for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = static_cast<std::int8_t>(src[c]);
+      for (std::int64_t tap = 0; tap < taps; ++tap) {
+        std::int64_t r = 0;
+        for (; rows % 2 == 0 && r < rows; r += 2) {
+          std::int16_t* __restrict dst =
+              packed.data() + tap * tap_weights +
+              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
+          const std::uint8_t* first = weights + static_cast<std::uint64_t>(n) * wb;
+          const std::uint8_t* second = first + static_cast<std::uint64_t>(row_elements) * wb;
+          n += 2 * row_elements;
+          for (std::int64_t c = 0; c < cols; ++c) {
+            dst[2 * c] = element(first, c);
+            dst[2 * c + 1] = element(second, c);
           }
         }
+        for (; r < rows; ++r) {
+          std::int16_t* dst = packed.data() + tap * tap_weights +
+                              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
+          const std::uint8_t* src = weights + static_cast<std::uint64_t>(n) * wb;
+          n += row_elements;
+          for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = element(src, c);
+        }
+      }
+}
+
+const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
+                                            std::int64_t out_channels, const std::uint8_t* weights,
+                                            std::size_t raw_bytes) {
+  const std::array<std::int64_t, 5> key = {std::int64_t{x.kh} * x.kw, in_channels, out_channels,
+                                           matrix_rows_, weight_bytes_};
+  ++weight_uses_;
+  PackedWeights* entry = nullptr;
+  for (auto& candidate : weight_cache_)
+    if (candidate.sp == x.w_sp && candidate.addr == x.w_addr && candidate.key == key)
+      entry = &candidate;
+  if (entry && entry->raw.size() == raw_bytes &&
+      std::memcmp(entry->raw.data(), weights, raw_bytes) == 0) {
+    entry->last_use = weight_uses_;
+    return entry->packed.data();
+  }
+  if (!entry) {
+    if (weight_cache_.size() < kWeightCacheEntries) {
+      entry = &weight_cache_.emplace_back();
+    } else {
+      entry = &*std::min_element(
+          weight_cache_.begin(), weight_cache_.end(),
+          [](const PackedWeights& a, const PackedWeights& b) { return a.last_use < b.last_use; });
+    }
+  }
+  entry->sp = x.w_sp;
+  entry->addr = x.w_addr;
+  entry->key = key;
+  entry->raw.assign(weights, weights + raw_bytes);
+  pack_dense_weights(x, in_channels, out_channels, weights, entry->packed);
+  entry->last_use = weight_uses_;
+  return entry->packed.data();
 }
 
 void Datapath::execute_conv(const isa::Conv& x) {
@@ -194,62 +243,51 @@ void Datapath::execute_conv(const isa::Conv& x) {
   };
 
   if (!x.depthwise) {
-    // Weights per tap in kernels::pair_index layout, from the packed [ocb][icb][ky][kx][r][c];
-    // then, per output row and tap, the row's pixels that tap reads (a contiguous run of ox),
-    // widened to int16, go through kernels::accumulate_dense_pairs together.
+    // Every output pixel's taps x channel pairs reduced in registers by kernels::conv_dense,
+    // reading int16 pixels: the scratchpad itself when it holds them unpadded, else a
+    // zero-padded int16 copy of the input box.
     const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
-    const std::int64_t tap_weights = 2 * in_pairs * out_channels;
-    // Consecutive convs often read the same weights (the tiles of one layer): repack only when
-    // the weight bytes or their geometry differ from the last dense conv's.
-    const std::size_t raw_bytes = static_cast<std::size_t>(weight_count) * wb;
-    const std::array<std::int64_t, 5> key = {taps, in_channels, out_channels, rows,
-                                             static_cast<std::int64_t>(wb)};
-    const bool repacked = key == packed_key_ && packed_from_.size() == raw_bytes &&
-                          std::memcmp(packed_from_.data(), weights, raw_bytes) == 0;
-    if (!repacked) {
-      packed_key_ = key;
-      packed_from_.assign(weights, weights + raw_bytes);
-      pack_dense_weights(x, in_channels, out_channels, weights);
+    const std::int16_t* packed = dense_weights(x, in_channels, out_channels, weights,
+                                               static_cast<std::size_t>(weight_count) * wb);
+    const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
+    const std::uint8_t* image = in;
+    std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;
+    std::int64_t col_bytes = std::int64_t{x.in_stride_x} * 2;
+    if (ib != 2 || in_channels % 2 != 0 || padded) {
+      const std::int64_t padded_h = in_h + x.pad_top + x.pad_bottom;
+      const std::int64_t padded_w = in_w + x.pad_left + x.pad_right;
+      const std::int64_t pixel_stride = 2 * in_pairs;
+      image_.assign(static_cast<std::size_t>(padded_h * padded_w * pixel_stride), 0);
+      for (std::int64_t iy = 0; iy < in_h; ++iy)
+        for (std::int64_t ix = 0; ix < in_w; ++ix)
+          widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
+                image_.data() + ((iy + x.pad_top) * padded_w + ix + x.pad_left) * pixel_stride);
+      image = reinterpret_cast<const std::uint8_t*>(image_.data());
+      col_bytes = pixel_stride * 2;
+      row_bytes = padded_w * col_bytes;
     }
-    const std::int64_t pixel_stride = 2 * in_pairs;
-    const std::int64_t out_w = x.out_w;
-    pixel_row_.assign(static_cast<std::size_t>(out_w * pixel_stride), 0);
-    sums_.resize(static_cast<std::size_t>(out_w * out_channels));
-    for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
-      std::fill(sums_.begin(), sums_.end(), 0u);
-      for (std::int64_t ky = 0; ky < x.kh; ++ky) {
-        const std::int64_t iy = oy * x.stride_h + ky * x.dil_h - x.pad_top;
-        if (iy < 0 || iy >= in_h) continue;
-        for (std::int64_t kx = 0; kx < x.kw; ++kx) {
-          // ix = ox * stride + kx * dil - pad_left is inside [0, in_w) for ox in [first, last).
-          const std::int64_t offset = kx * x.dil_w - x.pad_left;
-          const std::int64_t first =
-              offset >= 0 ? 0 : (-offset + x.stride_w - 1) / std::int64_t{x.stride_w};
-          const std::int64_t last =
-              in_w - offset <= 0
-                  ? 0
-                  : std::min(out_w, (in_w - offset - 1) / std::int64_t{x.stride_w} + 1);
-          if (first >= last) continue;
-          for (std::int64_t ox = first; ox < last; ++ox) {
-            const std::int64_t ix = ox * x.stride_w + offset;
-            widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
-                  pixel_row_.data() + ox * pixel_stride);
-          }
-          const std::int64_t tap = ky * x.kw + kx;
-          kernels::accumulate_dense_pairs(pixel_row_.data() + first * pixel_stride, pixel_stride,
-                                          last - first, in_pairs,
-                                          packed_weights_.data() + tap * tap_weights, out_channels,
-                                          sums_.data() + first * out_channels);
-        }
+    tap_offsets_.clear();
+    for (std::int64_t ky = 0; ky < x.kh; ++ky)
+      for (std::int64_t kx = 0; kx < x.kw; ++kx)
+        tap_offsets_.push_back(ky * x.dil_h * row_bytes + kx * x.dil_w * col_bytes);
+    pixel_offsets_.clear();
+    slot_offsets_.clear();
+    for (std::int64_t oy = 0; oy < x.out_h; ++oy)
+      for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+        pixel_offsets_.push_back(oy * x.stride_h * row_bytes + ox * x.stride_w * col_bytes);
+        slot_offsets_.push_back((oy * x.acc_stride_y + ox * x.acc_stride_x) * 4);
       }
-      for (std::int64_t ox = 0; ox < out_w; ++ox)
-        write_pixel(oy, ox, sums_.data() + ox * out_channels);
-    }
+    const kernels::AccInit init = x.init == isa::Init::kBias  ? kernels::AccInit::kBias
+                                  : x.init == isa::Init::kAcc ? kernels::AccInit::kSelf
+                                                              : kernels::AccInit::kZero;
+    kernels::conv_dense(image, pixel_offsets_.data(),
+                        static_cast<std::int64_t>(pixel_offsets_.size()), tap_offsets_.data(),
+                        static_cast<std::int64_t>(tap_offsets_.size()), in_pairs, packed,
+                        out_channels, init, bias, acc, slot_offsets_.data());
     return;
   }
 
   // Depthwise: weights as int16 rows [ky][kx][o] from the packed [cb][ky][kx][c].
-  packed_key_ = {};
   packed_weights_.resize(static_cast<std::size_t>(weight_count));
   std::int64_t n = 0;
   for (std::int64_t cb = 0; cb < x.oc_blocks; ++cb)

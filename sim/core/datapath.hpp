@@ -45,9 +45,14 @@ class Datapath {
   void execute_store(const isa::Store& x);
   void execute_conv(const isa::Conv& x);
   void execute_conv_reference(const isa::Conv& x);
-  /// packed_weights_ = a dense conv's weights in kernels::pair_index layout, per tap.
+  /// `packed` = a dense conv's weights in kernels::pair_index layout, per tap.
   void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
-                          const std::uint8_t* weights);
+                          const std::uint8_t* weights, std::vector<std::int16_t>& packed) const;
+  /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
+  /// address and geometry holds the same raw bytes (compared in full), else packed anew.
+  const std::int16_t* dense_weights(const isa::Conv& x, std::int64_t in_channels,
+                                    std::int64_t out_channels, const std::uint8_t* weights,
+                                    std::size_t raw_bytes);
   void execute_requant(const isa::Requant& x);
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
@@ -61,14 +66,25 @@ class Datapath {
   int matrix_cols_ = 0;
   int weight_bytes_ = 1;
   // Working buffers of the fast conv, kept to reuse their allocations.
-  std::vector<std::int16_t> packed_weights_;
+  std::vector<std::int16_t> packed_weights_;  // a depthwise conv's weights, int16 [tap][o]
   std::vector<std::uint32_t> sums_;
   std::vector<std::int32_t> pixel_;
-  std::vector<std::int16_t> pixel_row_;  // a dense conv's output row of input pixels, int16
-  // The raw weight bytes and geometry (taps, in, out, rows, weight bytes) packed_weights_ holds
-  // a dense conv's weights for; a zero key after a depthwise conv.
-  std::vector<std::uint8_t> packed_from_;
-  std::array<std::int64_t, 5> packed_key_{};
+  std::vector<std::int16_t> image_;  // a dense conv's input, int16, zero-padded (when needed)
+  std::vector<std::int64_t> pixel_offsets_, tap_offsets_, slot_offsets_;  // kernels::conv_dense
+  /// Dense conv weights as kernels::conv_dense reads them, with the raw bytes and geometry
+  /// (taps, in, out, rows, weight bytes) they were packed from. The tiles of a layer, and the
+  /// layers of a fused group whose weights stay on chip, reuse them instead of repacking.
+  struct PackedWeights {
+    std::uint32_t sp = 0;
+    std::uint64_t addr = 0;
+    std::array<std::int64_t, 5> key{};
+    std::vector<std::uint8_t> raw;
+    std::vector<std::int16_t> packed;
+    std::uint64_t last_use = 0;
+  };
+  static constexpr std::size_t kWeightCacheEntries = 8;  // least recently used goes first
+  std::vector<PackedWeights> weight_cache_;
+  std::uint64_t weight_uses_ = 0;
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

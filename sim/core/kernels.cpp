@@ -1,9 +1,10 @@
 // The datapath's multiply-accumulate loops (kernels.hpp), compiled -O3 for the auto-vectoriser;
-// the dense pair kernel also in AVX-512 VNNI intrinsics, chosen at run time.
+// the dense conv also in AVX-512 VNNI intrinsics (register-tiled), chosen at run time.
 #include "sim/core/kernels.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -33,143 +34,194 @@ inline std::uint32_t product(std::int32_t a, std::int16_t w) {
 
 }  // namespace
 
-TESSEL_SIM_CLONES void accumulate_dense(const std::int32_t* a, std::int64_t in_channels,
-                                        const std::int16_t* w, std::int64_t out_channels,
-                                        std::uint32_t* sums) {
-  std::uint32_t* __restrict out = sums;
-  std::int64_t i = 0;
-  // Four input channels per pass over `sums`: a quarter of the loads and stores of the sums.
-  for (; i + 4 <= in_channels; i += 4) {
-    const std::int32_t a0 = a[i], a1 = a[i + 1], a2 = a[i + 2], a3 = a[i + 3];
-    const std::int16_t* __restrict w0 = w + i * out_channels;
-    const std::int16_t* __restrict w1 = w0 + out_channels;
-    const std::int16_t* __restrict w2 = w1 + out_channels;
-    const std::int16_t* __restrict w3 = w2 + out_channels;
-    for (std::int64_t o = 0; o < out_channels; ++o)
-      out[o] += product(a0, w0[o]) + product(a1, w1[o]) + product(a2, w2[o]) + product(a3, w3[o]);
-  }
-  for (; i < in_channels; ++i) {
-    const std::int32_t ai = a[i];
-    const std::int16_t* __restrict wi = w + i * out_channels;
-    for (std::int64_t o = 0; o < out_channels; ++o) out[o] += product(ai, wi[o]);
-  }
-}
-
 namespace {
 
-/// The portable dense pair kernel: one pixel at a time, the output channels vectorised.
-TESSEL_SIM_CLONES void dense_pairs_generic(const std::int16_t* pixels, std::int64_t pixel_stride,
-                                           std::int64_t pixel_count, std::int64_t in_pairs,
-                                           const std::int16_t* w, std::int64_t out_channels,
-                                           std::uint32_t* sums) {
+/// The portable dense conv: one pixel at a time, the output channels vectorised.
+TESSEL_SIM_CLONES void conv_dense_generic(const std::uint8_t* image,
+                                          const std::int64_t* pixel_offsets,
+                                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                                          std::int64_t tap_count, std::int64_t in_pairs,
+                                          const std::int16_t* w, std::int64_t out_channels,
+                                          AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                                          const std::int64_t* slot_offsets) {
+  std::vector<std::uint32_t> sums(static_cast<std::size_t>(out_channels));
+  std::vector<std::int16_t> x(static_cast<std::size_t>(2 * in_pairs));
+  const std::int64_t tap_weights = 2 * in_pairs * out_channels;
   for (std::int64_t p = 0; p < pixel_count; ++p) {
-    const std::int16_t* a = pixels + p * pixel_stride;
-    std::uint32_t* __restrict out = sums + p * out_channels;
-    for (std::int64_t k = 0; k < in_pairs; ++k) {
-      const std::int16_t a0 = a[2 * k], a1 = a[2 * k + 1];
-      const std::int16_t* __restrict wk = w + 2 * k * out_channels;
-      for (std::int64_t o = 0; o < out_channels; ++o)
-        out[o] += product(a0, wk[2 * o]) + product(a1, wk[2 * o + 1]);
+    std::fill(sums.begin(), sums.end(), 0u);
+    std::uint32_t* __restrict out = sums.data();
+    for (std::int64_t t = 0; t < tap_count; ++t) {
+      std::memcpy(x.data(), image + pixel_offsets[p] + tap_offsets[t],
+                  static_cast<std::size_t>(4 * in_pairs));
+      for (std::int64_t k = 0; k < in_pairs; ++k) {
+        const std::int16_t a0 = x[static_cast<std::size_t>(2 * k)];
+        const std::int16_t a1 = x[static_cast<std::size_t>(2 * k + 1)];
+        const std::int16_t* __restrict wk = w + t * tap_weights + 2 * k * out_channels;
+        for (std::int64_t o = 0; o < out_channels; ++o)
+          out[o] += product(a0, wk[2 * o]) + product(a1, wk[2 * o + 1]);
+      }
     }
+    std::uint8_t* slot = acc + slot_offsets[p];
+    const std::uint8_t* start = init == AccInit::kBias   ? bias
+                                : init == AccInit::kSelf ? slot
+                                                         : nullptr;
+    store_accumulators(sums.data(), start, out_channels, slot);
   }
 }
 
 #ifdef TESSEL_SIM_VNNI
 #define TESSEL_SIM_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
-/// kPixels pixels x kVectors x 16 output channels (the last vector masked to `tail_mask`) in
-/// registers; every weight load serves kPixels pixels; vpdpwssd adds a[2k] * w[2k][o] +
-/// a[2k + 1] * w[2k + 1][o] to each int32 lane, wrapping mod 2^32 (no saturation), which is the
-/// ISA's arithmetic.
+/// acc += vpdpwssd(x, w), in place. GCC 12 compiles _mm512_dpwssd_epi32 into a fresh register
+/// and a copy back per call, and with 24 accumulators live it spills them to the stack; the
+/// tied operand keeps each accumulator in its register.
+TESSEL_SIM_VNNI_TARGET inline void dpwssd(__m512i& acc, __m512i x, __m512i w) {
+  asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+}
+
+/// The words of a 16-lane int32 mask as a 32-lane int16 mask (a weight vector is 16 output
+/// channels x 2 input channels).
+inline __mmask32 word_mask_of(__mmask16 mask) {
+  std::uint32_t words = 0;
+  for (int bit = 0; bit < 16; ++bit)
+    if (mask >> bit & 1u) words |= 3u << (2 * bit);
+  return words;
+}
+
+/// conv_dense for kPixels pixels x kVectors x 16 output channels (the last vector masked to
+/// `tail_mask`): the accumulators stay in registers over every tap and channel pair.
 template <int kPixels, int kVectors>
-TESSEL_SIM_VNNI_TARGET inline void dense_pairs_block(const std::int16_t* pixels,
-                                                     std::int64_t pixel_stride,
-                                                     std::int64_t in_pairs, const std::int16_t* w,
-                                                     std::int64_t out_channels, std::uint32_t* sums,
-                                                     __mmask16 tail_mask) {
-  __m512i acc[kPixels][kVectors];
+TESSEL_SIM_VNNI_TARGET inline void conv_block(const std::uint8_t* const* pixels,
+                                              const std::int64_t* tap_offsets,
+                                              std::int64_t tap_count, std::int64_t in_pairs,
+                                              const std::int16_t* w, std::int64_t out_channels,
+                                              AccInit init, const std::uint8_t* bias,
+                                              std::uint8_t* const* slots, __mmask16 tail_mask) {
   const auto mask_of = [&](int v) -> __mmask16 {
     return v == kVectors - 1 ? tail_mask : static_cast<__mmask16>(0xffff);
   };
-  // A weight vector is 16 output channels x 2 input channels = 32 int16: each bit of the
-  // channel mask covers two words.
-  __mmask32 word_mask[kVectors];
+  const __mmask32 last_words = word_mask_of(tail_mask);
+  __m512i acc[kPixels][kVectors];
+#pragma GCC unroll 8
   for (int v = 0; v < kVectors; ++v) {
-    const std::uint32_t m = mask_of(v);
-    std::uint32_t words = 0;
-    for (int bit = 0; bit < 16; ++bit)
-      if (m >> bit & 1u) words |= 3u << (2 * bit);
-    word_mask[v] = words;
+    const __m512i start = init == AccInit::kBias
+                              ? _mm512_maskz_loadu_epi32(mask_of(v), bias + 64 * v)
+                              : _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < kPixels; ++p)
+      acc[p][v] =
+          init == AccInit::kSelf ? _mm512_maskz_loadu_epi32(mask_of(v), slots[p] + 64 * v) : start;
   }
-  for (int p = 0; p < kPixels; ++p)
-    for (int v = 0; v < kVectors; ++v)
-      acc[p][v] = _mm512_maskz_loadu_epi32(mask_of(v), sums + p * out_channels + 16 * v);
-  for (std::int64_t k = 0; k < in_pairs; ++k) {
-    __m512i wv[kVectors];
-    const std::int16_t* wk = w + 2 * k * out_channels;
-    for (int v = 0; v < kVectors; ++v) wv[v] = _mm512_maskz_loadu_epi16(word_mask[v], wk + 32 * v);
-    for (int p = 0; p < kPixels; ++p) {
-      std::int32_t pair;
-      std::memcpy(&pair, pixels + p * pixel_stride + 2 * k, sizeof pair);
-      const __m512i a = _mm512_set1_epi32(pair);
-      for (int v = 0; v < kVectors; ++v) acc[p][v] = _mm512_dpwssd_epi32(acc[p][v], a, wv[v]);
+  const std::int64_t tap_weights = 2 * in_pairs * out_channels;
+  for (std::int64_t t = 0; t < tap_count; ++t) {
+    const std::uint8_t* a[kPixels];
+#pragma GCC unroll 8
+    for (int p = 0; p < kPixels; ++p) a[p] = pixels[p] + tap_offsets[t];
+    const std::int16_t* wt = w + t * tap_weights;
+    for (std::int64_t k = 0; k < in_pairs; ++k) {
+      __m512i wv[kVectors];
+      const std::int16_t* wk = wt + 2 * k * out_channels;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v)
+        wv[v] = v == kVectors - 1 ? _mm512_maskz_loadu_epi16(last_words, wk + 32 * v)
+                                  : _mm512_loadu_si512(wk + 32 * v);
+#pragma GCC unroll 8
+      for (int p = 0; p < kPixels; ++p) {
+        std::int32_t pair;
+        std::memcpy(&pair, a[p] + 4 * k, sizeof pair);
+        const __m512i x = _mm512_set1_epi32(pair);
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) dpwssd(acc[p][v], x, wv[v]);
+      }
     }
   }
+#pragma GCC unroll 8
   for (int p = 0; p < kPixels; ++p)
+#pragma GCC unroll 8
     for (int v = 0; v < kVectors; ++v)
-      _mm512_mask_storeu_epi32(sums + p * out_channels + 16 * v, mask_of(v), acc[p][v]);
+      _mm512_mask_storeu_epi32(slots[p] + 64 * v, mask_of(v), acc[p][v]);
 }
 
-template <int kVectors>
-TESSEL_SIM_VNNI_TARGET void dense_pairs_columns(const std::int16_t* pixels,
-                                                std::int64_t pixel_stride, std::int64_t pixel_count,
-                                                std::int64_t in_pairs, const std::int16_t* w,
-                                                std::int64_t out_channels, std::uint32_t* sums,
-                                                __mmask16 tail_mask) {
-  constexpr int kPixels = 4;
-  std::int64_t p = 0;
-  for (; p + kPixels <= pixel_count; p += kPixels)
-    dense_pairs_block<kPixels, kVectors>(pixels + p * pixel_stride, pixel_stride, in_pairs, w,
-                                         out_channels, sums + p * out_channels, tail_mask);
-  for (; p < pixel_count; ++p)
-    dense_pairs_block<1, kVectors>(pixels + p * pixel_stride, pixel_stride, in_pairs, w,
-                                   out_channels, sums + p * out_channels, tail_mask);
-}
-
-TESSEL_SIM_VNNI_TARGET void dense_pairs_vnni(const std::int16_t* pixels, std::int64_t pixel_stride,
-                                             std::int64_t pixel_count, std::int64_t in_pairs,
+/// The pixels left after the full blocks of conv_columns: one conv_block of `rest` < kPixels.
+template <int kPixels, int kVectors>
+TESSEL_SIM_VNNI_TARGET inline void conv_rest(int rest, const std::uint8_t* const* pixels,
+                                             const std::int64_t* tap_offsets,
+                                             std::int64_t tap_count, std::int64_t in_pairs,
                                              const std::int16_t* w, std::int64_t out_channels,
-                                             std::uint32_t* sums) {
-  // Output channels in chunks of 64 (four vectors), then one chunk of the 1-63 left.
-  constexpr std::int64_t kChunk = 64;
-  std::int64_t o = 0;
-  for (; o + kChunk <= out_channels; o += kChunk)
-    dense_pairs_columns<4>(pixels, pixel_stride, pixel_count, in_pairs, w + 2 * o, out_channels,
-                           sums + o, 0xffff);
-  const std::int64_t left = out_channels - o;
-  if (left == 0) return;
-  const std::int64_t vectors = (left + 15) / 16;
-  const auto tail = static_cast<__mmask16>((1u << (left - 16 * (vectors - 1))) - 1u);
-  const __mmask16 tail_mask = tail == 0 ? static_cast<__mmask16>(0xffff) : tail;
-  const std::int16_t* wo = w + 2 * o;
-  std::uint32_t* so = sums + o;
-  switch (vectors) {
-    case 1:
-      dense_pairs_columns<1>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
-                             tail_mask);
-      break;
-    case 2:
-      dense_pairs_columns<2>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
-                             tail_mask);
-      break;
-    case 3:
-      dense_pairs_columns<3>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
-                             tail_mask);
-      break;
-    default:  // 4: 49-63 channels left
-      dense_pairs_columns<4>(pixels, pixel_stride, pixel_count, in_pairs, wo, out_channels, so,
-                             tail_mask);
-      break;
+                                             AccInit init, const std::uint8_t* bias,
+                                             std::uint8_t* const* slots, __mmask16 tail_mask) {
+  if constexpr (kPixels > 0) {
+    if (rest == kPixels) {
+      conv_block<kPixels, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels, init,
+                                    bias, slots, tail_mask);
+      return;
+    }
+    conv_rest<kPixels - 1, kVectors>(rest, pixels, tap_offsets, tap_count, in_pairs, w,
+                                     out_channels, init, bias, slots, tail_mask);
+  }
+}
+
+/// One chunk of kVectors x 16 output channels over every pixel, kPixels at a time.
+template <int kPixels, int kVectors>
+TESSEL_SIM_VNNI_TARGET void conv_columns(const std::uint8_t* image,
+                                         const std::int64_t* pixel_offsets,
+                                         std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                                         std::int64_t tap_count, std::int64_t in_pairs,
+                                         const std::int16_t* w, std::int64_t out_channels,
+                                         AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                                         const std::int64_t* slot_offsets, __mmask16 tail_mask) {
+  const std::uint8_t* pixels[kPixels];
+  std::uint8_t* slots[kPixels];
+  for (std::int64_t p0 = 0; p0 < pixel_count; p0 += kPixels) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kPixels, pixel_count - p0));
+    for (int p = 0; p < count; ++p) {
+      pixels[p] = image + pixel_offsets[p0 + p];
+      slots[p] = acc + slot_offsets[p0 + p];
+    }
+    if (count == kPixels) {
+      conv_block<kPixels, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels, init,
+                                    bias, slots, tail_mask);
+    } else {
+      conv_rest<kPixels - 1, kVectors>(count, pixels, tap_offsets, tap_count, in_pairs, w,
+                                       out_channels, init, bias, slots, tail_mask);
+    }
+  }
+}
+
+TESSEL_SIM_VNNI_TARGET void conv_dense_vnni(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
+    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    std::uint8_t* acc, const std::int64_t* slot_offsets) {
+  // Output channels in chunks of 64 (four vectors; 6 pixels x 4 accumulators + 4 weight
+  // vectors + 1 broadcast of the 32 registers), the last chunk 1-64 channels in 1-4 vectors (8
+  // pixels at a time when it has at most three).
+  for (std::int64_t o = 0; o < out_channels; o += 64) {
+    const std::int64_t left = std::min<std::int64_t>(64, out_channels - o);
+    const std::int64_t vectors = (left + 15) / 16;
+    const auto tail = static_cast<__mmask16>((1u << (left - 16 * (vectors - 1))) - 1u);
+    const __mmask16 tail_mask = tail == 0 ? static_cast<__mmask16>(0xffff) : tail;
+    const std::int16_t* wo = w + 2 * o;
+    const std::uint8_t* bo = bias ? bias + 4 * o : nullptr;
+    std::uint8_t* ao = acc + 4 * o;
+    switch (vectors) {
+      case 1:
+        conv_columns<8, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                           out_channels, init, bo, ao, slot_offsets, tail_mask);
+        break;
+      case 2:
+        conv_columns<8, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                           out_channels, init, bo, ao, slot_offsets, tail_mask);
+        break;
+      case 3:
+        conv_columns<8, 3>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                           out_channels, init, bo, ao, slot_offsets, tail_mask);
+        break;
+      default:
+        conv_columns<6, 4>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                           out_channels, init, bo, ao, slot_offsets, tail_mask);
+        break;
+    }
   }
 }
 
@@ -182,23 +234,29 @@ bool cpu_has_vnni() {
 
 }  // namespace
 
-void accumulate_dense_pairs(const std::int16_t* pixels, std::int64_t pixel_stride,
-                            std::int64_t pixel_count, std::int64_t in_pairs, const std::int16_t* w,
-                            std::int64_t out_channels, std::uint32_t* sums) {
+void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
+                std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
+                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                const std::int64_t* slot_offsets) {
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_vnni()) {
-    dense_pairs_vnni(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+    conv_dense_vnni(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
+                    out_channels, init, bias, acc, slot_offsets);
     return;
   }
 #endif
-  dense_pairs_generic(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+  conv_dense_generic(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
+                     out_channels, init, bias, acc, slot_offsets);
 }
 
-void accumulate_dense_pairs_portable(const std::int16_t* pixels, std::int64_t pixel_stride,
-                                     std::int64_t pixel_count, std::int64_t in_pairs,
-                                     const std::int16_t* w, std::int64_t out_channels,
-                                     std::uint32_t* sums) {
-  dense_pairs_generic(pixels, pixel_stride, pixel_count, in_pairs, w, out_channels, sums);
+void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                         std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                         std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
+                         std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+                         std::uint8_t* acc, const std::int64_t* slot_offsets) {
+  conv_dense_generic(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
+                     out_channels, init, bias, acc, slot_offsets);
 }
 
 namespace {

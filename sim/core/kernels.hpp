@@ -9,42 +9,47 @@
 
 namespace tessel::sim::kernels {
 
-/// Dense conv taps: `sums[o] += a[i] * w[i * out_channels + o]` for every `i < in_channels`,
-/// `o < out_channels`, in uint32 arithmetic (the ISA's int32 wrap-around; addition mod 2^32 is
-/// associative, so the order of the terms does not change the result). `w` holds one weight
-/// row of `out_channels` elements per input channel. The arrays must not overlap.
-void accumulate_dense(const std::int32_t* a, std::int64_t in_channels, const std::int16_t* w,
-                      std::int64_t out_channels, std::uint32_t* sums);
-
 /// The input channels of one dense conv tap taken two at a time: `in_pairs` = ceil(in / 2).
 inline std::int64_t channel_pairs(std::int64_t in_channels) {
   return (in_channels + 1) / 2;
 }
 
 /// Index of weight (input channel i, output channel o) of one tap in the pair-interleaved
-/// layout accumulate_dense_pairs reads: [i / 2][o][i % 2] (with an odd input channel count the
+/// layout conv_dense reads: [i / 2][o][i % 2] (with an odd input channel count the
 /// last pair's second element is 0).
 inline std::int64_t pair_index(std::int64_t i, std::int64_t o, std::int64_t out_channels) {
   return ((i / 2) * out_channels + o) * 2 + (i % 2);
 }
 
-/// One dense conv tap over a run of output pixels:
-///   sums[p * out_channels + o] += sum_{i < 2 * in_pairs} pixels[p * pixel_stride + i] * w(i, o)
-/// for every p < pixel_count and o < out_channels, in uint32 arithmetic (exact int32 products of
-/// int16 operands, summed mod 2^32, so the result does not depend on the order of the terms).
-/// `w` is one tap's weights in pair_index layout; each pixel holds 2 * in_pairs int16 values
-/// (an odd channel count padded with a 0). Several pixels share each weight load, and on CPUs
-/// with AVX-512 VNNI one `vpdpwssd` does 32 multiply-accumulates. Arrays must not overlap.
-void accumulate_dense_pairs(const std::int16_t* pixels, std::int64_t pixel_stride,
-                            std::int64_t pixel_count, std::int64_t in_pairs, const std::int16_t* w,
-                            std::int64_t out_channels, std::uint32_t* sums);
+/// Where a dense conv's accumulators start (docs/isa.md `init`): at 0, at the bias row, or at
+/// their own value (accumulate).
+enum class AccInit { kZero, kBias, kSelf };
 
-/// accumulate_dense_pairs without the VNNI path (what CPUs without AVX-512 VNNI run; tests
-/// compare the two).
-void accumulate_dense_pairs_portable(const std::int16_t* pixels, std::int64_t pixel_stride,
-                                     std::int64_t pixel_count, std::int64_t in_pairs,
-                                     const std::int16_t* w, std::int64_t out_channels,
-                                     std::uint32_t* sums);
+/// A dense conv over a list of output pixels, every tap and input channel pair reduced in
+/// registers before one store per accumulator:
+///   slot(p)[o] = start(p)[o] + sum_{t < tap_count} sum_{i < 2 * in_pairs} x(p, t)[i] * w_t(i, o)
+/// in uint32 arithmetic (exact int32 products of int16 operands summed mod 2^32: the order of the
+/// terms cannot change the result), for p < pixel_count and o < out_channels, where
+/// - x(p, t) is the 2 * in_pairs int16 values (little-endian, any alignment) at byte
+///   `image + pixel_offsets[p] + tap_offsets[t]`;
+/// - w_t = `w + t * 2 * in_pairs * out_channels`, one tap's weights in pair_index layout;
+/// - slot(p) is the `out_channels` little-endian int32 at byte `acc + slot_offsets[p]`;
+/// - start(p) is 0, the `out_channels` little-endian int32 at `bias`, or slot(p) itself.
+/// Slots must not overlap the image, the weights or the bias, nor each other. On CPUs with
+/// AVX-512 VNNI: up to 6 pixels x 64 output channels of accumulators in registers, one
+/// `vpdpwssd` (32 multiply-accumulates) per pixel, weight vector and channel pair.
+void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
+                std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
+                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                const std::int64_t* slot_offsets);
+
+/// conv_dense without the VNNI path (what CPUs without AVX-512 VNNI run; tests compare the two).
+void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                         std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                         std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
+                         std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+                         std::uint8_t* acc, const std::int64_t* slot_offsets);
 
 /// The vector unit's requantize of one pixel: `out[c] = intops::requantize(acc[c], q_c)` for
 /// c < count, `acc` being `count` little-endian int32 at `src`; q_c is `q` with its multiplier

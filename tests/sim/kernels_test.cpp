@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -14,72 +15,98 @@
 namespace tessel::sim {
 namespace {
 
-// Every (pixels, in channels, out channels) the pair kernel blocks differently: 1-13 pixels
-// (blocks of 4 and the rest), odd and even input channels, output channels below, at
-// and across the 16-lane vectors and 64-channel chunks (masked tails of 1-63).
-TEST(SimKernels, dense_pairs_equal_int64_sums_mod_2_32_on_every_blocking) {
-  std::mt19937 rng(7);
+// kernels::conv_dense (VNNI where the CPU has it) and conv_dense_portable against int64 sums
+// taken mod 2^32, on every blocking: 1-17 pixels (full blocks of 6 or 8 and every rest), 1-3
+// taps at scattered offsets, 1-2 and 16 channel pairs, every output channel count 1-65 (one to
+// four vectors in the last 64-channel chunk, each tail mask) and several chunks, each init.
+TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
+  std::mt19937 rng(11);
   std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
                                            std::numeric_limits<std::int16_t>::max());
-  for (const std::int64_t pixels : {1, 2, 3, 4, 5, 6, 7, 13}) {
-    for (const std::int64_t in : {1, 2, 7, 32}) {
-      // Every count of channels left after the 64-channel chunks (1-64, the VNNI kernel's
-      // one to four tail vectors), then several chunks with tails.
-      std::vector<std::int64_t> outs;
-      for (std::int64_t out = 1; out <= 65; ++out) outs.push_back(out);
-      for (const std::int64_t out : {100, 113, 127, 128, 144}) outs.push_back(out);
-      for (const std::int64_t out : outs) {
-        const std::int64_t pairs = kernels::channel_pairs(in);
-        const std::int64_t stride = 2 * pairs + 3;  // a gap between pixels
-        std::vector<std::int16_t> a(static_cast<std::size_t>(pixels * stride), 0);
-        std::vector<std::int16_t> w(static_cast<std::size_t>(2 * pairs * out), 0);
-        std::vector<std::int16_t> dense(static_cast<std::size_t>(in * out));
-        for (std::int64_t p = 0; p < pixels; ++p)
-          for (std::int64_t i = 0; i < in; ++i) {
-            // The extremes often: -32768 * -32768 pairs are where a 32-bit pair sum wraps.
-            const int v = rng() % 4 == 0 ? std::numeric_limits<std::int16_t>::min() : value(rng);
-            a[static_cast<std::size_t>(p * stride + i)] = static_cast<std::int16_t>(v);
+  const auto draw = [&] {
+    // The extremes often: -32768 * -32768 pairs are where a 32-bit pair sum wraps.
+    return static_cast<std::int16_t>(rng() % 4 == 0 ? std::numeric_limits<std::int16_t>::min()
+                                                    : value(rng));
+  };
+  std::vector<std::int64_t> outs;
+  for (std::int64_t out = 1; out <= 65; ++out) outs.push_back(out);
+  for (const std::int64_t out : {113, 128, 144}) outs.push_back(out);
+  int cases = 0;
+  for (const std::int64_t pixels : {1, 5, 6, 7, 8, 9, 12, 17}) {
+    for (const std::int64_t taps : {1, 3}) {
+      for (const std::int64_t pairs : {1, 2, 16}) {
+        for (const std::int64_t out : outs) {
+          const auto init = static_cast<kernels::AccInit>(cases++ % 3);
+          // The image: pixels and taps at scattered, odd byte offsets (any alignment).
+          std::vector<std::int64_t> pixel_offsets, tap_offsets, slot_offsets;
+          for (std::int64_t t = 0; t < taps; ++t) tap_offsets.push_back(t * (4 * pairs + 6) + 1);
+          const std::int64_t pixel_bytes = taps * (4 * pairs + 6) + 2;
+          for (std::int64_t p = 0; p < pixels; ++p) {
+            pixel_offsets.push_back(p * pixel_bytes + (p % 3));
+            slot_offsets.push_back(p * (4 * out + 12) + 4 * (p % 2));
           }
-        for (std::int64_t i = 0; i < in; ++i)
-          for (std::int64_t o = 0; o < out; ++o) {
-            const int v = rng() % 4 == 0 ? std::numeric_limits<std::int16_t>::min() : value(rng);
-            dense[static_cast<std::size_t>(i * out + o)] = static_cast<std::int16_t>(v);
-            w[static_cast<std::size_t>(kernels::pair_index(i, o, out))] =
-                static_cast<std::int16_t>(v);
-          }
-        std::vector<std::uint32_t> sums(static_cast<std::size_t>(pixels * out));
-        for (std::size_t k = 0; k < sums.size(); ++k) sums[k] = static_cast<std::uint32_t>(rng());
-        std::vector<std::uint32_t> expected = sums;
-        for (std::int64_t p = 0; p < pixels; ++p)
-          for (std::int64_t o = 0; o < out; ++o) {
-            std::int64_t sum = expected[static_cast<std::size_t>(p * out + o)];
-            for (std::int64_t i = 0; i < in; ++i)
-              sum += std::int64_t{a[static_cast<std::size_t>(p * stride + i)]} *
-                     dense[static_cast<std::size_t>(i * out + o)];
-            expected[static_cast<std::size_t>(p * out + o)] = static_cast<std::uint32_t>(sum);
-          }
-        std::vector<std::uint32_t> portable = sums;
-        kernels::accumulate_dense_pairs(a.data(), stride, pixels, pairs, w.data(), out,
-                                        sums.data());
-        kernels::accumulate_dense_pairs_portable(a.data(), stride, pixels, pairs, w.data(), out,
-                                                 portable.data());
-        ASSERT_EQ(sums, expected) << pixels << " pixels, " << in << " in, " << out << " out";
-        ASSERT_EQ(portable, expected) << pixels << " pixels, " << in << " in, " << out << " out";
+          std::vector<std::uint8_t> image(static_cast<std::size_t>(pixels * pixel_bytes + 8));
+          for (auto& byte : image) byte = static_cast<std::uint8_t>(rng());
+          std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out));
+          for (auto& x : w) x = draw();
+          std::vector<std::uint8_t> bias(static_cast<std::size_t>(4 * out));
+          for (auto& byte : bias) byte = static_cast<std::uint8_t>(rng());
+          std::vector<std::uint8_t> acc(static_cast<std::size_t>(pixels * (4 * out + 12) + 8));
+          for (auto& byte : acc) byte = static_cast<std::uint8_t>(rng());
+          const auto le = [](const std::uint8_t* q, int bytes) {
+            std::uint32_t u = 0;
+            for (int b = 0; b < bytes; ++b) u |= std::uint32_t{q[b]} << (8 * b);
+            return u;
+          };
+          std::vector<std::uint8_t> expected = acc;
+          for (std::int64_t p = 0; p < pixels; ++p)
+            for (std::int64_t o = 0; o < out; ++o) {
+              std::uint8_t* slot = expected.data() + slot_offsets[p] + 4 * o;
+              std::int64_t sum = init == kernels::AccInit::kBias   ? le(bias.data() + 4 * o, 4)
+                                 : init == kernels::AccInit::kSelf ? le(slot, 4)
+                                                                   : 0;
+              for (std::int64_t t = 0; t < taps; ++t)
+                for (std::int64_t i = 0; i < 2 * pairs; ++i) {
+                  const auto x = static_cast<std::int16_t>(
+                      le(image.data() + pixel_offsets[p] + tap_offsets[t] + 2 * i, 2));
+                  sum +=
+                      std::int64_t{x} * w[static_cast<std::size_t>(t * 2 * pairs * out +
+                                                                   kernels::pair_index(i, o, out))];
+                }
+              const auto u = static_cast<std::uint32_t>(sum);
+              for (int b = 0; b < 4; ++b) slot[b] = static_cast<std::uint8_t>(u >> (8 * b));
+            }
+          std::vector<std::uint8_t> portable = acc;
+          kernels::conv_dense(image.data(), pixel_offsets.data(), pixels, tap_offsets.data(), taps,
+                              pairs, w.data(), out, init, bias.data(), acc.data(),
+                              slot_offsets.data());
+          kernels::conv_dense_portable(image.data(), pixel_offsets.data(), pixels,
+                                       tap_offsets.data(), taps, pairs, w.data(), out, init,
+                                       bias.data(), portable.data(), slot_offsets.data());
+          ASSERT_EQ(acc, expected) << pixels << " pixels, " << taps << " taps, " << pairs
+                                   << " pairs, " << out << " out, init " << static_cast<int>(init);
+          ASSERT_EQ(portable, expected)
+              << pixels << " pixels, " << taps << " taps, " << pairs << " pairs, " << out << " out";
+        }
       }
     }
   }
 }
 
 // A hand case: 2 inputs x 1 output, both pairs at -32768: 2^30 + 2^30 = 2^31 wraps to INT32_MIN.
-TEST(SimKernels, dense_pair_of_two_minimum_products_wraps_to_int32_min) {
+TEST(SimKernels, conv_dense_pair_of_two_minimum_products_wraps_to_int32_min) {
   const std::int16_t a[2] = {-32768, -32768};
   const std::int16_t w[2] = {-32768, -32768};
-  std::uint32_t sum = 0;
-  kernels::accumulate_dense_pairs(a, 2, 1, 1, w, 1, &sum);
-  EXPECT_EQ(static_cast<std::int32_t>(sum), std::numeric_limits<std::int32_t>::min());
-  std::uint32_t portable = 0;
-  kernels::accumulate_dense_pairs_portable(a, 2, 1, 1, w, 1, &portable);
-  EXPECT_EQ(static_cast<std::int32_t>(portable), std::numeric_limits<std::int32_t>::min());
+  const std::int64_t zero = 0;
+  for (const bool portable : {false, true}) {
+    std::uint8_t slot[4] = {};
+    (portable ? kernels::conv_dense_portable : kernels::conv_dense)(
+        reinterpret_cast<const std::uint8_t*>(a), &zero, 1, &zero, 1, 1, w, 1,
+        kernels::AccInit::kZero, nullptr, slot, &zero);
+    std::int32_t sum = 0;
+    std::memcpy(&sum, slot, 4);
+    EXPECT_EQ(sum, std::numeric_limits<std::int32_t>::min()) << "portable " << portable;
+  }
 }
 
 // The vector unit's kernels equal the scalar definitions (support/int_ops.hpp) element for
