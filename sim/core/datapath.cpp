@@ -388,6 +388,14 @@ void Datapath::execute_requant(const isa::Requant& x) {
   intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                     registers_.zero_point, registers_.lo, registers_.hi};
   const bool same_sp = x.src_sp == x.dst_sp;
+  // requantize_store writes channel by channel as it reads: not for an output over the table.
+  const auto to_u64 = [](auto v) { return static_cast<std::uint64_t>(v); };
+  const std::uint64_t dst_end = x.dst_addr + (to_u64(x.y_size - 1) * x.dst_stride_y +
+                                              to_u64(x.x_size - 1) * x.dst_stride_x + x.c_size) *
+                                                 out_bytes;
+  const bool table_overlaps_output = x.per_channel && x.param_sp == x.dst_sp &&
+                                     x.param_addr < dst_end &&
+                                     x.dst_addr < x.param_addr + to_u64(x.c_size) * 8;
   std::vector<std::int32_t>& pixel = pixel_;
   pixel.resize(x.c_size);
   for (std::uint64_t y = 0; y < x.y_size; ++y) {
@@ -398,6 +406,11 @@ void Datapath::execute_requant(const isa::Requant& x) {
       // channel. They agree unless a write lands on a later channel's accumulator, which takes
       // an output that starts inside the pixel's accumulators, after their start.
       if (!(same_sp && d > s && d < s + x.c_size * 4)) {
+        if (!table_overlaps_output) {
+          kernels::requantize_store(s, static_cast<std::int64_t>(x.c_size),
+                                    x.per_channel ? table : nullptr, q, out_bytes, d);
+          continue;
+        }
         kernels::requantize(s, static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr,
                             q, pixel.data());
         kernels::store_elements(pixel.data(), static_cast<std::int64_t>(x.c_size), out_bytes, d);

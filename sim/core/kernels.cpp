@@ -311,6 +311,86 @@ TESSEL_SIM_CLONES void requantize(const std::uint8_t* src, std::int64_t count,
         lo, hi);
 }
 
+namespace {
+
+#ifdef TESSEL_SIM_VNNI
+// GCC 12's AVX-512 headers pass _mm512_undefined_*() (a self-initialised variable) to the
+// builtins of unmasked intrinsics, which -Wmaybe-uninitialized reports once they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define TESSEL_SIM_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+/// requantize_store on 8 channels per step: int64 lanes, exactly intops::requantize (vpmuldq is
+/// the signed 32 x 32 -> 64 product; |product| < 2^62 so the rounding add cannot overflow).
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET void requantize_store_avx512(const std::uint8_t* src, std::int64_t count,
+                                                      const std::uint8_t* table,
+                                                      const intops::Requant& q, std::uint8_t* dst) {
+  const __m512i multiplier = _mm512_set1_epi64(q.multiplier);
+  const __m512i uniform_shift = _mm512_set1_epi64(q.shift);
+  const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
+  const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
+  const __m512i one = _mm512_set1_epi64(1);
+  for (std::int64_t c = 0; c < count; c += 8) {
+    const std::int64_t left = std::min<std::int64_t>(8, count - c);
+    const auto mask = static_cast<__mmask8>((1u << left) - 1u);
+    const __m512i acc = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mask, src + 4 * c));
+    __m512i product, shift;
+    if (table != nullptr) {
+      // Entry c: int32 multiplier, int32 shift; one int64 lane each (multiplier low, shift high).
+      const __m512i entry = _mm512_maskz_loadu_epi64(mask, table + 8 * c);
+      product = _mm512_mul_epi32(acc, entry);
+      shift = _mm512_srai_epi64(entry, 32);
+    } else {
+      product = _mm512_mul_epi32(acc, multiplier);
+      shift = uniform_shift;
+    }
+    const __mmask8 negative = _mm512_movepi64_mask(product);
+    const __m512i magnitude = _mm512_abs_epi64(product);
+    const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, shift), 1);
+    const __m512i rounded = _mm512_srlv_epi64(_mm512_add_epi64(magnitude, half), shift);
+    __m512i value = _mm512_mask_sub_epi64(rounded, negative, _mm512_setzero_si512(), rounded);
+    value = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(value, zero_point), lo), hi);
+    if constexpr (kBytes == 1) {
+      _mm512_mask_cvtepi64_storeu_epi8(dst + c, mask, value);
+    } else {
+      _mm512_mask_cvtepi64_storeu_epi16(dst + 2 * c, mask, value);
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return has;
+}
+#endif
+
+}  // namespace
+
+void requantize_store(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
+                      const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst) {
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
+    if (bytes == 1) {
+      requantize_store_avx512<1>(src, count, table, q, dst);
+    } else {
+      requantize_store_avx512<2>(src, count, table, q, dst);
+    }
+    return;
+  }
+#endif
+  // Portable: 8 channels at a time through a small buffer, the same read-before-write order.
+  std::int32_t values[8];
+  for (std::int64_t c = 0; c < count; c += 8) {
+    const std::int64_t n = std::min<std::int64_t>(8, count - c);
+    requantize(src + 4 * c, n, table ? table + 8 * c : nullptr, q, values);
+    store_elements(values, n, bytes, dst + static_cast<std::int64_t>(bytes) * c);
+  }
+}
+
 TESSEL_SIM_CLONES void add_requantize(const std::uint8_t* a, const std::uint8_t* b,
                                       std::uint64_t bytes, std::int64_t count,
                                       const intops::AddRequant& q, std::int32_t* out) {

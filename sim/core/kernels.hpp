@@ -58,6 +58,13 @@ void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_of
 void requantize(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
                 const intops::Requant& q, std::int32_t* out);
 
+/// requantize then store_elements in one pass: `count` values of `bytes` (1 or 2) at `dst`.
+/// Reads channel c's accumulator before it writes channel c's output, 8 channels at a time, so
+/// `dst` may overlap `src` only where it starts at or before `src` (an in-place narrowing);
+/// `dst` must not overlap `table`. With AVX-512 on the CPU: 8 channels per step in int64 lanes.
+void requantize_store(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
+                      const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst);
+
 /// The vector unit's residual add of one pixel: `out[c] = intops::add_requantize(a[c], b[c],
 /// q)` for c < count, `a` and `b` holding little-endian signed elements of `bytes` (1 or 2).
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,

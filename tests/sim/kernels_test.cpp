@@ -149,6 +149,31 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
       ASSERT_EQ(got_table[k], intops::requantize(acc_values[k], per_channel[k]))
           << "trial " << trial << " c " << c;
     }
+    // requantize_store = requantize then store_elements, on every count of channels left after
+    // the 8-channel steps, clamped or wide (the stored low bytes then truncate), into a separate
+    // buffer and in place over the accumulators (dst == src).
+    for (const std::uint64_t bytes : {1u, 2u}) {
+      const std::int64_t n = 1 + trial % count;
+      intops::Requant wide = q;
+      if (trial % 2 == 0) wide.lo = std::numeric_limits<std::int32_t>::min();
+      if (trial % 2 == 0) wide.hi = std::numeric_limits<std::int32_t>::max();
+      for (const bool with_table : {false, true}) {
+        const std::uint8_t* t = with_table ? table.data() : nullptr;
+        std::vector<std::int32_t> values(static_cast<std::size_t>(n));
+        kernels::requantize(acc.data(), n, t, wide, values.data());
+        std::vector<std::uint8_t> expected(bytes * static_cast<std::uint64_t>(n));
+        kernels::store_elements(values.data(), n, bytes, expected.data());
+        std::vector<std::uint8_t> separate(expected.size() + 3, 0xab);
+        kernels::requantize_store(acc.data(), n, t, wide, bytes, separate.data());
+        std::vector<std::uint8_t> in_place = acc;
+        kernels::requantize_store(in_place.data(), n, t, wide, bytes, in_place.data());
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), separate.begin()))
+            << "trial " << trial << " bytes " << bytes << " n " << n << " table " << with_table;
+        ASSERT_EQ(separate[expected.size()], 0xab) << "wrote past the last channel";
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), in_place.begin()))
+            << "in place: trial " << trial << " bytes " << bytes << " n " << n;
+      }
+    }
     // Residual adds of 8- and 16-bit operands.
     for (const std::uint64_t bytes : {1u, 2u}) {
       intops::AddRequant add{static_cast<std::int32_t>(rng() >> 1),
