@@ -12,6 +12,11 @@
 // pixels of one row (the left padding alone, or data pixels and the right padding after them)
 // as fit in a DW-byte window on both sides, placed by a per-instruction byte shuffle (so strided scratchpad layouts and padding run at up to DW
 // bytes per cycle instead of one pixel per cycle).
+//
+// No address is a per-cycle product: the generator's and the mover's DRAM and SRAM addresses are
+// registers stepped by `stride << log2(element bytes)` (or a group of pixels' worth of it) as
+// their loop counters advance, and every per-instruction product (row and pad lengths, group
+// steps) is registered at the start (docs/fpga.md, session 5).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_dma #(
     parameter bit IS_STORE = 1'b0,
@@ -53,8 +58,15 @@ module tessel_dma #(
     input  logic [DW*8-1:0] sr_data
 );
   tessel_isa_pkg::load_insn_t f;  // the running instruction (store_insn_t has the same layout up to sram_stride_x)
-  logic [2:0] ebytes;
-  logic [39:0] ce;  // bytes per pixel
+  tessel_isa_pkg::load_insn_t w;  // the word being started (a store word has the same layout
+  assign w = insn;                // up to sram_stride_x)
+  logic [17:0] ce;  // bytes per pixel: c_size << esh
+  // Per-instruction steps and lengths, registered at the start (from the instruction word).
+  logic [25:0] dram_step_y;  // dram_stride_y << esh: bytes between DRAM rows
+  logic [21:0] dram_step_x;  // dram_stride_x << esh: bytes between DRAM pixels
+  logic [21:0] sram_step_y;  // sram_stride_y << esh
+  logic [31:0] row_bytes;    // x_size * ce: a row's data
+  logic [31:0] left_bytes, right_bytes, pad_row_bytes;  // pad_left, pad_right, padded row * ce
   logic running, is_nop;  // a `nop engine=load/store` costs one cycle and moves no data
 
   // ---------------------------------------------------------------- request generator
@@ -62,18 +74,18 @@ module tessel_dma #(
   logic [11:0] gy, gx;
   logic [39:0] run_addr, run_len;
   logic row_req;  // the pixels of a DRAM row are contiguous: one unit per row
-  logic [39:0] unit_addr, unit_len;
+  // unit_addr = dram_addr + (gy * dram_stride_y + gx * dram_stride_x) * ebytes and
+  // gen_row_addr = the same at gx = 0, kept in registers (mod 2^40, as the products were).
+  logic [39:0] unit_addr, gen_row_addr, gen_row_next, unit_len;
   logic unit_last, can_emit, accept;
 
   always_comb begin
+    gen_row_next = gen_row_addr + 40'(dram_step_y);
     if (row_req) begin
-      unit_addr = f.dram_addr + 40'(gy) * 40'(f.dram_stride_y) * 40'(ebytes);
-      unit_len = 40'(f.x_size) * ce;
+      unit_len = 40'(row_bytes);
       unit_last = gy == f.y_size - 1;
     end else begin
-      unit_addr = f.dram_addr + (40'(gy) * 40'(f.dram_stride_y) + 40'(gx) * 40'(f.dram_stride_x))
-          * 40'(ebytes);
-      unit_len = ce;
+      unit_len = 40'(ce);
       unit_last = gy == f.y_size - 1 && gx == f.x_size - 1;
     end
   end
@@ -95,6 +107,8 @@ module tessel_dma #(
       run_valid <= 1'b0;
       gy <= '0;
       gx <= '0;
+      unit_addr <= w.dram_addr;
+      gen_row_addr <= w.dram_addr;
       gen_tag <= cycle;
     end else begin
       if (accept) req_valid <= 1'b0;
@@ -131,7 +145,12 @@ module tessel_dma #(
             else if (row_req || gx == f.x_size - 1) begin
               gx <= '0;
               gy <= gy + 1'b1;
-            end else gx <= gx + 1'b1;
+              gen_row_addr <= gen_row_next;
+              unit_addr <= gen_row_next;
+            end else begin
+              gx <= gx + 1'b1;
+              unit_addr <= unit_addr + 40'(dram_step_x);
+            end
           end
         end
       end
@@ -151,12 +170,25 @@ module tessel_dma #(
   localparam int unsigned EXT_W = $clog2(2 * (2 ** PADF_W - 1) + 2 ** SIZE_W);
   logic [EXT_W-1:0] my, mx;  // padded row, padded pixel (pixel mode)
   logic [1:0] part;
-  logic [39:0] off;
+  logic [31:0] off;  // bytes of the segment already moved
   logic [EXT_W-1:0] pad_h, pad_w;
   logic [PADF_W-1:0] ptop, pleft, pright;
-  logic [39:0] seg_sram, seg_dram, seg_len;
-  logic seg_pad, row_inside, px_inside, seg_end, seg_last;
-  logic [39:0] chunk;
+  logic [31:0] seg_sram, seg_len;
+  logic [39:0] seg_dram;
+  logic seg_pad, row_inside, px_inside, seg_end, seg_last, row_end;
+  logic [31:0] chunk;
+  // Stepped addresses (no per-cycle multiplies). SRAM addresses are 32-bit like the ports.
+  //   mv_sram_row = sram_addr + my * sram_stride_y * ebytes       (every padded row)
+  //   mv_dram_row = dram_addr + (my - pad_top) * dram_stride_y * ebytes   (data rows)
+  //   px_sram     = mv_sram_row + mx * sram_stride_x * ebytes    (pixel mode, every pixel)
+  //   px_dram     = mv_dram_row + (mx - pad_left) * dram_stride_x * ebytes (data pixels)
+  // px_dram is exact on data pixels of data rows, the only ones it addresses (rd_en / wr_en).
+  logic [31:0] mv_sram_row, px_sram, sram_row_next;
+  logic [39:0] mv_dram_row, px_dram, dram_row_next;
+  logic [31:0] left_pad_sram_bytes;  // pad_left * sram_stride_x * ebytes
+  logic [31:0] grp_pad_sram_bytes;   // kmax_pad * sram pixel step: a full padding group
+  logic [31:0] grp_data_sram_bytes;  // kmax_data * sram pixel step: a full data group
+  logic [31:0] grp_data_dram_bytes;  // kmax_data * dram pixel step
 
   assign ptop = f.pad_top;
   assign pleft = f.pad_left;
@@ -179,7 +211,9 @@ module tessel_dma #(
   // at a time, DW-byte chunk by chunk, with the identity map.
   localparam int unsigned LW = $clog2(DW);
   localparam int unsigned PW = LW + 1;
+  localparam int unsigned SW = LW + 2;  // holds 2 * DW + 2: sums of two values <= DW + 1
   logic [PW-1:0] kmax_pad, kmax_data, kgroup;
+  logic [PW-1:0] kmax_cur;  // the group size of the current segment's kind (padding or data)
   logic [DW*PW-1:0] map_p, map_b;
   logic [DW*LW-1:0] map_src;
   logic [EXT_W-1:0] region_end;  // first padded pixel after the current group's region (pixel mode)
@@ -189,113 +223,147 @@ module tessel_dma #(
   // The maps and group sizes are functions of the instruction alone: they are registered when
   // it starts (from the word itself) instead of being recomputed every cycle from `f`; they are
   // read only while the mover runs, i.e. from the cycle after the start (bench/rtl).
-  tessel_isa_pkg::load_insn_t w;  // the word being started (a store word has the same layout
-  assign w = insn;                // up to sram_stride_x)
   always_ff @(posedge clk) begin
     if (start) begin : maps
+      logic [1:0] sh;
       logic [2:0] eb;
       logic [39:0] pixel_bytes;
       logic rows;
-      logic [31:0] dst_stride, src_stride, eff, p, b, base, span_d, span_s;
+      logic [31:0] dst_stride, src_stride;
+      logic [SW-1:0] eff, p, b, base, src_c, dst_c, src_c1, span_d, span_s;
+      logic [PW-1:0] kp, kd;
+      logic [PADF_W-1:0] pl, pr;
+      logic [1:0] jb;
       logic dst_ok, src_ok;
-      eb = w.elem == tessel_isa_pkg::ELEM_I8 ? 3'd1 : w.elem == tessel_isa_pkg::ELEM_I16 ? 3'd2
-                                                                                    : 3'd4;
-      pixel_bytes = 40'(w.c_size) * 40'(eb);
+      sh = w.elem == tessel_isa_pkg::ELEM_I8 ? 2'd0 : w.elem == tessel_isa_pkg::ELEM_I16 ? 2'd1
+                                                                                   : 2'd2;
+      eb = 3'd1 << sh;
+      pl = IS_STORE ? '0 : w.pad_left;  // a store word has no padding fields
+      pr = IS_STORE ? '0 : w.pad_right;
+      pixel_bytes = 40'(w.c_size) << sh;
       rows = 20'(w.dram_stride_x) == 20'(w.c_size) && w.sram_stride_x == w.c_size;
-      dst_stride = IS_STORE ? 32'(w.dram_stride_x) * 32'(eb) : 32'(w.sram_stride_x) * 32'(eb);
-      src_stride = IS_STORE ? 32'(w.sram_stride_x) * 32'(eb) : 32'(w.dram_stride_x) * 32'(eb);
+      dst_stride = IS_STORE ? 32'(w.dram_stride_x) << sh : 32'(w.sram_stride_x) << sh;
+      src_stride = IS_STORE ? 32'(w.sram_stride_x) << sh : 32'(w.dram_stride_x) << sh;
+      ce <= 18'(w.c_size) << sh;
+      dram_step_y <= 26'(w.dram_stride_y) << sh;
+      dram_step_x <= 22'(w.dram_stride_x) << sh;
+      sram_step_y <= 22'(w.sram_stride_y) << sh;
+      row_bytes <= 32'(w.x_size) * 32'(w.c_size) << sh;
+      left_bytes <= 32'(pl) * 32'(w.c_size) << sh;
+      right_bytes <= 32'(pr) * 32'(w.c_size) << sh;
+      pad_row_bytes <= (32'(pl) + 32'(w.x_size) + 32'(pr)) * 32'(w.c_size) << sh;
+      left_pad_sram_bytes <= 32'(pl) * 32'(w.sram_stride_x) << sh;
       dst_ok = pixel_bytes <= 40'(DW) && 40'(dst_stride) >= pixel_bytes;
       src_ok = 40'(src_stride) >= pixel_bytes;
-      eff = dst_ok && !rows ? dst_stride : 32'(DW);  // rows move as contiguous chunks
+      // The maps and group sizes only compare against DW, so they are computed in SW bits with
+      // strides and sums saturated (at DW and DW + 1: min(x, DW) < DW and min(x, DW + 1) <= DW
+      // say what x < DW and x <= DW do); the 32-bit chains they replace were most of the
+      // DMA's carry logic in synthesis (docs/fpga.md, session 5).
+      eff = dst_ok && !rows ? (dst_stride < 32'(DW) ? SW'(dst_stride) : SW'(DW)) : SW'(DW);
+      src_c = src_stride < 32'(DW) ? SW'(src_stride) : SW'(DW);
       p = '0;
       b = '0;
-      base = '0;
+      base = '0;  // min(p * src_stride, DW)
       for (int unsigned j = 0; j < DW; j++) begin
         map_p[j*PW+:PW] <= PW'(p);
         map_b[j*PW+:PW] <= PW'(b);
-        map_src[j*LW+:LW] <= base + b < 32'(DW) ? LW'(base + b) : '0;
-        if (b + 1 == eff) begin
+        map_src[j*LW+:LW] <= base + b < SW'(DW) ? LW'(base + b) : '0;
+        if (b + 1'b1 == eff) begin
           b = '0;
-          p = p + 1;
-          base = base + src_stride;
-        end else b = b + 1;
+          p = p + 1'b1;
+          base = base + src_c < SW'(DW) ? base + src_c : SW'(DW);
+        end else b = b + 1'b1;
       end
-      kmax_pad <= PW'(1);
-      kmax_data <= PW'(1);
-      span_d = 32'(pixel_bytes);
-      span_s = 32'(pixel_bytes);
+      kp = PW'(1);
+      kd = PW'(1);
+      // span = min(pixel_bytes + (k - 1) * stride, DW + 1) on each side (pixel_bytes <= DW here)
+      dst_c = dst_stride <= 32'(DW) ? SW'(dst_stride) : SW'(DW + 1);
+      src_c1 = src_stride <= 32'(DW) ? SW'(src_stride) : SW'(DW + 1);
+      span_d = SW'(pixel_bytes);
+      span_s = SW'(pixel_bytes);
       if (dst_ok)
         for (int unsigned k = 2; k <= DW; k++) begin
-          span_d = span_d + dst_stride;
-          span_s = span_s + src_stride;
-          if (span_d <= 32'(DW)) begin
-            kmax_pad <= PW'(k);
-            if (src_ok && span_s <= 32'(DW)) kmax_data <= PW'(k);
+          span_d = span_d + dst_c <= SW'(DW) ? span_d + dst_c : SW'(DW + 1);
+          span_s = span_s + src_c1 <= SW'(DW) ? span_s + src_c1 : SW'(DW + 1);
+          if (span_d <= SW'(DW)) begin
+            kp = PW'(k);
+            if (src_ok && span_s <= SW'(DW)) kd = PW'(k);
           end
         end
-      // Pad pattern: pad_value repeated at element width (DW is a multiple of 4).
-      for (int unsigned j = 0; j < DW; j++)
+      kmax_pad <= kp;
+      kmax_data <= kd;
+      // Address steps of a full group (padding groups exist on the load side only).
+      grp_pad_sram_bytes <= 32'(kp) * dst_stride;
+      grp_data_sram_bytes <= 32'(kd) * (IS_STORE ? src_stride : dst_stride);
+      grp_data_dram_bytes <= 32'(kd) * (IS_STORE ? dst_stride : src_stride);
+      // Pad pattern: pad_value repeated at element width (DW is a multiple of 4). Byte j is
+      // byte j mod ebytes of an element, a mask since ebytes is a power of two (`j % ebytes`
+      // was a 32-bit divider per byte in synthesis: docs/fpga.md, session 5).
+      for (int unsigned j = 0; j < DW; j++) begin
+        jb = 2'(j) & 2'(eb - 3'd1);
         if (IS_STORE) pad_pattern[8*j+:8] <= '0;
-        else if (eb == 3'd1 || j % 32'(eb) == 0) pad_pattern[8*j+:8] <= w.pad_value[7:0];
-        else if (j % 32'(eb) == 1) pad_pattern[8*j+:8] <= w.pad_value[15:8];
+        else if (jb == 2'd0) pad_pattern[8*j+:8] <= w.pad_value[7:0];
+        else if (jb == 2'd1) pad_pattern[8*j+:8] <= w.pad_value[15:8];
         else pad_pattern[8*j+:8] <= {8{w.pad_value[15]}};
+      end
     end
   end
 
   always_comb begin
-    logic [39:0] row_sram, dram_row;
-    logic [PW-1:0] kmax;
     logic [EXT_W-1:0] left;  // pixels of the region from mx on
-    kmax = kmax_pad;
+    kmax_cur = kmax_pad;
     left = '0;
     ndata = '0;
     region_end = pad_w;
     kgroup = PW'(1);
-    row_sram = 40'(f.sram_addr) + 40'(my) * 40'(f.sram_stride_y) * 40'(ebytes);
-    dram_row = f.dram_addr + 40'(EXT_W'(my - EXT_W'(ptop))) * 40'(f.dram_stride_y) * 40'(ebytes);
     seg_dram = '0;
+    row_end = 1'b0;
     if (row_mv) begin
+      seg_dram = mv_dram_row;  // read only in part 1 (data)
       case (part)
         2'd0: begin
-          seg_sram = row_sram;
-          seg_len = 40'(pleft) * ce;
+          seg_sram = mv_sram_row;
+          seg_len = left_bytes;
           seg_pad = 1'b1;
         end
         2'd1: begin
-          seg_sram = row_sram + 40'(pleft) * ce;
-          seg_len = 40'(f.x_size) * ce;
+          seg_sram = mv_sram_row + left_bytes;
+          seg_len = row_bytes;
           seg_pad = 1'b0;
-          seg_dram = dram_row;
         end
         2'd2: begin
-          seg_sram = row_sram + (40'(pleft) + 40'(f.x_size)) * ce;
-          seg_len = 40'(pright) * ce;
+          seg_sram = mv_sram_row + left_bytes + row_bytes;
+          seg_len = right_bytes;
           seg_pad = 1'b1;
         end
         default: begin
-          seg_sram = row_sram;
-          seg_len = 40'(pad_w) * ce;
+          seg_sram = mv_sram_row;
+          seg_len = pad_row_bytes;
           seg_pad = 1'b1;
         end
       endcase
-      seg_last = my == pad_h - 1 && (part == 2'd3 || part == 2'd2 || (part == 2'd1 && pright == 0));
+      row_end = part == 2'd3 || part == 2'd2 || (part == 2'd1 && pright == 0);
+      seg_last = my == pad_h - 1 && row_end;
     end else begin
-      seg_sram = row_sram + 40'(mx) * 40'(f.sram_stride_x) * 40'(ebytes);
-      seg_len = ce;
+      seg_sram = px_sram;
+      seg_len = 32'(ce);
       seg_pad = !(row_inside && px_inside);
-      seg_dram = dram_row + 40'(EXT_W'(mx - EXT_W'(pleft))) * 40'(f.dram_stride_x) * 40'(ebytes);
+      seg_dram = px_dram;
       // Groups: the left padding alone, then data pixels with the right padding after them.
       region_end = row_inside && mx < EXT_W'(pleft) ? EXT_W'(pleft) : pad_w;
       ndata = row_inside && px_inside ? EXT_W'(pleft) + EXT_W'(f.x_size) - mx : '0;
-      kmax = seg_pad ? kmax_pad : kmax_data;
+      kmax_cur = seg_pad ? kmax_pad : kmax_data;
       left = region_end - mx;
-      kgroup = left < EXT_W'(kmax) ? PW'(left) : kmax;
-      seg_last = my == pad_h - 1 && mx + EXT_W'(kgroup) == pad_w;
+      kgroup = left < EXT_W'(kmax_cur) ? PW'(left) : kmax_cur;
+      row_end = mx + EXT_W'(kgroup) == pad_w;
+      seg_last = my == pad_h - 1 && row_end;
     end
-    chunk = seg_len - off < 40'(DW) ? seg_len - off : 40'(DW);
-    seg_end = off + 40'(DW) >= seg_len;
+    chunk = seg_len - off < 32'(DW) ? seg_len - off : 32'(DW);
+    seg_end = off + 32'(DW) >= seg_len;
+    // The next padded row's addresses (the DRAM row advances past data rows only).
+    sram_row_next = mv_sram_row + 32'(sram_step_y);
+    dram_row_next = row_inside ? mv_dram_row + 40'(dram_step_y) : mv_dram_row;
   end
-
 
   // Destination byte enables: bytes [0, chunk) of each of the group's kgroup pixels.
   // Both masks (and the shuffles below) are only used while the mover runs (st_mask/st_pad one
@@ -305,7 +373,7 @@ module tessel_dma #(
     chunk_mask = '0;
     if (mv_active)
       for (int unsigned j = 0; j < DW; j++)
-        chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 40'(map_b[j*PW+:PW]) < chunk;
+        chunk_mask[j] = map_p[j*PW+:PW] < kgroup && 32'(map_b[j*PW+:PW]) < chunk;
   end
 
   // Destination bytes that belong to padding pixels of the group.
@@ -330,7 +398,7 @@ module tessel_dma #(
   logic [DW-1:0] st_mask;
 
   assign rd_en = !IS_STORE && mv_active && !seg_pad;
-  assign rd_addr = seg_dram + off;
+  assign rd_addr = seg_dram + 40'(off);
   assign lw_en = !IS_STORE && st_valid;
   assign lw_sp = f.sp;
   assign lw_addr = st_addr;
@@ -346,9 +414,9 @@ module tessel_dma #(
   end
   assign lw_mask = st_mask;
   assign sr_sp = f.sp;
-  assign sr_addr = 32'(seg_sram + off);
+  assign sr_addr = seg_sram + off;
   assign wr_en = IS_STORE && mv_active;
-  assign wr_addr = seg_dram + off;
+  assign wr_addr = seg_dram + 40'(off);
   always_comb begin
     wr_data = '0;
     if (IS_STORE && mv_active) wr_data = shuffle(sr_data, map_src);
@@ -366,30 +434,42 @@ module tessel_dma #(
       my <= '0;
       mx <= '0;
       off <= '0;
+      mv_sram_row <= 32'(w.sram_addr);
+      px_sram <= 32'(w.sram_addr);
+      mv_dram_row <= w.dram_addr;
+      px_dram <= w.dram_addr;
       st_valid <= 1'b0;
     end else begin
       st_valid <= !IS_STORE && mv_active;
       st_pad <= pad_mask;
-      st_addr <= 32'(seg_sram + off);
+      st_addr <= seg_sram + off;
       st_mask <= chunk_mask;
       if (mv_active) begin
-        if (!seg_end) off <= off + 40'(DW);
+        if (!seg_end) off <= off + 32'(DW);
         else begin
           off <= '0;
           if (seg_last) mv_active <= 1'b0;
-          else if (row_mv) begin
-            if (part == 2'd0) part <= 2'd1;
-            else if (part == 2'd1 && pright != 0) part <= 2'd2;
-            else begin
-              my <= my + 1'b1;
+          else if (row_end) begin  // the next padded row
+            my <= my + 1'b1;
+            mx <= '0;
+            mv_sram_row <= sram_row_next;
+            px_sram <= sram_row_next;
+            mv_dram_row <= dram_row_next;
+            px_dram <= dram_row_next;
+            if (row_mv)
               part <= first_part(my + 1'b1 >= EXT_W'(ptop)
                                  && my + 1'b1 < EXT_W'(ptop) + EXT_W'(f.y_size),
                                  pleft);
-            end
-          end else if (mx + EXT_W'(kgroup) == pad_w) begin
-            mx <= '0;
-            my <= my + 1'b1;
-          end else mx <= mx + EXT_W'(kgroup);
+          end else if (row_mv) begin
+            if (part == 2'd0) part <= 2'd1;
+            else part <= 2'd2;  // part 1 with right padding
+          end else begin
+            mx <= mx + EXT_W'(kgroup);
+            if (kgroup == kmax_cur) begin
+              px_sram <= px_sram + (seg_pad ? grp_pad_sram_bytes : grp_data_sram_bytes);
+              if (!seg_pad) px_dram <= px_dram + 40'(grp_data_dram_bytes);
+            end else px_sram <= mv_sram_row + left_pad_sram_bytes;  // left padding ends: mx = pad_left
+          end
         end
       end
     end
@@ -409,10 +489,6 @@ module tessel_dma #(
         f.pad_right <= '0;
         f.pad_value <= '0;
       end
-      ebytes <= insn[21:20] == tessel_isa_pkg::ELEM_I8 ? 3'd1
-              : insn[21:20] == tessel_isa_pkg::ELEM_I16 ? 3'd2 : 3'd4;
-      ce <= 40'(insn[127:112]) * (insn[21:20] == tessel_isa_pkg::ELEM_I8 ? 40'd1
-              : insn[21:20] == tessel_isa_pkg::ELEM_I16 ? 40'd2 : 40'd4);
       row_req <= insn[171:152] == 20'(insn[127:112]);
       row_mv <= insn[171:152] == 20'(insn[127:112]) && insn[207:192] == insn[127:112];
     end else if (finish_now) running <= 1'b0;

@@ -176,6 +176,11 @@ module tessel_vector #(
     wr_addr = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx + lane0, de);
   end
 
+  // The chunk's write bytes: V lanes of at most 4 bytes, within the CW-byte port.
+  localparam int unsigned OUT_BYTES = 4 * V < CW ? 4 * V : CW;
+  logic [V*32-1:0] lane_res;  // each lane's result (its low de bytes are written)
+  logic [V-1:0] lane_wr;      // each lane's channel exists (lane0 + l < c_size)
+
   always_comb begin
     wr_data = '0;
     wr_mask = '0;
@@ -223,12 +228,24 @@ module tessel_vector #(
           res = pl.mode == tessel_isa_pkg::POOL_MODE_MAX ? $signed(pmax_d[32*l+:32]) : arith;
         default: res = a;
       endcase
-      for (int unsigned bt = 0; bt < 4; bt++)
-        if (32'(bt) < 32'(de)) begin
-          wr_data[(l*32'(de)+bt)*8+:8] = res[8*bt+:8];
-          wr_mask[l*32'(de)+bt] = lane_on;
-        end
+      lane_res[32*l+:32] = res;
+      lane_wr[l] = lane_on;
     end
+    // Lane l's de bytes land at bytes [l * de, (l + 1) * de) of the chunk: byte o is byte
+    // o mod de of lane o / de, chosen per byte by de (1, 2 or 4). (Writing each lane at the
+    // run-time offset l * de instead made synthesis build a shifter across the whole write
+    // word per lane and byte, quadratic in the lanes: docs/fpga.md, session 5.)
+    for (int unsigned o = 0; o < OUT_BYTES; o++)
+      if (de == 3'd1 && o < V) begin
+        wr_data[8*o+:8] = lane_res[32*o+:8];
+        wr_mask[o] = lane_wr[o];
+      end else if (de == 3'd2 && o < 2 * V) begin
+        wr_data[8*o+:8] = lane_res[32*(o/2)+8*(o%2)+:8];
+        wr_mask[o] = lane_wr[o/2];
+      end else if (de == 3'd4) begin
+        wr_data[8*o+:8] = lane_res[32*(o/4)+8*(o%4)+:8];
+        wr_mask[o] = lane_wr[o/4];
+      end
     wr_en = active && (op != tessel_isa_pkg::OP_POOL || last_window);
   end
 

@@ -196,6 +196,86 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
   EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
 }
 
+// The DMA's addresses are registers stepped as its loops advance (no per-cycle products): a
+// padding row, a left padding shorter than a group, full data groups, a data group that runs
+// into the right padding, and a last short padding group (pixel mode, i16: 6-byte pixels, SRAM
+// 6 B apart, DRAM 10 B apart, so 10 padding or 6 data pixels per group on micro's DW = 64);
+// whole rows with every padding part (row mode, i32, DRAM rows 40 B apart for 24 B of data);
+// and a store of 11 strided pixels in groups of 8 (SRAM 6 B apart, DRAM 8 B apart). The
+// bytes are checked against the boxes' definitions, the timing against the simulator.
+TEST(RtlDma, stepped_addresses_cover_padding_rows_groups_and_element_sizes) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      // 5 x 16 padded pixels of 3 x i16 at SRAM 0x0 (96 B rows, 480 B)
+      "load sp=0 kind=activations elem=i16 sram_addr=0x0 dram_addr=0x1002 y_size=3 x_size=11 "
+      "c_size=3 dram_stride_y=64 dram_stride_x=5 sram_stride_y=48 sram_stride_x=3 pad_top=1 "
+      "pad_bottom=1 pad_left=3 pad_right=2 pad_value=-2\n"
+      // 5 x 7 padded pixels of 2 x i32 at SRAM 0x200 (56 B rows, 280 B)
+      "load sp=0 kind=activations elem=i32 sram_addr=0x200 dram_addr=0x1400 y_size=2 x_size=3 "
+      "c_size=2 dram_stride_y=10 dram_stride_x=2 sram_stride_y=14 sram_stride_x=2 pad_top=1 "
+      "pad_bottom=2 pad_left=1 pad_right=3 pad_value=5 push_next=1\n"
+      "nop engine=compute pop_prev=1 push_next=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
+      "c_size=480 pop_prev=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x200 dram_addr=0x2200 y_size=1 x_size=1 "
+      "c_size=280\n"
+      // the i16 box's data pixels (SRAM row 1, pixel 3 = 0x72) to DRAM, 8 B apart, 96 B rows
+      "store sp=0 kind=outputs elem=i16 sram_addr=0x72 dram_addr=0x2400 y_size=3 x_size=11 "
+      "c_size=3 dram_stride_y=48 dram_stride_x=4 sram_stride_y=48 sram_stride_x=3 "
+      "push_prev=1\n"
+      "finish pop_next=1\n";
+  const isa::Program program = isa::assemble(text, "dma_steps.tasm");
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.instructions)
+    words.push_back(isa::encode(instruction).value());
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  const auto source = [](std::size_t address) {
+    return static_cast<std::uint8_t>(address * 7 + 3);
+  };
+  for (std::size_t a = 0x1000; a < 0x1500; ++a) dram[a] = source(a);
+
+  sim::SimOptions sim_options;
+  sim_options.record_instruction_cycles = true;
+  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
+  ASSERT_TRUE(simulated.ok()) << simulated.reason();
+  RtlOptions options;
+  options.record_instruction_cycles = true;
+  options.watchdog_cycles = 100'000;
+  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
+  ASSERT_TRUE(rtl.ok()) << rtl.reason();
+
+  EXPECT_EQ(rtl.value().late_cycles, 0u);
+  expect_same_report(rtl.value().report, simulated.value().report);
+  const auto& out = rtl.value().dram;
+  for (std::size_t r = 0; r < 5; ++r)
+    for (std::size_t p = 0; p < 16; ++p)
+      for (std::size_t b = 0; b < 6; ++b) {
+        const bool data = r >= 1 && r <= 3 && p >= 3 && p <= 13;
+        EXPECT_EQ(out[0x2000 + 96 * r + 6 * p + b],
+                  data    ? source(0x1002 + 128 * (r - 1) + 10 * (p - 3) + b)
+                  : b % 2 ? 0xff
+                          : 0xfe)
+            << "i16 box row " << r << " pixel " << p << " byte " << b;
+      }
+  for (std::size_t r = 0; r < 5; ++r)
+    for (std::size_t p = 0; p < 7; ++p)
+      for (std::size_t b = 0; b < 8; ++b) {
+        const bool data = r >= 1 && r <= 2 && p >= 1 && p <= 3;
+        EXPECT_EQ(out[0x2200 + 56 * r + 8 * p + b],
+                  data    ? source(0x1400 + 40 * (r - 1) + 8 * (p - 1) + b)
+                  : b % 4 ? 0
+                          : 5)
+            << "i32 box row " << r << " pixel " << p << " byte " << b;
+      }
+  for (std::size_t y = 0; y < 3; ++y)
+    for (std::size_t x = 0; x < 11; ++x)
+      for (std::size_t b = 0; b < 8; ++b)
+        EXPECT_EQ(out[0x2400 + 96 * y + 8 * x + b],
+                  b < 6 ? source(0x1002 + 128 * y + 10 * x + b) : 0)
+            << "strided store y " << y << " x " << x << " byte " << b;
+  EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
+}
+
 TEST(RtlModels, micro_and_edge_small_are_built) {
   std::vector<std::string> names;
   for (const auto& model : rtl_models()) names.push_back(model.name);
