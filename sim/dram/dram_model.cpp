@@ -6,6 +6,12 @@
 #include <numeric>
 
 namespace tessel::sim {
+namespace {
+
+// Products of burst counts or slot counts and rates, which may pass 2^64.
+__extension__ typedef unsigned __int128 Wide;
+
+}  // namespace
 
 const char* traffic_kind_name(TrafficKind kind) {
   switch (kind) {
@@ -48,6 +54,8 @@ DramModel::DramModel(const DramParams& params)
   const std::uint64_t burst_units = params.burst_bytes * rate_den_;  // in 1/rate_num_ cycles
   burst_whole_cycles_ = burst_units / rate_num_;
   burst_fraction_ = burst_units % rate_num_;
+  const Wide window = static_cast<Wide>(params.max_outstanding_requests - 1) * burst_units;
+  slots_never_bind_ = window >= static_cast<Wide>(params.latency_cycles + 2) * rate_num_;
 }
 
 std::uint64_t DramModel::burst_transfer_cycles_ceil() const {
@@ -56,6 +64,34 @@ std::uint64_t DramModel::burst_transfer_cycles_ceil() const {
 }
 
 DramCompletion DramModel::access(const DramRequest& request) {
+  if (!slots_never_bind_) return access_burst_by_burst(request);
+  const std::uint64_t burst = params_.burst_bytes;
+  const std::uint64_t first = request.address / burst;
+  const std::uint64_t last =
+      (request.address + std::max<std::uint64_t>(request.bytes, 1) - 1) / burst;
+  const std::uint64_t bursts = last - first + 1;
+
+  DramCompletion done;
+  done.bursts = bursts;
+  const std::uint64_t ready = request.issue_cycle + params_.latency_cycles;
+  BusTime start = bus_free_;
+  if (ready > start.cycle || (ready == start.cycle && start.fraction == 0)) start = {ready, 0};
+  done.first_data_cycle = start.cycle;
+  const Wide units = start.fraction + static_cast<Wide>(bursts) * burst_fraction_;
+  bus_free_.cycle =
+      start.cycle + bursts * burst_whole_cycles_ + static_cast<std::uint64_t>(units / rate_num_);
+  bus_free_.fraction = static_cast<std::uint64_t>(units % rate_num_);
+  done.completion_cycle = bus_free_.cycle + (bus_free_.fraction ? 1 : 0);
+
+  auto& by_kind = request.direction == DramDirection::kRead ? counters_.read_bytes_by_kind
+                                                            : counters_.write_bytes_by_kind;
+  by_kind[static_cast<std::size_t>(request.kind)] += request.bytes;
+  counters_.requests += 1;
+  counters_.bursts += bursts;
+  return done;
+}
+
+DramCompletion DramModel::access_burst_by_burst(const DramRequest& request) {
   const std::uint64_t burst = params_.burst_bytes;
   const std::uint64_t first = request.address / burst;
   const std::uint64_t last =

@@ -77,7 +77,20 @@ class DramModel {
 
   /// Times one request, updates the counters and returns when its data is done.
   /// Precondition: request.bytes > 0 and issue_cycle >= the previous request's issue_cycle.
+  /// When the slots cannot hold a burst back (slots_never_bind()), the request is timed in
+  /// closed form, O(1) in its bursts; otherwise burst by burst.
   DramCompletion access(const DramRequest& request);
+
+  /// access() by the definition above, one burst at a time (tests compare the two).
+  DramCompletion access_burst_by_burst(const DramRequest& request);
+
+  /// Whether N - 1 bursts' bus time covers the latency with a 2-cycle margin,
+  /// (N - 1) * burst_bytes / b >= latency_cycles + 2. Then a burst's slot is always free
+  /// before the bus is (its slot holder completed at c_{k-N} < e_{k-N} + 1, and
+  /// e_{k-1} >= e_{k-N} + (N - 1) * burst_bytes / b), so s_k = max(issue_cycle + latency,
+  /// e_{k-1}) for the first burst of a request and e_{k-1} for the others: the request takes
+  /// bursts * burst_bytes / b on the bus from s_0.
+  bool slots_never_bind() const { return slots_never_bind_; }
 
   const DramParams& params() const { return params_; }
   const DramCounters& counters() const { return counters_; }
@@ -105,6 +118,7 @@ class DramModel {
   // (< rate_num_): access() adds it without a division per burst.
   std::uint64_t burst_whole_cycles_ = 0;
   std::uint64_t burst_fraction_ = 0;
+  bool slots_never_bind_ = false;
   BusTime bus_free_;                            // end of the last burst on the bus
   std::vector<std::uint64_t> slot_free_cycle_;  // ring: completion of the last N bursts
   std::size_t next_slot_ = 0;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace tessel::sim {
 namespace {
 
@@ -103,6 +105,51 @@ TEST(DramModel, RejectsZeroParametersByName) {
   EXPECT_EQ(DramModel::create({1, 1, 0, 0, 1}).reason(), "dram.burst_bytes must be > 0");
   EXPECT_EQ(DramModel::create({1, 1, 0, 64, 0}).reason(),
             "dram.max_outstanding_requests must be > 0");
+}
+
+// access() times a request in closed form when the slots cannot bind; it must equal the
+// burst-by-burst definition on every request: random rates (fractional bytes per cycle),
+// latencies, burst sizes and slot counts on both sides of the condition, random request sizes,
+// alignments, directions and issue gaps (an idle bus, back to back, a backlog).
+TEST(DramModel, ClosedFormEqualsBurstByBurstOnRandomTraffic) {
+  std::mt19937_64 rng(5);
+  int closed = 0, looped = 0;
+  for (int config = 0; config < 60; ++config) {
+    const DramParams params{100'000'000 + rng() % 20'000'000'000ull,
+                            50'000'000 + rng() % 2'000'000'000ull, rng() % 200,
+                            16ull << (rng() % 5), 1 + rng() % 24};
+    auto fast = DramModel::create(params), reference = DramModel::create(params);
+    ASSERT_TRUE(fast.ok() && reference.ok());
+    (fast.value().slots_never_bind() ? closed : looped) += 1;
+    std::uint64_t cycle = 0;
+    for (int r = 0; r < 400; ++r) {
+      const std::uint64_t gap = rng() % 4;
+      cycle += gap == 0 ? 0 : gap == 1 ? rng() % 8 : rng() % 2000;
+      const DramRequest request{rng() % (1u << 20), 1 + rng() % 6000,
+                                rng() % 2 ? DramDirection::kRead : DramDirection::kWrite,
+                                static_cast<TrafficKind>(rng() % kTrafficKindCount), cycle};
+      const DramCompletion a = fast.value().access(request);
+      const DramCompletion b = reference.value().access_burst_by_burst(request);
+      ASSERT_EQ(a.first_data_cycle, b.first_data_cycle) << "config " << config << " request " << r;
+      ASSERT_EQ(a.completion_cycle, b.completion_cycle) << "config " << config << " request " << r;
+      ASSERT_EQ(a.bursts, b.bursts);
+    }
+    EXPECT_EQ(fast.value().counters().bursts, reference.value().counters().bursts);
+    EXPECT_EQ(fast.value().counters().read_bytes_by_kind,
+              reference.value().counters().read_bytes_by_kind);
+    EXPECT_EQ(fast.value().counters().write_bytes_by_kind,
+              reference.value().counters().write_bytes_by_kind);
+  }
+  EXPECT_GT(closed, 10);  // both sides of the condition were drawn
+  EXPECT_GT(looped, 10);
+}
+
+// The condition by hand: 16 cycles per burst, latency 10: (N - 1) * 16 >= 12 from N = 2.
+TEST(DramModel, SlotsNeverBindOnceNMinusOneBurstsCoverTheLatency) {
+  EXPECT_FALSE(make(1).slots_never_bind());
+  EXPECT_TRUE(make(2).slots_never_bind());
+  EXPECT_FALSE(make(2, 15).slots_never_bind());  // 16 < 17
+  EXPECT_TRUE(make(2, 14).slots_never_bind());   // 16 >= 16
 }
 
 }  // namespace
