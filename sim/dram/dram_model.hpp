@@ -81,7 +81,8 @@ class DramModel {
   /// closed form, O(1) in its bursts; otherwise burst by burst.
   DramCompletion access(const DramRequest& request);
 
-  /// access() by the definition above, one burst at a time (tests compare the two).
+  /// access() by the definition above, one burst at a time (tests compare the two). Use one
+  /// or the other on a model: the closed form does not keep the slot ring up to date.
   DramCompletion access_burst_by_burst(const DramRequest& request);
 
   /// Whether N - 1 bursts' bus time covers the latency with a 2-cycle margin,
