@@ -57,7 +57,10 @@ FetchUnit::FetchUnit(const sc_core::sc_module_name& name, std::span<const isa::W
 
 Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& context,
                          std::span<const isa::Word> program)
-    : sc_core::sc_module(name), context_(context), fetch_("fetch", program) {
+    : sc_core::sc_module(name),
+      context_(context),
+      predecoder_(program, context.config, context.target),
+      fetch_("fetch", program) {
   const auto queue_depth = static_cast<std::size_t>(context.config.queues.instruction_queue_depth);
   for (std::size_t e = 0; e < kEngineCount; ++e)
     engines_.push_back(std::make_unique<Engine>(engine_name(e), e, queue_depth));
@@ -140,7 +143,7 @@ void Accelerator::account(std::uint64_t now) {
 void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   const Engine::Running running = *engine.running;
   engine.running.reset();
-  const isa::Instruction& instruction = running.entry.instruction;
+  const isa::Instruction& instruction = running.entry.instruction();
   if (datapath_) datapath_->execute(instruction);
 
   const TokenFlags flags = flags_of(instruction);
@@ -159,9 +162,8 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
 
   SimReport& report = context_.report;
   report.instructions_executed += 1;
-  report.macs += mac_count(instruction, context_.config);
-  sram_traffic(instruction, context_.config, sram_traffic_);
-  for (const auto& traffic : sram_traffic_) {
+  report.macs += running.entry.decoded->macs;
+  for (const auto& traffic : running.entry.decoded->sram) {
     report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
     report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;
   }
@@ -186,7 +188,7 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
   if (engine.running || engine.queue.empty()) return false;
   const QueuedInstruction& head = engine.queue.front();
   if (head.dispatch_cycle + 1 > now) return false;  // decode
-  const TokenFlags flags = flags_of(head.instruction);
+  const TokenFlags flags = flags_of(head.instruction());
   engine.waiting_on_token = true;
   if (flags.pop_prev && !pop_fifo(engine.id, true)->has_token()) return false;
   if (flags.pop_next && !pop_fifo(engine.id, false)->has_token()) return false;
@@ -195,20 +197,14 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
   engine.waiting_on_token = false;
 
   // Checks against the config and the DRAM image, in both modes alike.
-  if (auto problem = isa::validate(head.instruction, context_.target)) {
-    bool out_of_bounds = false;
-    for (const auto& access :
-         isa::sram_accesses(head.instruction, context_.target.matrix_rows,
-                            context_.target.matrix_cols, context_.target.weight_bits))
-      if (access.sp < context_.target.scratchpads.size() &&
-          access.end > context_.target.scratchpads[access.sp].size_bytes)
-        out_of_bounds = true;
-    raise_fault(out_of_bounds ? "out_of_bounds" : "illegal_instruction", now,
+  // (The Predecoder ran isa::validate.)
+  if (head.decoded->invalid) {
+    raise_fault(head.decoded->out_of_bounds ? "out_of_bounds" : "illegal_instruction", now,
                 engine_name(engine.id), static_cast<std::int64_t>(head.index),
-                isa::format_instruction(head.instruction), problem->message);
+                isa::format_instruction(head.instruction()), head.decoded->invalid_message);
     return false;
   }
-  dma_requests(head.instruction, now, engine.requests);
+  dma_requests(head.instruction(), now, engine.requests);
   for (const auto& request : engine.requests) {
     if (request.address + request.bytes > context_.dram_size_bytes) {
       char message[200];
@@ -218,8 +214,8 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
                     static_cast<unsigned long long>(request.address + request.bytes),
                     static_cast<unsigned long long>(context_.dram_size_bytes));
       raise_fault("out_of_bounds", now, engine_name(engine.id),
-                  static_cast<std::int64_t>(head.index), isa::format_instruction(head.instruction),
-                  message);
+                  static_cast<std::int64_t>(head.index),
+                  isa::format_instruction(head.instruction()), message);
       return false;
     }
   }
@@ -245,7 +241,7 @@ void Accelerator::time_started(Engine& engine, std::uint64_t now) {
   running.started_this_cycle = false;
   const std::vector<DramRequest>& requests = engine.requests;  // try_start's, for this start
   if (requests.empty()) {
-    running.finish_cycle = now + fixed_cost_cycles(running.entry.instruction, context_.config);
+    running.finish_cycle = now + running.entry.decoded->fixed_cost_cycles;
   } else {
     std::uint64_t bursts = 0;
     for (const auto& request : requests) {
@@ -267,16 +263,13 @@ void Accelerator::dispatch(std::uint64_t now) {
   if (fetch_.stopped || now < fetch_.earliest_cycle) return;
   if (fetch_.next_index >= fetch_.program.size()) return;
   const std::uint64_t index = fetch_.next_index;
-  if (!fetch_.next) {
-    auto decoded = isa::decode(fetch_.program[index]);
-    if (!decoded.ok()) {
-      raise_fault("illegal_instruction", now, "fetch", static_cast<std::int64_t>(index),
-                  hex_word(fetch_.program[index]), decoded.reason());
-      return;
-    }
-    fetch_.next = std::move(decoded).value();
+  const DecodedInstruction& next = predecoder_.get(index);
+  if (!next.decoded) {
+    raise_fault("illegal_instruction", now, "fetch", static_cast<std::int64_t>(index),
+                hex_word(fetch_.program[index]), next.decode_error);
+    return;
   }
-  Engine& engine = *engines_[static_cast<std::size_t>(isa::engine_of(*fetch_.next))];
+  Engine& engine = *engines_[static_cast<std::size_t>(isa::engine_of(next.instruction))];
   if (engine.queue.size() >= engine.queue_depth) {
     if (!fetch_.blocked_on) {
       fetch_.blocked_on = engine.id;
@@ -285,9 +278,8 @@ void Accelerator::dispatch(std::uint64_t now) {
     return;  // a start on that engine frees a slot and dispatch retries in that same cycle
   }
   fetch_.blocked_on.reset();
-  const bool is_finish = std::holds_alternative<isa::Finish>(*fetch_.next);
-  engine.queue.push_back({index, now, std::move(*fetch_.next)});
-  fetch_.next.reset();
+  const bool is_finish = std::holds_alternative<isa::Finish>(next.instruction);
+  engine.queue.push_back({index, now, &next});
   fetch_.next_index += 1;
   fetch_.earliest_cycle = now + 1;
   fetch_.stopped = is_finish;
@@ -312,10 +304,10 @@ bool Accelerator::ended() const {
 
 std::string Accelerator::describe_block(const Engine& engine) const {
   const QueuedInstruction& head = engine.queue.front();
-  const TokenFlags flags = flags_of(head.instruction);
+  const TokenFlags flags = flags_of(head.instruction());
   std::string out = std::string(engine_name(engine.id)) + ": instruction " +
-                    std::to_string(head.index) + " (`" + isa::format_instruction(head.instruction) +
-                    "`)";
+                    std::to_string(head.index) + " (`" +
+                    isa::format_instruction(head.instruction()) + "`)";
   std::string reasons;
   auto add = [&](const std::string& reason) { reasons += (reasons.empty() ? " " : "; ") + reason; };
   for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}}) {
@@ -335,7 +327,7 @@ std::string Accelerator::describe_block(const Engine& engine) const {
 }
 
 std::string Accelerator::blocking_fifo(const Engine& engine) const {
-  const TokenFlags flags = flags_of(engine.queue.front().instruction);
+  const TokenFlags flags = flags_of(engine.queue.front().instruction());
   for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}})
     if (wanted && !pop_fifo(engine.id, prev)->has_token()) return pop_fifo(engine.id, prev)->name;
   for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}})
@@ -382,7 +374,7 @@ void Accelerator::finalize() {
                                 deadlock_cycle,
                                 engine_name(first->id),
                                 static_cast<std::int64_t>(head.index),
-                                isa::format_instruction(head.instruction),
+                                isa::format_instruction(head.instruction()),
                                 message,
                                 std::move(blocked)};
       } else {

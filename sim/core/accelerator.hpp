@@ -16,6 +16,7 @@
 #include "isa/target.hpp"
 #include "sim/core/costs.hpp"
 #include "sim/core/datapath.hpp"
+#include "sim/core/predecoder.hpp"
 #include "sim/core/trace_writer.hpp"
 #include "sim/dram/dram_model.hpp"
 #include "sim/simulator.hpp"
@@ -39,9 +40,11 @@ struct TokenFifo {
 
 /// An instruction in an engine's queue.
 struct QueuedInstruction {
-  std::uint64_t index = 0;           ///< position in the program
-  std::uint64_t dispatch_cycle = 0;  ///< d_i
-  isa::Instruction instruction;
+  std::uint64_t index = 0;                      ///< position in the program
+  std::uint64_t dispatch_cycle = 0;             ///< d_i
+  const DecodedInstruction* decoded = nullptr;  ///< the Predecoder's entry (decoded)
+
+  const isa::Instruction& instruction() const { return decoded->instruction; }
 };
 
 /// An engine: its instruction queue, the instruction it runs, its finish event and counters.
@@ -80,7 +83,6 @@ class FetchUnit : public sc_core::sc_module {
   std::uint64_t next_index = 0;           ///< next instruction to dispatch
   std::uint64_t earliest_cycle = 0;       ///< d_{i-1} + 1
   bool stopped = false;                   ///< dispatched finish
-  std::optional<isa::Instruction> next;   ///< decoded next instruction, when decoded
   std::optional<std::size_t> blocked_on;  ///< engine whose full queue holds fetch back
   std::uint64_t blocked_since = 0;
   sc_core::sc_event wake_event;  ///< notified for the next cycle after a dispatch or a pop
@@ -135,12 +137,12 @@ class Accelerator : public sc_core::sc_module {
   bool ended() const;
 
   RunContext& context_;
+  Predecoder predecoder_;  // decodes ahead of fetch_ on a helper thread
   FetchUnit fetch_;
   std::vector<std::unique_ptr<Engine>> engines_;
   // load->compute, compute->load, compute->store, store->compute
   TokenFifo fifos_[4];
   std::unique_ptr<Datapath> datapath_;
-  std::vector<SramTraffic> sram_traffic_;  // finish_instruction()'s buffer, reused
   bool finish_done_ = false;
   bool faulted_ = false;
   std::uint64_t max_finish_cycle_ = 0;

@@ -77,10 +77,19 @@ DramCompletion DramModel::access(const DramRequest& request) {
   BusTime start = bus_free_;
   if (ready > start.cycle || (ready == start.cycle && start.fraction == 0)) start = {ready, 0};
   done.first_data_cycle = start.cycle;
-  const Wide units = start.fraction + static_cast<Wide>(bursts) * burst_fraction_;
-  bus_free_.cycle =
-      start.cycle + bursts * burst_whole_cycles_ + static_cast<std::uint64_t>(units / rate_num_);
-  bus_free_.fraction = static_cast<std::uint64_t>(units % rate_num_);
+  // The fractions of the request's bursts: one 64-bit division unless the product overflows.
+  std::uint64_t product = 0;
+  if (!__builtin_mul_overflow(bursts, burst_fraction_, &product) &&
+      product <= ~std::uint64_t{0} - start.fraction) {
+    const std::uint64_t units = start.fraction + product;
+    bus_free_.cycle = start.cycle + bursts * burst_whole_cycles_ + units / rate_num_;
+    bus_free_.fraction = units % rate_num_;
+  } else {
+    const Wide units = start.fraction + static_cast<Wide>(bursts) * burst_fraction_;
+    bus_free_.cycle =
+        start.cycle + bursts * burst_whole_cycles_ + static_cast<std::uint64_t>(units / rate_num_);
+    bus_free_.fraction = static_cast<std::uint64_t>(units % rate_num_);
+  }
   done.completion_cycle = bus_free_.cycle + (bus_free_.fraction ? 1 : 0);
 
   auto& by_kind = request.direction == DramDirection::kRead ? counters_.read_bytes_by_kind
