@@ -468,34 +468,65 @@ void Datapath::execute_pool(const isa::Pool& x) {
   std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
   const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                           registers_.zero_point, registers_.lo, registers_.hi};
-  std::vector<std::int32_t> pixel(x.c_size);
+  const auto channels = static_cast<std::int64_t>(x.c_size);
+  std::vector<std::int32_t>& pixel = pixel_;
+  pixel.resize(x.c_size);
+  std::vector<std::int64_t> sums(x.mode == isa::PoolMode::kMax ? 0 : x.c_size);
+  // Window position by window position, every channel at once (contiguous, vectorised): the
+  // max of the stored elements, or their int64 sum then requantized (docs/isa.md).
   for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
     for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
-      for (std::uint64_t c = 0; c < x.c_size; ++c) {
-        std::int64_t sum = 0;
-        std::int32_t best = std::numeric_limits<std::int32_t>::min();
-        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
-          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
-          if (iy < 0 || iy >= in_h) continue;
-          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
-            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
-            if (ix < 0 || ix >= in_w) continue;
-            const std::int32_t v = read_element(
-                src +
-                    (static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) + c) * e,
-                e);
-            sum += v;
-            best = std::max(best, v);
+      if (x.mode == isa::PoolMode::kMax) {
+        std::fill(pixel.begin(), pixel.end(), std::numeric_limits<std::int32_t>::min());
+      } else {
+        std::fill(sums.begin(), sums.end(), std::int64_t{0});
+      }
+      std::int32_t* __restrict best = pixel.data();
+      std::int64_t* __restrict sum = sums.data();
+      for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+        const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
+        if (iy < 0 || iy >= in_h) continue;
+        for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+          const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
+          if (ix < 0 || ix >= in_w) continue;
+          const std::uint8_t* p =
+              src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
+          const bool max_mode = x.mode == isa::PoolMode::kMax;
+          if (e == 1) {
+            for (std::int64_t c = 0; c < channels; ++c) {
+              const std::int32_t v = static_cast<std::int8_t>(p[c]);
+              if (max_mode)
+                best[c] = std::max(best[c], v);
+              else
+                sum[c] += v;
+            }
+          } else if (e == 2) {
+            for (std::int64_t c = 0; c < channels; ++c) {
+              const std::int32_t v = static_cast<std::int16_t>(
+                  static_cast<std::uint16_t>(p[2 * c] | (p[2 * c + 1] << 8)));
+              if (max_mode)
+                best[c] = std::max(best[c], v);
+              else
+                sum[c] += v;
+            }
+          } else {
+            for (std::int64_t c = 0; c < channels; ++c) {
+              const std::int32_t v = read_element(p + static_cast<std::uint64_t>(c) * e, e);
+              if (max_mode)
+                best[c] = std::max(best[c], v);
+              else
+                sum[c] += v;
+            }
           }
         }
-        // check() guarantees a stored element in every window (pads < window).
-        pixel[c] = x.mode == isa::PoolMode::kMax
-                       ? best
-                       : intops::requantize(static_cast<std::int32_t>(sum), q);
       }
+      // check() guarantees a stored element in every window (pads < window).
+      if (x.mode != isa::PoolMode::kMax)
+        for (std::int64_t c = 0; c < channels; ++c)
+          best[c] = intops::requantize(static_cast<std::int32_t>(sum[c]), q);
       std::uint8_t* d =
           dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;
-      for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(d + c * e, e, pixel[c]);
+      kernels::store_elements(pixel.data(), channels, e, d);
     }
   }
 }
