@@ -439,11 +439,25 @@ void Datapath::execute_add(const isa::Add& x) {
   const std::uint8_t* a = scratchpads_[x.a_sp].data() + x.a_addr;
   const std::uint8_t* b = scratchpads_[x.b_sp].data() + x.b_addr;
   std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
-  std::vector<std::int32_t> pixel(x.c_size);
+  std::vector<std::int32_t>& pixel = pixel_;
+  pixel.resize(x.c_size);
   for (std::uint64_t y = 0; y < x.y_size; ++y) {
     for (std::uint64_t xx = 0; xx < x.x_size; ++xx) {
       const std::uint8_t* pa = a + (y * x.a_stride_y + xx * x.a_stride_x) * e;
       const std::uint8_t* pb = b + (y * x.b_stride_y + xx * x.b_stride_x) * e;
+      std::uint8_t* pd = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e;
+      // add_requantize_store reads each step's channels before it writes them: right for an
+      // output exactly over an operand or apart from both.
+      const std::uint64_t bytes = x.c_size * e;
+      const auto apart_or_same = [&](const std::uint8_t* operand) {
+        const auto o = reinterpret_cast<std::uintptr_t>(operand);
+        const auto d = reinterpret_cast<std::uintptr_t>(pd);
+        return o == d || o + bytes <= d || d + bytes <= o;
+      };
+      if (e <= 2 && apart_or_same(pa) && apart_or_same(pb)) {
+        kernels::add_requantize_store(pa, pb, e, static_cast<std::int64_t>(x.c_size), q, pd);
+        continue;
+      }
       // Read the whole pixel before writing it: in-place adds read before they write.
       if (e <= 2) {
         kernels::add_requantize(pa, pb, e, static_cast<std::int64_t>(x.c_size), q, pixel.data());
@@ -452,7 +466,6 @@ void Datapath::execute_add(const isa::Add& x) {
           pixel[c] =
               intops::add_requantize(read_element(pa + c * e, e), read_element(pb + c * e, e), q);
       }
-      std::uint8_t* pd = dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e;
       kernels::store_elements(pixel.data(), static_cast<std::int64_t>(x.c_size), e, pd);
     }
   }

@@ -359,6 +359,44 @@ TESSEL_SIM_AVX512_TARGET void requantize_store_avx512(const std::uint8_t* src, s
   }
 }
 
+/// add_requantize_store on 8 channels per step: exactly intops::add_requantize in int64 lanes
+/// (|a * M_a + b * M_b| < 2^47).
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET void add_requantize_store_avx512(const std::uint8_t* a,
+                                                          const std::uint8_t* b, std::int64_t count,
+                                                          const intops::AddRequant& q,
+                                                          std::uint8_t* dst) {
+  const __m512i multiplier_a = _mm512_set1_epi64(q.multiplier_a);
+  const __m512i multiplier_b = _mm512_set1_epi64(q.multiplier_b);
+  const __m512i shift = _mm512_set1_epi64(q.shift);
+  const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
+  const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
+  const __m512i half = _mm512_set1_epi64((std::int64_t{1} << q.shift) >> 1);
+  for (std::int64_t c = 0; c < count; c += 8) {
+    const std::int64_t left = std::min<std::int64_t>(8, count - c);
+    const auto mask = static_cast<__mmask8>((1u << left) - 1u);
+    __m512i va, vb;
+    if constexpr (kBytes == 1) {
+      va = _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(mask, a + c));
+      vb = _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(mask, b + c));
+    } else {
+      va = _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(mask, a + 2 * c));
+      vb = _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(mask, b + 2 * c));
+    }
+    const __m512i sum =
+        _mm512_add_epi64(_mm512_mul_epi32(va, multiplier_a), _mm512_mul_epi32(vb, multiplier_b));
+    const __mmask8 negative = _mm512_movepi64_mask(sum);
+    const __m512i rounded = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_abs_epi64(sum), half), shift);
+    __m512i value = _mm512_mask_sub_epi64(rounded, negative, _mm512_setzero_si512(), rounded);
+    value = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(value, zero_point), lo), hi);
+    if constexpr (kBytes == 1) {
+      _mm512_mask_cvtepi64_storeu_epi8(dst + c, mask, value);
+    } else {
+      _mm512_mask_cvtepi64_storeu_epi16(dst + 2 * c, mask, value);
+    }
+  }
+}
+
 #pragma GCC diagnostic pop
 
 bool cpu_has_avx512() {
@@ -388,6 +426,27 @@ void requantize_store(const std::uint8_t* src, std::int64_t count, const std::ui
     const std::int64_t n = std::min<std::int64_t>(8, count - c);
     requantize(src + 4 * c, n, table ? table + 8 * c : nullptr, q, values);
     store_elements(values, n, bytes, dst + static_cast<std::int64_t>(bytes) * c);
+  }
+}
+
+void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
+                          std::int64_t count, const intops::AddRequant& q, std::uint8_t* dst) {
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
+    if (bytes == 1) {
+      add_requantize_store_avx512<1>(a, b, count, q, dst);
+    } else {
+      add_requantize_store_avx512<2>(a, b, count, q, dst);
+    }
+    return;
+  }
+#endif
+  std::int32_t values[8];
+  const auto step = static_cast<std::int64_t>(bytes);
+  for (std::int64_t c = 0; c < count; c += 8) {
+    const std::int64_t n = std::min<std::int64_t>(8, count - c);
+    add_requantize(a + step * c, b + step * c, bytes, n, q, values);
+    store_elements(values, n, bytes, dst + step * c);
   }
 }
 

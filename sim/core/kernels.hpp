@@ -70,6 +70,12 @@ void requantize_store(const std::uint8_t* src, std::int64_t count, const std::ui
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                     std::int64_t count, const intops::AddRequant& q, std::int32_t* out);
 
+/// add_requantize then store_elements (`bytes` each) in one pass, 8 channels at a time, each
+/// step reading its channels of `a` and `b` before writing them: `dst` may be `a` or `b` itself
+/// (an in-place add) or lie apart from both, not partly over either.
+void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
+                          std::int64_t count, const intops::AddRequant& q, std::uint8_t* dst);
+
 /// Stores `count` values as little-endian integers of `bytes` (1, 2 or 4) each at `dst`, keeping
 /// the low bytes (as write_element does). `values` and `dst` must not overlap.
 void store_elements(const std::int32_t* values, std::int64_t count, std::uint64_t bytes,

@@ -187,6 +187,23 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
       for (auto& v : b) v = static_cast<std::uint8_t>(rng());
       std::vector<std::int32_t> sum(count);
       kernels::add_requantize(a.data(), b.data(), bytes, count, add, sum.data());
+      // add_requantize_store = add_requantize then store_elements, on a prefix of every length
+      // (the 8-channel steps' tails), apart from the operands and in place over each.
+      {
+        const std::int64_t n = 1 + trial % count;
+        std::vector<std::uint8_t> expected(bytes * static_cast<std::uint64_t>(n));
+        kernels::store_elements(sum.data(), n, bytes, expected.data());
+        std::vector<std::uint8_t> separate(expected.size() + 2, 0xcd);
+        kernels::add_requantize_store(a.data(), b.data(), bytes, n, add, separate.data());
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), separate.begin()))
+            << "trial " << trial << " bytes " << bytes << " n " << n;
+        ASSERT_EQ(separate[expected.size()], 0xcd) << "wrote past the last channel";
+        std::vector<std::uint8_t> over_a = a, over_b = b;
+        kernels::add_requantize_store(over_a.data(), b.data(), bytes, n, add, over_a.data());
+        kernels::add_requantize_store(a.data(), over_b.data(), bytes, n, add, over_b.data());
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), over_a.begin())) << "over a";
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), over_b.begin())) << "over b";
+      }
       for (std::int64_t c = 0; c < count; ++c) {
         const auto k = static_cast<std::size_t>(c);
         const auto element = [&](const std::vector<std::uint8_t>& v) -> std::int32_t {
