@@ -291,6 +291,174 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
   return {};
 }
 
+// A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
+// the elementwise ops after it run interleaved slice by slice, so a tensor is live over whole
+// blocks; a tensor made and consumed within one block (not stored) holds one slice. Buffers
+// that share bytes while both live must be one in-place chain: the same offset and layout,
+// each link an elementwise op writing over an input it reads last that its block's conv does
+// not read (then slice k's output bytes are exactly the input bytes slice k consumed).
+Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
+                           size_t group_index) {
+  const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";
+  const size_t n = g.ops.size();
+  const int last_step = static_cast<int>(n) + 1;
+  if (g.row_tiles * g.col_tiles * g.channel_tiles != 1) return fail(where + "more than one tile");
+  if (g.op_slices.size() != n) return fail(where + "slice counts do not match the ops");
+  std::vector<int> pos_of(net.ops.size(), -1);
+  for (size_t p = 0; p < n; ++p) pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
+  auto dense = [&](size_t p) {
+    const Op& op = net.op(g.ops[p]);
+    return op.kind == OpKind::Conv && op.groups == 1;
+  };
+  std::vector<size_t> block(n, 0);
+  std::vector<int> block_end(n, 0);
+  for (size_t p = 0; p < n; ++p) {
+    const Op& op = net.op(g.ops[p]);
+    if (p == 0 && !dense(p)) return fail(where + "does not start with a dense conv");
+    if (!dense(p) && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
+      return fail(where + "op '" + op.name + "' cannot run per slice");
+    if (dense(p) != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
+      return fail(where + "op '" + op.name + "' has " + std::to_string(g.op_slices[p]) + " slices");
+    block[p] = dense(p) ? p : block[p - 1];
+    block_end[block[p]] = static_cast<int>(p) + 1;
+  }
+  std::vector<Box> requested(net.tensors.size());
+  for (int t : g.outputs) requested[static_cast<size_t>(t)] = full_box(net.tensor(t).shape);
+  const std::vector<Box> boxes = transfer(net, g.ops, requested).need;
+  // Per tensor: producer position (-1: loaded), last reader position, stored.
+  std::vector<int> producer(net.tensors.size(), -1), last_reader(net.tensors.size(), -1);
+  std::vector<char> touched(net.tensors.size(), 0), stored(net.tensors.size(), 0);
+  for (size_t p = 0; p < n; ++p) {
+    const Op& op = net.op(g.ops[p]);
+    for (int t : op.inputs) {
+      touched[static_cast<size_t>(t)] = 1;
+      last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
+    }
+    touched[static_cast<size_t>(op.output)] = 1;
+    producer[static_cast<size_t>(op.output)] = static_cast<int>(p);
+    bool external = net.tensor(op.output).network_output;
+    for (int c : net.tensor(op.output).consumers) external |= pos_of[static_cast<size_t>(c)] < 0;
+    stored[static_cast<size_t>(op.output)] = external;
+  }
+  auto slice_local = [&](size_t t) {
+    return producer[t] >= 0 && !stored[t] && last_reader[t] >= 0 &&
+           block[static_cast<size_t>(last_reader[t])] == block[static_cast<size_t>(producer[t])];
+  };
+  // A tensor buffer holds the whole box when its pixel has every channel, else one slice (the
+  // layout codegen uses); an in-place chain keeps one layout.
+  auto holds_whole = [&](const BufferAlloc& b) {
+    return b.pixel_bytes >= boxes[static_cast<size_t>(b.tensor)].c.size() * net.activation_bytes;
+  };
+  std::vector<Span> required(g.buffers.size());
+  std::vector<char> has_buffer(net.tensors.size(), 0);
+  int weight_copies = 0;
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& b = g.buffers[i];
+    if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size()))
+      return fail(where + "buffer '" + b.name + "' names no scratchpad");
+    const auto& pad = machine.scratchpads[static_cast<size_t>(b.scratchpad)];
+    if (b.offset < 0 || b.offset + b.size_bytes > pad.size_bytes)
+      return fail(where + "buffer '" + b.name + "' at " +
+                  range_str(b.offset, b.offset + b.size_bytes) + " exceeds scratchpad '" +
+                  pad.name + "' of " + std::to_string(pad.size_bytes) + " bytes");
+    Span need;
+    if (b.tensor >= 0) {
+      const auto t = static_cast<size_t>(b.tensor);
+      if (!touched[t])
+        return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
+      has_buffer[t] = 1;
+      const int first =
+          producer[t] < 0 ? 0 : static_cast<int>(block[static_cast<size_t>(producer[t])]) + 1;
+      const int last = stored[t] || last_reader[t] < 0
+                           ? last_step
+                           : block_end[block[static_cast<size_t>(last_reader[t])]];
+      need = {first, last};
+      int64_t channels = boxes[t].c.size();
+      if (slice_local(t)) {
+        const size_t conv = block[static_cast<size_t>(producer[t])];
+        channels = (net.tensor(net.op(g.ops[conv]).output).shape.c + g.op_slices[conv] - 1) /
+                   g.op_slices[conv];
+      }
+      const int64_t pixels = boxes[t].h.size() * boxes[t].w.size();
+      if (b.pixel_bytes < channels * net.activation_bytes || b.size_bytes < pixels * b.pixel_bytes)
+        return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
+                    " bytes of " + std::to_string(b.pixel_bytes) + "-byte pixels but needs " +
+                    std::to_string(pixels) + " pixels of " +
+                    std::to_string(channels * net.activation_bytes) + " bytes");
+    } else if (b.role == BufferRole::Weights) {
+      ++weight_copies;
+      need = {0, last_step};  // the slice pair serves every conv's slices, ping-ponging
+    } else {
+      if (b.op < 0 || pos_of[static_cast<size_t>(b.op)] < 0)
+        return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
+      const auto p = static_cast<size_t>(pos_of[static_cast<size_t>(b.op)]);
+      need = {static_cast<int>(p) + 1, block_end[block[p]]};
+    }
+    if (b.first_step > need.first || b.last_step < need.last)
+      return fail(where + "buffer '" + b.name + "' is declared live over steps [" +
+                  std::to_string(b.first_step) + ", " + std::to_string(b.last_step) +
+                  "] but is used over [" + std::to_string(need.first) + ", " +
+                  std::to_string(need.last) + "]");
+    required[i] = need;
+  }
+  if (weight_copies != 2) return fail(where + "needs two weight slice buffers");
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    if (touched[t] && !boxes[t].empty() && !has_buffer[t])
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
+  }
+  // Every in-place link, then every overlap must lie within one chain.
+  std::vector<size_t> root(g.buffers.size());
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& y = g.buffers[i];
+    root[i] = i;
+    if (y.reuses < 0) continue;
+    if (y.reuses >= static_cast<int>(g.buffers.size()))
+      return fail(where + "buffer '" + y.name + "' reuses no buffer");
+    const BufferAlloc& x = g.buffers[static_cast<size_t>(y.reuses)];
+    const int p = y.tensor >= 0 ? producer[static_cast<size_t>(y.tensor)] : -1;
+    bool legal = p >= 0 && x.tensor >= 0 && !dense(static_cast<size_t>(p)) &&
+                 x.offset == y.offset && x.pixel_bytes == y.pixel_bytes &&
+                 x.size_bytes == y.size_bytes && x.scratchpad == y.scratchpad;
+    if (legal) {
+      const auto xt = static_cast<size_t>(x.tensor);
+      const Op& op = net.op(g.ops[static_cast<size_t>(p)]);
+      const Op& conv = net.op(g.ops[block[static_cast<size_t>(p)]]);
+      legal = std::find(op.inputs.begin(), op.inputs.end(), x.tensor) != op.inputs.end() &&
+              last_reader[xt] == p && !stored[xt] &&
+              std::find(conv.inputs.begin(), conv.inputs.end(), x.tensor) == conv.inputs.end() &&
+              holds_whole(x) == holds_whole(y);
+    }
+    if (!legal)
+      return fail(where + "buffer '" + y.name + "' cannot overwrite '" + x.name +
+                  "' in place (same offset and layout, an elementwise op over an input it reads "
+                  "last that its block's conv does not read)");
+  }
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    size_t r = i;
+    for (int guard = 0; g.buffers[r].reuses >= 0 && guard <= static_cast<int>(g.buffers.size());
+         ++guard)
+      r = static_cast<size_t>(g.buffers[r].reuses);
+    root[i] = r;
+  }
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    for (size_t j = i + 1; j < g.buffers.size(); ++j) {
+      const BufferAlloc& a = g.buffers[i];
+      const BufferAlloc& b = g.buffers[j];
+      if (a.scratchpad != b.scratchpad) continue;
+      if (a.offset >= b.offset + b.size_bytes || b.offset >= a.offset + a.size_bytes) continue;
+      const int first = std::max(required[i].first, required[j].first);
+      const int last = std::min(required[i].last, required[j].last);
+      if (first > last || root[i] == root[j]) continue;
+      return fail(where + "buffers '" + a.name + "' " +
+                  range_str(a.offset, a.offset + a.size_bytes) + " and '" + b.name + "' " +
+                  range_str(b.offset, b.offset + b.size_bytes) + " overlap in scratchpad '" +
+                  machine.scratchpads[static_cast<size_t>(a.scratchpad)].name +
+                  "' while both live at step " + std::to_string(first));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Status check_schedule(const Net& net, const Machine& machine, const Schedule& schedule) {
@@ -322,7 +490,9 @@ Status check_schedule(const Net& net, const Machine& machine, const Schedule& sc
         }
       }
     }
-    if (!g.dram_view) {
+    if (g.weight_sweep) {
+      if (auto s = check_sweep_buffers(net, machine, g, gi); !s.ok()) return s;
+    } else if (!g.dram_view) {
       if (auto s = check_group_buffers(net, machine, g, gi); !s.ok()) return s;
     }
     for (int op : g.ops) {

@@ -25,7 +25,7 @@ std::string resolve_hw(const std::string& hw) {
 cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
-    bool quiet = false;
+    bool quiet = false, no_weight_sweep = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -40,6 +40,8 @@ cli::Runner setup_schedule(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--json", o->json, "Write the schedule as JSON to this file ('-': stdout)");
   command.add_flag("-q,--quiet", o->quiet, "No table");
+  command.add_flag("--no-weight-sweep", o->no_weight_sweep,
+                   "optimal: leave weight sweeps out of the map space (docs/scheduler.md)");
   return [o]() {
     const HwConfig config = load_hw_config(resolve_hw(o->hw));
     zoo::LoadOptions load;
@@ -47,7 +49,9 @@ cli::Runner setup_schedule(CLI::App& command) {
     const ir::Graph graph = zoo::load_model(o->model, load);
     auto objective = parse_objective(o->objective);
     if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
-    auto result = schedule_graph(graph, config, o->policy, objective.value());
+    MapSpaceFeatures features;
+    features.weight_sweep = !o->no_weight_sweep;
+    auto result = schedule_graph(graph, config, o->policy, objective.value(), features);
     if (!result.ok()) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;

@@ -16,13 +16,14 @@ Result<Objective> parse_objective(const std::string& text) {
 }
 
 Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,
-                                    const std::string& policy, Objective objective) {
+                                    const std::string& policy, Objective objective,
+                                    const MapSpaceFeatures& features) {
   auto found = find_policy(policy);
   if (!found.ok()) return found.failure();
   const Machine machine = machine_from_config(config);
   auto net = net_from_graph(graph, machine, found.value()->form);
   if (!net.ok()) return net.failure();
-  auto schedule = run_policy(net.value(), machine, policy, objective);
+  auto schedule = run_policy(net.value(), machine, policy, objective, features);
   if (!schedule.ok()) return schedule.failure();
   if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok()) {
     return fail("schedule failed the allocation checker: " + checked.reason());
@@ -65,10 +66,14 @@ std::string format_table(const ScheduledNet& result) {
     append(out,
            "%-4zu %-28s %4zu %5lld %11s %-9s %3s %3s %12lld %11lld %11lld %11lld %11lld %9lld\n", i,
            span.c_str(), g.ops.size(), static_cast<long long>(g.tiles()), tile.c_str(),
-           to_string(g.halo), g.weights_resident ? "y" : "n", g.double_buffered ? "y" : "n",
-           static_cast<long long>(g.traffic.total()), static_cast<long long>(g.load_cycles),
-           static_cast<long long>(g.compute_cycles), static_cast<long long>(g.store_cycles),
-           static_cast<long long>(g.cycles), static_cast<long long>(peak));
+           to_string(g.halo),
+           g.weight_sweep       ? "swp"
+           : g.weights_resident ? "y"
+                                : "n",
+           g.double_buffered ? "y" : "n", static_cast<long long>(g.traffic.total()),
+           static_cast<long long>(g.load_cycles), static_cast<long long>(g.compute_cycles),
+           static_cast<long long>(g.store_cycles), static_cast<long long>(g.cycles),
+           static_cast<long long>(peak));
   }
   append(out,
          "\n%s on %s, policy %s (objective %s): %zu groups\n"

@@ -21,7 +21,8 @@ struct ScheduledNet {
 /// Builds the policy's form of `graph` for `config`, runs `policy`, stamps the config name and
 /// runs the independent checker (a checker failure is returned as a failure).
 Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,
-                                    const std::string& policy, Objective objective);
+                                    const std::string& policy, Objective objective,
+                                    const MapSpaceFeatures& features = {});
 
 /// The per-group table `tessel schedule` prints (tiles, halo, residency, bytes, engine cycles)
 /// followed by the totals.

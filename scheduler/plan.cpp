@@ -319,6 +319,37 @@ bool is_channel_split_group(const Net& net, const std::vector<int>& ops) {
   return true;
 }
 
+namespace {
+bool is_dense_conv(const Op& op) {
+  return op.kind == OpKind::Conv && op.groups == 1;
+}
+}  // namespace
+
+bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.size() < 2 || !is_dense_conv(net.op(ops[0]))) return false;
+  int convs = 0;
+  int64_t block_channels = 0;
+  std::vector<int> block_tensors;  // produced by the current block
+  for (int index : ops) {
+    const Op& op = net.op(index);
+    if (is_dense_conv(op)) {
+      ++convs;
+      block_channels = net.tensor(op.output).shape.c;
+      block_tensors.assign(1, op.output);
+      continue;
+    }
+    if (op.kind != OpKind::Eltwise && op.kind != OpKind::Add) return false;
+    if (net.tensor(op.output).shape.c != block_channels) return false;
+    bool reads_block = false;
+    for (int t : op.inputs)
+      reads_block |=
+          std::find(block_tensors.begin(), block_tensors.end(), t) != block_tensors.end();
+    if (!reads_block) return false;
+    block_tensors.push_back(op.output);
+  }
+  return convs >= 2;
+}
+
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.empty()) return fail("empty group");
   if (ops.size() > static_cast<size_t>(options.max_group_ops)) {
@@ -458,6 +489,329 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
 int64_t table_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.requant_table_bytes == 0 || c.empty()) return 0;
   return op.requant_table_bytes / net.tensor(op.output).shape.c * c.size();
+}
+
+// The widest of `parts` near-equal output-channel slices of `op`, packed on chip (the packed
+// size grows with the channel count alone; the widest part has ceil(C / parts) channels).
+int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts) {
+  const int64_t channels = net.tensor(op.output).shape.c;
+  return onchip_weight_bytes(net, machine, op, Interval{0, ceil_div(channels, parts)});
+}
+
+}  // namespace
+
+std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
+                                              const std::vector<int>& ops) {
+  std::vector<Mapping> out;
+  if (!is_weight_sweep_group(net, ops)) return out;
+  const int64_t capacity =
+      machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
+  for (int i = 1; i <= 10; ++i) {
+    const int64_t budget = capacity >> i;  // two slice copies share the scratchpad
+    Mapping m;
+    m.weights_resident = false;
+    m.double_buffered = true;
+    m.weight_sweep = true;
+    m.op_slices.assign(ops.size(), 0);
+    for (size_t pos = 0; pos < ops.size(); ++pos) {
+      const Op& op = net.op(ops[pos]);
+      if (!is_dense_conv(op)) continue;
+      // At most one slice per column block of the matrix unit (narrower slices idle columns):
+      // a conv that cannot meet the budget takes its finest slices and allocation decides.
+      const int64_t max_slices =
+          std::max<int64_t>(1, net.tensor(op.output).shape.c / machine.matrix_cols);
+      int64_t k = 1;
+      while (widest_slice_bytes(net, machine, op, k) > budget && k * 2 <= max_slices) k *= 2;
+      m.op_slices[pos] = k;
+    }
+    if (out.empty() || out.back().op_slices != m.op_slices) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+namespace {
+
+// The weight-sweep model (docs/scheduler.md, "Weight sweeps"). One spatial tile: every tensor's
+// box is its one-tile shape transfer. Ops form blocks (a conv and the per-slice ops after it);
+// within a block the ops interleave slice by slice, so lifetimes are whole blocks. A tensor
+// produced and consumed within one block and not stored holds one slice ("slice-local"); every
+// other tensor holds its whole box. A per-slice op may write its output in place over an input
+// it reads last, when its block's conv does not read that input and both hold the same layout
+// (same offset, same pixel stride): slice k's output bytes are then exactly the input bytes
+// slice k consumed.
+Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, const GroupInfo& g,
+                                     const Mapping& m, const PlanOptions& options) {
+  const size_t n_ops = g.ops.size();
+  const int store_step = static_cast<int>(n_ops) + 1;
+  if (!is_weight_sweep_group(net, g.ops))
+    return fail(
+        "not a weight-sweep group (a conv first, at least two convs, then only "
+        "elementwise ops of each conv's block)");
+  if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1)
+    return fail("a weight sweep has one tile");
+  if (m.op_slices.size() != n_ops)
+    return fail("weight sweep: " + std::to_string(m.op_slices.size()) + " slice counts for " +
+                std::to_string(n_ops) + " ops");
+  std::vector<size_t> block(n_ops, 0);    // per op position: position of its block's conv
+  std::vector<int> block_last(n_ops, 0);  // per conv position: its block's last step
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    block[pos] = is_dense_conv(op) ? pos : block[pos - 1];
+    block_last[block[pos]] = static_cast<int>(pos) + 1;
+    const int64_t slices = m.op_slices[pos];
+    const int64_t channels = net.tensor(op.output).shape.c;
+    if (is_dense_conv(op) ? slices < 1 || slices > channels : slices != 0)
+      return fail("weight sweep: op '" + op.name + "' has " + std::to_string(slices) + " slices");
+  }
+  auto last_step_of_block = [&](size_t pos) { return block_last[block[pos]]; };
+  auto slice_channels = [&](size_t conv_pos) {  // the widest slice of a block
+    return ceil_div(net.tensor(net.op(g.ops[conv_pos]).output).shape.c, m.op_slices[conv_pos]);
+  };
+  const TileGeometry one = tile_group(net, g, Mapping{});
+  const size_t locals = g.tensors.size();
+  std::vector<int> producer(locals, -1), last_reader(locals, -1);
+  std::vector<char> conv_reads(locals, 0);
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    producer[static_cast<size_t>(g.out_local[pos])] = static_cast<int>(pos);
+    for (int l : g.in_local[pos]) {
+      last_reader[static_cast<size_t>(l)] = static_cast<int>(pos);
+      if (is_dense_conv(net.op(g.ops[pos]))) conv_reads[static_cast<size_t>(l)] = 1;
+    }
+  }
+  std::vector<char> slice_local(locals, 0);
+  for (size_t l = 0; l < locals; ++l) {
+    slice_local[l] =
+        producer[l] >= 0 && !g.stored[l] && last_reader[l] >= 0 &&
+        block[static_cast<size_t>(last_reader[l])] == block[static_cast<size_t>(producer[l])];
+  }
+  // In place (see above): a per-slice op's output over an input it reads last. Over a whole-map
+  // input the output holds the whole map too (it costs no byte: it is the input's buffer).
+  std::vector<int> overwrites(locals, -1);
+  if (options.memory_reuse) {
+    std::vector<char> taken(locals, 0);
+    for (size_t pos = 0; pos < n_ops; ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      if (is_dense_conv(op)) continue;
+      const auto y = static_cast<size_t>(g.out_local[pos]);
+      if (one.need[y].empty()) continue;
+      const Op& block_conv = net.op(g.ops[block[pos]]);
+      // Whole-map inputs first: over one, the chain can go on to a stored output.
+      std::vector<int> candidates = g.in_local[pos];
+      std::stable_partition(candidates.begin(), candidates.end(),
+                            [&](int l) { return !slice_local[static_cast<size_t>(l)]; });
+      for (int in : candidates) {
+        const auto x = static_cast<size_t>(in);
+        if (overwrites[y] >= 0 || taken[x] || one.need[x].empty()) continue;
+        const bool read_by_conv = std::find(block_conv.inputs.begin(), block_conv.inputs.end(),
+                                            g.tensors[x]) != block_conv.inputs.end();
+        if (last_reader[x] != static_cast<int>(pos) || g.stored[x] || read_by_conv ||
+            one.need[x].h != one.need[y].h || one.need[x].w != one.need[y].w)
+          continue;
+        if (slice_local[x] && !slice_local[y]) continue;  // a slice cannot hold the whole map
+        slice_local[y] = slice_local[x];
+        overwrites[y] = static_cast<int>(x);
+        taken[x] = 1;
+      }
+    }
+  }
+  // Every member of an in-place chain has the chain's layout: the widest pixel any needs.
+  std::vector<size_t> chain(locals);
+  std::vector<int64_t> chain_pixel_bytes(locals, 0);
+  for (size_t l = 0; l < locals; ++l) {
+    size_t r = l;
+    while (overwrites[r] >= 0) r = static_cast<size_t>(overwrites[r]);
+    chain[l] = r;
+    int64_t channels = one.need[l].c.size();
+    if (slice_local[l]) {
+      channels = slice_channels(block[static_cast<size_t>(producer[l])]);
+    } else if (conv_reads[l]) {
+      channels = ceil_div(channels, machine.matrix_rows) * machine.matrix_rows;
+    }
+    chain_pixel_bytes[r] = std::max(chain_pixel_bytes[r], channels * net.activation_bytes);
+  }
+
+  GroupSchedule gs;
+  gs.ops = g.ops;
+  gs.weights_resident = false;
+  gs.double_buffered = true;
+  gs.weight_sweep = true;
+  gs.op_slices = m.op_slices;
+  gs.memory_reuse = options.memory_reuse;
+  gs.rows_per_step.assign(n_ops, 1);
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    if (is_dense_conv(net.op(g.ops[pos]))) {
+      gs.rows_per_step[pos] = conv_rows_per_step(
+          machine, std::max<int64_t>(1, one.need[static_cast<size_t>(g.out_local[pos])].w.size()));
+    }
+  }
+  std::vector<BufferAlloc>& buffers = gs.buffers;
+  std::vector<int> buffer_of_local(locals, -1);
+  auto add = [&](BufferAlloc b) {
+    if (!options.memory_reuse) {
+      b.first_step = 0;
+      b.last_step = store_step;
+    }
+    b.scratchpad = machine.scratchpad(b.kind);
+    buffers.push_back(std::move(b));
+    return static_cast<int>(buffers.size()) - 1;
+  };
+  for (size_t l = 0; l < locals; ++l) {
+    const Box& box = one.need[l];
+    if (box.empty()) continue;
+    BufferAlloc b;
+    b.name = net.tensor(g.tensors[l]).name;
+    b.tensor = g.tensors[l];
+    // In-place chains cross roles (a loaded input overwritten by a stored output): every
+    // activation buffer of a sweep lies in the activations scratchpad.
+    b.kind = BufferKind::Activations;
+    b.role = producer[l] < 0 ? BufferRole::Input
+             : g.stored[l]   ? BufferRole::Output
+                             : BufferRole::Intermediate;
+    b.pixel_bytes = chain_pixel_bytes[chain[l]];
+    b.size_bytes = box.h.size() * box.w.size() * b.pixel_bytes;
+    b.first_step =
+        producer[l] < 0 ? 0 : static_cast<int>(block[static_cast<size_t>(producer[l])]) + 1;
+    b.last_step = g.stored[l]
+                      ? store_step
+                      : last_step_of_block(static_cast<size_t>(std::max(last_reader[l], 0)));
+    buffer_of_local[l] = add(b);
+  }
+  {
+    int64_t widest = 0;
+    for (size_t pos = 0; pos < n_ops; ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      if (is_dense_conv(op))
+        widest = std::max(widest, widest_slice_bytes(net, machine, op, m.op_slices[pos]));
+    }
+    BufferAlloc w;
+    w.name = "w:sweep";
+    w.role = BufferRole::Weights;
+    w.kind = BufferKind::Weights;
+    w.size_bytes = widest;
+    w.first_step = 0;
+    w.last_step = store_step;
+    add(w);
+    w.name += "#1";
+    w.copy = 1;
+    add(w);
+  }
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (!is_dense_conv(op)) continue;
+    const Box& out = one.need[static_cast<size_t>(g.out_local[pos])];
+    BufferAlloc a;
+    a.name = "acc:" + op.name;
+    a.role = BufferRole::Accumulator;
+    a.kind = BufferKind::Accumulators;
+    a.op = g.ops[pos];
+    a.size_bytes = std::min(gs.rows_per_step[pos], out.h.size()) * out.w.size() *
+                   ceil_div(slice_channels(pos), machine.matrix_cols) * machine.matrix_cols *
+                   machine.accumulator_bytes;
+    a.first_step = static_cast<int>(pos) + 1;
+    a.last_step = last_step_of_block(pos);
+    add(a);
+  }
+  for (size_t l = 0; l < locals; ++l) {
+    if (overwrites[l] >= 0 && buffer_of_local[l] >= 0)
+      buffers[static_cast<size_t>(buffer_of_local[l])].reuses =
+          buffer_of_local[static_cast<size_t>(overwrites[l])];
+  }
+  {
+    // One request per in-place chain: its members share one offset.
+    std::vector<int> root(buffers.size());
+    std::vector<int> request_of(buffers.size(), -1);
+    std::vector<AllocRequest> requests;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      int r = static_cast<int>(i);
+      while (buffers[static_cast<size_t>(r)].reuses >= 0)
+        r = buffers[static_cast<size_t>(r)].reuses;
+      root[i] = r;
+    }
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (root[i] != static_cast<int>(i)) continue;
+      const BufferAlloc& b = buffers[i];
+      request_of[i] = static_cast<int>(requests.size());
+      requests.push_back({b.size_bytes, b.first_step, b.last_step, b.scratchpad, -1, 0});
+    }
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      AllocRequest& r = requests[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
+      r.first_step = std::min(r.first_step, buffers[i].first_step);
+      r.last_step = std::max(r.last_step, buffers[i].last_step);
+      r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
+    }
+    auto placed = allocate(requests, machine.capacities());
+    if (!placed.ok()) return placed.failure();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      buffers[i].offset =
+          placed.value().offsets[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
+    }
+    gs.peak_bytes = placed.value().peak_bytes;
+  }
+
+  // ---- costs ----
+  int64_t activation_load_cycles = 0, store_cycles = 0;
+  for (size_t l = 0; l < locals; ++l) {
+    if (g.is_input[l]) {
+      gs.inputs.push_back(g.tensors[l]);
+      gs.traffic.activations_read += one.need[l].elements() * net.activation_bytes;
+      activation_load_cycles += dma_cycles_for_box(net, machine, g.tensors[l], one.need[l]);
+    }
+    if (g.stored[l]) {
+      gs.outputs.push_back(g.tensors[l]);
+      const Box whole = full_box(net.tensor(g.tensors[l]).shape);
+      gs.traffic.activations_written += whole.elements() * net.activation_bytes;
+      store_cycles += dma_cycles_for_box(net, machine, g.tensors[l], whole);
+    }
+  }
+  {
+    const Shape3 last = net.tensor(net.op(g.ops.back()).output).shape;
+    gs.tile_rows = last.h;
+    gs.tile_cols = last.w;
+    gs.tile_channels = last.c;
+  }
+  for (int op : g.ops) gs.macs += net.op(op).macs;
+  // Weight phases in program order: slice k of a conv, then the block's per-slice ops on it.
+  std::vector<int64_t> phase_load, phase_compute;
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (!is_dense_conv(op)) continue;
+    const int64_t channels = net.tensor(op.output).shape.c;
+    for (int64_t k = 0; k < m.op_slices[pos]; ++k) {
+      const Interval c = part(channels, m.op_slices[pos], k);
+      const int64_t slice = weight_bytes_for(net, op, c);
+      const int64_t table = table_bytes_for(net, op, c);
+      gs.traffic.weights_read += slice;
+      gs.traffic.requant_tables_read += table;
+      phase_load.push_back(dma_cycles_for_bytes(machine, slice + table));
+      int64_t compute = 0;
+      for (size_t q = pos; q < n_ops && block[q] == pos; ++q) {
+        const Box& out = one.need[static_cast<size_t>(g.out_local[q])];
+        compute += compute_cycles_of(net, machine, net.op(g.ops[q]), Box{c, out.h, out.w},
+                                     gs.rows_per_step[q]);
+      }
+      phase_compute.push_back(compute);
+    }
+  }
+  // LOAD: activations, then the slices in order, slice w waiting until phase w-2 has computed
+  // (its copy is free); COMPUTE: phase w after its slice and phase w-1; STORE after the last.
+  const size_t phases = phase_load.size();
+  std::vector<int64_t> load_end(phases), compute_end(phases);
+  int64_t load_free = activation_load_cycles;
+  for (size_t w = 0; w < phases; ++w) {
+    const int64_t start = std::max(load_free, w >= 2 ? compute_end[w - 2] : int64_t{0});
+    load_end[w] = start + phase_load[w];
+    load_free = load_end[w];
+    compute_end[w] =
+        std::max(load_end[w], w >= 1 ? compute_end[w - 1] : int64_t{0}) + phase_compute[w];
+  }
+  gs.load_cycles = activation_load_cycles;
+  for (size_t w = 0; w < phases; ++w) {
+    gs.load_cycles += phase_load[w];
+    gs.compute_cycles += phase_compute[w];
+  }
+  gs.store_cycles = store_cycles;
+  gs.cycles = (phases > 0 ? compute_end.back() : activation_load_cycles) + store_cycles;
+  return gs;
 }
 
 // Fills the geometry-only figures of `geo` (see TileGeometry).
@@ -875,6 +1229,7 @@ Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
+  if (mapping.weight_sweep) return evaluate_sweep(net, machine, g, mapping, options);
   TileGeometry geo = tile_group(net, g, mapping);
   measure_geometry(net, machine, g, geo);
   return evaluate_with(net, machine, g, geo, mapping, options);
@@ -986,6 +1341,19 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
     if (!found || better(r.value(), best, options.objective)) {
       best = std::move(r).value();
       found = true;
+    }
+  }
+  if (options.allow_weight_sweep && !first_fit) {
+    for (const Mapping& m : enumerate_sweep_mappings(net, machine, ops)) {
+      auto r = evaluate_sweep(net, machine, g, m, options);
+      if (!r.ok()) {
+        if (!found) last_reason = r.reason();
+        continue;
+      }
+      if (!found || better(r.value(), best, options.objective)) {
+        best = std::move(r).value();
+        found = true;
+      }
     }
   }
   if (!found) return fail(last_reason);

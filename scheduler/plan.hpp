@@ -23,6 +23,10 @@ struct Mapping {
   HaloMode halo = HaloMode::Recompute;
   bool weights_resident = true;
   bool double_buffered = false;
+  /// Weight sweep (GroupSchedule::weight_sweep): per op position, the output-channel slices of
+  /// each conv (0 for other ops). Tile counts must be 1.
+  bool weight_sweep = false;
+  std::vector<int64_t> op_slices = {};
 };
 
 /// Which parts of the map space a policy may use.
@@ -34,6 +38,13 @@ struct PlanOptions {
   bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
   Objective objective = Objective::Bytes;
   int max_group_ops = 32;  ///< longest group considered (bounds search time)
+  /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
+  bool allow_weight_sweep = false;
+};
+
+/// Map-space features of a whole search (`optimal` honours them).
+struct MapSpaceFeatures {
+  bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
@@ -49,6 +60,18 @@ bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
 /// feeds (a global pool's whole 7x7 map, but only the tile's channels). The map space lists
 /// these splits after every whole-channel tiling and search uses them only when none fits.
 bool is_channel_split_group(const Net& net, const std::vector<int>& ops);
+
+/// Groups that can run as a weight sweep: a dense Conv first, at least two dense Convs, the
+/// other ops Eltwise or Add; each of those belongs to the block of the conv before it (it has
+/// that conv's output channels and reads a tensor its block produced), so it runs per slice.
+bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops);
+
+/// The weight-sweep mappings of a group (none unless is_weight_sweep_group): per budget of
+/// `capacity / 2^i` bytes (i = 1..10) of the weights' scratchpad, each conv takes the fewest
+/// power-of-two slices (at most one per matrix column block) whose packed slice fits it;
+/// distinct slice vectors only, coarsest first.
+std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
+                                              const std::vector<int>& ops);
 
 /// The model: evaluates one mapping of a group (shape transfer per tile, allocation, bytes,
 /// cycles). Fails when the buffers do not fit, with the allocator's reason.

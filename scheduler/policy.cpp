@@ -35,11 +35,11 @@ std::vector<int> schedulable_ops(const Net& net) {
 }
 
 Result<Schedule> run_policy(const Net& net, const Machine& machine, const std::string& policy_name,
-                            Objective objective) {
+                            Objective objective, const MapSpaceFeatures& features) {
   auto policy = find_policy(policy_name);
   if (!policy.ok()) return policy.failure();
   const auto start = std::chrono::steady_clock::now();
-  auto groups = policy.value()->run(net, machine, objective);
+  auto groups = policy.value()->run(net, machine, objective, features);
   const auto stop = std::chrono::steady_clock::now();
   if (!groups.ok()) return groups.failure();
   Schedule schedule;

@@ -25,7 +25,10 @@ struct Policy {
   std::string name;
   std::string summary;
   NetForm form = NetForm::Folded;
-  std::function<Result<std::vector<GroupSchedule>>(const Net&, const Machine&, Objective)> run;
+  /// Runs the search; `features` switches on optional parts of the map space (MapSpaceFeatures).
+  std::function<Result<std::vector<GroupSchedule>>(const Net&, const Machine&, Objective,
+                                                   const MapSpaceFeatures&)>
+      run;
 };
 
 /// The registered policies, in the order of the table in policy.cpp.
@@ -35,7 +38,7 @@ Result<const Policy*> find_policy(const std::string& name);
 
 /// Runs `policy_name` on `net` (already in the policy's form) and fills in the totals.
 Result<Schedule> run_policy(const Net& net, const Machine& machine, const std::string& policy_name,
-                            Objective objective);
+                            Objective objective, const MapSpaceFeatures& features = {});
 
 /// The non-Input ops of `net` in its topological order (what policies partition).
 std::vector<int> schedulable_ops(const Net& net);

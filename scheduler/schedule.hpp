@@ -77,7 +77,14 @@ struct GroupSchedule {
   HaloMode halo = HaloMode::Recompute;
   bool weights_resident = true;
   bool double_buffered = false;
-  bool memory_reuse = true;            ///< lifetime sharing + deep reuse on
+  bool memory_reuse = true;  ///< lifetime sharing + deep reuse on
+  /// Weight sweep (docs/scheduler.md, "Weight sweeps"): one spatial tile holding whole maps;
+  /// each conv in turn streams its weights once in `op_slices[pos]` output-channel slices
+  /// through one ping-pong pair of slice buffers (`w:sweep`, `w:sweep#1`), and the elementwise
+  /// ops after it run per slice. Tile counts are 1; `double_buffered` is true (the slices
+  /// ping-pong; activations have one copy).
+  bool weight_sweep = false;
+  std::vector<int64_t> op_slices;      ///< weight sweep: per op, slices of a conv (0 others)
   std::vector<int64_t> rows_per_step;  ///< per op: output rows per conv instruction (1 others)
   std::vector<BufferAlloc> buffers;
   std::vector<int64_t> peak_bytes;  ///< per scratchpad

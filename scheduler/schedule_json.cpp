@@ -76,6 +76,10 @@ ordered_json to_json(const Schedule& s, const Net& net) {
     gj["halo"] = to_string(g.halo);
     gj["weights_resident"] = g.weights_resident;
     gj["double_buffered"] = g.double_buffered;
+    if (g.weight_sweep) {
+      gj["weight_sweep"] = true;
+      gj["op_slices"] = g.op_slices;
+    }
     gj["memory_reuse"] = g.memory_reuse;
     gj["rows_per_step"] = g.rows_per_step;
     gj["dram_bytes"] = traffic_json(g.traffic);
@@ -141,6 +145,8 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
       g.halo = halo == "cache" ? HaloMode::Cache : HaloMode::Recompute;
       g.weights_resident = gj.at("weights_resident").get<bool>();
       g.double_buffered = gj.at("double_buffered").get<bool>();
+      g.weight_sweep = gj.value("weight_sweep", false);
+      if (g.weight_sweep) g.op_slices = gj.at("op_slices").get<std::vector<int64_t>>();
       g.memory_reuse = gj.at("memory_reuse").get<bool>();
       g.rows_per_step = gj.at("rows_per_step").get<std::vector<int64_t>>();
       g.traffic = traffic_from(gj.at("dram_bytes"));

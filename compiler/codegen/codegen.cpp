@@ -164,6 +164,17 @@ class Lowering {
                           const MatrixOp& m) const;
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
   Status lower_group(size_t index, const sched::GroupSchedule& gs);
+  /// A weight sweep (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"): one tile;
+  /// each conv's slices in turn through the ping-pong pair `w:sweep`/`w:sweep#1`, the block's
+  /// elementwise ops per slice, stores at the end.
+  Status lower_sweep_group(size_t index, const sched::GroupSchedule& gs);
+  /// Slice addresses of a sweep conv: every slice at the pair's first copy (copy1_delta to the
+  /// second).
+  Status place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  /// Appends the per-group figures (instruction counts, bytes moved) of the instructions
+  /// emitted since `before` / `traffic_before`.
+  void record_group(const sched::GroupSchedule& gs, size_t before,
+                    const CodeTraffic& traffic_before);
   Result<TileView> view_of(const sched::GroupSchedule& gs, int tensor, const Box& box) const;
   /// Loads of `op`'s weights, bias and requant table: slice `slice`, or all slices when -1.
   /// With reduction chunks, reduction chunk `chunk` of the slice's blocks only, and the bias and
@@ -449,6 +460,11 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       channel_tiles_[index] = gs.channel_tiles;
+      if (gs.weight_sweep) {  // each conv its own slice count
+        const auto pos =
+            static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());
+        if (pos < gs.op_slices.size()) channel_tiles_[index] = gs.op_slices[pos];
+      }
       auto m = matrix_op(op);
       if (!m.ok()) return m.failure();
       if (auto r = out_.layout.add("w:" + op.name, RegionKind::Weights,
@@ -1266,6 +1282,7 @@ void set_flag(isa::Instruction& instruction, F f) {
 Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   const std::string where = "group " + std::to_string(index);
   if (gs.dram_view) return {};  // a view costs nothing and moves nothing
+  if (gs.weight_sweep) return lower_sweep_group(index, gs);
   conv_params_.clear();
   extra_top_.clear();
   for (int o : gs.ops) {
@@ -1281,9 +1298,6 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   }
   const size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
-  GroupCode group;
-  for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
-  group.tiles = gs.tiles();
   // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
   // rows, then columns.
   // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
@@ -1542,6 +1556,15 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
     work_before_ = true;
   }
+  record_group(gs, before, traffic_before);
+  return {};
+}
+
+void Lowering::record_group(const sched::GroupSchedule& gs, size_t before,
+                            const CodeTraffic& traffic_before) {
+  GroupCode group;
+  for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
+  group.tiles = gs.tiles();
   for (size_t i = before; i < emitter_.size(); ++i)
     ++group.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
   group.first_instruction = static_cast<int64_t>(before);
@@ -1555,6 +1578,197 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   group.macs = gs.macs;
   group.predicted_cycles = gs.cycles;
   out_.groups.push_back(std::move(group));
+}
+
+Status Lowering::place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
+  const int index = static_cast<int>(&op - net_.ops.data());
+  auto matrix = matrix_op(op);
+  if (!matrix.ok()) return matrix.failure();
+  const MatrixOp& m = matrix.value();
+  if (m.gemm || m.depthwise)
+    return fail("op '" + op.name + "' in a weight sweep is not a dense conv");
+  const sched::BufferAlloc* copies[2] = {nullptr, nullptr};
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Weights && (b.name == "w:sweep" || b.name == "w:sweep#1"))
+      copies[b.copy == 1 ? 1 : 0] = &b;
+  if (copies[0] == nullptr || copies[1] == nullptr)
+    return fail("the weight sweep has no pair of slice buffers (w:sweep, w:sweep#1)");
+  if (copies[0]->scratchpad != copies[1]->scratchpad)
+    return fail("the weight sweep's slice buffers lie in different scratchpads");
+  ConvParams p;
+  p.sp = copies[0]->scratchpad;
+  p.has_bias = m.bias != nullptr;
+  p.chunk_blocks = ceil_div(m.ci, rows_);
+  p.chunks = 1;
+  p.copy1_delta = copies[1]->offset - copies[0]->offset;
+  const int64_t max_ic_blocks = field_max("conv", "ic_blocks");
+  if (p.chunk_blocks > max_ic_blocks)
+    return fail("op '" + op.name + "': " + std::to_string(p.chunk_blocks) +
+                " input blocks in one conv instruction (ic_blocks takes at most " +
+                std::to_string(max_ic_blocks) + ")");
+  int64_t dram = out_.layout.find("w:" + op.name)->offset;
+  for (const sched::Interval c : slices_of(index)) {
+    const int64_t oc_blocks = ceil_div(c.size(), cols_);
+    const int64_t packed = oc_blocks * p.chunk_blocks * m.kh * m.kw * rows_ * cols_ * weight_bytes_;
+    const int64_t bias = p.has_bias ? oc_blocks * cols_ * 4 : 0;
+    const int64_t need = ceil_div(packed + bias + c.size() * 8, 8) * 8;
+    for (const sched::BufferAlloc* w : copies)
+      if (need > w->size_bytes)
+        return fail("op '" + op.name + "': a slice of " + std::to_string(c.size()) +
+                    " channels needs " + std::to_string(need) + " bytes; '" + w->name + "' has " +
+                    std::to_string(w->size_bytes));
+    SliceParams sp;
+    sp.channels = c;
+    sp.dram_weights = dram;
+    dram += c.size() * m.ci * m.kh * m.kw * weight_bytes_;
+    sp.w_addr = copies[0]->offset;
+    sp.bias_addr = sp.w_addr + packed;
+    sp.table_addr = sp.bias_addr + bias;
+    p.slices.push_back(sp);
+  }
+  conv_params_[index] = p;
+  return {};
+}
+
+Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs) {
+  const std::string where = "group " + std::to_string(index) + " (weight sweep)";
+  conv_params_.clear();
+  extra_top_.clear();
+  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
+  if (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size())
+    return fail(where + ": malformed (a conv first, one slice count per op)");
+  for (int o : gs.ops) {
+    const sched::Op& op = net_.op(o);
+    if (is_conv(o)) {
+      if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
+    } else if (op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add) {
+      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                  ") cannot run per slice");
+    }
+  }
+  const size_t before = emitter_.size();
+  const CodeTraffic traffic_before = out_.traffic;
+  // One tile: every stored output whole, shape transfer for the rest.
+  std::vector<Box> requested(net_.tensors.size());
+  for (int t : gs.outputs)
+    requested[static_cast<size_t>(t)] = sched::full_box(net_.tensor(t).shape);
+  const std::vector<Box> whole = sched::transfer(net_, gs.ops, requested).need;
+  // A buffer holds its tensor's whole box when its pixel has every channel, else the slice
+  // being computed (docs/scheduler.md, "Weight sweeps").
+  std::vector<char> holds_slice(net_.tensors.size(), 0);
+  for (const auto& b : gs.buffers) {
+    if (b.tensor < 0) continue;
+    const Box& box = whole[static_cast<size_t>(b.tensor)];
+    holds_slice[static_cast<size_t>(b.tensor)] = b.pixel_bytes < box.c.size() * act_bytes_;
+  }
+  copy_ = 0;
+  layout_ = whole;
+  std::vector<isa::Instruction> activation_loads;
+  for (int t : gs.inputs) {
+    const Box& box = whole[static_cast<size_t>(t)];
+    if (box.empty()) continue;
+    auto view = view_of(gs, t, box);
+    if (!view.ok()) return fail(where + ": " + view.reason());
+    isa::Load l;
+    l.kind = isa::Traffic::kActivations;
+    set_dma_box(l, t, box, view.value());
+    activation_loads.push_back(l);
+    out_.traffic.activations_read += box.elements() * act_bytes_;
+  }
+  // Weight phases: slice k of a conv and its block's elementwise ops on those channels.
+  std::vector<Phase> phases;
+  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
+    if (!is_conv(gs.ops[pos])) continue;
+    const sched::Op& conv = net_.op(gs.ops[pos]);
+    size_t block_end = pos + 1;
+    while (block_end < gs.ops.size() && !is_conv(gs.ops[block_end])) ++block_end;
+    const auto slices = slices_of(gs.ops[pos]);
+    for (size_t k = 0; k < slices.size(); ++k) {
+      weight_copy_ = static_cast<int>(phases.size() % 2);
+      std::vector<Phase> phase(1);
+      if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
+        return fail(where + ": " + s.reason());
+      std::vector<Box> need = whole;
+      layout_ = whole;
+      auto slice_of = [&](int t) {
+        Box box = whole[static_cast<size_t>(t)];
+        box.c = slices[k];
+        need[static_cast<size_t>(t)] = box;
+        if (holds_slice[static_cast<size_t>(t)]) layout_[static_cast<size_t>(t)] = box;
+      };
+      for (size_t q = pos; q < block_end; ++q) {
+        const sched::Op& op = net_.op(gs.ops[q]);
+        slice_of(op.output);
+        if (q > pos)
+          for (int t : op.inputs) slice_of(t);
+      }
+      if (auto s = emit_conv(gs, pos, conv, need, phase); !s.ok())
+        return fail(where + ": " + s.reason());
+      if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
+      std::vector<isa::Instruction>& compute = phase.front().compute;
+      for (size_t q = pos + 1; q < block_end; ++q) {
+        const sched::Op& op = net_.op(gs.ops[q]);
+        Status s = op.kind == sched::OpKind::Add ? emit_add(gs, op, need, compute)
+                                                 : emit_eltwise(gs, op, need, compute);
+        if (!s.ok()) return fail(where + ": " + s.reason());
+      }
+      phases.push_back(std::move(phase.front()));
+    }
+  }
+  weight_copy_ = 0;
+  layout_ = whole;
+  std::vector<isa::Instruction> stores;
+  for (int t : gs.outputs) {
+    const Box& box = requested[static_cast<size_t>(t)];
+    auto view = view_of(gs, t, whole[static_cast<size_t>(t)]);
+    if (!view.ok()) return fail(where + ": " + view.reason());
+    isa::Store st;
+    st.kind = place_of(t).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
+                                                             : isa::Traffic::kActivations;
+    set_dma_box(st, t, box, view.value());
+    stores.push_back(st);
+    out_.traffic.activations_written += box.elements() * act_bytes_;
+  }
+  layout_.clear();
+  if (phases.empty() || stores.empty()) return fail(where + ": nothing to compute or store");
+  phases.front().loads.insert(phases.front().loads.begin(), activation_loads.begin(),
+                              activation_loads.end());
+  // Tokens (docs/codegen.md, "Weight sweeps"): phase w's loads -> its compute (load->compute);
+  // compute of phase w frees its slice copy for phase w + 2's loads (compute->load); the last
+  // compute -> the stores; the stores -> the barrier, which frees the next group's loads.
+  const size_t n = phases.size();
+  for (size_t w = 0; w < n; ++w) {
+    set_flag(phases[w].loads.front(),
+             [&](auto& x) { x.pop_next = w == 0 ? work_before_ : w >= 2; });
+    set_flag(phases[w].loads.back(), [](auto& x) { x.push_next = true; });
+    set_flag(phases[w].compute.front(), [](auto& x) { x.pop_prev = true; });
+    set_flag(phases[w].compute.back(), [&](auto& x) {
+      if (w + 2 < n) x.push_prev = true;
+      if (w + 1 == n) x.push_next = true;
+    });
+  }
+  set_flag(stores.front(), [](auto& x) { x.pop_prev = true; });
+  set_flag(stores.back(), [](auto& x) { x.push_prev = true; });
+  auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
+    for (auto& instruction : list)
+      if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
+    return {};
+  };
+  // Program order: loads of phase w + 1 before the compute of phase w (the prefetch).
+  if (auto s = emit_all(phases[0].loads); !s.ok()) return s;
+  for (size_t w = 0; w < n; ++w) {
+    if (w + 1 < n)
+      if (auto s = emit_all(phases[w + 1].loads); !s.ok()) return s;
+    if (auto s = emit_all(phases[w].compute); !s.ok()) return s;
+  }
+  if (auto s = emit_all(stores); !s.ok()) return s;
+  isa::Nop barrier;
+  barrier.engine = isa::Engine::kCompute;
+  barrier.pop_next = true;
+  barrier.push_prev = true;
+  if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
+  work_before_ = true;
+  record_group(gs, before, traffic_before);
   return {};
 }
 

@@ -62,8 +62,10 @@ void print_breakdown(const tessel::sched::ScheduledNet& result, const tessel::Hw
                    net.op(g.ops.back()).name.c_str(), g.ops.size(),
                    static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles),
                    static_cast<long long>(g.channel_tiles), to_string(g.halo),
-                   g.weights_resident ? "resident" : "streamed", mb(rows[k].cut),
-                   mb(rows[k].overhead), mb(rows[k].weights_extra));
+                   g.weight_sweep       ? "sweep"
+                   : g.weights_resident ? "resident"
+                                        : "streamed",
+                   mb(rows[k].cut), mb(rows[k].overhead), mb(rows[k].weights_extra));
     }
   };
   print("overhead", [](const Row& r) { return r.overhead; });
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"vgg19", "googlenet", "inception_v3", "resnet18", "resnet50"};
   bool print_groups = false;
   bool breakdown = false;
+  sched::MapSpaceFeatures features;
   std::string only_policy;
   auto split = [](const std::string& list) {
     std::vector<std::string> items;
@@ -95,6 +98,8 @@ int main(int argc, char** argv) {
       print_groups = true;
     } else if (key == "--breakdown") {
       breakdown = true;
+    } else if (key == "--no-weight-sweep") {
+      features.weight_sweep = false;
     } else if (i + 1 < argc && key == "--hw") {
       hw = argv[++i];
     } else if (i + 1 < argc && key == "--out") {
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
       only_policy = argv[++i];
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
-                   "[--policy P] [--groups] [--breakdown]\n";
+                   "[--policy P] [--groups] [--breakdown] [--no-weight-sweep]\n";
       return 2;
     }
   }
@@ -140,7 +145,8 @@ int main(int argc, char** argv) {
       // CPU time of the whole design point (net form, search, checker): the figure that does not
       // depend on how loaded the machine is (search_seconds is wall time of the search alone).
       const std::clock_t cpu_start = std::clock();
-      auto result = sched::schedule_graph(graph.value(), config, run.policy, run.objective);
+      auto result =
+          sched::schedule_graph(graph.value(), config, run.policy, run.objective, features);
       const double cpu_seconds =
           static_cast<double>(std::clock() - cpu_start) / static_cast<double>(CLOCKS_PER_SEC);
       if (!result.ok()) {

@@ -5,8 +5,8 @@ namespace tessel::sched {
 
 namespace {
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
-                                       Objective objective) {
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
+                                       const MapSpaceFeatures&) {
   PlanOptions options;
   options.objective = objective;
   options.memory_reuse = false;  // every buffer its own space for the whole tile

@@ -5,7 +5,8 @@ namespace tessel::sched {
 
 namespace {
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective) {
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective,
+                                       const MapSpaceFeatures&) {
   PlanOptions options;
   options.objective = Objective::Bytes;  // "tiled only when it must be, least traffic"
   options.alias_concat = false;          // Caffe's Concat layer copies through DRAM

@@ -9,8 +9,8 @@ bool is_elementwise(const Op& op) {
   return op.kind == OpKind::Eltwise || op.kind == OpKind::Add;
 }
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
-                                       Objective objective) {
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
+                                       const MapSpaceFeatures&) {
   PlanOptions options;
   options.objective = objective;
   std::vector<std::vector<int>> groups;

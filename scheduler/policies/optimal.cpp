@@ -23,10 +23,11 @@ Cost cost_of(const GroupSchedule& g, Objective objective) {
   return objective == Objective::Bytes ? Cost{bytes, cycles} : Cost{cycles, bytes};
 }
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
-                                       Objective objective) {
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
+                                       const MapSpaceFeatures& features) {
   PlanOptions options;
   options.objective = objective;
+  options.allow_weight_sweep = features.weight_sweep;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -50,8 +51,16 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine,
         if (best[i].primary + lower > best[j + 1].primary) continue;
       }
       auto plan = plan_group(net, machine, group, options);
-      // Pruning: a group that does not fit rarely fits after growing; stop extending.
-      if (!plan.ok()) break;
+      // Pruning: a group that does not fit rarely fits after growing; stop extending. A weight
+      // sweep is the exception: a prefix that ends inside a block stores tensors the whole
+      // block would keep on chip (a bottleneck's conv3 output before its residual add), so a
+      // sweep-shaped group goes on while its next op continues the block.
+      if (!plan.ok()) {
+        const bool mid_block = j + 1 < n && (net.op(seq[j + 1]).kind == OpKind::Eltwise ||
+                                             net.op(seq[j + 1]).kind == OpKind::Add);
+        if (options.allow_weight_sweep && mid_block && is_weight_sweep_group(net, group)) continue;
+        break;
+      }
       const Cost c = cost_of(plan.value(), objective);
       const Cost total{best[i].primary + c.primary, best[i].secondary + c.secondary};
       if (total < best[j + 1]) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "compiler/codegen/codegen.hpp"
@@ -29,10 +30,13 @@ inline std::string config_path(const std::string& name) {
 ///
 /// `config` may be a shipped config with changed sizes (a small weight scratchpad, say); when
 /// `compiled_out` / `scheduled_out` are given they receive the program and the schedule, for
-/// tests that also check the instructions.
+/// tests that also check the instructions. `features` reaches the search; `adjust`, when given,
+/// may rewrite the schedule before code generation (a test forcing a mapping).
 inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
                               const std::string& policy, CompiledProgram* compiled_out = nullptr,
-                              sched::ScheduledNet* scheduled_out = nullptr) {
+                              sched::ScheduledNet* scheduled_out = nullptr,
+                              const sched::MapSpaceFeatures& features = {},
+                              const std::function<void(sched::ScheduledNet&)>& adjust = nullptr) {
   auto prepared = cpu::prepare_graph(model);
   ASSERT_TRUE(prepared.ok()) << prepared.reason();
   quant::QuantConfig qconfig;
@@ -42,8 +46,10 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
   ASSERT_TRUE(quantized.ok()) << quantized.reason();
   const ir::Graph& qgraph = quantized.value().graph;
 
-  auto scheduled = sched::schedule_graph(prepared.value(), config, policy, sched::Objective::Bytes);
+  auto scheduled =
+      sched::schedule_graph(prepared.value(), config, policy, sched::Objective::Bytes, features);
   ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
+  if (adjust) adjust(scheduled.value());
 
   // Golden run on the default input; its quantized input goes into the DRAM image.
   const std::string input = qgraph.tensor(qgraph.op(qgraph.inputs()[0]).outputs[0]).name;

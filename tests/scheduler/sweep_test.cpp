@@ -1,0 +1,236 @@
+// Weight sweeps: hand-computed tiles, slices, bytes, buffers, lifetimes, cycles and the checker.
+#include <gtest/gtest.h>
+
+#include "scheduler/checker.hpp"
+#include "scheduler/plan.hpp"
+#include "scheduler/policy.hpp"
+
+namespace tessel::sched {
+namespace {
+
+// x (8 x 4 x 4, 8-bit) -> conv a (1x1, 16 out, bias) -> relu -> conv b (1x1, 8 out, bias)
+// -> add(b, x) -> relu: a bottleneck block in miniature on a 4 x 4 array.
+Net mini_block() {
+  NetBuilder b("mini_block", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  const int a = b.conv("a", x, 16, 1, 1, 0, 1, 1, true);
+  const int ra = b.eltwise("relu_a", a);
+  const int bb = b.conv("b", ra, 8, 1, 1, 0, 1, 1, true);
+  const int sum = b.add("add", bb, x);
+  b.eltwise("relu_out", sum);
+  return b.build();
+}
+
+Mapping two_slices_each() {
+  Mapping m;
+  m.weights_resident = false;
+  m.double_buffered = true;
+  m.weight_sweep = true;
+  m.op_slices = {2, 0, 2, 0, 0};  // a: 2 x 8 channels, b: 2 x 4 channels
+  return m;
+}
+
+const BufferAlloc& buffer(const GroupSchedule& g, const std::string& name) {
+  for (const auto& b : g.buffers)
+    if (b.name == name) return b;
+  static const BufferAlloc none;
+  ADD_FAILURE() << "no buffer " << name;
+  return none;
+}
+
+TEST(WeightSweep, mini_block_is_a_sweep_group_and_a_lone_conv_is_not) {
+  const Net net = mini_block();
+  EXPECT_TRUE(is_weight_sweep_group(net, {1, 2, 3, 4, 5}));
+  EXPECT_TRUE(is_weight_sweep_group(net, {1, 2, 3}));
+  EXPECT_FALSE(is_weight_sweep_group(net, {1, 2}));     // one conv: channel tiles do this
+  EXPECT_FALSE(is_weight_sweep_group(net, {2, 3, 4}));  // starts with an elementwise op
+}
+
+// Bytes: every input, stored output, weight and table once (the compulsory bytes of the net).
+// Buffers (1-byte elements, channels of conv inputs padded to R = 4):
+//   x, add, relu_out: one in-place chain, 4x4 pixels x 8 B = 128 B, one offset
+//   a (made and consumed by block a: one slice, 8 channels) 128 B; relu_a (read by conv b)
+//   16 x 16 = 256 B; b (one slice, 4 channels) 64 B
+//   w:sweep, w:sweep#1: the widest packed slice, conv a's 8 channels: 2 x 2 blocks x 16 B + bias
+//   2 x 4 x 4 B + table 8 x 8 B = 160 B
+//   acc:a 1 row x 4 x 8 x 4 B = 128 B, acc:b 1 x 4 x 4 x 4 B = 64 B
+// Steps: a 1, relu_a 2 (block a = [1, 2]), b 3, add 4, relu_out 5 (block b = [3, 5]), store 6.
+TEST(WeightSweep, mini_block_bytes_buffers_and_lifetimes_are_exact) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  const GroupSchedule& g = r.value();
+  EXPECT_TRUE(g.weight_sweep);
+  EXPECT_EQ(g.tiles(), 1);
+  EXPECT_EQ(g.traffic.activations_read, 128);
+  EXPECT_EQ(g.traffic.activations_written, 128);
+  EXPECT_EQ(g.traffic.weights_read, 192 + 160);  // 16 x 8 + 16 x 4 bias; 8 x 16 + 8 x 4
+  EXPECT_EQ(g.traffic.requant_tables_read, 128 + 64);
+  EXPECT_EQ(g.traffic.total(), 800);
+  EXPECT_EQ(g.traffic.total(),
+            net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes());
+
+  struct Expected {
+    const char* name;
+    int64_t size, pixel;
+    int first, last;
+  };
+  for (const Expected& e : {Expected{"x", 128, 8, 0, 5}, Expected{"add", 128, 8, 3, 5},
+                            Expected{"relu_out", 128, 8, 3, 6}, Expected{"a", 128, 8, 1, 2},
+                            Expected{"relu_a", 256, 16, 1, 5}, Expected{"b", 64, 4, 3, 5},
+                            Expected{"w:sweep", 160, 0, 0, 6}, Expected{"w:sweep#1", 160, 0, 0, 6},
+                            Expected{"acc:a", 128, 0, 1, 2}, Expected{"acc:b", 64, 0, 3, 5}}) {
+    const BufferAlloc& b = buffer(g, e.name);
+    EXPECT_EQ(b.size_bytes, e.size) << e.name;
+    EXPECT_EQ(b.pixel_bytes, e.pixel) << e.name;
+    EXPECT_EQ(b.first_step, e.first) << e.name;
+    EXPECT_EQ(b.last_step, e.last) << e.name;
+  }
+  // The chain shares one offset; the add writes over x, the final relu over the add.
+  EXPECT_EQ(buffer(g, "add").offset, buffer(g, "x").offset);
+  EXPECT_EQ(buffer(g, "relu_out").offset, buffer(g, "x").offset);
+  EXPECT_EQ(g.buffers[static_cast<size_t>(buffer(g, "add").reuses)].name, "x");
+  EXPECT_EQ(g.buffers[static_cast<size_t>(buffer(g, "relu_out").reuses)].name, "add");
+  // Steps 1-2 hold chain 128 + a 128 + relu_a 256 + acc:a 128 + two slices 320 = 960 bytes.
+  EXPECT_GE(g.peak_bytes[0], 960);
+  EXPECT_LE(g.peak_bytes[0], 1024);
+
+  Schedule s;
+  s.groups = {g};
+  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+}
+
+// DMA: 16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst. x 128 B = 2 bursts = 8;
+// a's slice 96 + 64 B = 3 bursts = 12 (twice); b's 80 + 32 B = 2 bursts = 8 (twice); the
+// stored 128 B = 8.
+// Compute per slice of a: 4 conv rows of 4 pixels, each R + 4 passes x 4 + fill 4 + drain 4 = 28
+// and a requant 4 x 2 + 4 = 12 -> 160; relu 16 x 2 + 4 = 36 -> 196.
+// Per slice of b: 4 x (4 + 4 x 4 + 8 = 28, requant 4 x 1 + 4 = 8) = 144; add 20; relu 20 -> 184.
+// Loads run ahead by one slice (two copies): load ends 20, 32, 224 (waits for phase 0 to free
+// its copy at 216), 420 (waits for phase 1 at 412); compute ends 216, 412, 596, 780; + store 8.
+TEST(WeightSweep, mini_block_cycles_overlap_slice_loads_with_compute) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  EXPECT_EQ(r.value().load_cycles, 8 + 12 + 12 + 8 + 8);
+  EXPECT_EQ(r.value().compute_cycles, 2 * 196 + 2 * 184);
+  EXPECT_EQ(r.value().store_cycles, 8);
+  EXPECT_EQ(r.value().cycles, 788);
+  EXPECT_EQ(r.value().rows_per_step, (std::vector<int64_t>{1, 1, 1, 1, 1}));
+}
+
+// Everything live at steps 1-2 needs 960 bytes: one byte less and the mapping is rejected.
+TEST(WeightSweep, mini_block_is_rejected_when_block_a_does_not_fit) {
+  const Net net = mini_block();
+  auto r = evaluate_mapping(net, unified_machine(959, 4, 4, 16), {1, 2, 3, 4, 5}, two_slices_each(),
+                            PlanOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.reason(),
+            "allocation failed: scratchpad 0 needs up to 960 live bytes at one step, has 959");
+}
+
+TEST(WeightSweep, malformed_mappings_are_rejected_with_their_reason) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  Mapping m = two_slices_each();
+  m.op_slices = {2, 1, 2, 0, 0};
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, m, PlanOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.reason(), "weight sweep: op 'relu_a' has 1 slices");
+  m = two_slices_each();
+  m.row_tiles = 2;
+  r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, m, PlanOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.reason(), "a weight sweep has one tile");
+}
+
+// The checker restates the in-place rule: moving the add off x's offset while both live fails.
+TEST(WeightSweep, checker_rejects_an_in_place_output_at_another_offset) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  Schedule s;
+  s.groups = {r.value()};
+  for (auto& b : s.groups[0].buffers)
+    if (b.name == "add") b.offset += 8;
+  const Status status = check_schedule(net, machine, s);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.reason(),
+            "group 0: weight sweep: buffer 'add' cannot overwrite 'x' in place (same offset and "
+            "layout, an elementwise op over an input it reads last that its block's conv does "
+            "not read)");
+  // A sweep declared with one weight copy fails too.
+  s.groups = {r.value()};
+  std::erase_if(s.groups[0].buffers, [](const BufferAlloc& b) { return b.name == "w:sweep#1"; });
+  for (auto& b : s.groups[0].buffers) b.reuses = -1;  // indices moved; drop the claims
+  const Status one_copy = check_schedule(net, machine, s);
+  ASSERT_FALSE(one_copy.ok());
+  EXPECT_EQ(one_copy.reason(), "group 0: weight sweep: needs two weight slice buffers");
+}
+
+// A per-slice op may not write over an input its block's conv reads: the conv reads all of it
+// in every slice, after earlier slices' outputs landed. Here conv c and the add both read relu_a.
+TEST(WeightSweep, no_in_place_output_over_an_input_its_block_conv_reads) {
+  NetBuilder b("reads_twice", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  const int a = b.conv("a", x, 8, 1, 1, 0, 1, 1, true);
+  const int ra = b.eltwise("relu_a", a);
+  const int c = b.conv("c", ra, 8, 1, 1, 0, 1, 1, true);
+  const int sum = b.add("add", c, ra);
+  b.eltwise("relu_out", sum);
+  const Net net = b.build();
+  const Machine machine = unified_machine(4096, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  const GroupSchedule& g = r.value();
+  // The add takes c's slice in place (both one slice of block c), never relu_a.
+  EXPECT_EQ(g.buffers[static_cast<size_t>(buffer(g, "add").reuses)].name, "c");
+  for (const auto& buf : g.buffers)
+    if (buf.reuses >= 0) {
+      EXPECT_NE(g.buffers[static_cast<size_t>(buf.reuses)].name, "relu_a");
+    }
+  EXPECT_EQ(buffer(g, "relu_out").reuses, -1);  // stored whole: a slice cannot hold it
+  Schedule s;
+  s.groups = {g};
+  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  // Claiming relu_a's bytes for the add anyway is what the checker refuses.
+  for (auto& buf : s.groups[0].buffers) {
+    if (buf.name != "add") continue;
+    for (size_t i = 0; i < s.groups[0].buffers.size(); ++i)
+      if (s.groups[0].buffers[i].name == "relu_a") buf.reuses = static_cast<int>(i);
+  }
+  const Status status = check_schedule(net, machine, s);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.reason().find("buffer 'add' cannot overwrite 'relu_a' in place"),
+            std::string::npos)
+      << status.reason();
+}
+
+// `optimal` weighs sweeps by default and not when switched off; with them it never moves more
+// bytes, and on the mini block with 1 KiB it reaches the compulsory bytes.
+TEST(WeightSweep, optimal_chooses_a_sweep_by_cost_only_when_enabled) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  MapSpaceFeatures off;
+  off.weight_sweep = false;
+  auto without = run_policy(net, machine, "optimal", Objective::Bytes, off);
+  ASSERT_TRUE(without.ok()) << without.reason();
+  for (const auto& g : without.value().groups) EXPECT_FALSE(g.weight_sweep);
+  for (Objective objective : {Objective::Bytes, Objective::Latency}) {
+    MapSpaceFeatures features;
+    features.weight_sweep = true;
+    auto with = run_policy(net, machine, "optimal", objective, features);
+    ASSERT_TRUE(with.ok()) << with.reason();
+    EXPECT_TRUE(check_schedule(net, machine, with.value()).ok());
+    if (objective == Objective::Bytes) {
+      EXPECT_LE(with.value().traffic.total(), without.value().traffic.total());
+      EXPECT_EQ(with.value().traffic.total(), with.value().compulsory_bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched
