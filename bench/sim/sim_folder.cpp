@@ -1,7 +1,7 @@
 // Repeats simulate() on one compile folder in one process and prints each run's seconds: the
 // in-process simulation time without process start-up or file reading, for profiling
 // (`perf record`) and for before/after comparisons. A benchmark, not a test.
-//   tessel_sim_folder FOLDER [--timing-only] [--repeats N]
+//   tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,14 +27,17 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tessel_sim_folder FOLDER [--timing-only] [--repeats N]\n");
+    std::fprintf(stderr,
+                 "usage: tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2]\n");
     return 1;
   }
   bool timing_only = false;
   int repeats = 5;
+  int threads = 1;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--timing-only") == 0) timing_only = true;
     if (std::strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) repeats = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
   }
   try {
     const tessel::sim::RunFolder folder = tessel::sim::read_run_folder(argv[1]);
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
     const tessel::sim::DramImage image = tessel::sim::read_dram_image(folder.dram, !timing_only);
     tessel::sim::SimOptions options;
     options.timing_only = timing_only;
+    options.datapath_threads = threads;
     options.record_instruction_cycles = true;  // as `tessel sim` does for a compile folder
     std::vector<double> seconds, cpu;
     std::uint64_t cycles = 0;

@@ -68,7 +68,8 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
   const char* names[] = {"load->compute", "compute->load", "compute->store", "store->compute"};
   for (std::size_t f = 0; f < 4; ++f) fifos_[f] = TokenFifo{names[f], token_depth, 0, 0};
   if (!context.options.timing_only)
-    datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes);
+    datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes, false,
+                                           context.options.datapath_threads);
   if (context.trace)
     for (std::size_t e = 0; e < kEngineCount; ++e)
       context.trace->name_track(static_cast<int>(e), engine_name(e));

@@ -15,8 +15,10 @@
 
 namespace tessel::sim {
 
-Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels)
-    : dram_(dram),
+Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels,
+                   int threads)
+    : split_(threads >= 2 ? std::make_unique<SplitRunner>() : nullptr),
+      dram_(dram),
       reference_kernels_(reference_kernels),
       matrix_rows_(config.matrix.rows),
       matrix_cols_(config.matrix.cols),
@@ -24,6 +26,8 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
   for (const auto& sp : config.scratchpads)
     scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
 }
+
+Datapath::~Datapath() = default;
 
 void Datapath::execute(const isa::Instruction& instruction) {
   std::visit(
@@ -280,10 +284,20 @@ void Datapath::execute_conv(const isa::Conv& x) {
     const kernels::AccInit init = x.init == isa::Init::kBias  ? kernels::AccInit::kBias
                                   : x.init == isa::Init::kAcc ? kernels::AccInit::kSelf
                                                               : kernels::AccInit::kZero;
-    kernels::conv_dense(image, pixel_offsets_.data(),
-                        static_cast<std::int64_t>(pixel_offsets_.size()), tap_offsets_.data(),
-                        static_cast<std::int64_t>(tap_offsets_.size()), in_pairs, packed,
-                        out_channels, init, bias, acc, slot_offsets_.data());
+    const auto pixels = static_cast<std::int64_t>(pixel_offsets_.size());
+    const auto run = [&](std::int64_t begin, std::int64_t end) {
+      kernels::conv_dense(image, pixel_offsets_.data() + begin, end - begin, tap_offsets_.data(),
+                          static_cast<std::int64_t>(tap_offsets_.size()), in_pairs, packed,
+                          out_channels, init, bias, acc, slot_offsets_.data() + begin);
+    };
+    // Two threads for a conv of at least ~0.5 M multiply-accumulates (a few microseconds on
+    // one core; less does not pay for the hand-over), split in half.
+    const std::int64_t pair_macs = pixels * taps * in_pairs * out_channels;
+    if (split_ && pixels >= 12 && pair_macs >= (std::int64_t{1} << 18)) {
+      split_->run(pixels, pixels / 2, run);
+    } else {
+      run(0, pixels);
+    }
     return;
   }
 

@@ -4,11 +4,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
+#include "sim/core/split_runner.hpp"
 
 namespace tessel::sim {
 
@@ -30,7 +32,11 @@ class Datapath {
   /// Zeroed scratchpads of the config's sizes over `dram` (not owned; must outlive this).
   /// `reference_kernels` runs every conv through the loop-by-loop transcription of
   /// docs/isa.md instead of the vectorised loops (tests compare the two).
-  Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels = false);
+  /// `threads` = 2 runs large dense convs' pixels half on a helper thread (the results are
+  /// the same: each output pixel is computed by one thread, in the same arithmetic).
+  Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels = false,
+           int threads = 1);
+  ~Datapath();
 
   /// Applies `instruction`'s effect (nop, finish: none).
   void execute(const isa::Instruction& instruction);
@@ -59,6 +65,7 @@ class Datapath {
   void execute_copy(const isa::Copy& x);
 
   std::vector<std::vector<std::uint8_t>> scratchpads_;
+  std::unique_ptr<SplitRunner> split_;  // with threads >= 2
   std::vector<std::uint8_t>& dram_;
   bool reference_kernels_ = false;
   VectorRegisters registers_;

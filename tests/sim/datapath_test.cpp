@@ -200,6 +200,53 @@ TEST(SimDatapath, vectorised_conv_equals_the_reference_loop_over_random_shapes) 
   }
 }
 
+// A conv large enough for the second thread (pixels split in half) equals the reference loop
+// and the one-thread datapath, for every init mode, padded (a copied input) and not (read in
+// place), over many runs (a lost hand-over would hang or leave stale accumulators).
+TEST(SimDatapath, two_thread_conv_equals_the_reference_loop) {
+  std::mt19937 rng(99);
+  const HwConfig config = matrix_config(16, 16, 16);
+  for (int trial = 0; trial < 24; ++trial) {
+    isa::Conv conv;
+    conv.elem = isa::Elem::kI16;
+    conv.init = static_cast<isa::Init>(trial % 3);
+    conv.kh = conv.kw = 3;
+    conv.stride_h = conv.stride_w = conv.dil_h = conv.dil_w = 1;
+    conv.out_h = 4;
+    conv.out_w = static_cast<std::uint32_t>(7 + trial % 6);  // 28-48 pixels
+    conv.ic_blocks = 2;
+    conv.oc_blocks = 4;  // 9 taps x 16 pairs x 64 channels x 28+ pixels > 2^18 pair MACs
+    const bool padded = trial % 2 == 1;
+    conv.pad_top = conv.pad_bottom = conv.pad_left = conv.pad_right = padded ? 1 : 0;
+    const std::uint32_t in_h = conv.out_h + 2 - (padded ? 2 : 0);
+    const std::uint32_t in_w = conv.out_w + 2 - (padded ? 2 : 0);
+    conv.in_stride_x = 32;
+    conv.in_stride_y = in_w * 32;
+    conv.in_addr = 0;
+    conv.w_addr = 16384;                   // 9 x 32 x 64 x 2 = 36864 bytes
+    conv.bias_addr = conv.w_addr + 36864;  // 64 x 4
+    conv.acc_addr = conv.bias_addr + 256;  // 4 x 12 x 64 x 4 = 12288 at most
+    conv.acc_stride_x = 64;
+    conv.acc_stride_y = conv.out_w * 64;
+    ASSERT_LE(std::uint64_t{in_h} * conv.in_stride_y * 2, 16384u);
+    std::vector<std::uint8_t> dram;
+    Datapath two(config, dram, false, 2), one(config, dram), reference(config, dram, true);
+    auto two_sp = two.scratchpad(0), one_sp = one.scratchpad(0),
+         reference_sp = reference.scratchpad(0);
+    for (std::size_t i = 0; i < two_sp.size(); ++i)
+      two_sp[i] = one_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      two.execute(conv);
+      one.execute(conv);
+      reference.execute(conv);
+    }
+    ASSERT_TRUE(std::equal(two_sp.begin(), two_sp.end(), reference_sp.begin()))
+        << "trial " << trial;
+    ASSERT_TRUE(std::equal(one_sp.begin(), one_sp.end(), reference_sp.begin()))
+        << "trial " << trial;
+  }
+}
+
 // Pool (max and avg, i8 and i16) equals a transcription of docs/isa.md's loops: per output
 // pixel and channel, the max or the requantized int64 sum of the window's stored elements.
 TEST(SimDatapath, pool_equals_the_isa_loops_over_random_windows) {
