@@ -1,13 +1,14 @@
 // Predecoder: the helper thread's loop and the fetch unit's wait for an entry.
 #include "sim/core/predecoder.hpp"
 
+#include <algorithm>
 #include <variant>
 
 namespace tessel::sim {
 
 Predecoder::Predecoder(std::span<const isa::Word> program, const HwConfig& config,
                        const isa::TargetInfo& target)
-    : program_(program), config_(config), target_(target), table_(program.size()) {
+    : program_(program), config_(config), target_(target) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -17,6 +18,9 @@ Predecoder::~Predecoder() {
 }
 
 void Predecoder::run() {
+  // Built here, not in the constructor: its pages are touched beside the simulation's thread.
+  // Entries become visible to get() through ready_ (release/acquire), table_ with the first.
+  table_ = std::make_unique<DecodedInstruction[]>(program_.size());
   for (std::size_t i = 0; i < program_.size(); ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
     DecodedInstruction& entry = table_[i];
@@ -39,7 +43,14 @@ void Predecoder::run() {
       } else {
         entry.fixed_cost_cycles = fixed_cost_cycles(entry.instruction, config_);
         entry.macs = mac_count(entry.instruction, config_);
-        sram_traffic(entry.instruction, config_, entry.sram);
+        sram_traffic(entry.instruction, config_, traffic_);
+        if (traffic_.size() > entry.sram.size()) {
+          // sram_traffic() gained an operand: say so where it cannot go unseen.
+          entry.invalid = true;
+          entry.invalid_message = "simulator bug: more SRAM operands than Predecoder holds";
+        }
+        entry.sram_count = static_cast<std::uint8_t>(std::min(traffic_.size(), entry.sram.size()));
+        std::copy_n(traffic_.begin(), entry.sram_count, entry.sram.begin());
       }
       last = std::holds_alternative<isa::Finish>(entry.instruction);
     }

@@ -2,8 +2,10 @@
 // fetch unit, with the per-instruction figures that depend only on the instruction and config.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <thread>
@@ -28,7 +30,12 @@ struct DecodedInstruction {
   bool out_of_bounds = false;  ///< invalid because an operand leaves its scratchpad
   std::uint64_t fixed_cost_cycles = 0;
   std::uint64_t macs = 0;
-  std::vector<SramTraffic> sram;
+  /// sram_traffic() of the instruction: at most 4 entries (a conv's input, weights, bias,
+  /// accumulators), held in place to spare an allocation per instruction.
+  std::array<SramTraffic, 4> sram{};
+  std::uint8_t sram_count = 0;
+
+  std::span<const SramTraffic> sram_traffic() const { return {sram.data(), sram_count}; }
 };
 
 /// Decodes `program` in order on its own thread into a table the simulation reads entry by
@@ -51,8 +58,9 @@ class Predecoder {
   std::span<const isa::Word> program_;
   const HwConfig& config_;
   const isa::TargetInfo& target_;
-  std::vector<DecodedInstruction> table_;
-  std::atomic<std::size_t> ready_{0};  // entries [0, ready_) are written
+  std::unique_ptr<DecodedInstruction[]> table_;  // allocated by the helper thread
+  std::vector<SramTraffic> traffic_;             // the helper thread's sram_traffic buffer
+  std::atomic<std::size_t> ready_{0};            // entries [0, ready_) are written
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
