@@ -1193,12 +1193,13 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.store_cycles += store[static_cast<size_t>(t)];
   }
   if (m.double_buffered) {
-    // Tile t computes while tile t+1 loads and tile t-1 stores.
+    // Tile t computes while tile t+1 loads and tile t-1 stores; the loads and the stores share
+    // one DRAM bus, so they take their sum (docs/scheduler.md, "Cycles").
     int64_t cycles = resident_weight_cycles + load[0];
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const int64_t next_load = t + 1 < geo.tiles ? load[static_cast<size_t>(t + 1)] : 0;
       const int64_t prev_store = t > 0 ? store[static_cast<size_t>(t - 1)] : 0;
-      cycles += std::max({compute[static_cast<size_t>(t)], next_load, prev_store});
+      cycles += std::max(compute[static_cast<size_t>(t)], next_load + prev_store);
     }
     gs.cycles = cycles + store[static_cast<size_t>(geo.tiles - 1)];
   } else {
