@@ -22,6 +22,9 @@ class CounterRng {
   double uniform(std::uint64_t index) const;
   /// Standard normal (Box-Muller on two uniforms drawn at counters 2i, 2i+1).
   double normal(std::uint64_t index) const;
+  /// The stream's key: uniform(i) is built from splitmix64(key() ^ splitmix64(i)). For batched
+  /// generators that must reproduce uniform()/normal() bit for bit (zoo/normal_fill.hpp).
+  std::uint64_t key() const { return key_; }
 
  private:
   std::uint64_t key_;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <span>
@@ -273,8 +274,8 @@ TEST(QuantizeModel, NanActivationIsNamed) {
 }
 
 // quantize_model observes values in the executor's own layout (channels-last, no transposes)
-// and histograms pass 1's copies instead of running the samples again; the thresholds must be
-// exactly those of the plain two-pass calibration over NCHW values.
+// and counts histograms during one lockstep run of the samples; the thresholds must be exactly
+// those of the plain two-pass calibration over NCHW values.
 TEST(QuantizeModel, ThresholdsEqualTwoPassNchwCalibration) {
   for (const auto method : {quant::CalibrationMethod::percentile, quant::CalibrationMethod::entropy,
                             quant::CalibrationMethod::minmax}) {
@@ -320,6 +321,57 @@ TEST(QuantizeModel, ThresholdsEqualTwoPassNchwCalibration) {
           << tensor << " (" << quant::to_string(method) << ")";
     }
   }
+}
+
+// run_lockstep runs each op on sample 0, 1, 2 in a row; the elements of every value the
+// observer saw stay in place and unchanged until the tensor's last sample; each sample's
+// values and outputs are bit for bit those of its own run.
+TEST(Executor, LockstepRunsEachOpOnEverySampleInARowAndKeepsTheirValuesInPlace) {
+  const ir::Graph g = prepare_graph(zoo::build_model("tiny_inception").value()).value();
+  quant::QuantConfig config;
+  config.calibration_samples = 3;
+  const auto samples = synthetic_samples(g, config);
+  using Bits = std::vector<std::uint8_t>;
+  const auto bits_of = [](const TensorData& v) {
+    const auto* p = static_cast<const std::uint8_t*>(v.raw());
+    return Bits(p, p + v.bytes());
+  };
+  // Separate runs: every observed value, by (tensor, sample).
+  std::map<std::pair<std::string, std::size_t>, Bits> separate;
+  std::vector<std::map<std::string, TensorData>> separate_outputs;
+  Executor executor(g);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    RunOptions options;
+    options.layout_observer = [&](const std::string& t, const TensorData& v, bool) -> Status {
+      separate[{t, k}] = bits_of(v);
+      return {};
+    };
+    separate_outputs.push_back(executor.run(samples[k], options).value());
+  }
+  std::vector<std::pair<const void*, Bits>> group;  // this tensor's samples so far
+  std::string group_tensor;
+  std::size_t calls = 0;
+  const auto outputs = executor.run_lockstep(
+      samples, [&](std::size_t k, const std::string& t, const TensorData& v, bool) -> Status {
+        ++calls;
+        EXPECT_EQ(k, group.size()) << t;
+        if (k == 0) group_tensor = t;
+        EXPECT_EQ(t, group_tensor);
+        EXPECT_EQ(bits_of(v), separate.at({t, k})) << t << " sample " << k;
+        group.emplace_back(v.raw(), bits_of(v));
+        if (group.size() == samples.size()) {
+          for (const auto& [raw, bits] : group)  // still there, unchanged
+            EXPECT_EQ(std::memcmp(raw, bits.data(), bits.size()), 0) << t;
+          group.clear();
+        }
+        return {};
+      });
+  ASSERT_TRUE(outputs.ok()) << outputs.reason();
+  EXPECT_EQ(calls, separate.size());
+  ASSERT_EQ(outputs.value().size(), samples.size());
+  for (std::size_t k = 0; k < samples.size(); ++k)
+    for (const auto& [name, value] : separate_outputs[k])
+      EXPECT_EQ(bits_of(outputs.value()[k].at(name)), bits_of(value)) << name;
 }
 
 // An Inf in a channels-last activation is named by its NCHW index, as the contract says.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace tessel::quant {
 namespace {
@@ -107,6 +108,29 @@ TEST(Calibration, HistogramCountsExactZeros) {
   stats.observe_histogram(values);
   EXPECT_EQ(stats.zero_count(), 3.0);
   EXPECT_EQ(stats.histogram(), (std::vector<double>{3.0, 1.0, 0.0, 1.0}));
+}
+
+// A large tensor through the four interleaved count arrays and their tail (3 x 2^16 + 3
+// values): each value is counted once, in its bin, zeros both in bin 0 and apart.
+TEST(Calibration, HistogramOfALargeTensorCountsEachValueOnce) {
+  constexpr std::size_t kCount = 3 * (std::size_t{1} << 16) + 3;
+  std::vector<float> values(kCount);
+  for (std::size_t i = 0; i < kCount; ++i)  // bins of width 1: value i lands in bin i % 7
+    values[i] = i % 5 == 0 ? 0.0f : static_cast<float>(i % 7) + 0.5f;
+  values[kCount - 1] = -7.0f;  // max |x| = 7: the last bin's upper edge
+  TensorStats stats;
+  ASSERT_TRUE(stats.observe_range(values).ok());
+  stats.start_histogram(7);
+  stats.observe_histogram(values);
+  std::vector<double> expected(7, 0.0);
+  double zeros = 0.0;
+  for (std::size_t i = 0; i + 1 < kCount; ++i) {
+    expected[i % 5 == 0 ? 0 : i % 7] += 1.0;
+    zeros += i % 5 == 0;
+  }
+  expected[6] += 1.0;  // |-7| clamps into the last bin
+  EXPECT_EQ(stats.histogram(), expected);
+  EXPECT_EQ(stats.zero_count(), zeros);
 }
 
 TEST(Calibration, EntropyAtSixteenBitsFallsBackToMax) {

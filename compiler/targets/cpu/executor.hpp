@@ -4,7 +4,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/targets/cpu/tensor_data.hpp"
@@ -60,9 +62,31 @@ class Executor {
   Result<std::map<std::string, TensorData>> run(const std::map<std::string, TensorData>& inputs,
                                                 const RunOptions& options = {});
 
+  /// Called by run_lockstep with each op result of each sample, in the value's own layout
+  /// (as RunOptions::layout_observer).
+  using SampleObserver = std::function<Status(std::size_t sample, const std::string& tensor,
+                                              const TensorData& value, bool channels_last)>;
+  /// Runs every sample (inputs as for `run`) in lockstep: op by op, each op on sample 0, 1, ...
+  /// before the next op, so the observer sees an op's results for all samples in a row. The
+  /// elements of a value the observer saw stay where they are, unchanged, until the op has run
+  /// on the last sample (the TensorData object itself is moved away: keep a pointer to its
+  /// elements, not to it). Calibration's histograms use this: they need every sample's
+  /// max |x| before they count. Each sample's values are those of a separate `run`; no op is
+  /// fused (as with any observer). Returns each sample's graph outputs; on a failure (the
+  /// observer's included), `failed_sample`, when given, is set to the sample it occurred in.
+  Result<std::vector<std::map<std::string, TensorData>>> run_lockstep(
+      std::span<const std::map<std::string, TensorData>> samples, const SampleObserver& observer,
+      std::size_t* failed_sample = nullptr);
+
   const ir::Graph& graph() const { return graph_; }
 
  private:
+  /// The one op loop behind run and run_lockstep: sample_options[k] applies to sample k;
+  /// `current_sample` (when given) holds the sample being run, so after a failure, its sample.
+  Result<std::vector<std::map<std::string, TensorData>>> run_samples(
+      std::span<const std::map<std::string, TensorData>* const> sample_inputs,
+      std::span<const RunOptions> sample_options, std::size_t* current_sample = nullptr);
+
   struct Impl;
   const ir::Graph& graph_;
   std::unique_ptr<Impl> impl_;

@@ -1,0 +1,110 @@
+// Seeded normal floats 8 at a time (AVX-512 + libmvec), each proven equal to the scalar draw.
+//
+// Compiled with -ffp-contract=off (CMakeLists.txt): every multiply and add below must round
+// exactly as the scalar expression in ir::CounterRng::normal and its caller do (no FMA).
+#include "compiler/zoo/normal_fill.hpp"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+namespace tessel::zoo {
+
+namespace {
+
+#define TESSEL_NORMAL_FILL_TARGET __attribute__((target("avx512f,avx512dq,avx512vl")))
+
+// glibc's libmvec: log and cos on 8 doubles (the AVX-512 variants GCC itself calls when it
+// vectorises a loop of log/cos under -ffast-math).
+extern "C" TESSEL_NORMAL_FILL_TARGET __m512d _ZGVeN8v_log(__m512d x);
+extern "C" TESSEL_NORMAL_FILL_TARGET __m512d _ZGVeN8v_cos(__m512d x);
+
+float scalar_draw(const ir::CounterRng& rng, double mean, double std_dev, std::uint64_t index) {
+  return static_cast<float>(mean + std_dev * rng.normal(index));
+}
+
+// Eight lanes in GCC's vector extension: plain operators, each lane rounding as a scalar does.
+using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+using F64x8 = double __attribute__((vector_size(64)));
+using F32x8 = float __attribute__((vector_size(32)));
+
+TESSEL_NORMAL_FILL_TARGET inline U64x8 splitmix64x8(U64x8 x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// CounterRng::uniform at 8 counters: (bits >> 11) * 2^-53, both steps exact.
+TESSEL_NORMAL_FILL_TARGET inline F64x8 uniform_x8(std::uint64_t key, U64x8 counters) {
+  const U64x8 bits = splitmix64x8(key ^ splitmix64x8(counters));
+  return __builtin_convertvector(bits >> 11, F64x8) * 0x1.0p-53;
+}
+
+TESSEL_NORMAL_FILL_TARGET inline F64x8 magnitude(F64x8 x) {
+  return x < 0.0 ? -x : x;
+}
+
+TESSEL_NORMAL_FILL_TARGET std::size_t fill_avx512(const ir::CounterRng& rng, double mean,
+                                                  double std_dev, float* out, std::uint64_t first,
+                                                  std::size_t count) {
+  const std::uint64_t key = rng.key();
+  const U64x8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  // Bounds (see normal_fill.hpp): libmvec's log and cos are within a few ulp (2^-50 relative)
+  // of libm's; 2^-36 of the radius covers the log's relative and the cos's absolute error
+  // with a factor of ~2^13 to spare. 2^-45 of the magnitudes covers the roundings of the two
+  // results' products and sums, which may each differ by an ulp, and the rounding of x +- B.
+  constexpr double kRadiusBound = 0x1.0p-36, kRoundingBound = 0x1.0p-45;
+  const double abs_mean = std::fabs(mean), abs_std = std::fabs(std_dev);
+  std::size_t scalar = 0, i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const U64x8 index = (first + i) + lane;
+    const U64x8 counter1 = 2 * index, counter2 = counter1 + 1;  // as normal() draws them
+    const F64x8 u1 = 1.0 - uniform_x8(key, counter1);
+    const F64x8 u2 = uniform_x8(key, counter2);
+    // The maskz form: GCC 12 warns that the plain one's undefined passthrough is uninitialised.
+    const F64x8 radius = _mm512_maskz_sqrt_pd(0xff, -2.0 * _ZGVeN8v_log(u1));
+    const F64x8 normal = radius * _ZGVeN8v_cos(2.0 * std::numbers::pi * u2);
+    const F64x8 product = std_dev * normal;
+    const F64x8 x = mean + product;
+    const F64x8 bound =
+        abs_std * (radius * kRadiusBound) + kRoundingBound * (abs_mean + magnitude(product));
+    const F32x8 value = __builtin_convertvector(x, F32x8);
+    const F32x8 lo = __builtin_convertvector(x - bound, F32x8);
+    const F32x8 hi = __builtin_convertvector(x + bound, F32x8);
+    std::memcpy(out + i, &value, sizeof value);
+    // Kept: x - B and x + B round to the same float as x, and that float is normal (not zero,
+    // whose sign a tiny error could flip, nor subnormal); for normal floats == means same bits.
+    const auto kept =
+        (lo == value) & (hi == value) & ((value < 0.0f ? -value : value) >= 0x1.0p-126f);
+    for (unsigned k = 0; k < 8; ++k)
+      if (!kept[k]) {
+        out[i + k] = scalar_draw(rng, mean, std_dev, first + i + k);
+        ++scalar;
+      }
+  }
+  for (; i < count; ++i, ++scalar) out[i] = scalar_draw(rng, mean, std_dev, first + i);
+  return scalar;
+}
+
+}  // namespace
+
+bool fast_normal_fill_available() {
+  static const bool available = __builtin_cpu_supports("avx512f") &&
+                                __builtin_cpu_supports("avx512dq") &&
+                                __builtin_cpu_supports("avx512vl");
+  return available;
+}
+
+std::size_t fill_normal_floats(const ir::CounterRng& rng, double mean, double std_dev,
+                               std::span<float> out, std::uint64_t first_index) {
+  if (fast_normal_fill_available())
+    return fill_avx512(rng, mean, std_dev, out.data(), first_index, out.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = scalar_draw(rng, mean, std_dev, first_index + i);
+  return out.size();
+}
+
+}  // namespace tessel::zoo
