@@ -41,7 +41,7 @@ def ort_ms(args, threads):
 
 def report_without_host(path):
     report = json.loads(pathlib.Path(path).read_text())
-    for key in ("host_seconds", "host_threads", "tool_version"):
+    for key in ("host_seconds", "host_cpu_seconds", "host_threads", "tool_version"):
         report.pop(key, None)
     return report
 
@@ -77,7 +77,9 @@ def main():
                                        "--timings"], args.work / f"{label}-{mode}.log")
                 report = json.loads((out / "report.json").read_text())
                 simulate = report.get("host_seconds", {}).get("simulate")
-                samples[(label, mode)].append((wall, cpu, simulate, report.get("host_threads", 1)))
+                simulate_cpu = report.get("host_cpu_seconds", {}).get("simulate")
+                samples[(label, mode)].append((wall, cpu, simulate, report.get("host_threads", 1),
+                                               simulate_cpu))
     ort_default.append(ort_ms(args, 0))
     ort_s = statistics.mean(o["ms_per_run"] for o in ort_default) / 1000
     ort1_s = ort_single["ms_per_run"] / 1000
@@ -94,7 +96,7 @@ def main():
     print(f"tessel sim, median of {args.repeats} (fastest in brackets); x = / onnxruntime "
           f"default threads ({ort_s:.4f} s), x1 = / onnxruntime 1 thread ({ort1_s:.4f} s):")
     print(f"  {'binary':7} {'mode':12} {'threads':>7} {'simulate s':>18} {'x':>6} {'x1':>6} "
-          f"{'process wall s':>18} {'x':>6} {'CPU s':>6}   goal")
+          f"{'sim CPU s':>9} {'process wall s':>18} {'x':>6} {'CPU s':>6}   goal")
     for label, _ in binaries:
         for mode, _ in modes:
             rows = samples[(label, mode)]
@@ -108,7 +110,9 @@ def main():
             else:
                 sim_text, x, x1 = f"{'n/a':>18}", f"{'':6}", f"{'':6}"
             goal = "<= 2x" if mode == "full" else "<= 0.2x"
-            print(f"  {label:7} {mode:12} {rows[0][3]:>7} {sim_text:>18} {x} {x1} "
+            sim_cpus = [r[4] for r in rows if r[4] is not None]
+            sim_cpu = f"{statistics.median(sim_cpus):9.4f}" if sim_cpus else f"{'n/a':>9}"
+            print(f"  {label:7} {mode:12} {rows[0][3]:>7} {sim_text:>18} {x} {x1} {sim_cpu} "
                   f"{wall:8.4f} ({min(r[0] for r in rows):.4f}) {wall / ort_s:6.2f} {cpu:6.3f}"
                   f"   {goal}")
     if args.before:
