@@ -60,11 +60,11 @@ module tessel_dma #(
   tessel_isa_pkg::load_insn_t f;  // the running instruction (store_insn_t has the same layout up to sram_stride_x)
   tessel_isa_pkg::load_insn_t w;  // the word being started (a store word has the same layout
   assign w = insn;                // up to sram_stride_x)
-  logic [17:0] ce;  // bytes per pixel: c_size << esh
+  logic [17:0] ce;  // bytes per pixel: c_size << log2(ebytes)
   // Per-instruction steps and lengths, registered at the start (from the instruction word).
-  logic [25:0] dram_step_y;  // dram_stride_y << esh: bytes between DRAM rows
-  logic [21:0] dram_step_x;  // dram_stride_x << esh: bytes between DRAM pixels
-  logic [21:0] sram_step_y;  // sram_stride_y << esh
+  logic [25:0] dram_step_y;  // dram_stride_y << log2(ebytes): bytes between DRAM rows
+  logic [21:0] dram_step_x;  // dram_stride_x << log2(ebytes): bytes between DRAM pixels
+  logic [21:0] sram_step_y;  // sram_stride_y << log2(ebytes)
   logic [31:0] row_bytes;    // x_size * ce: a row's data
   logic [31:0] left_bytes, right_bytes, pad_row_bytes;  // pad_left, pad_right, padded row * ce
   logic running, is_nop;  // a `nop engine=load/store` costs one cycle and moves no data

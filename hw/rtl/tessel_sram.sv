@@ -40,13 +40,15 @@ module tessel_sram #(
     localparam int unsigned SIZE = tessel_cfg_pkg::SP_SIZE_BYTES[32*k+:32];
     logic [7:0] mem[SIZE];
 
+    // The byte loops run only for a port that writes this scratchpad (bench/rtl: Verilator
+    // evaluates an unguarded loop's conditions every cycle).
     always_ff @(posedge clk) begin
-      for (int unsigned j = 0; j < DW; j++)
-        if (lw_en && lw_sp == 4'(k) && lw_mask[j] && lw_addr + j < SIZE)
-          mem[lw_addr+j] <= lw_data[8*j+:8];
-      for (int unsigned j = 0; j < CW; j++)
-        if (cw_en && cw_sp == 4'(k) && cw_mask[j] && cw_addr + j < SIZE)
-          mem[cw_addr+j] <= cw_data[8*j+:8];
+      if (lw_en && lw_sp == 4'(k))
+        for (int unsigned j = 0; j < DW; j++)
+          if (lw_mask[j] && lw_addr + j < SIZE) mem[lw_addr+j] <= lw_data[8*j+:8];
+      if (cw_en && cw_sp == 4'(k))
+        for (int unsigned j = 0; j < CW; j++)
+          if (cw_mask[j] && cw_addr + j < SIZE) mem[cw_addr+j] <= cw_data[8*j+:8];
     end
 
     // Only a port that selects this scratchpad reads it (the mux below picks it anyway): the

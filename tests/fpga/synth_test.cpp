@@ -35,6 +35,9 @@ TEST(FpgaSynth, edge_small_synthesises_within_the_bound_with_analytic_scratchpad
   EXPECT_GT(r.counts.ff, 0);
   EXPECT_GT(r.counts.lut, 0);
   EXPECT_GT(r.counts.dsp, 0);  // the 8x8 MAC array's multipliers
+  // The synthesised logic fits the part's 63,400 LUTs since session 5 (41,816 measured, Yosys
+  // counts; docs/fpga.md). Its DSP48E1 count (362 of 240) does not fit yet, so it is not bounded.
+  EXPECT_LE(r.counts.lut, 63'400) << "edge-small's logic no longer fits the xc7a100t's LUTs";
   // The scratchpads are the one black box, and their BRAM is the analytic mapping: 128 KiB in
   // 8 banks x 8 B = 2048 x 64 bits per bank = 4 RAMB36E1 (512x72) per bank, 32 in all.
   EXPECT_EQ(r.black_boxes, std::vector<std::string>{"tessel_sram"});
