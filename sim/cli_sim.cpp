@@ -34,7 +34,7 @@ struct SimArgs {
   std::uint64_t trace_max_events = 1'000'000;
   bool timing_only = false;
   bool timings = false;  ///< print host_seconds per phase
-  int threads = 1;       ///< datapath threads (full mode)
+  int threads = 1;       ///< host threads (SimOptions::threads)
   std::string input;     ///< compile folders: a float32 .npy network input
   std::string out;       ///< compile folders: where output.npy and report.json go
 };
@@ -350,7 +350,7 @@ int run(const SimArgs& args) {
   SimOptions options;
   options.timing_only = args.timing_only;
   options.record_instruction_cycles = !compile.is_null();
-  options.datapath_threads = args.threads;
+  options.threads = args.threads;
   options.trace_path = args.trace;
   options.trace_max_events = args.trace_max_events;
   auto result = simulate(config, words, std::move(image), options);
@@ -395,9 +395,9 @@ int run(const SimArgs& args) {
     clock.lap("write");
     j["host_seconds"] = clock.json();
     j["host_cpu_seconds"] = clock.cpu_json();
-    // Host threads of `simulate`: this one, the program's predecoder, and in full mode the
-    // datapath's helper when --threads is 2.
-    j["host_threads"] = 2 + (args.timing_only ? 0 : std::max(0, std::min(args.threads, 2) - 1));
+    // Host threads of `simulate`: this one, or with --threads 2 also the predecoder and (full
+    // mode) the datapath's helper.
+    j["host_threads"] = args.threads >= 2 ? (args.timing_only ? 2 : 3) : 1;
     if (compile.contains("host")) {
       // The boundary's bytes: what the host reads from DRAM after the program.
       const nlohmann::json& host = compile.at("host");
@@ -433,8 +433,9 @@ cli::Runner setup(CLI::App& command) {
                    "Print the host wall seconds of each phase (load, input, simulate, write); a "
                    "compile folder's report.json has them as host_seconds");
   command.add_option("--threads", args->threads,
-                     "Datapath threads in full mode: 1 (default) or 2 (large convs' pixels half on "
-                     "a second thread; same results; pays only with a core to spare)");
+                     "Host threads: 1 (default) or 2 (a helper decodes the program ahead of fetch; "
+                     "in full mode large convs' pixels also run half on a second thread); same "
+                     "results; 2 pays only with a core to spare");
   command.add_option("--trace", args->trace, "Write a Chrome trace-event JSON timeline");
   command.add_option("--trace-max-events", args->trace_max_events,
                      "Instruction slices recorded in the trace before it stops (default 1000000)");

@@ -27,10 +27,10 @@ struct SimOptions {
   std::uint64_t trace_max_events = 1'000'000;
   /// Keep every executed instruction's dispatch/start/finish cycles in the report (tests).
   bool record_instruction_cycles = false;
-  /// Host threads of the functional datapath (full mode): 2 splits large dense convs' output
-  /// pixels with a helper thread; same results. (Beside it, one thread always decodes the
-  /// program ahead of fetch.)
-  int datapath_threads = 1;
+  /// Host threads: 1 runs everything on the calling thread; 2 adds a helper that decodes the
+  /// program ahead of fetch and (full mode) a second datapath thread for large dense convs'
+  /// output pixels. The same results either way; 2 pays only with a core to spare.
+  int threads = 1;
 };
 
 /// When one instruction ran (docs/timing.md's d_i, s_i, f_i).

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     const tessel::sim::DramImage image = tessel::sim::read_dram_image(folder.dram, !timing_only);
     tessel::sim::SimOptions options;
     options.timing_only = timing_only;
-    options.datapath_threads = threads;
+    options.threads = threads;
     options.record_instruction_cycles = true;  // as `tessel sim` does for a compile folder
     std::vector<double> seconds, cpu;
     std::uint64_t cycles = 0;

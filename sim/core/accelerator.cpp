@@ -59,7 +59,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
                          std::span<const isa::Word> program)
     : sc_core::sc_module(name),
       context_(context),
-      predecoder_(program, context.config, context.target),
+      predecoder_(program, context.config, context.target, context.options.threads >= 2),
       fetch_("fetch", program) {
   const auto queue_depth = static_cast<std::size_t>(context.config.queues.instruction_queue_depth);
   for (std::size_t e = 0; e < kEngineCount; ++e)
@@ -69,7 +69,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
   for (std::size_t f = 0; f < 4; ++f) fifos_[f] = TokenFifo{names[f], token_depth, 0, 0};
   if (!context.options.timing_only)
     datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes, false,
-                                           context.options.datapath_threads);
+                                           context.options.threads);
   if (context.trace)
     for (std::size_t e = 0; e < kEngineCount; ++e)
       context.trace->name_track(static_cast<int>(e), engine_name(e));

@@ -43,17 +43,21 @@ struct DecodedInstruction {
 /// (fetch never reads past either) and when destroyed. One thread beside the simulation's.
 class Predecoder {
  public:
+  /// With `thread` false there is no helper: get() decodes up to the entry it is asked for
+  /// on the calling thread (the same entries, computed on demand).
   Predecoder(std::span<const isa::Word> program, const HwConfig& config,
-             const isa::TargetInfo& target);
+             const isa::TargetInfo& target, bool thread = true);
   ~Predecoder();
   Predecoder(const Predecoder&) = delete;
   Predecoder& operator=(const Predecoder&) = delete;
 
   /// Entry `index` (< program size), once the helper thread has written it.
-  const DecodedInstruction& get(std::size_t index) const;
+  const DecodedInstruction& get(std::size_t index);
 
  private:
   void run();
+  /// Writes entry `index`; returns whether decoding stops after it (finish, undecodable).
+  bool decode_one(std::size_t index);
 
   std::span<const isa::Word> program_;
   const HwConfig& config_;

@@ -28,8 +28,21 @@ SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
   if (!timing_only) image.bytes.assign(image.size_bytes, 0);
   SimOptions options;
   options.timing_only = timing_only;
+  // The same run with the predecoder (and datapath helper) thread must fault the same way.
+  SimOptions threaded = options;
+  threaded.threads = 2;
+  auto twin = simulate(config, words, image, threaded);
   auto result = simulate(config, words, std::move(image), options);
   EXPECT_TRUE(result.ok()) << result.reason();
+  EXPECT_TRUE(twin.ok()) << twin.reason();
+  const SimReport& a = result.value().report;
+  const SimReport& b = twin.value().report;
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.instructions_executed, b.instructions_executed);
+  EXPECT_EQ(a.fault.has_value(), b.fault.has_value());
+  if (a.fault && b.fault) {
+    EXPECT_EQ(a.fault->str(), b.fault->str()) << "with 2 threads";
+  }
   return result.value().report;
 }
 
