@@ -1947,22 +1947,45 @@ Status write_compile_folder(const CompiledProgram& compiled, const sched::Schedu
   std::filesystem::create_directories(folder, ec);
   if (ec) return fail(folder + ": cannot create the folder: " + ec.message());
   const std::filesystem::path dir(folder);
-  auto write_text = [&](const std::string& name, const std::string& text) -> Status {
-    std::ofstream f(dir / name, std::ios::binary);
-    f << text;
-    if (!f) return fail((dir / name).string() + ": cannot write");
+  // Each file is written beside its final name and renamed over it once complete, so a
+  // failed or interrupted compile never leaves a truncated file behind (an old file stays whole).
+  auto write_bytes = [&](const std::string& name, const char* data, std::size_t size) -> Status {
+    const std::filesystem::path target = dir / name;
+    const std::filesystem::path partial = dir / (name + ".partial");
+    {
+      std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+      f.write(data, static_cast<std::streamsize>(size));
+      f.flush();
+      if (!f) {
+        std::filesystem::remove(partial, ec);
+        return fail(target.string() + ": cannot write");
+      }
+    }
+    std::filesystem::rename(partial, target, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      std::filesystem::remove(partial, ec);
+      return fail(target.string() + ": cannot write: " + why);
+    }
     return {};
+  };
+  auto write_text = [&](const std::string& name, const std::string& text) -> Status {
+    return write_bytes(name, text.data(), text.size());
   };
   auto binary = isa::to_binary(compiled.program);
   if (!binary.ok()) return fail((dir / "program.bin").string() + ": " + binary.reason());
-  const std::string bin(binary.value().begin(), binary.value().end());
-  if (auto s = write_text("program.bin", bin); !s.ok()) return s;
+  const auto& bin = binary.value();
+  if (auto s = write_bytes("program.bin", reinterpret_cast<const char*>(bin.data()), bin.size());
+      !s.ok())
+    return s;
   if (auto s = write_text("program.tasm",
                           isa::disassemble(compiled.program, isa::scratchpad_names(config)));
       !s.ok())
     return s;
-  const std::string dram(compiled.dram.begin(), compiled.dram.end());
-  if (auto s = write_text("dram.bin", dram); !s.ok()) return s;
+  if (auto s = write_bytes("dram.bin", reinterpret_cast<const char*>(compiled.dram.data()),
+                           compiled.dram.size());
+      !s.ok())
+    return s;
   if (auto s = write_text("schedule.json",
                           sched::to_json(scheduled.schedule, scheduled.net).dump(2) + "\n");
       !s.ok())

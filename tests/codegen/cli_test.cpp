@@ -115,5 +115,32 @@ TEST(CompileCli, an_unknown_policy_is_an_error) {
   EXPECT_FALSE(fs::exists(dir / "program.bin"));
 }
 
+// Files are written under a temporary name and renamed into place: when one cannot be written,
+// the compile fails naming it and leaves no partial file behind.
+TEST(CompileCli, a_file_that_cannot_be_written_is_named_and_leaves_no_partial_file) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_unwritable";
+  fs::remove_all(dir);
+  const std::vector<std::string> args = {"compile",   "--model",    "tiny_conv",
+                                         "--hw",      "edge-small", "--policy",
+                                         "layerwise", "--out",      dir.string()};
+  ASSERT_EQ(run(args), 0);
+  const auto size_of = [&](const char* file) { return fs::file_size(dir / file); };
+  const auto program_bytes = size_of("program.bin");
+  const auto schedule_bytes = size_of("schedule.json");
+  // A folder where schedule.json should go: the rename over it fails.
+  fs::remove(dir / "schedule.json");
+  fs::create_directory(dir / "schedule.json");
+  fs::create_directory(dir / "schedule.json" / "keep");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run(args), 1);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find((dir / "schedule.json").string() + ": cannot write"), std::string::npos)
+      << err;
+  EXPECT_EQ(size_of("program.bin"), program_bytes);  // rewritten whole, same bytes
+  EXPECT_FALSE(fs::exists(dir / "schedule.json.partial"));
+  EXPECT_TRUE(fs::is_directory(dir / "schedule.json" / "keep"));
+  EXPECT_GT(schedule_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace tessel
