@@ -40,9 +40,9 @@ struct QuantizedModel {
 
 /// `float_graph` must be prepared (BatchNorm folded: `prepare_graph`; shapes inferred).
 /// Calibrates `float_graph` on `samples` (max |x|, then for histogram methods the histograms;
-/// one lockstep run of all samples) and realizes the quantized graph. Deterministic: same graph, config and samples
-/// give the same scales. Failures name the op or tensor (NaN/Inf activations, all-zero ranges,
-/// unquantizable ops, bad overrides).
+/// one lockstep run of all samples) and realizes the quantized graph. Deterministic: same graph,
+/// config and samples give the same scales. Failures name the op or tensor (NaN/Inf activations,
+/// all-zero ranges, unquantizable ops, bad overrides).
 Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
                                       const quant::QuantConfig& config,
                                       const std::vector<Sample>& samples);
