@@ -210,6 +210,9 @@ class Lowering {
   /// A DMA of `box` of `tensor` between DRAM and `view`: addresses and strides of both sides.
   template <class Dma>
   void set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const;
+  /// The STORE of `box` of a group output `tensor` from `view` (network output bytes when its
+  /// region is the network output's), counted in the program's written activation bytes.
+  isa::Store store_of(int tensor, const Box& box, const TileView& view);
   void write_bytes(int64_t offset, int64_t value, int bytes);
 
   const ir::Graph& graph_;
@@ -655,6 +658,16 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
   dma.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
   dma.sram_stride_y = static_cast<std::uint32_t>(view.stride_y());
   dma.sram_stride_x = static_cast<std::uint32_t>(view.pixel_elems);
+}
+
+isa::Store Lowering::store_of(int tensor, const Box& box, const TileView& view) {
+  isa::Store st;
+  // A slice of a network output's region is network output bytes too.
+  st.kind = place_of(tensor).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
+                                                                : isa::Traffic::kActivations;
+  set_dma_box(st, tensor, box, view);
+  out_.traffic.activations_written += box.elements() * act_bytes_;
+  return st;
 }
 
 Result<TileView> Lowering::view_of(const sched::GroupSchedule& gs, int tensor,
@@ -1440,13 +1453,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         if (box.empty()) continue;  // more tiles than rows: this tile stores nothing
         auto view = view_of(gs, t, need[static_cast<size_t>(t)]);
         if (!view.ok()) return fail(where + ": " + view.reason());
-        isa::Store st;
-        // A slice of a network output's region is network output bytes too.
-        st.kind = place_of(t).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
-                                                                 : isa::Traffic::kActivations;
-        set_dma_box(st, t, box, view.value());
-        stores.push_back(st);
-        out_.traffic.activations_written += box.elements() * act_bytes_;
+        stores.push_back(store_of(t, box, view.value()));
       }
       // A tile with nothing to load (all rows cached), compute or store keeps its place in
       // the token protocol with a nop on that engine.
@@ -1722,12 +1729,7 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
     const Box& box = requested[static_cast<size_t>(t)];
     auto view = view_of(gs, t, whole[static_cast<size_t>(t)]);
     if (!view.ok()) return fail(where + ": " + view.reason());
-    isa::Store st;
-    st.kind = place_of(t).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
-                                                             : isa::Traffic::kActivations;
-    set_dma_box(st, t, box, view.value());
-    stores.push_back(st);
-    out_.traffic.activations_written += box.elements() * act_bytes_;
+    stores.push_back(store_of(t, box, view.value()));
   }
   layout_.clear();
   if (phases.empty() || stores.empty()) return fail(where + ": nothing to compute or store");
