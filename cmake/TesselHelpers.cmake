@@ -16,6 +16,16 @@ if(TESSEL_SANITIZE)
   add_link_options(-fsanitize=${TESSEL_SANITIZE})
 endif()
 
+# Debug information is written compressed (zlib) in objects and executables: the same
+# information for gdb and sanitizer reports, about a third of the disk (a CI machine's disk is
+# small; two build trees with -g ran one out). Only for the host compilers, not nvcc.
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag(-gz TESSEL_HAVE_GZ)
+if(TESSEL_HAVE_GZ)
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-gz>)
+  add_link_options($<$<LINK_LANGUAGE:C,CXX>:-gz>)
+endif()
+
 # add_subdirectory(dir) when dir/CMakeLists.txt exists (modules land one at a time).
 macro(tessel_add_module_if_present dir)
   if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt")
@@ -54,6 +64,17 @@ function(tessel_add_gtest name)
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
+  endif()
+  if(TESSEL_TEST_LABELS)  # e.g. the asan preset builds only what its test preset runs
+    set(wanted FALSE)
+    foreach(label IN LISTS ARG_LABELS)
+      if(label IN_LIST TESSEL_TEST_LABELS)
+        set(wanted TRUE)
+      endif()
+    endforeach()
+    if(NOT wanted)
+      return()
+    endif()
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
