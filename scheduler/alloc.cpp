@@ -29,6 +29,11 @@ bool place_in_order(const std::vector<AllocRequest>& requests, const std::vector
   std::vector<Forbidden> forbidden;
   for (int index : order) {
     const AllocRequest& r = requests[static_cast<size_t>(index)];
+    if (r.fixed_offset >= 0) {
+      offsets[static_cast<size_t>(index)] = r.fixed_offset;
+      placed.push_back(index);
+      continue;
+    }
     forbidden.clear();
     for (int other_index : placed) {
       const AllocRequest& p = requests[static_cast<size_t>(other_index)];
@@ -88,6 +93,12 @@ Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
            requests[static_cast<size_t>(b)].size_bytes;
   });
 
+  // Pinned requests go first in every order (stable: the others keep their order).
+  for (auto* order : {&by_first, &by_last_desc, &by_size}) {
+    std::stable_partition(order->begin(), order->end(), [&](int i) {
+      return requests[static_cast<size_t>(i)].fixed_offset >= 0;
+    });
+  }
   bool found = false;
   AllocResult best;
   int64_t best_total = 0;

@@ -22,6 +22,9 @@ struct AllocRequest {
   /// reused.offset - this.offset >= reuse_gap_bytes (or when they do not overlap at all).
   int reuses = -1;
   int64_t reuse_gap_bytes = 0;
+  /// >= 0: the request is pinned at this offset (bytes another group occupies, for a
+  /// prefetch); it is placed first, is never moved and does not count towards the peak.
+  int64_t fixed_offset = -1;
 };
 
 struct AllocResult {

@@ -209,6 +209,7 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
       // Double-buffered streamed slices ping-pong: two copies, each live over whole tiles.
       const bool whole = g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
       need = whole ? Span{0, last_step} : Span{0, step};
+      if (g.prefetched && b.copy == 0) need.first = -1;  // loaded during the previous group
       (b.copy == 0 ? weight_copy0 : weight_copy1)[static_cast<size_t>(b.op)] = 1;
     } else {
       const int step = step_of[static_cast<size_t>(b.op)];
@@ -388,6 +389,7 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
     } else if (b.role == BufferRole::Weights) {
       ++weight_copies;
       need = {0, last_step};  // the slice pair serves every conv's slices, ping-ponging
+      if (g.prefetched && b.copy == 0) need.first = -1;  // slice 0, during the previous group
     } else {
       if (b.op < 0 || pos_of[static_cast<size_t>(b.op)] < 0)
         return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
@@ -459,6 +461,52 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
   return {};
 }
 
+// Cross-group weight prefetch: a prefetched group's prologue weight buffers (every weight
+// buffer of copy 0: resident weights, a streamed group's first slices, a sweep's `w:sweep`) are
+// written while the previous group (DRAM views skipped) still runs, so they must be declared
+// live from step -1 and share no byte with any buffer of that group. A buffer live before
+// step 0 in a group that is not prefetched is an error.
+Status check_prefetch(const Machine& machine, const Schedule& schedule, size_t group_index) {
+  const GroupSchedule& g = schedule.groups[group_index];
+  const std::string where = "group " + std::to_string(group_index) + ": ";
+  if (!g.prefetched) {
+    for (const auto& b : g.buffers)
+      if (b.first_step < 0)
+        return fail(where + "buffer '" + b.name + "' is declared live from step " +
+                    std::to_string(b.first_step) + " but the group is not prefetched");
+    return {};
+  }
+  size_t previous = group_index;
+  while (previous > 0 && schedule.groups[previous - 1].dram_view) --previous;
+  if (previous == 0) return fail(where + "is prefetched but no group runs before it");
+  const GroupSchedule& p = schedule.groups[previous - 1];
+  bool any = false;
+  for (const auto& b : g.buffers) {
+    if (b.role != BufferRole::Weights || b.copy != 0) {
+      if (b.first_step < 0)
+        return fail(where + "buffer '" + b.name + "' is declared live from step " +
+                    std::to_string(b.first_step) + " but is not a prefetched weight buffer");
+      continue;
+    }
+    any = true;
+    if (b.first_step != -1)
+      return fail(where + "prefetched buffer '" + b.name + "' is declared live from step " +
+                  std::to_string(b.first_step) + ", not -1 (the previous group's tail)");
+    for (const auto& q : p.buffers) {
+      if (q.scratchpad != b.scratchpad) continue;
+      if (b.offset >= q.offset + q.size_bytes || q.offset >= b.offset + b.size_bytes) continue;
+      return fail(where + "prefetched buffer '" + b.name + "' " +
+                  range_str(b.offset, b.offset + b.size_bytes) + " overlaps buffer '" + q.name +
+                  "' " + range_str(q.offset, q.offset + q.size_bytes) + " of group " +
+                  std::to_string(previous - 1) + " in scratchpad '" +
+                  machine.scratchpads[static_cast<size_t>(b.scratchpad)].name +
+                  "' while that group runs");
+    }
+  }
+  if (!any) return fail(where + "is prefetched but has no weight buffer");
+  return {};
+}
+
 }  // namespace
 
 Status check_schedule(const Net& net, const Machine& machine, const Schedule& schedule) {
@@ -495,6 +543,7 @@ Status check_schedule(const Net& net, const Machine& machine, const Schedule& sc
     } else if (!g.dram_view) {
       if (auto s = check_group_buffers(net, machine, g, gi); !s.ok()) return s;
     }
+    if (auto s = check_prefetch(machine, schedule, gi); !s.ok()) return s;
     for (int op : g.ops) {
       const int out = net.op(op).output;
       bool external = net.tensor(out).network_output;

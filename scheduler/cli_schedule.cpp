@@ -25,7 +25,7 @@ std::string resolve_hw(const std::string& hw) {
 cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
-    bool quiet = false, no_weight_sweep = false;
+    bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -42,6 +42,13 @@ cli::Runner setup_schedule(CLI::App& command) {
   command.add_flag("-q,--quiet", o->quiet, "No table");
   command.add_flag("--no-weight-sweep", o->no_weight_sweep,
                    "optimal: leave weight sweeps out of the map space (docs/scheduler.md)");
+  auto* prefetch =
+      command.add_flag("--prefetch", o->prefetch,
+                       "optimal: load each group's first weights during the previous group's tail");
+  command
+      .add_flag("--no-prefetch", o->no_prefetch,
+                "optimal: no cross-group weight prefetch (the schedules of session 5)")
+      ->excludes(prefetch);
   return [o]() {
     const HwConfig config = load_hw_config(resolve_hw(o->hw));
     zoo::LoadOptions load;
@@ -51,6 +58,8 @@ cli::Runner setup_schedule(CLI::App& command) {
     if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
     MapSpaceFeatures features;
     features.weight_sweep = !o->no_weight_sweep;
+    if (o->prefetch) features.prefetch = true;
+    if (o->no_prefetch) features.prefetch = false;
     auto result = schedule_graph(graph, config, o->policy, objective.value(), features);
     if (!result.ok()) {
       std::cerr << "error: " << result.reason() << '\n';

@@ -691,8 +691,11 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     w.first_step = 0;
     w.last_step = store_step;
     add(w);
+    // Prefetch: the first slice lands in copy 0 during the previous group.
+    if (options.prefetch_occupied != nullptr) buffers.back().first_step = -1;
     w.name += "#1";
     w.copy = 1;
+    w.first_step = 0;
     add(w);
   }
   for (size_t pos = 0; pos < n_ops; ++pos) {
@@ -739,6 +742,9 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
       r.last_step = std::max(r.last_step, buffers[i].last_step);
       r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
     }
+    if (options.prefetch_occupied != nullptr)
+      requests.insert(requests.end(), options.prefetch_occupied->begin(),
+                      options.prefetch_occupied->end());
     auto placed = allocate(requests, machine.capacities());
     if (!placed.ok()) return placed.failure();
     for (size_t i = 0; i < buffers.size(); ++i) {
@@ -795,6 +801,10 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   // LOAD: activations, then the slices in order, slice w waiting until phase w-2 has computed
   // (its copy is free); COMPUTE: phase w after its slice and phase w-1; STORE after the last.
   const size_t phases = phase_load.size();
+  gs.prologue_weight_cycles = phases > 0 ? phase_load[0] : 0;
+  // Prefetched: slice 0 is on chip when the group starts (its load is no longer on the LOAD
+  // engine's path; phase 0 waits for the activations only).
+  if (options.prefetch_occupied != nullptr && phases > 0) phase_load[0] = 0;
   std::vector<int64_t> load_end(phases), compute_end(phases);
   int64_t load_free = activation_load_cycles;
   for (size_t w = 0; w < phases; ++w) {
@@ -811,6 +821,8 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   }
   gs.store_cycles = store_cycles;
   gs.cycles = (phases > 0 ? compute_end.back() : activation_load_cycles) + store_cycles;
+  gs.tail_cycles = gs.cycles - load_free;
+  gs.tail_dma_cycles = store_cycles;
   return gs;
 }
 
@@ -1086,6 +1098,13 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       }
     }
   }
+  // Prefetch: the prologue weights (resident: all; streamed: the first tile's slices, copy 0)
+  // are loaded during the previous group, whose bytes are pinned at step -1.
+  const bool prefetch = options.prefetch_occupied != nullptr;
+  if (prefetch) {
+    for (auto& b : buffers)
+      if (b.role == BufferRole::Weights && b.copy == 0) b.first_step = -1;
+  }
   {
     std::vector<AllocRequest> requests;
     requests.reserve(buffers.size());
@@ -1093,6 +1112,9 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       requests.push_back(
           {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
     }
+    if (prefetch)
+      requests.insert(requests.end(), options.prefetch_occupied->begin(),
+                      options.prefetch_occupied->end());
     auto placed = allocate(requests, machine.capacities());
     if (!placed.ok()) return placed.failure();
     for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
@@ -1174,7 +1196,9 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
         const int64_t table = table_bytes_for(net, op, c);
         gs.traffic.weights_read += slice;
         gs.traffic.requant_tables_read += table;
-        load[static_cast<size_t>(t)] += dma_cycles_for_bytes(machine, slice + table);
+        const int64_t cycles = dma_cycles_for_bytes(machine, slice + table);
+        load[static_cast<size_t>(t)] += cycles;
+        if (t == 0) gs.prologue_weight_cycles += cycles;
       }
     }
   }
@@ -1192,18 +1216,35 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.compute_cycles += compute[static_cast<size_t>(t)];
     gs.store_cycles += store[static_cast<size_t>(t)];
   }
+  if (m.weights_resident) gs.prologue_weight_cycles = resident_weight_cycles;
+  if (prefetch) {
+    // The prologue is on chip when the group starts.
+    if (m.weights_resident) {
+      resident_weight_cycles = 0;
+    } else {
+      load[0] -= gs.prologue_weight_cycles;
+      gs.load_cycles -= gs.prologue_weight_cycles;
+    }
+  }
+  const auto T = static_cast<size_t>(geo.tiles);
   if (m.double_buffered) {
     // Tile t computes while tile t+1 loads and tile t-1 stores; the loads and the stores share
     // one DRAM bus, so they take their sum (docs/scheduler.md, "Cycles").
     int64_t cycles = resident_weight_cycles + load[0];
-    for (int64_t t = 0; t < geo.tiles; ++t) {
-      const int64_t next_load = t + 1 < geo.tiles ? load[static_cast<size_t>(t + 1)] : 0;
-      const int64_t prev_store = t > 0 ? store[static_cast<size_t>(t - 1)] : 0;
-      cycles += std::max(compute[static_cast<size_t>(t)], next_load + prev_store);
+    int64_t last_load_end = cycles;  // the LOAD engine's last DMA (with its slot's stores)
+    for (size_t t = 0; t < T; ++t) {
+      const int64_t next_load = t + 1 < T ? load[t + 1] : 0;
+      const int64_t prev_store = t > 0 ? store[t - 1] : 0;
+      if (t + 2 == T) last_load_end = cycles + next_load + prev_store;
+      cycles += std::max(compute[t], next_load + prev_store);
     }
-    gs.cycles = cycles + store[static_cast<size_t>(geo.tiles - 1)];
+    gs.cycles = cycles + store[T - 1];
+    gs.tail_cycles = gs.cycles - last_load_end;
+    gs.tail_dma_cycles = store[T - 1] + (T >= 2 ? store[T - 2] : 0);
   } else {
     gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
+    gs.tail_cycles = compute[T - 1] + store[T - 1];
+    gs.tail_dma_cycles = store[T - 1];
   }
   return gs;
 }
@@ -1234,6 +1275,60 @@ Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
   TileGeometry geo = tile_group(net, g, mapping);
   measure_geometry(net, machine, g, geo);
   return evaluate_with(net, machine, g, geo, mapping, options);
+}
+
+Mapping mapping_of(const GroupSchedule& group) {
+  Mapping m;
+  m.row_tiles = group.row_tiles;
+  m.col_tiles = group.col_tiles;
+  m.channel_tiles = group.channel_tiles;
+  m.halo = group.halo;
+  m.weights_resident = group.weights_resident;
+  m.double_buffered = group.double_buffered;
+  m.weight_sweep = group.weight_sweep;
+  m.op_slices = group.op_slices;
+  return m;
+}
+
+Result<GroupSchedule> plan_prefetched(const Net& net, const Machine& machine,
+                                      const GroupSchedule& previous, const GroupSchedule& next,
+                                      const PlanOptions& options) {
+  if (previous.dram_view || next.dram_view) return fail("prefetch: a DRAM view group");
+  if (next.prologue_weight_cycles <= 0) return fail("prefetch: no prologue weights");
+  // The previous group's bytes, merged per scratchpad, pinned at step -1.
+  std::vector<AllocRequest> occupied;
+  {
+    std::vector<std::pair<int, Interval>> ranges;
+    for (const auto& b : previous.buffers)
+      if (b.size_bytes > 0) ranges.push_back({b.scratchpad, {b.offset, b.offset + b.size_bytes}});
+    std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.b < b.second.b;
+    });
+    for (size_t i = 0; i < ranges.size();) {
+      const int pad = ranges[i].first;
+      Interval r = ranges[i].second;
+      size_t j = i + 1;
+      for (; j < ranges.size() && ranges[j].first == pad && ranges[j].second.b <= r.e; ++j)
+        r.e = std::max(r.e, ranges[j].second.e);
+      AllocRequest pin;
+      pin.size_bytes = r.size();
+      pin.first_step = pin.last_step = -1;
+      pin.scratchpad = pad;
+      pin.fixed_offset = r.b;
+      occupied.push_back(pin);
+      i = j;
+    }
+  }
+  PlanOptions with = options;
+  with.prefetch_occupied = &occupied;
+  auto planned = evaluate_mapping(net, machine, next.ops, mapping_of(next), with);
+  if (!planned.ok()) return fail("prefetch: " + planned.reason());
+  GroupSchedule gs = std::move(planned).value();
+  gs.prefetched = true;
+  gs.prefetch_wait_cycles = std::max<int64_t>(
+      0, gs.prologue_weight_cycles + previous.tail_dma_cycles - previous.tail_cycles);
+  gs.cycles += gs.prefetch_wait_cycles;
+  return gs;
 }
 
 bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective) {

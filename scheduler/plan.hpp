@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "scheduler/alloc.hpp"
 #include "scheduler/machine.hpp"
 #include "scheduler/net.hpp"
 #include "scheduler/schedule.hpp"
@@ -40,11 +41,18 @@ struct PlanOptions {
   int max_group_ops = 32;  ///< longest group considered (bounds search time)
   /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
   bool allow_weight_sweep = false;
+  /// Set by plan_prefetched only: the bytes the previous group occupies, as pinned requests
+  /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
+  /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
+  const std::vector<AllocRequest>* prefetch_occupied = nullptr;
 };
 
 /// Map-space features of a whole search (`optimal` honours them).
 struct MapSpaceFeatures {
   bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
+  /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
+  /// prefetch"): a group's prologue weights load during the previous group's tail.
+  bool prefetch = false;
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
@@ -83,6 +91,21 @@ Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
 /// channel splits (is_channel_split_group) last, fewest channel tiles first.
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options);
+
+/// The mapping `group` was evaluated with (its tile counts, halo, residency, buffering, sweep).
+Mapping mapping_of(const GroupSchedule& group);
+
+/// Cross-group weight prefetch: `next` (a planned group) re-evaluated with its prologue
+/// weights (GroupSchedule::prologue_weight_cycles) loaded during `previous`'s tail, after its
+/// last load, into bytes that no buffer of `previous` uses (the allocation proves it: those
+/// bytes are pinned at step -1, where the prologue buffers start). Its cycles are the group's
+/// with the prologue on chip plus the wait
+///   max(0, prologue_weight_cycles + previous.tail_dma_cycles - previous.tail_cycles)
+/// (the prefetch shares the DMA with the tail's stores). Fails when either is a DRAM view,
+/// `next` has no prologue weights, or the prologue does not fit beside `previous`.
+Result<GroupSchedule> plan_prefetched(const Net& net, const Machine& machine,
+                                      const GroupSchedule& previous, const GroupSchedule& next,
+                                      const PlanOptions& options);
 
 /// Best feasible mapping by the objective; fails when none fits.
 Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,

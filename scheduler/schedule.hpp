@@ -92,6 +92,22 @@ struct GroupSchedule {
   int64_t macs = 0;  ///< useful MACs of the group's ops (recomputation excluded)
   int64_t load_cycles = 0, compute_cycles = 0, store_cycles = 0;  ///< summed over tiles
   int64_t cycles = 0;  ///< with overlap as chosen (double_buffered) + prologue/epilogue
+  /// Cross-group weight prefetch (docs/scheduler.md, "Cross-group weight prefetch"). The
+  /// prologue weights are the weight loads the first tile waits for before its compute:
+  /// resident weights (all), a streamed group's first slices, a sweep's first slice. Their
+  /// DMA cycles, counted serially in `cycles` unless `prefetched`.
+  int64_t prologue_weight_cycles = 0;
+  /// The group's tail as the next group's prefetch sees it: cycles from the end of its LOAD
+  /// engine's last DMA to the group's end, and the DMA (store) cycles within that tail.
+  int64_t tail_cycles = 0;
+  int64_t tail_dma_cycles = 0;
+  /// The prologue weights are loaded during the previous group's tail (after its last load),
+  /// into buffers that no buffer of that group touches; those buffers have first_step = -1
+  /// (live before the group's first tile). `cycles` is then the group's cycles with the
+  /// prologue on chip plus `prefetch_wait_cycles`, the part of the prefetch (sharing the DMA
+  /// with the previous group's tail stores) that the previous group's tail did not cover.
+  bool prefetched = false;
+  int64_t prefetch_wait_cycles = 0;
 
   int64_t tiles() const { return row_tiles * col_tiles * channel_tiles; }
   int steps() const { return static_cast<int>(ops.size()) + 2; }

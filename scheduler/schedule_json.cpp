@@ -88,6 +88,11 @@ ordered_json to_json(const Schedule& s, const Net& net) {
     gj["compute_cycles"] = g.compute_cycles;
     gj["store_cycles"] = g.store_cycles;
     gj["cycles"] = g.cycles;
+    if (g.prefetched) {  // absent otherwise: schedules without prefetch read and write as before
+      gj["prefetched"] = true;
+      gj["prologue_weight_cycles"] = g.prologue_weight_cycles;
+      gj["prefetch_wait_cycles"] = g.prefetch_wait_cycles;
+    }
     gj["peak_bytes"] = g.peak_bytes;
     ordered_json buffers = ordered_json::array();
     for (const auto& b : g.buffers) {
@@ -155,6 +160,11 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
       g.compute_cycles = gj.at("compute_cycles").get<int64_t>();
       g.store_cycles = gj.at("store_cycles").get<int64_t>();
       g.cycles = gj.at("cycles").get<int64_t>();
+      g.prefetched = gj.value("prefetched", false);
+      if (g.prefetched) {
+        g.prologue_weight_cycles = gj.at("prologue_weight_cycles").get<int64_t>();
+        g.prefetch_wait_cycles = gj.at("prefetch_wait_cycles").get<int64_t>();
+      }
       g.peak_bytes = gj.at("peak_bytes").get<std::vector<int64_t>>();
       for (const auto& bj : gj.at("buffers")) {
         BufferAlloc b;

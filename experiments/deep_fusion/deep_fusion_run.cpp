@@ -72,6 +72,50 @@ void print_breakdown(const tessel::sched::ScheduledNet& result, const tessel::Hw
   print("cut", [](const Row& r) { return r.cut; });
 }
 
+// Where the schedule's cycles go (issue 7's cycle goal): compute-engine busy, DMA busy
+// (loads incl. weights, stores) and the prologue weight loads each group waits for before its
+// first compute (GroupSchedule::prologue_weight_cycles; serial unless prefetched, and then only
+// the prefetch's wait counts). Two estimates of cross-group prefetch: "ideal" hides every
+// group's prologue but the first one's; "tail-bounded" hides what the previous group's tail
+// covers (plan_prefetched's wait formula), assuming the buffer space is always free.
+void print_cycle_breakdown(const tessel::sched::ScheduledNet& result) {
+  using namespace tessel::sched;
+  const Schedule& s = result.schedule;
+  int64_t compute = 0, dma = 0, exposed = 0, prefetched = 0, ideal = 0, bounded = 0;
+  const GroupSchedule* previous = nullptr;
+  for (const GroupSchedule& g : s.groups) {
+    if (g.dram_view) continue;
+    compute += g.compute_cycles;
+    dma += g.load_cycles + g.store_cycles + (g.weights_resident ? g.prologue_weight_cycles : 0);
+    if (g.prefetched && !g.weights_resident) dma += g.prologue_weight_cycles;
+    const int64_t own =
+        g.prefetched ? g.cycles - g.prefetch_wait_cycles : g.cycles - g.prologue_weight_cycles;
+    exposed += g.prefetched ? g.prefetch_wait_cycles : g.prologue_weight_cycles;
+    if (g.prefetched) ++prefetched;
+    if (previous == nullptr) {
+      ideal += own + g.prologue_weight_cycles;
+      bounded += own + g.prologue_weight_cycles;
+    } else {
+      ideal += own;
+      bounded += own + std::max<int64_t>(0, g.prologue_weight_cycles + previous->tail_dma_cycles -
+                                                previous->tail_cycles);
+    }
+    previous = &g;
+  }
+  const auto roof = static_cast<double>(s.roofline_cycles);
+  const auto x = [&](int64_t c) { return static_cast<double>(c) / roof; };
+  std::fprintf(stderr,
+               "cycles %s %s %s: %lld (x%.3f roofline %lld); compute engine busy %lld (x%.3f), "
+               "DMA busy %lld (x%.3f), exposed prologue weight loads %lld (x%.3f; %lld groups "
+               "prefetched); with prefetch: ideal %lld (x%.3f), tail-bounded %lld (x%.3f)\n",
+               s.model.c_str(), s.policy.c_str(), s.objective.c_str(),
+               static_cast<long long>(s.cycles), x(s.cycles),
+               static_cast<long long>(s.roofline_cycles), static_cast<long long>(compute),
+               x(compute), static_cast<long long>(dma), x(dma), static_cast<long long>(exposed),
+               x(exposed), static_cast<long long>(prefetched), static_cast<long long>(ideal),
+               x(ideal), static_cast<long long>(bounded), x(bounded));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,6 +125,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"vgg19", "googlenet", "inception_v3", "resnet18", "resnet50"};
   bool print_groups = false;
   bool breakdown = false;
+  bool cycle_breakdown = false;
   sched::MapSpaceFeatures features;
   std::string only_policy;
   auto split = [](const std::string& list) {
@@ -98,8 +143,14 @@ int main(int argc, char** argv) {
       print_groups = true;
     } else if (key == "--breakdown") {
       breakdown = true;
+    } else if (key == "--cycle-breakdown") {
+      cycle_breakdown = true;
     } else if (key == "--no-weight-sweep") {
       features.weight_sweep = false;
+    } else if (key == "--prefetch") {
+      features.prefetch = true;
+    } else if (key == "--no-prefetch") {
+      features.prefetch = false;
     } else if (i + 1 < argc && key == "--hw") {
       hw = argv[++i];
     } else if (i + 1 < argc && key == "--out") {
@@ -110,7 +161,8 @@ int main(int argc, char** argv) {
       only_policy = argv[++i];
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
-                   "[--policy P] [--groups] [--breakdown] [--no-weight-sweep]\n";
+                   "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
+                   "[--prefetch | --no-prefetch]\n";
       return 2;
     }
   }
@@ -157,6 +209,7 @@ int main(int argc, char** argv) {
       const auto& s = result.value().schedule;
       if (print_groups) std::cerr << sched::format_table(result.value());
       if (breakdown) print_breakdown(result.value(), config);
+      if (cycle_breakdown) print_cycle_breakdown(result.value());
       out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
           << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read

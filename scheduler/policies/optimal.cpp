@@ -1,4 +1,5 @@
-// `optimal`: dynamic programming over partitions of the topological order into groups.
+// `optimal`: dynamic programming over partitions of the topological order into groups (with
+// cross-group weight prefetch against the best partition's last group when enabled).
 #include <algorithm>
 #include <limits>
 
@@ -60,6 +61,18 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
                                              net.op(seq[j + 1]).kind == OpKind::Add);
         if (options.allow_weight_sweep && mid_block && is_weight_sweep_group(net, group)) continue;
         break;
+      }
+      // Cross-group weight prefetch: against the last group (DRAM views skipped) of the best
+      // schedule of seq[0, i), which is final here (the DP visits i in order).
+      if (features.prefetch && i > 0) {
+        size_t k = i;
+        while (k > 0 && choice[k].dram_view) k = start[k];
+        if (k > 0) {
+          auto prefetched = plan_prefetched(net, machine, choice[k], plan.value(), options);
+          if (prefetched.ok() &&
+              cost_of(prefetched.value(), objective) < cost_of(plan.value(), objective))
+            plan = std::move(prefetched);
+        }
       }
       const Cost c = cost_of(plan.value(), objective);
       const Cost total{best[i].primary + c.primary, best[i].secondary + c.secondary};
