@@ -1,5 +1,6 @@
 // The matrix unit: an R x C int8/int16 weight-stationary MAC array with int32 accumulators in
-// SRAM, sequencing one conv instruction (docs/isa.md "conv", docs/timing.md "conv").
+// SRAM, sequencing one conv instruction (docs/isa.md "conv", docs/timing.md "conv"), and
+// tessel_mac_pair, its two-int8-products-per-DSP48E1 multiply.
 //
 // Schedule (cycles after the start cycle s): W cycles load weight block 0 into the shadow
 // buffer, one array row (C weights) per cycle; then for each pass (a weight block: dense
@@ -51,7 +52,6 @@ module tessel_matrix #(
   logic in_win, first, mac, load_row;
   logic [31:0] in_byte, acc_byte;
   localparam int unsigned NV = R > C ? R : C;
-  logic [NV*32-1:0] in_vec;  // entry i at [32*i +: 32]
 
   always_comb begin
     in_h = (32'(f.out_h) - 1) * 32'(f.stride_h) + (32'(f.kh) - 1) * 32'(f.dil_h) + 1
@@ -72,17 +72,62 @@ module tessel_matrix #(
     rd_addr = {32'(f.bias_addr) + 32'(ocb) * C * 4, wptr, acc_byte, in_byte};
   end
 
-  always_comb begin
+  // ---- products. Depthwise weights sit on the diagonal of the weight buffer (entry (c, c)
+  // holds channel c's weight, the rest 0) when R >= C, so that a depthwise pass is the same
+  // dot product as a dense one: sum_r in[r] * w[r][c] = in[c] * w[c]. Every product is formed
+  // at its exact width (IB*8 x WB*8 bits, e.g. 8 x 8 -> 16) and the R products of a column are
+  // summed in DOT_W bits, then added to the int32 accumulator: the same value modulo 2^32 as
+  // the int32 products and sums of docs/isa.md, since no partial sum overflows DOT_W bits.
+  localparam bit DIAG = R >= C;
+  // int8 x int8 with column pairs: two products per 25 x 8 multiply (tessel_mac_pair, at the
+  // end of this file), so R * C / 2 DSP48E1 instead of R * C (docs/fpga.md, "Two int8
+  // products per DSP48E1").
+  localparam bit PACK = DIAG && IB == 1 && WB == 1 && C % 2 == 0;
+  localparam int unsigned PW = 8 * (IB + WB);  // product bits
+  localparam int unsigned DOT_W = PW + $clog2(R) + 1 < 32 ? PW + $clog2(R) + 1 : 32;
+  logic [NV*16-1:0] in_vec;  // entry i at [16*i +: 16], sign-extended; 0 outside the window
+  logic [R*C*PW-1:0] prod;   // in[r] * w[r][c] at [PW*(r*C+c) +: PW]
 
-    for (int unsigned i = 0; i < (R > C ? R : C); i++) begin
-      if (!in_win) in_vec[32*i+:32] = 0;
-      else if (IB == 1) in_vec[32*i+:32] = 32'($signed(rd_data[8*i+:8]));
-      else in_vec[32*i+:32] = 32'($signed(rd_data[16*i+:16]));
+  always_comb
+    for (int unsigned i = 0; i < NV; i++) begin
+      if (!in_win) in_vec[16*i+:16] = 0;
+      else if (IB == 1) in_vec[16*i+:16] = 16'($signed(rd_data[8*i+:8]));
+      else in_vec[16*i+:16] = rd_data[16*i+:16];
     end
+
+  for (genvar r = 0; r < R; r++) begin : g_row
+    if (PACK) begin : g_pack
+      for (genvar q = 0; q < C / 2; q++) begin : g_pair
+        tessel_mac_pair u_pair (
+            .x(in_vec[16*r+:8]),
+            .w_lo(wcur[16*(r*C+2*q)+:8]),
+            .w_hi(wcur[16*(r*C+2*q+1)+:8]),
+            .p_lo(prod[PW*(r*C+2*q)+:PW]),
+            .p_hi(prod[PW*(r*C+2*q+1)+:PW])
+        );
+      end
+    end else begin : g_plain
+      for (genvar c = 0; c < C; c++) begin : g_col
+        logic signed [IB*8-1:0] xv;
+        logic signed [WB*8-1:0] wv;
+        logic signed [PW-1:0] pv;
+        assign xv = in_vec[16*r+:IB*8];
+        assign wv = wcur[16*(r*C+c)+:WB*8];
+        assign pv = xv * wv;  // sign-extended to PW bits: exact
+        assign prod[PW*(r*C+c)+:PW] = pv;
+      end
+    end
+  end
+
+  always_comb begin
     for (int unsigned r = 0; r < R; r++)
       for (int unsigned c = 0; c < C; c++) begin
         wnext_d[16*(r*C+c)+:16] = wnext[16*(r*C+c)+:16];
-        if (load_row && 32'(r) == j) begin
+        if (load_row && f.depthwise && DIAG) begin  // one row: channel c to entry (c, c)
+          if (r != c) wnext_d[16*(r*C+c)+:16] = '0;
+          else if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
+          else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
+        end else if (load_row && 32'(r) == j) begin
           if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
         end
@@ -94,16 +139,17 @@ module tessel_matrix #(
     wr_mask = '0;
     for (int unsigned c = 0; c < C; c++) begin
       logic [31:0] sum;
+      logic signed [DOT_W-1:0] dot;
       if (!first || f.init == tessel_isa_pkg::INIT_ACC) sum = rd_data[CW*8+32*c+:32];
       else if (f.init == tessel_isa_pkg::INIT_BIAS) sum = rd_data[3*CW*8+32*c+:32];
       else sum = 0;
-      // int32 products and sums wrap around (docs/isa.md)
-      if (f.depthwise)
-        sum = sum + in_vec[32*c+:32] * 32'($signed(wcur[16*c+:16]));
+      // int32 products and sums wrap around (docs/isa.md); here none wraps before the last add
+      dot = '0;
+      if (f.depthwise && !DIAG)
+        dot = DOT_W'($signed(in_vec[16*c+:IB*8]) * $signed(wcur[16*c+:WB*8]));
       else
-        for (int unsigned r = 0; r < R; r++)
-          sum = sum + in_vec[32*r+:32] * 32'($signed(wcur[16*(r*C+c)+:16]));
-      wr_data[32*c+:32] = sum;
+        for (int unsigned r = 0; r < R; r++) dot = dot + DOT_W'($signed(prod[PW*(r*C+c)+:PW]));
+      wr_data[32*c+:32] = sum + 32'(dot);
       wr_mask[4*c+:4] = 4'hf;
     end
   end
@@ -166,3 +212,31 @@ module tessel_matrix #(
   end
 endmodule
 /* verilator lint_on UNUSEDSIGNAL */
+
+// tessel_mac_pair: two signed int8 products that share one operand, x * w_lo and x * w_hi,
+// from ONE 25 x 8-bit signed multiply: one DSP48E1 (25 x 18) on a 7-series FPGA instead of two.
+//
+// The arithmetic (docs/fpga.md, "Two int8 products per DSP48E1"):
+//   A = w_hi * 2^16 + w_lo      in [-2^23 - 128, 2^23 - 2^16 + 127]: 25-bit signed
+//   P = A * x = hi * 2^16 + lo  hi = x * w_hi, lo = x * w_lo, both in [-16256, 16384]
+//   |P| <= (2^23 + 128) * 128 < 2^31, so P is exact in 32 bits.
+//   lo in [-2^15, 2^15) is the low 16 bits of P read as signed: p_lo = P[15:0].
+//   floor(P / 2^16) = hi + floor(lo / 2^16) = hi - (lo < 0), and lo < 0 iff P[15] = 1, so
+//   p_hi = P[31:16] + P[15] (16-bit, exact since hi fits in 16 bits).
+// A shift of 17 (the 18-bit lane of Xilinx's WP487 for the 27 x 18 DSP48E2) would not fit
+// the DSP48E1's 25-bit A port: w_hi = -128, w_lo < 0 gives A < -2^24.
+// tests/rtl/mac_pair_test.cpp checks every (x, w_lo, w_hi) triple, 2^24 of them.
+module tessel_mac_pair (
+    input  logic signed [7:0]  x,
+    input  logic signed [7:0]  w_lo,
+    input  logic signed [7:0]  w_hi,
+    output logic signed [15:0] p_lo,  // x * w_lo
+    output logic signed [15:0] p_hi   // x * w_hi
+);
+  logic signed [24:0] a;
+  logic signed [31:0] p;
+  assign a = $signed({w_hi[7], w_hi, 16'd0}) + 25'(w_lo);
+  assign p = a * x;  // both signed: sign-extended to 32 bits, one 25 x 8 multiplier
+  assign p_lo = p[15:0];
+  assign p_hi = p[31:16] + 16'(p[15]);
+endmodule
