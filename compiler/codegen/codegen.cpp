@@ -233,6 +233,13 @@ class Lowering {
   std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles
   std::map<int, int64_t> extra_top_;         // per scratchpad: codegen-owned bytes above the peak
   bool work_before_ = false;                 // a tile has been emitted (the next one waits on it)
+  // Cross-group weight prefetch (GroupSchedule::prefetched): the group's first weight loads,
+  // taken out of its first tile and inserted after the previous group's last load, at
+  // prefetch_point_ (-1: no group emitted yet).
+  std::vector<isa::Instruction> prefetch_;
+  std::int64_t prefetch_point_ = -1;
+  Status place_prefetch(const std::string& where, size_t& before);
+  void mark_prefetch_point(size_t before);
   int copy_ = 0;             // the ping-pong copy the current tile uses (double buffering)
   int weight_copy_ = 0;      // the copy of streamed weight slices the current tile uses
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
@@ -1309,7 +1316,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
                   ") is not supported by codegen yet");
     }
   }
-  const size_t before = emitter_.size();
+  size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
   // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
   // rows, then columns.
@@ -1421,6 +1428,14 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
             return fail(where + ": " + s.reason());
         }
       }
+      if (first_tile && gs.prefetched) {
+        // The first tile's weight loads run in the previous group's tail (into bytes the
+        // scheduler proved free there); the tile's own loads start with its activations.
+        prefetch_ = std::move(phases.front().loads);
+        phases.front().loads.clear();
+        if (prefetch_.empty())
+          return fail(where + ": prefetched but the first tile loads no weights");
+      }
       for (int t : gs.inputs) {
         const Box& box = need[static_cast<size_t>(t)];
         if (box.empty()) continue;
@@ -1473,6 +1488,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   copy_ = 0;
   weight_copy_ = 0;
   layout_.clear();
+  if (auto s = place_prefetch(where, before); !s.ok()) return s;
   auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
     for (auto& instruction : list)
       if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
@@ -1564,7 +1580,38 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     work_before_ = true;
   }
   record_group(gs, before, traffic_before);
+  mark_prefetch_point(before);
   return {};
+}
+
+Status Lowering::place_prefetch(const std::string& where, size_t& before) {
+  if (prefetch_.empty()) return {};
+  if (prefetch_point_ < 0 || out_.groups.empty())
+    return fail(where + ": prefetched, but no group runs before it");
+  auto at = static_cast<size_t>(prefetch_point_);
+  for (auto& instruction : prefetch_) {
+    if (auto s = emitter_.insert(at++, std::move(instruction)); !s.ok())
+      return fail(where + ": " + s.reason());
+  }
+  const auto n = static_cast<std::int64_t>(prefetch_.size());
+  GroupCode& previous = out_.groups.back();
+  previous.end_instruction += n;
+  previous.prefetch_instructions += n;
+  for (auto i = static_cast<size_t>(prefetch_point_); i < at; ++i)
+    ++previous.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  before += prefetch_.size();
+  prefetch_.clear();
+  return {};
+}
+
+void Lowering::mark_prefetch_point(size_t before) {
+  prefetch_point_ = -1;
+  for (size_t i = emitter_.size(); i > before; --i) {
+    if (isa::engine_of(emitter_.program().instructions[i - 1]) == isa::Engine::kLoad) {
+      prefetch_point_ = static_cast<std::int64_t>(i);
+      return;
+    }
+  }
 }
 
 void Lowering::record_group(const sched::GroupSchedule& gs, size_t before,
@@ -1653,7 +1700,7 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
                   ") cannot run per slice");
     }
   }
-  const size_t before = emitter_.size();
+  size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
   // One tile: every stored output whole, shape transfer for the rest.
   std::vector<Box> requested(net_.tensors.size());
@@ -1733,8 +1780,19 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
   }
   layout_.clear();
   if (phases.empty() || stores.empty()) return fail(where + ": nothing to compute or store");
+  if (gs.prefetched) {
+    // Slice 0 (copy 0) loads in the previous group's tail; phase 0 waits for the activations.
+    prefetch_ = std::move(phases.front().loads);
+    phases.front().loads.clear();
+    if (activation_loads.empty()) {
+      isa::Nop nop;
+      nop.engine = isa::Engine::kLoad;
+      activation_loads.push_back(nop);
+    }
+  }
   phases.front().loads.insert(phases.front().loads.begin(), activation_loads.begin(),
                               activation_loads.end());
+  if (auto s = place_prefetch(where, before); !s.ok()) return s;
   // Tokens (docs/codegen.md, "Weight sweeps"): phase w's loads -> its compute (load->compute);
   // compute of phase w frees its slice copy for phase w + 2's loads (compute->load); the last
   // compute -> the stores; the stores -> the barrier, which frees the next group's loads.
@@ -1771,6 +1829,7 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
   if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
   work_before_ = true;
   record_group(gs, before, traffic_before);
+  mark_prefetch_point(before);
   return {};
 }
 
@@ -1888,6 +1947,8 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
                              {"activations_read", g.traffic.activations_read},
                              {"activations_written", g.traffic.activations_written},
                              {"requant_tables_read", g.traffic.requant_table_read}}}});
+    if (g.prefetch_instructions > 0)  // absent without prefetch: compile.json as before
+      j["groups"].back()["prefetch_instructions"] = g.prefetch_instructions;
   }
   if (!compiled.host.empty()) {
     // The boundary: after the program, the host reads these integer tensors and runs the host

@@ -37,6 +37,9 @@ struct GroupCode {
   CodeTraffic traffic;                ///< the bytes this group's DMAs request
   std::int64_t macs = 0;              ///< useful MACs (the scheduler's count)
   std::int64_t predicted_cycles = 0;  ///< the scheduler's cost model
+  /// Cross-group weight prefetch: instructions of the NEXT group (its first weight loads) that
+  /// lie in this group's range, right after this group's last load.
+  std::int64_t prefetch_instructions = 0;
 };
 
 /// A network input or output in DRAM and its quantization (for `tessel sim DIR`).

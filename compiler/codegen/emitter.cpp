@@ -37,6 +37,22 @@ Flags flags_of(const isa::Instruction& instruction) {
 
 Emitter::Emitter(int token_fifo_depth) : depth_(token_fifo_depth) {}
 
+Status Emitter::insert(std::size_t index, isa::Instruction instruction) {
+  const std::string where = "instruction inserted at " + std::to_string(index) + " (" +
+                            std::string(isa::mnemonic(instruction)) + ")";
+  if (index > program_.instructions.size())
+    return fail(where + ": past the end (" + std::to_string(program_.instructions.size()) + ")");
+  if (auto checked = isa::check(instruction); !checked.ok()) {
+    return fail(where + ": " + checked.reason());
+  }
+  const Flags f = flags_of(instruction);
+  if (f.pop_prev || f.pop_next || f.push_prev || f.push_next)
+    return fail(where + ": carries a token flag");
+  program_.instructions.insert(program_.instructions.begin() + static_cast<std::ptrdiff_t>(index),
+                               std::move(instruction));
+  return {};
+}
+
 Status Emitter::emit(isa::Instruction instruction) {
   const std::string where = "instruction " + std::to_string(program_.instructions.size()) + " (" +
                             std::string(isa::mnemonic(instruction)) + ")";

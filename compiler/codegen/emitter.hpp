@@ -28,6 +28,10 @@ class Emitter {
   /// naming the instruction index and FIFO on underflow ("instruction 7 (conv): pops
   /// load->compute, which is empty") or overflow.
   Status emit(isa::Instruction instruction);
+  /// Inserts `instruction` at `index` (<= size()), after checking it. It must carry no token
+  /// flag, so the token counts of every later instruction stay as they were (a cross-group
+  /// weight prefetch placed after the previous group's last load). Fails naming the index.
+  Status insert(std::size_t index, isa::Instruction instruction);
   /// Appends `finish`; fails when a FIFO still holds tokens (unbalanced program).
   Status finish();
 

@@ -31,12 +31,14 @@ inline std::string config_path(const std::string& name) {
 /// `config` may be a shipped config with changed sizes (a small weight scratchpad, say); when
 /// `compiled_out` / `scheduled_out` are given they receive the program and the schedule, for
 /// tests that also check the instructions. `features` reaches the search; `adjust`, when given,
-/// may rewrite the schedule before code generation (a test forcing a mapping).
+/// may rewrite the schedule before code generation (a test forcing a mapping);
+/// `simulated_cycles_out`, when given, receives the simulated cycles.
 inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
                               const std::string& policy, CompiledProgram* compiled_out = nullptr,
                               sched::ScheduledNet* scheduled_out = nullptr,
                               const sched::MapSpaceFeatures& features = {},
-                              const std::function<void(sched::ScheduledNet&)>& adjust = nullptr) {
+                              const std::function<void(sched::ScheduledNet&)>& adjust = nullptr,
+                              std::uint64_t* simulated_cycles_out = nullptr) {
   auto prepared = cpu::prepare_graph(model);
   ASSERT_TRUE(prepared.ok()) << prepared.reason();
   quant::QuantConfig qconfig;
@@ -129,6 +131,7 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
   EXPECT_EQ(static_cast<int64_t>(dram.write_bytes_by_kind[kind(sim::TrafficKind::kActivations)] +
                                  dram.write_bytes_by_kind[kind(sim::TrafficKind::kOutputs)]),
             traffic.activations_written);
+  if (simulated_cycles_out != nullptr) *simulated_cycles_out = report.cycles;
   std::printf("cycles: simulated %llu, scheduler %lld\n",
               static_cast<unsigned long long>(report.cycles),
               static_cast<long long>(scheduled.value().schedule.cycles));
