@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -13,21 +14,19 @@ namespace {
 constexpr int kLanes = kInstructionBits / 64;
 using Lanes = std::array<std::uint64_t, kLanes>;
 
-// The most fields any opcode has (decode's field values live in an array of this size).
-constexpr std::size_t kMaxFieldCount = [] {
-  int most = 0;
-  for (const auto& spec : generated::kOpcodeSpecs) most = std::max(most, spec.field_count);
-  return static_cast<std::size_t>(most);
-}();
-
 static_assert(std::variant_size_v<Instruction> == std::size(generated::kOpcodeSpecs),
               "Instruction's alternatives follow the opcode table");
 
 Lanes to_lanes(const Word& word) {
   Lanes lanes{};
-  for (int i = 0; i < kInstructionBytes; ++i)
-    lanes[static_cast<std::size_t>(i / 8)] |= std::uint64_t{word[static_cast<std::size_t>(i)]}
-                                              << (8 * (i % 8));
+  if constexpr (std::endian::native == std::endian::little) {
+    static_assert(sizeof(Lanes) == sizeof(Word));
+    std::memcpy(lanes.data(), word.data(), sizeof lanes);  // byte k of lane j is word[8j + k]
+  } else {
+    for (int i = 0; i < kInstructionBytes; ++i)
+      lanes[static_cast<std::size_t>(i / 8)] |= std::uint64_t{word[static_cast<std::size_t>(i)]}
+                                                << (8 * (i % 8));
+  }
   return lanes;
 }
 
@@ -39,11 +38,11 @@ Word to_word(const Lanes& lanes) {
   return word;
 }
 
-std::uint64_t mask_of(int width) {
+constexpr std::uint64_t mask_of(int width) {
   return width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
 }
 
-std::uint64_t extract(const Lanes& lanes, int lsb, int width) {
+[[gnu::always_inline]] constexpr std::uint64_t extract(const Lanes& lanes, int lsb, int width) {
   const auto lane = static_cast<std::size_t>(lsb / 64);
   const int offset = lsb % 64;
   std::uint64_t bits = lanes[lane] >> offset;
@@ -51,7 +50,7 @@ std::uint64_t extract(const Lanes& lanes, int lsb, int width) {
   return bits & mask_of(width);
 }
 
-void deposit(Lanes& lanes, int lsb, int width, std::uint64_t bits) {
+constexpr void deposit(Lanes& lanes, int lsb, int width, std::uint64_t bits) {
   bits &= mask_of(width);
   const auto lane = static_cast<std::size_t>(lsb / 64);
   const int offset = lsb % 64;
@@ -59,20 +58,17 @@ void deposit(Lanes& lanes, int lsb, int width, std::uint64_t bits) {
   if (offset + width > 64) lanes[lane + 1] |= bits >> (64 - offset);
 }
 
-/// Bits owned by some field of each opcode (opcode and token flags included).
-const std::vector<Lanes>& used_bits() {
-  static const std::vector<Lanes> table = [] {
-    std::vector<Lanes> out;
-    for (const auto& spec : generated::kOpcodeSpecs) {
-      Lanes used{};
-      deposit(used, generated::kOpcodeField[0].lsb, generated::kOpcodeField[0].width, ~0ULL);
-      for (const auto& field : spec.fields()) deposit(used, field.lsb, field.width, ~0ULL);
-      out.push_back(used);
-    }
-    return out;
-  }();
-  return table;
-}
+/// Bits owned by some field of each opcode (opcode and token flags included), in table order.
+constexpr auto kUsedBits = [] {
+  std::array<Lanes, std::size(generated::kOpcodeSpecs)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    deposit(out[i], generated::kOpcodeField[0].lsb, generated::kOpcodeField[0].width, ~0ULL);
+    const OpcodeSpec& spec = generated::kOpcodeSpecs[i];
+    for (int f = 0; f < spec.field_count; ++f)
+      deposit(out[i], spec.fields_begin[f].lsb, spec.fields_begin[f].width, ~0ULL);
+  }
+  return out;
+}();
 
 template <std::size_t... I>
 Instruction default_of(std::size_t index, std::index_sequence<I...>) {
@@ -80,6 +76,46 @@ Instruction default_of(std::size_t index, std::index_sequence<I...>) {
   ((index == I ? (out.template emplace<I>(), 0) : 0), ...);
   return out;
 }
+
+std::string range_error(const FieldSpec& field, std::int64_t value);
+
+/// Alternative I of Instruction with every field read from `lanes` (sign-extended where
+/// signed) and checked against its legal range; the first field out of range fails as
+/// make_instruction() words it. One instance per opcode, so each field's position, width and
+/// range are constants: decode runs once per simulated instruction.
+template <std::size_t I>
+Result<Instruction> decode_fields(const Lanes& lanes) {
+  Instruction out(std::in_place_index<I>);
+  const FieldSpec* bad = nullptr;
+  std::int64_t bad_value = 0;
+  // Inlined field by field, so that each field's position, width and range fold to constants.
+  for_each_field(
+      std::get<I>(out), [&](const FieldSpec& field, auto& member) __attribute__((always_inline)) {
+        const std::uint64_t bits = extract(lanes, field.lsb, field.width);
+        std::int64_t value = static_cast<std::int64_t>(bits);
+        if (field.type == FieldType::kSigned && (bits >> (field.width - 1)) != 0)
+          value -= std::int64_t{1} << field.width;
+        if (value < field.min_value || value > field.max_value) {
+          if (bad == nullptr) {
+            bad = &field;
+            bad_value = value;
+          }
+          return;
+        }
+        member = static_cast<std::remove_reference_t<decltype(member)>>(value);
+      });
+  if (bad != nullptr) return fail(range_error(*bad, bad_value));
+  return out;
+}
+
+template <std::size_t... I>
+constexpr auto field_decoders(std::index_sequence<I...>) {
+  return std::array<Result<Instruction> (*)(const Lanes&), sizeof...(I)>{&decode_fields<I>...};
+}
+
+/// decode_fields<I>, indexed by the opcode's position in the table.
+constexpr auto kFieldDecoders =
+    field_decoders(std::make_index_sequence<std::size(generated::kOpcodeSpecs)>{});
 
 std::string range_error(const FieldSpec& field, std::int64_t value) {
   return "field '" + std::string(field.name) + "' = " + format_value(field, value) +
@@ -308,7 +344,7 @@ Result<Instruction> decode(const Word& word) {
     return fail(std::string("unknown opcode ") + text);
   }
   const auto index = static_cast<std::size_t>(spec - generated::kOpcodeSpecs);
-  const Lanes& used = used_bits()[index];
+  const Lanes& used = kUsedBits[index];
   for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
     // A whole lane at once; the lowest set reserved bit is the one reported.
     if (const std::uint64_t reserved = lanes[lane] & ~used[lane]; reserved != 0) {
@@ -317,17 +353,7 @@ Result<Instruction> decode(const Word& word) {
                   " does not use it)");
     }
   }
-  // On the stack: decode runs once per simulated instruction.
-  std::array<std::int64_t, kMaxFieldCount> values{};
-  std::size_t count = 0;
-  for (const auto& field : spec->fields()) {
-    const std::uint64_t bits = extract(lanes, field.lsb, field.width);
-    std::int64_t value = static_cast<std::int64_t>(bits);
-    if (field.type == FieldType::kSigned && (bits >> (field.width - 1)) != 0)
-      value -= std::int64_t{1} << field.width;
-    values[count++] = value;
-  }
-  auto made = make_instruction(*spec, std::span<const std::int64_t>(values.data(), count));
+  auto made = kFieldDecoders[index](lanes);
   if (!made) return made;
   if (auto status = check_rules(made.value()); !status) return status.failure();
   return made;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <type_traits>
 
 namespace tessel::isa {
@@ -28,12 +29,33 @@ std::int64_t box_end(std::int64_t addr, std::int64_t ny, std::int64_t nx, std::i
   return addr + ((ny - 1) * stride_y + (nx - 1) * stride_x + nc) * bytes;
 }
 
-SramAccess box(std::string_view sp_field, std::string_view addr_field, std::uint32_t sp,
-               std::int64_t addr, std::int64_t ny, std::int64_t nx, std::int64_t nc,
-               std::int64_t stride_y, std::int64_t stride_x, std::int64_t bytes, bool is_write,
-               std::vector<SramKind> kinds) {
-  return {sp_field, addr_field,      sp, addr, box_end(addr, ny, nx, nc, stride_y, stride_x, bytes),
-          is_write, std::move(kinds)};
+/// Scratchpad kinds as bits (1 << kind): an operand's admissible kinds without an allocation.
+using KindMask = std::uint8_t;
+
+constexpr KindMask mask(std::initializer_list<SramKind> kinds) {
+  KindMask out = 0;
+  for (const SramKind k : kinds) out = static_cast<KindMask>(out | (1u << static_cast<int>(k)));
+  return out;
+}
+
+/// One SRAM operand as sram_accesses() describes it, with its kinds as a mask (the kinds of
+/// every operand are listed in SramKind order, so the mask keeps their order too).
+struct Access {
+  std::string_view sp_field;
+  std::string_view addr_field;
+  std::uint32_t sp = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  bool is_write = false;
+  KindMask kinds = 0;
+};
+
+Access box(std::string_view sp_field, std::string_view addr_field, std::uint32_t sp,
+           std::int64_t addr, std::int64_t ny, std::int64_t nx, std::int64_t nc,
+           std::int64_t stride_y, std::int64_t stride_x, std::int64_t bytes, bool is_write,
+           KindMask kinds) {
+  return {sp_field, addr_field, sp, addr, box_end(addr, ny, nx, nc, stride_y, stride_x, bytes),
+          is_write, kinds};
 }
 
 std::int64_t stored(std::int64_t out, std::int64_t stride, std::int64_t kernel,
@@ -73,32 +95,31 @@ std::string format_size(std::int64_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-std::vector<SramAccess> sram_accesses(const Instruction& instruction, int matrix_rows,
-                                      int matrix_cols, int weight_bits) {
+namespace {
+
+/// Calls `f(const Access&)` for every SRAM operand of `instruction`, in sram_accesses() order.
+template <class F>
+void for_each_access(const Instruction& instruction, int matrix_rows, int matrix_cols,
+                     int weight_bits, F&& f) {
   const std::int64_t rows = matrix_rows, cols = matrix_cols;
   const std::int64_t weight_bytes = weight_bits / 8;
-  std::vector<SramAccess> out;
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, Load>) {
-          std::vector<SramKind> kinds =
-              x.kind == Traffic::kWeights ? std::vector{K::kWeights}
-              : x.kind == Traffic::kActivations
-                  ? std::vector{K::kActivations, K::kAccumulators, K::kOutputs}
-                  : std::vector{K::kActivations, K::kOutputs};
-          out.push_back(box("sp", "sram_addr", x.sp, x.sram_addr,
-                            x.pad_top + x.y_size + x.pad_bottom,
-                            x.pad_left + x.x_size + x.pad_right, x.c_size, x.sram_stride_y,
-                            x.sram_stride_x, elem_bytes(x.elem), true, std::move(kinds)));
+          const KindMask kinds = x.kind == Traffic::kWeights ? mask({K::kWeights})
+                                 : x.kind == Traffic::kActivations
+                                     ? mask({K::kActivations, K::kAccumulators, K::kOutputs})
+                                     : mask({K::kActivations, K::kOutputs});
+          f(box("sp", "sram_addr", x.sp, x.sram_addr, x.pad_top + x.y_size + x.pad_bottom,
+                x.pad_left + x.x_size + x.pad_right, x.c_size, x.sram_stride_y, x.sram_stride_x,
+                elem_bytes(x.elem), true, kinds));
         } else if constexpr (std::is_same_v<T, Store>) {
-          std::vector<SramKind> kinds =
-              x.kind == Traffic::kWeights
-                  ? std::vector{K::kWeights}
-                  : std::vector{K::kActivations, K::kAccumulators, K::kOutputs};
-          out.push_back(box("sp", "sram_addr", x.sp, x.sram_addr, x.y_size, x.x_size, x.c_size,
-                            x.sram_stride_y, x.sram_stride_x, elem_bytes(x.elem), false,
-                            std::move(kinds)));
+          const KindMask kinds = x.kind == Traffic::kWeights
+                                     ? mask({K::kWeights})
+                                     : mask({K::kActivations, K::kAccumulators, K::kOutputs});
+          f(box("sp", "sram_addr", x.sp, x.sram_addr, x.y_size, x.x_size, x.c_size, x.sram_stride_y,
+                x.sram_stride_x, elem_bytes(x.elem), false, kinds));
         } else if constexpr (std::is_same_v<T, Conv>) {
           const std::int64_t out_channels = x.oc_blocks * cols;
           const std::int64_t in_channels = x.depthwise ? out_channels : x.ic_blocks * rows;
@@ -106,83 +127,111 @@ std::vector<SramAccess> sram_accesses(const Instruction& instruction, int matrix
               stored(x.out_h, x.stride_h, x.kh, x.dil_h, x.pad_top, x.pad_bottom);
           const std::int64_t in_w =
               stored(x.out_w, x.stride_w, x.kw, x.dil_w, x.pad_left, x.pad_right);
-          out.push_back(box("in_sp", "in_addr", x.in_sp, x.in_addr, in_h, in_w, in_channels,
-                            x.in_stride_y, x.in_stride_x, elem_bytes(x.elem), false,
-                            {K::kActivations}));
+          f(box("in_sp", "in_addr", x.in_sp, x.in_addr, in_h, in_w, in_channels, x.in_stride_y,
+                x.in_stride_x, elem_bytes(x.elem), false, mask({K::kActivations})));
           const std::int64_t weight_elements =
               x.depthwise ? x.oc_blocks * x.kh * x.kw * cols
                           : x.oc_blocks * x.ic_blocks * x.kh * x.kw * rows * cols;
-          out.push_back({"w_sp",
-                         "w_addr",
-                         x.w_sp,
-                         x.w_addr,
-                         x.w_addr + weight_elements * weight_bytes,
-                         false,
-                         {K::kWeights}});
+          f(Access{"w_sp", "w_addr", x.w_sp, x.w_addr, x.w_addr + weight_elements * weight_bytes,
+                   false, mask({K::kWeights})});
           if (x.init == Init::kBias)
-            out.push_back({"w_sp",
-                           "bias_addr",
-                           x.w_sp,
-                           x.bias_addr,
-                           x.bias_addr + out_channels * 4,
-                           false,
-                           {K::kWeights}});
+            f(Access{"w_sp", "bias_addr", x.w_sp, x.bias_addr, x.bias_addr + out_channels * 4,
+                     false, mask({K::kWeights})});
           if (x.init == Init::kAcc)
-            out.push_back(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.out_h, x.out_w,
-                              out_channels, x.acc_stride_y, x.acc_stride_x, 4, false,
-                              {K::kAccumulators}));
-          out.push_back(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.out_h, x.out_w,
-                            out_channels, x.acc_stride_y, x.acc_stride_x, 4, true,
-                            {K::kAccumulators}));
+            f(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.out_h, x.out_w, out_channels,
+                  x.acc_stride_y, x.acc_stride_x, 4, false, mask({K::kAccumulators})));
+          f(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.out_h, x.out_w, out_channels,
+                x.acc_stride_y, x.acc_stride_x, 4, true, mask({K::kAccumulators})));
         } else if constexpr (std::is_same_v<T, Requant>) {
-          out.push_back(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size,
-                            x.c_size, x.src_stride_y, x.src_stride_x, 4, false,
-                            {K::kAccumulators}));
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, 4, false, mask({K::kAccumulators})));
           if (x.per_channel)
-            out.push_back({"param_sp",
-                           "param_addr",
-                           x.param_sp,
-                           x.param_addr,
-                           x.param_addr + std::int64_t{x.c_size} * 8,
-                           false,
-                           {K::kWeights, K::kAccumulators}});
-          out.push_back(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size,
-                            x.c_size, x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
-                            {K::kActivations, K::kOutputs}));
+            f(Access{"param_sp", "param_addr", x.param_sp, x.param_addr,
+                     x.param_addr + std::int64_t{x.c_size} * 8, false,
+                     mask({K::kWeights, K::kAccumulators})});
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
+                mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Add>) {
           const auto bytes = elem_bytes(x.elem);
-          out.push_back(box("a_sp", "a_addr", x.a_sp, x.a_addr, x.y_size, x.x_size, x.c_size,
-                            x.a_stride_y, x.a_stride_x, bytes, false,
-                            {K::kActivations, K::kOutputs}));
-          out.push_back(box("b_sp", "b_addr", x.b_sp, x.b_addr, x.y_size, x.x_size, x.c_size,
-                            x.b_stride_y, x.b_stride_x, bytes, false,
-                            {K::kActivations, K::kOutputs}));
-          out.push_back(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size,
-                            x.c_size, x.dst_stride_y, x.dst_stride_x, bytes, true,
-                            {K::kActivations, K::kOutputs}));
+          f(box("a_sp", "a_addr", x.a_sp, x.a_addr, x.y_size, x.x_size, x.c_size, x.a_stride_y,
+                x.a_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+          f(box("b_sp", "b_addr", x.b_sp, x.b_addr, x.y_size, x.x_size, x.c_size, x.b_stride_y,
+                x.b_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, bytes, true, mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Pool>) {
           const auto bytes = elem_bytes(x.elem);
           const std::int64_t in_h = stored(x.out_h, x.stride_h, x.kh, 1, x.pad_top, x.pad_bottom);
           const std::int64_t in_w = stored(x.out_w, x.stride_w, x.kw, 1, x.pad_left, x.pad_right);
-          out.push_back(box("src_sp", "src_addr", x.src_sp, x.src_addr, in_h, in_w, x.c_size,
-                            x.src_stride_y, x.src_stride_x, bytes, false,
-                            {K::kActivations, K::kOutputs}));
-          out.push_back(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.out_h, x.out_w, x.c_size,
-                            x.dst_stride_y, x.dst_stride_x, bytes, true,
-                            {K::kActivations, K::kOutputs}));
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, in_h, in_w, x.c_size, x.src_stride_y,
+                x.src_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.out_h, x.out_w, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, bytes, true, mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Copy>) {
           const auto bytes = elem_bytes(x.elem);
-          const std::vector<SramKind> any{K::kActivations, K::kWeights, K::kAccumulators,
-                                          K::kOutputs};
-          out.push_back(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size,
-                            x.c_size, x.src_stride_y, x.src_stride_x, bytes, false, any));
-          out.push_back(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size,
-                            x.c_size, x.dst_stride_y, x.dst_stride_x, bytes, true, any));
+          const KindMask any = mask({K::kActivations, K::kWeights, K::kAccumulators, K::kOutputs});
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, bytes, false, any));
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, bytes, true, any));
         }
       },
       instruction);
+}
+
+}  // namespace
+
+std::vector<SramAccess> sram_accesses(const Instruction& instruction, int matrix_rows,
+                                      int matrix_cols, int weight_bits) {
+  std::vector<SramAccess> out;
+  for_each_access(instruction, matrix_rows, matrix_cols, weight_bits, [&](const Access& a) {
+    std::vector<SramKind> kinds;
+    for (int k = 0; k < 4; ++k)
+      if (a.kinds & (1u << k)) kinds.push_back(static_cast<SramKind>(k));
+    out.push_back({a.sp_field, a.addr_field, a.sp, a.begin, a.end, a.is_write, std::move(kinds)});
+  });
   return out;
 }
+
+namespace {
+
+/// The first problem of one operand: its scratchpad exists, may hold the operand's kind, and
+/// holds its bytes. The messages are built only for a failing operand.
+std::optional<FieldProblem> check_access(const Access& access, const TargetInfo& target) {
+  if (access.sp >= target.scratchpads.size()) {
+    std::string names;
+    for (const auto& s : target.scratchpads) names += (names.empty() ? "" : ", ") + s.name;
+    return FieldProblem{std::string(access.sp_field),
+                        "field '" + std::string(access.sp_field) + "' = " +
+                            std::to_string(access.sp) + ": no such scratchpad (the config has " +
+                            std::to_string(target.scratchpads.size()) + ": " + names + ")"};
+  }
+  const ScratchpadInfo& pad = target.scratchpads[access.sp];
+  bool may_hold = false;
+  for (const SramKind k : pad.holds)
+    if ((access.kinds >> static_cast<int>(k)) & 1u) may_hold = true;
+  if (!may_hold) {
+    std::string kinds;
+    for (int k = 0; k < 4; ++k)
+      if (access.kinds & (1u << k))
+        kinds += std::string(kinds.empty() ? "" : " or ") +
+                 std::string(to_string(static_cast<SramKind>(k)));
+    return FieldProblem{std::string(access.sp_field), "field '" + std::string(access.sp_field) +
+                                                          "' = " + pad.name +
+                                                          ": the scratchpad may not hold " + kinds};
+  }
+  if (access.begin < pad.size_bytes && access.end <= pad.size_bytes) return std::nullopt;
+  const std::string field = "field '" + std::string(access.addr_field) + "' = " + hex(access.begin);
+  const std::string where = "scratchpad '" + pad.name + "' (" + format_size(pad.size_bytes) + ")";
+  if (access.begin >= pad.size_bytes)
+    return FieldProblem{std::string(access.addr_field), field + " beyond " + where};
+  return FieldProblem{
+      std::string(access.addr_field),
+      field + ": the operand's last byte " + hex(access.end - 1) + " is beyond " + where};
+}
+
+}  // namespace
 
 std::optional<FieldProblem> validate(const Instruction& instruction, const TargetInfo& target) {
   if (const auto* conv = std::get_if<Conv>(&instruction)) {
@@ -193,38 +242,13 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
                       " but the matrix unit takes " + std::to_string(target.input_bits) +
                       "-bit inputs (matrix.input_bits)"};
   }
-  for (const auto& access :
-       sram_accesses(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits)) {
-    if (access.sp >= target.scratchpads.size()) {
-      std::string names;
-      for (const auto& s : target.scratchpads) names += (names.empty() ? "" : ", ") + s.name;
-      return FieldProblem{std::string(access.sp_field),
-                          "field '" + std::string(access.sp_field) + "' = " +
-                              std::to_string(access.sp) + ": no such scratchpad (the config has " +
-                              std::to_string(target.scratchpads.size()) + ": " + names + ")"};
-    }
-    const ScratchpadInfo& pad = target.scratchpads[access.sp];
-    if (std::none_of(access.kinds.begin(), access.kinds.end(),
-                     [&](SramKind k) { return pad.may_hold(k); })) {
-      std::string kinds;
-      for (auto k : access.kinds)
-        kinds += std::string(kinds.empty() ? "" : " or ") + std::string(to_string(k));
-      return FieldProblem{std::string(access.sp_field),
-                          "field '" + std::string(access.sp_field) + "' = " + pad.name +
-                              ": the scratchpad may not hold " + kinds};
-    }
-    if (access.begin < pad.size_bytes && access.end <= pad.size_bytes) continue;
-    // The messages are built only for a failing access (validate runs once per simulated
-    // instruction).
-    const std::string field =
-        "field '" + std::string(access.addr_field) + "' = " + hex(access.begin);
-    const std::string where = "scratchpad '" + pad.name + "' (" + format_size(pad.size_bytes) + ")";
-    if (access.begin >= pad.size_bytes)
-      return FieldProblem{std::string(access.addr_field), field + " beyond " + where};
-    return FieldProblem{
-        std::string(access.addr_field),
-        field + ": the operand's last byte " + hex(access.end - 1) + " is beyond " + where};
-  }
+  // Allocation-free unless a check fails: validate runs once per simulated instruction.
+  std::optional<FieldProblem> problem;
+  for_each_access(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits,
+                  [&](const Access& access) {
+                    if (!problem) problem = check_access(access, target);
+                  });
+  if (problem) return problem;
   return std::nullopt;
 }
 

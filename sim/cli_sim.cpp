@@ -395,9 +395,9 @@ int run(const SimArgs& args) {
     clock.lap("write");
     j["host_seconds"] = clock.json();
     j["host_cpu_seconds"] = clock.cpu_json();
-    // Host threads of `simulate`: this one, or with --threads 2 also the predecoder and (full
-    // mode) the datapath's helper.
-    j["host_threads"] = args.threads >= 2 ? (args.timing_only ? 2 : 3) : 1;
+    // Host threads of `simulate`: this one, or with --threads 2 in full mode also the
+    // datapath's helper.
+    j["host_threads"] = args.threads >= 2 && !args.timing_only ? 2 : 1;
     if (compile.contains("host")) {
       // The boundary's bytes: what the host reads from DRAM after the program.
       const nlohmann::json& host = compile.at("host");
@@ -433,9 +433,8 @@ cli::Runner setup(CLI::App& command) {
                    "Print the host wall seconds of each phase (load, input, simulate, write); a "
                    "compile folder's report.json has them as host_seconds");
   command.add_option("--threads", args->threads,
-                     "Host threads: 1 (default) or 2 (a helper decodes the program ahead of fetch; "
-                     "in full mode large convs' pixels also run half on a second thread); same "
-                     "results; 2 pays only with a core to spare");
+                     "Host threads: 1 (default) or 2 (in full mode large convs' pixels run half "
+                     "on a second thread); same results; 2 pays only with a core to spare");
   command.add_option("--trace", args->trace, "Write a Chrome trace-event JSON timeline");
   command.add_option("--trace-max-events", args->trace_max_events,
                      "Instruction slices recorded in the trace before it stops (default 1000000)");

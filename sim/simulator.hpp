@@ -27,10 +27,14 @@ struct SimOptions {
   std::uint64_t trace_max_events = 1'000'000;
   /// Keep every executed instruction's dispatch/start/finish cycles in the report (tests).
   bool record_instruction_cycles = false;
-  /// Host threads: 1 runs everything on the calling thread; 2 adds a helper that decodes the
-  /// program ahead of fetch and (full mode) a second datapath thread for large dense convs'
-  /// output pixels. The same results either way; 2 pays only with a core to spare.
+  /// Host threads: 1 runs everything on the calling thread; 2 adds (full mode) a second
+  /// datapath thread for large dense convs' output pixels. The same results either way; 2
+  /// pays only with a core to spare.
   int threads = 1;
+  /// How many cycles the accelerator may run ahead of the SystemC kernel's time before it
+  /// returns to the kernel (temporal decoupling; sim/core/accelerator.hpp). Any value >= 1
+  /// gives the same results; 1 wakes the kernel for every active cycle.
+  std::uint64_t sync_quantum_cycles = std::uint64_t{1} << 20;
 };
 
 /// When one instruction ran (docs/timing.md's d_i, s_i, f_i).

@@ -17,24 +17,8 @@ constexpr std::size_t kLoad = 0, kCompute = 1, kStore = 2;
 constexpr std::size_t kLoadToCompute = 0, kComputeToLoad = 1, kComputeToStore = 2,
                       kStoreToCompute = 3;
 
-struct TokenFlags {
-  bool pop_prev, pop_next, push_prev, push_next;
-};
-
-TokenFlags flags_of(const isa::Instruction& instruction) {
-  return std::visit(
-      [](const auto& x) {
-        return TokenFlags{x.pop_prev, x.pop_next, x.push_prev, x.push_next};
-      },
-      instruction);
-}
-
 sc_core::sc_time cycles(std::uint64_t n) {
   return sc_core::sc_time::from_value(n);  // resolution: 1 ns = 1 cycle (SystemcSession)
-}
-
-std::uint64_t now_cycle() {
-  return sc_core::sc_time_stamp().value();
 }
 
 std::string hex_word(const isa::Word& word) {
@@ -50,7 +34,7 @@ std::string hex_word(const isa::Word& word) {
 }  // namespace
 
 Engine::Engine(const sc_core::sc_module_name& name, std::size_t engine_id, std::size_t depth)
-    : sc_core::sc_module(name), id(engine_id), queue_depth(depth) {}
+    : sc_core::sc_module(name), id(engine_id), queue_depth(depth), queue(depth) {}
 
 FetchUnit::FetchUnit(const sc_core::sc_module_name& name, std::span<const isa::Word> words)
     : sc_core::sc_module(name), program(words) {}
@@ -59,7 +43,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
                          std::span<const isa::Word> program)
     : sc_core::sc_module(name),
       context_(context),
-      predecoder_(program, context.config, context.target, context.options.threads >= 2),
+      predecoder_(context.config, context.target),
       fetch_("fetch", program) {
   const auto queue_depth = static_cast<std::size_t>(context.config.queues.instruction_queue_depth);
   for (std::size_t e = 0; e < kEngineCount; ++e)
@@ -73,11 +57,12 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
   if (context.trace)
     for (std::size_t e = 0; e < kEngineCount; ++e)
       context.trace->name_track(static_cast<int>(e), engine_name(e));
+  if (context.options.record_instruction_cycles)
+    context.report.instruction_cycles.reserve(program.size());
 
-  SC_METHOD(cycle);
-  for (auto& engine : engines_) sensitive << engine->finish_event;
-  sensitive << fetch_.wake_event;
-  // Not dont_initialize(): the method runs at cycle 0 to dispatch instruction 0.
+  SC_METHOD(run);
+  // Not dont_initialize(): the method runs at cycle 0 to dispatch instruction 0; later
+  // activations are its own next_trigger()s.
 }
 
 TokenFifo* Accelerator::pop_fifo(std::size_t engine, bool prev) {
@@ -110,9 +95,31 @@ const TokenFifo* Accelerator::push_fifo(std::size_t engine, bool prev) const {
   return const_cast<Accelerator*>(this)->push_fifo(engine, prev);
 }
 
-void Accelerator::cycle() {
-  if (faulted_) return;
-  const std::uint64_t now = now_cycle();
+void Accelerator::run() {
+  const std::uint64_t kernel_now = sc_core::sc_time_stamp().value();
+  const std::uint64_t quantum = std::max<std::uint64_t>(context_.options.sync_quantum_cycles, 1);
+  while (!faulted_) {
+    cycle(next_cycle_);
+    next_cycle_ = next_active_cycle();
+    if (next_cycle_ == kNever) return;  // nothing can change any more: sc_start() returns
+    if (next_cycle_ - kernel_now >= quantum) {
+      next_trigger(cycles(next_cycle_ - kernel_now));
+      return;
+    }
+  }
+}
+
+std::uint64_t Accelerator::next_active_cycle() const {
+  // Every cycle with a pending event: the engines' finishes and fetch's wake (the events a
+  // kernel process per cycle would be woken by).
+  std::uint64_t next = fetch_.wake_pending ? next_cycle_ + 1 : kNever;
+  for (const auto& engine : engines_)
+    if (engine->running) next = std::min(next, engine->running->finish_cycle);
+  return next;
+}
+
+void Accelerator::cycle(std::uint64_t now) {
+  fetch_.wake_pending = false;
   account(now);
   for (auto& engine : engines_)
     if (engine->running && engine->running->finish_cycle == now) finish_instruction(*engine, now);
@@ -144,15 +151,12 @@ void Accelerator::account(std::uint64_t now) {
 void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   const Engine::Running running = *engine.running;
   engine.running.reset();
-  const isa::Instruction& instruction = running.entry.instruction();
-  if (datapath_) datapath_->execute(instruction);
+  const QueuedInstruction& entry = *running.entry;
+  const DecodedInstruction& decoded = entry.decoded;
+  if (datapath_) datapath_->execute(decoded.instruction);
 
-  const TokenFlags flags = flags_of(instruction);
-  for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}}) {
-    if (!wanted) continue;
-    TokenFifo* fifo = push_fifo(engine.id, prev);
-    fifo->visible += 1;
-  }
+  if (decoded.push_prev) push_fifo(engine.id, true)->visible += 1;
+  if (decoded.push_next) push_fifo(engine.id, false)->visible += 1;
 
   const std::uint64_t cost = now - running.start_cycle;
   const std::uint64_t busy = std::min(cost, running.bus_cycles ? running.bus_cycles : cost);
@@ -163,25 +167,26 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
 
   SimReport& report = context_.report;
   report.instructions_executed += 1;
-  report.macs += running.entry.decoded->macs;
-  for (const auto& traffic : running.entry.decoded->sram_traffic()) {
+  report.macs += decoded.macs;
+  for (const auto& traffic : decoded.sram_traffic()) {
     report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
     report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;
   }
   max_finish_cycle_ = std::max(max_finish_cycle_, now);
   if (context_.options.record_instruction_cycles)
     report.instruction_cycles.push_back(
-        {running.entry.index, running.entry.dispatch_cycle, running.start_cycle, now});
-  if (std::holds_alternative<isa::Finish>(instruction)) finish_done_ = true;
+        {entry.index, entry.dispatch_cycle, running.start_cycle, now});
+  if (decoded.is_finish) finish_done_ = true;
 
   if (context_.trace) {
     char args[160];
     std::snprintf(args, sizeof args, R"({"index":%llu,"dispatch":%llu,"ready":%llu})",
-                  static_cast<unsigned long long>(running.entry.index),
-                  static_cast<unsigned long long>(running.entry.dispatch_cycle),
-                  static_cast<unsigned long long>(running.entry.dispatch_cycle + 1));
-    context_.trace->slice(static_cast<int>(engine.id), std::string(isa::mnemonic(instruction)),
-                          running.start_cycle, now, args);
+                  static_cast<unsigned long long>(entry.index),
+                  static_cast<unsigned long long>(entry.dispatch_cycle),
+                  static_cast<unsigned long long>(entry.dispatch_cycle + 1));
+    context_.trace->slice(static_cast<int>(engine.id),
+                          std::string(isa::mnemonic(decoded.instruction)), running.start_cycle, now,
+                          args);
   }
 }
 
@@ -189,48 +194,53 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
   if (engine.running || engine.queue.empty()) return false;
   const QueuedInstruction& head = engine.queue.front();
   if (head.dispatch_cycle + 1 > now) return false;  // decode
-  const TokenFlags flags = flags_of(head.instruction());
+  const DecodedInstruction& decoded = head.decoded;
   engine.waiting_on_token = true;
-  if (flags.pop_prev && !pop_fifo(engine.id, true)->has_token()) return false;
-  if (flags.pop_next && !pop_fifo(engine.id, false)->has_token()) return false;
-  if (flags.push_prev && !push_fifo(engine.id, true)->has_room()) return false;
-  if (flags.push_next && !push_fifo(engine.id, false)->has_room()) return false;
+  if (decoded.pop_prev && !pop_fifo(engine.id, true)->has_token()) return false;
+  if (decoded.pop_next && !pop_fifo(engine.id, false)->has_token()) return false;
+  if (decoded.push_prev && !push_fifo(engine.id, true)->has_room()) return false;
+  if (decoded.push_next && !push_fifo(engine.id, false)->has_room()) return false;
   engine.waiting_on_token = false;
 
   // Checks against the config and the DRAM image, in both modes alike.
-  // (The Predecoder ran isa::validate.)
-  if (head.decoded->invalid) {
-    raise_fault(head.decoded->out_of_bounds ? "out_of_bounds" : "illegal_instruction", now,
-                engine_name(engine.id), static_cast<std::int64_t>(head.index),
-                isa::format_instruction(head.instruction()), head.decoded->invalid_message);
+  // (The Predecoder ran isa::validate; its message is re-derived only for a fault.)
+  if (!decoded.ok()) {
+    raise_fault(decoded.status == DecodedInstruction::Status::kOutOfBounds ? "out_of_bounds"
+                                                                           : "illegal_instruction",
+                now, engine_name(engine.id), static_cast<std::int64_t>(head.index),
+                isa::format_instruction(head.instruction()),
+                predecoder_.fault_message(fetch_.program[head.index], decoded));
     return false;
   }
-  dma_requests(head.instruction(), now, engine.requests);
-  for (const auto& request : engine.requests) {
-    if (request.address + request.bytes > context_.dram_size_bytes) {
-      char message[200];
-      std::snprintf(message, sizeof message,
+  if (decoded.dma.rows > 0 && decoded.dma.end_address() > context_.dram_size_bytes) {
+    // The walk's last run ends highest; the message names the first request beyond the image.
+    std::string message;
+    decoded.dma.for_each_request(now, [&](const DramRequest& request) {
+      if (!message.empty() || request.address + request.bytes <= context_.dram_size_bytes) return;
+      char text[200];
+      std::snprintf(text, sizeof text,
                     "DRAM bytes [0x%llx, 0x%llx) beyond the DRAM image (%llu bytes)",
                     static_cast<unsigned long long>(request.address),
                     static_cast<unsigned long long>(request.address + request.bytes),
                     static_cast<unsigned long long>(context_.dram_size_bytes));
-      raise_fault("out_of_bounds", now, engine_name(engine.id),
-                  static_cast<std::int64_t>(head.index),
-                  isa::format_instruction(head.instruction()), message);
-      return false;
-    }
+      message = text;
+    });
+    raise_fault("out_of_bounds", now, engine_name(engine.id), static_cast<std::int64_t>(head.index),
+                isa::format_instruction(head.instruction()), message);
+    return false;
   }
 
-  for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}}) {
+  for (const auto& [wanted, prev] :
+       {std::pair{decoded.pop_prev, true}, {decoded.pop_next, false}}) {
     if (!wanted) continue;
     TokenFifo* fifo = pop_fifo(engine.id, prev);
     fifo->visible -= 1;
     fifo->occupancy -= 1;
-    fetch_.wake_event.notify(cycles(1));  // the freed place counts from the next cycle
+    fetch_.wake_pending = true;  // the freed place counts from the next cycle
   }
-  if (flags.push_prev) push_fifo(engine.id, true)->occupancy += 1;
-  if (flags.push_next) push_fifo(engine.id, false)->occupancy += 1;
-  engine.running = Engine::Running{head, now, now, 0, true};
+  if (decoded.push_prev) push_fifo(engine.id, true)->occupancy += 1;
+  if (decoded.push_next) push_fifo(engine.id, false)->occupancy += 1;
+  engine.running.emplace(Engine::Running{&head, now, now, 0, true});
   engine.queue.pop_front();
   engine.stats.instructions += 1;
   engine.accounted_until = now;
@@ -240,37 +250,42 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
 void Accelerator::time_started(Engine& engine, std::uint64_t now) {
   Engine::Running& running = *engine.running;
   running.started_this_cycle = false;
-  const std::vector<DramRequest>& requests = engine.requests;  // try_start's, for this start
-  if (requests.empty()) {
-    running.finish_cycle = now + running.entry.decoded->fixed_cost_cycles;
+  const DmaWalk& dma = running.entry->decoded.dma;
+  if (dma.rows == 0) {
+    running.finish_cycle = now + running.entry->decoded.fixed_cost_cycles;
   } else {
+    // The walk's requests, in order, as the DMA presents them this cycle.
+    DramModel& dram = context_.dram;
     std::uint64_t bursts = 0;
-    for (const auto& request : requests) {
-      const DramCompletion done = context_.dram.access(request);
+    dma.for_each_request(now, [&](const DramRequest& request) {
+      const DramCompletion done = dram.access(request);
       running.finish_cycle = done.completion_cycle;
       bursts += done.bursts;
-    }
+    });
     // Busy = the bus time of its bursts, ceil(bursts * B / b); the rest waits on DRAM.
-    const DramModel& dram = context_.dram;
     const std::uint64_t units =
         bursts * dram.params().burst_bytes * dram.bytes_per_cycle_denominator();
     running.bus_cycles =
         (units + dram.bytes_per_cycle_numerator() - 1) / dram.bytes_per_cycle_numerator();
   }
-  engine.finish_event.notify(cycles(running.finish_cycle - now));
 }
 
 void Accelerator::dispatch(std::uint64_t now) {
   if (fetch_.stopped || now < fetch_.earliest_cycle) return;
   if (fetch_.next_index >= fetch_.program.size()) return;
   const std::uint64_t index = fetch_.next_index;
-  const DecodedInstruction& next = predecoder_.get(index);
-  if (!next.decoded) {
+  if (!fetch_.next_decoded) {  // decoded once, kept while a full queue holds fetch back
+    predecoder_.decode(fetch_.program[index], fetch_.next);
+    fetch_.next_decoded = true;
+  }
+  const DecodedInstruction& next = fetch_.next;
+  if (next.status == DecodedInstruction::Status::kUndecodable) {
     raise_fault("illegal_instruction", now, "fetch", static_cast<std::int64_t>(index),
-                hex_word(fetch_.program[index]), next.decode_error);
+                hex_word(fetch_.program[index]),
+                predecoder_.fault_message(fetch_.program[index], next));
     return;
   }
-  Engine& engine = *engines_[static_cast<std::size_t>(isa::engine_of(next.instruction))];
+  Engine& engine = *engines_[next.engine];
   if (engine.queue.size() >= engine.queue_depth) {
     if (!fetch_.blocked_on) {
       fetch_.blocked_on = engine.id;
@@ -279,14 +294,18 @@ void Accelerator::dispatch(std::uint64_t now) {
     return;  // a start on that engine frees a slot and dispatch retries in that same cycle
   }
   fetch_.blocked_on.reset();
-  const bool is_finish = std::holds_alternative<isa::Finish>(next.instruction);
-  engine.queue.push_back({index, now, &next});
+  QueuedInstruction& slot = engine.queue.back_slot();
+  slot.index = index;
+  slot.dispatch_cycle = now;
+  slot.decoded = next;
+  engine.queue.push_back();
+  fetch_.next_decoded = false;
   fetch_.next_index += 1;
   fetch_.earliest_cycle = now + 1;
-  fetch_.stopped = is_finish;
+  fetch_.stopped = next.is_finish;
   last_dispatch_cycle_ = now;
   context_.report.instructions_dispatched += 1;
-  fetch_.wake_event.notify(cycles(1));
+  fetch_.wake_pending = true;
 }
 
 void Accelerator::raise_fault(std::string kind, std::uint64_t cycle, std::string engine,
@@ -305,7 +324,7 @@ bool Accelerator::ended() const {
 
 std::string Accelerator::describe_block(const Engine& engine) const {
   const QueuedInstruction& head = engine.queue.front();
-  const TokenFlags flags = flags_of(head.instruction());
+  const DecodedInstruction& flags = head.decoded;
   std::string out = std::string(engine_name(engine.id)) + ": instruction " +
                     std::to_string(head.index) + " (`" +
                     isa::format_instruction(head.instruction()) + "`)";
@@ -328,7 +347,7 @@ std::string Accelerator::describe_block(const Engine& engine) const {
 }
 
 std::string Accelerator::blocking_fifo(const Engine& engine) const {
-  const TokenFlags flags = flags_of(engine.queue.front().instruction());
+  const DecodedInstruction& flags = engine.queue.front().decoded;
   for (const auto& [wanted, prev] : {std::pair{flags.pop_prev, true}, {flags.pop_next, false}})
     if (wanted && !pop_fifo(engine.id, prev)->has_token()) return pop_fifo(engine.id, prev)->name;
   for (const auto& [wanted, prev] : {std::pair{flags.push_prev, true}, {flags.push_next, false}})

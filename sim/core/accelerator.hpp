@@ -2,8 +2,8 @@
 // DramModel, and the arbitration that applies docs/timing.md's same-cycle rules.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,23 +38,53 @@ struct TokenFifo {
   bool has_room() const { return occupancy_at_cycle_start < depth; }
 };
 
-/// An instruction in an engine's queue.
+/// An instruction in an engine's queue: its decoded record, decoded once at dispatch.
 struct QueuedInstruction {
-  std::uint64_t index = 0;                      ///< position in the program
-  std::uint64_t dispatch_cycle = 0;             ///< d_i
-  const DecodedInstruction* decoded = nullptr;  ///< the Predecoder's entry (decoded)
+  std::uint64_t index = 0;           ///< position in the program
+  std::uint64_t dispatch_cycle = 0;  ///< d_i
+  DecodedInstruction decoded;
 
-  const isa::Instruction& instruction() const { return decoded->instruction; }
+  const isa::Instruction& instruction() const { return decoded.instruction; }
 };
 
-/// An engine: its instruction queue, the instruction it runs, its finish event and counters.
-/// Its decisions are made by the Accelerator's arbitration, in the timing model's order.
+/// A FIFO of at most `capacity` entries in one allocation made up front: an engine's
+/// instruction queue. Dispatch writes the back slot in place, then commits it. It keeps
+/// capacity + 1 slots, so the entry pop_front() removed stays intact until the next
+/// pop_front() (a push, made only below capacity, never reaches it): the engine runs the
+/// instruction from its queue slot, without a copy.
+template <class T>
+class FixedQueue {
+ public:
+  explicit FixedQueue(std::size_t capacity) : slots_(capacity + 1) {}
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  const T& front() const { return slots_[head_]; }
+  /// The slot push_back() commits next (size() < capacity).
+  T& back_slot() {
+    const std::size_t i = head_ + size_;
+    return slots_[i < slots_.size() ? i : i - slots_.size()];
+  }
+  void push_back() { ++size_; }
+  void pop_front() {
+    head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
+    --size_;
+  }
+
+ private:
+  std::vector<T> slots_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// An engine: its instruction queue, the instruction it runs, and its counters. Its decisions
+/// are made by the Accelerator's arbitration, in the timing model's order.
 class Engine : public sc_core::sc_module {
  public:
   Engine(const sc_core::sc_module_name& name, std::size_t id, std::size_t queue_depth);
 
   struct Running {
-    QueuedInstruction entry;
+    const QueuedInstruction* entry = nullptr;  ///< its queue slot (intact: FixedQueue)
     std::uint64_t start_cycle = 0;
     std::uint64_t finish_cycle = 0;
     std::uint64_t bus_cycles = 0;  ///< DMA: ceil(bursts * T), the busy part
@@ -63,15 +93,11 @@ class Engine : public sc_core::sc_module {
 
   const std::size_t id;
   const std::size_t queue_depth;
-  std::deque<QueuedInstruction> queue;  ///< dispatched, not started
+  FixedQueue<QueuedInstruction> queue;  ///< dispatched, not started
   std::optional<Running> running;
-  sc_core::sc_event finish_event;  ///< notified for running->finish_cycle
   EngineStats stats;
   std::uint64_t accounted_until = 0;  ///< cycles before this are in stats
   bool waiting_on_token = false;      ///< state since accounted_until (when not running)
-  /// The DRAM requests of the instruction that starts this cycle, computed once by the start's
-  /// bounds check and timed by time_started() in the same cycle; reused from one DMA to the next.
-  std::vector<DramRequest> requests;
 };
 
 /// The fetch/dispatch unit: reads the program in order, one instruction per cycle.
@@ -85,7 +111,9 @@ class FetchUnit : public sc_core::sc_module {
   bool stopped = false;                   ///< dispatched finish
   std::optional<std::size_t> blocked_on;  ///< engine whose full queue holds fetch back
   std::uint64_t blocked_since = 0;
-  sc_core::sc_event wake_event;  ///< notified for the next cycle after a dispatch or a pop
+  bool wake_pending = false;  ///< a wake for the next cycle (after a dispatch or a pop)
+  DecodedInstruction next;    ///< instruction next_index, once decoded
+  bool next_decoded = false;  ///< whether `next` holds it (kept while fetch is blocked)
 };
 
 /// Everything one run needs and produces.
@@ -101,14 +129,22 @@ struct RunContext {
   std::vector<std::vector<std::uint8_t>> final_scratchpads;  ///< full mode, set by finalize()
 };
 
-/// The top module. One SC_METHOD, woken only by an engine's finish or by fetch's next-cycle
-/// wake, runs each active cycle in the order of docs/timing.md: account stall cycles, finish
-/// instructions (results and tokens become visible, in LOAD, COMPUTE, STORE order), start
-/// every instruction that can start against the FIFOs' start-of-cycle occupancy (so one pass
-/// in LOAD, COMPUTE, STORE order, which is also the order their DMA requests reach the DRAM
-/// model), then dispatch at most one instruction into the queue room the starts freed.
-/// (Giving each engine its own SystemC process would leave same-cycle order to the kernel's
-/// unspecified process order; the DRAM request order, hence the cycle counts, would depend on it.)
+/// The top module. Its state changes only at active cycles: cycle 0, an engine's finish cycle,
+/// and the cycle after a dispatch or a token pop (fetch's wake). Each active cycle runs in the
+/// order of docs/timing.md: account stall cycles, finish instructions (results and tokens
+/// become visible, in LOAD, COMPUTE, STORE order), start every instruction that can start
+/// against the FIFOs' start-of-cycle occupancy (so one pass in LOAD, COMPUTE, STORE order,
+/// which is also the order their DMA requests reach the DRAM model), then dispatch at most one
+/// instruction into the queue room the starts freed. Between active cycles nothing can change,
+/// so none is visited. (Giving each engine its own SystemC process would leave same-cycle
+/// order to the kernel's unspecified process order; the DRAM request order, hence the cycle
+/// counts, would depend on it.)
+///
+/// One SC_METHOD runs the active cycles in order, ahead of the SystemC kernel's time by less
+/// than SimOptions::sync_quantum_cycles (temporal decoupling, as TLM-2.0's global quantum): it
+/// returns to the kernel, with a timed trigger for the next active cycle, only when that cycle lies
+/// a quantum or more past the kernel's time. Nothing else in the kernel observes the accelerator,
+/// so the quantum changes no cycle; it spares a kernel event per active cycle.
 class Accelerator : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Accelerator);
@@ -120,7 +156,12 @@ class Accelerator : public sc_core::sc_module {
   void finalize();
 
  private:
-  void cycle();
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+
+  void run();  // the SC_METHOD
+  void cycle(std::uint64_t now);
+  /// The first active cycle after the one just run, or kNever.
+  std::uint64_t next_active_cycle() const;
   void account(std::uint64_t now);
   void finish_instruction(Engine& engine, std::uint64_t now);
   bool try_start(Engine& engine, std::uint64_t now);
@@ -137,7 +178,7 @@ class Accelerator : public sc_core::sc_module {
   bool ended() const;
 
   RunContext& context_;
-  Predecoder predecoder_;  // decodes ahead of fetch_ on a helper thread
+  Predecoder predecoder_;  // decodes each instruction as fetch dispatches it
   FetchUnit fetch_;
   std::vector<std::unique_ptr<Engine>> engines_;
   // load->compute, compute->load, compute->store, store->compute
@@ -147,6 +188,7 @@ class Accelerator : public sc_core::sc_module {
   bool faulted_ = false;
   std::uint64_t max_finish_cycle_ = 0;
   std::uint64_t last_dispatch_cycle_ = 0;
+  std::uint64_t next_cycle_ = 0;  // the next active cycle run() runs
 };
 
 }  // namespace tessel::sim

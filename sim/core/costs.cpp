@@ -13,31 +13,18 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 }
 
 template <class Dma>
-void runs_of(const Dma& x, DramDirection direction, std::uint64_t issue,
-             std::vector<DramRequest>& out) {
+DmaWalk walk_of(const Dma& x, DramDirection direction) {
   const std::uint64_t e = element_bytes(x.elem);
-  const std::uint64_t run_bytes = std::uint64_t{x.c_size} * e;
-  const TrafficKind kind = traffic_kind(x.kind);
-  // Appends [a, a + bytes), merged into the previous run when it continues it.
-  auto append = [&](std::uint64_t a, std::uint64_t bytes) {
-    if (!out.empty() && out.back().address + out.back().bytes == a) {
-      out.back().bytes += bytes;
-    } else {
-      out.push_back({a, bytes, direction, kind, issue});
-    }
-  };
-  // A row whose elements abut (x stride = one element's run) is one contiguous range: the
-  // element-by-element walk below would merge it into exactly that.
-  const bool rows_contiguous = run_bytes > 0 && std::uint64_t{x.dram_stride_x} * e == run_bytes;
-  for (std::uint64_t y = 0; y < x.y_size; ++y) {
-    const std::uint64_t row = x.dram_addr + y * x.dram_stride_y * e;
-    if (rows_contiguous) {
-      if (x.x_size > 0) append(row, std::uint64_t{x.x_size} * run_bytes);
-      continue;
-    }
-    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
-      append(x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e, run_bytes);
-  }
+  DmaWalk walk;
+  walk.address = x.dram_addr;
+  walk.row_stride_bytes = std::uint64_t{x.dram_stride_y} * e;
+  walk.pixel_stride_bytes = std::uint64_t{x.dram_stride_x} * e;
+  walk.run_bytes = std::uint64_t{x.c_size} * e;
+  walk.rows = x.y_size;
+  walk.pixels = x.x_size;
+  walk.direction = direction;
+  walk.kind = traffic_kind(x.kind);
+  return walk;
 }
 
 }  // namespace
@@ -109,13 +96,20 @@ std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& con
   return pixels * conv->oc_blocks * conv->ic_blocks * kernel * rows * cols;
 }
 
+DmaWalk dma_walk(const isa::Instruction& instruction) {
+  if (const auto* load = std::get_if<isa::Load>(&instruction))
+    return walk_of(*load, DramDirection::kRead);
+  if (const auto* store = std::get_if<isa::Store>(&instruction))
+    return walk_of(*store, DramDirection::kWrite);
+  return {};
+}
+
 void dma_requests(const isa::Instruction& instruction, std::uint64_t issue_cycle,
                   std::vector<DramRequest>& out) {
   out.clear();
-  if (const auto* load = std::get_if<isa::Load>(&instruction))
-    runs_of(*load, DramDirection::kRead, issue_cycle, out);
-  else if (const auto* store = std::get_if<isa::Store>(&instruction))
-    runs_of(*store, DramDirection::kWrite, issue_cycle, out);
+  dma_walk(instruction).for_each_request(issue_cycle, [&](const DramRequest& request) {
+    out.push_back(request);
+  });
 }
 
 std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
@@ -129,9 +123,11 @@ std::vector<DramRequest> dma_requests(const isa::Instruction& instruction,
 
 namespace tessel::sim {
 
-void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
-                  std::vector<SramTraffic>& out) {
-  out.clear();
+namespace {
+
+/// Calls out.push_back(SramTraffic) for each operand of sram_traffic(), in its order.
+template <class Out>
+void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out& out) {
   const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
   const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
   const std::uint64_t weight_bytes = static_cast<std::uint64_t>(config.matrix.weight_bits / 8);
@@ -183,6 +179,31 @@ void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
         }
       },
       instruction);
+}
+
+/// A fixed array with push_back: counts every entry, keeps the first out.size().
+struct TrafficSpan {
+  std::span<SramTraffic> out;
+  std::size_t count = 0;
+  void push_back(const SramTraffic& t) {
+    if (count < out.size()) out[count] = t;
+    ++count;
+  }
+};
+
+}  // namespace
+
+void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
+                  std::vector<SramTraffic>& out) {
+  out.clear();
+  traffic_of(instruction, config, out);
+}
+
+std::size_t sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
+                         std::span<SramTraffic> out) {
+  TrafficSpan span{out};
+  traffic_of(instruction, config, span);
+  return span.count;
 }
 
 std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const HwConfig& config) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "configs/hw_config.hpp"
@@ -24,6 +25,59 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
 /// MAC slots a conv uses (timing.md: P * passes * R * C dense, P * passes * C depthwise);
 /// 0 for every other instruction.
 std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& config);
+
+/// The DRAM side of a load or store: `rows` rows of `pixels` runs of `run_bytes` each, in walk
+/// order (y, then x). Strides are non-negative, so the walk's last run ends highest.
+struct DmaWalk {
+  std::uint64_t address = 0;             ///< DRAM byte address of element (0,0,0)
+  std::uint64_t row_stride_bytes = 0;    ///< dram_stride_y * element bytes
+  std::uint64_t pixel_stride_bytes = 0;  ///< dram_stride_x * element bytes
+  std::uint64_t run_bytes = 0;           ///< c_size * element bytes (> 0)
+  std::uint32_t rows = 0;                ///< y_size; 0 when the instruction is no DMA
+  std::uint32_t pixels = 0;              ///< x_size
+  DramDirection direction = DramDirection::kRead;
+  TrafficKind kind = TrafficKind::kActivations;
+
+  /// One past the highest DRAM byte the walk touches (rows > 0): an O(1) bounds check.
+  std::uint64_t end_address() const {
+    return address + (std::uint64_t{rows} - 1) * row_stride_bytes +
+           (std::uint64_t{pixels} - 1) * pixel_stride_bytes + run_bytes;
+  }
+
+  /// Calls f(const DramRequest&) for each maximal contiguous byte run, in walk order: the
+  /// requests dma_requests() lists, without a list.
+  template <class F>
+  void for_each_request(std::uint64_t issue_cycle, F&& f) const {
+    DramRequest run{0, 0, direction, kind, issue_cycle};
+    bool pending = false;
+    // Appends [a, a + bytes), merged into the pending run when it continues it.
+    auto append = [&](std::uint64_t a, std::uint64_t bytes) {
+      if (pending && run.address + run.bytes == a) {
+        run.bytes += bytes;
+        return;
+      }
+      if (pending) f(static_cast<const DramRequest&>(run));
+      run.address = a;
+      run.bytes = bytes;
+      pending = true;
+    };
+    // A row whose pixels abut (x stride = one pixel's run) is one contiguous range: the
+    // pixel-by-pixel walk would merge it into exactly that.
+    const bool rows_contiguous = run_bytes > 0 && pixel_stride_bytes == run_bytes;
+    for (std::uint64_t y = 0; y < rows; ++y) {
+      const std::uint64_t row = address + y * row_stride_bytes;
+      if (rows_contiguous) {
+        if (pixels > 0) append(row, std::uint64_t{pixels} * run_bytes);
+        continue;
+      }
+      for (std::uint64_t x = 0; x < pixels; ++x) append(row + x * pixel_stride_bytes, run_bytes);
+    }
+    if (pending) f(static_cast<const DramRequest&>(run));
+  }
+};
+
+/// The DMA walk of a load or store; rows = 0 for every other instruction.
+DmaWalk dma_walk(const isa::Instruction& instruction);
 
 /// The maximal contiguous byte runs of a load or store, in walk order (y, then x), each one
 /// DRAM request (issue cycle, direction and kind filled in). Empty for other instructions.
@@ -55,5 +109,9 @@ std::vector<SramTraffic> sram_traffic(const isa::Instruction& instruction, const
 /// The same into `out` (cleared first), so that a caller can reuse one buffer.
 void sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
                   std::vector<SramTraffic>& out);
+/// The same into a fixed array, without an allocation: returns how many entries the
+/// instruction has (only the first out.size() are written).
+std::size_t sram_traffic(const isa::Instruction& instruction, const HwConfig& config,
+                         std::span<SramTraffic> out);
 
 }  // namespace tessel::sim

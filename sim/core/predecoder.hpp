@@ -1,72 +1,61 @@
-// Predecoder: decodes and validates a program's instructions on a helper thread, ahead of the
-// fetch unit, with the per-instruction figures that depend only on the instruction and config.
+// Predecoder: decodes and validates one program word at dispatch into the compact record the
+// timing model reads (token flags, fixed cost, MACs, SRAM traffic, the DMA walk).
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <span>
-#include <string>
-#include <thread>
-#include <vector>
 
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
 #include "isa/target.hpp"
 #include "sim/core/costs.hpp"
+#include "sim/dram/dram_model.hpp"
 
 namespace tessel::sim {
 
-/// One program word, decoded, with what the simulator needs of it that is a pure function of
-/// the instruction and the config (so computing it early cannot change a cycle or a byte).
+/// One program word, decoded, with everything the simulator needs of it that is a pure
+/// function of the word and the config (so computing it at dispatch cannot change a cycle or a
+/// byte). Holds no strings: a fault re-derives its message from the word (Predecoder).
 struct DecodedInstruction {
-  bool decoded = false;  ///< false: an undecodable word (`decode_error` says why)
-  std::string decode_error;
-  isa::Instruction instruction;  ///< when decoded
-  /// isa::validate's verdict against the config: empty when the instruction may run.
-  std::string invalid_message;
-  bool invalid = false;
-  bool out_of_bounds = false;  ///< invalid because an operand leaves its scratchpad
-  std::uint64_t fixed_cost_cycles = 0;
+  /// Why the instruction may not run: kOk, or the fault it raises (at fetch for kUndecodable,
+  /// at its start for kIllegal and kOutOfBounds).
+  enum class Status : std::uint8_t { kOk, kUndecodable, kIllegal, kOutOfBounds };
+
+  Status status = Status::kOk;
+  std::uint8_t engine = 0;  ///< isa::Engine code of the queue that runs it
+  bool pop_prev = false, pop_next = false, push_prev = false, push_next = false;
+  bool is_finish = false;
+  std::uint8_t sram_count = 0;          ///< entries of `sram` in use
+  std::uint64_t fixed_cost_cycles = 0;  ///< f - s of a non-DMA instruction (docs/timing.md)
   std::uint64_t macs = 0;
+  DmaWalk dma;  ///< load/store: its DRAM requests (dma.rows == 0 for every other instruction)
   /// sram_traffic() of the instruction: at most 4 entries (a conv's input, weights, bias,
   /// accumulators), held in place to spare an allocation per instruction.
   std::array<SramTraffic, 4> sram{};
-  std::uint8_t sram_count = 0;
+  isa::Instruction instruction;  ///< when decoded (the datapath's and the trace's input)
 
+  bool ok() const { return status == Status::kOk; }
   std::span<const SramTraffic> sram_traffic() const { return {sram.data(), sram_count}; }
 };
 
-/// Decodes `program` in order on its own thread into a table the simulation reads entry by
-/// entry (get(i) waits until entry i is ready). It stops after `finish` or an undecodable word
-/// (fetch never reads past either) and when destroyed. One thread beside the simulation's.
+/// Decodes program words one at a time, in dispatch order, each exactly once: fetch decodes the
+/// instruction it dispatches straight into the engine queue's entry. isa::decode and
+/// isa::validate allocate nothing unless they fail.
 class Predecoder {
  public:
-  /// With `thread` false there is no helper: get() decodes up to the entry it is asked for
-  /// on the calling thread (the same entries, computed on demand).
-  Predecoder(std::span<const isa::Word> program, const HwConfig& config,
-             const isa::TargetInfo& target, bool thread = true);
-  ~Predecoder();
-  Predecoder(const Predecoder&) = delete;
-  Predecoder& operator=(const Predecoder&) = delete;
+  Predecoder(const HwConfig& config, const isa::TargetInfo& target);
 
-  /// Entry `index` (< program size), once the helper thread has written it.
-  const DecodedInstruction& get(std::size_t index);
+  /// Fills `out` from `word`.
+  void decode(const isa::Word& word, DecodedInstruction& out) const;
+
+  /// The messages of a faulting record, re-derived from its word: isa::decode's reason for
+  /// kUndecodable, isa::validate's message for kIllegal and kOutOfBounds.
+  std::string fault_message(const isa::Word& word, const DecodedInstruction& decoded) const;
 
  private:
-  void run();
-  /// Writes entry `index`; returns whether decoding stops after it (finish, undecodable).
-  bool decode_one(std::size_t index);
-
-  std::span<const isa::Word> program_;
   const HwConfig& config_;
   const isa::TargetInfo& target_;
-  std::unique_ptr<DecodedInstruction[]> table_;  // allocated by the helper thread
-  std::vector<SramTraffic> traffic_;             // the helper thread's sram_traffic buffer
-  std::atomic<std::size_t> ready_{0};            // entries [0, ready_) are written
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
 };
 
 }  // namespace tessel::sim

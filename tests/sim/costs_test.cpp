@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "isa/timing.hpp"
 
@@ -117,6 +120,50 @@ TEST(SimCosts, buffer_overload_clears_the_buffer_and_gives_the_same_runs) {
   EXPECT_EQ(buffer[1].direction, DramDirection::kRead);
   dma_requests(isa::Instruction{isa::Finish{}}, 5, buffer);
   EXPECT_TRUE(buffer.empty());
+}
+
+TEST(SimCosts, dma_walk_ends_at_its_last_run_and_overlapping_strides_stay_in_walk_order) {
+  isa::Store store;
+  store.elem = isa::Elem::kI16;
+  store.dram_addr = 100;
+  store.y_size = 3;
+  store.x_size = 2;
+  store.c_size = 5;         // 10-byte runs
+  store.dram_stride_x = 4;  // pixels 8 bytes apart: each run overlaps the next
+  store.dram_stride_y = 1;  // rows 2 bytes apart
+  const DmaWalk walk = dma_walk(store);
+  EXPECT_EQ(walk.direction, DramDirection::kWrite);
+  EXPECT_EQ(walk.run_bytes, 10u);
+  // Last run: 100 + 2 * 2 + 1 * 8 = 112, ends at 122; every other run ends lower.
+  EXPECT_EQ(walk.end_address(), 122u);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+  walk.for_each_request(3, [&](const DramRequest& r) {
+    EXPECT_EQ(r.issue_cycle, 3u);
+    runs.emplace_back(r.address, r.bytes);
+  });
+  // No run starts where the previous one ends, so none merge: y, then x.
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> want{{100, 10}, {108, 10}, {102, 10},
+                                                                  {110, 10}, {104, 10}, {112, 10}};
+  EXPECT_EQ(runs, want);
+  EXPECT_EQ(dma_walk(isa::Instruction{isa::Conv{}}).rows, 0u);  // no DMA
+}
+
+TEST(SimCosts, sram_traffic_into_a_fixed_array_counts_all_and_writes_what_fits) {
+  const HwConfig config = micro_like(4, 4, 4);
+  isa::Conv conv;
+  conv.init = isa::Init::kBias;  // input, weights, bias, accumulators: 4 entries
+  const auto listed = sram_traffic(isa::Instruction{conv}, config);
+  std::array<SramTraffic, 4> all{};
+  ASSERT_EQ(sram_traffic(isa::Instruction{conv}, config, all), 4u);
+  std::array<SramTraffic, 2> two{};
+  EXPECT_EQ(sram_traffic(isa::Instruction{conv}, config, two), 4u);
+  ASSERT_EQ(listed.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(all[i].read_bytes, listed[i].read_bytes) << i;
+    EXPECT_EQ(all[i].write_bytes, listed[i].write_bytes) << i;
+  }
+  EXPECT_EQ(two[1].read_bytes, listed[1].read_bytes);
+  EXPECT_EQ(listed[2].read_bytes, 16u);  // the bias: 4 int32
 }
 
 }  // namespace tessel::sim

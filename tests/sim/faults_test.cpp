@@ -28,7 +28,7 @@ SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
   if (!timing_only) image.bytes.assign(image.size_bytes, 0);
   SimOptions options;
   options.timing_only = timing_only;
-  // The same run with the predecoder (and datapath helper) thread must fault the same way.
+  // The same run with the datapath helper thread (--threads 2) must fault the same way.
   SimOptions threaded = options;
   threaded.threads = 2;
   auto twin = simulate(config, words, image, threaded);
