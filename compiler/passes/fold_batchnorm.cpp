@@ -1,4 +1,5 @@
 // Pass fold-batchnorm: Conv -> BatchNormalization becomes one Conv with rescaled weights/bias.
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/passes/pass.hpp"
@@ -6,6 +7,14 @@
 
 namespace tessel::passes {
 namespace {
+
+// Whether `conv` is the only reader of `tensor` (one input slot) and no graph output is it.
+bool sole_reader(const ir::Graph& graph, const std::string& tensor, ir::OpId conv) {
+  const auto uses = graph.consumers(tensor);
+  if (uses.size() != 1 || uses[0].op != conv) return false;
+  const auto& outputs = graph.outputs();
+  return std::find(outputs.begin(), outputs.end(), tensor) == outputs.end();
+}
 
 // For output channel c, with s = gamma[c] / sqrt(var[c] + eps):
 //   w'[c,...] = w[c,...] * s        b'[c] = (b[c] - mean[c]) * s + beta[c]   (b = 0 if absent)
@@ -38,7 +47,13 @@ Status fold_one(ir::Graph& graph, ir::OpId bn_id, std::vector<ir::OpId>& removed
     const auto& var = graph.tensor(bn.inputs[4]).f32_values;
     const std::vector<float>* bias =
         conv.inputs.size() == 3 ? &graph.tensor(conv.inputs[2]).f32_values : nullptr;
-    new_weight = weight.f32_values;
+    // Weights that only this Conv reads are left unread once it reads the folded ones (and
+    // then removed): take their payload instead of copying it. Copying ResNet-50's 94 MB cost
+    // more in fresh pages than the scaling itself.
+    if (sole_reader(graph, conv.inputs[1], *conv_id))
+      new_weight = std::move(graph.tensor_mut(conv.inputs[1]).f32_values);
+    else
+      new_weight = weight.f32_values;
     new_bias.resize(static_cast<std::size_t>(channels));
     const std::size_t per_channel = new_weight.size() / static_cast<std::size_t>(channels);
     for (std::size_t c = 0; c < static_cast<std::size_t>(channels); ++c) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,13 @@ intops::Requant average_params(const ir::Tensor& input, const ir::Tensor& output
 std::pair<std::int32_t, std::int32_t> clip_bounds(const ir::Tensor& tensor, double min, double max);
 /// Bits of an integer dtype (8 for i8/u8, 16, 32).
 int dtype_bits(ir::DType dtype);
+
+/// out[i] = intops::quantize_value(x[i], scale, bits) for every i (`out` as long as `x`), 8 at a
+/// time on a CPU with AVX-512 (same integers: IEEE division, then round half away from zero as
+/// trunc plus a step where |q - trunc(q)| >= 1/2, exact for doubles). Returns sum |out[i]|.
+/// Realize quantizes every weight with it (ResNet-50: 25.6 M).
+std::int64_t quantize_values(std::span<const float> x, float scale, int bits,
+                             std::span<std::int32_t> out);
 
 /// q.json: the model, the config, every quantized tensor's dtype and scale(s), and the integer
 /// parameters of every Requantize/Add/AveragePool/GlobalAveragePool op (per docs).

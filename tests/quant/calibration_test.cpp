@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace tessel::quant {
@@ -161,6 +164,52 @@ TEST(Calibration, MethodNamesParseWithSuggestions) {
   EXPECT_EQ(bad.reason(),
             "unknown calibration method 'percentil' (expected minmax, percentile, entropy (or kl) "
             "or mse); did you mean 'percentile'?");
+}
+
+}  // namespace
+}  // namespace tessel::quant
+
+namespace tessel::quant {
+namespace {
+
+// observe_histogram counts 16 values at a time on an AVX-512 CPU, exact zeros apart: the bins
+// must be those of the one-value rule, |x| * (1 / width) truncated and clamped to the last bin.
+TEST(Calibration, HistogramCountsEveryValueByTheScalarRule) {
+  std::uint64_t state = 0x243f6a8885a308d3ull;
+  const auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  std::vector<float> v;
+  for (int i = 0; i < 10007; ++i) {
+    const std::uint64_t r = next();
+    const float magnitude = static_cast<float>(static_cast<double>(r % 1000003) / 1000003.0 * 6.0);
+    // About a third exact zeros (both signs), as after a ReLU; the rest of both signs.
+    const float x = r % 3 == 0 ? 0.0f : magnitude;
+    v.push_back((r >> 63) ? -x : x);
+  }
+  v[17] = 6.0f;  // the maximum: the last bin
+  v[18] = -6.0f;
+  v[19] = 0.75f;  // the first edge of the 8-bin histogram below (width 0.75)
+  TensorStats stats;
+  ASSERT_TRUE(stats.observe_range(v).ok());
+  stats.start_histogram(8);
+  ASSERT_EQ(stats.bin_width(), 0.75);
+  for (const std::size_t length : {v.size(), std::size_t{15}, std::size_t{16}, std::size_t{33}})
+    stats.observe_histogram(std::span<const float>(v.data(), length));
+  std::vector<double> want(8, 0.0);
+  double zeros = 0;
+  for (const std::size_t length : {v.size(), std::size_t{15}, std::size_t{16}, std::size_t{33}})
+    for (std::size_t i = 0; i < length; ++i) {
+      const auto bin = static_cast<std::int64_t>(std::fabs(static_cast<double>(v[i])) * (1 / 0.75));
+      want[static_cast<std::size_t>(std::min<std::int64_t>(bin, 7))] += 1;
+      zeros += v[i] == 0.0f;
+    }
+  EXPECT_EQ(stats.histogram(), want);
+  EXPECT_EQ(stats.zero_count(), zeros);
+  EXPECT_GT(zeros, 3000);
 }
 
 }  // namespace

@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
 
@@ -202,6 +208,61 @@ TEST(ClassThresholds, AllZeroRangeIsAnErrorUnlessAllowed) {
   QuantConfig allow;
   allow.allow_zero_range = true;
   EXPECT_EQ(class_thresholds(plan, t, allow).value()[1].threshold, 1.0);
+}
+
+}  // namespace
+}  // namespace tessel::quant
+
+namespace tessel::quant {
+namespace {
+
+// quantize_values takes 8 values at a time on an AVX-512 CPU: each lane must give what the
+// scalar intops::quantize_value gives, ties and clamps included, on the vector part and the tail.
+TEST(QuantizeValues, RoundsHalvesAwayFromZeroClampsAndZeroesNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // scale 0.5: q = 2x. Lanes 0-7 take the vector path, 8-10 the scalar tail.
+  const std::vector<float> x = {0.25f, -0.25f, 0.74f,   0.75f, 100.0f, -100.0f,
+                                nan,   -0.0f,  0.2499f, 1.25f, -63.75f};
+  std::vector<std::int32_t> q(x.size());
+  const std::int64_t l1 = quantize_values(x, 0.5f, 8, q);
+  EXPECT_EQ(q, (std::vector<std::int32_t>{1, -1, 1, 2, 127, -128, 0, 0, 0, 3, -128}));
+  EXPECT_EQ(l1, 1 + 1 + 1 + 2 + 127 + 128 + 0 + 0 + 0 + 3 + 128);
+}
+
+TEST(QuantizeValues, EqualsTheScalarContractOnEveryLane) {
+  // Random magnitudes over 12 decades, exact ties (k + 1/2) * scale, both widths, lengths that
+  // leave every tail size.
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  const auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (const int bits : {8, 16})
+    for (const float scale : {0.0173f, 1.0f, 3.0e-5f}) {
+      std::vector<float> x;
+      for (int i = 0; i < 4099; ++i) {
+        const std::uint64_t r = next();
+        const double magnitude = std::ldexp(static_cast<double>(r % 1000003) / 1000003.0,
+                                            static_cast<int>((r >> 20) % 40) - 20);
+        const double tie = (static_cast<double>((r >> 32) % 300) + 0.5) * scale;
+        const double v = (r >> 62) & 1 ? tie : magnitude * scale * 64.0;
+        x.push_back(static_cast<float>((r >> 63) ? -v : v));
+      }
+      for (const std::size_t length : {x.size(), x.size() - 1, std::size_t{7}, std::size_t{15}}) {
+        const std::span<const float> part(x.data(), length);
+        std::vector<std::int32_t> got(length);
+        const std::int64_t l1 = quantize_values(part, scale, bits, got);
+        std::int64_t want_l1 = 0;
+        for (std::size_t i = 0; i < length; ++i) {
+          const std::int32_t want = intops::quantize_value(part[i], scale, bits);
+          ASSERT_EQ(got[i], want) << "x " << part[i] << " scale " << scale << " bits " << bits;
+          want_l1 += std::abs(want);
+        }
+        EXPECT_EQ(l1, want_l1);
+      }
+    }
 }
 
 }  // namespace
