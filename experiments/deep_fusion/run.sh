@@ -8,7 +8,7 @@ build="${1:-$root/build/default}"
 results="$here/results"
 mkdir -p "$results"
 cmake --build "$build" --target deep_fusion_run
-"$build/experiments/deep_fusion/deep_fusion_run" --out "$results/deep_fusion.csv" \
+"$build/experiments/deep_fusion/deep_fusion_run" --cycle-breakdown --out "$results/deep_fusion.csv" \
   2> >(tee "$results/run.log" >&2)
 /usr/bin/python3 "$here/plot.py" "$results/deep_fusion.csv" "$results"
 echo "wrote $results/{deep_fusion.csv,reduction.png,speedup.png,deep_fusion.md,run.log}"
