@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -81,7 +82,36 @@ cli::Runner setup_compile(CLI::App& command) {
     };
     const std::string hw_path = resolve_hw(o->hw);
     const HwConfig config = load_hw_config(hw_path);
-    ir::Graph graph = zoo::load_model(o->model);
+    // The schedule reads only the float graph's shapes, the quantizer its values: with two or
+    // more threads (OMP_NUM_THREADS, default one per core) the schedule runs on a thread of its
+    // own, the rest go to loading and quantizing; with one, one stage after the other. For a
+    // zoo model the schedule thread starts at once, on the same model built without weights
+    // (the scheduler reads no payload), and the weights are drawn on one thread meanwhile; a
+    // model file is read once and scheduled once prepared. The outputs are the same either way
+    // (the calibration's fp32 convs do not depend on the thread count; bench/e2e/README.md).
+    const int threads = std::max(1, omp_get_max_threads());
+    double schedule_seconds = 0;
+    const auto run_schedule = [&](const ir::Graph& float_graph) {
+      const auto start = std::chrono::steady_clock::now();
+      auto result = sched::schedule_graph(float_graph, config, o->policy, sched::Objective::Bytes);
+      schedule_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return result;
+    };
+    std::future<Result<sched::ScheduledNet>> schedule_task;  // joined before anything it reads dies
+    const bool early_schedule = threads > 1 && zoo::is_zoo_model(o->model);
+    if (early_schedule)
+      schedule_task = std::async(std::launch::async, [&]() -> Result<sched::ScheduledNet> {
+        zoo::LoadOptions shapes_only;
+        shapes_only.zoo.with_weights = false;
+        auto shapes = passes::graph_for_policy(zoo::load_model(o->model, shapes_only), o->policy);
+        if (!shapes.ok()) return shapes.failure();
+        return run_schedule(shapes.value());
+      });
+    ir::Graph graph = [&] {
+      const OmpThreadsFor load_threads(early_schedule ? threads - 1 : threads);
+      return zoo::load_model(o->model);
+    }();
     lap("load");
     // BatchNorm folded, or unfolded into depthwise convs for layerwise (docs/quantization.md).
     // The loaded graph is lowered in place, not copied (ResNet-50: 100 MB of weights).
@@ -98,22 +128,8 @@ cli::Runner setup_compile(CLI::App& command) {
     } else {
       qconfig.bits = config.matrix.input_bits;
     }
-    // The schedule reads only the float graph's shapes, the quantizer its values, and neither
-    // writes it: with two or more threads (OMP_NUM_THREADS, default one per core) the schedule
-    // runs on a thread of its own beside calibration and realize, which keep the other threads.
-    // With one, they run one after the other. The outputs are the same either way (the
-    // calibration's fp32 convs do not depend on the thread count; bench/e2e/README.md).
-    const int threads = std::max(1, omp_get_max_threads());
-    double schedule_seconds = 0;
-    const auto run_schedule = [&] {
-      const auto start = std::chrono::steady_clock::now();
-      auto result = sched::schedule_graph(float_graph, config, o->policy, sched::Objective::Bytes);
-      schedule_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return result;
-    };
-    std::future<Result<sched::ScheduledNet>> schedule_task;  // joined before float_graph dies
-    if (threads > 1) schedule_task = std::async(std::launch::async, run_schedule);
+    if (threads > 1 && !early_schedule)
+      schedule_task = std::async(std::launch::async, run_schedule, std::cref(float_graph));
     auto quantized = [&] {
       const OmpThreadsFor quantize_threads(threads > 1 ? threads - 1 : 1);
       return cpu::quantize_model(float_graph, qconfig,
@@ -125,7 +141,7 @@ cli::Runner setup_compile(CLI::App& command) {
     }
     const ir::Graph& qgraph = quantized.value().graph;
     lap("quantize");
-    auto scheduled = schedule_task.valid() ? schedule_task.get() : run_schedule();
+    auto scheduled = schedule_task.valid() ? schedule_task.get() : run_schedule(float_graph);
     if (!scheduled.ok()) {
       std::cerr << "error: " << scheduled.reason() << '\n';
       return 1;
