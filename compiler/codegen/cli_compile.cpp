@@ -1,6 +1,7 @@
 // `tessel compile`: model -> quantize -> schedule -> codegen; writes a compile folder for `tessel
 // sim`.
 #include <omp.h>
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -40,6 +41,18 @@ class OmpThreadsFor {
  private:
   int saved_;
 };
+
+// CPU seconds (user + system) of the calling thread / of the whole process so far.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
 std::string resolve_hw(const std::string& hw) {
@@ -90,12 +103,14 @@ cli::Runner setup_compile(CLI::App& command) {
     // model file is read once and scheduled once prepared. The outputs are the same either way
     // (the calibration's fp32 convs do not depend on the thread count; bench/e2e/README.md).
     const int threads = std::max(1, omp_get_max_threads());
-    double schedule_seconds = 0;
+    double schedule_seconds = 0, schedule_cpu_seconds = 0;
     const auto run_schedule = [&](const ir::Graph& float_graph) {
       const auto start = std::chrono::steady_clock::now();
+      const double cpu_start = thread_cpu_seconds();
       auto result = sched::schedule_graph(float_graph, config, o->policy, sched::Objective::Bytes);
       schedule_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      schedule_cpu_seconds = thread_cpu_seconds() - cpu_start;
       return result;
     };
     std::future<Result<sched::ScheduledNet>> schedule_task;  // joined before anything it reads dies
@@ -192,8 +207,10 @@ cli::Runner setup_compile(CLI::App& command) {
                        .count();
       if (threads > 1)
         std::cerr << " (the schedule took " << schedule_seconds << " on its own thread, beside "
-                  << "quantize on " << threads - 1 << ")";
-      std::cerr << '\n';
+                  << "load and quantize on " << threads - 1 << ")";
+      // CPU seconds: on an idle machine the main thread's is about the wall time's floor.
+      std::cerr << "\nCPU seconds: main thread " << thread_cpu_seconds() << ", schedule "
+                << schedule_cpu_seconds << ", process " << process_cpu_seconds() << '\n';
     }
     const CompiledProgram& c = compiled.value();
     const auto& p = scheduled.value().schedule.traffic;
