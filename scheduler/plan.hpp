@@ -52,7 +52,7 @@ struct MapSpaceFeatures {
   bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
   /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
   /// prefetch"): a group's prologue weights load during the previous group's tail.
-  bool prefetch = false;
+  bool prefetch = true;
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
