@@ -3,12 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <string>
 
 #include "compiler/ir/text.hpp"
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/zoo/zoo.hpp"
+#include "configs/hw_config.hpp"
+#include "scheduler/driver.hpp"
 #include "scheduler/policy.hpp"
+#include "scheduler/schedule_json.hpp"
 
 namespace tessel::passes {
 namespace {
@@ -468,6 +473,78 @@ TEST(Pipeline, unknown_pass_is_reported_with_a_suggestion) {
   auto ok = parse_pipeline("fold-batchnorm,dce");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok.value().size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessel::passes
+
+namespace tessel::passes {
+namespace {
+
+// graph_for_policy(Graph&&) lowers the graph it is given; fold-batchnorm then moves the payload
+// of weights only the folded Conv reads. The result must equal the copying overload's, and a
+// weight two Convs share must keep its payload (it is copied, not moved).
+TEST(GraphForPolicy, lowering_in_place_equals_lowering_a_copy) {
+  const ir::Graph shared = ir::parse_text(R"(graph g {
+  input %x : f32[1,1,2,2]
+  const %w : f32[1,1,1,1] = [2]
+  const %g : f32[1] = [3]
+  const %b : f32[1] = [1]
+  const %m : f32[1] = [0.5]
+  const %v : f32[1] = [4]
+  %c1 = Conv(%x, %w) {kernel=1x1} : f32[1,1,2,2]
+  %n1 = BatchNormalization(%c1, %g, %b, %m, %v) : f32[1,1,2,2]
+  %c2 = Conv(%x, %w) {kernel=1x1} : f32[1,1,2,2]
+  %n2 = BatchNormalization(%c2, %g, %b, %m, %v) : f32[1,1,2,2]
+  %y = Add(%n1, %n2) : f32[1,1,2,2]
+  output %y
+}
+)",
+                                          "shared.tir");
+  auto resnet = zoo::build_model("tiny_residual");
+  ASSERT_TRUE(resnet.ok());
+  for (const ir::Graph* graph : {&shared, static_cast<const ir::Graph*>(&resnet.value())})
+    for (const char* policy : {"optimal", "layerwise"}) {
+      auto copied = graph_for_policy(*graph, policy);
+      auto moved = graph_for_policy(ir::Graph(*graph), policy);
+      ASSERT_TRUE(copied.ok()) << copied.reason();
+      ASSERT_TRUE(moved.ok()) << moved.reason();
+      EXPECT_TRUE(copied.value() == moved.value()) << graph->name() << ' ' << policy;
+    }
+  // Both folds of the shared weight: 2 * 3 / sqrt(4 + 1e-5).
+  auto folded = graph_for_policy(ir::Graph(shared), "optimal");
+  ASSERT_TRUE(folded.ok()) << folded.reason();
+  int folded_weights = 0;
+  for (const auto& [name, tensor] : folded.value().tensors())
+    if (name.find("weight_folded") != std::string::npos) {
+      ++folded_weights;
+      ASSERT_EQ(tensor.f32_values.size(), 1u) << name;
+      EXPECT_FLOAT_EQ(tensor.f32_values[0], static_cast<float>(2 * 3 / std::sqrt(4 + 1e-5)));
+    }
+  EXPECT_EQ(folded_weights, 2);
+}
+
+// `tessel compile` with two threads schedules a zoo model built without weights while the
+// weights are drawn: the scheduler must read shapes only, so both give the same schedule.
+TEST(GraphForPolicy, the_schedule_of_a_model_without_weights_equals_the_one_with) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/npc19-deepfusion.yaml");
+  zoo::ZooOptions shapes_only;
+  shapes_only.with_weights = false;
+  for (const char* model : {"resnet18", "tiny_inception"})
+    for (const char* policy : {"optimal", "layerwise"}) {
+      auto with = graph_for_policy(zoo::build_model(model).value(), policy);
+      auto without = graph_for_policy(zoo::build_model(model, shapes_only).value(), policy);
+      ASSERT_TRUE(with.ok() && without.ok());
+      auto a = sched::schedule_graph(with.value(), config, policy, sched::Objective::Bytes);
+      auto b = sched::schedule_graph(without.value(), config, policy, sched::Objective::Bytes);
+      ASSERT_TRUE(a.ok()) << a.reason();
+      ASSERT_TRUE(b.ok()) << b.reason();
+      a.value().schedule.search_seconds = b.value().schedule.search_seconds = 0;
+      EXPECT_EQ(sched::to_json(a.value().schedule, a.value().net).dump(),
+                sched::to_json(b.value().schedule, b.value().net).dump())
+          << model << ' ' << policy;
+    }
 }
 
 }  // namespace
