@@ -274,19 +274,28 @@ void Accelerator::dispatch(std::uint64_t now) {
   if (fetch_.stopped || now < fetch_.earliest_cycle) return;
   if (fetch_.next_index >= fetch_.program.size()) return;
   const std::uint64_t index = fetch_.next_index;
-  if (!fetch_.next_decoded) {  // decoded once, kept while a full queue holds fetch back
-    predecoder_.decode(fetch_.program[index], fetch_.next);
+  const isa::Word& word = fetch_.program[index];
+  if (!fetch_.next_decoded) {
+    // Decoded once, straight into the back slot of the queue it goes to (the word names the
+    // engine; a word that does not decode faults below, whichever slot it went to).
+    fetch_.next_engine = predecoder_.engine_of(word);
+    DecodedInstruction& decoded = engines_[fetch_.next_engine]->queue.back_slot().decoded;
+    predecoder_.decode(word, decoded);
+    if (decoded.status != DecodedInstruction::Status::kUndecodable &&
+        decoded.engine != fetch_.next_engine) {  // cannot happen; kept correct regardless
+      engines_[decoded.engine]->queue.back_slot().decoded = decoded;
+      fetch_.next_engine = decoded.engine;
+    }
     fetch_.next_decoded = true;
   }
-  const DecodedInstruction& next = fetch_.next;
-  if (next.status == DecodedInstruction::Status::kUndecodable) {
+  Engine& engine = *engines_[fetch_.next_engine];
+  QueuedInstruction& slot = engine.queue.back_slot();
+  if (slot.decoded.status == DecodedInstruction::Status::kUndecodable) {
     raise_fault("illegal_instruction", now, "fetch", static_cast<std::int64_t>(index),
-                hex_word(fetch_.program[index]),
-                predecoder_.fault_message(fetch_.program[index], next));
+                hex_word(word), predecoder_.fault_message(word, slot.decoded));
     return;
   }
-  Engine& engine = *engines_[next.engine];
-  if (engine.queue.size() >= engine.queue_depth) {
+  if (engine.queue.full()) {
     if (!fetch_.blocked_on) {
       fetch_.blocked_on = engine.id;
       fetch_.blocked_since = now;
@@ -294,15 +303,13 @@ void Accelerator::dispatch(std::uint64_t now) {
     return;  // a start on that engine frees a slot and dispatch retries in that same cycle
   }
   fetch_.blocked_on.reset();
-  QueuedInstruction& slot = engine.queue.back_slot();
   slot.index = index;
   slot.dispatch_cycle = now;
-  slot.decoded = next;
   engine.queue.push_back();
   fetch_.next_decoded = false;
   fetch_.next_index += 1;
   fetch_.earliest_cycle = now + 1;
-  fetch_.stopped = next.is_finish;
+  fetch_.stopped = slot.decoded.is_finish;
   last_dispatch_cycle_ = now;
   context_.report.instructions_dispatched += 1;
   fetch_.wake_pending = true;

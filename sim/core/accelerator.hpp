@@ -48,23 +48,26 @@ struct QueuedInstruction {
 };
 
 /// A FIFO of at most `capacity` entries in one allocation made up front: an engine's
-/// instruction queue. Dispatch writes the back slot in place, then commits it. It keeps
-/// capacity + 1 slots, so the entry pop_front() removed stays intact until the next
-/// pop_front() (a push, made only below capacity, never reaches it): the engine runs the
-/// instruction from its queue slot, without a copy.
+/// instruction queue. It keeps capacity + 2 slots:
+/// - the entry pop_front() removed last stays intact until the next pop_front() (the engine
+///   runs the instruction from its queue slot, without a copy);
+/// - back_slot(), the slot the next push_back() commits, exists even when the queue is full,
+///   and pops do not move it: fetch decodes an instruction straight into it and commits it
+///   once there is room.
 template <class T>
 class FixedQueue {
  public:
-  explicit FixedQueue(std::size_t capacity) : slots_(capacity + 1) {}
+  explicit FixedQueue(std::size_t capacity) : capacity_(capacity), slots_(capacity + 2) {}
 
   bool empty() const { return size_ == 0; }
+  bool full() const { return size_ >= capacity_; }
   std::size_t size() const { return size_; }
   const T& front() const { return slots_[head_]; }
-  /// The slot push_back() commits next (size() < capacity).
   T& back_slot() {
     const std::size_t i = head_ + size_;
     return slots_[i < slots_.size() ? i : i - slots_.size()];
   }
+  /// Commits back_slot() (not full()).
   void push_back() { ++size_; }
   void pop_front() {
     head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
@@ -72,6 +75,7 @@ class FixedQueue {
   }
 
  private:
+  std::size_t capacity_;
   std::vector<T> slots_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;
@@ -112,8 +116,10 @@ class FetchUnit : public sc_core::sc_module {
   std::optional<std::size_t> blocked_on;  ///< engine whose full queue holds fetch back
   std::uint64_t blocked_since = 0;
   bool wake_pending = false;  ///< a wake for the next cycle (after a dispatch or a pop)
-  DecodedInstruction next;    ///< instruction next_index, once decoded
-  bool next_decoded = false;  ///< whether `next` holds it (kept while fetch is blocked)
+  /// Whether instruction next_index is decoded, into the back slot of the queue of engine
+  /// `next_engine` (kept there while that queue is full).
+  bool next_decoded = false;
+  std::size_t next_engine = 0;
 };
 
 /// Everything one run needs and produces.

@@ -4,10 +4,31 @@
 #include <algorithm>
 #include <variant>
 
+#include "sim/simulator.hpp"
+
 namespace tessel::sim {
 
 Predecoder::Predecoder(const HwConfig& config, const isa::TargetInfo& target)
-    : config_(config), target_(target) {}
+    : config_(config), target_(target) {
+  for (const auto& field : isa::find_opcode(static_cast<std::uint8_t>(isa::Opcode::kNop))->fields())
+    if (field.name == "engine") nop_engine_ = &field;
+}
+
+std::size_t Predecoder::engine_of(const isa::Word& word) const {
+  static_assert(
+      isa::generated::kOpcodeField[0].lsb == 0 && isa::generated::kOpcodeField[0].width == 8,
+      "the opcode is byte 0");
+  const isa::OpcodeSpec* spec = isa::find_opcode(word[0]);
+  if (spec == nullptr) return 0;
+  if (spec->engine != isa::kEngineFromField) return static_cast<std::size_t>(spec->engine);
+  if (nop_engine_ == nullptr) return 0;
+  std::uint64_t bits = 0;
+  for (int b = 0; b < nop_engine_->width; ++b) {
+    const int bit = nop_engine_->lsb + b;
+    bits |= std::uint64_t{(word[static_cast<std::size_t>(bit / 8)] >> (bit % 8)) & 1u} << b;
+  }
+  return bits < kEngineCount ? static_cast<std::size_t>(bits) : 0;
+}
 
 void Predecoder::decode(const isa::Word& word, DecodedInstruction& out) const {
   auto decoded = isa::decode(word);

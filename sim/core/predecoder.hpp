@@ -49,6 +49,10 @@ class Predecoder {
   /// Fills `out` from `word`.
   void decode(const isa::Word& word, DecodedInstruction& out) const;
 
+  /// The engine (isa::Engine code) whose queue runs `word`'s instruction if the word decodes:
+  /// its opcode's engine, or a nop's `engine` field. 0 for a word that cannot decode.
+  std::size_t engine_of(const isa::Word& word) const;
+
   /// The messages of a faulting record, re-derived from its word: isa::decode's reason for
   /// kUndecodable, isa::validate's message for kIllegal and kOutOfBounds.
   std::string fault_message(const isa::Word& word, const DecodedInstruction& decoded) const;
@@ -56,6 +60,7 @@ class Predecoder {
  private:
   const HwConfig& config_;
   const isa::TargetInfo& target_;
+  const isa::FieldSpec* nop_engine_ = nullptr;  // the nop's `engine` field
 };
 
 }  // namespace tessel::sim

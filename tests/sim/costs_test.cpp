@@ -1,5 +1,6 @@
 // The simulator's cost formulas (sim/core/costs) agree with isa/timing.hpp, written
-// independently from docs/timing.md, over a sweep of instruction shapes; plus hand cases.
+// independently from docs/timing.md, over a sweep of instruction shapes; plus hand cases and
+// the predecoder's engine of a word.
 #include "sim/core/costs.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "isa/timing.hpp"
+#include "sim/core/predecoder.hpp"
 
 namespace tessel::sim {
 namespace {
@@ -164,6 +166,28 @@ TEST(SimCosts, sram_traffic_into_a_fixed_array_counts_all_and_writes_what_fits) 
   }
   EXPECT_EQ(two[1].read_bytes, listed[1].read_bytes);
   EXPECT_EQ(listed[2].read_bytes, 16u);  // the bias: 4 int32
+}
+
+TEST(SimPredecoder, a_word_names_its_engine_by_opcode_or_by_a_nops_engine_field) {
+  const HwConfig config = micro_like(4, 4, 4);
+  const isa::TargetInfo target;
+  const Predecoder predecoder(config, target);
+  auto word = [](const isa::Instruction& x) { return isa::encode(x).value(); };
+  isa::Nop nop;
+  nop.engine = isa::Engine::kStore;
+  EXPECT_EQ(predecoder.engine_of(word(nop)), 2u);
+  nop.engine = isa::Engine::kCompute;
+  EXPECT_EQ(predecoder.engine_of(word(nop)), 1u);
+  EXPECT_EQ(predecoder.engine_of(word(isa::Store{})), 2u);
+  EXPECT_EQ(predecoder.engine_of(word(isa::Conv{})), 1u);
+  EXPECT_EQ(predecoder.engine_of(word(isa::Load{})), 0u);
+  EXPECT_EQ(predecoder.engine_of(isa::Word{}), 0u);  // opcode 0: no instruction
+  DecodedInstruction decoded;
+  predecoder.decode(word(nop), decoded);
+  EXPECT_EQ(decoded.engine, 1u);
+  predecoder.decode(isa::Word{}, decoded);
+  EXPECT_EQ(decoded.status, DecodedInstruction::Status::kUndecodable);
+  EXPECT_EQ(predecoder.fault_message(isa::Word{}, decoded), "unknown opcode 0x00");
 }
 
 }  // namespace tessel::sim
