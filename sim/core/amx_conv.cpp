@@ -1,0 +1,241 @@
+// The AMX dense conv (amx_conv.hpp): weight packing in plain C++, the kernel in AMX-TILE /
+// AMX-INT8 / AVX-512 intrinsics behind a target attribute, chosen at run time.
+#include "sim/core/amx_conv.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define TESSEL_SIM_AMX 1
+#endif
+
+namespace tessel::sim::kernels::amx {
+
+namespace {
+
+constexpr std::int64_t kTileRows = 16;   // pixels per block, k-groups of 4 per B tile
+constexpr std::int64_t kTileBytes = 64;  // bytes per tile row: 64 int8 k, or 16 int32 / 16 x 4
+constexpr std::int64_t kTileSize = kTileRows * kTileBytes;
+
+#ifdef TESSEL_SIM_AMX
+/// Linux's arch_prctl request for an extended state component, and the tile data's number.
+constexpr long kArchReqXcompPerm = 0x1023;
+constexpr long kXfeatureXtiledata = 18;
+
+bool cpu_and_os_allow_tiles() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  const bool amx_tile = (edx >> 24) & 1u;
+  const bool amx_int8 = (edx >> 25) & 1u;
+  if (!amx_tile || !amx_int8) return false;
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return false;
+  // Linux hands out the 8 KiB tile state only on request (once per process, for all threads).
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
+
+bool disabled_by_environment() {
+  const char* value = std::getenv("TESSEL_SIM_NO_AMX");
+  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+}
+
+}  // namespace
+
+bool supported() {
+#ifdef TESSEL_SIM_AMX
+  static const bool allowed = cpu_and_os_allow_tiles();  // thread-safe static initialisation
+  return allowed;
+#else
+  return false;
+#endif
+}
+
+bool available() {
+  static const bool on = !disabled_by_environment() && supported();
+  return on;
+}
+
+void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
+                  std::int64_t out_channels, Weights& out) {
+  const std::int64_t tap_k = 2 * in_pairs;
+  out.tap_count = tap_count;
+  out.in_pairs = in_pairs;
+  out.out_channels = out_channels;
+  out.k_bytes = (tap_count * tap_k + kTileBytes - 1) / kTileBytes * kTileBytes;
+  out.out_blocks = (out_channels + 15) / 16;
+  const std::int64_t chunks = out.k_bytes / kTileBytes;
+  out.tiles.assign(static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize), 0);
+  const std::int64_t tap_weights = tap_k * out_channels;
+  for (std::int64_t t = 0; t < tap_count; ++t)
+    for (std::int64_t i = 0; i < tap_k; ++i) {
+      const std::int64_t k = t * tap_k + i;
+      const std::int64_t c = k / kTileBytes, r = (k % kTileBytes) / 4, j = k % 4;
+      for (std::int64_t o = 0; o < out_channels; ++o) {
+        const std::int16_t v = w[t * tap_weights + pair_index(i, o, out_channels)];
+        std::uint8_t* hi = out.tiles.data() + ((o / 16 * chunks + c) * 2) * kTileSize +
+                           r * kTileBytes + (o % 16) * 4 + j;
+        hi[0] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(v) >> 8);
+        hi[kTileSize] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(v) & 0xffu);
+      }
+    }
+}
+
+#ifdef TESSEL_SIM_AMX
+
+namespace {
+
+// GCC 12's AVX-512 headers pass _mm*_undefined_*() (a self-initialised variable) to the
+// builtins of unmasked intrinsics, which -Wmaybe-uninitialized reports once they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define TESSEL_SIM_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl")))
+
+/// The 64-byte tile configuration (palette 1): tiles 0-1 the A planes (hi, lo) and 4-6 the
+/// sums C1-C3, `rows` rows each; tiles 2-3 the B planes, 16 rows. Every row 64 bytes.
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+TileConfig tile_config(std::int64_t rows) {
+  TileConfig config;
+  for (int tile = 0; tile < 7; ++tile) {
+    config.colsb[tile] = kTileBytes;
+    config.rows[tile] = static_cast<std::uint8_t>(tile == 2 || tile == 3 ? kTileRows : rows);
+  }
+  return config;
+}
+
+/// A block's gathered inputs: two int8 planes of 16 rows x k_bytes (thread-local to reuse the
+/// allocation; the split runner's helper thread has its own).
+struct Staging {
+  std::vector<std::uint8_t> bytes;
+};
+
+/// Gathers pixel rows [0, rows) of a block into the hi and lo planes (row stride k_bytes):
+/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs; k beyond taps x channels stays 0.
+TESSEL_SIM_AMX_TARGET void gather(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                                  std::int64_t rows, const std::int64_t* tap_offsets,
+                                  const Weights& w, std::uint8_t* hi, std::uint8_t* lo) {
+  const std::int64_t tap_k = 2 * w.in_pairs;
+  for (std::int64_t m = 0; m < rows; ++m) {
+    std::uint8_t* hi_row = hi + m * w.k_bytes;
+    std::uint8_t* lo_row = lo + m * w.k_bytes;
+    for (std::int64_t t = 0; t < w.tap_count; ++t) {
+      const std::uint8_t* src = image + pixel_offsets[m] + tap_offsets[t];
+      for (std::int64_t i = 0; i < tap_k; i += 32) {
+        const std::int64_t left = std::min<std::int64_t>(32, tap_k - i);
+        const auto mask = static_cast<__mmask32>(left == 32 ? ~0u : (1u << left) - 1u);
+        const __m512i v = _mm512_maskz_loadu_epi16(mask, src + 2 * i);
+        const std::int64_t k = t * tap_k + i;
+        _mm256_mask_storeu_epi8(hi_row + k, mask, _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
+        _mm256_mask_storeu_epi8(lo_row + k, mask, _mm512_cvtepi16_epi8(v));
+      }
+    }
+  }
+}
+
+/// One block of `rows` <= 16 pixels (the tile configuration loaded for `rows`), every output
+/// channel block.
+TESSEL_SIM_AMX_TARGET void conv_block(const std::uint8_t* hi, const std::uint8_t* lo,
+                                      std::int64_t rows, const Weights& w, AccInit init,
+                                      const std::uint8_t* bias, std::uint8_t* acc,
+                                      const std::int64_t* slot_offsets) {
+  const std::int64_t chunks = w.k_bytes / kTileBytes;
+  alignas(64) std::int32_t sums[3][kTileRows * 16];
+  for (std::int64_t n = 0; n < w.out_blocks; ++n) {
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_zero(6);
+    const std::uint8_t* b = w.tiles.data() + n * chunks * 2 * kTileSize;
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      _tile_loadd(0, hi + c * kTileBytes, w.k_bytes);
+      _tile_loadd(1, lo + c * kTileBytes, w.k_bytes);
+      _tile_loadd(2, b + 2 * c * kTileSize, kTileBytes);
+      _tile_loadd(3, b + (2 * c + 1) * kTileSize, kTileBytes);
+      _tile_dpbssd(4, 0, 2);  // hi x hi
+      _tile_dpbsud(5, 0, 3);  // hi x lo
+      _tile_dpbusd(5, 1, 2);  // lo x hi
+      _tile_dpbuud(6, 1, 3);  // lo x lo
+    }
+    _tile_stored(4, sums[0], kTileBytes);
+    _tile_stored(5, sums[1], kTileBytes);
+    _tile_stored(6, sums[2], kTileBytes);
+    const std::int64_t left = std::min<std::int64_t>(16, w.out_channels - 16 * n);
+    const auto mask = static_cast<__mmask16>(left == 16 ? 0xffffu : (1u << left) - 1u);
+    const __m512i start =
+        init == AccInit::kBias ? _mm512_maskz_loadu_epi32(mask, bias + 64 * n) : __m512i{};
+    for (std::int64_t m = 0; m < rows; ++m) {
+      std::uint8_t* slot = acc + slot_offsets[m] + 64 * n;
+      const __m512i c1 = _mm512_load_si512(sums[0] + 16 * m);
+      const __m512i c2 = _mm512_load_si512(sums[1] + 16 * m);
+      const __m512i c3 = _mm512_load_si512(sums[2] + 16 * m);
+      __m512i value = _mm512_add_epi32(
+          _mm512_add_epi32(_mm512_slli_epi32(c1, 16), _mm512_slli_epi32(c2, 8)), c3);
+      value = _mm512_add_epi32(
+          value, init == AccInit::kSelf ? _mm512_maskz_loadu_epi32(mask, slot) : start);
+      _mm512_mask_storeu_epi32(slot, mask, value);
+    }
+  }
+}
+
+TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
+                                            const std::int64_t* pixel_offsets,
+                                            std::int64_t pixel_count,
+                                            const std::int64_t* tap_offsets, const Weights& w,
+                                            AccInit init, const std::uint8_t* bias,
+                                            std::uint8_t* acc, const std::int64_t* slot_offsets) {
+  thread_local Staging staging;
+  const auto plane = static_cast<std::size_t>(kTileRows * w.k_bytes);
+  if (staging.bytes.size() < 2 * plane) staging.bytes.resize(2 * plane);
+  std::uint8_t* hi = staging.bytes.data();
+  std::uint8_t* lo = hi + plane;
+  // The padding k (beyond taps x channels) must read 0 in every row the tiles load.
+  std::memset(hi, 0, 2 * plane);
+  std::int64_t configured_rows = 0;
+  for (std::int64_t p0 = 0; p0 < pixel_count; p0 += kTileRows) {
+    const std::int64_t rows = std::min<std::int64_t>(kTileRows, pixel_count - p0);
+    if (rows != configured_rows) {
+      const TileConfig config = tile_config(rows);
+      _tile_loadconfig(&config);
+      configured_rows = rows;
+    }
+    gather(image, pixel_offsets + p0, rows, tap_offsets, w, hi, lo);
+    conv_block(hi, lo, rows, w, init, bias, acc, slot_offsets + p0);
+  }
+  if (configured_rows != 0) _tile_release();
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                std::int64_t pixel_count, const std::int64_t* tap_offsets, const Weights& w,
+                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                const std::int64_t* slot_offsets) {
+  conv_dense_tiles(image, pixel_offsets, pixel_count, tap_offsets, w, init, bias, acc,
+                   slot_offsets);
+}
+
+#else
+
+void conv_dense(const std::uint8_t*, const std::int64_t*, std::int64_t, const std::int64_t*,
+                const Weights&, AccInit, const std::uint8_t*, std::uint8_t*, const std::int64_t*) {
+  std::abort();  // precondition supported() never holds here
+}
+
+#endif
+
+}  // namespace tessel::sim::kernels::amx

@@ -1,0 +1,56 @@
+// The dense conv (kernels::conv_dense's contract) on Intel AMX: int16 x int16 products exactly
+// from four int8 tile dot products, where the CPU and the OS allow tiles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/kernels.hpp"
+
+namespace tessel::sim::kernels::amx {
+
+/// Whether this process may run the AMX path: the CPU has AMX-TILE, AMX-INT8 and AVX-512 BW,
+/// the kernel granted the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once per
+/// process, thread-safe), and the environment variable TESSEL_SIM_NO_AMX is unset, empty or
+/// "0". Decided once per process.
+bool available();
+
+/// Whether the CPU and the OS allow tiles, whatever TESSEL_SIM_NO_AMX says (tests use it to run
+/// the kernel directly).
+bool supported();
+
+/// A dense conv's weights in AMX's layout, packed once from kernels::pair_index layout.
+/// The reduction index k = t * 2 * in_pairs + i (tap t, input channel i) runs over
+/// `k_bytes` = taps * 2 * in_pairs rounded up to 64, the output channels over
+/// `out_blocks` x 16 (zeros beyond both). Each weight w = 256 * hi + lo (hi signed, lo
+/// unsigned byte); tile (n, c) holds k in [64 c, 64 c + 64) and o in [16 n, 16 n + 16) as
+/// 16 rows x 64 bytes, row r byte 4 o' + j = plane(k = 64 c + 4 r + j, o = 16 n + o'), the
+/// hi plane's tile then the lo plane's: `tiles` = [n][c][hi, lo][16][64].
+struct Weights {
+  std::int64_t tap_count = 0;
+  std::int64_t in_pairs = 0;
+  std::int64_t out_channels = 0;
+  std::int64_t k_bytes = 0;
+  std::int64_t out_blocks = 0;
+  std::vector<std::uint8_t> tiles;
+};
+
+/// Packs `w` (tap_count taps of 2 * in_pairs x out_channels weights in pair_index layout, as
+/// conv_dense reads them) into `out`. Plain C++: runs on any CPU.
+void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
+                  std::int64_t out_channels, Weights& out);
+
+/// kernels::conv_dense with the weights packed by pack_weights (same tap_count, in_pairs and
+/// out_channels; the other arguments as conv_dense's), bit-identical to it. Precondition:
+/// supported(). Blocks of 16 output pixels: their taps x channels gathered into two int8
+/// planes (x = 256 * hi + lo), then per 16 output channels and 64 k
+///   C1 += hi.hi (TDPBSSD), C2 += hi.lo (TDPBSUD) + lo.hi (TDPBUSD), C3 += lo.lo (TDPBUUD),
+/// each in int32 with wrap-around, and slot = start + 65536 C1 + 256 C2 + C3 mod 2^32.
+/// Loads its tile configuration on entry and releases the tiles on return: any thread may
+/// call it.
+void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                std::int64_t pixel_count, const std::int64_t* tap_offsets, const Weights& w,
+                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                const std::int64_t* slot_offsets);
+
+}  // namespace tessel::sim::kernels::amx

@@ -1,0 +1,173 @@
+// The AMX dense conv (sim/core/amx_conv.hpp) against kernels::conv_dense_portable, byte for
+// byte, and against hand-computed sums that wrap in int32.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sim/core/amx_conv.hpp"
+#include "sim/core/kernels.hpp"
+
+namespace tessel::sim {
+namespace {
+
+#define TESSEL_SKIP_WITHOUT_AMX()                                                     \
+  if (!kernels::amx::supported())                                                     \
+  GTEST_SKIP() << "this CPU or OS has no AMX-TILE + AMX-INT8 + AVX-512 BW (or Linux " \
+                  "refused the tile data state)"
+
+/// One conv_dense case over random bytes: the AMX kernel's slots must equal the portable one's.
+struct Case {
+  std::int64_t pixels = 1, taps = 1, pairs = 1, out = 16;
+  kernels::AccInit init = kernels::AccInit::kZero;
+  bool odd_channels = false;  // the last pair's second weight 0, as an odd in_channels packs
+};
+
+void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
+  std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
+                                           std::numeric_limits<std::int16_t>::max());
+  const auto draw = [&] {
+    switch (rng() % 8) {
+      case 0:
+        return std::numeric_limits<std::int16_t>::min();
+      case 1:
+        return std::numeric_limits<std::int16_t>::max();
+      default:
+        return static_cast<std::int16_t>(value(rng));
+    }
+  };
+  // Taps and pixels at scattered, odd, non-uniform byte offsets.
+  std::vector<std::int64_t> pixel_offsets, tap_offsets, slot_offsets;
+  const std::int64_t tap_bytes = 4 * c.pairs + 6;
+  for (std::int64_t t = 0; t < c.taps; ++t) tap_offsets.push_back(t * tap_bytes + 1 + (t % 2));
+  const std::int64_t pixel_bytes = c.taps * tap_bytes + 8;
+  std::int64_t at = 0;
+  for (std::int64_t p = 0; p < c.pixels; ++p) {
+    pixel_offsets.push_back(at);
+    at += pixel_bytes + static_cast<std::int64_t>(rng() % 5);
+    slot_offsets.push_back(p * (4 * c.out + 12) + 4 * (p % 3));
+  }
+  std::vector<std::uint8_t> image(static_cast<std::size_t>(at + pixel_bytes));
+  for (std::size_t i = 0; i + 1 < image.size(); i += 2) {
+    const auto x = static_cast<std::uint16_t>(draw());
+    image[i] = static_cast<std::uint8_t>(x);
+    image[i + 1] = static_cast<std::uint8_t>(x >> 8);
+  }
+  std::vector<std::int16_t> w(static_cast<std::size_t>(c.taps * 2 * c.pairs * c.out));
+  for (auto& x : w) x = draw();
+  if (c.odd_channels)
+    for (std::int64_t t = 0; t < c.taps; ++t)
+      for (std::int64_t o = 0; o < c.out; ++o)
+        w[static_cast<std::size_t>(t * 2 * c.pairs * c.out +
+                                   kernels::pair_index(2 * c.pairs - 1, o, c.out))] = 0;
+  std::vector<std::uint8_t> bias(static_cast<std::size_t>(4 * c.out));
+  for (auto& byte : bias) byte = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> acc(static_cast<std::size_t>(c.pixels * (4 * c.out + 12) + 8));
+  for (auto& byte : acc) byte = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> expected = acc;
+  kernels::conv_dense_portable(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(),
+                               c.taps, c.pairs, w.data(), c.out, c.init, bias.data(),
+                               expected.data(), slot_offsets.data());
+  kernels::amx::Weights packed;
+  kernels::amx::pack_weights(w.data(), c.taps, c.pairs, c.out, packed);
+  kernels::amx::conv_dense(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(), packed,
+                           c.init, c.pixels > 0 ? bias.data() : nullptr, acc.data(),
+                           slot_offsets.data());
+  ASSERT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
+  ASSERT_EQ(acc, expected) << c.pixels << " pixels, " << c.taps << " taps, " << c.pairs
+                           << " pairs, " << c.out << " out, init " << static_cast<int>(c.init)
+                           << (c.odd_channels ? ", odd channels" : "");
+}
+
+// Every blocking: 1-40 pixels (full 16-pixel tiles, every partial one), 1 and 9 taps, channel
+// pairs 1-40 (k per tap 2-80: partial and several 64-byte tiles, taps straddling them),
+// 16-272 output channels with tails, odd input channel counts, each init.
+TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
+  TESSEL_SKIP_WITHOUT_AMX();
+  std::mt19937 rng(7);
+  int cases = 0;
+  for (const std::int64_t pixels : {1, 2, 15, 16, 17, 31, 32, 33, 40}) {
+    for (const std::int64_t taps : {1, 9}) {
+      for (const std::int64_t pairs : {1, 3, 8, 17, 32, 40}) {
+        for (const std::int64_t out : {16, 17, 48, 64, 100, 272}) {
+          Case c;
+          c.pixels = pixels;
+          c.taps = taps;
+          c.pairs = pairs;
+          c.out = out;
+          c.init = static_cast<kernels::AccInit>(cases % 3);
+          c.odd_channels = cases % 4 == 1;
+          ++cases;
+          expect_amx_equals_portable(c, rng);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 9 * 2 * 6 * 6);
+}
+
+// A pixel of 54 products of -32768 x -32768 (9 taps x 3 channel pairs): 54 * 2^30 = 2^31 mod
+// 2^32, the int32 minimum; the tiles' int32 sums wrap on the way (C1 alone reaches
+// 54 * 2^14 * 65536 > 2^31) and must not saturate. With the bias 1 and 3: INT32_MIN + 1, + 3.
+TEST(SimAmxConv, sums_past_int32_wrap_instead_of_saturating) {
+  TESSEL_SKIP_WITHOUT_AMX();
+  const std::int64_t taps = 9, pairs = 3, out = 2;
+  std::vector<std::int16_t> image(static_cast<std::size_t>(taps * 2 * pairs), -32768);
+  std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out), -32768);
+  std::vector<std::int64_t> tap_offsets;
+  for (std::int64_t t = 0; t < taps; ++t) tap_offsets.push_back(t * 4 * pairs);
+  const std::int64_t zero = 0;
+  const std::int32_t bias[2] = {1, 3};
+  kernels::amx::Weights packed;
+  kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
+  std::int32_t slot[2] = {};
+  kernels::amx::conv_dense(reinterpret_cast<const std::uint8_t*>(image.data()), &zero, 1,
+                           tap_offsets.data(), packed, kernels::AccInit::kBias,
+                           reinterpret_cast<const std::uint8_t*>(bias),
+                           reinterpret_cast<std::uint8_t*>(slot), &zero);
+  EXPECT_EQ(slot[0], std::numeric_limits<std::int32_t>::min() + 1);
+  EXPECT_EQ(slot[1], std::numeric_limits<std::int32_t>::min() + 3);
+}
+
+// Long reductions of extremes (3 x 3 x 512 channels, 4608 products a pixel): every tile sum
+// wraps many times over.
+TEST(SimAmxConv, long_reductions_of_extremes_equal_portable) {
+  TESSEL_SKIP_WITHOUT_AMX();
+  std::mt19937 rng(3);
+  for (const auto init :
+       {kernels::AccInit::kZero, kernels::AccInit::kBias, kernels::AccInit::kSelf}) {
+    Case c;
+    c.pixels = 20;
+    c.taps = 9;
+    c.pairs = 256;
+    c.out = 32;
+    c.init = init;
+    expect_amx_equals_portable(c, rng);
+  }
+}
+
+// The packed layout by hand: weight (tap 1, input channel 3, output channel 18) of a 2-tap,
+// 2-pair (k = 4 a tap), 20-output conv is k = 7: tile (n 1, chunk 0), row 1, byte 4 * 2 + 3.
+TEST(SimAmxConv, pack_weights_places_hi_and_lo_bytes_by_hand) {
+  const std::int64_t taps = 2, pairs = 2, out = 20;
+  std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out), 0);
+  w[static_cast<std::size_t>(1 * 2 * pairs * out + kernels::pair_index(3, 18, out))] = -2;
+  kernels::amx::Weights packed;
+  kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
+  EXPECT_EQ(packed.k_bytes, 64);
+  EXPECT_EQ(packed.out_blocks, 2);
+  ASSERT_EQ(packed.tiles.size(), std::size_t{2 * 2 * 1024});
+  const std::size_t hi = 2 * 1024 + 1 * 64 + 4 * 2 + 3;  // -2 = 0xfffe
+  EXPECT_EQ(packed.tiles[hi], 0xff);
+  EXPECT_EQ(packed.tiles[hi + 1024], 0xfe);
+  std::size_t nonzero = 0;
+  for (const std::uint8_t byte : packed.tiles) nonzero += byte != 0;
+  EXPECT_EQ(nonzero, 2u);
+}
+
+}  // namespace
+}  // namespace tessel::sim
