@@ -55,35 +55,66 @@ void Datapath::execute(const isa::Instruction& instruction) {
       instruction);
 }
 
+void Datapath::for_split(std::int64_t count, std::int64_t elements,
+                         const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  if (split_ && count >= 2 && elements >= kSplitMinElements) {
+    split_->run(count, count / 2, fn);
+  } else {
+    fn(0, count);
+  }
+}
+
 void Datapath::execute_load(const isa::Load& x) {
   const std::uint64_t e = element_bytes(x.elem);
   std::uint8_t* sram = scratchpads_[x.sp].data();
   const std::uint64_t padded_h = std::uint64_t{x.pad_top} + x.y_size + x.pad_bottom;
   const std::uint64_t padded_w = std::uint64_t{x.pad_left} + x.x_size + x.pad_right;
-  for (std::uint64_t py = 0; py < padded_h; ++py) {
-    const bool row_inside = py >= x.pad_top && py < x.pad_top + x.y_size;
-    for (std::uint64_t px = 0; px < padded_w; ++px) {
-      std::uint8_t* dst = sram + x.sram_addr + (py * x.sram_stride_y + px * x.sram_stride_x) * e;
-      if (row_inside && px >= x.pad_left && px < x.pad_left + x.x_size) {
-        const std::uint8_t* src =
-            dram_.data() + x.dram_addr +
-            ((py - x.pad_top) * x.dram_stride_y + (px - x.pad_left) * x.dram_stride_x) * e;
-        std::memmove(dst, src, x.c_size * e);
-      } else {
-        for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(dst + c * e, e, x.pad_value);
+  // Rows apart: DRAM and a scratchpad never alias, and a load's rows write disjoint bytes
+  // unless its strides overlap them (then one thread keeps docs/isa.md's order).
+  const bool rows_apart =
+      x.sram_stride_y >= padded_w * x.sram_stride_x && x.sram_stride_x >= x.c_size;
+  const auto rows = [&](std::int64_t begin, std::int64_t end) {
+    for (auto py = static_cast<std::uint64_t>(begin); py < static_cast<std::uint64_t>(end); ++py) {
+      const bool row_inside = py >= x.pad_top && py < x.pad_top + x.y_size;
+      for (std::uint64_t px = 0; px < padded_w; ++px) {
+        std::uint8_t* dst = sram + x.sram_addr + (py * x.sram_stride_y + px * x.sram_stride_x) * e;
+        if (row_inside && px >= x.pad_left && px < x.pad_left + x.x_size) {
+          const std::uint8_t* src =
+              dram_.data() + x.dram_addr +
+              ((py - x.pad_top) * x.dram_stride_y + (px - x.pad_left) * x.dram_stride_x) * e;
+          std::memmove(dst, src, x.c_size * e);
+        } else {
+          for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(dst + c * e, e, x.pad_value);
+        }
       }
     }
+  };
+  const auto count = static_cast<std::int64_t>(padded_h);
+  if (rows_apart) {
+    for_split(count, static_cast<std::int64_t>(padded_h * padded_w * x.c_size), rows);
+  } else {
+    rows(0, count);
   }
 }
 
 void Datapath::execute_store(const isa::Store& x) {
   const std::uint64_t e = element_bytes(x.elem);
   const std::uint8_t* sram = scratchpads_[x.sp].data();
-  for (std::uint64_t y = 0; y < x.y_size; ++y)
-    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
-      std::memmove(dram_.data() + x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e,
-                   sram + x.sram_addr + (y * x.sram_stride_y + xx * x.sram_stride_x) * e,
-                   x.c_size * e);
+  const bool rows_apart =
+      x.dram_stride_y >= std::uint64_t{x.x_size} * x.dram_stride_x && x.dram_stride_x >= x.c_size;
+  const auto rows = [&](std::int64_t begin, std::int64_t end) {
+    for (auto y = static_cast<std::uint64_t>(begin); y < static_cast<std::uint64_t>(end); ++y)
+      for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
+        std::memmove(dram_.data() + x.dram_addr + (y * x.dram_stride_y + xx * x.dram_stride_x) * e,
+                     sram + x.sram_addr + (y * x.sram_stride_y + xx * x.sram_stride_x) * e,
+                     x.c_size * e);
+  };
+  const auto count = static_cast<std::int64_t>(x.y_size);
+  if (rows_apart) {
+    for_split(count, static_cast<std::int64_t>(x.y_size * x.x_size * x.c_size), rows);
+  } else {
+    rows(0, count);
+  }
 }
 
 namespace {
@@ -410,6 +441,32 @@ void Datapath::execute_requant(const isa::Requant& x) {
   const bool table_overlaps_output = x.per_channel && x.param_sp == x.dst_sp &&
                                      x.param_addr < dst_end &&
                                      x.dst_addr < x.param_addr + to_u64(x.c_size) * 8;
+  // Two threads when the output lies apart from the accumulators and the table: then every
+  // pixel takes requantize_store, reading only its own accumulators and writing only its own
+  // outputs.
+  const std::uint64_t src_end = x.src_addr + (to_u64(x.y_size - 1) * x.src_stride_y +
+                                              to_u64(x.x_size - 1) * x.src_stride_x + x.c_size) *
+                                                 4;
+  const bool pixels_apart =
+      (x.x_size == 1 || x.dst_stride_x >= x.c_size) &&
+      (x.y_size == 1 ||
+       x.dst_stride_y >= (std::uint64_t{x.x_size} - 1) * x.dst_stride_x + x.c_size);
+  const bool output_apart = pixels_apart && !table_overlaps_output &&
+                            (!same_sp || dst_end <= x.src_addr || src_end <= x.dst_addr);
+  const auto pixels = static_cast<std::int64_t>(std::uint64_t{x.y_size} * x.x_size);
+  if (output_apart) {
+    for_split(pixels, pixels * static_cast<std::int64_t>(x.c_size),
+              [&](std::int64_t begin, std::int64_t end) {
+                for (std::int64_t p = begin; p < end; ++p) {
+                  const std::uint64_t y = to_u64(p) / x.x_size, xx = to_u64(p) % x.x_size;
+                  kernels::requantize_store(
+                      src + (y * x.src_stride_y + xx * x.src_stride_x) * 4,
+                      static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr, q,
+                      out_bytes, dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * out_bytes);
+                }
+              });
+    return;
+  }
   std::vector<std::int32_t>& pixel = pixel_;
   pixel.resize(x.c_size);
   for (std::uint64_t y = 0; y < x.y_size; ++y) {
@@ -453,6 +510,39 @@ void Datapath::execute_add(const isa::Add& x) {
   const std::uint8_t* a = scratchpads_[x.a_sp].data() + x.a_addr;
   const std::uint8_t* b = scratchpads_[x.b_sp].data() + x.b_addr;
   std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  // Two threads when every pixel takes add_requantize_store and no pixel's output is another
+  // pixel's operand: the output's pixels are disjoint, and each operand box lies apart from the
+  // output or is exactly the output box (an in-place add, pixel over pixel).
+  const auto box_end = [&](std::uint64_t addr, std::uint64_t stride_y, std::uint64_t stride_x) {
+    return addr + ((x.y_size - 1) * stride_y + (x.x_size - 1) * stride_x + x.c_size) * e;
+  };
+  const std::uint64_t dst_end = box_end(x.dst_addr, x.dst_stride_y, x.dst_stride_x);
+  const auto operand_ok = [&](std::uint32_t sp, std::uint64_t addr, std::uint64_t stride_y,
+                              std::uint64_t stride_x) {
+    if (sp != x.dst_sp) return true;
+    if (addr == x.dst_addr && stride_y == x.dst_stride_y && stride_x == x.dst_stride_x) return true;
+    return box_end(addr, stride_y, stride_x) <= x.dst_addr || dst_end <= addr;
+  };
+  const bool pixels_apart =
+      (x.x_size == 1 || x.dst_stride_x >= x.c_size) &&
+      (x.y_size == 1 || x.dst_stride_y >= std::uint64_t{x.x_size - 1} * x.dst_stride_x + x.c_size);
+  if (e <= 2 && pixels_apart && operand_ok(x.a_sp, x.a_addr, x.a_stride_y, x.a_stride_x) &&
+      operand_ok(x.b_sp, x.b_addr, x.b_stride_y, x.b_stride_x)) {
+    const auto pixels = static_cast<std::int64_t>(x.y_size * x.x_size);
+    for_split(pixels, pixels * static_cast<std::int64_t>(x.c_size),
+              [&](std::int64_t begin, std::int64_t end) {
+                for (std::int64_t p = begin; p < end; ++p) {
+                  const std::uint64_t y = static_cast<std::uint64_t>(p) / x.x_size;
+                  const std::uint64_t xx = static_cast<std::uint64_t>(p) % x.x_size;
+                  kernels::add_requantize_store(
+                      a + (y * x.a_stride_y + xx * x.a_stride_x) * e,
+                      b + (y * x.b_stride_y + xx * x.b_stride_x) * e, e,
+                      static_cast<std::int64_t>(x.c_size), q,
+                      dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e);
+                }
+              });
+    return;
+  }
   std::vector<std::int32_t>& pixel = pixel_;
   pixel.resize(x.c_size);
   for (std::uint64_t y = 0; y < x.y_size; ++y) {
@@ -496,65 +586,87 @@ void Datapath::execute_pool(const isa::Pool& x) {
   const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                           registers_.zero_point, registers_.lo, registers_.hi};
   const auto channels = static_cast<std::int64_t>(x.c_size);
-  std::vector<std::int32_t>& pixel = pixel_;
-  pixel.resize(x.c_size);
-  std::vector<std::int64_t> sums(x.mode == isa::PoolMode::kMax ? 0 : x.c_size);
-  // Window position by window position, every channel at once (contiguous, vectorised): the
-  // max of the stored elements, or their int64 sum then requantized (docs/isa.md).
-  for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
-    for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
-      if (x.mode == isa::PoolMode::kMax) {
-        std::fill(pixel.begin(), pixel.end(), std::numeric_limits<std::int32_t>::min());
-      } else {
-        std::fill(sums.begin(), sums.end(), std::int64_t{0});
-      }
-      std::int32_t* __restrict best = pixel.data();
-      std::int64_t* __restrict sum = sums.data();
-      for (std::int64_t ky = 0; ky < x.kh; ++ky) {
-        const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
-        if (iy < 0 || iy >= in_h) continue;
-        for (std::int64_t kx = 0; kx < x.kw; ++kx) {
-          const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
-          if (ix < 0 || ix >= in_w) continue;
-          const std::uint8_t* p =
-              src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
-          const bool max_mode = x.mode == isa::PoolMode::kMax;
-          if (e == 1) {
-            for (std::int64_t c = 0; c < channels; ++c) {
-              const std::int32_t v = static_cast<std::int8_t>(p[c]);
-              if (max_mode)
-                best[c] = std::max(best[c], v);
-              else
-                sum[c] += v;
-            }
-          } else if (e == 2) {
-            for (std::int64_t c = 0; c < channels; ++c) {
-              const std::int32_t v = static_cast<std::int16_t>(
-                  static_cast<std::uint16_t>(p[2 * c] | (p[2 * c + 1] << 8)));
-              if (max_mode)
-                best[c] = std::max(best[c], v);
-              else
-                sum[c] += v;
-            }
-          } else {
-            for (std::int64_t c = 0; c < channels; ++c) {
-              const std::int32_t v = read_element(p + static_cast<std::uint64_t>(c) * e, e);
-              if (max_mode)
-                best[c] = std::max(best[c], v);
-              else
-                sum[c] += v;
+  // Output rows [begin, end), each thread with its own window buffers.
+  const auto rows = [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int32_t> pixel(x.c_size);
+    std::vector<std::int64_t> sums(x.mode == isa::PoolMode::kMax ? 0 : x.c_size);
+    // Window position by window position, every channel at once (contiguous, vectorised): the
+    // max of the stored elements, or their int64 sum then requantized (docs/isa.md).
+    for (std::int64_t oy = begin; oy < end; ++oy) {
+      for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+        if (x.mode == isa::PoolMode::kMax) {
+          std::fill(pixel.begin(), pixel.end(), std::numeric_limits<std::int32_t>::min());
+        } else {
+          std::fill(sums.begin(), sums.end(), std::int64_t{0});
+        }
+        std::int32_t* __restrict best = pixel.data();
+        std::int64_t* __restrict sum = sums.data();
+        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
+          if (iy < 0 || iy >= in_h) continue;
+          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
+            if (ix < 0 || ix >= in_w) continue;
+            const std::uint8_t* p =
+                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
+            const bool max_mode = x.mode == isa::PoolMode::kMax;
+            if (e == 1) {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                const std::int32_t v = static_cast<std::int8_t>(p[c]);
+                if (max_mode)
+                  best[c] = std::max(best[c], v);
+                else
+                  sum[c] += v;
+              }
+            } else if (e == 2) {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                const std::int32_t v = static_cast<std::int16_t>(
+                    static_cast<std::uint16_t>(p[2 * c] | (p[2 * c + 1] << 8)));
+                if (max_mode)
+                  best[c] = std::max(best[c], v);
+                else
+                  sum[c] += v;
+              }
+            } else {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                const std::int32_t v = read_element(p + static_cast<std::uint64_t>(c) * e, e);
+                if (max_mode)
+                  best[c] = std::max(best[c], v);
+                else
+                  sum[c] += v;
+              }
             }
           }
         }
+        // check() guarantees a stored element in every window (pads < window).
+        if (x.mode != isa::PoolMode::kMax)
+          for (std::int64_t c = 0; c < channels; ++c)
+            best[c] = intops::requantize(static_cast<std::int32_t>(sum[c]), q);
+        std::uint8_t* d =
+            dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;
+        kernels::store_elements(pixel.data(), channels, e, d);
       }
-      // check() guarantees a stored element in every window (pads < window).
-      if (x.mode != isa::PoolMode::kMax)
-        for (std::int64_t c = 0; c < channels; ++c)
-          best[c] = intops::requantize(static_cast<std::int32_t>(sum[c]), q);
-      std::uint8_t* d =
-          dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;
-      kernels::store_elements(pixel.data(), channels, e, d);
     }
+  };
+  // Two threads when the output lies apart from the source (each output pixel reads only the
+  // source and writes only itself).
+  const auto to_u64 = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const std::uint64_t src_end =
+      x.src_addr +
+      (to_u64(in_h - 1) * x.src_stride_y + to_u64(in_w - 1) * x.src_stride_x + x.c_size) * e;
+  const std::uint64_t dst_end =
+      x.dst_addr +
+      (to_u64(x.out_h - 1) * x.dst_stride_y + to_u64(x.out_w - 1) * x.dst_stride_x + x.c_size) * e;
+  const bool pixels_apart =
+      (x.out_w == 1 || x.dst_stride_x >= x.c_size) &&
+      (x.out_h == 1 || x.dst_stride_y >= (std::uint64_t{x.out_w} - 1) * x.dst_stride_x + x.c_size);
+  const bool apart =
+      pixels_apart && (x.src_sp != x.dst_sp || dst_end <= x.src_addr || src_end <= x.dst_addr);
+  const std::int64_t elements = std::int64_t{x.out_h} * x.out_w * x.kh * x.kw * channels;
+  if (apart) {
+    for_split(x.out_h, elements, rows);
+  } else {
+    rows(0, x.out_h);
   }
 }
 
@@ -562,10 +674,32 @@ void Datapath::execute_copy(const isa::Copy& x) {
   const std::uint64_t e = element_bytes(x.elem);
   const std::uint8_t* src = scratchpads_[x.src_sp].data() + x.src_addr;
   std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
-  for (std::uint64_t y = 0; y < x.y_size; ++y)
-    for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
-      std::memmove(dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e,
-                   src + (y * x.src_stride_y + xx * x.src_stride_x) * e, x.c_size * e);
+  const auto rows = [&](std::int64_t begin, std::int64_t end) {
+    for (auto y = static_cast<std::uint64_t>(begin); y < static_cast<std::uint64_t>(end); ++y)
+      for (std::uint64_t xx = 0; xx < x.x_size; ++xx)
+        std::memmove(dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e,
+                     src + (y * x.src_stride_y + xx * x.src_stride_x) * e, x.c_size * e);
+  };
+  // Two threads when the destination's pixels are disjoint and lie apart from the source.
+  const auto box_end = [&](std::uint64_t addr, std::uint64_t stride_y, std::uint64_t stride_x) {
+    return addr + ((std::uint64_t{x.y_size} - 1) * stride_y +
+                   (std::uint64_t{x.x_size} - 1) * stride_x + x.c_size) *
+                      e;
+  };
+  const bool pixels_apart =
+      (x.x_size == 1 || x.dst_stride_x >= x.c_size) &&
+      (x.y_size == 1 ||
+       x.dst_stride_y >= (std::uint64_t{x.x_size} - 1) * x.dst_stride_x + x.c_size);
+  const bool apart =
+      pixels_apart &&
+      (x.src_sp != x.dst_sp || box_end(x.dst_addr, x.dst_stride_y, x.dst_stride_x) <= x.src_addr ||
+       box_end(x.src_addr, x.src_stride_y, x.src_stride_x) <= x.dst_addr);
+  const auto count = static_cast<std::int64_t>(x.y_size);
+  if (apart) {
+    for_split(count, count * x.x_size * x.c_size, rows);
+  } else {
+    rows(0, count);
+  }
 }
 
 }  // namespace tessel::sim

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -63,6 +64,13 @@ class Datapath {
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
   void execute_copy(const isa::Copy& x);
+  /// Calls fn(begin, end) over [0, count): split between this thread and the helper when
+  /// there is one and `elements` (the instruction's work) is at least kSplitMinElements,
+  /// else in one call. `fn` must be safe to run on disjoint ranges at once.
+  void for_split(std::int64_t count, std::int64_t elements,
+                 const std::function<void(std::int64_t, std::int64_t)>& fn);
+  /// Work below which a second thread costs more than it saves (a hand-over is ~1 us).
+  static constexpr std::int64_t kSplitMinElements = 4096;
 
   std::vector<std::vector<std::uint8_t>> scratchpads_;
   std::unique_ptr<SplitRunner> split_;  // with threads >= 2

@@ -1,5 +1,11 @@
-// SplitRunner: the helper's wait-run-signal loop and the caller's post-run-wait.
+// SplitRunner: the helper's wait-claim-run loop and the caller's post-claim-wait.
 #include "sim/core/split_runner.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -8,15 +14,25 @@
 namespace tessel::sim {
 namespace {
 
-/// Busy-waits up to ~0.1 ms (about 2000 pauses) for `flag` to leave `old`, then sleeps on it.
-void wait_while_equal(const std::atomic<std::uint32_t>& flag, std::uint32_t old) {
-  for (int spin = 0; spin < 200; ++spin) {
-    if (flag.load(std::memory_order_acquire) != old) return;
+void cpu_relax() {
 #if defined(__x86_64__)
-    _mm_pause();
+  _mm_pause();
 #endif
-  }
-  while (flag.load(std::memory_order_acquire) == old) flag.wait(old, std::memory_order_acquire);
+}
+
+constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << 24) - 1;
+constexpr std::uint64_t kBusy = std::uint64_t{1} << 48;
+constexpr int kGenerationShift = 49;
+
+std::int64_t front_of(std::uint64_t state) {
+  return static_cast<std::int64_t>(state & kIndexMask);
+}
+std::int64_t back_of(std::uint64_t state) {
+  return static_cast<std::int64_t>((state >> 24) & kIndexMask);
+}
+std::uint64_t with_range(std::uint64_t state, std::int64_t front, std::int64_t back) {
+  return (state & ~((kIndexMask << 24) | kIndexMask)) | static_cast<std::uint64_t>(front) |
+         (static_cast<std::uint64_t>(back) << 24);
 }
 
 }  // namespace
@@ -30,31 +46,73 @@ SplitRunner::~SplitRunner() {
   thread_.join();
 }
 
+bool SplitRunner::claim(bool from_front, std::int64_t& begin, std::int64_t& end) {
+  std::uint64_t state = state_.load(std::memory_order_acquire);
+  for (;;) {
+    const std::int64_t front = front_of(state), back = back_of(state);
+    if (front >= back) return false;
+    // chunk_ was stored before the state this CAS compares against (the generation bits rule
+    // out a later job's equal range).
+    const std::int64_t size = std::min(chunk_.load(std::memory_order_relaxed), back - front);
+    const std::uint64_t next = from_front ? with_range(state, front + size, back)
+                                          : with_range(state, front, back - size) | kBusy;
+    if (state_.compare_exchange_weak(state, next, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      begin = from_front ? front : back - size;
+      end = from_front ? front + size : back;
+      return true;
+    }
+  }
+}
+
 void SplitRunner::loop() {
   std::uint32_t seen = 0;
   for (;;) {
-    wait_while_equal(job_, seen);
+    // Spin (pause, then sched_yield so that a loaded core goes to whoever needs it) for up to
+    // kSpinMicroseconds, then sleep on the futex.
+    for (int spin = 0; spin < 64 && job_.load(std::memory_order_acquire) == seen; ++spin)
+      cpu_relax();
+    const auto start = std::chrono::steady_clock::now();
+    while (job_.load(std::memory_order_acquire) == seen) {
+      sched_yield();
+      if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
+        job_.wait(seen, std::memory_order_acquire);
+      }
+    }
     seen = job_.load(std::memory_order_acquire);
     if (quit_.load(std::memory_order_relaxed)) return;
-    (*fn_)(begin_, end_);
-    done_.store(seen, std::memory_order_release);
-    done_.notify_one();
+    std::int64_t begin = 0, end = 0;
+    bool helped = false;
+    // A successful claim sets the busy bit, which holds the caller in run() (so fn_ stays
+    // valid) until the chunk is done.
+    while (claim(false, begin, end)) {
+      (*fn_.load(std::memory_order_relaxed))(begin, end);
+      helped = true;
+      state_.fetch_and(~kBusy, std::memory_order_release);
+    }
+    if (helped) helped_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
 void SplitRunner::run(std::int64_t count, std::int64_t split,
                       const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  fn_ = &fn;
-  begin_ = split;
-  end_ = count;
-  const std::uint32_t previous = done_.load(std::memory_order_relaxed);
-  const std::uint32_t job = job_.fetch_add(1, std::memory_order_release) + 1;
+  assert(count >= 0 && static_cast<std::uint64_t>(count) <= kIndexMask);
+  if (count <= 0) return;
+  fn_.store(&fn, std::memory_order_relaxed);
+  chunk_.store(std::max<std::int64_t>(1, (split + kChunksPerShare - 1) / kChunksPerShare),
+               std::memory_order_relaxed);
+  ++jobs_;
+  const std::uint64_t generation = jobs_ & ((std::uint64_t{1} << (64 - kGenerationShift)) - 1);
+  state_.store((generation << kGenerationShift) | with_range(0, 0, count),
+               std::memory_order_release);
+  job_.fetch_add(1, std::memory_order_release);
   job_.notify_one();
-  fn(0, split);
-  std::uint32_t done = previous;
-  while (done != job) {
-    wait_while_equal(done_, done);
-    done = done_.load(std::memory_order_acquire);
+  std::int64_t begin = 0, end = 0;
+  while (claim(true, begin, end)) fn(begin, end);
+  // Nothing is left to claim; wait for a chunk the helper is still running.
+  for (int spin = 0; state_.load(std::memory_order_acquire) & kBusy; ++spin) {
+    cpu_relax();
+    if (spin >= 256) sched_yield();
   }
 }
 

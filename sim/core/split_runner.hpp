@@ -1,5 +1,5 @@
-// SplitRunner: one helper thread that runs half of a split loop beside the calling thread
-// (the datapath's second thread for large convs).
+// SplitRunner: one helper thread that shares a split loop with the calling thread, chunk by
+// chunk from the two ends (the datapath's second thread for its large instructions).
 #pragma once
 
 #include <atomic>
@@ -9,12 +9,26 @@
 
 namespace tessel::sim {
 
-/// run(count, split, fn) calls fn(0, split) on the caller and fn(split, count) on the helper
-/// thread, and returns when both are done. Between jobs the helper spins briefly (jobs come
-/// every few microseconds during a simulation), then sleeps on a futex (std::atomic::wait).
-/// Not reentrant: one caller thread.
+/// run(count, split, fn) calls fn(begin, end) over disjoint ranges that together cover
+/// [0, count), each exactly once, and returns when every call has returned. The work goes in
+/// chunks of ceil(split / kChunksPerShare) elements (`split` = the caller's share of an even
+/// split, count / 2 say): the caller claims chunks from the front, the helper thread from the
+/// back, until they meet. A helper that is late (woken from sleep, or without a core on a
+/// loaded machine) takes fewer chunks or none, so two threads are never much slower than one:
+/// the caller waits only for a chunk the helper has started, never for the helper to wake.
+/// count < 2^24.
+///
+/// Between jobs the helper spins (pause, then sched_yield: jobs come every few tens of
+/// microseconds during a simulation) for up to kSpinMicroseconds, then sleeps on a futex
+/// (std::atomic::wait); waking it costs one system call and a context switch, tens of
+/// microseconds on a virtual machine. Not reentrant: one caller thread.
 class SplitRunner {
  public:
+  /// Chunks per share: 2 * kChunksPerShare chunks in all for an even split.
+  static constexpr std::int64_t kChunksPerShare = 2;
+  /// How long an idle helper spins before it sleeps.
+  static constexpr std::int64_t kSpinMicroseconds = 2000;
+
   SplitRunner();
   ~SplitRunner();
   SplitRunner(const SplitRunner&) = delete;
@@ -23,14 +37,25 @@ class SplitRunner {
   void run(std::int64_t count, std::int64_t split,
            const std::function<void(std::int64_t, std::int64_t)>& fn);
 
+  /// Jobs posted so far, and how many of them the helper ran a chunk of (tests, benchmarks).
+  std::uint64_t jobs() const { return jobs_; }
+  std::uint64_t helped_jobs() const { return helped_.load(std::memory_order_relaxed); }
+
  private:
   void loop();
+  /// Claims the next chunk from the front (caller) or the back (helper) of the remaining
+  /// range; false when none is left.
+  bool claim(bool from_front, std::int64_t& begin, std::int64_t& end);
 
-  std::atomic<std::uint32_t> job_{0};   // generation of the posted job
-  std::atomic<std::uint32_t> done_{0};  // generation of the last finished one
+  std::atomic<std::uint32_t> job_{0};  // generation of the posted job (the helper sleeps on it)
   std::atomic<bool> quit_{false};
-  const std::function<void(std::int64_t, std::int64_t)>* fn_ = nullptr;
-  std::int64_t begin_ = 0, end_ = 0;
+  /// The current job's unclaimed range [front, back) (bits 0-23, 24-47), whether the helper is
+  /// running a chunk of it (bit 48) and the job's generation (bits 49-63, against ABA).
+  std::atomic<std::uint64_t> state_{0};
+  std::atomic<const std::function<void(std::int64_t, std::int64_t)>*> fn_{nullptr};
+  std::atomic<std::int64_t> chunk_{1};
+  std::uint64_t jobs_ = 0;
+  std::atomic<std::uint64_t> helped_{0};
   std::thread thread_;
 };
 

@@ -323,5 +323,143 @@ TEST(SimDatapath, pool_equals_the_isa_loops_over_random_windows) {
   }
 }
 
+// Requant, add, pool, copy, load and store large enough for the second thread (>= 4096
+// elements) leave the scratchpad and DRAM exactly as the one-thread datapath does: outputs
+// apart from their operands (split), in place (one thread keeps docs/isa.md's order), i8 and
+// i16, per-channel and uniform requant, max and avg pool; each executed 4 times in a row.
+TEST(SimDatapath, two_thread_vector_and_dma_instructions_equal_one_thread) {
+  std::mt19937 rng(4242);
+  const HwConfig config = matrix_config(16, 16, 8);
+  isa::Vcfg vcfg;
+  vcfg.mult_a = 1518500250u;
+  vcfg.mult_b = 1073741824u;
+  vcfg.shift = 37;
+  vcfg.zp = -3;
+  vcfg.lo = -128;
+  vcfg.hi = 127;
+  std::vector<isa::Instruction> cases;
+  for (const bool wide : {false, true}) {
+    const isa::Elem elem = wide ? isa::Elem::kI16 : isa::Elem::kI8;
+    const std::uint32_t e = wide ? 2 : 1;
+    for (const bool per_channel : {false, true}) {
+      isa::Requant r;  // 8 x 9 pixels x 64 channels, int32 at 0, output at 40000
+      r.dst_elem = elem;
+      r.per_channel = per_channel;
+      r.param_addr = 120000;
+      r.src_addr = 0;
+      r.dst_addr = 40000;
+      r.y_size = 8;
+      r.x_size = 9;
+      r.c_size = 64;
+      r.src_stride_x = 64;
+      r.src_stride_y = 9 * 64;
+      r.dst_stride_x = 70;
+      r.dst_stride_y = 9 * 70;
+      cases.push_back(r);
+      r.dst_addr = r.src_addr;  // in-place narrowing: one thread
+      r.dst_stride_x = 64;
+      r.dst_stride_y = 9 * 64;
+      cases.push_back(r);
+    }
+    isa::Add a;  // 8 x 8 x 72
+    a.elem = elem;
+    a.a_addr = 0;
+    a.b_addr = 20000;
+    a.dst_addr = 50000;
+    a.y_size = a.x_size = 8;
+    a.c_size = 72;
+    a.a_stride_x = a.b_stride_x = a.dst_stride_x = 72;
+    a.a_stride_y = a.b_stride_y = a.dst_stride_y = 8 * 72;
+    cases.push_back(a);
+    a.dst_addr = a.b_addr;  // in place over b, pixel over pixel: split
+    cases.push_back(a);
+    a.dst_addr = a.b_addr + 8 * e;  // partly over b: one thread
+    cases.push_back(a);
+    for (const auto mode : {isa::PoolMode::kMax, isa::PoolMode::kAvg}) {
+      isa::Pool p;  // 3x3 stride 2, padded, 8 x 8 out x 64
+      p.elem = elem;
+      p.mode = mode;
+      p.kh = p.kw = 3;
+      p.stride_h = p.stride_w = 2;
+      p.pad_top = p.pad_left = 1;
+      p.out_h = p.out_w = 8;
+      p.c_size = 64;
+      p.src_stride_x = 64;
+      p.src_stride_y = 16 * 64;
+      p.src_addr = 0;
+      p.dst_addr = 60000;
+      p.dst_stride_x = 64;
+      p.dst_stride_y = 8 * 64;
+      cases.push_back(p);
+      p.dst_addr = 64;  // over the source: one thread
+      cases.push_back(p);
+    }
+    isa::Copy c;
+    c.elem = elem;
+    c.src_addr = 3;
+    c.dst_addr = 70001;
+    c.y_size = 16;
+    c.x_size = 8;
+    c.c_size = 40;
+    c.src_stride_x = 40;
+    c.src_stride_y = 8 * 40;
+    c.dst_stride_x = 41;
+    c.dst_stride_y = 8 * 41 + 5;
+    cases.push_back(c);
+    isa::Load l;
+    l.elem = elem;
+    l.dram_addr = 1000;
+    l.sram_addr = 17;
+    l.y_size = 14;
+    l.x_size = 14;
+    l.c_size = 24;
+    l.dram_stride_x = 24;
+    l.dram_stride_y = 14 * 24;
+    l.pad_top = l.pad_bottom = l.pad_left = l.pad_right = 1;
+    l.sram_stride_x = 24;
+    l.sram_stride_y = 16 * 24;
+    l.pad_value = -5;
+    cases.push_back(l);
+    isa::Store s;
+    s.elem = elem;
+    s.sp = 0;
+    s.sram_addr = 5;
+    s.dram_addr = 20001;
+    s.y_size = 16;
+    s.x_size = 16;
+    s.c_size = 20;
+    s.sram_stride_x = 20;
+    s.sram_stride_y = 16 * 20;
+    s.dram_stride_x = 21;
+    s.dram_stride_y = 16 * 21;
+    cases.push_back(s);
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::vector<std::uint8_t> dram_one(65536), dram_two(65536);
+    for (std::size_t b = 0; b < dram_one.size(); ++b)
+      dram_one[b] = dram_two[b] = static_cast<std::uint8_t>(rng() >> 24);
+    Datapath one(config, dram_one), two(config, dram_two, false, 2);
+    auto one_sp = one.scratchpad(0), two_sp = two.scratchpad(0);
+    for (std::size_t b = 0; b < one_sp.size(); ++b)
+      one_sp[b] = two_sp[b] = static_cast<std::uint8_t>(rng() >> 24);
+    // Per-channel table entries: multiplier, shift in [30, 40).
+    for (std::uint32_t c = 0; c < 64; ++c) {
+      const std::uint32_t shift = 30 + c % 10;
+      for (int k = 0; k < 4; ++k)
+        one_sp[120000 + 8 * c + 4 + static_cast<std::uint32_t>(k)] =
+            two_sp[120000 + 8 * c + 4 + static_cast<std::uint32_t>(k)] =
+                static_cast<std::uint8_t>(shift >> (8 * k));
+    }
+    one.execute(vcfg);
+    two.execute(vcfg);
+    for (int repeat = 0; repeat < 4; ++repeat) {
+      one.execute(cases[i]);
+      two.execute(cases[i]);
+    }
+    ASSERT_TRUE(std::equal(one_sp.begin(), one_sp.end(), two_sp.begin())) << "case " << i;
+    ASSERT_EQ(dram_one, dram_two) << "case " << i;
+  }
+}
+
 }  // namespace
 }  // namespace tessel::sim
