@@ -62,29 +62,49 @@ bool available() {
   return on;
 }
 
-void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
-                  std::int64_t out_channels, Weights& out) {
-  const std::int64_t tap_k = 2 * in_pairs;
-  out.tap_count = tap_count;
-  out.in_pairs = in_pairs;
-  out.out_channels = out_channels;
-  out.k_bytes = (tap_count * tap_k + kTileBytes - 1) / kTileBytes * kTileBytes;
-  out.out_blocks = (out_channels + 15) / 16;
-  const std::int64_t chunks = out.k_bytes / kTileBytes;
-  out.tiles.assign(static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize), 0);
-  const std::int64_t tap_weights = tap_k * out_channels;
-  for (std::int64_t t = 0; t < tap_count; ++t)
+namespace {
+
+/// pack_weights one weight at a time (CPUs without AMX; the layout's definition).
+void pack_weights_scalar(const std::int16_t* w, Weights& out) {
+  const std::int64_t tap_k = 2 * out.in_pairs, chunks = out.k_bytes / kTileBytes;
+  const std::int64_t tap_weights = tap_k * out.out_channels;
+  for (std::int64_t t = 0; t < out.tap_count; ++t)
     for (std::int64_t i = 0; i < tap_k; ++i) {
       const std::int64_t k = t * tap_k + i;
       const std::int64_t c = k / kTileBytes, r = (k % kTileBytes) / 4, j = k % 4;
-      for (std::int64_t o = 0; o < out_channels; ++o) {
-        const std::int16_t v = w[t * tap_weights + pair_index(i, o, out_channels)];
+      for (std::int64_t o = 0; o < out.out_channels; ++o) {
+        const auto v =
+            static_cast<std::uint16_t>(w[t * tap_weights + pair_index(i, o, out.out_channels)]);
         std::uint8_t* hi = out.tiles.data() + ((o / 16 * chunks + c) * 2) * kTileSize +
                            r * kTileBytes + (o % 16) * 4 + j;
-        hi[0] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(v) >> 8);
-        hi[kTileSize] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(v) & 0xffu);
+        hi[0] = static_cast<std::uint8_t>(v >> 8);
+        hi[kTileSize] = static_cast<std::uint8_t>(v & 0xffu);
       }
     }
+}
+
+#ifdef TESSEL_SIM_AMX
+void pack_weights_avx512(const std::int16_t* w, Weights& out);
+#endif
+
+}  // namespace
+
+void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
+                  std::int64_t out_channels, Weights& out) {
+  out.tap_count = tap_count;
+  out.in_pairs = in_pairs;
+  out.out_channels = out_channels;
+  out.k_bytes = (tap_count * 2 * in_pairs + kTileBytes - 1) / kTileBytes * kTileBytes;
+  out.out_blocks = (out_channels + 15) / 16;
+  const std::int64_t chunks = out.k_bytes / kTileBytes;
+  out.tiles.assign(static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize), 0);
+#ifdef TESSEL_SIM_AMX
+  if (supported()) {
+    pack_weights_avx512(w, out);
+    return;
+  }
+#endif
+  pack_weights_scalar(w, out);
 }
 
 #ifdef TESSEL_SIM_AMX
@@ -98,6 +118,38 @@ namespace {
 
 #define TESSEL_SIM_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl")))
 
+/// pack_weights a channel pair row at a time: the row's 16-output block is 64 bytes
+/// [o][w0 lo, w0 hi, w1 lo, w1 hi]; one byte shuffle per plane puts (w0, w1) at bytes
+/// 4 o + j, 4 o + j + 1 of the tile row (j = k % 4 is 0 or 2: k is even), stored under a mask.
+TESSEL_SIM_AMX_TARGET void pack_weights_avx512(const std::int16_t* w, Weights& out) {
+  const std::int64_t tap_k = 2 * out.in_pairs, chunks = out.k_bytes / kTileBytes;
+  const std::int64_t tap_weights = tap_k * out.out_channels;
+  // Sources per output channel o' (bytes 4 o' .. 4 o' + 3 = w0 lo, w0 hi, w1 lo, w1 hi).
+  const __m512i hi_at_0 = _mm512_set4_epi32(0x80800f0d, 0x80800b09, 0x80800705, 0x80800301);
+  const __m512i lo_at_0 = _mm512_set4_epi32(0x80800e0c, 0x80800a08, 0x80800604, 0x80800200);
+  const __m512i hi_at_2 = _mm512_set4_epi32(0x0f0d8080, 0x0b098080, 0x07058080, 0x03018080);
+  const __m512i lo_at_2 = _mm512_set4_epi32(0x0e0c8080, 0x0a088080, 0x06048080, 0x02008080);
+  for (std::int64_t t = 0; t < out.tap_count; ++t)
+    for (std::int64_t i = 0; i < tap_k; i += 2) {
+      const std::int64_t k = t * tap_k + i;
+      const std::int64_t c = k / kTileBytes, r = (k % kTileBytes) / 4, j = k % 4;
+      const __m512i hi_shuffle = j == 0 ? hi_at_0 : hi_at_2;
+      const __m512i lo_shuffle = j == 0 ? lo_at_0 : lo_at_2;
+      const auto row_mask =
+          static_cast<__mmask64>(j == 0 ? 0x3333333333333333ull : 0xccccccccccccccccull);
+      const std::int16_t* src = w + t * tap_weights + i * out.out_channels;
+      std::uint8_t* dst = out.tiles.data() + (2 * c) * kTileSize + r * kTileBytes;
+      for (std::int64_t n = 0; n < out.out_blocks; ++n) {
+        const std::int64_t left = std::min<std::int64_t>(16, out.out_channels - 16 * n);
+        const auto mask = static_cast<__mmask16>(left == 16 ? 0xffffu : (1u << left) - 1u);
+        const __m512i v = _mm512_maskz_loadu_epi32(mask, src + 32 * n);
+        std::uint8_t* tile = dst + n * chunks * 2 * kTileSize;
+        _mm512_mask_storeu_epi8(tile, row_mask, _mm512_shuffle_epi8(v, hi_shuffle));
+        _mm512_mask_storeu_epi8(tile + kTileSize, row_mask, _mm512_shuffle_epi8(v, lo_shuffle));
+      }
+    }
+}
+
 /// The 64-byte tile configuration (palette 1): tiles 0-1 the A planes (hi, lo) and 4-6 the
 /// sums C1-C3, `rows` rows each; tiles 2-3 the B planes, 16 rows. Every row 64 bytes.
 struct alignas(64) TileConfig {
@@ -110,37 +162,52 @@ struct alignas(64) TileConfig {
 
 TileConfig tile_config(std::int64_t rows) {
   TileConfig config;
-  for (int tile = 0; tile < 7; ++tile) {
+  for (int tile = 0; tile < 8; ++tile) {
     config.colsb[tile] = kTileBytes;
     config.rows[tile] = static_cast<std::uint8_t>(tile == 2 || tile == 3 ? kTileRows : rows);
   }
   return config;
 }
 
-/// A block's gathered inputs: two int8 planes of 16 rows x k_bytes (thread-local to reuse the
-/// allocation; the split runner's helper thread has its own).
+/// A block's gathered inputs: two int8 planes of 16 rows x k_bytes, and the taps merged into
+/// runs (thread-local to reuse the allocations; the split runner's helper thread has its own).
 struct Staging {
-  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> bytes;
+  /// Taps whose inputs lie back to back in the image (a conv's kx taps over a dense row) as
+  /// one run: `count` int16 values at byte `offset` past the pixel, at k = `k`.
+  struct Run {
+    std::int64_t offset = 0;
+    std::int64_t k = 0;
+    std::int64_t count = 0;
+  };
+  std::vector<Run> runs;
 };
 
 /// Gathers pixel rows [0, rows) of a block into the hi and lo planes (row stride k_bytes):
-/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs; k beyond taps x channels stays 0.
+/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs, run by run; k beyond taps x
+/// channels stays 0.
 TESSEL_SIM_AMX_TARGET void gather(const std::uint8_t* image, const std::int64_t* pixel_offsets,
-                                  std::int64_t rows, const std::int64_t* tap_offsets,
-                                  const Weights& w, std::uint8_t* hi, std::uint8_t* lo) {
-  const std::int64_t tap_k = 2 * w.in_pairs;
+                                  std::int64_t rows, const std::vector<Staging::Run>& runs,
+                                  std::int64_t k_bytes, std::uint8_t* hi, std::uint8_t* lo) {
   for (std::int64_t m = 0; m < rows; ++m) {
-    std::uint8_t* hi_row = hi + m * w.k_bytes;
-    std::uint8_t* lo_row = lo + m * w.k_bytes;
-    for (std::int64_t t = 0; t < w.tap_count; ++t) {
-      const std::uint8_t* src = image + pixel_offsets[m] + tap_offsets[t];
-      for (std::int64_t i = 0; i < tap_k; i += 32) {
-        const std::int64_t left = std::min<std::int64_t>(32, tap_k - i);
-        const auto mask = static_cast<__mmask32>(left == 32 ? ~0u : (1u << left) - 1u);
+    std::uint8_t* hi_row = hi + m * k_bytes;
+    std::uint8_t* lo_row = lo + m * k_bytes;
+    for (const Staging::Run& run : runs) {
+      const std::uint8_t* src = image + pixel_offsets[m] + run.offset;
+      std::int64_t i = 0;
+      for (; i + 32 <= run.count; i += 32) {
+        const __m512i v = _mm512_loadu_si512(src + 2 * i);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_row + run.k + i),
+                            _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_row + run.k + i),
+                            _mm512_cvtepi16_epi8(v));
+      }
+      if (i < run.count) {
+        const auto mask = static_cast<__mmask32>((1u << (run.count - i)) - 1u);
         const __m512i v = _mm512_maskz_loadu_epi16(mask, src + 2 * i);
-        const std::int64_t k = t * tap_k + i;
-        _mm256_mask_storeu_epi8(hi_row + k, mask, _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
-        _mm256_mask_storeu_epi8(lo_row + k, mask, _mm512_cvtepi16_epi8(v));
+        _mm256_mask_storeu_epi8(hi_row + run.k + i, mask,
+                                _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
+        _mm256_mask_storeu_epi8(lo_row + run.k + i, mask, _mm512_cvtepi16_epi8(v));
       }
     }
   }
@@ -153,11 +220,12 @@ TESSEL_SIM_AMX_TARGET void conv_block(const std::uint8_t* hi, const std::uint8_t
                                       const std::uint8_t* bias, std::uint8_t* acc,
                                       const std::int64_t* slot_offsets) {
   const std::int64_t chunks = w.k_bytes / kTileBytes;
-  alignas(64) std::int32_t sums[3][kTileRows * 16];
+  alignas(64) std::int32_t sums[4][kTileRows * 16];
   for (std::int64_t n = 0; n < w.out_blocks; ++n) {
     _tile_zero(4);
     _tile_zero(5);
     _tile_zero(6);
+    _tile_zero(7);
     const std::uint8_t* b = w.tiles.data() + n * chunks * 2 * kTileSize;
     for (std::int64_t c = 0; c < chunks; ++c) {
       _tile_loadd(0, hi + c * kTileBytes, w.k_bytes);
@@ -166,12 +234,13 @@ TESSEL_SIM_AMX_TARGET void conv_block(const std::uint8_t* hi, const std::uint8_t
       _tile_loadd(3, b + (2 * c + 1) * kTileSize, kTileBytes);
       _tile_dpbssd(4, 0, 2);  // hi x hi
       _tile_dpbsud(5, 0, 3);  // hi x lo
-      _tile_dpbusd(5, 1, 2);  // lo x hi
+      _tile_dpbusd(7, 1, 2);  // lo x hi
       _tile_dpbuud(6, 1, 3);  // lo x lo
     }
     _tile_stored(4, sums[0], kTileBytes);
     _tile_stored(5, sums[1], kTileBytes);
     _tile_stored(6, sums[2], kTileBytes);
+    _tile_stored(7, sums[3], kTileBytes);
     const std::int64_t left = std::min<std::int64_t>(16, w.out_channels - 16 * n);
     const auto mask = static_cast<__mmask16>(left == 16 ? 0xffffu : (1u << left) - 1u);
     const __m512i start =
@@ -179,7 +248,8 @@ TESSEL_SIM_AMX_TARGET void conv_block(const std::uint8_t* hi, const std::uint8_t
     for (std::int64_t m = 0; m < rows; ++m) {
       std::uint8_t* slot = acc + slot_offsets[m] + 64 * n;
       const __m512i c1 = _mm512_load_si512(sums[0] + 16 * m);
-      const __m512i c2 = _mm512_load_si512(sums[1] + 16 * m);
+      const __m512i c2 = _mm512_add_epi32(_mm512_load_si512(sums[1] + 16 * m),
+                                          _mm512_load_si512(sums[3] + 16 * m));
       const __m512i c3 = _mm512_load_si512(sums[2] + 16 * m);
       __m512i value = _mm512_add_epi32(
           _mm512_add_epi32(_mm512_slli_epi32(c1, 16), _mm512_slli_epi32(c2, 8)), c3);
@@ -201,8 +271,20 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
   if (staging.bytes.size() < 2 * plane) staging.bytes.resize(2 * plane);
   std::uint8_t* hi = staging.bytes.data();
   std::uint8_t* lo = hi + plane;
-  // The padding k (beyond taps x channels) must read 0 in every row the tiles load.
-  std::memset(hi, 0, 2 * plane);
+  // The padding k (beyond taps x channels; gather writes the rest) must read 0 in every row.
+  const std::int64_t used = w.tap_count * 2 * w.in_pairs;
+  for (std::int64_t m = 0; m < 2 * kTileRows; ++m)
+    std::memset(hi + m * w.k_bytes + used, 0, static_cast<std::size_t>(w.k_bytes - used));
+  const std::int64_t tap_k = 2 * w.in_pairs;
+  staging.runs.clear();
+  for (std::int64_t t = 0; t < w.tap_count; ++t) {
+    if (!staging.runs.empty() &&
+        staging.runs.back().offset + 2 * staging.runs.back().count == tap_offsets[t]) {
+      staging.runs.back().count += tap_k;
+    } else {
+      staging.runs.push_back({tap_offsets[t], t * tap_k, tap_k});
+    }
+  }
   std::int64_t configured_rows = 0;
   for (std::int64_t p0 = 0; p0 < pixel_count; p0 += kTileRows) {
     const std::int64_t rows = std::min<std::int64_t>(kTileRows, pixel_count - p0);
@@ -211,7 +293,7 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
       _tile_loadconfig(&config);
       configured_rows = rows;
     }
-    gather(image, pixel_offsets + p0, rows, tap_offsets, w, hi, lo);
+    gather(image, pixel_offsets + p0, rows, staging.runs, w.k_bytes, hi, lo);
     conv_block(hi, lo, rows, w, init, bias, acc, slot_offsets + p0);
   }
   if (configured_rows != 0) _tile_release();

@@ -2,7 +2,9 @@
 // from four int8 tile dot products, where the CPU and the OS allow tiles.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "sim/core/kernels.hpp"
@@ -19,6 +21,26 @@ bool available();
 /// the kernel directly).
 bool supported();
 
+/// Allocates on 64-byte boundaries: a tile row that straddles two cache lines loads at a
+/// fraction of the speed.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t n) {
+    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
+  }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+
 /// A dense conv's weights in AMX's layout, packed once from kernels::pair_index layout.
 /// The reduction index k = t * 2 * in_pairs + i (tap t, input channel i) runs over
 /// `k_bytes` = taps * 2 * in_pairs rounded up to 64, the output channels over
@@ -32,7 +54,7 @@ struct Weights {
   std::int64_t out_channels = 0;
   std::int64_t k_bytes = 0;
   std::int64_t out_blocks = 0;
-  std::vector<std::uint8_t> tiles;
+  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> tiles;  // 64-byte aligned
 };
 
 /// Packs `w` (tap_count taps of 2 * in_pairs x out_channels weights in pair_index layout, as

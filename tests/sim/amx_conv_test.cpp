@@ -24,6 +24,7 @@ struct Case {
   std::int64_t pixels = 1, taps = 1, pairs = 1, out = 16;
   kernels::AccInit init = kernels::AccInit::kZero;
   bool odd_channels = false;  // the last pair's second weight 0, as an odd in_channels packs
+  bool dense_rows = false;    // taps back to back in rows of 3 (a 3 x 3 window), as convs read
 };
 
 void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
@@ -42,7 +43,9 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   // Taps and pixels at scattered, odd, non-uniform byte offsets.
   std::vector<std::int64_t> pixel_offsets, tap_offsets, slot_offsets;
   const std::int64_t tap_bytes = 4 * c.pairs + 6;
-  for (std::int64_t t = 0; t < c.taps; ++t) tap_offsets.push_back(t * tap_bytes + 1 + (t % 2));
+  for (std::int64_t t = 0; t < c.taps; ++t)
+    tap_offsets.push_back(c.dense_rows ? t / 3 * (3 * tap_bytes + 2) + t % 3 * 4 * c.pairs
+                                       : t * tap_bytes + 1 + (t % 2));
   const std::int64_t pixel_bytes = c.taps * tap_bytes + 8;
   std::int64_t at = 0;
   for (std::int64_t p = 0; p < c.pixels; ++p) {
@@ -79,12 +82,14 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   ASSERT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
   ASSERT_EQ(acc, expected) << c.pixels << " pixels, " << c.taps << " taps, " << c.pairs
                            << " pairs, " << c.out << " out, init " << static_cast<int>(c.init)
-                           << (c.odd_channels ? ", odd channels" : "");
+                           << (c.odd_channels ? ", odd channels" : "")
+                           << (c.dense_rows ? ", dense rows" : "");
 }
 
-// Every blocking: 1-40 pixels (full 16-pixel tiles, every partial one), 1 and 9 taps, channel
-// pairs 1-40 (k per tap 2-80: partial and several 64-byte tiles, taps straddling them),
-// 16-272 output channels with tails, odd input channel counts, each init.
+// Every blocking: 1-40 pixels (full 16-pixel tiles, every partial one), 1 and 9 taps (apart,
+// or back to back in rows of 3: merged into runs), channel pairs 1-40 (k per tap 2-80: partial
+// and several 64-byte tiles, taps straddling them), 16-272 output channels with tails, odd input
+// channel counts, each init.
 TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
   TESSEL_SKIP_WITHOUT_AMX();
   std::mt19937 rng(7);
@@ -100,6 +105,7 @@ TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
           c.out = out;
           c.init = static_cast<kernels::AccInit>(cases % 3);
           c.odd_channels = cases % 4 == 1;
+          c.dense_rows = cases % 5 < 2;
           ++cases;
           expect_amx_equals_portable(c, rng);
           if (HasFatalFailure()) return;
