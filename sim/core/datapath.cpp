@@ -23,13 +23,17 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
       matrix_rows_(config.matrix.rows),
       matrix_cols_(config.matrix.cols),
       weight_bytes_(config.matrix.weight_bits / 8) {
-  for (const auto& sp : config.scratchpads)
+  for (const auto& sp : config.scratchpads) {
     scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
+    page_generation_.emplace_back(
+        (static_cast<std::uint64_t>(sp.size_bytes) + kPageBytes - 1) / kPageBytes, 0);
+  }
 }
 
 Datapath::~Datapath() = default;
 
 void Datapath::execute(const isa::Instruction& instruction) {
+  note_writes(instruction);
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
@@ -51,6 +55,65 @@ void Datapath::execute(const isa::Instruction& instruction) {
           execute_copy(x);
         }
         // nop, finish: no data effect.
+      },
+      instruction);
+}
+
+void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
+  if (begin >= end || sp >= page_generation_.size()) return;
+  std::vector<std::uint64_t>& pages = page_generation_[sp];
+  const std::uint64_t last = std::min<std::uint64_t>((end - 1) / kPageBytes, pages.size() - 1);
+  ++write_generation_;
+  for (std::uint64_t page = begin / kPageBytes; page <= last; ++page)
+    pages[page] = write_generation_;
+}
+
+bool Datapath::written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_t end,
+                             std::uint64_t since) const {
+  if (begin >= end) return false;
+  const std::vector<std::uint64_t>& pages = page_generation_[sp];
+  const std::uint64_t last = std::min<std::uint64_t>((end - 1) / kPageBytes, pages.size() - 1);
+  for (std::uint64_t page = begin / kPageBytes; page <= last; ++page)
+    if (pages[page] > since) return true;
+  return false;
+}
+
+void Datapath::note_writes(const isa::Instruction& instruction) {
+  // The byte range from an output box's first element to one past its last (the box's bytes
+  // and any gaps between its rows and pixels: a superset is safe, it only costs a repack).
+  const auto box_end = [](std::uint64_t addr, std::uint64_t rows, std::uint64_t stride_y,
+                          std::uint64_t cols, std::uint64_t stride_x, std::uint64_t channels,
+                          std::uint64_t bytes) {
+    return addr + ((rows - 1) * stride_y + (cols - 1) * stride_x + channels) * bytes;
+  };
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, isa::Load>) {
+          const std::uint64_t rows = std::uint64_t{x.pad_top} + x.y_size + x.pad_bottom;
+          const std::uint64_t cols = std::uint64_t{x.pad_left} + x.x_size + x.pad_right;
+          mark_written(x.sp, x.sram_addr,
+                       box_end(x.sram_addr, rows, x.sram_stride_y, cols, x.sram_stride_x, x.c_size,
+                               element_bytes(x.elem)));
+        } else if constexpr (std::is_same_v<T, isa::Conv>) {
+          mark_written(
+              x.acc_sp, x.acc_addr,
+              box_end(x.acc_addr, x.out_h, x.acc_stride_y, x.out_w, x.acc_stride_x,
+                      std::uint64_t{x.oc_blocks} * static_cast<std::uint64_t>(matrix_cols_), 4));
+        } else if constexpr (std::is_same_v<T, isa::Requant>) {
+          mark_written(x.dst_sp, x.dst_addr,
+                       box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x,
+                               x.c_size, element_bytes(x.dst_elem)));
+        } else if constexpr (std::is_same_v<T, isa::Add> || std::is_same_v<T, isa::Copy>) {
+          mark_written(x.dst_sp, x.dst_addr,
+                       box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x,
+                               x.c_size, element_bytes(x.elem)));
+        } else if constexpr (std::is_same_v<T, isa::Pool>) {
+          mark_written(x.dst_sp, x.dst_addr,
+                       box_end(x.dst_addr, x.out_h, x.dst_stride_y, x.out_w, x.dst_stride_x,
+                               x.c_size, element_bytes(x.elem)));
+        }
+        // store, vcfg, nop, finish: no scratchpad write.
       },
       instruction);
 }
@@ -201,8 +264,8 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   for (auto& candidate : weight_cache_)
     if (candidate.sp == x.w_sp && candidate.addr == x.w_addr && candidate.key == key)
       entry = &candidate;
-  if (entry && entry->raw.size() == raw_bytes &&
-      std::memcmp(entry->raw.data(), weights, raw_bytes) == 0) {
+  if (entry && entry->raw_bytes == raw_bytes &&
+      !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation)) {
     entry->last_use = weight_uses_;
     return entry->packed.data();
   }
@@ -218,7 +281,8 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   entry->sp = x.w_sp;
   entry->addr = x.w_addr;
   entry->key = key;
-  entry->raw.assign(weights, weights + raw_bytes);
+  entry->raw_bytes = raw_bytes;
+  entry->generation = write_generation_;
   pack_dense_weights(x, in_channels, out_channels, weights, entry->packed);
   entry->last_use = weight_uses_;
   return entry->packed.data();

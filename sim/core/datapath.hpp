@@ -42,7 +42,13 @@ class Datapath {
   /// Applies `instruction`'s effect (nop, finish: none).
   void execute(const isa::Instruction& instruction);
 
-  std::span<std::uint8_t> scratchpad(std::size_t id) { return scratchpads_[id]; }
+  /// Scratchpad `id` for the caller to read or write (tests): its cached weight packings are
+  /// dropped, as after any write. Writes through the span after a later execute() are not
+  /// seen by the cache: call scratchpad() again before writing.
+  std::span<std::uint8_t> scratchpad(std::size_t id) {
+    mark_written(static_cast<std::uint32_t>(id), 0, scratchpads_[id].size());
+    return scratchpads_[id];
+  }
   /// Hands the scratchpad contents over (the Datapath is not used afterwards).
   std::vector<std::vector<std::uint8_t>> take_scratchpads() { return std::move(scratchpads_); }
   const VectorRegisters& registers() const { return registers_; }
@@ -56,10 +62,18 @@ class Datapath {
   void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
                           const std::uint8_t* weights, std::vector<std::int16_t>& packed) const;
   /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
-  /// address and geometry holds the same raw bytes (compared in full), else packed anew.
+  /// address, size and geometry was packed after the last write to any page of those bytes,
+  /// else packed anew.
   const std::int16_t* dense_weights(const isa::Conv& x, std::int64_t in_channels,
                                     std::int64_t out_channels, const std::uint8_t* weights,
                                     std::size_t raw_bytes);
+  /// Marks the scratchpad bytes `instruction` writes (its output box's byte range) as written.
+  void note_writes(const isa::Instruction& instruction);
+  /// [begin, end) of scratchpad `sp` may have changed: its pages take a new write generation.
+  void mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end);
+  /// Whether a page holding any of [begin, end) of `sp` was written after generation `since`.
+  bool written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_t end,
+                     std::uint64_t since) const;
   void execute_requant(const isa::Requant& x);
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
@@ -86,20 +100,27 @@ class Datapath {
   std::vector<std::int32_t> pixel_;
   std::vector<std::int16_t> image_;  // a dense conv's input, int16, zero-padded (when needed)
   std::vector<std::int64_t> pixel_offsets_, tap_offsets_, slot_offsets_;  // kernels::conv_dense
-  /// Dense conv weights as kernels::conv_dense reads them, with the raw bytes and geometry
-  /// (taps, in, out, rows, weight bytes) they were packed from. The tiles of a layer, and the
-  /// layers of a fused group whose weights stay on chip, reuse them instead of repacking.
+  /// Dense conv weights as kernels::conv_dense reads them, with where and how many raw bytes
+  /// and the geometry (taps, in, out, rows, weight bytes) they were packed from. The tiles of a
+  /// layer, and the layers of a fused group whose weights stay on chip, reuse them instead of
+  /// repacking.
   struct PackedWeights {
     std::uint32_t sp = 0;
     std::uint64_t addr = 0;
     std::array<std::int64_t, 5> key{};
-    std::vector<std::uint8_t> raw;
+    std::uint64_t raw_bytes = 0;
+    std::uint64_t generation = 0;  // write_generation_ when packed
     std::vector<std::int16_t> packed;
     std::uint64_t last_use = 0;
   };
   static constexpr std::size_t kWeightCacheEntries = 8;  // least recently used goes first
   std::vector<PackedWeights> weight_cache_;
   std::uint64_t weight_uses_ = 0;
+  /// Write generations of kPageBytes pages, per scratchpad: a cache entry is valid while no
+  /// page of its raw weights has a later generation than the entry's (no bytes are compared).
+  static constexpr std::uint64_t kPageBytes = 4096;
+  std::vector<std::vector<std::uint64_t>> page_generation_;
+  std::uint64_t write_generation_ = 0;
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

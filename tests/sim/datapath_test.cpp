@@ -461,5 +461,78 @@ TEST(SimDatapath, two_thread_vector_and_dma_instructions_equal_one_thread) {
   }
 }
 
+// The dense conv's packed-weight cache is valid only while no instruction wrote its weights:
+// after each kind of scratchpad write (load, copy, requant, add, pool, a conv's accumulators)
+// changes one byte inside the cached conv's weights, the conv again equals the reference loop.
+TEST(SimDatapath, weight_cache_sees_every_kind_of_write_to_the_weights) {
+  const HwConfig config = matrix_config(4, 4, 8);
+  std::mt19937 rng(5);
+  isa::Conv conv;  // 1x1, 8 -> 8 channels, 2 x 3 pixels; weights 64 bytes at 0x2000
+  conv.kh = conv.kw = 1;
+  conv.ic_blocks = conv.oc_blocks = 2;
+  conv.out_h = 2;
+  conv.out_w = 3;
+  conv.in_addr = 0;
+  conv.in_stride_x = 8;
+  conv.in_stride_y = 24;
+  conv.w_addr = 0x2000;
+  conv.acc_addr = 0x4000;
+  conv.acc_stride_x = 8;
+  conv.acc_stride_y = 24;
+  const std::uint32_t target = conv.w_addr + 37;  // one weight byte
+  std::vector<isa::Instruction> writers;
+  isa::Load load;
+  load.dram_addr = 5;
+  load.sram_addr = target;
+  writers.push_back(load);
+  isa::Copy copy;
+  copy.src_addr = 0x3000;
+  copy.dst_addr = target;
+  writers.push_back(copy);
+  isa::Requant requant;
+  requant.src_addr = 0x3100;
+  requant.dst_addr = target;
+  writers.push_back(requant);
+  isa::Add add;
+  add.a_addr = 0x3200;
+  add.b_addr = 0x3300;
+  add.dst_addr = target;
+  writers.push_back(add);
+  isa::Pool pool;
+  pool.src_addr = 0x3400;
+  pool.dst_addr = target;
+  writers.push_back(pool);
+  isa::Conv over = conv;  // accumulators over weight bytes 32-47
+  over.out_h = over.out_w = 1;
+  over.oc_blocks = 1;
+  over.acc_addr = conv.w_addr + 32;
+  writers.push_back(over);
+  isa::Vcfg vcfg;
+  vcfg.mult_a = 1u << 30;
+  vcfg.mult_b = 1u << 29;
+  vcfg.shift = 30;
+  vcfg.lo = -128;
+  vcfg.hi = 127;
+  for (std::size_t w = 0; w < writers.size(); ++w) {
+    std::vector<std::uint8_t> dram(64);
+    for (auto& b : dram) b = static_cast<std::uint8_t>(rng() >> 24);
+    Datapath fast(config, dram), reference(config, dram, true);
+    auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
+    for (std::size_t i = 0; i < fast_sp.size(); ++i)
+      fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
+    fast.execute(vcfg);
+    reference.execute(vcfg);
+    fast.execute(conv);  // packs and caches the weights
+    reference.execute(conv);
+    const std::uint8_t old_byte = reference_sp[target];
+    fast.execute(writers[w]);
+    reference.execute(writers[w]);
+    ASSERT_NE(reference_sp[target], old_byte) << "writer " << w << " must change the weight";
+    fast.execute(conv);
+    reference.execute(conv);
+    ASSERT_TRUE(std::equal(fast_sp.begin(), fast_sp.end(), reference_sp.begin())) << "writer " << w;
+  }
+}
+
 }  // namespace
 }  // namespace tessel::sim

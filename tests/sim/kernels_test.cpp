@@ -235,7 +235,10 @@ TEST(SimKernels, repacked_weights_follow_every_change_of_the_weight_bytes) {
   Datapath fast(config, dram), reference(config, dram, true);
   std::mt19937 rng(3);
   auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
+  // Writes from outside go through a fresh scratchpad() (which drops the cached packings).
   const auto scribble = [&](std::uint64_t begin, std::uint64_t end) {
+    fast_sp = fast.scratchpad(0);
+    reference_sp = reference.scratchpad(0);
     for (std::uint64_t i = begin; i < end; ++i)
       fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng());
   };
