@@ -284,6 +284,7 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   entry->raw_bytes = raw_bytes;
   entry->generation = write_generation_;
   pack_dense_weights(x, in_channels, out_channels, weights, entry->packed);
+  entry->amx.tiles.clear();  // stale; repacked (in its allocation) on the next AMX use
   entry->last_use = weight_uses_;
   return entry->packed.data();
 }
@@ -348,6 +349,16 @@ void Datapath::execute_conv(const isa::Conv& x) {
     const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
     const std::int16_t* packed = dense_weights(x, in_channels, out_channels, weights,
                                                static_cast<std::size_t>(weight_count) * wb);
+    // The AMX kernel (amx_conv.hpp) where the CPU and OS allow it, over the same cache
+    // entry's weights in tiles (packed on the entry's first AMX use).
+    const kernels::amx::Weights* amx = nullptr;
+    if (kernels::amx::available())
+      for (auto& entry : weight_cache_)
+        if (entry.packed.data() == packed) {
+          if (entry.amx.tiles.empty())
+            kernels::amx::pack_weights(packed, taps, in_pairs, out_channels, entry.amx);
+          amx = &entry.amx;
+        }
     const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
     const std::uint8_t* image = in;
     std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;
@@ -381,6 +392,12 @@ void Datapath::execute_conv(const isa::Conv& x) {
                                                               : kernels::AccInit::kZero;
     const auto pixels = static_cast<std::int64_t>(pixel_offsets_.size());
     const auto run = [&](std::int64_t begin, std::int64_t end) {
+      if (amx) {
+        kernels::amx::conv_dense(image, pixel_offsets_.data() + begin, end - begin,
+                                 tap_offsets_.data(), *amx, init, bias, acc,
+                                 slot_offsets_.data() + begin);
+        return;
+      }
       kernels::conv_dense(image, pixel_offsets_.data() + begin, end - begin, tap_offsets_.data(),
                           static_cast<std::int64_t>(tap_offsets_.size()), in_pairs, packed,
                           out_channels, init, bias, acc, slot_offsets_.data() + begin);

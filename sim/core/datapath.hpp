@@ -11,6 +11,7 @@
 
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
+#include "sim/core/amx_conv.hpp"
 #include "sim/core/split_runner.hpp"
 
 namespace tessel::sim {
@@ -111,6 +112,7 @@ class Datapath {
     std::uint64_t raw_bytes = 0;
     std::uint64_t generation = 0;  // write_generation_ when packed
     std::vector<std::int16_t> packed;
+    kernels::amx::Weights amx;  // `packed` in AMX tiles, on first AMX use; no tiles: stale
     std::uint64_t last_use = 0;
   };
   static constexpr std::size_t kWeightCacheEntries = 8;  // least recently used goes first
