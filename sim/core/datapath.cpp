@@ -538,12 +538,18 @@ void Datapath::execute_requant(const isa::Requant& x) {
   if (output_apart) {
     for_split(pixels, pixels * static_cast<std::int64_t>(x.c_size),
               [&](std::int64_t begin, std::int64_t end) {
-                for (std::int64_t p = begin; p < end; ++p) {
+                // Row by row: the row's pixels [xx, xx + n) in one kernel call.
+                for (std::int64_t p = begin; p < end;) {
                   const std::uint64_t y = to_u64(p) / x.x_size, xx = to_u64(p) % x.x_size;
-                  kernels::requantize_store(
+                  const std::int64_t n =
+                      std::min<std::int64_t>(end - p, static_cast<std::int64_t>(x.x_size - xx));
+                  kernels::requantize_store_pixels(
                       src + (y * x.src_stride_y + xx * x.src_stride_x) * 4,
-                      static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr, q,
-                      out_bytes, dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * out_bytes);
+                      std::int64_t{x.src_stride_x} * 4, n, static_cast<std::int64_t>(x.c_size),
+                      x.per_channel ? table : nullptr, q, out_bytes,
+                      dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * out_bytes,
+                      static_cast<std::int64_t>(x.dst_stride_x * out_bytes));
+                  p += n;
                 }
               });
     return;
@@ -610,18 +616,27 @@ void Datapath::execute_add(const isa::Add& x) {
   if (e <= 2 && pixels_apart && operand_ok(x.a_sp, x.a_addr, x.a_stride_y, x.a_stride_x) &&
       operand_ok(x.b_sp, x.b_addr, x.b_stride_y, x.b_stride_x)) {
     const auto pixels = static_cast<std::int64_t>(x.y_size * x.x_size);
-    for_split(pixels, pixels * static_cast<std::int64_t>(x.c_size),
-              [&](std::int64_t begin, std::int64_t end) {
-                for (std::int64_t p = begin; p < end; ++p) {
-                  const std::uint64_t y = static_cast<std::uint64_t>(p) / x.x_size;
-                  const std::uint64_t xx = static_cast<std::uint64_t>(p) % x.x_size;
-                  kernels::add_requantize_store(
-                      a + (y * x.a_stride_y + xx * x.a_stride_x) * e,
-                      b + (y * x.b_stride_y + xx * x.b_stride_x) * e, e,
-                      static_cast<std::int64_t>(x.c_size), q,
-                      dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e);
-                }
-              });
+    const bool contiguous =
+        x.a_stride_x == x.c_size && x.b_stride_x == x.c_size && x.dst_stride_x == x.c_size;
+    for_split(
+        pixels, pixels * static_cast<std::int64_t>(x.c_size),
+        [&](std::int64_t begin, std::int64_t end) {
+          // Row by row; a row's pixels in one call where every operand's pixels are
+          // contiguous (element-wise: one run of n * c elements).
+          for (std::int64_t p = begin; p < end;) {
+            const std::uint64_t y = static_cast<std::uint64_t>(p) / x.x_size;
+            const std::uint64_t xx = static_cast<std::uint64_t>(p) % x.x_size;
+            const std::int64_t n =
+                contiguous
+                    ? std::min<std::int64_t>(end - p, static_cast<std::int64_t>(x.x_size - xx))
+                    : 1;
+            kernels::add_requantize_store(a + (y * x.a_stride_y + xx * x.a_stride_x) * e,
+                                          b + (y * x.b_stride_y + xx * x.b_stride_x) * e, e,
+                                          n * static_cast<std::int64_t>(x.c_size), q,
+                                          dst + (y * x.dst_stride_y + xx * x.dst_stride_x) * e);
+            p += n;
+          }
+        });
     return;
   }
   std::vector<std::int32_t>& pixel = pixel_;

@@ -315,52 +315,139 @@ namespace {
 
 #ifdef TESSEL_SIM_VNNI
 // GCC 12's AVX-512 headers pass _mm512_undefined_*() (a self-initialised variable) to the
-// builtins of unmasked intrinsics, which -Wmaybe-uninitialized reports once they are inlined.
+// builtins of unmasked intrinsics, which -W(maybe-)uninitialized reports once they are inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #define TESSEL_SIM_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
-/// requantize_store on 8 channels per step: int64 lanes, exactly intops::requantize (vpmuldq is
-/// the signed 32 x 32 -> 64 product; |product| < 2^62 so the rounding add cannot overflow).
+/// One rounding right shift per int64 lane, exactly intops::round_half_away for |p| < 2^62:
+/// (p + half - [p < 0 and r > 0]) >> r, arithmetic. For p >= 0 that is (p + half) >> r; for
+/// p < 0, -((-p + half) >> r) = ceil((p - half) / 2^r) = floor((p + half - 1) / 2^r) since
+/// 2^r - half = half when r > 0; r = 0 (half = 0) returns p.
+struct Rounding {
+  __m512i half;      // (1 << r) >> 1
+  __m512i shift;     // r
+  __m512i positive;  // all ones where r > 0
+};
+
+TESSEL_SIM_AVX512_TARGET inline Rounding rounding_of(__m512i shift) {
+  const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), shift), 1);
+  const __m512i positive =
+      _mm512_movm_epi64(_mm512_cmpgt_epi64_mask(shift, _mm512_setzero_si512()));
+  return {half, shift, positive};
+}
+
+TESSEL_SIM_AVX512_TARGET inline __m512i round_shift(__m512i p, const Rounding& r) {
+  const __m512i below = _mm512_and_si512(_mm512_srai_epi64(p, 63), r.positive);  // -1 or 0
+  return _mm512_srav_epi64(_mm512_add_epi64(_mm512_add_epi64(p, r.half), below), r.shift);
+}
+
+/// clamp(v + z, lo, hi) per int64 lane.
+TESSEL_SIM_AVX512_TARGET inline __m512i offset_clamp(__m512i v, __m512i zero_point, __m512i lo,
+                                                     __m512i hi) {
+  return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(v, zero_point), lo), hi);
+}
+
+/// The 16 results of even (low 32 bits of each int64 lane) and odd lanes, clamped to int32
+/// range or narrower, back in channel order as 16 int32.
+TESSEL_SIM_AVX512_TARGET inline __m512i interleave(__m512i even, __m512i odd) {
+  return _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64(odd, 32));
+}
+
+/// Stores the low `kBytes` bytes of 16 int32 (the first `left` of them when left < 16).
 template <int kBytes>
-TESSEL_SIM_AVX512_TARGET void requantize_store_avx512(const std::uint8_t* src, std::int64_t count,
-                                                      const std::uint8_t* table,
-                                                      const intops::Requant& q, std::uint8_t* dst) {
-  const __m512i multiplier = _mm512_set1_epi64(q.multiplier);
-  const __m512i uniform_shift = _mm512_set1_epi64(q.shift);
-  const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
-  const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
-  const __m512i one = _mm512_set1_epi64(1);
-  for (std::int64_t c = 0; c < count; c += 8) {
-    const std::int64_t left = std::min<std::int64_t>(8, count - c);
-    const auto mask = static_cast<__mmask8>((1u << left) - 1u);
-    const __m512i acc = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mask, src + 4 * c));
-    __m512i product, shift;
-    if (table != nullptr) {
-      // Entry c: int32 multiplier, int32 shift; one int64 lane each (multiplier low, shift high).
-      const __m512i entry = _mm512_maskz_loadu_epi64(mask, table + 8 * c);
-      product = _mm512_mul_epi32(acc, entry);
-      shift = _mm512_srai_epi64(entry, 32);
+TESSEL_SIM_AVX512_TARGET inline void store16(std::uint8_t* dst, __m512i values, std::int64_t left) {
+  if constexpr (kBytes == 1) {
+    const __m128i narrow = _mm512_cvtepi32_epi8(values);
+    if (left >= 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), narrow);
     } else {
-      product = _mm512_mul_epi32(acc, multiplier);
-      shift = uniform_shift;
+      _mm_mask_storeu_epi8(dst, static_cast<__mmask16>((1u << left) - 1u), narrow);
     }
-    const __mmask8 negative = _mm512_movepi64_mask(product);
-    const __m512i magnitude = _mm512_abs_epi64(product);
-    const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, shift), 1);
-    const __m512i rounded = _mm512_srlv_epi64(_mm512_add_epi64(magnitude, half), shift);
-    __m512i value = _mm512_mask_sub_epi64(rounded, negative, _mm512_setzero_si512(), rounded);
-    value = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(value, zero_point), lo), hi);
-    if constexpr (kBytes == 1) {
-      _mm512_mask_cvtepi64_storeu_epi8(dst + c, mask, value);
+  } else {
+    const __m256i narrow = _mm512_cvtepi32_epi16(values);
+    if (left >= 16) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), narrow);
     } else {
-      _mm512_mask_cvtepi64_storeu_epi16(dst + 2 * c, mask, value);
+      _mm256_mask_storeu_epi16(dst, static_cast<__mmask16>((1u << left) - 1u), narrow);
     }
   }
 }
 
-/// add_requantize_store on 8 channels per step: exactly intops::add_requantize in int64 lanes
-/// (|a * M_a + b * M_b| < 2^47).
+/// The requantize parameters of 16 channels, split into even and odd channels (int64 lanes):
+/// from the table's entries (int32 multiplier, int32 shift) or the uniform `q`.
+struct Requant16 {
+  __m512i multiplier_even, multiplier_odd;
+  Rounding even, odd;
+};
+
+TESSEL_SIM_AVX512_TARGET inline Requant16 requant16(const std::uint8_t* table, std::int64_t left,
+                                                    const intops::Requant& q) {
+  if (table == nullptr) {
+    const Rounding r = rounding_of(_mm512_set1_epi64(q.shift));
+    const __m512i m = _mm512_set1_epi64(q.multiplier);
+    return {m, m, r, r};
+  }
+  // Entries 0-7 and 8-15 (masked past the last channel): 32-bit words M0 r0 M1 r1 ...
+  const auto entries = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1u);
+  const auto entries_high = static_cast<__mmask8>(left >= 16  ? 0xff
+                                                  : left <= 8 ? 0
+                                                              : (1u << (left - 8)) - 1u);
+  const __m512i low = _mm512_maskz_loadu_epi64(entries, table);
+  const __m512i high = _mm512_maskz_loadu_epi64(entries_high, table + 64);
+  // Channel k's multiplier is word 2k, its shift word 2k + 1 of low:high; even channels to the
+  // low words of the int64 lanes, zero-extended.
+  const __m512i even_m = _mm512_setr_epi32(0, 0, 4, 0, 8, 0, 12, 0, 16, 0, 20, 0, 24, 0, 28, 0);
+  const __m512i odd_m = _mm512_setr_epi32(2, 0, 6, 0, 10, 0, 14, 0, 18, 0, 22, 0, 26, 0, 30, 0);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __mmask16 low_words = 0x5555;
+  return {_mm512_maskz_permutex2var_epi32(low_words, low, even_m, high),
+          _mm512_maskz_permutex2var_epi32(low_words, low, odd_m, high),
+          rounding_of(
+              _mm512_maskz_permutex2var_epi32(low_words, low, _mm512_add_epi32(even_m, one), high)),
+          rounding_of(
+              _mm512_maskz_permutex2var_epi32(low_words, low, _mm512_add_epi32(odd_m, one), high))};
+}
+
+/// clamp(round_shift(acc * M) + z, lo, hi) of 16 int32 accumulators, in channel order.
+TESSEL_SIM_AVX512_TARGET inline __m512i requantize16(__m512i acc, const Requant16& p,
+                                                     __m512i zero_point, __m512i lo, __m512i hi) {
+  // vpmuldq: the signed low 32 bits of each int64 lane times the multiplier, exactly.
+  const __m512i even = round_shift(_mm512_mul_epi32(acc, p.multiplier_even), p.even);
+  const __m512i odd =
+      round_shift(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), p.multiplier_odd), p.odd);
+  return interleave(offset_clamp(even, zero_point, lo, hi), offset_clamp(odd, zero_point, lo, hi));
+}
+
+/// requantize_store of `pixels` pixels, 16 channels per step: the step's parameters are loaded
+/// (and, from a table, rearranged) once for every pixel.
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET void requantize_pixels_avx512(
+    const std::uint8_t* src, std::int64_t src_step, std::int64_t pixels, std::int64_t count,
+    const std::uint8_t* table, const intops::Requant& q, std::uint8_t* dst, std::int64_t dst_step) {
+  const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
+  const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
+  // Blocks of pixels whose accumulators fit in the L1 cache (~32 KiB), each block 16 channels
+  // at a time.
+  const std::int64_t block = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(count, 1));
+  for (std::int64_t first = 0; first < pixels; first += block) {
+    const std::int64_t last = std::min(pixels, first + block);
+    for (std::int64_t c = 0; c < count; c += 16) {
+      const std::int64_t left = count - c;
+      const auto mask = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
+      const Requant16 p = requant16(table ? table + 8 * c : nullptr, left, q);
+      const std::uint8_t* s = src + first * src_step + 4 * c;
+      std::uint8_t* d = dst + first * dst_step + kBytes * c;
+      for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step)
+        store16<kBytes>(d, requantize16(_mm512_maskz_loadu_epi32(mask, s), p, zero_point, lo, hi),
+                        left);
+    }
+  }
+}
+
+/// add_requantize_store on 16 channels per step: exactly intops::add_requantize in int64
+/// lanes (|a * M_a + b * M_b| < 2^47).
 template <int kBytes>
 TESSEL_SIM_AVX512_TARGET void add_requantize_store_avx512(const std::uint8_t* a,
                                                           const std::uint8_t* b, std::int64_t count,
@@ -368,32 +455,28 @@ TESSEL_SIM_AVX512_TARGET void add_requantize_store_avx512(const std::uint8_t* a,
                                                           std::uint8_t* dst) {
   const __m512i multiplier_a = _mm512_set1_epi64(q.multiplier_a);
   const __m512i multiplier_b = _mm512_set1_epi64(q.multiplier_b);
-  const __m512i shift = _mm512_set1_epi64(q.shift);
+  const Rounding r = rounding_of(_mm512_set1_epi64(q.shift));
   const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
   const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
-  const __m512i half = _mm512_set1_epi64((std::int64_t{1} << q.shift) >> 1);
-  for (std::int64_t c = 0; c < count; c += 8) {
-    const std::int64_t left = std::min<std::int64_t>(8, count - c);
-    const auto mask = static_cast<__mmask8>((1u << left) - 1u);
-    __m512i va, vb;
+  for (std::int64_t c = 0; c < count; c += 16) {
+    const std::int64_t left = count - c;
+    const auto mask = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
+    __m512i va, vb;  // 16 sign-extended int32
     if constexpr (kBytes == 1) {
-      va = _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(mask, a + c));
-      vb = _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(mask, b + c));
+      va = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, a + c));
+      vb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, b + c));
     } else {
-      va = _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(mask, a + 2 * c));
-      vb = _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(mask, b + 2 * c));
+      va = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, a + 2 * c));
+      vb = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, b + 2 * c));
     }
-    const __m512i sum =
+    const __m512i even =
         _mm512_add_epi64(_mm512_mul_epi32(va, multiplier_a), _mm512_mul_epi32(vb, multiplier_b));
-    const __mmask8 negative = _mm512_movepi64_mask(sum);
-    const __m512i rounded = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_abs_epi64(sum), half), shift);
-    __m512i value = _mm512_mask_sub_epi64(rounded, negative, _mm512_setzero_si512(), rounded);
-    value = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(value, zero_point), lo), hi);
-    if constexpr (kBytes == 1) {
-      _mm512_mask_cvtepi64_storeu_epi8(dst + c, mask, value);
-    } else {
-      _mm512_mask_cvtepi64_storeu_epi16(dst + 2 * c, mask, value);
-    }
+    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(va, 32), multiplier_a),
+                                         _mm512_mul_epi32(_mm512_srli_epi64(vb, 32), multiplier_b));
+    store16<kBytes>(dst + kBytes * c,
+                    interleave(offset_clamp(round_shift(even, r), zero_point, lo, hi),
+                               offset_clamp(round_shift(odd, r), zero_point, lo, hi)),
+                    left);
   }
 }
 
@@ -410,23 +493,31 @@ bool cpu_has_avx512() {
 
 void requantize_store(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
                       const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst) {
+  requantize_store_pixels(src, 0, 1, count, table, q, bytes, dst, 0);
+}
+
+void requantize_store_pixels(const std::uint8_t* src, std::int64_t src_step, std::int64_t pixels,
+                             std::int64_t count, const std::uint8_t* table,
+                             const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst,
+                             std::int64_t dst_step) {
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
     if (bytes == 1) {
-      requantize_store_avx512<1>(src, count, table, q, dst);
+      requantize_pixels_avx512<1>(src, src_step, pixels, count, table, q, dst, dst_step);
     } else {
-      requantize_store_avx512<2>(src, count, table, q, dst);
+      requantize_pixels_avx512<2>(src, src_step, pixels, count, table, q, dst, dst_step);
     }
     return;
   }
 #endif
   // Portable: 8 channels at a time through a small buffer, the same read-before-write order.
   std::int32_t values[8];
-  for (std::int64_t c = 0; c < count; c += 8) {
-    const std::int64_t n = std::min<std::int64_t>(8, count - c);
-    requantize(src + 4 * c, n, table ? table + 8 * c : nullptr, q, values);
-    store_elements(values, n, bytes, dst + static_cast<std::int64_t>(bytes) * c);
-  }
+  for (std::int64_t pixel = 0; pixel < pixels; ++pixel, src += src_step, dst += dst_step)
+    for (std::int64_t c = 0; c < count; c += 8) {
+      const std::int64_t n = std::min<std::int64_t>(8, count - c);
+      requantize(src + 4 * c, n, table ? table + 8 * c : nullptr, q, values);
+      store_elements(values, n, bytes, dst + static_cast<std::int64_t>(bytes) * c);
+    }
 }
 
 void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,

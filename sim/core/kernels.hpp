@@ -59,18 +59,29 @@ void requantize(const std::uint8_t* src, std::int64_t count, const std::uint8_t*
                 const intops::Requant& q, std::int32_t* out);
 
 /// requantize then store_elements in one pass: `count` values of `bytes` (1 or 2) at `dst`.
-/// Reads channel c's accumulator before it writes channel c's output, 8 channels at a time, so
-/// `dst` may overlap `src` only where it starts at or before `src` (an in-place narrowing);
-/// `dst` must not overlap `table`. With AVX-512 on the CPU: 8 channels per step in int64 lanes.
+/// Reads channel c's accumulator before it writes channel c's output, 8 or 16 channels at a
+/// time, so `dst` may overlap `src` only where it starts at or before `src` (an in-place
+/// narrowing); `dst` must not overlap `table`. With AVX-512 on the CPU: 16 channels per step,
+/// even and odd channels in int64 lanes (vpmuldq), packed back to int32 before the store.
 void requantize_store(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
                       const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst);
+
+/// requantize_store of `pixels` pixels: pixel p's `count` accumulators at `src + p * src_step`,
+/// its outputs at `dst + p * dst_step` (steps in bytes), channel c of every pixel with table
+/// entry c. Every pixel's output must lie apart from every pixel's accumulators, the other
+/// outputs and the table (it goes 16 channels of all pixels at a time, loading their parameters
+/// once); then the same bytes as `pixels` calls of requantize_store.
+void requantize_store_pixels(const std::uint8_t* src, std::int64_t src_step, std::int64_t pixels,
+                             std::int64_t count, const std::uint8_t* table,
+                             const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst,
+                             std::int64_t dst_step);
 
 /// The vector unit's residual add of one pixel: `out[c] = intops::add_requantize(a[c], b[c],
 /// q)` for c < count, `a` and `b` holding little-endian signed elements of `bytes` (1 or 2).
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                     std::int64_t count, const intops::AddRequant& q, std::int32_t* out);
 
-/// add_requantize then store_elements (`bytes` each) in one pass, 8 channels at a time, each
+/// add_requantize then store_elements (`bytes` each) in one pass, 8 or 16 channels at a time, each
 /// step reading its channels of `a` and `b` before writing them: `dst` may be `a` or `b` itself
 /// (an in-place add) or lie apart from both, not partly over either.
 void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,

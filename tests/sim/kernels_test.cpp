@@ -218,6 +218,83 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
   }
 }
 
+// requantize_store_pixels over several pixels (strided accumulators and outputs, every channel
+// count 1-40 so that every 16-channel tail occurs, per-channel tables with shifts 0-62 and
+// multipliers up to 2^31 - 1, accumulators at the int32 extremes, clamped and wide) equals
+// intops::requantize element by element, and writes nothing between or after the pixels.
+TEST(SimKernels, requantize_store_pixels_equals_int_ops_on_every_pixel_and_tail) {
+  std::mt19937 rng(23);
+  for (std::int64_t count = 1; count <= 40; ++count) {
+    for (const std::uint64_t bytes : {1u, 2u}) {
+      for (const bool with_table : {false, true}) {
+        const std::int64_t pixels = 1 + count % 7;
+        const std::int64_t src_step = 4 * count + 4 * (count % 3);  // bytes, gaps between pixels
+        const std::int64_t dst_step = static_cast<std::int64_t>(bytes) * count + 3;
+        std::vector<std::uint8_t> src(static_cast<std::size_t>(pixels * src_step));
+        std::vector<std::int32_t> acc(static_cast<std::size_t>(pixels * count));
+        for (std::int64_t p = 0; p < pixels; ++p)
+          for (std::int64_t c = 0; c < count; ++c) {
+            const std::uint32_t pick = rng();
+            // Small values too: with a small multiplier and shift their products stay inside
+            // the clamp, so rounding (ties, negatives, shift 0) shows in the result.
+            const std::int32_t v = pick % 11 == 0   ? std::numeric_limits<std::int32_t>::min()
+                                   : pick % 11 == 1 ? std::numeric_limits<std::int32_t>::max()
+                                   : p % 2 == 0     ? static_cast<std::int32_t>(rng() % 41) - 20
+                                                    : static_cast<std::int32_t>(rng());
+            acc[static_cast<std::size_t>(p * count + c)] = v;
+            std::memcpy(&src[static_cast<std::size_t>(p * src_step + 4 * c)], &v, 4);
+          }
+        intops::Requant q{static_cast<std::int32_t>(count % 3 == 0 ? rng() % 4 : rng() >> 1),
+                          static_cast<int>(count % 5 == 0 ? count % 3 : rng() % 63),
+                          static_cast<std::int32_t>(rng() % 9) - 4, bytes == 1 ? -128 : -32768,
+                          bytes == 1 ? 127 : 32767};
+        if (count % 4 == 0) {  // wide: the stored low bytes truncate
+          q.lo = std::numeric_limits<std::int32_t>::min();
+          q.hi = std::numeric_limits<std::int32_t>::max();
+        }
+        std::vector<std::uint8_t> table(static_cast<std::size_t>(8 * count));
+        std::vector<intops::Requant> per_channel(static_cast<std::size_t>(count), q);
+        for (std::int64_t c = 0; c < count; ++c) {
+          auto& entry = per_channel[static_cast<std::size_t>(c)];
+          entry.multiplier = c % 9 == 0   ? std::numeric_limits<std::int32_t>::max()
+                             : c % 3 == 1 ? static_cast<std::int32_t>(rng() % 4)
+                                          : static_cast<std::int32_t>(rng() >> 1);
+          entry.shift = c % 5 == 0   ? 0
+                        : c % 5 == 1 ? 62
+                        : c % 5 == 2 ? static_cast<int>(1 + rng() % 2)
+                                     : static_cast<int>(rng() % 63);
+          std::memcpy(&table[static_cast<std::size_t>(8 * c)], &entry.multiplier, 4);
+          std::memcpy(&table[static_cast<std::size_t>(8 * c + 4)], &entry.shift, 4);
+        }
+        std::vector<std::uint8_t> dst(static_cast<std::size_t>(pixels * dst_step + 5), 0xee);
+        kernels::requantize_store_pixels(src.data(), src_step, pixels, count,
+                                         with_table ? table.data() : nullptr, q, bytes, dst.data(),
+                                         dst_step);
+        for (std::int64_t p = 0; p < pixels; ++p) {
+          for (std::int64_t c = 0; c < count; ++c) {
+            const std::int32_t want =
+                intops::requantize(acc[static_cast<std::size_t>(p * count + c)],
+                                   with_table ? per_channel[static_cast<std::size_t>(c)] : q);
+            std::int32_t got = 0;
+            const std::uint8_t* at =
+                &dst[static_cast<std::size_t>(p * dst_step + static_cast<std::int64_t>(bytes) * c)];
+            got = bytes == 1
+                      ? static_cast<std::int8_t>(at[0])
+                      : static_cast<std::int16_t>(static_cast<std::uint16_t>(at[0] | (at[1] << 8)));
+            const std::int32_t want_low =
+                bytes == 1 ? static_cast<std::int8_t>(want) : static_cast<std::int16_t>(want);
+            ASSERT_EQ(got, want_low) << "count " << count << " bytes " << bytes << " table "
+                                     << with_table << " pixel " << p << " channel " << c;
+          }
+          for (std::int64_t gap = static_cast<std::int64_t>(bytes) * count; gap < dst_step; ++gap)
+            ASSERT_EQ(dst[static_cast<std::size_t>(p * dst_step + gap)], 0xee) << "gap written";
+        }
+        ASSERT_EQ(dst[static_cast<std::size_t>(pixels * dst_step)], 0xee) << "wrote past the end";
+      }
+    }
+  }
+}
+
 // The datapath reuses a dense conv's repacked weights while the weight bytes and geometry stay
 // the same: a conv after new weights were written (a reload), after new inputs, and after a
 // depthwise conv in between must still equal the reference loop.
