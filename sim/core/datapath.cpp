@@ -330,7 +330,7 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   if (entry && entry->raw_bytes == raw_bytes &&
       !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation)) {
     entry->last_use = weight_uses_;
-    return packing(*entry);
+    return entry->packed.data();
   }
   if (!entry) {
     if (weight_cache_.size() < kWeightCacheEntries) {
@@ -349,7 +349,7 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   pack_dense_weights(x, in_channels, out_channels, weights, entry->packed);
   entry->amx.tiles.clear();  // stale; repacked (in its allocation) on the next AMX use
   entry->last_use = weight_uses_;
-  return packing(*entry);
+  return entry->packed.data();
 }
 
 void Datapath::execute_conv(const isa::Conv& x) {
