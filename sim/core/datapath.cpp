@@ -745,8 +745,52 @@ void Datapath::execute_pool(const isa::Pool& x) {
   const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                           registers_.zero_point, registers_.lo, registers_.hi};
   const auto channels = static_cast<std::int64_t>(x.c_size);
+  // Int8 and int16: the max kept in the elements' own bytes (the output is one of them), the
+  // average's sum in uint32 (requantize reads the sum's low 32 bits: the int64 sum's, mod 2^32),
+  // a window position's channels in one vectorised kernel call.
+  const auto narrow_rows = [&](std::int64_t begin, std::int64_t end) {
+    const bool max_mode = x.mode == isa::PoolMode::kMax;
+    std::vector<std::uint8_t> best(max_mode ? x.c_size * e : 0);
+    std::vector<std::uint32_t> sums(max_mode ? 0 : x.c_size);
+    for (std::int64_t oy = begin; oy < end; ++oy) {
+      for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
+        if (max_mode) {
+          fill_elements(best.data(), x.c_size, e, e == 1 ? -128 : -32768);
+        } else {
+          std::fill(sums.begin(), sums.end(), 0u);
+        }
+        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
+          if (iy < 0 || iy >= in_h) continue;
+          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
+            if (ix < 0 || ix >= in_w) continue;
+            const std::uint8_t* p =
+                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
+            if (max_mode) {
+              kernels::max_elements(p, channels, e, best.data());
+            } else {
+              kernels::add_elements(p, channels, e, sums.data());
+            }
+          }
+        }
+        std::uint8_t* d =
+            dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;
+        if (max_mode) {
+          std::memcpy(d, best.data(), x.c_size * e);
+        } else {
+          kernels::requantize_store(reinterpret_cast<const std::uint8_t*>(sums.data()), channels,
+                                    nullptr, q, e, d);
+        }
+      }
+    }
+  };
   // Output rows [begin, end), each thread with its own window buffers.
   const auto rows = [&](std::int64_t begin, std::int64_t end) {
+    if (e <= 2 && std::endian::native == std::endian::little) {
+      narrow_rows(begin, end);
+      return;
+    }
     std::vector<std::int32_t> pixel(x.c_size);
     std::vector<std::int64_t> sums(x.mode == isa::PoolMode::kMax ? 0 : x.c_size);
     // Window position by window position, every channel at once (contiguous, vectorised): the

@@ -601,6 +601,42 @@ TESSEL_SIM_CLONES void store_accumulators(const std::uint32_t* sums, const std::
   }
 }
 
+TESSEL_SIM_CLONES void max_elements(const std::uint8_t* src, std::int64_t count,
+                                    std::uint64_t bytes, std::uint8_t* best) {
+  // memcpy per element: unaligned, alias-safe loads the vectoriser turns into vector ones.
+  std::uint8_t* __restrict out = best;
+  if (bytes == 1) {
+    for (std::int64_t c = 0; c < count; ++c) {
+      const auto v = static_cast<std::int8_t>(src[c]);
+      const auto b = static_cast<std::int8_t>(out[c]);
+      out[c] = static_cast<std::uint8_t>(std::max(v, b));
+    }
+    return;
+  }
+  for (std::int64_t c = 0; c < count; ++c) {
+    std::int16_t v, b;
+    std::memcpy(&v, src + 2 * c, 2);
+    std::memcpy(&b, out + 2 * c, 2);
+    b = std::max(v, b);
+    std::memcpy(out + 2 * c, &b, 2);
+  }
+}
+
+TESSEL_SIM_CLONES void add_elements(const std::uint8_t* src, std::int64_t count,
+                                    std::uint64_t bytes, std::uint32_t* sums) {
+  std::uint32_t* __restrict out = sums;
+  if (bytes == 1) {
+    for (std::int64_t c = 0; c < count; ++c)
+      out[c] += static_cast<std::uint32_t>(std::int32_t{static_cast<std::int8_t>(src[c])});
+    return;
+  }
+  for (std::int64_t c = 0; c < count; ++c) {
+    std::int16_t v;
+    std::memcpy(&v, src + 2 * c, 2);
+    out[c] += static_cast<std::uint32_t>(std::int32_t{v});
+  }
+}
+
 TESSEL_SIM_CLONES void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w,
                                             std::int64_t channels, std::uint32_t* sums) {
   std::uint32_t* __restrict out = sums;

@@ -98,6 +98,16 @@ void store_elements(const std::int32_t* values, std::int64_t count, std::uint64_
 void store_accumulators(const std::uint32_t* sums, const std::uint8_t* start, std::int64_t count,
                         std::uint8_t* slot);
 
+/// Max pool step: `best[c] = max(best[c], src[c])` for c < count, both holding little-endian
+/// signed elements of `bytes` (1 or 2). `best` must not overlap `src`.
+void max_elements(const std::uint8_t* src, std::int64_t count, std::uint64_t bytes,
+                  std::uint8_t* best);
+
+/// Average pool step: `sums[c] += src[c]` (uint32, mod 2^32) for c < count, `src` holding
+/// little-endian signed elements of `bytes` (1 or 2).
+void add_elements(const std::uint8_t* src, std::int64_t count, std::uint64_t bytes,
+                  std::uint32_t* sums);
+
 /// Depthwise conv tap: `sums[c] += a[c] * w[c]` for `c < channels`, uint32 arithmetic.
 void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w, std::int64_t channels,
                           std::uint32_t* sums);
