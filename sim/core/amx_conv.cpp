@@ -34,7 +34,7 @@ bool cpu_and_os_allow_tiles() {
   const bool amx_int8 = (edx >> 25) & 1u;
   if (!amx_tile || !amx_int8) return false;
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl"))
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vbmi"))
     return false;
   // Linux hands out the 8 KiB tile state only on request (once per process, for all threads).
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
@@ -85,19 +85,74 @@ void pack_weights_scalar(const std::int16_t* w, Weights& out) {
 
 #ifdef TESSEL_SIM_AMX
 void pack_weights_avx512(const std::int16_t* w, Weights& out);
+void pack_weights_raw_avx512(const std::uint8_t* raw, const RawWeightLayout& layout, Weights& out);
 #endif
 
-}  // namespace
-
-void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
-                  std::int64_t out_channels, Weights& out) {
+/// Sets `out`'s geometry and zeroed tiles for tap_count taps of 2 * in_pairs x out_channels.
+/// (`zero`: the tiles all 0; else their bytes are left as they were, for a packer that writes
+/// every byte.)
+void shape_weights(std::int64_t tap_count, std::int64_t in_pairs, std::int64_t out_channels,
+                   Weights& out, bool zero = true) {
   out.tap_count = tap_count;
   out.in_pairs = in_pairs;
   out.out_channels = out_channels;
   out.k_bytes = (tap_count * 2 * in_pairs + kTileBytes - 1) / kTileBytes * kTileBytes;
   out.out_blocks = (out_channels + 15) / 16;
   const std::int64_t chunks = out.k_bytes / kTileBytes;
-  out.tiles.assign(static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize), 0);
+  const auto size = static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize);
+  if (zero) {
+    out.tiles.assign(size, 0);
+  } else {
+    out.tiles.resize(size);  // default-initialised: CacheLineAllocator does not zero
+  }
+}
+
+void shape_weights(const RawWeightLayout& layout, Weights& out, bool zero = true) {
+  shape_weights(layout.tap_count, (layout.in_blocks * layout.rows + 1) / 2,
+                layout.out_blocks * layout.cols, out, zero);
+}
+
+}  // namespace
+
+void pack_weights_raw_portable(const std::uint8_t* raw, const RawWeightLayout& layout,
+                               Weights& out) {
+  shape_weights(layout, out);
+  const std::int64_t tap_k = 2 * out.in_pairs, chunks = out.k_bytes / kTileBytes;
+  std::int64_t n = 0;  // raw weight index, in layout order
+  for (std::int64_t ocb = 0; ocb < layout.out_blocks; ++ocb)
+    for (std::int64_t icb = 0; icb < layout.in_blocks; ++icb)
+      for (std::int64_t t = 0; t < layout.tap_count; ++t)
+        for (std::int64_t r = 0; r < layout.rows; ++r)
+          for (std::int64_t c = 0; c < layout.cols; ++c, ++n) {
+            const std::uint8_t* p = raw + n * layout.weight_bytes;
+            const auto v = static_cast<std::uint16_t>(
+                layout.weight_bytes == 2
+                    ? static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)))
+                    : static_cast<std::int16_t>(static_cast<std::int8_t>(p[0])));
+            const std::int64_t k = t * tap_k + icb * layout.rows + r;
+            const std::int64_t o = ocb * layout.cols + c;
+            std::uint8_t* hi = out.tiles.data() +
+                               ((o / 16 * chunks + k / kTileBytes) * 2) * kTileSize +
+                               (k % kTileBytes) / 4 * kTileBytes + (o % 16) * 4 + k % 4;
+            hi[0] = static_cast<std::uint8_t>(v >> 8);
+            hi[kTileSize] = static_cast<std::uint8_t>(v & 0xffu);
+          }
+}
+
+void pack_weights_raw(const std::uint8_t* raw, const RawWeightLayout& layout, Weights& out) {
+#ifdef TESSEL_SIM_AMX
+  if (supported()) {
+    shape_weights(layout, out, /*zero=*/false);
+    pack_weights_raw_avx512(raw, layout, out);
+    return;
+  }
+#endif
+  pack_weights_raw_portable(raw, layout, out);
+}
+
+void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
+                  std::int64_t out_channels, Weights& out) {
+  shape_weights(tap_count, in_pairs, out_channels, out);
 #ifdef TESSEL_SIM_AMX
   if (supported()) {
     pack_weights_avx512(w, out);
@@ -116,7 +171,8 @@ namespace {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#define TESSEL_SIM_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl")))
+#define TESSEL_SIM_AMX_TARGET \
+  __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vbmi")))
 
 /// pack_weights a channel pair row at a time: the row's 16-output block is 64 bytes
 /// [o][w0 lo, w0 hi, w1 lo, w1 hi]; one byte shuffle per plane puts (w0, w1) at bytes
@@ -148,6 +204,123 @@ TESSEL_SIM_AMX_TARGET void pack_weights_avx512(const std::int16_t* w, Weights& o
         _mm512_mask_storeu_epi8(tile + kTileSize, row_mask, _mm512_shuffle_epi8(v, lo_shuffle));
       }
     }
+}
+
+/// pack_weights_raw a raw row (one tap, one input channel, `cols` outputs) at a time: the
+/// row's outputs within one 16-output block widened to int32 lanes, each lane's low byte (lo
+/// plane) or second byte (hi plane) shifted to byte k % 4 and stored under a mask at output
+/// o % 16 of the tile row (4 bytes an output).
+TESSEL_SIM_AMX_TARGET void pack_weights_raw_rows(const std::uint8_t* raw,
+                                                 const RawWeightLayout& layout, Weights& out) {
+  const std::int64_t tap_k = 2 * out.in_pairs, chunks = out.k_bytes / kTileBytes;
+  const std::int64_t wb = layout.weight_bytes, cols = layout.cols;
+  const std::uint8_t* row = raw;
+  for (std::int64_t ocb = 0; ocb < layout.out_blocks; ++ocb)
+    for (std::int64_t icb = 0; icb < layout.in_blocks; ++icb)
+      for (std::int64_t t = 0; t < layout.tap_count; ++t)
+        for (std::int64_t r = 0; r < layout.rows; ++r, row += cols * wb) {
+          const std::int64_t k = t * tap_k + icb * layout.rows + r;
+          const auto j = static_cast<unsigned>(k % 4);
+          const auto lane_bytes = static_cast<__mmask64>(0x1111111111111111ull << j);
+          std::uint8_t* tile_row = out.tiles.data() + (k / kTileBytes) * 2 * kTileSize +
+                                   (k % kTileBytes) / 4 * kTileBytes;
+          for (std::int64_t c = 0; c < cols;) {
+            const std::int64_t o = ocb * cols + c;
+            const std::int64_t count = std::min<std::int64_t>(16 - o % 16, cols - c);
+            const auto lanes = static_cast<__mmask16>((1u << count) - 1u);
+            const __m512i v =
+                wb == 2 ? _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(lanes, row + 2 * c))
+                        : _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(lanes, row + c));
+            const auto mask = static_cast<__mmask64>(
+                lane_bytes & (count == 16 ? ~0ull : (1ull << (4 * count)) - 1ull));
+            std::uint8_t* dst = tile_row + (o / 16) * chunks * 2 * kTileSize + (o % 16) * 4;
+            _mm512_mask_storeu_epi8(dst, mask, _mm512_slli_epi32(_mm512_srai_epi32(v, 8), 8 * j));
+            _mm512_mask_storeu_epi8(dst + kTileSize, mask, _mm512_slli_epi32(v, 8 * j));
+            c += count;
+          }
+        }
+}
+
+/// pack_weights_raw a whole tile row at a time, for rows % 4 == 0 and cols % 16 == 0: raw
+/// rows r .. r + 3 (k .. k + 3, k % 4 = 0: every tap starts on a 4-aligned k) of 16 outputs
+/// hold the row's 64 weights, which one byte permutation per plane puts at byte 4 o + j (the
+/// lo plane: the low bytes; the hi plane: the high bytes, or an int8's sign). Every tile byte
+/// is stored once, whole rows; only the last chunk's rows past taps x channels are zeroed.
+TESSEL_SIM_AMX_TARGET void pack_weights_raw_quads(const std::uint8_t* raw,
+                                                  const RawWeightLayout& layout, Weights& out) {
+  const std::int64_t tap_k = 2 * out.in_pairs, chunks = out.k_bytes / kTileBytes;
+  const std::int64_t wb = layout.weight_bytes, cols = layout.cols, rows = layout.rows;
+  const std::int64_t row_bytes = cols * wb;
+  // Byte 4 o + j from source byte 32 j + 2 o (+ 1: the high byte) of rows r, r + 1 | r + 2,
+  // r + 3 (int16), or from byte 16 j + o of the four rows' 16 bytes (int8).
+  alignas(64) std::uint8_t lo16[64], hi16[64], lo8[64];
+  for (int o = 0; o < 16; ++o)
+    for (int j = 0; j < 4; ++j) {
+      lo16[4 * o + j] = static_cast<std::uint8_t>(32 * j + 2 * o);
+      hi16[4 * o + j] = static_cast<std::uint8_t>(32 * j + 2 * o + 1);
+      lo8[4 * o + j] = static_cast<std::uint8_t>(16 * j + o);
+    }
+  const __m512i lo16_index = _mm512_load_si512(lo16), hi16_index = _mm512_load_si512(hi16);
+  const __m512i lo8_index = _mm512_load_si512(lo8);
+  std::uint8_t* tiles = out.tiles.data();
+  for (std::int64_t ocb = 0; ocb < layout.out_blocks; ++ocb)
+    for (std::int64_t icb = 0; icb < layout.in_blocks; ++icb)
+      for (std::int64_t t = 0; t < layout.tap_count; ++t) {
+        const std::uint8_t* block =
+            raw + ((ocb * layout.in_blocks + icb) * layout.tap_count + t) * rows * row_bytes;
+        for (std::int64_t r = 0; r < rows; r += 4) {
+          const std::int64_t k = t * tap_k + icb * rows + r;
+          std::uint8_t* tile_row =
+              tiles + (k / kTileBytes) * 2 * kTileSize + (k % kTileBytes) / 4 * kTileBytes;
+          const std::uint8_t* src = block + r * row_bytes;
+          for (std::int64_t b = 0; b < cols / 16; ++b, src += 16 * wb) {
+            std::uint8_t* dst = tile_row + (ocb * cols / 16 + b) * chunks * 2 * kTileSize;
+            __m512i hi, lo;
+            if (wb == 2) {
+              const auto* row = reinterpret_cast<const __m256i*>(src);
+              const std::int64_t step = row_bytes / 32;  // rows apart, in 32-byte units
+              const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(row)),
+                                                   _mm256_loadu_si256(row + step), 1);
+              const __m512i c =
+                  _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(row + 2 * step)),
+                                     _mm256_loadu_si256(row + 3 * step), 1);
+              lo = _mm512_permutex2var_epi8(a, lo16_index, c);
+              hi = _mm512_permutex2var_epi8(a, hi16_index, c);
+            } else {
+              __m512i v =
+                  _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+              v = _mm512_inserti32x4(
+                  v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + row_bytes)), 1);
+              v = _mm512_inserti32x4(
+                  v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * row_bytes)), 2);
+              v = _mm512_inserti32x4(
+                  v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 3 * row_bytes)), 3);
+              lo = _mm512_permutexvar_epi8(lo8_index, v);
+              hi = _mm512_movm_epi8(_mm512_movepi8_mask(lo));  // 0xff where negative
+            }
+            _mm512_store_si512(dst, hi);
+            _mm512_store_si512(dst + kTileSize, lo);
+          }
+        }
+      }
+  // The rows of the last chunk past taps x channels (k beyond them reads 0).
+  const std::int64_t used = layout.tap_count * tap_k;
+  const std::int64_t first_zero_row = (used - (chunks - 1) * kTileBytes) / 4;
+  for (std::int64_t n = 0; n < out.out_blocks; ++n)
+    for (std::int64_t plane = 0; plane < 2; ++plane)
+      std::memset(
+          tiles + ((n * chunks + chunks - 1) * 2 + plane) * kTileSize + first_zero_row * kTileBytes,
+          0, static_cast<std::size_t>((kTileRows - first_zero_row) * kTileBytes));
+}
+
+TESSEL_SIM_AMX_TARGET void pack_weights_raw_avx512(const std::uint8_t* raw,
+                                                   const RawWeightLayout& layout, Weights& out) {
+  if (layout.rows % 4 == 0 && layout.cols % 16 == 0) {
+    pack_weights_raw_quads(raw, layout, out);
+  } else {
+    std::fill(out.tiles.begin(), out.tiles.end(), std::uint8_t{0});
+    pack_weights_raw_rows(raw, layout, out);
+  }
 }
 
 /// The 64-byte tile configuration (palette 1): tiles 0-1 the A planes (hi, lo) and 4-6 the

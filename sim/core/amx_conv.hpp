@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "sim/core/kernels.hpp"
@@ -12,8 +13,8 @@
 namespace tessel::sim::kernels::amx {
 
 /// Whether this process may run the AMX path: the CPU has AMX-TILE, AMX-INT8 and AVX-512 BW,
-/// the kernel granted the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once per
-/// process, thread-safe), and the environment variable TESSEL_SIM_NO_AMX is unset, empty or
+/// VL and VBMI, the kernel granted the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once
+/// per process, thread-safe), and the environment variable TESSEL_SIM_NO_AMX is unset, empty or
 /// "0". Decided once per process.
 bool available();
 
@@ -34,6 +35,15 @@ struct CacheLineAllocator {
   }
   void deallocate(T* p, std::size_t n) {
     ::operator delete (p, n * sizeof(T), std::align_val_t{64});
+  }
+  /// Default-initialises (a resize leaves bytes unset, for packers that write every byte).
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   template <class U>
   bool operator==(const CacheLineAllocator<U>&) const {
@@ -61,6 +71,29 @@ struct Weights {
 /// conv_dense reads them) into `out`. Plain C++: runs on any CPU.
 void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
                   std::int64_t out_channels, Weights& out);
+
+/// Where a dense conv's weights lie in a scratchpad (docs/isa.md): [ocb][icb][ky][kx][r][c],
+/// `weight_bytes` (1 or 2) little-endian signed bytes each, input channel icb * rows + r,
+/// output channel ocb * cols + c.
+struct RawWeightLayout {
+  std::int64_t out_blocks = 0;  // ocb: output channels / cols
+  std::int64_t in_blocks = 0;   // icb: input channels / rows
+  std::int64_t tap_count = 0;   // ky * kx
+  std::int64_t rows = 0;        // the matrix unit's rows (input channels per block)
+  std::int64_t cols = 0;        // the matrix unit's columns (output channels per block)
+  std::int64_t weight_bytes = 1;
+};
+
+/// The tiles pack_weights makes from the same weights in pair_index layout (in_pairs =
+/// channel_pairs(in_blocks * rows), out_channels = out_blocks * cols), built straight from the
+/// raw scratchpad bytes `raw` in `layout` (one pass; no int16 copy). AVX-512 where supported(),
+/// else pack_weights_raw_portable.
+void pack_weights_raw(const std::uint8_t* raw, const RawWeightLayout& layout, Weights& out);
+
+/// pack_weights_raw one weight at a time on any CPU (the definition the vector path must
+/// match; tests).
+void pack_weights_raw_portable(const std::uint8_t* raw, const RawWeightLayout& layout,
+                               Weights& out);
 
 /// kernels::conv_dense with the weights packed by pack_weights (same tap_count, in_pairs and
 /// out_channels; the other arguments as conv_dense's), bit-identical to it. Precondition:

@@ -317,9 +317,22 @@ void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
       }
 }
 
-const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
-                                            std::int64_t out_channels, const std::uint8_t* weights,
-                                            std::size_t raw_bytes) {
+const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
+                                                       std::int64_t out_channels,
+                                                       const std::uint8_t* weights,
+                                                       std::size_t raw_bytes, bool amx) {
+  // The packing this use needs, made on the entry's first use of that kind.
+  const auto packing = [&](PackedWeights& entry) -> const PackedWeights& {
+    if (amx && entry.amx.tiles.empty()) {
+      const kernels::amx::RawWeightLayout layout{
+          x.oc_blocks,  x.ic_blocks,  std::int64_t{x.kh} * x.kw,
+          matrix_rows_, matrix_cols_, weight_bytes_};
+      kernels::amx::pack_weights_raw(weights, layout, entry.amx);
+    } else if (!amx && entry.packed.empty()) {
+      pack_dense_weights(x, in_channels, out_channels, weights, entry.packed);
+    }
+    return entry;
+  };
   const std::array<std::int64_t, 5> key = {std::int64_t{x.kh} * x.kw, in_channels, out_channels,
                                            matrix_rows_, weight_bytes_};
   ++weight_uses_;
@@ -330,7 +343,7 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   if (entry && entry->raw_bytes == raw_bytes &&
       !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation)) {
     entry->last_use = weight_uses_;
-    return entry->packed.data();
+    return packing(*entry);
   }
   if (!entry) {
     if (weight_cache_.size() < kWeightCacheEntries) {
@@ -346,10 +359,10 @@ const std::int16_t* Datapath::dense_weights(const isa::Conv& x, std::int64_t in_
   entry->key = key;
   entry->raw_bytes = raw_bytes;
   entry->generation = write_generation_;
-  pack_dense_weights(x, in_channels, out_channels, weights, entry->packed);
-  entry->amx.tiles.clear();  // stale; repacked (in its allocation) on the next AMX use
+  entry->packed.clear();  // stale; repacked (in their allocations) on the next use
+  entry->amx.tiles.clear();
   entry->last_use = weight_uses_;
-  return entry->packed.data();
+  return packing(*entry);
 }
 
 void Datapath::execute_conv(const isa::Conv& x) {
@@ -410,18 +423,14 @@ void Datapath::execute_conv(const isa::Conv& x) {
     // reading int16 pixels: the scratchpad itself when it holds them unpadded, else a
     // zero-padded int16 copy of the input box.
     const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
-    const std::int16_t* packed = dense_weights(x, in_channels, out_channels, weights,
-                                               static_cast<std::size_t>(weight_count) * wb);
-    // The AMX kernel (amx_conv.hpp) where the CPU and OS allow it, over the same cache
-    // entry's weights in tiles (packed on the entry's first AMX use).
-    const kernels::amx::Weights* amx = nullptr;
-    if (kernels::amx::available())
-      for (auto& entry : weight_cache_)
-        if (entry.packed.data() == packed) {
-          if (entry.amx.tiles.empty())
-            kernels::amx::pack_weights(packed, taps, in_pairs, out_channels, entry.amx);
-          amx = &entry.amx;
-        }
+    // The AMX kernel (amx_conv.hpp) where the CPU and OS allow it, over the cache entry's
+    // tiles; else kernels::conv_dense over its pair_index layout.
+    const bool use_amx = kernels::amx::available();
+    const PackedWeights& cached =
+        dense_weights(x, in_channels, out_channels, weights,
+                      static_cast<std::size_t>(weight_count) * wb, use_amx);
+    const std::int16_t* packed = cached.packed.data();
+    const kernels::amx::Weights* amx = use_amx ? &cached.amx : nullptr;
     const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
     const std::uint8_t* image = in;
     std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;

@@ -62,12 +62,14 @@ class Datapath {
   /// `packed` = a dense conv's weights in kernels::pair_index layout, per tap.
   void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
                           const std::uint8_t* weights, std::vector<std::int16_t>& packed) const;
+  struct PackedWeights;
   /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
   /// address, size and geometry was packed after the last write to any page of those bytes,
-  /// else packed anew.
-  const std::int16_t* dense_weights(const isa::Conv& x, std::int64_t in_channels,
-                                    std::int64_t out_channels, const std::uint8_t* weights,
-                                    std::size_t raw_bytes);
+  /// else packed anew: with `amx`, the entry's AMX tiles (packed straight from the raw bytes),
+  /// else its pair_index layout (the other packing is not made).
+  const PackedWeights& dense_weights(const isa::Conv& x, std::int64_t in_channels,
+                                     std::int64_t out_channels, const std::uint8_t* weights,
+                                     std::size_t raw_bytes, bool amx);
   /// Marks the scratchpad bytes `instruction` writes (its output box's byte range) as written.
   void note_writes(const isa::Instruction& instruction);
   /// [begin, end) of scratchpad `sp` may have changed: its pages take a new write generation.
@@ -110,9 +112,9 @@ class Datapath {
     std::uint64_t addr = 0;
     std::array<std::int64_t, 5> key{};
     std::uint64_t raw_bytes = 0;
-    std::uint64_t generation = 0;  // write_generation_ when packed
-    std::vector<std::int16_t> packed;
-    kernels::amx::Weights amx;  // `packed` in AMX tiles, on first AMX use; no tiles: stale
+    std::uint64_t generation = 0;      // write_generation_ when packed
+    std::vector<std::int16_t> packed;  // pair_index layout; empty: not (yet) packed
+    kernels::amx::Weights amx;         // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
   };
   static constexpr std::size_t kWeightCacheEntries = 8;  // least recently used goes first

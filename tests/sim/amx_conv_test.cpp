@@ -175,5 +175,86 @@ TEST(SimAmxConv, pack_weights_places_hi_and_lo_bytes_by_hand) {
   EXPECT_EQ(nonzero, 2u);
 }
 
+// pack_weights_raw (vector where supported) and pack_weights_raw_portable from raw scratchpad
+// bytes [ocb][icb][ky][kx][r][c] equal pack_weights from the same weights in pair_index layout:
+// int8 (sign-extended hi plane) and int16 weights, odd rows (an odd input channel count, whose
+// padding channel must read 0), columns 8, 16 (a block each), 20 and 24 (blocks straddling 16
+// outputs), 128; k per tap from 3 to 256 (taps straddling 64-byte chunks); over a reused
+// buffer of stale bytes.
+TEST(SimAmxConv, pack_weights_raw_equals_pack_weights_of_the_pair_layout) {
+  std::mt19937 rng(11);
+  int cases = 0;
+  for (const std::int64_t weight_bytes : {1, 2})
+    for (const std::int64_t rows : {3, 8, 16})
+      for (const std::int64_t cols : {8, 16, 20, 24, 128})
+        for (const std::int64_t in_blocks : {1, 2})
+          for (const std::int64_t out_blocks : {1, 3})
+            for (const std::int64_t taps : {1, 9}) {
+              if (rows * in_blocks * out_blocks * cols * taps > 40000) continue;
+              const kernels::amx::RawWeightLayout layout{out_blocks, in_blocks, taps,
+                                                         rows,       cols,      weight_bytes};
+              const std::int64_t in = in_blocks * rows, out = out_blocks * cols;
+              const std::int64_t pairs = kernels::channel_pairs(in);
+              std::vector<std::uint8_t> raw(
+                  static_cast<std::size_t>(taps * in * out * weight_bytes));
+              for (auto& byte : raw) byte = static_cast<std::uint8_t>(rng());
+              // The pair layout from the raw bytes, by definition (the odd channel's slot 0).
+              std::vector<std::int16_t> pair(static_cast<std::size_t>(taps * 2 * pairs * out), 0);
+              std::int64_t n = 0;
+              for (std::int64_t ocb = 0; ocb < out_blocks; ++ocb)
+                for (std::int64_t icb = 0; icb < in_blocks; ++icb)
+                  for (std::int64_t t = 0; t < taps; ++t)
+                    for (std::int64_t r = 0; r < rows; ++r)
+                      for (std::int64_t c = 0; c < cols; ++c, ++n) {
+                        const std::uint8_t* p = raw.data() + n * weight_bytes;
+                        const std::int16_t v =
+                            weight_bytes == 1 ? std::int16_t{static_cast<std::int8_t>(p[0])}
+                                              : static_cast<std::int16_t>(
+                                                    static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+                        pair[static_cast<std::size_t>(
+                            t * 2 * pairs * out +
+                            kernels::pair_index(icb * rows + r, ocb * cols + c, out))] = v;
+                      }
+              kernels::amx::Weights expected, fast, portable;
+              kernels::amx::pack_weights(pair.data(), taps, pairs, out, expected);
+              // Stale bytes where the tiles go: packing must write or zero every byte.
+              fast.tiles.assign(expected.tiles.size() + 4096, 0xa5);
+              kernels::amx::pack_weights_raw(raw.data(), layout, fast);
+              kernels::amx::pack_weights_raw_portable(raw.data(), layout, portable);
+              const auto where = [&] {
+                return ::testing::Message() << weight_bytes << "-byte weights, rows " << rows
+                                            << ", cols " << cols << ", " << in_blocks << " x "
+                                            << out_blocks << " blocks, " << taps << " taps";
+              };
+              ASSERT_EQ(fast.k_bytes, expected.k_bytes) << where();
+              ASSERT_EQ(fast.out_blocks, expected.out_blocks) << where();
+              ASSERT_EQ(fast.in_pairs, pairs) << where();
+              ASSERT_EQ(fast.tiles, expected.tiles) << where();
+              ASSERT_EQ(portable.tiles, expected.tiles) << where();
+              ++cases;
+            }
+  EXPECT_EQ(cases, 234);
+}
+
+// By hand: int8 weight -3 (0xfd) at raw (ocb 1, icb 0, tap 1, r 2, c 1) of a 2-tap, 4-row,
+// 8-col layout (4 input channels: k = 4 a tap) is input channel 2, output 9, k = 6: tile
+// (n 0, chunk 0), row 1, byte 4 * 9 + 2; hi plane 0xff (the sign), lo plane 0xfd.
+TEST(SimAmxConv, pack_weights_raw_sign_extends_int8_by_hand) {
+  const kernels::amx::RawWeightLayout layout{2, 1, 2, 4, 8, 1};
+  std::vector<std::uint8_t> raw(2 * 1 * 2 * 4 * 8, 0);
+  raw[static_cast<std::size_t>((((1 * 1 + 0) * 2 + 1) * 4 + 2) * 8 + 1)] = 0xfd;
+  kernels::amx::Weights packed;
+  kernels::amx::pack_weights_raw(raw.data(), layout, packed);
+  EXPECT_EQ(packed.k_bytes, 64);
+  EXPECT_EQ(packed.out_blocks, 1);
+  ASSERT_EQ(packed.tiles.size(), std::size_t{2 * 1024});
+  const std::size_t hi = 1 * 64 + 4 * 9 + 2;
+  EXPECT_EQ(packed.tiles[hi], 0xff);
+  EXPECT_EQ(packed.tiles[hi + 1024], 0xfd);
+  std::size_t nonzero = 0;
+  for (const std::uint8_t byte : packed.tiles) nonzero += byte != 0;
+  EXPECT_EQ(nonzero, 2u);
+}
+
 }  // namespace
 }  // namespace tessel::sim
