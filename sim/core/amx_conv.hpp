@@ -102,7 +102,8 @@ void pack_weights_raw_portable(const std::uint8_t* raw, const RawWeightLayout& l
 ///   C1 += hi.hi (TDPBSSD), C2 += hi.lo (TDPBSUD) + lo.hi (TDPBUSD), C3 += lo.lo (TDPBUUD),
 /// each in int32 with wrap-around, and slot = start + 65536 C1 + 256 C2 + C3 mod 2^32.
 /// Loads its tile configuration on entry and releases the tiles on return: any thread may
-/// call it.
+/// call it (each thread has its own tiles and configuration). Pixel blocks are 16 pixels from
+/// the first: two threads that split a conv at a multiple of 16 pixels run whole tiles only.
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, const Weights& w,
                 AccInit init, const std::uint8_t* bias, std::uint8_t* acc,

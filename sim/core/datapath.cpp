@@ -477,7 +477,17 @@ void Datapath::execute_conv(const isa::Conv& x) {
     // Two threads for a conv of at least ~0.5 M multiply-accumulates (a few microseconds on
     // one core; less does not pay for the hand-over), split in half.
     const std::int64_t pair_macs = pixels * taps * in_pairs * out_channels;
-    if (split_ && pixels >= 12 && pair_macs >= (std::int64_t{1} << 18)) {
+    const bool two = split_ && pair_macs >= (std::int64_t{1} << 18);
+    const std::int64_t blocks = (pixels + 15) / 16;
+    if (amx && two && blocks >= 2) {
+      // Whole 16-pixel blocks to each thread (a tile of fewer rows costs as much as a full
+      // one): blocks [begin, end) are pixels [16 begin, 16 end).
+      split_->run(blocks, blocks / 2, [&](std::int64_t begin, std::int64_t end) {
+        run(16 * begin, std::min(16 * end, pixels));
+      });
+      return;
+    }
+    if (two && pixels >= 12) {
       split_->run(pixels, pixels / 2, run);
     } else {
       run(0, pixels);
