@@ -439,12 +439,36 @@ void Datapath::execute_conv(const isa::Conv& x) {
       const std::int64_t padded_h = in_h + x.pad_top + x.pad_bottom;
       const std::int64_t padded_w = in_w + x.pad_left + x.pad_right;
       const std::int64_t pixel_stride = 2 * in_pairs;
-      image_.assign(static_cast<std::size_t>(padded_h * padded_w * pixel_stride), 0);
-      for (std::int64_t iy = 0; iy < in_h; ++iy)
-        for (std::int64_t ix = 0; ix < in_w; ++ix)
-          widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
-                image_.data() + ((iy + x.pad_top) * padded_w + ix + x.pad_left) * pixel_stride);
-      image = reinterpret_cast<const std::uint8_t*>(image_.data());
+      const std::int64_t padded_row = padded_w * pixel_stride;  // int16 elements
+      // Only the padding is zeroed (the buffer keeps the last conv's bytes): the padding rows
+      // and each row's left and right padding. With an odd channel count each pixel's
+      // pair-filling last channel keeps stale bytes: its weights are 0 in every packing, and
+      // any int16 x 0 adds 0. A row's pixels back to back on both sides (even channels,
+      // in_stride_x = channels) widen in one call.
+      image_.resize(static_cast<std::size_t>(padded_h * padded_row));
+      std::int16_t* padded_image = image_.data();
+      std::fill_n(padded_image, x.pad_top * padded_row, std::int16_t{0});
+      std::fill_n(padded_image + (x.pad_top + in_h) * padded_row, x.pad_bottom * padded_row,
+                  std::int16_t{0});
+      const bool dense_rows = pixel_stride == in_channels && x.in_stride_x == in_channels;
+      for_split(in_h, in_h * in_w * in_channels, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t iy = begin; iy < end; ++iy) {
+          std::int16_t* row = padded_image + (iy + x.pad_top) * padded_row;
+          std::fill_n(row, x.pad_left * pixel_stride, std::int16_t{0});
+          std::fill_n(row + (x.pad_left + in_w) * pixel_stride, x.pad_right * pixel_stride,
+                      std::int16_t{0});
+          const std::uint8_t* src = in + to_u64(iy * x.in_stride_y) * ib;
+          std::int16_t* dst = row + x.pad_left * pixel_stride;
+          if (dense_rows) {
+            widen(src, ib, in_w * in_channels, dst);
+            continue;
+          }
+          for (std::int64_t ix = 0; ix < in_w; ++ix) {
+            widen(src + to_u64(ix * x.in_stride_x) * ib, ib, in_channels, dst + ix * pixel_stride);
+          }
+        }
+      });
+      image = reinterpret_cast<const std::uint8_t*>(padded_image);
       col_bytes = pixel_stride * 2;
       row_bytes = padded_w * col_bytes;
     }
