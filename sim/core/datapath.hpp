@@ -117,7 +117,9 @@ class Datapath {
     kernels::amx::Weights amx;         // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
   };
-  static constexpr std::size_t kWeightCacheEntries = 8;  // least recently used goes first
+  /// Least recently used goes first. ResNet-50 npc19 optimal (21 weight addresses, ~31 address
+  /// and geometry pairs): 8 entries repacked 1595 of 7125 uses, 32 repack 596.
+  static constexpr std::size_t kWeightCacheEntries = 32;
   std::vector<PackedWeights> weight_cache_;
   std::uint64_t weight_uses_ = 0;
   /// Write generations of kPageBytes pages, per scratchpad: a cache entry is valid while no
