@@ -433,8 +433,9 @@ cli::Runner setup(CLI::App& command) {
                    "Print the host wall seconds of each phase (load, input, simulate, write); a "
                    "compile folder's report.json has them as host_seconds");
   command.add_option("--threads", args->threads,
-                     "Host threads: 1 (default) or 2 (in full mode large convs' pixels run half "
-                     "on a second thread); same results; 2 pays only with a core to spare");
+                     "Host threads: 1 (default) or 2 (in full mode a second thread shares large "
+                     "convs, loads, stores and vector ops); same results; 2 pays only with a "
+                     "core to spare");
   command.add_option("--trace", args->trace, "Write a Chrome trace-event JSON timeline");
   command.add_option("--trace-max-events", args->trace_max_events,
                      "Instruction slices recorded in the trace before it stops (default 1000000)");

@@ -28,8 +28,10 @@ struct SimOptions {
   /// Keep every executed instruction's dispatch/start/finish cycles in the report (tests).
   bool record_instruction_cycles = false;
   /// Host threads: 1 runs everything on the calling thread; 2 adds (full mode) a second
-  /// datapath thread for large dense convs' output pixels. The same results either way; 2
-  /// pays only with a core to spare.
+  /// datapath thread that shares large instructions (dense convs' output pixels; loads, stores,
+  /// requants, adds, pools and copies of >= 4096 elements whose outputs lie apart from their
+  /// operands) chunk by chunk (SplitRunner). The same results either way; 2 pays only with a
+  /// core to spare (the idle helper spins up to 2 ms between jobs).
   int threads = 1;
   /// How many cycles the accelerator may run ahead of the SystemC kernel's time before it
   /// returns to the kernel (temporal decoupling; sim/core/accelerator.hpp). Any value >= 1

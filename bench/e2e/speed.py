@@ -54,6 +54,7 @@ def main():
     p.add_argument("--skip-compile", action="store_true")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--ort-runs", type=int, default=10)
+    p.add_argument("--sim-threads", type=int, default=1, help="tessel sim --threads (1 or 2)")
     args = p.parse_args()
     compiled = args.work / "compiled"
 
@@ -74,7 +75,8 @@ def main():
             for mode, extra in modes:
                 out = args.work / f"{label}-{mode}"
                 wall, cpu = run_timed([binary, "sim", str(compiled), *extra, "--out", str(out),
-                                       "--timings"], args.work / f"{label}-{mode}.log")
+                                       "--timings", "--threads", str(args.sim_threads)],
+                                      args.work / f"{label}-{mode}.log")
                 report = json.loads((out / "report.json").read_text())
                 simulate = report.get("host_seconds", {}).get("simulate")
                 simulate_cpu = report.get("host_cpu_seconds", {}).get("simulate")

@@ -7,7 +7,8 @@
 # Environment: BEFORE=/path/to/tessel adds rows for a second binary's `tessel sim` on the same
 # compiled program (before/after in one run); SKIP_COMPILE=1 reuses an existing compile folder;
 # REPEATS=N runs each `tessel sim` N times (default 3; the table shows the median, and the
-# fastest); ORT_RUNS=N timed onnxruntime runs (default 10). What each figure is: README.md.
+# fastest); ORT_RUNS=N timed onnxruntime runs (default 10); SIM_THREADS=2 runs every `tessel sim`
+# (both binaries) with --threads 2. What each figure is: README.md.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/default}
@@ -24,4 +25,4 @@ echo "$(nproc --all) cores, OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}," \
 exec /usr/bin/python3 "$root/bench/e2e/speed.py" --tessel "$tessel" --hw "$hw" --policy "$policy" \
   --work "$work" --model "$root/.cache/models/resnet50.onnx" --ort "$root/bench/e2e/ort_time.js" \
   ${BEFORE:+--before "$BEFORE"} ${SKIP_COMPILE:+--skip-compile} --repeats "${REPEATS:-3}" \
-  --ort-runs "${ORT_RUNS:-10}"
+  --ort-runs "${ORT_RUNS:-10}" --sim-threads "${SIM_THREADS:-1}"
