@@ -3,6 +3,7 @@
 #include "sim/core/amx_conv.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -356,12 +357,23 @@ struct Staging {
   std::vector<Run> runs;
 };
 
+/// Byte b of a 64-byte vector of 32 int16 gathers byte 2 b (the low bytes, b < 32) or byte
+/// 2 (b - 32) + 1 (the high bytes): one permutation splits 32 values into the two planes.
+constexpr std::array<std::uint8_t, 64> kSplitPlanes = [] {
+  std::array<std::uint8_t, 64> index{};
+  for (int b = 0; b < 64; ++b)
+    index[static_cast<std::size_t>(b)] =
+        static_cast<std::uint8_t>(b < 32 ? 2 * b : 2 * (b - 32) + 1);
+  return index;
+}();
+
 /// Gathers pixel rows [0, rows) of a block into the hi and lo planes (row stride k_bytes):
-/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs, run by run; k beyond taps x
-/// channels stays 0.
+/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs, run by run, 32 values per byte
+/// permutation (kSplitPlanes); k beyond taps x channels stays 0.
 TESSEL_SIM_AMX_TARGET void gather(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                                   std::int64_t rows, const std::vector<Staging::Run>& runs,
                                   std::int64_t k_bytes, std::uint8_t* hi, std::uint8_t* lo) {
+  const __m512i split = _mm512_loadu_si512(kSplitPlanes.data());
   for (std::int64_t m = 0; m < rows; ++m) {
     std::uint8_t* hi_row = hi + m * k_bytes;
     std::uint8_t* lo_row = lo + m * k_bytes;
@@ -369,18 +381,18 @@ TESSEL_SIM_AMX_TARGET void gather(const std::uint8_t* image, const std::int64_t*
       const std::uint8_t* src = image + pixel_offsets[m] + run.offset;
       std::int64_t i = 0;
       for (; i + 32 <= run.count; i += 32) {
-        const __m512i v = _mm512_loadu_si512(src + 2 * i);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_row + run.k + i),
-                            _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
+        const __m512i planes = _mm512_permutexvar_epi8(split, _mm512_loadu_si512(src + 2 * i));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_row + run.k + i),
-                            _mm512_cvtepi16_epi8(v));
+                            _mm512_castsi512_si256(planes));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_row + run.k + i),
+                            _mm512_extracti64x4_epi64(planes, 1));
       }
       if (i < run.count) {
         const auto mask = static_cast<__mmask32>((1u << (run.count - i)) - 1u);
-        const __m512i v = _mm512_maskz_loadu_epi16(mask, src + 2 * i);
-        _mm256_mask_storeu_epi8(hi_row + run.k + i, mask,
-                                _mm512_cvtepi16_epi8(_mm512_srai_epi16(v, 8)));
-        _mm256_mask_storeu_epi8(lo_row + run.k + i, mask, _mm512_cvtepi16_epi8(v));
+        const __m512i planes =
+            _mm512_permutexvar_epi8(split, _mm512_maskz_loadu_epi16(mask, src + 2 * i));
+        _mm256_mask_storeu_epi8(lo_row + run.k + i, mask, _mm512_castsi512_si256(planes));
+        _mm256_mask_storeu_epi8(hi_row + run.k + i, mask, _mm512_extracti64x4_epi64(planes, 1));
       }
     }
   }
