@@ -98,10 +98,15 @@ void SplitRunner::run(std::int64_t count, std::int64_t split,
                       const std::function<void(std::int64_t, std::int64_t)>& fn) {
   assert(count >= 0 && static_cast<std::uint64_t>(count) <= kIndexMask);
   if (count <= 0) return;
+  ++jobs_;
+  if (backoff_left_ > 0) {
+    --backoff_left_;
+    fn(0, count);
+    return;
+  }
   fn_.store(&fn, std::memory_order_relaxed);
   chunk_.store(std::max<std::int64_t>(1, (split + kChunksPerShare - 1) / kChunksPerShare),
                std::memory_order_relaxed);
-  ++jobs_;
   const std::uint64_t generation = jobs_ & ((std::uint64_t{1} << (64 - kGenerationShift)) - 1);
   state_.store((generation << kGenerationShift) | with_range(0, 0, count),
                std::memory_order_release);
@@ -110,9 +115,17 @@ void SplitRunner::run(std::int64_t count, std::int64_t split,
   std::int64_t begin = 0, end = 0;
   while (claim(true, begin, end)) fn(begin, end);
   // Nothing is left to claim; wait for a chunk the helper is still running.
-  for (int spin = 0; state_.load(std::memory_order_acquire) & kBusy; ++spin) {
+  std::uint64_t state = state_.load(std::memory_order_acquire);
+  for (int spin = 0; state & kBusy; ++spin) {
     cpu_relax();
     if (spin >= 256) sched_yield();
+    state = state_.load(std::memory_order_acquire);
+  }
+  // The helper took a chunk iff the back moved.
+  window_helped_ += back_of(state) < count ? 1 : 0;
+  if (++window_jobs_ == kWindowJobs) {
+    if (window_helped_ < kMinHelpedJobs) backoff_left_ = kBackoffJobs;
+    window_jobs_ = window_helped_ = 0;
   }
 }
 

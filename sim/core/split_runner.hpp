@@ -21,13 +21,20 @@ namespace tessel::sim {
 /// Between jobs the helper spins (pause, then sched_yield: jobs come every few tens of
 /// microseconds during a simulation) for up to kSpinMicroseconds, then sleeps on a futex
 /// (std::atomic::wait); waking it costs one system call and a context switch, tens of
-/// microseconds on a virtual machine. Not reentrant: one caller thread.
+/// microseconds on a virtual machine. A helper without a core of its own (a loaded machine)
+/// takes few chunks and, spinning, slows the caller: when it took a chunk of fewer than
+/// kMinHelpedJobs of the last kWindowJobs jobs, the next kBackoffJobs jobs run on the caller
+/// alone (the helper goes to sleep), then the helper is tried again. Not reentrant: one caller
+/// thread.
 class SplitRunner {
  public:
   /// Chunks per share: 2 * kChunksPerShare chunks in all for an even split.
   static constexpr std::int64_t kChunksPerShare = 2;
   /// How long an idle helper spins before it sleeps.
   static constexpr std::int64_t kSpinMicroseconds = 2000;
+  static constexpr int kWindowJobs = 32;
+  static constexpr int kMinHelpedJobs = 8;
+  static constexpr int kBackoffJobs = 256;
 
   SplitRunner();
   ~SplitRunner();
@@ -37,7 +44,8 @@ class SplitRunner {
   void run(std::int64_t count, std::int64_t split,
            const std::function<void(std::int64_t, std::int64_t)>& fn);
 
-  /// Jobs posted so far, and how many of them the helper ran a chunk of (tests, benchmarks).
+  /// Jobs run so far (posted to the helper or, backing off, run on the caller alone), and how
+  /// many of them the helper ran a chunk of (tests, benchmarks).
   std::uint64_t jobs() const { return jobs_; }
   std::uint64_t helped_jobs() const { return helped_.load(std::memory_order_relaxed); }
 
@@ -55,6 +63,7 @@ class SplitRunner {
   std::atomic<const std::function<void(std::int64_t, std::int64_t)>*> fn_{nullptr};
   std::atomic<std::int64_t> chunk_{1};
   std::uint64_t jobs_ = 0;
+  int window_jobs_ = 0, window_helped_ = 0, backoff_left_ = 0;  // the caller's back-off state
   std::atomic<std::uint64_t> helped_{0};
   std::thread thread_;
 };
