@@ -340,8 +340,12 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   for (auto& candidate : weight_cache_)
     if (candidate.sp == x.w_sp && candidate.addr == x.w_addr && candidate.key == key)
       entry = &candidate;
+  // Valid while no page of the weights was written since the entry was made; after a write
+  // (mostly a reload of the same weights) still valid when the bytes are the ones packed.
   if (entry && entry->raw_bytes == raw_bytes &&
-      !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation)) {
+      (!written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation) ||
+       std::memcmp(entry->raw.data(), weights, raw_bytes) == 0)) {
+    entry->generation = write_generation_;
     entry->last_use = weight_uses_;
     return packing(*entry);
   }
@@ -358,6 +362,7 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   entry->addr = x.w_addr;
   entry->key = key;
   entry->raw_bytes = raw_bytes;
+  entry->raw.assign(weights, weights + raw_bytes);
   entry->generation = write_generation_;
   entry->packed.clear();  // stale; repacked (in their allocations) on the next use
   entry->amx.tiles.clear();

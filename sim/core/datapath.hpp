@@ -64,9 +64,10 @@ class Datapath {
                           const std::uint8_t* weights, std::vector<std::int16_t>& packed) const;
   struct PackedWeights;
   /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
-  /// address, size and geometry was packed after the last write to any page of those bytes,
-  /// else packed anew: with `amx`, the entry's AMX tiles (packed straight from the raw bytes),
-  /// else its pair_index layout (the other packing is not made).
+  /// address, size and geometry was packed after the last write to any page of those bytes
+  /// or, after such a write, holds the same raw bytes (compared), else packed anew: with
+  /// `amx`, the entry's AMX tiles (packed straight from the raw bytes), else its pair_index
+  /// layout (the other packing is not made).
   const PackedWeights& dense_weights(const isa::Conv& x, std::int64_t in_channels,
                                      std::int64_t out_channels, const std::uint8_t* weights,
                                      std::size_t raw_bytes, bool amx);
@@ -112,7 +113,8 @@ class Datapath {
     std::uint64_t addr = 0;
     std::array<std::int64_t, 5> key{};
     std::uint64_t raw_bytes = 0;
-    std::uint64_t generation = 0;      // write_generation_ when packed
+    std::uint64_t generation = 0;      // write_generation_ when last found valid
+    std::vector<std::uint8_t> raw;     // the bytes packed (compared only after a write)
     std::vector<std::int16_t> packed;  // pair_index layout; empty: not (yet) packed
     kernels::amx::Weights amx;         // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
