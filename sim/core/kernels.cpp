@@ -420,14 +420,87 @@ TESSEL_SIM_AVX512_TARGET inline __m512i requantize16(__m512i acc, const Requant1
   return interleave(offset_clamp(even, zero_point, lo, hi), offset_clamp(odd, zero_point, lo, hi));
 }
 
+/// The requantize parameters of 16 channels for requantize16_narrow, which holds when every
+/// channel's multiplier M is in [0, 2^31) and its shift r in [32, 62]: then |acc| * M + 2^(r-1)
+/// < 2^63 and its high 32 bits shifted right by r - 32 are < 2^31.
+struct Requant16Narrow {
+  __m512i multiplier_even;      // M of channel 2k in the low 32 bits of int64 lane k
+  __m512i multiplier_odd;       // M of channel 2k + 1 there
+  __m512i half_even, half_odd;  // 2^(r-1) of those channels, per int64 lane
+  __m512i shift;                // r - 32 per channel (int32 lanes, channel order)
+};
+
+/// Requant16Narrow of channels [0, min(left, 16)) from the table (or the uniform `q`); false
+/// when a channel's multiplier or shift is outside the ranges above.
+TESSEL_SIM_AVX512_TARGET inline bool requant16_narrow(const std::uint8_t* table, std::int64_t left,
+                                                      const intops::Requant& q,
+                                                      Requant16Narrow& out) {
+  __m512i m, r;
+  if (table == nullptr) {
+    if (q.multiplier < 0 || q.shift < 32 || q.shift > 62) return false;
+    m = _mm512_set1_epi32(q.multiplier);
+    r = _mm512_set1_epi32(q.shift);
+  } else {
+    const auto channels = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
+    const auto entries = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1u);
+    const auto entries_high = static_cast<__mmask8>(left >= 16  ? 0xff
+                                                    : left <= 8 ? 0
+                                                                : (1u << (left - 8)) - 1u);
+    const __m512i low = _mm512_maskz_loadu_epi64(entries, table);
+    const __m512i high = _mm512_maskz_loadu_epi64(entries_high, table + 64);
+    // Words M0 r0 M1 r1 ... of low:high; multipliers and shifts in channel order.
+    const __m512i m_index =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    m = _mm512_permutex2var_epi32(low, m_index, high);
+    r = _mm512_permutex2var_epi32(low, _mm512_add_epi32(m_index, _mm512_set1_epi32(1)), high);
+    const __mmask16 outside = _mm512_mask_cmplt_epi32_mask(channels, m, _mm512_setzero_si512()) |
+                              _mm512_mask_cmplt_epi32_mask(channels, r, _mm512_set1_epi32(32)) |
+                              _mm512_mask_cmpgt_epi32_mask(channels, r, _mm512_set1_epi32(62));
+    if (outside != 0) return false;
+    r = _mm512_mask_blend_epi32(channels, _mm512_set1_epi32(32), r);  // unused lanes: r = 32
+  }
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i r_even = _mm512_and_si512(r, _mm512_set1_epi64(0xffffffff));
+  const __m512i r_odd = _mm512_srli_epi64(r, 32);
+  out = {m, _mm512_srli_epi64(m, 32), _mm512_sllv_epi64(one, _mm512_sub_epi64(r_even, one)),
+         _mm512_sllv_epi64(one, _mm512_sub_epi64(r_odd, one)),
+         _mm512_sub_epi32(r, _mm512_set1_epi32(32))};
+  return true;
+}
+
+/// requantize16 with the result in int32 lanes: round_half_away(acc * M, r) = sign(acc) *
+/// ((|acc| * M + 2^(r-1)) >> r), |acc| * M by vpmuludq (|INT32_MIN| = 2^31 unsigned), the
+/// high words of the even and odd products gathered by one permutation and shifted by r - 32.
+/// `zero_point` etc. are int32 lanes; needs |z| <= 2^29 (|rounded| < 1.5 * 2^30: no overflow).
+TESSEL_SIM_AVX512_TARGET inline __m512i requantize16_narrow(__m512i acc, const Requant16Narrow& p,
+                                                            __m512i zero_point, __m512i lo,
+                                                            __m512i hi) {
+  const __m512i magnitude = _mm512_abs_epi32(acc);
+  const __m512i even =
+      _mm512_add_epi64(_mm512_mul_epu32(magnitude, p.multiplier_even), p.half_even);
+  const __m512i odd = _mm512_add_epi64(
+      _mm512_mul_epu32(_mm512_srli_epi64(magnitude, 32), p.multiplier_odd), p.half_odd);
+  const __m512i high_words =
+      _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  const __m512i rounded =
+      _mm512_srlv_epi32(_mm512_permutex2var_epi32(even, high_words, odd), p.shift);
+  const __m512i with_sign =
+      _mm512_mask_sub_epi32(rounded, _mm512_movepi32_mask(acc), _mm512_setzero_si512(), rounded);
+  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(with_sign, zero_point), lo), hi);
+}
+
 /// requantize_store of `pixels` pixels, 16 channels per step: the step's parameters are loaded
-/// (and, from a table, rearranged) once for every pixel.
+/// (and, from a table, rearranged) once for every pixel; in int32 lanes
+/// (requantize16_narrow) where the step's parameters allow it.
 template <int kBytes>
 TESSEL_SIM_AVX512_TARGET void requantize_pixels_avx512(
     const std::uint8_t* src, std::int64_t src_step, std::int64_t pixels, std::int64_t count,
     const std::uint8_t* table, const intops::Requant& q, std::uint8_t* dst, std::int64_t dst_step) {
   const __m512i zero_point = _mm512_set1_epi64(q.zero_point);
   const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
+  const __m512i zero_point32 = _mm512_set1_epi32(q.zero_point);
+  const __m512i lo32 = _mm512_set1_epi32(q.lo), hi32 = _mm512_set1_epi32(q.hi);
+  const bool narrow_zero_point = q.zero_point >= -(1 << 29) && q.zero_point <= (1 << 29);
   // Blocks of pixels whose accumulators fit in the L1 cache (~32 KiB), each block 16 channels
   // at a time.
   const std::int64_t block = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(count, 1));
@@ -436,9 +509,18 @@ TESSEL_SIM_AVX512_TARGET void requantize_pixels_avx512(
     for (std::int64_t c = 0; c < count; c += 16) {
       const std::int64_t left = count - c;
       const auto mask = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
-      const Requant16 p = requant16(table ? table + 8 * c : nullptr, left, q);
       const std::uint8_t* s = src + first * src_step + 4 * c;
       std::uint8_t* d = dst + first * dst_step + kBytes * c;
+      Requant16Narrow narrow;
+      if (narrow_zero_point && requant16_narrow(table ? table + 8 * c : nullptr, left, q, narrow)) {
+        for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step)
+          store16<kBytes>(d,
+                          requantize16_narrow(_mm512_maskz_loadu_epi32(mask, s), narrow,
+                                              zero_point32, lo32, hi32),
+                          left);
+        continue;
+      }
+      const Requant16 p = requant16(table ? table + 8 * c : nullptr, left, q);
       for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step)
         store16<kBytes>(d, requantize16(_mm512_maskz_loadu_epi32(mask, s), p, zero_point, lo, hi),
                         left);
@@ -477,6 +559,138 @@ TESSEL_SIM_AVX512_TARGET void add_requantize_store_avx512(const std::uint8_t* a,
                     interleave(offset_clamp(round_shift(even, r), zero_point, lo, hi),
                                offset_clamp(round_shift(odd, r), zero_point, lo, hi)),
                     left);
+  }
+}
+
+/// add_requantize_store of an add that passes one operand through (shift 0, multipliers (1, 0)
+/// or (0, 1): a ReLU or a copy): clamp(x + z, lo, hi) of that operand `x`, 64 / kBytes
+/// elements per step in their own width. With z, lo and hi inside the element's range the
+/// saturating x + z clamps to the same value as the exact one.
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET void clamp_store_avx512(const std::uint8_t* x, std::int64_t count,
+                                                 const intops::AddRequant& q, std::uint8_t* dst) {
+  constexpr std::int64_t kStep = 64 / kBytes;
+  const auto step_mask = [](std::int64_t left) -> std::uint64_t {
+    return left >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << left) - 1u;
+  };
+  if constexpr (kBytes == 1) {
+    const __m512i z = _mm512_set1_epi8(static_cast<char>(q.zero_point));
+    const __m512i lo = _mm512_set1_epi8(static_cast<char>(q.lo));
+    const __m512i hi = _mm512_set1_epi8(static_cast<char>(q.hi));
+    for (std::int64_t c = 0; c < count; c += kStep) {
+      const __mmask64 mask = step_mask(count - c);
+      const __m512i v = _mm512_maskz_loadu_epi8(mask, x + c);
+      _mm512_mask_storeu_epi8(dst + c, mask,
+                              _mm512_min_epi8(_mm512_max_epi8(_mm512_adds_epi8(v, z), lo), hi));
+    }
+  } else {
+    const __m512i z = _mm512_set1_epi16(static_cast<short>(q.zero_point));
+    const __m512i lo = _mm512_set1_epi16(static_cast<short>(q.lo));
+    const __m512i hi = _mm512_set1_epi16(static_cast<short>(q.hi));
+    for (std::int64_t c = 0; c < count; c += kStep) {
+      const auto mask = static_cast<__mmask32>(step_mask(count - c));
+      const __m512i v = _mm512_maskz_loadu_epi16(mask, x + 2 * c);
+      _mm512_mask_storeu_epi16(dst + 2 * c, mask,
+                               _mm512_min_epi16(_mm512_max_epi16(_mm512_adds_epi16(v, z), lo), hi));
+    }
+  }
+}
+
+#define TESSEL_SIM_AVX512_VNNI_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+/// An add's parameters for add_requantize_store_narrow: each multiplier M = high * 2^16 + low
+/// with low its sign-extended low 16 bits and |high| < 2^15, as int16 pairs (operand a's in
+/// the low word); the shift r in [17, 46] as s = r - 16; |z| * 2^s + 2^(s+1) < 2^31; lo and hi
+/// inside the element's range.
+struct AddNarrow {
+  std::int32_t low_pair = 0, high_pair = 0;
+  int s = 0;
+  std::int32_t bias = 0;  // 2^(s-1) + z * 2^s
+};
+
+/// The AddNarrow of `q` for elements of `bytes`, or false where one of its conditions fails.
+inline bool add_narrow_of(const intops::AddRequant& q, int bytes, AddNarrow& out) {
+  const std::int64_t type_max = bytes == 1 ? 127 : 32767;
+  if (q.shift < 17 || q.shift > 46 || q.lo < -type_max - 1 || q.hi > type_max) return false;
+  const int s = q.shift - 16;
+  const std::int64_t z = q.zero_point;
+  if ((z < 0 ? -z : z) * (std::int64_t{1} << s) + (std::int64_t{2} << s) >= (std::int64_t{1} << 31))
+    return false;
+  std::int32_t low[2], high[2];
+  const std::int64_t m[2] = {q.multiplier_a, q.multiplier_b};
+  for (int k = 0; k < 2; ++k) {
+    const auto l = static_cast<std::int16_t>(static_cast<std::uint16_t>(m[k] & 0xffff));
+    const std::int64_t h = (m[k] - l) / 65536;  // exact: m - l is a multiple of 2^16
+    if (h < -32767 || h > 32767) return false;
+    low[k] = static_cast<std::uint16_t>(l);
+    high[k] = static_cast<std::uint16_t>(h);
+  }
+  out.low_pair = static_cast<std::int32_t>(static_cast<std::uint32_t>(low[0]) |
+                                           (static_cast<std::uint32_t>(low[1]) << 16));
+  out.high_pair = static_cast<std::int32_t>(static_cast<std::uint32_t>(high[0]) |
+                                            (static_cast<std::uint32_t>(high[1]) << 16));
+  out.s = s;
+  out.bias = static_cast<std::int32_t>((std::int64_t{1} << (s - 1)) + z * (std::int64_t{1} << s));
+  return true;
+}
+
+/// intops::add_requantize of 16 (a, b) int16 pairs in int32 lanes. With the true sum
+/// t = a * M_a + b * M_b (|t| < 2^47 - 2^31): lo' = a * low_a + b * low_b - 2^16 and
+/// hi1 = a * high_a + b * high_b + 1 (vpdpwssd, mod 2^32; lo' in [-2^31, 2^31 - 2^16] so exact),
+/// t = H * 2^16 + l0 with H = hi1 + (lo' >> 16) (|H| < 2^31) and l0 = lo' & 0xffff. Then
+/// round_half_away(t, r) = floor((t + 2^(r-1) - [t < 0]) / 2^r) = floor((H + 2^(s-1) - n) / 2^s)
+/// with n = [H < 0 and l0 = 0], computed as (H >> s) + (((H & (2^s - 1)) + 2^(s-1) - n) >> s)
+/// (no overflow); z * 2^s rides in the second term.
+TESSEL_SIM_AVX512_VNNI_TARGET inline __m512i add16_narrow(__m512i pairs, __m512i low_pair,
+                                                          __m512i high_pair, __m512i s,
+                                                          __m512i low_mask, __m512i bias,
+                                                          __m512i lo, __m512i hi) {
+  const __m512i low = _mm512_dpwssd_epi32(_mm512_set1_epi32(-65536), pairs, low_pair);
+  const __m512i high = _mm512_dpwssd_epi32(_mm512_set1_epi32(1), pairs, high_pair);
+  const __m512i h = _mm512_add_epi32(high, _mm512_srai_epi32(low, 16));
+  const __mmask16 n =
+      _mm512_mask_testn_epi32_mask(_mm512_movepi32_mask(h), low, _mm512_set1_epi32(0xffff));
+  __m512i rest = _mm512_add_epi32(_mm512_and_si512(h, low_mask), bias);
+  rest = _mm512_mask_sub_epi32(rest, n, rest, _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(_mm512_srav_epi32(h, s), _mm512_srav_epi32(rest, s));
+  return _mm512_min_epi32(_mm512_max_epi32(rounded, lo), hi);
+}
+
+/// add_requantize_store in int32 lanes (add16_narrow), 32 elements per step: a and b
+/// interleaved into int16 pairs (unpack within 128-bit lanes, which the saturating pack after
+/// undoes; lo and hi inside the element's range, so the pack is exact).
+template <int kBytes>
+TESSEL_SIM_AVX512_VNNI_TARGET void add_requantize_store_narrow(
+    const std::uint8_t* a, const std::uint8_t* b, std::int64_t count, const intops::AddRequant& q,
+    const AddNarrow& n, std::uint8_t* dst) {
+  const __m512i low_pair = _mm512_set1_epi32(n.low_pair);
+  const __m512i high_pair = _mm512_set1_epi32(n.high_pair);
+  const __m512i s = _mm512_set1_epi32(n.s);
+  const __m512i low_mask = _mm512_set1_epi32(static_cast<std::int32_t>((1u << n.s) - 1u));
+  const __m512i bias = _mm512_set1_epi32(n.bias);
+  const __m512i lo = _mm512_set1_epi32(q.lo), hi = _mm512_set1_epi32(q.hi);
+  for (std::int64_t c = 0; c < count; c += 32) {
+    const std::int64_t left = count - c;
+    const auto mask = static_cast<__mmask32>(left >= 32 ? 0xffffffffu : (1u << left) - 1u);
+    __m512i va, vb;  // 32 int16
+    if constexpr (kBytes == 1) {
+      va = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, a + c));
+      vb = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, b + c));
+    } else {
+      va = _mm512_maskz_loadu_epi16(mask, a + 2 * c);
+      vb = _mm512_maskz_loadu_epi16(mask, b + 2 * c);
+    }
+    const __m512i first =
+        add16_narrow(_mm512_unpacklo_epi16(va, vb), low_pair, high_pair, s, low_mask, bias, lo, hi);
+    const __m512i second =
+        add16_narrow(_mm512_unpackhi_epi16(va, vb), low_pair, high_pair, s, low_mask, bias, lo, hi);
+    const __m512i packed = _mm512_packs_epi32(first, second);  // 32 int16 in element order
+    if constexpr (kBytes == 1) {
+      _mm256_mask_storeu_epi8(dst + c, mask, _mm512_cvtepi16_epi8(packed));
+    } else {
+      _mm512_mask_storeu_epi16(dst + 2 * c, mask, packed);
+    }
   }
 }
 
@@ -524,6 +738,29 @@ void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uin
                           std::int64_t count, const intops::AddRequant& q, std::uint8_t* dst) {
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
+    const std::int32_t type_max = bytes == 1 ? 127 : 32767;
+    const bool in_range = q.zero_point >= -type_max - 1 && q.zero_point <= type_max &&
+                          q.lo >= -type_max - 1 && q.hi <= type_max;
+    if (q.shift == 0 && in_range &&
+        ((q.multiplier_a == 1 && q.multiplier_b == 0) ||
+         (q.multiplier_a == 0 && q.multiplier_b == 1))) {
+      const std::uint8_t* x = q.multiplier_a == 1 ? a : b;
+      if (bytes == 1) {
+        clamp_store_avx512<1>(x, count, q, dst);
+      } else {
+        clamp_store_avx512<2>(x, count, q, dst);
+      }
+      return;
+    }
+    AddNarrow narrow;
+    if (cpu_has_vnni() && add_narrow_of(q, static_cast<int>(bytes), narrow)) {
+      if (bytes == 1) {
+        add_requantize_store_narrow<1>(a, b, count, q, narrow, dst);
+      } else {
+        add_requantize_store_narrow<2>(a, b, count, q, narrow, dst);
+      }
+      return;
+    }
     if (bytes == 1) {
       add_requantize_store_avx512<1>(a, b, count, q, dst);
     } else {

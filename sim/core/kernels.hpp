@@ -61,8 +61,10 @@ void requantize(const std::uint8_t* src, std::int64_t count, const std::uint8_t*
 /// requantize then store_elements in one pass: `count` values of `bytes` (1 or 2) at `dst`.
 /// Reads channel c's accumulator before it writes channel c's output, 8 or 16 channels at a
 /// time, so `dst` may overlap `src` only where it starts at or before `src` (an in-place
-/// narrowing); `dst` must not overlap `table`. With AVX-512 on the CPU: 16 channels per step,
-/// even and odd channels in int64 lanes (vpmuldq), packed back to int32 before the store.
+/// narrowing); `dst` must not overlap `table`. With AVX-512 on the CPU: 16 channels per step;
+/// where every channel's multiplier is in [0, 2^31) and its shift in [32, 62] (and |z| <= 2^29)
+/// in int32 lanes: the magnitude's products (vpmuludq on even and odd channels), their high
+/// words gathered by one permutation, the sign back; else in int64 lanes (vpmuldq).
 void requantize_store(const std::uint8_t* src, std::int64_t count, const std::uint8_t* table,
                       const intops::Requant& q, std::uint64_t bytes, std::uint8_t* dst);
 
@@ -81,9 +83,12 @@ void requantize_store_pixels(const std::uint8_t* src, std::int64_t src_step, std
 void add_requantize(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                     std::int64_t count, const intops::AddRequant& q, std::int32_t* out);
 
-/// add_requantize then store_elements (`bytes` each) in one pass, 8 or 16 channels at a time, each
-/// step reading its channels of `a` and `b` before writing them: `dst` may be `a` or `b` itself
-/// (an in-place add) or lie apart from both, not partly over either.
+/// add_requantize then store_elements (`bytes` each) in one pass, 8 to 64 channels at a time,
+/// each step reading its channels of `a` and `b` before writing them: `dst` may be `a` or `b`
+/// itself (an in-place add) or lie apart from both, not partly over either. With AVX-512 on the
+/// CPU, by the parameters: a pass-through (shift 0, multipliers (1, 0) or (0, 1): a ReLU) clamps
+/// the operand in its own width; shifts 17-46 with each multiplier's int16 halves (M = h * 2^16
+/// + l, |h| < 2^15) go in int32 lanes (vpdpwssd on (a, b) pairs, AVX-512 VNNI); else int64 lanes.
 void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uint64_t bytes,
                           std::int64_t count, const intops::AddRequant& q, std::uint8_t* dst);
 

@@ -295,6 +295,139 @@ TEST(SimKernels, requantize_store_pixels_equals_int_ops_on_every_pixel_and_tail)
   }
 }
 
+// The int32-lane forms of add_requantize_store (shifts 17-46, multipliers split into int16
+// halves) and of requantize_store (shifts 32-62), and the pass-through add (a ReLU: shift 0,
+// multipliers (1, 0) or (0, 1)), against intops element by element: operands at the int16 /
+// int8 extremes, multipliers whose halves sit at the split's limits (low half -2^15 or
+// 2^15 - 1, high half +-(2^15 - 1) and the first multiplier past it), sums on exact ties and on
+// negative multiples of 2^16, zero points up to the limits, every tail of a 32- or 64-element
+// step, in place and apart.
+TEST(SimKernels, narrow_add_and_requantize_equal_int_ops_at_the_limits) {
+  std::mt19937 rng(41);
+  const std::int32_t multipliers[] = {0,
+                                      1,
+                                      -1,
+                                      65536,
+                                      -65536,
+                                      32767,
+                                      -32768,
+                                      32768,
+                                      (32767 << 16) + 32767,
+                                      (32767 << 16) + 32768,  // high half 2^15: not narrow
+                                      -(32767 << 16) - 32768,
+                                      std::numeric_limits<std::int32_t>::max(),
+                                      std::numeric_limits<std::int32_t>::min(),
+                                      1 << 30,
+                                      1354679505,
+                                      -2124053771};
+  const auto element_of = [](const std::vector<std::uint8_t>& v, std::uint64_t bytes,
+                             std::size_t k) -> std::int32_t {
+    return bytes == 1 ? static_cast<std::int8_t>(v[k])
+                      : static_cast<std::int16_t>(
+                            static_cast<std::uint16_t>(v[2 * k] | (v[2 * k + 1] << 8)));
+  };
+  for (const std::uint64_t bytes : {1u, 2u}) {
+    const std::int32_t type_max = bytes == 1 ? 127 : 32767;
+    for (int trial = 0; trial < 600; ++trial) {
+      const std::int64_t n = 1 + trial % 71;
+      std::vector<std::uint8_t> a(bytes * static_cast<std::uint64_t>(n)), b(a.size());
+      for (std::size_t k = 0; k < a.size() / bytes; ++k) {
+        // Extremes, small values (ties and exact multiples show there) and random ones.
+        for (auto* v : {&a, &b}) {
+          const std::uint32_t pick = rng() % 6;
+          const std::int32_t value = pick == 0   ? -type_max - 1
+                                     : pick == 1 ? type_max
+                                     : pick == 2 ? static_cast<std::int32_t>(rng() % 5) - 2
+                                                 : static_cast<std::int32_t>(rng());
+          for (std::uint64_t byte = 0; byte < bytes; ++byte)
+            (*v)[bytes * k + byte] = static_cast<std::uint8_t>(value >> (8 * byte));
+        }
+      }
+      intops::AddRequant q;
+      if (trial % 4 == 0) {  // pass-through: a ReLU or a clamped copy
+        q.multiplier_a = trial % 8 == 0 ? 1 : 0;
+        q.multiplier_b = 1 - q.multiplier_a;
+        q.shift = 0;
+      } else {
+        q.multiplier_a = trial % 3 == 0 ? static_cast<std::int32_t>(rng())
+                                        : multipliers[rng() % std::size(multipliers)];
+        q.multiplier_b = multipliers[rng() % std::size(multipliers)];
+        q.shift = trial % 5 == 0 ? 17 : trial % 5 == 1 ? 46 : static_cast<int>(15 + rng() % 34);
+      }
+      q.zero_point = trial % 7 == 0   ? type_max
+                     : trial % 7 == 1 ? -type_max - 1
+                                      : static_cast<std::int32_t>(rng() % 9) - 4;
+      q.lo = trial % 3 == 0 ? 0 : -type_max - 1 + static_cast<std::int32_t>(rng() % 3);
+      q.hi = type_max - static_cast<std::int32_t>(rng() % 3);
+      std::vector<std::uint8_t> separate(a.size() + 2, 0xcd), over_a = a, over_b = b;
+      kernels::add_requantize_store(a.data(), b.data(), bytes, n, q, separate.data());
+      kernels::add_requantize_store(over_a.data(), b.data(), bytes, n, q, over_a.data());
+      kernels::add_requantize_store(a.data(), over_b.data(), bytes, n, q, over_b.data());
+      ASSERT_EQ(separate[a.size()], 0xcd) << "wrote past the last element";
+      for (std::int64_t c = 0; c < n; ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        const std::int32_t want =
+            intops::add_requantize(element_of(a, bytes, k), element_of(b, bytes, k), q);
+        ASSERT_EQ(element_of(separate, bytes, k), want)
+            << "bytes " << bytes << " trial " << trial << " element " << c << " M_a "
+            << q.multiplier_a << " M_b " << q.multiplier_b << " r " << q.shift << " z "
+            << q.zero_point;
+        ASSERT_EQ(element_of(over_a, bytes, k), want) << "over a, trial " << trial;
+        ASSERT_EQ(element_of(over_b, bytes, k), want) << "over b, trial " << trial;
+      }
+    }
+  }
+  // requantize_store: multipliers 0 .. 2^31 - 1 (and negative ones, which stay in int64),
+  // shifts 31-62, accumulators at the extremes and on ties, zero points at +-2^29 and past.
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int64_t n = 1 + trial % 37;
+    std::vector<std::uint8_t> acc(4 * static_cast<std::size_t>(n)), table(8 * acc.size() / 4);
+    std::vector<intops::Requant> per_channel(static_cast<std::size_t>(n));
+    intops::Requant q{trial % 5 == 0 ? std::numeric_limits<std::int32_t>::max()
+                                     : static_cast<std::int32_t>(rng() >> 1),
+                      static_cast<int>(31 + rng() % 32),
+                      trial % 6 == 0   ? (1 << 29)
+                      : trial % 6 == 1 ? -(1 << 29)
+                      : trial % 6 == 2 ? (1 << 29) + 1
+                                       : static_cast<std::int32_t>(rng() % 9) - 4,
+                      trial % 2 == 0 ? std::numeric_limits<std::int32_t>::min() : -32768,
+                      trial % 2 == 0 ? std::numeric_limits<std::int32_t>::max() : 32767};
+    for (std::int64_t c = 0; c < n; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      const std::uint32_t pick = rng() % 5;
+      const std::int32_t v = pick == 0   ? std::numeric_limits<std::int32_t>::min()
+                             : pick == 1 ? std::numeric_limits<std::int32_t>::max()
+                             : pick == 2 ? static_cast<std::int32_t>(rng() % 9) - 4
+                                         : static_cast<std::int32_t>(rng());
+      std::memcpy(&acc[4 * k], &v, 4);
+      per_channel[k] = q;
+      per_channel[k].multiplier = trial % 11 == 0 && c == n - 1 ? -5
+                                  : c % 4 == 0 ? std::numeric_limits<std::int32_t>::max()
+                                               : static_cast<std::int32_t>(rng() >> 1);
+      per_channel[k].shift = c % 4 == 1 ? 32 : c % 4 == 2 ? 62 : static_cast<int>(31 + rng() % 32);
+      std::memcpy(&table[8 * k], &per_channel[k].multiplier, 4);
+      std::memcpy(&table[8 * k + 4], &per_channel[k].shift, 4);
+    }
+    for (const bool with_table : {false, true}) {
+      std::vector<std::uint8_t> out(4 * acc.size() / 4 + 3, 0xee);
+      kernels::requantize_store(acc.data(), n, with_table ? table.data() : nullptr, q, 4,
+                                out.data());
+      std::vector<std::uint8_t> narrow(2 * acc.size() / 4 + 3, 0xee);
+      kernels::requantize_store(acc.data(), n, with_table ? table.data() : nullptr, q, 2,
+                                narrow.data());
+      for (std::int64_t c = 0; c < n; ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        std::int32_t v;
+        std::memcpy(&v, &acc[4 * k], 4);
+        const std::int32_t want = intops::requantize(v, with_table ? per_channel[k] : q);
+        ASSERT_EQ(element_of(narrow, 2, k), static_cast<std::int16_t>(want))
+            << "trial " << trial << " table " << with_table << " channel " << c;
+      }
+      ASSERT_EQ(narrow[2 * static_cast<std::size_t>(n)], 0xee) << "wrote past the last channel";
+    }
+  }
+}
+
 // The datapath reuses a dense conv's repacked weights while the weight bytes and geometry stay
 // the same: a conv after new weights were written (a reload), after new inputs, and after a
 // depthwise conv in between must still equal the reference loop.
