@@ -375,6 +375,19 @@ TESSEL_SIM_AVX512_TARGET inline void store16(std::uint8_t* dst, __m512i values, 
   }
 }
 
+/// store16 of int32 values saturated to the element's range (vpmovsdw / vpmovsdb): the same
+/// bytes as clamping them to that range first.
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET inline void store16_saturated(std::uint8_t* dst, __m512i values,
+                                                       std::int64_t left) {
+  const auto mask = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
+  if constexpr (kBytes == 1) {
+    _mm512_mask_cvtsepi32_storeu_epi8(dst, mask, values);
+  } else {
+    _mm512_mask_cvtsepi32_storeu_epi16(dst, mask, values);
+  }
+}
+
 /// The requantize parameters of 16 channels, split into even and odd channels (int64 lanes):
 /// from the table's entries (int32 multiplier, int32 shift) or the uniform `q`.
 struct Requant16 {
@@ -468,13 +481,12 @@ TESSEL_SIM_AVX512_TARGET inline bool requant16_narrow(const std::uint8_t* table,
   return true;
 }
 
-/// requantize16 with the result in int32 lanes: round_half_away(acc * M, r) = sign(acc) *
+/// round_half_away(acc * M, r) of 16 channels (requantize16 before its zero point and clamp)
+/// in int32 lanes: round_half_away(acc * M, r) = sign(acc) *
 /// ((|acc| * M + 2^(r-1)) >> r), |acc| * M by vpmuludq (|INT32_MIN| = 2^31 unsigned), the
 /// high words of the even and odd products gathered by one permutation and shifted by r - 32.
-/// `zero_point` etc. are int32 lanes; needs |z| <= 2^29 (|rounded| < 1.5 * 2^30: no overflow).
-TESSEL_SIM_AVX512_TARGET inline __m512i requantize16_narrow(__m512i acc, const Requant16Narrow& p,
-                                                            __m512i zero_point, __m512i lo,
-                                                            __m512i hi) {
+/// The result's magnitude is < 1.5 * 2^30: adding |z| <= 2^29 cannot overflow.
+TESSEL_SIM_AVX512_TARGET inline __m512i requantize16_narrow(__m512i acc, const Requant16Narrow& p) {
   const __m512i magnitude = _mm512_abs_epi32(acc);
   const __m512i even =
       _mm512_add_epi64(_mm512_mul_epu32(magnitude, p.multiplier_even), p.half_even);
@@ -484,9 +496,7 @@ TESSEL_SIM_AVX512_TARGET inline __m512i requantize16_narrow(__m512i acc, const R
       _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
   const __m512i rounded =
       _mm512_srlv_epi32(_mm512_permutex2var_epi32(even, high_words, odd), p.shift);
-  const __m512i with_sign =
-      _mm512_mask_sub_epi32(rounded, _mm512_movepi32_mask(acc), _mm512_setzero_si512(), rounded);
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(with_sign, zero_point), lo), hi);
+  return _mm512_mask_sub_epi32(rounded, _mm512_movepi32_mask(acc), _mm512_setzero_si512(), rounded);
 }
 
 /// requantize_store of `pixels` pixels, 16 channels per step: the step's parameters are loaded
@@ -501,6 +511,9 @@ TESSEL_SIM_AVX512_TARGET void requantize_pixels_avx512(
   const __m512i zero_point32 = _mm512_set1_epi32(q.zero_point);
   const __m512i lo32 = _mm512_set1_epi32(q.lo), hi32 = _mm512_set1_epi32(q.hi);
   const bool narrow_zero_point = q.zero_point >= -(1 << 29) && q.zero_point <= (1 << 29);
+  // z = 0 and the clamp is the element's range: the saturating narrowing store clamps.
+  constexpr std::int32_t kTypeMax = kBytes == 1 ? 127 : 32767;
+  const bool saturate = q.zero_point == 0 && q.lo == -kTypeMax - 1 && q.hi == kTypeMax;
   // Blocks of pixels whose accumulators fit in the L1 cache (~32 KiB), each block 16 channels
   // at a time.
   const std::int64_t block = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(count, 1));
@@ -513,11 +526,18 @@ TESSEL_SIM_AVX512_TARGET void requantize_pixels_avx512(
       std::uint8_t* d = dst + first * dst_step + kBytes * c;
       Requant16Narrow narrow;
       if (narrow_zero_point && requant16_narrow(table ? table + 8 * c : nullptr, left, q, narrow)) {
-        for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step)
-          store16<kBytes>(d,
-                          requantize16_narrow(_mm512_maskz_loadu_epi32(mask, s), narrow,
-                                              zero_point32, lo32, hi32),
-                          left);
+        if (saturate) {
+          for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step)
+            store16_saturated<kBytes>(
+                d, requantize16_narrow(_mm512_maskz_loadu_epi32(mask, s), narrow), left);
+          continue;
+        }
+        for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step) {
+          const __m512i v = requantize16_narrow(_mm512_maskz_loadu_epi32(mask, s), narrow);
+          store16<kBytes>(
+              d, _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point32), lo32), hi32),
+              left);
+        }
         continue;
       }
       const Requant16 p = requant16(table ? table + 8 * c : nullptr, left, q);
