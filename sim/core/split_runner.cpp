@@ -75,7 +75,8 @@ void SplitRunner::loop() {
     const auto start = std::chrono::steady_clock::now();
     while (job_.load(std::memory_order_acquire) == seen) {
       sched_yield();
-      if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
+      if (parked_.load(std::memory_order_relaxed) ||
+          std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinMicroseconds)) {
         job_.wait(seen, std::memory_order_acquire);
       }
     }
@@ -99,11 +100,43 @@ void SplitRunner::run(std::int64_t count, std::int64_t split,
   assert(count >= 0 && static_cast<std::uint64_t>(count) <= kIndexMask);
   if (count <= 0) return;
   ++jobs_;
-  if (backoff_left_ > 0) {
-    --backoff_left_;
+  using Clock = std::chrono::steady_clock;
+  if (window_jobs_ == 0) window_start_ = Clock::now();
+  const bool helped_mode =
+      phase_ == Phase::kProbeHelped || (phase_ == Phase::kDecided && use_helper_);
+  if (helped_mode) {
+    window_helped_ += run_helped(count, split, fn) ? 1 : 0;
+  } else {
     fn(0, count);
-    return;
   }
+  ++window_jobs_;
+  if (window_jobs_ < (phase_ == Phase::kDecided ? decided_jobs_ : kWindowJobs)) return;
+  const Clock::duration took = Clock::now() - window_start_;
+  switch (phase_) {
+    case Phase::kProbeHelped:
+      helped_window_ = took;
+      use_helper_ = window_helped_ >= kMinHelpedJobs;  // else the helper had no core
+      phase_ = Phase::kProbeAlone;
+      break;
+    case Phase::kProbeAlone:
+      use_helper_ = use_helper_ && helped_window_ < took;
+      // Each decision against the helper doubles the jobs until the next measurement (up to
+      // kMaxDecidedJobs; one for it resets them): the helped window costs its jobs' extra time
+      // in every cycle.
+      decided_jobs_ = use_helper_ ? kDecidedJobs : std::min(2 * decided_jobs_, kMaxDecidedJobs);
+      parked_.store(!use_helper_, std::memory_order_relaxed);
+      phase_ = Phase::kDecided;
+      break;
+    case Phase::kDecided:
+      parked_.store(false, std::memory_order_relaxed);
+      phase_ = Phase::kProbeHelped;
+      break;
+  }
+  window_jobs_ = window_helped_ = 0;
+}
+
+bool SplitRunner::run_helped(std::int64_t count, std::int64_t split,
+                             const std::function<void(std::int64_t, std::int64_t)>& fn) {
   fn_.store(&fn, std::memory_order_relaxed);
   chunk_.store(std::max<std::int64_t>(1, (split + kChunksPerShare - 1) / kChunksPerShare),
                std::memory_order_relaxed);
@@ -122,11 +155,7 @@ void SplitRunner::run(std::int64_t count, std::int64_t split,
     state = state_.load(std::memory_order_acquire);
   }
   // The helper took a chunk iff the back moved.
-  window_helped_ += back_of(state) < count ? 1 : 0;
-  if (++window_jobs_ == kWindowJobs) {
-    if (window_helped_ < kMinHelpedJobs) backoff_left_ = kBackoffJobs;
-    window_jobs_ = window_helped_ = 0;
-  }
+  return back_of(state) < count;
 }
 
 }  // namespace tessel::sim

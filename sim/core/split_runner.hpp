@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -21,10 +22,18 @@ namespace tessel::sim {
 /// Between jobs the helper spins (pause, then sched_yield: jobs come every few tens of
 /// microseconds during a simulation) for up to kSpinMicroseconds, then sleeps on a futex
 /// (std::atomic::wait); waking it costs one system call and a context switch, tens of
-/// microseconds on a virtual machine. A helper without a core of its own (a loaded machine)
-/// takes few chunks and, spinning, slows the caller: when it took a chunk of fewer than
-/// kMinHelpedJobs of the last kWindowJobs jobs, the next kBackoffJobs jobs run on the caller
-/// alone (the helper goes to sleep), then the helper is tried again. Not reentrant: one caller
+/// microseconds on a virtual machine.
+///
+/// Two threads do not always pay: a helper without a core of its own (a loaded machine) takes
+/// few chunks, and jobs of a few microseconds whose data the other core wrote run ~1.4-1.6x
+/// slower per element there (each cache line crosses between the cores; bench/e2e/README.md
+/// "Session 7: two threads with AMX"). So the caller measures: a window of kWindowJobs jobs
+/// with the helper, then one on the caller alone, each timed from its first job's start to
+/// its last job's end (the work between the jobs included, where the other core's writes are
+/// read back); the next kDecidedJobs jobs run with the helper only if its window took a chunk
+/// in at least kMinHelpedJobs jobs and was the faster (while they run alone, the helper sleeps);
+/// then it measures again. Each decision against the helper doubles the decided jobs (up to
+/// kMaxDecidedJobs), one for it sets them back to kDecidedJobs. Not reentrant: one caller
 /// thread.
 class SplitRunner {
  public:
@@ -34,7 +43,8 @@ class SplitRunner {
   static constexpr std::int64_t kSpinMicroseconds = 2000;
   static constexpr int kWindowJobs = 32;
   static constexpr int kMinHelpedJobs = 8;
-  static constexpr int kBackoffJobs = 256;
+  static constexpr int kDecidedJobs = 256;
+  static constexpr int kMaxDecidedJobs = 8 * kDecidedJobs;
 
   SplitRunner();
   ~SplitRunner();
@@ -44,8 +54,8 @@ class SplitRunner {
   void run(std::int64_t count, std::int64_t split,
            const std::function<void(std::int64_t, std::int64_t)>& fn);
 
-  /// Jobs run so far (posted to the helper or, backing off, run on the caller alone), and how
-  /// many of them the helper ran a chunk of (tests, benchmarks).
+  /// Jobs run so far (posted to the helper or run on the caller alone), and how many of them
+  /// the helper ran a chunk of (tests, benchmarks).
   std::uint64_t jobs() const { return jobs_; }
   std::uint64_t helped_jobs() const { return helped_.load(std::memory_order_relaxed); }
 
@@ -54,16 +64,33 @@ class SplitRunner {
   /// Claims the next chunk from the front (caller) or the back (helper) of the remaining
   /// range; false when none is left.
   bool claim(bool from_front, std::int64_t& begin, std::int64_t& end);
+  /// Posts the job to the helper, claims chunks from the front, waits for the helper's last
+  /// chunk; whether the helper ran one.
+  bool run_helped(std::int64_t count, std::int64_t split,
+                  const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+  /// The caller's measuring cycle: a window with the helper, one alone, then kDecidedJobs jobs
+  /// the faster way.
+  enum class Phase { kProbeHelped, kProbeAlone, kDecided };
 
   std::atomic<std::uint32_t> job_{0};  // generation of the posted job (the helper sleeps on it)
   std::atomic<bool> quit_{false};
+  /// Set while the decided jobs run on the caller alone: the idle helper sleeps at once instead
+  /// of spinning (the next posted job wakes it).
+  std::atomic<bool> parked_{false};
   /// The current job's unclaimed range [front, back) (bits 0-23, 24-47), whether the helper is
   /// running a chunk of it (bit 48) and the job's generation (bits 49-63, against ABA).
   std::atomic<std::uint64_t> state_{0};
   std::atomic<const std::function<void(std::int64_t, std::int64_t)>*> fn_{nullptr};
   std::atomic<std::int64_t> chunk_{1};
   std::uint64_t jobs_ = 0;
-  int window_jobs_ = 0, window_helped_ = 0, backoff_left_ = 0;  // the caller's back-off state
+  // The caller's measuring state.
+  Phase phase_ = Phase::kProbeHelped;
+  bool use_helper_ = true;           // in Phase::kDecided
+  int decided_jobs_ = kDecidedJobs;  // the length of the current Phase::kDecided
+  int window_jobs_ = 0, window_helped_ = 0;
+  std::chrono::steady_clock::time_point window_start_{};
+  std::chrono::steady_clock::duration helped_window_{};
   std::atomic<std::uint64_t> helped_{0};
   std::thread thread_;
 };

@@ -1,5 +1,6 @@
 // SplitRunner: every index of a job is run exactly once, by one of the two threads, for many
-// jobs in a row, counts and splits of every size, and a job ends only when its chunks are done.
+// jobs in a row, counts and splits of every size, a job ends only when its chunks are done, and
+// the helper is used for the decided jobs only when its measured window was the faster.
 #include "sim/core/split_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tessel::sim {
@@ -61,6 +63,40 @@ TEST(SimSplitRunner, waits_for_the_helpers_chunk_and_sees_its_writes) {
     for (int v : values) ASSERT_EQ(v, job + 1) << "job " << job;
   }
   EXPECT_GT(runner.helped_jobs(), 0u);  // 4 chunks of 200 us: the spinning helper takes some
+}
+
+/// Runs one measuring cycle (a window with the helper, one alone, the decided jobs) of jobs of
+/// 4 elements in 4 chunks, each element sleeping `caller_us` on the caller and `helper_us` on
+/// the helper; returns helped_jobs() after the first window and after the whole cycle.
+std::pair<std::uint64_t, std::uint64_t> one_cycle(int caller_us, int helper_us) {
+  SplitRunner runner;
+  const auto caller = std::this_thread::get_id();
+  const std::function<void(std::int64_t, std::int64_t)> fn = [&](std::int64_t begin,
+                                                                 std::int64_t end) {
+    const int us = std::this_thread::get_id() == caller ? caller_us : helper_us;
+    std::this_thread::sleep_for(std::chrono::microseconds(us * (end - begin)));
+  };
+  std::uint64_t after_first_window = 0;
+  for (int job = 0; job < 2 * SplitRunner::kWindowJobs + SplitRunner::kDecidedJobs; ++job) {
+    runner.run(4, 2, fn);
+    if (job + 1 == SplitRunner::kWindowJobs) after_first_window = runner.helped_jobs();
+  }
+  return {after_first_window, runner.helped_jobs()};
+}
+
+// A helper 50x slower per element than the caller makes the helped window slower than the
+// alone one: the decided jobs run on the caller alone (no chunk of theirs goes to the helper).
+TEST(SimSplitRunner, a_helper_that_slows_the_jobs_is_left_out_until_the_next_window) {
+  const auto [first, all] = one_cycle(20, 1000);
+  EXPECT_EQ(all, first);
+}
+
+// 100 us per element on either thread: with the helper a job takes ~2 chunk times instead of
+// 4, so the decided jobs use it (it takes chunks beyond the first window).
+TEST(SimSplitRunner, a_helper_that_halves_the_jobs_is_kept_for_the_decided_jobs) {
+  const auto [first, all] = one_cycle(100, 100);
+  EXPECT_GT(first, 0u);
+  EXPECT_GT(all, first + SplitRunner::kDecidedJobs / 2);
 }
 
 }  // namespace
