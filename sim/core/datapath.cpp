@@ -800,27 +800,27 @@ void Datapath::execute_pool(const isa::Pool& x) {
     const bool max_mode = x.mode == isa::PoolMode::kMax;
     std::vector<std::uint8_t> best(max_mode ? x.c_size * e : 0);
     std::vector<std::uint32_t> sums(max_mode ? 0 : x.c_size);
+    std::vector<const std::uint8_t*> taps;  // the window's positions inside the input
+    taps.reserve(std::uint64_t{x.kh} * x.kw);
     for (std::int64_t oy = begin; oy < end; ++oy) {
       for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
-        if (max_mode) {
-          fill_elements(best.data(), x.c_size, e, e == 1 ? -128 : -32768);
-        } else {
-          std::fill(sums.begin(), sums.end(), 0u);
-        }
+        taps.clear();
         for (std::int64_t ky = 0; ky < x.kh; ++ky) {
           const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
           if (iy < 0 || iy >= in_h) continue;
           for (std::int64_t kx = 0; kx < x.kw; ++kx) {
             const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
             if (ix < 0 || ix >= in_w) continue;
-            const std::uint8_t* p =
-                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
-            if (max_mode) {
-              kernels::max_elements(p, channels, e, best.data());
-            } else {
-              kernels::add_elements(p, channels, e, sums.data());
-            }
+            taps.push_back(
+                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e);
           }
+        }
+        const auto tap_count = static_cast<std::int64_t>(taps.size());
+        if (max_mode) {
+          kernels::max_of_taps(taps.data(), tap_count, channels, e, best.data());
+        } else {
+          std::fill(sums.begin(), sums.end(), 0u);
+          for (const std::uint8_t* p : taps) kernels::add_elements(p, channels, e, sums.data());
         }
         std::uint8_t* d =
             dst + static_cast<std::uint64_t>(oy * x.dst_stride_y + ox * x.dst_stride_x) * e;

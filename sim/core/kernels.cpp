@@ -616,6 +616,30 @@ TESSEL_SIM_AVX512_TARGET void clamp_store_avx512(const std::uint8_t* x, std::int
   }
 }
 
+/// max_of_taps with AVX-512 BW: 64 / kBytes channels per step, the taps' max in a register.
+template <int kBytes>
+TESSEL_SIM_AVX512_TARGET void max_of_taps_avx512(const std::uint8_t* const* src,
+                                                 std::int64_t tap_count, std::int64_t count,
+                                                 std::uint8_t* best) {
+  constexpr std::int64_t kStep = 64 / kBytes;
+  for (std::int64_t c = 0; c < count; c += kStep) {
+    const std::int64_t left = count - c;
+    const std::uint64_t mask = left >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << left) - 1u;
+    if constexpr (kBytes == 1) {
+      __m512i m = _mm512_set1_epi8(-128);
+      for (std::int64_t t = 0; t < tap_count; ++t)
+        m = _mm512_max_epi8(m, _mm512_maskz_loadu_epi8(mask, src[t] + c));
+      _mm512_mask_storeu_epi8(best + c, mask, m);
+    } else {
+      const auto words = static_cast<__mmask32>(mask);
+      __m512i m = _mm512_set1_epi16(-32768);
+      for (std::int64_t t = 0; t < tap_count; ++t)
+        m = _mm512_max_epi16(m, _mm512_maskz_loadu_epi16(words, src[t] + 2 * c));
+      _mm512_mask_storeu_epi16(best + 2 * c, words, m);
+    }
+  }
+}
+
 #define TESSEL_SIM_AVX512_VNNI_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
@@ -877,6 +901,26 @@ TESSEL_SIM_CLONES void max_elements(const std::uint8_t* src, std::int64_t count,
     b = std::max(v, b);
     std::memcpy(out + 2 * c, &b, 2);
   }
+}
+
+void max_of_taps(const std::uint8_t* const* src, std::int64_t tap_count, std::int64_t count,
+                 std::uint64_t bytes, std::uint8_t* best) {
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
+    if (bytes == 1) {
+      max_of_taps_avx512<1>(src, tap_count, count, best);
+    } else {
+      max_of_taps_avx512<2>(src, tap_count, count, best);
+    }
+    return;
+  }
+#endif
+  const std::uint32_t lowest = bytes == 1 ? 0x80u : 0x8000u;  // -128 / -32768, little-endian
+  for (std::int64_t c = 0; c < count; ++c)
+    for (std::uint64_t k = 0; k < bytes; ++k)
+      best[static_cast<std::uint64_t>(c) * bytes + k] =
+          static_cast<std::uint8_t>(lowest >> (8 * k));
+  for (std::int64_t t = 0; t < tap_count; ++t) max_elements(src[t], count, bytes, best);
 }
 
 TESSEL_SIM_CLONES void add_elements(const std::uint8_t* src, std::int64_t count,

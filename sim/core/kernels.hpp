@@ -108,6 +108,13 @@ void store_accumulators(const std::uint32_t* sums, const std::uint8_t* start, st
 void max_elements(const std::uint8_t* src, std::int64_t count, std::uint64_t bytes,
                   std::uint8_t* best);
 
+/// A max pool's output pixel: `best[c]` = the max of `src[t][c]` over t < tap_count (the
+/// element's minimum when tap_count = 0), all little-endian signed elements of `bytes` (1 or
+/// 2). `best` must not overlap any `src[t]`. With AVX-512: 64 / bytes channels per step, the
+/// max in a register over every tap, one store.
+void max_of_taps(const std::uint8_t* const* src, std::int64_t tap_count, std::int64_t count,
+                 std::uint64_t bytes, std::uint8_t* best);
+
 /// Average pool step: `sums[c] += src[c]` (uint32, mod 2^32) for c < count, `src` holding
 /// little-endian signed elements of `bytes` (1 or 2).
 void add_elements(const std::uint8_t* src, std::int64_t count, std::uint64_t bytes,

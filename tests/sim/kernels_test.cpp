@@ -428,6 +428,47 @@ TEST(SimKernels, narrow_add_and_requantize_equal_int_ops_at_the_limits) {
   }
 }
 
+// max_of_taps against the scalar max over every tap: 0-9 taps (none: the element's minimum),
+// elements at the extremes (-128 / -32768 everywhere in some channels), every tail of a 64- or
+// 32-channel step; nothing written past the last channel.
+TEST(SimKernels, max_of_taps_equals_the_scalar_max_on_every_tail) {
+  std::mt19937 rng(5);
+  for (const std::uint64_t bytes : {1u, 2u}) {
+    const std::int32_t lowest = bytes == 1 ? -128 : -32768;
+    for (std::int64_t count = 1; count <= 70; ++count) {
+      const std::int64_t taps = count % 10;
+      std::vector<std::vector<std::uint8_t>> src(static_cast<std::size_t>(taps));
+      std::vector<const std::uint8_t*> pointers;
+      for (auto& tap : src) {
+        tap.resize(bytes * static_cast<std::uint64_t>(count));
+        for (std::int64_t c = 0; c < count; ++c) {
+          // Channels 3k hold the minimum in every tap: the result must be it, not an initial 0.
+          const std::int32_t v = c % 3 == 0 ? lowest : static_cast<std::int32_t>(rng());
+          for (std::uint64_t k = 0; k < bytes; ++k)
+            tap[bytes * static_cast<std::uint64_t>(c) + k] =
+                static_cast<std::uint8_t>(v >> (8 * k));
+        }
+        pointers.push_back(tap.data());
+      }
+      std::vector<std::uint8_t> best(bytes * static_cast<std::uint64_t>(count) + 2, 0x5a);
+      kernels::max_of_taps(pointers.data(), taps, count, bytes, best.data());
+      for (std::int64_t c = 0; c < count; ++c) {
+        std::int32_t want = lowest;
+        const auto at = static_cast<std::size_t>(bytes * static_cast<std::uint64_t>(c));
+        const auto element = [&](const std::uint8_t* p) -> std::int32_t {
+          return bytes == 1 ? static_cast<std::int8_t>(p[at])
+                            : static_cast<std::int16_t>(
+                                  static_cast<std::uint16_t>(p[at] | (p[at + 1] << 8)));
+        };
+        for (const std::uint8_t* p : pointers) want = std::max(want, element(p));
+        ASSERT_EQ(element(best.data()), want)
+            << "bytes " << bytes << " count " << count << " taps " << taps << " channel " << c;
+      }
+      ASSERT_EQ(best[bytes * static_cast<std::uint64_t>(count)], 0x5a) << "wrote past the end";
+    }
+  }
+}
+
 // The datapath reuses a dense conv's repacked weights while the weight bytes and geometry stay
 // the same: a conv after new weights were written (a reload), after new inputs, and after a
 // depthwise conv in between must still equal the reference loop.
