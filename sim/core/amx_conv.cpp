@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sim/core/kernels.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -59,7 +61,8 @@ bool supported() {
 }
 
 bool available() {
-  static const bool on = !disabled_by_environment() && supported();
+  static const bool on =
+      !disabled_by_environment() && kernels::simd_kernels_enabled() && supported();
   return on;
 }
 

@@ -3,6 +3,7 @@
 #include "sim/core/kernels.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -23,6 +24,14 @@
 #endif
 
 namespace tessel::sim::kernels {
+
+bool simd_kernels_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("TESSEL_SIM_PORTABLE_KERNELS");
+    return value == nullptr || value[0] == '\0' || std::strcmp(value, "0") == 0;
+  }();
+  return enabled;
+}
 
 namespace {
 
@@ -227,7 +236,7 @@ TESSEL_SIM_VNNI_TARGET void conv_dense_vnni(
 
 bool cpu_has_vnni() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni");
+                          __builtin_cpu_supports("avx512vnni") && simd_kernels_enabled();
   return has;
 }
 #endif
@@ -742,7 +751,8 @@ TESSEL_SIM_AVX512_VNNI_TARGET void add_requantize_store_narrow(
 
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+                          __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512dq") && simd_kernels_enabled();
   return has;
 }
 #endif

@@ -9,6 +9,12 @@
 
 namespace tessel::sim::kernels {
 
+/// False when the environment sets TESSEL_SIM_PORTABLE_KERNELS (to anything but "" or "0"): then
+/// every kernel here, and the AMX conv, runs its portable loop, what a CPU without AVX-512 runs
+/// (read once per process; ctest's `sim_tests_portable_kernels` runs the kernel and datapath
+/// tests so). True otherwise; each SIMD form still needs its CPU features.
+bool simd_kernels_enabled();
+
 /// The input channels of one dense conv tap taken two at a time: `in_pairs` = ceil(in / 2).
 inline std::int64_t channel_pairs(std::int64_t in_channels) {
   return (in_channels + 1) / 2;

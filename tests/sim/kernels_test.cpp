@@ -4,16 +4,30 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "sim/core/amx_conv.hpp"
 #include "sim/core/datapath.hpp"
 #include "sim/core/kernels.hpp"
 
 namespace tessel::sim {
 namespace {
+
+// The switch ctest's sim_tests_portable_kernels sets: with TESSEL_SIM_PORTABLE_KERNELS=1 every
+// SIMD form (AVX-512, VNNI, AMX) is off, so that run's SimKernels and SimDatapath tests check the
+// portable loops a CPU without AVX-512 runs; without it the SIMD forms are allowed.
+TEST(SimKernels, portable_switch_turns_every_simd_form_off) {
+  const char* value = std::getenv("TESSEL_SIM_PORTABLE_KERNELS");
+  const bool portable = value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  EXPECT_EQ(kernels::simd_kernels_enabled(), !portable);
+  if (portable) {
+    EXPECT_FALSE(kernels::amx::available());
+  }
+}
 
 // kernels::conv_dense (VNNI where the CPU has it) and conv_dense_portable against int64 sums
 // taken mod 2^32, on every blocking: 1-17 pixels (full blocks of 6 or 8 and every rest), 1-3
