@@ -793,6 +793,22 @@ void Datapath::execute_pool(const isa::Pool& x) {
   const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                           registers_.zero_point, registers_.lo, registers_.hi};
   const auto channels = static_cast<std::int64_t>(x.c_size);
+  // `taps` = the stored input pixels in output pixel (oy, ox)'s window (check() guarantees at
+  // least one: pads < window).
+  const auto window_taps = [&](std::int64_t oy, std::int64_t ox,
+                               std::vector<const std::uint8_t*>& taps) {
+    taps.clear();
+    for (std::int64_t ky = 0; ky < x.kh; ++ky) {
+      const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
+      if (iy < 0 || iy >= in_h) continue;
+      for (std::int64_t kx = 0; kx < x.kw; ++kx) {
+        const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
+        if (ix < 0 || ix >= in_w) continue;
+        taps.push_back(src +
+                       static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e);
+      }
+    }
+  };
   // Int8 and int16: the max kept in the elements' own bytes (the output is one of them), the
   // average's sum in uint32 (requantize reads the sum's low 32 bits: the int64 sum's, mod 2^32),
   // a window position's channels in one vectorised kernel call.
@@ -804,17 +820,7 @@ void Datapath::execute_pool(const isa::Pool& x) {
     taps.reserve(std::uint64_t{x.kh} * x.kw);
     for (std::int64_t oy = begin; oy < end; ++oy) {
       for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
-        taps.clear();
-        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
-          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
-          if (iy < 0 || iy >= in_h) continue;
-          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
-            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
-            if (ix < 0 || ix >= in_w) continue;
-            taps.push_back(
-                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e);
-          }
-        }
+        window_taps(oy, ox, taps);
         const auto tap_count = static_cast<std::int64_t>(taps.size());
         if (max_mode) {
           kernels::max_of_taps(taps.data(), tap_count, channels, e, best.data());
@@ -839,58 +845,31 @@ void Datapath::execute_pool(const isa::Pool& x) {
       narrow_rows(begin, end);
       return;
     }
+    // Other widths (and big-endian hosts): element by element through read_element, the max
+    // of the stored elements or their int64 sum then requantized (docs/isa.md).
+    const bool max_mode = x.mode == isa::PoolMode::kMax;
     std::vector<std::int32_t> pixel(x.c_size);
-    std::vector<std::int64_t> sums(x.mode == isa::PoolMode::kMax ? 0 : x.c_size);
-    // Window position by window position, every channel at once (contiguous, vectorised): the
-    // max of the stored elements, or their int64 sum then requantized (docs/isa.md).
+    std::vector<std::int64_t> sums(max_mode ? 0 : x.c_size);
+    std::vector<const std::uint8_t*> taps;
     for (std::int64_t oy = begin; oy < end; ++oy) {
       for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
-        if (x.mode == isa::PoolMode::kMax) {
+        if (max_mode) {
           std::fill(pixel.begin(), pixel.end(), std::numeric_limits<std::int32_t>::min());
         } else {
           std::fill(sums.begin(), sums.end(), std::int64_t{0});
         }
         std::int32_t* __restrict best = pixel.data();
         std::int64_t* __restrict sum = sums.data();
-        for (std::int64_t ky = 0; ky < x.kh; ++ky) {
-          const std::int64_t iy = oy * x.stride_h + ky - x.pad_top;
-          if (iy < 0 || iy >= in_h) continue;
-          for (std::int64_t kx = 0; kx < x.kw; ++kx) {
-            const std::int64_t ix = ox * x.stride_w + kx - x.pad_left;
-            if (ix < 0 || ix >= in_w) continue;
-            const std::uint8_t* p =
-                src + static_cast<std::uint64_t>(iy * x.src_stride_y + ix * x.src_stride_x) * e;
-            const bool max_mode = x.mode == isa::PoolMode::kMax;
-            if (e == 1) {
-              for (std::int64_t c = 0; c < channels; ++c) {
-                const std::int32_t v = static_cast<std::int8_t>(p[c]);
-                if (max_mode)
-                  best[c] = std::max(best[c], v);
-                else
-                  sum[c] += v;
-              }
-            } else if (e == 2) {
-              for (std::int64_t c = 0; c < channels; ++c) {
-                const std::int32_t v = static_cast<std::int16_t>(
-                    static_cast<std::uint16_t>(p[2 * c] | (p[2 * c + 1] << 8)));
-                if (max_mode)
-                  best[c] = std::max(best[c], v);
-                else
-                  sum[c] += v;
-              }
-            } else {
-              for (std::int64_t c = 0; c < channels; ++c) {
-                const std::int32_t v = read_element(p + static_cast<std::uint64_t>(c) * e, e);
-                if (max_mode)
-                  best[c] = std::max(best[c], v);
-                else
-                  sum[c] += v;
-              }
-            }
+        window_taps(oy, ox, taps);
+        for (const std::uint8_t* p : taps)
+          for (std::int64_t c = 0; c < channels; ++c) {
+            const std::int32_t v = read_element(p + static_cast<std::uint64_t>(c) * e, e);
+            if (max_mode)
+              best[c] = std::max(best[c], v);
+            else
+              sum[c] += v;
           }
-        }
-        // check() guarantees a stored element in every window (pads < window).
-        if (x.mode != isa::PoolMode::kMax)
+        if (!max_mode)
           for (std::int64_t c = 0; c < channels; ++c)
             best[c] = intops::requantize(static_cast<std::int32_t>(sum[c]), q);
         std::uint8_t* d =

@@ -404,6 +404,21 @@ struct Requant16 {
   Rounding even, odd;
 };
 
+/// Table entries 0-7 and 8-15 of a 16-channel step (8 bytes each: the int32 multiplier, then the
+/// int32 shift), zero past channel `left`: the 32-bit words M0 r0 M1 r1 ... of low:high.
+struct TableHalves {
+  __m512i low, high;
+};
+TESSEL_SIM_AVX512_TARGET inline TableHalves load_table16(const std::uint8_t* table,
+                                                         std::int64_t left) {
+  const auto entries = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1u);
+  const auto entries_high = static_cast<__mmask8>(left >= 16  ? 0xff
+                                                  : left <= 8 ? 0
+                                                              : (1u << (left - 8)) - 1u);
+  return {_mm512_maskz_loadu_epi64(entries, table),
+          _mm512_maskz_loadu_epi64(entries_high, table + 64)};
+}
+
 TESSEL_SIM_AVX512_TARGET inline Requant16 requant16(const std::uint8_t* table, std::int64_t left,
                                                     const intops::Requant& q) {
   if (table == nullptr) {
@@ -411,13 +426,7 @@ TESSEL_SIM_AVX512_TARGET inline Requant16 requant16(const std::uint8_t* table, s
     const __m512i m = _mm512_set1_epi64(q.multiplier);
     return {m, m, r, r};
   }
-  // Entries 0-7 and 8-15 (masked past the last channel): 32-bit words M0 r0 M1 r1 ...
-  const auto entries = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1u);
-  const auto entries_high = static_cast<__mmask8>(left >= 16  ? 0xff
-                                                  : left <= 8 ? 0
-                                                              : (1u << (left - 8)) - 1u);
-  const __m512i low = _mm512_maskz_loadu_epi64(entries, table);
-  const __m512i high = _mm512_maskz_loadu_epi64(entries_high, table + 64);
+  const auto [low, high] = load_table16(table, left);
   // Channel k's multiplier is word 2k, its shift word 2k + 1 of low:high; even channels to the
   // low words of the int64 lanes, zero-extended.
   const __m512i even_m = _mm512_setr_epi32(0, 0, 4, 0, 8, 0, 12, 0, 16, 0, 20, 0, 24, 0, 28, 0);
@@ -464,12 +473,7 @@ TESSEL_SIM_AVX512_TARGET inline bool requant16_narrow(const std::uint8_t* table,
     r = _mm512_set1_epi32(q.shift);
   } else {
     const auto channels = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u);
-    const auto entries = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1u);
-    const auto entries_high = static_cast<__mmask8>(left >= 16  ? 0xff
-                                                    : left <= 8 ? 0
-                                                                : (1u << (left - 8)) - 1u);
-    const __m512i low = _mm512_maskz_loadu_epi64(entries, table);
-    const __m512i high = _mm512_maskz_loadu_epi64(entries_high, table + 64);
+    const auto [low, high] = load_table16(table, left);
     // Words M0 r0 M1 r1 ... of low:high; multipliers and shifts in channel order.
     const __m512i m_index =
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
