@@ -58,7 +58,8 @@ endfunction()
 # One GoogleTest executable; each TEST becomes a CTest test carrying the labels.
 # Tests that GTEST_SKIP (e.g. `gpu` without a device) are reported by CTest as skipped.
 function(tessel_add_gtest name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  # SERIAL: ctest runs these tests alone (RUN_SERIAL), for tests that need the second core.
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -85,6 +86,6 @@ function(tessel_add_gtest name)
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
                SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 endfunction()
