@@ -83,35 +83,22 @@ void SplitRunner::loop() {
     seen = job_.load(std::memory_order_acquire);
     if (quit_.load(std::memory_order_relaxed)) return;
     std::int64_t begin = 0, end = 0;
-    bool helped = false;
     // A successful claim sets the busy bit, which holds the caller in run() (so fn_ stays
     // valid) until the chunk is done.
     while (claim(false, begin, end)) {
       (*fn_.load(std::memory_order_relaxed))(begin, end);
-      helped = true;
       state_.fetch_and(~kBusy, std::memory_order_release);
     }
-    if (helped) helped_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void SplitRunner::run(std::int64_t count, std::int64_t split,
-                      const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  assert(count >= 0 && static_cast<std::uint64_t>(count) <= kIndexMask);
-  if (count <= 0) return;
-  ++jobs_;
-  using Clock = std::chrono::steady_clock;
-  if (window_jobs_ == 0) window_start_ = Clock::now();
-  const bool helped_mode =
-      phase_ == Phase::kProbeHelped || (phase_ == Phase::kDecided && use_helper_);
-  if (helped_mode) {
-    window_helped_ += run_helped(count, split, fn) ? 1 : 0;
-  } else {
-    fn(0, count);
-  }
+bool HelperPolicy::end_job(bool helper_took_chunk) {
   ++window_jobs_;
-  if (window_jobs_ < (phase_ == Phase::kDecided ? decided_jobs_ : kWindowJobs)) return;
-  const Clock::duration took = Clock::now() - window_start_;
+  window_helped_ += helper_took_chunk ? 1 : 0;
+  return window_jobs_ >= (phase_ == Phase::kDecided ? decided_jobs_ : kWindowJobs);
+}
+
+void HelperPolicy::end_window(Duration took) {
   switch (phase_) {
     case Phase::kProbeHelped:
       helped_window_ = took;
@@ -124,15 +111,32 @@ void SplitRunner::run(std::int64_t count, std::int64_t split,
       // kMaxDecidedJobs; one for it resets them): the helped window costs its jobs' extra time
       // in every cycle.
       decided_jobs_ = use_helper_ ? kDecidedJobs : std::min(2 * decided_jobs_, kMaxDecidedJobs);
-      parked_.store(!use_helper_, std::memory_order_relaxed);
       phase_ = Phase::kDecided;
       break;
     case Phase::kDecided:
-      parked_.store(false, std::memory_order_relaxed);
       phase_ = Phase::kProbeHelped;
       break;
   }
   window_jobs_ = window_helped_ = 0;
+}
+
+void SplitRunner::run(std::int64_t count, std::int64_t split,
+                      const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  assert(count >= 0 && static_cast<std::uint64_t>(count) <= kIndexMask);
+  if (count <= 0) return;
+  ++jobs_;
+  using Clock = std::chrono::steady_clock;
+  if (policy_.window_starts()) window_start_ = Clock::now();
+  bool helper_took_chunk = false;
+  if (policy_.helped()) {
+    helper_took_chunk = run_helped(count, split, fn);
+    helped_jobs_ += helper_took_chunk ? 1 : 0;
+  } else {
+    fn(0, count);
+  }
+  if (!policy_.end_job(helper_took_chunk)) return;
+  policy_.end_window(Clock::now() - window_start_);
+  parked_.store(policy_.parked(), std::memory_order_relaxed);
 }
 
 bool SplitRunner::run_helped(std::int64_t count, std::int64_t split,
