@@ -29,6 +29,21 @@ TEST(SimKernels, portable_switch_turns_every_simd_form_off) {
   }
 }
 
+// The switch ctest's sim_tests_no_amx sets: TESSEL_SIM_NO_AMX=1 turns the AMX conv off and
+// leaves the other SIMD forms as they were.
+TEST(SimKernels, no_amx_switch_turns_only_the_amx_conv_off) {
+  const auto set = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  };
+  if (set("TESSEL_SIM_NO_AMX")) {
+    EXPECT_FALSE(kernels::amx::available());
+    EXPECT_EQ(kernels::simd_kernels_enabled(), !set("TESSEL_SIM_PORTABLE_KERNELS"));
+  } else if (!set("TESSEL_SIM_PORTABLE_KERNELS")) {
+    EXPECT_EQ(kernels::amx::available(), kernels::amx::supported());
+  }
+}
+
 // kernels::conv_dense (VNNI where the CPU has it) and conv_dense_portable against int64 sums
 // taken mod 2^32, on every blocking: 1-17 pixels (full blocks of 6 or 8 and every rest), 1-3
 // taps at scattered offsets, 1-2 and 16 channel pairs, every output channel count 1-65 (one to
