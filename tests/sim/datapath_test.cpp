@@ -247,18 +247,20 @@ TEST(SimDatapath, two_thread_conv_equals_the_reference_loop) {
   }
 }
 
-// Pool (max and avg, i8 and i16) equals a transcription of docs/isa.md's loops: per output
-// pixel and channel, the max or the requantized int64 sum of the window's stored elements.
+// Pool (max and avg, i8, i16 and i32) equals a transcription of docs/isa.md's loops: per output
+// pixel and channel, the max or the requantized int64 sum of the window's stored elements. The
+// i32 trials take the datapath's general path (element by element, the one big-endian hosts
+// run for every width); i8 and i16 the vectorised one.
 TEST(SimDatapath, pool_equals_the_isa_loops_over_random_windows) {
   std::mt19937 rng(77);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  for (int trial = 0; trial < 200; ++trial) {
-    const int bits = trial % 2 ? 16 : 8;
-    const HwConfig config = matrix_config(4, 4, bits);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int bits = 8 << (trial % 3);
+    const HwConfig config = matrix_config(4, 4, bits == 32 ? 16 : bits);
     const std::uint64_t e = static_cast<std::uint64_t>(bits / 8);
     isa::Pool pool;
-    pool.elem = bits == 8 ? isa::Elem::kI8 : isa::Elem::kI16;
-    pool.mode = trial % 4 < 2 ? isa::PoolMode::kMax : isa::PoolMode::kAvg;
+    pool.elem = bits == 8 ? isa::Elem::kI8 : bits == 16 ? isa::Elem::kI16 : isa::Elem::kI32;
+    pool.mode = trial % 6 < 3 ? isa::PoolMode::kMax : isa::PoolMode::kAvg;
     pool.kh = static_cast<std::uint32_t>(pick(1, 4));
     pool.kw = static_cast<std::uint32_t>(pick(1, 4));
     pool.stride_h = static_cast<std::uint32_t>(pick(1, 3));
@@ -276,8 +278,10 @@ TEST(SimDatapath, pool_equals_the_isa_loops_over_random_windows) {
     pool.dst_stride_x = pool.c_size + static_cast<std::uint32_t>(pick(0, 2));
     pool.dst_stride_y = pool.out_w * pool.dst_stride_x;
     pool.dst_addr = 40000;
+    const std::int32_t hi =
+        bits == 32 ? std::numeric_limits<std::int32_t>::max() : (std::int32_t{1} << (bits - 1)) - 1;
     const intops::Requant q{static_cast<std::int32_t>(rng() >> 1), pick(20, 40), pick(-3, 3),
-                            bits == 8 ? -128 : -32768, bits == 8 ? 127 : 32767};
+                            -hi - 1, hi};
     std::vector<std::uint8_t> dram;
     Datapath datapath(config, dram);
     isa::Vcfg vcfg;
