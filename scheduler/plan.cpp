@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scheduler/alloc.hpp"
+#include "scheduler/bound.hpp"
 
 namespace tessel::sched {
 
@@ -1509,6 +1510,10 @@ void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedul
   const auto memory_bound = static_cast<int64_t>(
       static_cast<double>(schedule.compulsory_bytes) / machine.dram_bytes_per_cycle + 0.999999);
   schedule.roofline_cycles = std::max(compute_bound, memory_bound);
+  const BarrierBound barrier = barrier_bound(net, machine);
+  schedule.lower_bound_cycles = std::max(schedule.roofline_cycles, barrier.cycles);
+  schedule.lower_bound_barrier =
+      barrier.cycles > schedule.roofline_cycles ? net.op(barrier.barrier).name : "";
 }
 
 }  // namespace tessel::sched

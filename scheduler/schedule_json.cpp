@@ -57,6 +57,8 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["compulsory_bytes"] = s.compulsory_bytes;
   j["cycles"] = s.cycles;
   j["roofline_cycles"] = s.roofline_cycles;
+  j["lower_bound_cycles"] = s.lower_bound_cycles;
+  j["lower_bound_barrier"] = s.lower_bound_barrier;
   j["macs"] = s.macs;
   j["search_seconds"] = s.search_seconds;
   ordered_json groups = ordered_json::array();
@@ -131,6 +133,9 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
     s.compulsory_bytes = j.at("compulsory_bytes").get<int64_t>();
     s.cycles = j.at("cycles").get<int64_t>();
     s.roofline_cycles = j.at("roofline_cycles").get<int64_t>();
+    // Schedules written before the bound existed (session 8) have neither field.
+    s.lower_bound_cycles = j.value("lower_bound_cycles", s.roofline_cycles);
+    s.lower_bound_barrier = j.value("lower_bound_barrier", std::string());
     s.macs = j.at("macs").get<int64_t>();
     s.search_seconds = j.at("search_seconds").get<double>();
     for (const auto& gj : j.at("groups")) {

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   std::ofstream out(out_path);
   out << "model,policy,objective,groups,dram_bytes,read_bytes,write_bytes,weight_bytes,"
          "activation_in_bytes,activation_out_bytes,compulsory_bytes,cycles,roofline_cycles,"
-         "macs,search_seconds,cpu_seconds\n";
+         "macs,search_seconds,cpu_seconds,lower_bound_cycles\n";
   struct Run {
     std::string policy;
     sched::Objective objective;
@@ -215,15 +215,16 @@ int main(int argc, char** argv) {
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
           << ',' << s.traffic.activations_written << ',' << s.compulsory_bytes << ',' << s.cycles
           << ',' << s.roofline_cycles << ',' << s.macs << ',' << s.search_seconds << ','
-          << cpu_seconds << '\n';
+          << cpu_seconds << ',' << s.lower_bound_cycles << '\n';
       std::fprintf(stderr,
                    "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory)  "
-                   "cycles %12lld (x%.2f roofline)  search %.3f s (cpu %.3f s)\n",
+                   "cycles %12lld (x%.2f roofline, x%.2f bound)  search %.3f s (cpu %.3f s)\n",
                    model.c_str(), run.policy.c_str(), sched::to_string(run.objective),
                    s.groups.size(), static_cast<long long>(s.traffic.total()),
                    static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
                    static_cast<long long>(s.cycles),
                    static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
+                   static_cast<double>(s.cycles) / static_cast<double>(s.lower_bound_cycles),
                    s.search_seconds, cpu_seconds);
     }
   }

@@ -6,6 +6,7 @@
 // runs each case in its own process. Figures: docs/codegen.md, "The zoo matrix".
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -65,6 +66,9 @@ TEST_P(Zoo, simulator_matches_golden_and_schedule) {
   RecordProperty("cycle_ratio", std::to_string(cycle_ratio(r.value())));
   EXPECT_LE(cycle_ratio(r.value()), 1.10);
   EXPECT_GE(cycle_ratio(r.value()), 0.90);
+  // No program beats the lower bound (roofline, barrier bound: scheduler/bound.hpp).
+  EXPECT_GE(static_cast<std::int64_t>(r.value().report.cycles),
+            r.value().scheduled.schedule.lower_bound_cycles);
 }
 
 const char* const kConfigs[] = {"npc19-deepfusion", "vta-pynq", "edge-small", "cloud-large"};
@@ -109,6 +113,8 @@ TEST_P(ZooTiming, dram_bytes_equal_the_schedule_and_cycles_are_within_ten_percen
   RecordProperty("cycle_ratio", std::to_string(ratio));
   EXPECT_LE(ratio, 1.10);
   EXPECT_GE(ratio, 0.90);
+  EXPECT_GE(static_cast<std::int64_t>(r.value().report.cycles),
+            r.value().scheduled.schedule.lower_bound_cycles);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, ZooTiming, ::testing::ValuesIn(matrix_cases()), case_name);
