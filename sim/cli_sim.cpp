@@ -388,6 +388,9 @@ int run(const SimArgs& args) {
       if (compile.contains(key)) j["compile"][key] = compile[key];
     j["compulsory_bytes"] = compile.value("compulsory_bytes", 0);
     j["roofline_cycles"] = compile.value("roofline_cycles", 0);
+    // max(roofline, barrier bound) (scheduler/bound.hpp); older compile folders lack it.
+    j["lower_bound_cycles"] =
+        compile.value("lower_bound_cycles", compile.value("roofline_cycles", 0));
     j["predicted_cycles"] = compile.value("predicted_cycles", 0);
     j["x_roofline"] =
         static_cast<double>(report.cycles) / std::max(1.0, compile.value("roofline_cycles", 0.0));

@@ -1979,6 +1979,7 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
   }
   j["compulsory_bytes"] = scheduled.schedule.compulsory_bytes;
   j["roofline_cycles"] = scheduled.schedule.roofline_cycles;
+  j["lower_bound_cycles"] = scheduled.schedule.lower_bound_cycles;
   j["predicted_cycles"] = scheduled.schedule.cycles;
   j["macs"] = scheduled.schedule.macs;
   j["element_bytes"] = compiled.element_bytes;

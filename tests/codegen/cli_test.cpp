@@ -55,6 +55,10 @@ TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) 
   EXPECT_EQ(report["groups"][0]["dram_bytes"]["weights_read"], 320);
   EXPECT_EQ(report["compulsory_bytes"], j["compulsory_bytes"]);
   EXPECT_GT(report["roofline_cycles"].get<std::int64_t>(), 0);
+  // tiny_residual has no Gemm: the lower bound is the roofline, and the run does not beat it.
+  EXPECT_EQ(report["lower_bound_cycles"], report["roofline_cycles"]);
+  EXPECT_EQ(report["lower_bound_cycles"], j["lower_bound_cycles"]);
+  EXPECT_GE(report["cycles"].get<std::int64_t>(), report["lower_bound_cycles"].get<std::int64_t>());
 }
 
 // tiny_mlp ends in a Softmax, which the accelerator lacks: the program stops after fc2's

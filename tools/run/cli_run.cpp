@@ -93,14 +93,16 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
 }
 
 /// What `tessel run` keeps of one policy's run: {"row": report row, "compulsory_bytes",
-/// "roofline_cycles", "macs"} or {"error": reason}. JSON so that a forked worker can send it
-/// back as text; numbers round-trip exactly, so the table is the same either way.
+/// "roofline_cycles", "lower_bound_cycles", "macs"} or {"error": reason}. JSON so that a forked
+/// worker can send it back as text; numbers round-trip exactly, so the table is the same either
+/// way.
 nlohmann::json summarize(const Result<PolicyResult>& r, const HwConfig& config) {
   if (!r.ok()) return {{"error", r.reason()}};
   const auto& s = r.value().scheduled.schedule;
   return {{"row", policy_json(r.value(), config)},
           {"compulsory_bytes", s.compulsory_bytes},
           {"roofline_cycles", s.roofline_cycles},
+          {"lower_bound_cycles", s.lower_bound_cycles},
           {"macs", s.macs}};
 }
 
@@ -238,6 +240,7 @@ int run(const RunArgs& args) {
     if (!summary.contains("row")) continue;
     report["compulsory_bytes"] = summary["compulsory_bytes"];
     report["roofline_cycles"] = summary["roofline_cycles"];
+    report["lower_bound_cycles"] = summary["lower_bound_cycles"];
     report["macs"] = summary["macs"];
   }
   for (const auto& j : rows) {
