@@ -36,6 +36,7 @@ nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const HwConfig
   figures["macs"] = s.macs;
   figures["cycles"] = s.cycles;
   figures["roofline_cycles"] = s.roofline_cycles;
+  figures["lower_bound_cycles"] = s.lower_bound_cycles;
   figures["latency_ms"] = static_cast<double>(s.cycles) / cycles_per_ms;
   figures["roofline_latency_ms"] = static_cast<double>(s.roofline_cycles) / cycles_per_ms;
   figures["onchip_bytes"] = onchip_bytes;

@@ -21,7 +21,8 @@ namespace tessel::sweep {
 Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec& spec);
 
 /// The analytic figures of a schedule on `hw` (docs/sweep.md "Modes"): dram_bytes{...},
-/// compulsory_bytes, macs, cycles, roofline_cycles, latency_ms, roofline_latency_ms,
+/// compulsory_bytes, macs, cycles, roofline_cycles, lower_bound_cycles (max of the roofline and
+/// the barrier bound, scheduler/bound.hpp), latency_ms, roofline_latency_ms,
 /// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups.
 nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const HwConfig& hw);
 

@@ -109,6 +109,8 @@ TEST(SimMode, SimulatedBytesAreThePredictionPlusRequantTablesAndOutputsAreBitExa
     // Each executed instruction is fetched from DRAM: 32 B each.
     EXPECT_EQ(number(f, "sim_dram_bytes", "instructions_read"), 32 * number(f, "sim_instructions"));
     EXPECT_GE(number(f, "sim_cycles"), number(f, "roofline_cycles"));
+    EXPECT_GE(number(f, "lower_bound_cycles"), number(f, "roofline_cycles"));
+    EXPECT_GE(number(f, "sim_cycles"), number(f, "lower_bound_cycles"));
     EXPECT_DOUBLE_EQ(
         f["sim_over_predicted_cycles"].get<double>(),
         static_cast<double>(number(f, "sim_cycles")) / static_cast<double>(number(f, "cycles")));
