@@ -384,7 +384,7 @@ int run(const SimArgs& args) {
       host_ran = run_host_ops(compile.at("host"), compile_path, args.program, out, element_bytes,
                               result.value().dram);
     nlohmann::json j = nlohmann::json::parse(report_json(report, config));
-    for (const char* key : {"model", "config", "policy"})
+    for (const char* key : {"model", "config", "policy", "objective"})
       if (compile.contains(key)) j["compile"][key] = compile[key];
     j["compulsory_bytes"] = compile.value("compulsory_bytes", 0);
     j["roofline_cycles"] = compile.value("roofline_cycles", 0);

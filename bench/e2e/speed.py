@@ -51,17 +51,23 @@ def main():
     for name in ("--tessel", "--hw", "--policy", "--model", "--ort", "--before"):
         p.add_argument(name)
     p.add_argument("--work", type=pathlib.Path)
+    p.add_argument("--objective", default="bytes", help="tessel compile --objective")
     p.add_argument("--skip-compile", action="store_true")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--ort-runs", type=int, default=10)
     p.add_argument("--sim-threads", type=int, default=1, help="tessel sim --threads (1 or 2)")
     args = p.parse_args()
-    compiled = args.work / "compiled"
+    # optimal (bytes objective) keeps the folder's old name; other programs have their own, so
+    # that SKIP_COMPILE=1 never runs one program under another's name.
+    default_program = args.policy == "optimal" and args.objective == "bytes"
+    compiled = args.work / ("compiled" if default_program else
+                            f"compiled-{args.policy}-{args.objective}")
 
     compile_row = None
     if not (args.skip_compile and (compiled / "program.bin").exists()):
         compile_row = run_timed([args.tessel, "compile", "--model", "resnet50", "--hw", args.hw,
-                                 "--policy", args.policy, "--out", str(compiled)],
+                                 "--policy", args.policy, "--objective", args.objective,
+                                 "--out", str(compiled)],
                                 args.work / "compile.log")
 
     ort_default = [ort_ms(args, 0)]
@@ -92,6 +98,9 @@ def main():
           f"(before/after the tessel runs; fastest single run "
           f"{min(o['ms_min'] for o in ort_default) / 1000:.4f} s) -> {ort_s:.4f} s")
     print(f"  1 intra-op thread: {ort1_s:.4f} s (fastest {ort_single['ms_min'] / 1000:.4f} s)")
+    meta = json.loads((compiled / "compile.json").read_text())
+    print(f"program: {compiled} (ResNet-50, {meta.get('policy')}, objective "
+          f"{meta.get('objective', 'bytes')}, {meta.get('predicted_cycles')} predicted cycles)")
     if compile_row:
         print(f"tessel compile: {compile_row[0]:.3f} s wall, {compile_row[1]:.2f} s CPU "
               f"(goal <= 2 s)")

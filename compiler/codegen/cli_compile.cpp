@@ -21,6 +21,7 @@
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
+#include "scheduler/driver.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/int_ops.hpp"
@@ -62,7 +63,8 @@ std::string resolve_hw(const std::string& hw) {
 
 cli::Runner setup_compile(CLI::App& command) {
   struct Options {
-    std::string model, hw = "npc19-deepfusion", policy = "layerwise", quant, out;
+    std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant,
+                       out;
     std::uint64_t input_seed = 0;
     bool timings = false;
   };
@@ -74,6 +76,10 @@ cli::Runner setup_compile(CLI::App& command) {
   command
       .add_option("-p,--policy", o->policy,
                   "layerwise | opfusion | fusion | fusion+reuse | optimal")
+      ->capture_default_str();
+  command
+      .add_option("--objective", o->objective,
+                  "What optimal (and opfusion) minimise: bytes | latency (docs/scheduler.md)")
       ->capture_default_str();
   command.add_option("--quant", o->quant,
                      "Quantization YAML (default: every default, bits from the config's matrix)");
@@ -93,6 +99,8 @@ cli::Runner setup_compile(CLI::App& command) {
       seconds.emplace_back(stage, std::chrono::duration<double>(now - stage_start).count());
       stage_start = now;
     };
+    auto objective = sched::parse_objective(o->objective);
+    if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
     const std::string hw_path = resolve_hw(o->hw);
     const HwConfig config = load_hw_config(hw_path);
     // The schedule reads only the float graph's shapes, the quantizer its values: with two or
@@ -107,7 +115,7 @@ cli::Runner setup_compile(CLI::App& command) {
     const auto run_schedule = [&](const ir::Graph& float_graph) {
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = thread_cpu_seconds();
-      auto result = sched::schedule_graph(float_graph, config, o->policy, sched::Objective::Bytes);
+      auto result = sched::schedule_graph(float_graph, config, o->policy, objective.value());
       schedule_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       schedule_cpu_seconds = thread_cpu_seconds() - cpu_start;

@@ -1916,6 +1916,7 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
   j["model"] = scheduled.schedule.model;
   j["config"] = scheduled.schedule.config;
   j["policy"] = scheduled.schedule.policy;
+  j["objective"] = scheduled.schedule.objective;
   j["instructions"] = compiled.program.instructions.size();
   j["dram_image_bytes"] = compiled.layout.size_bytes();
   for (const DramRegion& r : compiled.layout.regions()) {

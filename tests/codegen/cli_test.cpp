@@ -119,6 +119,36 @@ TEST(CompileCli, an_unknown_policy_is_an_error) {
   EXPECT_FALSE(fs::exists(dir / "program.bin"));
 }
 
+// --objective reaches the scheduler and is recorded in compile.json, schedule.json and the sim
+// report; an unknown one is an error naming the option, before anything is written.
+TEST(CompileCli, the_objective_is_the_schedules_and_is_recorded) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_latency";
+  fs::remove_all(dir);
+  ASSERT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--policy", "optimal",
+                 "--objective", "latency", "--out", dir.string()}),
+            0);
+  std::ifstream compile_in(dir / "compile.json");
+  const auto compile = nlohmann::json::parse(compile_in);
+  EXPECT_EQ(compile["objective"], "latency");
+  std::ifstream schedule_in(dir / "schedule.json");
+  EXPECT_EQ(nlohmann::json::parse(schedule_in)["objective"], "latency");
+  ASSERT_EQ(run({"sim", dir.string(), "--timing-only"}), 0);
+  std::ifstream report_in(dir / "report.json");
+  EXPECT_EQ(nlohmann::json::parse(report_in)["compile"]["objective"], "latency");
+
+  const fs::path bad = fs::path(testing::TempDir()) / "codegen_cli_bad_objective";
+  fs::remove_all(bad);
+  testing::internal::CaptureStderr();
+  const int code = run({"compile", "--model", "tiny_conv", "--hw", "edge-small", "--policy",
+                        "optimal", "--objective", "energy", "--out", bad.string()});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(code, 0);
+  EXPECT_NE(err.find("--objective"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown objective 'energy' (known: bytes, latency)"), std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(bad));
+}
+
 // Files are written under a temporary name and renamed into place: when one cannot be written,
 // the compile fails naming it and leaves no partial file behind.
 TEST(CompileCli, a_file_that_cannot_be_written_is_named_and_leaves_no_partial_file) {
