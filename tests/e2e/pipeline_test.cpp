@@ -1,5 +1,5 @@
-// The pipeline on tiny nets (fast): every policy bit exact, bytes as predicted; the CLI's
-// `tessel run` table and report.json.
+// The pipeline on tiny nets (fast): every policy bit exact, bytes as predicted, under either
+// objective; timing-only equal to the full run.
 #include <gtest/gtest.h>
 
 #include "compiler/zoo/zoo.hpp"
@@ -56,6 +56,29 @@ TEST(TinyPipeline, timing_only_gives_the_full_runs_cycles_and_bytes) {
   EXPECT_EQ(fast.value().report.cycles, full.value().report.cycles);
   EXPECT_EQ(fast.value().report.dram.total_bytes(), full.value().report.dram.total_bytes());
   EXPECT_FALSE(fast.value().bit_exact.has_value());
+}
+
+// `tessel run --objective latency`: optimal and opfusion schedule for cycles, and the programs
+// are still bit exact with the predicted bytes.
+TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
+  for (const Case& c :
+       {Case{"tiny_residual", "edge-small"}, Case{"tiny_conv", "npc19-deepfusion"}}) {
+    SCOPED_TRACE(c.model + " on " + c.config);
+    const HwConfig config = load_hw_config(config_path(c.config));
+    quant::QuantConfig qconfig;
+    qconfig.bits = config.matrix.input_bits;
+    auto model = pipeline::prepare_model(zoo::build_model(c.model).value(), qconfig);
+    ASSERT_TRUE(model.ok()) << model.reason();
+    pipeline::RunOptions latency;
+    latency.objective = sched::Objective::Latency;
+    for (const char* policy : {"opfusion", "optimal"}) {
+      SCOPED_TRACE(policy);
+      auto r = pipeline::run_policy(model.value(), config, policy, latency);
+      ASSERT_TRUE(r.ok()) << r.reason();
+      EXPECT_EQ(r.value().scheduled.schedule.objective, "latency");
+      expect_consistent(r.value(), config);
+    }
+  }
 }
 
 }  // namespace

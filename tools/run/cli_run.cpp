@@ -16,6 +16,7 @@
 #include "compiler/quant/config.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
+#include "scheduler/driver.hpp"
 #include "scheduler/policy.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -32,6 +33,7 @@ struct RunArgs {
   std::string out = "out/run";
   std::string quant;
   std::vector<std::string> policies;
+  std::string objective = "bytes";
   std::uint64_t input_seed = 0;
   bool timing_only = false;
   std::size_t jobs = 0;  ///< 0: one per core
@@ -61,6 +63,7 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
   const double cycles = static_cast<double>(r.report.cycles);
   nlohmann::json j;
   j["policy"] = r.policy;
+  j["objective"] = s.objective;
   j["groups"] = r.compiled.groups.size();
   j["instructions"] = r.compiled.program.instructions.size();
   j["cycles"] = r.report.cycles;
@@ -150,6 +153,10 @@ std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>
 
 int run(const RunArgs& args) {
   const auto start = std::chrono::steady_clock::now();
+  auto parsed_objective = sched::parse_objective(args.objective);
+  if (!parsed_objective.ok())
+    throw_input_error({"--objective", 0, 0}, "", parsed_objective.reason());
+  const sched::Objective objective = parsed_objective.value();
   const std::string hw_path = resolve_hw(args.hw);
   const HwConfig config = load_hw_config(hw_path);
   const ir::Graph graph = zoo::load_model(args.model);
@@ -192,13 +199,14 @@ int run(const RunArgs& args) {
     }
     models.push_back(m.value());
   }
-  std::printf("%s on %s (%s), %s; quantize %.1f s, golden executor %.1f s\n", args.model.c_str(),
-              config.name.c_str(), content_hash(config).c_str(),
+  std::printf("%s on %s (%s), %s, objective %s; quantize %.1f s, golden executor %.1f s\n",
+              args.model.c_str(), config.name.c_str(), content_hash(config).c_str(),
               args.timing_only ? "timing-only" : "full functional + cycle simulation",
-              model.value().quantize_seconds, model.value().golden_seconds);
+              args.objective.c_str(), model.value().quantize_seconds, model.value().golden_seconds);
 
   RunOptions options;
   options.timing_only = args.timing_only;
+  options.objective = objective;
   const std::size_t jobs = args.jobs > 0 ? args.jobs : available_cores();
   const std::vector<nlohmann::json> summaries =
       run_policies(models, config, policies, options, jobs);
@@ -235,6 +243,7 @@ int run(const RunArgs& args) {
   report["config"] = {{"name", config.name}, {"path", hw_path}, {"hash", content_hash(config)}};
   report["tool_version"] = version();
   report["mode"] = args.timing_only ? "timing-only" : "full";
+  report["objective"] = args.objective;
   report["policies"] = nlohmann::json::array();
   for (const auto& summary : summaries) {
     if (!summary.contains("row")) continue;
@@ -279,6 +288,7 @@ int run(const RunArgs& args) {
     const std::string best_policy = (*best)["policy"].get<std::string>();
     RunOptions traced;
     traced.timing_only = true;
+    traced.objective = objective;
     traced.trace_path = (out / "trace.json").string();
     auto t = run_policy(
         *models[static_cast<std::size_t>(std::find(policies.begin(), policies.end(), best_policy) -
@@ -312,6 +322,10 @@ cli::Runner setup(CLI::App& command) {
   command.add_option("--quant", args->quant,
                      "Quantization YAML (default: every default, bits from the config's matrix)");
   command.add_option("-p,--policy", args->policies, "Policies to run (default: every policy)");
+  command
+      .add_option("--objective", args->objective,
+                  "What optimal (and opfusion) minimise: bytes | latency (docs/scheduler.md)")
+      ->capture_default_str();
   command.add_option("--input-seed", args->input_seed, "Seed of the default network input")
       ->capture_default_str();
   command.add_flag("--timing-only", args->timing_only,

@@ -157,7 +157,7 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
   PolicyResult r;
   r.policy = policy;
   auto start = std::chrono::steady_clock::now();
-  auto scheduled = sched::schedule_graph(model.prepared, config, policy, sched::Objective::Bytes);
+  auto scheduled = sched::schedule_graph(model.prepared, config, policy, options.objective);
   if (!scheduled.ok()) return fail(policy + ": " + scheduled.reason());
   r.scheduled = std::move(scheduled.value());
   r.schedule_seconds = seconds_since(start);

@@ -48,6 +48,8 @@ struct RunOptions {
   /// first wrong DRAM tensor in `mismatch`. Off in forked workers (tools/run/workers.hpp): the
   /// executor uses OpenMP, which does not survive fork().
   bool diagnose_mismatch = true;
+  /// What `optimal` (and `opfusion`) minimise (`tessel run --objective`).
+  sched::Objective objective = sched::Objective::Bytes;
 };
 
 /// One policy, end to end.
