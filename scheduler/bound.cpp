@@ -3,6 +3,7 @@
 #include "scheduler/bound.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 namespace tessel::sched {
@@ -12,28 +13,36 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-/// (output position, kernel tap) pairs along one axis whose input position is stored.
-int64_t stored_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
-                    int64_t pad_begin) {
-  int64_t taps = 0;
+/// How often the windows along one axis read each of the `in` stored positions (taps on
+/// padding are not counted). Their sum is the axis' stored (output, tap) pairs; a zero is a
+/// position no window reads.
+std::vector<int64_t> axis_reads(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                                int64_t dilation, int64_t pad_begin) {
+  std::vector<int64_t> reads(static_cast<size_t>(in), 0);
   for (int64_t o = 0; o < out; ++o)
     for (int64_t k = 0; k < kernel; ++k) {
       const int64_t i = o * stride + k * dilation - pad_begin;
-      taps += i >= 0 && i < in ? 1 : 0;
+      if (i >= 0 && i < in) ++reads[static_cast<size_t>(i)];
     }
-  return taps;
+  return reads;
 }
 
-/// Whether the windows along one axis read every one of the `in` stored positions.
-bool covers_axis(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
-                 int64_t pad_begin) {
-  std::vector<bool> read(static_cast<size_t>(in), false);
-  for (int64_t o = 0; o < out; ++o)
-    for (int64_t k = 0; k < kernel; ++k) {
-      const int64_t i = o * stride + k * dilation - pad_begin;
-      if (i >= 0 && i < in) read[static_cast<size_t>(i)] = true;
-    }
-  return std::all_of(read.begin(), read.end(), [](bool r) { return r; });
+std::vector<int64_t> rows_read(const Net& net, const Op& op) {
+  const Window& w = op.window;
+  return axis_reads(net.tensor(op.inputs[0]).shape.h, net.tensor(op.output).shape.h, w.kernel_h,
+                    w.stride_h, w.dilation_h, w.pad_top);
+}
+std::vector<int64_t> cols_read(const Net& net, const Op& op) {
+  const Window& w = op.window;
+  return axis_reads(net.tensor(op.inputs[0]).shape.w, net.tensor(op.output).shape.w, w.kernel_w,
+                    w.stride_w, w.dilation_w, w.pad_left);
+}
+
+int64_t sum(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{0});
+}
+bool all_read(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t r) { return r > 0; });
 }
 
 /// Tensors whose every element `from` needs: `from` itself, then backwards through ops that
@@ -73,12 +82,10 @@ int64_t stored_input_macs(const Net& net, int op_index) {
   const Op& op = net.op(op_index);
   if (op.kind == OpKind::Gemm) return op.macs;
   if (op.kind != OpKind::Conv) return 0;
-  const Shape3 in = net.tensor(op.inputs[0]).shape;
-  const Shape3 out = net.tensor(op.output).shape;
-  const Window& w = op.window;
-  return out.c * (in.c / op.groups) *
-         stored_taps(in.h, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top) *
-         stored_taps(in.w, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left);
+  const int64_t in_channels = net.tensor(op.inputs[0]).shape.c;
+  const int64_t out_channels = net.tensor(op.output).shape.c;
+  return out_channels * (in_channels / op.groups) * sum(rows_read(net, op)) *
+         sum(cols_read(net, op));
 }
 
 bool reads_all_of_input(const Net& net, int op_index, size_t index) {
@@ -86,14 +93,10 @@ bool reads_all_of_input(const Net& net, int op_index, size_t index) {
   switch (op.kind) {
     case OpKind::Conv:
     case OpKind::MaxPool:
-    case OpKind::AvgPool: {
-      // Every channel is read (a conv's groups partition them); rows and columns as covered.
-      const Shape3 in = net.tensor(op.inputs[index]).shape;
-      const Shape3 out = net.tensor(op.output).shape;
-      const Window& w = op.window;
-      return covers_axis(in.h, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top) &&
-             covers_axis(in.w, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left);
-    }
+    case OpKind::AvgPool:
+      // One input; every channel is read (a conv's groups partition them), rows and columns
+      // where a window reaches them.
+      return index == 0 && all_read(rows_read(net, op)) && all_read(cols_read(net, op));
     default:
       return true;  // Pad, elementwise, Add, Concat, global pool, Gemm, softmax, reshape
   }

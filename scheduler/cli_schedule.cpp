@@ -54,13 +54,12 @@ cli::Runner setup_schedule(CLI::App& command) {
     zoo::LoadOptions load;
     load.zoo.with_weights = false;  // scheduling needs shapes only
     const ir::Graph graph = zoo::load_model(o->model, load);
-    auto objective = parse_objective(o->objective);
-    if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
+    const Objective objective = objective_option(o->objective);
     MapSpaceFeatures features;
     features.weight_sweep = !o->no_weight_sweep;
     if (o->prefetch) features.prefetch = true;
     if (o->no_prefetch) features.prefetch = false;
-    auto result = schedule_graph(graph, config, o->policy, objective.value(), features);
+    auto result = schedule_graph(graph, config, o->policy, objective, features);
     if (!result.ok()) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;

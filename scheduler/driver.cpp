@@ -6,6 +6,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/policy.hpp"
+#include "support/diagnostic.hpp"
 
 namespace tessel::sched {
 
@@ -13,6 +14,12 @@ Result<Objective> parse_objective(const std::string& text) {
   if (text == "bytes") return Objective::Bytes;
   if (text == "latency") return Objective::Latency;
   return fail("unknown objective '" + text + "' (known: bytes, latency)");
+}
+
+Objective objective_option(const std::string& text) {
+  auto objective = parse_objective(text);
+  if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
+  return objective.value();
 }
 
 Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,

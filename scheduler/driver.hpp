@@ -31,4 +31,8 @@ std::string format_table(const ScheduledNet& result);
 /// Parses "bytes" or "latency".
 Result<Objective> parse_objective(const std::string& text);
 
+/// The value of a CLI's `--objective` option: parse_objective, or the input error naming
+/// `--objective` (thrown, as support/diagnostic.hpp's CLIs report bad options).
+Objective objective_option(const std::string& text);
+
 }  // namespace tessel::sched

@@ -99,8 +99,7 @@ cli::Runner setup_compile(CLI::App& command) {
       seconds.emplace_back(stage, std::chrono::duration<double>(now - stage_start).count());
       stage_start = now;
     };
-    auto objective = sched::parse_objective(o->objective);
-    if (!objective.ok()) throw_input_error({"--objective", 0, 0}, "", objective.reason());
+    const sched::Objective objective = sched::objective_option(o->objective);
     const std::string hw_path = resolve_hw(o->hw);
     const HwConfig config = load_hw_config(hw_path);
     // The schedule reads only the float graph's shapes, the quantizer its values: with two or
@@ -115,7 +114,7 @@ cli::Runner setup_compile(CLI::App& command) {
     const auto run_schedule = [&](const ir::Graph& float_graph) {
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = thread_cpu_seconds();
-      auto result = sched::schedule_graph(float_graph, config, o->policy, objective.value());
+      auto result = sched::schedule_graph(float_graph, config, o->policy, objective);
       schedule_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       schedule_cpu_seconds = thread_cpu_seconds() - cpu_start;

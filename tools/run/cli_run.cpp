@@ -153,10 +153,7 @@ std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>
 
 int run(const RunArgs& args) {
   const auto start = std::chrono::steady_clock::now();
-  auto parsed_objective = sched::parse_objective(args.objective);
-  if (!parsed_objective.ok())
-    throw_input_error({"--objective", 0, 0}, "", parsed_objective.reason());
-  const sched::Objective objective = parsed_objective.value();
+  const sched::Objective objective = sched::objective_option(args.objective);
   const std::string hw_path = resolve_hw(args.hw);
   const HwConfig config = load_hw_config(hw_path);
   const ir::Graph graph = zoo::load_model(args.model);
