@@ -102,6 +102,7 @@ void shape_weights(std::int64_t tap_count, std::int64_t in_pairs, std::int64_t o
   out.out_channels = out_channels;
   out.k_bytes = (tap_count * 2 * in_pairs + kTileBytes - 1) / kTileBytes * kTileBytes;
   out.out_blocks = (out_channels + 15) / 16;
+  out.k_source.clear();
   const std::int64_t chunks = out.k_bytes / kTileBytes;
   const auto size = static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize);
   if (zero) {
@@ -109,6 +110,71 @@ void shape_weights(std::int64_t tap_count, std::int64_t in_pairs, std::int64_t o
   } else {
     out.tiles.resize(size);  // default-initialised: CacheLineAllocator does not zero
   }
+}
+
+/// Drops the k rows of `w` whose weights are 0 for every output channel (both planes) when
+/// that makes fewer 64-byte chunks (Weights::k_source). First the rows that are 0 in the first
+/// 16 output channels, read a tile row (4 k x 16 outputs) at a time: on dense weights there are
+/// too few of them and nothing else is read; then only those rows in the other blocks.
+void drop_zero_k(Weights& w) {
+  const std::int64_t used = w.tap_count * 2 * w.in_pairs, chunks = w.k_bytes / kTileBytes;
+  if (chunks <= 1) return;
+  const std::int64_t need = used - (chunks - 1) * kTileBytes;  // zero rows that save a chunk
+  const auto at = [](auto* tiles, std::int64_t chunk_count, std::int64_t n, std::int64_t k,
+                     std::int64_t plane) {
+    return tiles + ((n * chunk_count + k / kTileBytes) * 2 + plane) * kTileSize +
+           (k % kTileBytes) / 4 * kTileBytes + k % 4;
+  };
+  // zero[k]: k's weights are 0 in output block 0 (then in every block).
+  std::vector<std::uint8_t> zero(static_cast<std::size_t>(used), 0);
+  std::int64_t candidates = 0;
+  for (std::int64_t k0 = 0; k0 < used; k0 += 4) {
+    // Byte 4 o + j of the row is (k0 + j, o): OR the row's 8-byte words, then fold the two
+    // halves: byte j is non-zero iff k0 + j has a non-zero weight.
+    std::uint64_t any = 0;
+    for (std::int64_t plane = 0; plane < 2; ++plane) {
+      const std::uint8_t* row = at(w.tiles.data(), chunks, 0, k0, plane);
+      for (int word = 0; word < 8; ++word) {
+        std::uint64_t x = 0;
+        std::memcpy(&x, row + 8 * word, 8);
+        any |= x;
+      }
+    }
+    any |= any >> 32;
+    for (std::int64_t j = 0; j < 4 && k0 + j < used; ++j)
+      if (((any >> (8 * j)) & 0xffu) == 0) {
+        zero[static_cast<std::size_t>(k0 + j)] = 1;
+        ++candidates;
+      }
+  }
+  if (candidates < need) return;
+  std::vector<std::int32_t> kept;
+  kept.reserve(static_cast<std::size_t>(used));
+  for (std::int64_t k = 0; k < used; ++k) {
+    bool is_zero = zero[static_cast<std::size_t>(k)] != 0;
+    for (std::int64_t n = 1; n < w.out_blocks && is_zero; ++n)
+      for (std::int64_t plane = 0; plane < 2 && is_zero; ++plane) {
+        const std::uint8_t* p = at(w.tiles.data(), chunks, n, k, plane);
+        for (std::int64_t o = 0; o < 16; ++o) is_zero = is_zero && p[4 * o] == 0;
+      }
+    if (!is_zero) kept.push_back(static_cast<std::int32_t>(k));
+  }
+  const auto count = static_cast<std::int64_t>(kept.size());
+  const std::int64_t new_chunks = std::max<std::int64_t>(1, (count + kTileBytes - 1) / kTileBytes);
+  if (new_chunks >= chunks) return;
+  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> tiles(
+      static_cast<std::size_t>(w.out_blocks * new_chunks * 2 * kTileSize), 0);
+  for (std::int64_t j = 0; j < count; ++j)
+    for (std::int64_t n = 0; n < w.out_blocks; ++n)
+      for (std::int64_t plane = 0; plane < 2; ++plane) {
+        const std::uint8_t* src =
+            at(w.tiles.data(), chunks, n, kept[static_cast<std::size_t>(j)], plane);
+        std::uint8_t* dst = at(tiles.data(), new_chunks, n, j, plane);
+        for (std::int64_t o = 0; o < 16; ++o) dst[4 * o] = src[4 * o];
+      }
+  w.tiles = std::move(tiles);
+  w.k_bytes = new_chunks * kTileBytes;
+  w.k_source = std::move(kept);
 }
 
 void shape_weights(const RawWeightLayout& layout, Weights& out, bool zero = true) {
@@ -141,6 +207,7 @@ void pack_weights_raw_portable(const std::uint8_t* raw, const RawWeightLayout& l
             hi[0] = static_cast<std::uint8_t>(v >> 8);
             hi[kTileSize] = static_cast<std::uint8_t>(v & 0xffu);
           }
+  drop_zero_k(out);
 }
 
 void pack_weights_raw(const std::uint8_t* raw, const RawWeightLayout& layout, Weights& out) {
@@ -148,6 +215,7 @@ void pack_weights_raw(const std::uint8_t* raw, const RawWeightLayout& layout, We
   if (supported()) {
     shape_weights(layout, out, /*zero=*/false);
     pack_weights_raw_avx512(raw, layout, out);
+    drop_zero_k(out);
     return;
   }
 #endif
@@ -160,10 +228,12 @@ void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in
 #ifdef TESSEL_SIM_AMX
   if (supported()) {
     pack_weights_avx512(w, out);
+    drop_zero_k(out);
     return;
   }
 #endif
   pack_weights_scalar(w, out);
+  drop_zero_k(out);
 }
 
 #ifdef TESSEL_SIM_AMX
@@ -346,20 +416,6 @@ TileConfig tile_config(std::int64_t rows) {
   return config;
 }
 
-/// A block's gathered inputs: two int8 planes of 16 rows x k_bytes, and the taps merged into
-/// runs (thread-local to reuse the allocations; the split runner's helper thread has its own).
-struct Staging {
-  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> bytes;
-  /// Taps whose inputs lie back to back in the image (a conv's kx taps over a dense row) as
-  /// one run: `count` int16 values at byte `offset` past the pixel, at k = `k`.
-  struct Run {
-    std::int64_t offset = 0;
-    std::int64_t k = 0;
-    std::int64_t count = 0;
-  };
-  std::vector<Run> runs;
-};
-
 /// Byte b of a 64-byte vector of 32 int16 gathers byte 2 b (the low bytes, b < 32) or byte
 /// 2 (b - 32) + 1 (the high bytes): one permutation splits 32 values into the two planes.
 constexpr std::array<std::uint8_t, 64> kSplitPlanes = [] {
@@ -370,33 +426,115 @@ constexpr std::array<std::uint8_t, 64> kSplitPlanes = [] {
   return index;
 }();
 
+/// A block's gathered inputs: two int8 planes of 16 rows x k_bytes, and how to gather a row
+/// (thread-local to reuse the allocations; the split runner's helper thread has its own).
+struct Staging {
+  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> bytes;
+  /// Taps whose inputs lie back to back in the image (a conv's kx taps over a dense row) as
+  /// one run: `count` int16 values at byte `offset` past the pixel, at k = `k`.
+  struct Run {
+    std::int64_t offset = 0;
+    std::int64_t k = 0;
+    std::int64_t count = 0;
+  };
+  std::vector<Run> runs;
+  /// With k rows dropped (Weights::k_source): up to 32 int16 values of a run at byte `offset`
+  /// past the pixel (`load_mask`: which), whose kept ones (`store_mask`: how many) go to
+  /// k' = `k`, k + 1, ... of both planes, split by the 64-byte permutation at `indexes` +
+  /// `index` (kept value j's low byte to byte j, its high byte to 32 + j). Empty otherwise.
+  struct Piece {
+    std::int64_t offset = 0;
+    std::int64_t k = 0;
+    std::uint32_t load_mask = 0;
+    std::uint32_t store_mask = 0;
+    std::int64_t index = 0;
+  };
+  std::vector<Piece> pieces;
+  std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> indexes;
+
+  /// The runs of `w` with taps at `tap_offsets`, and with w.k_source the pieces: each run cut
+  /// into 32 values, of which only the kept k are stored, packed together.
+  void plan(const std::int64_t* tap_offsets, const Weights& w) {
+    runs.clear();
+    const std::int64_t tap_k = 2 * w.in_pairs;
+    for (std::int64_t t = 0; t < w.tap_count; ++t) {
+      if (!runs.empty() && runs.back().offset + 2 * runs.back().count == tap_offsets[t]) {
+        runs.back().count += tap_k;
+      } else {
+        runs.push_back({tap_offsets[t], t * tap_k, tap_k});
+      }
+    }
+    pieces.clear();
+    indexes.clear();
+    if (w.k_source.empty()) return;
+    const auto mask = [](std::int64_t n) {
+      return n >= 32 ? ~0u : (1u << static_cast<unsigned>(n)) - 1u;
+    };
+    std::size_t next = 0;  // the next kept k (w.k_source is ascending, and so are the runs)
+    for (const Run& run : runs)
+      for (std::int64_t i = 0; i < run.count; i += 32) {
+        const std::int64_t n = std::min<std::int64_t>(32, run.count - i);
+        const std::int64_t first = run.k + i;
+        const auto begin = static_cast<std::int64_t>(next);
+        std::array<std::uint8_t, 64> index{};
+        std::int64_t j = 0;
+        for (; next < w.k_source.size() && w.k_source[next] < first + n; ++next, ++j) {
+          const auto byte = static_cast<std::uint8_t>(2 * (w.k_source[next] - first));
+          index[static_cast<std::size_t>(j)] = byte;
+          index[static_cast<std::size_t>(32 + j)] = static_cast<std::uint8_t>(byte + 1);
+        }
+        if (j == 0) continue;
+        const auto where = static_cast<std::int64_t>(indexes.size());
+        indexes.insert(indexes.end(), index.begin(), index.end());
+        pieces.push_back({run.offset + 2 * i, begin, mask(n), mask(j), where});
+      }
+  }
+};
+
 /// Gathers pixel rows [0, rows) of a block into the hi and lo planes (row stride k_bytes):
-/// tap t's 2 * in_pairs values at k = t * 2 * in_pairs, run by run, 32 values per byte
-/// permutation (kSplitPlanes); k beyond taps x channels stays 0.
+/// with nothing dropped, each run's 32 values per byte permutation (kSplitPlanes); else piece
+/// by piece (Staging::plan). k' beyond them stays 0.
 TESSEL_SIM_AMX_TARGET void gather(const std::uint8_t* image, const std::int64_t* pixel_offsets,
-                                  std::int64_t rows, const std::vector<Staging::Run>& runs,
-                                  std::int64_t k_bytes, std::uint8_t* hi, std::uint8_t* lo) {
+                                  std::int64_t rows, const Staging& staging, std::int64_t k_bytes,
+                                  std::uint8_t* hi, std::uint8_t* lo) {
   const __m512i split = _mm512_loadu_si512(kSplitPlanes.data());
+  if (staging.pieces.empty()) {
+    for (std::int64_t m = 0; m < rows; ++m) {
+      std::uint8_t* hi_row = hi + m * k_bytes;
+      std::uint8_t* lo_row = lo + m * k_bytes;
+      for (const Staging::Run& run : staging.runs) {
+        const std::uint8_t* src = image + pixel_offsets[m] + run.offset;
+        std::int64_t i = 0;
+        for (; i + 32 <= run.count; i += 32) {
+          const __m512i planes = _mm512_permutexvar_epi8(split, _mm512_loadu_si512(src + 2 * i));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_row + run.k + i),
+                              _mm512_castsi512_si256(planes));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_row + run.k + i),
+                              _mm512_extracti64x4_epi64(planes, 1));
+        }
+        if (i < run.count) {
+          const auto mask = static_cast<__mmask32>((1u << (run.count - i)) - 1u);
+          const __m512i planes =
+              _mm512_permutexvar_epi8(split, _mm512_maskz_loadu_epi16(mask, src + 2 * i));
+          _mm256_mask_storeu_epi8(lo_row + run.k + i, mask, _mm512_castsi512_si256(planes));
+          _mm256_mask_storeu_epi8(hi_row + run.k + i, mask, _mm512_extracti64x4_epi64(planes, 1));
+        }
+      }
+    }
+    return;
+  }
+  const std::uint8_t* indexes = staging.indexes.data();
   for (std::int64_t m = 0; m < rows; ++m) {
     std::uint8_t* hi_row = hi + m * k_bytes;
     std::uint8_t* lo_row = lo + m * k_bytes;
-    for (const Staging::Run& run : runs) {
-      const std::uint8_t* src = image + pixel_offsets[m] + run.offset;
-      std::int64_t i = 0;
-      for (; i + 32 <= run.count; i += 32) {
-        const __m512i planes = _mm512_permutexvar_epi8(split, _mm512_loadu_si512(src + 2 * i));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_row + run.k + i),
-                            _mm512_castsi512_si256(planes));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_row + run.k + i),
-                            _mm512_extracti64x4_epi64(planes, 1));
-      }
-      if (i < run.count) {
-        const auto mask = static_cast<__mmask32>((1u << (run.count - i)) - 1u);
-        const __m512i planes =
-            _mm512_permutexvar_epi8(split, _mm512_maskz_loadu_epi16(mask, src + 2 * i));
-        _mm256_mask_storeu_epi8(lo_row + run.k + i, mask, _mm512_castsi512_si256(planes));
-        _mm256_mask_storeu_epi8(hi_row + run.k + i, mask, _mm512_extracti64x4_epi64(planes, 1));
-      }
+    const std::uint8_t* pixel = image + pixel_offsets[m];
+    for (const Staging::Piece& piece : staging.pieces) {
+      const __m512i planes =
+          _mm512_permutexvar_epi8(_mm512_load_si512(indexes + piece.index),
+                                  _mm512_maskz_loadu_epi16(piece.load_mask, pixel + piece.offset));
+      _mm256_mask_storeu_epi8(lo_row + piece.k, piece.store_mask, _mm512_castsi512_si256(planes));
+      _mm256_mask_storeu_epi8(hi_row + piece.k, piece.store_mask,
+                              _mm512_extracti64x4_epi64(planes, 1));
     }
   }
 }
@@ -460,19 +598,11 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
   std::uint8_t* hi = staging.bytes.data();
   std::uint8_t* lo = hi + plane;
   // The padding k (beyond taps x channels; gather writes the rest) must read 0 in every row.
-  const std::int64_t used = w.tap_count * 2 * w.in_pairs;
+  const std::int64_t used = w.k_source.empty() ? w.tap_count * 2 * w.in_pairs
+                                               : static_cast<std::int64_t>(w.k_source.size());
   for (std::int64_t m = 0; m < 2 * kTileRows; ++m)
     std::memset(hi + m * w.k_bytes + used, 0, static_cast<std::size_t>(w.k_bytes - used));
-  const std::int64_t tap_k = 2 * w.in_pairs;
-  staging.runs.clear();
-  for (std::int64_t t = 0; t < w.tap_count; ++t) {
-    if (!staging.runs.empty() &&
-        staging.runs.back().offset + 2 * staging.runs.back().count == tap_offsets[t]) {
-      staging.runs.back().count += tap_k;
-    } else {
-      staging.runs.push_back({tap_offsets[t], t * tap_k, tap_k});
-    }
-  }
+  staging.plan(tap_offsets, w);
   std::int64_t configured_rows = 0;
   for (std::int64_t p0 = 0; p0 < pixel_count; p0 += kTileRows) {
     const std::int64_t rows = std::min<std::int64_t>(kTileRows, pixel_count - p0);
@@ -481,7 +611,7 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
       _tile_loadconfig(&config);
       configured_rows = rows;
     }
-    gather(image, pixel_offsets + p0, rows, staging.runs, w.k_bytes, hi, lo);
+    gather(image, pixel_offsets + p0, rows, staging, w.k_bytes, hi, lo);
     conv_block(hi, lo, rows, w, init, bias, acc, slot_offsets + p0);
   }
   if (configured_rows != 0) _tile_release();

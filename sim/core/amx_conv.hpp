@@ -59,6 +59,12 @@ struct CacheLineAllocator {
 /// unsigned byte); tile (n, c) holds k in [64 c, 64 c + 64) and o in [16 n, 16 n + 16) as
 /// 16 rows x 64 bytes, row r byte 4 o' + j = plane(k = 64 c + 4 r + j, o = 16 n + o'), the
 /// hi plane's tile then the lo plane's: `tiles` = [n][c][hi, lo][16][64].
+/// Rows of k whose weights are 0 for every output channel add nothing whatever the input
+/// (x * 0 = 0, also in int32 wrap-around): when dropping them saves 64-byte chunks (a conv
+/// whose input channels were padded with zero weights, as conv1's 3 of 16), the packers drop
+/// them and k' indexes the rest: `k_source`[k'] is the k it stands for (ascending), and
+/// `k_bytes` = their count rounded up to 64 (at least 64). `k_source` empty: nothing was
+/// dropped, k' = k.
 struct Weights {
   std::int64_t tap_count = 0;
   std::int64_t in_pairs = 0;
@@ -66,10 +72,12 @@ struct Weights {
   std::int64_t k_bytes = 0;
   std::int64_t out_blocks = 0;
   std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> tiles;  // 64-byte aligned
+  std::vector<std::int32_t> k_source;
 };
 
 /// Packs `w` (tap_count taps of 2 * in_pairs x out_channels weights in pair_index layout, as
-/// conv_dense reads them) into `out`. Plain C++: runs on any CPU.
+/// conv_dense reads them) into `out`, dropping all-zero k rows where that saves chunks. Plain
+/// C++ on any CPU (AVX-512 where supported()).
 void pack_weights(const std::int16_t* w, std::int64_t tap_count, std::int64_t in_pairs,
                   std::int64_t out_channels, Weights& out);
 

@@ -27,6 +27,9 @@ struct Case {
   kernels::AccInit init = kernels::AccInit::kZero;
   bool odd_channels = false;  // the last pair's second weight 0, as an odd in_channels packs
   bool dense_rows = false;    // taps back to back in rows of 3 (a 3 x 3 window), as convs read
+  /// k rows whose weights are 0 for every output: 0 none; 1 every tap's channels from 3 on
+  /// (conv1's 3 input channels padded to 16); 2 about half of them, at random.
+  int zero_rows = 0;
 };
 
 void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
@@ -63,11 +66,17 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   }
   std::vector<std::int16_t> w(static_cast<std::size_t>(c.taps * 2 * c.pairs * c.out));
   for (auto& x : w) x = draw();
-  if (c.odd_channels)
-    for (std::int64_t t = 0; t < c.taps; ++t)
-      for (std::int64_t o = 0; o < c.out; ++o)
-        w[static_cast<std::size_t>(t * 2 * c.pairs * c.out +
-                                   kernels::pair_index(2 * c.pairs - 1, o, c.out))] = 0;
+  std::int64_t kept = 0;  // k rows with a non-zero weight
+  for (std::int64_t t = 0; t < c.taps; ++t)
+    for (std::int64_t i = 0; i < 2 * c.pairs; ++i) {
+      const bool zero = (c.zero_rows == 1 && i >= 3) || (c.zero_rows == 2 && rng() % 2 == 0) ||
+                        (c.odd_channels && i == 2 * c.pairs - 1);
+      kept += zero ? 0 : 1;
+      if (zero)
+        for (std::int64_t o = 0; o < c.out; ++o)
+          w[static_cast<std::size_t>(t * 2 * c.pairs * c.out + kernels::pair_index(i, o, c.out))] =
+              0;
+    }
   std::vector<std::uint8_t> bias(static_cast<std::size_t>(4 * c.out));
   for (auto& byte : bias) byte = static_cast<std::uint8_t>(rng());
   std::vector<std::uint8_t> acc(static_cast<std::size_t>(c.pixels * (4 * c.out + 12) + 8));
@@ -81,11 +90,17 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   kernels::amx::conv_dense(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(), packed,
                            c.init, c.pixels > 0 ? bias.data() : nullptr, acc.data(),
                            slot_offsets.data());
+  // The zero rows are dropped exactly when that saves 64-byte chunks (the image keeps
+  // non-zero values there: reading a dropped row's input would show in the sums).
+  const std::int64_t full = (c.taps * 2 * c.pairs + 63) / 64 * 64;
+  const std::int64_t compact = std::max<std::int64_t>(64, (kept + 63) / 64 * 64);
+  EXPECT_EQ(packed.k_bytes, std::min(full, compact));
+  EXPECT_EQ(static_cast<std::int64_t>(packed.k_source.size()), compact < full ? kept : 0);
   ASSERT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
   ASSERT_EQ(acc, expected) << c.pixels << " pixels, " << c.taps << " taps, " << c.pairs
                            << " pairs, " << c.out << " out, init " << static_cast<int>(c.init)
                            << (c.odd_channels ? ", odd channels" : "")
-                           << (c.dense_rows ? ", dense rows" : "");
+                           << (c.dense_rows ? ", dense rows" : "") << ", zero rows " << c.zero_rows;
 }
 
 // Every blocking: 1-40 pixels (full 16-pixel tiles, every partial one), 1 and 9 taps (apart,
@@ -116,6 +131,65 @@ TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
     }
   }
   EXPECT_EQ(cases, 9 * 2 * 6 * 6);
+}
+
+// Weights whose k rows are 0 for every output (conv1's padding channels; a random half) are
+// dropped from the tiles and the gathered planes when that saves chunks: the same slots as the
+// portable loop, which reads every row, on 1-40 pixels, 1, 9 and 49 taps (apart or in runs of
+// 3 / 7, cut into 32 values across the kept rows), 8-40 channel pairs, 16-100 outputs.
+TEST(SimAmxConv, dropped_zero_weight_rows_equal_portable) {
+  TESSEL_SKIP_WITHOUT_AMX();
+  std::mt19937 rng(13);
+  int cases = 0, dropped = 0;
+  for (const std::int64_t pixels : {1, 16, 17, 40})
+    for (const std::int64_t taps : {1, 9, 49})
+      for (const std::int64_t pairs : {8, 17, 40})
+        for (const std::int64_t out : {16, 48, 100})
+          for (const int zero_rows : {1, 2}) {
+            Case c;
+            c.pixels = pixels;
+            c.taps = taps;
+            c.pairs = pairs;
+            c.out = out;
+            c.zero_rows = zero_rows;
+            c.init = static_cast<kernels::AccInit>(cases % 3);
+            c.odd_channels = cases % 4 == 1;
+            c.dense_rows = cases % 5 < 3;
+            ++cases;
+            expect_amx_equals_portable(c, rng);
+            if (HasFatalFailure()) return;
+            dropped += zero_rows == 1 ? 1 : 0;
+          }
+  EXPECT_EQ(cases, 4 * 3 * 3 * 3 * 2);
+  EXPECT_EQ(dropped, cases / 2);
+}
+
+// conv1 by hand: 7 x 7 taps of 16 channels (8 pairs) with weights only on channels 0-2: k =
+// 16 t + c, 784 rows in 13 chunks; the 147 kept rows (16 t + 0, 1, 2) fit in 3.
+TEST(SimAmxConv, conv1_keeps_three_channels_a_tap_in_three_chunks) {
+  const std::int64_t taps = 49, pairs = 8, out = 64;
+  std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out), 0);
+  for (std::int64_t t = 0; t < taps; ++t)
+    for (std::int64_t i = 0; i < 3; ++i)
+      w[static_cast<std::size_t>(t * 2 * pairs * out +
+                                 kernels::pair_index(i, (t + i) % out, out))] =
+          static_cast<std::int16_t>(t + 1);
+  kernels::amx::Weights packed;
+  kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
+  EXPECT_EQ(packed.k_bytes, 192);
+  ASSERT_EQ(packed.k_source.size(), std::size_t{147});
+  EXPECT_EQ(packed.k_source[0], 0);
+  EXPECT_EQ(packed.k_source[2], 2);
+  EXPECT_EQ(packed.k_source[3], 16);
+  EXPECT_EQ(packed.k_source[146], 16 * 48 + 2);
+  // k' = 3 (tap 1, channel 0, output 1, weight 2): tile (n 0, chunk 0), row 0, byte 4 + 3.
+  EXPECT_EQ(packed.tiles[4 * 1 + 3 + 1024], 2);  // the lo plane
+  EXPECT_EQ(packed.tiles[4 * 1 + 3], 0);         // the hi plane
+  // Dense weights keep every row.
+  std::fill(w.begin(), w.end(), std::int16_t{1});
+  kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
+  EXPECT_EQ(packed.k_bytes, 832);
+  EXPECT_TRUE(packed.k_source.empty());
 }
 
 // A pixel of 54 products of -32768 x -32768 (9 taps x 3 channel pairs): 54 * 2^30 = 2^31 mod
@@ -263,7 +337,8 @@ TEST(SimAmxConv, pack_weights_raw_sign_extends_int8_by_hand) {
 // bytes, equal the reference loop of docs/isa.md: padded (a copy with only its border zeroed)
 // and not, int8 (always copied) and int16 inputs, odd channel counts (rows 3: the pair-filling
 // channel holds stale bytes, against weights 0), pixels back to back in a row or not, 1 and 2
-// threads (whole 16-pixel blocks per thread). Fails if a row's left padding is not re-zeroed.
+// threads (whole 16-pixel blocks per thread), weights only on channels 0-2 (rows the AMX
+// packing drops). Fails if a row's left padding is not re-zeroed.
 TEST(SimAmxConv, datapath_convs_back_to_back_equal_the_reference_loop) {
   std::mt19937 rng(5);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -311,6 +386,18 @@ TEST(SimAmxConv, datapath_convs_back_to_back_equal_the_reference_loop) {
           auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
           for (std::size_t i = 0; i < fast_sp.size(); ++i)
             fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
+          if (trial % 4 == 3) {
+            // conv1's case: weights only on input channels 0-2 ([ocb][icb][ky][kx][r][c]), whose
+            // other rows the AMX packing drops (its inputs there stay random).
+            std::uint32_t at = conv.w_addr;
+            for (std::uint32_t ocb = 0; ocb < conv.oc_blocks; ++ocb)
+              for (std::uint32_t icb = 0; icb < conv.ic_blocks; ++icb)
+                for (std::uint32_t tap = 0; tap < conv.kh * conv.kw; ++tap)
+                  for (int r = 0; r < rows; ++r, at += 16 * e)
+                    if (icb * static_cast<std::uint32_t>(rows) + static_cast<std::uint32_t>(r) >= 3)
+                      for (std::uint32_t b = 0; b < 16 * e; ++b)
+                        fast_sp[at + b] = reference_sp[at + b] = 0;
+          }
           for (int repeat = 0; repeat < 2; ++repeat) {  // the second from the weight cache
             fast.execute(conv);
             reference.execute(conv);
