@@ -103,6 +103,21 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
                            << (c.dense_rows ? ", dense rows" : "") << ", zero rows " << c.zero_rows;
 }
 
+/// A case of the given sizes whose init, odd channel count and dense rows vary with its number
+/// `n`: dense rows in `dense_of_5` of every 5.
+Case varied_case(std::int64_t pixels, std::int64_t taps, std::int64_t pairs, std::int64_t out,
+                 int n, int dense_of_5) {
+  Case c;
+  c.pixels = pixels;
+  c.taps = taps;
+  c.pairs = pairs;
+  c.out = out;
+  c.init = static_cast<kernels::AccInit>(n % 3);
+  c.odd_channels = n % 4 == 1;
+  c.dense_rows = n % 5 < dense_of_5;
+  return c;
+}
+
 // Every blocking: 1-40 pixels (full 16-pixel tiles, every partial one), 1 and 9 taps (apart,
 // or back to back in rows of 3: merged into runs), channel pairs 1-40 (k per tap 2-80: partial
 // and several 64-byte tiles, taps straddling them), 16-272 output channels with tails, odd input
@@ -115,16 +130,7 @@ TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
     for (const std::int64_t taps : {1, 9}) {
       for (const std::int64_t pairs : {1, 3, 8, 17, 32, 40}) {
         for (const std::int64_t out : {16, 17, 48, 64, 100, 272}) {
-          Case c;
-          c.pixels = pixels;
-          c.taps = taps;
-          c.pairs = pairs;
-          c.out = out;
-          c.init = static_cast<kernels::AccInit>(cases % 3);
-          c.odd_channels = cases % 4 == 1;
-          c.dense_rows = cases % 5 < 2;
-          ++cases;
-          expect_amx_equals_portable(c, rng);
+          expect_amx_equals_portable(varied_case(pixels, taps, pairs, out, cases++, 2), rng);
           if (HasFatalFailure()) return;
         }
       }
@@ -146,16 +152,8 @@ TEST(SimAmxConv, dropped_zero_weight_rows_equal_portable) {
       for (const std::int64_t pairs : {8, 17, 40})
         for (const std::int64_t out : {16, 48, 100})
           for (const int zero_rows : {1, 2}) {
-            Case c;
-            c.pixels = pixels;
-            c.taps = taps;
-            c.pairs = pairs;
-            c.out = out;
+            Case c = varied_case(pixels, taps, pairs, out, cases++, 3);
             c.zero_rows = zero_rows;
-            c.init = static_cast<kernels::AccInit>(cases % 3);
-            c.odd_channels = cases % 4 == 1;
-            c.dense_rows = cases % 5 < 3;
-            ++cases;
             expect_amx_equals_portable(c, rng);
             if (HasFatalFailure()) return;
             dropped += zero_rows == 1 ? 1 : 0;
