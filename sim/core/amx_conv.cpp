@@ -159,8 +159,11 @@ void drop_zero_k(Weights& w) {
       }
     if (!is_zero) kept.push_back(static_cast<std::int32_t>(k));
   }
+  // All rows zero: nothing to keep, but an empty k_source means "nothing dropped"; the sums
+  // are 0 either way, so the weights stay as they are.
   const auto count = static_cast<std::int64_t>(kept.size());
-  const std::int64_t new_chunks = std::max<std::int64_t>(1, (count + kTileBytes - 1) / kTileBytes);
+  if (count == 0) return;
+  const std::int64_t new_chunks = (count + kTileBytes - 1) / kTileBytes;
   if (new_chunks >= chunks) return;
   std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> tiles(
       static_cast<std::size_t>(w.out_blocks * new_chunks * 2 * kTileSize), 0);

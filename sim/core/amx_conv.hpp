@@ -63,8 +63,8 @@ struct CacheLineAllocator {
 /// (x * 0 = 0, also in int32 wrap-around): when dropping them saves 64-byte chunks (a conv
 /// whose input channels were padded with zero weights, as conv1's 3 of 16), the packers drop
 /// them and k' indexes the rest: `k_source`[k'] is the k it stands for (ascending), and
-/// `k_bytes` = their count rounded up to 64 (at least 64). `k_source` empty: nothing was
-/// dropped, k' = k.
+/// `k_bytes` = their count rounded up to 64. `k_source` empty: nothing was dropped, k' = k
+/// (also when every weight is 0).
 struct Weights {
   std::int64_t tap_count = 0;
   std::int64_t in_pairs = 0;

@@ -93,7 +93,7 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   // The zero rows are dropped exactly when that saves 64-byte chunks (the image keeps
   // non-zero values there: reading a dropped row's input would show in the sums).
   const std::int64_t full = (c.taps * 2 * c.pairs + 63) / 64 * 64;
-  const std::int64_t compact = std::max<std::int64_t>(64, (kept + 63) / 64 * 64);
+  const std::int64_t compact = kept == 0 ? full : (kept + 63) / 64 * 64;
   EXPECT_EQ(packed.k_bytes, std::min(full, compact));
   EXPECT_EQ(static_cast<std::int64_t>(packed.k_source.size()), compact < full ? kept : 0);
   ASSERT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
@@ -183,6 +183,23 @@ TEST(SimAmxConv, conv1_keeps_three_channels_a_tap_in_three_chunks) {
   // k' = 3 (tap 1, channel 0, output 1, weight 2): tile (n 0, chunk 0), row 0, byte 4 + 3.
   EXPECT_EQ(packed.tiles[4 * 1 + 3 + 1024], 2);  // the lo plane
   EXPECT_EQ(packed.tiles[4 * 1 + 3], 0);         // the hi plane
+  // All-zero weights keep every row too (nothing to keep is not "nothing dropped"), and the
+  // conv adds 0 to each slot.
+  std::fill(w.begin(), w.end(), std::int16_t{0});
+  kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
+  EXPECT_EQ(packed.k_bytes, 832);
+  EXPECT_TRUE(packed.k_source.empty());
+  if (kernels::amx::supported()) {
+    std::vector<std::int16_t> image(static_cast<std::size_t>(taps * 2 * pairs), 7);
+    std::vector<std::int64_t> tap_offsets;
+    for (std::int64_t t = 0; t < taps; ++t) tap_offsets.push_back(t * 4 * pairs);
+    std::vector<std::int32_t> slots(static_cast<std::size_t>(out), 5);
+    const std::int64_t zero = 0;
+    kernels::amx::conv_dense(reinterpret_cast<const std::uint8_t*>(image.data()), &zero, 1,
+                             tap_offsets.data(), packed, kernels::AccInit::kSelf, nullptr,
+                             reinterpret_cast<std::uint8_t*>(slots.data()), &zero);
+    EXPECT_EQ(slots, std::vector<std::int32_t>(static_cast<std::size_t>(out), 5));
+  }
   // Dense weights keep every row.
   std::fill(w.begin(), w.end(), std::int16_t{1});
   kernels::amx::pack_weights(w.data(), taps, pairs, out, packed);
