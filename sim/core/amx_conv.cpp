@@ -103,6 +103,7 @@ void shape_weights(std::int64_t tap_count, std::int64_t in_pairs, std::int64_t o
   out.k_bytes = (tap_count * 2 * in_pairs + kTileBytes - 1) / kTileBytes * kTileBytes;
   out.out_blocks = (out_channels + 15) / 16;
   out.k_source.clear();
+  out.channels.clear();
   const std::int64_t chunks = out.k_bytes / kTileBytes;
   const auto size = static_cast<std::size_t>(out.out_blocks * chunks * 2 * kTileSize);
   if (zero) {
@@ -177,6 +178,15 @@ void drop_zero_k(Weights& w) {
       }
   w.tiles = std::move(tiles);
   w.k_bytes = new_chunks * kTileBytes;
+  // The same channels in every tap: the first tap's kept k, repeated at each tap's offset.
+  const std::int64_t tap_k = 2 * w.in_pairs;
+  const auto first_tap = static_cast<std::size_t>(
+      std::lower_bound(kept.begin(), kept.end(), static_cast<std::int32_t>(tap_k)) - kept.begin());
+  bool uniform = first_tap > 0 && kept.size() == first_tap * static_cast<std::size_t>(w.tap_count);
+  for (std::size_t j = first_tap; uniform && j < kept.size(); ++j)
+    uniform = kept[j] == kept[j % first_tap] + static_cast<std::int64_t>(j / first_tap) * tap_k;
+  if (uniform)
+    w.channels.assign(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(first_tap));
   w.k_source = std::move(kept);
 }
 
@@ -455,11 +465,12 @@ struct Staging {
   std::vector<Piece> pieces;
   std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> indexes;
 
-  /// The runs of `w` with taps at `tap_offsets`, and with w.k_source the pieces: each run cut
-  /// into 32 values, of which only the kept k are stored, packed together.
-  void plan(const std::int64_t* tap_offsets, const Weights& w) {
+  /// The runs of `w` with taps at `tap_offsets` (`tap_k` values a tap), and with w.k_source
+  /// the pieces (`pieces`): each run cut into 32 values, of which only the kept k are stored,
+  /// packed together.
+  void plan(const std::int64_t* tap_offsets, const Weights& w, std::int64_t tap_k,
+            bool with_pieces) {
     runs.clear();
-    const std::int64_t tap_k = 2 * w.in_pairs;
     for (std::int64_t t = 0; t < w.tap_count; ++t) {
       if (!runs.empty() && runs.back().offset + 2 * runs.back().count == tap_offsets[t]) {
         runs.back().count += tap_k;
@@ -469,7 +480,7 @@ struct Staging {
     }
     pieces.clear();
     indexes.clear();
-    if (w.k_source.empty()) return;
+    if (!with_pieces) return;
     const auto mask = [](std::int64_t n) {
       return n >= 32 ? ~0u : (1u << static_cast<unsigned>(n)) - 1u;
     };
@@ -589,12 +600,10 @@ TESSEL_SIM_AMX_TARGET void conv_block(const std::uint8_t* hi, const std::uint8_t
   }
 }
 
-TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
-                                            const std::int64_t* pixel_offsets,
-                                            std::int64_t pixel_count,
-                                            const std::int64_t* tap_offsets, const Weights& w,
-                                            AccInit init, const std::uint8_t* bias,
-                                            std::uint8_t* acc, const std::int64_t* slot_offsets) {
+TESSEL_SIM_AMX_TARGET void conv_dense_tiles(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, const Weights& w, AccInit init, const std::uint8_t* bias,
+    std::uint8_t* acc, const std::int64_t* slot_offsets, bool kept_channels_only) {
   thread_local Staging staging;
   const auto plane = static_cast<std::size_t>(kTileRows * w.k_bytes);
   if (staging.bytes.size() < 2 * plane) staging.bytes.resize(2 * plane);
@@ -605,7 +614,11 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
                                                : static_cast<std::int64_t>(w.k_source.size());
   for (std::int64_t m = 0; m < 2 * kTileRows; ++m)
     std::memset(hi + m * w.k_bytes + used, 0, static_cast<std::size_t>(w.k_bytes - used));
-  staging.plan(tap_offsets, w);
+  // Each tap of the image: the kept channels only (k' = t * their count + j: runs, as with
+  // nothing dropped), or 2 * in_pairs values of which the pieces keep w.k_source.
+  const std::int64_t tap_k =
+      kept_channels_only ? static_cast<std::int64_t>(w.channels.size()) : 2 * w.in_pairs;
+  staging.plan(tap_offsets, w, tap_k, !kept_channels_only && !w.k_source.empty());
   std::int64_t configured_rows = 0;
   for (std::int64_t p0 = 0; p0 < pixel_count; p0 += kTileRows) {
     const std::int64_t rows = std::min<std::int64_t>(kTileRows, pixel_count - p0);
@@ -627,15 +640,16 @@ TESSEL_SIM_AMX_TARGET void conv_dense_tiles(const std::uint8_t* image,
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, const Weights& w,
                 AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
-                const std::int64_t* slot_offsets) {
-  conv_dense_tiles(image, pixel_offsets, pixel_count, tap_offsets, w, init, bias, acc,
-                   slot_offsets);
+                const std::int64_t* slot_offsets, bool kept_channels_only) {
+  conv_dense_tiles(image, pixel_offsets, pixel_count, tap_offsets, w, init, bias, acc, slot_offsets,
+                   kept_channels_only);
 }
 
 #else
 
 void conv_dense(const std::uint8_t*, const std::int64_t*, std::int64_t, const std::int64_t*,
-                const Weights&, AccInit, const std::uint8_t*, std::uint8_t*, const std::int64_t*) {
+                const Weights&, AccInit, const std::uint8_t*, std::uint8_t*, const std::int64_t*,
+                bool) {
   std::abort();  // precondition supported() never holds here
 }
 

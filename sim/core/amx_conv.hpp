@@ -64,7 +64,11 @@ struct CacheLineAllocator {
 /// whose input channels were padded with zero weights, as conv1's 3 of 16), the packers drop
 /// them and k' indexes the rest: `k_source`[k'] is the k it stands for (ascending), and
 /// `k_bytes` = their count rounded up to 64. `k_source` empty: nothing was dropped, k' = k
-/// (also when every weight is 0).
+/// (also when every weight is 0). When the kept k are the same input channels of every tap
+/// (k = t * 2 * in_pairs + channels[j], k' = t * channels.size() + j), `channels` lists them
+/// (ascending), and conv_dense can read an image that holds only those (`kept_channels_only`).
+/// A caller that copies its input anyway then copies fewer bytes, and each tap's values lie
+/// back to back.
 struct Weights {
   std::int64_t tap_count = 0;
   std::int64_t in_pairs = 0;
@@ -73,6 +77,7 @@ struct Weights {
   std::int64_t out_blocks = 0;
   std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> tiles;  // 64-byte aligned
   std::vector<std::int32_t> k_source;
+  std::vector<std::int32_t> channels;
 };
 
 /// Packs `w` (tap_count taps of 2 * in_pairs x out_channels weights in pair_index layout, as
@@ -113,9 +118,11 @@ void pack_weights_raw_portable(const std::uint8_t* raw, const RawWeightLayout& l
 /// Loads its tile configuration on entry and releases the tiles on return: any thread may
 /// call it (each thread has its own tiles and configuration). Pixel blocks are 16 pixels from
 /// the first: two threads that split a conv at a multiple of 16 pixels run whole tiles only.
+/// `kept_channels_only` (precondition: w.channels not empty): each tap of `image` holds the
+/// w.channels.size() int16 values of w.channels, in that order, instead of 2 * in_pairs.
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, const Weights& w,
                 AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
-                const std::int64_t* slot_offsets);
+                const std::int64_t* slot_offsets, bool kept_channels_only = false);
 
 }  // namespace tessel::sim::kernels::amx

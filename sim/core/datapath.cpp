@@ -437,13 +437,18 @@ void Datapath::execute_conv(const isa::Conv& x) {
     const std::int16_t* packed = cached.packed.data();
     const kernels::amx::Weights* amx = use_amx ? &cached.amx : nullptr;
     const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
+    // Weights on only some input channels, the same in every tap (conv1's 3 of 16): the copy
+    // holds those channels alone (amx::Weights::channels).
+    const std::vector<std::int32_t>* kept =
+        amx && !amx->channels.empty() ? &amx->channels : nullptr;
     const std::uint8_t* image = in;
     std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;
     std::int64_t col_bytes = std::int64_t{x.in_stride_x} * 2;
-    if (ib != 2 || in_channels % 2 != 0 || padded) {
+    if (ib != 2 || in_channels % 2 != 0 || padded || kept) {
       const std::int64_t padded_h = in_h + x.pad_top + x.pad_bottom;
       const std::int64_t padded_w = in_w + x.pad_left + x.pad_right;
-      const std::int64_t pixel_stride = 2 * in_pairs;
+      const std::int64_t pixel_stride =
+          kept ? static_cast<std::int64_t>(kept->size()) : 2 * in_pairs;
       const std::int64_t padded_row = padded_w * pixel_stride;  // int16 elements
       // Only the padding is zeroed (the buffer keeps the last conv's bytes): the padding rows
       // and each row's left and right padding. With an odd channel count each pixel's
@@ -455,7 +460,7 @@ void Datapath::execute_conv(const isa::Conv& x) {
       std::fill_n(padded_image, x.pad_top * padded_row, std::int16_t{0});
       std::fill_n(padded_image + (x.pad_top + in_h) * padded_row, x.pad_bottom * padded_row,
                   std::int16_t{0});
-      const bool dense_rows = pixel_stride == in_channels && x.in_stride_x == in_channels;
+      const bool dense_rows = !kept && pixel_stride == in_channels && x.in_stride_x == in_channels;
       for_split(in_h, in_h * in_w * in_channels, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t iy = begin; iy < end; ++iy) {
           std::int16_t* row = padded_image + (iy + x.pad_top) * padded_row;
@@ -466,6 +471,15 @@ void Datapath::execute_conv(const isa::Conv& x) {
           std::int16_t* dst = row + x.pad_left * pixel_stride;
           if (dense_rows) {
             widen(src, ib, in_w * in_channels, dst);
+            continue;
+          }
+          if (kept) {
+            for (std::int64_t ix = 0; ix < in_w; ++ix) {
+              const std::uint8_t* pixel = src + to_u64(ix * x.in_stride_x) * ib;
+              for (std::int64_t j = 0; j < pixel_stride; ++j)
+                dst[ix * pixel_stride + j] = static_cast<std::int16_t>(
+                    read_element(pixel + to_u64((*kept)[static_cast<std::size_t>(j)]) * ib, ib));
+            }
             continue;
           }
           for (std::int64_t ix = 0; ix < in_w; ++ix) {
@@ -496,7 +510,7 @@ void Datapath::execute_conv(const isa::Conv& x) {
       if (amx) {
         kernels::amx::conv_dense(image, pixel_offsets_.data() + begin, end - begin,
                                  tap_offsets_.data(), *amx, init, bias, acc,
-                                 slot_offsets_.data() + begin);
+                                 slot_offsets_.data() + begin, kept != nullptr);
         return;
       }
       kernels::conv_dense(image, pixel_offsets_.data() + begin, end - begin, tap_offsets_.data(),

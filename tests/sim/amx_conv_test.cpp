@@ -28,11 +28,18 @@ struct Case {
   bool odd_channels = false;  // the last pair's second weight 0, as an odd in_channels packs
   bool dense_rows = false;    // taps back to back in rows of 3 (a 3 x 3 window), as convs read
   /// k rows whose weights are 0 for every output: 0 none; 1 every tap's channels from 3 on
-  /// (conv1's 3 input channels padded to 16); 2 about half of them, at random.
+  /// (conv1's 3 input channels padded to 16); 2 about half of them, at random; 3 about half
+  /// of the channels, at random, the same in every tap.
   int zero_rows = 0;
 };
 
-void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
+/// What the packing did with a case's zero rows.
+struct Dropped {
+  bool rows = false;      // k rows left out (Weights::k_source)
+  bool channels = false;  // the same channels of every tap (Weights::channels)
+};
+
+Dropped expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
                                            std::numeric_limits<std::int16_t>::max());
   const auto draw = [&] {
@@ -67,10 +74,15 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   std::vector<std::int16_t> w(static_cast<std::size_t>(c.taps * 2 * c.pairs * c.out));
   for (auto& x : w) x = draw();
   std::int64_t kept = 0;  // k rows with a non-zero weight
+  std::vector<bool> zero_channel(static_cast<std::size_t>(2 * c.pairs));
+  for (std::int64_t i = 0; i < 2 * c.pairs; ++i)
+    zero_channel[static_cast<std::size_t>(i)] = (c.zero_rows == 1 && i >= 3) ||
+                                                (c.zero_rows == 3 && rng() % 2 == 0) ||
+                                                (c.odd_channels && i == 2 * c.pairs - 1);
   for (std::int64_t t = 0; t < c.taps; ++t)
     for (std::int64_t i = 0; i < 2 * c.pairs; ++i) {
-      const bool zero = (c.zero_rows == 1 && i >= 3) || (c.zero_rows == 2 && rng() % 2 == 0) ||
-                        (c.odd_channels && i == 2 * c.pairs - 1);
+      const bool zero =
+          zero_channel[static_cast<std::size_t>(i)] || (c.zero_rows == 2 && rng() % 2 == 0);
       kept += zero ? 0 : 1;
       if (zero)
         for (std::int64_t o = 0; o < c.out; ++o)
@@ -96,11 +108,40 @@ void expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   const std::int64_t compact = kept == 0 ? full : (kept + 63) / 64 * 64;
   EXPECT_EQ(packed.k_bytes, std::min(full, compact));
   EXPECT_EQ(static_cast<std::int64_t>(packed.k_source.size()), compact < full ? kept : 0);
-  ASSERT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
-  ASSERT_EQ(acc, expected) << c.pixels << " pixels, " << c.taps << " taps, " << c.pairs
+  // The same kept channels in every tap (always with one tap) are listed, and an image of
+  // just those channels (each tap's values back to back) gives the same sums.
+  const bool uniform = c.zero_rows != 2 || c.taps == 1;
+  EXPECT_EQ(!packed.channels.empty(), compact < full && uniform);
+  if (!packed.channels.empty()) {
+    const auto kept_count = static_cast<std::int64_t>(packed.channels.size());
+    std::vector<std::int64_t> narrow_pixels, narrow_taps;
+    for (std::int64_t t = 0; t < c.taps; ++t) narrow_taps.push_back(t * 2 * kept_count);
+    std::vector<std::uint8_t> narrow;
+    for (std::int64_t p = 0; p < c.pixels; ++p) {
+      narrow_pixels.push_back(static_cast<std::int64_t>(narrow.size()));
+      for (std::int64_t t = 0; t < c.taps; ++t)
+        for (const std::int32_t channel : packed.channels) {
+          const std::uint8_t* v = image.data() + pixel_offsets[static_cast<std::size_t>(p)] +
+                                  tap_offsets[static_cast<std::size_t>(t)] + 2 * channel;
+          narrow.insert(narrow.end(), v, v + 2);
+        }
+    }
+    std::vector<std::uint8_t> narrow_acc = expected;  // the slots as before the conv
+    kernels::conv_dense_portable(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(),
+                                 c.taps, c.pairs, w.data(), c.out, kernels::AccInit::kZero, nullptr,
+                                 narrow_acc.data(), slot_offsets.data());
+    std::vector<std::uint8_t> narrow_expected = narrow_acc;
+    kernels::amx::conv_dense(narrow.data(), narrow_pixels.data(), c.pixels, narrow_taps.data(),
+                             packed, kernels::AccInit::kZero, nullptr, narrow_acc.data(),
+                             slot_offsets.data(), /*kept_channels_only=*/true);
+    EXPECT_EQ(narrow_acc, narrow_expected) << "kept channels only";
+  }
+  EXPECT_NE(acc, std::vector<std::uint8_t>(acc.size(), 0));
+  EXPECT_EQ(acc, expected) << c.pixels << " pixels, " << c.taps << " taps, " << c.pairs
                            << " pairs, " << c.out << " out, init " << static_cast<int>(c.init)
                            << (c.odd_channels ? ", odd channels" : "")
                            << (c.dense_rows ? ", dense rows" : "") << ", zero rows " << c.zero_rows;
+  return {!packed.k_source.empty(), !packed.channels.empty()};
 }
 
 /// A case of the given sizes whose init, odd channel count and dense rows vary with its number
@@ -131,7 +172,7 @@ TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
       for (const std::int64_t pairs : {1, 3, 8, 17, 32, 40}) {
         for (const std::int64_t out : {16, 17, 48, 64, 100, 272}) {
           expect_amx_equals_portable(varied_case(pixels, taps, pairs, out, cases++, 2), rng);
-          if (HasFatalFailure()) return;
+          if (HasFailure()) return;
         }
       }
     }
@@ -139,27 +180,32 @@ TEST(SimAmxConv, equals_portable_conv_dense_on_every_blocking) {
   EXPECT_EQ(cases, 9 * 2 * 6 * 6);
 }
 
-// Weights whose k rows are 0 for every output (conv1's padding channels; a random half) are
-// dropped from the tiles and the gathered planes when that saves chunks: the same slots as the
-// portable loop, which reads every row, on 1-40 pixels, 1, 9 and 49 taps (apart or in runs of
-// 3 / 7, cut into 32 values across the kept rows), 8-40 channel pairs, 16-100 outputs.
+// Weights whose k rows are 0 for every output (conv1's padding channels; a random half; a
+// random half of the channels) are dropped from the tiles and the gathered planes when that
+// saves chunks: the same slots as the portable loop, which reads every row, on 1-40 pixels,
+// 1, 9 and 49 taps (apart or in runs of 3, cut into 32 values across the kept rows), 8-40
+// channel pairs, 16-100 outputs; and from an image of the kept channels alone where they are
+// the same in every tap.
 TEST(SimAmxConv, dropped_zero_weight_rows_equal_portable) {
   TESSEL_SKIP_WITHOUT_AMX();
   std::mt19937 rng(13);
-  int cases = 0, dropped = 0;
+  int cases = 0, dropped_rows = 0, dropped_channels = 0;
   for (const std::int64_t pixels : {1, 16, 17, 40})
     for (const std::int64_t taps : {1, 9, 49})
       for (const std::int64_t pairs : {8, 17, 40})
         for (const std::int64_t out : {16, 48, 100})
-          for (const int zero_rows : {1, 2}) {
+          for (const int zero_rows : {1, 2, 3}) {
             Case c = varied_case(pixels, taps, pairs, out, cases++, 3);
             c.zero_rows = zero_rows;
-            expect_amx_equals_portable(c, rng);
-            if (HasFatalFailure()) return;
-            dropped += zero_rows == 1 ? 1 : 0;
+            const Dropped dropped = expect_amx_equals_portable(c, rng);
+            if (HasFailure()) return;
+            dropped_rows += dropped.rows ? 1 : 0;
+            dropped_channels += dropped.channels ? 1 : 0;
           }
-  EXPECT_EQ(cases, 4 * 3 * 3 * 3 * 2);
-  EXPECT_EQ(dropped, cases / 2);
+  EXPECT_EQ(cases, 4 * 3 * 3 * 3 * 3);
+  // Both paths taken often (each case checks that it is taken exactly when it pays).
+  EXPECT_GT(dropped_rows, cases / 2);
+  EXPECT_GT(dropped_channels, cases / 3);
 }
 
 // conv1 by hand: 7 x 7 taps of 16 channels (8 pairs) with weights only on channels 0-2: k =
@@ -180,6 +226,7 @@ TEST(SimAmxConv, conv1_keeps_three_channels_a_tap_in_three_chunks) {
   EXPECT_EQ(packed.k_source[2], 2);
   EXPECT_EQ(packed.k_source[3], 16);
   EXPECT_EQ(packed.k_source[146], 16 * 48 + 2);
+  EXPECT_EQ(packed.channels, (std::vector<std::int32_t>{0, 1, 2}));
   // k' = 3 (tap 1, channel 0, output 1, weight 2): tile (n 0, chunk 0), row 0, byte 4 + 3.
   EXPECT_EQ(packed.tiles[4 * 1 + 3 + 1024], 2);  // the lo plane
   EXPECT_EQ(packed.tiles[4 * 1 + 3], 0);         // the hi plane
@@ -352,8 +399,9 @@ TEST(SimAmxConv, pack_weights_raw_sign_extends_int8_by_hand) {
 // bytes, equal the reference loop of docs/isa.md: padded (a copy with only its border zeroed)
 // and not, int8 (always copied) and int16 inputs, odd channel counts (rows 3: the pair-filling
 // channel holds stale bytes, against weights 0), pixels back to back in a row or not, 1 and 2
-// threads (whole 16-pixel blocks per thread), weights only on channels 0-2 (rows the AMX
-// packing drops). Fails if a row's left padding is not re-zeroed.
+// threads (whole 16-pixel blocks per thread), weights only on every fifth channel (rows the
+// AMX packing drops; the copy holds only those channels). Fails if a row's left padding is not
+// re-zeroed.
 TEST(SimAmxConv, datapath_convs_back_to_back_equal_the_reference_loop) {
   std::mt19937 rng(5);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -402,14 +450,17 @@ TEST(SimAmxConv, datapath_convs_back_to_back_equal_the_reference_loop) {
           for (std::size_t i = 0; i < fast_sp.size(); ++i)
             fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
           if (trial % 4 == 3) {
-            // conv1's case: weights only on input channels 0-2 ([ocb][icb][ky][kx][r][c]), whose
-            // other rows the AMX packing drops (its inputs there stay random).
+            // Weights only on input channels 1, 6, 11, ... ([ocb][icb][ky][kx][r][c]), as conv1's
+            // on 3 of 16: the AMX packing drops the other rows and the conv copies only those
+            // channels (its inputs elsewhere stay random).
             std::uint32_t at = conv.w_addr;
             for (std::uint32_t ocb = 0; ocb < conv.oc_blocks; ++ocb)
               for (std::uint32_t icb = 0; icb < conv.ic_blocks; ++icb)
                 for (std::uint32_t tap = 0; tap < conv.kh * conv.kw; ++tap)
                   for (int r = 0; r < rows; ++r, at += 16 * e)
-                    if (icb * static_cast<std::uint32_t>(rows) + static_cast<std::uint32_t>(r) >= 3)
+                    if ((icb * static_cast<std::uint32_t>(rows) + static_cast<std::uint32_t>(r)) %
+                            5 !=
+                        1)
                       for (std::uint32_t b = 0; b < 16 * e; ++b)
                         fast_sp[at + b] = reference_sp[at + b] = 0;
           }
