@@ -330,6 +330,9 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
       kernels::amx::pack_weights_raw(weights, layout, entry.amx);
     } else if (!amx && entry.packed.empty()) {
       pack_dense_weights(x, in_channels, out_channels, weights, entry.packed);
+      entry.pair_channels =
+          kernels::drop_zero_pairs(entry.packed, std::int64_t{x.kh} * x.kw,
+                                   kernels::channel_pairs(in_channels), out_channels);
     }
     return entry;
   };
@@ -438,9 +441,13 @@ void Datapath::execute_conv(const isa::Conv& x) {
     const kernels::amx::Weights* amx = use_amx ? &cached.amx : nullptr;
     const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
     // Weights on only some input channels, the same in every tap (conv1's 3 of 16): the copy
-    // holds those channels alone (amx::Weights::channels).
+    // holds those channels alone (amx::Weights::channels; without AMX the channels of the
+    // pairs kernels::drop_zero_pairs keeps, two a pair, which conv_dense then runs over).
     const std::vector<std::int32_t>* kept =
-        amx && !amx->channels.empty() ? &amx->channels : nullptr;
+        amx ? (amx->channels.empty() ? nullptr : &amx->channels)
+            : (cached.pair_channels.empty() ? nullptr : &cached.pair_channels);
+    const std::int64_t pairs =
+        !amx && kept ? static_cast<std::int64_t>(kept->size()) / 2 : in_pairs;
     const std::uint8_t* image = in;
     std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;
     std::int64_t col_bytes = std::int64_t{x.in_stride_x} * 2;
@@ -461,6 +468,18 @@ void Datapath::execute_conv(const isa::Conv& x) {
       std::fill_n(padded_image + (x.pad_top + in_h) * padded_row, x.pad_bottom * padded_row,
                   std::int16_t{0});
       const bool dense_rows = !kept && pixel_stride == in_channels && x.in_stride_x == in_channels;
+      // The kept channels as runs of consecutive ones; those from `kept_present` on are an odd
+      // count's missing pair-filling channel (drop_zero_pairs), copied as 0.
+      kept_runs_.clear();
+      std::int64_t kept_present = 0;
+      for (; kept && kept_present < pixel_stride; ++kept_present) {
+        const std::int64_t c = (*kept)[static_cast<std::size_t>(kept_present)];
+        if (c >= in_channels) break;
+        if (!kept_runs_.empty() && kept_runs_.back().channel + kept_runs_.back().count == c)
+          ++kept_runs_.back().count;
+        else
+          kept_runs_.push_back({c, kept_present, 1});
+      }
       for_split(in_h, in_h * in_w * in_channels, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t iy = begin; iy < end; ++iy) {
           std::int16_t* row = padded_image + (iy + x.pad_top) * padded_row;
@@ -476,9 +495,10 @@ void Datapath::execute_conv(const isa::Conv& x) {
           if (kept) {
             for (std::int64_t ix = 0; ix < in_w; ++ix) {
               const std::uint8_t* pixel = src + to_u64(ix * x.in_stride_x) * ib;
-              for (std::int64_t j = 0; j < pixel_stride; ++j)
-                dst[ix * pixel_stride + j] = static_cast<std::int16_t>(
-                    read_element(pixel + to_u64((*kept)[static_cast<std::size_t>(j)]) * ib, ib));
+              std::int16_t* out = dst + ix * pixel_stride;
+              for (const KeptRun& run : kept_runs_)
+                widen(pixel + to_u64(run.channel) * ib, ib, run.count, out + run.at);
+              for (std::int64_t j = kept_present; j < pixel_stride; ++j) out[j] = 0;
             }
             continue;
           }
@@ -514,12 +534,12 @@ void Datapath::execute_conv(const isa::Conv& x) {
         return;
       }
       kernels::conv_dense(image, pixel_offsets_.data() + begin, end - begin, tap_offsets_.data(),
-                          static_cast<std::int64_t>(tap_offsets_.size()), in_pairs, packed,
+                          static_cast<std::int64_t>(tap_offsets_.size()), pairs, packed,
                           out_channels, init, bias, acc, slot_offsets_.data() + begin);
     };
     // Two threads for a conv of at least ~0.5 M multiply-accumulates (a few microseconds on
     // one core; less does not pay for the hand-over), split in half.
-    const std::int64_t pair_macs = pixels * taps * in_pairs * out_channels;
+    const std::int64_t pair_macs = pixels * taps * pairs * out_channels;
     const bool two = split_ && pair_macs >= (std::int64_t{1} << 18);
     const std::int64_t blocks = (pixels + 15) / 16;
     if (amx && two && blocks >= 2) {

@@ -104,6 +104,14 @@ class Datapath {
   std::vector<std::int32_t> pixel_;
   std::vector<std::int16_t> image_;  // a dense conv's input, int16, zero-padded (when needed)
   std::vector<std::int64_t> pixel_offsets_, tap_offsets_, slot_offsets_;  // kernels::conv_dense
+  /// `count` consecutive input channels from `channel`, copied to a pixel's values from `at`
+  /// (a dense conv's copy that holds only the channels its weights use).
+  struct KeptRun {
+    std::int64_t channel = 0;
+    std::int64_t at = 0;
+    std::int64_t count = 0;
+  };
+  std::vector<KeptRun> kept_runs_;
   /// Dense conv weights as kernels::conv_dense reads them, with where and how many raw bytes
   /// and the geometry (taps, in, out, rows, weight bytes) they were packed from. The tiles of a
   /// layer, and the layers of a fused group whose weights stay on chip, reuse them instead of
@@ -116,7 +124,10 @@ class Datapath {
     std::uint64_t generation = 0;      // write_generation_ when last found valid
     std::vector<std::uint8_t> raw;     // the bytes packed (compared only after a write)
     std::vector<std::int16_t> packed;  // pair_index layout; empty: not (yet) packed
-    kernels::amx::Weights amx;         // AMX tiles; none: not (yet) packed
+    /// With `packed`: the input channels of the pairs it keeps (kernels::drop_zero_pairs;
+    /// empty: every pair).
+    std::vector<std::int32_t> pair_channels;
+    kernels::amx::Weights amx;  // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
   };
   /// Least recently used goes first. ResNet-50 npc19 optimal (21 weight addresses, ~31 address

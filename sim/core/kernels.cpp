@@ -259,6 +259,36 @@ void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                      out_channels, init, bias, acc, slot_offsets);
 }
 
+std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
+                                          std::int64_t in_pairs, std::int64_t out_channels) {
+  const std::int64_t pair_weights = 2 * out_channels;  // one pair's weights in one tap
+  std::vector<std::int64_t> kept;
+  for (std::int64_t k = 0; k < in_pairs; ++k) {
+    bool zero = true;
+    for (std::int64_t t = 0; t < tap_count && zero; ++t) {
+      const std::int16_t* pair = w.data() + (t * in_pairs + k) * pair_weights;
+      zero = std::all_of(pair, pair + pair_weights, [](std::int16_t v) { return v == 0; });
+    }
+    if (!zero) kept.push_back(k);
+  }
+  const auto count = static_cast<std::int64_t>(kept.size());
+  if (count == 0 || 4 * count > 3 * in_pairs) return {};
+  // In place, front to back: kept pair j of tap t moves to (t * count + j), never past where
+  // it came from (t * in_pairs + kept[j]).
+  for (std::int64_t t = 0; t < tap_count; ++t)
+    for (std::int64_t j = 0; j < count; ++j)
+      std::memmove(w.data() + (t * count + j) * pair_weights,
+                   w.data() + (t * in_pairs + kept[static_cast<std::size_t>(j)]) * pair_weights,
+                   static_cast<std::size_t>(pair_weights) * sizeof(std::int16_t));
+  w.resize(static_cast<std::size_t>(tap_count * count * pair_weights));
+  std::vector<std::int32_t> channels;
+  for (const std::int64_t k : kept) {
+    channels.push_back(static_cast<std::int32_t>(2 * k));
+    channels.push_back(static_cast<std::int32_t>(2 * k + 1));
+  }
+  return channels;
+}
+
 void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
                          std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "support/int_ops.hpp"
 
@@ -49,6 +50,19 @@ void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
                 AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
                 const std::int64_t* slot_offsets);
+
+/// Drops the input channel pairs whose weights are 0 in every tap and output channel from `w`
+/// (conv_dense's weights: tap_count taps of in_pairs pairs x out_channels in pair_index
+/// layout). Such a pair adds nothing whatever the input (x * 0 = 0, in int32 wrap-around too),
+/// as the 13 zero channels conv1's 3 are padded with. When at least a quarter of the pairs and
+/// not all of them are dropped, `w` becomes the kept pairs' weights (tap_count taps of
+/// kept x out_channels pairs, the same layout) and the result lists their input channels, two
+/// per kept pair (2k, 2k + 1, ascending; 2k + 1 may be the missing channel of an odd count):
+/// conv_dense with in_pairs = size / 2 on an image whose taps hold those channels (in that
+/// order, the missing one as 0) gives the same sums. Else `w` is unchanged and the result
+/// empty: fewer dropped pairs do not pay for narrowing the image.
+std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
+                                          std::int64_t in_pairs, std::int64_t out_channels);
 
 /// conv_dense without the VNNI path (what CPUs without AVX-512 VNNI run; tests compare the two).
 void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,

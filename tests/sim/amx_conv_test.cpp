@@ -450,17 +450,18 @@ TEST(SimAmxConv, datapath_convs_back_to_back_equal_the_reference_loop) {
           for (std::size_t i = 0; i < fast_sp.size(); ++i)
             fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
           if (trial % 4 == 3) {
-            // Weights only on input channels 1, 6, 11, ... ([ocb][icb][ky][kx][r][c]), as conv1's
-            // on 3 of 16: the AMX packing drops the other rows and the conv copies only those
-            // channels (its inputs elsewhere stay random).
+            // Weights only on input channels 1, 6, 11, ... and the last ([ocb][icb][ky][kx][r][c]),
+            // as conv1's on 3 of 16: the AMX packing drops the other rows, the VNNI one the pairs
+            // without a weight (with rows 3 x 3 blocks the kept pair (8, 9) lacks channel 9), and
+            // the conv copies only those channels (its inputs elsewhere stay random).
             std::uint32_t at = conv.w_addr;
             for (std::uint32_t ocb = 0; ocb < conv.oc_blocks; ++ocb)
               for (std::uint32_t icb = 0; icb < conv.ic_blocks; ++icb)
                 for (std::uint32_t tap = 0; tap < conv.kh * conv.kw; ++tap)
                   for (int r = 0; r < rows; ++r, at += 16 * e)
-                    if ((icb * static_cast<std::uint32_t>(rows) + static_cast<std::uint32_t>(r)) %
-                            5 !=
-                        1)
+                    if (const std::uint32_t c =
+                            icb * static_cast<std::uint32_t>(rows) + static_cast<std::uint32_t>(r);
+                        c % 5 != 1 && c != channels - 1)
                       for (std::uint32_t b = 0; b < 16 * e; ++b)
                         fast_sp[at + b] = reference_sp[at + b] = 0;
           }
