@@ -2,6 +2,7 @@
 #include "sim/core/predecoder.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <variant>
 
 #include "sim/simulator.hpp"
@@ -30,9 +31,31 @@ std::size_t Predecoder::engine_of(const isa::Word& word) const {
   return bits < kEngineCount ? static_cast<std::size_t>(bits) : 0;
 }
 
-void Predecoder::decode(const isa::Word& word, DecodedInstruction& out) const {
+void Predecoder::decode(const isa::Word& word, DecodedInstruction& out) {
+  if (cache_.empty()) cache_.resize(kCacheEntries);
+  // FNV-1a over the word's 8-byte lanes.
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < word.size(); i += 8) {
+    std::uint64_t lane = 0;
+    std::memcpy(&lane, word.data() + i, std::min<std::size_t>(8, word.size() - i));
+    hash = (hash ^ lane) * 0x100000001b3ull;
+  }
+  CacheEntry& entry = cache_[(hash ^ (hash >> 32)) & (kCacheEntries - 1)];
+  if (entry.valid && entry.word == word) {
+    out = entry.decoded;
+    ++cache_hits_;
+    return;
+  }
+  decode_uncached(word, out);
+  entry.valid = true;
+  entry.word = word;
+  entry.decoded = out;
+}
+
+void Predecoder::decode_uncached(const isa::Word& word, DecodedInstruction& out) const {
   auto decoded = isa::decode(word);
   if (!decoded.ok()) {
+    out = DecodedInstruction{};  // nothing of an earlier record is left (the cache copies it)
     out.status = DecodedInstruction::Status::kUndecodable;
     return;
   }

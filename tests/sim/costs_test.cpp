@@ -171,7 +171,7 @@ TEST(SimCosts, sram_traffic_into_a_fixed_array_counts_all_and_writes_what_fits) 
 TEST(SimPredecoder, a_word_names_its_engine_by_opcode_or_by_a_nops_engine_field) {
   const HwConfig config = micro_like(4, 4, 4);
   const isa::TargetInfo target;
-  const Predecoder predecoder(config, target);
+  Predecoder predecoder(config, target);
   auto word = [](const isa::Instruction& x) { return isa::encode(x).value(); };
   isa::Nop nop;
   nop.engine = isa::Engine::kStore;
@@ -188,6 +188,76 @@ TEST(SimPredecoder, a_word_names_its_engine_by_opcode_or_by_a_nops_engine_field)
   predecoder.decode(isa::Word{}, decoded);
   EXPECT_EQ(decoded.status, DecodedInstruction::Status::kUndecodable);
   EXPECT_EQ(predecoder.fault_message(isa::Word{}, decoded), "unknown opcode 0x00");
+}
+
+// The decode cache against decoding every word: 3,000 distinct loads (more than the cache's
+// 1,024 slots, so slots are overwritten and words collide) in and out of order, each several
+// times, with words that do not decode (opcode 0) or that validate rejects (a scratchpad past
+// the one there is; an SRAM box past its end) among them. Every record equals the uncached one
+// field by field, whether it came from the cache or not, and most come from the cache.
+TEST(SimPredecoder, cached_records_equal_decoding_every_word) {
+  HwConfig config = micro_like(4, 4, 4);
+  config.scratchpads = {{"unified", 4096, 1, 4, {DataKind::kActivations}}};
+  isa::TargetInfo target;
+  target.scratchpads.push_back({"unified", 4096, {isa::SramKind::kActivations}});
+  target.matrix_rows = target.matrix_cols = 4;
+  std::vector<isa::Word> words;
+  for (std::uint32_t i = 0; i < 3000; ++i) {
+    isa::Load load;
+    load.sp = i % 500 == 7 ? 1 : 0;  // scratchpad 1 does not exist: illegal
+    load.sram_addr = i % 64 * 16;
+    load.dram_addr = std::uint64_t{i} * 64;
+    load.y_size = 1 + i % 3;
+    load.x_size = 1 + i % 5;
+    load.c_size = i % 700 == 9 ? 4000 : 1 + i % 16;  // 4000 bytes past sram_addr: out of bounds
+    load.sram_stride_x = load.c_size;
+    load.sram_stride_y = load.x_size * load.c_size;
+    load.dram_stride_x = load.c_size;
+    load.dram_stride_y = load.x_size * load.c_size + 3;
+    load.push_next = i % 2 == 1;
+    words.push_back(isa::encode(isa::Instruction{load}).value());
+  }
+  words.push_back(isa::Word{});  // opcode 0
+  std::mt19937 rng(3);
+  std::vector<std::size_t> order;
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t i = 0; i < words.size(); ++i) order.push_back(i);  // in order
+  for (int n = 0; n < 6000; ++n) order.push_back(rng() % 40);           // a small set, shuffled
+  Predecoder cached(config, target);
+  const Predecoder fresh(config, target);
+  int statuses[4] = {};
+  for (const std::size_t i : order) {
+    DecodedInstruction got, want;
+    got.macs = 99;  // stale fields must not survive
+    cached.decode(words[i], got);
+    fresh.decode_uncached(words[i], want);
+    ++statuses[static_cast<int>(want.status)];
+    ASSERT_EQ(got.status, want.status) << i;
+    if (want.status == DecodedInstruction::Status::kUndecodable) continue;
+    ASSERT_EQ(got.instruction, want.instruction) << i;
+    EXPECT_EQ(got.engine, want.engine) << i;
+    EXPECT_EQ(got.push_next, want.push_next) << i;
+    EXPECT_EQ(got.fixed_cost_cycles, want.fixed_cost_cycles) << i;
+    EXPECT_EQ(got.macs, want.macs) << i;
+    EXPECT_EQ(got.dma.address, want.dma.address) << i;
+    EXPECT_EQ(got.dma.row_stride_bytes, want.dma.row_stride_bytes) << i;
+    EXPECT_EQ(got.dma.pixel_stride_bytes, want.dma.pixel_stride_bytes) << i;
+    EXPECT_EQ(got.dma.run_bytes, want.dma.run_bytes) << i;
+    EXPECT_EQ(got.dma.rows, want.dma.rows) << i;
+    EXPECT_EQ(got.dma.pixels, want.dma.pixels) << i;
+    ASSERT_EQ(got.sram_count, want.sram_count) << i;
+    for (std::size_t k = 0; k < want.sram_count; ++k) {
+      EXPECT_EQ(got.sram[k].read_bytes, want.sram[k].read_bytes) << i;
+      EXPECT_EQ(got.sram[k].write_bytes, want.sram[k].write_bytes) << i;
+    }
+  }
+  // Each kind of record was met; the shuffled small set and the later passes hit the cache.
+  EXPECT_GT(statuses[static_cast<int>(DecodedInstruction::Status::kOk)], 0);
+  EXPECT_GT(statuses[static_cast<int>(DecodedInstruction::Status::kUndecodable)], 0);
+  EXPECT_GT(statuses[static_cast<int>(DecodedInstruction::Status::kIllegal)], 0);
+  EXPECT_GT(statuses[static_cast<int>(DecodedInstruction::Status::kOutOfBounds)], 0);
+  EXPECT_GE(cached.cache_hits(), 5000u);
+  EXPECT_LT(cached.cache_hits(), order.size());
 }
 
 }  // namespace tessel::sim
