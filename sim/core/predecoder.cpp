@@ -10,7 +10,7 @@
 namespace tessel::sim {
 
 Predecoder::Predecoder(const HwConfig& config, const isa::TargetInfo& target)
-    : config_(config), target_(target) {
+    : config_(config), target_(target), cache_(kCacheEntries) {
   for (const auto& field : isa::find_opcode(static_cast<std::uint8_t>(isa::Opcode::kNop))->fields())
     if (field.name == "engine") nop_engine_ = &field;
 }
@@ -32,8 +32,7 @@ std::size_t Predecoder::engine_of(const isa::Word& word) const {
 }
 
 void Predecoder::decode(const isa::Word& word, DecodedInstruction& out) {
-  if (cache_.empty()) cache_.resize(kCacheEntries);
-  // FNV-1a over the word's 8-byte lanes.
+  // FNV-style multiply-xor over the word's 8-byte lanes.
   std::uint64_t hash = 0xcbf29ce484222325ull;
   for (std::size_t i = 0; i < word.size(); i += 8) {
     std::uint64_t lane = 0;

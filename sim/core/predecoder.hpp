@@ -79,7 +79,7 @@ class Predecoder {
     isa::Word word{};
     DecodedInstruction decoded;
   };
-  std::vector<CacheEntry> cache_;  // kCacheEntries, made on the first decode
+  std::vector<CacheEntry> cache_;  // kCacheEntries
   std::uint64_t cache_hits_ = 0;
 };
 
