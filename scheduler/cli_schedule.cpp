@@ -25,7 +25,9 @@ std::string resolve_hw(const std::string& hw) {
 cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
-    bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false;
+    bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false,
+         no_s2d_stem = false;
+    int search_depth_bytes = -1, search_depth_latency = 4;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -42,6 +44,18 @@ cli::Runner setup_schedule(CLI::App& command) {
   command.add_flag("-q,--quiet", o->quiet, "No table");
   command.add_flag("--no-weight-sweep", o->no_weight_sweep,
                    "optimal: leave weight sweeps out of the map space (docs/scheduler.md)");
+  command.add_flag("--no-s2d-stem", o->no_s2d_stem,
+                   "every policy: run the first stride-2 conv on the stored input, not its "
+                   "space-to-depth view (docs/scheduler.md)");
+  command
+      .add_option("--search-depth-bytes", o->search_depth_bytes,
+                  "tilings each group's search tries past the first that fits, objective bytes "
+                  "(-1: all; docs/scheduler.md \"Search speed\")")
+      ->capture_default_str();
+  command
+      .add_option("--search-depth-latency", o->search_depth_latency,
+                  "the same for objective latency (-1: all; slower, better schedules)")
+      ->capture_default_str();
   auto* prefetch =
       command.add_flag("--prefetch", o->prefetch,
                        "optimal: load each group's first weights during the previous group's tail");
@@ -57,6 +71,9 @@ cli::Runner setup_schedule(CLI::App& command) {
     const Objective objective = objective_option(o->objective);
     MapSpaceFeatures features;
     features.weight_sweep = !o->no_weight_sweep;
+    features.space_to_depth_stem = !o->no_s2d_stem;
+    features.search_depth_bytes = o->search_depth_bytes;
+    features.search_depth_latency = o->search_depth_latency;
     if (o->prefetch) features.prefetch = true;
     if (o->no_prefetch) features.prefetch = false;
     auto result = schedule_graph(graph, config, o->policy, objective, features);

@@ -2,6 +2,8 @@
 #include "scheduler/from_ir.hpp"
 
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "compiler/ir/analysis.hpp"
@@ -23,9 +25,39 @@ Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
   return Shape3{elements, 1, 1};
 }
 
+// The space-to-depth rewrite of a stride-2 conv over an input of `in` (docs/scheduler.md,
+// "Space-to-depth stem"), when it applies and takes fewer matrix steps per output pixel and
+// column block (input-channel blocks x taps); nullopt otherwise. `out_h`/`out_w`: the conv's
+// output size. Fills the rewritten window and the record of the original.
+std::optional<std::pair<Window, SpaceToDepthConv>> space_to_depth_rewrite(
+    const Window& w, int64_t groups, Shape3 in, int64_t out_h, int64_t out_w, int64_t rows) {
+  if (groups != 1 || w.stride_h != 2 || w.stride_w != 2 || w.dilation_h != 1 || w.dilation_w != 1 ||
+      in.h % 2 != 0 || in.w % 2 != 0 || rows < 1)
+    return std::nullopt;
+  SpaceToDepthConv s2d{in.c, w.kernel_h, w.kernel_w, w.pad_top % 2, w.pad_left % 2};
+  Window out;
+  // Original row 2 oy - pad_top + ky = 2 (oy - pad_top') + (ky + shift): s2d row
+  // oy - pad_top' + (ky + shift) / 2, parity (ky + shift) % 2.
+  out.kernel_h = (w.kernel_h - 1 + s2d.shift_h) / 2 + 1;
+  out.kernel_w = (w.kernel_w - 1 + s2d.shift_w) / 2 + 1;
+  out.pad_top = (w.pad_top + s2d.shift_h) / 2;
+  out.pad_left = (w.pad_left + s2d.shift_w) / 2;
+  // The last output reads s2d row out_h - 1 - pad_top' + kernel' - 1; beyond in.h / 2 is
+  // padding (zero, as the original's rows beyond in.h).
+  out.pad_bottom = out_h + out.kernel_h - 1 - out.pad_top - in.h / 2;
+  out.pad_right = out_w + out.kernel_w - 1 - out.pad_left - in.w / 2;
+  if (out.pad_bottom < 0 || out.pad_right < 0) return std::nullopt;
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t before = ceil_div(in.c, rows) * w.kernel_h * w.kernel_w;
+  const int64_t after = ceil_div(4 * in.c, rows) * out.kernel_h * out.kernel_w;
+  if (after >= before) return std::nullopt;
+  return std::make_pair(out, s2d);
+}
+
 }  // namespace
 
-Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form) {
+Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
+                           bool space_to_depth_stem) {
   auto order = ir::topological_order(graph);
   if (!order.ok()) return order.failure();
   Net net;
@@ -33,6 +65,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
   net.activation_bytes = machine.activation_bytes;
   const int64_t wb = machine.weight_bytes;
   std::map<std::string, int, std::less<>> tensor_of;  // IR tensor name -> Net tensor
+  std::set<int> network_inputs;                       // Net tensors of Input ops
   // Convs whose single consumer is a BatchNormalization that folds into them.
   auto consumers_of = [&](const std::string& t) { return graph.consumers(t); };
 
@@ -63,6 +96,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         auto t = new_tensor(op.outputs[0], op.name);
         if (!t.ok()) return t.failure();
         out.output = t.value();
+        network_inputs.insert(t.value());
         net.add_op(std::move(out));
         continue;
       }
@@ -92,6 +126,21 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         out.weight_bytes = w[0] * per_output * wb + (bias ? w[0] * kBiasBytes : 0);
         out.requant_table_bytes = w[0] * kRequantEntryBytes;
         out.macs = net.tensor(out.output).shape.elements() * per_output;
+        Tensor& in = net.tensors[static_cast<size_t>(x.value())];
+        if (space_to_depth_stem && network_inputs.count(x.value()) && in.space_to_depth == 1 &&
+            consumers_of(op.inputs[0]).size() == 1) {
+          const Shape3 y = net.tensor(out.output).shape;
+          if (auto r = space_to_depth_rewrite(out.window, out.groups, in.shape, y.h, y.w,
+                                              machine.matrix_rows)) {
+            out.window = r->first;
+            out.space_to_depth = r->second;
+            in.shape = Shape3{4 * in.shape.c, in.shape.h / 2, in.shape.w / 2};
+            in.space_to_depth = 2;
+            const int64_t taps = out.window.kernel_h * out.window.kernel_w;
+            out.zero_weight_bytes = w[0] * (in.shape.c * taps - per_output) * wb;
+            out.weight_bytes += out.zero_weight_bytes;  // stored and moved as the conv's
+          }
+        }
         net.add_op(std::move(out));
         continue;
       }

@@ -15,6 +15,12 @@ namespace tessel::sched {
 /// into the Conv that alone feeds it (adding a bias when the conv has none) and keeps any other
 /// as one per-channel affine op. Fails naming the op for anything the scheduler cannot place
 /// (Split, a batch above 1, a non-channel Concat).
-Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form);
+///
+/// With `space_to_depth_stem`, a stride-2 conv that alone reads a network input is rewritten
+/// to a stride-1 conv over that input's 2x2 space-to-depth view when that takes fewer matrix
+/// steps on `machine` (docs/scheduler.md, "Space-to-depth stem"; Tensor::space_to_depth,
+/// Op::space_to_depth).
+Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
+                           bool space_to_depth_stem = true);
 
 }  // namespace tessel::sched

@@ -81,6 +81,12 @@ int64_t Net::total_weight_bytes() const {
   return total;
 }
 
+int64_t Net::model_weight_bytes() const {
+  int64_t total = 0;
+  for (const auto& op : ops) total += op.weight_bytes - op.zero_weight_bytes;
+  return total;
+}
+
 int64_t Net::total_requant_table_bytes() const {
   int64_t total = 0;
   for (const auto& op : ops) total += op.requant_table_bytes;

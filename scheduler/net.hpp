@@ -50,6 +50,21 @@ struct Tensor {
   int producer = -1;           ///< op index; -1 never happens after Net::finalize
   std::vector<int> consumers;  ///< op indices, ascending
   bool network_output = false;
+  /// 2 for a network input that the stem conv reads space-to-depth (docs/scheduler.md,
+  /// "Space-to-depth stem"): `shape` is (4c, h/2, w/2) of the (c, h, w) tensor stored in DRAM
+  /// (NHWC), channel (2a + b) c + k of pixel (y, x) being channel k of stored pixel
+  /// (2y + a, 2x + b). A load of it is one DMA per row parity a. 1 for every other tensor.
+  int64_t space_to_depth = 1;
+};
+
+/// A conv rewritten to read a space-to-depth input (Tensor::space_to_depth): the original
+/// kernel, input channels and the parity of its top/left padding. Weight (o, (2a + b) C + k, y,
+/// x) of the rewritten conv is the original's (o, k, 2y + a - shift_h, 2x + b - shift_w), 0
+/// where that position lies outside the original kernel.
+struct SpaceToDepthConv {
+  int64_t channels = 0;  ///< the original input channels C; 0: not rewritten
+  int64_t kernel_h = 0, kernel_w = 0;
+  int64_t shift_h = 0, shift_w = 0;
 };
 
 /// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
@@ -68,6 +83,10 @@ struct Op {
   int64_t macs = 0;                     ///< multiply-accumulates (Conv, Gemm)
   int64_t vector_elements = 0;          ///< elements the vector unit processes (everything else)
   std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input
+  SpaceToDepthConv space_to_depth;      ///< Conv: the stem rewrite, if any
+  /// Of `weight_bytes`: the zero weights the space-to-depth rewrite adds (moved, stored, but
+  /// not the model's: left out of the compulsory bytes).
+  int64_t zero_weight_bytes = 0;
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.
@@ -94,6 +113,8 @@ struct Net {
 
   int64_t total_macs() const;
   int64_t total_weight_bytes() const;
+  /// total_weight_bytes without the zeros a space-to-depth stem adds: the model's weights.
+  int64_t model_weight_bytes() const;
   int64_t total_requant_table_bytes() const;
   /// Bytes of the network inputs and outputs, each once.
   int64_t io_bytes() const;

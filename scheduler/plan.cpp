@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
 #include "scheduler/alloc.hpp"
@@ -218,10 +219,31 @@ int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
   return bursts;
 }
 
+}  // namespace
+
 int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box) {
-  return dma_instruction_cycles(machine, box_bursts(net.tensor(tensor).shape, box,
-                                                    net.activation_bytes, machine.burst_bytes));
+  const Tensor& t = net.tensor(tensor);
+  if (t.space_to_depth == 2 && !box.empty()) {
+    // One DMA per row parity a (codegen): stored rows 2y + a of the box's rows, each one run
+    // of its 2 x columns pixels (docs/scheduler.md, "Space-to-depth stem"). Loads read whole
+    // pixels: the box has every channel.
+    const Shape3 stored{t.shape.c / 4, 2 * t.shape.h, 2 * t.shape.w};
+    const int64_t pixel = stored.c * net.activation_bytes;
+    int64_t cycles = 0;
+    for (int64_t a = 0; a < 2; ++a) {
+      int64_t bursts = 0;
+      for (int64_t y = box.h.b; y < box.h.e; ++y)
+        bursts += bursts_covering(((2 * y + a) * stored.w + 2 * box.w.b) * pixel,
+                                  2 * box.w.size() * pixel, machine.burst_bytes);
+      cycles += dma_instruction_cycles(machine, bursts);
+    }
+    return cycles;
+  }
+  return dma_instruction_cycles(
+      machine, box_bursts(t.shape, box, net.activation_bytes, machine.burst_bytes));
 }
+
+namespace {
 
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
   return dma_instruction_cycles(machine, bursts_covering(0, bytes, machine.burst_bytes));
@@ -1398,48 +1420,56 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   const ScratchpadView& weight_pad =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))];
   const bool resident_possible = resident_weight_bytes <= weight_pad.size_bytes;
-  for (const Mapping& m : ordered) {
-    if (found && last_resort(m)) break;
-    if (before_start(m)) continue;
-    if (m.weights_resident && !resident_possible) {
-      last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
-                    " bytes, scratchpad '" + weight_pad.name + "' has " +
-                    std::to_string(weight_pad.size_bytes);
-      continue;
+  const auto scan = [&](const std::vector<Mapping>& order) -> std::optional<GroupSchedule> {
+    for (const Mapping& m : order) {
+      if (found && last_resort(m)) break;
+      if (before_start(m)) continue;
+      if (m.weights_resident && !resident_possible) {
+        last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
+                      " bytes, scratchpad '" + weight_pad.name + "' has " +
+                      std::to_string(weight_pad.size_bytes);
+        continue;
+      }
+      const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
+                                m.col_tiles != seen_of.col_tiles ||
+                                m.channel_tiles != seen_of.channel_tiles;
+      if (new_geometry) {
+        seen_of = m;
+        // Pruning (documented in docs/scheduler.md, "Search speed"): once the bytes lower bound
+        // is met, later (smaller) tiles can only tie; past the first geometry that fits, try at
+        // most the objective's search depth more (-1: all).
+        if (bound_reached && options.objective == Objective::Bytes) break;
+        const int depth = options.objective == Objective::Bytes ? options.search_depth_bytes
+                                                                : options.search_depth_latency;
+        if (depth >= 0 && geometries_since_feasible >= 0 && ++geometries_since_feasible > depth)
+          break;
+        resident_fits = false;
+      }
+      // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
+      if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
+      if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
+          m.channel_tiles != geo_of.channel_tiles) {
+        geo = tile_group(net, g, m);
+        measure_geometry(net, machine, g, geo);
+        geo_of = m;
+      }
+      auto r = evaluate_with(net, machine, g, geo, m, options);
+      if (!r.ok()) {
+        last_reason = r.reason();
+        continue;
+      }
+      if (first_fit) return std::move(r).value();
+      if (m.weights_resident) resident_fits = true;
+      if (geometries_since_feasible < 0) geometries_since_feasible = 0;
+      if (r.value().traffic.total() <= lower_bound) bound_reached = true;
+      if (!found || better(r.value(), best, options.objective)) {
+        best = std::move(r).value();
+        found = true;
+      }
     }
-    const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
-                              m.col_tiles != seen_of.col_tiles ||
-                              m.channel_tiles != seen_of.channel_tiles;
-    if (new_geometry) {
-      seen_of = m;
-      // Pruning (documented in docs/scheduler.md): once the bytes lower bound is met, later
-      // (smaller) tiles can only tie; for latency, look a few geometries past the first fit.
-      if (bound_reached && options.objective == Objective::Bytes) break;
-      if (geometries_since_feasible >= 0 && ++geometries_since_feasible > 4) break;
-      resident_fits = false;
-    }
-    // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
-    if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
-    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
-        m.channel_tiles != geo_of.channel_tiles) {
-      geo = tile_group(net, g, m);
-      measure_geometry(net, machine, g, geo);
-      geo_of = m;
-    }
-    auto r = evaluate_with(net, machine, g, geo, m, options);
-    if (!r.ok()) {
-      last_reason = r.reason();
-      continue;
-    }
-    if (first_fit) return r;
-    if (m.weights_resident) resident_fits = true;
-    if (geometries_since_feasible < 0) geometries_since_feasible = 0;
-    if (r.value().traffic.total() <= lower_bound) bound_reached = true;
-    if (!found || better(r.value(), best, options.objective)) {
-      best = std::move(r).value();
-      found = true;
-    }
-  }
+    return std::nullopt;
+  };
+  if (auto r = scan(ordered); r) return std::move(*r);
   if (options.allow_weight_sweep && !first_fit) {
     for (const Mapping& m : enumerate_sweep_mappings(net, machine, ops)) {
       auto r = evaluate_sweep(net, machine, g, m, options);
@@ -1505,7 +1535,7 @@ void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedul
   }
   schedule.macs = net.total_macs();
   schedule.compulsory_bytes =
-      net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes();
+      net.model_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes();
   const int64_t compute_bound = ceil_div(schedule.macs, machine.macs_per_cycle());
   const auto memory_bound = static_cast<int64_t>(
       static_cast<double>(schedule.compulsory_bytes) / machine.dram_bytes_per_cycle + 0.999999);

@@ -41,6 +41,10 @@ struct PlanOptions {
   int max_group_ops = 32;  ///< longest group considered (bounds search time)
   /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
   bool allow_weight_sweep = false;
+  /// Geometries (row x column x channel tilings) search_group tries past the first one that
+  /// fits, by objective; -1: every one (MapSpaceFeatures; docs/scheduler.md, "Search speed").
+  int search_depth_bytes = -1;
+  int search_depth_latency = 4;
   /// Set by plan_prefetched only: the bytes the previous group occupies, as pinned requests
   /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
   /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
@@ -53,7 +57,20 @@ struct MapSpaceFeatures {
   /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
   /// prefetch"): a group's prologue weights load during the previous group's tail.
   bool prefetch = true;
+  /// The space-to-depth stem (net_from_graph; docs/scheduler.md, "Space-to-depth stem"). Every
+  /// policy: it is how the net is lowered, not a schedule choice.
+  bool space_to_depth_stem = true;
+  /// PlanOptions::search_depth_*: the geometries each group's search tries past the first that
+  /// fits; -1 all. Bytes: all (the search stops at the group's bytes lower bound); latency: 4,
+  /// which keeps ResNet-50's `optimal` search near 1 s (docs/scheduler.md, "Search speed").
+  int search_depth_bytes = -1;
+  int search_depth_latency = 4;
 };
+
+/// Cycles of the DMA that loads `box` of activation `tensor` from DRAM (docs/timing.md), alone
+/// on an idle DRAM: one instruction, or two for a space-to-depth input (one per row parity;
+/// docs/scheduler.md, "Space-to-depth stem").
+int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box);
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
 /// must be alone.

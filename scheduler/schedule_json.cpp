@@ -60,6 +60,10 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["lower_bound_cycles"] = s.lower_bound_cycles;
   j["lower_bound_barrier"] = s.lower_bound_barrier;
   j["macs"] = s.macs;
+  // The conv that reads its network input space-to-depth (docs/scheduler.md), or null.
+  j["space_to_depth_stem"] = nullptr;
+  for (const Op& op : net.ops)
+    if (op.space_to_depth.channels > 0) j["space_to_depth_stem"] = op.name;
   j["search_seconds"] = s.search_seconds;
   ordered_json groups = ordered_json::array();
   for (const auto& g : s.groups) {

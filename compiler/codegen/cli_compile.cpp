@@ -66,7 +66,7 @@ cli::Runner setup_compile(CLI::App& command) {
     std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant,
                        out;
     std::uint64_t input_seed = 0;
-    bool timings = false;
+    bool timings = false, no_s2d_stem = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -89,6 +89,9 @@ cli::Runner setup_compile(CLI::App& command) {
       ->capture_default_str();
   command.add_option("-o,--out", o->out, "Output folder")->required();
   command.add_flag("--timings", o->timings, "Print the seconds each stage took (to stderr)");
+  command.add_flag("--no-s2d-stem", o->no_s2d_stem,
+                   "Run the first stride-2 conv on the stored input, not its space-to-depth "
+                   "view (docs/scheduler.md)");
   return [o]() {
     // Wall seconds per stage, printed with --timings: where `tessel compile` spends its time.
     std::vector<std::pair<std::string, double>> seconds;
@@ -114,7 +117,9 @@ cli::Runner setup_compile(CLI::App& command) {
     const auto run_schedule = [&](const ir::Graph& float_graph) {
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = thread_cpu_seconds();
-      auto result = sched::schedule_graph(float_graph, config, o->policy, objective);
+      sched::MapSpaceFeatures features;
+      features.space_to_depth_stem = !o->no_s2d_stem;
+      auto result = sched::schedule_graph(float_graph, config, o->policy, objective, features);
       schedule_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       schedule_cpu_seconds = thread_cpu_seconds() - cpu_start;

@@ -87,8 +87,20 @@ struct MatrixOp {
   bool trans_b = false;
   const ir::Tensor* weights = nullptr;
   const ir::Tensor* bias = nullptr;  ///< nullptr without one
+  /// A conv over a space-to-depth input (sched::SpaceToDepthConv; channels 0: none): ci, kh
+  /// and kw are the rewritten conv's, `weights` the original's.
+  sched::SpaceToDepthConv s2d;
+  /// Weights as stored and loaded: co x ci x kh x kw (Gemm: K x N).
+  int64_t weight_count() const { return co * ci * kh * kw; }
   /// Integer weight of output channel o, input channel i, kernel position (y, x).
   std::int32_t weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
+    if (s2d.channels > 0) {  // channel (2a + b) C + k at (y, x): original k at (2y + a, 2x + b)
+      const int64_t parity = i / s2d.channels, k = i % s2d.channels;
+      const int64_t oy = 2 * y + parity / 2 - s2d.shift_h, ox = 2 * x + parity % 2 - s2d.shift_w;
+      if (oy < 0 || oy >= s2d.kernel_h || ox < 0 || ox >= s2d.kernel_w) return 0;
+      return weights->int_values[static_cast<size_t>(
+          ((o * s2d.channels + k) * s2d.kernel_h + oy) * s2d.kernel_w + ox)];
+    }
     if (!gemm) return weights->int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
     const int64_t pixel = i / in_c, c = i % in_c;                       // HWC order on chip
     const int64_t k = (c * in_h + pixel / in_w) * in_w + pixel % in_w;  // NCHW flatten order
@@ -210,6 +222,11 @@ class Lowering {
   /// A DMA of `box` of `tensor` between DRAM and `view`: addresses and strides of both sides.
   template <class Dma>
   void set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const;
+  /// The loads of `box` of activation tensor `tensor` into `view`: one, or for a space-to-depth
+  /// input (sched::Tensor::space_to_depth) one per row parity, each row of stored pixels one
+  /// DRAM run (docs/codegen.md, "Space-to-depth stem").
+  Status append_activation_loads(std::vector<isa::Instruction>& loads, int tensor, const Box& box,
+                                 const TileView& view) const;
   /// The STORE of `box` of a group output `tensor` from `view` (network output bytes when its
   /// region is the network output's), counted in the program's written activation bytes.
   isa::Store store_of(int tensor, const Box& box, const TileView& view);
@@ -478,7 +495,7 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
       auto m = matrix_op(op);
       if (!m.ok()) return m.failure();
       if (auto r = out_.layout.add("w:" + op.name, RegionKind::Weights,
-                                   ir::element_count(m.value().weights->shape) * weight_bytes_);
+                                   m.value().weight_count() * weight_bytes_);
           !r.ok())
         return r.failure();
       if (m.value().bias != nullptr) {
@@ -597,6 +614,16 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
     if (op.groups > 1 && !(op.groups == m.co && m.ci == 1))
       return fail("conv '" + op.name + "': grouped convolution (groups " +
                   std::to_string(op.groups) + ") is not supported by codegen yet");
+    if (op.space_to_depth.channels > 0) {
+      const sched::SpaceToDepthConv& s2d = op.space_to_depth;
+      if (s2d.channels != m.ci || s2d.kernel_h != m.kh || s2d.kernel_w != m.kw)
+        return fail("conv '" + op.name + "': the space-to-depth rewrite does not match its " +
+                    "weights '" + m.weights->name + "'");
+      m.s2d = s2d;
+      m.ci = 4 * s2d.channels;
+      m.kh = op.window.kernel_h;
+      m.kw = op.window.kernel_w;
+    }
   } else if (m.op->kind == ir::OpKind::Gemm) {
     m.gemm = true;
     m.trans_b = m.op->get_int("transB") != 0;
@@ -665,6 +692,35 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
   dma.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
   dma.sram_stride_y = static_cast<std::uint32_t>(view.stride_y());
   dma.sram_stride_x = static_cast<std::uint32_t>(view.pixel_elems);
+}
+
+Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, int tensor,
+                                         const Box& box, const TileView& view) const {
+  isa::Load l;
+  l.kind = isa::Traffic::kActivations;
+  set_dma_box(l, tensor, box, view);
+  const sched::Tensor& t = net_.tensor(tensor);
+  if (t.space_to_depth != 2) {
+    loads.push_back(l);
+    return {};
+  }
+  // Channel (2a + b) C + k of pixel (y, x) is channel k of stored pixel (2y + a, 2x + b): for
+  // each a, stored row 2y + a from column 2x is the pixels' channels [2aC, 2aC + 2C), in order.
+  const int64_t c = t.shape.c / 4, stored_w = 2 * t.shape.w;
+  if (box.c.b != 0 || box.c.e != t.shape.c)
+    return fail("tensor '" + t.name + "' (space-to-depth) is loaded without all its channels");
+  const DramPlace place = place_of(tensor);
+  for (int64_t a = 0; a < 2; ++a) {
+    isa::Load g = l;
+    g.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, 2 * a * c));
+    g.dram_addr = static_cast<std::uint64_t>(
+        place.region->offset + ((2 * box.h.b + a) * stored_w + 2 * box.w.b) * c * act_bytes_);
+    g.c_size = static_cast<std::uint32_t>(2 * c);
+    g.dram_stride_y = static_cast<std::uint32_t>(2 * stored_w * c);
+    g.dram_stride_x = static_cast<std::uint32_t>(2 * c);
+    loads.push_back(g);
+  }
+  return {};
 }
 
 isa::Store Lowering::store_of(int tensor, const Box& box, const TileView& view) {
@@ -1442,10 +1498,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         if (kept[static_cast<size_t>(t)] && !first_tile) continue;  // on chip from the first tile
         auto view = view_of(gs, t, box);
         if (!view.ok()) return fail(where + ": " + view.reason());
-        isa::Load l;
-        l.kind = isa::Traffic::kActivations;
-        set_dma_box(l, t, box, view.value());
-        loads.push_back(l);
+        if (auto s = append_activation_loads(loads, t, box, view.value()); !s.ok())
+          return fail(where + ": " + s.reason());
         out_.traffic.activations_read += box.elements() * act_bytes_;
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
@@ -1723,10 +1777,8 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
     if (box.empty()) continue;
     auto view = view_of(gs, t, box);
     if (!view.ok()) return fail(where + ": " + view.reason());
-    isa::Load l;
-    l.kind = isa::Traffic::kActivations;
-    set_dma_box(l, t, box, view.value());
-    activation_loads.push_back(l);
+    if (auto s = append_activation_loads(activation_loads, t, box, view.value()); !s.ok())
+      return fail(where + ": " + s.reason());
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
   // Weight phases: slice k of a conv and its block's elementwise ops on those channels.

@@ -17,5 +17,6 @@ ir::Graph build_tiny_residual(const ZooOptions& options);
 ir::Graph build_tiny_inception(const ZooOptions& options);
 ir::Graph build_tiny_mlp(const ZooOptions& options);
 ir::Graph build_tiny_depthwise(const ZooOptions& options);
+ir::Graph build_tiny_stem(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

@@ -57,4 +57,15 @@ ir::Graph build_tiny_depthwise(const ZooOptions& options) {
   return net.finish({x});
 }
 
+ir::Graph build_tiny_stem(const ZooOptions& options) {
+  NetBuilder net("tiny_stem", options);
+  std::string x = net.input("input", 3, 16, 16);
+  x = net.conv_bn_relu(x, "conv1", "bn1", "relu1", conv_spec(8, 7, 2, 3));
+  x = net.max_pool(x, "maxpool", 3, 2, 1);
+  ConvSpec spec = conv_spec(8, 3, 1, 1);
+  spec.bias = true;
+  x = net.relu(net.conv(x, "conv2", spec), "relu2");
+  return net.finish({x});
+}
+
 }  // namespace tessel::zoo::detail

@@ -33,6 +33,9 @@ const std::vector<Entry>& entries() {
       {{"tiny_mlp", "flatten -> gemm -> relu -> gemm -> softmax", true}, build_tiny_mlp},
       {{"tiny_depthwise", "depthwise 3x3 + BN + ReLU6, pointwise + BN, global pool", true},
        build_tiny_depthwise},
+      {{"tiny_stem", "3x16x16 -> conv7x7/2(8)-bn-relu -> maxpool3/2 -> conv3x3(8, bias) -> relu",
+        true},
+       build_tiny_stem},
   };
   return table;
 }

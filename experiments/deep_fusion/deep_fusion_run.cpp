@@ -147,6 +147,12 @@ int main(int argc, char** argv) {
       cycle_breakdown = true;
     } else if (key == "--no-weight-sweep") {
       features.weight_sweep = false;
+    } else if (key == "--no-s2d-stem") {
+      features.space_to_depth_stem = false;
+    } else if (i + 1 < argc && key == "--search-depth-bytes") {
+      features.search_depth_bytes = std::stoi(argv[++i]);
+    } else if (i + 1 < argc && key == "--search-depth-latency") {
+      features.search_depth_latency = std::stoi(argv[++i]);
     } else if (key == "--prefetch") {
       features.prefetch = true;
     } else if (key == "--no-prefetch") {
@@ -162,6 +168,7 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
                    "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
+                   "[--no-s2d-stem] [--search-depth-bytes N] [--search-depth-latency N] "
                    "[--prefetch | --no-prefetch]\n";
       return 2;
     }

@@ -6,10 +6,11 @@ namespace tessel::sched {
 namespace {
 
 Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective,
-                                       const MapSpaceFeatures&) {
+                                       const MapSpaceFeatures& features) {
   PlanOptions options;
   options.objective = Objective::Bytes;  // "tiled only when it must be, least traffic"
-  options.alias_concat = false;          // Caffe's Concat layer copies through DRAM
+  options.search_depth_bytes = features.search_depth_bytes;
+  options.alias_concat = false;  // Caffe's Concat layer copies through DRAM
   std::vector<GroupSchedule> out;
   for (int op : schedulable_ops(net)) {
     auto plan = plan_group(net, machine, {op}, options);

@@ -10,9 +10,11 @@ bool is_elementwise(const Op& op) {
 }
 
 Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures&) {
+                                       const MapSpaceFeatures& features) {
   PlanOptions options;
   options.objective = objective;
+  options.search_depth_bytes = features.search_depth_bytes;
+  options.search_depth_latency = features.search_depth_latency;
   std::vector<std::vector<int>> groups;
   for (int op : schedulable_ops(net)) {
     const Op& o = net.op(op);

@@ -29,6 +29,8 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   PlanOptions options;
   options.objective = objective;
   options.allow_weight_sweep = features.weight_sweep;
+  options.search_depth_bytes = features.search_depth_bytes;
+  options.search_depth_latency = features.search_depth_latency;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();

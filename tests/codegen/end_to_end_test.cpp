@@ -41,7 +41,9 @@ std::vector<Case> supported_cases() {
       {"tiny_conv", "npc19-deepfusion"}, {"tiny_residual", "vta-pynq"},
       {"tiny_residual", "edge-small"},   {"tiny_depthwise", "vta-pynq"},
       {"tiny_depthwise", "edge-small"},  {"tiny_depthwise", "npc19-deepfusion"},
-      {"tiny_conv", "cloud-large"},      {"tiny_residual", "cloud-large"}};
+      {"tiny_conv", "cloud-large"},      {"tiny_residual", "cloud-large"},
+      {"tiny_stem", "npc19-deepfusion"}, {"tiny_stem", "vta-pynq"},
+      {"tiny_stem", "edge-small"},       {"tiny_stem", "cloud-large"}};
   std::vector<Case> cases;
   for (const auto& [model, config] : pairs)
     for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"})

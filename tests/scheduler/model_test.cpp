@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 #include "scheduler/schedule_json.hpp"
 
@@ -508,6 +510,136 @@ TEST(FromIr, caffe_form_splits_batchnorm_and_folded_form_removes_it) {
     ASSERT_TRUE(s.ok()) << policy << ": " << s.reason();
     EXPECT_TRUE(check_schedule(net, machine, s.value()).ok()) << policy;
   }
+}
+
+// One conv over a network input of `channels` x `size` x `size`, 8 output channels, then ReLU.
+ir::Graph stem_graph(int64_t channels, int64_t size, int64_t kernel, int64_t stride, int64_t pad) {
+  zoo::NetBuilder b("stem", {.with_weights = false});
+  const std::string x = b.input("input", channels, size, size);
+  return b.finish({b.relu(b.conv(x, "conv", zoo::conv_spec(8, kernel, stride, pad)), "relu")});
+}
+
+TEST(FromIr, space_to_depth_stem_rewrites_a_stride_2_conv_by_hand) {
+  // 3 x 16 x 16, stride 2 on a 16-row array (1-byte weights, no bias): the input becomes
+  // 12 x 8 x 8 and the kernel (k - 1 + shift) / 2 + 1, shift = pad % 2 (docs/scheduler.md).
+  struct Case {
+    int64_t kernel, pad, out, kernel2, pad_top, pad_bottom, shift;
+  };
+  const Machine machine = unified_machine(256 * 1024);
+  for (const Case& c : {Case{7, 3, 8, 4, 2, 1, 1}, Case{5, 2, 8, 3, 1, 1, 0},
+                        Case{3, 1, 8, 2, 1, 0, 1}, Case{3, 0, 7, 2, 0, 0, 0}}) {
+    SCOPED_TRACE("kernel " + std::to_string(c.kernel) + " pad " + std::to_string(c.pad));
+    auto net = net_from_graph(stem_graph(3, 16, c.kernel, 2, c.pad), machine, NetForm::Folded);
+    ASSERT_TRUE(net.ok()) << net.reason();
+    const Net& n = net.value();
+    EXPECT_EQ(n.tensor(0).space_to_depth, 2);
+    EXPECT_EQ(n.tensor(0).shape, (Shape3{12, 8, 8}));
+    const Op& conv = n.op(1);
+    EXPECT_EQ(conv.window.kernel_h, c.kernel2);
+    EXPECT_EQ(conv.window.kernel_w, c.kernel2);
+    EXPECT_EQ(conv.window.stride_h, 1);
+    EXPECT_EQ(conv.window.pad_top, c.pad_top);
+    EXPECT_EQ(conv.window.pad_left, c.pad_top);
+    EXPECT_EQ(conv.window.pad_bottom, c.pad_bottom);
+    EXPECT_EQ(conv.window.pad_right, c.pad_bottom);
+    EXPECT_EQ(n.tensor(conv.output).shape, (Shape3{8, c.out, c.out}));
+    EXPECT_EQ(conv.space_to_depth.channels, 3);
+    EXPECT_EQ(conv.space_to_depth.kernel_h, c.kernel);
+    EXPECT_EQ(conv.space_to_depth.shift_h, c.shift);
+    EXPECT_EQ(conv.space_to_depth.shift_w, c.shift);
+    // The model's MACs; the stored weights hold the zero taps, the compulsory bytes do not.
+    EXPECT_EQ(conv.macs, 8 * c.out * c.out * 3 * c.kernel * c.kernel);
+    EXPECT_EQ(conv.weight_bytes, 8 * 12 * c.kernel2 * c.kernel2);
+    EXPECT_EQ(conv.zero_weight_bytes, 8 * (12 * c.kernel2 * c.kernel2 - 3 * c.kernel * c.kernel));
+    EXPECT_EQ(n.model_weight_bytes(), 8 * 3 * c.kernel * c.kernel);
+    auto s = run_policy(n, machine, "optimal", Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << s.reason();
+    EXPECT_EQ(s.value().compulsory_bytes,
+              8 * 3 * c.kernel * c.kernel + 8 * 8 + 3 * 16 * 16 + 8 * c.out * c.out);
+    EXPECT_TRUE(check_schedule(n, machine, s.value()).ok());
+  }
+}
+
+TEST(FromIr, space_to_depth_stem_only_where_it_saves_matrix_steps) {
+  const Machine machine = unified_machine(256 * 1024);
+  auto rewritten = [&](const ir::Graph& graph, bool enabled = true) {
+    auto net = net_from_graph(graph, machine, NetForm::Folded, enabled);
+    EXPECT_TRUE(net.ok()) << net.reason();
+    return net.ok() && net.value().tensor(0).space_to_depth == 2;
+  };
+  EXPECT_TRUE(rewritten(stem_graph(3, 16, 7, 2, 3)));
+  EXPECT_FALSE(rewritten(stem_graph(3, 16, 7, 2, 3), false));  // turned off
+  EXPECT_FALSE(rewritten(stem_graph(3, 16, 3, 1, 1)));         // stride 1
+  EXPECT_FALSE(rewritten(stem_graph(3, 15, 7, 2, 3)));         // odd rows and columns
+  // 16 channels: 1 block x 49 taps before, 4 blocks x 16 taps after.
+  EXPECT_FALSE(rewritten(stem_graph(16, 16, 7, 2, 3)));
+  // 5 channels, 3x3: 1 x 9 before, 2 blocks (20 rows) x 4 after.
+  EXPECT_TRUE(rewritten(stem_graph(5, 16, 3, 2, 1)));
+  // The input read by a second op too.
+  zoo::NetBuilder b("two_readers", {.with_weights = false});
+  const std::string x = b.input("input", 3, 16, 16);
+  const std::string y = b.conv(x, "conv", zoo::conv_spec(8, 7, 2, 3));
+  const std::string z = b.max_pool(x, "pool", 2, 2);
+  EXPECT_FALSE(rewritten(b.finish({y, z})));
+}
+
+TEST(CostModel, space_to_depth_loads_are_two_dmas_of_stored_rows) {
+  // Stored 3 x 16 x 16, 1 byte: a pixel is 3 B, a stored row 48 B, bursts of 64 B. s2d rows
+  // [1, 3) read stored rows 2, 4 (a = 0) and 3, 5 (a = 1).
+  const Machine machine = unified_machine(256 * 1024);
+  auto net = net_from_graph(stem_graph(3, 16, 7, 2, 3), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  Box box;
+  box.c = {0, 12};
+  box.h = {1, 3};
+  box.w = {0, 8};
+  // Whole rows: [96, 144) 2 bursts, [192, 240) 1; [144, 192) 1, [240, 288) 2.
+  EXPECT_EQ(dma_cycles_for_box(net.value(), machine, 0, box),
+            2 * dma_instruction_cycles(machine, 3));
+  // Columns [4, 8): stored columns 8..15, 24 B from byte 24 of the row: [120, 144) 2,
+  // [216, 240) 1; [168, 192) 1, [264, 288) 1.
+  box.w = {4, 8};
+  EXPECT_EQ(dma_cycles_for_box(net.value(), machine, 0, box),
+            dma_instruction_cycles(machine, 3) + dma_instruction_cycles(machine, 2));
+}
+
+// The bytes objective tries every tiling (PlanOptions::search_depth_bytes = -1): the least
+// bytes of the whole map space, found by evaluating each mapping on its own. With the old stop
+// (4 tilings past the first that fits) a group whose cheapest tiling comes later is missed.
+TEST(Search, the_bytes_objective_finds_the_least_bytes_of_the_whole_map_space) {
+  // 16 x 56 x 56 -> 3x3 conv (64) -> ReLU on a 32 KiB buffer.
+  zoo::NetBuilder b("conv56", {.with_weights = false});
+  const std::string x = b.input("input", 16, 56, 56);
+  const ir::Graph graph =
+      b.finish({b.relu(b.conv(x, "conv", zoo::conv_spec(64, 3, 1, 1)), "relu")});
+  const Machine machine = unified_machine(32 * 1024);
+  auto net = net_from_graph(graph, machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const std::vector<int> ops = {1, 2};
+  PlanOptions options;
+  options.objective = Objective::Bytes;
+  int64_t least = -1;
+  size_t first_fit = 0, least_at = 0, feasible = 0;
+  const std::vector<Mapping> space = enumerate_mappings(net.value(), ops, options);
+  for (size_t i = 0; i < space.size(); ++i) {
+    auto r = evaluate_mapping(net.value(), machine, ops, space[i], options);
+    if (!r.ok()) continue;
+    if (feasible++ == 0) first_fit = i;
+    if (least < 0 || r.value().traffic.total() < least) {
+      least = r.value().traffic.total();
+      least_at = i;
+    }
+  }
+  ASSERT_GT(least, 0);
+  auto all = plan_group(net.value(), machine, ops, options);
+  ASSERT_TRUE(all.ok()) << all.reason();
+  EXPECT_EQ(all.value().traffic.total(), least);
+  // The case the stop used to miss: the cheapest tiling lies past the first that fits.
+  EXPECT_GT(least_at, first_fit);
+  options.search_depth_bytes = 0;  // the first tiling that fits, nothing past it
+  auto first = plan_group(net.value(), machine, ops, options);
+  ASSERT_TRUE(first.ok()) << first.reason();
+  EXPECT_GT(first.value().traffic.total(), least);
 }
 
 }  // namespace
