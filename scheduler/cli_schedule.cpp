@@ -51,10 +51,12 @@ cli::Runner setup_schedule(CLI::App& command) {
       .add_option("--search-depth-bytes", o->search_depth_bytes,
                   "tilings each group's search tries past the first that fits, objective bytes "
                   "(-1: all; docs/scheduler.md \"Search speed\")")
+      ->check(CLI::Range(-1, 1 << 30))
       ->capture_default_str();
   command
       .add_option("--search-depth-latency", o->search_depth_latency,
                   "the same for objective latency (-1: all; slower, better schedules)")
+      ->check(CLI::Range(-1, 1 << 30))
       ->capture_default_str();
   auto* prefetch =
       command.add_flag("--prefetch", o->prefetch,

@@ -1,11 +1,14 @@
 // Runs every (model, policy) of the Deep Fusion reproduction and writes one CSV row each.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "compiler/zoo/zoo.hpp"
@@ -137,8 +140,27 @@ int main(int argc, char** argv) {
     }
     return items;
   };
+  // A search depth: an integer >= -1 (-1: every tiling), else nullopt.
+  auto depth_of = [](const std::string& text) -> std::optional<int> {
+    int value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || ptr != end || value < -1) return std::nullopt;
+    return value;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string key = argv[i];
+    if ((key == "--search-depth-bytes" || key == "--search-depth-latency") && i + 1 < argc) {
+      const auto depth = depth_of(argv[++i]);
+      if (!depth) {
+        std::cerr << "error: " << key << " '" << argv[i]
+                  << "' is not a search depth (an integer, -1 for every tiling)\n";
+        return 2;
+      }
+      (key == "--search-depth-bytes" ? features.search_depth_bytes
+                                     : features.search_depth_latency) = *depth;
+      continue;
+    }
     if (key == "--groups") {
       print_groups = true;
     } else if (key == "--breakdown") {
@@ -149,10 +171,6 @@ int main(int argc, char** argv) {
       features.weight_sweep = false;
     } else if (key == "--no-s2d-stem") {
       features.space_to_depth_stem = false;
-    } else if (i + 1 < argc && key == "--search-depth-bytes") {
-      features.search_depth_bytes = std::stoi(argv[++i]);
-    } else if (i + 1 < argc && key == "--search-depth-latency") {
-      features.search_depth_latency = std::stoi(argv[++i]);
     } else if (key == "--prefetch") {
       features.prefetch = true;
     } else if (key == "--no-prefetch") {
