@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <string>
 
 #include "scheduler/alloc.hpp"
@@ -1420,56 +1419,52 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   const ScratchpadView& weight_pad =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))];
   const bool resident_possible = resident_weight_bytes <= weight_pad.size_bytes;
-  const auto scan = [&](const std::vector<Mapping>& order) -> std::optional<GroupSchedule> {
-    for (const Mapping& m : order) {
-      if (found && last_resort(m)) break;
-      if (before_start(m)) continue;
-      if (m.weights_resident && !resident_possible) {
-        last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
-                      " bytes, scratchpad '" + weight_pad.name + "' has " +
-                      std::to_string(weight_pad.size_bytes);
-        continue;
-      }
-      const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
-                                m.col_tiles != seen_of.col_tiles ||
-                                m.channel_tiles != seen_of.channel_tiles;
-      if (new_geometry) {
-        seen_of = m;
-        // Pruning (documented in docs/scheduler.md, "Search speed"): once the bytes lower bound
-        // is met, later (smaller) tiles can only tie; past the first geometry that fits, try at
-        // most the objective's search depth more (-1: all).
-        if (bound_reached && options.objective == Objective::Bytes) break;
-        const int depth = options.objective == Objective::Bytes ? options.search_depth_bytes
-                                                                : options.search_depth_latency;
-        if (depth >= 0 && geometries_since_feasible >= 0 && ++geometries_since_feasible > depth)
-          break;
-        resident_fits = false;
-      }
-      // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
-      if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
-      if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
-          m.channel_tiles != geo_of.channel_tiles) {
-        geo = tile_group(net, g, m);
-        measure_geometry(net, machine, g, geo);
-        geo_of = m;
-      }
-      auto r = evaluate_with(net, machine, g, geo, m, options);
-      if (!r.ok()) {
-        last_reason = r.reason();
-        continue;
-      }
-      if (first_fit) return std::move(r).value();
-      if (m.weights_resident) resident_fits = true;
-      if (geometries_since_feasible < 0) geometries_since_feasible = 0;
-      if (r.value().traffic.total() <= lower_bound) bound_reached = true;
-      if (!found || better(r.value(), best, options.objective)) {
-        best = std::move(r).value();
-        found = true;
-      }
+  for (const Mapping& m : ordered) {
+    if (found && last_resort(m)) break;
+    if (before_start(m)) continue;
+    if (m.weights_resident && !resident_possible) {
+      last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
+                    " bytes, scratchpad '" + weight_pad.name + "' has " +
+                    std::to_string(weight_pad.size_bytes);
+      continue;
     }
-    return std::nullopt;
-  };
-  if (auto r = scan(ordered); r) return std::move(*r);
+    const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
+                              m.col_tiles != seen_of.col_tiles ||
+                              m.channel_tiles != seen_of.channel_tiles;
+    if (new_geometry) {
+      seen_of = m;
+      // Pruning (documented in docs/scheduler.md, "Search speed"): once the bytes lower bound
+      // is met, later (smaller) tiles can only tie; past the first geometry that fits, try at
+      // most the objective's search depth more (-1: all).
+      if (bound_reached && options.objective == Objective::Bytes) break;
+      const int depth = options.objective == Objective::Bytes ? options.search_depth_bytes
+                                                              : options.search_depth_latency;
+      if (depth >= 0 && geometries_since_feasible >= 0 && ++geometries_since_feasible > depth)
+        break;
+      resident_fits = false;
+    }
+    // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
+    if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
+    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
+        m.channel_tiles != geo_of.channel_tiles) {
+      geo = tile_group(net, g, m);
+      measure_geometry(net, machine, g, geo);
+      geo_of = m;
+    }
+    auto r = evaluate_with(net, machine, g, geo, m, options);
+    if (!r.ok()) {
+      last_reason = r.reason();
+      continue;
+    }
+    if (first_fit) return r;
+    if (m.weights_resident) resident_fits = true;
+    if (geometries_since_feasible < 0) geometries_since_feasible = 0;
+    if (r.value().traffic.total() <= lower_bound) bound_reached = true;
+    if (!found || better(r.value(), best, options.objective)) {
+      best = std::move(r).value();
+      found = true;
+    }
+  }
   if (options.allow_weight_sweep && !first_fit) {
     for (const Mapping& m : enumerate_sweep_mappings(net, machine, ops)) {
       auto r = evaluate_sweep(net, machine, g, m, options);
