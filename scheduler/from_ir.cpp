@@ -127,7 +127,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         out.requant_table_bytes = w[0] * kRequantEntryBytes;
         out.macs = net.tensor(out.output).shape.elements() * per_output;
         Tensor& in = net.tensors[static_cast<size_t>(x.value())];
-        if (space_to_depth_stem && network_inputs.count(x.value()) && in.space_to_depth == 1 &&
+        if (space_to_depth_stem && network_inputs.count(x.value()) &&
             consumers_of(op.inputs[0]).size() == 1) {
           const Shape3 y = net.tensor(out.output).shape;
           if (auto r = space_to_depth_rewrite(out.window, out.groups, in.shape, y.h, y.w,

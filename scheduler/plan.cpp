@@ -223,18 +223,18 @@ int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
 int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box) {
   const Tensor& t = net.tensor(tensor);
   if (t.space_to_depth == 2 && !box.empty()) {
-    // One DMA per row parity a (codegen): stored rows 2y + a of the box's rows, each one run
-    // of its 2 x columns pixels (docs/scheduler.md, "Space-to-depth stem"). Loads read whole
-    // pixels: the box has every channel.
-    const Shape3 stored{t.shape.c / 4, 2 * t.shape.h, 2 * t.shape.w};
-    const int64_t pixel = stored.c * net.activation_bytes;
+    // One DMA per row parity a (codegen): stored rows 2y + a, from stored column 2 x0, whole
+    // pixels (the box has every channel; docs/scheduler.md, "Space-to-depth stem"). As a box of
+    // the stored tensor seen with two stored rows per row: columns a W + [2 x0, 2 x1).
+    const int64_t stored_w = 2 * t.shape.w;
+    const Shape3 row_pairs{t.shape.c / 4, t.shape.h, 2 * stored_w};
     int64_t cycles = 0;
     for (int64_t a = 0; a < 2; ++a) {
-      int64_t bursts = 0;
-      for (int64_t y = box.h.b; y < box.h.e; ++y)
-        bursts += bursts_covering(((2 * y + a) * stored.w + 2 * box.w.b) * pixel,
-                                  2 * box.w.size() * pixel, machine.burst_bytes);
-      cycles += dma_instruction_cycles(machine, bursts);
+      Box parity = box;
+      parity.c = {0, row_pairs.c};
+      parity.w = {a * stored_w + 2 * box.w.b, a * stored_w + 2 * box.w.e};
+      cycles += dma_instruction_cycles(
+          machine, box_bursts(row_pairs, parity, net.activation_bytes, machine.burst_bytes));
     }
     return cycles;
   }
