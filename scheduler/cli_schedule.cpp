@@ -27,7 +27,7 @@ cli::Runner setup_schedule(CLI::App& command) {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
     bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false,
          no_s2d_stem = false;
-    int search_depth_bytes = -1, search_depth_latency = 4;
+    int search_depth_bytes = -1, search_depth_latency = -1;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -55,7 +55,7 @@ cli::Runner setup_schedule(CLI::App& command) {
       ->capture_default_str();
   command
       .add_option("--search-depth-latency", o->search_depth_latency,
-                  "the same for objective latency (-1: all; slower, better schedules)")
+                  "the same for objective latency (-1: all)")
       ->check(CLI::Range(-1, 1 << 30))
       ->capture_default_str();
   auto* prefetch =

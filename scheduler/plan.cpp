@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string>
 
 #include "scheduler/alloc.hpp"
@@ -115,7 +116,7 @@ GroupInfo describe(const Net& net, const std::vector<int>& ops) {
 }
 
 // Shape transfer for one tile on local ids (the same rule as sched::transfer).
-void transfer_local(const Net& net, const GroupInfo& g, std::vector<Box>& need) {
+void transfer_local(const Net& net, const GroupInfo& g, Box* need) {
   for (size_t pos = g.ops.size(); pos-- > 0;) {
     const Op& op = net.op(g.ops[pos]);
     const Box out = need[static_cast<size_t>(g.out_local[pos])];
@@ -285,14 +286,13 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
   geo.need.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
   geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
-  std::vector<Box> need(locals);
   int64_t tile = 0;
   // Channel parts outermost: with streamed weights, one slice serves all row/column tiles of
   // its channels before the next slice is loaded.
   for (int64_t k = 0; k < m.channel_tiles; ++k) {
     for (int64_t r = 0; r < m.row_tiles; ++r) {
       for (int64_t c = 0; c < m.col_tiles; ++c, ++tile) {
-        std::fill(need.begin(), need.end(), Box{});
+        Box* need = &geo.need[static_cast<size_t>(tile) * locals];  // all empty until here
         for (size_t l = 0; l < locals; ++l) {
           if (!g.stored[l]) continue;
           const Shape3 s = net.tensor(g.tensors[l]).shape;
@@ -303,9 +303,6 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
           geo.requested[static_cast<size_t>(tile) * locals + l] = box;
         }
         transfer_local(net, g, need);
-        std::copy(
-            need.begin(), need.end(),
-            geo.need.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(tile) * locals));
       }
     }
   }
@@ -968,38 +965,145 @@ std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const
   return kept;
 }
 
-Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
-                                    const TileGeometry& geo, const Mapping& m,
-                                    const PlanOptions& options) {
-  GroupSchedule gs;
-  gs.ops = g.ops;
-  gs.row_tiles = m.row_tiles;
-  gs.col_tiles = m.col_tiles;
-  gs.channel_tiles = m.channel_tiles;
-  gs.halo = m.halo;
-  gs.weights_resident = m.weights_resident;
-  gs.double_buffered = m.double_buffered;
-  gs.memory_reuse = options.memory_reuse;
-  const size_t locals = g.tensors.size();
-  const int n = static_cast<int>(g.ops.size());
-  const int store_step = n + 1;
-  const bool cache = m.halo == HaloMode::Cache;
+// The COMPUTE cycles of every tile of a tiling with recomputed halos, summed (what
+// TileGeometry::ActivationCosts::compute sums to), without tiling the group. Shape transfer is
+// separable: each axis of an input's need depends only on the same axis of the output box
+// (deduce_input), and a hull of non-empty boxes is the hull of each axis. So while no box is
+// empty, the need of local l in tile (k, r, c) is (channels of run k, rows of run r, columns
+// of run c), where run r transfers the stored tensors' row part r at full channels and
+// columns (likewise k and c). Any empty box in a run (more parts than a stored tensor has
+// rows, a Concat input outside a channel part, a local no tile needs) couples the axes: no
+// figure. A tile's cycles depend on the sizes of its box's rows and columns and on its channel
+// interval, so the sum runs over distinct values with counts. The runs of each part count are
+// kept: a group's tilings share them.
+class SeparableCompute {
+ public:
+  SeparableCompute(const Net& net, const Machine& machine, const GroupInfo& g)
+      : net_(net), machine_(machine), g_(g) {}
 
-  // Geometry-only figures (the same for every mapping of this tiling) come from `geo`; the
-  // buffers and their allocation come first, costs only once allocation succeeds, so the many
-  // mappings that do not fit are rejected cheaply.
-  gs.rows_per_step = geo.rows_per_step;
+  /// The summed compute cycles of tiling `m` with halo mode `halo` (cached: rows computed by the
+  /// previous row tile are not computed again, as evaluate_with's `fresh`), or -1 where the
+  /// axes do not separate.
+  int64_t compute_cycles(const Mapping& m, HaloMode halo) {
+    const Axis* cs = axis(0, m.channel_tiles);
+    const Axis* hs = axis(1, m.row_tiles);
+    const Axis* ws = axis(2, m.col_tiles);
+    if (!cs->separates || !hs->separates || !ws->separates) return -1;
+    const size_t locals = g_.tensors.size();
+    int64_t total = 0;
+    for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
+      const Op& op = net_.op(g_.ops[pos]);
+      const auto out = static_cast<size_t>(g_.out_local[pos]);
+      // A conv's cycles depend on where its channel part starts only through the groups it
+      // spans (grouped, not depthwise).
+      const bool grouped = op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net_, op);
+      const auto channels = counted(cs->parts, locals, out, !grouped);
+      const auto cols = counted(ws->parts, locals, out, true);
+      std::vector<Interval> fresh;  // rows per row tile
+      if (halo == HaloMode::Cache) {
+        fresh.resize(static_cast<size_t>(m.row_tiles));
+        for (size_t r = 0; r < fresh.size(); ++r) {
+          Interval h = hs->parts[r * locals + out];
+          if (r > 0) {
+            h.b = std::max(h.b, hs->parts[(r - 1) * locals + out].e);
+            if (h.e < h.b) h.e = h.b;
+          }
+          fresh[r] = h;
+        }
+      }
+      const auto rows =
+          counted(halo == HaloMode::Cache ? fresh : hs->parts, halo == HaloMode::Cache ? 1 : locals,
+                  halo == HaloMode::Cache ? 0 : out, true);
+      int64_t rows_per_step = 1;  // as measure_geometry: from the widest tile
+      if (op.kind == OpKind::Conv) {
+        int64_t widest = 1;
+        for (const auto& [w, count] : cols) widest = std::max(widest, w.size());
+        rows_per_step = conv_rows_per_step(machine_, widest);
+      }
+      for (const auto& [c, c_count] : channels) {
+        for (const auto& [h, h_count] : rows) {
+          for (const auto& [w, w_count] : cols) {
+            total += c_count * h_count * w_count *
+                     compute_cycles_of(net_, machine_, op, Box{c, h, w}, rows_per_step);
+          }
+        }
+      }
+    }
+    return total;
+  }
+
+ private:
+  struct Axis {
+    bool separates = true;
+    std::vector<Interval> parts;  // part-major: parts x locals
+  };
+
+  const Axis* axis(int which, int64_t parts) {
+    auto& memo = memo_[which];
+    auto it = memo.find(parts);
+    if (it != memo.end()) return &it->second;
+    Axis& a = memo[parts];
+    const size_t locals = g_.tensors.size();
+    a.parts.assign(static_cast<size_t>(parts) * locals, Interval{});
+    std::vector<Box> need(locals);
+    for (int64_t i = 0; i < parts && a.separates; ++i) {
+      std::fill(need.begin(), need.end(), Box{});
+      for (size_t l = 0; l < locals && a.separates; ++l) {
+        if (!g_.stored[l]) continue;
+        Box box = full_box(net_.tensor(g_.tensors[l]).shape);
+        Interval& split = which == 0 ? box.c : which == 1 ? box.h : box.w;
+        split = part(split.e, parts, i);
+        a.separates = !box.empty();
+        need[l] = box;
+      }
+      if (!a.separates) break;
+      transfer_local(net_, g_, need.data());
+      for (size_t l = 0; l < locals; ++l) {
+        if (need[l].empty()) a.separates = false;
+        a.parts[static_cast<size_t>(i) * locals + l] = which == 0   ? need[l].c
+                                                       : which == 1 ? need[l].h
+                                                                    : need[l].w;
+      }
+    }
+    return &a;
+  }
+
+  // Distinct intervals of local `l` over the parts, with counts; by size only where the cycles
+  // depend on the size alone (rows, columns).
+  static std::vector<std::pair<Interval, int64_t>> counted(const std::vector<Interval>& parts,
+                                                           size_t locals, size_t l, bool by_size) {
+    std::vector<std::pair<Interval, int64_t>> out;
+    for (size_t i = 0; i < parts.size() / locals; ++i) {
+      Interval v = parts[i * locals + l];
+      if (by_size) v = {0, v.size()};
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == v; });
+      if (it == out.end()) {
+        out.push_back({v, 1});
+      } else {
+        ++it->second;
+      }
+    }
+    return out;
+  }
+
+  const Net& net_;
+  const Machine& machine_;
+  const GroupInfo& g_;
+  std::map<int64_t, Axis> memo_[3];
+};
+
+// The buffers of mapping `m` (activation tiles, weight slices, accumulators; deep reuse;
+// prefetched weights pinned before the group) and their places in the scratchpads, into `gs`.
+Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
+                     const TileGeometry& geo, const Mapping& m, const PlanOptions& options,
+                     const std::vector<char>& kept, bool keep_slices, GroupSchedule& gs) {
+  const size_t locals = g.tensors.size();
+  const int store_step = static_cast<int>(g.ops.size()) + 1;
+  const bool cache = m.halo == HaloMode::Cache;
   const std::vector<int64_t>& weight_slice_max = geo.weight_slice_max;
   const std::vector<int64_t>& acc_max = geo.acc_max;
   const std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
   const std::vector<int64_t>& max_pixels = geo.max_pixels;
-  // Streamed weights with channel tiles: each slice is loaded once and kept while the
-  // row/column tiles of its channels run (channel parts are the outer tile loop).
-  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
-                                                              m.col_tiles, m.channel_tiles);
-  // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
-  // stays on chip from the first tile (output-channel tiling with a resident input).
-  const std::vector<char> kept = kept_inputs(g, geo, m);
   std::vector<BufferAlloc>& buffers = gs.buffers;
   buffers.reserve(2 * locals + 2 * g.ops.size());
   std::vector<int> buffer_of_local(locals, -1);
@@ -1127,20 +1231,55 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     for (auto& b : buffers)
       if (b.role == BufferRole::Weights && b.copy == 0) b.first_step = -1;
   }
-  {
-    std::vector<AllocRequest> requests;
-    requests.reserve(buffers.size());
-    for (const auto& b : buffers) {
-      requests.push_back(
-          {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
-    }
-    if (prefetch)
-      requests.insert(requests.end(), options.prefetch_occupied->begin(),
-                      options.prefetch_occupied->end());
-    auto placed = allocate(requests, machine.capacities());
-    if (!placed.ok()) return placed.failure();
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
-    gs.peak_bytes = placed.value().peak_bytes;
+  std::vector<AllocRequest> requests;
+  requests.reserve(buffers.size());
+  for (const auto& b : buffers) {
+    requests.push_back(
+        {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
+  }
+  if (prefetch)
+    requests.insert(requests.end(), options.prefetch_occupied->begin(),
+                    options.prefetch_occupied->end());
+  auto placed = allocate(requests, machine.capacities());
+  if (!placed.ok()) return placed.failure();
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
+  gs.peak_bytes = placed.value().peak_bytes;
+  return {};
+}
+
+// `cycle_cutoff` >= 0: fail any mapping of more cycles without allocating it (the latency
+// search past its first schedule: such a mapping cannot be the best).
+Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
+                                    const TileGeometry& geo, const Mapping& m,
+                                    const PlanOptions& options, int64_t cycle_cutoff = -1) {
+  GroupSchedule gs;
+  gs.ops = g.ops;
+  gs.row_tiles = m.row_tiles;
+  gs.col_tiles = m.col_tiles;
+  gs.channel_tiles = m.channel_tiles;
+  gs.halo = m.halo;
+  gs.weights_resident = m.weights_resident;
+  gs.double_buffered = m.double_buffered;
+  gs.memory_reuse = options.memory_reuse;
+  const size_t locals = g.tensors.size();
+  const bool cache = m.halo == HaloMode::Cache;
+
+  // Geometry-only figures (the same for every mapping of this tiling) come from `geo`. Without
+  // a cutoff the buffers and their allocation come first, costs only once allocation succeeds,
+  // so the many mappings that do not fit are rejected cheaply; with one, the costs come first
+  // and a mapping slower than the cutoff is rejected without building its buffers.
+  gs.rows_per_step = geo.rows_per_step;
+  // Streamed weights with channel tiles: each slice is loaded once and kept while the
+  // row/column tiles of its channels run (channel parts are the outer tile loop).
+  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
+                                                              m.col_tiles, m.channel_tiles);
+  // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
+  // stays on chip from the first tile (output-channel tiling with a resident input).
+  const std::vector<char> kept = kept_inputs(g, geo, m);
+  if (cycle_cutoff < 0) {
+    if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
+        !placed.ok())
+      return placed.failure();
   }
 
   // ---- costs: per-tile traffic and cycles ----
@@ -1239,7 +1378,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.store_cycles += store[static_cast<size_t>(t)];
   }
   if (m.weights_resident) gs.prologue_weight_cycles = resident_weight_cycles;
-  if (prefetch) {
+  if (options.prefetch_occupied != nullptr) {
     // The prologue is on chip when the group starts.
     if (m.weights_resident) {
       resident_weight_cycles = 0;
@@ -1267,6 +1406,15 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.cycles = resident_weight_cycles + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
     gs.tail_cycles = compute[T - 1] + store[T - 1];
     gs.tail_dma_cycles = store[T - 1];
+  }
+  if (cycle_cutoff >= 0) {
+    if (gs.cycles > cycle_cutoff) {
+      return fail("takes " + std::to_string(gs.cycles) + " cycles, over the cutoff " +
+                  std::to_string(cycle_cutoff));
+    }
+    if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
+        !placed.ok())
+      return placed.failure();
   }
   return gs;
 }
@@ -1376,7 +1524,8 @@ int64_t bytes_lower_bound(const Net& net, const GroupInfo& g) {
 
 Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
                                    const std::vector<int>& ops, const PlanOptions& options,
-                                   bool first_fit, const Mapping* start = nullptr) {
+                                   bool first_fit, const Mapping* start = nullptr,
+                                   int64_t cycle_cutoff = -1) {
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
@@ -1391,6 +1540,13 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   bool resident_fits = false;  // in the current geometry
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
+  bool skip_halo[2] = {false, false};  // latency: this tiling's compute alone exceeds the best
+  SeparableCompute separable(net, machine, g);
+  // Latency, once a mapping fits: what a mapping must not exceed to matter (the best so far,
+  // or the caller's cutoff when lower).
+  auto cutoff = [&]() {
+    return cycle_cutoff >= 0 ? std::min(cycle_cutoff, best.cycles) : best.cycles;
+  };
   // First fit (the paper's greedy): shrink the tile with resident weights first; stream
   // weights per tile only when no tile size lets them stay.
   std::vector<Mapping> ordered = mappings;
@@ -1442,7 +1598,18 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       if (depth >= 0 && geometries_since_feasible >= 0 && ++geometries_since_feasible > depth)
         break;
       resident_fits = false;
+      // Latency: every mapping of this tiling takes at least its COMPUTE cycles (each tile's
+      // compute is on the path, double-buffered or not), so a tiling whose recomputed-halo
+      // compute alone exceeds the best so far cannot win; skipping it changes no result
+      // (docs/scheduler.md "Search speed"). A tiling with a cached-halo mapping computes less.
+      skip_halo[0] = skip_halo[1] = false;
+      if (found && options.objective == Objective::Latency) {
+        for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
+          skip_halo[halo == HaloMode::Cache] = separable.compute_cycles(m, halo) > cutoff();
+        }
+      }
     }
+    if (skip_halo[m.halo == HaloMode::Cache]) continue;
     // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
     if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
@@ -1451,7 +1618,8 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       measure_geometry(net, machine, g, geo);
       geo_of = m;
     }
-    auto r = evaluate_with(net, machine, g, geo, m, options);
+    const bool cut = found && options.objective == Objective::Latency;
+    auto r = evaluate_with(net, machine, g, geo, m, options, cut ? cutoff() : -1);
     if (!r.ok()) {
       last_reason = r.reason();
       continue;
@@ -1485,8 +1653,19 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
 }  // namespace
 
 Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
-                                 const std::vector<int>& ops, const PlanOptions& options) {
-  return search_group(net, machine, ops, options, false);
+                                 const std::vector<int>& ops, const PlanOptions& options,
+                                 int64_t cycle_cutoff) {
+  return search_group(net, machine, ops, options, false, nullptr,
+                      options.objective == Objective::Latency ? cycle_cutoff : -1);
+}
+
+int64_t prefetch_saving_bound(const Net& net, const Machine& machine, const std::vector<int>& ops) {
+  int64_t cycles = 0;
+  for (int op : ops) {
+    const Op& o = net.op(op);
+    cycles += dma_cycles_for_bytes(machine, o.weight_bytes + o.requant_table_bytes);
+  }
+  return cycles;
 }
 
 Result<GroupSchedule> plan_group_first_fit(const Net& net, const Machine& machine,

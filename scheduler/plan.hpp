@@ -44,7 +44,7 @@ struct PlanOptions {
   /// Geometries (row x column x channel tilings) search_group tries past the first one that
   /// fits, by objective; -1: every one (MapSpaceFeatures; docs/scheduler.md, "Search speed").
   int search_depth_bytes = -1;
-  int search_depth_latency = 4;
+  int search_depth_latency = -1;
   /// Set by plan_prefetched only: the bytes the previous group occupies, as pinned requests
   /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
   /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
@@ -61,10 +61,11 @@ struct MapSpaceFeatures {
   /// policy: it is how the net is lowered, not a schedule choice.
   bool space_to_depth_stem = true;
   /// PlanOptions::search_depth_*: the geometries each group's search tries past the first that
-  /// fits; -1 all. Bytes: all (the search stops at the group's bytes lower bound); latency: 4,
-  /// which keeps ResNet-50's `optimal` search near 1 s (docs/scheduler.md, "Search speed").
+  /// fits; -1 all (the default for both). Both stop only where nothing left can win: bytes at
+  /// the group's bytes lower bound, latency at tilings whose compute alone exceeds the best
+  /// (docs/scheduler.md, "Search speed"). A depth N >= 0 trades schedules for search time.
   int search_depth_bytes = -1;
-  int search_depth_latency = 4;
+  int search_depth_latency = -1;
 };
 
 /// Cycles of the DMA that loads `box` of activation `tensor` from DRAM (docs/timing.md), alone
@@ -124,9 +125,20 @@ Result<GroupSchedule> plan_prefetched(const Net& net, const Machine& machine,
                                       const GroupSchedule& previous, const GroupSchedule& next,
                                       const PlanOptions& options);
 
-/// Best feasible mapping by the objective; fails when none fits.
+/// Best feasible mapping by the objective; fails when none fits. With `cycle_cutoff` >= 0
+/// (objective latency), only mappings of at most that many cycles matter to the caller: past
+/// the first mapping that fits, others are rejected on their cycles before allocation and
+/// tilings whose compute alone exceeds it are skipped, so the result is the best mapping when
+/// that is within the cutoff, else a feasible mapping over it (docs/scheduler.md "Search
+/// speed").
 Result<GroupSchedule> plan_group(const Net& net, const Machine& machine,
-                                 const std::vector<int>& ops, const PlanOptions& options);
+                                 const std::vector<int>& ops, const PlanOptions& options,
+                                 int64_t cycle_cutoff = -1);
+
+/// The most cycles cross-group prefetch can take off a mapping of `ops`: the DMA cycles of
+/// every op's weights and requant table, each loaded whole (plan_prefetched removes the
+/// prologue weights' loads, which are at most these).
+int64_t prefetch_saving_bound(const Net& net, const Machine& machine, const std::vector<int>& ops);
 
 /// First feasible mapping in enumeration order (largest tile first): the paper's "shrink the
 /// tile until allocation succeeds". With `start`, tilings coarser than `start`'s

@@ -53,7 +53,15 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
             static_cast<double>(objective == Objective::Bytes ? bound.bytes : bound.cycles);
         if (best[i].primary + lower > best[j + 1].primary) continue;
       }
-      auto plan = plan_group(net, machine, group, options);
+      // Latency: this group matters only if it reaches j + 1 no slower than the best known
+      // way (a tie may win on bytes), after prefetch takes at most its weights' loads off.
+      int64_t cutoff = -1;
+      if (objective == Objective::Latency && best[j + 1].primary != kInf) {
+        const auto budget = static_cast<int64_t>(best[j + 1].primary - best[i].primary);
+        cutoff = std::max<int64_t>(0, budget) +
+                 (features.prefetch ? prefetch_saving_bound(net, machine, group) : 0);
+      }
+      auto plan = plan_group(net, machine, group, options, cutoff);
       // Pruning: a group that does not fit rarely fits after growing; stop extending. A weight
       // sweep is the exception: a prefix that ends inside a block stores tensors the whole
       // block would keep on chip (a bottleneck's conv3 output before its residual add), so a
