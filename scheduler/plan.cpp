@@ -976,10 +976,54 @@ std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const
 // figure. A tile's cycles depend on the sizes of its box's rows and columns and on its channel
 // interval, so the sum runs over distinct values with counts. The runs of each part count are
 // kept: a group's tilings share them.
-class SeparableCompute {
+class SeparableTiling {
  public:
-  SeparableCompute(const Net& net, const Machine& machine, const GroupInfo& g)
+  SeparableTiling(const Net& net, const Machine& machine, const GroupInfo& g)
       : net_(net), machine_(machine), g_(g) {}
+
+  /// The DRAM bytes of every mapping of tiling `m` with halo mode `halo` at least move: the
+  /// activations its tiles read (exactly, as the cost model counts them: a kept input once,
+  /// cached rows once) and write, and every weight and table once (a slice is counted as its
+  /// channels' share, rounded down: weight_bytes_for), or -1 where the axes do not separate.
+  int64_t bytes_floor(const Mapping& m, HaloMode halo) {
+    const Axis* cs = axis(0, m.channel_tiles);
+    const Axis* hs = axis(1, m.row_tiles);
+    const Axis* ws = axis(2, m.col_tiles);
+    if (!cs->separates || !hs->separates || !ws->separates) return -1;
+    const size_t locals = g_.tensors.size();
+    const bool keeps = GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles);
+    auto sum = [&](const std::vector<Interval>& parts, size_t l) {
+      int64_t total = 0;
+      for (size_t i = 0; i < parts.size() / locals; ++i) total += parts[i * locals + l].size();
+      return total;
+    };
+    int64_t elements = 0;
+    for (size_t l = 0; l < locals; ++l) {
+      if (g_.stored[l]) elements += net_.tensor(g_.tensors[l]).shape.elements();
+      if (!g_.is_input[l]) continue;
+      bool kept = keeps;
+      for (int64_t k = 1; k < m.channel_tiles && kept; ++k)
+        kept = cs->parts[static_cast<size_t>(k) * locals + l] == cs->parts[l];
+      if (kept) {
+        elements += cs->parts[l].size() * hs->parts[l].size() * ws->parts[l].size();
+        continue;
+      }
+      int64_t rows = 0;
+      if (halo == HaloMode::Cache) {
+        for (const Interval& h : fresh_rows(*hs, m.row_tiles, l)) rows += h.size();
+      } else {
+        rows = sum(hs->parts, l);
+      }
+      elements += sum(cs->parts, l) * rows * sum(ws->parts, l);
+    }
+    int64_t bytes = elements * net_.activation_bytes;
+    for (int op : g_.ops) {
+      const Op& o = net_.op(op);
+      const int64_t channels = net_.tensor(o.output).shape.c;
+      bytes += o.weight_bytes / channels * channels + o.requant_table_bytes / channels * channels;
+    }
+    return bytes;
+  }
 
   /// The summed compute cycles of tiling `m` with halo mode `halo` (cached: rows computed by the
   /// previous row tile are not computed again, as evaluate_with's `fresh`), or -1 where the
@@ -1000,17 +1044,7 @@ class SeparableCompute {
       const auto channels = counted(cs->parts, locals, out, !grouped);
       const auto cols = counted(ws->parts, locals, out, true);
       std::vector<Interval> fresh;  // rows per row tile
-      if (halo == HaloMode::Cache) {
-        fresh.resize(static_cast<size_t>(m.row_tiles));
-        for (size_t r = 0; r < fresh.size(); ++r) {
-          Interval h = hs->parts[r * locals + out];
-          if (r > 0) {
-            h.b = std::max(h.b, hs->parts[(r - 1) * locals + out].e);
-            if (h.e < h.b) h.e = h.b;
-          }
-          fresh[r] = h;
-        }
-      }
+      if (halo == HaloMode::Cache) fresh = fresh_rows(*hs, m.row_tiles, out);
       const auto rows =
           counted(halo == HaloMode::Cache ? fresh : hs->parts, halo == HaloMode::Cache ? 1 : locals,
                   halo == HaloMode::Cache ? 0 : out, true);
@@ -1066,6 +1100,22 @@ class SeparableCompute {
       }
     }
     return &a;
+  }
+
+  // The rows of local `l` each row tile computes or reads with cached halos: those the previous
+  // row tile did not (evaluate_with's `fresh`).
+  std::vector<Interval> fresh_rows(const Axis& hs, int64_t row_tiles, size_t l) const {
+    const size_t locals = g_.tensors.size();
+    std::vector<Interval> fresh(static_cast<size_t>(row_tiles));
+    for (size_t r = 0; r < fresh.size(); ++r) {
+      Interval h = hs.parts[r * locals + l];
+      if (r > 0) {
+        h.b = std::max(h.b, hs.parts[(r - 1) * locals + l].e);
+        if (h.e < h.b) h.e = h.b;
+      }
+      fresh[r] = h;
+    }
+    return fresh;
   }
 
   // Distinct intervals of local `l` over the parts, with counts; by size only where the cycles
@@ -1541,7 +1591,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
   bool skip_halo[2] = {false, false};  // latency: this tiling's compute alone exceeds the best
-  SeparableCompute separable(net, machine, g);
+  SeparableTiling separable(net, machine, g);
   // Latency, once a mapping fits: what a mapping must not exceed to matter (the best so far,
   // or the caller's cutoff when lower).
   auto cutoff = [&]() {
@@ -1602,10 +1652,15 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       // compute is on the path, double-buffered or not), so a tiling whose recomputed-halo
       // compute alone exceeds the best so far cannot win; skipping it changes no result
       // (docs/scheduler.md "Search speed"). A tiling with a cached-halo mapping computes less.
+      // Bytes: likewise a tiling whose activation traffic plus every weight once exceeds the
+      // best so far.
       skip_halo[0] = skip_halo[1] = false;
-      if (found && options.objective == Objective::Latency) {
+      if (found) {
         for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
-          skip_halo[halo == HaloMode::Cache] = separable.compute_cycles(m, halo) > cutoff();
+          skip_halo[halo == HaloMode::Cache] =
+              options.objective == Objective::Latency
+                  ? separable.compute_cycles(m, halo) > cutoff()
+                  : separable.bytes_floor(m, halo) > best.traffic.total();
         }
       }
     }
