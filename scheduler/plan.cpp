@@ -1167,12 +1167,10 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
     return static_cast<int>(buffers.size()) - 1;
   };
   for (size_t l = 0; l < locals; ++l) {
-    const Tensor& tensor = net.tensor(g.tensors[l]);
     BufferAlloc b;
     b.pixel_bytes = pixel_bytes[l];
     b.size_bytes = max_pixels[l] * pixel_bytes[l];
     if (b.size_bytes == 0) continue;
-    b.name = tensor.name;
     b.tensor = g.tensors[l];
     // A kept input is loaded once: it has no second copy.
     const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]) && !kept[l];
@@ -1198,7 +1196,6 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
     }
     buffer_of_local[l] = add(b);
     if (ping_pong) {
-      b.name += "#1";
       b.copy = 1;
       add(b);
     }
@@ -1208,7 +1205,6 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
     const int step = static_cast<int>(pos) + 1;
     if (weight_slice_max[pos] > 0) {
       BufferAlloc w;
-      w.name = "w:" + op.name;
       w.role = BufferRole::Weights;
       w.kind = BufferKind::Weights;
       w.op = g.ops[pos];
@@ -1233,14 +1229,12 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
       w.last_step = whole_tile ? store_step : step;
       add(w);
       if (ping_pong) {
-        w.name += "#1";
         w.copy = 1;
         add(w);
       }
     }
     if (acc_max[pos] > 0) {
       BufferAlloc a;
-      a.name = "acc:" + op.name;
       a.role = BufferRole::Accumulator;
       a.kind = BufferKind::Accumulators;
       a.op = g.ops[pos];
@@ -1297,11 +1291,17 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
   return {};
 }
 
-// `cycle_cutoff` >= 0: fail any mapping of more cycles without allocating it (the latency
-// search past its first schedule: such a mapping cannot be the best).
+// What a mapping must not exceed to matter to a search past its first feasible mapping (-1:
+// no limit): a mapping over either is rejected before its buffers are built and allocated.
+struct Cutoff {
+  int64_t cycles = -1;
+  int64_t bytes = -1;
+  bool active() const { return cycles >= 0 || bytes >= 0; }
+};
+
 Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
                                     const TileGeometry& geo, const Mapping& m,
-                                    const PlanOptions& options, int64_t cycle_cutoff = -1) {
+                                    const PlanOptions& options, Cutoff cutoff = {}) {
   GroupSchedule gs;
   gs.ops = g.ops;
   gs.row_tiles = m.row_tiles;
@@ -1326,7 +1326,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
   // stays on chip from the first tile (output-channel tiling with a resident input).
   const std::vector<char> kept = kept_inputs(g, geo, m);
-  if (cycle_cutoff < 0) {
+  if (!cutoff.active()) {
     if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
         !placed.ok())
       return placed.failure();
@@ -1457,14 +1457,29 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     gs.tail_cycles = compute[T - 1] + store[T - 1];
     gs.tail_dma_cycles = store[T - 1];
   }
-  if (cycle_cutoff >= 0) {
-    if (gs.cycles > cycle_cutoff) {
-      return fail("takes " + std::to_string(gs.cycles) + " cycles, over the cutoff " +
-                  std::to_string(cycle_cutoff));
-    }
+  if (cutoff.cycles >= 0 && gs.cycles > cutoff.cycles) {
+    return fail("takes " + std::to_string(gs.cycles) + " cycles, over the cutoff " +
+                std::to_string(cutoff.cycles));
+  }
+  if (cutoff.bytes >= 0 && gs.traffic.total() > cutoff.bytes) {
+    return fail("moves " + std::to_string(gs.traffic.total()) + " bytes, over the cutoff " +
+                std::to_string(cutoff.bytes));
+  }
+  if (cutoff.active()) {
     if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
         !placed.ok())
       return placed.failure();
+  }
+  // Names last: only a mapping that is kept needs them.
+  for (BufferAlloc& b : gs.buffers) {
+    if (b.role == BufferRole::Weights) {
+      b.name = "w:" + net.op(b.op).name;
+    } else if (b.role == BufferRole::Accumulator) {
+      b.name = "acc:" + net.op(b.op).name;
+    } else {
+      b.name = net.tensor(b.tensor).name;
+    }
+    if (b.copy == 1) b.name += "#1";
   }
   return gs;
 }
@@ -1673,8 +1688,10 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       measure_geometry(net, machine, g, geo);
       geo_of = m;
     }
-    const bool cut = found && options.objective == Objective::Latency;
-    auto r = evaluate_with(net, machine, g, geo, m, options, cut ? cutoff() : -1);
+    Cutoff over;
+    if (found && options.objective == Objective::Latency) over.cycles = cutoff();
+    if (found && options.objective == Objective::Bytes) over.bytes = best.traffic.total();
+    auto r = evaluate_with(net, machine, g, geo, m, options, over);
     if (!r.ok()) {
       last_reason = r.reason();
       continue;
