@@ -98,5 +98,27 @@ TEST(Allocation, elementwise_runs_in_place) {
   EXPECT_EQ(result.value().offsets[1], 0);
 }
 
+// The early check (every order would fail) counts a reuse-linked pair live at one step as its
+// larger member: a pair that fits only by overlapping still allocates, at the capacity exactly,
+// while one more unrelated live byte fails with the report of the full search.
+TEST(Allocation, the_early_check_counts_a_reuse_pair_as_its_larger_member) {
+  std::vector<AllocRequest> requests = {
+      {.size_bytes = 300, .first_step = 0, .last_step = 1},
+      {.size_bytes = 300, .first_step = 1, .last_step = 2, .reuses = 0, .reuse_gap_bytes = 0},
+      {.size_bytes = 100, .first_step = 0, .last_step = 2},
+  };
+  const auto fits = allocate(requests, {400});
+  ASSERT_TRUE(fits.ok()) << fits.reason();
+  EXPECT_EQ(fits.value().peak_bytes[0], 400);
+  const auto over = allocate(requests, {399});
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.reason(),
+            "allocation failed: scratchpad 0 needs up to 700 live bytes at one step, has 399");
+  // Unlinked, the same two 300-byte buffers need 700 bytes at step 1.
+  requests[1].reuses = -1;
+  EXPECT_FALSE(allocate(requests, {400}).ok());
+  EXPECT_TRUE(allocate(requests, {700}).ok());
+}
+
 }  // namespace
 }  // namespace tessel::sched
