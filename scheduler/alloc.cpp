@@ -67,47 +67,27 @@ bool place_in_order(const std::vector<AllocRequest>& requests, const std::vector
   return true;
 }
 
-// The failure report: names the scratchpad with the largest lower bound on demand (live bytes
-// at one step).
-Failure too_large(const std::vector<AllocRequest>& requests,
-                  const std::vector<int64_t>& capacities_bytes) {
-  std::vector<int64_t> worst(capacities_bytes.size(), 0);
-  int last = 0;
-  for (const auto& r : requests) last = std::max(last, r.last_step);
-  for (int step = 0; step <= last; ++step) {
-    std::vector<int64_t> live(capacities_bytes.size(), 0);
-    for (const auto& r : requests) {
-      if (r.first_step <= step && step <= r.last_step) {
-        live[static_cast<size_t>(r.scratchpad)] += r.size_bytes;
-      }
-    }
-    for (size_t s = 0; s < live.size(); ++s) worst[s] = std::max(worst[s], live[s]);
-  }
-  size_t pad = 0;
-  for (size_t s = 1; s < worst.size(); ++s) {
-    if (worst[s] * capacities_bytes[pad] > worst[pad] * capacities_bytes[s]) pad = s;
-  }
-  return fail("allocation failed: scratchpad " + std::to_string(pad) + " needs up to " +
-              std::to_string(worst.empty() ? 0 : worst[pad]) + " live bytes at one step, has " +
-              std::to_string(capacities_bytes.empty() ? 0 : capacities_bytes[pad]));
-}
+// Live bytes at one step, per scratchpad, the most over the steps: `plain` counts every live
+// request; `linked` counts each reuse-linked set of live requests as its largest member, a
+// necessary condition for any placement (requests live at one step occupy disjoint bytes of
+// their scratchpad unless linked by deep reuse). Pinned requests may overlap each other, so
+// with any, `linked` is not computed (left 0).
+struct Demand {
+  std::vector<int64_t> plain, linked;
+};
 
-// A necessary condition for any placement, checked before the greedy orders: requests live at
-// one step occupy disjoint bytes of their scratchpad unless linked by deep reuse, so at every
-// step each scratchpad needs at least the sum, over the reuse-linked sets of its live
-// requests, of each set's largest member. True when some step needs more than the capacity
-// (then every order fails). Pinned requests may overlap each other: not checked with any.
-bool surely_exceeds(const std::vector<AllocRequest>& requests,
-                    const std::vector<int64_t>& capacities) {
+Demand live_demand(const std::vector<AllocRequest>& requests, size_t pads) {
+  Demand d{std::vector<int64_t>(pads, 0), std::vector<int64_t>(pads, 0)};
+  bool pinned = false;
   int first = 0, last = 0;
   for (const auto& r : requests) {
-    if (r.fixed_offset >= 0) return false;
+    pinned |= r.fixed_offset >= 0;
     first = std::min(first, r.first_step);
     last = std::max(last, r.last_step);
   }
   std::vector<int> root(requests.size());
   std::vector<int64_t> largest(requests.size());
-  std::vector<int64_t> need(capacities.size());
+  std::vector<int64_t> plain(pads), linked(pads);
   auto find = [&](int i) {
     while (root[static_cast<size_t>(i)] != i) i = root[static_cast<size_t>(i)];
     return i;
@@ -115,12 +95,13 @@ bool surely_exceeds(const std::vector<AllocRequest>& requests,
   auto live = [](const AllocRequest& r, int step) {
     return r.first_step <= step && step <= r.last_step;
   };
-  for (int step = first; step <= last; ++step) {
+  // Step 0 onwards for `plain` (the report's figure, as before prefetch pins existed).
+  for (int step = pinned ? 0 : first; step <= last; ++step) {
     for (size_t i = 0; i < requests.size(); ++i) {
       root[i] = static_cast<int>(i);
       largest[i] = requests[i].size_bytes;
     }
-    for (size_t i = 0; i < requests.size(); ++i) {
+    for (size_t i = 0; i < requests.size() && !pinned; ++i) {
       const AllocRequest& r = requests[i];
       if (!live(r, step) || r.reuses < 0 || !live(requests[static_cast<size_t>(r.reuses)], step))
         continue;
@@ -130,16 +111,34 @@ bool surely_exceeds(const std::vector<AllocRequest>& requests,
       largest[static_cast<size_t>(b)] =
           std::max(largest[static_cast<size_t>(b)], largest[static_cast<size_t>(a)]);
     }
-    std::fill(need.begin(), need.end(), 0);
+    std::fill(plain.begin(), plain.end(), 0);
+    std::fill(linked.begin(), linked.end(), 0);
     for (size_t i = 0; i < requests.size(); ++i) {
-      if (live(requests[i], step) && find(static_cast<int>(i)) == static_cast<int>(i))
-        need[static_cast<size_t>(requests[i].scratchpad)] += largest[i];
+      const AllocRequest& r = requests[i];
+      if (!live(r, step)) continue;
+      if (step >= 0) plain[static_cast<size_t>(r.scratchpad)] += r.size_bytes;
+      if (!pinned && find(static_cast<int>(i)) == static_cast<int>(i))
+        linked[static_cast<size_t>(r.scratchpad)] += largest[i];
     }
-    for (size_t pad = 0; pad < need.size(); ++pad) {
-      if (need[pad] > capacities[pad]) return true;
+    for (size_t pad = 0; pad < pads; ++pad) {
+      d.plain[pad] = std::max(d.plain[pad], plain[pad]);
+      d.linked[pad] = std::max(d.linked[pad], linked[pad]);
     }
   }
-  return false;
+  return d;
+}
+
+// The failure report: names the scratchpad with the largest lower bound on demand (live bytes
+// at one step).
+Failure too_large(const Demand& demand, const std::vector<int64_t>& capacities_bytes) {
+  const std::vector<int64_t>& worst = demand.plain;
+  size_t pad = 0;
+  for (size_t s = 1; s < worst.size(); ++s) {
+    if (worst[s] * capacities_bytes[pad] > worst[pad] * capacities_bytes[s]) pad = s;
+  }
+  return fail("allocation failed: scratchpad " + std::to_string(pad) + " needs up to " +
+              std::to_string(worst.empty() ? 0 : worst[pad]) + " live bytes at one step, has " +
+              std::to_string(capacities_bytes.empty() ? 0 : capacities_bytes[pad]));
 }
 
 }  // namespace
@@ -147,7 +146,10 @@ bool surely_exceeds(const std::vector<AllocRequest>& requests,
 Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
                              const std::vector<int64_t>& capacities_bytes) {
   // Every order would fail (most mappings a search tries): straight to the report.
-  if (surely_exceeds(requests, capacities_bytes)) return too_large(requests, capacities_bytes);
+  const Demand demand = live_demand(requests, capacities_bytes.size());
+  for (size_t pad = 0; pad < capacities_bytes.size(); ++pad) {
+    if (demand.linked[pad] > capacities_bytes[pad]) return too_large(demand, capacities_bytes);
+  }
   std::vector<int> base(requests.size());
   std::iota(base.begin(), base.end(), 0);
   auto by_first = base;
@@ -190,7 +192,7 @@ Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
       best.peak_bytes = peaks;
     }
   }
-  if (!found) return too_large(requests, capacities_bytes);
+  if (!found) return too_large(demand, capacities_bytes);
   return best;
 }
 

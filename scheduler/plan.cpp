@@ -981,6 +981,38 @@ class SeparableTiling {
   SeparableTiling(const Net& net, const Machine& machine, const GroupInfo& g)
       : net_(net), machine_(machine), g_(g) {}
 
+  /// The per-tile boxes of tiling `m` (tile_group's), as products of the axes' parts; false
+  /// (and `geo` untouched) where the axes do not separate.
+  bool tile(const Mapping& m, TileGeometry& geo) {
+    const Axis* cs = axis(0, m.channel_tiles);
+    const Axis* hs = axis(1, m.row_tiles);
+    const Axis* ws = axis(2, m.col_tiles);
+    if (!cs->separates || !hs->separates || !ws->separates) return false;
+    const size_t locals = g_.tensors.size();
+    geo = TileGeometry{};
+    geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
+    geo.need.resize(static_cast<size_t>(geo.tiles) * locals);
+    geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
+    size_t tile = 0;
+    for (size_t k = 0; k < static_cast<size_t>(m.channel_tiles); ++k) {
+      for (size_t r = 0; r < static_cast<size_t>(m.row_tiles); ++r) {
+        for (size_t c = 0; c < static_cast<size_t>(m.col_tiles); ++c, ++tile) {
+          for (size_t l = 0; l < locals; ++l) {
+            geo.need[tile * locals + l] = Box{cs->parts[k * locals + l], hs->parts[r * locals + l],
+                                              ws->parts[c * locals + l]};
+            if (!g_.stored[l]) continue;
+            const Shape3 s = net_.tensor(g_.tensors[l]).shape;
+            geo.requested[tile * locals + l] =
+                Box{part(s.c, m.channel_tiles, static_cast<int64_t>(k)),
+                    part(s.h, m.row_tiles, static_cast<int64_t>(r)),
+                    part(s.w, m.col_tiles, static_cast<int64_t>(c))};
+          }
+        }
+      }
+    }
+    return true;
+  }
+
   /// The DRAM bytes of every mapping of tiling `m` with halo mode `halo` at least move: the
   /// activations its tiles read (exactly, as the cost model counts them: a kept input once,
   /// cached rows once) and write, and every weight and table once (a slice is counted as its
@@ -1684,7 +1716,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
     if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
         m.channel_tiles != geo_of.channel_tiles) {
-      geo = tile_group(net, g, m);
+      if (!separable.tile(m, geo)) geo = tile_group(net, g, m);
       measure_geometry(net, machine, g, geo);
       geo_of = m;
     }
