@@ -436,7 +436,8 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   const bool streams = is_weight_streaming_group(net, ops) && options.allow_streamed_weights;
   for (int64_t rows : row_counts) {
     for (int64_t cols : col_counts) {
-      if (cols > 1 && rows != max_rows) continue;  // split columns only once rows are single
+      // Columns split only once rows are single, unless 2D tiles are on.
+      if (cols > 1 && rows != max_rows && !options.column_tiles_every_row) continue;
       for (int64_t channel_tiles : channel_counts) {
         if (channel_tiles > 1 && !streams) break;
         push(rows, cols, channel_tiles);
@@ -450,7 +451,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     for (size_t k = 1; k < channel_counts.size(); ++k) {
       for (int64_t rows : row_counts) {
         for (int64_t cols : col_counts) {
-          if (cols > 1 && rows != max_rows) continue;
+          if (cols > 1 && rows != max_rows && !options.column_tiles_every_row) continue;
           push(rows, cols, channel_counts[k]);
         }
       }

@@ -41,6 +41,9 @@ struct PlanOptions {
   int max_group_ops = 32;  ///< longest group considered (bounds search time)
   /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
   bool allow_weight_sweep = false;
+  /// Column tiles at every row-tile count (2D tiles), not only with one-row tiles
+  /// (MapSpaceFeatures::column_tiles_every_row).
+  bool column_tiles_every_row = false;
   /// Geometries (row x column x channel tilings) search_group tries past the first one that
   /// fits, by objective; -1: every one (MapSpaceFeatures; docs/scheduler.md, "Search speed").
   int search_depth_bytes = -1;
@@ -49,23 +52,6 @@ struct PlanOptions {
   /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
   /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
   const std::vector<AllocRequest>* prefetch_occupied = nullptr;
-};
-
-/// Map-space features of a whole search (`optimal` honours them).
-struct MapSpaceFeatures {
-  bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
-  /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
-  /// prefetch"): a group's prologue weights load during the previous group's tail.
-  bool prefetch = true;
-  /// The space-to-depth stem (net_from_graph; docs/scheduler.md, "Space-to-depth stem"). Every
-  /// policy: it is how the net is lowered, not a schedule choice.
-  bool space_to_depth_stem = true;
-  /// PlanOptions::search_depth_*: the geometries each group's search tries past the first that
-  /// fits; -1 all (the default for both). Both stop only where nothing left can win: bytes at
-  /// the group's bytes lower bound, latency at tilings whose compute alone exceeds the best
-  /// (docs/scheduler.md, "Search speed"). A depth N >= 0 trades schedules for search time.
-  int search_depth_bytes = -1;
-  int search_depth_latency = -1;
 };
 
 /// Cycles of the DMA that loads `box` of activation `tensor` from DRAM (docs/timing.md), alone

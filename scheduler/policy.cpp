@@ -47,6 +47,7 @@ Result<Schedule> run_policy(const Net& net, const Machine& machine, const std::s
   schedule.config = machine.name;
   schedule.policy = policy_name;
   schedule.objective = to_string(objective);
+  schedule.features = features;
   schedule.tool_version = version();
   schedule.groups = std::move(groups).value();
   schedule.search_seconds = std::chrono::duration<double>(stop - start).count();

@@ -135,12 +135,34 @@ struct GroupSchedule {
   }
 };
 
+/// Map-space features of a whole search (`optimal` honours them).
+struct MapSpaceFeatures {
+  bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
+  /// 2D tiles: column tiles (2, 4, 8, 16) at every row-tile count, where the default map space
+  /// splits columns only once tiles are one row (docs/scheduler.md, "2D tiles"). `optimal`,
+  /// `opfusion` and `layerwise`; the paper's greedy keeps its map space.
+  bool column_tiles_every_row = false;
+  /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
+  /// prefetch"): a group's prologue weights load during the previous group's tail.
+  bool prefetch = true;
+  /// The space-to-depth stem (net_from_graph; docs/scheduler.md, "Space-to-depth stem"). Every
+  /// policy: it is how the net is lowered, not a schedule choice.
+  bool space_to_depth_stem = true;
+  /// PlanOptions::search_depth_*: the geometries each group's search tries past the first that
+  /// fits; -1 all (the default for both). Both stop only where nothing left can win: bytes at
+  /// the group's bytes lower bound, latency at tilings whose compute alone exceeds the best
+  /// (docs/scheduler.md, "Search speed"). A depth N >= 0 trades schedules for search time.
+  int search_depth_bytes = -1;
+  int search_depth_latency = -1;
+};
+
 /// A whole network's schedule and its predicted figures.
 struct Schedule {
   std::string model;
   std::string config;
   std::string policy;
   std::string objective;
+  MapSpaceFeatures features;  ///< the map space the policy searched
   std::string tool_version;
   std::vector<GroupSchedule> groups;
   Traffic traffic;

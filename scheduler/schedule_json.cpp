@@ -52,6 +52,12 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["config"] = s.config;
   j["policy"] = s.policy;
   j["objective"] = s.objective;
+  j["map_space"] = {{"weight_sweep", s.features.weight_sweep},
+                    {"prefetch", s.features.prefetch},
+                    {"space_to_depth_stem", s.features.space_to_depth_stem},
+                    {"column_tiles_every_row", s.features.column_tiles_every_row},
+                    {"search_depth_bytes", s.features.search_depth_bytes},
+                    {"search_depth_latency", s.features.search_depth_latency}};
   j["tool_version"] = s.tool_version;
   j["dram_bytes"] = traffic_json(s.traffic);
   j["compulsory_bytes"] = s.compulsory_bytes;
@@ -132,6 +138,16 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
     s.config = j.at("config").get<std::string>();
     s.policy = j.at("policy").get<std::string>();
     s.objective = j.at("objective").get<std::string>();
+    // Schedules written before session 12 have no map_space (the defaults of their day).
+    if (j.contains("map_space")) {
+      const auto& f = j.at("map_space");
+      s.features.weight_sweep = f.at("weight_sweep").get<bool>();
+      s.features.prefetch = f.at("prefetch").get<bool>();
+      s.features.space_to_depth_stem = f.at("space_to_depth_stem").get<bool>();
+      s.features.column_tiles_every_row = f.at("column_tiles_every_row").get<bool>();
+      s.features.search_depth_bytes = f.at("search_depth_bytes").get<int>();
+      s.features.search_depth_latency = f.at("search_depth_latency").get<int>();
+    }
     s.tool_version = j.at("tool_version").get<std::string>();
     s.traffic = traffic_from(j.at("dram_bytes"));
     s.compulsory_bytes = j.at("compulsory_bytes").get<int64_t>();

@@ -66,7 +66,7 @@ cli::Runner setup_compile(CLI::App& command) {
     std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant,
                        out;
     std::uint64_t input_seed = 0;
-    bool timings = false, no_s2d_stem = false;
+    bool timings = false, no_s2d_stem = false, tiles_2d = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -89,6 +89,9 @@ cli::Runner setup_compile(CLI::App& command) {
       ->capture_default_str();
   command.add_option("-o,--out", o->out, "Output folder")->required();
   command.add_flag("--timings", o->timings, "Print the seconds each stage took (to stderr)");
+  command.add_flag("--2d-tiles", o->tiles_2d,
+                   "optimal, opfusion, layerwise: column tiles at every row-tile count "
+                   "(docs/scheduler.md \"2D tiles\")");
   command.add_flag("--no-s2d-stem", o->no_s2d_stem,
                    "Run the first stride-2 conv on the stored input, not its space-to-depth "
                    "view (docs/scheduler.md)");
@@ -119,6 +122,7 @@ cli::Runner setup_compile(CLI::App& command) {
       const double cpu_start = thread_cpu_seconds();
       sched::MapSpaceFeatures features;
       features.space_to_depth_stem = !o->no_s2d_stem;
+      features.column_tiles_every_row = o->tiles_2d;
       auto result = sched::schedule_graph(float_graph, config, o->policy, objective, features);
       schedule_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

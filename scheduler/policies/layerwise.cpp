@@ -10,6 +10,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   PlanOptions options;
   options.objective = Objective::Bytes;  // "tiled only when it must be, least traffic"
   options.search_depth_bytes = features.search_depth_bytes;
+  options.column_tiles_every_row = features.column_tiles_every_row;
   options.alias_concat = false;  // Caffe's Concat layer copies through DRAM
   std::vector<GroupSchedule> out;
   for (int op : schedulable_ops(net)) {

@@ -15,6 +15,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   options.objective = objective;
   options.search_depth_bytes = features.search_depth_bytes;
   options.search_depth_latency = features.search_depth_latency;
+  options.column_tiles_every_row = features.column_tiles_every_row;
   std::vector<std::vector<int>> groups;
   for (int op : schedulable_ops(net)) {
     const Op& o = net.op(op);

@@ -31,6 +31,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   options.allow_weight_sweep = features.weight_sweep;
   options.search_depth_bytes = features.search_depth_bytes;
   options.search_depth_latency = features.search_depth_latency;
+  options.column_tiles_every_row = features.column_tiles_every_row;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
