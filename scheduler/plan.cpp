@@ -56,6 +56,21 @@ bool has_matrix_work(const Op& op) {
   return op.kind == OpKind::Conv || op.kind == OpKind::Gemm;
 }
 
+// Whether an op of `ops` has a window whose extent is below its stride (a strided 1x1 conv or
+// pool): consecutive tiles' reads of its input then leave rows or columns out, so a tiled group
+// can read less of an input than one tile (which reads its hull).
+bool skips_rows_or_columns(const Net& net, const std::vector<int>& ops) {
+  for (int op : ops) {
+    const Op& o = net.op(op);
+    if (o.kind != OpKind::Conv && o.kind != OpKind::MaxPool && o.kind != OpKind::AvgPool) continue;
+    const Window& w = o.window;
+    if ((w.kernel_h - 1) * w.dilation_h + 1 < w.stride_h ||
+        (w.kernel_w - 1) * w.dilation_w + 1 < w.stride_w)
+      return true;
+  }
+  return false;
+}
+
 // Everything about a group that does not depend on the mapping; tensors get local ids.
 struct GroupInfo {
   std::vector<int> ops;
@@ -1610,11 +1625,13 @@ bool better(const GroupSchedule& a, const GroupSchedule& b, Objective objective)
 
 namespace {
 
-// The least DRAM bytes a group can move: every input, stored output and weight once.
+// The least DRAM bytes a group can move: every stored output and weight once, and every input
+// once unless a window skips rows or columns (then row or column tiles may read part of it).
 int64_t bytes_lower_bound(const Net& net, const GroupInfo& g) {
+  const bool skips = skips_rows_or_columns(net, g.ops);
   int64_t bytes = 0;
   for (size_t l = 0; l < g.tensors.size(); ++l) {
-    if (g.is_input[l] || g.stored[l]) bytes += net.tensor_bytes(g.tensors[l]);
+    if ((g.is_input[l] && !skips) || g.stored[l]) bytes += net.tensor_bytes(g.tensors[l]);
   }
   for (int op : g.ops) bytes += net.op(op).weight_bytes + net.op(op).requant_table_bytes;
   return bytes;
@@ -1786,12 +1803,14 @@ GroupBound group_lower_bound(const Net& net, const Machine& machine, const std::
     return bound;  // possibly a DRAM view: free
   }
   const GroupInfo g = describe(net, ops);
-  // One tile: each input is read only where the outputs need it (a strided 1x1 conv skips
-  // rows); more tiles only re-read halos, caching never reads a byte twice.
+  // One tile: each input is read only where the outputs need it; more tiles only re-read
+  // halos, caching never reads a byte twice. Not where a window skips rows or columns (a
+  // strided 1x1 conv): tiles then leave out rows one tile's hull reads, so inputs count 0.
   const TileGeometry one = tile_group(net, g, Mapping{});
+  const bool skips = skips_rows_or_columns(net, ops);
   int64_t read = 0, written = 0, macs = 0;
   for (size_t l = 0; l < g.tensors.size(); ++l) {
-    if (g.is_input[l]) read += one.need[l].elements() * net.activation_bytes;
+    if (g.is_input[l] && !skips) read += one.need[l].elements() * net.activation_bytes;
     if (g.stored[l]) written += net.tensor_bytes(g.tensors[l]);
   }
   for (int op : ops) {
