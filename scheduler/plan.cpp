@@ -1000,10 +1000,8 @@ class SeparableTiling {
   /// The per-tile boxes of tiling `m` (tile_group's), as products of the axes' parts; false
   /// (and `geo` untouched) where the axes do not separate.
   bool tile(const Mapping& m, TileGeometry& geo) {
-    const Axis* cs = axis(0, m.channel_tiles);
-    const Axis* hs = axis(1, m.row_tiles);
-    const Axis* ws = axis(2, m.col_tiles);
-    if (!cs->separates || !hs->separates || !ws->separates) return false;
+    const auto [cs, hs, ws] = axes(m);
+    if (cs == nullptr) return false;
     const size_t locals = g_.tensors.size();
     geo = TileGeometry{};
     geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
@@ -1034,10 +1032,8 @@ class SeparableTiling {
   /// cached rows once) and write, and every weight and table once (a slice is counted as its
   /// channels' share, rounded down: weight_bytes_for), or -1 where the axes do not separate.
   int64_t bytes_floor(const Mapping& m, HaloMode halo) {
-    const Axis* cs = axis(0, m.channel_tiles);
-    const Axis* hs = axis(1, m.row_tiles);
-    const Axis* ws = axis(2, m.col_tiles);
-    if (!cs->separates || !hs->separates || !ws->separates) return -1;
+    const auto [cs, hs, ws] = axes(m);
+    if (cs == nullptr) return -1;
     const size_t locals = g_.tensors.size();
     const bool keeps = GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles);
     auto sum = [&](const std::vector<Interval>& parts, size_t l) {
@@ -1077,10 +1073,8 @@ class SeparableTiling {
   /// previous row tile are not computed again, as evaluate_with's `fresh`), or -1 where the
   /// axes do not separate.
   int64_t compute_cycles(const Mapping& m, HaloMode halo) {
-    const Axis* cs = axis(0, m.channel_tiles);
-    const Axis* hs = axis(1, m.row_tiles);
-    const Axis* ws = axis(2, m.col_tiles);
-    if (!cs->separates || !hs->separates || !ws->separates) return -1;
+    const auto [cs, hs, ws] = axes(m);
+    if (cs == nullptr) return -1;
     const size_t locals = g_.tensors.size();
     int64_t total = 0;
     for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
@@ -1119,6 +1113,14 @@ class SeparableTiling {
     bool separates = true;
     std::vector<Interval> parts;  // part-major: parts x locals
   };
+
+  // The channel, row and column runs of tiling `m`; all null where one does not separate.
+  std::array<const Axis*, 3> axes(const Mapping& m) {
+    const std::array<const Axis*, 3> a = {axis(0, m.channel_tiles), axis(1, m.row_tiles),
+                                          axis(2, m.col_tiles)};
+    if (!a[0]->separates || !a[1]->separates || !a[2]->separates) return {};
+    return a;
+  }
 
   const Axis* axis(int which, int64_t parts) {
     auto& memo = memo_[which];
