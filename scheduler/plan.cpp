@@ -295,6 +295,13 @@ struct TileGeometry {
   mutable ActivationCosts costs[2];
 };
 
+// Tile (k, r, c)'s part of a stored tensor of `shape` under mapping `m` (empty: Box{}).
+Box stored_part(const Shape3& shape, const Mapping& m, int64_t k, int64_t r, int64_t c) {
+  const Box box{part(shape.c, m.channel_tiles, k), part(shape.h, m.row_tiles, r),
+                part(shape.w, m.col_tiles, c)};
+  return box.empty() ? Box{} : box;
+}
+
 TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   TileGeometry geo;
   const size_t locals = g.tensors.size();
@@ -310,10 +317,7 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
         Box* need = &geo.need[static_cast<size_t>(tile) * locals];  // all empty until here
         for (size_t l = 0; l < locals; ++l) {
           if (!g.stored[l]) continue;
-          const Shape3 s = net.tensor(g.tensors[l]).shape;
-          Box box{part(s.c, m.channel_tiles, k), part(s.h, m.row_tiles, r),
-                  part(s.w, m.col_tiles, c)};
-          if (box.empty()) box = Box{};
+          const Box box = stored_part(net.tensor(g.tensors[l]).shape, m, k, r, c);
           need[l] = box;
           geo.requested[static_cast<size_t>(tile) * locals + l] = box;
         }
@@ -981,16 +985,16 @@ std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const
   return kept;
 }
 
-// The COMPUTE cycles of every tile of a tiling with recomputed halos, summed (what
-// TileGeometry::ActivationCosts::compute sums to), without tiling the group. Shape transfer is
-// separable: each axis of an input's need depends only on the same axis of the output box
-// (deduce_input), and a hull of non-empty boxes is the hull of each axis. So while no box is
-// empty, the need of local l in tile (k, r, c) is (channels of run k, rows of run r, columns
-// of run c), where run r transfers the stored tensors' row part r at full channels and
-// columns (likewise k and c). Any empty box in a run (more parts than a stored tensor has
-// rows, a Concat input outside a channel part, a local no tile needs) couples the axes: no
-// figure. A tile's cycles depend on the sizes of its box's rows and columns and on its channel
-// interval, so the sum runs over distinct values with counts. The runs of each part count are
+// What a tiling's tiles need, without tiling the group per tile. Shape transfer is separable:
+// each axis of an input's need depends only on the same axis of the output box (deduce_input),
+// and a hull of non-empty boxes is the hull of each axis. So while no box is empty, the need of
+// local l in tile (k, r, c) is (channels of run k, rows of run r, columns of run c), where run
+// r transfers the stored tensors' row part r at full channels and columns (likewise k and c).
+// Any empty box in a run (more parts than a stored tensor has rows, a Concat input outside a
+// channel part, a local no tile needs) couples the axes: the methods then give no figure. From
+// the runs come the per-tile boxes (tile_group's), a tiling's summed COMPUTE cycles (a tile's
+// cycles depend on its rows' and columns' sizes and its channel interval, so the sum runs over
+// distinct values with counts) and the bytes it moves at least. The runs of each part count are
 // kept: a group's tilings share them.
 class SeparableTiling {
  public:
@@ -1015,11 +1019,9 @@ class SeparableTiling {
             geo.need[tile * locals + l] = Box{cs->parts[k * locals + l], hs->parts[r * locals + l],
                                               ws->parts[c * locals + l]};
             if (!g_.stored[l]) continue;
-            const Shape3 s = net_.tensor(g_.tensors[l]).shape;
             geo.requested[tile * locals + l] =
-                Box{part(s.c, m.channel_tiles, static_cast<int64_t>(k)),
-                    part(s.h, m.row_tiles, static_cast<int64_t>(r)),
-                    part(s.w, m.col_tiles, static_cast<int64_t>(c))};
+                stored_part(net_.tensor(g_.tensors[l]).shape, m, static_cast<int64_t>(k),
+                            static_cast<int64_t>(r), static_cast<int64_t>(c));
           }
         }
       }
@@ -1063,8 +1065,8 @@ class SeparableTiling {
     int64_t bytes = elements * net_.activation_bytes;
     for (int op : g_.ops) {
       const Op& o = net_.op(op);
-      const int64_t channels = net_.tensor(o.output).shape.c;
-      bytes += o.weight_bytes / channels * channels + o.requant_table_bytes / channels * channels;
+      const Interval all{0, net_.tensor(o.output).shape.c};
+      bytes += weight_bytes_for(net_, o, all) + table_bytes_for(net_, o, all);
     }
     return bytes;
   }
@@ -1085,11 +1087,9 @@ class SeparableTiling {
       const bool grouped = op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net_, op);
       const auto channels = counted(cs->parts, locals, out, !grouped);
       const auto cols = counted(ws->parts, locals, out, true);
-      std::vector<Interval> fresh;  // rows per row tile
-      if (halo == HaloMode::Cache) fresh = fresh_rows(*hs, m.row_tiles, out);
-      const auto rows =
-          counted(halo == HaloMode::Cache ? fresh : hs->parts, halo == HaloMode::Cache ? 1 : locals,
-                  halo == HaloMode::Cache ? 0 : out, true);
+      const auto rows = halo == HaloMode::Cache
+                            ? counted(fresh_rows(*hs, m.row_tiles, out), 1, 0, true)
+                            : counted(hs->parts, locals, out, true);
       int64_t rows_per_step = 1;  // as measure_geometry: from the widest tile
       if (op.kind == OpKind::Conv) {
         int64_t widest = 1;
@@ -1657,7 +1657,8 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   bool resident_fits = false;  // in the current geometry
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
-  bool skip_halo[2] = {false, false};  // latency: this tiling's compute alone exceeds the best
+  // Per halo mode of the current tiling: -1 not yet known, 1 nothing of it can win (below).
+  int skip_halo[2] = {-1, -1};
   SeparableTiling separable(net, machine, g);
   // Latency, once a mapping fits: what a mapping must not exceed to matter (the best so far,
   // or the caller's cutoff when lower).
@@ -1720,18 +1721,16 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       // compute alone exceeds the best so far cannot win; skipping it changes no result
       // (docs/scheduler.md "Search speed"). A tiling with a cached-halo mapping computes less.
       // Bytes: likewise a tiling whose activation traffic plus every weight once exceeds the
-      // best so far.
-      skip_halo[0] = skip_halo[1] = false;
-      if (found) {
-        for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
-          skip_halo[halo == HaloMode::Cache] =
-              options.objective == Objective::Latency
-                  ? separable.compute_cycles(m, halo) > cutoff()
-                  : separable.bytes_floor(m, halo) > best.traffic.total();
-        }
-      }
+      // best so far. Decided at the tiling's first mapping of each halo mode.
+      skip_halo[0] = skip_halo[1] = -1;
     }
-    if (skip_halo[m.halo == HaloMode::Cache]) continue;
+    int& skip = skip_halo[m.halo == HaloMode::Cache];
+    if (skip < 0) {
+      skip = found && (options.objective == Objective::Latency
+                           ? separable.compute_cycles(m, m.halo) > cutoff()
+                           : separable.bytes_floor(m, m.halo) > best.traffic.total());
+    }
+    if (skip == 1) continue;
     // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
     if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
