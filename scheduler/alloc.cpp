@@ -85,45 +85,68 @@ Demand live_demand(const std::vector<AllocRequest>& requests, size_t pads) {
     first = std::min(first, r.first_step);
     last = std::max(last, r.last_step);
   }
+  // Step 0 onwards for `plain` (the report's figure, as before prefetch pins existed).
+  const int lo = pinned ? 0 : first;
+  const auto steps = static_cast<size_t>(last - lo + 1);
+  auto live = [](const AllocRequest& r, int step) {
+    return r.first_step <= step && step <= r.last_step;
+  };
+  // Live bytes per (step, scratchpad).
+  std::vector<int64_t> total(steps * pads, 0);
+  for (const auto& r : requests) {
+    for (int step = std::max(r.first_step, lo); step <= r.last_step; ++step)
+      total[static_cast<size_t>(step - lo) * pads + static_cast<size_t>(r.scratchpad)] +=
+          r.size_bytes;
+  }
+  for (size_t s = 0; s < steps; ++s) {
+    if (static_cast<int>(s) + lo < 0) continue;
+    for (size_t pad = 0; pad < pads; ++pad)
+      d.plain[pad] = std::max(d.plain[pad], total[s * pads + pad]);
+  }
+  if (pinned) return d;
+  // `linked`: at each step, each set of live requests joined by reuse links counts as its
+  // largest member, so the step saves (sum - largest) per set. Only requests in a link live at
+  // the step take part; they are few.
   std::vector<int> root(requests.size());
-  std::vector<int64_t> largest(requests.size());
-  std::vector<int64_t> plain(pads), linked(pads);
+  std::vector<int64_t> sum(requests.size()), largest(requests.size());
+  std::vector<int> members;
   auto find = [&](int i) {
     while (root[static_cast<size_t>(i)] != i) i = root[static_cast<size_t>(i)];
     return i;
   };
-  auto live = [](const AllocRequest& r, int step) {
-    return r.first_step <= step && step <= r.last_step;
-  };
-  // Step 0 onwards for `plain` (the report's figure, as before prefetch pins existed).
-  for (int step = pinned ? 0 : first; step <= last; ++step) {
+  std::vector<int64_t> linked(pads);
+  for (size_t s = 0; s < steps; ++s) {
+    const int step = static_cast<int>(s) + lo;
+    members.clear();
+    auto join = [&](int i) {
+      if (std::find(members.begin(), members.end(), i) != members.end()) return;
+      members.push_back(i);
+      root[static_cast<size_t>(i)] = i;
+      sum[static_cast<size_t>(i)] = largest[static_cast<size_t>(i)] =
+          requests[static_cast<size_t>(i)].size_bytes;
+    };
     for (size_t i = 0; i < requests.size(); ++i) {
-      root[i] = static_cast<int>(i);
-      largest[i] = requests[i].size_bytes;
-    }
-    for (size_t i = 0; i < requests.size() && !pinned; ++i) {
       const AllocRequest& r = requests[i];
-      if (!live(r, step) || r.reuses < 0 || !live(requests[static_cast<size_t>(r.reuses)], step))
-        continue;
+      if (r.reuses < 0 || !live(r, step)) continue;
+      const AllocRequest& reused = requests[static_cast<size_t>(r.reuses)];
+      // Requests in different scratchpads share no byte whatever links them.
+      if (!live(reused, step) || reused.scratchpad != r.scratchpad) continue;
+      join(static_cast<int>(i));
+      join(r.reuses);
       const int a = find(static_cast<int>(i)), b = find(r.reuses);
       if (a == b) continue;
       root[static_cast<size_t>(a)] = b;
+      sum[static_cast<size_t>(b)] += sum[static_cast<size_t>(a)];
       largest[static_cast<size_t>(b)] =
           std::max(largest[static_cast<size_t>(b)], largest[static_cast<size_t>(a)]);
     }
-    std::fill(plain.begin(), plain.end(), 0);
-    std::fill(linked.begin(), linked.end(), 0);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const AllocRequest& r = requests[i];
-      if (!live(r, step)) continue;
-      if (step >= 0) plain[static_cast<size_t>(r.scratchpad)] += r.size_bytes;
-      if (!pinned && find(static_cast<int>(i)) == static_cast<int>(i))
-        linked[static_cast<size_t>(r.scratchpad)] += largest[i];
+    for (size_t pad = 0; pad < pads; ++pad) linked[pad] = total[s * pads + pad];
+    for (int i : members) {
+      if (find(i) != i) continue;
+      const auto pad = static_cast<size_t>(requests[static_cast<size_t>(i)].scratchpad);
+      linked[pad] -= sum[static_cast<size_t>(i)] - largest[static_cast<size_t>(i)];
     }
-    for (size_t pad = 0; pad < pads; ++pad) {
-      d.plain[pad] = std::max(d.plain[pad], plain[pad]);
-      d.linked[pad] = std::max(d.linked[pad], linked[pad]);
-    }
+    for (size_t pad = 0; pad < pads; ++pad) d.linked[pad] = std::max(d.linked[pad], linked[pad]);
   }
   return d;
 }
@@ -143,13 +166,31 @@ Failure too_large(const Demand& demand, const std::vector<int64_t>& capacities_b
 
 }  // namespace
 
-Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
-                             const std::vector<int64_t>& capacities_bytes) {
-  // Every order would fail (most mappings a search tries): straight to the report.
-  const Demand demand = live_demand(requests, capacities_bytes.size());
+namespace {
+
+// The demand check of `requests` (check_demand), and the demand for allocate's report.
+Status check_demand(const std::vector<AllocRequest>& requests,
+                    const std::vector<int64_t>& capacities_bytes, Demand& demand) {
+  demand = live_demand(requests, capacities_bytes.size());
   for (size_t pad = 0; pad < capacities_bytes.size(); ++pad) {
     if (demand.linked[pad] > capacities_bytes[pad]) return too_large(demand, capacities_bytes);
   }
+  return {};
+}
+
+}  // namespace
+
+Status check_demand(const std::vector<AllocRequest>& requests,
+                    const std::vector<int64_t>& capacities_bytes) {
+  Demand demand;
+  return check_demand(requests, capacities_bytes, demand);
+}
+
+Result<AllocResult> allocate(const std::vector<AllocRequest>& requests,
+                             const std::vector<int64_t>& capacities_bytes) {
+  // Every order would fail (most mappings a search tries): straight to the report.
+  Demand demand;
+  if (auto s = check_demand(requests, capacities_bytes, demand); !s.ok()) return s.failure();
   std::vector<int> base(requests.size());
   std::iota(base.begin(), base.end(), 0);
   auto by_first = base;

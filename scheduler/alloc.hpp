@@ -32,6 +32,13 @@ struct AllocResult {
   std::vector<int64_t> peak_bytes;  ///< per scratchpad: highest end offset used
 };
 
+/// The necessary condition allocate checks first: at every step, the requests live in a
+/// scratchpad fit its capacity, a deep-reuse pair counted as its larger member (not checked
+/// with pinned requests, which may overlap). Fails with the report allocate gives when it does
+/// not hold. Reads no reuse gap.
+Status check_demand(const std::vector<AllocRequest>& requests,
+                    const std::vector<int64_t>& capacities_bytes);
+
 /// Places every request at the lowest legal offset, trying three orders (by first step, by
 /// last step descending — which puts a deep-reuse output below its input as in Fig. 5 — and by
 /// size) and keeping the one with the smallest total peak. Fails, naming the scratchpad, when

@@ -272,17 +272,21 @@ int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   return op.weight_bytes / channels * c.size();
 }
 
-// Tile geometry results shared by every (halo, weights, buffering) choice.
-struct TileGeometry {
-  int64_t tiles = 0;
-  std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
-  std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
-  // Filled by measure_geometry: what allocation needs, independent of halo/residency/buffering.
+// What a tiling's buffers need, independent of halo/residency/buffering: the sizes allocation
+// works with (measure_geometry from the per-tile boxes, SeparableTiling::sizes from the runs).
+struct BufferSizes {
   std::vector<int64_t> rows_per_step;     // per op: output rows per conv instruction
   std::vector<int64_t> weight_slice_max;  // per op: on-chip weight bytes of the widest slice
   std::vector<int64_t> acc_max;           // per op: accumulator bytes of one instruction
   std::vector<int64_t> pixel_bytes;       // per local: bytes per stored pixel (block padded)
   std::vector<int64_t> max_pixels;        // per local: largest tile, pixels
+};
+
+// Tile geometry results shared by every (halo, weights, buffering) choice.
+struct TileGeometry : BufferSizes {
+  int64_t tiles = 0;
+  std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
+  std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
   // Deep-reuse gap per (op position, input index), computed on first use (-1: not yet).
   mutable std::vector<std::vector<int64_t>> reuse_gap;
   // Activation traffic and per-tile engine cycles (weights excluded), per halo mode, computed
@@ -865,7 +869,22 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   return gs;
 }
 
-// Fills the geometry-only figures of `geo` (see TileGeometry).
+// Per local: the channel block its buffer pads a pixel to (buffers are HWC tiles, channels
+// padded to the matrix block where a matrix op reads them; 1 elsewhere).
+std::vector<int64_t> channel_blocks(const Net& net, const Machine& machine, const GroupInfo& g) {
+  std::vector<int64_t> block_of(g.tensors.size(), 1);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (!has_matrix_work(op)) continue;
+    for (int in : g.in_local[pos]) {
+      int64_t& block = block_of[static_cast<size_t>(in)];
+      block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
+    }
+  }
+  return block_of;
+}
+
+// Fills the geometry-only figures of `geo` (its BufferSizes) from its per-tile boxes.
 void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g,
                       TileGeometry& geo) {
   const size_t locals = g.tensors.size();
@@ -901,20 +920,11 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
     }
   }
 
-  // Buffers are HWC tiles, channels padded to the matrix block where a matrix op reads.
   std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
   std::vector<int64_t>& max_pixels = geo.max_pixels;
   pixel_bytes.assign(locals, 0);
   max_pixels.assign(locals, 0);
-  std::vector<int64_t> block_of(locals, 1);
-  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-    const Op& op = net.op(g.ops[pos]);
-    if (!has_matrix_work(op)) continue;
-    for (int in : g.in_local[pos]) {
-      int64_t& block = block_of[static_cast<size_t>(in)];
-      block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
-    }
-  }
+  const std::vector<int64_t> block_of = channel_blocks(net, machine, g);
   for (size_t l = 0; l < locals; ++l) {
     const int64_t block = block_of[l];
     for (int64_t t = 0; t < geo.tiles; ++t) {
@@ -999,7 +1009,7 @@ std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const
 class SeparableTiling {
  public:
   SeparableTiling(const Net& net, const Machine& machine, const GroupInfo& g)
-      : net_(net), machine_(machine), g_(g) {}
+      : net_(net), machine_(machine), g_(g), channel_blocks_(channel_blocks(net, machine, g)) {}
 
   /// The per-tile boxes of tiling `m` (tile_group's), as products of the axes' parts; false
   /// (and `geo` untouched) where the axes do not separate.
@@ -1037,20 +1047,17 @@ class SeparableTiling {
     const auto [cs, hs, ws] = axes(m);
     if (cs == nullptr) return -1;
     const size_t locals = g_.tensors.size();
-    const bool keeps = GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles);
     auto sum = [&](const std::vector<Interval>& parts, size_t l) {
       int64_t total = 0;
       for (size_t i = 0; i < parts.size() / locals; ++i) total += parts[i * locals + l].size();
       return total;
     };
+    const std::vector<char> kept = kept_inputs(m);
     int64_t elements = 0;
     for (size_t l = 0; l < locals; ++l) {
       if (g_.stored[l]) elements += net_.tensor(g_.tensors[l]).shape.elements();
       if (!g_.is_input[l]) continue;
-      bool kept = keeps;
-      for (int64_t k = 1; k < m.channel_tiles && kept; ++k)
-        kept = cs->parts[static_cast<size_t>(k) * locals + l] == cs->parts[l];
-      if (kept) {
+      if (kept[l]) {
         elements += cs->parts[l].size() * hs->parts[l].size() * ws->parts[l].size();
         continue;
       }
@@ -1108,10 +1115,87 @@ class SeparableTiling {
     return total;
   }
 
+  /// kept_inputs of tiling `m` (only channel tiles split it: each channel part's box of an input
+  /// is its channel run's, so the input is kept where every run is the same); `m` must separate.
+  std::vector<char> kept_inputs(const Mapping& m) {
+    const Axis* cs = axes(m)[0];
+    const size_t locals = g_.tensors.size();
+    std::vector<char> kept(locals, 0);
+    if (!GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
+    for (size_t l = 0; l < locals; ++l) {
+      kept[l] = g_.is_input[l];
+      for (int64_t k = 1; k < m.channel_tiles && kept[l]; ++k)
+        kept[l] = cs->parts[static_cast<size_t>(k) * locals + l] == cs->parts[l];
+    }
+    return kept;
+  }
+
+  /// measure_geometry's figures for tiling `m`, from the runs: every tile's box is a product of
+  /// one part per axis (none empty where the axes separate), and each figure grows with each
+  /// axis's size, so its largest over the tiles is the one at the largest part of each axis
+  /// (`exact`). Where the axes do not separate, the tiles whose parts are all clean still are
+  /// products of their runs' parts (a clean tile's boxes are all non-empty), so the figures
+  /// over those tiles alone are at most the tiling's, with one row per accumulator step: a
+  /// lower bound for the demand check (not `exact`). False (and `sizes` untouched) where an
+  /// axis has no clean part, or the tiling keeps inputs and the axes do not separate (a kept
+  /// input has one copy where a reloaded one may have two: no lower bound).
+  bool sizes(const Mapping& m, BufferSizes& sizes, bool& exact) {
+    const Axis* cs = axis(0, m.channel_tiles);
+    const Axis* hs = axis(1, m.row_tiles);
+    const Axis* ws = axis(2, m.col_tiles);
+    exact = cs->separates && hs->separates && ws->separates;
+    if (!exact && GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles))
+      return false;
+    for (const Axis* a : {cs, hs, ws})
+      if (std::find(a->clean.begin(), a->clean.end(), 1) == a->clean.end()) return false;
+    const size_t locals = g_.tensors.size();
+    auto largest = [&](const Axis& a, size_t l) {
+      int64_t most = 0;
+      for (size_t i = 0; i < a.clean.size(); ++i)
+        if (a.clean[i]) most = std::max(most, a.parts[i * locals + l].size());
+      return most;
+    };
+    sizes.rows_per_step.assign(g_.ops.size(), 1);
+    sizes.weight_slice_max.assign(g_.ops.size(), 0);
+    sizes.acc_max.assign(g_.ops.size(), 0);
+    for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
+      const Op& op = net_.op(g_.ops[pos]);
+      const auto out = static_cast<size_t>(g_.out_local[pos]);
+      if (op.kind == OpKind::Conv)
+        sizes.rows_per_step[pos] =
+            conv_rows_per_step(machine_, std::max<int64_t>(1, largest(*ws, out)));
+      // A weight slice's bytes depend on where its channels start (blocks, groups): each
+      // distinct channel part once.
+      Interval previous_c{-1, -1};
+      for (size_t k = 0; k < static_cast<size_t>(m.channel_tiles); ++k) {
+        const Interval c = cs->parts[k * locals + out];
+        if (!cs->clean[k] || c == previous_c) continue;
+        sizes.weight_slice_max[pos] =
+            std::max(sizes.weight_slice_max[pos], onchip_weight_bytes(net_, machine_, op, c, true));
+        previous_c = c;
+      }
+      if (has_matrix_work(op)) {
+        const int64_t rows = exact ? std::min(sizes.rows_per_step[pos], largest(*hs, out)) : 1;
+        sizes.acc_max[pos] = rows * largest(*ws, out) *
+                             ceil_div(largest(*cs, out), machine_.matrix_cols) *
+                             machine_.matrix_cols * machine_.accumulator_bytes;
+      }
+    }
+    sizes.pixel_bytes.assign(locals, 0);
+    sizes.max_pixels.assign(locals, 0);
+    for (size_t l = 0; l < locals; ++l) {
+      const int64_t block = channel_blocks_[l];
+      sizes.pixel_bytes[l] = ceil_div(largest(*cs, l), block) * block * net_.activation_bytes;
+      sizes.max_pixels[l] = largest(*hs, l) * largest(*ws, l);
+    }
+    return true;
+  }
+
  private:
   struct Axis {
-    bool separates = true;
-    std::vector<Interval> parts;  // part-major: parts x locals
+    bool separates = true;        // every part is clean
+    std::vector<char> clean;      // per part: no stored part and no need is empty
+    std::vector<Interval> parts;  // part-major: parts x locals (clean parts only)
   };
 
   // The channel, row and column runs of tiling `m`; all null where one does not separate.
@@ -1129,21 +1213,24 @@ class SeparableTiling {
     Axis& a = memo[parts];
     const size_t locals = g_.tensors.size();
     a.parts.assign(static_cast<size_t>(parts) * locals, Interval{});
+    a.clean.assign(static_cast<size_t>(parts), 1);
     std::vector<Box> need(locals);
-    for (int64_t i = 0; i < parts && a.separates; ++i) {
+    for (int64_t i = 0; i < parts; ++i) {
+      char& clean = a.clean[static_cast<size_t>(i)];
       std::fill(need.begin(), need.end(), Box{});
-      for (size_t l = 0; l < locals && a.separates; ++l) {
+      for (size_t l = 0; l < locals && clean; ++l) {
         if (!g_.stored[l]) continue;
         Box box = full_box(net_.tensor(g_.tensors[l]).shape);
         Interval& split = which == 0 ? box.c : which == 1 ? box.h : box.w;
         split = part(split.e, parts, i);
-        a.separates = !box.empty();
+        clean = !box.empty();
         need[l] = box;
       }
-      if (!a.separates) break;
-      transfer_local(net_, g_, need.data());
+      if (clean) transfer_local(net_, g_, need.data());
+      for (size_t l = 0; l < locals && clean; ++l) clean = !need[l].empty();
+      a.separates &= clean != 0;
+      if (!clean) continue;
       for (size_t l = 0; l < locals; ++l) {
-        if (need[l].empty()) a.separates = false;
         a.parts[static_cast<size_t>(i) * locals + l] = which == 0   ? need[l].c
                                                        : which == 1 ? need[l].h
                                                                     : need[l].w;
@@ -1189,22 +1276,27 @@ class SeparableTiling {
   const Net& net_;
   const Machine& machine_;
   const GroupInfo& g_;
+  const std::vector<int64_t> channel_blocks_;  // per local (channel_blocks)
   std::map<int64_t, Axis> memo_[3];
 };
 
-// The buffers of mapping `m` (activation tiles, weight slices, accumulators; deep reuse;
-// prefetched weights pinned before the group) and their places in the scratchpads, into `gs`.
-Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
-                     const TileGeometry& geo, const Mapping& m, const PlanOptions& options,
-                     const std::vector<char>& kept, bool keep_slices, GroupSchedule& gs) {
+// The buffers of mapping `m` (activation tiles, weight slices, accumulators; deep reuse) into
+// `buffers`, and their allocation requests, prefetched weights pinned before the group included.
+// Deep-reuse gaps come from `geo`; without one they are 0, which the demand check
+// (check_demand) does not read: it counts a reuse pair as its larger member whatever the gap.
+std::vector<AllocRequest> buffer_requests(const Net& net, const Machine& machine,
+                                          const GroupInfo& g, const BufferSizes& sizes,
+                                          const TileGeometry* geo, const Mapping& m,
+                                          const PlanOptions& options, const std::vector<char>& kept,
+                                          bool keep_slices, std::vector<BufferAlloc>& buffers) {
   const size_t locals = g.tensors.size();
   const int store_step = static_cast<int>(g.ops.size()) + 1;
   const bool cache = m.halo == HaloMode::Cache;
-  const std::vector<int64_t>& weight_slice_max = geo.weight_slice_max;
-  const std::vector<int64_t>& acc_max = geo.acc_max;
-  const std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
-  const std::vector<int64_t>& max_pixels = geo.max_pixels;
-  std::vector<BufferAlloc>& buffers = gs.buffers;
+  const std::vector<int64_t>& weight_slice_max = sizes.weight_slice_max;
+  const std::vector<int64_t>& acc_max = sizes.acc_max;
+  const std::vector<int64_t>& pixel_bytes = sizes.pixel_bytes;
+  const std::vector<int64_t>& max_pixels = sizes.max_pixels;
+  buffers.clear();
   buffers.reserve(2 * locals + 2 * g.ops.size());
   std::vector<int> buffer_of_local(locals, -1);
   auto add = [&](BufferAlloc b) {
@@ -1313,7 +1405,7 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
         if (x.last_step != step || x.scratchpad != y.scratchpad) continue;
         if (reused[static_cast<size_t>(in_buffer)]) continue;
         y.reuses = in_buffer;
-        y.reuse_gap_bytes = reuse_gap_of(net, g, geo, pos, i);
+        y.reuse_gap_bytes = geo != nullptr ? reuse_gap_of(net, g, *geo, pos, i) : 0;
         reused[static_cast<size_t>(in_buffer)] = 1;
       }
     }
@@ -1334,9 +1426,18 @@ Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
   if (prefetch)
     requests.insert(requests.end(), options.prefetch_occupied->begin(),
                     options.prefetch_occupied->end());
+  return requests;
+}
+
+// The buffers of mapping `m` and their places in the scratchpads, into `gs`.
+Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
+                     const TileGeometry& geo, const Mapping& m, const PlanOptions& options,
+                     const std::vector<char>& kept, bool keep_slices, GroupSchedule& gs) {
+  const std::vector<AllocRequest> requests =
+      buffer_requests(net, machine, g, geo, &geo, m, options, kept, keep_slices, gs.buffers);
   auto placed = allocate(requests, machine.capacities());
   if (!placed.ok()) return placed.failure();
-  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = placed.value().offsets[i];
+  for (size_t i = 0; i < gs.buffers.size(); ++i) gs.buffers[i].offset = placed.value().offsets[i];
   gs.peak_bytes = placed.value().peak_bytes;
   return {};
 }
@@ -1657,9 +1758,52 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   bool resident_fits = false;  // in the current geometry
   bool bound_reached = false;  // bytes objective: nothing can beat the lower bound
   int geometries_since_feasible = -1;
-  // Per halo mode of the current tiling: -1 not yet known, 1 nothing of it can win (below).
-  int skip_halo[2] = {-1, -1};
+  // Per class of the current tiling's mappings (0: recomputed halos, double-buffered; 1:
+  // recomputed halos, single-buffered; 2: cached halos, never double-buffered): -1 not yet
+  // known, 1 nothing of it can win (below).
+  int skip_class[3] = {-1, -1, -1};
+  // Per halo mode of the current tiling: its summed compute and its traffic floor
+  // (SeparableTiling; -1: the axes do not separate, -2: not computed yet).
+  int64_t tiling_compute[2] = {-2, -2}, tiling_floor[2] = {-2, -2};
   SeparableTiling separable(net, machine, g);
+  // DRAM cycles of `bytes`, rounded down: no DMA moves them faster (docs/timing.md).
+  auto dram_floor = [&](int64_t bytes) {
+    return static_cast<int64_t>(static_cast<double>(bytes) / machine.dram_bytes_per_cycle);
+  };
+  // The fewest cycles a mapping of the current tiling's class can take: its summed COMPUTE,
+  // and its DMA (the least bytes it moves, loads and stores on one bus), which a double-buffered
+  // mapping overlaps with the compute and a single-buffered one adds to it; -1: unknown.
+  // Prefetched weights (loaded before the group) are not on its DMA path.
+  const bool dma_on_path = options.prefetch_occupied == nullptr;
+  auto cycle_floor = [&](const Mapping& m) -> int64_t {
+    const size_t h = m.halo == HaloMode::Cache;
+    if (tiling_compute[h] == -2) tiling_compute[h] = separable.compute_cycles(m, m.halo);
+    const int64_t compute = tiling_compute[h];
+    if (compute < 0 || !dma_on_path) return compute;
+    if (tiling_floor[h] == -2) tiling_floor[h] = separable.bytes_floor(m, m.halo);
+    const int64_t dma = dram_floor(tiling_floor[h]);
+    return m.double_buffered ? std::max(compute, dma) : compute + dma;
+  };
+  auto bytes_floor = [&](const Mapping& m) {
+    const size_t h = m.halo == HaloMode::Cache;
+    if (tiling_floor[h] == -2) tiling_floor[h] = separable.bytes_floor(m, m.halo);
+    return tiling_floor[h];
+  };
+  // Latency with a caller's cutoff: a group whose floor (its MACs on the whole array, or its
+  // least bytes over the DRAM bandwidth) exceeds it has no mapping the caller can use, so the
+  // first feasible one answers (plan_group's contract).
+  int64_t group_macs = 0;
+  for (int op : ops) group_macs += net.op(op).macs;
+  const bool hopeless =
+      !first_fit && options.objective == Objective::Latency && cycle_cutoff >= 0 && dma_on_path &&
+      std::max(group_macs / machine.macs_per_cycle(), dram_floor(lower_bound)) > cycle_cutoff;
+  // The current tiling's buffer sizes from its runs (sizes_known: it separates), for the demand
+  // check below.
+  BufferSizes sizes;
+  Mapping sizes_of{0, 0, 0};
+  bool sizes_known = false, sizes_exact = false;
+  std::vector<BufferAlloc> scratch_buffers;
+  const std::vector<int64_t> capacities = machine.capacities();
   // Latency, once a mapping fits: what a mapping must not exceed to matter (the best so far,
   // or the caller's cutoff when lower).
   auto cutoff = [&]() {
@@ -1716,23 +1860,46 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       if (depth >= 0 && geometries_since_feasible >= 0 && ++geometries_since_feasible > depth)
         break;
       resident_fits = false;
-      // Latency: every mapping of this tiling takes at least its COMPUTE cycles (each tile's
-      // compute is on the path, double-buffered or not), so a tiling whose recomputed-halo
-      // compute alone exceeds the best so far cannot win; skipping it changes no result
-      // (docs/scheduler.md "Search speed"). A tiling with a cached-halo mapping computes less.
-      // Bytes: likewise a tiling whose activation traffic plus every weight once exceeds the
-      // best so far. Decided at the tiling's first mapping of each halo mode.
-      skip_halo[0] = skip_halo[1] = -1;
+      // Latency: a class of this tiling's mappings whose cycle floor (cycle_floor) exceeds the
+      // best so far cannot win; skipping it changes no result (docs/scheduler.md "Search
+      // speed"). A cached halo computes and reads less. Bytes: likewise a tiling whose
+      // activation traffic plus every weight once exceeds the best so far. Decided at the
+      // tiling's first mapping of each class.
+      std::fill(std::begin(skip_class), std::end(skip_class), -1);
+      std::fill(std::begin(tiling_compute), std::end(tiling_compute), -2);
+      std::fill(std::begin(tiling_floor), std::end(tiling_floor), -2);
     }
-    int& skip = skip_halo[m.halo == HaloMode::Cache];
+    int& skip = skip_class[m.halo == HaloMode::Cache ? 2 : m.double_buffered ? 0 : 1];
     if (skip < 0) {
-      skip = found && (options.objective == Objective::Latency
-                           ? separable.compute_cycles(m, m.halo) > cutoff()
-                           : separable.bytes_floor(m, m.halo) > best.traffic.total());
+      skip = found &&
+             (options.objective == Objective::Latency ? cycle_floor(m) > cutoff()
+                                                      : bytes_floor(m) > best.traffic.total());
     }
     if (skip == 1) continue;
     // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
     if (!m.weights_resident && resident_fits && options.objective == Objective::Bytes) continue;
+    // A mapping whose buffers fail allocation's demand check (check_demand) is rejected before
+    // its tiling's per-tile boxes are built, with the failure evaluate_with would give: its
+    // requests are the same, sized from the runs (docs/scheduler.md "Search speed"). Where the
+    // axes do not separate, sized from the clean tiles: smaller or equal, so a failure still
+    // proves the mapping cannot fit.
+    if (m.row_tiles != sizes_of.row_tiles || m.col_tiles != sizes_of.col_tiles ||
+        m.channel_tiles != sizes_of.channel_tiles) {
+      sizes_known = separable.sizes(m, sizes, sizes_exact);
+      sizes_of = m;
+    }
+    if (sizes_known) {
+      const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
+                                                                  m.col_tiles, m.channel_tiles);
+      const auto requests = buffer_requests(
+          net, machine, g, sizes, nullptr, m, options,
+          sizes_exact ? separable.kept_inputs(m) : std::vector<char>(g.tensors.size(), 0),
+          keep_slices, scratch_buffers);
+      if (auto fits = check_demand(requests, capacities); !fits.ok()) {
+        last_reason = fits.reason();
+        continue;
+      }
+    }
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
         m.channel_tiles != geo_of.channel_tiles) {
       if (!separable.tile(m, geo)) geo = tile_group(net, g, m);
@@ -1747,7 +1914,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       last_reason = r.reason();
       continue;
     }
-    if (first_fit) return r;
+    if (first_fit || hopeless) return r;
     if (m.weights_resident) resident_fits = true;
     if (geometries_since_feasible < 0) geometries_since_feasible = 0;
     if (r.value().traffic.total() <= lower_bound) bound_reached = true;
@@ -1763,6 +1930,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
         if (!found) last_reason = r.reason();
         continue;
       }
+      if (hopeless) return r;
       if (!found || better(r.value(), best, options.objective)) {
         best = std::move(r).value();
         found = true;

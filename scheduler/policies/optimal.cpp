@@ -54,13 +54,27 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
             static_cast<double>(objective == Objective::Bytes ? bound.bytes : bound.cycles);
         if (best[i].primary + lower > best[j + 1].primary) continue;
       }
+      // Cross-group weight prefetch (below) is against the last group (DRAM views skipped) of
+      // the best schedule of seq[0, i), which is final here (the DP visits i in order); k = 0:
+      // none.
+      size_t k = 0;
+      if (features.prefetch && i > 0) {
+        k = i;
+        while (k > 0 && choice[k].dram_view) k = start[k];
+      }
       // Latency: this group matters only if it reaches j + 1 no slower than the best known
-      // way (a tie may win on bytes), after prefetch takes at most its weights' loads off.
+      // way (a tie may win on bytes), after prefetch takes its prologue's loads off. Those are
+      // at most its weights' loads, and at most what the previous group's tail leaves the DMA
+      // (plan_prefetched: the prefetch waits for the rest).
       int64_t cutoff = -1;
       if (objective == Objective::Latency && best[j + 1].primary != kInf) {
         const auto budget = static_cast<int64_t>(best[j + 1].primary - best[i].primary);
-        cutoff = std::max<int64_t>(0, budget) +
-                 (features.prefetch ? prefetch_saving_bound(net, machine, group) : 0);
+        const int64_t saving =
+            k > 0
+                ? std::min(prefetch_saving_bound(net, machine, group),
+                           std::max<int64_t>(0, choice[k].tail_cycles - choice[k].tail_dma_cycles))
+                : 0;
+        cutoff = std::max<int64_t>(0, budget) + saving;
       }
       auto plan = plan_group(net, machine, group, options, cutoff);
       // Pruning: a group that does not fit rarely fits after growing; stop extending. A weight
@@ -73,17 +87,12 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
         if (options.allow_weight_sweep && mid_block && is_weight_sweep_group(net, group)) continue;
         break;
       }
-      // Cross-group weight prefetch: against the last group (DRAM views skipped) of the best
-      // schedule of seq[0, i), which is final here (the DP visits i in order).
-      if (features.prefetch && i > 0) {
-        size_t k = i;
-        while (k > 0 && choice[k].dram_view) k = start[k];
-        if (k > 0) {
-          auto prefetched = plan_prefetched(net, machine, choice[k], plan.value(), options);
-          if (prefetched.ok() &&
-              cost_of(prefetched.value(), objective) < cost_of(plan.value(), objective))
-            plan = std::move(prefetched);
-        }
+      // Cross-group weight prefetch against choice[k].
+      if (k > 0) {
+        auto prefetched = plan_prefetched(net, machine, choice[k], plan.value(), options);
+        if (prefetched.ok() &&
+            cost_of(prefetched.value(), objective) < cost_of(plan.value(), objective))
+          plan = std::move(prefetched);
       }
       const Cost c = cost_of(plan.value(), objective);
       const Cost total{best[i].primary + c.primary, best[i].secondary + c.secondary};

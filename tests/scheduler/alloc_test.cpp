@@ -120,5 +120,29 @@ TEST(Allocation, the_early_check_counts_a_reuse_pair_as_its_larger_member) {
   EXPECT_TRUE(allocate(requests, {700}).ok());
 }
 
+// check_demand is that early check alone. Three requests chained by reuse at one step count as
+// the largest of them (250, 100 and 200 live at step 1 need 250 bytes, not 250 + 200 - 100 as
+// pair by pair, and 50 more for the unlinked one); a link across scratchpads saves nothing, as
+// the two share no byte.
+TEST(Allocation, the_demand_check_counts_a_reuse_chain_as_its_largest_member) {
+  std::vector<AllocRequest> requests = {
+      {.size_bytes = 250, .first_step = 0, .last_step = 1},
+      {.size_bytes = 100, .first_step = 1, .last_step = 1, .reuses = 0},
+      {.size_bytes = 200, .first_step = 1, .last_step = 2, .reuses = 1},
+      {.size_bytes = 50, .first_step = 0, .last_step = 2},
+  };
+  EXPECT_TRUE(check_demand(requests, {300}).ok());
+  const auto over = check_demand(requests, {299});
+  ASSERT_FALSE(over.ok());
+  // The report's figure counts every live byte (600 at step 1), as allocate's does.
+  EXPECT_EQ(over.reason(),
+            "allocation failed: scratchpad 0 needs up to 600 live bytes at one step, has 299");
+  // The link 2 -> 1 crosses scratchpads: scratchpad 0 holds 250 and 100 linked (250) and 50.
+  requests[2].scratchpad = 1;
+  EXPECT_TRUE(check_demand(requests, {300, 200}).ok());
+  EXPECT_FALSE(check_demand(requests, {299, 200}).ok());
+  EXPECT_FALSE(check_demand(requests, {300, 199}).ok());
+}
+
 }  // namespace
 }  // namespace tessel::sched
