@@ -725,7 +725,7 @@ TEST(Search, the_latency_objective_finds_the_least_cycles_of_the_whole_map_space
 // objectives, with and without 2D tiles, plan_group equals a brute force over the map space
 // that follows the search's documented rules (channel splits of a per-channel group only when
 // nothing else fits; bytes: streamed weights only in a tiling where resident ones do not fit):
-// the same bytes and, for latency, the same cycles.
+// the same bytes and, for latency, the same cycles, also under a caller's cycle cutoff.
 TEST(Search, the_skips_change_no_result_on_random_dags) {
   int compared = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
@@ -774,6 +774,15 @@ TEST(Search, the_skips_change_no_result_on_random_dags) {
             EXPECT_EQ(planned.value().traffic.total(), best->traffic.total());
             if (objective == Objective::Latency) {
               EXPECT_EQ(planned.value().cycles, best->cycles);
+              // A caller's cutoff at the least finds it; one cycle below, a feasible mapping
+              // over the cutoff comes back (the caller tells feasibility from it).
+              auto at = plan_group(net, machine, ops, options, best->cycles);
+              ASSERT_TRUE(at.ok()) << at.reason();
+              EXPECT_EQ(at.value().cycles, best->cycles);
+              EXPECT_EQ(at.value().traffic.total(), best->traffic.total());
+              auto below = plan_group(net, machine, ops, options, best->cycles - 1);
+              ASSERT_TRUE(below.ok()) << below.reason();
+              EXPECT_GE(below.value().cycles, best->cycles);
             }
           }
         }
