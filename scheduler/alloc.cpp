@@ -106,7 +106,14 @@ Demand live_demand(const std::vector<AllocRequest>& requests, size_t pads) {
   if (pinned) return d;
   // `linked`: at each step, each set of live requests joined by reuse links counts as its
   // largest member, so the step saves (sum - largest) per set. Only requests in a link live at
-  // the step take part; they are few.
+  // the step take part; they are few. Requests in different scratchpads share no byte whatever
+  // links them.
+  std::vector<int> links;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const AllocRequest& r = requests[i];
+    if (r.reuses >= 0 && requests[static_cast<size_t>(r.reuses)].scratchpad == r.scratchpad)
+      links.push_back(static_cast<int>(i));
+  }
   std::vector<int> root(requests.size());
   std::vector<int64_t> sum(requests.size()), largest(requests.size());
   std::vector<int> members;
@@ -125,15 +132,12 @@ Demand live_demand(const std::vector<AllocRequest>& requests, size_t pads) {
       sum[static_cast<size_t>(i)] = largest[static_cast<size_t>(i)] =
           requests[static_cast<size_t>(i)].size_bytes;
     };
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const AllocRequest& r = requests[i];
-      if (r.reuses < 0 || !live(r, step)) continue;
-      const AllocRequest& reused = requests[static_cast<size_t>(r.reuses)];
-      // Requests in different scratchpads share no byte whatever links them.
-      if (!live(reused, step) || reused.scratchpad != r.scratchpad) continue;
-      join(static_cast<int>(i));
+    for (int i : links) {
+      const AllocRequest& r = requests[static_cast<size_t>(i)];
+      if (!live(r, step) || !live(requests[static_cast<size_t>(r.reuses)], step)) continue;
+      join(i);
       join(r.reuses);
-      const int a = find(static_cast<int>(i)), b = find(r.reuses);
+      const int a = find(i), b = find(r.reuses);
       if (a == b) continue;
       root[static_cast<size_t>(a)] = b;
       sum[static_cast<size_t>(b)] += sum[static_cast<size_t>(a)];

@@ -170,15 +170,19 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       const int64_t instructions =
           depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
       const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
-      int64_t cycles = 0;
-      for (int64_t row = out.h.b; row < out.h.e; row += rows_per_step) {
-        const int64_t step_pixels = std::min(rows_per_step, out.h.e - row) * out.w.size();
-        cycles += instructions * conv_instruction_cycles(machine, step_pixels, oc, in.c / op.groups,
-                                                         op.window.kernel_h, op.window.kernel_w,
-                                                         depthwise);
-        cycles += vector_instruction_cycles(machine, step_pixels, channels);  // requant
-      }
-      return cycles;
+      // Per step of rows_per_step rows (the last may have fewer): its conv instructions and
+      // one requant pass. The full steps all cost the same.
+      auto step_cycles = [&](int64_t rows) {
+        const int64_t step_pixels = rows * out.w.size();
+        return instructions * conv_instruction_cycles(machine, step_pixels, oc, in.c / op.groups,
+                                                      op.window.kernel_h, op.window.kernel_w,
+                                                      depthwise) +
+               vector_instruction_cycles(machine, step_pixels, channels);
+      };
+      const int64_t full_steps = out.h.size() / rows_per_step;
+      const int64_t rest = out.h.size() % rows_per_step;
+      return (full_steps > 0 ? full_steps * step_cycles(rows_per_step) : 0) +
+             (rest > 0 ? step_cycles(rest) : 0);
     }
     case OpKind::Gemm:
       return conv_instruction_cycles(machine, 1, channels,
