@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "scheduler/alloc.hpp"
@@ -1433,6 +1434,45 @@ std::vector<AllocRequest> buffer_requests(const Net& net, const Machine& machine
   return requests;
 }
 
+// Whether a tiling whose buffers have `sizes` may fit in some mapping: at each op's step, every
+// mapping holds the op's inputs, its output, its accumulators and its weights (at least the
+// widest streamed slice), and deep reuse lets the output share bytes with one input at most.
+// Those live bytes, per scratchpad, must fit: a necessary condition for the demand check of
+// every mapping of the tiling, whatever its residency, halo mode or buffering.
+bool tiling_may_fit(const Machine& machine, const GroupInfo& g, const BufferSizes& sizes,
+                    const PlanOptions& options, const std::vector<int64_t>& capacities) {
+  std::vector<int64_t> live(capacities.size());
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    std::fill(live.begin(), live.end(), 0);
+    auto add = [&](BufferKind kind, int64_t bytes) {
+      live[static_cast<size_t>(machine.scratchpad(kind))] += bytes;
+    };
+    const auto out = static_cast<size_t>(g.out_local[pos]);
+    const int64_t out_bytes = sizes.max_pixels[out] * sizes.pixel_bytes[out];
+    const BufferKind out_kind =
+        g.stored[out] && !g.internal_use[out] ? BufferKind::Outputs : BufferKind::Activations;
+    add(out_kind, out_bytes);
+    int64_t shared = 0;  // the most an input can share with the output
+    for (size_t i = 0; i < g.in_local[pos].size(); ++i) {
+      const auto l = static_cast<size_t>(g.in_local[pos][i]);
+      if (std::find(g.in_local[pos].begin(), g.in_local[pos].begin() + static_cast<long>(i),
+                    g.in_local[pos][i]) != g.in_local[pos].begin() + static_cast<long>(i))
+        continue;  // read twice, held once
+      const int64_t bytes = sizes.max_pixels[l] * sizes.pixel_bytes[l];
+      add(BufferKind::Activations, bytes);
+      if (options.memory_reuse &&
+          machine.scratchpad(BufferKind::Activations) == machine.scratchpad(out_kind))
+        shared = std::max(shared, std::min(bytes, out_bytes));
+    }
+    live[static_cast<size_t>(machine.scratchpad(out_kind))] -= shared;
+    add(BufferKind::Weights, sizes.weight_slice_max[pos]);
+    add(BufferKind::Accumulators, sizes.acc_max[pos]);
+    for (size_t pad = 0; pad < live.size(); ++pad)
+      if (live[pad] > capacities[pad]) return false;
+  }
+  return true;
+}
+
 // The buffers of mapping `m` and their places in the scratchpads, into `gs`.
 Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
                      const TileGeometry& geo, const Mapping& m, const PlanOptions& options,
@@ -1805,7 +1845,10 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   // check below.
   BufferSizes sizes;
   Mapping sizes_of{0, 0, 0};
-  bool sizes_known = false, sizes_exact = false;
+  bool sizes_known = false, sizes_exact = false, tiling_fits = true;
+  // The last mapping those checks rejected, while no later mapping set `last_reason`: if
+  // nothing fits, the search reports its failure as evaluating it reports it.
+  std::optional<Mapping> rejected;
   std::vector<BufferAlloc> scratch_buffers;
   const std::vector<int64_t> capacities = machine.capacities();
   // Latency, once a mapping fits: what a mapping must not exceed to matter (the best so far,
@@ -1848,6 +1891,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       last_reason = "resident weights need " + std::to_string(resident_weight_bytes) +
                     " bytes, scratchpad '" + weight_pad.name + "' has " +
                     std::to_string(weight_pad.size_bytes);
+      rejected.reset();
       continue;
     }
     const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
@@ -1891,6 +1935,11 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
         m.channel_tiles != sizes_of.channel_tiles) {
       sizes_known = separable.sizes(m, sizes, sizes_exact);
       sizes_of = m;
+      tiling_fits = !sizes_known || tiling_may_fit(machine, g, sizes, options, capacities);
+    }
+    if (!tiling_fits) {
+      rejected = m;
+      continue;
     }
     if (sizes_known) {
       const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
@@ -1900,10 +1949,11 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
           sizes_exact ? separable.kept_inputs(m) : std::vector<char>(g.tensors.size(), 0),
           keep_slices, scratch_buffers);
       if (auto fits = check_demand(requests, capacities); !fits.ok()) {
-        last_reason = fits.reason();
+        rejected = m;
         continue;
       }
     }
+    rejected.reset();
     if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
         m.channel_tiles != geo_of.channel_tiles) {
       if (!separable.tile(m, geo)) geo = tile_group(net, g, m);
@@ -1926,6 +1976,14 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       best = std::move(r).value();
       found = true;
     }
+  }
+  if (!found && rejected) {
+    TileGeometry rejected_geo;
+    if (!separable.tile(*rejected, rejected_geo)) rejected_geo = tile_group(net, g, *rejected);
+    measure_geometry(net, machine, g, rejected_geo);
+    auto r = evaluate_with(net, machine, g, rejected_geo, *rejected, options);
+    if (r.ok()) return fail("internal: a mapping the demand check rejected fits");
+    last_reason = r.reason();
   }
   if (options.allow_weight_sweep && !first_fit) {
     for (const Mapping& m : enumerate_sweep_mappings(net, machine, ops)) {
