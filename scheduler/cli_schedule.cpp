@@ -26,7 +26,7 @@ cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
     bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false,
-         no_s2d_stem = false, tiles_2d = false;
+         no_s2d_stem = false, tiles_2d = true;
     int search_depth_bytes = -1, search_depth_latency = -1;
   };
   auto o = std::make_shared<Options>();
@@ -44,9 +44,10 @@ cli::Runner setup_schedule(CLI::App& command) {
   command.add_flag("-q,--quiet", o->quiet, "No table");
   command.add_flag("--no-weight-sweep", o->no_weight_sweep,
                    "optimal: leave weight sweeps out of the map space (docs/scheduler.md)");
-  command.add_flag("--2d-tiles", o->tiles_2d,
-                   "optimal, opfusion, layerwise: column tiles at every row-tile count "
-                   "(docs/scheduler.md \"2D tiles\")");
+  command.add_flag("--2d-tiles,!--no-2d-tiles", o->tiles_2d,
+                   "optimal, opfusion, layerwise: column tiles at every row-tile count (the "
+                   "default; --no-2d-tiles: only once tiles are one row; docs/scheduler.md "
+                   "\"2D tiles\")");
   command.add_flag("--no-s2d-stem", o->no_s2d_stem,
                    "every policy: run the first stride-2 conv on the stored input, not its "
                    "space-to-depth view (docs/scheduler.md)");

@@ -138,10 +138,10 @@ struct GroupSchedule {
 /// Map-space features of a whole search (`optimal` honours them).
 struct MapSpaceFeatures {
   bool weight_sweep = true;  ///< consider weight sweeps (docs/scheduler.md, "Weight sweeps")
-  /// 2D tiles: column tiles (2, 4, 8, 16) at every row-tile count, where the default map space
-  /// splits columns only once tiles are one row (docs/scheduler.md, "2D tiles"). `optimal`,
-  /// `opfusion` and `layerwise`; the paper's greedy keeps its map space.
-  bool column_tiles_every_row = false;
+  /// 2D tiles: column tiles (2, 4, 8, 16) at every row-tile count; off, columns split only once
+  /// tiles are one row (docs/scheduler.md, "2D tiles"). `optimal`, `opfusion` and `layerwise`;
+  /// the paper's greedy keeps its map space. On by default since session 13.
+  bool column_tiles_every_row = true;
   /// Cross-group weight prefetch (plan_prefetched; docs/scheduler.md, "Cross-group weight
   /// prefetch"): a group's prologue weights load during the previous group's tail.
   bool prefetch = true;

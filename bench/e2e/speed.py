@@ -56,18 +56,22 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--ort-runs", type=int, default=10)
     p.add_argument("--sim-threads", type=int, default=1, help="tessel sim --threads (1 or 2)")
+    p.add_argument("--compile-flags", default="",
+                   help="more tessel compile flags, space-separated (e.g. --no-2d-tiles)")
     args = p.parse_args()
+    compile_flags = args.compile_flags.split()
     # optimal (bytes objective) keeps the folder's old name; other programs have their own, so
     # that SKIP_COMPILE=1 never runs one program under another's name.
-    default_program = args.policy == "optimal" and args.objective == "bytes"
+    default_program = args.policy == "optimal" and args.objective == "bytes" and not compile_flags
     compiled = args.work / ("compiled" if default_program else
-                            f"compiled-{args.policy}-{args.objective}")
+                            f"compiled-{args.policy}-{args.objective}" +
+                            "".join(compile_flags).replace("-", "_"))
 
     compile_row = None
     if not (args.skip_compile and (compiled / "program.bin").exists()):
         compile_row = run_timed([args.tessel, "compile", "--model", "resnet50", "--hw", args.hw,
                                  "--policy", args.policy, "--objective", args.objective,
-                                 "--out", str(compiled)],
+                                 *compile_flags, "--out", str(compiled)],
                                 args.work / "compile.log")
 
     ort_default = [ort_ms(args, 0)]

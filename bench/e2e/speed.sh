@@ -8,7 +8,8 @@
 # compiled program (before/after in one run); SKIP_COMPILE=1 reuses an existing compile folder;
 # REPEATS=N runs each `tessel sim` N times (default 3; the table shows the median, and the
 # fastest); ORT_RUNS=N timed onnxruntime runs (default 10); SIM_THREADS=2 runs every `tessel sim`
-# (both binaries) with --threads 2. What each figure is: README.md.
+# (both binaries) with --threads 2; COMPILE_FLAGS="--no-2d-tiles" adds flags to `tessel compile`
+# (a program of its own folder). What each figure is: README.md.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/default}
@@ -27,4 +28,4 @@ exec /usr/bin/python3 "$root/bench/e2e/speed.py" --tessel "$tessel" --hw "$hw" -
   --objective "$objective" \
   --work "$work" --model "$root/.cache/models/resnet50.onnx" --ort "$root/bench/e2e/ort_time.js" \
   ${BEFORE:+--before "$BEFORE"} ${SKIP_COMPILE:+--skip-compile} --repeats "${REPEATS:-3}" \
-  --ort-runs "${ORT_RUNS:-10}" --sim-threads "${SIM_THREADS:-1}"
+  --ort-runs "${ORT_RUNS:-10}" --sim-threads "${SIM_THREADS:-1}" --compile-flags="${COMPILE_FLAGS:-}"

@@ -66,7 +66,7 @@ cli::Runner setup_compile(CLI::App& command) {
     std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant,
                        out;
     std::uint64_t input_seed = 0;
-    bool timings = false, no_s2d_stem = false, tiles_2d = false;
+    bool timings = false, no_s2d_stem = false, tiles_2d = true;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -89,9 +89,10 @@ cli::Runner setup_compile(CLI::App& command) {
       ->capture_default_str();
   command.add_option("-o,--out", o->out, "Output folder")->required();
   command.add_flag("--timings", o->timings, "Print the seconds each stage took (to stderr)");
-  command.add_flag("--2d-tiles", o->tiles_2d,
-                   "optimal, opfusion, layerwise: column tiles at every row-tile count "
-                   "(docs/scheduler.md \"2D tiles\")");
+  command.add_flag("--2d-tiles,!--no-2d-tiles", o->tiles_2d,
+                   "optimal, opfusion, layerwise: column tiles at every row-tile count (the "
+                   "default; --no-2d-tiles: only once tiles are one row; docs/scheduler.md "
+                   "\"2D tiles\")");
   command.add_flag("--no-s2d-stem", o->no_s2d_stem,
                    "Run the first stride-2 conv on the stored input, not its space-to-depth "
                    "view (docs/scheduler.md)");

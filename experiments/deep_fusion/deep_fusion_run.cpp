@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
       features.space_to_depth_stem = false;
     } else if (key == "--2d-tiles") {
       features.column_tiles_every_row = true;
+    } else if (key == "--no-2d-tiles") {
+      features.column_tiles_every_row = false;
     } else if (key == "--prefetch") {
       features.prefetch = true;
     } else if (key == "--no-prefetch") {
@@ -186,11 +188,11 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && key == "--policy") {
       only_policy = argv[++i];
     } else {
-      std::cerr
-          << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
-             "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
-             "[--no-s2d-stem] [--2d-tiles] [--search-depth-bytes N] [--search-depth-latency N] "
-             "[--prefetch | --no-prefetch]\n";
+      std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
+                   "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
+                   "[--no-s2d-stem] [--2d-tiles | --no-2d-tiles] [--search-depth-bytes N] "
+                   "[--search-depth-latency N] "
+                   "[--prefetch | --no-prefetch]\n";
       return 2;
     }
   }

@@ -149,6 +149,23 @@ TEST(CompileCli, the_objective_is_the_schedules_and_is_recorded) {
   EXPECT_FALSE(fs::exists(bad));
 }
 
+// 2D tiles are the default map space; --no-2d-tiles restores rows-then-columns. schedule.json
+// records which one was searched (map_space.column_tiles_every_row).
+TEST(CompileCli, the_2d_tile_default_and_its_off_switch_are_recorded) {
+  for (const bool off : {false, true}) {
+    const fs::path dir =
+        fs::path(testing::TempDir()) / (off ? "codegen_cli_no_2d" : "codegen_cli_2d");
+    fs::remove_all(dir);
+    std::vector<std::string> args = {"compile", "--model", "tiny_residual", "--hw", "edge-small",
+                                     "--policy", "optimal", "--out", dir.string()};
+    if (off) args.push_back("--no-2d-tiles");
+    ASSERT_EQ(run(args), 0);
+    std::ifstream schedule_in(dir / "schedule.json");
+    const auto schedule = nlohmann::json::parse(schedule_in);
+    EXPECT_EQ(schedule["map_space"]["column_tiles_every_row"], !off);
+  }
+}
+
 // Files are written under a temporary name and renamed into place: when one cannot be written,
 // the compile fails naming it and leaves no partial file behind.
 TEST(CompileCli, a_file_that_cannot_be_written_is_named_and_leaves_no_partial_file) {
