@@ -156,8 +156,9 @@ TEST(CompileCli, the_2d_tile_default_and_its_off_switch_are_recorded) {
     const fs::path dir =
         fs::path(testing::TempDir()) / (off ? "codegen_cli_no_2d" : "codegen_cli_2d");
     fs::remove_all(dir);
-    std::vector<std::string> args = {"compile", "--model", "tiny_residual", "--hw", "edge-small",
-                                     "--policy", "optimal", "--out", dir.string()};
+    std::vector<std::string> args = {"compile", "--model",    "tiny_residual",
+                                     "--hw",    "edge-small", "--policy",
+                                     "optimal", "--out",      dir.string()};
     if (off) args.push_back("--no-2d-tiles");
     ASSERT_EQ(run(args), 0);
     std::ifstream schedule_in(dir / "schedule.json");
