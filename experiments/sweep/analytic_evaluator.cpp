@@ -56,8 +56,9 @@ std::int64_t nanoseconds_since(Clock::time_point start) {
 
 class AnalyticEvaluator final : public PointEvaluator {
  public:
-  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective, bool check)
-      : graphs_(std::move(graphs)), objective_(objective), check_(check) {}
+  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective,
+                    sched::MapSpaceFeatures features, bool check)
+      : graphs_(std::move(graphs)), objective_(objective), features_(features), check_(check) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
@@ -70,7 +71,7 @@ class AnalyticEvaluator final : public PointEvaluator {
     phase_ns_[kNet] += nanoseconds_since(start);
 
     start = Clock::now();
-    auto schedule = sched::run_policy(*net.value(), machine, point.policy, objective_);
+    auto schedule = sched::run_policy(*net.value(), machine, point.policy, objective_, features_);
     phase_ns_[kPolicy] += nanoseconds_since(start);
     if (!schedule.ok()) return Evaluation::invalid(schedule.reason());
 
@@ -125,6 +126,7 @@ class AnalyticEvaluator final : public PointEvaluator {
 
   const std::map<std::string, ir::Graph> graphs_;
   const sched::Objective objective_;
+  const sched::MapSpaceFeatures features_;
   const bool check_;
   std::mutex nets_mutex_;
   std::map<std::tuple<std::string, int, std::int64_t, std::int64_t>,
@@ -135,6 +137,12 @@ class AnalyticEvaluator final : public PointEvaluator {
 };
 
 }  // namespace
+
+sched::MapSpaceFeatures features_of(const SweepSpec& spec) {
+  sched::MapSpaceFeatures features;
+  features.column_tiles_every_row = spec.tiles_2d;
+  return features;
+}
 
 Result<bool> validate_scheduled_spec(const SweepSpec& spec, const std::string& mode,
                                      const std::string& flag, bool fallback) {
@@ -172,8 +180,8 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
       return fail("models: " + std::string(e.what()));
     }
   }
-  return std::unique_ptr<PointEvaluator>(
-      std::make_unique<AnalyticEvaluator>(std::move(graphs), objective, check.value()));
+  return std::unique_ptr<PointEvaluator>(std::make_unique<AnalyticEvaluator>(
+      std::move(graphs), objective, features_of(spec), check.value()));
 }
 
 }  // namespace tessel::sweep

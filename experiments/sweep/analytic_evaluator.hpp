@@ -26,6 +26,9 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
 /// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups.
 nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const HwConfig& hw);
 
+/// The map space the spec asks for (its `tiles_2d` key; the rest MapSpaceFeatures' defaults).
+sched::MapSpaceFeatures features_of(const SweepSpec& spec);
+
 /// What the analytic and sim modes check alike before evaluating anything: the spec's objective
 /// and policy names, and its one boolean option `flag` under `mode` (`analytic:` / `sim:`),
 /// `fallback` when absent. Any other key, or a non-boolean value, is an error naming

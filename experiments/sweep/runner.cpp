@@ -36,6 +36,7 @@ std::string results_line(const SweepSpec& spec, const SweepPoint& point,
   line["policy"] = point.policy;
   line["mode"] = spec.mode;
   line["objective"] = spec.objective;
+  line["tiles_2d"] = spec.tiles_2d;
   line["axes"] = point.config->axes;
   line["config_hash"] = point.config->config_hash;
   line["status"] = to_string(evaluation.status);

@@ -97,8 +97,12 @@ struct QuantizedNet {
 
 class SimEvaluator final : public PointEvaluator {
  public:
-  SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective, bool functional)
-      : graphs_(std::move(graphs)), objective_(objective), functional_(functional) {}
+  SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective,
+               sched::MapSpaceFeatures features, bool functional)
+      : graphs_(std::move(graphs)),
+        objective_(objective),
+        features_(features),
+        functional_(functional) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
@@ -109,7 +113,7 @@ class SimEvaluator final : public PointEvaluator {
     phase_ns_[kPrepare] += nanoseconds_since(start);
 
     start = Clock::now();
-    auto scheduled = sched::schedule_graph(q.prepared, hw, point.policy, objective_);
+    auto scheduled = sched::schedule_graph(q.prepared, hw, point.policy, objective_, features_);
     phase_ns_[kSchedule] += nanoseconds_since(start);
     if (!scheduled.ok()) return Evaluation::invalid(scheduled.reason());
 
@@ -306,6 +310,7 @@ class SimEvaluator final : public PointEvaluator {
 
   const std::map<std::string, ir::Graph> graphs_;
   const sched::Objective objective_;
+  const sched::MapSpaceFeatures features_;
   const bool functional_;
   std::mutex nets_mutex_;
   std::map<std::string, std::shared_ptr<const QuantizedNet>> nets_;
@@ -328,8 +333,8 @@ Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec
       return fail("models: " + std::string(e.what()));
     }
   }
-  return std::unique_ptr<PointEvaluator>(
-      std::make_unique<SimEvaluator>(std::move(graphs), objective, functional.value()));
+  return std::unique_ptr<PointEvaluator>(std::make_unique<SimEvaluator>(
+      std::move(graphs), objective, features_of(spec), functional.value()));
 }
 
 }  // namespace tessel::sweep

@@ -274,9 +274,9 @@ YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& 
 }  // namespace
 
 const std::vector<std::string>& spec_keys() {
-  static const std::vector<std::string> keys = {"name",         "mode",   "objective", "hw",
-                                                "quantization", "models", "policies",  "axes",
-                                                "analytic",     "sim",    "synthetic"};
+  static const std::vector<std::string> keys = {"name", "mode",         "objective", "tiles_2d",
+                                                "hw",   "quantization", "models",    "policies",
+                                                "axes", "analytic",     "sim",       "synthetic"};
   return keys;
 }
 
@@ -322,6 +322,12 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
     reader.error(root["objective"], "objective",
                  "unknown objective '" + spec.objective + "'" +
                      did_you_mean(spec.objective, kObjectives) + " (one of bytes, latency)");
+  }
+  if (root["tiles_2d"]) {
+    const nlohmann::json value =
+        root["tiles_2d"].IsScalar() ? scalar_json(root["tiles_2d"]) : nlohmann::json();
+    if (!value.is_boolean()) reader.error(root["tiles_2d"], "tiles_2d", "expected true or false");
+    spec.tiles_2d = value.get<bool>();
   }
   for (const std::string& mode : kModes) {
     if (root[mode] && mode != spec.mode) {
@@ -445,8 +451,11 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
         point.model = model;
         point.policy = policy;
         point.config = config;
-        point.id = stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' +
-                                   spec.mode + '\n' + spec.objective);
+        // The map space joins the id only where it is not the default, so the ids of specs
+        // without the key stay as they were.
+        point.id =
+            stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' + spec.mode +
+                            '\n' + spec.objective + (spec.tiles_2d ? "" : "\nno-2d-tiles"));
         spec.points.push_back(std::move(point));
       }
     }

@@ -50,6 +50,9 @@ struct SweepSpec {
   std::string name;
   std::string mode;       ///< "analytic", "sim" or "synthetic" (a test fixture, see README)
   std::string objective;  ///< what search policies minimise: "bytes" (DRAM, default) or "latency"
+  /// Spec key `tiles_2d`: MapSpaceFeatures::column_tiles_every_row of optimal, opfusion and
+  /// layerwise (default true, as `tessel schedule`; false: `--no-2d-tiles`).
+  bool tiles_2d = true;
   std::filesystem::path hw_file;  ///< base hw config file; empty when given inline
   std::vector<std::string> models;
   std::vector<std::string> policies;

@@ -63,6 +63,41 @@ TEST(AnalyticMode, FiguresEqualTheDriversScheduleForEveryPolicy) {
             std::string::npos);
 }
 
+// `tiles_2d: false` schedules in the rows-then-columns map space: each point's figures are the
+// driver's with column_tiles_every_row off, and some differ from the default's (2D tiles).
+TEST(AnalyticMode, Tiles2dOffIsTheDriversRowsThenColumnsSchedule) {
+  const std::string axes = "\n  scratchpads[0].size: [2KiB, 3KiB, 4KiB, 6KiB, 8KiB, 16KiB]";
+  const SweepSpec on =
+      spec_of("mode: analytic", "[tiny_conv, tiny_residual, tiny_depthwise]", axes);
+  const SweepSpec off = spec_of("mode: analytic\ntiles_2d: false",
+                                "[tiny_conv, tiny_residual, tiny_depthwise]", axes);
+  auto on_evaluator = make_evaluator(on);
+  auto off_evaluator = make_evaluator(off);
+  ASSERT_TRUE(on_evaluator.ok() && off_evaluator.ok());
+  std::map<std::string, ir::Graph> graphs;
+  zoo::LoadOptions load;
+  load.zoo.with_weights = false;
+  for (const std::string& model : off.models) graphs.emplace(model, zoo::load_model(model, load));
+  sched::MapSpaceFeatures rows_only;
+  rows_only.column_tiles_every_row = false;
+  int ok = 0, differ = 0;
+  for (size_t i = 0; i < off.points.size(); ++i) {
+    const SweepPoint& point = off.points[i];
+    const Evaluation got = evaluate(*off_evaluator.value(), point);
+    auto expected = sched::schedule_graph(graphs.at(point.model), *point.config->hw, point.policy,
+                                          sched::Objective::Bytes, rows_only);
+    ASSERT_EQ(got.status == Evaluation::Status::ok, expected.ok()) << point.index;
+    if (!expected.ok()) continue;
+    EXPECT_EQ(got.figures, schedule_figures(expected.value().schedule, *point.config->hw))
+        << "point " << point.index << " (" << point.model << ", " << point.policy << ")";
+    ++ok;
+    const Evaluation with_2d = evaluate(*on_evaluator.value(), on.points[i]);
+    if (with_2d.status == Evaluation::Status::ok && with_2d.figures != got.figures) ++differ;
+  }
+  EXPECT_GT(ok, 10);
+  EXPECT_GT(differ, 0);
+}
+
 TEST(AnalyticMode, UnknownOptionIsRefused) {
   const SweepSpec spec = spec_of("mode: analytic\nanalytic: {chek: false}", "[tiny_conv]",
                                  "{dram.bandwidth: [1GB/s]}");

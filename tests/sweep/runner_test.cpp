@@ -160,9 +160,10 @@ TEST(Runner, ResultsLineCarriesIdentityAxesFiguresAndVersion) {
       nlohmann::ordered_json::parse(results_line(spec, point, Evaluation::ok(figures)));
   std::vector<std::string> keys;
   for (const auto& [key, value] : line.items()) keys.push_back(key);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"id", "point", "spec", "model", "policy", "mode", "objective",
-                                      "axes", "config_hash", "status", "figures", "tool_version"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"id", "point", "spec", "model", "policy", "mode",
+                                            "objective", "tiles_2d", "axes", "config_hash",
+                                            "status", "figures", "tool_version"}));
+  EXPECT_EQ(line["tiles_2d"], true);
   EXPECT_EQ(line["id"], point.id);
   EXPECT_EQ(line["point"], 3);
   EXPECT_EQ(line["model"], "m1");

@@ -90,6 +90,29 @@ TEST(Spec, ModeAndObjectiveArepart_of_the_id) {
   EXPECT_NE(a.points[0].id, b.points[0].id);
 }
 
+// tiles_2d (default true, as `tessel schedule`) is read as a boolean and joins the point id only
+// when false; anything else is an error naming the key and its line.
+TEST(Spec, Tiles2dIsABooleanAndPartOfTheIdOnlyWhenOff) {
+  const SweepSpec a = parse_spec(header() + "models: m\npolicies: p\n", "a.yaml");
+  const SweepSpec on = parse_spec(header() + "models: m\npolicies: p\ntiles_2d: true\n", "a.yaml");
+  const SweepSpec off =
+      parse_spec(header() + "models: m\npolicies: p\ntiles_2d: false\n", "a.yaml");
+  EXPECT_TRUE(a.tiles_2d);
+  EXPECT_TRUE(on.tiles_2d);
+  EXPECT_FALSE(off.tiles_2d);
+  EXPECT_EQ(a.points[0].id, on.points[0].id);
+  EXPECT_NE(a.points[0].id, off.points[0].id);
+  try {
+    parse_spec(header() + "models: m\npolicies: p\ntiles_2d: sometimes\n", "a.yaml");
+    FAIL() << "tiles_2d: sometimes was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tiles_2d"), std::string::npos) << what;
+    EXPECT_NE(what.find("expected true or false"), std::string::npos) << what;
+    EXPECT_NE(what.find("a.yaml:"), std::string::npos) << what;
+  }
+}
+
 TEST(Spec, ZipPairsValuesAndListGivesExplicitPoints) {
   const SweepSpec spec = parse_spec(header() +
                                         "models: m\npolicies: p\n"
