@@ -168,10 +168,6 @@ Failure too_large(const Demand& demand, const std::vector<int64_t>& capacities_b
               std::to_string(capacities_bytes.empty() ? 0 : capacities_bytes[pad]));
 }
 
-}  // namespace
-
-namespace {
-
 // The demand check of `requests` (check_demand), and the demand for allocate's report.
 Status check_demand(const std::vector<AllocRequest>& requests,
                     const std::vector<int64_t>& capacities_bytes, Demand& demand) {

@@ -1784,6 +1784,12 @@ int64_t bytes_lower_bound(const Net& net, const GroupInfo& g) {
   return bytes;
 }
 
+// Whether two mappings split the group into the same tiles (the same tiling).
+bool same_tiling(const Mapping& a, const Mapping& b) {
+  return a.row_tiles == b.row_tiles && a.col_tiles == b.col_tiles &&
+         a.channel_tiles == b.channel_tiles;
+}
+
 Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
                                    const std::vector<int>& ops, const PlanOptions& options,
                                    bool first_fit, const Mapping* start = nullptr,
@@ -1810,6 +1816,11 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   // (SeparableTiling; -1: the axes do not separate, -2: not computed yet).
   int64_t tiling_compute[2] = {-2, -2}, tiling_floor[2] = {-2, -2};
   SeparableTiling separable(net, machine, g);
+  // The per-tile boxes of tiling `m` (from the runs where the axes separate) and their figures.
+  auto build_geometry = [&](const Mapping& m, TileGeometry& into) {
+    if (!separable.tile(m, into)) into = tile_group(net, g, m);
+    measure_geometry(net, machine, g, into);
+  };
   // DRAM cycles of `bytes`, rounded down: no DMA moves them faster (docs/timing.md).
   auto dram_floor = [&](int64_t bytes) {
     return static_cast<int64_t>(static_cast<double>(bytes) / machine.dram_bytes_per_cycle);
@@ -1819,19 +1830,18 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   // mapping overlaps with the compute and a single-buffered one adds to it; -1: unknown.
   // Prefetched weights (loaded before the group) are not on its DMA path.
   const bool dma_on_path = options.prefetch_occupied == nullptr;
+  auto bytes_floor = [&](const Mapping& m) {
+    const size_t h = m.halo == HaloMode::Cache;
+    if (tiling_floor[h] == -2) tiling_floor[h] = separable.bytes_floor(m, m.halo);
+    return tiling_floor[h];
+  };
   auto cycle_floor = [&](const Mapping& m) -> int64_t {
     const size_t h = m.halo == HaloMode::Cache;
     if (tiling_compute[h] == -2) tiling_compute[h] = separable.compute_cycles(m, m.halo);
     const int64_t compute = tiling_compute[h];
     if (compute < 0 || !dma_on_path) return compute;
-    if (tiling_floor[h] == -2) tiling_floor[h] = separable.bytes_floor(m, m.halo);
-    const int64_t dma = dram_floor(tiling_floor[h]);
+    const int64_t dma = dram_floor(std::max<int64_t>(0, bytes_floor(m)));
     return m.double_buffered ? std::max(compute, dma) : compute + dma;
-  };
-  auto bytes_floor = [&](const Mapping& m) {
-    const size_t h = m.halo == HaloMode::Cache;
-    if (tiling_floor[h] == -2) tiling_floor[h] = separable.bytes_floor(m, m.halo);
-    return tiling_floor[h];
   };
   // Latency with a caller's cutoff: a group whose floor (its MACs on the whole array, or its
   // least bytes over the DRAM bandwidth) exceeds it has no mapping the caller can use, so the
@@ -1846,6 +1856,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   BufferSizes sizes;
   Mapping sizes_of{0, 0, 0};
   bool sizes_known = false, sizes_exact = false, tiling_fits = true;
+  std::vector<char> sizes_kept;  // kept_inputs of the tiling (none where not exact: a floor)
   // The last mapping those checks rejected, while no later mapping set `last_reason`: if
   // nothing fits, the search reports its failure as evaluating it reports it.
   std::optional<Mapping> rejected;
@@ -1894,9 +1905,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
       rejected.reset();
       continue;
     }
-    const bool new_geometry = m.row_tiles != seen_of.row_tiles ||
-                              m.col_tiles != seen_of.col_tiles ||
-                              m.channel_tiles != seen_of.channel_tiles;
+    const bool new_geometry = !same_tiling(m, seen_of);
     if (new_geometry) {
       seen_of = m;
       // Pruning (documented in docs/scheduler.md, "Search speed"): once the bytes lower bound
@@ -1931,11 +1940,14 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
     // requests are the same, sized from the runs (docs/scheduler.md "Search speed"). Where the
     // axes do not separate, sized from the clean tiles: smaller or equal, so a failure still
     // proves the mapping cannot fit.
-    if (m.row_tiles != sizes_of.row_tiles || m.col_tiles != sizes_of.col_tiles ||
-        m.channel_tiles != sizes_of.channel_tiles) {
+    if (!same_tiling(m, sizes_of)) {
       sizes_known = separable.sizes(m, sizes, sizes_exact);
       sizes_of = m;
       tiling_fits = !sizes_known || tiling_may_fit(machine, g, sizes, options, capacities);
+      if (sizes_known) {
+        sizes_kept =
+            sizes_exact ? separable.kept_inputs(m) : std::vector<char>(g.tensors.size(), 0);
+      }
     }
     if (!tiling_fits) {
       rejected = m;
@@ -1944,20 +1956,16 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
     if (sizes_known) {
       const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
                                                                   m.col_tiles, m.channel_tiles);
-      const auto requests = buffer_requests(
-          net, machine, g, sizes, nullptr, m, options,
-          sizes_exact ? separable.kept_inputs(m) : std::vector<char>(g.tensors.size(), 0),
-          keep_slices, scratch_buffers);
+      const auto requests = buffer_requests(net, machine, g, sizes, nullptr, m, options, sizes_kept,
+                                            keep_slices, scratch_buffers);
       if (auto fits = check_demand(requests, capacities); !fits.ok()) {
         rejected = m;
         continue;
       }
     }
     rejected.reset();
-    if (m.row_tiles != geo_of.row_tiles || m.col_tiles != geo_of.col_tiles ||
-        m.channel_tiles != geo_of.channel_tiles) {
-      if (!separable.tile(m, geo)) geo = tile_group(net, g, m);
-      measure_geometry(net, machine, g, geo);
+    if (!same_tiling(m, geo_of)) {
+      build_geometry(m, geo);
       geo_of = m;
     }
     Cutoff over;
@@ -1979,8 +1987,7 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   }
   if (!found && rejected) {
     TileGeometry rejected_geo;
-    if (!separable.tile(*rejected, rejected_geo)) rejected_geo = tile_group(net, g, *rejected);
-    measure_geometry(net, machine, g, rejected_geo);
+    build_geometry(*rejected, rejected_geo);
     auto r = evaluate_with(net, machine, g, rejected_geo, *rejected, options);
     if (r.ok()) return fail("internal: a mapping the demand check rejected fits");
     last_reason = r.reason();
