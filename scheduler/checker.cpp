@@ -293,11 +293,16 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
 }
 
 // A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
-// the elementwise ops after it run interleaved slice by slice, so a tensor is live over whole
-// blocks; a tensor made and consumed within one block (not stored) holds one slice. Buffers
-// that share bytes while both live must be one in-place chain: the same offset and layout,
-// each link an elementwise op writing over an input it reads last that its block's conv does
-// not read (then slice k's output bytes are exactly the input bytes slice k consumed).
+// the elementwise ops after it run interleaved slice by slice, and a windowed pool or a Concat
+// is a block of its own run whole, so a tensor is live over whole blocks; a tensor made and
+// consumed within one block (not stored) holds one slice. Buffers that share bytes while both live
+// must be one in-place chain: the same offset and layout, each link an elementwise op writing over
+// an input it reads last that its block's conv does not read (then slice k's output bytes are
+// exactly the input bytes slice k consumed).
+bool runs_whole(const Op& op) {
+  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
+}
+
 Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
                            size_t group_index) {
   const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";
@@ -316,11 +321,15 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
   for (size_t p = 0; p < n; ++p) {
     const Op& op = net.op(g.ops[p]);
     if (p == 0 && !dense(p)) return fail(where + "does not start with a dense conv");
-    if (!dense(p) && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
+    const bool whole = runs_whole(op);
+    if (!dense(p) && !whole && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
       return fail(where + "op '" + op.name + "' cannot run per slice");
     if (dense(p) != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
       return fail(where + "op '" + op.name + "' has " + std::to_string(g.op_slices[p]) + " slices");
-    block[p] = dense(p) ? p : block[p - 1];
+    if (!dense(p) && !whole && runs_whole(net.op(g.ops[block[p - 1]])))
+      return fail(where + "op '" + op.name + "' follows '" + net.op(g.ops[block[p - 1]]).name +
+                  "', which runs whole, not per slice");
+    block[p] = dense(p) || whole ? p : block[p - 1];
     block_end[block[p]] = static_cast<int>(p) + 1;
   }
   std::vector<Box> requested(net.tensors.size());
@@ -419,8 +428,9 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
     const BufferAlloc& x = g.buffers[static_cast<size_t>(y.reuses)];
     const int p = y.tensor >= 0 ? producer[static_cast<size_t>(y.tensor)] : -1;
     bool legal = p >= 0 && x.tensor >= 0 && !dense(static_cast<size_t>(p)) &&
-                 x.offset == y.offset && x.pixel_bytes == y.pixel_bytes &&
-                 x.size_bytes == y.size_bytes && x.scratchpad == y.scratchpad;
+                 !runs_whole(net.op(g.ops[static_cast<size_t>(p)])) && x.offset == y.offset &&
+                 x.pixel_bytes == y.pixel_bytes && x.size_bytes == y.size_bytes &&
+                 x.scratchpad == y.scratchpad;
     if (legal) {
       const auto xt = static_cast<size_t>(x.tensor);
       const Op& op = net.op(g.ops[static_cast<size_t>(p)]);

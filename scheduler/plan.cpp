@@ -372,6 +372,10 @@ bool is_dense_conv(const Op& op) {
 }
 }  // namespace
 
+bool runs_whole_in_sweep(const Op& op) {
+  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
+}
+
 bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
   if (ops.size() < 2 || !is_dense_conv(net.op(ops[0]))) return false;
   int convs = 0;
@@ -383,6 +387,11 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
       ++convs;
       block_channels = net.tensor(op.output).shape.c;
       block_tensors.assign(1, op.output);
+      continue;
+    }
+    if (runs_whole_in_sweep(op)) {  // a block of its own; nothing runs per slice after it
+      block_channels = -1;
+      block_tensors.clear();
       continue;
     }
     if (op.kind != OpKind::Eltwise && op.kind != OpKind::Add) return false;
@@ -399,7 +408,9 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
 
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.empty()) return fail("empty group");
-  if (ops.size() > static_cast<size_t>(options.max_group_ops)) {
+  if (ops.size() > static_cast<size_t>(options.max_group_ops) &&
+      !(options.allow_weight_sweep && ops.size() <= static_cast<size_t>(options.max_sweep_ops) &&
+        is_weight_sweep_group(net, ops))) {
     return fail("group longer than " + std::to_string(options.max_group_ops) + " ops");
   }
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -594,7 +605,7 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   if (!is_weight_sweep_group(net, g.ops))
     return fail(
         "not a weight-sweep group (a conv first, at least two convs, then only "
-        "elementwise ops of each conv's block)");
+        "elementwise ops of each conv's block and windowed pools)");
   if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1)
     return fail("a weight sweep has one tile");
   if (m.op_slices.size() != n_ops)
@@ -604,7 +615,7 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   std::vector<int> block_last(n_ops, 0);  // per conv position: its block's last step
   for (size_t pos = 0; pos < n_ops; ++pos) {
     const Op& op = net.op(g.ops[pos]);
-    block[pos] = is_dense_conv(op) ? pos : block[pos - 1];
+    block[pos] = is_dense_conv(op) || runs_whole_in_sweep(op) ? pos : block[pos - 1];
     block_last[block[pos]] = static_cast<int>(pos) + 1;
     const int64_t slices = m.op_slices[pos];
     const int64_t channels = net.tensor(op.output).shape.c;
@@ -639,7 +650,7 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     std::vector<char> taken(locals, 0);
     for (size_t pos = 0; pos < n_ops; ++pos) {
       const Op& op = net.op(g.ops[pos]);
-      if (is_dense_conv(op)) continue;
+      if (is_dense_conv(op) || runs_whole_in_sweep(op)) continue;  // never in place
       const auto y = static_cast<size_t>(g.out_local[pos]);
       if (one.need[y].empty()) continue;
       const Op& block_conv = net.op(g.ops[block[pos]]);
@@ -824,10 +835,17 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     gs.tile_channels = last.c;
   }
   for (int op : g.ops) gs.macs += net.op(op).macs;
-  // Weight phases in program order: slice k of a conv, then the block's per-slice ops on it.
+  // Weight phases in program order: slice k of a conv, then the block's per-slice ops on it. A
+  // pool or Concat block runs whole at the end of the phase before it (the last slice of the
+  // blocks before it: everything it can read is complete then).
   std::vector<int64_t> phase_load, phase_compute;
   for (size_t pos = 0; pos < n_ops; ++pos) {
     const Op& op = net.op(g.ops[pos]);
+    if (runs_whole_in_sweep(op)) {
+      phase_compute.back() +=
+          compute_cycles_of(net, machine, op, one.need[static_cast<size_t>(g.out_local[pos])], 1);
+      continue;
+    }
     if (!is_dense_conv(op)) continue;
     const int64_t channels = net.tensor(op.output).shape.c;
     for (int64_t k = 0; k < m.op_slices[pos]; ++k) {
@@ -1797,7 +1815,10 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   const GroupInfo g = describe(net, ops);
-  const std::vector<Mapping> mappings = enumerate_mappings(net, ops, options);
+  // Past max_group_ops only a sweep is planned (check_group let it through as one).
+  const std::vector<Mapping> mappings = ops.size() > static_cast<size_t>(options.max_group_ops)
+                                            ? std::vector<Mapping>{}
+                                            : enumerate_mappings(net, ops, options);
   const int64_t lower_bound = bytes_lower_bound(net, g);
   bool found = false;
   GroupSchedule best;

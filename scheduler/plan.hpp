@@ -39,6 +39,10 @@ struct PlanOptions {
   bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
   Objective objective = Objective::Bytes;
   int max_group_ops = 32;  ///< longest group considered (bounds search time)
+  /// Longest weight-sweep group (allow_weight_sweep): a sweep-shaped group may grow past
+  /// max_group_ops up to this, and is then planned as a sweep only (a sweep costs linear time
+  /// in its ops; chains of inception blocks run to 60 ops).
+  int max_sweep_ops = 64;
   /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
   bool allow_weight_sweep = false;
   /// Column tiles at every row-tile count (2D tiles), not only with one-row tiles
@@ -74,9 +78,15 @@ bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
 bool is_channel_split_group(const Net& net, const std::vector<int>& ops);
 
 /// Groups that can run as a weight sweep: a dense Conv first, at least two dense Convs, the
-/// other ops Eltwise or Add; each of those belongs to the block of the conv before it (it has
-/// that conv's output channels and reads a tensor its block produced), so it runs per slice.
+/// other ops Eltwise, Add, a windowed pool (MaxPool, AvgPool) or a Concat. An Eltwise or Add
+/// belongs to the block of the conv before it (it has that conv's output channels and reads a
+/// tensor its block produced), so it runs per slice; a pool or Concat is a block of its own,
+/// run once over every channel after the blocks before it (docs/scheduler.md, "Weight sweeps").
 bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops);
+
+/// The ops that form a block of their own in a weight sweep, run whole (every channel at
+/// once): MaxPool, AvgPool and Concat.
+bool runs_whole_in_sweep(const Op& op);
 
 /// The weight-sweep mappings of a group (none unless is_weight_sweep_group): per budget of
 /// `capacity / 2^i` bytes (i = 1..10) of the weights' scratchpad, each conv takes the fewest

@@ -1745,11 +1745,12 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
   auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
   if (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size())
     return fail(where + ": malformed (a conv first, one slice count per op)");
+  auto is_whole = [&](int o) { return sched::runs_whole_in_sweep(net_.op(o)); };
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
     if (is_conv(o)) {
       if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
-    } else if (op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add) {
+    } else if (!is_whole(o) && op.kind != sched::OpKind::Eltwise && op.kind != sched::OpKind::Add) {
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") cannot run per slice");
     }
@@ -1781,13 +1782,26 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
       return fail(where + ": " + s.reason());
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
-  // Weight phases: slice k of a conv and its block's elementwise ops on those channels.
+  // Weight phases: slice k of a conv and its block's elementwise ops on those channels. A pool
+  // or Concat runs whole, over every channel, at the end of the phase before it (the blocks
+  // before it are complete then).
   std::vector<Phase> phases;
   for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
+    if (is_whole(gs.ops[pos])) {
+      const sched::Op& op = net_.op(gs.ops[pos]);
+      if (phases.empty()) return fail(where + ": '" + op.name + "' before the first conv");
+      layout_ = whole;
+      std::vector<isa::Instruction>& compute = phases.back().compute;
+      Status s = op.kind == sched::OpKind::Concat ? emit_concat(gs, op, whole, compute)
+                                                  : emit_pool(gs, op, whole, compute);
+      if (!s.ok()) return fail(where + ": " + s.reason());
+      continue;
+    }
     if (!is_conv(gs.ops[pos])) continue;
     const sched::Op& conv = net_.op(gs.ops[pos]);
     size_t block_end = pos + 1;
-    while (block_end < gs.ops.size() && !is_conv(gs.ops[block_end])) ++block_end;
+    while (block_end < gs.ops.size() && !is_conv(gs.ops[block_end]) && !is_whole(gs.ops[block_end]))
+      ++block_end;
     const auto slices = slices_of(gs.ops[pos]);
     for (size_t k = 0; k < slices.size(); ++k) {
       weight_copy_ = static_cast<int>(phases.size() % 2);

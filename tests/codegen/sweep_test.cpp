@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/plan.hpp"
@@ -55,12 +56,111 @@ TEST(WeightSweepCodegen, tiny_residual_one_sweep_is_bit_exact_with_exact_bytes) 
   }
 }
 
+// One weight sweep of every op but the Concat, which stays a DRAM view (alias_concat): the
+// branches store into its channel slices. Each conv in `slices` slices.
+std::function<void(sched::ScheduledNet&)> sweep_but_concat(const HwConfig& config, int64_t slices) {
+  return [&config, slices](sched::ScheduledNet& s) {
+    const sched::Machine machine = sched::machine_from_config(config);
+    std::vector<int> ops, concat;
+    for (int op : sched::schedulable_ops(s.net))
+      (s.net.op(op).kind == sched::OpKind::Concat ? concat : ops).push_back(op);
+    ASSERT_TRUE(sched::is_weight_sweep_group(s.net, ops));
+    sched::Mapping m;
+    m.weights_resident = false;
+    m.double_buffered = true;
+    m.weight_sweep = true;
+    for (int op : ops) m.op_slices.push_back(s.net.op(op).kind == sched::OpKind::Conv ? slices : 0);
+    auto g = sched::evaluate_mapping(s.net, machine, ops, m, sched::PlanOptions{});
+    ASSERT_TRUE(g.ok()) << g.reason();
+    std::vector<sched::GroupSchedule> groups = {g.value()};
+    if (!concat.empty()) {
+      auto view = sched::plan_group(s.net, machine, concat, sched::PlanOptions{});
+      ASSERT_TRUE(view.ok()) << view.reason();
+      ASSERT_TRUE(view.value().dram_view);
+      groups.push_back(view.value());
+    }
+    s.schedule.groups = groups;
+    sched::finalize_schedule(s.net, machine, s.schedule);
+    const Status checked = sched::check_schedule(s.net, machine, s.schedule);
+    ASSERT_TRUE(checked.ok()) << checked.reason();
+  };
+}
+
+// Pools in a sweep (docs/scheduler.md, "Weight sweeps"): tiny_inception's branch 3 (3x3/1 max
+// pool, pad 1, over the network input, then a 1x1 conv) and tiny_stem's 3x3/2 max pool between
+// its convs run whole at the end of the phase before them: bit exact, bytes as predicted.
+TEST(WeightSweepCodegen, pools_in_a_sweep_are_bit_exact_with_exact_bytes) {
+  for (const char* model : {"tiny_inception", "tiny_stem"}) {
+    auto built = zoo::build_model(model);
+    ASSERT_TRUE(built.ok()) << built.reason();
+    for (const char* name : {"edge-small", "npc19-deepfusion", "vta-pynq"}) {
+      const HwConfig config = load_hw_config(config_path(name));
+      for (int64_t slices : {1, 2}) {
+        SCOPED_TRACE(std::string(model) + " on " + name + ", " + std::to_string(slices) +
+                     " slices");
+        sched::ScheduledNet scheduled;
+        expect_end_to_end(built.value(), config, "optimal", nullptr, &scheduled, {},
+                          sweep_but_concat(config, slices));
+        ASSERT_FALSE(scheduled.schedule.groups.empty());
+        EXPECT_TRUE(scheduled.schedule.groups[0].weight_sweep);
+      }
+    }
+  }
+}
+
+// Two inception blocks in a row (8x8x8 -> 12 channels -> 12 channels), the first one's Concat
+// read by the second's branches: in one sweep the Concat is a block run whole (a vector copy
+// of each branch into its channels), its output never leaves the chip.
+ir::Graph two_inceptions() {
+  zoo::NetBuilder net("two_inceptions", zoo::ZooOptions{});
+  std::string x = net.input("input", 8, 8, 8);
+  for (const char* name : {"a", "b"}) {
+    const std::string p = name;
+    const std::string b1 =
+        net.relu(net.conv(x, p + ".branch1.conv", zoo::conv_spec(4, 1)), p + ".branch1.relu");
+    std::string b2 =
+        net.relu(net.conv(x, p + ".branch2.0.conv", zoo::conv_spec(4, 1)), p + ".branch2.0.relu");
+    b2 = net.relu(net.conv(b2, p + ".branch2.1.conv", zoo::conv_spec(4, 3, 1, 1)),
+                  p + ".branch2.1.relu");
+    std::string b3 = net.max_pool(x, p + ".branch3.pool", 3, 1, 1);
+    b3 = net.relu(net.conv(b3, p + ".branch3.conv", zoo::conv_spec(4, 1)), p + ".branch3.relu");
+    x = net.concat({b1, b2, b3}, p + ".concat");
+  }
+  return net.finish({x});
+}
+
+// Concats in a sweep: tiny_inception with its Concat inside (stored whole at the end) and two
+// inception blocks chained through the first one's Concat, each as one sweep of every op, and
+// `optimal` on the chain: bit exact, bytes as predicted.
+TEST(WeightSweepCodegen, concats_in_a_sweep_are_bit_exact_with_exact_bytes) {
+  auto tiny = zoo::build_model("tiny_inception");
+  ASSERT_TRUE(tiny.ok()) << tiny.reason();
+  const ir::Graph chain = two_inceptions();
+  for (const ir::Graph* model : {static_cast<const ir::Graph*>(&tiny.value()), &chain}) {
+    for (const char* name : {"edge-small", "npc19-deepfusion", "vta-pynq"}) {
+      const HwConfig config = load_hw_config(config_path(name));
+      for (int64_t slices : {1, 2}) {
+        SCOPED_TRACE(model->name() + " on " + name + ", " + std::to_string(slices) + " slices");
+        sched::ScheduledNet scheduled;
+        expect_end_to_end(*model, config, "optimal", nullptr, &scheduled, {},
+                          one_sweep(config, slices));
+        ASSERT_EQ(scheduled.schedule.groups.size(), 1u);
+        EXPECT_TRUE(scheduled.schedule.groups[0].weight_sweep);
+        EXPECT_EQ(scheduled.schedule.groups[0].traffic.activations_written,
+                  8 * 8 * 12 * config.matrix.input_bits / 8);  // the last Concat only
+      }
+    }
+    SCOPED_TRACE(model->name() + ": optimal");
+    expect_end_to_end(*model, load_hw_config(config_path("npc19-deepfusion")), "optimal");
+  }
+}
+
 // `optimal` with sweeps on: whatever it picks compiles, runs bit exact and moves the bytes it
 // predicted.
 TEST(WeightSweepCodegen, optimal_with_sweeps_is_bit_exact_on_tiny_nets) {
   sched::MapSpaceFeatures features;
   features.weight_sweep = true;
-  for (const char* model : {"tiny_residual", "tiny_conv"}) {
+  for (const char* model : {"tiny_residual", "tiny_conv", "tiny_inception"}) {
     auto built = zoo::build_model(model);
     ASSERT_TRUE(built.ok()) << built.reason();
     for (const char* name : {"edge-small", "npc19-deepfusion"}) {

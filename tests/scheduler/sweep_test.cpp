@@ -209,6 +209,159 @@ TEST(WeightSweep, no_in_place_output_over_an_input_its_block_conv_reads) {
       << status.reason();
 }
 
+// x (8 x 4 x 4, 8-bit) -> conv a (1x1, 8 out, bias) -> relu_a -> p (3x3/1 max pool, pad 1)
+// -> conv b (1x1, 8 out, bias) -> relu_b: a pool between two convs, as in a VGG stage or an
+// inception branch, on a 4 x 4 array.
+Net pool_block() {
+  NetBuilder b("pool_block", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  const int a = b.conv("a", x, 8, 1, 1, 0, 1, 1, true);
+  const int ra = b.eltwise("relu_a", a);
+  const int p = b.pool("p", ra, OpKind::MaxPool, 3, 1, 1);
+  const int bb = b.conv("b", p, 8, 1, 1, 0, 1, 1, true);
+  b.eltwise("relu_b", bb);
+  return b.build();
+}
+
+Mapping pool_block_slices() {
+  Mapping m = two_slices_each();
+  m.op_slices = {2, 0, 0, 2, 0};  // a: 2 x 4 channels, p: none (whole), b: 2 x 4 channels
+  return m;
+}
+
+TEST(WeightSweep, a_pool_is_a_block_of_its_own) {
+  const Net net = pool_block();
+  EXPECT_TRUE(is_weight_sweep_group(net, {1, 2, 3, 4, 5}));
+  EXPECT_TRUE(is_weight_sweep_group(net, {1, 2, 3, 4}));
+  EXPECT_FALSE(is_weight_sweep_group(net, {1, 2, 3}));  // one conv
+  EXPECT_FALSE(is_weight_sweep_group(net, {3, 4, 5}));  // starts with the pool
+  // Nothing runs per slice after a pool: an elementwise op there belongs to no conv's block.
+  NetBuilder b("relu_after_pool", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  const int a = b.conv("a", x, 8, 1, 1, 0, 1, 1, true);
+  const int p = b.pool("p", a, OpKind::MaxPool, 3, 1, 1);
+  const int r = b.eltwise("relu", p);
+  b.conv("c", r, 8, 1, 1, 0, 1, 1, true);
+  EXPECT_FALSE(is_weight_sweep_group(b.build(), {1, 2, 3, 4}));
+}
+
+// Bytes: compulsory (x 128 + relu_b 128 + weights 2 x (64 + 32 bias) + tables 2 x 64 = 576).
+// Buffers (1-byte elements, conv inputs padded to R = 4; no in-place link: a pool has a window,
+// and relu_a / relu_b hold whole maps over one-slice inputs):
+//   x 16 px x 8 B = 128 [0, 2]; a (one slice of 4) 64 [1, 2]; relu_a 128 [1, 3] (the pool,
+//   block [3, 3], reads it); p 128 [3, 5] (conv b reads it); b (one slice) 64 [4, 5]; relu_b
+//   128 [4, 6] (stored); slices: 4 channels x 8 in = 32 + bias 16 + table 32 = 80 B each;
+//   acc:a, acc:b 1 row x 4 px x 4 ch x 4 B = 64.
+// Peak: steps 1-2 and 4-5 hold 128 + 64 + 128 + 64 + 160 = 544 bytes.
+TEST(WeightSweep, pool_block_bytes_buffers_and_lifetimes_are_exact) {
+  const Net net = pool_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, pool_block_slices(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  const GroupSchedule& g = r.value();
+  EXPECT_TRUE(g.weight_sweep);
+  EXPECT_EQ(g.traffic.activations_read, 128);
+  EXPECT_EQ(g.traffic.activations_written, 128);
+  EXPECT_EQ(g.traffic.weights_read, 2 * (64 + 32));
+  EXPECT_EQ(g.traffic.requant_tables_read, 2 * 64);
+  EXPECT_EQ(g.traffic.total(), 576);
+  EXPECT_EQ(g.traffic.total(),
+            net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes());
+  struct Expected {
+    const char* name;
+    int64_t size, pixel;
+    int first, last;
+  };
+  for (const Expected& e :
+       {Expected{"x", 128, 8, 0, 2}, Expected{"a", 64, 4, 1, 2}, Expected{"relu_a", 128, 8, 1, 3},
+        Expected{"p", 128, 8, 3, 5}, Expected{"b", 64, 4, 4, 5}, Expected{"relu_b", 128, 8, 4, 6},
+        Expected{"w:sweep", 80, 0, 0, 6}, Expected{"w:sweep#1", 80, 0, 0, 6},
+        Expected{"acc:a", 64, 0, 1, 2}, Expected{"acc:b", 64, 0, 4, 5}}) {
+    const BufferAlloc& b = buffer(g, e.name);
+    EXPECT_EQ(b.size_bytes, e.size) << e.name;
+    EXPECT_EQ(b.pixel_bytes, e.pixel) << e.name;
+    EXPECT_EQ(b.first_step, e.first) << e.name;
+    EXPECT_EQ(b.last_step, e.last) << e.name;
+    EXPECT_EQ(b.reuses, -1) << e.name;
+  }
+  EXPECT_EQ(g.peak_bytes[0], 544);
+  Schedule s;
+  s.groups = {g};
+  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  EXPECT_FALSE(evaluate_mapping(net, unified_machine(543, 4, 4, 16), {1, 2, 3, 4, 5},
+                                pool_block_slices(), PlanOptions{})
+                   .ok());
+}
+
+// DMA (16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst): x 128 B = 8; each 80-byte
+// slice 2 bursts = 8; the stored 128 B = 8. Compute per slice of a: 4 rows of (conv 4 + 2
+// passes x 4 + fill 4 + drain 4 = 20, requant 4 + 4 = 8) = 112, relu_a 16 + 4 = 20 -> 132; the
+// pool, 16 px x 9 taps x 2 lane groups + 4 = 292, joins a's last phase; b's slices as a's.
+// Loads end 16, 24, 156 (phase 0 frees its copy at 148), 580 (phase 1 frees at 572); compute
+// ends 148, 572, 704, 836; + store 8 = 844.
+TEST(WeightSweep, pool_block_cycles_put_the_pool_in_the_phase_before_it) {
+  const Net net = pool_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, pool_block_slices(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  EXPECT_EQ(r.value().load_cycles, 8 + 4 * 8);
+  EXPECT_EQ(r.value().compute_cycles, 4 * 132 + 292);
+  EXPECT_EQ(r.value().store_cycles, 8);
+  EXPECT_EQ(r.value().cycles, 844);
+}
+
+// The checker restates the pool's block (step 3): a pool output declared live only from conv
+// b's block on is refused.
+TEST(WeightSweep, checker_knows_when_a_pool_output_is_used) {
+  const Net net = pool_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, pool_block_slices(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  Schedule s;
+  s.groups = {r.value()};
+  for (auto& b : s.groups[0].buffers)
+    if (b.name == "p") b.first_step = 4;
+  const Status status = check_schedule(net, machine, s);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.reason(),
+            "group 0: weight sweep: buffer 'p' is declared live over steps [4, 5] but is used "
+            "over [3, 5]");
+}
+
+// 17 conv + relu pairs (34 ops, 8 x 4 x 4 maps): longer than max_group_ops (32). Such a group is
+// allowed only as a sweep (sweeps on, at most max_sweep_ops), and then planned as one.
+TEST(WeightSweep, only_a_sweep_may_pass_max_group_ops) {
+  NetBuilder b("long_chain", 1, 1);
+  int x = b.input("x", {8, 4, 4});
+  for (int i = 0; i < 17; ++i) {
+    const std::string n = std::to_string(i);
+    x = b.eltwise("relu" + n, b.conv("conv" + n, x, 8, 1, 1, 0, 1, 1, true));
+  }
+  const Net net = b.build();
+  std::vector<int> ops;
+  for (int op = 1; op <= 34; ++op) ops.push_back(op);
+  const Machine machine = unified_machine(4096, 4, 4, 16);
+  PlanOptions options;
+  ASSERT_EQ(options.max_group_ops, 32);
+  ASSERT_EQ(options.max_sweep_ops, 64);
+  options.allow_weight_sweep = false;
+  const Status off = check_group(net, ops, options);
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.reason(), "group longer than 32 ops");
+  options.allow_weight_sweep = true;
+  EXPECT_TRUE(check_group(net, ops, options).ok());
+  auto planned = plan_group(net, machine, ops, options);
+  ASSERT_TRUE(planned.ok()) << planned.reason();
+  EXPECT_TRUE(planned.value().weight_sweep);
+  options.max_sweep_ops = 33;
+  EXPECT_FALSE(check_group(net, ops, options).ok());
+  // Not sweep-shaped (starts with a relu): refused however sweeps are set.
+  options.max_sweep_ops = 64;
+  const std::vector<int> from_relu(ops.begin() + 1, ops.end());
+  ASSERT_EQ(from_relu.size(), 33u);
+  EXPECT_FALSE(check_group(net, from_relu, options).ok());
+}
+
 // `optimal` weighs sweeps by default and not when switched off; with them it never moves more
 // bytes, and on the mini block with 1 KiB it reaches the compulsory bytes.
 TEST(WeightSweep, optimal_chooses_a_sweep_by_cost_only_when_enabled) {
