@@ -332,6 +332,20 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
     block[p] = dense(p) || whole ? p : block[p - 1];
     block_end[block[p]] = static_cast<int>(p) + 1;
   }
+  // Phases: each slice of a conv (its block's ops on those channels); an op run whole joins the
+  // phase before it. A stored tensor is stored after the phase that completes it; the compute
+  // of the phase after next waits for that store, so its bytes are in use through the next
+  // phase (through the group's end when no phase after next exists).
+  std::vector<int> end_phase(n, -1), phase_last;
+  for (size_t p = 0; p < n; ++p) {
+    if (dense(p)) {
+      phase_last.insert(phase_last.end(), static_cast<size_t>(g.op_slices[p]), block_end[p]);
+    } else if (runs_whole(net.op(g.ops[p]))) {
+      phase_last.back() = std::max(phase_last.back(), static_cast<int>(p) + 1);
+    }
+    end_phase[p] = static_cast<int>(phase_last.size()) - 1;
+  }
+  const int phases = static_cast<int>(phase_last.size());
   std::vector<Box> requested(net.tensors.size());
   for (int t : g.outputs) requested[static_cast<size_t>(t)] = full_box(net.tensor(t).shape);
   const std::vector<Box> boxes = transfer(net, g.ops, requested).need;
@@ -379,9 +393,13 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
       has_buffer[t] = 1;
       const int first =
           producer[t] < 0 ? 0 : static_cast<int>(block[static_cast<size_t>(producer[t])]) + 1;
-      const int last = stored[t] || last_reader[t] < 0
-                           ? last_step
-                           : block_end[block[static_cast<size_t>(last_reader[t])]];
+      int last =
+          last_reader[t] >= 0 ? block_end[block[static_cast<size_t>(last_reader[t])]] : first;
+      if (stored[t]) {
+        const int ready = end_phase[static_cast<size_t>(std::max(producer[t], 0))];
+        last = std::max(
+            last, ready + 2 < phases ? phase_last[static_cast<size_t>(ready + 1)] : last_step);
+      }
       need = {first, last};
       int64_t channels = boxes[t].c.size();
       if (slice_local(t)) {

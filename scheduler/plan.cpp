@@ -626,6 +626,29 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   auto slice_channels = [&](size_t conv_pos) {  // the widest slice of a block
     return ceil_div(net.tensor(net.op(g.ops[conv_pos]).output).shape.c, m.op_slices[conv_pos]);
   };
+  // Phases in program order (slice k of a conv and its block's per-slice ops; a block run whole
+  // joins the phase before it): per op position the phase its last work runs in, per phase the
+  // last step of any op it runs.
+  std::vector<int> end_phase(n_ops, -1);
+  std::vector<int> phase_last_step;
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (is_dense_conv(op)) {
+      phase_last_step.insert(phase_last_step.end(), static_cast<size_t>(m.op_slices[pos]),
+                             block_last[pos]);
+    } else if (runs_whole_in_sweep(op)) {
+      phase_last_step.back() = std::max(phase_last_step.back(), static_cast<int>(pos) + 1);
+    }
+    end_phase[pos] = static_cast<int>(phase_last_step.size()) - 1;
+  }
+  const int n_phases = static_cast<int>(phase_last_step.size());
+  // Early stores: a stored tensor is stored after the phase that completes it (r); the compute
+  // of phase r + 2 waits for that store, so its buffer must outlive phase r + 1. Stores of the
+  // last two phases are waited for by the group's end instead (docs/scheduler.md).
+  auto stored_until = [&](int ready_phase) {
+    return ready_phase + 2 < n_phases ? phase_last_step[static_cast<size_t>(ready_phase + 1)]
+                                      : store_step;
+  };
   const TileGeometry one = tile_group(net, g, Mapping{});
   const size_t locals = g.tensors.size();
   std::vector<int> producer(locals, -1), last_reader(locals, -1);
@@ -730,9 +753,11 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     b.size_bytes = box.h.size() * box.w.size() * b.pixel_bytes;
     b.first_step =
         producer[l] < 0 ? 0 : static_cast<int>(block[static_cast<size_t>(producer[l])]) + 1;
-    b.last_step = g.stored[l]
-                      ? store_step
-                      : last_step_of_block(static_cast<size_t>(std::max(last_reader[l], 0)));
+    b.last_step = last_reader[l] >= 0 ? last_step_of_block(static_cast<size_t>(last_reader[l]))
+                                      : b.first_step;
+    if (g.stored[l])
+      b.last_step = std::max(
+          b.last_step, stored_until(end_phase[static_cast<size_t>(std::max(producer[l], 0))]));
     buffer_of_local[l] = add(b);
   }
   {
@@ -815,6 +840,7 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
 
   // ---- costs ----
   int64_t activation_load_cycles = 0, store_cycles = 0;
+  std::vector<int64_t> phase_store(static_cast<size_t>(n_phases), 0);  // stores after phase w
   for (size_t l = 0; l < locals; ++l) {
     if (g.is_input[l]) {
       gs.inputs.push_back(g.tensors[l]);
@@ -825,7 +851,9 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
       gs.outputs.push_back(g.tensors[l]);
       const Box whole = full_box(net.tensor(g.tensors[l]).shape);
       gs.traffic.activations_written += whole.elements() * net.activation_bytes;
-      store_cycles += dma_cycles_for_box(net, machine, g.tensors[l], whole);
+      const int64_t cycles = dma_cycles_for_box(net, machine, g.tensors[l], whole);
+      store_cycles += cycles;
+      phase_store[static_cast<size_t>(end_phase[static_cast<size_t>(producer[l])])] += cycles;
     }
   }
   {
@@ -865,20 +893,37 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     }
   }
   // LOAD: activations, then the slices in order, slice w waiting until phase w-2 has computed
-  // (its copy is free); COMPUTE: phase w after its slice and phase w-1; STORE after the last.
+  // (its copy is free). STORE: after phase w, the tensors it completed (early stores).
+  // COMPUTE: phase w after its slice, phase w-1 and the stores of phase w-2. Loads and stores
+  // share one DRAM bus: each DMA starts when the bus is free, a load before a store that
+  // becomes ready at the same time (docs/timing.md: LOAD first).
   const size_t phases = phase_load.size();
+  if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
   gs.prologue_weight_cycles = phases > 0 ? phase_load[0] : 0;
   // Prefetched: slice 0 is on chip when the group starts (its load is no longer on the LOAD
   // engine's path; phase 0 waits for the activations only).
   if (options.prefetch_occupied != nullptr && phases > 0) phase_load[0] = 0;
-  std::vector<int64_t> load_end(phases), compute_end(phases);
-  int64_t load_free = activation_load_cycles;
+  std::vector<int64_t> load_end(phases), compute_end(phases), store_end(phases, 0);
+  int64_t bus = activation_load_cycles;  // the DRAM bus is free from here
+  int64_t load_free = activation_load_cycles, tail_dma = 0;
+  auto store_after = [&](size_t w) {  // the stores of phase w, once it has computed
+    if (phase_store[w] == 0) return;
+    bus = std::max(bus, compute_end[w]) + phase_store[w];
+    store_end[w] = bus;
+  };
   for (size_t w = 0; w < phases; ++w) {
-    const int64_t start = std::max(load_free, w >= 2 ? compute_end[w - 2] : int64_t{0});
+    const int64_t start = std::max(bus, w >= 2 ? compute_end[w - 2] : int64_t{0});
     load_end[w] = start + phase_load[w];
-    load_free = load_end[w];
-    compute_end[w] =
-        std::max(load_end[w], w >= 1 ? compute_end[w - 1] : int64_t{0}) + phase_compute[w];
+    bus = load_free = load_end[w];
+    if (w >= 2) store_after(w - 2);
+    if (w + 1 == phases && w >= 2) tail_dma += phase_store[w - 2];
+    compute_end[w] = std::max({load_end[w], w >= 1 ? compute_end[w - 1] : int64_t{0},
+                               w >= 2 ? store_end[w - 2] : int64_t{0}}) +
+                     phase_compute[w];
+  }
+  for (size_t w = phases >= 2 ? phases - 2 : 0; w < phases; ++w) {
+    store_after(w);
+    tail_dma += phase_store[w];
   }
   gs.load_cycles = activation_load_cycles;
   for (size_t w = 0; w < phases; ++w) {
@@ -886,9 +931,9 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
     gs.compute_cycles += phase_compute[w];
   }
   gs.store_cycles = store_cycles;
-  gs.cycles = (phases > 0 ? compute_end.back() : activation_load_cycles) + store_cycles;
+  gs.cycles = std::max(phases > 0 ? compute_end.back() : activation_load_cycles, bus);
   gs.tail_cycles = gs.cycles - load_free;
-  gs.tail_dma_cycles = store_cycles;
+  gs.tail_dma_cycles = tail_dma;
   return gs;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <variant>
 
@@ -1786,8 +1787,10 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
   // or Concat runs whole, over every channel, at the end of the phase before it (the blocks
   // before it are complete then).
   std::vector<Phase> phases;
+  std::map<int, size_t> ready_phase;  // per tensor made here: the phase that completes it
   for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
     if (is_whole(gs.ops[pos])) {
+      if (!phases.empty()) ready_phase[net_.op(gs.ops[pos]).output] = phases.size() - 1;
       const sched::Op& op = net_.op(gs.ops[pos]);
       if (phases.empty()) return fail(where + ": '" + op.name + "' before the first conv");
       layout_ = whole;
@@ -1834,18 +1837,25 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
       }
       phases.push_back(std::move(phase.front()));
     }
+    for (size_t q = pos; q < block_end; ++q)
+      ready_phase[net_.op(gs.ops[q]).output] = phases.size() - 1;
   }
   weight_copy_ = 0;
   layout_ = whole;
-  std::vector<isa::Instruction> stores;
+  // Early stores (docs/codegen.md, "Weight sweeps"): each output after the phase that
+  // completes it.
+  std::vector<std::vector<isa::Instruction>> stores(phases.size());
   for (int t : gs.outputs) {
     const Box& box = requested[static_cast<size_t>(t)];
     auto view = view_of(gs, t, whole[static_cast<size_t>(t)]);
     if (!view.ok()) return fail(where + ": " + view.reason());
-    stores.push_back(store_of(t, box, view.value()));
+    const auto ready = ready_phase.find(t);
+    if (ready == ready_phase.end())
+      return fail(where + ": output '" + net_.tensor(t).name + "' is made by no op of the group");
+    stores[ready->second].push_back(store_of(t, box, view.value()));
   }
   layout_.clear();
-  if (phases.empty() || stores.empty()) return fail(where + ": nothing to compute or store");
+  if (phases.empty() || gs.outputs.empty()) return fail(where + ": nothing to compute or store");
   if (gs.prefetched) {
     // Slice 0 (copy 0) loads in the previous group's tail; phase 0 waits for the activations.
     prefetch_ = std::move(phases.front().loads);
@@ -1860,37 +1870,54 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
                               activation_loads.end());
   if (auto s = place_prefetch(where, before); !s.ok()) return s;
   // Tokens (docs/codegen.md, "Weight sweeps"): phase w's loads -> its compute (load->compute);
-  // compute of phase w frees its slice copy for phase w + 2's loads (compute->load); the last
-  // compute -> the stores; the stores -> the barrier, which frees the next group's loads.
+  // compute of phase w frees its slice copy for phase w + 2's loads (compute->load); the
+  // compute of phase w -> the stores it completed (compute->store); those stores -> the compute
+  // of phase w + 2 (store->compute: their bytes may be overwritten from then on), or, for the
+  // last two phases' stores, -> the end of the group, whose barrier frees the next group's
+  // loads.
   const size_t n = phases.size();
   for (size_t w = 0; w < n; ++w) {
     set_flag(phases[w].loads.front(),
              [&](auto& x) { x.pop_next = w == 0 ? work_before_ : w >= 2; });
     set_flag(phases[w].loads.back(), [](auto& x) { x.push_next = true; });
-    set_flag(phases[w].compute.front(), [](auto& x) { x.pop_prev = true; });
+    set_flag(phases[w].compute.front(), [&](auto& x) {
+      x.pop_prev = true;
+      if (w >= 2 && !stores[w - 2].empty()) x.pop_next = true;
+    });
     set_flag(phases[w].compute.back(), [&](auto& x) {
       if (w + 2 < n) x.push_prev = true;
-      if (w + 1 == n) x.push_next = true;
+      if (!stores[w].empty()) x.push_next = true;
     });
+    if (!stores[w].empty()) {
+      set_flag(stores[w].front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(stores[w].back(), [](auto& x) { x.push_prev = true; });
+    }
   }
-  set_flag(stores.front(), [](auto& x) { x.pop_prev = true; });
-  set_flag(stores.back(), [](auto& x) { x.push_prev = true; });
+  size_t pending = 0;  // store->compute tokens the end of the group takes
+  for (size_t w = n >= 2 ? n - 2 : 0; w < n; ++w) pending += stores[w].empty() ? 0 : 1;
   auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
     for (auto& instruction : list)
       if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
     return {};
   };
-  // Program order: loads of phase w + 1 before the compute of phase w (the prefetch).
+  // Program order: loads of phase w + 1 before the compute of phase w (the prefetch), the
+  // stores of phase w after its compute.
   if (auto s = emit_all(phases[0].loads); !s.ok()) return s;
   for (size_t w = 0; w < n; ++w) {
     if (w + 1 < n)
       if (auto s = emit_all(phases[w + 1].loads); !s.ok()) return s;
     if (auto s = emit_all(phases[w].compute); !s.ok()) return s;
+    if (auto s = emit_all(stores[w]); !s.ok()) return s;
   }
-  if (auto s = emit_all(stores); !s.ok()) return s;
+  for (size_t k = 0; k + 1 < pending; ++k) {
+    isa::Nop wait;  // takes one more of the last two phases' store tokens
+    wait.engine = isa::Engine::kCompute;
+    wait.pop_next = true;
+    if (auto s = emitter_.emit(wait); !s.ok()) return fail(where + ": " + s.reason());
+  }
   isa::Nop barrier;
   barrier.engine = isa::Engine::kCompute;
-  barrier.pop_next = true;
+  barrier.pop_next = pending > 0;
   barrier.push_prev = true;
   if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
   work_before_ = true;

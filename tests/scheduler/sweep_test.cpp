@@ -328,6 +328,64 @@ TEST(WeightSweep, checker_knows_when_a_pool_output_is_used) {
             "over [3, 5]");
 }
 
+// x (8 x 4 x 4) -> conv a (8, bias) -> relu_a (a network output); x -> conv b -> relu_b ->
+// conv c -> relu_c (the other output): one slice per conv, so three phases, and relu_a is
+// complete after phase 0, two phases before the last.
+Net two_outputs() {
+  NetBuilder b("two_outputs", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  b.eltwise("relu_a", b.conv("a", x, 8, 1, 1, 0, 1, 1, true));
+  const int rb = b.eltwise("relu_b", b.conv("b", x, 8, 1, 1, 0, 1, 1, true));
+  b.eltwise("relu_c", b.conv("c", rb, 8, 1, 1, 0, 1, 1, true));
+  return b.build();
+}
+
+// Early stores: relu_a is stored right after phase 0 and phase 2's compute waits for that
+// store, so relu_a's buffer lives through phase 1 (block b, steps 3-4): [1, 4], not to the
+// store step 7; relu_c, completed by the last phase, lives to 7.
+// DMA (4 cycles a burst): x 128 B = 8; each slice 64 + 32 + 64 = 160 B = 12; each store 8.
+// Compute per phase: 4 rows of (conv 4 + 4 passes x 4 + 8 = 28, requant 4 x 2 + 4 = 12) = 160,
+// relu 16 x 2 + 4 = 36 -> 196. Loads end 20, 32, 228 (phase 0 frees its copy at 216); relu_a's
+// store follows on the bus, 228-236; compute ends 216, 412, max(228, 412, 236) + 196 = 608;
+// relu_c's store 608-616 = cycles (624 with every store after the last phase).
+TEST(WeightSweep, an_output_complete_two_phases_early_is_stored_early) {
+  const Net net = two_outputs();
+  const Machine machine = unified_machine(4096, 4, 4, 16);
+  Mapping m = two_slices_each();
+  m.op_slices = {1, 0, 1, 0, 1, 0};
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5, 6}, m, PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  const GroupSchedule& g = r.value();
+  ASSERT_TRUE(g.weight_sweep);
+  struct Expected {
+    const char* name;
+    int first, last;
+  };
+  for (const Expected& e :
+       {Expected{"x", 0, 4}, Expected{"a", 1, 2}, Expected{"relu_a", 1, 4}, Expected{"b", 3, 4},
+        Expected{"relu_b", 3, 6}, Expected{"c", 5, 6}, Expected{"relu_c", 5, 7}}) {
+    EXPECT_EQ(buffer(g, e.name).first_step, e.first) << e.name;
+    EXPECT_EQ(buffer(g, e.name).last_step, e.last) << e.name;
+  }
+  EXPECT_EQ(g.load_cycles, 8 + 3 * 12);
+  EXPECT_EQ(g.compute_cycles, 3 * 196);
+  EXPECT_EQ(g.store_cycles, 16);
+  EXPECT_EQ(g.cycles, 616);
+  EXPECT_EQ(g.tail_cycles, 616 - 228);
+  EXPECT_EQ(g.tail_dma_cycles, 16);
+  Schedule s;
+  s.groups = {g};
+  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  // The checker restates it: relu_a's store still reads it during phase 1 (steps 3-4).
+  for (auto& b : s.groups[0].buffers)
+    if (b.name == "relu_a") b.last_step = 3;
+  const Status status = check_schedule(net, machine, s);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.reason(),
+            "group 0: weight sweep: buffer 'relu_a' is declared live over steps [1, 3] but is used "
+            "over [1, 4]");
+}
+
 // 17 conv + relu pairs (34 ops, 8 x 4 x 4 maps): longer than max_group_ops (32). Such a group is
 // allowed only as a sweep (sweeps on, at most max_sweep_ops), and then planned as one.
 TEST(WeightSweep, only_a_sweep_may_pass_max_group_ops) {
