@@ -292,6 +292,11 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
   return {};
 }
 
+// Ops a weight sweep runs whole, as blocks of their own (every channel at once).
+bool runs_whole(const Op& op) {
+  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
+}
+
 // A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
 // the elementwise ops after it run interleaved slice by slice, and a windowed pool or a Concat
 // is a block of its own run whole, so a tensor is live over whole blocks; a tensor made and
@@ -299,10 +304,6 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
 // must be one in-place chain: the same offset and layout, each link an elementwise op writing over
 // an input it reads last that its block's conv does not read (then slice k's output bytes are
 // exactly the input bytes slice k consumed).
-bool runs_whole(const Op& op) {
-  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
-}
-
 Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
                            size_t group_index) {
   const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";

@@ -605,7 +605,7 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   if (!is_weight_sweep_group(net, g.ops))
     return fail(
         "not a weight-sweep group (a conv first, at least two convs, then only "
-        "elementwise ops of each conv's block and windowed pools)");
+        "elementwise ops of each conv's block, windowed pools and Concats)");
   if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1)
     return fail("a weight sweep has one tile");
   if (m.op_slices.size() != n_ops)

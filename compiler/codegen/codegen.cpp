@@ -1790,9 +1790,9 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
   std::map<int, size_t> ready_phase;  // per tensor made here: the phase that completes it
   for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
     if (is_whole(gs.ops[pos])) {
-      if (!phases.empty()) ready_phase[net_.op(gs.ops[pos]).output] = phases.size() - 1;
       const sched::Op& op = net_.op(gs.ops[pos]);
       if (phases.empty()) return fail(where + ": '" + op.name + "' before the first conv");
+      ready_phase[op.output] = phases.size() - 1;
       layout_ = whole;
       std::vector<isa::Instruction>& compute = phases.back().compute;
       Status s = op.kind == sched::OpKind::Concat ? emit_concat(gs, op, whole, compute)

@@ -18,11 +18,16 @@ using test::config_path;
 using test::expect_end_to_end;
 
 // Replaces the whole schedule by one weight-sweep group of every op, each conv in `slices`
-// output-channel slices; the independent checker must accept it.
-std::function<void(sched::ScheduledNet&)> one_sweep(const HwConfig& config, int64_t slices) {
-  return [&config, slices](sched::ScheduledNet& s) {
+// output-channel slices; with `concat_view`, every op but the Concats, which stay DRAM views
+// (alias_concat: the branches store into their channel slices). The independent checker must
+// accept it.
+std::function<void(sched::ScheduledNet&)> one_sweep(const HwConfig& config, int64_t slices,
+                                                    bool concat_view = false) {
+  return [&config, slices, concat_view](sched::ScheduledNet& s) {
     const sched::Machine machine = sched::machine_from_config(config);
-    const std::vector<int> ops = sched::schedulable_ops(s.net);
+    std::vector<int> ops, concats;
+    for (int op : sched::schedulable_ops(s.net))
+      (concat_view && s.net.op(op).kind == sched::OpKind::Concat ? concats : ops).push_back(op);
     ASSERT_TRUE(sched::is_weight_sweep_group(s.net, ops));
     sched::Mapping m;
     m.weights_resident = false;
@@ -32,6 +37,12 @@ std::function<void(sched::ScheduledNet&)> one_sweep(const HwConfig& config, int6
     auto g = sched::evaluate_mapping(s.net, machine, ops, m, sched::PlanOptions{});
     ASSERT_TRUE(g.ok()) << g.reason();
     s.schedule.groups = {g.value()};
+    for (int concat : concats) {
+      auto view = sched::plan_group(s.net, machine, {concat}, sched::PlanOptions{});
+      ASSERT_TRUE(view.ok()) << view.reason();
+      ASSERT_TRUE(view.value().dram_view);
+      s.schedule.groups.push_back(view.value());
+    }
     sched::finalize_schedule(s.net, machine, s.schedule);
     const Status checked = sched::check_schedule(s.net, machine, s.schedule);
     ASSERT_TRUE(checked.ok()) << checked.reason();
@@ -56,36 +67,6 @@ TEST(WeightSweepCodegen, tiny_residual_one_sweep_is_bit_exact_with_exact_bytes) 
   }
 }
 
-// One weight sweep of every op but the Concat, which stays a DRAM view (alias_concat): the
-// branches store into its channel slices. Each conv in `slices` slices.
-std::function<void(sched::ScheduledNet&)> sweep_but_concat(const HwConfig& config, int64_t slices) {
-  return [&config, slices](sched::ScheduledNet& s) {
-    const sched::Machine machine = sched::machine_from_config(config);
-    std::vector<int> ops, concat;
-    for (int op : sched::schedulable_ops(s.net))
-      (s.net.op(op).kind == sched::OpKind::Concat ? concat : ops).push_back(op);
-    ASSERT_TRUE(sched::is_weight_sweep_group(s.net, ops));
-    sched::Mapping m;
-    m.weights_resident = false;
-    m.double_buffered = true;
-    m.weight_sweep = true;
-    for (int op : ops) m.op_slices.push_back(s.net.op(op).kind == sched::OpKind::Conv ? slices : 0);
-    auto g = sched::evaluate_mapping(s.net, machine, ops, m, sched::PlanOptions{});
-    ASSERT_TRUE(g.ok()) << g.reason();
-    std::vector<sched::GroupSchedule> groups = {g.value()};
-    if (!concat.empty()) {
-      auto view = sched::plan_group(s.net, machine, concat, sched::PlanOptions{});
-      ASSERT_TRUE(view.ok()) << view.reason();
-      ASSERT_TRUE(view.value().dram_view);
-      groups.push_back(view.value());
-    }
-    s.schedule.groups = groups;
-    sched::finalize_schedule(s.net, machine, s.schedule);
-    const Status checked = sched::check_schedule(s.net, machine, s.schedule);
-    ASSERT_TRUE(checked.ok()) << checked.reason();
-  };
-}
-
 // Pools in a sweep (docs/scheduler.md, "Weight sweeps"): tiny_inception's branch 3 (3x3/1 max
 // pool, pad 1, over the network input, then a 1x1 conv) and tiny_stem's 3x3/2 max pool between
 // its convs run whole at the end of the phase before them: bit exact, bytes as predicted.
@@ -100,7 +81,7 @@ TEST(WeightSweepCodegen, pools_in_a_sweep_are_bit_exact_with_exact_bytes) {
                      " slices");
         sched::ScheduledNet scheduled;
         expect_end_to_end(built.value(), config, "optimal", nullptr, &scheduled, {},
-                          sweep_but_concat(config, slices));
+                          one_sweep(config, slices, true));
         ASSERT_FALSE(scheduled.schedule.groups.empty());
         EXPECT_TRUE(scheduled.schedule.groups[0].weight_sweep);
       }

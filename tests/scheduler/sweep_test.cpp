@@ -1,6 +1,10 @@
 // Weight sweeps: hand-computed tiles, slices, bytes, buffers, lifetimes, cycles and the checker.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <initializer_list>
+#include <string>
+
 #include "scheduler/checker.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
@@ -38,6 +42,37 @@ const BufferAlloc& buffer(const GroupSchedule& g, const std::string& name) {
   return none;
 }
 
+// A buffer's expected size, pixel stride and lifetime (size -1: not checked).
+struct Expected {
+  const char* name;
+  int64_t size, pixel;
+  int first, last;
+};
+
+void expect_buffers(const GroupSchedule& g, std::initializer_list<Expected> expected) {
+  for (const Expected& e : expected) {
+    const BufferAlloc& b = buffer(g, e.name);
+    if (e.size >= 0) {
+      EXPECT_EQ(b.size_bytes, e.size) << e.name;
+      EXPECT_EQ(b.pixel_bytes, e.pixel) << e.name;
+    }
+    EXPECT_EQ(b.first_step, e.first) << e.name;
+    EXPECT_EQ(b.last_step, e.last) << e.name;
+  }
+}
+
+// The checker on a schedule of `g` alone, after `alter` changed its buffer named `name` (none:
+// unchanged).
+Status check_alone(const Net& net, const Machine& machine, GroupSchedule g,
+                   const std::string& name = "",
+                   const std::function<void(BufferAlloc&)>& alter = nullptr) {
+  for (auto& b : g.buffers)
+    if (b.name == name && alter) alter(b);
+  Schedule s;
+  s.groups = {std::move(g)};
+  return check_schedule(net, machine, s);
+}
+
 TEST(WeightSweep, mini_block_is_a_sweep_group_and_a_lone_conv_is_not) {
   const Net net = mini_block();
   EXPECT_TRUE(is_weight_sweep_group(net, {1, 2, 3, 4, 5}));
@@ -71,22 +106,16 @@ TEST(WeightSweep, mini_block_bytes_buffers_and_lifetimes_are_exact) {
   EXPECT_EQ(g.traffic.total(),
             net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes());
 
-  struct Expected {
-    const char* name;
-    int64_t size, pixel;
-    int first, last;
-  };
-  for (const Expected& e : {Expected{"x", 128, 8, 0, 5}, Expected{"add", 128, 8, 3, 5},
-                            Expected{"relu_out", 128, 8, 3, 6}, Expected{"a", 128, 8, 1, 2},
-                            Expected{"relu_a", 256, 16, 1, 5}, Expected{"b", 64, 4, 3, 5},
-                            Expected{"w:sweep", 160, 0, 0, 6}, Expected{"w:sweep#1", 160, 0, 0, 6},
-                            Expected{"acc:a", 128, 0, 1, 2}, Expected{"acc:b", 64, 0, 3, 5}}) {
-    const BufferAlloc& b = buffer(g, e.name);
-    EXPECT_EQ(b.size_bytes, e.size) << e.name;
-    EXPECT_EQ(b.pixel_bytes, e.pixel) << e.name;
-    EXPECT_EQ(b.first_step, e.first) << e.name;
-    EXPECT_EQ(b.last_step, e.last) << e.name;
-  }
+  expect_buffers(g, {{"x", 128, 8, 0, 5},
+                     {"add", 128, 8, 3, 5},
+                     {"relu_out", 128, 8, 3, 6},
+                     {"a", 128, 8, 1, 2},
+                     {"relu_a", 256, 16, 1, 5},
+                     {"b", 64, 4, 3, 5},
+                     {"w:sweep", 160, 0, 0, 6},
+                     {"w:sweep#1", 160, 0, 0, 6},
+                     {"acc:a", 128, 0, 1, 2},
+                     {"acc:b", 64, 0, 3, 5}});
   // The chain shares one offset; the add writes over x, the final relu over the add.
   EXPECT_EQ(buffer(g, "add").offset, buffer(g, "x").offset);
   EXPECT_EQ(buffer(g, "relu_out").offset, buffer(g, "x").offset);
@@ -152,21 +181,18 @@ TEST(WeightSweep, checker_rejects_an_in_place_output_at_another_offset) {
   const Machine machine = unified_machine(1024, 4, 4, 16);
   auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
   ASSERT_TRUE(r.ok()) << r.reason();
-  Schedule s;
-  s.groups = {r.value()};
-  for (auto& b : s.groups[0].buffers)
-    if (b.name == "add") b.offset += 8;
-  const Status status = check_schedule(net, machine, s);
+  const Status status =
+      check_alone(net, machine, r.value(), "add", [](BufferAlloc& b) { b.offset += 8; });
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.reason(),
             "group 0: weight sweep: buffer 'add' cannot overwrite 'x' in place (same offset and "
             "layout, an elementwise op over an input it reads last that its block's conv does "
             "not read)");
   // A sweep declared with one weight copy fails too.
-  s.groups = {r.value()};
-  std::erase_if(s.groups[0].buffers, [](const BufferAlloc& b) { return b.name == "w:sweep#1"; });
-  for (auto& b : s.groups[0].buffers) b.reuses = -1;  // indices moved; drop the claims
-  const Status one_copy = check_schedule(net, machine, s);
+  GroupSchedule one = r.value();
+  std::erase_if(one.buffers, [](const BufferAlloc& b) { return b.name == "w:sweep#1"; });
+  for (auto& b : one.buffers) b.reuses = -1;  // indices moved; drop the claims
+  const Status one_copy = check_alone(net, machine, one);
   ASSERT_FALSE(one_copy.ok());
   EXPECT_EQ(one_copy.reason(), "group 0: weight sweep: needs two weight slice buffers");
 }
@@ -267,27 +293,19 @@ TEST(WeightSweep, pool_block_bytes_buffers_and_lifetimes_are_exact) {
   EXPECT_EQ(g.traffic.total(), 576);
   EXPECT_EQ(g.traffic.total(),
             net.total_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes());
-  struct Expected {
-    const char* name;
-    int64_t size, pixel;
-    int first, last;
-  };
-  for (const Expected& e :
-       {Expected{"x", 128, 8, 0, 2}, Expected{"a", 64, 4, 1, 2}, Expected{"relu_a", 128, 8, 1, 3},
-        Expected{"p", 128, 8, 3, 5}, Expected{"b", 64, 4, 4, 5}, Expected{"relu_b", 128, 8, 4, 6},
-        Expected{"w:sweep", 80, 0, 0, 6}, Expected{"w:sweep#1", 80, 0, 0, 6},
-        Expected{"acc:a", 64, 0, 1, 2}, Expected{"acc:b", 64, 0, 4, 5}}) {
-    const BufferAlloc& b = buffer(g, e.name);
-    EXPECT_EQ(b.size_bytes, e.size) << e.name;
-    EXPECT_EQ(b.pixel_bytes, e.pixel) << e.name;
-    EXPECT_EQ(b.first_step, e.first) << e.name;
-    EXPECT_EQ(b.last_step, e.last) << e.name;
-    EXPECT_EQ(b.reuses, -1) << e.name;
-  }
+  expect_buffers(g, {{"x", 128, 8, 0, 2},
+                     {"a", 64, 4, 1, 2},
+                     {"relu_a", 128, 8, 1, 3},
+                     {"p", 128, 8, 3, 5},
+                     {"b", 64, 4, 4, 5},
+                     {"relu_b", 128, 8, 4, 6},
+                     {"w:sweep", 80, 0, 0, 6},
+                     {"w:sweep#1", 80, 0, 0, 6},
+                     {"acc:a", 64, 0, 1, 2},
+                     {"acc:b", 64, 0, 4, 5}});
+  for (const BufferAlloc& b : g.buffers) EXPECT_EQ(b.reuses, -1) << b.name;
   EXPECT_EQ(g.peak_bytes[0], 544);
-  Schedule s;
-  s.groups = {g};
-  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  EXPECT_TRUE(check_alone(net, machine, g).ok()) << check_alone(net, machine, g).reason();
   EXPECT_FALSE(evaluate_mapping(net, unified_machine(543, 4, 4, 16), {1, 2, 3, 4, 5},
                                 pool_block_slices(), PlanOptions{})
                    .ok());
@@ -317,11 +335,8 @@ TEST(WeightSweep, checker_knows_when_a_pool_output_is_used) {
   const Machine machine = unified_machine(1024, 4, 4, 16);
   auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, pool_block_slices(), PlanOptions{});
   ASSERT_TRUE(r.ok()) << r.reason();
-  Schedule s;
-  s.groups = {r.value()};
-  for (auto& b : s.groups[0].buffers)
-    if (b.name == "p") b.first_step = 4;
-  const Status status = check_schedule(net, machine, s);
+  const Status status =
+      check_alone(net, machine, r.value(), "p", [](BufferAlloc& b) { b.first_step = 4; });
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.reason(),
             "group 0: weight sweep: buffer 'p' is declared live over steps [4, 5] but is used "
@@ -357,29 +372,23 @@ TEST(WeightSweep, an_output_complete_two_phases_early_is_stored_early) {
   ASSERT_TRUE(r.ok()) << r.reason();
   const GroupSchedule& g = r.value();
   ASSERT_TRUE(g.weight_sweep);
-  struct Expected {
-    const char* name;
-    int first, last;
-  };
-  for (const Expected& e :
-       {Expected{"x", 0, 4}, Expected{"a", 1, 2}, Expected{"relu_a", 1, 4}, Expected{"b", 3, 4},
-        Expected{"relu_b", 3, 6}, Expected{"c", 5, 6}, Expected{"relu_c", 5, 7}}) {
-    EXPECT_EQ(buffer(g, e.name).first_step, e.first) << e.name;
-    EXPECT_EQ(buffer(g, e.name).last_step, e.last) << e.name;
-  }
+  expect_buffers(g, {{"x", -1, 0, 0, 4},
+                     {"a", -1, 0, 1, 2},
+                     {"relu_a", -1, 0, 1, 4},
+                     {"b", -1, 0, 3, 4},
+                     {"relu_b", -1, 0, 3, 6},
+                     {"c", -1, 0, 5, 6},
+                     {"relu_c", -1, 0, 5, 7}});
   EXPECT_EQ(g.load_cycles, 8 + 3 * 12);
   EXPECT_EQ(g.compute_cycles, 3 * 196);
   EXPECT_EQ(g.store_cycles, 16);
   EXPECT_EQ(g.cycles, 616);
   EXPECT_EQ(g.tail_cycles, 616 - 228);
   EXPECT_EQ(g.tail_dma_cycles, 16);
-  Schedule s;
-  s.groups = {g};
-  EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
+  EXPECT_TRUE(check_alone(net, machine, g).ok()) << check_alone(net, machine, g).reason();
   // The checker restates it: relu_a's store still reads it during phase 1 (steps 3-4).
-  for (auto& b : s.groups[0].buffers)
-    if (b.name == "relu_a") b.last_step = 3;
-  const Status status = check_schedule(net, machine, s);
+  const Status status =
+      check_alone(net, machine, g, "relu_a", [](BufferAlloc& b) { b.last_step = 3; });
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.reason(),
             "group 0: weight sweep: buffer 'relu_a' is declared live over steps [1, 3] but is used "
