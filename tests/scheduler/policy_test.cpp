@@ -1,7 +1,10 @@
 // Policies end to end on tiny nets: every schedule passes the checker; optimal is never worse.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "scheduler/checker.hpp"
+#include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 #include "tests/scheduler/random_net.hpp"
 
@@ -75,6 +78,34 @@ TEST(Policies, checker_accepts_every_policy_on_random_dags) {
       }
     }
   }
+}
+
+// The checker agrees with `optimal`'s weight sweeps on random DAGs, including sweeps that run a
+// pool or a Concat whole and sweeps that store an output before their last two phases (the
+// counts guard the test against no longer reaching them).
+TEST(Policies, checker_accepts_sweeps_with_pools_concats_and_early_stores_on_random_dags) {
+  int whole = 0, early = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Net net = testing::random_net(seed, 12);
+    for (int64_t capacity : {int64_t{4} * 1024, int64_t{16} * 1024, int64_t{32} * 1024}) {
+      const Machine machine = unified_machine(capacity);
+      auto s = run_policy(net, machine, "optimal", Objective::Bytes);
+      if (!s.ok()) continue;  // a layer too large alone (checked above)
+      const Status checked = check_schedule(net, machine, s.value());
+      EXPECT_TRUE(checked.ok()) << "seed " << seed << " @" << capacity << ": " << checked.reason();
+      for (const GroupSchedule& g : s.value().groups) {
+        if (!g.weight_sweep) continue;
+        whole += std::any_of(g.ops.begin(), g.ops.end(),
+                             [&](int op) { return runs_whole_in_sweep(net.op(op)); });
+        const int store_step = static_cast<int>(g.ops.size()) + 1;
+        early += std::any_of(g.buffers.begin(), g.buffers.end(), [&](const BufferAlloc& b) {
+          return b.role == BufferRole::Output && b.last_step < store_step;
+        });
+      }
+    }
+  }
+  EXPECT_GT(whole, 0);
+  EXPECT_GT(early, 0);
 }
 
 TEST(Policies, fusion_reuse_fuses_deeper_than_fusion_without_reuse) {
