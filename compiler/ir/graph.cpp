@@ -245,22 +245,28 @@ void Graph::remove_ops(std::vector<OpId> ids) {
 }
 
 Status Graph::sort_topologically() {
+  return sort_topologically(std::vector<bool>(num_ops()));
+}
+
+Status Graph::sort_topologically(const std::vector<bool>& eager) {
   // boost::topological_sort follows DFS finishing order, which scatters the creation order;
   // this renumbering keeps it wherever dependences allow.
   const std::size_t n = num_ops();
   std::vector<std::size_t> waiting(n, 0);
   for (OpId id = 0; id < n; ++id) waiting[id] = predecessors(id).size();
-  std::set<OpId> ready;
+  std::set<OpId> ready, ready_eager;
+  auto make_ready = [&](OpId id) { (eager.at(id) ? ready_eager : ready).insert(id); };
   for (OpId id = 0; id < n; ++id) {
-    if (waiting[id] == 0) ready.insert(id);
+    if (waiting[id] == 0) make_ready(id);
   }
   std::vector<OpId> order;
-  while (!ready.empty()) {
-    const OpId id = *ready.begin();
-    ready.erase(ready.begin());
+  while (!ready.empty() || !ready_eager.empty()) {
+    std::set<OpId>& from = ready_eager.empty() ? ready : ready_eager;
+    const OpId id = *from.begin();
+    from.erase(from.begin());
     order.push_back(id);
     for (OpId next : successors(id)) {
-      if (--waiting[next] == 0) ready.insert(next);
+      if (--waiting[next] == 0) make_ready(next);
     }
   }
   if (order.size() != n) {

@@ -105,6 +105,11 @@ class Graph {
   /// dependences allow (Kahn's algorithm taking the lowest ready id first), so a pass that
   /// appended ops leaves a graph that dumps in a natural order. Fails on a cycle, unchanged.
   Status sort_topologically();
+  /// The same, except that a ready op with `eager[id]` set is taken before every other ready
+  /// op (the lowest such id first): a pass places the ops it appended right after what they
+  /// read, where a schedule over the order can consume a result as soon as it is made.
+  /// `eager` has one entry per op.
+  Status sort_topologically(const std::vector<bool>& eager);
   /// Removes tensors that no op reads or writes and that are not graph outputs; returns how many.
   std::size_t remove_unused_tensors();
   /// A name not yet used by any tensor or op: `base`, else `base.1`, `base.2`, ...
