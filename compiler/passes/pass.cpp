@@ -15,6 +15,7 @@ const std::vector<PassInfo>& all_passes() {
       combine_parallel_conv_pass(),
       split_batchnorm_pass(),
       batchnorm_to_depthwise_pass(),
+      pools_before_concat_pass(),
   };
   return table;
 }

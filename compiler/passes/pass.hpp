@@ -40,5 +40,6 @@ const PassInfo& fold_batchnorm_pass();
 const PassInfo& combine_parallel_conv_pass();
 const PassInfo& split_batchnorm_pass();
 const PassInfo& batchnorm_to_depthwise_pass();
+const PassInfo& pools_before_concat_pass();
 
 }  // namespace tessel::passes

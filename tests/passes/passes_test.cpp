@@ -9,6 +9,7 @@
 
 #include "compiler/ir/text.hpp"
 #include "compiler/passes/policy_graph.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
@@ -259,6 +260,77 @@ TEST(CombineParallelConv, googlenet_inception_1x1_branches_merge) {
   EXPECT_EQ(graph.tensor("inception3a").shape, (ir::Shape{1, 256, 28, 28}));
 }
 
+// Each branch's pool comes right after the branch (a is made before b, and b's pool before c's
+// conv), the Concat right after the last pool, under the name and with the result of before.
+TEST(PoolsBeforeConcat, pools_each_branch_right_after_it_and_concatenates_the_pooled) {
+  EXPECT_EQ(run("pools-before-concat", R"(graph g {
+  input %x : f32[1,2,4,4]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %b = Clip(%x) {min=0, max=6} : f32[1,2,4,4]
+  %c = Relu(%b) : f32[1,2,4,4]
+  %cat = Concat(%a, %b, %x) {axis=1} : f32[1,6,4,4]
+  %p = MaxPool(%cat) {kernel=2x2, stride=2x2} : f32[1,6,2,2]
+  %y = Relu(%p) : f32[1,6,2,2]
+  output %y, %c
+}
+)"),
+            R"(graph g {
+  input %x : f32[1,2,4,4]
+  %p.2 = MaxPool(%x) {kernel=2x2, stride=2x2} : f32[1,2,2,2]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %p.0 = MaxPool(%a) {kernel=2x2, stride=2x2} : f32[1,2,2,2]
+  %b = Clip(%x) {min=0, max=6} : f32[1,2,4,4]
+  %p.1 = MaxPool(%b) {kernel=2x2, stride=2x2} : f32[1,2,2,2]
+  %p = Concat(%p.0, %p.1, %p.2) {axis=1} : f32[1,6,2,2] @cat
+  %c = Relu(%b) : f32[1,2,4,4]
+  %y = Relu(%p) : f32[1,6,2,2]
+  output %y, %c
+}
+)");
+}
+
+// Left alone: a Concat read by more than the pool, a Concat that is a graph output, an average
+// pool (its output has a scale of its own), a Concat along the height.
+TEST(PoolsBeforeConcat, leaves_concats_with_other_readers_outputs_averages_and_other_axes) {
+  const std::string shared = R"(graph g {
+  input %x : f32[1,2,4,4]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %cat = Concat(%a, %x) {axis=1} : f32[1,4,4,4]
+  %p = MaxPool(%cat) {kernel=2x2, stride=2x2} : f32[1,4,2,2]
+  %q = Relu(%cat) : f32[1,4,4,4]
+  output %p, %q
+}
+)";
+  const std::string output = R"(graph g {
+  input %x : f32[1,2,4,4]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %cat = Concat(%a, %x) {axis=1} : f32[1,4,4,4]
+  %p = MaxPool(%cat) {kernel=2x2, stride=2x2} : f32[1,4,2,2]
+  output %p, %cat
+}
+)";
+  const std::string average = R"(graph g {
+  input %x : f32[1,2,4,4]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %cat = Concat(%a, %x) {axis=1} : f32[1,4,4,4]
+  %p = AveragePool(%cat) {kernel=2x2, stride=2x2} : f32[1,4,2,2]
+  output %p
+}
+)";
+  const std::string rows = R"(graph g {
+  input %x : f32[1,2,4,4]
+  %a = Relu(%x) : f32[1,2,4,4]
+  %cat = Concat(%a, %x) {axis=2} : f32[1,2,8,4]
+  %p = MaxPool(%cat) {kernel=2x2, stride=2x2} : f32[1,2,4,2]
+  output %p
+}
+)";
+  for (const std::string* text : {&shared, &output, &average, &rows}) {
+    EXPECT_EQ(run("pools-before-concat", *text), *text);
+    EXPECT_FALSE(pools_before_concat_applies(ir::parse_text(*text, "test.tir")));
+  }
+}
+
 TEST(SplitBatchnorm, becomes_normalise_then_scale) {
   EXPECT_EQ(run("split-batchnorm", R"(graph g {
   input %x : f32[1,2,1,1]
@@ -410,6 +482,9 @@ TEST(GraphForPolicy, layerwise_unfolds_and_every_other_policy_folds_as_the_sched
     EXPECT_EQ(batchnorm_lowering_for_policy(policy.name),
               caffe ? BatchNormLowering::Depthwise : BatchNormLowering::Folded)
         << policy.name;
+    EXPECT_EQ(pools_before_concat_for_policy(policy.name),
+              policy.form == sched::NetForm::FoldedPoolsBeforeConcat)
+        << policy.name;
     auto graph = graph_for_policy(built.value(), policy.name);
     ASSERT_TRUE(graph.ok()) << graph.reason();
     int convs = 0;
@@ -473,6 +548,31 @@ TEST(Pipeline, unknown_pass_is_reported_with_a_suggestion) {
   auto ok = parse_pipeline("fold-batchnorm,dce");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok.value().size(), 2u);
+}
+
+// The scheduler pools before Concats on its own copy of a graph that still has them (what
+// `tessel compile` and `tessel schedule` give it); a caller that rewrote the graph first (the
+// pipelines, after quantizing) gets the same schedule of GoogLeNet. It changed from the folded
+// one: maxpool3 and maxpool4 became per-branch pools.
+TEST(PoolsBeforeConcat, the_scheduler_rewrites_as_the_pass_does) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/npc19-deepfusion.yaml");
+  zoo::ZooOptions shapes_only;
+  shapes_only.with_weights = false;
+  auto folded = graph_for_policy(zoo::build_model("googlenet", shapes_only).value(), "optimal");
+  ASSERT_TRUE(folded.ok()) << folded.reason();
+  ir::Graph rewritten = folded.value();
+  ASSERT_TRUE(run_passes(rewritten, "pools-before-concat").ok());
+  auto a = sched::schedule_graph(folded.value(), config, "optimal", sched::Objective::Bytes);
+  auto b = sched::schedule_graph(rewritten, config, "optimal", sched::Objective::Bytes);
+  ASSERT_TRUE(a.ok()) << a.reason();
+  ASSERT_TRUE(b.ok()) << b.reason();
+  a.value().schedule.search_seconds = b.value().schedule.search_seconds = 0;
+  EXPECT_EQ(sched::to_json(a.value().schedule, a.value().net).dump(),
+            sched::to_json(b.value().schedule, b.value().net).dump());
+  int parts = 0;
+  for (const sched::Op& op : a.value().net.ops) parts += op.name.rfind("maxpool4.", 0) == 0;
+  EXPECT_EQ(parts, 4);
 }
 
 }  // namespace
