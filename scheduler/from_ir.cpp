@@ -7,6 +7,8 @@
 #include <string>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/passes/pass.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 
 namespace tessel::sched {
 
@@ -58,6 +60,13 @@ std::optional<std::pair<Window, SpaceToDepthConv>> space_to_depth_rewrite(
 
 Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
                            bool space_to_depth_stem) {
+  // A graph the pass would change is rewritten on a copy (one the pipelines already rewrote
+  // with passes::pools_before_concat, after quantizing, is not copied).
+  if (form == NetForm::FoldedPoolsBeforeConcat && passes::pools_before_concat_applies(graph)) {
+    ir::Graph rewritten = graph;
+    if (Status s = passes::run_passes(rewritten, "pools-before-concat"); !s) return s.failure();
+    return net_from_graph(rewritten, machine, NetForm::Folded, space_to_depth_stem);
+  }
   auto order = ir::topological_order(graph);
   if (!order.ok()) return order.failure();
   Net net;
@@ -114,7 +123,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
         // Folding: a BatchNormalization that is this conv's only consumer becomes its bias.
         std::string result = op.outputs[0];
-        if (form == NetForm::Folded) {
+        if (form != NetForm::Caffe) {
           const auto uses = consumers_of(result);
           if (uses.size() == 1 && graph.op(uses[0].op).kind == ir::OpKind::BatchNormalization) {
             bias = true;
@@ -149,7 +158,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         if (!x.ok()) return x.failure();
         const Shape3 s = net.tensor(x.value()).shape;
         const auto producer = graph.producer(op.inputs[0]);
-        const bool folds = form == NetForm::Folded && producer &&
+        const bool folds = form != NetForm::Caffe && producer &&
                            graph.op(*producer).kind == ir::OpKind::Conv &&
                            consumers_of(op.inputs[0]).size() == 1;
         if (folds) {  // the conv already produces the normalized tensor

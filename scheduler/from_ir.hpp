@@ -13,8 +13,9 @@ namespace tessel::sched {
 /// NetForm::Caffe splits each BatchNormalization into a BatchNorm layer (mean, variance) and a
 /// Scale layer (gamma, beta), as Caffe deploys it; NetForm::Folded folds a BatchNormalization
 /// into the Conv that alone feeds it (adding a bias when the conv has none) and keeps any other
-/// as one per-channel affine op. Fails naming the op for anything the scheduler cannot place
-/// (Split, a batch above 1, a non-channel Concat).
+/// as one per-channel affine op. NetForm::FoldedPoolsBeforeConcat is Folded after the
+/// pools-before-concat pass (on a copy, when it changes the graph). Fails naming the op for
+/// anything the scheduler cannot place (Split, a batch above 1, a non-channel Concat).
 ///
 /// With `space_to_depth_stem`, a stride-2 conv that alone reads a network input is rewritten
 /// to a stride-1 conv over that input's 2x2 space-to-depth view when that takes fewer matrix

@@ -1596,8 +1596,12 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     if (g.stored[l]) gs.outputs.push_back(g.tensors[l]);
   }
   {
-    const int last_out = g.out_local.back();
-    const Box& first = geo.requested[static_cast<size_t>(last_out)];
+    // A stored tensor with fewer rows than the tiling has tiles (a pooled branch beside its
+    // unpooled block) leaves some tiles empty: report the first tile that is not.
+    const auto last_out = static_cast<size_t>(g.out_local.back());
+    Box first = geo.requested[last_out];
+    for (int64_t t = 1; first.empty() && t < geo.tiles; ++t)
+      first = geo.requested[static_cast<size_t>(t) * g.tensors.size() + last_out];
     gs.tile_rows = first.h.size();
     gs.tile_cols = first.w.size();
     gs.tile_channels = first.c.size();

@@ -17,6 +17,9 @@ namespace tessel::sched {
 enum class NetForm {
   Caffe,   ///< unfolded: BatchNorm and Scale as separate elementwise layers
   Folded,  ///< BatchNorm folded into the preceding conv (deploy graph)
+  /// Folded, and a MaxPool that alone reads a channel Concat pools each Concat input instead
+  /// (the pools-before-concat pass; docs/scheduler.md, "Pools before Concat").
+  FoldedPoolsBeforeConcat,
 };
 
 /// A policy turns a network into fused groups. It never sees the hardware directly: it asks

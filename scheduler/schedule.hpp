@@ -71,7 +71,7 @@ struct GroupSchedule {
   /// Output-channel parts: weight streaming (a conv/Gemm + elementwise ops) or a per-channel
   /// group split by channels (pools, elementwise; plan.hpp is_channel_split_group).
   int64_t channel_tiles = 1;
-  int64_t tile_rows = 0;  ///< rows of the first output tile of the last op (for reports)
+  int64_t tile_rows = 0;  ///< rows of the first non-empty output tile of the last op (reports)
   int64_t tile_cols = 0;
   int64_t tile_channels = 0;
   HaloMode halo = HaloMode::Recompute;

@@ -122,7 +122,7 @@ Policy make_optimal_policy() {
   return {"optimal",
           "dynamic programming over partitions of the topological order, each group's best "
           "tile/halo/weight/buffering mapping, objective bytes or latency",
-          NetForm::Folded, run};
+          NetForm::FoldedPoolsBeforeConcat, run};
 }
 
 }  // namespace tessel::sched
