@@ -15,7 +15,9 @@
 #include <utility>
 
 #include "compiler/codegen/codegen.hpp"
+#include "compiler/passes/pass.hpp"
 #include "compiler/passes/policy_graph.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
@@ -170,6 +172,15 @@ cli::Runner setup_compile(CLI::App& command) {
     if (!quantized.ok()) {
       std::cerr << "error: " << quantized.reason() << '\n';
       return 1;
+    }
+    // optimal pools before the Concats the pools alone read: the quantized graph after
+    // quantizing (the integers stay the same; passes/pools_before_concat.hpp), the float graph
+    // on the scheduler's own copy (NetForm::FoldedPoolsBeforeConcat).
+    if (passes::pools_before_concat_for_policy(o->policy)) {
+      if (Status s = passes::run_passes(quantized.value().graph, "pools-before-concat"); !s) {
+        std::cerr << "error: pools-before-concat: " << s.reason() << '\n';
+        return 1;
+      }
     }
     const ir::Graph& qgraph = quantized.value().graph;
     lap("quantize");

@@ -13,6 +13,7 @@
 
 #include "compiler/codegen/codegen.hpp"
 #include "compiler/passes/policy_graph.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/quant/realize.hpp"
 #include "compiler/targets/cpu/executor.hpp"
@@ -229,7 +230,8 @@ class SimEvaluator final : public PointEvaluator {
   }
 
   /// The model as `policy` compiles it (passes::graph_for_policy: layerwise unfolds BatchNorm,
-  /// the others fold it), quantized per `quantization` (bits default: the config's
+  /// the others fold it; optimal then pools before Concats, passes::pools_before_concat),
+  /// quantized per `quantization` (bits default: the config's
   /// matrix.input_bits), built on first use and shared read-only afterwards.
   Result<std::shared_ptr<const QuantizedNet>> quantized_net(const std::string& model,
                                                             const std::string& policy,
@@ -238,12 +240,15 @@ class SimEvaluator final : public PointEvaluator {
     nlohmann::json section = quantization.is_object() ? quantization : nlohmann::json::object();
     if (!section.contains("bits")) section["bits"] = hw.matrix.input_bits;
     const passes::BatchNormLowering lowering = passes::batchnorm_lowering_for_policy(policy);
+    const bool pools = passes::pools_before_concat_for_policy(policy) &&
+                       passes::pools_before_concat_applies(graphs_.at(model));
     const std::string key =
         model + '\n' + section.dump() + '\n' +
-        (lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise" : "bn:folded");
+        (lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise" : "bn:folded") +
+        (pools ? ",pools-before-concat" : "");
     std::lock_guard lock(nets_mutex_);  // building is rare; other threads wait for it
     if (auto found = nets_.find(key); found != nets_.end()) return found->second;
-    auto built = build_net(graphs_.at(model), lowering, section);
+    auto built = build_net(graphs_.at(model), lowering, pools, section);
     if (!built.ok()) return built.failure();
     auto shared = std::shared_ptr<const QuantizedNet>(std::move(built).value());
     nets_.emplace(key, shared);
@@ -251,7 +256,7 @@ class SimEvaluator final : public PointEvaluator {
   }
 
   Result<std::unique_ptr<QuantizedNet>> build_net(const ir::Graph& graph,
-                                                  passes::BatchNormLowering lowering,
+                                                  passes::BatchNormLowering lowering, bool pools,
                                                   const nlohmann::json& section) const {
     auto out = std::make_unique<QuantizedNet>();
     quant::QuantConfig config;
@@ -267,6 +272,9 @@ class SimEvaluator final : public PointEvaluator {
         cpu::quantize_model(out->prepared, config, cpu::synthetic_samples(out->prepared, config));
     if (!quantized.ok()) return quantized.failure();
     out->quantized = std::move(quantized.value().graph);
+    if (pools)
+      if (Status s = passes::pools_before_concat(out->prepared, out->quantized); !s)
+        return fail("pools-before-concat: " + s.reason());
     const ir::Graph& qgraph = out->quantized;
     // The default input (seed 0), quantized as the graph's Quantize op does (as `tessel
     // compile` writes it); a functional run takes it, and the outputs, from the golden run.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compiler/codegen/codegen.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "isa/assembler.hpp"
@@ -22,7 +23,8 @@ inline std::string config_path(const std::string& name) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
 }
 
-/// Quantizes `model` (BN folded, bits = the config's), schedules it with `policy`, compiles and
+/// Quantizes `model` (BN folded, bits = the config's; then pools before Concats where `policy`
+/// compiles so: passes::pools_before_concat), schedules it with `policy`, compiles and
 /// simulates it on `config_name`, and checks: every instruction validates and the text form
 /// reads back; the one network output equals the golden executor's bit for bit (and is not
 /// mostly zero); the simulated DMA bytes by class equal the scheduler's prediction (+ the
@@ -46,6 +48,10 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
   auto quantized = cpu::quantize_model(prepared.value(), qconfig,
                                        cpu::synthetic_samples(prepared.value(), qconfig));
   ASSERT_TRUE(quantized.ok()) << quantized.reason();
+  if (passes::pools_before_concat_for_policy(policy)) {
+    const Status rewritten = passes::pools_before_concat(prepared.value(), quantized.value().graph);
+    ASSERT_TRUE(rewritten.ok()) << rewritten.reason();
+  }
   const ir::Graph& qgraph = quantized.value().graph;
 
   auto scheduled =

@@ -136,6 +136,56 @@ TEST(WeightSweepCodegen, concats_in_a_sweep_are_bit_exact_with_exact_bytes) {
   }
 }
 
+// An inception block whose Concat only a 2x2/2 max pool reads, then a 1x1 conv (GoogLeNet's
+// inception4e -> maxpool4 -> inception5a). `optimal` compiles it after pools-before-concat
+// (docs/scheduler.md, "Pools before Concat"): each branch is pooled right after it is made.
+ir::Graph inception_then_pool() {
+  zoo::NetBuilder net("inception_then_pool", zoo::ZooOptions{});
+  const std::string x = net.input("input", 8, 8, 8);
+  const std::string b1 =
+      net.relu(net.conv(x, "branch1.conv", zoo::conv_spec(4, 1)), "branch1.relu");
+  std::string b2 = net.relu(net.conv(x, "branch2.0.conv", zoo::conv_spec(4, 1)), "branch2.0.relu");
+  b2 = net.relu(net.conv(b2, "branch2.1.conv", zoo::conv_spec(4, 3, 1, 1)), "branch2.1.relu");
+  std::string b3 = net.max_pool(x, "branch3.pool", 3, 1, 1);
+  b3 = net.relu(net.conv(b3, "branch3.conv", zoo::conv_spec(4, 1)), "branch3.relu");
+  const std::string pooled = net.max_pool(net.concat({b1, b2, b3}, "concat"), "pool", 2, 2);
+  return net.finish({net.relu(net.conv(pooled, "out.conv", zoo::conv_spec(8, 1)), "out.relu")});
+}
+
+// The block as one sweep of every op (the branch pools run whole at the end of their branch's
+// phase, the Concat of the pooled branches is a copy), each conv in 1 and 2 slices, and
+// `optimal`'s own choice: bit exact, bytes as predicted; only the 4x4x8 result leaves the chip.
+TEST(WeightSweepCodegen, pools_before_a_concat_are_bit_exact_in_a_sweep) {
+  const ir::Graph model = inception_then_pool();
+  for (const char* name : {"edge-small", "npc19-deepfusion", "vta-pynq"}) {
+    const HwConfig config = load_hw_config(config_path(name));
+    for (int64_t slices : {1, 2}) {
+      SCOPED_TRACE(std::string(name) + ", " + std::to_string(slices) + " slices");
+      sched::ScheduledNet scheduled;
+      expect_end_to_end(model, config, "optimal", nullptr, &scheduled, {},
+                        one_sweep(config, slices));
+      const sched::Net& net = scheduled.net;
+      const std::vector<int> order = sched::schedulable_ops(net);
+      auto position = [&](const std::string& op) {
+        for (size_t i = 0; i < order.size(); ++i)
+          if (net.op(order[i]).name == op) return static_cast<int>(i);
+        ADD_FAILURE() << "no op '" << op << "'";
+        return -1;
+      };
+      EXPECT_EQ(position("pool.0"), position("branch1.relu") + 1);
+      EXPECT_EQ(position("pool.1"), position("branch2.1.relu") + 1);
+      EXPECT_EQ(position("pool.2"), position("branch3.relu") + 1);
+      EXPECT_EQ(net.op(order[position("pool.2") + 1]).kind, sched::OpKind::Concat);
+      ASSERT_EQ(scheduled.schedule.groups.size(), 1u);
+      EXPECT_TRUE(scheduled.schedule.groups[0].weight_sweep);
+      EXPECT_EQ(scheduled.schedule.groups[0].traffic.activations_written,
+                4 * 4 * 8 * config.matrix.input_bits / 8);
+    }
+    SCOPED_TRACE(std::string(name) + ": optimal");
+    expect_end_to_end(model, config, "optimal");
+  }
+}
+
 // `optimal` with sweeps on: whatever it picks compiles, runs bit exact and moves the bytes it
 // predicted.
 TEST(WeightSweepCodegen, optimal_with_sweeps_is_bit_exact_on_tiny_nets) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <ostream>
 
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "tests/e2e/checks.hpp"
 
@@ -33,17 +34,28 @@ std::string case_name(const ::testing::TestParamInfo<Case>& param_info) {
   return name;
 }
 
-// One prepared model per (model, config), shared by the policies' tests.
-const pipeline::PreparedModel& prepared(const std::string& model, const HwConfig& config) {
+// One prepared model per (model, config), shared by the policies' tests; optimal gets its own
+// where it pools before Concats (passes::pools_before_concat_for_policy; GoogLeNet).
+const pipeline::PreparedModel& prepared(const std::string& model, const HwConfig& config,
+                                        const std::string& policy) {
   static std::map<std::string, std::unique_ptr<pipeline::PreparedModel>> cache;
-  const std::string key = model + "@" + config.name;
+  static std::map<std::string, bool> rewrites;  // model -> pools-before-concat changes it
+  if (!rewrites.count(model)) {
+    zoo::ZooOptions shapes_only;
+    shapes_only.with_weights = false;
+    auto shapes = zoo::build_model(model, shapes_only);
+    EXPECT_TRUE(shapes.ok()) << shapes.reason();
+    rewrites[model] = shapes.ok() && passes::pools_before_concat_applies(shapes.value());
+  }
+  const bool pooled = passes::pools_before_concat_for_policy(policy) && rewrites[model];
+  const std::string key = model + "@" + config.name + (pooled ? "@pooled" : "");
   auto& slot = cache[key];
   if (!slot) {
     quant::QuantConfig qconfig;
     qconfig.bits = config.matrix.input_bits;
     auto built = zoo::build_model(model);
     EXPECT_TRUE(built.ok()) << built.reason();
-    auto p = pipeline::prepare_model(built.value(), qconfig);
+    auto p = pipeline::prepare_model(built.value(), qconfig, 0, pooled);
     EXPECT_TRUE(p.ok()) << p.reason();
     slot = std::make_unique<pipeline::PreparedModel>(std::move(p.value()));
   }
@@ -59,7 +71,7 @@ class Zoo : public ::testing::TestWithParam<Case> {};
 TEST_P(Zoo, simulator_matches_golden_and_schedule) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
-  const pipeline::PreparedModel& model = prepared(c.model, config);
+  const pipeline::PreparedModel& model = prepared(c.model, config, c.policy);
   auto r = pipeline::run_policy(model, config, c.policy);
   ASSERT_TRUE(r.ok()) << r.reason();
   expect_consistent(r.value(), config);
@@ -93,7 +105,7 @@ class ZooTiming : public ::testing::TestWithParam<Case> {};
 TEST_P(ZooTiming, dram_bytes_equal_the_schedule_and_cycles_are_within_ten_percent) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
-  const pipeline::PreparedModel& model = prepared(c.model, config);
+  const pipeline::PreparedModel& model = prepared(c.model, config, c.policy);
   pipeline::RunOptions timing;
   timing.timing_only = true;
   auto r = pipeline::run_policy(model, config, c.policy, timing);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/passes/policy_graph.hpp"
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
@@ -172,20 +173,27 @@ int run(const RunArgs& args) {
     std::cerr << "error: " << args.model << ": " << model.reason() << '\n';
     return 1;
   }
-  // layerwise compiles BatchNorm unfolded into depthwise convs (passes::graph_for_policy): its
-  // own quantized graph and golden outputs, prepared once when a policy asks for it.
-  std::optional<PreparedModel> unfolded;
+  // layerwise compiles BatchNorm unfolded into depthwise convs (passes::graph_for_policy), and
+  // optimal pools before the Concats they alone read (prepare_model's pools_before_concat, after
+  // quantizing): each its own quantized graph and golden outputs, prepared once when a policy asks
+  // for it. A form that does not change the model (a net without such pools) shares the folded
+  // model.
+  std::optional<PreparedModel> unfolded, pooled;
   const auto model_for = [&](const std::string& policy) -> Result<const PreparedModel*> {
-    if (passes::batchnorm_lowering_for_policy(policy) == passes::BatchNormLowering::Folded)
-      return &model.value();
-    if (!unfolded) {
+    const bool depthwise =
+        passes::batchnorm_lowering_for_policy(policy) == passes::BatchNormLowering::Depthwise;
+    const bool pools = passes::pools_before_concat_for_policy(policy) &&
+                       passes::pools_before_concat_applies(graph);
+    if (!depthwise && !pools) return &model.value();
+    std::optional<PreparedModel>& own = depthwise ? unfolded : pooled;
+    if (!own) {
       auto lowered = passes::graph_for_policy(graph, policy);
       if (!lowered.ok()) return lowered.failure();
-      auto prepared = prepare_model(lowered.value(), qconfig, args.input_seed);
+      auto prepared = prepare_model(lowered.value(), qconfig, args.input_seed, pools);
       if (!prepared.ok()) return prepared.failure();
-      unfolded = std::move(prepared.value());
+      own = std::move(prepared.value());
     }
-    return &*unfolded;
+    return &*own;
   };
   std::vector<const PreparedModel*> models;
   for (const std::string& policy : policies) {

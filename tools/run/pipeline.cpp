@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "isa/instruction.hpp"
@@ -84,7 +85,7 @@ std::int64_t PolicyResult::sim_activations_written() const {
 }
 
 Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantConfig& qconfig,
-                                    std::uint64_t input_seed) {
+                                    std::uint64_t input_seed, bool pools_before_concat) {
   PreparedModel model;
   model.name = graph.name();
   auto start = std::chrono::steady_clock::now();
@@ -95,6 +96,9 @@ Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantCo
       cpu::quantize_model(model.prepared, qconfig, cpu::synthetic_samples(model.prepared, qconfig));
   if (!quantized.ok()) return quantized.failure();
   model.quantized = std::move(quantized.value().graph);
+  if (pools_before_concat)
+    if (Status s = passes::pools_before_concat(model.prepared, model.quantized); !s)
+      return fail("pools-before-concat: " + s.reason());
   model.quantize_seconds = seconds_since(start);
 
   start = std::chrono::steady_clock::now();
@@ -156,6 +160,13 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
                                 const std::string& policy, const RunOptions& options) {
   PolicyResult r;
   r.policy = policy;
+  // The scheduler would pool before the Concats on its own copy, and the program would then
+  // name ops the quantized graph lacks: say what to do instead.
+  if (passes::pools_before_concat_for_policy(policy) &&
+      passes::pools_before_concat_applies(model.prepared))
+    return fail(policy +
+                ": the model is not in the policy's form (a MaxPool still reads a "
+                "Concat alone); prepare it with prepare_model(..., true)");
   auto start = std::chrono::steady_clock::now();
   auto scheduled = sched::schedule_graph(model.prepared, config, policy, options.objective);
   if (!scheduled.ok()) return fail(policy + ": " + scheduled.reason());

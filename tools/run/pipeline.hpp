@@ -36,9 +36,11 @@ struct PreparedModel {
 
 /// Prepares `graph` for `config`: folds BatchNorm, quantizes with `qconfig` (its `bits` should
 /// be the config's matrix.input_bits), runs the golden executor on `cpu::default_input(shape,
-/// input_seed)`. Fails with the quantizer's or executor's message.
+/// input_seed)`. With `pools_before_concat`, rewrites the float and quantized graphs with
+/// passes::pools_before_concat after quantizing (what `optimal` compiles; the integers stay the
+/// same). Fails with the quantizer's, the pass' or the executor's message.
 Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantConfig& qconfig,
-                                    std::uint64_t input_seed = 0);
+                                    std::uint64_t input_seed = 0, bool pools_before_concat = false);
 
 /// How a policy's program is run.
 struct RunOptions {
