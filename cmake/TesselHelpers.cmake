@@ -34,10 +34,16 @@ macro(tessel_add_module_if_present dir)
 endmacro()
 
 # tessel_add_library(name SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
-# A static library with the project's include root and warnings.
+# A library with the project's include root and warnings: static, or shared under
+# TESSEL_SHARED_LIBS (the asan preset: ~50 test executables each linking its own instrumented
+# copy of the libraries filled a CI machine's disk).
 function(tessel_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
-  add_library(${name} STATIC ${ARG_SOURCES})
+  if(TESSEL_SHARED_LIBS)
+    add_library(${name} SHARED ${ARG_SOURCES})
+  else()
+    add_library(${name} STATIC ${ARG_SOURCES})
+  endif()
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   tessel_set_warnings(${name})
@@ -55,7 +61,8 @@ function(tessel_register_cli name)
 endfunction()
 
 # tessel_add_gtest(name SOURCES ... [DEPS ...] [LABELS unit|slow|rtl|gpu ...] [TIMEOUT s])
-# One GoogleTest executable; each TEST becomes a CTest test carrying the labels.
+# One GoogleTest executable; each TEST becomes a CTest test carrying the labels. A CLI object
+# library in DEPS (`tessel_*_cli`) is linked in whole, with its own dependencies.
 # Tests that GTEST_SKIP (e.g. `gpu` without a device) are reported by CTest as skipped.
 function(tessel_add_gtest name)
   # SERIAL: ctest runs these tests alone (RUN_SERIAL), for tests that need the second core.
