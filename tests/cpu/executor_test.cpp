@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "compiler/ir/shape_inference.hpp"
@@ -113,9 +115,21 @@ TEST(IntegerKernels, ConvReferenceReportsInt32Overflow) {
   EXPECT_EQ(status.reason(), "int32 accumulator overflow at output element 0 (value 4294705156)");
 }
 
-// oneDNN's s8 x s8 -> s32 convolution must equal the int64 reference exactly, including
-// grouped (depthwise), strided, dilated and asymmetrically padded cases and extreme values.
-TEST(IntegerKernels, OneDnnInt8ConvIsBitExactWithTheReference) {
+// TESSEL_CPU_NO_ONEDNN_INT8 (ctest's cpu_tests_no_onednn_int8) keeps oneDNN's 8-bit
+// convolution out, so that run checks the im2col path that CPUs without VNNI take; whether it is
+// in otherwise depends on the CPU, and the test below checks the results either way.
+TEST(IntegerKernels, NoOneDnnInt8SwitchTakesTheIm2colPath) {
+  const char* value = std::getenv("TESSEL_CPU_NO_ONEDNN_INT8");
+  if (value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0) {
+    EXPECT_FALSE(onednn_int8_conv_exact());
+  }
+  RecordProperty("onednn_int8_conv_exact", onednn_int8_conv_exact() ? "true" : "false");
+}
+
+// The executor's s8 x s8 -> s32 convolution (oneDNN where onednn_int8_conv_exact(), else the
+// im2col loop) must equal the int64 reference exactly, including grouped (depthwise), strided,
+// dilated and asymmetrically padded cases and extreme values.
+TEST(IntegerKernels, Int8ConvIsBitExactWithTheReference) {
   struct Case {
     const char* text;
     ir::Shape x;

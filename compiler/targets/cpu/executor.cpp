@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -73,6 +74,13 @@ struct Value {
 };
 
 /// Whether NCHW and NHWC storage of `shape` differ (4-D with C > 1 and H * W > 1).
+/// TESSEL_CPU_NO_ONEDNN_INT8 set (to anything but "" or "0"): the integer convolutions take the
+/// exact im2col loop even where oneDNN's would be exact (ctest's `cpu_tests_no_onednn_int8`).
+bool onednn_int8_disabled_by_environment() {
+  const char* value = std::getenv("TESSEL_CPU_NO_ONEDNN_INT8");
+  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+}
+
 bool layouts_differ(const ir::Shape& shape) {
   return shape.size() == 4 && shape[1] > 1 && shape[2] * shape[3] > 1;
 }
@@ -234,6 +242,19 @@ struct Fusion {
 };
 
 }  // namespace
+
+bool onednn_int8_conv_exact() {
+  static const bool exact = [] {
+    if (onednn_int8_disabled_by_environment()) return false;
+    // cpu_isa values are feature masks: an ISA includes another when it has all its bits.
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto has = [&](dnnl_cpu_isa_t bits) {
+      return (isa & static_cast<unsigned>(bits)) == static_cast<unsigned>(bits);
+    };
+    return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+  }();
+  return exact;
+}
 
 // ------------------------------------------------------------------------------------------------
 // The executor
@@ -458,8 +479,18 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                                     w.dtype() == DType::i8 && y_t.dtype == DType::i32;
             if (x_t.dtype == DType::f32 || onednn_int) {
               const TensorData& x = channels_last(op.inputs[0]);
+              // Without VNNI oneDNN's 8-bit convolution is not exact (onednn_int8_conv_exact):
+              // the accumulators then come from the exact im2col loop, the rest is the same.
+              const bool im2col = onednn_int && !onednn_int8_conv_exact();
               auto& conv = impl_->convs[id];
-              if (!conv || !constant_weights) {
+              auto& w16 = impl_->im2col_weights[id];
+              if (im2col) {
+                if (w16.empty() || !constant_weights) {
+                  const auto& ws = w.shape();
+                  w16 =
+                      nhwc::reorder_weights_ohwc(w.data<std::int8_t>(), ws[0], ws[1], ws[2], ws[3]);
+                }
+              } else if (!conv || !constant_weights) {
                 if (x.dtype() == DType::f32)
                   conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w, b,
                                                     dt::f32, dt::f32, dt::f32);
@@ -472,11 +503,33 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
               const auto& ys = y_t.shape;
               const std::int64_t pixels = ys[0] * ys[2] * ys[3], channels = ys[1];
               const std::int32_t* bias = onednn_int && b ? b->data<std::int32_t>() : nullptr;
+              // The accumulators without the bias into `out` (NHWC int32); false when one
+              // leaves int32 (only the im2col loop sees that: 8-bit products would need more
+              // than 2^17 terms).
+              const auto accumulate = [&](std::int32_t* out) {
+                if (!im2col) {
+                  conv->run(x.raw(), out);
+                  return true;
+                }
+                std::vector<std::int16_t> x16(static_cast<std::size_t>(x.size()));
+                with_any(x, [&](const auto* p) {
+                  if constexpr (std::is_integral_v<std::remove_pointer_t<decltype(p)>>)
+                    std::copy(p, p + x.size(), x16.begin());
+                });
+                const auto& xs = x.shape();
+                return nhwc::conv_im2col_s16(x16.data(), w16.data(), nullptr, out, xs[0], xs[1],
+                                             xs[2], xs[3], ys[1], ys[2], ys[3], g);
+              };
+              const auto overflow = [&] {
+                TensorData check(DType::i32, ys);
+                auto ok = conv_int_reference(nchw(op.inputs[0]), w, nullptr, g, check);
+                return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
+              };
               std::int32_t* acc = nullptr;
               if (fusion) {
                 impl_->accumulators.resize(static_cast<std::size_t>(ir::element_count(ys)));
                 acc = impl_->accumulators.data();
-                conv->run(x.raw(), acc);
+                if (!accumulate(acc)) return overflow();
                 y = allocate(graph_, out_name);
                 bool in_range = true;
                 with_int(y, [&](auto* out) {
@@ -493,7 +546,7 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                 if (in_range) break;
               } else {
                 y = allocate(graph_, out_name);
-                conv->run(x.raw(), y.raw());
+                if (!accumulate(y.data<std::int32_t>())) return overflow();
                 if (!bias || nhwc::add_bias(y.data<std::int32_t>(), bias, pixels, channels)) break;
                 acc = y.data<std::int32_t>();
               }

@@ -37,7 +37,8 @@ struct RunOptions {
 /// - f32 Conv through oneDNN, f32 Gemm, pools, elementwise, BatchNormalization, Scale, Softmax
 ///   in plain C++;
 /// - a quantized graph (see docs/quantization.md): i8/u8 x i8 Conv through oneDNN with an s32
-///   destination and no scales (exact), an i8 x i8 Gemm with int32 dot products (exact, see
+///   destination and no scales (exact where onednn_int8_conv_exact(); else through the exact
+///   im2col loop of the 16-bit convolutions), an i8 x i8 Gemm with int32 dot products (exact, see
 ///   nhwc_kernels.hpp), any other integer Conv/Gemm in C++ with int64 accumulation and an int32
 ///   range check; Requantize, Add, pools, Clip, Concat, Quantize and Dequantize compute exactly
 ///   what support/int_ops.hpp defines.
@@ -91,6 +92,16 @@ class Executor {
   const ir::Graph& graph_;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Whether oneDNN's s8/u8 x s8 -> s32 convolutions are exact on this CPU: only where its
+/// effective ISA has VNNI (AVX-512 VNNI or AVX-VNNI; AMX includes it). Without VNNI oneDNN
+/// multiplies with vpmaddubsw, whose int16 sums of two u8 x s8 products saturate, and its s8
+/// source goes through a +128 shift and a compensation: on session 17's AMD EPYC host (AVX2,
+/// no AVX-512) its results differed from the int64 reference by up to ~1% (a 1x1 conv with
+/// weight 127 computed as 128). Also false when the environment sets TESSEL_CPU_NO_ONEDNN_INT8
+/// (to anything but "" or "0"). Decided once per process. Where false, the executor's 8-bit
+/// convolutions take the im2col loop (exact: int16 operands, int64 sums) with the same fusions.
+bool onednn_int8_conv_exact();
 
 /// The network input every tool uses when none is given (`tessel infer`, calibration, and the
 /// simulator's `tessel sim DIR` through the DRAM image codegen writes): N(0, 1) samples from
