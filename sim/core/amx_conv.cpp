@@ -62,7 +62,7 @@ bool supported() {
 
 bool available() {
   static const bool on =
-      !disabled_by_environment() && kernels::simd_kernels_enabled() && supported();
+      !disabled_by_environment() && kernels::avx512_kernels_enabled() && supported();
   return on;
 }
 

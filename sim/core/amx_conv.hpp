@@ -15,8 +15,8 @@ namespace tessel::sim::kernels::amx {
 /// Whether this process may run the AMX path: the CPU has AMX-TILE, AMX-INT8 and AVX-512 BW,
 /// VL and VBMI, the kernel granted the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once
 /// per process, thread-safe), the environment variable TESSEL_SIM_NO_AMX is unset, empty or
-/// "0", and kernels::simd_kernels_enabled() (TESSEL_SIM_PORTABLE_KERNELS unset). Decided once per
-/// process.
+/// "0", and kernels::avx512_kernels_enabled() (TESSEL_SIM_PORTABLE_KERNELS and
+/// TESSEL_SIM_NO_AVX512 unset). Decided once per process.
 bool available();
 
 /// Whether the CPU and the OS allow tiles, whatever TESSEL_SIM_NO_AMX says (tests use it to run

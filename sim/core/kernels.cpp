@@ -1,5 +1,5 @@
 // The datapath's multiply-accumulate loops (kernels.hpp), compiled -O3 for the auto-vectoriser;
-// the dense conv also in AVX-512 VNNI intrinsics (register-tiled), chosen at run time.
+// the dense conv also in AVX-512 VNNI and in AVX2 intrinsics (register-tiled), chosen at run time.
 #include "sim/core/kernels.hpp"
 
 #include <algorithm>
@@ -29,6 +29,15 @@ bool simd_kernels_enabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("TESSEL_SIM_PORTABLE_KERNELS");
     return value == nullptr || value[0] == '\0' || std::strcmp(value, "0") == 0;
+  }();
+  return enabled;
+}
+
+bool avx512_kernels_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("TESSEL_SIM_NO_AVX512");
+    return simd_kernels_enabled() &&
+           (value == nullptr || value[0] == '\0' || std::strcmp(value, "0") == 0);
   }();
   return enabled;
 }
@@ -236,7 +245,134 @@ TESSEL_SIM_VNNI_TARGET void conv_dense_vnni(
 
 bool cpu_has_vnni() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni") && simd_kernels_enabled();
+                          __builtin_cpu_supports("avx512vnni") && avx512_kernels_enabled();
+  return has;
+}
+
+// The dense conv on AVX2 hosts (without AVX-512 VNNI; the AMD EPYC hosts of session 17):
+// `vpmaddwd` multiplies a channel pair by 8 output channels' weight pairs and adds each pair
+// of products into one int32 lane, mod 2^32 (-32768 * -32768 twice gives 2^31, read as
+// INT32_MIN, as vpdpwssd and the portable loop give), and `vpaddd` adds that to the
+// accumulator, mod 2^32. So the sums are the same as the other paths'.
+#define TESSEL_SIM_AVX2_TARGET __attribute__((target("avx2")))
+
+/// The int32 lanes of `at` (any alignment) that `lanes` selects, the others 0 and not read.
+TESSEL_SIM_AVX2_TARGET inline __m256i maskload32(const void* at, __m256i lanes) {
+  return _mm256_maskload_epi32(static_cast<const int*>(at), lanes);
+}
+
+/// conv_dense for kPixels pixels x kVectors x 8 output channels (the last vector's first
+/// `tail` = 1-8); the accumulators stay in the 16 ymm registers over every tap and pair.
+template <int kPixels, int kVectors>
+TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pixels,
+                                                   const std::int64_t* tap_offsets,
+                                                   std::int64_t tap_count, std::int64_t in_pairs,
+                                                   const std::int16_t* w, std::int64_t out_channels,
+                                                   AccInit init, const std::uint8_t* bias,
+                                                   std::uint8_t* const* slots, int tail) {
+  __m256i lanes[kVectors];  // which lanes each vector loads and stores (vpmaskmovd's masks)
+#pragma GCC unroll 8
+  for (int v = 0; v < kVectors; ++v)
+    lanes[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(v == kVectors - 1 ? tail : 8),
+                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256i acc[kPixels][kVectors];
+#pragma GCC unroll 8
+  for (int v = 0; v < kVectors; ++v) {
+    const __m256i start =
+        init == AccInit::kBias ? maskload32(bias + 32 * v, lanes[v]) : _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int p = 0; p < kPixels; ++p)
+      acc[p][v] = init == AccInit::kSelf ? maskload32(slots[p] + 32 * v, lanes[v]) : start;
+  }
+  const std::int64_t tap_weights = 2 * in_pairs * out_channels;
+  for (std::int64_t t = 0; t < tap_count; ++t) {
+    const std::uint8_t* a[kPixels];
+#pragma GCC unroll 8
+    for (int p = 0; p < kPixels; ++p) a[p] = pixels[p] + tap_offsets[t];
+    const std::int16_t* wt = w + t * tap_weights;
+    for (std::int64_t k = 0; k < in_pairs; ++k) {
+      __m256i wv[kVectors];
+      const std::int16_t* wk = wt + 2 * k * out_channels;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v)
+        wv[v] = v == kVectors - 1
+                    ? maskload32(wk + 16 * v, lanes[v])
+                    : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 16 * v));
+#pragma GCC unroll 8
+      for (int p = 0; p < kPixels; ++p) {
+        std::int32_t pair;
+        std::memcpy(&pair, a[p] + 4 * k, sizeof pair);
+        const __m256i x = _mm256_set1_epi32(pair);
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v)
+          acc[p][v] = _mm256_add_epi32(acc[p][v], _mm256_madd_epi16(x, wv[v]));
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < kPixels; ++p)
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v)
+      _mm256_maskstore_epi32(reinterpret_cast<int*>(slots[p] + 32 * v), lanes[v], acc[p][v]);
+}
+
+/// One chunk of kVectors x 8 output channels over every pixel, kPixels at a time, the rest
+/// one pixel at a time.
+template <int kPixels, int kVectors>
+TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
+    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    std::uint8_t* acc, const std::int64_t* slot_offsets, int tail) {
+  const std::uint8_t* pixels[kPixels];
+  std::uint8_t* slots[kPixels];
+  std::int64_t p0 = 0;
+  for (; p0 + kPixels <= pixel_count; p0 += kPixels) {
+    for (int p = 0; p < kPixels; ++p) {
+      pixels[p] = image + pixel_offsets[p0 + p];
+      slots[p] = acc + slot_offsets[p0 + p];
+    }
+    conv_block_avx2<kPixels, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels,
+                                       init, bias, slots, tail);
+  }
+  for (; p0 < pixel_count; ++p0) {
+    pixels[0] = image + pixel_offsets[p0];
+    slots[0] = acc + slot_offsets[p0];
+    conv_block_avx2<1, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels, init,
+                                 bias, slots, tail);
+  }
+}
+
+TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
+    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    std::uint8_t* acc, const std::int64_t* slot_offsets) {
+  // Output channels in chunks of 16 (two vectors; 5 pixels x 2 accumulators + 2 weight vectors
+  // + the broadcast + one product of the 16 registers), the last chunk 1-16 channels in one or
+  // two vectors (6 pixels at a time with one). Measured on the EPYC host (Zen, AVX2) over
+  // 3 x 3 and 1 x 1 convs of 48-256 channels: 5 x 2 at 56-70 G multiply-accumulates/s, 6 x 2
+  // and 4 x 2 within 10% of it, 3 x 3 and 3 x 4 slower, 4 x 3 (17 registers: it spills) 40-50;
+  // the portable loop 8.5-10.
+  for (std::int64_t o = 0; o < out_channels; o += 16) {
+    const std::int64_t left = std::min<std::int64_t>(16, out_channels - o);
+    const std::int64_t vectors = (left + 7) / 8;
+    const auto tail = static_cast<int>(left - 8 * (vectors - 1));
+    const std::int16_t* wo = w + 2 * o;
+    const std::uint8_t* bo = bias ? bias + 4 * o : nullptr;
+    std::uint8_t* ao = acc + 4 * o;
+    if (vectors == 1) {
+      conv_columns_avx2<6, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs,
+                              wo, out_channels, init, bo, ao, slot_offsets, tail);
+    } else {
+      conv_columns_avx2<5, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs,
+                              wo, out_channels, init, bo, ao, slot_offsets, tail);
+    }
+  }
+}
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && simd_kernels_enabled();
   return has;
 }
 #endif
@@ -254,9 +390,29 @@ void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                     out_channels, init, bias, acc, slot_offsets);
     return;
   }
+  if (cpu_has_avx2()) {
+    conv_dense_avx2_blocks(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
+                           out_channels, init, bias, acc, slot_offsets);
+    return;
+  }
 #endif
   conv_dense_generic(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
                      out_channels, init, bias, acc, slot_offsets);
+}
+
+bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                     std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                     std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
+                     std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+                     std::uint8_t* acc, const std::int64_t* slot_offsets) {
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_avx2()) {
+    conv_dense_avx2_blocks(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
+                           out_channels, init, bias, acc, slot_offsets);
+    return true;
+  }
+#endif
+  return false;
 }
 
 std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
@@ -783,10 +939,205 @@ TESSEL_SIM_AVX512_VNNI_TARGET void add_requantize_store_narrow(
 
 #pragma GCC diagnostic pop
 
+// The vector unit's requantize and residual add on AVX2 hosts without AVX-512 (session 17): 8
+// or 16 channels per step in int32 lanes where the narrow forms above hold, with the same
+// arithmetic (vpmuludq for requantize16_narrow, vpmaddwd + vpaddd for add16_narrow's vpdpwssd:
+// both sums are taken mod 2^32), and the pass-through clamp in the element's own width. A step
+// whose parameters are outside the narrow ranges, and the channels past the last full step of
+// an add, take the portable loops, which compute the same values.
+
+/// The low `kBytes` bytes of each of 8 int32, in order (truncating, as store_elements does).
+template <int kBytes>
+TESSEL_SIM_AVX2_TARGET inline void store8(std::uint8_t* dst, __m256i values) {
+  if constexpr (kBytes == 1) {
+    const __m256i low_bytes = _mm256_shuffle_epi8(
+        values, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4,
+                                 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+    const auto first = static_cast<std::uint32_t>(_mm256_extract_epi32(low_bytes, 0));
+    const auto second = static_cast<std::uint32_t>(_mm256_extract_epi32(low_bytes, 4));
+    std::memcpy(dst, &first, 4);
+    std::memcpy(dst + 4, &second, 4);
+  } else {
+    const __m256i low_words = _mm256_shuffle_epi8(
+        values, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4,
+                                 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(low_words, 0xd8)));
+  }
+}
+
+/// Requant16Narrow's parameters for 8 channels (int32 lanes in channel order, int64 lanes for
+/// the even and odd products).
+struct Requant8Narrow {
+  __m256i multiplier_even, multiplier_odd, half_even, half_odd, shift;
+};
+
+/// Requant8Narrow of channels [0, min(left, 8)) from the table (or the uniform `q`); false when
+/// a channel's multiplier is outside [0, 2^31) or its shift outside [32, 62].
+TESSEL_SIM_AVX2_TARGET inline bool requant8_narrow(const std::uint8_t* table, std::int64_t left,
+                                                   const intops::Requant& q, Requant8Narrow& out) {
+  alignas(32) std::int32_t m[8], r[8];
+  for (std::int64_t k = 0; k < 8; ++k) {
+    m[k] = k >= left ? 0 : table ? load_i32(table + 8 * k) : q.multiplier;
+    r[k] = k >= left ? 32 : table ? load_i32(table + 8 * k + 4) : q.shift;
+    if (m[k] < 0 || r[k] < 32 || r[k] > 62) return false;
+  }
+  const __m256i mv = _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
+  const __m256i rv = _mm256_load_si256(reinterpret_cast<const __m256i*>(r));
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256i r_even = _mm256_and_si256(rv, _mm256_set1_epi64x(0xffffffff));
+  const __m256i r_odd = _mm256_srli_epi64(rv, 32);
+  out = {mv, _mm256_srli_epi64(mv, 32), _mm256_sllv_epi64(one, _mm256_sub_epi64(r_even, one)),
+         _mm256_sllv_epi64(one, _mm256_sub_epi64(r_odd, one)),
+         _mm256_sub_epi32(rv, _mm256_set1_epi32(32))};
+  return true;
+}
+
+/// requantize16_narrow of 8 channels: sign(acc) * ((|acc| * M + 2^(r-1)) >> r), the high words of
+/// the even and odd 64-bit products blended into channel order and shifted by r - 32 (for acc = 0
+/// that is 0, as vpsignd gives).
+TESSEL_SIM_AVX2_TARGET inline __m256i requantize8_narrow(__m256i acc, const Requant8Narrow& p) {
+  const __m256i magnitude = _mm256_abs_epi32(acc);
+  const __m256i even =
+      _mm256_add_epi64(_mm256_mul_epu32(magnitude, p.multiplier_even), p.half_even);
+  const __m256i odd = _mm256_add_epi64(
+      _mm256_mul_epu32(_mm256_srli_epi64(magnitude, 32), p.multiplier_odd), p.half_odd);
+  const __m256i high_words = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xaa);
+  return _mm256_sign_epi32(_mm256_srlv_epi32(high_words, p.shift), acc);
+}
+
+/// requantize_store_pixels on AVX2: 8 channels of a block of pixels per step, as
+/// requantize_pixels_avx512 goes 16.
+template <int kBytes>
+TESSEL_SIM_AVX2_TARGET void requantize_pixels_avx2(const std::uint8_t* src, std::int64_t src_step,
+                                                   std::int64_t pixels, std::int64_t count,
+                                                   const std::uint8_t* table,
+                                                   const intops::Requant& q, std::uint8_t* dst,
+                                                   std::int64_t dst_step) {
+  const __m256i zero_point = _mm256_set1_epi32(q.zero_point);
+  const __m256i lo = _mm256_set1_epi32(q.lo), hi = _mm256_set1_epi32(q.hi);
+  const bool narrow_zero_point = q.zero_point >= -(1 << 29) && q.zero_point <= (1 << 29);
+  const std::int64_t block = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(count, 1));
+  alignas(32) std::int32_t values[8];
+  for (std::int64_t first = 0; first < pixels; first += block) {
+    const std::int64_t last = std::min(pixels, first + block);
+    for (std::int64_t c = 0; c < count; c += 8) {
+      const std::int64_t n = std::min<std::int64_t>(8, count - c);
+      const std::uint8_t* s = src + first * src_step + 4 * c;
+      std::uint8_t* d = dst + first * dst_step + kBytes * c;
+      const std::uint8_t* step_table = table ? table + 8 * c : nullptr;
+      Requant8Narrow p;
+      if (!narrow_zero_point || !requant8_narrow(step_table, n, q, p)) {
+        for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step) {
+          requantize(s, n, step_table, q, values);
+          store_elements(values, n, kBytes, d);
+        }
+        continue;
+      }
+      const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      for (std::int64_t pixel = first; pixel < last; ++pixel, s += src_step, d += dst_step) {
+        const __m256i v =
+            requantize8_narrow(_mm256_maskload_epi32(reinterpret_cast<const int*>(s), lanes), p);
+        const __m256i clamped =
+            _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, zero_point), lo), hi);
+        if (n == 8) {
+          store8<kBytes>(d, clamped);
+        } else {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(values), clamped);
+          store_elements(values, n, kBytes, d);
+        }
+      }
+    }
+  }
+}
+
+/// add16_narrow on 8 (a, b) int16 pairs.
+TESSEL_SIM_AVX2_TARGET inline __m256i add8_narrow(__m256i pairs, __m256i low_pair,
+                                                  __m256i high_pair, __m256i s, __m256i low_mask,
+                                                  __m256i bias, __m256i lo, __m256i hi) {
+  const __m256i low =
+      _mm256_add_epi32(_mm256_set1_epi32(-65536), _mm256_madd_epi16(pairs, low_pair));
+  const __m256i high = _mm256_add_epi32(_mm256_set1_epi32(1), _mm256_madd_epi16(pairs, high_pair));
+  const __m256i h = _mm256_add_epi32(high, _mm256_srai_epi32(low, 16));
+  // -1 where H < 0 and l0 = 0, else 0.
+  const __m256i n = _mm256_and_si256(
+      _mm256_srai_epi32(h, 31),
+      _mm256_cmpeq_epi32(_mm256_and_si256(low, _mm256_set1_epi32(0xffff)), _mm256_setzero_si256()));
+  const __m256i rest = _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(h, low_mask), bias), n);
+  const __m256i rounded = _mm256_add_epi32(_mm256_srav_epi32(h, s), _mm256_srav_epi32(rest, s));
+  return _mm256_min_epi32(_mm256_max_epi32(rounded, lo), hi);
+}
+
+/// add_requantize_store_narrow on AVX2, 16 elements per step over the first count - count % 16;
+/// returns how many it stored.
+template <int kBytes>
+TESSEL_SIM_AVX2_TARGET std::int64_t add_requantize_store_narrow_avx2(
+    const std::uint8_t* a, const std::uint8_t* b, std::int64_t count, const intops::AddRequant& q,
+    const AddNarrow& n, std::uint8_t* dst) {
+  const __m256i low_pair = _mm256_set1_epi32(n.low_pair);
+  const __m256i high_pair = _mm256_set1_epi32(n.high_pair);
+  const __m256i s = _mm256_set1_epi32(n.s);
+  const __m256i low_mask = _mm256_set1_epi32(static_cast<std::int32_t>((1u << n.s) - 1u));
+  const __m256i bias = _mm256_set1_epi32(n.bias);
+  const __m256i lo = _mm256_set1_epi32(q.lo), hi = _mm256_set1_epi32(q.hi);
+  const std::int64_t full = count - count % 16;
+  for (std::int64_t c = 0; c < full; c += 16) {
+    __m256i va, vb;  // 16 int16
+    if constexpr (kBytes == 1) {
+      va = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + c)));
+      vb = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + c)));
+    } else {
+      va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2 * c));
+      vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2 * c));
+    }
+    const __m256i first =
+        add8_narrow(_mm256_unpacklo_epi16(va, vb), low_pair, high_pair, s, low_mask, bias, lo, hi);
+    const __m256i second =
+        add8_narrow(_mm256_unpackhi_epi16(va, vb), low_pair, high_pair, s, low_mask, bias, lo, hi);
+    const __m256i packed = _mm256_packs_epi32(first, second);  // 16 int16 in element order
+    if constexpr (kBytes == 1) {
+      const __m256i bytes = _mm256_permute4x64_epi64(_mm256_packs_epi16(packed, packed), 0xd8);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c), _mm256_castsi256_si128(bytes));
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * c), packed);
+    }
+  }
+  return full;
+}
+
+/// clamp_store_avx512 on AVX2, 32 bytes per step over the first count - count % (32 / kBytes)
+/// elements; returns how many it stored.
+template <int kBytes>
+TESSEL_SIM_AVX2_TARGET std::int64_t clamp_store_avx2(const std::uint8_t* x, std::int64_t count,
+                                                     const intops::AddRequant& q,
+                                                     std::uint8_t* dst) {
+  constexpr std::int64_t kStep = 32 / kBytes;
+  const std::int64_t full = count - count % kStep;
+  for (std::int64_t c = 0; c < full; c += kStep) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kBytes * c));
+    __m256i clamped;
+    if constexpr (kBytes == 1) {
+      clamped = _mm256_min_epi8(
+          _mm256_max_epi8(_mm256_adds_epi8(v, _mm256_set1_epi8(static_cast<char>(q.zero_point))),
+                          _mm256_set1_epi8(static_cast<char>(q.lo))),
+          _mm256_set1_epi8(static_cast<char>(q.hi)));
+    } else {
+      clamped = _mm256_min_epi16(
+          _mm256_max_epi16(
+              _mm256_adds_epi16(v, _mm256_set1_epi16(static_cast<short>(q.zero_point))),
+              _mm256_set1_epi16(static_cast<short>(q.lo))),
+          _mm256_set1_epi16(static_cast<short>(q.hi)));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kBytes * c), clamped);
+  }
+  return full;
+}
+
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512dq") && simd_kernels_enabled();
+                          __builtin_cpu_supports("avx512dq") && avx512_kernels_enabled();
   return has;
 }
 #endif
@@ -808,6 +1159,14 @@ void requantize_store_pixels(const std::uint8_t* src, std::int64_t src_step, std
       requantize_pixels_avx512<1>(src, src_step, pixels, count, table, q, dst, dst_step);
     } else {
       requantize_pixels_avx512<2>(src, src_step, pixels, count, table, q, dst, dst_step);
+    }
+    return;
+  }
+  if (cpu_has_avx2() && (bytes == 1 || bytes == 2)) {
+    if (bytes == 1) {
+      requantize_pixels_avx2<1>(src, src_step, pixels, count, table, q, dst, dst_step);
+    } else {
+      requantize_pixels_avx2<2>(src, src_step, pixels, count, table, q, dst, dst_step);
     }
     return;
   }
@@ -857,9 +1216,28 @@ void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uin
     return;
   }
 #endif
-  std::int32_t values[8];
   const auto step = static_cast<std::int64_t>(bytes);
-  for (std::int64_t c = 0; c < count; c += 8) {
+  std::int64_t done = 0;  // elements the AVX2 loops stored (whole steps), the rest below
+#ifdef TESSEL_SIM_VNNI
+  if (cpu_has_avx2() && (bytes == 1 || bytes == 2)) {
+    const std::int32_t type_max = bytes == 1 ? 127 : 32767;
+    const bool in_range = q.zero_point >= -type_max - 1 && q.zero_point <= type_max &&
+                          q.lo >= -type_max - 1 && q.hi <= type_max;
+    AddNarrow narrow;
+    if (q.shift == 0 && in_range &&
+        ((q.multiplier_a == 1 && q.multiplier_b == 0) ||
+         (q.multiplier_a == 0 && q.multiplier_b == 1))) {
+      const std::uint8_t* x = q.multiplier_a == 1 ? a : b;
+      done = bytes == 1 ? clamp_store_avx2<1>(x, count, q, dst)
+                        : clamp_store_avx2<2>(x, count, q, dst);
+    } else if (add_narrow_of(q, static_cast<int>(bytes), narrow)) {
+      done = bytes == 1 ? add_requantize_store_narrow_avx2<1>(a, b, count, q, narrow, dst)
+                        : add_requantize_store_narrow_avx2<2>(a, b, count, q, narrow, dst);
+    }
+  }
+#endif
+  std::int32_t values[8];
+  for (std::int64_t c = done; c < count; c += 8) {
     const std::int64_t n = std::min<std::int64_t>(8, count - c);
     add_requantize(a + step * c, b + step * c, bytes, n, q, values);
     store_elements(values, n, bytes, dst + step * c);

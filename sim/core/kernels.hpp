@@ -1,6 +1,6 @@
 // The functional datapath's hot loops: int32 (mod 2^32) multiply-accumulate over contiguous
 // int16 operands, written for the auto-vectoriser (cloned per x86-64 ISA level) or, for the
-// dense conv, with AVX-512 VNNI where the CPU has it.
+// dense conv, with AVX-512 VNNI or AVX2 where the CPU has it.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,12 @@ namespace tessel::sim::kernels {
 /// (read once per process; ctest's `sim_tests_portable_kernels` runs the kernel and datapath
 /// tests so). True otherwise; each SIMD form still needs its CPU features.
 bool simd_kernels_enabled();
+
+/// False when simd_kernels_enabled() is, or when the environment sets TESSEL_SIM_NO_AVX512 (to
+/// anything but "" or "0"): then the AVX-512 kernels (VNNI conv, vector unit) and the AMX conv
+/// are off and the AVX2 ones run, what a CPU with AVX2 and no AVX-512 runs (read once per
+/// process; ctest's `sim_tests_avx2` runs the kernel and datapath tests so).
+bool avx512_kernels_enabled();
 
 /// The input channels of one dense conv tap taken two at a time: `in_pairs` = ceil(in / 2).
 inline std::int64_t channel_pairs(std::int64_t in_channels) {
@@ -44,7 +50,9 @@ enum class AccInit { kZero, kBias, kSelf };
 /// - start(p) is 0, the `out_channels` little-endian int32 at `bias`, or slot(p) itself.
 /// Slots must not overlap the image, the weights or the bias, nor each other. On CPUs with
 /// AVX-512 VNNI: up to 6 pixels x 64 output channels of accumulators in registers, one
-/// `vpdpwssd` (32 multiply-accumulates) per pixel, weight vector and channel pair.
+/// `vpdpwssd` (32 multiply-accumulates) per pixel, weight vector and channel pair; on CPUs with
+/// AVX2 and not VNNI (conv_dense_avx2): 5 pixels x 16 output channels, one `vpmaddwd` +
+/// `vpaddd` (16 multiply-accumulates) per pixel, weight vector and channel pair.
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
                 std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
@@ -64,7 +72,16 @@ void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
 std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
                                           std::int64_t in_pairs, std::int64_t out_channels);
 
-/// conv_dense without the VNNI path (what CPUs without AVX-512 VNNI run; tests compare the two).
+/// conv_dense's AVX2 path alone, on any CPU with AVX2 (so that tests check it on VNNI hosts
+/// too): true when it ran; false, with nothing written, on a CPU without AVX2 or when
+/// simd_kernels_enabled() is false.
+bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offsets,
+                     std::int64_t pixel_count, const std::int64_t* tap_offsets,
+                     std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
+                     std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+                     std::uint8_t* acc, const std::int64_t* slot_offsets);
+
+/// conv_dense without the VNNI and AVX2 paths (what other CPUs run; tests compare them).
 void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
                          std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,

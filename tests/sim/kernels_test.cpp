@@ -39,15 +39,32 @@ TEST(SimKernels, no_amx_switch_turns_only_the_amx_conv_off) {
   if (set("TESSEL_SIM_NO_AMX")) {
     EXPECT_FALSE(kernels::amx::available());
     EXPECT_EQ(kernels::simd_kernels_enabled(), !set("TESSEL_SIM_PORTABLE_KERNELS"));
-  } else if (!set("TESSEL_SIM_PORTABLE_KERNELS")) {
+  } else if (!set("TESSEL_SIM_PORTABLE_KERNELS") && !set("TESSEL_SIM_NO_AVX512")) {
     EXPECT_EQ(kernels::amx::available(), kernels::amx::supported());
   }
 }
 
-// kernels::conv_dense (VNNI where the CPU has it) and conv_dense_portable against int64 sums
-// taken mod 2^32, on every blocking: 1-17 pixels (full blocks of 6 or 8 and every rest), 1-3
-// taps at scattered offsets, 1-2 and 16 channel pairs, every output channel count 1-65 (one to
-// four vectors in the last 64-channel chunk, each tail mask) and several chunks, each init.
+// The switch ctest's sim_tests_avx2 sets: TESSEL_SIM_NO_AVX512=1 turns the AVX-512 forms and
+// the AMX conv off and leaves the AVX2 ones on (simd_kernels_enabled() stays true).
+TEST(SimKernels, no_avx512_switch_turns_the_avx512_forms_and_amx_off) {
+  const auto set = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+  };
+  const bool portable = set("TESSEL_SIM_PORTABLE_KERNELS");
+  const bool no_avx512 = set("TESSEL_SIM_NO_AVX512");
+  EXPECT_EQ(kernels::avx512_kernels_enabled(), !portable && !no_avx512);
+  EXPECT_EQ(kernels::simd_kernels_enabled(), !portable);
+  if (no_avx512) {
+    EXPECT_FALSE(kernels::amx::available());
+  }
+}
+
+// kernels::conv_dense (VNNI where the CPU has it), conv_dense_avx2 (where it has AVX2) and
+// conv_dense_portable against int64 sums taken mod 2^32, on every blocking: 1-17 pixels (full
+// blocks of 5, 6 or 8 and every rest), 1-3 taps at scattered offsets, 1-2 and 16 channel pairs,
+// every output channel count 1-65 (one to four vectors in the last 64-channel chunk, one or two
+// in the last 16-channel one, each tail mask) and several chunks, each init.
 TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
@@ -60,8 +77,8 @@ TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
   std::vector<std::int64_t> outs;
   for (std::int64_t out = 1; out <= 65; ++out) outs.push_back(out);
   for (const std::int64_t out : {113, 128, 144}) outs.push_back(out);
-  int cases = 0;
-  for (const std::int64_t pixels : {1, 5, 6, 7, 8, 9, 12, 17}) {
+  int cases = 0, avx2_cases = 0;
+  for (const std::int64_t pixels : {1, 5, 6, 7, 8, 9, 10, 11, 12, 17}) {
     for (const std::int64_t taps : {1, 3}) {
       for (const std::int64_t pairs : {1, 2, 16}) {
         for (const std::int64_t out : outs) {
@@ -106,6 +123,14 @@ TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
               for (int b = 0; b < 4; ++b) slot[b] = static_cast<std::uint8_t>(u >> (8 * b));
             }
           std::vector<std::uint8_t> portable = acc;
+          std::vector<std::uint8_t> avx2 = acc;
+          if (kernels::conv_dense_avx2(image.data(), pixel_offsets.data(), pixels,
+                                       tap_offsets.data(), taps, pairs, w.data(), out, init,
+                                       bias.data(), avx2.data(), slot_offsets.data())) {
+            ++avx2_cases;
+            ASSERT_EQ(avx2, expected) << pixels << " pixels, " << taps << " taps, " << pairs
+                                      << " pairs, " << out << " out (AVX2)";
+          }
           kernels::conv_dense(image.data(), pixel_offsets.data(), pixels, tap_offsets.data(), taps,
                               pairs, w.data(), out, init, bias.data(), acc.data(),
                               slot_offsets.data());
@@ -120,6 +145,13 @@ TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
       }
     }
   }
+  // The AVX2 path ran every case wherever the CPU has AVX2 and SIMD kernels are on.
+#if defined(__x86_64__) && defined(__GNUC__)
+  const bool avx2 = kernels::simd_kernels_enabled() && __builtin_cpu_supports("avx2");
+#else
+  const bool avx2 = false;
+#endif
+  EXPECT_EQ(avx2_cases, avx2 ? cases : 0);
 }
 
 // A hand case: 2 inputs x 1 output, both pairs at -32768: 2^30 + 2^30 = 2^31 wraps to INT32_MIN.
@@ -172,6 +204,13 @@ TEST(SimKernels, conv_dense_pair_of_two_minimum_products_wraps_to_int32_min) {
     std::memcpy(&sum, slot, 4);
     EXPECT_EQ(sum, std::numeric_limits<std::int32_t>::min()) << "portable " << portable;
   }
+  std::uint8_t slot[4] = {};
+  if (kernels::conv_dense_avx2(reinterpret_cast<const std::uint8_t*>(a), &zero, 1, &zero, 1, 1, w,
+                               1, kernels::AccInit::kZero, nullptr, slot, &zero)) {
+    std::int32_t sum = 0;
+    std::memcpy(&sum, slot, 4);
+    EXPECT_EQ(sum, std::numeric_limits<std::int32_t>::min()) << "AVX2";
+  }
 }
 
 // The vector unit's kernels equal the scalar definitions (support/int_ops.hpp) element for
@@ -201,7 +240,10 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
       le32(acc, 4 * k, acc_values[k]);
       per_channel[k] = q;
       per_channel[k].multiplier = static_cast<std::int32_t>(rng() >> 1);
-      per_channel[k].shift = static_cast<int>(rng() % 63);
+      // Every fourth trial every shift in [32, 62], the range of the SIMD forms' int32-lane
+      // requantize (requant16_narrow, requant8_narrow), which then takes whole table steps.
+      per_channel[k].shift =
+          trial % 4 == 1 ? 32 + static_cast<int>(rng() % 31) : static_cast<int>(rng() % 63);
       le32(table, 8 * k, per_channel[k].multiplier);
       le32(table, 8 * k + 4, per_channel[k].shift);
     }
@@ -247,6 +289,14 @@ TEST(SimKernels, requantize_and_add_equal_int_ops_on_every_element) {
                              static_cast<std::int32_t>(rng() % 5) - 2,
                              bytes == 1 ? -128 : -32768,
                              bytes == 1 ? 127 : 32767};
+      // Every few trials a pass-through (shift 0, multipliers (1, 0) or (0, 1): a ReLU or a
+      // copy), which the SIMD forms clamp in the element's own width.
+      if (trial % 6 == 1 || trial % 6 == 3) {
+        add.multiplier_a = trial % 6 == 1 ? 1 : 0;
+        add.multiplier_b = 1 - add.multiplier_a;
+        add.shift = 0;
+        if (trial % 12 == 1) add.lo = 0;
+      }
       std::vector<std::uint8_t> a(bytes * count), b(bytes * count);
       for (auto& v : a) v = static_cast<std::uint8_t>(rng());
       for (auto& v : b) v = static_cast<std::uint8_t>(rng());
