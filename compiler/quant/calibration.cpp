@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "compiler/quant/realize.hpp"
 #include "support/strings.hpp"
 
 namespace tessel::quant {
@@ -151,9 +152,52 @@ TESSEL_HISTOGRAM_TARGET std::int64_t count_avx512(std::span<const float> values,
   return zeros + count_scalar(values.subspan(i), inverse_width, last, counts);
 }
 
+#define TESSEL_HISTOGRAM_AVX2_TARGET __attribute__((target("avx2")))
+
+// count_avx512 on CPUs with AVX2 and not AVX-512 (session 17's AMD EPYC host): 8 values a step,
+// each bin as bin_of computes it, except that the clamp to the last bin comes before the
+// truncation (the same bin for every finite |v| * (1 / width): both are the last bin from there
+// on), so that the truncation fits int32. Zeros are counted by a compare and take bin 0 with
+// the rest (no compress store in AVX2).
+TESSEL_HISTOGRAM_AVX2_TARGET std::int64_t count_avx2(std::span<const float> values,
+                                                     double inverse_width, std::int64_t last,
+                                                     std::int64_t* counts) {
+  const auto bins = static_cast<std::size_t>(last + 1);
+  constexpr std::size_t kBuffer = 1024;
+  alignas(32) std::int32_t pending[kBuffer + 8];
+  const __m256d scale = _mm256_set1_pd(inverse_width);
+  const __m256d top = _mm256_set1_pd(static_cast<double>(last));
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  std::int64_t zeros = 0;
+  std::size_t i = 0, filled = 0;
+  const auto flush = [&] {
+    std::size_t k = 0;
+    for (; k + kWays <= filled; k += kWays)
+      for (std::size_t way = 0; way < kWays; ++way)
+        ++counts[way * bins + static_cast<std::size_t>(pending[k + way])];
+    for (; k < filled; ++k) ++counts[static_cast<std::size_t>(pending[k])];
+    filled = 0;
+  };
+  for (; i + 8 <= values.size(); i += 8) {
+    const __m256 x = _mm256_loadu_ps(values.data() + i);
+    zeros += __builtin_popcount(static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ))));
+    const __m128 halves[2] = {_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1)};
+    for (const __m128 half : halves) {
+      const __m256d magnitude = _mm256_andnot_pd(sign, _mm256_cvtps_pd(half));
+      const __m128i bin = _mm256_cvttpd_epi32(_mm256_min_pd(_mm256_mul_pd(magnitude, scale), top));
+      _mm_store_si128(reinterpret_cast<__m128i*>(pending + filled), bin);
+      filled += 4;
+    }
+    if (filled >= kBuffer) flush();
+  }
+  flush();
+  return zeros + count_scalar(values.subspan(i), inverse_width, last, counts);
+}
+
 bool histogram_avx512_available() {
-  static const bool available =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool available = __builtin_cpu_supports("avx512f") &&
+                                __builtin_cpu_supports("avx512dq") && quant_avx512_allowed();
   return available;
 }
 
@@ -169,9 +213,11 @@ void TensorStats::observe_histogram(std::span<const float> values) {
   const std::size_t bins = histogram_.size();
   std::vector<std::int64_t> counts(kWays * bins, 0);
   const double inverse_width = 1.0 / bin_width_;
+  static const bool avx2 = __builtin_cpu_supports("avx2");
   const std::int64_t zeros = histogram_avx512_available()
                                  ? count_avx512(values, inverse_width, last, counts.data())
-                                 : count_scalar(values, inverse_width, last, counts.data());
+                             : avx2 ? count_avx2(values, inverse_width, last, counts.data())
+                                    : count_scalar(values, inverse_width, last, counts.data());
   for (std::size_t b = 0; b < bins; ++b) {
     std::int64_t total = 0;
     for (std::size_t way = 0; way < kWays; ++way) total += counts[way * bins + b];

@@ -87,9 +87,16 @@ std::pair<std::int32_t, std::int32_t> clip_bounds(const ir::Tensor& tensor, doub
 /// Bits of an integer dtype (8 for i8/u8, 16, 32).
 int dtype_bits(ir::DType dtype);
 
+/// False when the environment sets TESSEL_QUANT_NO_AVX512 (to anything but "" or "0"): then
+/// quantize_values and the calibration histogram take their AVX2 forms (or the scalar ones),
+/// what a CPU without AVX-512 runs (read once per process; ctest's `quant_tests_avx2` runs
+/// their tests so on AVX-512 machines).
+bool quant_avx512_allowed();
+
 /// out[i] = intops::quantize_value(x[i], scale, bits) for every i (`out` as long as `x`), 8 at a
-/// time on a CPU with AVX-512 (same integers: IEEE division, then round half away from zero as
-/// trunc plus a step where |q - trunc(q)| >= 1/2, exact for doubles). Returns sum |out[i]|.
+/// time on a CPU with AVX-512, 4 at a time with AVX2 and not AVX-512 (same integers: IEEE
+/// division, then round half away from zero as trunc plus a step where |q - trunc(q)| >= 1/2,
+/// exact for doubles). Returns sum |out[i]|.
 /// Realize quantizes every weight with it (ResNet-50: 25.6 M).
 std::int64_t quantize_values(std::span<const float> x, float scale, int bits,
                              std::span<std::int32_t> out);

@@ -20,7 +20,7 @@ using Ints = std::vector<std::int64_t>;
 /// Parameters at least this large draw their values on every OpenMP thread (ResNet-50's 25 M
 /// weights took ~0.8 s of scalar Box-Muller on one core, ~0.1 s 8-wide: normal_fill.hpp).
 constexpr std::int64_t kParallelElements = 1 << 16;
-/// The threads' unit of work (a multiple of fill_normal_floats' 8 lanes).
+/// The threads' unit of work (a multiple of fill_normal_floats' 8 or 4 lanes).
 constexpr std::size_t kBlockElements = 4096;
 }  // namespace
 

@@ -1,4 +1,5 @@
-// Seeded normal floats 8 at a time (AVX-512 + libmvec), each proven equal to the scalar draw.
+// Seeded normal floats 8 at a time (AVX-512 + libmvec) or 4 at a time (AVX2 + libmvec), each
+// proven equal to the scalar draw.
 //
 // Compiled with -ffp-contract=off (CMakeLists.txt): every multiply and add below must round
 // exactly as the scalar expression in ir::CounterRng::normal and its caller do (no FMA).
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <optional>
 
 namespace tessel::zoo {
 
@@ -89,22 +91,99 @@ TESSEL_NORMAL_FILL_TARGET std::size_t fill_avx512(const ir::CounterRng& rng, dou
   return scalar;
 }
 
-}  // namespace
+// The same on 4 lanes for CPUs with AVX2 and not AVX-512 (session 17's AMD EPYC host), with
+// libmvec's AVX2 log and cos (glibc documents the same few-ulp error for them) and the same
+// bounds; helpers of their own, since the AVX-512 ones are compiled for that ISA.
+#define TESSEL_NORMAL_FILL_AVX2_TARGET __attribute__((target("avx2")))
 
-bool fast_normal_fill_available() {
+extern "C" TESSEL_NORMAL_FILL_AVX2_TARGET __m256d _ZGVdN4v_log(__m256d x);
+extern "C" TESSEL_NORMAL_FILL_AVX2_TARGET __m256d _ZGVdN4v_cos(__m256d x);
+
+using U64x4 = std::uint64_t __attribute__((vector_size(32)));
+using F64x4 = double __attribute__((vector_size(32)));
+using F32x4 = float __attribute__((vector_size(16)));
+
+TESSEL_NORMAL_FILL_AVX2_TARGET inline U64x4 splitmix64x4(U64x4 x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+TESSEL_NORMAL_FILL_AVX2_TARGET inline F64x4 uniform_x4(std::uint64_t key, U64x4 counters) {
+  const U64x4 bits = splitmix64x4(key ^ splitmix64x4(counters));
+  return __builtin_convertvector(bits >> 11, F64x4) * 0x1.0p-53;
+}
+
+TESSEL_NORMAL_FILL_AVX2_TARGET std::size_t fill_avx2(const ir::CounterRng& rng, double mean,
+                                                     double std_dev, float* out,
+                                                     std::uint64_t first, std::size_t count) {
+  const std::uint64_t key = rng.key();
+  const U64x4 lane = {0, 1, 2, 3};
+  constexpr double kRadiusBound = 0x1.0p-36, kRoundingBound = 0x1.0p-45;  // as fill_avx512
+  const double abs_mean = std::fabs(mean), abs_std = std::fabs(std_dev);
+  std::size_t scalar = 0, i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const U64x4 index = (first + i) + lane;
+    const U64x4 counter1 = 2 * index, counter2 = counter1 + 1;
+    const F64x4 u1 = 1.0 - uniform_x4(key, counter1);
+    const F64x4 u2 = uniform_x4(key, counter2);
+    const F64x4 radius = _mm256_sqrt_pd(-2.0 * _ZGVdN4v_log(u1));
+    const F64x4 normal = radius * _ZGVdN4v_cos(2.0 * std::numbers::pi * u2);
+    const F64x4 product = std_dev * normal;
+    const F64x4 x = mean + product;
+    const F64x4 bound = abs_std * (radius * kRadiusBound) +
+                        kRoundingBound * (abs_mean + (product < 0.0 ? -product : product));
+    const F32x4 value = __builtin_convertvector(x, F32x4);
+    const F32x4 lo = __builtin_convertvector(x - bound, F32x4);
+    const F32x4 hi = __builtin_convertvector(x + bound, F32x4);
+    std::memcpy(out + i, &value, sizeof value);
+    const auto kept =
+        (lo == value) & (hi == value) & ((value < 0.0f ? -value : value) >= 0x1.0p-126f);
+    for (unsigned k = 0; k < 4; ++k)
+      if (!kept[k]) {
+        out[i + k] = scalar_draw(rng, mean, std_dev, first + i + k);
+        ++scalar;
+      }
+  }
+  for (; i < count; ++i, ++scalar) out[i] = scalar_draw(rng, mean, std_dev, first + i);
+  return scalar;
+}
+
+bool avx512_available() {
   static const bool available = __builtin_cpu_supports("avx512f") &&
                                 __builtin_cpu_supports("avx512dq") &&
                                 __builtin_cpu_supports("avx512vl");
   return available;
 }
 
+}  // namespace
+
+int normal_fill_lanes() {
+  static const int lanes = avx512_available() ? 8 : __builtin_cpu_supports("avx2") ? 4 : 1;
+  return lanes;
+}
+
 std::size_t fill_normal_floats(const ir::CounterRng& rng, double mean, double std_dev,
                                std::span<float> out, std::uint64_t first_index) {
-  if (fast_normal_fill_available())
-    return fill_avx512(rng, mean, std_dev, out.data(), first_index, out.size());
+  switch (normal_fill_lanes()) {
+    case 8:
+      return fill_avx512(rng, mean, std_dev, out.data(), first_index, out.size());
+    case 4:
+      return fill_avx2(rng, mean, std_dev, out.data(), first_index, out.size());
+    default:
+      break;
+  }
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i] = scalar_draw(rng, mean, std_dev, first_index + i);
   return out.size();
+}
+
+std::optional<std::size_t> fill_normal_floats_4_wide(const ir::CounterRng& rng, double mean,
+                                                     double std_dev, std::span<float> out,
+                                                     std::uint64_t first_index) {
+  if (!__builtin_cpu_supports("avx2")) return std::nullopt;
+  return fill_avx2(rng, mean, std_dev, out.data(), first_index, out.size());
 }
 
 }  // namespace tessel::zoo

@@ -216,7 +216,8 @@ TEST(ClassThresholds, AllZeroRangeIsAnErrorUnlessAllowed) {
 namespace tessel::quant {
 namespace {
 
-// quantize_values takes 8 values at a time on an AVX-512 CPU: each lane must give what the
+// quantize_values takes 8 values at a time on an AVX-512 CPU, 4 with AVX2 and not AVX-512
+// (ctest's quant_tests_avx2 takes that path on any AVX2 CPU): each lane must give what the
 // scalar intops::quantize_value gives, ties and clamps included, on the vector part and the tail.
 TEST(QuantizeValues, RoundsHalvesAwayFromZeroClampsAndZeroesNan) {
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -46,13 +46,20 @@ TEST(NormalFill, equals_the_scalar_draw_bit_for_bit_for_the_zoos_parameters) {
     std::vector<float> values(kCount);
     const std::size_t scalar = fill_normal_floats(rng, c.mean, c.std_dev, values);
     EXPECT_EQ(first_mismatch(rng, c.mean, c.std_dev, values, 0), -1) << c.stream;
-    if (fast_normal_fill_available()) {
+    if (normal_fill_lanes() > 1) {
       // The rounding check sends ~0.2% of the values to the scalar path: it is exercised,
       // and the vector path does nearly all the work.
       EXPECT_GT(scalar, 0u) << c.stream;
       EXPECT_LT(scalar, kCount / 100) << c.stream;
     } else {
       EXPECT_EQ(scalar, kCount) << c.stream;
+    }
+    // The 4-lane path on its own wherever the CPU has AVX2, whichever path the CPU takes.
+    std::vector<float> four(kCount);
+    if (const auto scalar4 = fill_normal_floats_4_wide(rng, c.mean, c.std_dev, four)) {
+      EXPECT_EQ(first_mismatch(rng, c.mean, c.std_dev, four, 0), -1) << c.stream << ", 4 lanes";
+      EXPECT_GT(*scalar4, 0u) << c.stream;
+      EXPECT_LT(*scalar4, kCount / 100) << c.stream;
     }
   }
 }
@@ -61,13 +68,20 @@ TEST(NormalFill, an_offset_and_a_ragged_length_draw_the_same_elements) {
   const ir::CounterRng rng(7, "conv.weight");
   std::vector<float> all(1000);
   fill_normal_floats(rng, 0.0, 0.05, all);
-  std::vector<float> part(37);  // starts off the 8-lane grid, ends with a scalar tail of 5
+  // Starts off the lane grid, ends with a scalar tail of 37 % lanes (5 of 8, 1 of 4).
+  std::vector<float> part(37);
   const std::size_t scalar = fill_normal_floats(rng, 0.0, 0.05, part, 101);
   for (std::size_t i = 0; i < part.size(); ++i)
     EXPECT_EQ(std::bit_cast<std::uint32_t>(part[i]), std::bit_cast<std::uint32_t>(all[101 + i]))
         << i;
-  EXPECT_GE(scalar, fast_normal_fill_available() ? 5u : 37u);
+  EXPECT_GE(scalar, static_cast<std::size_t>(37 % normal_fill_lanes() +
+                                             (normal_fill_lanes() == 1 ? 37 : 0)));
   EXPECT_EQ(first_mismatch(rng, 0.0, 0.05, part, 101), -1);
+  std::vector<float> part4(37);
+  if (const auto scalar4 = fill_normal_floats_4_wide(rng, 0.0, 0.05, part4, 101)) {
+    EXPECT_GE(*scalar4, 1u);
+    EXPECT_EQ(first_mismatch(rng, 0.0, 0.05, part4, 101), -1);
+  }
 }
 
 TEST(NormalFill, a_built_models_weights_are_the_scalar_draws) {
