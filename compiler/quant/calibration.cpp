@@ -100,6 +100,17 @@ std::int64_t count_scalar(std::span<const float> values, double inverse_width, s
   return zeros;
 }
 
+// Counts the bins pending[0 .. filled) into the kWays interleaved copies of the histogram, as
+// count_scalar does for its values.
+template <class Index>
+void count_bins(const Index* pending, std::size_t filled, std::size_t bins, std::int64_t* counts) {
+  std::size_t k = 0;
+  for (; k + kWays <= filled; k += kWays)
+    for (std::size_t way = 0; way < kWays; ++way)
+      ++counts[way * bins + static_cast<std::size_t>(pending[k + way])];
+  for (; k < filled; ++k) ++counts[static_cast<std::size_t>(pending[k])];
+}
+
 #define TESSEL_HISTOGRAM_TARGET __attribute__((target("avx512f,avx512dq")))
 
 // The bins of the 8 values of `x` selected by `mask`, stored packed at `out`; returns how many.
@@ -130,11 +141,7 @@ TESSEL_HISTOGRAM_TARGET std::int64_t count_avx512(std::span<const float> values,
   std::int64_t zeros = 0;
   std::size_t i = 0, filled = 0;
   const auto flush = [&] {
-    std::size_t k = 0;
-    for (; k + kWays <= filled; k += kWays)
-      for (std::size_t way = 0; way < kWays; ++way)
-        ++counts[way * bins + static_cast<std::size_t>(pending[k + way])];
-    for (; k < filled; ++k) ++counts[static_cast<std::size_t>(pending[k])];
+    count_bins(pending, filled, bins, counts);
     filled = 0;
   };
   for (; i + 16 <= values.size(); i += 16) {
@@ -171,11 +178,7 @@ TESSEL_HISTOGRAM_AVX2_TARGET std::int64_t count_avx2(std::span<const float> valu
   std::int64_t zeros = 0;
   std::size_t i = 0, filled = 0;
   const auto flush = [&] {
-    std::size_t k = 0;
-    for (; k + kWays <= filled; k += kWays)
-      for (std::size_t way = 0; way < kWays; ++way)
-        ++counts[way * bins + static_cast<std::size_t>(pending[k + way])];
-    for (; k < filled; ++k) ++counts[static_cast<std::size_t>(pending[k])];
+    count_bins(pending, filled, bins, counts);
     filled = 0;
   };
   for (; i + 8 <= values.size(); i += 8) {

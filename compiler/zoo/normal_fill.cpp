@@ -32,16 +32,26 @@ using U64x8 = std::uint64_t __attribute__((vector_size(64)));
 using F64x8 = double __attribute__((vector_size(64)));
 using F32x8 = float __attribute__((vector_size(32)));
 
-TESSEL_NORMAL_FILL_TARGET inline U64x8 splitmix64x8(U64x8 x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+#define TESSEL_NORMAL_FILL_AVX2_TARGET __attribute__((target("avx2")))
+
+// The splitmix64 bits of CounterRng::uniform, splitmix64(key ^ splitmix64(counter)), on each lane
+// of a vector of 8 or 4 uint64, in place (AVX2 code, inlined into the AVX-512 path too; by
+// reference, since a vector argument of another width than the target's changes the ABI).
+template <class U64xN>
+TESSEL_NORMAL_FILL_AVX2_TARGET inline void counter_bits(std::uint64_t key, U64xN& x) {
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) x ^= key;
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+  }
 }
 
 // CounterRng::uniform at 8 counters: (bits >> 11) * 2^-53, both steps exact.
 TESSEL_NORMAL_FILL_TARGET inline F64x8 uniform_x8(std::uint64_t key, U64x8 counters) {
-  const U64x8 bits = splitmix64x8(key ^ splitmix64x8(counters));
+  U64x8 bits = counters;
+  counter_bits(key, bits);
   return __builtin_convertvector(bits >> 11, F64x8) * 0x1.0p-53;
 }
 
@@ -93,9 +103,7 @@ TESSEL_NORMAL_FILL_TARGET std::size_t fill_avx512(const ir::CounterRng& rng, dou
 
 // The same on 4 lanes for CPUs with AVX2 and not AVX-512 (session 17's AMD EPYC host), with
 // libmvec's AVX2 log and cos (glibc documents the same few-ulp error for them) and the same
-// bounds; helpers of their own, since the AVX-512 ones are compiled for that ISA.
-#define TESSEL_NORMAL_FILL_AVX2_TARGET __attribute__((target("avx2")))
-
+// bounds.
 extern "C" TESSEL_NORMAL_FILL_AVX2_TARGET __m256d _ZGVdN4v_log(__m256d x);
 extern "C" TESSEL_NORMAL_FILL_AVX2_TARGET __m256d _ZGVdN4v_cos(__m256d x);
 
@@ -103,16 +111,16 @@ using U64x4 = std::uint64_t __attribute__((vector_size(32)));
 using F64x4 = double __attribute__((vector_size(32)));
 using F32x4 = float __attribute__((vector_size(16)));
 
-TESSEL_NORMAL_FILL_AVX2_TARGET inline U64x4 splitmix64x4(U64x4 x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
+// The 53 bits as a double without a 64-bit integer conversion (AVX2 has none): each 32-bit half
+// or'ed into the mantissa of 2^52 and 2^52 taken off (exact), then hi * 2^32 + lo (exact: < 2^53).
 TESSEL_NORMAL_FILL_AVX2_TARGET inline F64x4 uniform_x4(std::uint64_t key, U64x4 counters) {
-  const U64x4 bits = splitmix64x4(key ^ splitmix64x4(counters));
-  return __builtin_convertvector(bits >> 11, F64x4) * 0x1.0p-53;
+  U64x4 bits = counters;
+  counter_bits(key, bits);
+  bits >>= 11;
+  const U64x4 exponent = U64x4{} + 0x4330000000000000ULL;  // the bits of 2^52
+  const F64x4 high = __builtin_bit_cast(F64x4, (bits >> 32) | exponent) - 0x1.0p52;
+  const F64x4 low = __builtin_bit_cast(F64x4, (bits & 0xffffffffULL) | exponent) - 0x1.0p52;
+  return (high * 0x1.0p32 + low) * 0x1.0p-53;
 }
 
 TESSEL_NORMAL_FILL_AVX2_TARGET std::size_t fill_avx2(const ir::CounterRng& rng, double mean,
