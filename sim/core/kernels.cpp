@@ -852,6 +852,20 @@ struct AddNarrow {
   std::int32_t bias = 0;  // 2^(s-1) + z * 2^s
 };
 
+/// The operand an add passes through unscaled (shift 0, multipliers (1, 0) or (0, 1): a ReLU or a
+/// copy) when its zero point and clamp lie inside the element's range, so that the clamp can run
+/// in the element's own width (clamp_store_avx512, clamp_store_avx2); else null.
+inline const std::uint8_t* pass_through_operand(const std::uint8_t* a, const std::uint8_t* b,
+                                                int bytes, const intops::AddRequant& q) {
+  const std::int32_t type_max = bytes == 1 ? 127 : 32767;
+  const bool in_range = q.zero_point >= -type_max - 1 && q.zero_point <= type_max &&
+                        q.lo >= -type_max - 1 && q.hi <= type_max;
+  if (q.shift != 0 || !in_range) return nullptr;
+  if (q.multiplier_a == 1 && q.multiplier_b == 0) return a;
+  if (q.multiplier_a == 0 && q.multiplier_b == 1) return b;
+  return nullptr;
+}
+
 /// The AddNarrow of `q` for elements of `bytes`, or false where one of its conditions fails.
 inline bool add_narrow_of(const intops::AddRequant& q, int bytes, AddNarrow& out) {
   const std::int64_t type_max = bytes == 1 ? 127 : 32767;
@@ -1185,13 +1199,7 @@ void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uin
                           std::int64_t count, const intops::AddRequant& q, std::uint8_t* dst) {
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_avx512() && (bytes == 1 || bytes == 2)) {
-    const std::int32_t type_max = bytes == 1 ? 127 : 32767;
-    const bool in_range = q.zero_point >= -type_max - 1 && q.zero_point <= type_max &&
-                          q.lo >= -type_max - 1 && q.hi <= type_max;
-    if (q.shift == 0 && in_range &&
-        ((q.multiplier_a == 1 && q.multiplier_b == 0) ||
-         (q.multiplier_a == 0 && q.multiplier_b == 1))) {
-      const std::uint8_t* x = q.multiplier_a == 1 ? a : b;
+    if (const std::uint8_t* x = pass_through_operand(a, b, static_cast<int>(bytes), q)) {
       if (bytes == 1) {
         clamp_store_avx512<1>(x, count, q, dst);
       } else {
@@ -1220,14 +1228,8 @@ void add_requantize_store(const std::uint8_t* a, const std::uint8_t* b, std::uin
   std::int64_t done = 0;  // elements the AVX2 loops stored (whole steps), the rest below
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_avx2() && (bytes == 1 || bytes == 2)) {
-    const std::int32_t type_max = bytes == 1 ? 127 : 32767;
-    const bool in_range = q.zero_point >= -type_max - 1 && q.zero_point <= type_max &&
-                          q.lo >= -type_max - 1 && q.hi <= type_max;
     AddNarrow narrow;
-    if (q.shift == 0 && in_range &&
-        ((q.multiplier_a == 1 && q.multiplier_b == 0) ||
-         (q.multiplier_a == 0 && q.multiplier_b == 1))) {
-      const std::uint8_t* x = q.multiplier_a == 1 ? a : b;
+    if (const std::uint8_t* x = pass_through_operand(a, b, static_cast<int>(bytes), q)) {
       done = bytes == 1 ? clamp_store_avx2<1>(x, count, q, dst)
                         : clamp_store_avx2<2>(x, count, q, dst);
     } else if (add_narrow_of(q, static_cast<int>(bytes), narrow)) {

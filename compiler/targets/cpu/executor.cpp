@@ -81,6 +81,25 @@ bool onednn_int8_disabled_by_environment() {
   return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
 }
 
+/// The integer tensor `x` as int16 values: its own data when it holds int16, else widened into
+/// `scratch` (im2col convolutions read int16 operands).
+const std::int16_t* as_int16(const TensorData& x, std::vector<std::int16_t>& scratch) {
+  if (x.dtype() == DType::i16) return x.data<std::int16_t>();
+  with_any(x, [&](const auto* p) {
+    if constexpr (std::is_integral_v<std::remove_pointer_t<decltype(p)>>)
+      scratch.assign(p, p + x.size());
+  });
+  return scratch.data();
+}
+
+/// OIHW int8 or int16 weights in the im2col convolution's [o][kh][kw][c / group] int16 layout.
+std::vector<std::int16_t> im2col_weights_of(const TensorData& w) {
+  const auto& ws = w.shape();
+  return w.dtype() == DType::i8
+             ? nhwc::reorder_weights_ohwc(w.data<std::int8_t>(), ws[0], ws[1], ws[2], ws[3])
+             : nhwc::reorder_weights_ohwc(w.data<std::int16_t>(), ws[0], ws[1], ws[2], ws[3]);
+}
+
 bool layouts_differ(const ir::Shape& shape) {
   return shape.size() == 4 && shape[1] > 1 && shape[2] * shape[3] > 1;
 }
@@ -483,13 +502,11 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
               // the accumulators then come from the exact im2col loop, the rest is the same.
               const bool im2col = onednn_int && !onednn_int8_conv_exact();
               auto& conv = impl_->convs[id];
-              auto& w16 = impl_->im2col_weights[id];
+              const std::vector<std::int16_t>* w16 = nullptr;
               if (im2col) {
-                if (w16.empty() || !constant_weights) {
-                  const auto& ws = w.shape();
-                  w16 =
-                      nhwc::reorder_weights_ohwc(w.data<std::int8_t>(), ws[0], ws[1], ws[2], ws[3]);
-                }
+                auto& cached = impl_->im2col_weights[id];
+                if (cached.empty() || !constant_weights) cached = im2col_weights_of(w);
+                w16 = &cached;
               } else if (!conv || !constant_weights) {
                 if (x.dtype() == DType::f32)
                   conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w, b,
@@ -511,14 +528,10 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                   conv->run(x.raw(), out);
                   return true;
                 }
-                std::vector<std::int16_t> x16(static_cast<std::size_t>(x.size()));
-                with_any(x, [&](const auto* p) {
-                  if constexpr (std::is_integral_v<std::remove_pointer_t<decltype(p)>>)
-                    std::copy(p, p + x.size(), x16.begin());
-                });
+                std::vector<std::int16_t> x16;
                 const auto& xs = x.shape();
-                return nhwc::conv_im2col_s16(x16.data(), w16.data(), nullptr, out, xs[0], xs[1],
-                                             xs[2], xs[3], ys[1], ys[2], ys[3], g);
+                return nhwc::conv_im2col_s16(as_int16(x, x16), w16->data(), nullptr, out, xs[0],
+                                             xs[1], xs[2], xs[3], ys[1], ys[2], ys[3], g);
               };
               const auto overflow = [&] {
                 TensorData check(DType::i32, ys);
@@ -569,27 +582,11 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                        (!b || b->dtype() == DType::i32)) {
               // 16-bit data: im2col + int64-accumulated dot products (oneDNN has no s16 conv).
               const TensorData& x = channels_last(op.inputs[0]);
-              const auto &xs = x.shape(), &ws = w.shape(), &ys = y_t.shape;
+              const auto &xs = x.shape(), &ys = y_t.shape;
               std::vector<std::int16_t> x16;
-              const std::int16_t* xp = nullptr;
-              if (x.dtype() == DType::i16) {
-                xp = x.data<std::int16_t>();
-              } else {
-                with_any(x, [&](const auto* p) {
-                  if constexpr (std::is_integral_v<std::remove_pointer_t<decltype(p)>>)
-                    x16.assign(p, p + x.size());
-                });
-                xp = x16.data();
-              }
+              const std::int16_t* xp = as_int16(x, x16);
               auto& w16 = impl_->im2col_weights[id];
-              if (w16.empty() || !constant_weights) {
-                if (w.dtype() == DType::i8)
-                  w16 =
-                      nhwc::reorder_weights_ohwc(w.data<std::int8_t>(), ws[0], ws[1], ws[2], ws[3]);
-                else
-                  w16 = nhwc::reorder_weights_ohwc(w.data<std::int16_t>(), ws[0], ws[1], ws[2],
-                                                   ws[3]);
-              }
+              if (w16.empty() || !constant_weights) w16 = im2col_weights_of(w);
               y = allocate(graph_, out_name);
               y_nhwc = true;
               if (!nhwc::conv_im2col_s16(xp, w16.data(), b ? b->data<std::int32_t>() : nullptr,
