@@ -272,11 +272,13 @@ void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* 
 
 void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
                                   std::int64_t out_channels, const std::uint8_t* weights,
-                                  std::vector<std::int16_t>& packed) const {
+                                  kernels::PairWeights& packed) const {
   const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
   const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
   const std::int64_t taps = std::int64_t{x.kh} * x.kw;
   const std::int64_t tap_weights = 2 * kernels::channel_pairs(in_channels) * out_channels;
+  // No zero fill (kernels::PairWeights): every element is written below, each input channel
+  // once per tap and output, and with an odd channel count the last pair's filler.
   packed.resize(static_cast<std::size_t>(taps * tap_weights));
   if (in_channels % 2 != 0)
     for (std::int64_t tap = 0; tap < taps; ++tap)

@@ -61,7 +61,7 @@ class Datapath {
   void execute_conv_reference(const isa::Conv& x);
   /// `packed` = a dense conv's weights in kernels::pair_index layout, per tap.
   void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
-                          const std::uint8_t* weights, std::vector<std::int16_t>& packed) const;
+                          const std::uint8_t* weights, kernels::PairWeights& packed) const;
   struct PackedWeights;
   /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
   /// address, size and geometry was packed after the last write to any page of those bytes
@@ -121,9 +121,9 @@ class Datapath {
     std::uint64_t addr = 0;
     std::array<std::int64_t, 5> key{};
     std::uint64_t raw_bytes = 0;
-    std::uint64_t generation = 0;      // write_generation_ when last found valid
-    std::vector<std::uint8_t> raw;     // the bytes packed (compared only after a write)
-    std::vector<std::int16_t> packed;  // pair_index layout; empty: not (yet) packed
+    std::uint64_t generation = 0;   // write_generation_ when last found valid
+    std::vector<std::uint8_t> raw;  // the bytes packed (compared only after a write)
+    kernels::PairWeights packed;    // empty: not (yet) packed
     /// With `packed`: the input channels of the pairs it keeps (kernels::drop_zero_pairs;
     /// empty: every pair).
     std::vector<std::int32_t> pair_channels;

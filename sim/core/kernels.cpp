@@ -261,28 +261,52 @@ TESSEL_SIM_AVX2_TARGET inline __m256i maskload32(const void* at, __m256i lanes) 
   return _mm256_maskload_epi32(static_cast<const int*>(at), lanes);
 }
 
-/// conv_dense for kPixels pixels x kVectors x 8 output channels (the last vector's first
-/// `tail` = 1-8); the accumulators stay in the 16 ymm registers over every tap and pair.
-template <int kPixels, int kVectors>
+/// One accumulator vector's 8 int32 lanes at `at` (any alignment): all of them, or with
+/// kMasked the lanes `lanes` selects (the others 0 and not read).
+template <bool kMasked>
+TESSEL_SIM_AVX2_TARGET inline __m256i load_lanes(const void* at, __m256i lanes) {
+  if constexpr (kMasked) return maskload32(at, lanes);
+  return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+}
+template <bool kMasked>
+TESSEL_SIM_AVX2_TARGET inline void store_lanes(void* at, __m256i lanes, __m256i value) {
+  if constexpr (kMasked) {
+    _mm256_maskstore_epi32(static_cast<int*>(at), lanes, value);
+  } else {
+    _mm256_storeu_si256(static_cast<__m256i*>(at), value);
+  }
+}
+
+/// conv_dense for kPixels pixels x kVectors x 8 output channels; with kMasked the last vector
+/// holds only its first `tail` = 1-7 channels (vpmaskmovd, which costs several times a plain
+/// load or store on the Zen hosts: only a chunk that ends short of 8 channels pays it). The
+/// accumulators stay in the 16 ymm registers over every tap and pair.
+template <int kPixels, int kVectors, bool kMasked>
 TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pixels,
                                                    const std::int64_t* tap_offsets,
                                                    std::int64_t tap_count, std::int64_t in_pairs,
                                                    const std::int16_t* w, std::int64_t out_channels,
                                                    AccInit init, const std::uint8_t* bias,
                                                    std::uint8_t* const* slots, int tail) {
-  __m256i lanes[kVectors];  // which lanes each vector loads and stores (vpmaskmovd's masks)
+  // Which lanes each vector loads and stores: all but the last vector's are full.
+  __m256i lanes[kVectors];
 #pragma GCC unroll 8
   for (int v = 0; v < kVectors; ++v)
     lanes[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(v == kVectors - 1 ? tail : 8),
                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  constexpr auto masked = [](int v) { return kMasked && v == kVectors - 1; };
   __m256i acc[kPixels][kVectors];
 #pragma GCC unroll 8
   for (int v = 0; v < kVectors; ++v) {
-    const __m256i start =
-        init == AccInit::kBias ? maskload32(bias + 32 * v, lanes[v]) : _mm256_setzero_si256();
+    const bool m = masked(v);
+    const __m256i start = init != AccInit::kBias ? _mm256_setzero_si256()
+                          : m                    ? load_lanes<true>(bias + 32 * v, lanes[v])
+                                                 : load_lanes<false>(bias + 32 * v, lanes[v]);
 #pragma GCC unroll 8
     for (int p = 0; p < kPixels; ++p)
-      acc[p][v] = init == AccInit::kSelf ? maskload32(slots[p] + 32 * v, lanes[v]) : start;
+      acc[p][v] = init != AccInit::kSelf ? start
+                  : m                    ? load_lanes<true>(slots[p] + 32 * v, lanes[v])
+                                         : load_lanes<false>(slots[p] + 32 * v, lanes[v]);
   }
   const std::int64_t tap_weights = 2 * in_pairs * out_channels;
   for (std::int64_t t = 0; t < tap_count; ++t) {
@@ -295,9 +319,8 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
       const std::int16_t* wk = wt + 2 * k * out_channels;
 #pragma GCC unroll 8
       for (int v = 0; v < kVectors; ++v)
-        wv[v] = v == kVectors - 1
-                    ? maskload32(wk + 16 * v, lanes[v])
-                    : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 16 * v));
+        wv[v] = masked(v) ? load_lanes<true>(wk + 16 * v, lanes[v])
+                          : load_lanes<false>(wk + 16 * v, lanes[v]);
 #pragma GCC unroll 8
       for (int p = 0; p < kPixels; ++p) {
         std::int32_t pair;
@@ -312,13 +335,39 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
 #pragma GCC unroll 8
   for (int p = 0; p < kPixels; ++p)
 #pragma GCC unroll 8
-    for (int v = 0; v < kVectors; ++v)
-      _mm256_maskstore_epi32(reinterpret_cast<int*>(slots[p] + 32 * v), lanes[v], acc[p][v]);
+    for (int v = 0; v < kVectors; ++v) {
+      if (masked(v)) {
+        store_lanes<true>(slots[p] + 32 * v, lanes[v], acc[p][v]);
+      } else {
+        store_lanes<false>(slots[p] + 32 * v, lanes[v], acc[p][v]);
+      }
+    }
 }
 
-/// One chunk of kVectors x 8 output channels over every pixel, kPixels at a time, the rest
-/// one pixel at a time.
-template <int kPixels, int kVectors>
+/// The last `count` (< kPixels) pixels of a chunk in one block of `count` pixels (one pixel at
+/// a time, each block re-reads every weight: the rest of a 4-pixel tile row took 30% of the
+/// conv's time that way).
+template <int kPixels, int kVectors, bool kMasked>
+TESSEL_SIM_AVX2_TARGET void conv_rest_avx2(int count, const std::uint8_t* const* pixels,
+                                           const std::int64_t* tap_offsets, std::int64_t tap_count,
+                                           std::int64_t in_pairs, const std::int16_t* w,
+                                           std::int64_t out_channels, AccInit init,
+                                           const std::uint8_t* bias, std::uint8_t* const* slots,
+                                           int tail) {
+  if constexpr (kPixels > 1) {
+    if (count == kPixels - 1) {
+      conv_block_avx2<kPixels - 1, kVectors, kMasked>(pixels, tap_offsets, tap_count, in_pairs, w,
+                                                      out_channels, init, bias, slots, tail);
+      return;
+    }
+    conv_rest_avx2<kPixels - 1, kVectors, kMasked>(count, pixels, tap_offsets, tap_count, in_pairs,
+                                                   w, out_channels, init, bias, slots, tail);
+  }
+}
+
+/// One chunk of kVectors x 8 output channels over every pixel, kPixels at a time, the rest in
+/// one smaller block.
+template <int kPixels, int kVectors, bool kMasked>
 TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
     const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
     const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
@@ -332,14 +381,34 @@ TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
       pixels[p] = image + pixel_offsets[p0 + p];
       slots[p] = acc + slot_offsets[p0 + p];
     }
-    conv_block_avx2<kPixels, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels,
-                                       init, bias, slots, tail);
+    conv_block_avx2<kPixels, kVectors, kMasked>(pixels, tap_offsets, tap_count, in_pairs, w,
+                                                out_channels, init, bias, slots, tail);
   }
-  for (; p0 < pixel_count; ++p0) {
-    pixels[0] = image + pixel_offsets[p0];
-    slots[0] = acc + slot_offsets[p0];
-    conv_block_avx2<1, kVectors>(pixels, tap_offsets, tap_count, in_pairs, w, out_channels, init,
-                                 bias, slots, tail);
+  const auto rest = static_cast<int>(pixel_count - p0);
+  if (rest == 0) return;
+  for (int p = 0; p < rest; ++p) {
+    pixels[p] = image + pixel_offsets[p0 + p];
+    slots[p] = acc + slot_offsets[p0 + p];
+  }
+  conv_rest_avx2<kPixels, kVectors, kMasked>(rest, pixels, tap_offsets, tap_count, in_pairs, w,
+                                             out_channels, init, bias, slots, tail);
+}
+
+/// conv_columns_avx2 with the mask only where the chunk's last vector is short.
+template <int kPixels, int kVectors>
+TESSEL_SIM_AVX2_TARGET void conv_chunk_avx2(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
+    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    std::uint8_t* acc, const std::int64_t* slot_offsets, int tail) {
+  if (tail == 8) {
+    conv_columns_avx2<kPixels, kVectors, false>(image, pixel_offsets, pixel_count, tap_offsets,
+                                                tap_count, in_pairs, w, out_channels, init, bias,
+                                                acc, slot_offsets, tail);
+  } else {
+    conv_columns_avx2<kPixels, kVectors, true>(image, pixel_offsets, pixel_count, tap_offsets,
+                                               tap_count, in_pairs, w, out_channels, init, bias,
+                                               acc, slot_offsets, tail);
   }
 }
 
@@ -362,11 +431,11 @@ TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
     const std::uint8_t* bo = bias ? bias + 4 * o : nullptr;
     std::uint8_t* ao = acc + 4 * o;
     if (vectors == 1) {
-      conv_columns_avx2<6, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs,
-                              wo, out_channels, init, bo, ao, slot_offsets, tail);
+      conv_chunk_avx2<6, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                            out_channels, init, bo, ao, slot_offsets, tail);
     } else {
-      conv_columns_avx2<5, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs,
-                              wo, out_channels, init, bo, ao, slot_offsets, tail);
+      conv_chunk_avx2<5, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+                            out_channels, init, bo, ao, slot_offsets, tail);
     }
   }
 }
@@ -415,7 +484,7 @@ bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offset
   return false;
 }
 
-std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
+std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count,
                                           std::int64_t in_pairs, std::int64_t out_channels) {
   const std::int64_t pair_weights = 2 * out_channels;  // one pair's weights in one tap
   std::vector<std::int64_t> kept;

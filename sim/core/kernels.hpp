@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "support/int_ops.hpp"
@@ -21,6 +24,32 @@ bool simd_kernels_enabled();
 /// are off and the AVX2 ones run, what a CPU with AVX2 and no AVX-512 runs (read once per
 /// process; ctest's `sim_tests_avx2` runs the kernel and datapath tests so).
 bool avx512_kernels_enabled();
+
+/// std::allocator whose value-initialisation (resize, the vector(n) constructor) leaves the
+/// elements uninitialised: for buffers written in full before they are read, where the zero
+/// fill would be one more pass over memory (packed weights: tens of MB a ResNet-50 run).
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  explicit UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A dense conv's weights in pair_index layout, per tap (sized without a zero fill: the
+/// packing writes every element).
+using PairWeights = std::vector<std::int16_t, UninitAllocator<std::int16_t>>;
 
 /// The input channels of one dense conv tap taken two at a time: `in_pairs` = ceil(in / 2).
 inline std::int64_t channel_pairs(std::int64_t in_channels) {
@@ -69,7 +98,7 @@ void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
 /// conv_dense with in_pairs = size / 2 on an image whose taps hold those channels (in that
 /// order, the missing one as 0) gives the same sums. Else `w` is unchanged and the result
 /// empty: fewer dropped pairs do not pay for narrowing the image.
-std::vector<std::int32_t> drop_zero_pairs(std::vector<std::int16_t>& w, std::int64_t tap_count,
+std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count,
                                           std::int64_t in_pairs, std::int64_t out_channels);
 
 /// conv_dense's AVX2 path alone, on any CPU with AVX2 (so that tests check it on VNNI hosts

@@ -162,31 +162,31 @@ TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
 // leave the weights as they were.
 TEST(SimKernels, drop_zero_pairs_keeps_the_pairs_with_a_weight_by_hand) {
   const auto weights = [](std::vector<std::pair<int, std::int16_t>> set) {
-    std::vector<std::int16_t> w(2 * 4 * 2 * 2, 0);
+    kernels::PairWeights w(2 * 4 * 2 * 2, 0);
     for (const auto& [at, v] : set) w[static_cast<std::size_t>(at)] = v;
     return w;
   };
   // Tap t, pair k, output o, element e at ((t * 4 + k) * 2 + o) * 2 + e.
-  std::vector<std::int16_t> w = weights({{(0 * 4 + 1) * 4 + 0, 5},        // t0 k1 o0 e0
-                                         {(0 * 4 + 1) * 4 + 3, -7},       // t0 k1 o1 e1
-                                         {(1 * 4 + 3) * 4 + 3, 32767}});  // t1 k3 o1 e1
+  kernels::PairWeights w = weights({{(0 * 4 + 1) * 4 + 0, 5},        // t0 k1 o0 e0
+                                    {(0 * 4 + 1) * 4 + 3, -7},       // t0 k1 o1 e1
+                                    {(1 * 4 + 3) * 4 + 3, 32767}});  // t1 k3 o1 e1
   EXPECT_EQ(kernels::drop_zero_pairs(w, 2, 4, 2), (std::vector<std::int32_t>{2, 3, 6, 7}));
-  EXPECT_EQ(w, (std::vector<std::int16_t>{5, 0, 0, -7, 0, 0, 0, 0,        // tap 0: k1, k3
-                                          0, 0, 0, 0, 0, 0, 0, 32767}));  // tap 1: k1, k3
+  EXPECT_EQ(w, (kernels::PairWeights{5, 0, 0, -7, 0, 0, 0, 0,        // tap 0: k1, k3
+                                     0, 0, 0, 0, 0, 0, 0, 32767}));  // tap 1: k1, k3
 
-  std::vector<std::int16_t> three =
+  kernels::PairWeights three =
       weights({{(0 * 4 + 0) * 4 + 1, 1}, {(1 * 4 + 2) * 4 + 2, 2}, {(1 * 4 + 3) * 4 + 0, 3}});
   EXPECT_EQ(kernels::drop_zero_pairs(three, 2, 4, 2),
             (std::vector<std::int32_t>{0, 1, 4, 5, 6, 7}));
-  EXPECT_EQ(three, (std::vector<std::int16_t>{0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // tap 0
-                                              0, 0, 0, 0, 0, 0, 2, 0, 3, 0, 0, 0}));  // tap 1
+  EXPECT_EQ(three, (kernels::PairWeights{0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // tap 0
+                                         0, 0, 0, 0, 0, 0, 2, 0, 3, 0, 0, 0}));  // tap 1
 
-  std::vector<std::int16_t> all = weights({{1, 1}, {4 + 1, 1}, {8 + 1, 1}, {16 + 12 + 1, 1}});
-  const std::vector<std::int16_t> all_before = all;
+  kernels::PairWeights all = weights({{1, 1}, {4 + 1, 1}, {8 + 1, 1}, {16 + 12 + 1, 1}});
+  const kernels::PairWeights all_before = all;
   EXPECT_TRUE(kernels::drop_zero_pairs(all, 2, 4, 2).empty());
   EXPECT_EQ(all, all_before);
 
-  std::vector<std::int16_t> none = weights({});
+  kernels::PairWeights none = weights({});
   EXPECT_TRUE(kernels::drop_zero_pairs(none, 2, 4, 2).empty());
   EXPECT_EQ(none.size(), 32u);
 }
