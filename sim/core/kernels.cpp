@@ -417,12 +417,14 @@ TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
     const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
     const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
     std::uint8_t* acc, const std::int64_t* slot_offsets) {
-  // Output channels in chunks of 16 (two vectors; 5 pixels x 2 accumulators + 2 weight vectors
-  // + the broadcast + one product of the 16 registers), the last chunk 1-16 channels in one or
-  // two vectors (6 pixels at a time with one). Measured on the EPYC host (Zen, AVX2) over
-  // 3 x 3 and 1 x 1 convs of 48-256 channels: 5 x 2 at 56-70 G multiply-accumulates/s, 6 x 2
-  // and 4 x 2 within 10% of it, 3 x 3 and 3 x 4 slower, 4 x 3 (17 registers: it spills) 40-50;
-  // the portable loop 8.5-10.
+  // Output channels in chunks of 16 (two vectors; 6 pixels x 2 accumulators + 2 weight vectors
+  // + the broadcast: 15 of the 16 registers), the last chunk 1-16 channels in one or two
+  // vectors (6 pixels at a time with one). Measured on the EPYC host (Zen 3, AVX2) over 3 x 3
+  // and 1 x 1 convs of 48-256 channels (session 17): 5 x 2 at 56-70 G multiply-accumulates/s,
+  // 6 x 2 and 4 x 2 within 10% of it, 3 x 3 and 3 x 4 slower, 4 x 3 (17 registers: it spills)
+  // 40-50; the portable loop 8.5-10. Session 18, with the leftover pixels in one block: 6 x 2
+  // 3-4% above 5 x 2 on a 3 x 3 128 -> 128 conv (more weights re-read per block lose to 2 x 4,
+  // 3 x 4, 2 x 6: 35-48), and the ResNet-50 programs simulate in 0.95x the time of 5 x 2's.
   for (std::int64_t o = 0; o < out_channels; o += 16) {
     const std::int64_t left = std::min<std::int64_t>(16, out_channels - o);
     const std::int64_t vectors = (left + 7) / 8;
@@ -434,7 +436,7 @@ TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
       conv_chunk_avx2<6, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
                             out_channels, init, bo, ao, slot_offsets, tail);
     } else {
-      conv_chunk_avx2<5, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
+      conv_chunk_avx2<6, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
                             out_channels, init, bo, ao, slot_offsets, tail);
     }
   }

@@ -80,7 +80,7 @@ enum class AccInit { kZero, kBias, kSelf };
 /// Slots must not overlap the image, the weights or the bias, nor each other. On CPUs with
 /// AVX-512 VNNI: up to 6 pixels x 64 output channels of accumulators in registers, one
 /// `vpdpwssd` (32 multiply-accumulates) per pixel, weight vector and channel pair; on CPUs with
-/// AVX2 and not VNNI (conv_dense_avx2): 5 pixels x 16 output channels, one `vpmaddwd` +
+/// AVX2 and not VNNI (conv_dense_avx2): 6 pixels x 16 output channels, one `vpmaddwd` +
 /// `vpaddd` (16 multiply-accumulates) per pixel, weight vector and channel pair.
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
