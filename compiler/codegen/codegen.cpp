@@ -232,6 +232,10 @@ class Lowering {
   /// region is the network output's), counted in the program's written activation bytes.
   isa::Store store_of(int tensor, const Box& box, const TileView& view);
   void write_bytes(int64_t offset, int64_t value, int bytes);
+  /// Writes weights (o0 + c, i, y, x) for c < count, each weight_bytes_ little-endian, from `at`:
+  /// one row r of a weight block.
+  void write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
+                        int64_t y, int64_t x);
 
   const ir::Graph& graph_;
   const sched::Net& net_;
@@ -273,6 +277,26 @@ Result<std::string> Lowering::int_tensor(const std::string& name) const {
   if (graph_.has_tensor(name + ".q") && graph_.tensor(name + ".q").dtype != ir::DType::f32)
     return name + ".q";
   return fail("tensor '" + name + "' has no integer form in the quantized graph");
+}
+
+void Lowering::write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
+                                int64_t y, int64_t x) {
+  if (m.s2d.channels > 0 || m.gemm || (weight_bytes_ != 1 && weight_bytes_ != 2)) {
+    for (int64_t c = 0; c < count; ++c)
+      write_bytes(at + c * weight_bytes_, m.weight(o0 + c, i, y, x),
+                  static_cast<int>(weight_bytes_));
+    return;
+  }
+  // A plain conv's [co][ci][kh][kw] values: output channel o0 + c lies `stride` values after o0
+  // (MatrixOp::weight, without its per-value branches: 25 M weights for ResNet-50).
+  const int64_t stride = m.ci * m.kh * m.kw;
+  const std::int32_t* src = m.weights->int_values.data() + ((o0 * m.ci + i) * m.kh + y) * m.kw + x;
+  std::uint8_t* dst = out_.dram.data() + at;
+  for (int64_t c = 0; c < count; ++c, src += stride, dst += weight_bytes_) {
+    const auto value = static_cast<std::uint32_t>(*src);
+    dst[0] = static_cast<std::uint8_t>(value & 0xff);
+    if (weight_bytes_ == 2) dst[1] = static_cast<std::uint8_t>((value >> 8) & 0xff);
+  }
 }
 
 void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
@@ -558,10 +582,8 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
               const int64_t rn = std::min(rows_, m.ci - ib * rows_);
               for (int64_t y = 0; y < m.kh; ++y)
                 for (int64_t x = 0; x < m.kw; ++x)
-                  for (int64_t r = 0; r < rn; ++r)
-                    for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                      write_bytes(at, m.weight(c0 + c, ib * rows_ + r, y, x),
-                                  static_cast<int>(weight_bytes_));
+                  for (int64_t r = 0; r < rn; ++r, at += cn * weight_bytes_)
+                    write_weight_row(at, m, c0, cn, ib * rows_ + r, y, x);
             }
           }
         }
