@@ -281,22 +281,18 @@ Result<std::string> Lowering::int_tensor(const std::string& name) const {
 
 void Lowering::write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
                                 int64_t y, int64_t x) {
-  if (m.s2d.channels > 0 || m.gemm || (weight_bytes_ != 1 && weight_bytes_ != 2)) {
+  const int bytes = static_cast<int>(weight_bytes_);
+  if (m.s2d.channels > 0 || m.gemm) {
     for (int64_t c = 0; c < count; ++c)
-      write_bytes(at + c * weight_bytes_, m.weight(o0 + c, i, y, x),
-                  static_cast<int>(weight_bytes_));
+      write_bytes(at + c * weight_bytes_, m.weight(o0 + c, i, y, x), bytes);
     return;
   }
   // A plain conv's [co][ci][kh][kw] values: output channel o0 + c lies `stride` values after o0
   // (MatrixOp::weight, without its per-value branches: 25 M weights for ResNet-50).
   const int64_t stride = m.ci * m.kh * m.kw;
   const std::int32_t* src = m.weights->int_values.data() + ((o0 * m.ci + i) * m.kh + y) * m.kw + x;
-  std::uint8_t* dst = out_.dram.data() + at;
-  for (int64_t c = 0; c < count; ++c, src += stride, dst += weight_bytes_) {
-    const auto value = static_cast<std::uint32_t>(*src);
-    dst[0] = static_cast<std::uint8_t>(value & 0xff);
-    if (weight_bytes_ == 2) dst[1] = static_cast<std::uint8_t>((value >> 8) & 0xff);
-  }
+  for (int64_t c = 0; c < count; ++c, src += stride)
+    write_bytes(at + c * weight_bytes_, *src, bytes);
 }
 
 void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {

@@ -261,16 +261,15 @@ TESSEL_SIM_AVX2_TARGET inline __m256i maskload32(const void* at, __m256i lanes) 
   return _mm256_maskload_epi32(static_cast<const int*>(at), lanes);
 }
 
-/// One accumulator vector's 8 int32 lanes at `at` (any alignment): all of them, or with
-/// kMasked the lanes `lanes` selects (the others 0 and not read).
-template <bool kMasked>
-TESSEL_SIM_AVX2_TARGET inline __m256i load_lanes(const void* at, __m256i lanes) {
-  if constexpr (kMasked) return maskload32(at, lanes);
-  return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+/// One vector's 8 int32 lanes at `at` (any alignment): with `masked` only the lanes `lanes`
+/// selects (vpmaskmovd; the others 0 and not read or written), else all of them. `masked` is a
+/// constant wherever conv_block_avx2 calls these (its vector loops are unrolled).
+TESSEL_SIM_AVX2_TARGET inline __m256i load_lanes(const void* at, __m256i lanes, bool masked) {
+  return masked ? maskload32(at, lanes) : _mm256_loadu_si256(static_cast<const __m256i*>(at));
 }
-template <bool kMasked>
-TESSEL_SIM_AVX2_TARGET inline void store_lanes(void* at, __m256i lanes, __m256i value) {
-  if constexpr (kMasked) {
+TESSEL_SIM_AVX2_TARGET inline void store_lanes(void* at, __m256i lanes, bool masked,
+                                               __m256i value) {
+  if (masked) {
     _mm256_maskstore_epi32(static_cast<int*>(at), lanes, value);
   } else {
     _mm256_storeu_si256(static_cast<__m256i*>(at), value);
@@ -298,15 +297,12 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
   __m256i acc[kPixels][kVectors];
 #pragma GCC unroll 8
   for (int v = 0; v < kVectors; ++v) {
-    const bool m = masked(v);
-    const __m256i start = init != AccInit::kBias ? _mm256_setzero_si256()
-                          : m                    ? load_lanes<true>(bias + 32 * v, lanes[v])
-                                                 : load_lanes<false>(bias + 32 * v, lanes[v]);
+    const __m256i start = init == AccInit::kBias ? load_lanes(bias + 32 * v, lanes[v], masked(v))
+                                                 : _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int p = 0; p < kPixels; ++p)
-      acc[p][v] = init != AccInit::kSelf ? start
-                  : m                    ? load_lanes<true>(slots[p] + 32 * v, lanes[v])
-                                         : load_lanes<false>(slots[p] + 32 * v, lanes[v]);
+      acc[p][v] =
+          init == AccInit::kSelf ? load_lanes(slots[p] + 32 * v, lanes[v], masked(v)) : start;
   }
   const std::int64_t tap_weights = 2 * in_pairs * out_channels;
   for (std::int64_t t = 0; t < tap_count; ++t) {
@@ -318,9 +314,7 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
       __m256i wv[kVectors];
       const std::int16_t* wk = wt + 2 * k * out_channels;
 #pragma GCC unroll 8
-      for (int v = 0; v < kVectors; ++v)
-        wv[v] = masked(v) ? load_lanes<true>(wk + 16 * v, lanes[v])
-                          : load_lanes<false>(wk + 16 * v, lanes[v]);
+      for (int v = 0; v < kVectors; ++v) wv[v] = load_lanes(wk + 16 * v, lanes[v], masked(v));
 #pragma GCC unroll 8
       for (int p = 0; p < kPixels; ++p) {
         std::int32_t pair;
@@ -335,13 +329,8 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
 #pragma GCC unroll 8
   for (int p = 0; p < kPixels; ++p)
 #pragma GCC unroll 8
-    for (int v = 0; v < kVectors; ++v) {
-      if (masked(v)) {
-        store_lanes<true>(slots[p] + 32 * v, lanes[v], acc[p][v]);
-      } else {
-        store_lanes<false>(slots[p] + 32 * v, lanes[v], acc[p][v]);
-      }
-    }
+    for (int v = 0; v < kVectors; ++v)
+      store_lanes(slots[p] + 32 * v, lanes[v], masked(v), acc[p][v]);
 }
 
 /// The last `count` (< kPixels) pixels of a chunk in one block of `count` pixels (one pixel at
