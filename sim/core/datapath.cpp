@@ -28,6 +28,7 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
     page_generation_.emplace_back(
         (static_cast<std::uint64_t>(sp.size_bytes) + kPageBytes - 1) / kPageBytes, 0);
   }
+  loaded_.resize(scratchpads_.size());
 }
 
 Datapath::~Datapath() = default;
@@ -39,6 +40,7 @@ void Datapath::execute(const isa::Instruction& instruction) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
           execute_load(x);
+          note_loaded(x);
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           execute_store(x);
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
@@ -66,6 +68,62 @@ void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t
   ++write_generation_;
   for (std::uint64_t page = begin / kPageBytes; page <= last; ++page)
     pages[page] = write_generation_;
+  // Cut the loaded runs down to the bytes outside [begin, end).
+  std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
+  auto it = runs.lower_bound(begin);
+  if (it != runs.begin() && std::prev(it)->second.end > begin) --it;
+  while (it != runs.end() && it->first < end) {
+    const std::uint64_t run_begin = it->first;
+    const LoadedRun run = it->second;
+    it = runs.erase(it);
+    if (run_begin < begin) runs.emplace(run_begin, LoadedRun{begin, run.dram});
+    if (run.end > end) runs.emplace(end, LoadedRun{run.end, run.dram + (end - run_begin)});
+  }
+}
+
+void Datapath::note_loaded(const isa::Load& x) {
+  // One run on both sides: no padding, pixels back to back, rows back to back (or one row).
+  const std::uint64_t row = std::uint64_t{x.x_size} * x.c_size;
+  if (x.pad_top != 0 || x.pad_bottom != 0 || x.pad_left != 0 || x.pad_right != 0 ||
+      x.sram_stride_x != x.c_size || x.dram_stride_x != x.c_size || row == 0 || x.y_size == 0 ||
+      (x.y_size > 1 && (x.sram_stride_y != row || x.dram_stride_y != row)))
+    return;
+  const std::uint64_t bytes = row * x.y_size * element_bytes(x.elem);
+  std::map<std::uint64_t, LoadedRun>& runs = loaded_[x.sp];
+  std::uint64_t begin = x.sram_addr;
+  LoadedRun run{x.sram_addr + bytes, x.dram_addr};
+  // note_writes cut every run over these bytes: join a run that ends where this one starts,
+  // or starts where it ends, with DRAM bytes contiguous too.
+  auto next = runs.lower_bound(begin);
+  if (next != runs.begin()) {
+    const auto before = std::prev(next);
+    if (before->second.end == begin && before->second.dram + (begin - before->first) == run.dram) {
+      begin = before->first;
+      run.dram = before->second.dram;
+      runs.erase(before);
+    }
+  }
+  if (next != runs.end() && next->first == run.end &&
+      next->second.dram == run.dram + (run.end - begin)) {
+    run.end = next->second.end;
+    runs.erase(next);
+  }
+  runs.emplace(begin, run);
+}
+
+std::optional<std::uint64_t> Datapath::loaded_from(std::uint32_t sp, std::uint64_t begin,
+                                                   std::uint64_t end) const {
+  if (begin >= end || sp >= loaded_.size()) return std::nullopt;
+  const std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
+  auto it = runs.upper_bound(begin);
+  if (it == runs.begin()) return std::nullopt;
+  --it;
+  if (it->second.end < end) return std::nullopt;
+  const std::uint64_t dram = it->second.dram + (begin - it->first);
+  for (std::uint64_t page = dram / kPageBytes;
+       page < dram_stored_.size() && page <= (dram + (end - begin) - 1) / kPageBytes; ++page)
+    if (dram_stored_[page]) return std::nullopt;
+  return dram;
 }
 
 bool Datapath::written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_t end,
@@ -112,8 +170,18 @@ void Datapath::note_writes(const isa::Instruction& instruction) {
           mark_written(x.dst_sp, x.dst_addr,
                        box_end(x.dst_addr, x.out_h, x.dst_stride_y, x.out_w, x.dst_stride_x,
                                x.c_size, element_bytes(x.elem)));
+        } else if constexpr (std::is_same_v<T, isa::Store>) {
+          if (x.y_size == 0 || x.x_size == 0 || x.c_size == 0) return;
+          const std::uint64_t end = box_end(x.dram_addr, x.y_size, x.dram_stride_y, x.x_size,
+                                            x.dram_stride_x, x.c_size, element_bytes(x.elem));
+          {
+            const std::uint64_t last = (end - 1) / kPageBytes;
+            if (dram_stored_.size() <= last) dram_stored_.resize(last + 1, false);
+            for (std::uint64_t page = x.dram_addr / kPageBytes; page <= last; ++page)
+              dram_stored_[page] = true;
+          }
         }
-        // store, vcfg, nop, finish: no scratchpad write.
+        // vcfg, nop, finish: no write.
       },
       instruction);
 }
@@ -292,31 +360,48 @@ void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
     return wb == 2 ? static_cast<std::int16_t>(read_element(row + 2 * c, 2))
                    : static_cast<std::int16_t>(static_cast<std::int8_t>(row[c]));
   };
-  std::int64_t n = 0;
-  for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb)
-    for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
-      for (std::int64_t tap = 0; tap < taps; ++tap) {
-        std::int64_t r = 0;
-        for (; rows % 2 == 0 && r < rows; r += 2) {
+  // Raw row (ocb, icb, tap, r): its `cols` elements.
+  const auto raw_row = [&](std::int64_t ocb, std::int64_t icb, std::int64_t tap, std::int64_t r) {
+    return weights +
+           static_cast<std::uint64_t>(((ocb * x.ic_blocks + icb) * taps + tap) * rows + r) *
+               static_cast<std::uint64_t>(row_elements) * wb;
+  };
+  // In the packed layout's order (output blocks innermost: each pair row written front to
+  // back, where the raw order scatters 64-byte pieces over the whole tap).
+  for (std::int64_t tap = 0; tap < taps; ++tap)
+    for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb) {
+      std::int64_t r = 0;
+      for (; rows % 2 == 0 && r < rows; r += 2)
+        for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb) {
           std::int16_t* __restrict dst =
               packed.data() + tap * tap_weights +
               kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-          const std::uint8_t* first = weights + static_cast<std::uint64_t>(n) * wb;
+          const std::uint8_t* first = raw_row(ocb, icb, tap, r);
           const std::uint8_t* second = first + static_cast<std::uint64_t>(row_elements) * wb;
-          n += 2 * row_elements;
+          if (wb == 2 && std::endian::native == std::endian::little) {
+            // The same values, as loads the vectoriser interleaves (punpcklwd / punpckhwd).
+            for (std::int64_t c = 0; c < cols; ++c) {
+              std::int16_t u, v;
+              std::memcpy(&u, first + 2 * c, 2);
+              std::memcpy(&v, second + 2 * c, 2);
+              dst[2 * c] = u;
+              dst[2 * c + 1] = v;
+            }
+            continue;
+          }
           for (std::int64_t c = 0; c < cols; ++c) {
             dst[2 * c] = element(first, c);
             dst[2 * c + 1] = element(second, c);
           }
         }
-        for (; r < rows; ++r) {
+      for (; r < rows; ++r)
+        for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb) {
           std::int16_t* dst = packed.data() + tap * tap_weights +
                               kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-          const std::uint8_t* src = weights + static_cast<std::uint64_t>(n) * wb;
-          n += row_elements;
+          const std::uint8_t* src = raw_row(ocb, icb, tap, r);
           for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = element(src, c);
         }
-      }
+    }
 }
 
 const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
@@ -331,6 +416,7 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
           matrix_rows_, matrix_cols_, weight_bytes_};
       kernels::amx::pack_weights_raw(weights, layout, entry.amx);
     } else if (!amx && entry.packed.empty()) {
+      ++weight_packings_;
       pack_dense_weights(x, in_channels, out_channels, weights, entry.packed);
       entry.pair_channels =
           kernels::drop_zero_pairs(entry.packed, std::int64_t{x.kh} * x.kw,
@@ -341,15 +427,25 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   const std::array<std::int64_t, 5> key = {std::int64_t{x.kh} * x.kw, in_channels, out_channels,
                                            matrix_rows_, weight_bytes_};
   ++weight_uses_;
+  // A copy of DRAM bytes no store wrote (the weights, loaded for this use) takes the entry
+  // packed from any copy of the same DRAM bytes, at any scratchpad address: they are equal.
+  const std::optional<std::uint64_t> source = loaded_from(x.w_sp, x.w_addr, x.w_addr + raw_bytes);
   PackedWeights* entry = nullptr;
-  for (auto& candidate : weight_cache_)
-    if (candidate.sp == x.w_sp && candidate.addr == x.w_addr && candidate.key == key)
+  for (auto& candidate : weight_cache_) {
+    if (candidate.key != key || candidate.raw_bytes != raw_bytes) continue;
+    if (source && candidate.source == source) {
       entry = &candidate;
-  // Valid while no page of the weights was written since the entry was made; after a write
-  // (mostly a reload of the same weights) still valid when the bytes are the ones packed.
-  if (entry && entry->raw_bytes == raw_bytes &&
-      (!written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation) ||
-       std::memcmp(entry->raw.data(), weights, raw_bytes) == 0)) {
+      break;
+    }
+    if (candidate.sp == x.w_sp && candidate.addr == x.w_addr) entry = &candidate;
+  }
+  // Else valid while no page of the weights was written since the entry was made; after a
+  // write, still valid when the bytes are the ones packed (kept only for bytes with no source).
+  if (entry && ((source && entry->source == source) ||
+                !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation) ||
+                (entry->has_raw && std::memcmp(entry->raw.data(), weights, raw_bytes) == 0))) {
+    entry->sp = x.w_sp;
+    entry->addr = x.w_addr;
     entry->generation = write_generation_;
     entry->last_use = weight_uses_;
     return packing(*entry);
@@ -367,7 +463,9 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   entry->addr = x.w_addr;
   entry->key = key;
   entry->raw_bytes = raw_bytes;
-  entry->raw.assign(weights, weights + raw_bytes);
+  entry->source = source;
+  entry->has_raw = !source;
+  if (entry->has_raw) entry->raw.assign(weights, weights + raw_bytes);
   entry->generation = write_generation_;
   entry->packed.clear();  // stale; repacked (in their allocations) on the next use
   entry->amx.tiles.clear();

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +38,8 @@ class Datapath {
   /// docs/isa.md instead of the vectorised loops (tests compare the two).
   /// `threads` = 2 runs large dense convs' pixels half on a helper thread (the results are
   /// the same: each output pixel is computed by one thread, in the same arithmetic).
+  /// `dram` changes only through store instructions once execute() has run (the weight cache
+  /// trusts loaded copies of DRAM bytes no store wrote).
   Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels = false,
            int threads = 1);
   ~Datapath();
@@ -50,6 +54,8 @@ class Datapath {
     mark_written(static_cast<std::uint32_t>(id), 0, scratchpads_[id].size());
     return scratchpads_[id];
   }
+  /// How many times a dense conv's weights were packed (a weight cache miss; tests).
+  std::uint64_t weight_packings() const { return weight_packings_; }
   /// Hands the scratchpad contents over (the Datapath is not used afterwards).
   std::vector<std::vector<std::uint8_t>> take_scratchpads() { return std::move(scratchpads_); }
   const VectorRegisters& registers() const { return registers_; }
@@ -71,8 +77,18 @@ class Datapath {
   const PackedWeights& dense_weights(const isa::Conv& x, std::int64_t in_channels,
                                      std::int64_t out_channels, const std::uint8_t* weights,
                                      std::size_t raw_bytes, bool amx);
-  /// Marks the scratchpad bytes `instruction` writes (its output box's byte range) as written.
+  /// Marks the scratchpad bytes `instruction` writes (its output box's byte range) as written,
+  /// and a store's DRAM bytes as stored to.
   void note_writes(const isa::Instruction& instruction);
+  /// After a load: records its scratchpad bytes as a copy of its DRAM bytes when both are one
+  /// run without padding (loaded_).
+  void note_loaded(const isa::Load& x);
+  /// The DRAM address that [begin, end) of scratchpad `sp` is an unchanged copy of, when one
+  /// load run (or adjacent runs of contiguous DRAM) put them there, nothing wrote them since
+  /// and no store has ever written those DRAM bytes: then they equal the DRAM image's
+  /// bytes as the program started. Else none.
+  std::optional<std::uint64_t> loaded_from(std::uint32_t sp, std::uint64_t begin,
+                                           std::uint64_t end) const;
   /// [begin, end) of scratchpad `sp` may have changed: its pages take a new write generation.
   void mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end);
   /// Whether a page holding any of [begin, end) of `sp` was written after generation `since`.
@@ -121,8 +137,12 @@ class Datapath {
     std::uint64_t addr = 0;
     std::array<std::int64_t, 5> key{};
     std::uint64_t raw_bytes = 0;
-    std::uint64_t generation = 0;   // write_generation_ when last found valid
-    std::vector<std::uint8_t> raw;  // the bytes packed (compared only after a write)
+    std::uint64_t generation = 0;  // write_generation_ when last found valid
+    /// The DRAM address the packed bytes were loaded from (loaded_from), if they were: then
+    /// any scratchpad copy of those DRAM bytes uses the entry, and `raw` is not kept.
+    std::optional<std::uint64_t> source;
+    bool has_raw = false;
+    std::vector<std::uint8_t> raw;  // with has_raw: the bytes packed (compared after a write)
     kernels::PairWeights packed;    // empty: not (yet) packed
     /// With `packed`: the input channels of the pairs it keeps (kernels::drop_zero_pairs;
     /// empty: every pair).
@@ -135,11 +155,21 @@ class Datapath {
   static constexpr std::size_t kWeightCacheEntries = 32;
   std::vector<PackedWeights> weight_cache_;
   std::uint64_t weight_uses_ = 0;
+  std::uint64_t weight_packings_ = 0;
   /// Write generations of kPageBytes pages, per scratchpad: a cache entry is valid while no
   /// page of its raw weights has a later generation than the entry's (no bytes are compared).
   static constexpr std::uint64_t kPageBytes = 4096;
   std::vector<std::vector<std::uint64_t>> page_generation_;
   std::uint64_t write_generation_ = 0;
+  /// Per scratchpad, by first byte: runs [begin, end) that hold DRAM bytes [dram, dram + end -
+  /// begin) as loads copied them, with no write since (mark_written cuts them).
+  struct LoadedRun {
+    std::uint64_t end = 0;
+    std::uint64_t dram = 0;
+  };
+  std::vector<std::map<std::uint64_t, LoadedRun>> loaded_;
+  /// Per kPageBytes page of DRAM: whether a store wrote any of its bytes.
+  std::vector<bool> dram_stored_;
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

@@ -27,7 +27,10 @@ bool avx512_kernels_enabled();
 
 /// std::allocator whose value-initialisation (resize, the vector(n) constructor) leaves the
 /// elements uninitialised: for buffers written in full before they are read, where the zero
-/// fill would be one more pass over memory (packed weights: tens of MB a ResNet-50 run).
+/// fill would be one more pass over memory (packed weights: tens of MB a ResNet-50 run). Its
+/// blocks are 64-byte aligned: malloc's large blocks start 16 bytes into a page, where each
+/// 64-byte row of 16 packed output channels spans two cache lines and its second 32-byte
+/// vector splits across them (the ResNet-50 programs simulate in 0.95x the time aligned).
 template <class T>
 struct UninitAllocator : std::allocator<T> {
   template <class U>
@@ -37,6 +40,11 @@ struct UninitAllocator : std::allocator<T> {
   UninitAllocator() = default;
   template <class U>
   explicit UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlign}));
+  }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{kAlign}); }
+  static constexpr std::size_t kAlign = 64;
   template <class U>
   void construct(U* at) noexcept {
     ::new (static_cast<void*>(at)) U;

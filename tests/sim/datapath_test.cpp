@@ -538,6 +538,81 @@ TEST(SimDatapath, weight_cache_sees_every_kind_of_write_to_the_weights) {
   }
 }
 
+// Weights loaded from DRAM take the cache entry of any earlier load of the same DRAM bytes,
+// at any scratchpad address, without repacking; after a store writes those DRAM bytes, or an
+// instruction writes the loaded copy, or the copy comes from non-contiguous DRAM runs, the conv
+// still equals the reference loop (repacked).
+TEST(SimDatapath, weight_cache_follows_loaded_dram_bytes_and_sees_stores_to_them) {
+  const HwConfig config = matrix_config(4, 4, 8);
+  std::mt19937 rng(17);
+  isa::Conv conv;  // 1x1, 8 -> 8 channels, 2 x 3 pixels; weights 64 bytes
+  conv.kh = conv.kw = 1;
+  conv.ic_blocks = conv.oc_blocks = 2;
+  conv.out_h = 2;
+  conv.out_w = 3;
+  conv.in_stride_x = 8;
+  conv.in_stride_y = 24;
+  conv.acc_addr = 0x4000;
+  conv.acc_stride_x = 8;
+  conv.acc_stride_y = 24;
+  // Loads of DRAM [dram, dram + bytes) to scratchpad `sram`, one row or two rows of half.
+  const auto load = [](std::uint64_t dram, std::uint32_t sram, std::uint32_t bytes, bool rows) {
+    isa::Load x;
+    x.kind = isa::Traffic::kWeights;
+    x.dram_addr = dram;
+    x.sram_addr = sram;
+    x.y_size = rows ? 2 : 1;
+    x.c_size = rows ? bytes / 2 : bytes;
+    x.dram_stride_x = x.sram_stride_x = x.c_size;
+    x.dram_stride_y = x.sram_stride_y = x.c_size;
+    return x;
+  };
+  std::vector<std::uint8_t> dram(512);
+  for (auto& b : dram) b = static_cast<std::uint8_t>(rng() >> 24);
+  Datapath fast(config, dram), reference(config, dram, true);
+  {
+    auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
+    for (std::size_t i = 0; i < fast_sp.size(); ++i)
+      fast_sp[i] = reference_sp[i] = static_cast<std::uint8_t>(rng() >> 24);
+  }
+  std::uint64_t packings = 0;
+  // Runs `steps` on both datapaths, then the conv with weights at `w_addr`; expects the fast
+  // one to pack `packs` more times.
+  const auto run = [&](const std::vector<isa::Instruction>& steps, std::uint32_t w_addr,
+                       std::uint64_t packs, const char* what) {
+    for (const auto& step : steps) {
+      fast.execute(step);
+      reference.execute(step);
+    }
+    isa::Conv at = conv;
+    at.w_addr = w_addr;
+    fast.execute(at);
+    reference.execute(at);
+    packings += packs;
+    EXPECT_EQ(fast.weight_packings(), packings) << what;
+    const auto fast_sp = fast.scratchpad(0), reference_sp = reference.scratchpad(0);
+    ASSERT_TRUE(std::equal(fast_sp.begin(), fast_sp.end(), reference_sp.begin())) << what;
+  };
+  run({load(0, 0x2000, 64, false)}, 0x2000, 1, "first load");
+  run({load(0, 0x2800, 64, true)}, 0x2800, 0, "the same DRAM bytes elsewhere, in two rows");
+  run({load(0, 0x2000, 32, false), load(32, 0x2020, 32, false)}, 0x2000, 0,
+      "the same DRAM bytes in two loads");
+  // Bytes 0-31 and 96-127 of DRAM: the first half is the cached entry's, the whole is not.
+  run({load(0, 0x2000, 32, false), load(96, 0x2020, 32, false)}, 0x2000, 1,
+      "two loads from apart DRAM runs");
+  isa::Copy copy;  // one weight byte of the 0x2800 copy overwritten
+  copy.src_addr = 0x3100;
+  copy.dst_addr = 0x2800 + 37;
+  run({load(0, 0x2800, 64, false), copy}, 0x2800, 1, "a loaded copy written after the load");
+  isa::Store store;  // 64 other bytes over the weights' DRAM bytes 16-79
+  store.sram_addr = 0x3000;
+  store.dram_addr = 16;
+  store.c_size = 64;
+  store.dram_stride_x = store.sram_stride_x = 64;
+  run({store, load(0, 0x2000, 64, false)}, 0x2000, 1, "after a store to the weights' DRAM");
+  run({load(0, 0x2800, 64, false)}, 0x2800, 1, "the stored DRAM bytes, reloaded elsewhere");
+}
+
 // Load (padding included) and store equal a transcription of docs/isa.md's loops, element by
 // element, over random boxes: pixels back to back (one copy or fill per row) and strided,
 // int8 and int16, pad values whose bytes differ (0x1234, -5) or agree (0, -1).
