@@ -34,7 +34,7 @@ struct SimArgs {
   std::uint64_t trace_max_events = 1'000'000;
   bool timing_only = false;
   bool timings = false;  ///< print host_seconds per phase
-  int threads = 1;       ///< host threads (SimOptions::threads)
+  int threads = 2;       ///< host threads (SimOptions::threads)
   std::string input;     ///< compile folders: a float32 .npy network input
   std::string out;       ///< compile folders: where output.npy and report.json go
 };
@@ -398,9 +398,8 @@ int run(const SimArgs& args) {
     clock.lap("write");
     j["host_seconds"] = clock.json();
     j["host_cpu_seconds"] = clock.cpu_json();
-    // Host threads of `simulate`: this one, or with --threads 2 in full mode also the
-    // datapath's helper.
-    j["host_threads"] = args.threads >= 2 && !args.timing_only ? 2 : 1;
+    // Host threads of `simulate` (SimOptions::threads; a timing-only run has one).
+    j["host_threads"] = args.timing_only ? 1 : args.threads;
     if (compile.contains("host")) {
       // The boundary's bytes: what the host reads from DRAM after the program.
       const nlohmann::json& host = compile.at("host");
@@ -435,10 +434,12 @@ cli::Runner setup(CLI::App& command) {
   command.add_flag("--timings", args->timings,
                    "Print the host wall seconds of each phase (load, input, simulate, write); a "
                    "compile folder's report.json has them as host_seconds");
-  command.add_option("--threads", args->threads,
-                     "Host threads: 1 (default) or 2 (in full mode a second thread shares large "
-                     "convs, loads, stores and vector ops); same results; 2 pays only with a "
-                     "core to spare");
+  command
+      .add_option("--threads", args->threads,
+                  "Host threads in full mode: 1, 2 (default: the datapath on a thread of its "
+                  "own, beside the timing model) or 3 (and a helper that shares large convs, "
+                  "loads, stores and vector ops with it); the same results")
+      ->check(CLI::Range(1, 3));
   command.add_option("--trace", args->trace, "Write a Chrome trace-event JSON timeline");
   command.add_option("--trace-max-events", args->trace_max_events,
                      "Instruction slices recorded in the trace before it stops (default 1000000)");

@@ -27,11 +27,12 @@ struct SimOptions {
   std::uint64_t trace_max_events = 1'000'000;
   /// Keep every executed instruction's dispatch/start/finish cycles in the report (tests).
   bool record_instruction_cycles = false;
-  /// Host threads: 1 runs everything on the calling thread; 2 adds (full mode) a second
-  /// datapath thread that shares large instructions (dense convs' output pixels; loads, stores,
-  /// requants, adds, pools and copies of >= 4096 elements whose outputs lie apart from their
-  /// operands) chunk by chunk (SplitRunner). The same results either way; 2 pays only with a
-  /// core to spare (the idle helper spins up to 2 ms between jobs).
+  /// Host threads (full mode): 1 runs everything on the calling thread; 2 runs the datapath
+  /// on a thread of its own, behind the timing model (DatapathWorker: the instructions in the
+  /// order they finish, as one thread runs them); 3 adds a helper to that thread that shares
+  /// large instructions (dense convs' output pixels; loads, stores, requants, adds, pools and
+  /// copies of >= 4096 elements whose outputs lie apart from their operands) chunk by chunk
+  /// (SplitRunner; it pays only with a core to spare). The same results in every case.
   int threads = 1;
   /// How many cycles the accelerator may run ahead of the SystemC kernel's time before it
   /// returns to the kernel (temporal decoupling; sim/core/accelerator.hpp). Any value >= 1

@@ -55,7 +55,9 @@ def main():
     p.add_argument("--skip-compile", action="store_true")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--ort-runs", type=int, default=10)
-    p.add_argument("--sim-threads", type=int, default=1, help="tessel sim --threads (1 or 2)")
+    p.add_argument("--sim-threads", type=int, default=2, help="tessel sim --threads (1-3)")
+    p.add_argument("--before-threads", type=int,
+                   help="the --before binary's --threads (default: --sim-threads)")
     p.add_argument("--compile-flags", default="",
                    help="more tessel compile flags, space-separated (e.g. --no-2d-tiles)")
     args = p.parse_args()
@@ -85,7 +87,9 @@ def main():
             for mode, extra in modes:
                 out = args.work / f"{label}-{mode}"
                 wall, cpu = run_timed([binary, "sim", str(compiled), *extra, "--out", str(out),
-                                       "--timings", "--threads", str(args.sim_threads)],
+                                       "--timings", "--threads",
+                                       str(args.before_threads if label == "before" and
+                                           args.before_threads else args.sim_threads)],
                                       args.work / f"{label}-{mode}.log")
                 report = json.loads((out / "report.json").read_text())
                 simulate = report.get("host_seconds", {}).get("simulate")

@@ -7,8 +7,9 @@
 # Environment: BEFORE=/path/to/tessel adds rows for a second binary's `tessel sim` on the same
 # compiled program (before/after in one run); SKIP_COMPILE=1 reuses an existing compile folder;
 # REPEATS=N runs each `tessel sim` N times (default 3; the table shows the median, and the
-# fastest); ORT_RUNS=N timed onnxruntime runs (default 10); SIM_THREADS=2 runs every `tessel sim`
-# (both binaries) with --threads 2; COMPILE_FLAGS="--no-2d-tiles" adds flags to `tessel compile`
+# fastest); ORT_RUNS=N timed onnxruntime runs (default 10); SIM_THREADS=N runs every `tessel sim`
+# with --threads N (default 2, `tessel sim`'s default), BEFORE_THREADS=N the BEFORE binary's
+# (default SIM_THREADS); COMPILE_FLAGS="--no-2d-tiles" adds flags to `tessel compile`
 # (a program of its own folder). What each figure is: README.md.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,4 +29,5 @@ exec /usr/bin/python3 "$root/bench/e2e/speed.py" --tessel "$tessel" --hw "$hw" -
   --objective "$objective" \
   --work "$work" --model "$root/.cache/models/resnet50.onnx" --ort "$root/bench/e2e/ort_time.js" \
   ${BEFORE:+--before "$BEFORE"} ${SKIP_COMPILE:+--skip-compile} --repeats "${REPEATS:-3}" \
-  --ort-runs "${ORT_RUNS:-10}" --sim-threads "${SIM_THREADS:-1}" --compile-flags="${COMPILE_FLAGS:-}"
+  --ort-runs "${ORT_RUNS:-10}" --sim-threads "${SIM_THREADS:-2}" \
+  ${BEFORE_THREADS:+--before-threads "$BEFORE_THREADS"} --compile-flags="${COMPILE_FLAGS:-}"

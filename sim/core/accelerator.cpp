@@ -51,9 +51,13 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, RunContext& contex
   const auto token_depth = static_cast<std::uint64_t>(context.config.queues.token_fifo_depth);
   const char* names[] = {"load->compute", "compute->load", "compute->store", "store->compute"};
   for (std::size_t f = 0; f < 4; ++f) fifos_[f] = TokenFifo{names[f], token_depth, 0, 0};
-  if (!context.options.timing_only)
-    datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes, false,
-                                           context.options.threads);
+  // threads 2: the datapath on a thread of its own; 3: that thread with a split helper.
+  if (!context.options.timing_only && context.options.threads >= 2) {
+    worker_ = std::make_unique<DatapathWorker>(context.config, context.dram_bytes,
+                                               context.options.threads >= 3 ? 2 : 1);
+  } else if (!context.options.timing_only) {
+    datapath_ = std::make_unique<Datapath>(context.config, context.dram_bytes);
+  }
   if (context.trace)
     for (std::size_t e = 0; e < kEngineCount; ++e)
       context.trace->name_track(static_cast<int>(e), engine_name(e));
@@ -154,6 +158,7 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   const QueuedInstruction& entry = *running.entry;
   const DecodedInstruction& decoded = entry.decoded;
   if (datapath_) datapath_->execute(decoded.instruction);
+  if (worker_) worker_->execute(decoded.instruction);
 
   if (decoded.push_prev) push_fifo(engine.id, true)->visible += 1;
   if (decoded.push_next) push_fifo(engine.id, false)->visible += 1;
@@ -431,6 +436,7 @@ void Accelerator::finalize() {
     report.engines[engine->id] = engine->stats;
   }
   if (datapath_) context_.final_scratchpads = datapath_->take_scratchpads();
+  if (worker_) context_.final_scratchpads = worker_->take_scratchpads();
   if (fetch_.blocked_on && end > fetch_.blocked_since)
     report.engines[*fetch_.blocked_on].queue_full_cycles += end - fetch_.blocked_since;
 }

@@ -16,6 +16,7 @@
 #include "isa/target.hpp"
 #include "sim/core/costs.hpp"
 #include "sim/core/datapath.hpp"
+#include "sim/core/datapath_worker.hpp"
 #include "sim/core/predecoder.hpp"
 #include "sim/core/trace_writer.hpp"
 #include "sim/dram/dram_model.hpp"
@@ -189,7 +190,8 @@ class Accelerator : public sc_core::sc_module {
   std::vector<std::unique_ptr<Engine>> engines_;
   // load->compute, compute->load, compute->store, store->compute
   TokenFifo fifos_[4];
-  std::unique_ptr<Datapath> datapath_;
+  std::unique_ptr<Datapath> datapath_;      // full mode, one thread
+  std::unique_ptr<DatapathWorker> worker_;  // full mode, threads >= 2
   bool finish_done_ = false;
   bool faulted_ = false;
   std::uint64_t max_finish_cycle_ = 0;

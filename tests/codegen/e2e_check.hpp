@@ -99,6 +99,18 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
   ASSERT_TRUE(result.ok()) << result.reason();
   const sim::SimReport& report = result.value().report;
   ASSERT_TRUE(report.ok()) << report.fault->str();
+  {
+    // The datapath on its own thread behind the timing model (--threads 2): the same bytes,
+    // scratchpads and cycles.
+    sim::SimOptions two_threads;
+    two_threads.threads = 2;
+    auto twin = sim::simulate(config, words, sim::DramImage::from_bytes(program.dram), two_threads);
+    ASSERT_TRUE(twin.ok()) << twin.reason();
+    EXPECT_EQ(twin.value().report.cycles, report.cycles);
+    EXPECT_TRUE(twin.value().dram == result.value().dram) << "DRAM differs with 2 threads";
+    EXPECT_TRUE(twin.value().scratchpads == result.value().scratchpads)
+        << "scratchpads differ with 2 threads";
+  }
 
   // Bit exact: every network output equals the golden executor's tensor (a Reshape output is
   // read from the region of the tensor it views; NCHW order flattens the same way).
