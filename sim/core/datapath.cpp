@@ -22,29 +22,29 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
       reference_kernels_(reference_kernels),
       matrix_rows_(config.matrix.rows),
       matrix_cols_(config.matrix.cols),
-      weight_bytes_(config.matrix.weight_bits / 8) {
+      weight_bytes_(config.matrix.weight_bits / 8),
+      copies_(config.scratchpads.size()) {
   for (const auto& sp : config.scratchpads) {
     scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
     page_generation_.emplace_back(
         (static_cast<std::uint64_t>(sp.size_bytes) + kPageBytes - 1) / kPageBytes, 0);
   }
-  loaded_.resize(scratchpads_.size());
 }
 
 Datapath::~Datapath() = default;
 
-void Datapath::execute(const isa::Instruction& instruction) {
+void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* prepacked) {
   note_writes(instruction);
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
           execute_load(x);
-          note_loaded(x);
+          copies_.after_load(x);
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           execute_store(x);
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
-          execute_conv(x);
+          execute_conv(x, prepacked);
         } else if constexpr (std::is_same_v<T, isa::Vcfg>) {
           registers_ = {x.mult_a, x.mult_b, static_cast<int>(x.shift), x.zp, x.lo, x.hi};
         } else if constexpr (std::is_same_v<T, isa::Requant>) {
@@ -68,6 +68,11 @@ void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t
   ++write_generation_;
   for (std::uint64_t page = begin / kPageBytes; page <= last; ++page)
     pages[page] = write_generation_;
+  copies_.written(sp, begin, end);
+}
+
+void CopyTracker::written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
+  if (begin >= end || sp >= loaded_.size()) return;
   // Cut the loaded runs down to the bytes outside [begin, end).
   std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
   auto it = runs.lower_bound(begin);
@@ -81,7 +86,23 @@ void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t
   }
 }
 
-void Datapath::note_loaded(const isa::Load& x) {
+void CopyTracker::stored(std::uint64_t begin, std::uint64_t end) {
+  if (begin >= end) return;
+  const std::uint64_t last = (end - 1) / kPageBytes;
+  if (dram_stored_.size() <= last) dram_stored_.resize(last + 1, false);
+  for (std::uint64_t page = begin / kPageBytes; page <= last; ++page) dram_stored_[page] = true;
+}
+
+void CopyTracker::before(const isa::Instruction& instruction, int matrix_cols) {
+  const WrittenBytes w = written_bytes(instruction, matrix_cols);
+  if (w.sram) {
+    written(w.sp, w.begin, w.end);
+  } else {
+    stored(w.begin, w.end);
+  }
+}
+
+void CopyTracker::after_load(const isa::Load& x) {
   // One run on both sides: no padding, pixels back to back, rows back to back (or one row).
   const std::uint64_t row = std::uint64_t{x.x_size} * x.c_size;
   if (x.pad_top != 0 || x.pad_bottom != 0 || x.pad_left != 0 || x.pad_right != 0 ||
@@ -111,8 +132,8 @@ void Datapath::note_loaded(const isa::Load& x) {
   runs.emplace(begin, run);
 }
 
-std::optional<std::uint64_t> Datapath::loaded_from(std::uint32_t sp, std::uint64_t begin,
-                                                   std::uint64_t end) const {
+std::optional<std::uint64_t> CopyTracker::source(std::uint32_t sp, std::uint64_t begin,
+                                                 std::uint64_t end) const {
   if (begin >= end || sp >= loaded_.size()) return std::nullopt;
   const std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
   auto it = runs.upper_bound(begin);
@@ -136,7 +157,7 @@ bool Datapath::written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_
   return false;
 }
 
-void Datapath::note_writes(const isa::Instruction& instruction) {
+WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols) {
   // The byte range from an output box's first element to one past its last (the box's bytes
   // and any gaps between its rows and pixels: a superset is safe, it only costs a repack).
   const auto box_end = [](std::uint64_t addr, std::uint64_t rows, std::uint64_t stride_y,
@@ -144,46 +165,54 @@ void Datapath::note_writes(const isa::Instruction& instruction) {
                           std::uint64_t bytes) {
     return addr + ((rows - 1) * stride_y + (cols - 1) * stride_x + channels) * bytes;
   };
+  WrittenBytes out;
+  const auto sram = [&](std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
+    out = {true, sp, begin, end};
+  };
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
           const std::uint64_t rows = std::uint64_t{x.pad_top} + x.y_size + x.pad_bottom;
           const std::uint64_t cols = std::uint64_t{x.pad_left} + x.x_size + x.pad_right;
-          mark_written(x.sp, x.sram_addr,
-                       box_end(x.sram_addr, rows, x.sram_stride_y, cols, x.sram_stride_x, x.c_size,
-                               element_bytes(x.elem)));
+          sram(x.sp, x.sram_addr,
+               box_end(x.sram_addr, rows, x.sram_stride_y, cols, x.sram_stride_x, x.c_size,
+                       element_bytes(x.elem)));
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
-          mark_written(
-              x.acc_sp, x.acc_addr,
-              box_end(x.acc_addr, x.out_h, x.acc_stride_y, x.out_w, x.acc_stride_x,
-                      std::uint64_t{x.oc_blocks} * static_cast<std::uint64_t>(matrix_cols_), 4));
+          sram(x.acc_sp, x.acc_addr,
+               box_end(x.acc_addr, x.out_h, x.acc_stride_y, x.out_w, x.acc_stride_x,
+                       std::uint64_t{x.oc_blocks} * static_cast<std::uint64_t>(matrix_cols), 4));
         } else if constexpr (std::is_same_v<T, isa::Requant>) {
-          mark_written(x.dst_sp, x.dst_addr,
-                       box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x,
-                               x.c_size, element_bytes(x.dst_elem)));
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
+                       element_bytes(x.dst_elem)));
         } else if constexpr (std::is_same_v<T, isa::Add> || std::is_same_v<T, isa::Copy>) {
-          mark_written(x.dst_sp, x.dst_addr,
-                       box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x,
-                               x.c_size, element_bytes(x.elem)));
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
+                       element_bytes(x.elem)));
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
-          mark_written(x.dst_sp, x.dst_addr,
-                       box_end(x.dst_addr, x.out_h, x.dst_stride_y, x.out_w, x.dst_stride_x,
-                               x.c_size, element_bytes(x.elem)));
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.out_h, x.dst_stride_y, x.out_w, x.dst_stride_x, x.c_size,
+                       element_bytes(x.elem)));
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           if (x.y_size == 0 || x.x_size == 0 || x.c_size == 0) return;
-          const std::uint64_t end = box_end(x.dram_addr, x.y_size, x.dram_stride_y, x.x_size,
-                                            x.dram_stride_x, x.c_size, element_bytes(x.elem));
-          {
-            const std::uint64_t last = (end - 1) / kPageBytes;
-            if (dram_stored_.size() <= last) dram_stored_.resize(last + 1, false);
-            for (std::uint64_t page = x.dram_addr / kPageBytes; page <= last; ++page)
-              dram_stored_[page] = true;
-          }
+          out.begin = x.dram_addr;
+          out.end = box_end(x.dram_addr, x.y_size, x.dram_stride_y, x.x_size, x.dram_stride_x,
+                            x.c_size, element_bytes(x.elem));
         }
         // vcfg, nop, finish: no write.
       },
       instruction);
+  return out;
+}
+
+void Datapath::note_writes(const isa::Instruction& instruction) {
+  const WrittenBytes w = written_bytes(instruction, matrix_cols_);
+  if (w.sram) {
+    mark_written(w.sp, w.begin, w.end);
+  } else {
+    copies_.stored(w.begin, w.end);
+  }
 }
 
 void Datapath::for_split(std::int64_t count, std::int64_t elements,
@@ -338,11 +367,13 @@ void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* 
 
 }  // namespace
 
-void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
-                                  std::int64_t out_channels, const std::uint8_t* weights,
-                                  kernels::PairWeights& packed) const {
-  const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
-  const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
+void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, int weight_bytes,
+                        const std::uint8_t* weights, DenseWeights& out) {
+  const auto wb = static_cast<std::uint64_t>(weight_bytes);
+  const std::int64_t rows = matrix_rows, cols = matrix_cols;
+  const std::int64_t in_channels = std::int64_t{x.ic_blocks} * rows;
+  const std::int64_t out_channels = std::int64_t{x.oc_blocks} * cols;
+  kernels::PairWeights& packed = out.packed;
   const std::int64_t taps = std::int64_t{x.kh} * x.kw;
   const std::int64_t tap_weights = 2 * kernels::channel_pairs(in_channels) * out_channels;
   // No zero fill (kernels::PairWeights): every element is written below, each input channel
@@ -402,6 +433,8 @@ void Datapath::pack_dense_weights(const isa::Conv& x, std::int64_t in_channels,
           for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = element(src, c);
         }
     }
+  out.pair_channels =
+      kernels::drop_zero_pairs(packed, taps, kernels::channel_pairs(in_channels), out_channels);
 }
 
 const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
@@ -415,12 +448,9 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
           x.oc_blocks,  x.ic_blocks,  std::int64_t{x.kh} * x.kw,
           matrix_rows_, matrix_cols_, weight_bytes_};
       kernels::amx::pack_weights_raw(weights, layout, entry.amx);
-    } else if (!amx && entry.packed.empty()) {
+    } else if (!amx && entry.dense.packed.empty()) {
       ++weight_packings_;
-      pack_dense_weights(x, in_channels, out_channels, weights, entry.packed);
-      entry.pair_channels =
-          kernels::drop_zero_pairs(entry.packed, std::int64_t{x.kh} * x.kw,
-                                   kernels::channel_pairs(in_channels), out_channels);
+      pack_dense_weights(x, matrix_rows_, matrix_cols_, weight_bytes_, weights, entry.dense);
     }
     return entry;
   };
@@ -429,7 +459,8 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   ++weight_uses_;
   // A copy of DRAM bytes no store wrote (the weights, loaded for this use) takes the entry
   // packed from any copy of the same DRAM bytes, at any scratchpad address: they are equal.
-  const std::optional<std::uint64_t> source = loaded_from(x.w_sp, x.w_addr, x.w_addr + raw_bytes);
+  const std::optional<std::uint64_t> source =
+      copies_.source(x.w_sp, x.w_addr, x.w_addr + raw_bytes);
   PackedWeights* entry = nullptr;
   for (auto& candidate : weight_cache_) {
     if (candidate.key != key || candidate.raw_bytes != raw_bytes) continue;
@@ -467,13 +498,13 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   entry->has_raw = !source;
   if (entry->has_raw) entry->raw.assign(weights, weights + raw_bytes);
   entry->generation = write_generation_;
-  entry->packed.clear();  // stale; repacked (in their allocations) on the next use
+  entry->dense.packed.clear();  // stale; repacked (in their allocations) on the next use
   entry->amx.tiles.clear();
   entry->last_use = weight_uses_;
   return packing(*entry);
 }
 
-void Datapath::execute_conv(const isa::Conv& x) {
+void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
   const std::uint64_t ib = element_bytes(x.elem);
   const std::uint64_t wb = static_cast<std::uint64_t>(weight_bytes_);
   const std::int64_t rows = matrix_rows_, cols = matrix_cols_;
@@ -534,18 +565,23 @@ void Datapath::execute_conv(const isa::Conv& x) {
     // The AMX kernel (amx_conv.hpp) where the CPU and OS allow it, over the cache entry's
     // tiles; else kernels::conv_dense over its pair_index layout.
     const bool use_amx = kernels::amx::available();
-    const PackedWeights& cached =
-        dense_weights(x, in_channels, out_channels, weights,
-                      static_cast<std::size_t>(weight_count) * wb, use_amx);
-    const std::int16_t* packed = cached.packed.data();
-    const kernels::amx::Weights* amx = use_amx ? &cached.amx : nullptr;
+    const DenseWeights* dense = use_amx ? nullptr : prepacked;
+    const kernels::amx::Weights* amx = nullptr;
+    if (!dense) {
+      const PackedWeights& cached =
+          dense_weights(x, in_channels, out_channels, weights,
+                        static_cast<std::size_t>(weight_count) * wb, use_amx);
+      dense = &cached.dense;
+      if (use_amx) amx = &cached.amx;
+    }
+    const std::int16_t* packed = dense->packed.data();
     const bool padded = x.pad_top || x.pad_bottom || x.pad_left || x.pad_right;
     // Weights on only some input channels, the same in every tap (conv1's 3 of 16): the copy
     // holds those channels alone (amx::Weights::channels; without AMX the channels of the
     // pairs kernels::drop_zero_pairs keeps, two a pair, which conv_dense then runs over).
     const std::vector<std::int32_t>* kept =
         amx ? (amx->channels.empty() ? nullptr : &amx->channels)
-            : (cached.pair_channels.empty() ? nullptr : &cached.pair_channels);
+            : (dense->pair_channels.empty() ? nullptr : &dense->pair_channels);
     const std::int64_t pairs =
         !amx && kept ? static_cast<std::int64_t>(kept->size()) / 2 : in_pairs;
     const std::uint8_t* image = in;

@@ -28,6 +28,66 @@ struct VectorRegisters {
   std::int32_t hi = 0;
 };
 
+/// What an instruction writes: its output box's byte range in scratchpad `sp` (a superset:
+/// any gaps between its rows and pixels too), or with `sram` false a store's in DRAM; nothing
+/// (begin = end) for vcfg, nop and finish.
+struct WrittenBytes {
+  bool sram = false;
+  std::uint32_t sp = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols);
+
+/// Which scratchpad bytes are an unchanged copy of DRAM bytes that no store wrote, followed
+/// through the instructions in the order they execute (their data is not needed): the key of
+/// the packed-weight caches. Datapath keeps one; DatapathWorker's caller keeps another, to
+/// pack weights ahead of the datapath thread.
+class CopyTracker {
+ public:
+  explicit CopyTracker(std::size_t scratchpads) : loaded_(scratchpads) {}
+  /// Before `instruction` executes: the bytes it writes are no copy any more (a store's DRAM
+  /// pages: stored to).
+  void before(const isa::Instruction& instruction, int matrix_cols);
+  /// After a load executes: its scratchpad bytes are a copy of its DRAM bytes when both are
+  /// one run without padding.
+  void after_load(const isa::Load& x);
+  /// Scratchpad bytes [begin, end) of `sp` may have changed.
+  void written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end);
+  /// DRAM bytes [begin, end) may have changed.
+  void stored(std::uint64_t begin, std::uint64_t end);
+  /// The DRAM address that [begin, end) of scratchpad `sp` is an unchanged copy of, when one
+  /// load run (or adjacent runs of contiguous DRAM) put them there, nothing wrote them since
+  /// and no store has ever written those DRAM bytes: then they equal the DRAM image's
+  /// bytes as the program started. Else none.
+  std::optional<std::uint64_t> source(std::uint32_t sp, std::uint64_t begin,
+                                      std::uint64_t end) const;
+
+ private:
+  static constexpr std::uint64_t kPageBytes = 4096;
+  /// Per scratchpad, by first byte: runs [begin, end) that hold DRAM bytes [dram, dram + end -
+  /// begin) as loads copied them, with no write since.
+  struct LoadedRun {
+    std::uint64_t end = 0;
+    std::uint64_t dram = 0;
+  };
+  std::vector<std::map<std::uint64_t, LoadedRun>> loaded_;
+  /// Per kPageBytes page of DRAM: whether a store wrote any of its bytes.
+  std::vector<bool> dram_stored_;
+};
+
+/// A dense conv's weights as kernels::conv_dense reads them: pair_index layout per tap, and
+/// the input channels of the pairs kept (kernels::drop_zero_pairs; empty: every pair).
+struct DenseWeights {
+  kernels::PairWeights packed;
+  std::vector<std::int32_t> pair_channels;
+};
+
+/// Packs dense conv `x`'s raw weights ([ocb][icb][ky][kx][r][c], `weight_bytes` each, for a
+/// `rows` x `cols` matrix unit) into `out` (its allocations reused).
+void pack_dense_weights(const isa::Conv& x, int rows, int cols, int weight_bytes,
+                        const std::uint8_t* raw, DenseWeights& out);
+
 /// Scratchpad and DRAM contents and the instruction semantics over them.
 /// Precondition of execute(): the instruction passed isa::check and every byte it touches is
 /// inside its scratchpads and DRAM (the simulator checks bounds before executing).
@@ -44,8 +104,10 @@ class Datapath {
            int threads = 1);
   ~Datapath();
 
-  /// Applies `instruction`'s effect (nop, finish: none).
-  void execute(const isa::Instruction& instruction);
+  /// Applies `instruction`'s effect (nop, finish: none). `prepacked`, for a dense conv: its
+  /// weights packed ahead (pack_dense_weights of the same bytes), used instead of the cache's
+  /// where no AMX tiles are wanted.
+  void execute(const isa::Instruction& instruction, const DenseWeights* prepacked = nullptr);
 
   /// Scratchpad `id` for the caller to read or write (tests): its cached weight packings are
   /// dropped, as after any write. Writes through the span after a later execute() are not
@@ -63,11 +125,8 @@ class Datapath {
  private:
   void execute_load(const isa::Load& x);
   void execute_store(const isa::Store& x);
-  void execute_conv(const isa::Conv& x);
+  void execute_conv(const isa::Conv& x, const DenseWeights* prepacked);
   void execute_conv_reference(const isa::Conv& x);
-  /// `packed` = a dense conv's weights in kernels::pair_index layout, per tap.
-  void pack_dense_weights(const isa::Conv& x, std::int64_t in_channels, std::int64_t out_channels,
-                          const std::uint8_t* weights, kernels::PairWeights& packed) const;
   struct PackedWeights;
   /// A dense conv's packed weights, from weight_cache_ when an entry for the same scratchpad
   /// address, size and geometry was packed after the last write to any page of those bytes
@@ -80,15 +139,6 @@ class Datapath {
   /// Marks the scratchpad bytes `instruction` writes (its output box's byte range) as written,
   /// and a store's DRAM bytes as stored to.
   void note_writes(const isa::Instruction& instruction);
-  /// After a load: records its scratchpad bytes as a copy of its DRAM bytes when both are one
-  /// run without padding (loaded_).
-  void note_loaded(const isa::Load& x);
-  /// The DRAM address that [begin, end) of scratchpad `sp` is an unchanged copy of, when one
-  /// load run (or adjacent runs of contiguous DRAM) put them there, nothing wrote them since
-  /// and no store has ever written those DRAM bytes: then they equal the DRAM image's
-  /// bytes as the program started. Else none.
-  std::optional<std::uint64_t> loaded_from(std::uint32_t sp, std::uint64_t begin,
-                                           std::uint64_t end) const;
   /// [begin, end) of scratchpad `sp` may have changed: its pages take a new write generation.
   void mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end);
   /// Whether a page holding any of [begin, end) of `sp` was written after generation `since`.
@@ -138,16 +188,13 @@ class Datapath {
     std::array<std::int64_t, 5> key{};
     std::uint64_t raw_bytes = 0;
     std::uint64_t generation = 0;  // write_generation_ when last found valid
-    /// The DRAM address the packed bytes were loaded from (loaded_from), if they were: then
+    /// The DRAM address the packed bytes were loaded from (CopyTracker::source), if they were:
     /// any scratchpad copy of those DRAM bytes uses the entry, and `raw` is not kept.
     std::optional<std::uint64_t> source;
     bool has_raw = false;
     std::vector<std::uint8_t> raw;  // with has_raw: the bytes packed (compared after a write)
-    kernels::PairWeights packed;    // empty: not (yet) packed
-    /// With `packed`: the input channels of the pairs it keeps (kernels::drop_zero_pairs;
-    /// empty: every pair).
-    std::vector<std::int32_t> pair_channels;
-    kernels::amx::Weights amx;  // AMX tiles; none: not (yet) packed
+    DenseWeights dense;             // dense.packed empty: not (yet) packed
+    kernels::amx::Weights amx;      // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
   };
   /// Least recently used goes first. ResNet-50 npc19 optimal (21 weight addresses, ~31 address
@@ -161,15 +208,7 @@ class Datapath {
   static constexpr std::uint64_t kPageBytes = 4096;
   std::vector<std::vector<std::uint64_t>> page_generation_;
   std::uint64_t write_generation_ = 0;
-  /// Per scratchpad, by first byte: runs [begin, end) that hold DRAM bytes [dram, dram + end -
-  /// begin) as loads copied them, with no write since (mark_written cuts them).
-  struct LoadedRun {
-    std::uint64_t end = 0;
-    std::uint64_t dram = 0;
-  };
-  std::vector<std::map<std::uint64_t, LoadedRun>> loaded_;
-  /// Per kPageBytes page of DRAM: whether a store wrote any of its bytes.
-  std::vector<bool> dram_stored_;
+  CopyTracker copies_;
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/core/amx_conv.hpp"
 #include "sim/core/datapath.hpp"
 
 namespace tessel::sim {
@@ -31,7 +32,8 @@ HwConfig small_config() {
 }
 
 /// `count` random small instructions over the whole scratchpad and DRAM (loads, stores, copies,
-/// adds, 1x1 convs; operands may overlap one another), after loads that fill the scratchpad.
+/// adds, 1x1 convs, half of them over the last loaded weights; operands may overlap one
+/// another), after loads that fill the scratchpad.
 std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
   const auto below = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
   std::vector<isa::Instruction> out;
@@ -50,6 +52,7 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
   vcfg.lo = -128;
   vcfg.hi = 127;
   out.push_back(vcfg);
+  std::uint32_t last_weights = 0;  // scratchpad address of the last weights load
   for (int i = 0; i < count; ++i) {
     switch (i % 5) {
       case 0: {
@@ -60,13 +63,14 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
         x.y_size = 4;
         x.c_size = x.dram_stride_x = x.sram_stride_x = 64;
         x.dram_stride_y = x.sram_stride_y = 64;
+        if (x.kind == isa::Traffic::kWeights) last_weights = x.sram_addr;
         out.push_back(x);
         break;
       }
       case 1: {
-        isa::Store x;
+        isa::Store x;  // to the upper half of DRAM: loads from the lower half stay copies
         x.sram_addr = below(kScratchpadBytes - 128);
-        x.dram_addr = below(kDramBytes - 128);
+        x.dram_addr = kDramBytes / 2 + below(kDramBytes / 2 - 128);
         x.c_size = x.dram_stride_x = x.sram_stride_x = 128;
         out.push_back(x);
         break;
@@ -105,7 +109,9 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
         x.in_addr = below(kScratchpadBytes - 64);
         x.in_stride_x = 8;
         x.in_stride_y = 24;
-        x.w_addr = below(kScratchpadBytes - 64);
+        // Half of them on loaded weights (a copy of DRAM bytes: packed ahead by the
+        // worker's caller, unless a store wrote those DRAM bytes or a write hit the copy).
+        x.w_addr = i % 2 ? last_weights + below(4) * 64 : below(kScratchpadBytes - 64);
         x.bias_addr = below(kScratchpadBytes - 32);
         x.acc_addr = below(kScratchpadBytes - 256);
         x.acc_stride_x = 8;
@@ -140,6 +146,10 @@ TEST(SimDatapathWorker, equals_the_datapath_on_the_calling_thread) {
       if (i % 2000 == 1999) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     two_scratchpads = two.take_scratchpads();
+    // Without AMX (its tiles are packed on the worker) the caller packs loaded weights ahead.
+    if (!kernels::amx::available()) {
+      EXPECT_GT(two.prepacked_convs(), 100u);
+    }
   }
   const auto one_scratchpads = one.take_scratchpads();
   ASSERT_EQ(one_scratchpads.size(), two_scratchpads.size());
