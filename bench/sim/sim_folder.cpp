@@ -1,7 +1,7 @@
 // Repeats simulate() on one compile folder in one process and prints each run's seconds: the
 // in-process simulation time without process start-up or file reading, for profiling
 // (`perf record`) and for before/after comparisons. A benchmark, not a test.
-//   tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2]
+//   tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2|3]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,8 +27,9 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2]\n");
+    std::fprintf(
+        stderr,
+        "usage: tessel_sim_folder FOLDER [--timing-only] [--repeats N] [--threads 1|2|3]\n");
     return 1;
   }
   bool timing_only = false;

@@ -7,19 +7,10 @@
 
 #include "sim/core/amx_conv.hpp"
 #include "sim/core/costs.hpp"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "sim/core/split_runner.hpp"
 
 namespace tessel::sim {
 namespace {
-
-void cpu_relax() {
-#if defined(__x86_64__)
-  _mm_pause();
-#endif
-}
 
 // Checks before sleeping: the worker waits for instructions that come every few microseconds
 // (the timing model's share of one); the caller, ahead with a full queue, sleeps soon.

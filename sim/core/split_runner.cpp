@@ -12,13 +12,14 @@
 #endif
 
 namespace tessel::sim {
-namespace {
 
 void cpu_relax() {
 #if defined(__x86_64__)
   _mm_pause();
 #endif
 }
+
+namespace {
 
 constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << 24) - 1;
 constexpr std::uint64_t kBusy = std::uint64_t{1} << 48;

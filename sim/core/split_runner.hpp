@@ -10,6 +10,9 @@
 
 namespace tessel::sim {
 
+/// One spin-wait step (x86 `pause`; nothing elsewhere): for loops that poll another thread.
+void cpu_relax();
+
 /// Whether the caller's next job runs with the helper: the measuring cycle of SplitRunner, apart
 /// from the threads and the clock (its tests drive it with made-up window times).
 ///

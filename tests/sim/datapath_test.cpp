@@ -465,24 +465,30 @@ TEST(SimDatapath, two_thread_vector_and_dma_instructions_equal_one_thread) {
   }
 }
 
+/// A 1x1 conv of 8 -> 8 channels (a 4 x 4 matrix) over 2 x 3 pixels: input at 0, 64 bytes of
+/// weights at 0, accumulators at 0x4000.
+isa::Conv small_conv() {
+  isa::Conv conv;
+  conv.kh = conv.kw = 1;
+  conv.ic_blocks = conv.oc_blocks = 2;
+  conv.out_h = 2;
+  conv.out_w = 3;
+  conv.in_stride_x = 8;
+  conv.in_stride_y = 24;
+  conv.acc_addr = 0x4000;
+  conv.acc_stride_x = 8;
+  conv.acc_stride_y = 24;
+  return conv;
+}
+
 // The dense conv's packed-weight cache is valid only while no instruction wrote its weights:
 // after each kind of scratchpad write (load, copy, requant, add, pool, a conv's accumulators)
 // changes one byte inside the cached conv's weights, the conv again equals the reference loop.
 TEST(SimDatapath, weight_cache_sees_every_kind_of_write_to_the_weights) {
   const HwConfig config = matrix_config(4, 4, 8);
   std::mt19937 rng(5);
-  isa::Conv conv;  // 1x1, 8 -> 8 channels, 2 x 3 pixels; weights 64 bytes at 0x2000
-  conv.kh = conv.kw = 1;
-  conv.ic_blocks = conv.oc_blocks = 2;
-  conv.out_h = 2;
-  conv.out_w = 3;
-  conv.in_addr = 0;
-  conv.in_stride_x = 8;
-  conv.in_stride_y = 24;
+  isa::Conv conv = small_conv();  // weights 64 bytes at 0x2000
   conv.w_addr = 0x2000;
-  conv.acc_addr = 0x4000;
-  conv.acc_stride_x = 8;
-  conv.acc_stride_y = 24;
   const std::uint32_t target = conv.w_addr + 37;  // one weight byte
   std::vector<isa::Instruction> writers;
   isa::Load load;
@@ -545,16 +551,7 @@ TEST(SimDatapath, weight_cache_sees_every_kind_of_write_to_the_weights) {
 TEST(SimDatapath, weight_cache_follows_loaded_dram_bytes_and_sees_stores_to_them) {
   const HwConfig config = matrix_config(4, 4, 8);
   std::mt19937 rng(17);
-  isa::Conv conv;  // 1x1, 8 -> 8 channels, 2 x 3 pixels; weights 64 bytes
-  conv.kh = conv.kw = 1;
-  conv.ic_blocks = conv.oc_blocks = 2;
-  conv.out_h = 2;
-  conv.out_w = 3;
-  conv.in_stride_x = 8;
-  conv.in_stride_y = 24;
-  conv.acc_addr = 0x4000;
-  conv.acc_stride_x = 8;
-  conv.acc_stride_y = 24;
+  const isa::Conv conv = small_conv();
   // Loads of DRAM [dram, dram + bytes) to scratchpad `sram`, one row or two rows of half.
   const auto load = [](std::uint64_t dram, std::uint32_t sram, std::uint32_t bytes, bool rows) {
     isa::Load x;
