@@ -409,17 +409,6 @@ void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, in
               kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
           const std::uint8_t* first = raw_row(ocb, icb, tap, r);
           const std::uint8_t* second = first + static_cast<std::uint64_t>(row_elements) * wb;
-          if (wb == 2 && std::endian::native == std::endian::little) {
-            // The same values, as loads the vectoriser interleaves (punpcklwd / punpckhwd).
-            for (std::int64_t c = 0; c < cols; ++c) {
-              std::int16_t u, v;
-              std::memcpy(&u, first + 2 * c, 2);
-              std::memcpy(&v, second + 2 * c, 2);
-              dst[2 * c] = u;
-              dst[2 * c + 1] = v;
-            }
-            continue;
-          }
           for (std::int64_t c = 0; c < cols; ++c) {
             dst[2 * c] = element(first, c);
             dst[2 * c + 1] = element(second, c);
@@ -474,7 +463,7 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   // write, still valid when the bytes are the ones packed (kept only for bytes with no source).
   if (entry && ((source && entry->source == source) ||
                 !written_since(x.w_sp, x.w_addr, x.w_addr + raw_bytes, entry->generation) ||
-                (entry->has_raw && std::memcmp(entry->raw.data(), weights, raw_bytes) == 0))) {
+                (!entry->source && std::memcmp(entry->raw.data(), weights, raw_bytes) == 0))) {
     entry->sp = x.w_sp;
     entry->addr = x.w_addr;
     entry->generation = write_generation_;
@@ -495,8 +484,7 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   entry->key = key;
   entry->raw_bytes = raw_bytes;
   entry->source = source;
-  entry->has_raw = !source;
-  if (entry->has_raw) entry->raw.assign(weights, weights + raw_bytes);
+  if (!source) entry->raw.assign(weights, weights + raw_bytes);
   entry->generation = write_generation_;
   entry->dense.packed.clear();  // stale; repacked (in their allocations) on the next use
   entry->amx.tiles.clear();

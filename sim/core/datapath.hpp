@@ -191,8 +191,7 @@ class Datapath {
     /// The DRAM address the packed bytes were loaded from (CopyTracker::source), if they were:
     /// any scratchpad copy of those DRAM bytes uses the entry, and `raw` is not kept.
     std::optional<std::uint64_t> source;
-    bool has_raw = false;
-    std::vector<std::uint8_t> raw;  // with has_raw: the bytes packed (compared after a write)
+    std::vector<std::uint8_t> raw;  // without a source: the bytes packed (compared after a write)
     DenseWeights dense;             // dense.packed empty: not (yet) packed
     kernels::amx::Weights amx;      // AMX tiles; none: not (yet) packed
     std::uint64_t last_use = 0;
