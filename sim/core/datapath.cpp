@@ -373,17 +373,20 @@ void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, in
   const std::int64_t rows = matrix_rows, cols = matrix_cols;
   const std::int64_t in_channels = std::int64_t{x.ic_blocks} * rows;
   const std::int64_t out_channels = std::int64_t{x.oc_blocks} * cols;
+  const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
+  const std::int64_t block = kernels::dense_block(out_channels);
   kernels::PairWeights& packed = out.packed;
   const std::int64_t taps = std::int64_t{x.kh} * x.kw;
-  const std::int64_t tap_weights = 2 * kernels::channel_pairs(in_channels) * out_channels;
+  const auto at = [&](std::int64_t tap, std::int64_t i, std::int64_t o) {
+    return packed.data() + kernels::dense_index(tap, i, o, taps, in_pairs, out_channels, block);
+  };
   // No zero fill (kernels::PairWeights): every element is written below, each input channel
   // once per tap and output, and with an odd channel count the last pair's filler.
-  packed.resize(static_cast<std::size_t>(taps * tap_weights));
+  packed.resize(static_cast<std::size_t>(taps * 2 * in_pairs * out_channels));
+  out.block = block;
   if (in_channels % 2 != 0)
     for (std::int64_t tap = 0; tap < taps; ++tap)
-      for (std::int64_t o = 0; o < out_channels; ++o)
-        packed[static_cast<std::size_t>(tap * tap_weights +
-                                        kernels::pair_index(in_channels, o, out_channels))] = 0;
+      for (std::int64_t o = 0; o < out_channels; ++o) *at(tap, in_channels, o) = 0;
   // The raw layout is [ocb][icb][ky][kx][r][c]: rows r and r + 1 (input channels 2k and
   // 2k + 1 when `rows` is even) are adjacent and interleave into one pair row.
   const std::int64_t row_elements = cols;
@@ -397,33 +400,36 @@ void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, in
            static_cast<std::uint64_t>(((ocb * x.ic_blocks + icb) * taps + tap) * rows + r) *
                static_cast<std::uint64_t>(row_elements) * wb;
   };
-  // In the packed layout's order (output blocks innermost: each pair row written front to
-  // back, where the raw order scatters 64-byte pieces over the whole tap).
-  for (std::int64_t tap = 0; tap < taps; ++tap)
-    for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb) {
-      std::int64_t r = 0;
-      for (; rows % 2 == 0 && r < rows; r += 2)
-        for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb) {
-          std::int16_t* __restrict dst =
-              packed.data() + tap * tap_weights +
-              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-          const std::uint8_t* first = raw_row(ocb, icb, tap, r);
-          const std::uint8_t* second = first + static_cast<std::uint64_t>(row_elements) * wb;
-          for (std::int64_t c = 0; c < cols; ++c) {
-            dst[2 * c] = element(first, c);
-            dst[2 * c + 1] = element(second, c);
+  // Raw rows in their own order within a column block (output block, input block, tap, row):
+  // each read front to back, each written pair row a whole run of the packed layout (a
+  // 64-byte line for blocks of 16). A raw row's channels [c0, c1) are the ones in the block.
+  for (std::int64_t first = 0; first < out_channels; first += block) {
+    const std::int64_t last = std::min(out_channels, first + block);
+    for (std::int64_t ocb = first / cols; ocb * cols < last; ++ocb) {
+      const std::int64_t c0 = std::max<std::int64_t>(0, first - ocb * cols);
+      const std::int64_t c1 = std::min(cols, last - ocb * cols);
+      for (std::int64_t icb = 0; icb < x.ic_blocks; ++icb)
+        for (std::int64_t tap = 0; tap < taps; ++tap) {
+          std::int64_t r = 0;
+          for (; rows % 2 == 0 && r < rows; r += 2) {
+            std::int16_t* __restrict dst = at(tap, icb * rows + r, ocb * cols + c0);
+            const std::uint8_t* first_row = raw_row(ocb, icb, tap, r);
+            const std::uint8_t* second_row =
+                first_row + static_cast<std::uint64_t>(row_elements) * wb;
+            for (std::int64_t c = c0; c < c1; ++c) {
+              dst[2 * (c - c0)] = element(first_row, c);
+              dst[2 * (c - c0) + 1] = element(second_row, c);
+            }
+          }
+          for (; r < rows; ++r) {
+            std::int16_t* dst = at(tap, icb * rows + r, ocb * cols + c0);
+            const std::uint8_t* src = raw_row(ocb, icb, tap, r);
+            for (std::int64_t c = c0; c < c1; ++c) dst[2 * (c - c0)] = element(src, c);
           }
         }
-      for (; r < rows; ++r)
-        for (std::int64_t ocb = 0; ocb < x.oc_blocks; ++ocb) {
-          std::int16_t* dst = packed.data() + tap * tap_weights +
-                              kernels::pair_index(icb * rows + r, ocb * cols, out_channels);
-          const std::uint8_t* src = raw_row(ocb, icb, tap, r);
-          for (std::int64_t c = 0; c < cols; ++c) dst[2 * c] = element(src, c);
-        }
     }
-  out.pair_channels =
-      kernels::drop_zero_pairs(packed, taps, kernels::channel_pairs(in_channels), out_channels);
+  }
+  out.pair_channels = kernels::drop_zero_pairs(packed, taps, in_pairs, out_channels, block);
 }
 
 const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::int64_t in_channels,
@@ -551,7 +557,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
     // zero-padded int16 copy of the input box.
     const std::int64_t in_pairs = kernels::channel_pairs(in_channels);
     // The AMX kernel (amx_conv.hpp) where the CPU and OS allow it, over the cache entry's
-    // tiles; else kernels::conv_dense over its pair_index layout.
+    // tiles; else kernels::conv_dense over its dense_index layout.
     const bool use_amx = kernels::amx::available();
     const DenseWeights* dense = use_amx ? nullptr : prepacked;
     const kernels::amx::Weights* amx = nullptr;
@@ -659,7 +665,8 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
       }
       kernels::conv_dense(image, pixel_offsets_.data() + begin, end - begin, tap_offsets_.data(),
                           static_cast<std::int64_t>(tap_offsets_.size()), pairs, packed,
-                          out_channels, init, bias, acc, slot_offsets_.data() + begin);
+                          out_channels, dense->block, init, bias, acc,
+                          slot_offsets_.data() + begin);
     };
     // Two threads for a conv of at least ~0.5 M multiply-accumulates (a few microseconds on
     // one core; less does not pay for the hand-over), split in half.

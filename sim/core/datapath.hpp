@@ -76,11 +76,13 @@ class CopyTracker {
   std::vector<bool> dram_stored_;
 };
 
-/// A dense conv's weights as kernels::conv_dense reads them: pair_index layout per tap, and
-/// the input channels of the pairs kept (kernels::drop_zero_pairs; empty: every pair).
+/// A dense conv's weights as kernels::conv_dense reads them: kernels::dense_index layout in
+/// column blocks of `block` (kernels::dense_block), and the input channels of the pairs kept
+/// (kernels::drop_zero_pairs; empty: every pair).
 struct DenseWeights {
   kernels::PairWeights packed;
   std::vector<std::int32_t> pair_channels;
+  std::int64_t block = 0;
 };
 
 /// Packs dense conv `x`'s raw weights ([ocb][icb][ky][kx][r][c], `weight_bytes` each, for a

@@ -55,28 +55,30 @@ inline std::uint32_t product(std::int32_t a, std::int16_t w) {
 namespace {
 
 /// The portable dense conv: one pixel at a time, the output channels vectorised.
-TESSEL_SIM_CLONES void conv_dense_generic(const std::uint8_t* image,
-                                          const std::int64_t* pixel_offsets,
-                                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
-                                          std::int64_t tap_count, std::int64_t in_pairs,
-                                          const std::int16_t* w, std::int64_t out_channels,
-                                          AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
-                                          const std::int64_t* slot_offsets) {
+TESSEL_SIM_CLONES void conv_dense_generic(
+    const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
+    const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
+    const std::int16_t* w, std::int64_t out_channels, std::int64_t block, AccInit init,
+    const std::uint8_t* bias, std::uint8_t* acc, const std::int64_t* slot_offsets) {
   std::vector<std::uint32_t> sums(static_cast<std::size_t>(out_channels));
   std::vector<std::int16_t> x(static_cast<std::size_t>(2 * in_pairs));
-  const std::int64_t tap_weights = 2 * in_pairs * out_channels;
   for (std::int64_t p = 0; p < pixel_count; ++p) {
     std::fill(sums.begin(), sums.end(), 0u);
-    std::uint32_t* __restrict out = sums.data();
     for (std::int64_t t = 0; t < tap_count; ++t) {
       std::memcpy(x.data(), image + pixel_offsets[p] + tap_offsets[t],
                   static_cast<std::size_t>(4 * in_pairs));
-      for (std::int64_t k = 0; k < in_pairs; ++k) {
-        const std::int16_t a0 = x[static_cast<std::size_t>(2 * k)];
-        const std::int16_t a1 = x[static_cast<std::size_t>(2 * k + 1)];
-        const std::int16_t* __restrict wk = w + t * tap_weights + 2 * k * out_channels;
-        for (std::int64_t o = 0; o < out_channels; ++o)
-          out[o] += product(a0, wk[2 * o]) + product(a1, wk[2 * o + 1]);
+      for (std::int64_t first = 0; first < out_channels; first += block) {
+        const std::int64_t width = std::min(block, out_channels - first);
+        const std::int16_t* wt =
+            w + dense_index(t, 0, first, tap_count, in_pairs, out_channels, block);
+        std::uint32_t* __restrict out = sums.data() + first;
+        for (std::int64_t k = 0; k < in_pairs; ++k) {
+          const std::int16_t a0 = x[static_cast<std::size_t>(2 * k)];
+          const std::int16_t a1 = x[static_cast<std::size_t>(2 * k + 1)];
+          const std::int16_t* __restrict wk = wt + 2 * k * width;
+          for (std::int64_t o = 0; o < width; ++o)
+            out[o] += product(a0, wk[2 * o]) + product(a1, wk[2 * o + 1]);
+        }
       }
     }
     std::uint8_t* slot = acc + slot_offsets[p];
@@ -279,12 +281,13 @@ TESSEL_SIM_AVX2_TARGET inline void store_lanes(void* at, __m256i lanes, bool mas
 /// conv_dense for kPixels pixels x kVectors x 8 output channels; with kMasked the last vector
 /// holds only its first `tail` = 1-7 channels (vpmaskmovd, which costs several times a plain
 /// load or store on the Zen hosts: only a chunk that ends short of 8 channels pays it). The
-/// accumulators stay in the 16 ymm registers over every tap and pair.
+/// accumulators stay in the 16 ymm registers over every tap and pair. `w` is the chunk's first
+/// weight in a column block `width` channels wide (dense_index).
 template <int kPixels, int kVectors, bool kMasked>
 TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pixels,
                                                    const std::int64_t* tap_offsets,
                                                    std::int64_t tap_count, std::int64_t in_pairs,
-                                                   const std::int16_t* w, std::int64_t out_channels,
+                                                   const std::int16_t* w, std::int64_t width,
                                                    AccInit init, const std::uint8_t* bias,
                                                    std::uint8_t* const* slots, int tail) {
   // Which lanes each vector loads and stores: all but the last vector's are full.
@@ -304,7 +307,7 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
       acc[p][v] =
           init == AccInit::kSelf ? load_lanes(slots[p] + 32 * v, lanes[v], masked(v)) : start;
   }
-  const std::int64_t tap_weights = 2 * in_pairs * out_channels;
+  const std::int64_t tap_weights = 2 * in_pairs * width;
   for (std::int64_t t = 0; t < tap_count; ++t) {
     const std::uint8_t* a[kPixels];
 #pragma GCC unroll 8
@@ -312,7 +315,7 @@ TESSEL_SIM_AVX2_TARGET inline void conv_block_avx2(const std::uint8_t* const* pi
     const std::int16_t* wt = w + t * tap_weights;
     for (std::int64_t k = 0; k < in_pairs; ++k) {
       __m256i wv[kVectors];
-      const std::int16_t* wk = wt + 2 * k * out_channels;
+      const std::int16_t* wk = wt + 2 * k * width;
 #pragma GCC unroll 8
       for (int v = 0; v < kVectors; ++v) wv[v] = load_lanes(wk + 16 * v, lanes[v], masked(v));
 #pragma GCC unroll 8
@@ -340,17 +343,17 @@ template <int kPixels, int kVectors, bool kMasked>
 TESSEL_SIM_AVX2_TARGET void conv_rest_avx2(int count, const std::uint8_t* const* pixels,
                                            const std::int64_t* tap_offsets, std::int64_t tap_count,
                                            std::int64_t in_pairs, const std::int16_t* w,
-                                           std::int64_t out_channels, AccInit init,
+                                           std::int64_t width, AccInit init,
                                            const std::uint8_t* bias, std::uint8_t* const* slots,
                                            int tail) {
   if constexpr (kPixels > 1) {
     if (count == kPixels - 1) {
       conv_block_avx2<kPixels - 1, kVectors, kMasked>(pixels, tap_offsets, tap_count, in_pairs, w,
-                                                      out_channels, init, bias, slots, tail);
+                                                      width, init, bias, slots, tail);
       return;
     }
     conv_rest_avx2<kPixels - 1, kVectors, kMasked>(count, pixels, tap_offsets, tap_count, in_pairs,
-                                                   w, out_channels, init, bias, slots, tail);
+                                                   w, width, init, bias, slots, tail);
   }
 }
 
@@ -360,7 +363,7 @@ template <int kPixels, int kVectors, bool kMasked>
 TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
     const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
     const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
-    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    const std::int16_t* w, std::int64_t width, AccInit init, const std::uint8_t* bias,
     std::uint8_t* acc, const std::int64_t* slot_offsets, int tail) {
   const std::uint8_t* pixels[kPixels];
   std::uint8_t* slots[kPixels];
@@ -370,8 +373,8 @@ TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
       pixels[p] = image + pixel_offsets[p0 + p];
       slots[p] = acc + slot_offsets[p0 + p];
     }
-    conv_block_avx2<kPixels, kVectors, kMasked>(pixels, tap_offsets, tap_count, in_pairs, w,
-                                                out_channels, init, bias, slots, tail);
+    conv_block_avx2<kPixels, kVectors, kMasked>(pixels, tap_offsets, tap_count, in_pairs, w, width,
+                                                init, bias, slots, tail);
   }
   const auto rest = static_cast<int>(pixel_count - p0);
   if (rest == 0) return;
@@ -380,7 +383,7 @@ TESSEL_SIM_AVX2_TARGET void conv_columns_avx2(
     slots[p] = acc + slot_offsets[p0 + p];
   }
   conv_rest_avx2<kPixels, kVectors, kMasked>(rest, pixels, tap_offsets, tap_count, in_pairs, w,
-                                             out_channels, init, bias, slots, tail);
+                                             width, init, bias, slots, tail);
 }
 
 /// conv_columns_avx2 with the mask only where the chunk's last vector is short.
@@ -388,24 +391,24 @@ template <int kPixels, int kVectors>
 TESSEL_SIM_AVX2_TARGET void conv_chunk_avx2(
     const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
     const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
-    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
+    const std::int16_t* w, std::int64_t width, AccInit init, const std::uint8_t* bias,
     std::uint8_t* acc, const std::int64_t* slot_offsets, int tail) {
   if (tail == 8) {
     conv_columns_avx2<kPixels, kVectors, false>(image, pixel_offsets, pixel_count, tap_offsets,
-                                                tap_count, in_pairs, w, out_channels, init, bias,
-                                                acc, slot_offsets, tail);
+                                                tap_count, in_pairs, w, width, init, bias, acc,
+                                                slot_offsets, tail);
   } else {
     conv_columns_avx2<kPixels, kVectors, true>(image, pixel_offsets, pixel_count, tap_offsets,
-                                               tap_count, in_pairs, w, out_channels, init, bias,
-                                               acc, slot_offsets, tail);
+                                               tap_count, in_pairs, w, width, init, bias, acc,
+                                               slot_offsets, tail);
   }
 }
 
 TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
     const std::uint8_t* image, const std::int64_t* pixel_offsets, std::int64_t pixel_count,
     const std::int64_t* tap_offsets, std::int64_t tap_count, std::int64_t in_pairs,
-    const std::int16_t* w, std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
-    std::uint8_t* acc, const std::int64_t* slot_offsets) {
+    const std::int16_t* w, std::int64_t out_channels, std::int64_t block, AccInit init,
+    const std::uint8_t* bias, std::uint8_t* acc, const std::int64_t* slot_offsets) {
   // Output channels in chunks of 16 (two vectors; 6 pixels x 2 accumulators + 2 weight vectors
   // + the broadcast: 15 of the 16 registers), the last chunk 1-16 channels in one or two
   // vectors (6 pixels at a time with one). Measured on the EPYC host (Zen 3, AVX2) over 3 x 3
@@ -414,19 +417,23 @@ TESSEL_SIM_AVX2_TARGET void conv_dense_avx2_blocks(
   // 40-50; the portable loop 8.5-10. Session 18, with the leftover pixels in one block: 6 x 2
   // 3-4% above 5 x 2 on a 3 x 3 128 -> 128 conv (more weights re-read per block lose to 2 x 4,
   // 3 x 4, 2 x 6: 35-48), and the ResNet-50 programs simulate in 0.95x the time of 5 x 2's.
+  // The weights of a chunk lie in one column block (dense_index): its pair rows are `width`
+  // pairs apart.
   for (std::int64_t o = 0; o < out_channels; o += 16) {
     const std::int64_t left = std::min<std::int64_t>(16, out_channels - o);
     const std::int64_t vectors = (left + 7) / 8;
     const auto tail = static_cast<int>(left - 8 * (vectors - 1));
-    const std::int16_t* wo = w + 2 * o;
+    const std::int64_t first = o - o % block;
+    const std::int64_t width = std::min(block, out_channels - first);
+    const std::int16_t* wo = w + dense_index(0, 0, o, tap_count, in_pairs, out_channels, block);
     const std::uint8_t* bo = bias ? bias + 4 * o : nullptr;
     std::uint8_t* ao = acc + 4 * o;
     if (vectors == 1) {
       conv_chunk_avx2<6, 1>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
-                            out_channels, init, bo, ao, slot_offsets, tail);
+                            width, init, bo, ao, slot_offsets, tail);
     } else {
       conv_chunk_avx2<6, 2>(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, wo,
-                            out_channels, init, bo, ao, slot_offsets, tail);
+                            width, init, bo, ao, slot_offsets, tail);
     }
   }
 }
@@ -439,36 +446,45 @@ bool cpu_has_avx2() {
 
 }  // namespace
 
+std::int64_t dense_block(std::int64_t out_channels) {
+#ifdef TESSEL_SIM_VNNI
+  if (!cpu_has_vnni() && cpu_has_avx2()) return 16;
+#endif
+  return out_channels;
+}
+
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
                 std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
-                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                std::int64_t block, AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
                 const std::int64_t* slot_offsets) {
 #ifdef TESSEL_SIM_VNNI
-  if (cpu_has_vnni()) {
+  // The VNNI loop reads one block (its 64-channel chunks would straddle narrower ones).
+  if (cpu_has_vnni() && block >= out_channels) {
     conv_dense_vnni(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
                     out_channels, init, bias, acc, slot_offsets);
     return;
   }
   if (cpu_has_avx2()) {
     conv_dense_avx2_blocks(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
-                           out_channels, init, bias, acc, slot_offsets);
+                           out_channels, block, init, bias, acc, slot_offsets);
     return;
   }
 #endif
   conv_dense_generic(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
-                     out_channels, init, bias, acc, slot_offsets);
+                     out_channels, block, init, bias, acc, slot_offsets);
 }
 
 bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                      std::int64_t pixel_count, const std::int64_t* tap_offsets,
                      std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
-                     std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
-                     std::uint8_t* acc, const std::int64_t* slot_offsets) {
+                     std::int64_t out_channels, std::int64_t block, AccInit init,
+                     const std::uint8_t* bias, std::uint8_t* acc,
+                     const std::int64_t* slot_offsets) {
 #ifdef TESSEL_SIM_VNNI
   if (cpu_has_avx2()) {
     conv_dense_avx2_blocks(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
-                           out_channels, init, bias, acc, slot_offsets);
+                           out_channels, block, init, bias, acc, slot_offsets);
     return true;
   }
 #endif
@@ -476,27 +492,40 @@ bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offset
 }
 
 std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count,
-                                          std::int64_t in_pairs, std::int64_t out_channels) {
-  const std::int64_t pair_weights = 2 * out_channels;  // one pair's weights in one tap
-  std::vector<std::int64_t> kept;
-  for (std::int64_t k = 0; k < in_pairs; ++k) {
-    bool zero = true;
-    for (std::int64_t t = 0; t < tap_count && zero; ++t) {
-      const std::int16_t* pair = w.data() + (t * in_pairs + k) * pair_weights;
-      zero = std::all_of(pair, pair + pair_weights, [](std::int16_t v) { return v == 0; });
-    }
-    if (!zero) kept.push_back(k);
+                                          std::int64_t in_pairs, std::int64_t out_channels,
+                                          std::int64_t block) {
+  // Pair k's weights in tap t of the block starting at channel `first`: one run of 2 * width.
+  const auto run = [&](std::int64_t pairs, std::int64_t first, std::int64_t t, std::int64_t k) {
+    return dense_index(t, 2 * k, first, tap_count, pairs, out_channels, block);
+  };
+  // One pass in memory order; a pair found nonzero is not read again.
+  std::vector<char> nonzero(static_cast<std::size_t>(in_pairs), 0);
+  for (std::int64_t first = 0; first < out_channels; first += block) {
+    const std::int64_t width = std::min(block, out_channels - first);
+    for (std::int64_t t = 0; t < tap_count; ++t)
+      for (std::int64_t k = 0; k < in_pairs; ++k) {
+        char& seen = nonzero[static_cast<std::size_t>(k)];
+        if (seen) continue;
+        const std::int16_t* pair = w.data() + run(in_pairs, first, t, k);
+        seen = std::any_of(pair, pair + 2 * width, [](std::int16_t v) { return v != 0; });
+      }
   }
+  std::vector<std::int64_t> kept;
+  for (std::int64_t k = 0; k < in_pairs; ++k)
+    if (nonzero[static_cast<std::size_t>(k)]) kept.push_back(k);
   const auto count = static_cast<std::int64_t>(kept.size());
   if (count == 0 || 4 * count > 3 * in_pairs) return {};
-  // In place, front to back: kept pair j of tap t moves to (t * count + j), never past where
-  // it came from (t * in_pairs + kept[j]).
-  for (std::int64_t t = 0; t < tap_count; ++t)
-    for (std::int64_t j = 0; j < count; ++j)
-      std::memmove(w.data() + (t * count + j) * pair_weights,
-                   w.data() + (t * in_pairs + kept[static_cast<std::size_t>(j)]) * pair_weights,
-                   static_cast<std::size_t>(pair_weights) * sizeof(std::int16_t));
-  w.resize(static_cast<std::size_t>(tap_count * count * pair_weights));
+  // In place, front to back (block, tap, kept pair): each run moves to where the narrower
+  // layout puts it, never past where it came from, and the destinations ascend.
+  for (std::int64_t first = 0; first < out_channels; first += block) {
+    const std::int64_t width = std::min(block, out_channels - first);
+    for (std::int64_t t = 0; t < tap_count; ++t)
+      for (std::int64_t j = 0; j < count; ++j)
+        std::memmove(w.data() + run(count, first, t, j),
+                     w.data() + run(in_pairs, first, t, kept[static_cast<std::size_t>(j)]),
+                     static_cast<std::size_t>(2 * width) * sizeof(std::int16_t));
+  }
+  w.resize(static_cast<std::size_t>(tap_count * count * 2 * out_channels));
   std::vector<std::int32_t> channels;
   for (const std::int64_t k : kept) {
     channels.push_back(static_cast<std::int32_t>(2 * k));
@@ -508,10 +537,11 @@ std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count
 void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
                          std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
-                         std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
-                         std::uint8_t* acc, const std::int64_t* slot_offsets) {
+                         std::int64_t out_channels, std::int64_t block, AccInit init,
+                         const std::uint8_t* bias, std::uint8_t* acc,
+                         const std::int64_t* slot_offsets) {
   conv_dense_generic(image, pixel_offsets, pixel_count, tap_offsets, tap_count, in_pairs, w,
-                     out_channels, init, bias, acc, slot_offsets);
+                     out_channels, block, init, bias, acc, slot_offsets);
 }
 
 namespace {

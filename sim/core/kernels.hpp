@@ -3,6 +3,7 @@
 // dense conv, with AVX-512 VNNI or AVX2 where the CPU has it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -65,11 +66,31 @@ inline std::int64_t channel_pairs(std::int64_t in_channels) {
 }
 
 /// Index of weight (input channel i, output channel o) of one tap in the pair-interleaved
-/// layout conv_dense reads: [i / 2][o][i % 2] (with an odd input channel count the
-/// last pair's second element is 0).
+/// layout: [i / 2][o][i % 2] (with an odd input channel count the last pair's second element
+/// is 0). conv_dense's weights in one block (dense_index) are this layout, tap after tap.
 inline std::int64_t pair_index(std::int64_t i, std::int64_t o, std::int64_t out_channels) {
   return ((i / 2) * out_channels + o) * 2 + (i % 2);
 }
+
+/// Index of weight (tap t, input channel i, output channel o) in the layout conv_dense reads:
+/// the output channels in column blocks of `block` (the last block the rest), each block every
+/// tap's pairs in turn, [o / block][t][i / 2][o % block][i % 2]. `block` is a multiple of 16
+/// or at least `out_channels`, which gives one block: [t][i / 2][o][i % 2], pair_index per
+/// tap. With blocks of 16 a 16-channel chunk's weights are one run (64 bytes a pair), which
+/// the AVX2 loop streams from L1; one block's pair rows lie 4 * out_channels bytes apart.
+inline std::int64_t dense_index(std::int64_t t, std::int64_t i, std::int64_t o,
+                                std::int64_t tap_count, std::int64_t in_pairs,
+                                std::int64_t out_channels, std::int64_t block) {
+  const std::int64_t first = o - o % block;  // the block's first channel
+  const std::int64_t width = std::min(block, out_channels - first);
+  return first * tap_count * 2 * in_pairs + pair_index(i, o - first, width) +
+         t * 2 * in_pairs * width;
+}
+
+/// The column block conv_dense reads fastest on this CPU (see dense_index): 16 where it takes
+/// the AVX2 loop (the pair rows of one block would alias into a few L1 sets), else
+/// `out_channels` (one block: the VNNI loop's 64-channel chunks).
+std::int64_t dense_block(std::int64_t out_channels);
 
 /// Where a dense conv's accumulators start (docs/isa.md `init`): at 0, at the bias row, or at
 /// their own value (accumulate).
@@ -82,32 +103,34 @@ enum class AccInit { kZero, kBias, kSelf };
 /// terms cannot change the result), for p < pixel_count and o < out_channels, where
 /// - x(p, t) is the 2 * in_pairs int16 values (little-endian, any alignment) at byte
 ///   `image + pixel_offsets[p] + tap_offsets[t]`;
-/// - w_t = `w + t * 2 * in_pairs * out_channels`, one tap's weights in pair_index layout;
+/// - w_t(i, o) = `w[dense_index(t, i, o, tap_count, in_pairs, out_channels, block)]`;
 /// - slot(p) is the `out_channels` little-endian int32 at byte `acc + slot_offsets[p]`;
 /// - start(p) is 0, the `out_channels` little-endian int32 at `bias`, or slot(p) itself.
 /// Slots must not overlap the image, the weights or the bias, nor each other. On CPUs with
 /// AVX-512 VNNI: up to 6 pixels x 64 output channels of accumulators in registers, one
 /// `vpdpwssd` (32 multiply-accumulates) per pixel, weight vector and channel pair; on CPUs with
-/// AVX2 and not VNNI (conv_dense_avx2): 6 pixels x 16 output channels, one `vpmaddwd` +
-/// `vpaddd` (16 multiply-accumulates) per pixel, weight vector and channel pair.
+/// AVX2 and not VNNI (conv_dense_avx2), or with weights in blocks narrower than out_channels:
+/// 6 pixels x 16 output channels, one `vpmaddwd` + `vpaddd` (16 multiply-accumulates) per
+/// pixel, weight vector and channel pair.
 void conv_dense(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                 std::int64_t pixel_count, const std::int64_t* tap_offsets, std::int64_t tap_count,
                 std::int64_t in_pairs, const std::int16_t* w, std::int64_t out_channels,
-                AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
+                std::int64_t block, AccInit init, const std::uint8_t* bias, std::uint8_t* acc,
                 const std::int64_t* slot_offsets);
 
 /// Drops the input channel pairs whose weights are 0 in every tap and output channel from `w`
-/// (conv_dense's weights: tap_count taps of in_pairs pairs x out_channels in pair_index
-/// layout). Such a pair adds nothing whatever the input (x * 0 = 0, in int32 wrap-around too),
-/// as the 13 zero channels conv1's 3 are padded with. When at least a quarter of the pairs and
-/// not all of them are dropped, `w` becomes the kept pairs' weights (tap_count taps of
-/// kept x out_channels pairs, the same layout) and the result lists their input channels, two
-/// per kept pair (2k, 2k + 1, ascending; 2k + 1 may be the missing channel of an odd count):
-/// conv_dense with in_pairs = size / 2 on an image whose taps hold those channels (in that
-/// order, the missing one as 0) gives the same sums. Else `w` is unchanged and the result
-/// empty: fewer dropped pairs do not pay for narrowing the image.
+/// (conv_dense's weights: tap_count taps of in_pairs pairs x out_channels in dense_index
+/// layout with `block`). Such a pair adds nothing whatever the input (x * 0 = 0, in int32
+/// wrap-around too), as the 13 zero channels conv1's 3 are padded with. When at least a quarter of
+/// the pairs and not all of them are dropped, `w` becomes the kept pairs' weights (the same layout
+/// with in_pairs = kept) and the result lists their input channels, two per kept pair (2k, 2k + 1,
+/// ascending; 2k + 1 may be the missing channel of an odd count): conv_dense with in_pairs = size /
+/// 2 on an image whose taps hold those channels (in that order, the missing one as 0) gives the
+/// same sums. Else `w` is unchanged and the result empty: fewer dropped pairs do not pay for
+/// narrowing the image.
 std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count,
-                                          std::int64_t in_pairs, std::int64_t out_channels);
+                                          std::int64_t in_pairs, std::int64_t out_channels,
+                                          std::int64_t block);
 
 /// conv_dense's AVX2 path alone, on any CPU with AVX2 (so that tests check it on VNNI hosts
 /// too): true when it ran; false, with nothing written, on a CPU without AVX2 or when
@@ -115,15 +138,16 @@ std::vector<std::int32_t> drop_zero_pairs(PairWeights& w, std::int64_t tap_count
 bool conv_dense_avx2(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                      std::int64_t pixel_count, const std::int64_t* tap_offsets,
                      std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
-                     std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
-                     std::uint8_t* acc, const std::int64_t* slot_offsets);
+                     std::int64_t out_channels, std::int64_t block, AccInit init,
+                     const std::uint8_t* bias, std::uint8_t* acc, const std::int64_t* slot_offsets);
 
 /// conv_dense without the VNNI and AVX2 paths (what other CPUs run; tests compare them).
 void conv_dense_portable(const std::uint8_t* image, const std::int64_t* pixel_offsets,
                          std::int64_t pixel_count, const std::int64_t* tap_offsets,
                          std::int64_t tap_count, std::int64_t in_pairs, const std::int16_t* w,
-                         std::int64_t out_channels, AccInit init, const std::uint8_t* bias,
-                         std::uint8_t* acc, const std::int64_t* slot_offsets);
+                         std::int64_t out_channels, std::int64_t block, AccInit init,
+                         const std::uint8_t* bias, std::uint8_t* acc,
+                         const std::int64_t* slot_offsets);
 
 /// The vector unit's requantize of one pixel: `out[c] = intops::requantize(acc[c], q_c)` for
 /// c < count, `acc` being `count` little-endian int32 at `src`; q_c is `q` with its multiplier

@@ -95,7 +95,7 @@ Dropped expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
   for (auto& byte : acc) byte = static_cast<std::uint8_t>(rng());
   std::vector<std::uint8_t> expected = acc;
   kernels::conv_dense_portable(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(),
-                               c.taps, c.pairs, w.data(), c.out, c.init, bias.data(),
+                               c.taps, c.pairs, w.data(), c.out, c.out, c.init, bias.data(),
                                expected.data(), slot_offsets.data());
   kernels::amx::Weights packed;
   kernels::amx::pack_weights(w.data(), c.taps, c.pairs, c.out, packed);
@@ -128,8 +128,8 @@ Dropped expect_amx_equals_portable(const Case& c, std::mt19937& rng) {
     }
     std::vector<std::uint8_t> narrow_acc = expected;  // the slots as before the conv
     kernels::conv_dense_portable(image.data(), pixel_offsets.data(), c.pixels, tap_offsets.data(),
-                                 c.taps, c.pairs, w.data(), c.out, kernels::AccInit::kZero, nullptr,
-                                 narrow_acc.data(), slot_offsets.data());
+                                 c.taps, c.pairs, w.data(), c.out, c.out, kernels::AccInit::kZero,
+                                 nullptr, narrow_acc.data(), slot_offsets.data());
     std::vector<std::uint8_t> narrow_expected = narrow_acc;
     kernels::amx::conv_dense(narrow.data(), narrow_pixels.data(), c.pixels, narrow_taps.data(),
                              packed, kernels::AccInit::kZero, nullptr, narrow_acc.data(),

@@ -180,7 +180,14 @@ isa::Conv random_conv(std::mt19937& rng, const HwConfig& config, bool depthwise)
 TEST(SimDatapath, vectorised_conv_equals_the_reference_loop_over_random_shapes) {
   std::mt19937 rng(2024);
   const std::vector<std::tuple<int, int, int>> shapes = {
-      {4, 4, 8}, {8, 8, 8}, {16, 16, 16}, {4, 8, 16}, {8, 4, 8}};  // rows, cols, bits
+      {4, 4, 8},
+      {8, 8, 8},
+      {16, 16, 16},
+      {4, 8, 16},
+      {8, 4, 8},
+      // Output blocks wider than the AVX2 path's column blocks of 16, and straddling them.
+      {4, 32, 16},
+      {2, 24, 8}};  // rows, cols, bits
   for (const auto& [rows, cols, bits] : shapes) {
     const HwConfig config = matrix_config(rows, cols, bits);
     for (int trial = 0; trial < 100; ++trial) {

@@ -64,7 +64,9 @@ TEST(SimKernels, no_avx512_switch_turns_the_avx512_forms_and_amx_off) {
 // conv_dense_portable against int64 sums taken mod 2^32, on every blocking: 1-17 pixels (full
 // blocks of 5, 6 or 8 and every rest), 1-3 taps at scattered offsets, 1-2 and 16 channel pairs,
 // every output channel count 1-65 (one to four vectors in the last 64-channel chunk, one or two
-// in the last 16-channel one, each tail mask) and several chunks, each init.
+// in the last 16-channel one, each tail mask) and several chunks, each init; the weights in
+// one column block and in blocks of 16 and 32 (kernels::dense_index: the expected sums read
+// the weights through its definition, so a kernel that reads another layout fails).
 TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> value(std::numeric_limits<std::int16_t>::min(),
@@ -81,67 +83,69 @@ TEST(SimKernels, conv_dense_equals_int64_sums_mod_2_32_on_every_blocking) {
   for (const std::int64_t pixels : {1, 5, 6, 7, 8, 9, 10, 11, 12, 17}) {
     for (const std::int64_t taps : {1, 3}) {
       for (const std::int64_t pairs : {1, 2, 16}) {
-        for (const std::int64_t out : outs) {
-          const auto init = static_cast<kernels::AccInit>(cases++ % 3);
-          // The image: pixels and taps at scattered, odd byte offsets (any alignment).
-          std::vector<std::int64_t> pixel_offsets, tap_offsets, slot_offsets;
-          for (std::int64_t t = 0; t < taps; ++t) tap_offsets.push_back(t * (4 * pairs + 6) + 1);
-          const std::int64_t pixel_bytes = taps * (4 * pairs + 6) + 2;
-          for (std::int64_t p = 0; p < pixels; ++p) {
-            pixel_offsets.push_back(p * pixel_bytes + (p % 3));
-            slot_offsets.push_back(p * (4 * out + 12) + 4 * (p % 2));
-          }
-          std::vector<std::uint8_t> image(static_cast<std::size_t>(pixels * pixel_bytes + 8));
-          for (auto& byte : image) byte = static_cast<std::uint8_t>(rng());
-          std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out));
-          for (auto& x : w) x = draw();
-          std::vector<std::uint8_t> bias(static_cast<std::size_t>(4 * out));
-          for (auto& byte : bias) byte = static_cast<std::uint8_t>(rng());
-          std::vector<std::uint8_t> acc(static_cast<std::size_t>(pixels * (4 * out + 12) + 8));
-          for (auto& byte : acc) byte = static_cast<std::uint8_t>(rng());
-          const auto le = [](const std::uint8_t* q, int bytes) {
-            std::uint32_t u = 0;
-            for (int b = 0; b < bytes; ++b) u |= std::uint32_t{q[b]} << (8 * b);
-            return u;
-          };
-          std::vector<std::uint8_t> expected = acc;
-          for (std::int64_t p = 0; p < pixels; ++p)
-            for (std::int64_t o = 0; o < out; ++o) {
-              std::uint8_t* slot = expected.data() + slot_offsets[p] + 4 * o;
-              std::int64_t sum = init == kernels::AccInit::kBias   ? le(bias.data() + 4 * o, 4)
-                                 : init == kernels::AccInit::kSelf ? le(slot, 4)
-                                                                   : 0;
-              for (std::int64_t t = 0; t < taps; ++t)
-                for (std::int64_t i = 0; i < 2 * pairs; ++i) {
-                  const auto x = static_cast<std::int16_t>(
-                      le(image.data() + pixel_offsets[p] + tap_offsets[t] + 2 * i, 2));
-                  sum +=
-                      std::int64_t{x} * w[static_cast<std::size_t>(t * 2 * pairs * out +
-                                                                   kernels::pair_index(i, o, out))];
-                }
-              const auto u = static_cast<std::uint32_t>(sum);
-              for (int b = 0; b < 4; ++b) slot[b] = static_cast<std::uint8_t>(u >> (8 * b));
+        for (const std::int64_t out : outs)
+          for (const std::int64_t block : {out, std::int64_t{16}, std::int64_t{32}}) {
+            const auto init = static_cast<kernels::AccInit>(cases++ % 3);
+            // The image: pixels and taps at scattered, odd byte offsets (any alignment).
+            std::vector<std::int64_t> pixel_offsets, tap_offsets, slot_offsets;
+            for (std::int64_t t = 0; t < taps; ++t) tap_offsets.push_back(t * (4 * pairs + 6) + 1);
+            const std::int64_t pixel_bytes = taps * (4 * pairs + 6) + 2;
+            for (std::int64_t p = 0; p < pixels; ++p) {
+              pixel_offsets.push_back(p * pixel_bytes + (p % 3));
+              slot_offsets.push_back(p * (4 * out + 12) + 4 * (p % 2));
             }
-          std::vector<std::uint8_t> portable = acc;
-          std::vector<std::uint8_t> avx2 = acc;
-          if (kernels::conv_dense_avx2(image.data(), pixel_offsets.data(), pixels,
-                                       tap_offsets.data(), taps, pairs, w.data(), out, init,
-                                       bias.data(), avx2.data(), slot_offsets.data())) {
-            ++avx2_cases;
-            ASSERT_EQ(avx2, expected) << pixels << " pixels, " << taps << " taps, " << pairs
-                                      << " pairs, " << out << " out (AVX2)";
+            std::vector<std::uint8_t> image(static_cast<std::size_t>(pixels * pixel_bytes + 8));
+            for (auto& byte : image) byte = static_cast<std::uint8_t>(rng());
+            std::vector<std::int16_t> w(static_cast<std::size_t>(taps * 2 * pairs * out));
+            for (auto& x : w) x = draw();
+            std::vector<std::uint8_t> bias(static_cast<std::size_t>(4 * out));
+            for (auto& byte : bias) byte = static_cast<std::uint8_t>(rng());
+            std::vector<std::uint8_t> acc(static_cast<std::size_t>(pixels * (4 * out + 12) + 8));
+            for (auto& byte : acc) byte = static_cast<std::uint8_t>(rng());
+            const auto le = [](const std::uint8_t* q, int bytes) {
+              std::uint32_t u = 0;
+              for (int b = 0; b < bytes; ++b) u |= std::uint32_t{q[b]} << (8 * b);
+              return u;
+            };
+            std::vector<std::uint8_t> expected = acc;
+            for (std::int64_t p = 0; p < pixels; ++p)
+              for (std::int64_t o = 0; o < out; ++o) {
+                std::uint8_t* slot = expected.data() + slot_offsets[p] + 4 * o;
+                std::int64_t sum = init == kernels::AccInit::kBias   ? le(bias.data() + 4 * o, 4)
+                                   : init == kernels::AccInit::kSelf ? le(slot, 4)
+                                                                     : 0;
+                for (std::int64_t t = 0; t < taps; ++t)
+                  for (std::int64_t i = 0; i < 2 * pairs; ++i) {
+                    const auto x = static_cast<std::int16_t>(
+                        le(image.data() + pixel_offsets[p] + tap_offsets[t] + 2 * i, 2));
+                    sum += std::int64_t{x} * w[static_cast<std::size_t>(kernels::dense_index(
+                                                 t, i, o, taps, pairs, out, block))];
+                  }
+                const auto u = static_cast<std::uint32_t>(sum);
+                for (int b = 0; b < 4; ++b) slot[b] = static_cast<std::uint8_t>(u >> (8 * b));
+              }
+            std::vector<std::uint8_t> portable = acc;
+            std::vector<std::uint8_t> avx2 = acc;
+            if (kernels::conv_dense_avx2(image.data(), pixel_offsets.data(), pixels,
+                                         tap_offsets.data(), taps, pairs, w.data(), out, block,
+                                         init, bias.data(), avx2.data(), slot_offsets.data())) {
+              ++avx2_cases;
+              ASSERT_EQ(avx2, expected)
+                  << pixels << " pixels, " << taps << " taps, " << pairs << " pairs, " << out
+                  << " out, block " << block << " (AVX2)";
+            }
+            kernels::conv_dense(image.data(), pixel_offsets.data(), pixels, tap_offsets.data(),
+                                taps, pairs, w.data(), out, block, init, bias.data(), acc.data(),
+                                slot_offsets.data());
+            kernels::conv_dense_portable(image.data(), pixel_offsets.data(), pixels,
+                                         tap_offsets.data(), taps, pairs, w.data(), out, block,
+                                         init, bias.data(), portable.data(), slot_offsets.data());
+            ASSERT_EQ(acc, expected)
+                << pixels << " pixels, " << taps << " taps, " << pairs << " pairs, " << out
+                << " out, block " << block << ", init " << static_cast<int>(init);
+            ASSERT_EQ(portable, expected) << pixels << " pixels, " << taps << " taps, " << pairs
+                                          << " pairs, " << out << " out, block " << block;
           }
-          kernels::conv_dense(image.data(), pixel_offsets.data(), pixels, tap_offsets.data(), taps,
-                              pairs, w.data(), out, init, bias.data(), acc.data(),
-                              slot_offsets.data());
-          kernels::conv_dense_portable(image.data(), pixel_offsets.data(), pixels,
-                                       tap_offsets.data(), taps, pairs, w.data(), out, init,
-                                       bias.data(), portable.data(), slot_offsets.data());
-          ASSERT_EQ(acc, expected) << pixels << " pixels, " << taps << " taps, " << pairs
-                                   << " pairs, " << out << " out, init " << static_cast<int>(init);
-          ASSERT_EQ(portable, expected)
-              << pixels << " pixels, " << taps << " taps, " << pairs << " pairs, " << out << " out";
-        }
       }
     }
   }
@@ -170,25 +174,41 @@ TEST(SimKernels, drop_zero_pairs_keeps_the_pairs_with_a_weight_by_hand) {
   kernels::PairWeights w = weights({{(0 * 4 + 1) * 4 + 0, 5},        // t0 k1 o0 e0
                                     {(0 * 4 + 1) * 4 + 3, -7},       // t0 k1 o1 e1
                                     {(1 * 4 + 3) * 4 + 3, 32767}});  // t1 k3 o1 e1
-  EXPECT_EQ(kernels::drop_zero_pairs(w, 2, 4, 2), (std::vector<std::int32_t>{2, 3, 6, 7}));
+  EXPECT_EQ(kernels::drop_zero_pairs(w, 2, 4, 2, 2), (std::vector<std::int32_t>{2, 3, 6, 7}));
   EXPECT_EQ(w, (kernels::PairWeights{5, 0, 0, -7, 0, 0, 0, 0,        // tap 0: k1, k3
                                      0, 0, 0, 0, 0, 0, 0, 32767}));  // tap 1: k1, k3
 
   kernels::PairWeights three =
       weights({{(0 * 4 + 0) * 4 + 1, 1}, {(1 * 4 + 2) * 4 + 2, 2}, {(1 * 4 + 3) * 4 + 0, 3}});
-  EXPECT_EQ(kernels::drop_zero_pairs(three, 2, 4, 2),
+  EXPECT_EQ(kernels::drop_zero_pairs(three, 2, 4, 2, 2),
             (std::vector<std::int32_t>{0, 1, 4, 5, 6, 7}));
   EXPECT_EQ(three, (kernels::PairWeights{0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // tap 0
                                          0, 0, 0, 0, 0, 0, 2, 0, 3, 0, 0, 0}));  // tap 1
 
   kernels::PairWeights all = weights({{1, 1}, {4 + 1, 1}, {8 + 1, 1}, {16 + 12 + 1, 1}});
   const kernels::PairWeights all_before = all;
-  EXPECT_TRUE(kernels::drop_zero_pairs(all, 2, 4, 2).empty());
+  EXPECT_TRUE(kernels::drop_zero_pairs(all, 2, 4, 2, 2).empty());
   EXPECT_EQ(all, all_before);
 
   kernels::PairWeights none = weights({});
-  EXPECT_TRUE(kernels::drop_zero_pairs(none, 2, 4, 2).empty());
+  EXPECT_TRUE(kernels::drop_zero_pairs(none, 2, 4, 2, 2).empty());
   EXPECT_EQ(none.size(), 32u);
+}
+
+// drop_zero_pairs on column blocks by hand: 1 tap x 3 pairs x 18 outputs in blocks of 16 (block
+// 0: 16 channels at 0-95, [pair][16][2]; block 1: 2 channels at 96-107). Pair 2 has a weight at
+// output 0 (index 2 * 16 * 2 = 64), pair 1 one at output 17's second element (96 + (1 * 2 + 1)
+// * 2 + 1 = 103), pair 0 none: pairs 1 and 2 stay, and with 2 pairs block 0 is 0-63 and block 1
+// 64-71, so the weights move to 64 -> (1 * 16 + 0) * 2 = 32 and 103 -> 64 + 3 = 67.
+TEST(SimKernels, drop_zero_pairs_moves_each_column_block_by_hand) {
+  kernels::PairWeights w(108, 0);
+  w[64] = 9;
+  w[103] = -4;
+  EXPECT_EQ(kernels::drop_zero_pairs(w, 1, 3, 18, 16), (std::vector<std::int32_t>{2, 3, 4, 5}));
+  kernels::PairWeights expected(72, 0);
+  expected[32] = 9;
+  expected[67] = -4;
+  EXPECT_EQ(w, expected);
 }
 
 TEST(SimKernels, conv_dense_pair_of_two_minimum_products_wraps_to_int32_min) {
@@ -198,7 +218,7 @@ TEST(SimKernels, conv_dense_pair_of_two_minimum_products_wraps_to_int32_min) {
   for (const bool portable : {false, true}) {
     std::uint8_t slot[4] = {};
     (portable ? kernels::conv_dense_portable : kernels::conv_dense)(
-        reinterpret_cast<const std::uint8_t*>(a), &zero, 1, &zero, 1, 1, w, 1,
+        reinterpret_cast<const std::uint8_t*>(a), &zero, 1, &zero, 1, 1, w, 1, 1,
         kernels::AccInit::kZero, nullptr, slot, &zero);
     std::int32_t sum = 0;
     std::memcpy(&sum, slot, 4);
@@ -206,7 +226,7 @@ TEST(SimKernels, conv_dense_pair_of_two_minimum_products_wraps_to_int32_min) {
   }
   std::uint8_t slot[4] = {};
   if (kernels::conv_dense_avx2(reinterpret_cast<const std::uint8_t*>(a), &zero, 1, &zero, 1, 1, w,
-                               1, kernels::AccInit::kZero, nullptr, slot, &zero)) {
+                               1, 1, kernels::AccInit::kZero, nullptr, slot, &zero)) {
     std::int32_t sum = 0;
     std::memcpy(&sum, slot, 4);
     EXPECT_EQ(sum, std::numeric_limits<std::int32_t>::min()) << "AVX2";
