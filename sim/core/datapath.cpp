@@ -15,6 +15,32 @@
 
 namespace tessel::sim {
 
+namespace {
+
+/// Whether load `x` copies one run of bytes on both sides: no padding, pixels back to back,
+/// rows back to back (or one row).
+bool one_run(const isa::Load& x) {
+  const std::uint64_t row = std::uint64_t{x.x_size} * x.c_size;
+  return x.pad_top == 0 && x.pad_bottom == 0 && x.pad_left == 0 && x.pad_right == 0 &&
+         x.sram_stride_x == x.c_size && x.dram_stride_x == x.c_size && row != 0 && x.y_size != 0 &&
+         (x.y_size == 1 || (x.sram_stride_y == row && x.dram_stride_y == row));
+}
+
+std::uint64_t run_bytes(const isa::Load& x) {
+  return std::uint64_t{x.x_size} * x.c_size * x.y_size * element_bytes(x.elem);
+}
+
+/// The byte range from a box's first element to one past its last (its bytes and any gaps
+/// between its rows and pixels: a superset); empty for an empty box.
+std::uint64_t box_end(std::uint64_t addr, std::uint64_t rows, std::uint64_t stride_y,
+                      std::uint64_t cols, std::uint64_t stride_x, std::uint64_t channels,
+                      std::uint64_t bytes) {
+  if (rows == 0 || cols == 0 || channels == 0) return addr;
+  return addr + ((rows - 1) * stride_y + (cols - 1) * stride_x + channels) * bytes;
+}
+
+}  // namespace
+
 Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool reference_kernels,
                    int threads)
     : split_(threads >= 2 ? std::make_unique<SplitRunner>() : nullptr),
@@ -34,12 +60,20 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
 Datapath::~Datapath() = default;
 
 void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* prepacked) {
+  const bool defer = (deferred_count_ != 0 || defer_weight_loads_) && settle_before(instruction);
   note_writes(instruction);
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
-          execute_load(x);
+          if (defer) {
+            deferred_[x.sp].emplace(x.sram_addr,
+                                    DeferredLoad{x.sram_addr + run_bytes(x), x.dram_addr});
+            ++deferred_count_;
+            deferred_bytes_ += run_bytes(x);
+          } else {
+            execute_load(x);
+          }
           copies_.after_load(x);
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           execute_store(x);
@@ -59,6 +93,168 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
         // nop, finish: no data effect.
       },
       instruction);
+}
+
+void Datapath::settle(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
+  if (deferred_count_ == 0 || begin >= end || sp >= deferred_.size()) return;
+  std::map<std::uint64_t, DeferredLoad>& loads = deferred_[sp];
+  auto it = loads.lower_bound(begin);
+  if (it != loads.begin() && std::prev(it)->second.end > begin) --it;
+  // Only the bytes asked for: a merged load of a layer's weights, bias and requantize table
+  // is read by the requantize for its table alone (ResNet-50: settling whole loads copied 58%
+  // of the deferred bytes).
+  while (it != loads.end() && it->first < end) {
+    const std::uint64_t at = it->first;
+    const DeferredLoad load = it->second;
+    const std::uint64_t from = std::max(at, begin), to = std::min(load.end, end);
+    std::memcpy(scratchpads_[sp].data() + from, dram_.data() + load.dram + (from - at), to - from);
+    it = loads.erase(it);
+    --deferred_count_;
+    settled_bytes_ += to - from;
+    if (at < from) {
+      loads.emplace(at, DeferredLoad{from, load.dram});
+      ++deferred_count_;
+    }
+    if (to < load.end) {
+      loads.emplace(to, DeferredLoad{load.end, load.dram + (to - at)});
+      ++deferred_count_;
+      return;  // the rest lies past `end`
+    }
+  }
+}
+
+bool Datapath::deferred_over(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) const {
+  if (deferred_count_ == 0 || begin >= end || sp >= deferred_.size()) return false;
+  const std::map<std::uint64_t, DeferredLoad>& loads = deferred_[sp];
+  auto it = loads.lower_bound(begin);
+  if (it != loads.end() && it->first < end) return true;
+  return it != loads.begin() && std::prev(it)->second.end > begin;
+}
+
+void Datapath::settle_dram(std::uint64_t begin, std::uint64_t end) {
+  if (deferred_count_ == 0 || begin >= end) return;
+  for (std::uint32_t sp = 0; sp < deferred_.size(); ++sp)
+    for (auto it = deferred_[sp].begin(); it != deferred_[sp].end();) {
+      const std::uint64_t from = it->second.dram, to = from + (it->second.end - it->first);
+      if (from < end && begin < to) {
+        const std::uint64_t at = it->first, at_end = it->second.end;
+        ++it;  // settle erases only this load
+        settle(sp, at, at_end);
+      } else {
+        ++it;
+      }
+    }
+}
+
+void Datapath::settle_all() {
+  for (std::uint32_t sp = 0; sp < deferred_.size(); ++sp)
+    settle(sp, 0, std::numeric_limits<std::uint64_t>::max());
+}
+
+bool Datapath::settle_before(const isa::Instruction& instruction) {
+  if (deferred_.size() != scratchpads_.size()) deferred_.resize(scratchpads_.size());
+  // The bytes of a box an operand reads: its runs (a row, or a pixel where pixels lie apart),
+  // not its whole byte range, whose gaps may hold deferred weights (ResNet-50: requantize
+  // boxes over wider accumulator rows settled 55% of the deferred bytes that way).
+  const auto box = [&](std::uint32_t sp, std::uint64_t addr, std::int64_t rows,
+                       std::uint64_t stride_y, std::int64_t cols, std::uint64_t stride_x,
+                       std::uint64_t channels, std::uint64_t bytes) {
+    if (rows <= 0 || cols <= 0) return;
+    const auto r = static_cast<std::uint64_t>(rows), c = static_cast<std::uint64_t>(cols);
+    if (!deferred_over(sp, addr, box_end(addr, r, stride_y, c, stride_x, channels, bytes))) return;
+    const bool row_runs = c == 1 || stride_x == channels;
+    for (std::uint64_t y = 0; y < r; ++y) {
+      const std::uint64_t row = addr + y * stride_y * bytes;
+      if (row_runs) {
+        settle(sp, row, row + ((c - 1) * stride_x + channels) * bytes);
+        continue;
+      }
+      for (std::uint64_t px = 0; px < c; ++px)
+        settle(sp, row + px * stride_x * bytes, row + (px * stride_x + channels) * bytes);
+    }
+  };
+  bool defer = false;
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, isa::Load>) {
+          if (!one_run(x)) return;  // settled as written below
+          defer = defer_weight_loads_ && x.kind == isa::Traffic::kWeights;
+          // This load writes all of [begin, end) and nothing else: the deferred loads lose
+          // those bytes (ResNet-50's weight buffers take loads of other sizes at other
+          // offsets: settling the loads across its ends copied 60% of the deferred bytes).
+          const std::uint64_t begin = x.sram_addr, end = begin + run_bytes(x);
+          std::map<std::uint64_t, DeferredLoad>& loads = deferred_[x.sp];
+          auto it = loads.lower_bound(begin);
+          if (it != loads.begin() && std::prev(it)->second.end > begin) --it;
+          while (it != loads.end() && it->first < end) {
+            const std::uint64_t at = it->first;
+            const DeferredLoad load = it->second;
+            it = loads.erase(it);
+            --deferred_count_;
+            if (at < begin) {
+              loads.emplace(at, DeferredLoad{begin, load.dram});
+              ++deferred_count_;
+            }
+            if (load.end > end) {
+              loads.emplace(end, DeferredLoad{load.end, load.dram + (end - at)});
+              ++deferred_count_;
+            }
+          }
+          return;
+        } else if constexpr (std::is_same_v<T, isa::Store>) {
+          box(x.sp, x.sram_addr, x.y_size, x.sram_stride_y, x.x_size, x.sram_stride_x, x.c_size,
+              element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Conv>) {
+          // The stored input box and the bias; the weights in
+          // execute_conv; the accumulators as written below.
+          const std::uint64_t channels =
+              std::uint64_t{x.depthwise ? 1 : x.ic_blocks} *
+              static_cast<std::uint64_t>(x.depthwise ? std::int64_t{x.oc_blocks} * matrix_cols_
+                                                     : matrix_rows_);
+          box(x.in_sp, x.in_addr,
+              (std::int64_t{x.out_h} - 1) * x.stride_h + (std::int64_t{x.kh} - 1) * x.dil_h + 1 -
+                  x.pad_top - x.pad_bottom,
+              x.in_stride_y,
+              (std::int64_t{x.out_w} - 1) * x.stride_w + (std::int64_t{x.kw} - 1) * x.dil_w + 1 -
+                  x.pad_left - x.pad_right,
+              x.in_stride_x, channels, element_bytes(x.elem));
+          if (x.init == isa::Init::kBias)
+            settle(x.w_sp, x.bias_addr,
+                   x.bias_addr +
+                       std::uint64_t{x.oc_blocks} * static_cast<std::uint64_t>(matrix_cols_) * 4);
+        } else if constexpr (std::is_same_v<T, isa::Requant>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              4);
+          if (x.per_channel)
+            settle(x.param_sp, x.param_addr, x.param_addr + 8 * std::uint64_t{x.c_size});
+        } else if constexpr (std::is_same_v<T, isa::Add>) {
+          box(x.a_sp, x.a_addr, x.y_size, x.a_stride_y, x.x_size, x.a_stride_x, x.c_size,
+              element_bytes(x.elem));
+          box(x.b_sp, x.b_addr, x.y_size, x.b_stride_y, x.x_size, x.b_stride_x, x.c_size,
+              element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Copy>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Pool>) {
+          box(x.src_sp, x.src_addr,
+              (std::int64_t{x.out_h} - 1) * x.stride_h + x.kh - x.pad_top - x.pad_bottom,
+              x.src_stride_y,
+              (std::int64_t{x.out_w} - 1) * x.stride_w + x.kw - x.pad_left - x.pad_right,
+              x.src_stride_x, x.c_size, element_bytes(x.elem));
+        }
+        // vcfg, nop, finish: no operand.
+      },
+      instruction);
+  // What it writes: the scratchpad bytes (a superset: settled, then partly overwritten), or
+  // the DRAM bytes a deferred load copies (none is left in a one-run load's bytes: cut above).
+  const WrittenBytes w = written_bytes(instruction, matrix_cols_);
+  if (w.sram) {
+    settle(w.sp, w.begin, w.end);
+  } else {
+    settle_dram(w.begin, w.end);
+  }
+  return defer;
 }
 
 void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
@@ -103,13 +299,8 @@ void CopyTracker::before(const isa::Instruction& instruction, int matrix_cols) {
 }
 
 void CopyTracker::after_load(const isa::Load& x) {
-  // One run on both sides: no padding, pixels back to back, rows back to back (or one row).
-  const std::uint64_t row = std::uint64_t{x.x_size} * x.c_size;
-  if (x.pad_top != 0 || x.pad_bottom != 0 || x.pad_left != 0 || x.pad_right != 0 ||
-      x.sram_stride_x != x.c_size || x.dram_stride_x != x.c_size || row == 0 || x.y_size == 0 ||
-      (x.y_size > 1 && (x.sram_stride_y != row || x.dram_stride_y != row)))
-    return;
-  const std::uint64_t bytes = row * x.y_size * element_bytes(x.elem);
+  if (!one_run(x)) return;
+  const std::uint64_t bytes = run_bytes(x);
   std::map<std::uint64_t, LoadedRun>& runs = loaded_[x.sp];
   std::uint64_t begin = x.sram_addr;
   LoadedRun run{x.sram_addr + bytes, x.dram_addr};
@@ -158,13 +349,7 @@ bool Datapath::written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_
 }
 
 WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols) {
-  // The byte range from an output box's first element to one past its last (the box's bytes
-  // and any gaps between its rows and pixels: a superset is safe, it only costs a repack).
-  const auto box_end = [](std::uint64_t addr, std::uint64_t rows, std::uint64_t stride_y,
-                          std::uint64_t cols, std::uint64_t stride_x, std::uint64_t channels,
-                          std::uint64_t bytes) {
-    return addr + ((rows - 1) * stride_y + (cols - 1) * stride_x + channels) * bytes;
-  };
+  // The output box's byte range, box_end's superset: safe, it only costs a repack.
   WrittenBytes out;
   const auto sram = [&](std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
     out = {true, sp, begin, end};
@@ -195,7 +380,6 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
                box_end(x.dst_addr, x.out_h, x.dst_stride_y, x.out_w, x.dst_stride_x, x.c_size,
                        element_bytes(x.elem)));
         } else if constexpr (std::is_same_v<T, isa::Store>) {
-          if (x.y_size == 0 || x.x_size == 0 || x.c_size == 0) return;
           out.begin = x.dram_addr;
           out.end = box_end(x.dram_addr, x.y_size, x.dram_stride_y, x.x_size, x.dram_stride_x,
                             x.c_size, element_bytes(x.elem));
@@ -531,8 +715,13 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
   const ByteRange bias_bytes{
       x.w_sp, x.bias_addr,
       x.bias_addr + (x.init == isa::Init::kBias ? to_u64(out_channels) * 4 : 0)};
-  if (reference_kernels_ || ib > 2 || wb > 2 || acc_bytes.overlaps(in_bytes) ||
-      acc_bytes.overlaps(weight_bytes) || acc_bytes.overlaps(bias_bytes)) {
+  const bool reference = reference_kernels_ || ib > 2 || wb > 2 || acc_bytes.overlaps(in_bytes) ||
+                         acc_bytes.overlaps(weight_bytes) || acc_bytes.overlaps(bias_bytes);
+  // The weights' deferred loads (settle_before), unless the dense loop below reads the
+  // packing made ahead instead of these bytes.
+  if (reference || x.depthwise || prepacked == nullptr || kernels::amx::available())
+    settle(weight_bytes.sp, weight_bytes.begin, weight_bytes.end);
+  if (reference) {
     execute_conv_reference(x);
     return;
   }

@@ -115,17 +115,43 @@ class Datapath {
   /// dropped, as after any write. Writes through the span after a later execute() are not
   /// seen by the cache: call scratchpad() again before writing.
   std::span<std::uint8_t> scratchpad(std::size_t id) {
+    settle_all();
     mark_written(static_cast<std::uint32_t>(id), 0, scratchpads_[id].size());
     return scratchpads_[id];
   }
   /// How many times a dense conv's weights were packed (a weight cache miss; tests).
   std::uint64_t weight_packings() const { return weight_packings_; }
   /// Hands the scratchpad contents over (the Datapath is not used afterwards).
-  std::vector<std::vector<std::uint8_t>> take_scratchpads() { return std::move(scratchpads_); }
+  std::vector<std::vector<std::uint8_t>> take_scratchpads() {
+    settle_all();
+    return std::move(scratchpads_);
+  }
+  /// Defers weight loads that are one run on both sides (DatapathWorker, whose dense convs
+  /// come with their weights packed ahead from DRAM): such a load's copy is made only when
+  /// an instruction reads or partly writes those scratchpad bytes, a store writes the DRAM
+  /// bytes it copies, or the scratchpads are read out; a dense conv given its packing does not
+  /// read them, and a later load over all of them drops the copy. The same bytes come out.
+  void defer_weight_loads() { defer_weight_loads_ = true; }
+  /// Bytes of the weight loads deferred, and of those copied since (settled); the rest were
+  /// overwritten first or are still pending (tests).
+  std::uint64_t deferred_weight_bytes() const { return deferred_bytes_; }
+  std::uint64_t settled_weight_bytes() const { return settled_bytes_; }
   const VectorRegisters& registers() const { return registers_; }
 
  private:
   void execute_load(const isa::Load& x);
+  /// Makes the copies of the deferred loads over any byte of [begin, end) of `sp`.
+  void settle(std::uint32_t sp, std::uint64_t begin, std::uint64_t end);
+  /// Whether a deferred load holds any byte of [begin, end) of `sp`.
+  bool deferred_over(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) const;
+  /// Makes the copies of the deferred loads from any byte of DRAM [begin, end).
+  void settle_dram(std::uint64_t begin, std::uint64_t end);
+  void settle_all();
+  /// Before `instruction` runs: settles the deferred loads it reads (a dense conv's weights
+  /// are settled in execute_conv, where it is known whether it reads them) or writes, or
+  /// whose DRAM bytes it stores to; a deferred load over all of a deferred load's bytes
+  /// drops it. Returns whether `instruction` itself is a load to defer.
+  bool settle_before(const isa::Instruction& instruction);
   void execute_store(const isa::Store& x);
   void execute_conv(const isa::Conv& x, const DenseWeights* prepacked);
   void execute_conv_reference(const isa::Conv& x);
@@ -210,6 +236,16 @@ class Datapath {
   std::vector<std::vector<std::uint64_t>> page_generation_;
   std::uint64_t write_generation_ = 0;
   CopyTracker copies_;
+  /// Deferred weight loads per scratchpad, by first byte: [begin, end) is the copy of DRAM
+  /// bytes from `dram`, not made yet. Disjoint.
+  struct DeferredLoad {
+    std::uint64_t end = 0;
+    std::uint64_t dram = 0;
+  };
+  std::vector<std::map<std::uint64_t, DeferredLoad>> deferred_;
+  std::size_t deferred_count_ = 0;
+  bool defer_weight_loads_ = false;
+  std::uint64_t deferred_bytes_ = 0, settled_bytes_ = 0;
 };
 
 /// Reads a little-endian signed element of `bytes` bytes (1, 2, 4) at `p`. Inline: the

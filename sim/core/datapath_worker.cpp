@@ -29,7 +29,10 @@ DatapathWorker::DatapathWorker(const HwConfig& config, std::vector<std::uint8_t>
       prepack_(!kernels::amx::available()),
       copies_(config.scratchpads.size()),
       slots_(kSlots),
-      thread_([this] { loop(); }) {}
+      thread_([this] { loop(); }) {
+  // The weights the convs read come packed ahead: their loads' copies wait until needed.
+  if (prepack_) datapath_.defer_weight_loads();
+}
 
 DatapathWorker::~DatapathWorker() {
   wait_until_queued_at_most(0);

@@ -54,6 +54,8 @@ class DatapathWorker {
   std::vector<std::vector<std::uint8_t>> take_scratchpads();
   /// How many queued convs came with their weights packed ahead (tests).
   std::uint64_t prepacked_convs() const { return prepacked_convs_; }
+  /// The datapath, for its counters once take_scratchpads has returned (tests).
+  const Datapath& datapath() const { return datapath_; }
 
  private:
   void loop();

@@ -177,6 +177,63 @@ isa::Conv random_conv(std::mt19937& rng, const HwConfig& config, bool depthwise)
   return conv;
 }
 
+// Deferred weight loads (the datapath thread's, docs/sim.md "The datapath thread") by hand,
+// beside a datapath that copies at once. DRAM byte i holds i % 251 + 1. A 256-byte weights load
+// to 0-255 (from DRAM 4096) is deferred; a requantize reading its table at 192-255 (8
+// channels, 8 bytes each) copies those 64 bytes alone; a 64-byte weights load to 64-127 cuts
+// the first one into 0-63 and 128-191; a store to DRAM 4224-4287, the source of 128-191, copies
+// those first; an activations load is not deferred; a weights load to 64-127 again drops the
+// second one, never copied; reading the scratchpad out copies 0-63 and the third load.
+// Deferred 256 + 64 + 64 = 384 bytes, copied 64 + 64 + 64 + 64 = 256.
+TEST(SimDatapath, deferred_weight_loads_copy_only_the_bytes_read_by_hand) {
+  const HwConfig config = matrix_config(4, 4, 8);
+  std::vector<std::uint8_t> dram(8192);
+  for (std::size_t i = 0; i < dram.size(); ++i) dram[i] = static_cast<std::uint8_t>(i % 251 + 1);
+  const std::vector<std::uint8_t> original = dram;
+  std::vector<std::uint8_t> dram_now = dram;
+  Datapath later(config, dram), now(config, dram_now);
+  later.defer_weight_loads();
+  const auto load = [](std::uint32_t sram, std::uint64_t from, std::uint32_t bytes,
+                       isa::Traffic kind) {
+    isa::Load x;
+    x.kind = kind;
+    x.sram_addr = sram;
+    x.dram_addr = from;
+    x.c_size = x.sram_stride_x = x.dram_stride_x = bytes;
+    return isa::Instruction{x};
+  };
+  isa::Requant requant;
+  requant.per_channel = true;
+  requant.param_addr = 192;
+  requant.src_addr = 1024;
+  requant.dst_addr = 2048;
+  requant.c_size = requant.src_stride_x = requant.dst_stride_x = 8;
+  isa::Store store;
+  store.sram_addr = 3000;
+  store.dram_addr = 4224;
+  store.c_size = store.sram_stride_x = store.dram_stride_x = 64;
+  const std::vector<isa::Instruction> program = {
+      load(0, 4096, 256, isa::Traffic::kWeights),      requant,
+      load(64, 6000, 64, isa::Traffic::kWeights),      store,
+      load(512, 7000, 64, isa::Traffic::kActivations), load(64, 6100, 64, isa::Traffic::kWeights)};
+  const std::uint64_t settled_after[] = {0, 64, 64, 128, 128, 128};
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    ASSERT_TRUE(isa::check(program[i]).ok()) << i;
+    later.execute(program[i]);
+    now.execute(program[i]);
+    EXPECT_EQ(later.settled_weight_bytes(), settled_after[i]) << "after instruction " << i;
+  }
+  EXPECT_EQ(later.deferred_weight_bytes(), 384u);
+  const std::span<std::uint8_t> later_sp = later.scratchpad(0), now_sp = now.scratchpad(0);
+  EXPECT_EQ(later.settled_weight_bytes(), 256u);
+  EXPECT_TRUE(std::equal(later_sp.begin(), later_sp.end(), now_sp.begin()));
+  EXPECT_EQ(later_sp[200], original[4096 + 200]);  // the table
+  EXPECT_EQ(later_sp[64], original[6100]);         // the last load
+  EXPECT_EQ(later_sp[130], original[4096 + 130]);  // copied before the store overwrote its source
+  EXPECT_NE(dram[4096 + 130], original[4096 + 130]) << "the store must change the source";
+  EXPECT_TRUE(dram == dram_now);
+}
+
 TEST(SimDatapath, vectorised_conv_equals_the_reference_loop_over_random_shapes) {
   std::mt19937 rng(2024);
   const std::vector<std::tuple<int, int, int>> shapes = {

@@ -32,8 +32,8 @@ HwConfig small_config() {
 }
 
 /// `count` random small instructions over the whole scratchpad and DRAM (loads, stores, copies,
-/// adds, 1x1 convs, half of them over the last loaded weights; operands may overlap one
-/// another), after loads that fill the scratchpad.
+/// adds, requantizes, max pools, 1x1 convs, half of them over the last loaded weights;
+/// operands may overlap one another), after loads that fill the scratchpad.
 std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
   const auto below = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
   std::vector<isa::Instruction> out;
@@ -54,7 +54,7 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
   out.push_back(vcfg);
   std::uint32_t last_weights = 0;  // scratchpad address of the last weights load
   for (int i = 0; i < count; ++i) {
-    switch (i % 5) {
+    switch (i % 7) {
       case 0: {
         isa::Load x;  // 4 rows of 64 bytes, weights or activations
         x.kind = i % 2 ? isa::Traffic::kWeights : isa::Traffic::kActivations;
@@ -96,6 +96,35 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
         x.x_size = 4;
         x.c_size = x.a_stride_x = x.b_stride_x = x.dst_stride_x = 16;
         x.a_stride_y = x.b_stride_y = x.dst_stride_y = 64;
+        out.push_back(x);
+        break;
+      }
+      case 4: {
+        isa::Requant x;  // 2 x 3 x 8, pixels apart in the source; half with a table
+        x.per_channel = i % 2 != 0;
+        x.param_addr = last_weights + below(4) * 32;  // within or past the last weights load
+        x.src_addr = below(kScratchpadBytes - 512);
+        x.dst_addr = below(kScratchpadBytes - 64);
+        x.y_size = 2;
+        x.x_size = 3;
+        x.c_size = x.dst_stride_x = 8;
+        x.src_stride_x = 12;
+        x.src_stride_y = 40;
+        x.dst_stride_y = 24;
+        out.push_back(x);
+        break;
+      }
+      case 5: {
+        isa::Pool x;  // max 2 x 2, stride 2, 3 x 3 out, 8 channels, pixels apart in the source
+        x.src_addr = i % 2 ? last_weights : below(kScratchpadBytes - 512);
+        x.dst_addr = below(kScratchpadBytes - 128);
+        x.out_h = x.out_w = 3;
+        x.c_size = 8;
+        x.kh = x.kw = x.stride_h = x.stride_w = 2;
+        x.src_stride_x = 10;
+        x.src_stride_y = 64;
+        x.dst_stride_x = 8;
+        x.dst_stride_y = 24;
         out.push_back(x);
         break;
       }
@@ -146,9 +175,14 @@ TEST(SimDatapathWorker, equals_the_datapath_on_the_calling_thread) {
       if (i % 2000 == 1999) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     two_scratchpads = two.take_scratchpads();
-    // Without AMX (its tiles are packed on the worker) the caller packs loaded weights ahead.
+    // Without AMX (its tiles are packed on the worker) the caller packs loaded weights ahead,
+    // and the datapath defers the weight loads, copying only some of their bytes.
     if (!kernels::amx::available()) {
       EXPECT_GT(two.prepacked_convs(), 100u);
+      const Datapath& datapath = two.datapath();
+      EXPECT_GT(datapath.deferred_weight_bytes(), 100000u);
+      EXPECT_GT(datapath.settled_weight_bytes(), 0u);
+      EXPECT_LT(datapath.settled_weight_bytes(), datapath.deferred_weight_bytes());
     }
   }
   const auto one_scratchpads = one.take_scratchpads();
