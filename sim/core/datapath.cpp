@@ -67,8 +67,7 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
           if (defer) {
-            deferred_[x.sp].emplace(x.sram_addr,
-                                    DeferredLoad{x.sram_addr + run_bytes(x), x.dram_addr});
+            deferred_[x.sp].emplace(x.sram_addr, DramRun{x.sram_addr + run_bytes(x), x.dram_addr});
             ++deferred_count_;
             deferred_bytes_ += run_bytes(x);
           } else {
@@ -96,36 +95,22 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
 }
 
 void Datapath::settle(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
-  if (deferred_count_ == 0 || begin >= end || sp >= deferred_.size()) return;
-  std::map<std::uint64_t, DeferredLoad>& loads = deferred_[sp];
-  auto it = loads.lower_bound(begin);
-  if (it != loads.begin() && std::prev(it)->second.end > begin) --it;
+  if (deferred_count_ == 0 || sp >= deferred_.size()) return;
   // Only the bytes asked for: a merged load of a layer's weights, bias and requantize table
   // is read by the requantize for its table alone (ResNet-50: settling whole loads copied 58%
   // of the deferred bytes).
-  while (it != loads.end() && it->first < end) {
-    const std::uint64_t at = it->first;
-    const DeferredLoad load = it->second;
-    const std::uint64_t from = std::max(at, begin), to = std::min(load.end, end);
-    std::memcpy(scratchpads_[sp].data() + from, dram_.data() + load.dram + (from - at), to - from);
-    it = loads.erase(it);
-    --deferred_count_;
+  DramRuns& loads = deferred_[sp];
+  const std::size_t before = loads.size();
+  take_runs(loads, begin, end, [&](std::uint64_t from, std::uint64_t to, std::uint64_t dram) {
+    std::memcpy(scratchpads_[sp].data() + from, dram_.data() + dram, to - from);
     settled_bytes_ += to - from;
-    if (at < from) {
-      loads.emplace(at, DeferredLoad{from, load.dram});
-      ++deferred_count_;
-    }
-    if (to < load.end) {
-      loads.emplace(to, DeferredLoad{load.end, load.dram + (to - at)});
-      ++deferred_count_;
-      return;  // the rest lies past `end`
-    }
-  }
+  });
+  deferred_count_ = deferred_count_ - before + loads.size();
 }
 
 bool Datapath::deferred_over(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) const {
   if (deferred_count_ == 0 || begin >= end || sp >= deferred_.size()) return false;
-  const std::map<std::uint64_t, DeferredLoad>& loads = deferred_[sp];
+  const DramRuns& loads = deferred_[sp];
   auto it = loads.lower_bound(begin);
   if (it != loads.end() && it->first < end) return true;
   return it != loads.begin() && std::prev(it)->second.end > begin;
@@ -154,8 +139,7 @@ void Datapath::settle_all() {
 bool Datapath::settle_before(const isa::Instruction& instruction) {
   if (deferred_.size() != scratchpads_.size()) deferred_.resize(scratchpads_.size());
   // The bytes of a box an operand reads: its runs (a row, or a pixel where pixels lie apart),
-  // not its whole byte range, whose gaps may hold deferred weights (ResNet-50: requantize
-  // boxes over wider accumulator rows settled 55% of the deferred bytes that way).
+  // not its whole byte range, whose gaps may hold deferred weights.
   const auto box = [&](std::uint32_t sp, std::uint64_t addr, std::int64_t rows,
                        std::uint64_t stride_y, std::int64_t cols, std::uint64_t stride_x,
                        std::uint64_t channels, std::uint64_t bytes) {
@@ -182,25 +166,12 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
           defer = defer_weight_loads_ && x.kind == isa::Traffic::kWeights;
           // This load writes all of [begin, end) and nothing else: the deferred loads lose
           // those bytes (ResNet-50's weight buffers take loads of other sizes at other
-          // offsets: settling the loads across its ends copied 60% of the deferred bytes).
-          const std::uint64_t begin = x.sram_addr, end = begin + run_bytes(x);
-          std::map<std::uint64_t, DeferredLoad>& loads = deferred_[x.sp];
-          auto it = loads.lower_bound(begin);
-          if (it != loads.begin() && std::prev(it)->second.end > begin) --it;
-          while (it != loads.end() && it->first < end) {
-            const std::uint64_t at = it->first;
-            const DeferredLoad load = it->second;
-            it = loads.erase(it);
-            --deferred_count_;
-            if (at < begin) {
-              loads.emplace(at, DeferredLoad{begin, load.dram});
-              ++deferred_count_;
-            }
-            if (load.end > end) {
-              loads.emplace(end, DeferredLoad{load.end, load.dram + (end - at)});
-              ++deferred_count_;
-            }
-          }
+          // offsets).
+          DramRuns& loads = deferred_[x.sp];
+          const std::size_t before = loads.size();
+          take_runs(loads, x.sram_addr, x.sram_addr + run_bytes(x),
+                    [](std::uint64_t, std::uint64_t, std::uint64_t) {});
+          deferred_count_ = deferred_count_ - before + loads.size();
           return;
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           box(x.sp, x.sram_addr, x.y_size, x.sram_stride_y, x.x_size, x.sram_stride_x, x.c_size,
@@ -269,17 +240,7 @@ void Datapath::mark_written(std::uint32_t sp, std::uint64_t begin, std::uint64_t
 
 void CopyTracker::written(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
   if (begin >= end || sp >= loaded_.size()) return;
-  // Cut the loaded runs down to the bytes outside [begin, end).
-  std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
-  auto it = runs.lower_bound(begin);
-  if (it != runs.begin() && std::prev(it)->second.end > begin) --it;
-  while (it != runs.end() && it->first < end) {
-    const std::uint64_t run_begin = it->first;
-    const LoadedRun run = it->second;
-    it = runs.erase(it);
-    if (run_begin < begin) runs.emplace(run_begin, LoadedRun{begin, run.dram});
-    if (run.end > end) runs.emplace(end, LoadedRun{run.end, run.dram + (end - run_begin)});
-  }
+  take_runs(loaded_[sp], begin, end, [](std::uint64_t, std::uint64_t, std::uint64_t) {});
 }
 
 void CopyTracker::stored(std::uint64_t begin, std::uint64_t end) {
@@ -301,9 +262,9 @@ void CopyTracker::before(const isa::Instruction& instruction, int matrix_cols) {
 void CopyTracker::after_load(const isa::Load& x) {
   if (!one_run(x)) return;
   const std::uint64_t bytes = run_bytes(x);
-  std::map<std::uint64_t, LoadedRun>& runs = loaded_[x.sp];
+  DramRuns& runs = loaded_[x.sp];
   std::uint64_t begin = x.sram_addr;
-  LoadedRun run{x.sram_addr + bytes, x.dram_addr};
+  DramRun run{x.sram_addr + bytes, x.dram_addr};
   // note_writes cut every run over these bytes: join a run that ends where this one starts,
   // or starts where it ends, with DRAM bytes contiguous too.
   auto next = runs.lower_bound(begin);
@@ -326,7 +287,7 @@ void CopyTracker::after_load(const isa::Load& x) {
 std::optional<std::uint64_t> CopyTracker::source(std::uint32_t sp, std::uint64_t begin,
                                                  std::uint64_t end) const {
   if (begin >= end || sp >= loaded_.size()) return std::nullopt;
-  const std::map<std::uint64_t, LoadedRun>& runs = loaded_[sp];
+  const DramRuns& runs = loaded_[sp];
   auto it = runs.upper_bound(begin);
   if (it == runs.begin()) return std::nullopt;
   --it;

@@ -2,6 +2,7 @@
 // per docs/isa.md and docs/quantization.md. Knows nothing of time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -43,6 +44,35 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
 /// through the instructions in the order they execute (their data is not needed): the key of
 /// the packed-weight caches. Datapath keeps one; DatapathWorker's caller keeps another, to
 /// pack weights ahead of the datapath thread.
+///
+/// Scratchpad bytes that hold DRAM bytes, by first byte: [begin, end) holds DRAM bytes
+/// [dram, dram + end - begin). Disjoint runs (CopyTracker's loaded copies, Datapath's deferred
+/// loads).
+struct DramRun {
+  std::uint64_t end = 0;
+  std::uint64_t dram = 0;
+};
+using DramRuns = std::map<std::uint64_t, DramRun>;
+
+/// Takes the bytes [begin, end) out of `runs` (a run across either end keeps its bytes
+/// outside), calling taken(from, to, dram) for each piece [from, to) taken, whose DRAM bytes
+/// start at `dram`.
+template <class Taken>
+void take_runs(DramRuns& runs, std::uint64_t begin, std::uint64_t end, Taken&& taken) {
+  if (begin >= end) return;
+  auto it = runs.lower_bound(begin);
+  if (it != runs.begin() && std::prev(it)->second.end > begin) --it;
+  while (it != runs.end() && it->first < end) {
+    const std::uint64_t at = it->first;
+    const DramRun run = it->second;
+    const std::uint64_t from = std::max(at, begin), to = std::min(run.end, end);
+    it = runs.erase(it);
+    taken(from, to, run.dram + (from - at));
+    if (at < from) runs.emplace(at, DramRun{from, run.dram});
+    if (to < run.end) runs.emplace(to, DramRun{run.end, run.dram + (to - at)});
+  }
+}
+
 class CopyTracker {
  public:
   explicit CopyTracker(std::size_t scratchpads) : loaded_(scratchpads) {}
@@ -65,13 +95,8 @@ class CopyTracker {
 
  private:
   static constexpr std::uint64_t kPageBytes = 4096;
-  /// Per scratchpad, by first byte: runs [begin, end) that hold DRAM bytes [dram, dram + end -
-  /// begin) as loads copied them, with no write since.
-  struct LoadedRun {
-    std::uint64_t end = 0;
-    std::uint64_t dram = 0;
-  };
-  std::vector<std::map<std::uint64_t, LoadedRun>> loaded_;
+  /// Per scratchpad: the runs loads copied, with no write since.
+  std::vector<DramRuns> loaded_;
   /// Per kPageBytes page of DRAM: whether a store wrote any of its bytes.
   std::vector<bool> dram_stored_;
 };
@@ -236,13 +261,8 @@ class Datapath {
   std::vector<std::vector<std::uint64_t>> page_generation_;
   std::uint64_t write_generation_ = 0;
   CopyTracker copies_;
-  /// Deferred weight loads per scratchpad, by first byte: [begin, end) is the copy of DRAM
-  /// bytes from `dram`, not made yet. Disjoint.
-  struct DeferredLoad {
-    std::uint64_t end = 0;
-    std::uint64_t dram = 0;
-  };
-  std::vector<std::map<std::uint64_t, DeferredLoad>> deferred_;
+  /// Deferred weight loads per scratchpad: copies not made yet.
+  std::vector<DramRuns> deferred_;
   std::size_t deferred_count_ = 0;
   bool defer_weight_loads_ = false;
   std::uint64_t deferred_bytes_ = 0, settled_bytes_ = 0;
