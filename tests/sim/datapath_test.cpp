@@ -178,7 +178,8 @@ isa::Conv random_conv(std::mt19937& rng, const HwConfig& config, bool depthwise)
 }
 
 // Deferred weight loads (the datapath thread's, docs/sim.md "The datapath thread") by hand,
-// beside a datapath that copies at once. DRAM byte i holds i % 251 + 1. A 256-byte weights load
+// beside a datapath that copies at once. DRAM byte i holds i % 251 + 1, but for a requantize
+// table of 8 channels at 4288 (valid entries: others are outside the ISA). A 256-byte weights load
 // to 0-255 (from DRAM 4096) is deferred; a requantize reading its table at 192-255 (8
 // channels, 8 bytes each) copies those 64 bytes alone; a 64-byte weights load to 64-127 cuts
 // the first one into 0-63 and 128-191; a store to DRAM 4224-4287, the source of 128-191, copies
@@ -189,6 +190,10 @@ TEST(SimDatapath, deferred_weight_loads_copy_only_the_bytes_read_by_hand) {
   const HwConfig config = matrix_config(4, 4, 8);
   std::vector<std::uint8_t> dram(8192);
   for (std::size_t i = 0; i < dram.size(); ++i) dram[i] = static_cast<std::uint8_t>(i % 251 + 1);
+  for (std::uint64_t c = 0; c < 8; ++c) {  // the table: M = 2^30 + c, r = 40 (docs/isa.md)
+    write_element(dram.data() + 4096 + 192 + 8 * c, 4, (1 << 30) + static_cast<int>(c));
+    write_element(dram.data() + 4096 + 192 + 8 * c + 4, 4, 40);
+  }
   const std::vector<std::uint8_t> original = dram;
   std::vector<std::uint8_t> dram_now = dram;
   Datapath later(config, dram), now(config, dram_now);

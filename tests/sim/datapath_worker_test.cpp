@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -17,6 +18,20 @@ namespace {
 
 constexpr std::uint32_t kScratchpadBytes = 1 << 17;
 constexpr std::uint32_t kDramBytes = 1 << 16;
+/// DRAM's first bytes hold requantize table entries (M, r) at every 8-byte boundary.
+constexpr std::uint32_t kTableBytes = 4096;
+
+/// Random DRAM bytes, but for valid requantize table entries in the first kTableBytes (stores
+/// go to the upper half: they stay).
+std::vector<std::uint8_t> random_dram(std::mt19937& rng) {
+  std::vector<std::uint8_t> dram(kDramBytes);
+  for (auto& b : dram) b = static_cast<std::uint8_t>(rng() >> 24);
+  for (std::uint32_t at = 0; at < kTableBytes; at += 8) {
+    write_element(dram.data() + at, 4, static_cast<std::int32_t>(rng() >> 1));  // M < 2^31
+    write_element(dram.data() + at + 4, 4, static_cast<std::int32_t>(32 + rng() % 31));
+  }
+  return dram;
+}
 
 HwConfig small_config() {
   HwConfig config;
@@ -100,9 +115,19 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
         break;
       }
       case 4: {
-        isa::Requant x;  // 2 x 3 x 8, pixels apart in the source; half with a table
+        // Half of them with a table (docs/isa.md: valid entries only), loaded just before
+        // from DRAM's table area: a weights load of 128 bytes, of which it reads 64.
+        isa::Requant x;  // 2 x 3 x 8, pixels apart in the source
         x.per_channel = i % 2 != 0;
-        x.param_addr = last_weights + below(4) * 32;  // within or past the last weights load
+        if (x.per_channel) {
+          isa::Load table;
+          table.kind = isa::Traffic::kWeights;
+          table.dram_addr = below(kTableBytes - 128) & ~7u;
+          table.sram_addr = below(kScratchpadBytes - 128);
+          table.c_size = table.dram_stride_x = table.sram_stride_x = 128;
+          out.push_back(table);
+          x.param_addr = table.sram_addr + below(2) * 64;
+        }
         x.src_addr = below(kScratchpadBytes - 512);
         x.dst_addr = below(kScratchpadBytes - 64);
         x.y_size = 2;
@@ -116,7 +141,9 @@ std::vector<isa::Instruction> random_program(std::mt19937& rng, int count) {
       }
       case 5: {
         isa::Pool x;  // max 2 x 2, stride 2, 3 x 3 out, 8 channels, pixels apart in the source
-        x.src_addr = i % 2 ? last_weights : below(kScratchpadBytes - 512);
+        // Its source spans 6 rows of 64 bytes: over the last weights where they fit.
+        x.src_addr =
+            i % 2 ? std::min(last_weights, kScratchpadBytes - 512) : below(kScratchpadBytes - 512);
         x.dst_addr = below(kScratchpadBytes - 128);
         x.out_h = x.out_w = 3;
         x.c_size = 8;
@@ -162,8 +189,7 @@ TEST(SimDatapathWorker, equals_the_datapath_on_the_calling_thread) {
     const Status status = isa::check(instruction);
     ASSERT_TRUE(status.ok()) << status.reason();
   }
-  std::vector<std::uint8_t> dram(kDramBytes);
-  for (auto& b : dram) b = static_cast<std::uint8_t>(rng() >> 24);
+  const std::vector<std::uint8_t> dram = random_dram(rng);
   std::vector<std::uint8_t> dram_one = dram, dram_two = dram;
   Datapath one(config, dram_one);
   std::vector<std::vector<std::uint8_t>> two_scratchpads;
@@ -198,8 +224,7 @@ TEST(SimDatapathWorker, destructor_finishes_the_queue) {
   std::mt19937 rng(7);
   const HwConfig config = small_config();
   const std::vector<isa::Instruction> program = random_program(rng, 3000);
-  std::vector<std::uint8_t> dram(kDramBytes);
-  for (auto& b : dram) b = static_cast<std::uint8_t>(rng() >> 24);
+  const std::vector<std::uint8_t> dram = random_dram(rng);
   std::vector<std::uint8_t> dram_one = dram, dram_two = dram;
   Datapath one(config, dram_one);
   {
