@@ -60,7 +60,8 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
 Datapath::~Datapath() = default;
 
 void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* prepacked) {
-  const bool defer = (deferred_count_ != 0 || defer_weight_loads_) && settle_before(instruction);
+  // Only a datapath that defers weight loads has any (deferred_ is empty otherwise).
+  const bool defer = !deferred_.empty() && settle_before(instruction);
   note_writes(instruction);
   std::visit(
       [&](const auto& x) {
@@ -68,7 +69,6 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
         if constexpr (std::is_same_v<T, isa::Load>) {
           if (defer) {
             deferred_[x.sp].emplace(x.sram_addr, DramRun{x.sram_addr + run_bytes(x), x.dram_addr});
-            ++deferred_count_;
             deferred_bytes_ += run_bytes(x);
           } else {
             execute_load(x);
@@ -95,21 +95,19 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
 }
 
 void Datapath::settle(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) {
-  if (deferred_count_ == 0 || sp >= deferred_.size()) return;
+  if (sp >= deferred_.size() || deferred_[sp].empty()) return;
   // Only the bytes asked for: a merged load of a layer's weights, bias and requantize table
   // is read by the requantize for its table alone (ResNet-50: settling whole loads copied 58%
   // of the deferred bytes).
   DramRuns& loads = deferred_[sp];
-  const std::size_t before = loads.size();
   take_runs(loads, begin, end, [&](std::uint64_t from, std::uint64_t to, std::uint64_t dram) {
     std::memcpy(scratchpads_[sp].data() + from, dram_.data() + dram, to - from);
     settled_bytes_ += to - from;
   });
-  deferred_count_ = deferred_count_ - before + loads.size();
 }
 
 bool Datapath::deferred_over(std::uint32_t sp, std::uint64_t begin, std::uint64_t end) const {
-  if (deferred_count_ == 0 || begin >= end || sp >= deferred_.size()) return false;
+  if (begin >= end || sp >= deferred_.size()) return false;
   const DramRuns& loads = deferred_[sp];
   auto it = loads.lower_bound(begin);
   if (it != loads.end() && it->first < end) return true;
@@ -117,7 +115,7 @@ bool Datapath::deferred_over(std::uint32_t sp, std::uint64_t begin, std::uint64_
 }
 
 void Datapath::settle_dram(std::uint64_t begin, std::uint64_t end) {
-  if (deferred_count_ == 0 || begin >= end) return;
+  if (begin >= end) return;
   for (std::uint32_t sp = 0; sp < deferred_.size(); ++sp)
     for (auto it = deferred_[sp].begin(); it != deferred_[sp].end();) {
       const std::uint64_t from = it->second.dram, to = from + (it->second.end - it->first);
@@ -137,7 +135,6 @@ void Datapath::settle_all() {
 }
 
 bool Datapath::settle_before(const isa::Instruction& instruction) {
-  if (deferred_.size() != scratchpads_.size()) deferred_.resize(scratchpads_.size());
   // The bytes of a box an operand reads: its runs (a row, or a pixel where pixels lie apart),
   // not its whole byte range, whose gaps may hold deferred weights.
   const auto box = [&](std::uint32_t sp, std::uint64_t addr, std::int64_t rows,
@@ -163,15 +160,12 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load>) {
           if (!one_run(x)) return;  // settled as written below
-          defer = defer_weight_loads_ && x.kind == isa::Traffic::kWeights;
+          defer = x.kind == isa::Traffic::kWeights;
           // This load writes all of [begin, end) and nothing else: the deferred loads lose
           // those bytes (ResNet-50's weight buffers take loads of other sizes at other
           // offsets).
-          DramRuns& loads = deferred_[x.sp];
-          const std::size_t before = loads.size();
-          take_runs(loads, x.sram_addr, x.sram_addr + run_bytes(x),
+          take_runs(deferred_[x.sp], x.sram_addr, x.sram_addr + run_bytes(x),
                     [](std::uint64_t, std::uint64_t, std::uint64_t) {});
-          deferred_count_ = deferred_count_ - before + loads.size();
           return;
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           box(x.sp, x.sram_addr, x.y_size, x.sram_stride_y, x.x_size, x.sram_stride_x, x.c_size,

@@ -156,7 +156,7 @@ class Datapath {
   /// an instruction reads or partly writes those scratchpad bytes, a store writes the DRAM
   /// bytes it copies, or the scratchpads are read out; a dense conv given its packing does not
   /// read them, and a later load over all of them drops the copy. The same bytes come out.
-  void defer_weight_loads() { defer_weight_loads_ = true; }
+  void defer_weight_loads() { deferred_.resize(scratchpads_.size()); }
   /// Bytes of the weight loads deferred, and of those copied since (settled); the rest were
   /// overwritten first or are still pending (tests).
   std::uint64_t deferred_weight_bytes() const { return deferred_bytes_; }
@@ -261,10 +261,9 @@ class Datapath {
   std::vector<std::vector<std::uint64_t>> page_generation_;
   std::uint64_t write_generation_ = 0;
   CopyTracker copies_;
-  /// Deferred weight loads per scratchpad: copies not made yet.
+  /// Deferred weight loads per scratchpad: copies not made yet. Empty (no scratchpad) unless
+  /// defer_weight_loads() was called.
   std::vector<DramRuns> deferred_;
-  std::size_t deferred_count_ = 0;
-  bool defer_weight_loads_ = false;
   std::uint64_t deferred_bytes_ = 0, settled_bytes_ = 0;
 };
 
