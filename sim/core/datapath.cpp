@@ -578,6 +578,7 @@ const Datapath::PackedWeights& Datapath::dense_weights(const isa::Conv& x, std::
   // The packing this use needs, made on the entry's first use of that kind.
   const auto packing = [&](PackedWeights& entry) -> const PackedWeights& {
     if (amx && entry.amx.tiles.empty()) {
+      ++weight_packings_;
       const kernels::amx::RawWeightLayout layout{
           x.oc_blocks,  x.ic_blocks,  std::int64_t{x.kh} * x.kw,
           matrix_rows_, matrix_cols_, weight_bytes_};

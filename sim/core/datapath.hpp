@@ -144,7 +144,8 @@ class Datapath {
     mark_written(static_cast<std::uint32_t>(id), 0, scratchpads_[id].size());
     return scratchpads_[id];
   }
-  /// How many times a dense conv's weights were packed (a weight cache miss; tests).
+  /// How many times a dense conv's weights were packed, in either layout (a weight cache miss;
+  /// tests): the AMX tiles on a CPU with AMX, the pair layout otherwise.
   std::uint64_t weight_packings() const { return weight_packings_; }
   /// Hands the scratchpad contents over (the Datapath is not used afterwards).
   std::vector<std::vector<std::uint8_t>> take_scratchpads() {
