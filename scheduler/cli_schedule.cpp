@@ -26,7 +26,7 @@ cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
     bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false,
-         no_s2d_stem = false, tiles_2d = true;
+         no_s2d_stem = false, no_fold_activations = false, tiles_2d = true;
     int search_depth_bytes = -1, search_depth_latency = -1;
   };
   auto o = std::make_shared<Options>();
@@ -51,6 +51,10 @@ cli::Runner setup_schedule(CLI::App& command) {
   command.add_flag("--no-s2d-stem", o->no_s2d_stem,
                    "every policy: run the first stride-2 conv on the stored input, not its "
                    "space-to-depth view (docs/scheduler.md)");
+  command.add_flag("--no-fold-activations", o->no_fold_activations,
+                   "every policy but layerwise: run each ReLU/Clip as a vector pass of its own "
+                   "instead of in its producer's output clamp (docs/scheduler.md \"Activation "
+                   "folding\")");
   command
       .add_option("--search-depth-bytes", o->search_depth_bytes,
                   "tilings each group's search tries past the first that fits, objective bytes "
@@ -78,6 +82,7 @@ cli::Runner setup_schedule(CLI::App& command) {
     MapSpaceFeatures features;
     features.weight_sweep = !o->no_weight_sweep;
     features.space_to_depth_stem = !o->no_s2d_stem;
+    features.fold_activations = !o->no_fold_activations;
     features.column_tiles_every_row = o->tiles_2d;
     features.search_depth_bytes = o->search_depth_bytes;
     features.search_depth_latency = o->search_depth_latency;

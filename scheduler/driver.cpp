@@ -28,7 +28,7 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   auto found = find_policy(policy);
   if (!found.ok()) return found.failure();
   const Machine machine = machine_from_config(config);
-  auto net = net_from_graph(graph, machine, found.value()->form, features.space_to_depth_stem);
+  auto net = net_from_graph(graph, machine, found.value()->form, features);
   if (!net.ok()) return net.failure();
   auto schedule = run_policy(net.value(), machine, policy, objective, features);
   if (!schedule.ok()) return schedule.failure();

@@ -59,13 +59,14 @@ std::optional<std::pair<Window, SpaceToDepthConv>> space_to_depth_rewrite(
 }  // namespace
 
 Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
-                           bool space_to_depth_stem) {
+                           const MapSpaceFeatures& features) {
+  const bool space_to_depth_stem = features.space_to_depth_stem;
   // A graph the pass would change is rewritten on a copy (one the pipelines already rewrote
   // with passes::pools_before_concat, after quantizing, is not copied).
   if (form == NetForm::FoldedPoolsBeforeConcat && passes::pools_before_concat_applies(graph)) {
     ir::Graph rewritten = graph;
     if (Status s = passes::run_passes(rewritten, "pools-before-concat"); !s) return s.failure();
-    return net_from_graph(rewritten, machine, NetForm::Folded, space_to_depth_stem);
+    return net_from_graph(rewritten, machine, NetForm::Folded, features);
   }
   auto order = ir::topological_order(graph);
   if (!order.ok()) return order.failure();
@@ -91,6 +92,24 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
     const int t = net.add_tensor(name, s.value());
     tensor_of[name] = t;
     return t;
+  };
+
+  // The net op that an activation `op` reading net tensor `x` folds into, or null: folding is
+  // on, the form is not Caffe, `x` is made by a Conv, Gemm or Add with no activation yet, the
+  // activation is its only reader and `x` is no graph output.
+  auto foldable_producer = [&](const ir::Op& op, int x) -> Op* {
+    if (!features.fold_activations || form == NetForm::Caffe) return nullptr;
+    const std::string& pre = op.inputs[0];
+    if (consumers_of(pre).size() != 1) return nullptr;
+    for (const std::string& o : graph.outputs())
+      if (o == pre) return nullptr;
+    for (auto it = net.ops.rbegin(); it != net.ops.rend(); ++it) {
+      if (it->output != x) continue;
+      const bool clamps =
+          it->kind == OpKind::Conv || it->kind == OpKind::Gemm || it->kind == OpKind::Add;
+      return clamps && it->activation.empty() ? &*it : nullptr;
+    }
+    return nullptr;
   };
 
   for (ir::OpId id : order.value()) {
@@ -215,7 +234,20 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         out.kind = OpKind::GlobalPool;
         break;
       case ir::OpKind::Relu:
-      case ir::OpKind::Clip:
+      case ir::OpKind::Clip: {
+        // Activation folding: the producer's output clamp applies it, and its output tensor
+        // takes the activation's name (the pre-activation values are never stored).
+        auto x = first_input();
+        if (!x.ok()) return x.failure();
+        if (Op* producer = foldable_producer(op, x.value())) {
+          producer->activation = op.name;
+          net.tensors[static_cast<size_t>(x.value())].name = op.outputs[0];
+          tensor_of[op.outputs[0]] = x.value();
+          continue;
+        }
+        out.kind = OpKind::Eltwise;
+        break;
+      }
       case ir::OpKind::Quantize:
       case ir::OpKind::Dequantize:
       case ir::OpKind::Requantize:

@@ -17,11 +17,16 @@ namespace tessel::sched {
 /// pools-before-concat pass (on a copy, when it changes the graph). Fails naming the op for
 /// anything the scheduler cannot place (Split, a batch above 1, a non-channel Concat).
 ///
-/// With `space_to_depth_stem`, a stride-2 conv that alone reads a network input is rewritten
-/// to a stride-1 conv over that input's 2x2 space-to-depth view when that takes fewer matrix
-/// steps on `machine` (docs/scheduler.md, "Space-to-depth stem"; Tensor::space_to_depth,
+/// With `features.space_to_depth_stem`, a stride-2 conv that alone reads a network input is
+/// rewritten to a stride-1 conv over that input's 2x2 space-to-depth view when that takes fewer
+/// matrix steps on `machine` (docs/scheduler.md, "Space-to-depth stem"; Tensor::space_to_depth,
 /// Op::space_to_depth).
+///
+/// With `features.fold_activations` and any form but Caffe, a Relu or Clip that is the only
+/// reader of a Conv's, Gemm's or Add's output (not a graph output) is folded into that op's
+/// output clamp: the op records it (Op::activation) and produces the activation's output tensor
+/// (docs/scheduler.md, "Activation folding").
 Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
-                           bool space_to_depth_stem = true);
+                           const MapSpaceFeatures& features = {});
 
 }  // namespace tessel::sched

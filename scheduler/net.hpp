@@ -87,6 +87,10 @@ struct Op {
   /// Of `weight_bytes`: the zero weights the space-to-depth rewrite adds (moved, stored, but
   /// not the model's: left out of the compulsory bytes).
   int64_t zero_weight_bytes = 0;
+  /// Conv, Gemm, Add: the ReLU or Clip folded into this op's output clamp (its source op name;
+  /// empty: none). `output` is then the activation's output tensor, and the pre-activation
+  /// tensor never exists (docs/scheduler.md, "Activation folding").
+  std::string activation;
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.

@@ -148,6 +148,10 @@ struct MapSpaceFeatures {
   /// The space-to-depth stem (net_from_graph; docs/scheduler.md, "Space-to-depth stem"). Every
   /// policy: it is how the net is lowered, not a schedule choice.
   bool space_to_depth_stem = true;
+  /// A ReLU or Clip that alone reads a Conv's, Gemm's or Add's output folds into that op's
+  /// output clamp (net_from_graph; docs/scheduler.md, "Activation folding"). Every policy but
+  /// `layerwise`, whose Caffe form keeps each ReLU as a layer of its own.
+  bool fold_activations = true;
   /// PlanOptions::search_depth_*: the geometries each group's search tries past the first that
   /// fits; -1 all (the default for both). Both stop only where nothing left can win: bytes at
   /// the group's bytes lower bound, latency at tilings whose compute alone exceeds the best

@@ -55,6 +55,7 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["map_space"] = {{"weight_sweep", s.features.weight_sweep},
                     {"prefetch", s.features.prefetch},
                     {"space_to_depth_stem", s.features.space_to_depth_stem},
+                    {"fold_activations", s.features.fold_activations},
                     {"column_tiles_every_row", s.features.column_tiles_every_row},
                     {"search_depth_bytes", s.features.search_depth_bytes},
                     {"search_depth_latency", s.features.search_depth_latency}};
@@ -70,6 +71,11 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["space_to_depth_stem"] = nullptr;
   for (const Op& op : net.ops)
     if (op.space_to_depth.channels > 0) j["space_to_depth_stem"] = op.name;
+  // Activations folded into their producer's output clamp: producer op -> ReLU/Clip op.
+  ordered_json folded = ordered_json::object();
+  for (const Op& op : net.ops)
+    if (!op.activation.empty()) folded[op.name] = op.activation;
+  j["folded_activations"] = folded;
   j["search_seconds"] = s.search_seconds;
   ordered_json groups = ordered_json::array();
   for (const auto& g : s.groups) {
@@ -144,6 +150,8 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
       s.features.weight_sweep = f.at("weight_sweep").get<bool>();
       s.features.prefetch = f.at("prefetch").get<bool>();
       s.features.space_to_depth_stem = f.at("space_to_depth_stem").get<bool>();
+      // Schedules written before session 21 folded no activation.
+      s.features.fold_activations = f.value("fold_activations", false);
       s.features.column_tiles_every_row = f.at("column_tiles_every_row").get<bool>();
       s.features.search_depth_bytes = f.at("search_depth_bytes").get<int>();
       s.features.search_depth_latency = f.at("search_depth_latency").get<int>();

@@ -37,6 +37,18 @@ constexpr std::int32_t clamp(std::int64_t v, std::int32_t lo, std::int32_t hi) {
   return static_cast<std::int32_t>(std::min<std::int64_t>(std::max<std::int64_t>(v, lo), hi));
 }
 
+/// The one clamp equal to clamping to `inner` and then to `outer` (both non-empty:
+/// lo <= hi): clamp(clamp(v, a, b), c, d) = clamp(v, clamp(a, c, d), clamp(b, c, d)) for every
+/// v, also when the ranges are disjoint (then a constant). A ReLU or Clip after a requantize or
+/// add folds into its clamp this way (docs/scheduler.md, "Activation folding").
+struct ClampRange {
+  std::int32_t lo = 0;
+  std::int32_t hi = 0;
+};
+constexpr ClampRange compose_clamps(ClampRange inner, ClampRange outer) {
+  return {clamp(inner.lo, outer.lo, outer.hi), clamp(inner.hi, outer.lo, outer.hi)};
+}
+
 /// The parameters of one requantization: y = clamp(rha(acc * M, r) + z, lo, hi).
 struct Requant {
   std::int32_t multiplier = 0;  ///< M, 0 <= M < 2^31 (the quantizer makes it >= 2^30)

@@ -68,7 +68,7 @@ cli::Runner setup_compile(CLI::App& command) {
     std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant,
                        out;
     std::uint64_t input_seed = 0;
-    bool timings = false, no_s2d_stem = false, tiles_2d = true;
+    bool timings = false, no_s2d_stem = false, no_fold_activations = false, tiles_2d = true;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -98,6 +98,9 @@ cli::Runner setup_compile(CLI::App& command) {
   command.add_flag("--no-s2d-stem", o->no_s2d_stem,
                    "Run the first stride-2 conv on the stored input, not its space-to-depth "
                    "view (docs/scheduler.md)");
+  command.add_flag("--no-fold-activations", o->no_fold_activations,
+                   "Run each ReLU/Clip as a vector pass of its own instead of in its producer's "
+                   "output clamp (docs/scheduler.md \"Activation folding\")");
   return [o]() {
     // Wall seconds per stage, printed with --timings: where `tessel compile` spends its time.
     std::vector<std::pair<std::string, double>> seconds;
@@ -125,6 +128,7 @@ cli::Runner setup_compile(CLI::App& command) {
       const double cpu_start = thread_cpu_seconds();
       sched::MapSpaceFeatures features;
       features.space_to_depth_stem = !o->no_s2d_stem;
+      features.fold_activations = !o->no_fold_activations;
       features.column_tiles_every_row = o->tiles_2d;
       auto result = sched::schedule_graph(float_graph, config, o->policy, objective, features);
       schedule_seconds =

@@ -200,6 +200,11 @@ class Lowering {
                    const std::vector<Box>& need, std::vector<Phase>& phases);
   Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
                       const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// The integer clamp of the Relu or Clip op `ir_op` ([0, qmax] or clip_bounds).
+  intops::ClampRange activation_clamp(const ir::Op& ir_op) const;
+  /// `cfg`'s clamp composed with the activation folded into `op` (sched::Op::activation;
+  /// docs/scheduler.md "Activation folding"), if any: the output is the activation's.
+  Status fold_activation(const sched::Op& op, isa::Vcfg& cfg) const;
   Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
@@ -1091,6 +1096,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   cfg.zp = params[0].zero_point;
   cfg.lo = params[0].lo;
   cfg.hi = params[0].hi;
+  if (Status s = fold_activation(op, cfg); !s) return s;
   phases.back().compute.push_back(cfg);
   int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
   if (step < 1) step = out_box.h.size();
@@ -1190,24 +1196,38 @@ Status Lowering::emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& o
   if (!in.ok()) return in.failure();
   auto out = view_of(gs, op.output, box);
   if (!out.ok()) return out.failure();
-  const int bits = static_cast<int>(act_bytes_ * 8);
-  std::int32_t lo = 0, hi = intops::qmax(bits);
-  if (ir_op.kind == ir::OpKind::Clip) {
-    const auto b = quant::clip_bounds(graph_.tensor(ir_op.inputs[0]), ir_op.get_float("min"),
-                                      ir_op.get_float("max"));
-    lo = b.first;
-    hi = b.second;
-  }
+  const intops::ClampRange range = activation_clamp(ir_op);
   // clamp(x) as add: round_half_away(x * 1 + x * 0, 0) clamped to [lo, hi].
   isa::Vcfg cfg;
   cfg.mult_a = 1;
   cfg.mult_b = 0;
   cfg.shift = 0;
-  cfg.lo = lo;
-  cfg.hi = hi;
+  cfg.lo = range.lo;
+  cfg.hi = range.hi;
   code.push_back(cfg);
   code.push_back(unary_add(in.value(), out.value(), act_elem_, box.h.b, box.w.b, box.c.b, box.c.b,
                            box.h.size(), box.w.size(), box.c.size()));
+  return {};
+}
+
+intops::ClampRange Lowering::activation_clamp(const ir::Op& ir_op) const {
+  if (ir_op.kind == ir::OpKind::Clip) {
+    const auto b = quant::clip_bounds(graph_.tensor(ir_op.inputs[0]), ir_op.get_float("min"),
+                                      ir_op.get_float("max"));
+    return {b.first, b.second};
+  }
+  return {0, intops::qmax(static_cast<int>(act_bytes_ * 8))};  // Relu: max(q, 0)
+}
+
+Status Lowering::fold_activation(const sched::Op& op, isa::Vcfg& cfg) const {
+  if (op.activation.empty()) return {};
+  const auto id = graph_.find_op(op.activation);
+  if (!id || (graph_.op(*id).kind != ir::OpKind::Relu && graph_.op(*id).kind != ir::OpKind::Clip))
+    return fail("op '" + op.name + "': its folded activation '" + op.activation +
+                "' is not a Relu or Clip of the quantized graph");
+  const auto range = intops::compose_clamps({cfg.lo, cfg.hi}, activation_clamp(graph_.op(*id)));
+  cfg.lo = range.lo;
+  cfg.hi = range.hi;
   return {};
 }
 
@@ -1234,6 +1254,7 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   cfg.zp = p.zero_point;
   cfg.lo = p.lo;
   cfg.hi = p.hi;
+  if (Status s = fold_activation(op, cfg); !s) return s;
   code.push_back(cfg);
   isa::Add add;
   add.a_sp = static_cast<std::uint32_t>(a.value().sp);

@@ -171,6 +171,8 @@ int main(int argc, char** argv) {
       features.weight_sweep = false;
     } else if (key == "--no-s2d-stem") {
       features.space_to_depth_stem = false;
+    } else if (key == "--no-fold-activations") {
+      features.fold_activations = false;
     } else if (key == "--2d-tiles") {
       features.column_tiles_every_row = true;
     } else if (key == "--no-2d-tiles") {
@@ -190,7 +192,8 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
                    "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
-                   "[--no-s2d-stem] [--2d-tiles | --no-2d-tiles] [--search-depth-bytes N] "
+                   "[--no-s2d-stem] [--no-fold-activations] [--2d-tiles | --no-2d-tiles] "
+                   "[--search-depth-bytes N] "
                    "[--search-depth-latency N] "
                    "[--prefetch | --no-prefetch]\n";
       return 2;

@@ -116,7 +116,7 @@ class AnalyticEvaluator final : public PointEvaluator {
     std::lock_guard lock(nets_mutex_);
     auto found = nets_.find(key);
     if (found == nets_.end()) {
-      auto built = sched::net_from_graph(graphs_.at(model), machine, form);
+      auto built = sched::net_from_graph(graphs_.at(model), machine, form, features_);
       if (!built.ok()) return built.failure();
       found =
           nets_.emplace(key, std::make_shared<const sched::Net>(std::move(built).value())).first;

@@ -166,9 +166,11 @@ TEST(WeightSweepCodegen, pools_before_a_concat_are_bit_exact_in_a_sweep) {
                         one_sweep(config, slices));
       const sched::Net& net = scheduled.net;
       const std::vector<int> order = sched::schedulable_ops(net);
+      // An op, or the op its activation folded into (docs/scheduler.md "Activation folding").
       auto position = [&](const std::string& op) {
         for (size_t i = 0; i < order.size(); ++i)
-          if (net.op(order[i]).name == op) return static_cast<int>(i);
+          if (net.op(order[i]).name == op || net.op(order[i]).activation == op)
+            return static_cast<int>(i);
         ADD_FAILURE() << "no op '" << op << "'";
         return -1;
       };

@@ -89,6 +89,36 @@ TEST(Requantize, ReluAndRelu6FoldIntoClamp) {
   EXPECT_EQ(requantize(117, relu6), 59);     // 58.5 -> 59
 }
 
+// compose_clamps: one clamp equal to two in a row, checked against the two clamps for every
+// pair of ranges in [-6, 6] (nested, overlapping, touching, disjoint either way, a point) and
+// every value around them; then the folds codegen makes (docs/scheduler.md "Activation
+// folding"): int8 requantize then ReLU -> [0, 127]; int16 then ReLU6 (hi 60) -> [0, 60].
+TEST(ComposeClamps, EqualsTwoClampsForEveryPairOfRanges) {
+  int pairs = 0;
+  for (std::int32_t a = -6; a <= 6; ++a)
+    for (std::int32_t b = a; b <= 6; ++b)
+      for (std::int32_t c = -6; c <= 6; ++c)
+        for (std::int32_t d = c; d <= 6; ++d) {
+          const ClampRange one = compose_clamps({a, b}, {c, d});
+          ++pairs;
+          for (std::int32_t v = -8; v <= 8; ++v)
+            ASSERT_EQ(clamp(v, one.lo, one.hi), clamp(clamp(v, a, b), c, d))
+                << "v " << v << " inner [" << a << ", " << b << "] outer [" << c << ", " << d
+                << "]";
+        }
+  EXPECT_EQ(pairs, 91 * 91);
+  const ClampRange relu8 = compose_clamps({qmin(8), qmax(8)}, {0, qmax(8)});
+  EXPECT_EQ(relu8.lo, 0);
+  EXPECT_EQ(relu8.hi, 127);
+  const ClampRange relu6 = compose_clamps({qmin(16), qmax(16)}, {0, 60});
+  EXPECT_EQ(relu6.lo, 0);
+  EXPECT_EQ(relu6.hi, 60);
+  // Disjoint: a Clip above everything the requantize can give is the constant 5.
+  const ClampRange above = compose_clamps({-3, 2}, {5, 9});
+  EXPECT_EQ(above.lo, 5);
+  EXPECT_EQ(above.hi, 5);
+}
+
 TEST(Requantize, ZeroPointIsAddedAfterRoundingThenClamped) {
   const Requant q{k2p30, 31, 10, -128, 127};
   EXPECT_EQ(requantize(100, q), 60);
