@@ -103,7 +103,8 @@ def main():
         row = {"program": label, "sim_cycles": cs, "rtl_cycles": cr, "error_pct": err,
                "dram_bytes_equal": same_bytes, "final_dram_equal": same_dram,
                "sim_status": sim["status"], "rtl_status": rtl["status"],
-               "rtl_late_cycles": rtl.get("late_cycles"), "rtl_wall_seconds": rtl_seconds}
+               "rtl_late_cycles": rtl.get("late_cycles"),
+               "rtl_sram_collisions": rtl.get("sram_collisions"), "rtl_wall_seconds": rtl_seconds}
         if folder:
             sim_groups = json.load(open(os.path.join(stem + ".sim", "report.json")))["groups"]
             rtl_groups = rtl.get("groups", [])

@@ -124,6 +124,8 @@ int run(const RtlArgs& args) {
               static_cast<unsigned long long>(report.dram.write_bytes()));
   std::printf("late cycles   %llu (0: every cost followed docs/timing.md)\n",
               static_cast<unsigned long long>(result.value().late_cycles));
+  std::printf("collisions    %llu (0: no cycle wrote one scratchpad word from both ports)\n",
+              static_cast<unsigned long long>(result.value().sram_collisions));
   const double seconds = result.value().wall_seconds;
   std::printf(
       "speed         %llu clock cycles in %.3f s = %.1f kHz\n",
@@ -137,6 +139,7 @@ int run(const RtlArgs& args) {
       nlohmann::json j = nlohmann::json::parse(sim::report_json(report, config));
       j["groups"] = group_cycles(compile, report);
       j["late_cycles"] = result.value().late_cycles;
+      j["sram_collisions"] = result.value().sram_collisions;
       nlohmann::json timeline = nlohmann::json::array();  // [index, dispatch, start, finish]
       for (const auto& c : report.instruction_cycles)
         timeline.push_back({c.index, c.dispatch_cycle, c.start_cycle, c.finish_cycle});

@@ -60,7 +60,8 @@ std::uint32_t word_of(const Port& port, std::size_t i) {
 }
 
 /// The per-cycle loop. Time: cycle t is the t-th clock cycle after the start pulse; inputs for
-/// t are set while clk is low, the outputs read, then the rising edge ends the cycle.
+/// t are set after the rising edge that begins it, the outputs read, then clk2x's edge in the
+/// middle of the cycle and the rising edge that ends it.
 template <class Model>
 Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> program,
                             sim::DramImage image, const RtlOptions& options) {
@@ -95,19 +96,30 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
         "this RTL model was built without FST tracing (configure with "
         "-DTESSEL_RTL_TRACE=ON)");
 #endif
-  std::uint64_t half_cycles = 0;
-  auto half = [&](int clk) {
+  // Four evaluations a cycle, one per half period of clk2x (twice clk's rate, rising with it:
+  // the scratchpads' block RAMs, tessel_sram): after the edge that began the cycle
+  // (clk 1, clk2x 0) the inputs are set and the outputs read; then clk2x's edge in the middle
+  // of the cycle (clk 0, clk2x 1), clk2x low again, and the edge of both that ends the cycle.
+  std::uint64_t quarters = 0;
+  auto quarter = [&](int clk, int clk2x) {
     top->clk = static_cast<std::uint8_t>(clk);
+    top->clk2x = static_cast<std::uint8_t>(clk2x);
     top->eval();
 #if TESSEL_RTL_HAS_FST
-    if (trace) trace->dump(half_cycles);
+    if (trace) trace->dump(quarters);
 #endif
-    ++half_cycles;
+    ++quarters;
     context->timeInc(1);
   };
+  // The rest of a cycle whose first quarter was evaluated: its middle and its ending edge.
+  auto finish_cycle = [&] {
+    quarter(0, 1);
+    quarter(0, 0);
+    quarter(1, 1);
+  };
   auto edge = [&] {
-    half(0);
-    half(1);
+    quarter(1, 0);
+    finish_cycle();
   };
 
   // Reset, then the start pulse.
@@ -163,7 +175,8 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
   const auto start_wall = std::chrono::steady_clock::now();
   for (std::uint64_t t = 0; !ended; ++t) {
     // ---- inputs of cycle t
-    top->clk = 0;
+    top->clk = 1;
+    top->clk2x = 0;
     if (prev_prog_addr < program.size()) {
       put_bytes(top->prog_data, program[prev_prog_addr].data(), isa::kInstructionBytes);
       top->prog_valid = 1;
@@ -179,9 +192,9 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
     top->dram_done_store = dma_pending[kStore] && t >= dma_completion[kStore];
     top->eval();
 #if TESSEL_RTL_HAS_FST
-    if (trace) trace->dump(half_cycles);
+    if (trace) trace->dump(quarters);
 #endif
-    ++half_cycles;
+    ++quarters;
     context->timeInc(1);
 
     // ---- outputs of cycle t
@@ -325,6 +338,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
     }
     while (!recent.empty() && recent.front().cycle + 8 < t) recent.pop_front();
     if (top->obs_late) result.late_cycles += 1;
+    if (top->obs_sram_collision) result.sram_collisions += 1;
 
     if (top->done) {
       end_cycle = max_finish;
@@ -351,19 +365,11 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
                 "no dispatch, start, finish or DRAM request for " +
                     std::to_string(options.watchdog_cycles) + " cycles: the RTL hangs");
     }
-    if (!ended) {
-      top->clk = 1;
-      top->eval();
-#if TESSEL_RTL_HAS_FST
-      if (trace) trace->dump(half_cycles);
-#endif
-      ++half_cycles;
-      context->timeInc(1);
-    }
+    if (!ended) finish_cycle();
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_wall).count();
-  result.simulated_cycles = half_cycles / 2;
+  result.simulated_cycles = quarters / 4;
   top->final();
 #if TESSEL_RTL_HAS_FST
   if (trace) trace->close();

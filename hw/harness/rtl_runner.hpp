@@ -33,6 +33,10 @@ struct RtlResult {
   /// the cost; DMA: data mover or request generator slower than the DRAM). 0 means every
   /// cycle count followed docs/timing.md.
   std::uint64_t late_cycles = 0;
+  /// Cycles in which the load's and the compute's scratchpad writes hit one bank word of the
+  /// block RAMs (hw/rtl/tessel_sram.sv): a write collision, whose result a true
+  /// dual-port RAM leaves undefined. 0 means the run's data are the ones an FPGA keeps.
+  std::uint64_t sram_collisions = 0;
   std::uint64_t simulated_cycles = 0;  ///< clock cycles evaluated (reset and tail included)
   double wall_seconds = 0;             ///< time spent in the eval loop
 };

@@ -16,9 +16,9 @@ module tessel_compute #(
     output logic           finish_now,
     output logic           finishing_finish,  // the instruction finishing now is `finish`
     output logic           late,              // cost elapsed but the sequencer is not done
-    output logic [4*4-1:0] rd_sp,
-    output logic [4*32-1:0] rd_addr,
-    input  logic [4*CW*8-1:0] rd_data,
+    output logic [3*4-1:0] rd_sp,   // read ports a, b, c (tessel_matrix, tessel_vector)
+    output logic [3*32-1:0] rd_addr,
+    input  logic [3*CW*8-1:0] rd_data,
     output logic           wr_en,
     output logic [3:0]     wr_sp,
     output logic [31:0]    wr_addr,
@@ -85,8 +85,8 @@ module tessel_compute #(
                             || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY);
   assign seq_done = conv_done && vec_done;
 
-  logic [4*4-1:0] m_rd_sp, v_rd_sp;
-  logic [4*32-1:0] m_rd_addr, v_rd_addr;
+  logic [3*4-1:0] m_rd_sp, v_rd_sp;
+  logic [3*32-1:0] m_rd_addr, v_rd_addr;
   logic m_wr_en, v_wr_en;
   logic [3:0] m_wr_sp, v_wr_sp;
   logic [31:0] m_wr_addr, v_wr_addr;

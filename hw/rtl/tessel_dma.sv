@@ -391,10 +391,13 @@ module tessel_dma #(
     for (int unsigned j = 0; j < DW; j++) shuffle[8*j+:8] = src[8*32'(map[j*LW+:LW])+:8];
   endfunction
 
-  // Load: one-cycle read latency, so the SRAM write happens a cycle after the read.
+  // Both sides read with one cycle of latency (load: the DRAM data port; store: the
+  // scratchpad, whose reads are synchronous), so the write happens a cycle after the read: the
+  // mover's step is registered (st_*) for its write in the next cycle.
   logic st_valid;
   logic [DW-1:0] st_pad;
   logic [31:0] st_addr;
+  logic [39:0] st_dram;
   logic [DW-1:0] st_mask;
 
   assign rd_en = !IS_STORE && mv_active && !seg_pad;
@@ -415,13 +418,13 @@ module tessel_dma #(
   assign lw_mask = st_mask;
   assign sr_sp = f.sp;
   assign sr_addr = seg_sram + off;
-  assign wr_en = IS_STORE && mv_active;
-  assign wr_addr = seg_dram + 40'(off);
+  assign wr_en = IS_STORE && st_valid;
+  assign wr_addr = st_dram;
   always_comb begin
     wr_data = '0;
-    if (IS_STORE && mv_active) wr_data = shuffle(sr_data, map_src);
+    if (IS_STORE && st_valid) wr_data = shuffle(sr_data, map_src);
   end
-  assign wr_strb = chunk_mask;
+  assign wr_strb = IS_STORE ? st_mask : '0;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -440,9 +443,10 @@ module tessel_dma #(
       px_dram <= w.dram_addr;
       st_valid <= 1'b0;
     end else begin
-      st_valid <= !IS_STORE && mv_active;
+      st_valid <= mv_active;
       st_pad <= pad_mask;
       st_addr <= seg_sram + off;
+      st_dram <= seg_dram + 40'(off);
       st_mask <= chunk_mask;
       if (mv_active) begin
         if (!seg_end) off <= off + 32'(DW);

@@ -6,11 +6,19 @@
 // buffer, one array row (C weights) per cycle; then for each pass (a weight block: dense
 // (ocb, icb, ky, kx), depthwise (cb, ky, kx), in that loop order, which is also the packed
 // weight order) max(P, W) cycles: output pixel j < P streams one input vector through the array
-// (C dot products of R terms, added to the accumulators read and written back in that cycle)
-// while the rows of the next block load into the shadow buffer; the buffers swap at the pass
-// end. The compute engine adds the F + D fill/drain cycles of the timing contract as a tail:
-// this array computes a pixel's C sums within the cycle instead of skewing them through a
-// systolic pipeline, which changes no cycle count because only the tile's F + D is timed.
+// (C dot products of R terms, added to the accumulators read and written back) while the rows
+// of the next block load into the shadow buffer; the buffers swap at the pass end. The compute
+// engine adds the F + D fill/drain cycles of the timing contract as a tail: this array
+// computes a pixel's C sums within the cycle instead of skewing them through a systolic
+// pipeline, which changes no cycle count because only the tile's F + D is timed.
+//
+// Two stages, because the scratchpads' reads are synchronous (tessel_sram): in cycle t the
+// sequencer (stage A) presents the addresses of its step; in cycle t + 1 the datapath (stage B)
+// gets their data and does what the step needs (the MAC and the accumulator write, a weight
+// row into the shadow buffer, the swap), with the step's control registered. The datapath thus
+// runs one cycle behind the sequencer; the engine's F + D >= 1 tail covers that cycle. An
+// accumulator read that the previous step's write (at the same edge) makes stale takes that
+// write's data instead (a pass of one pixel: P = W = 1).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_matrix #(
     parameter int unsigned CW = 64  // compute port bytes
@@ -20,10 +28,11 @@ module tessel_matrix #(
     input  logic           start,
     input  logic [255:0]   insn,
     output logic           work_done,
-    // read ports: a = input vector, b = accumulators, c = weight row, d = bias
-    output logic [4*4-1:0] rd_sp,
-    output logic [4*32-1:0] rd_addr,
-    input  logic [4*CW*8-1:0] rd_data,
+    // read ports: a = input vector, b = accumulators (the bias on a first pass with
+    // init=bias), c = weight row
+    output logic [3*4-1:0] rd_sp,
+    output logic [3*32-1:0] rd_addr,
+    input  logic [3*CW*8-1:0] rd_data,
     output logic           wr_en,
     output logic [3:0]     wr_sp,
     output logic [31:0]    wr_addr,
@@ -45,13 +54,17 @@ module tessel_matrix #(
   // weights: entry (r, c) at [16*(r*C+c) +: 16], sign-extended to 16 bits
   logic [R*C*16-1:0] wcur, wnext, wnext_d;
 
-  assign work_done = phase == 2'd2;
+  assign work_done = phase == 2'd2 && !b_on;
 
-  // ---- addresses and the MAC of this cycle
+  // ---- stage A: the sequencer's step and its addresses
   logic signed [31:0] iy, ix, in_h, in_w;
-  logic in_win, first, mac, load_row;
+  logic in_win, first, use_bias, mac, load_row, swap;
   logic [31:0] in_byte, acc_byte;
   localparam int unsigned NV = R > C ? R : C;
+  // ---- stage B: the previous cycle's step, whose read data are here now
+  logic b_on, b_in_win, b_first, b_mac, b_load_row, b_swap, b_fwd;
+  logic [31:0] b_j, b_acc;
+  logic [C*32-1:0] b_fwd_data;  // the accumulators written at the edge b_fwd says
 
   always_comb begin
     in_h = (32'(f.out_h) - 1) * 32'(f.stride_h) + (32'(f.kh) - 1) * 32'(f.dil_h) + 1
@@ -62,14 +75,16 @@ module tessel_matrix #(
     ix = 32'(ox) * 32'(f.stride_w) + 32'(kx) * 32'(f.dil_w) - 32'(f.pad_left);
     in_win = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
     first = icb == 0 && ky == 0 && kx == 0;
+    use_bias = first && f.init == tessel_isa_pkg::INIT_BIAS;  // port b reads the bias
     mac = phase == 2'd1 && j < npix;
     load_row = (phase == 2'd0) || (phase == 2'd1 && j < wrows && k + 1 < passes);
+    swap = (phase == 2'd0 && j == wrows - 1) || (phase == 2'd1 && j == pass_len - 1);
     in_byte = 32'(f.in_addr) + (32'(iy) * 32'(f.in_stride_y) + 32'(ix) * 32'(f.in_stride_x)
             + (f.depthwise ? 32'(ocb) * C : 32'(icb) * R)) * IB;
     acc_byte = 32'(f.acc_addr) + (32'(oy) * 32'(f.acc_stride_y) + 32'(ox) * 32'(f.acc_stride_x)
              + 32'(ocb) * C) * 4;
-    rd_sp = {f.w_sp, f.w_sp, f.acc_sp, f.in_sp};
-    rd_addr = {32'(f.bias_addr) + 32'(ocb) * C * 4, wptr, acc_byte, in_byte};
+    rd_sp = {f.w_sp, use_bias ? f.w_sp : f.acc_sp, f.in_sp};
+    rd_addr = {wptr, use_bias ? 32'(f.bias_addr) + 32'(ocb) * C * 4 : acc_byte, in_byte};
   end
 
   // ---- products. Depthwise weights sit on the diagonal of the weight buffer (entry (c, c)
@@ -90,7 +105,7 @@ module tessel_matrix #(
 
   always_comb
     for (int unsigned i = 0; i < NV; i++) begin
-      if (!in_win) in_vec[16*i+:16] = 0;
+      if (!b_in_win) in_vec[16*i+:16] = 0;
       else if (IB == 1) in_vec[16*i+:16] = 16'($signed(rd_data[8*i+:8]));
       else in_vec[16*i+:16] = rd_data[16*i+:16];
     end
@@ -123,25 +138,26 @@ module tessel_matrix #(
     for (int unsigned r = 0; r < R; r++)
       for (int unsigned c = 0; c < C; c++) begin
         wnext_d[16*(r*C+c)+:16] = wnext[16*(r*C+c)+:16];
-        if (load_row && f.depthwise && DIAG) begin  // one row: channel c to entry (c, c)
+        if (b_load_row && f.depthwise && DIAG) begin  // one row: channel c to entry (c, c)
           if (r != c) wnext_d[16*(r*C+c)+:16] = '0;
           else if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
-        end else if (load_row && 32'(r) == j) begin
+        end else if (b_load_row && 32'(r) == b_j) begin
           if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
         end
       end
-    wr_en = mac;
+    wr_en = b_mac;
     wr_sp = f.acc_sp;
-    wr_addr = acc_byte;
+    wr_addr = b_acc;
     wr_data = '0;
     wr_mask = '0;
     for (int unsigned c = 0; c < C; c++) begin
       logic [31:0] sum;
       logic signed [DOT_W-1:0] dot;
-      if (!first || f.init == tessel_isa_pkg::INIT_ACC) sum = rd_data[CW*8+32*c+:32];
-      else if (f.init == tessel_isa_pkg::INIT_BIAS) sum = rd_data[3*CW*8+32*c+:32];
+      if (!b_first || f.init == tessel_isa_pkg::INIT_ACC)
+        sum = b_fwd ? b_fwd_data[32*c+:32] : rd_data[CW*8+32*c+:32];
+      else if (f.init == tessel_isa_pkg::INIT_BIAS) sum = rd_data[CW*8+32*c+:32];
       else sum = 0;
       // int32 products and sums wrap around (docs/isa.md); here none wraps before the last add
       dot = '0;
@@ -154,7 +170,27 @@ module tessel_matrix #(
     end
   end
 
-  // ---- sequencing
+  // ---- stage B's registers: this cycle's step, for the datapath in the next cycle
+  always_ff @(posedge clk) begin
+    b_on <= !rst && !start && phase != 2'd2;
+    b_in_win <= in_win;
+    b_first <= first;
+    b_mac <= !rst && !start && mac;
+    b_load_row <= load_row;
+    b_swap <= swap;
+    b_j <= j;
+    b_acc <= acc_byte;
+    // This step's accumulator read sees the memory before the previous step's write, made at
+    // this edge: when both are the same accumulators, the write's data replace the read's.
+    b_fwd <= wr_en && !use_bias && wr_addr == acc_byte;
+    b_fwd_data <= wr_data[C*32-1:0];
+    if (b_on) begin
+      wnext <= wnext_d;
+      if (b_swap) wcur <= wnext_d;
+    end
+  end
+
+  // ---- stage A: sequencing
   always_ff @(posedge clk) begin
     if (rst) phase <= 2'd2;
     else if (start) begin
@@ -173,16 +209,13 @@ module tessel_matrix #(
       wptr <= 32'(g.w_addr);
       {oy, ox, icb, ocb, ky, kx} <= '0;
     end else if (phase != 2'd2) begin
-      wnext <= wnext_d;
       if (load_row) wptr <= wptr + C * WB;
       if (phase == 2'd0) begin
         if (j == wrows - 1) begin
-          wcur <= wnext_d;
           phase <= 2'd1;
           j <= '0;
         end else j <= j + 1;
       end else if (j == pass_len - 1) begin
-        wcur <= wnext_d;
         j <= '0;
         oy <= '0;
         ox <= '0;

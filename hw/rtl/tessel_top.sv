@@ -4,6 +4,8 @@
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_top (
     input  logic         clk,
+    input  logic         clk2x,          // twice clk's rate, rising with it: the scratchpads'
+                                         // block RAMs (tessel_sram)
     input  logic         rst_n,          // synchronous, active low
     input  logic         start,          // pulse while idle: run from instruction 0; the
                                          // next cycle is cycle 0
@@ -49,7 +51,8 @@ module tessel_top (
     output logic         obs_fetch_blocked,  // the next instruction's queue is full
     output logic [1:0]   obs_fetch_engine,
     output logic         obs_stuck,          // nothing runs, starts or dispatches: deadlock
-    output logic         obs_late            // an engine is past its timed cost (should be 0)
+    output logic         obs_late,           // an engine is past its timed cost (should be 0)
+    output logic         obs_sram_collision  // both scratchpad writes hit one bank word (0)
 );
   localparam int unsigned R = tessel_cfg_pkg::MATRIX_ROWS;
   localparam int unsigned C = tessel_cfg_pkg::MATRIX_COLS;
@@ -64,7 +67,8 @@ module tessel_top (
   localparam int unsigned CW0 = R * IB > C * IB ? R * IB : C * IB;
   localparam int unsigned CW1 = CW0 > C * WB ? CW0 : C * WB;
   localparam int unsigned CW2 = CW1 > 4 * C ? CW1 : 4 * C;
-  localparam int unsigned CW = CW2 > 8 * V ? CW2 : 8 * V;
+  localparam int unsigned CW = CW2 > 4 * V ? CW2 : 4 * V;  // (a chunk's requant parameters,
+                                                            // 8 V bytes, come on two ports)
 
   logic rst;
   assign rst = !rst_n;
@@ -281,9 +285,9 @@ module tessel_top (
   assign dram_done_ack_load = eng_finish[0];
   assign dram_done_ack_store = eng_finish[2];
 
-  logic [4*4-1:0] cr_sp;
-  logic [4*32-1:0] cr_addr;
-  logic [4*CW*8-1:0] cr_data;
+  logic [3*4-1:0] cr_sp;
+  logic [3*32-1:0] cr_addr;
+  logic [3*CW*8-1:0] cr_data;
   logic cw_en, compute_late;
   logic [3:0] cw_sp;
   logic [31:0] cw_addr;
@@ -296,10 +300,20 @@ module tessel_top (
       .rd_sp(cr_sp), .rd_addr(cr_addr), .rd_data(cr_data),
       .wr_en(cw_en), .wr_sp(cw_sp), .wr_addr(cw_addr), .wr_data(cw_data), .wr_mask(cw_mask));
 
-  tessel_sram #(.DW(DW), .CW(CW)) u_sram (
-      .clk, .lw_en(ld_lw_en), .lw_sp(ld_lw_sp), .lw_addr(ld_lw_addr), .lw_data(ld_lw_data),
+  // The bytes of each compute port the engines use: read a = an input vector or a vector
+  // operand (4 bytes a lane), b = accumulators or bias (4 a column), a vector operand or half
+  // a chunk's requant parameters (4 a lane), c = a weight row or the parameters' other half;
+  // the write = accumulators or a vector result.
+  localparam int unsigned NV = R > C ? R : C;
+  localparam int unsigned A_BYTES = NV * IB > 4 * V ? NV * IB : 4 * V;
+  localparam int unsigned B_BYTES = 4 * C > 4 * V ? 4 * C : 4 * V;
+  localparam int unsigned C_BYTES = C * WB > 4 * V ? C * WB : 4 * V;
+  tessel_sram #(.DW(DW), .CW(CW), .A_BYTES(A_BYTES), .B_BYTES(B_BYTES), .C_BYTES(C_BYTES),
+                .W_BYTES(B_BYTES)) u_sram (
+      .clk, .clk2x, .lw_en(ld_lw_en), .lw_sp(ld_lw_sp), .lw_addr(ld_lw_addr), .lw_data(ld_lw_data),
       .lw_mask(ld_lw_mask), .sr_sp(st_sr_sp), .sr_addr(st_sr_addr), .sr_data,
-      .cr_sp, .cr_addr, .cr_data, .cw_en, .cw_sp, .cw_addr, .cw_data, .cw_mask);
+      .cr_sp, .cr_addr, .cr_data, .cw_en, .cw_sp, .cw_addr, .cw_data, .cw_mask,
+      .collision(obs_sram_collision));
 
   // ------------------------------------------------------------------ observation
   assign obs_dispatch = dispatch;

@@ -2,9 +2,12 @@
 //
 // One pixel's channels are processed V at a time, one chunk per cycle (pool: one window
 // element per cycle): requant/add/copy walk (y, x, chunk), pool walks (oy, ox, chunk, ky, kx).
-// Each cycle reads its operands, computes the fixed-point multiply, round-half-away shift,
-// zero point and clamp, and writes the chunk; the compute engine adds the P_v pipeline cycles
-// of the timing contract as a tail (the RTL evaluates the four stages in one cycle).
+// Two stages, because the scratchpads' reads are synchronous (tessel_sram): in cycle t the
+// sequencer (stage A) presents a step's operand addresses; in cycle t + 1 the datapath (stage
+// B) gets the operands, computes the fixed-point multiply, round-half-away shift, zero point
+// and clamp, and writes the chunk (a pool step updates its window's max or sum). The compute
+// engine adds the P_v pipeline cycles of the timing contract as a tail, which covers stage B's
+// cycle (the RTL evaluates the datapath's stages in one cycle).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_vector #(
     parameter int unsigned CW = 64
@@ -21,10 +24,12 @@ module tessel_vector #(
     input  logic signed [15:0] lo,
     input  logic signed [15:0] hi,
     output logic           work_done,
-    // read ports: a = source / first operand, b = second operand, d = requant parameters
-    output logic [4*4-1:0] rd_sp,
-    output logic [4*32-1:0] rd_addr,
-    input  logic [4*CW*8-1:0] rd_data,
+    // read ports: a = source / first operand, b = second operand (add) or the first half of
+    // the chunk's per-channel requant parameters, c = their second half (8 bytes a channel:
+    // 8 V bytes a chunk, 4 V on each port, so that no port is wider than 4 V)
+    output logic [3*4-1:0] rd_sp,
+    output logic [3*32-1:0] rd_addr,
+    input  logic [3*CW*8-1:0] rd_data,
     output logic           wr_en,
     output logic [3:0]     wr_sp,
     output logic [31:0]    wr_addr,
@@ -53,7 +58,7 @@ module tessel_vector #(
   logic [7:0] op;
   assign op = w[7:0];
 
-  assign work_done = !active;
+  assign work_done = !active && !b_valid;
 
   function automatic logic [2:0] bytes_of(input logic [1:0] elem);
     bytes_of = elem == tessel_isa_pkg::ELEM_I8 ? 3'd1 : elem == tessel_isa_pkg::ELEM_I16 ? 3'd2
@@ -90,6 +95,10 @@ module tessel_vector #(
   logic last_window;
   logic signed [31:0] iy, ix, in_h, in_w;
   logic in_win;
+  // Stage B: the previous cycle's step (its operands are here now).
+  logic b_valid, b_in_win, b_first_window, b_last_window;
+  logic [31:0] b_lane0, b_wr_addr;
+  logic [31:0] wr_addr_a;  // stage A's destination address, registered for stage B
 
   logic [31:0] a_base, a_sy, a_sx, a_y, a_x, b_base, b_sy, b_sx, d_base, d_sy, d_sx;
   logic [2:0] a_e;
@@ -143,28 +152,29 @@ module tessel_vector #(
     d_sx = '0;
     case (op)
       tessel_isa_pkg::OP_REQUANT: begin
-        rd_sp = {rq.param_sp, 4'd0, 4'd0, rq.src_sp};
+        rd_sp = {rq.param_sp, rq.param_sp, rq.src_sp};
         {a_base, a_sy, a_sx, a_e} = {32'(rq.src_addr), 32'(rq.src_stride_y),
                                      32'(rq.src_stride_x), 3'd4};
-        rd_addr[127:96] = 32'(rq.param_addr) + lane0 * 8;
+        rd_addr[63:32] = 32'(rq.param_addr) + lane0 * 8;
+        rd_addr[95:64] = 32'(rq.param_addr) + lane0 * 8 + 4 * V;
         wr_sp = rq.dst_sp;
         {d_base, d_sy, d_sx} = {32'(rq.dst_addr), 32'(rq.dst_stride_y), 32'(rq.dst_stride_x)};
       end
       tessel_isa_pkg::OP_ADD: begin
-        rd_sp = {4'd0, 4'd0, ad.b_sp, ad.a_sp};
+        rd_sp = {4'd0, ad.b_sp, ad.a_sp};
         {a_base, a_sy, a_sx} = {32'(ad.a_addr), 32'(ad.a_stride_y), 32'(ad.a_stride_x)};
         wr_sp = ad.dst_sp;
         {d_base, d_sy, d_sx} = {32'(ad.dst_addr), 32'(ad.dst_stride_y), 32'(ad.dst_stride_x)};
       end
       tessel_isa_pkg::OP_POOL: begin
-        rd_sp = {4'd0, 4'd0, 4'd0, pl.src_sp};
+        rd_sp = {4'd0, 4'd0, pl.src_sp};
         {a_base, a_sy, a_sx, a_y, a_x} = {32'(pl.src_addr), 32'(pl.src_stride_y),
                                           32'(pl.src_stride_x), 32'(iy), 32'(ix)};
         wr_sp = pl.dst_sp;
         {d_base, d_sy, d_sx} = {32'(pl.dst_addr), 32'(pl.dst_stride_y), 32'(pl.dst_stride_x)};
       end
       default: begin  // copy
-        rd_sp = {4'd0, 4'd0, 4'd0, cp.src_sp};
+        rd_sp = {4'd0, 4'd0, cp.src_sp};
         {a_base, a_sy, a_sx} = {32'(cp.src_addr), 32'(cp.src_stride_y), 32'(cp.src_stride_x)};
         wr_sp = cp.dst_sp;
         {d_base, d_sy, d_sx} = {32'(cp.dst_addr), 32'(cp.dst_stride_y), 32'(cp.dst_stride_x)};
@@ -173,8 +183,14 @@ module tessel_vector #(
     rd_addr[31:0] = a_base + times_bytes(a_y * a_sy + a_x * a_sx + lane0, a_e);
     if (op == tessel_isa_pkg::OP_ADD)
       rd_addr[63:32] = b_base + times_bytes(32'(y) * b_sy + 32'(x) * b_sx + lane0, e);
-    wr_addr = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx + lane0, de);
+    wr_addr_a = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx + lane0, de);
   end
+  assign wr_addr = b_wr_addr;
+
+  // The chunk's per-channel requant parameters: 8 bytes a lane (int32 M, then r), the first
+  // 4 V bytes from port b, the rest from port c.
+  logic [8*V*8-1:0] params;
+  assign params = {rd_data[2*CW*8+:4*V*8], rd_data[CW*8+:4*V*8]};
 
   // The chunk's write bytes: V lanes of at most 4 bytes, within the CW-byte port.
   localparam int unsigned OUT_BYTES = 4 * V < CW ? 4 * V : CW;
@@ -190,17 +206,17 @@ module tessel_vector #(
       logic signed [31:0] arith;
       logic [5:0] rs;
       logic lane_on;
-      lane_on = lane0 + l < 32'(csz);
+      lane_on = b_lane0 + l < 32'(csz);
       a = elem_at(rd_data[CW*8-1:0], l, op == tessel_isa_pkg::OP_REQUANT ? 3'd4 : e);
       b = elem_at(rd_data[2*CW*8-1:CW*8], l, e);
       pmax_d[32*l+:32] = pmax[32*l+:32];
       psum_d[64*l+:64] = psum[64*l+:64];
       if (op == tessel_isa_pkg::OP_POOL) begin
-        if (ky == 0 && kx == 0) begin
+        if (b_first_window) begin
           pmax_d[32*l+:32] = 32'sh80000000;
           psum_d[64*l+:64] = 0;
         end
-        if (in_win) begin
+        if (b_in_win) begin
           if (a > $signed(pmax_d[32*l+:32])) pmax_d[32*l+:32] = a;
           psum_d[64*l+:64] = psum_d[64*l+:64] + 64'(a);
         end
@@ -214,8 +230,8 @@ module tessel_vector #(
       m1 = 32'(mult_a);  // 31 bits: non-negative
       rs = shift;
       if (op == tessel_isa_pkg::OP_REQUANT && rq.per_channel) begin
-        m1 = $signed(rd_data[3*CW*8+64*l+:32]);
-        rs = rd_data[3*CW*8+64*l+32+:6];
+        m1 = $signed(params[64*l+:32]);
+        rs = params[64*l+32+:6];
       end
       // 32 x 32 -> 64-bit signed products, written with 32-bit operands so that synthesis
       // builds 32-bit multipliers (64'(x) * 64'(y) gave Yosys 64 x 64 ones: same value).
@@ -246,7 +262,22 @@ module tessel_vector #(
         wr_data[8*o+:8] = lane_res[32*(o/4)+8*(o%4)+:8];
         wr_mask[o] = lane_wr[o/4];
       end
-    wr_en = active && (op != tessel_isa_pkg::OP_POOL || last_window);
+    wr_en = b_valid && (op != tessel_isa_pkg::OP_POOL || b_last_window);
+  end
+
+  // Stage B's registers: this cycle's step for the datapath in the next cycle; the pool's
+  // running max and sum are stage B's.
+  always_ff @(posedge clk) begin
+    b_valid <= !rst && !start && active;
+    b_in_win <= in_win;
+    b_first_window <= ky == 0 && kx == 0;
+    b_last_window <= last_window;
+    b_lane0 <= lane0;
+    b_wr_addr <= wr_addr_a;
+    if (b_valid) begin
+      pmax <= pmax_d;
+      psum <= psum_d;
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -268,8 +299,6 @@ module tessel_vector #(
     end else if (active) begin
       logic [9:0] ys, xs;
       logic next_pixel;
-      pmax <= pmax_d;
-      psum <= psum_d;
       ys = op == tessel_isa_pkg::OP_REQUANT ? rq.y_size : op == tessel_isa_pkg::OP_ADD ? ad.y_size
          : op == tessel_isa_pkg::OP_POOL ? pl.out_h : cp.y_size;
       xs = op == tessel_isa_pkg::OP_REQUANT ? rq.x_size : op == tessel_isa_pkg::OP_ADD ? ad.x_size

@@ -77,6 +77,7 @@ TEST_P(RtlLayers, compiled_program_equals_the_simulator) {
   ASSERT_TRUE(a.ok()) << a.fault->str();
   EXPECT_EQ(a.cycles, b.cycles);
   EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().sram_collisions, 0u);
   EXPECT_EQ(a.dram.read_bytes_by_kind, b.dram.read_bytes_by_kind);
   EXPECT_EQ(a.dram.write_bytes_by_kind, b.dram.write_bytes_by_kind);
   EXPECT_EQ(a.dram.bursts, b.dram.bursts);

@@ -131,6 +131,7 @@ TEST_P(RtlMicrobenchmark, equals_the_simulator_cycle_for_cycle_and_byte_for_byte
   const sim::SimReport& report = rtl.value().report;
 
   EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().sram_collisions, 0u);
   expect_same_report(report, simulated.value().report);
   if (want["status"] == "ok")
     EXPECT_EQ(report.cycles, want["cycles"].get<std::uint64_t>());
@@ -184,6 +185,7 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
   ASSERT_TRUE(rtl.ok()) << rtl.reason();
 
   EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().sram_collisions, 0u);
   EXPECT_EQ(rtl.value().report.cycles, 49u);
   expect_same_report(rtl.value().report, simulated.value().report);
   const auto& out = rtl.value().dram;
@@ -245,6 +247,7 @@ TEST(RtlDma, stepped_addresses_cover_padding_rows_groups_and_element_sizes) {
   ASSERT_TRUE(rtl.ok()) << rtl.reason();
 
   EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().sram_collisions, 0u);
   expect_same_report(rtl.value().report, simulated.value().report);
   const auto& out = rtl.value().dram;
   for (std::size_t r = 0; r < 5; ++r)
@@ -274,6 +277,68 @@ TEST(RtlDma, stepped_addresses_cover_padding_rows_groups_and_element_sizes) {
                   b < 6 ? source(0x1002 + 128 * y + 10 * x + b) : 0)
             << "strided store y " << y << " x " << x << " byte " << b;
   EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
+}
+
+// Synchronous scratchpad reads (tessel_sram): the matrix unit reads a step's accumulators a
+// cycle before it writes them back, so in a conv whose passes are one cycle long (depthwise,
+// P = W = 1) each pass reads the accumulators the previous pass writes at that very edge; the
+// unit forwards that write. On micro (R = C = 4, int8, F = D = 4): a 3x3 depthwise conv of one
+// output pixel over 4 channels, 9 passes of one cycle, cost 1 + 9 * 1 + 8 = 18:
+//   0 load input    d 0 s 1   36 B: bus [11, 15)                       f 15
+//   1 load weights  d 1 s 15  36 B: bus [25, 29)                       f 29
+//   2 conv          d 2 s 29  18                                       f 47
+//   3 store acc     d 3 s 47  16 B: bus [57, 61)                       f 61
+//   4 finish        d 4 s 61                                           f 62
+// acc[c] = sum over the 9 taps p of in[p][c] * w[p][c], in[p][c] = (p + 1)(c + 1),
+// w[p][c] = p - 4 + c. With q = p + 1 (sum q = 45, sum q^2 = 285): acc[c] = (c + 1) sum q (q - 5
+// + c) = (c + 1)(285 - (5 - c) 45): c = 0..3 -> 60, 210, 450, 780.
+TEST(RtlMatrix, one_cycle_passes_accumulate_through_the_forwarded_write) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      "load sp=0 kind=activations elem=i8 sram_addr=0x0 dram_addr=0x1000 y_size=1 x_size=1 "
+      "c_size=36\n"
+      "load sp=1 kind=weights elem=i8 sram_addr=0x0 dram_addr=0x1100 y_size=1 x_size=1 "
+      "c_size=36 push_next=1\n"
+      "conv in_sp=0 w_sp=1 acc_sp=2 elem=i8 init=zero depthwise=1 in_addr=0x0 w_addr=0x0 "
+      "acc_addr=0x0 out_h=1 out_w=1 ic_blocks=1 oc_blocks=1 kh=3 kw=3 stride_h=1 stride_w=1 "
+      "dil_h=1 dil_w=1 in_stride_y=12 in_stride_x=4 acc_stride_y=4 acc_stride_x=4 pop_prev=1 "
+      "push_next=1\n"
+      "store sp=2 kind=outputs elem=i32 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
+      "c_size=4 pop_prev=1 push_prev=1\n"
+      "finish pop_next=1\n";
+  const isa::Program program = isa::assemble(text, "one_pixel_depthwise.tasm");
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.instructions)
+    words.push_back(isa::encode(instruction).value());
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  for (int p = 0; p < 9; ++p)
+    for (int c = 0; c < 4; ++c) {
+      dram[0x1000 + 4 * p + c] = static_cast<std::uint8_t>((p + 1) * (c + 1));
+      dram[0x1100 + 4 * p + c] = static_cast<std::uint8_t>(static_cast<std::int8_t>(p - 4 + c));
+    }
+
+  sim::SimOptions sim_options;
+  sim_options.record_instruction_cycles = true;
+  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
+  ASSERT_TRUE(simulated.ok()) << simulated.reason();
+  RtlOptions options;
+  options.record_instruction_cycles = true;
+  options.watchdog_cycles = 100'000;
+  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
+  ASSERT_TRUE(rtl.ok()) << rtl.reason();
+
+  EXPECT_EQ(rtl.value().late_cycles, 0u);
+  EXPECT_EQ(rtl.value().sram_collisions, 0u);
+  EXPECT_EQ(rtl.value().report.cycles, 62u);
+  expect_same_report(rtl.value().report, simulated.value().report);
+  const std::int32_t expected[4] = {60, 210, 450, 780};
+  for (int c = 0; c < 4; ++c) {
+    std::uint32_t got = 0;
+    for (int b = 0; b < 4; ++b)
+      got |= static_cast<std::uint32_t>(rtl.value().dram[0x2000 + 4 * c + b]) << (8 * b);
+    EXPECT_EQ(static_cast<std::int32_t>(got), expected[c]) << "channel " << c;
+  }
+  EXPECT_TRUE(rtl.value().dram == simulated.value().dram) << "final DRAM contents differ";
 }
 
 TEST(RtlModels, micro_and_edge_small_are_built) {
