@@ -162,7 +162,8 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
   inputs.xdc_file = "tessel_fpga.xdc";
   const YosysOutputs yosys_outputs;
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
-           {inputs.xdc_file, xdc_text(result.target, design.clock_port)},
+           {inputs.xdc_file,
+            xdc_text(result.target, design.clock_port, design.double_rate_clock_port)},
            {"vivado.tcl", vivado_tcl(inputs, result.target)},
            {"synth.ys", yosys_script(inputs, result.target, yosys_outputs)}}) {
     if (auto written = write_file(out, name, text, result.files); !written) {

@@ -42,6 +42,8 @@ struct FlowDesign {
   std::vector<std::string> include_dirs;  ///< absolute; passed to both tools, not copied
   std::vector<SourceFile> data_files;     ///< extra $readmemh images written into OUT/<name>
   std::string clock_port = "clk";
+  /// A second clock port at twice the rate (the scratchpads' clk2x); empty: none.
+  std::string double_rate_clock_port;
   int program_word_bytes = 32;  ///< width of program.mem words: one instruction
   int dram_word_bytes = 8;      ///< width of dram.mem / expected.mem words (the DRAM data port)
 };

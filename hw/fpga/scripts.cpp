@@ -23,12 +23,19 @@ std::string trim(std::string_view text) {
 
 }  // namespace
 
-std::string xdc_text(const FpgaTarget& target, std::string_view clock_port) {
+std::string xdc_text(const FpgaTarget& target, std::string_view clock_port,
+                     std::string_view double_rate_port) {
   std::ostringstream out;
   out << "# " << target.clock_mhz << " MHz from the config's " << target.clock_key << " on "
       << target.part << "\n";
   out << "create_clock -period " << fixed3(target.clock_period_ns()) << " -name " << clock_port
       << " [get_ports " << clock_port << "]\n";
+  if (!double_rate_port.empty()) {
+    out << "# " << 2 * target.clock_mhz << " MHz: the scratchpads' block RAMs (" << double_rate_port
+        << ", rising with " << clock_port << ")\n";
+    out << "create_clock -period " << fixed3(target.clock_period_ns() / 2) << " -name "
+        << double_rate_port << " [get_ports " << double_rate_port << "]\n";
+  }
   return out.str();
 }
 

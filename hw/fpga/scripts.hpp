@@ -15,8 +15,11 @@ namespace tessel::fpga {
 
 /// The clock constraint: `create_clock -period <ns, 3 decimals> -name <port> [get_ports <port>]`
 /// preceded by a comment naming the clock in MHz and the config key it came from.
-/// 400 MHz gives "-period 2.500", 150 MHz "-period 6.667".
-std::string xdc_text(const FpgaTarget& target, std::string_view clock_port = "clk");
+/// 400 MHz gives "-period 2.500", 150 MHz "-period 6.667". With `double_rate_port`, a second
+/// clock of half the period on that port (the scratchpads' clk2x; both rise at time 0, so the
+/// tools time the paths between them as one synchronous pair).
+std::string xdc_text(const FpgaTarget& target, std::string_view clock_port = "clk",
+                     std::string_view double_rate_port = "");
 
 /// What the Vivado and Yosys scripts read; every path is relative to the output folder, which
 /// both scripts make their working directory.

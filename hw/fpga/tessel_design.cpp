@@ -92,14 +92,9 @@ Result<FlowDesign> tessel_fpga_design(const HwConfig& config, const TestProgram&
   design.sources.push_back({"tessel_fpga_pkg.sv", "", wrapper_package_sv(params.value())});
   design.sources.push_back(
       {"tessel_fpga_top.sv", (fs::path(root) / "hw/fpga/tessel_fpga_top.sv").string(), ""});
-  // Yosys gets the scratchpads as a black box; their block RAM is mapped analytically
-  // (docs/fpga.md, "What is synthesised"). Vivado reads the real tessel_sram.sv.
-  design.yosys_stand_ins.push_back(
-      {"tessel_sram.sv",
-       {"tessel_sram_blackbox.sv", (fs::path(root) / "hw/fpga/tessel_sram_blackbox.sv").string(),
-        ""}});
-  design.black_boxes.push_back("tessel_sram");
-  design.analytic_scratchpads = map_scratchpads(config);
+  // Everything is synthesised, the scratchpads too (block RAM on clk2x, hw/rtl/tessel_sram.sv;
+  // docs/fpga.md, "The scratchpads in block RAM").
+  design.double_rate_clock_port = "clk2x";
 
   // Two banks of DW-byte words: even words in bank 0, odd words in bank 1.
   const auto dw = static_cast<std::size_t>(params.value().dram_word_bytes);

@@ -29,8 +29,8 @@ std::string wrapper_package_sv(const WrapperParams& params);
 /// The sources of the FPGA image, in read order: hw/rtl/filelist.f with ${CFG_PKG} the
 /// generated tessel_cfg_pkg.sv (hw/gen), then the generated tessel_fpga_pkg.sv, then
 /// hw/fpga/tessel_fpga_top.sv; data files dram_bank0.mem / dram_bank1.mem (even / odd DW-byte
-/// words of the test's DRAM image). Yosys reads hw/fpga/tessel_sram_blackbox.sv in place of
-/// tessel_sram.sv (black box "tessel_sram"); the scratchpads' block RAM is map_scratchpads().
+/// words of the test's DRAM image). Both tools read every source: the scratchpads are block
+/// RAM on the design's second clock, clk2x (hw/rtl/tessel_sram.sv).
 /// `source_root` is the repository root (the file list's paths are relative to it). Fails when the
 /// file list is missing or malformed, or hw/gen cannot build the config.
 Result<FlowDesign> tessel_fpga_design(const HwConfig& config, const TestProgram& test,

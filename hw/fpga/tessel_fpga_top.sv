@@ -14,6 +14,8 @@
 // relative to the folder the tools run in (the `tessel fpga --out` folder).
 module tessel_fpga_top (
     input  logic clk,
+    input  logic clk2x,  // twice clk's rate, rising with it (an MMCM's second output): the
+                         // scratchpads' block RAMs (hw/rtl/tessel_sram.sv)
     input  logic rst_n,  // synchronous, active low (a push button on a board)
     output logic busy,
     output logic done,
@@ -58,7 +60,7 @@ module tessel_fpga_top (
 
   /* verilator lint_off PINCONNECTEMPTY */  // obs_* are the harness' observation ports
   tessel_top u_core (
-      .clk, .rst_n, .start, .busy, .done(core_done), .fault, .fault_code, .fault_index, .cycle,
+      .clk, .clk2x, .rst_n, .start, .busy, .done(core_done), .fault, .fault_code, .fault_index, .cycle,
       .prog_addr, .prog_data, .prog_valid,
       .dram_req_valid, .dram_req_ready(1'b1), .dram_req_write, .dram_req_addr, .dram_req_bytes,
       .dram_req_kind, .dram_req_cycle, .dram_req_last, .dram_done_load, .dram_done_store,

@@ -89,7 +89,9 @@ TEST_F(FpgaCli, vta_pynq_takes_part_and_clock_from_its_fpga_key) {
             0);
   EXPECT_EQ(read(dir_ / "tessel_fpga.xdc"),
             "# 100 MHz from the config's fpga.clock_mhz on xc7z020clg400-1\n"
-            "create_clock -period 10.000 -name clk [get_ports clk]\n");
+            "create_clock -period 10.000 -name clk [get_ports clk]\n"
+            "# 200 MHz: the scratchpads' block RAMs (clk2x, rising with clk)\n"
+            "create_clock -period 5.000 -name clk2x [get_ports clk2x]\n");
   EXPECT_NE(read(dir_ / "synth.ys").find("synth_xilinx -family xc7 -top tessel_fpga_top\n"),
             std::string::npos);
   EXPECT_NE(read(dir_ / "vivado.tcl").find("-part xc7z020clg400-1\n"), std::string::npos);

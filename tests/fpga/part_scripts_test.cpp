@@ -91,6 +91,12 @@ TEST(FpgaXdc, period_is_one_over_the_clock_in_ns_with_three_decimals) {
   EXPECT_NE(
       xdc_text(target_at(333), "sys_clk").find("-period 3.003 -name sys_clk [get_ports sys_clk]"),
       std::string::npos);
+  // The scratchpads' double-rate clock: half the period, on its own port.
+  EXPECT_EQ(xdc_text(target_at(150), "clk", "clk2x"),
+            "# 150 MHz from the config's clock_mhz on xc7a100tcsg324-1\n"
+            "create_clock -period 6.667 -name clk [get_ports clk]\n"
+            "# 300 MHz: the scratchpads' block RAMs (clk2x, rising with clk)\n"
+            "create_clock -period 3.333 -name clk2x [get_ports clk2x]\n");
 }
 
 SynthesisInputs two_file_design() {
