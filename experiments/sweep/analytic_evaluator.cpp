@@ -9,6 +9,7 @@
 
 #include "compiler/zoo/load_model.hpp"
 #include "experiments/sweep/config_override.hpp"
+#include "hw/fpga/bram_map.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/from_ir.hpp"
@@ -43,6 +44,11 @@ nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const HwConfig
   figures["onchip_capacity_bytes"] = hw.total_onchip_bytes();
   figures["dram_bandwidth_gbps"] = hw.dram.bandwidth_bytes_per_second / 1e9;
   figures["groups"] = s.groups.size();
+  // An area axis: the block-RAM tiles of the RTL's scratchpads on a 7-series FPGA (hw/fpga
+  // rtl_bram(): two copies of the banks; the count Yosys gives for edge-small), null where the
+  // RTL cannot be built for the config.
+  auto bram = fpga::rtl_bram(hw);
+  figures["fpga_brams"] = bram.ok() ? nlohmann::ordered_json(bram.value().bram36) : nullptr;
   return figures;
 }
 

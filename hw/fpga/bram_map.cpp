@@ -1,6 +1,10 @@
 // The analytic scratchpad-to-block-RAM mapping (7-series shapes from UG473).
 #include "hw/fpga/bram_map.hpp"
 
+#include <algorithm>
+
+#include "hw/gen/hwgen.hpp"
+
 namespace tessel::fpga {
 namespace {
 
@@ -62,6 +66,32 @@ ScratchpadBram map_scratchpad(const ScratchpadConfig& scratchpad) {
   out.bit_efficiency =
       capacity_bits > 0 ? 8.0 * static_cast<double>(bank_bytes) * scratchpad.banks / capacity_bits
                         : 0;
+  return out;
+}
+
+Result<RtlBram> rtl_bram(const HwConfig& config) {
+  auto hw = hw::derive_hw_params(config);
+  if (!hw) return hw.failure();
+  // The port widths tessel_top gives tessel_sram (hw/rtl/tessel_top.sv), bytes.
+  const std::int64_t r = hw.value().matrix_rows, c = hw.value().matrix_cols;
+  const std::int64_t v = hw.value().vector_lanes;
+  const std::int64_t ib = hw.value().input_bits / 8, wb = hw.value().weight_bits / 8;
+  const std::int64_t a_bytes = std::max(std::max(r, c) * ib, 4 * v);
+  const std::int64_t b_bytes = std::max(4 * c, 4 * v);  // the compute write as well
+  const std::int64_t c_bytes = std::max(c * wb, 4 * v);
+  const std::int64_t widest =
+      std::max({a_bytes, b_bytes, c_bytes, std::int64_t{hw.value().dma_bytes_per_cycle}});
+  RtlBram out;
+  out.widest_port_bytes = static_cast<int>(widest);
+  out.banks = 1;
+  while (out.banks < widest / 4 + 1) out.banks *= 2;
+  const std::int64_t row_bytes = 4 * std::int64_t{out.banks};
+  for (const ScratchpadConfig& scratchpad : config.scratchpads) {
+    const auto size = static_cast<std::int64_t>(scratchpad.size_bytes);
+    const std::int64_t depth = (size + row_bytes - 1) / row_bytes;
+    out.bank_depth_words.push_back(depth);
+    out.bram36 += 2 * std::int64_t{out.banks} * ((depth + 1023) / 1024);
+  }
   return out;
 }
 

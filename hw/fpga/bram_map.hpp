@@ -7,14 +7,15 @@
 #include <vector>
 
 #include "configs/hw_config.hpp"
+#include "support/result.hpp"
 
 namespace tessel::fpga {
 
 /// The port assumption of the mapping, as resources.json states it: what one bank of a
 /// scratchpad is taken to be. It is the config's physical description (banks x
-/// port_width_bytes), not the RTL's idealised port model (hw/rtl/tessel_sram.sv has four
-/// combinational compute read ports, a store read port and two write ports at any byte
-/// address, which no block RAM implements; docs/fpga.md "What is synthesised").
+/// port_width_bytes), not the RTL's (hw/rtl/tessel_sram.sv serves two writes and four reads a
+/// cycle at any byte address from two copies of its banks on a double-rate clock: rtl_bram()
+/// below; docs/fpga.md "The scratchpads in block RAM").
 inline constexpr std::string_view kBramPortAssumption =
     "each bank of a scratchpad is one simple dual-port block RAM: one write port and one "
     "synchronous read port, each port_width_bytes wide with byte write enables, depth "
@@ -78,5 +79,21 @@ struct ScratchpadBramMap {
 
 /// map_scratchpad over config.scratchpads, with the totals.
 ScratchpadBramMap map_scratchpads(const HwConfig& config);
+
+/// The block RAM of hw/rtl/tessel_sram.sv, the RTL's scratchpads, by its own rule: per
+/// scratchpad, `banks` banks of 4-byte words (the power of two above widest port / 4, the
+/// ports as tessel_top sizes them: the DMA's DW bytes, the compute reads and write), each
+/// ceil(size / (4 banks)) words deep, kept twice; a bank of up to 1024 words is one RAMB36E1
+/// tile in 1K x 36 true dual-port mode (or two RAMB18E1), deeper ones ceil(depth / 1024).
+/// edge-small: 16 banks x 2048 words x 2 copies = 64 RAMB36E1, the count Yosys gives
+/// (tests/fpga/synth_test.cpp checks the two agree). Shallow banks (tens of words) may be LUT
+/// RAM in synthesis; this counts them as block RAM.
+struct RtlBram {
+  int banks = 0;                               ///< per scratchpad
+  int widest_port_bytes = 0;                   ///< what sets `banks`
+  std::vector<std::int64_t> bank_depth_words;  ///< per scratchpad, config order
+  std::int64_t bram36 = 0;                     ///< tiles, both copies, every scratchpad
+};
+Result<RtlBram> rtl_bram(const HwConfig& config);
 
 }  // namespace tessel::fpga

@@ -116,5 +116,38 @@ TEST(FpgaBramMap, micro_config_mixes_full_and_half_used_tiles) {
   EXPECT_EQ(map.bram36, 5);
 }
 
+// The RTL's own block RAM (hw/rtl/tessel_sram.sv; docs/fpga.md "The scratchpads in block RAM"),
+// by hand from the port widths tessel_top gives it (bytes): read a = max(max(R, C) IB, 4V),
+// b and the compute write = max(4C, 4V), c = max(C WB, 4V), the DMA's DW (the burst clamped
+// to [16, 64]); banks = the power of two at or above widest / 4 + 1; 2 copies.
+TEST(FpgaRtlBram, edge_small_vta_pynq_and_micro_by_hand) {
+  struct Case {
+    const char* yaml;
+    int widest, banks;
+    std::vector<std::int64_t> depths;
+    std::int64_t bram36;
+  };
+  const std::vector<Case> cases = {
+      // 8 x 8 int8, V 8, DW 32: ports 32 B -> 16 banks, 64-byte rows; 128 KiB: 2048 words a
+      // bank, 2 tiles each: 2 x 16 x 2 = 64 (what Yosys maps, tests/fpga/synth_test.cpp).
+      {"/configs/hw/edge-small.yaml", 32, 16, {2048}, 64},
+      // 16 x 16 int8, V 16, DW 64 (128-byte bursts clamped): 32 banks, 128-byte rows; inp and
+      // out 32 KiB: 256 words, acc 128 KiB: 1024, wgt 256 KiB: 2048 (2 tiles):
+      // 2 x 32 x (1 + 2 + 1 + 1) = 320, against the xc7z020's 140.
+      {"/configs/hw/vta-pynq.yaml", 64, 32, {256, 2048, 1024, 256}, 320},
+      // 4 x 4, V 4, DW 64: 32 banks; three 4 KiB scratchpads, 32 words a bank: 2 x 32 x 3.
+      {"/tests/isa/programs/micro.yaml", 64, 32, {32, 32, 32}, 192},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    auto bram = rtl_bram(load_hw_config(kSource + c.yaml));
+    ASSERT_TRUE(bram.ok()) << bram.reason();
+    EXPECT_EQ(bram.value().widest_port_bytes, c.widest);
+    EXPECT_EQ(bram.value().banks, c.banks);
+    EXPECT_EQ(bram.value().bank_depth_words, c.depths);
+    EXPECT_EQ(bram.value().bram36, c.bram36);
+  }
+}
+
 }  // namespace
 }  // namespace tessel::fpga

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "configs/hw_config.hpp"
+#include "hw/fpga/bram_map.hpp"
 #include "hw/fpga/flow.hpp"
 #include "hw/fpga/tessel_design.hpp"
 
@@ -51,6 +52,12 @@ TEST(FpgaSynth, edge_small_synthesises_within_the_bound_with_its_scratchpads_in_
   EXPECT_GE(r.counts.bram36_equivalent(), 64.0) << "the scratchpads are not (all) block RAM";
   EXPECT_LE(r.counts.bram36_equivalent(), 135.0) << "more block RAM than the xc7a100t has";
   EXPECT_DOUBLE_EQ(r.bram36_equivalent_total(), r.counts.bram36_equivalent());
+  // rtl_bram(), the count the sweeps report as fpga_brams, is Yosys's (the wrapper's memories
+  // are LUT RAM here).
+  auto rule = rtl_bram(config);
+  ASSERT_TRUE(rule.ok()) << rule.reason();
+  EXPECT_EQ(rule.value().bram36, r.counts.bram36);
+  EXPECT_EQ(r.counts.bram18, 0);
   // The wrapper's program ROM and DRAM banks are block RAM or LUT RAM, never flip-flops only
   // (session 21: LUT RAM, 1,100 LUTs).
   EXPECT_GT(r.counts.bram18 + (r.counts.bram36 - 64) + r.counts.lut_as_memory, 0);
