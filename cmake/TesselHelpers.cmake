@@ -96,3 +96,25 @@ function(tessel_add_gtest name)
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
                SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 endfunction()
+
+# The generated config package of a Verilator model: writes the rule that runs tessel_hwgen_tool
+# on YAML (relative to the source root) into PKG_DIR/tessel_cfg_pkg.sv. verilate() runs
+# Verilator at configure time, before tessel_hwgen_tool exists, so a placeholder dated 1970
+# (hw/harness/placeholder_cfg_pkg.sv) stands in until the rule replaces it at build time. The
+# package is written aside and copied only when it changed, so that relinking the tool (every
+# version stamp) does not re-verilate the models.
+function(tessel_rtl_config_package pkg_dir yaml label)
+  if(NOT EXISTS ${pkg_dir}/tessel_cfg_pkg.sv)
+    file(MAKE_DIRECTORY ${pkg_dir})
+    configure_file(${PROJECT_SOURCE_DIR}/hw/harness/placeholder_cfg_pkg.sv
+                   ${pkg_dir}/tessel_cfg_pkg.sv COPYONLY)
+    execute_process(COMMAND touch -d @0 ${pkg_dir}/tessel_cfg_pkg.sv)
+  endif()
+  add_custom_command(
+    OUTPUT ${pkg_dir}/tessel_cfg_pkg.sv
+    COMMAND tessel_hwgen_tool ${PROJECT_SOURCE_DIR}/${yaml} ${pkg_dir}/new
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${pkg_dir}/new/tessel_cfg_pkg.sv
+            ${pkg_dir}/tessel_cfg_pkg.sv
+    DEPENDS tessel_hwgen_tool ${PROJECT_SOURCE_DIR}/${yaml}
+    COMMENT "tessel_cfg_pkg.sv for ${label}")
+endfunction()

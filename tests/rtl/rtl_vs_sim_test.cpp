@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "configs/hw_config.hpp"
 #include "hw/harness/rtl_runner.hpp"
@@ -107,6 +108,39 @@ void expect_same_report(const sim::SimReport& rtl, const sim::SimReport& sim) {
       << "per-instruction {dispatch, start, finish} cycles differ";
 }
 
+/// Assembles `text` (named `name` in messages), runs it on the simulator and on the RTL from
+/// `dram`, and checks what every hand-written case needs: no late cycle, no scratchpad write
+/// collision, the same report and the same final DRAM. Returns the RTL's result; nullopt (a
+/// failure recorded) when a run could not be made.
+std::optional<RtlResult> run_on_both(const HwConfig& config, const std::string& text,
+                                     const std::string& name,
+                                     const std::vector<std::uint8_t>& dram) {
+  const isa::Program program = isa::assemble(text, name);
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.instructions)
+    words.push_back(isa::encode(instruction).value());
+  sim::SimOptions sim_options;
+  sim_options.record_instruction_cycles = true;
+  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
+  if (!simulated.ok()) {
+    ADD_FAILURE() << name << ": " << simulated.reason();
+    return std::nullopt;
+  }
+  RtlOptions options;
+  options.record_instruction_cycles = true;
+  options.watchdog_cycles = 100'000;
+  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
+  if (!rtl.ok()) {
+    ADD_FAILURE() << name << ": " << rtl.reason();
+    return std::nullopt;
+  }
+  EXPECT_EQ(rtl.value().late_cycles, 0u) << name;
+  EXPECT_EQ(rtl.value().sram_collisions, 0u) << name;
+  expect_same_report(rtl.value().report, simulated.value().report);
+  EXPECT_TRUE(rtl.value().dram == simulated.value().dram) << name << ": final DRAM contents differ";
+  return std::move(rtl).value();
+}
+
 class RtlMicrobenchmark : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RtlMicrobenchmark, equals_the_simulator_cycle_for_cycle_and_byte_for_byte) {
@@ -137,7 +171,6 @@ TEST_P(RtlMicrobenchmark, equals_the_simulator_cycle_for_cycle_and_byte_for_byte
     EXPECT_EQ(report.cycles, want["cycles"].get<std::uint64_t>());
   else
     EXPECT_EQ(report.fault ? report.fault->cycle : 0, want["fault_cycle"].get<std::uint64_t>());
-  EXPECT_TRUE(rtl.value().dram == simulated.value().dram) << "final DRAM contents differ";
 }
 
 INSTANTIATE_TEST_SUITE_P(Microbenchmarks, RtlMicrobenchmark, ::testing::ValuesIn(program_names()),
@@ -167,35 +200,19 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
       "c_size=4 dram_stride_y=32 dram_stride_x=4 sram_stride_y=64 sram_stride_x=8 "
       "push_prev=1\n"
       "finish pop_next=1\n";
-  const isa::Program program = isa::assemble(text, "dma_groups.tasm");
-  std::vector<isa::Word> words;
-  for (const auto& instruction : program.instructions)
-    words.push_back(isa::encode(instruction).value());
   std::vector<std::uint8_t> dram(kDramBytes, 0);
   for (std::size_t i = 0; i < 48; ++i) dram[0x1000 + i] = static_cast<std::uint8_t>(i);
 
-  sim::SimOptions sim_options;
-  sim_options.record_instruction_cycles = true;
-  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
-  ASSERT_TRUE(simulated.ok()) << simulated.reason();
-  RtlOptions options;
-  options.record_instruction_cycles = true;
-  options.watchdog_cycles = 100'000;
-  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
-  ASSERT_TRUE(rtl.ok()) << rtl.reason();
-
-  EXPECT_EQ(rtl.value().late_cycles, 0u);
-  EXPECT_EQ(rtl.value().sram_collisions, 0u);
-  EXPECT_EQ(rtl.value().report.cycles, 49u);
-  expect_same_report(rtl.value().report, simulated.value().report);
-  const auto& out = rtl.value().dram;
+  const auto rtl = run_on_both(config, text, "dma_groups.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  EXPECT_EQ(rtl->report.cycles, 49u);
+  const auto& out = rtl->dram;
   for (std::size_t i = 0; i < 48; ++i) EXPECT_EQ(out[0x2000 + i], i) << "dense copy byte " << i;
   for (std::size_t y = 0; y < 4; ++y)
     for (std::size_t x = 0; x < 8; ++x)
       for (std::size_t c = 0; c < 4; ++c)
         EXPECT_EQ(out[0x3000 + 32 * y + 4 * x + c], x < 3 ? 12 * y + 4 * x + c : 7u)
             << "padded box y " << y << " x " << x << " c " << c;
-  EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
 }
 
 // The DMA's addresses are registers stepped as its loops advance (no per-cycle products): a
@@ -226,30 +243,15 @@ TEST(RtlDma, stepped_addresses_cover_padding_rows_groups_and_element_sizes) {
       "c_size=3 dram_stride_y=48 dram_stride_x=4 sram_stride_y=48 sram_stride_x=3 "
       "push_prev=1\n"
       "finish pop_next=1\n";
-  const isa::Program program = isa::assemble(text, "dma_steps.tasm");
-  std::vector<isa::Word> words;
-  for (const auto& instruction : program.instructions)
-    words.push_back(isa::encode(instruction).value());
   std::vector<std::uint8_t> dram(kDramBytes, 0);
   const auto source = [](std::size_t address) {
     return static_cast<std::uint8_t>(address * 7 + 3);
   };
   for (std::size_t a = 0x1000; a < 0x1500; ++a) dram[a] = source(a);
 
-  sim::SimOptions sim_options;
-  sim_options.record_instruction_cycles = true;
-  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
-  ASSERT_TRUE(simulated.ok()) << simulated.reason();
-  RtlOptions options;
-  options.record_instruction_cycles = true;
-  options.watchdog_cycles = 100'000;
-  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
-  ASSERT_TRUE(rtl.ok()) << rtl.reason();
-
-  EXPECT_EQ(rtl.value().late_cycles, 0u);
-  EXPECT_EQ(rtl.value().sram_collisions, 0u);
-  expect_same_report(rtl.value().report, simulated.value().report);
-  const auto& out = rtl.value().dram;
+  const auto rtl = run_on_both(config, text, "dma_steps.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  const auto& out = rtl->dram;
   for (std::size_t r = 0; r < 5; ++r)
     for (std::size_t p = 0; p < 16; ++p)
       for (std::size_t b = 0; b < 6; ++b) {
@@ -276,7 +278,6 @@ TEST(RtlDma, stepped_addresses_cover_padding_rows_groups_and_element_sizes) {
         EXPECT_EQ(out[0x2400 + 96 * y + 8 * x + b],
                   b < 6 ? source(0x1002 + 128 * y + 10 * x + b) : 0)
             << "strided store y " << y << " x " << x << " byte " << b;
-  EXPECT_TRUE(out == simulated.value().dram) << "final DRAM contents differ";
 }
 
 // Synchronous scratchpad reads (tessel_sram): the matrix unit reads a step's accumulators a
@@ -306,10 +307,6 @@ TEST(RtlMatrix, one_cycle_passes_accumulate_through_the_forwarded_write) {
       "store sp=2 kind=outputs elem=i32 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
       "c_size=4 pop_prev=1 push_prev=1\n"
       "finish pop_next=1\n";
-  const isa::Program program = isa::assemble(text, "one_pixel_depthwise.tasm");
-  std::vector<isa::Word> words;
-  for (const auto& instruction : program.instructions)
-    words.push_back(isa::encode(instruction).value());
   std::vector<std::uint8_t> dram(kDramBytes, 0);
   for (int p = 0; p < 9; ++p)
     for (int c = 0; c < 4; ++c) {
@@ -317,28 +314,16 @@ TEST(RtlMatrix, one_cycle_passes_accumulate_through_the_forwarded_write) {
       dram[0x1100 + 4 * p + c] = static_cast<std::uint8_t>(static_cast<std::int8_t>(p - 4 + c));
     }
 
-  sim::SimOptions sim_options;
-  sim_options.record_instruction_cycles = true;
-  auto simulated = sim::simulate(config, words, sim::DramImage::from_bytes(dram), sim_options);
-  ASSERT_TRUE(simulated.ok()) << simulated.reason();
-  RtlOptions options;
-  options.record_instruction_cycles = true;
-  options.watchdog_cycles = 100'000;
-  auto rtl = run_rtl(config, words, sim::DramImage::from_bytes(dram), options);
-  ASSERT_TRUE(rtl.ok()) << rtl.reason();
-
-  EXPECT_EQ(rtl.value().late_cycles, 0u);
-  EXPECT_EQ(rtl.value().sram_collisions, 0u);
-  EXPECT_EQ(rtl.value().report.cycles, 62u);
-  expect_same_report(rtl.value().report, simulated.value().report);
+  const auto rtl = run_on_both(config, text, "one_pixel_depthwise.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  EXPECT_EQ(rtl->report.cycles, 62u);
   const std::int32_t expected[4] = {60, 210, 450, 780};
   for (int c = 0; c < 4; ++c) {
     std::uint32_t got = 0;
     for (int b = 0; b < 4; ++b)
-      got |= static_cast<std::uint32_t>(rtl.value().dram[0x2000 + 4 * c + b]) << (8 * b);
+      got |= static_cast<std::uint32_t>(rtl->dram[0x2000 + 4 * c + b]) << (8 * b);
     EXPECT_EQ(static_cast<std::int32_t>(got), expected[c]) << "channel " << c;
   }
-  EXPECT_TRUE(rtl.value().dram == simulated.value().dram) << "final DRAM contents differ";
 }
 
 TEST(RtlModels, micro_and_edge_small_are_built) {
