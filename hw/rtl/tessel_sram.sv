@@ -203,8 +203,10 @@ module tessel_sram #(
     for (int unsigned p = 0; p < NR; p++)
       for (int unsigned b = 0; b < NB; b++)
         r_next[NB*p+b] = 32'(b) < 32'(r_first[LRB*p+:LRB]) >> 2;
-  // Read p's NB bank words of scratchpad k (p = copy * 2 + port), from the banks.
-  logic [NSP*NR*RB*8-1:0] dout;  // scratchpad k's at [NR*RB*8 * k +: NR*RB*8]
+  // Bank b's word for read p of scratchpad k (p = copy * 2 + port) at [(k * NR + p) * NB + b]:
+  // an array of words, not one wide vector (Verilator rebuilt a vector of every bank's output,
+  // concatenation by concatenation, each time one changed: 20x slower on micro).
+  logic [31:0] bank_q[NSP*NR*NB];
   for (genvar k = 0; k < NSP; k++) begin : g_sp
     localparam int unsigned SIZE = tessel_cfg_pkg::SP_SIZE_BYTES[32*k+:32];
     localparam int unsigned DEPTH = (SIZE + RB - 1) / RB;
@@ -220,14 +222,14 @@ module tessel_sram #(
             .a_wrow0(AW'(w_row0[31:0])), .a_wrow1(AW'(w_row1[31:0])), .a_wnext(w_next_row[b]),
             .a_be(w_en[0] && w_sp[3:0] == 4'(k) ? w_be[4*b+:4] : 4'd0),
             .a_din(w_data[32*b+:32]),
-            .a_dout(dout[NR*RB*8*k+RB*8*(2*c)+32*b+:32]),
+            .a_dout(bank_q[(k*NR+2*c)*NB+b]),
             .b_re(r_sp[4*(2*c+1)+:4] == 4'(k)), .b_row0(AW'(r_row0[32*(2*c+1)+:32])),
             .b_row1(AW'(r_row1[32*(2*c+1)+:32])), .b_next(r_next[NB*(2*c+1)+b]),
             .b_wrow0(AW'(w_row0[63:32])), .b_wrow1(AW'(w_row1[63:32])),
             .b_wnext(w_next_row[NB+b]),
             .b_be(w_en[1] && w_sp[7:4] == 4'(k) ? w_be[RB+4*b+:4] : 4'd0),
             .b_din(w_data[RB*8+32*b+:32]),
-            .b_dout(dout[NR*RB*8*k+RB*8*(2*c+1)+32*b+:32]));
+            .b_dout(bank_q[(k*NR+2*c+1)*NB+b]));
       end
     end
   end
@@ -240,7 +242,8 @@ module tessel_sram #(
     for (int unsigned p = 0; p < NR; p++) begin
       row = '0;
       for (int unsigned k = 0; k < NSP; k++)
-        if (q_sp[4*p+:4] == 4'(k)) row = dout[NR*RB*8*k+RB*8*p+:RB*8];
+        if (q_sp[4*p+:4] == 4'(k))
+          for (int unsigned b = 0; b < NB; b++) row[32*b+:32] = bank_q[(k*NR+p)*NB+b];
       run = rot_right(row, q_rot[LRB*p+:LRB]);
       if (p < 3) begin
         for (int unsigned j = 0; j < CW; j++)
