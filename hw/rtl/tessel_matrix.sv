@@ -8,17 +8,17 @@
 // weight order) max(P, W) cycles: output pixel j < P streams one input vector through the array
 // (C dot products of R terms, added to the accumulators read and written back) while the rows
 // of the next block load into the shadow buffer; the buffers swap at the pass end. The compute
-// engine adds the F + D fill/drain cycles of the timing contract as a tail: this array
-// computes a pixel's C sums within the cycle instead of skewing them through a systolic
-// pipeline, which changes no cycle count because only the tile's F + D is timed.
+// engine adds the F + D fill/drain cycles of the timing contract as a tail, which covers the
+// array's latency: only the tile's F + D is timed.
 //
-// Two stages, because the scratchpads' reads are synchronous (tessel_sram): in cycle t the
-// sequencer (stage A) presents the addresses of its step; in cycle t + 1 the datapath (stage B)
-// gets their data and does what the step needs (the MAC and the accumulator write, a weight
-// row into the shadow buffer, the swap), with the step's control registered. The datapath thus
-// runs one cycle behind the sequencer; the engine's F + D >= 1 tail covers that cycle. An
+// Stages, because the scratchpads' reads are synchronous (tessel_sram): in cycle t the
+// sequencer (stage A) presents the addresses of its step; in cycle t + 1 (stage B) their data
+// are here. An adder-tree array then does the whole step (the MAC and the accumulator write, a
+// weight row into the shadow buffer, the swap), with the step's control registered. A systolic
+// array (SYSTOLIC, below) takes the step in at stage B and adds its sums to the accumulators
+// LAT cycles later (the output stage), whose read address it presents a cycle before. An
 // accumulator read that the previous step's write (at the same edge) makes stale takes that
-// write's data instead (a pass of one pixel: P = W = 1).
+// write's data instead (passes of one cycle: P = W = 1).
 /* verilator lint_off UNUSEDSIGNAL */
 module tessel_matrix #(
     parameter int unsigned CW = 64  // compute port bytes
@@ -54,17 +54,41 @@ module tessel_matrix #(
   // weights: entry (r, c) at [16*(r*C+c) +: 16], sign-extended to 16 bits
   logic [R*C*16-1:0] wcur, wnext, wnext_d;
 
-  assign work_done = phase == 2'd2 && !b_on;
+  // ---- the array's form (docs/fpga.md "The MAC array"). Depthwise weights sit on the
+  // diagonal of the weight buffer when R >= C (DIAG, below); int8 x int8 with column pairs
+  // takes two products per 25 x 8 multiply (PACK). With PACK, the array is systolic when the
+  // contract's F + D cover its latency: a pixel's inputs enter row r r cycles after row 0 and
+  // move one column pair a cycle, partial sums move one row a cycle, so its sums leave the last
+  // row LAT = R + C/2 - 1 cycles after they would leave an adder tree; the engine is then
+  // done LAT + 2 cycles after the sequencer's last step, within F + D. Otherwise each column
+  // sums its R products in one cycle (an adder tree), as npc19-deepfusion's and vta-pynq's
+  // F + D (a multiply and a log2(R)-level tree) describe.
+  localparam int unsigned FD = tessel_cfg_pkg::FILL_CYCLES + tessel_cfg_pkg::DRAIN_CYCLES;
+  localparam bit DIAG = R >= C;
+  localparam bit PACK = DIAG && IB == 1 && WB == 1 && C % 2 == 0;
+  localparam bit SYSTOLIC = PACK && R + C / 2 + 1 <= FD;
+  localparam int unsigned LAT = SYSTOLIC ? R + C / 2 - 1 : 0;
 
   // ---- stage A: the sequencer's step and its addresses
   logic signed [31:0] iy, ix, in_h, in_w;
-  logic in_win, first, use_bias, mac, load_row, swap;
+  logic in_win, first, use_bias, mac, load_row, swap, newpass;
   logic [31:0] in_byte, acc_byte;
   localparam int unsigned NV = R > C ? R : C;
+  logic [3:0] pb_sp;     // port b's request of this step: the accumulators, or the bias on a
+  logic [31:0] pb_addr;  // first pass with init=bias
   // ---- stage B: the previous cycle's step, whose read data are here now
-  logic b_on, b_in_win, b_first, b_mac, b_load_row, b_swap, b_fwd;
+  logic b_on, b_in_win, b_first, b_mac, b_load_row, b_swap, b_newpass;
   logic [31:0] b_j, b_acc;
-  logic [C*32-1:0] b_fwd_data;  // the accumulators written at the edge b_fwd says
+  // ---- the output stage: the step whose column sums are ready now, LAT cycles after stage B
+  // (the same cycle without a systolic array), and port b's request made LAT cycles after
+  // stage A, whose data it reads now
+  logic o_on, o_first, o_mac, o_fwd, q_use_bias;
+  logic [31:0] o_acc, q_addr;
+  logic [3:0] q_sp;
+  logic [C*32-1:0] o_fwd_data;  // the accumulators written at the edge o_fwd says
+  logic drained;                // no step in the array's pipeline
+
+  assign work_done = phase == 2'd2 && !b_on && drained;
 
   always_comb begin
     in_h = (32'(f.out_h) - 1) * 32'(f.stride_h) + (32'(f.kh) - 1) * 32'(f.dil_h) + 1
@@ -79,13 +103,18 @@ module tessel_matrix #(
     mac = phase == 2'd1 && j < npix;
     load_row = (phase == 2'd0) || (phase == 2'd1 && j < wrows && k + 1 < passes);
     swap = (phase == 2'd0 && j == wrows - 1) || (phase == 2'd1 && j == pass_len - 1);
+    newpass = phase == 2'd1 && j == 0;  // the first step of a pass: its weights in the array
     in_byte = 32'(f.in_addr) + (32'(iy) * 32'(f.in_stride_y) + 32'(ix) * 32'(f.in_stride_x)
             + (f.depthwise ? 32'(ocb) * C : 32'(icb) * R)) * IB;
     acc_byte = 32'(f.acc_addr) + (32'(oy) * 32'(f.acc_stride_y) + 32'(ox) * 32'(f.acc_stride_x)
              + 32'(ocb) * C) * 4;
-    rd_sp = {f.w_sp, use_bias ? f.w_sp : f.acc_sp, f.in_sp};
-    rd_addr = {wptr, use_bias ? 32'(f.bias_addr) + 32'(ocb) * C * 4 : acc_byte, in_byte};
+    pb_sp = use_bias ? f.w_sp : f.acc_sp;
+    pb_addr = use_bias ? 32'(f.bias_addr) + 32'(ocb) * C * 4 : acc_byte;
   end
+  // (Outside the block above: without a systolic array q_* are pb_*, and one block reading
+  // what it writes through them would be a combinational loop to Verilator.)
+  assign rd_sp = {f.w_sp, q_sp, f.in_sp};
+  assign rd_addr = {wptr, q_addr, in_byte};
 
   // ---- products. Depthwise weights sit on the diagonal of the weight buffer (entry (c, c)
   // holds channel c's weight, the rest 0) when R >= C, so that a depthwise pass is the same
@@ -93,11 +122,9 @@ module tessel_matrix #(
   // at its exact width (IB*8 x WB*8 bits, e.g. 8 x 8 -> 16) and the R products of a column are
   // summed in DOT_W bits, then added to the int32 accumulator: the same value modulo 2^32 as
   // the int32 products and sums of docs/isa.md, since no partial sum overflows DOT_W bits.
-  localparam bit DIAG = R >= C;
-  // int8 x int8 with column pairs: two products per 25 x 8 multiply (tessel_mac_pair, at the
-  // end of this file), so R * C / 2 DSP48E1 instead of R * C (docs/fpga.md, "Two int8
-  // products per DSP48E1").
-  localparam bit PACK = DIAG && IB == 1 && WB == 1 && C % 2 == 0;
+  // (DIAG above.) PACK: two int8 products per 25 x 8 multiply (tessel_mac_pair, at the end of
+  // this file), so R * C / 2 DSP48E1 instead of R * C (docs/fpga.md, "Two int8 products per
+  // DSP48E1").
   localparam int unsigned PW = 8 * (IB + WB);  // product bits
   localparam int unsigned DOT_W = PW + $clog2(R) + 1 < 32 ? PW + $clog2(R) + 1 : 32;
   logic [NV*16-1:0] in_vec;  // entry i at [16*i +: 16], sign-extended; 0 outside the window
@@ -111,7 +138,9 @@ module tessel_matrix #(
     end
 
   for (genvar r = 0; r < R; r++) begin : g_row
-    if (PACK) begin : g_pack
+    if (SYSTOLIC) begin : g_none  // the processing elements below form their own products
+      assign prod[PW*r*C+:PW*C] = '0;
+    end else if (PACK) begin : g_pack
       for (genvar q = 0; q < C / 2; q++) begin : g_pair
         tessel_mac_pair u_pair (
             .x(in_vec[16*r+:8]),
@@ -147,21 +176,22 @@ module tessel_matrix #(
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
         end
       end
-    wr_en = b_mac;
+    wr_en = o_mac;
     wr_sp = f.acc_sp;
-    wr_addr = b_acc;
+    wr_addr = o_acc;
     wr_data = '0;
     wr_mask = '0;
     for (int unsigned c = 0; c < C; c++) begin
       logic [31:0] sum;
       logic signed [DOT_W-1:0] dot;
-      if (!b_first || f.init == tessel_isa_pkg::INIT_ACC)
-        sum = b_fwd ? b_fwd_data[32*c+:32] : rd_data[CW*8+32*c+:32];
+      if (!o_first || f.init == tessel_isa_pkg::INIT_ACC)
+        sum = o_fwd ? o_fwd_data[32*c+:32] : rd_data[CW*8+32*c+:32];
       else if (f.init == tessel_isa_pkg::INIT_BIAS) sum = rd_data[CW*8+32*c+:32];
       else sum = 0;
       // int32 products and sums wrap around (docs/isa.md); here none wraps before the last add
       dot = '0;
-      if (f.depthwise && !DIAG)
+      if (SYSTOLIC) dot = $signed(sys_dot[DOT_W*c+:DOT_W]);
+      else if (f.depthwise && !DIAG)
         dot = DOT_W'($signed(in_vec[16*c+:IB*8]) * $signed(wcur[16*c+:WB*8]));
       else
         for (int unsigned r = 0; r < R; r++) dot = dot + DOT_W'($signed(prod[PW*(r*C+c)+:PW]));
@@ -176,18 +206,131 @@ module tessel_matrix #(
     b_in_win <= in_win;
     b_first <= first;
     b_mac <= !rst && !start && mac;
-    b_load_row <= load_row;
+    b_load_row <= !rst && load_row;
     b_swap <= swap;
+    b_newpass <= !rst && newpass;
     b_j <= j;
     b_acc <= acc_byte;
-    // This step's accumulator read sees the memory before the previous step's write, made at
+    // This cycle's accumulator read sees the memory before the previous step's write, made at
     // this edge: when both are the same accumulators, the write's data replace the read's.
-    b_fwd <= wr_en && !use_bias && wr_addr == acc_byte;
-    b_fwd_data <= wr_data[C*32-1:0];
-    if (b_on) begin
+    o_fwd <= wr_en && !q_use_bias && wr_addr == q_addr;
+    o_fwd_data <= wr_data[C*32-1:0];
+    if (b_on && !SYSTOLIC) begin
       wnext <= wnext_d;
       if (b_swap) wcur <= wnext_d;
     end
+  end
+
+  // ---- the output stage: stage B's step and stage A's port-b request, LAT cycles later
+  if (LAT == 0) begin : g_no_delay
+    assign {o_on, o_first, o_mac, o_acc} = {b_on, b_first, b_mac, b_acc};
+    assign {q_use_bias, q_sp, q_addr} = {use_bias, pb_sp, pb_addr};
+    assign drained = 1'b1;
+  end else begin : g_delay
+    logic [LAT*35-1:0] o_line;  // {on, first, mac, acc} a stage, the newest at [34:0]
+    logic [LAT*37-1:0] q_line;  // {use_bias, sp, addr}
+    always_ff @(posedge clk) begin
+      o_line[34:0] <= {!rst && b_on, b_first, !rst && b_mac, b_acc};
+      q_line[36:0] <= {use_bias, pb_sp, pb_addr};
+      for (int unsigned i = 1; i < LAT; i++) begin
+        o_line[35*i+:35] <= o_line[35*(i-1)+:35];
+        q_line[37*i+:37] <= q_line[37*(i-1)+:37];
+      end
+      if (rst) o_line <= '0;
+    end
+    assign {o_on, o_first, o_mac, o_acc} = o_line[(LAT-1)*35+:35];
+    assign {q_use_bias, q_sp, q_addr} = q_line[(LAT-1)*37+:37];
+    always_comb begin
+      drained = 1'b1;
+      for (int unsigned i = 0; i < LAT; i++) if (o_line[35*i+34]) drained = 1'b0;
+    end
+  end
+
+  // ---- the systolic array (SYSTOLIC): R rows of C/2 processing elements, each holding two
+  // columns' weights (current and next) and forming their two products in one tessel_mac_pair.
+  // Stage B's step enters row r r cycles late (a delay line) and moves one element right a
+  // cycle: the input x = in[r], `np` (the first step of a pass: the element switches to its
+  // next weights for it), `ld` and `wd` (row r's next weights, or a depthwise row's diagonal).
+  // Partial sums move down a cycle; column pair q's sums leave the last row R + q cycles after
+  // stage B and wait C/2 - 1 - q more, so that all C leave together, LAT cycles after it. A
+  // pass's next weights reach an element after it switched to the current ones (row r is
+  // loaded at step r of the pass before, r < R <= the pass's length).
+  localparam int unsigned NP = C / 2;
+  logic [C*DOT_W-1:0] sys_dot;  // the output stage's column sums (column c at [DOT_W*c])
+  if (SYSTOLIC) begin : g_sys
+    localparam int unsigned EW = 8 + 2 + 8 * C;  // an entry: {x, np, ld, wd}
+    logic [R*NP*EW-1:0] pe_in;     // what element (r, q) works on now: [EW*(r*NP+q)]
+    logic [R*NP*EW-1:0] pe_pass;   // what it hands to (r, q + 1)
+    logic [R*NP*16-1:0] pe_wc, pe_wn;          // current and next weights {hi, lo}
+    logic [R*NP*2*DOT_W-1:0] pe_sum;           // partial sums {hi, lo}, registered
+    logic [R*EW-1:0] entry;                    // stage B's entry of each row
+    always_comb
+      for (int unsigned r = 0; r < R; r++) begin
+        logic [8*C-1:0] wd;
+        for (int unsigned c = 0; c < C; c++)
+          wd[8*c+:8] = f.depthwise && c != r ? 8'd0 : rd_data[2*CW*8+8*c+:8];
+        entry[EW*r+:EW] = {in_vec[16*r+:8], b_newpass,
+                           b_load_row && (f.depthwise || b_j == 32'(r)), wd};
+      end
+    for (genvar r = 0; r < R; r++) begin : g_srow
+      // Row r's entries, r cycles late.
+      if (r == 0) begin : g_first
+        assign pe_in[0+:EW] = entry[0+:EW];
+      end else begin : g_late
+        logic [r*EW-1:0] line;  // the newest entry at [EW-1:0]
+        always_ff @(posedge clk) begin
+          line[EW-1:0] <= entry[EW*r+:EW];
+          for (int unsigned i = 1; i < r; i++) line[EW*i+:EW] <= line[EW*(i-1)+:EW];
+          if (rst)
+            for (int unsigned i = 0; i < r; i++) line[EW*i+8*C+:2] <= 2'b00;  // no np, ld
+        end
+        assign pe_in[EW*(r*NP)+:EW] = line[EW*(r-1)+:EW];
+      end
+      for (genvar q = 0; q < NP; q++) begin : g_pe
+        localparam int unsigned I = r * NP + q;
+        logic [7:0] x;
+        logic np, ld;
+        logic [15:0] w;
+        logic signed [15:0] p_lo, p_hi;
+        assign {x, np, ld} = pe_in[EW*I+8*C+:10];
+        if (q > 0) begin : g_right
+          assign pe_in[EW*I+:EW] = pe_pass[EW*(I-1)+:EW];
+        end
+        assign w = np ? pe_wn[16*I+:16] : pe_wc[16*I+:16];
+        tessel_mac_pair u_pair (.x(x), .w_lo(w[7:0]), .w_hi(w[15:8]), .p_lo, .p_hi);
+        logic [2*DOT_W-1:0] above;  // the sums of (r - 1, q), a cycle ago
+        if (r == 0) begin : g_top
+          assign above = '0;
+        end else begin : g_below
+          assign above = pe_sum[2*DOT_W*(I-NP)+:2*DOT_W];
+        end
+        always_ff @(posedge clk) begin
+          pe_sum[2*DOT_W*I+:DOT_W] <= above[0+:DOT_W] + DOT_W'(p_lo);
+          pe_sum[2*DOT_W*I+DOT_W+:DOT_W] <= above[DOT_W+:DOT_W] + DOT_W'(p_hi);
+          pe_pass[EW*I+:EW] <= pe_in[EW*I+:EW];
+          if (rst) pe_pass[EW*I+8*C+:2] <= 2'b00;
+          if (np) pe_wc[16*I+:16] <= pe_wn[16*I+:16];
+          if (ld) pe_wn[16*I+:16] <= pe_in[EW*I+16*q+:16];
+        end
+      end
+    end
+    // Column pair q's sums from the last row, C/2 - 1 - q cycles late.
+    for (genvar q = 0; q < NP; q++) begin : g_out
+      localparam int unsigned I = (R - 1) * NP + q;
+      if (q == NP - 1) begin : g_now
+        assign sys_dot[2*DOT_W*q+:2*DOT_W] = pe_sum[2*DOT_W*I+:2*DOT_W];
+      end else begin : g_wait
+        logic [(NP-1-q)*2*DOT_W-1:0] line;  // the newest at [2*DOT_W-1:0]
+        always_ff @(posedge clk) begin
+          line[2*DOT_W-1:0] <= pe_sum[2*DOT_W*I+:2*DOT_W];
+          for (int unsigned i = 1; i < NP - 1 - q; i++)
+            line[2*DOT_W*i+:2*DOT_W] <= line[2*DOT_W*(i-1)+:2*DOT_W];
+        end
+        assign sys_dot[2*DOT_W*q+:2*DOT_W] = line[(NP-2-q)*2*DOT_W+:2*DOT_W];
+      end
+    end
+  end else begin : g_tree
+    assign sys_dot = '0;
   end
 
   // ---- stage A: sequencing
