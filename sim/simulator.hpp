@@ -100,7 +100,10 @@ struct EnergyEstimate {
 /// Why a run stopped early. `kind` is one of: "illegal_instruction" (undecodable, or not
 /// executable on this config), "out_of_bounds" (SRAM or DRAM), "deadlock" (no instruction can
 /// ever start; the message names each blocked engine's head and the token FIFO it waits on:
-/// empty = underflow, full = overflow), "no_finish" (the program ended without `finish`).
+/// empty = underflow, full = overflow), "no_finish" (the program ended without `finish`),
+/// "invalid_data" (full mode: a per-channel requantize table entry outside docs/isa.md's
+/// ranges, at the requantize's start; found by the datapath, which may run behind the timing
+/// model, so the counters are those of the whole run).
 struct SimFault {
   std::string kind;
   std::uint64_t cycle = 0;

@@ -159,6 +159,10 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   const DecodedInstruction& decoded = entry.decoded;
   if (datapath_) datapath_->execute(decoded.instruction);
   if (worker_) worker_->execute(decoded.instruction);
+  if (datapath_ || worker_)
+    if (const auto* requant = std::get_if<isa::Requant>(&decoded.instruction);
+        requant && requant->per_channel)
+      per_channel_requants_.push_back({running.start_cycle, entry.index, decoded.instruction});
 
   if (decoded.push_prev) push_fifo(engine.id, true)->visible += 1;
   if (decoded.push_next) push_fifo(engine.id, false)->visible += 1;
@@ -437,6 +441,22 @@ void Accelerator::finalize() {
   }
   if (datapath_) context_.final_scratchpads = datapath_->take_scratchpads();
   if (worker_) context_.final_scratchpads = worker_->take_scratchpads();
+  // A bad requantize table is found by the datapath, which may run behind the timing model:
+  // the fault is reported at the requantize's start, and the counters stay the run's (the
+  // timing reads no data). An earlier fault of the timing model stands.
+  const Datapath* datapath = datapath_ ? datapath_.get() : worker_ ? &worker_->datapath() : nullptr;
+  if (datapath && datapath->bad_table()) {
+    const PerChannelRequant& at =
+        per_channel_requants_.at(datapath->bad_table()->per_channel_requant);
+    if (!report.fault || report.fault->cycle > at.start_cycle)
+      report.fault = SimFault{"invalid_data",
+                              at.start_cycle,
+                              "compute",
+                              static_cast<std::int64_t>(at.index),
+                              isa::format_instruction(at.instruction),
+                              datapath->bad_table()->message,
+                              {}};
+  }
   if (fetch_.blocked_on && end > fetch_.blocked_since)
     report.engines[*fetch_.blocked_on].queue_full_cycles += end - fetch_.blocked_since;
 }

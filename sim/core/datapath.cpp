@@ -51,6 +51,7 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
       weight_bytes_(config.matrix.weight_bits / 8),
       copies_(config.scratchpads.size()) {
   for (const auto& sp : config.scratchpads) {
+    scratchpad_names_.push_back(sp.name);
     scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
     page_generation_.emplace_back(
         (static_cast<std::uint64_t>(sp.size_bytes) + kPageBytes - 1) / kPageBytes, 0);
@@ -932,6 +933,12 @@ void Datapath::execute_requant(const isa::Requant& x) {
   const std::uint8_t* src = scratchpads_[x.src_sp].data() + x.src_addr;
   std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
   const std::uint8_t* table = scratchpads_[x.param_sp].data() + x.param_addr;
+  if (x.per_channel) {
+    ++per_channel_requants_;
+    // Every entry before the first write; an output over the table is checked again below,
+    // before each read of what it may have written.
+    if (!table_ok(x, table, 0, x.c_size)) return;
+  }
   intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
                     registers_.zero_point, registers_.lo, registers_.hi};
   const bool same_sp = x.src_sp == x.dst_sp;
@@ -990,6 +997,7 @@ void Datapath::execute_requant(const isa::Requant& x) {
                                     x.per_channel ? table : nullptr, q, out_bytes, d);
           continue;
         }
+        if (x.per_channel && !table_ok(x, table, 0, x.c_size)) return;
         kernels::requantize(s, static_cast<std::int64_t>(x.c_size), x.per_channel ? table : nullptr,
                             q, pixel.data());
         kernels::store_elements(pixel.data(), static_cast<std::int64_t>(x.c_size), out_bytes, d);
@@ -997,6 +1005,7 @@ void Datapath::execute_requant(const isa::Requant& x) {
       }
       for (std::uint64_t c = 0; c < x.c_size; ++c) {
         if (x.per_channel) {
+          if (!table_ok(x, table + c * 8, c, 1)) return;
           q.multiplier = read_element(table + c * 8, 4);
           q.shift = read_element(table + c * 8 + 4, 4);
         }
@@ -1005,6 +1014,25 @@ void Datapath::execute_requant(const isa::Requant& x) {
       }
     }
   }
+}
+
+bool Datapath::table_ok(const isa::Requant& x, const std::uint8_t* table, std::uint64_t first,
+                        std::uint64_t count) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::int32_t m = read_element(table + i * 8, 4), r = read_element(table + i * 8 + 4, 4);
+    if (m >= 0 && r >= 0 && r <= 62) continue;  // an int32 M is below 2^31
+    if (!bad_table_) {
+      const std::uint64_t c = first + i;
+      bad_table_ = BadTable{per_channel_requants_ - 1,
+                            "requantize table entry of channel " + std::to_string(c) + " (" +
+                                scratchpad_names_[x.param_sp] + " byte " +
+                                std::to_string(x.param_addr + c * 8) +
+                                "): M = " + std::to_string(m) + ", r = " + std::to_string(r) +
+                                "; docs/isa.md allows 0 <= M < 2^31 and 0 <= r <= 62"};
+    }
+    return false;
+  }
+  return true;
 }
 
 void Datapath::execute_add(const isa::Add& x) {

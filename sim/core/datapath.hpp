@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "configs/hw_config.hpp"
@@ -164,6 +165,19 @@ class Datapath {
   std::uint64_t settled_weight_bytes() const { return settled_bytes_; }
   const VectorRegisters& registers() const { return registers_; }
 
+  /// A requantize whose per-channel table held an entry outside docs/isa.md's ranges
+  /// (`0 <= M < 2^31`, `0 <= r <= 62`): table entries are data, so no check of the instruction
+  /// word sees them. `per_channel_requant` counts the per-channel requantizes this datapath
+  /// ran before it (the simulator maps it to the instruction); `message` names the channel,
+  /// the entry's scratchpad and byte, and its values.
+  struct BadTable {
+    std::uint64_t per_channel_requant = 0;
+    std::string message;
+  };
+  /// The first such requantize: it wrote nothing, and the datapath went on with the next
+  /// instruction (whose data may then be wrong; the simulator reports an `invalid_data` fault).
+  const std::optional<BadTable>& bad_table() const { return bad_table_; }
+
  private:
   void execute_load(const isa::Load& x);
   /// Makes the copies of the deferred loads over any byte of [begin, end) of `sp`.
@@ -199,6 +213,11 @@ class Datapath {
   bool written_since(std::uint32_t sp, std::uint64_t begin, std::uint64_t end,
                      std::uint64_t since) const;
   void execute_requant(const isa::Requant& x);
+  /// Whether table entries [0, count) at `table` (per-channel requantize `x`'s, from entry
+  /// `first` on) are within docs/isa.md's ranges; the first time one is not, records it in
+  /// bad_table_.
+  bool table_ok(const isa::Requant& x, const std::uint8_t* table, std::uint64_t first,
+                std::uint64_t count);
   void execute_add(const isa::Add& x);
   void execute_pool(const isa::Pool& x);
   void execute_copy(const isa::Copy& x);
@@ -215,6 +234,9 @@ class Datapath {
   std::vector<std::uint8_t>& dram_;
   bool reference_kernels_ = false;
   VectorRegisters registers_;
+  std::vector<std::string> scratchpad_names_;
+  std::uint64_t per_channel_requants_ = 0;  // run so far
+  std::optional<BadTable> bad_table_;
   int matrix_rows_ = 0;
   int matrix_cols_ = 0;
   int weight_bytes_ = 1;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
+#include "isa/assembler.hpp"
 #include "isa/program.hpp"
 #include "sim/simulator.hpp"
 #include "support/cli.hpp"
@@ -140,6 +141,142 @@ TEST(SimFaults, program_without_finish_is_a_fault) {
   ASSERT_TRUE(report.fault);
   EXPECT_EQ(report.fault->kind, "no_finish");
   EXPECT_EQ(report.cycles, 2u);
+}
+
+// A per-channel requantize of 2 pixels x 4 channels from `table` (4 entries of (M, r)) at DRAM
+// 0x3000; accumulators 1000, -1000, 7, 0 (pixel 0) and 100, 200, 300, 400 (pixel 1) at 0x1000;
+// outputs stored at 0x2000 over 0x5a bytes. Instruction 3 is the requantize. Runs with 1 and
+// 2 threads (the same report) and returns the 1-thread run.
+SimResult run_requant(const std::vector<std::pair<std::int32_t, std::int32_t>>& table,
+                      bool timing_only = false, const std::string& dst = "dst_sp=0 dst_addr=0x0",
+                      int table_sp = 1) {
+  const std::string sp = std::to_string(table_sp);
+  HwConfig config = load_hw_config(kMicro);
+  // A table in act: act a unified buffer, so that an output may overwrite it.
+  if (table_sp == 0) config.scratchpads[0].holds.assign(kAllDataKinds.begin(), kAllDataKinds.end());
+  const auto program = isa::assemble(
+      "load sp=2 kind=activations elem=i32 sram_addr=0x0 dram_addr=0x1000 y_size=1 x_size=1 "
+      "c_size=8\n"
+      "load sp=" +
+          sp + (table_sp == 1 ? " kind=weights" : " kind=activations") +
+          " elem=i32 sram_addr=0x100 dram_addr=0x3000 y_size=1 x_size=1 c_size=8 push_next=1\n"
+          "vcfg mult_a=0 mult_b=0 shift=0 zp=0 lo=-128 hi=127\n"
+          "requant src_sp=2 " +
+          dst + " dst_elem=i8 per_channel=1 param_sp=" + sp +
+          " param_addr=0x100 "
+          "src_addr=0x0 y_size=1 x_size=2 c_size=4 src_stride_y=8 src_stride_x=4 "
+          "dst_stride_y=8 dst_stride_x=4 pop_prev=1 push_next=1\n"
+          "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
+          "c_size=8 pop_prev=1 push_prev=1\n"
+          "finish pop_next=1\n",
+      "requant_table.tasm");
+  std::vector<isa::Word> words;
+  for (const auto& instruction : program.instructions) words.push_back(word_of(instruction));
+  DramImage image;
+  image.size_bytes = 1 << 16;
+  image.bytes.assign(image.size_bytes, 0);
+  const auto le32 = [&](std::size_t at, std::int32_t v) {
+    for (int b = 0; b < 4; ++b) image.bytes[at + b] = static_cast<std::uint8_t>(v >> (8 * b));
+  };
+  const std::int32_t acc[8] = {1000, -1000, 7, 0, 100, 200, 300, 400};
+  for (int i = 0; i < 8; ++i) le32(0x1000 + 4 * i, acc[i]);
+  for (std::size_t c = 0; c < table.size(); ++c) {
+    le32(0x3000 + 8 * c, table[c].first);
+    le32(0x3000 + 8 * c + 4, table[c].second);
+  }
+  for (int i = 0; i < 8; ++i) image.bytes[0x2000 + i] = 0x5a;
+  SimOptions options;
+  options.timing_only = timing_only;
+  options.record_instruction_cycles = true;
+  SimOptions threaded = options;
+  threaded.threads = 2;
+  auto twin = simulate(config, words, image, threaded);
+  auto result = simulate(config, words, std::move(image), options);
+  EXPECT_TRUE(result.ok()) << result.reason();
+  EXPECT_TRUE(twin.ok()) << twin.reason();
+  const SimReport& a = result.value().report;
+  const SimReport& b = twin.value().report;
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.fault.has_value(), b.fault.has_value());
+  if (a.fault && b.fault) {
+    EXPECT_EQ(a.fault->str(), b.fault->str()) << "with 2 threads";
+  }
+  if (!timing_only) {
+    EXPECT_EQ(result.value().dram, twin.value().dram) << "with 2 threads";
+  }
+  return std::move(result.value());
+}
+
+std::uint64_t start_of(const SimReport& report, std::uint64_t index) {
+  for (const auto& at : report.instruction_cycles)
+    if (at.index == index) return at.start_cycle;
+  ADD_FAILURE() << "instruction " << index << " did not run";
+  return 0;
+}
+
+TEST(SimFaults, requant_table_at_the_ends_of_its_ranges_runs_and_is_hand_computed) {
+  // (M, r): (2^31 - 1, 31) ~ x1; (2^30, 31) = x/2; (0, 0) = 0; (2^31 - 1, 62) ~ x * 2^-31.
+  const SimResult result =
+      run_requant({{2147483647, 31}, {1073741824, 31}, {0, 0}, {2147483647, 62}});
+  ASSERT_FALSE(result.report.fault) << result.report.fault->str();
+  // Pixel 0: 1000 -> clamp 127; -1000 / 2 = -500 -> -128; 0; 0. Pixel 1: 100 * (1 - 2^-31)
+  // rounds to 100; 200 / 2 = 100; 0; 400 * 2^-31 rounds to 0.
+  const std::vector<std::int8_t> expected = {127, -128, 0, 0, 100, 100, 0, 0};
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(static_cast<std::int8_t>(result.dram[0x2000 + i]), expected[i]) << "byte " << i;
+}
+
+TEST(SimFaults, requant_table_entry_out_of_range_is_invalid_data_at_the_requant) {
+  // The same program's timing with a valid table: the fault's cycle is the requantize's start,
+  // and the counters are the whole run's (the timing reads no data).
+  const SimResult valid = run_requant({{1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}});
+  ASSERT_FALSE(valid.report.fault);
+  struct Case {
+    std::vector<std::pair<std::int32_t, std::int32_t>> table;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{{1 << 30, 31}, {1 << 30, 31}, {1 << 30, 63}, {1 << 30, 31}},
+       "requantize table entry of channel 2 (wgt byte 272): M = 1073741824, r = 63; docs/isa.md "
+       "allows 0 <= M < 2^31 and 0 <= r <= 62"},
+      {{{-1, 31}, {1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}},
+       "requantize table entry of channel 0 (wgt byte 256): M = -1, r = 31; docs/isa.md allows 0 "
+       "<= M < 2^31 and 0 <= r <= 62"},
+      {{{1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}, {1 << 30, -1}},
+       "requantize table entry of channel 3 (wgt byte 280): M = 1073741824, r = -1; docs/isa.md "
+       "allows 0 <= M < 2^31 and 0 <= r <= 62"},
+  };
+  for (const Case& c : cases) {
+    const SimResult result = run_requant(c.table);
+    ASSERT_TRUE(result.report.fault);
+    const SimFault& fault = *result.report.fault;
+    EXPECT_EQ(fault.kind, "invalid_data");
+    EXPECT_EQ(fault.engine, "compute");
+    EXPECT_EQ(fault.instruction_index, 3);
+    EXPECT_EQ(fault.instruction_text.rfind("requant ", 0), 0u) << fault.instruction_text;
+    EXPECT_EQ(fault.message, c.message);
+    EXPECT_EQ(fault.cycle, start_of(valid.report, 3));
+    EXPECT_EQ(result.report.cycles, valid.report.cycles);
+    EXPECT_EQ(result.report.instructions_executed, 6u);
+    // The requantize wrote nothing: the store wrote the scratchpad's zeros over the 0x5a.
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(result.dram[0x2000 + i], 0) << "byte " << i;
+  }
+  // --timing-only reads no table.
+  const SimResult timing = run_requant(cases[0].table, true);
+  EXPECT_FALSE(timing.report.fault);
+}
+
+TEST(SimFaults, requant_output_that_breaks_its_own_table_is_invalid_data_at_the_next_pixel) {
+  // Pixel 0's channel-0 output, 1000 / 2 -> 127 = 0x7f, lands on the top byte of channel 3's
+  // shift (act byte 0x11f): pixel 0 read a valid table, pixel 1 reads r = 0x7f00001f.
+  const SimResult result = run_requant({{1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}, {1 << 30, 31}},
+                                       false, "dst_sp=0 dst_addr=0x11f", 0);
+  ASSERT_TRUE(result.report.fault);
+  EXPECT_EQ(result.report.fault->kind, "invalid_data");
+  EXPECT_EQ(result.report.fault->instruction_index, 3);
+  EXPECT_EQ(result.report.fault->message,
+            "requantize table entry of channel 3 (act byte 280): M = 1073741824, r = 2130706463; "
+            "docs/isa.md allows 0 <= M < 2^31 and 0 <= r <= 62");
 }
 
 TEST(SimCli, fault_exits_with_two_and_writes_status_fault) {
