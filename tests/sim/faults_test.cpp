@@ -22,14 +22,10 @@ isa::Word word_of(const isa::Instruction& instruction) {
   return word.value();
 }
 
-SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
-  const HwConfig config = load_hw_config(kMicro);
-  DramImage image;
-  image.size_bytes = 1 << 20;
-  if (!timing_only) image.bytes.assign(image.size_bytes, 0);
-  SimOptions options;
-  options.timing_only = timing_only;
-  // The same run with the datapath helper thread (--threads 2) must fault the same way.
+// Runs `words` with 1 thread and with the datapath helper thread (--threads 2), which must
+// fault the same way (and, in full mode, leave the same DRAM); returns the 1-thread run.
+SimResult run_twice(const HwConfig& config, const std::vector<isa::Word>& words, DramImage image,
+                    SimOptions options) {
   SimOptions threaded = options;
   threaded.threads = 2;
   auto twin = simulate(config, words, image, threaded);
@@ -44,7 +40,17 @@ SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
   if (a.fault && b.fault) {
     EXPECT_EQ(a.fault->str(), b.fault->str()) << "with 2 threads";
   }
-  return result.value().report;
+  EXPECT_EQ(result.value().dram, twin.value().dram) << "with 2 threads";
+  return std::move(result.value());
+}
+
+SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
+  DramImage image;
+  image.size_bytes = 1 << 20;
+  if (!timing_only) image.bytes.assign(image.size_bytes, 0);
+  SimOptions options;
+  options.timing_only = timing_only;
+  return run_twice(load_hw_config(kMicro), words, std::move(image), options).report;
 }
 
 isa::Load load(std::uint32_t sp, std::uint32_t sram_addr, std::uint64_t dram_addr,
@@ -188,23 +194,7 @@ SimResult run_requant(const std::vector<std::pair<std::int32_t, std::int32_t>>& 
   SimOptions options;
   options.timing_only = timing_only;
   options.record_instruction_cycles = true;
-  SimOptions threaded = options;
-  threaded.threads = 2;
-  auto twin = simulate(config, words, image, threaded);
-  auto result = simulate(config, words, std::move(image), options);
-  EXPECT_TRUE(result.ok()) << result.reason();
-  EXPECT_TRUE(twin.ok()) << twin.reason();
-  const SimReport& a = result.value().report;
-  const SimReport& b = twin.value().report;
-  EXPECT_EQ(a.cycles, b.cycles);
-  EXPECT_EQ(a.fault.has_value(), b.fault.has_value());
-  if (a.fault && b.fault) {
-    EXPECT_EQ(a.fault->str(), b.fault->str()) << "with 2 threads";
-  }
-  if (!timing_only) {
-    EXPECT_EQ(result.value().dram, twin.value().dram) << "with 2 threads";
-  }
-  return std::move(result.value());
+  return run_twice(config, words, std::move(image), options);
 }
 
 std::uint64_t start_of(const SimReport& report, std::uint64_t index) {
