@@ -175,8 +175,6 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
   const auto start_wall = std::chrono::steady_clock::now();
   for (std::uint64_t t = 0; !ended; ++t) {
     // ---- inputs of cycle t
-    top->clk = 1;
-    top->clk2x = 0;
     if (prev_prog_addr < program.size()) {
       put_bytes(top->prog_data, program[prev_prog_addr].data(), isa::kInstructionBytes);
       top->prog_valid = 1;
@@ -190,12 +188,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
     }
     top->dram_done_load = dma_pending[kLoad] && t >= dma_completion[kLoad];
     top->dram_done_store = dma_pending[kStore] && t >= dma_completion[kStore];
-    top->eval();
-#if TESSEL_RTL_HAS_FST
-    if (trace) trace->dump(quarters);
-#endif
-    ++quarters;
-    context->timeInc(1);
+    quarter(1, 0);
 
     // ---- outputs of cycle t
     if (top->fault) {  // registered at the end of the faulting cycle

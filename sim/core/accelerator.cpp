@@ -162,7 +162,7 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   if (datapath_ || worker_)
     if (const auto* requant = std::get_if<isa::Requant>(&decoded.instruction);
         requant && requant->per_channel)
-      per_channel_requants_.push_back({running.start_cycle, entry.index, decoded.instruction});
+      per_channel_requants_.push_back({running.start_cycle, entry.index});
 
   if (decoded.push_prev) push_fifo(engine.id, true)->visible += 1;
   if (decoded.push_next) push_fifo(engine.id, false)->visible += 1;
@@ -449,13 +449,14 @@ void Accelerator::finalize() {
     const PerChannelRequant& at =
         per_channel_requants_.at(datapath->bad_table()->per_channel_requant);
     if (!report.fault || report.fault->cycle > at.start_cycle)
-      report.fault = SimFault{"invalid_data",
-                              at.start_cycle,
-                              "compute",
-                              static_cast<std::int64_t>(at.index),
-                              isa::format_instruction(at.instruction),
-                              datapath->bad_table()->message,
-                              {}};
+      report.fault =
+          SimFault{"invalid_data",
+                   at.start_cycle,
+                   "compute",
+                   static_cast<std::int64_t>(at.index),
+                   isa::format_instruction(isa::decode(fetch_.program[at.index]).value()),
+                   datapath->bad_table()->message,
+                   {}};
   }
   if (fetch_.blocked_on && end > fetch_.blocked_since)
     report.engines[*fetch_.blocked_on].queue_full_cycles += end - fetch_.blocked_since;

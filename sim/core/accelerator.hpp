@@ -192,12 +192,11 @@ class Accelerator : public sc_core::sc_module {
   TokenFifo fifos_[4];
   std::unique_ptr<Datapath> datapath_;      // full mode, one thread
   std::unique_ptr<DatapathWorker> worker_;  // full mode, threads >= 2
-  /// Full mode: the per-channel requantizes in the order the datapath runs them, their start
-  /// cycle and instruction, for an `invalid_data` fault (Datapath::bad_table).
+  /// Full mode: the per-channel requantizes in the order the datapath runs them (start
+  /// cycle, program index), for an `invalid_data` fault (Datapath::bad_table).
   struct PerChannelRequant {
     std::uint64_t start_cycle = 0;
     std::uint64_t index = 0;
-    isa::Instruction instruction;
   };
   std::vector<PerChannelRequant> per_channel_requants_;
   bool finish_done_ = false;
