@@ -1,5 +1,5 @@
-// The barrier bound: backward from each Gemm's input through ops that read all of theirs,
-// forward from it through the ops whose every element depends on it.
+// The barrier bound: for each tensor, backward through ops that read all of their input (what must
+// precede it), and the Gemms and dense convs that need it whole (whose weights stream after it).
 #include "scheduler/bound.hpp"
 
 #include <algorithm>
@@ -59,21 +59,35 @@ std::vector<bool> fully_needed(const Net& net, const std::vector<int>& from) {
   return needed;
 }
 
-/// Ops whose every output element depends on op `g`'s output through ops without padding or
-/// skipped elements (each output element of them depends on one or more of each input).
-bool propagates_dependence(OpKind kind) {
-  switch (kind) {
-    case OpKind::Gemm:
-    case OpKind::Eltwise:
-    case OpKind::Add:
-    case OpKind::Concat:
-    case OpKind::Reshape:
-    case OpKind::GlobalPool:
-    case OpKind::Softmax:
-      return true;
-    default:
-      return false;
-  }
+/// How many of a window's kernel taps along one axis ever land on a stored input position (a tap
+/// that only meets padding multiplies nothing that exists).
+int64_t used_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                  int64_t pad_begin) {
+  int64_t used = 0;
+  for (int64_t k = 0; k < kernel; ++k)
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t i = o * stride + k * dilation - pad_begin;
+      if (i >= 0 && i < in) {
+        ++used;
+        break;
+      }
+    }
+  return used;
+}
+
+/// Weight bytes of one output channel of a conv or Gemm that multiply stored inputs (taps on
+/// padding only left out; no bias or table); 0 for other ops and for a rewritten stem conv
+/// (its kernel holds zeros that are not the model's).
+int64_t channel_weight_bytes(const Net& net, const Op& op, int64_t weight_bytes) {
+  if (op.kind == OpKind::Gemm)
+    return op.macs / net.tensor(op.output).shape.c * weight_bytes;  // batch 1: K weights each
+  if (op.kind != OpKind::Conv || op.space_to_depth.channels != 0) return 0;
+  const Shape3& in = net.tensor(op.inputs[0]).shape;
+  const Shape3& out = net.tensor(op.output).shape;
+  const Window& w = op.window;
+  return in.c / op.groups *
+         used_taps(in.h, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top) *
+         used_taps(in.w, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left) * weight_bytes;
 }
 
 }  // namespace
@@ -111,39 +125,69 @@ BarrierBound barrier_bound(const Net& net, const Machine& machine) {
     if (net.tensors[t].network_output) outputs.push_back(static_cast<int>(t));
   const std::vector<bool> needed_by_outputs = fully_needed(net, outputs);
   const int64_t peak = machine.macs_per_cycle();
+  const double b = machine.dram_bytes_per_cycle;
+  const auto bus_cycles = [b](int64_t bytes) {
+    return static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, bytes)) / b);
+  };
 
-  for (int g = 0; g < net.size(); ++g) {
-    if (net.op(g).kind != OpKind::Gemm) continue;
-    const std::vector<bool> needed = fully_needed(net, {net.op(g).inputs[0]});
-    int64_t before = 0;
-    for (int p = 0; p < g; ++p)
-      if (needed[static_cast<size_t>(net.op(p).output)]) before += stored_input_macs(net, p);
-
-    std::vector<bool> depends(static_cast<size_t>(net.size()), false);
-    int64_t after_macs = 0, after_weights = 0;
-    for (int q = g; q < net.size(); ++q) {
-      const Op& op = net.op(q);
-      bool all = q == g;
-      if (!all && propagates_dependence(op.kind)) {
-        all = true;
-        for (int t : op.inputs) {
-          const int producer = net.tensor(t).producer;
-          all = all && producer >= 0 && depends[static_cast<size_t>(producer)];
-        }
-      }
-      depends[static_cast<size_t>(q)] = all;
-      if (all && op.kind == OpKind::Gemm && needed_by_outputs[static_cast<size_t>(op.output)]) {
-        after_macs += op.macs;
-        after_weights += op.macs * machine.weight_bytes;  // batch 1: one weight per MAC
-      }
+  // The completing ops: every Gemm, and every dense conv that reads all of its input, whose
+  // output the network outputs need whole (so none of its output elements is skipped). For each,
+  // what it needs whole before its completion event, and what it still needs after it.
+  struct Completing {
+    int op = -1;
+    std::vector<bool> needs;  ///< tensors the op's input needs whole (fully_needed of it)
+    int64_t weights_after = 0;
+    int64_t macs_after = 0;
+  };
+  std::vector<Completing> completing;
+  for (int k = 0; k < net.size(); ++k) {
+    const Op& op = net.op(k);
+    if (!needed_by_outputs[static_cast<size_t>(op.output)]) continue;
+    const int64_t per_channel = channel_weight_bytes(net, op, machine.weight_bytes);
+    const int64_t channels = net.tensor(op.output).shape.c;
+    Completing c;
+    c.op = k;
+    if (op.kind == OpKind::Gemm) {
+      c.weights_after = per_channel * channels;  // no Gemm MAC precedes its whole input
+      c.macs_after = op.macs;
+    } else if (op.kind == OpKind::Conv && op.groups == 1 && reads_all_of_input(net, k, 0) &&
+               per_channel > 0) {
+      // Every channel but those whose last MAC falls in the same cycle as the first one's
+      // still needs all of its weights; the matrix unit finishes at most one output element
+      // per column (C channels) in a cycle.
+      c.weights_after = per_channel * std::max<int64_t>(0, channels - machine.matrix_cols);
+    } else {
+      continue;
     }
-    const int64_t streamed = std::max<int64_t>(0, after_weights - on_chip);
-    const int64_t dram_cycles =
-        static_cast<int64_t>(static_cast<double>(streamed) / machine.dram_bytes_per_cycle);
+    if (c.weights_after == 0 && c.macs_after == 0) continue;
+    c.needs = fully_needed(net, {op.inputs[0]});
+    completing.push_back(std::move(c));
+  }
+
+  for (int t = 0; t < static_cast<int>(net.tensors.size()); ++t) {
+    int64_t after_weights = 0, after_macs = 0;
+    int first = -1;
+    for (const Completing& c : completing) {
+      if (!c.needs[static_cast<size_t>(t)]) continue;
+      after_weights += c.weights_after;
+      after_macs += c.macs_after;
+      if (first < 0) first = c.op;
+    }
+    if (first < 0) continue;
+    const std::vector<bool> needed = fully_needed(net, {t});
+    int64_t before_macs = 0, before_weights = 0;
+    for (int p = 0; p < net.size(); ++p) {
+      const Op& op = net.op(p);
+      if (!needed[static_cast<size_t>(op.output)]) continue;
+      before_macs += stored_input_macs(net, p);
+      before_weights +=
+          channel_weight_bytes(net, op, machine.weight_bytes) * net.tensor(op.output).shape.c;
+    }
     const int64_t cycles =
-        ceil_div(before, peak) + std::max(ceil_div(after_macs, peak), dram_cycles);
+        std::max(ceil_div(before_macs, peak), bus_cycles(before_weights)) +
+        std::max(ceil_div(after_macs, peak), bus_cycles(after_weights - on_chip));
     if (cycles > best.cycles) {
-      best = {cycles, g, before, after_macs, after_weights, on_chip};
+      best = {cycles, first, t, before_macs, before_weights, after_macs, after_weights, on_chip};
     }
   }
   return best;

@@ -1,6 +1,6 @@
-// A lower bound on the cycles of every schedule of a network, tighter than the roofline where a
-// barrier op (Gemm, global pool, softmax) must wait for its whole input while its weights do not
-// fit on chip (docs/scheduler.md, "The barrier bound").
+// A lower bound on the cycles of every schedule of a network, tighter than the roofline where
+// weights that do not fit on chip must stream after a long stretch of compute (docs/scheduler.md,
+// "The barrier bound").
 #pragma once
 
 #include <cstdint>
@@ -11,35 +11,45 @@
 
 namespace tessel::sched {
 
-/// The barrier bound's terms at the barrier that gives the largest bound.
+/// The barrier bound's terms at the tensor that gives the largest bound.
 struct BarrierBound {
-  int64_t cycles = 0;              ///< 0 when the net has no barrier
-  int barrier = -1;                ///< op index of that barrier
-  int64_t before_macs = 0;         ///< MACs on stored inputs that the barrier's input needs
-  int64_t after_macs = 0;          ///< MACs of the Gemms that need the barrier's output
-  int64_t after_weight_bytes = 0;  ///< those Gemms' weight bytes (bias and tables left out)
-  int64_t on_chip_bytes = 0;       ///< every scratchpad's bytes together
+  int64_t cycles = 0;               ///< 0 when no op needs a tensor whole
+  int barrier = -1;                 ///< the first (lowest-index) op of the completing set
+  int tensor = -1;                  ///< the tensor t
+  int64_t before_macs = 0;          ///< MACs on stored inputs that t needs
+  int64_t before_weight_bytes = 0;  ///< those ops' weight bytes
+  int64_t after_macs = 0;           ///< MACs of the completing Gemms
+  int64_t after_weight_bytes = 0;   ///< the completing ops' weight bytes still needed
+  int64_t on_chip_bytes = 0;        ///< every scratchpad's bytes together
 };
 
-/// For each barrier op g (Gemm, GlobalPool, Softmax: every output needs the whole input t, so
-/// in Tessel's execution model, where each tile of g's group needs all of t, none of g's work
-/// starts before t is complete):
+/// For each tensor t, the **completing set** K(t): every Gemm and every dense conv (one group,
+/// reading all of its input, not a rewritten stem) whose input needs t whole and whose output
+/// the network outputs need whole. An op k of K(t) *completes* when the first of its output
+/// channels has all of its elements: a Gemm at its first MAC (Tessel runs no Gemm MAC before
+/// its whole input exists), a conv when one channel's every pixel has been computed, which reads
+/// every stored element of its input. Either way t is complete by then. Let tau be the first
+/// completion over K(t). Then
 ///
-///   cycles >= ceil(M_before / (R*C)) + max(ceil(M_after / (R*C)), ceil((W_after - S) / b))
+///   cycles >= max(ceil(M_before / (R*C)), floor(W_before / b))
+///             + max(ceil(M_after / (R*C)), floor((W_after - S) / b))
 ///
-/// - M_before: the multiply-accumulates on stored (not padding) inputs of the convs and Gemms
-///   that every element of t needs, found backwards from t through ops that read all of their
-///   input (a strided window that skips elements stops the walk: its producer's work is not all
-///   needed). The matrix unit does at most R*C of them per cycle, and all precede t's last
-///   element.
-/// - W_after, M_after: the weights (weight_bytes per element, no bias) and MACs of the Gemms
-///   after g whose every input element depends on g's output (reached from g through Gemm,
-///   elementwise, add, concat, reshape, global pool and softmax ops only). Every such weight is
-///   needed and used only after t is complete; a byte loaded before then must stay on chip, and
-///   at most S (every scratchpad's bytes) can. The rest crosses the DRAM bus, at most b bytes per
-///   cycle, after t is complete.
+/// - M_before, W_before: the multiply-accumulates on stored (not padding) inputs, and the
+///   weights, of the convs and Gemms whose every output element t needs (found backwards from t
+///   through ops that read all of their input; a strided window that skips elements stops the
+///   walk). All of them run, and so all of those weights cross the bus, before t is complete.
+/// - W_after: a Gemm's weights (every one is used after its input is complete), and a conv's
+///   weights less `matrix_cols` output channels': the matrix unit finishes at most one output
+///   element per column in a cycle, so at most C channels complete in the cycle of the conv's
+///   first. Every other channel still has a pixel to compute in a later cycle, and a conv
+///   instruction holds its channels' whole weights (every input channel and tap) on chip while
+///   it runs (only Gemms split their reduction, docs/codegen.md "Gemm reduction chunks"). A
+///   weight needed after tau is on chip at tau, where at most S bytes (every scratchpad) are, or
+///   it crosses the one DRAM bus, b bytes per cycle, after tau.
+/// - M_after: the completing Gemms' MACs, all after tau, at most R*C per cycle.
 ///
-/// Returns the largest bound over the barriers (zero cycles when there is none). A policy's
+/// Weights count only taps that meet stored inputs (`weight_bytes` per element, no bias or
+/// table). Returns the largest bound over the tensors (zero when no op qualifies). A policy's
 /// predicted cycles and the simulator's never go below max(roofline, this).
 BarrierBound barrier_bound(const Net& net, const Machine& machine);
 

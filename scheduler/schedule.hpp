@@ -174,8 +174,8 @@ struct Schedule {
   int64_t cycles = 0;
   int64_t roofline_cycles = 0;  ///< max(MACs / MACs-per-cycle, compulsory / DRAM B-per-cycle)
   /// max(roofline_cycles, barrier_bound): no schedule of the net on the config is faster
-  /// (scheduler/bound.hpp); `lower_bound_barrier` names the Gemm whose bound it is, or is empty
-  /// where the roofline is the larger.
+  /// (scheduler/bound.hpp); `lower_bound_barrier` names the first op (a Gemm or a dense conv)
+  /// of the completing set whose bound it is, or is empty where the roofline is the larger.
   int64_t lower_bound_cycles = 0;
   std::string lower_bound_barrier;
   int64_t macs = 0;

@@ -13,6 +13,7 @@
 
 #include "compiler/zoo/zoo.hpp"
 #include "configs/hw_config.hpp"
+#include "scheduler/bound.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/plan.hpp"
 
@@ -81,7 +82,8 @@ void print_breakdown(const tessel::sched::ScheduledNet& result, const tessel::Hw
 // the prefetch's wait counts). Two estimates of cross-group prefetch: "ideal" hides every
 // group's prologue but the first one's; "tail-bounded" hides what the previous group's tail
 // covers (plan_prefetched's wait formula), assuming the buffer space is always free.
-void print_cycle_breakdown(const tessel::sched::ScheduledNet& result) {
+void print_cycle_breakdown(const tessel::sched::ScheduledNet& result,
+                           const tessel::HwConfig& config) {
   using namespace tessel::sched;
   const Schedule& s = result.schedule;
   int64_t compute = 0, dma = 0, exposed = 0, prefetched = 0, ideal = 0, bounded = 0;
@@ -117,6 +119,19 @@ void print_cycle_breakdown(const tessel::sched::ScheduledNet& result) {
                x(compute), static_cast<long long>(dma), x(dma), static_cast<long long>(exposed),
                x(exposed), static_cast<long long>(prefetched), static_cast<long long>(ideal),
                x(ideal), static_cast<long long>(bounded), x(bounded));
+  // The barrier bound's terms (scheduler/bound.hpp): what must precede the tensor, what streams
+  // after it.
+  const BarrierBound b = barrier_bound(result.net, machine_from_config(config));
+  if (b.cycles == 0) return;
+  std::fprintf(stderr,
+               "bound %s: %lld (x%.3f roofline) at tensor %s (completing set from %s): before "
+               "%lld MACs, %lld weight bytes; after %lld Gemm MACs, %lld weight bytes, %lld on "
+               "chip\n",
+               s.model.c_str(), static_cast<long long>(b.cycles), x(b.cycles),
+               result.net.tensor(b.tensor).name.c_str(), result.net.op(b.barrier).name.c_str(),
+               static_cast<long long>(b.before_macs), static_cast<long long>(b.before_weight_bytes),
+               static_cast<long long>(b.after_macs), static_cast<long long>(b.after_weight_bytes),
+               static_cast<long long>(b.on_chip_bytes));
 }
 
 }  // namespace
@@ -242,7 +257,7 @@ int main(int argc, char** argv) {
       const auto& s = result.value().schedule;
       if (print_groups) std::cerr << sched::format_table(result.value());
       if (breakdown) print_breakdown(result.value(), config);
-      if (cycle_breakdown) print_cycle_breakdown(result.value());
+      if (cycle_breakdown) print_cycle_breakdown(result.value(), config);
       out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
           << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
