@@ -90,18 +90,20 @@ std::string format_table(const ScheduledNet& result) {
          static_cast<long long>(s.traffic.write()), static_cast<long long>(s.traffic.weights_read),
          static_cast<long long>(s.traffic.activations_read),
          static_cast<long long>(s.traffic.activations_written));
-  append(out,
-         "compulsory_bytes %lld (x%.3f)\ncycles %lld, roofline_cycles %lld (x%.3f)\n"
-         "lower_bound_cycles %lld (x%.3f roofline, cycles x%.3f)%s%s\nmacs %lld, search %.3f s\n",
-         static_cast<long long>(s.compulsory_bytes),
-         static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
-         static_cast<long long>(s.cycles), static_cast<long long>(s.roofline_cycles),
-         static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
-         static_cast<long long>(s.lower_bound_cycles),
-         static_cast<double>(s.lower_bound_cycles) / static_cast<double>(s.roofline_cycles),
-         static_cast<double>(s.cycles) / static_cast<double>(s.lower_bound_cycles),
-         s.lower_bound_barrier.empty() ? "" : ": barrier ", s.lower_bound_barrier.c_str(),
-         static_cast<long long>(s.macs), s.search_seconds);
+  append(
+      out,
+      "compulsory_bytes %lld (x%.3f)\ncycles %lld, roofline_cycles %lld (x%.3f)\n"
+      "lower_bound_cycles %lld (x%.3f roofline, cycles x%.3f)%s%s%s%s\nmacs %lld, search %.3f s\n",
+      static_cast<long long>(s.compulsory_bytes),
+      static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
+      static_cast<long long>(s.cycles), static_cast<long long>(s.roofline_cycles),
+      static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
+      static_cast<long long>(s.lower_bound_cycles),
+      static_cast<double>(s.lower_bound_cycles) / static_cast<double>(s.roofline_cycles),
+      static_cast<double>(s.cycles) / static_cast<double>(s.lower_bound_cycles),
+      s.lower_bound_barrier.empty() ? "" : ": barrier ", s.lower_bound_barrier.c_str(),
+      s.lower_bound_tensor.empty() ? "" : " after tensor ", s.lower_bound_tensor.c_str(),
+      static_cast<long long>(s.macs), s.search_seconds);
   return out;
 }
 

@@ -2148,8 +2148,9 @@ void finalize_schedule(const Net& net, const Machine& machine, Schedule& schedul
   schedule.roofline_cycles = std::max(compute_bound, memory_bound);
   const BarrierBound barrier = barrier_bound(net, machine);
   schedule.lower_bound_cycles = std::max(schedule.roofline_cycles, barrier.cycles);
-  schedule.lower_bound_barrier =
-      barrier.cycles > schedule.roofline_cycles ? net.op(barrier.barrier).name : "";
+  const bool barrier_wins = barrier.cycles > schedule.roofline_cycles;
+  schedule.lower_bound_barrier = barrier_wins ? net.op(barrier.barrier).name : "";
+  schedule.lower_bound_tensor = barrier_wins ? net.tensor(barrier.tensor).name : "";
 }
 
 }  // namespace tessel::sched

@@ -178,6 +178,7 @@ struct Schedule {
   /// of the completing set whose bound it is, or is empty where the roofline is the larger.
   int64_t lower_bound_cycles = 0;
   std::string lower_bound_barrier;
+  std::string lower_bound_tensor;  ///< the tensor t of that bound, or empty as above
   int64_t macs = 0;
   double search_seconds = 0;
 };

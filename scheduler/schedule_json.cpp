@@ -66,6 +66,7 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   j["roofline_cycles"] = s.roofline_cycles;
   j["lower_bound_cycles"] = s.lower_bound_cycles;
   j["lower_bound_barrier"] = s.lower_bound_barrier;
+  j["lower_bound_tensor"] = s.lower_bound_tensor;
   j["macs"] = s.macs;
   // The conv that reads its network input space-to-depth (docs/scheduler.md), or null.
   j["space_to_depth_stem"] = nullptr;
@@ -164,6 +165,7 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
     // Schedules written before the bound existed (session 8) have neither field.
     s.lower_bound_cycles = j.value("lower_bound_cycles", s.roofline_cycles);
     s.lower_bound_barrier = j.value("lower_bound_barrier", std::string());
+    s.lower_bound_tensor = j.value("lower_bound_tensor", std::string());  // session 23
     s.macs = j.at("macs").get<int64_t>();
     s.search_seconds = j.at("search_seconds").get<double>();
     for (const auto& gj : j.at("groups")) {

@@ -12,9 +12,9 @@ namespace tessel::sched {
 
 /// The schedule as JSON: model/config/policy/objective/tool_version, `dram_bytes` {read, write,
 /// total, weights, activations_in, activations_out}, compulsory_bytes, cycles, roofline_cycles,
-/// lower_bound_cycles, lower_bound_barrier, macs, search_seconds, and `groups` (ops by index and
-/// name, tiling, halo mode, flags, traffic, cycles, buffers with offset/size/lifetime/reuse). Names
-/// come from `net`.
+/// lower_bound_cycles, lower_bound_barrier, lower_bound_tensor, macs, search_seconds, and
+/// `groups` (ops by index and name, tiling, halo mode, flags, traffic, cycles, buffers with
+/// offset/size/lifetime/reuse). Names come from `net`.
 nlohmann::ordered_json to_json(const Schedule& schedule, const Net& net);
 
 /// Reads what to_json wrote (names are informative and not checked against a net); fails

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/policy.hpp"
+#include "scheduler/schedule_json.hpp"
 #include "tests/scheduler/random_net.hpp"
 
 namespace tessel::sched {
@@ -155,11 +156,11 @@ Net vgg_tail() {
   return b.build();
 }
 
-/// Every policy, under both objectives, reports `roofline` and `bound` (barrier `barrier`) and
-/// predicts at least the bound.
+/// Every policy, under both objectives, reports `roofline` and `bound` (barrier `barrier` after
+/// tensor `tensor`, in the schedule and its JSON) and predicts at least the bound.
 void expect_every_policy_at_least_the_bound(const Net& net, const Machine& machine,
                                             int64_t roofline, int64_t bound,
-                                            const std::string& barrier) {
+                                            const std::string& barrier, const std::string& tensor) {
   for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
     for (Objective objective : {Objective::Bytes, Objective::Latency}) {
       auto s = run_policy(net, machine, policy, objective);
@@ -167,6 +168,8 @@ void expect_every_policy_at_least_the_bound(const Net& net, const Machine& machi
       EXPECT_EQ(s.value().roofline_cycles, roofline);
       EXPECT_EQ(s.value().lower_bound_cycles, bound);
       EXPECT_EQ(s.value().lower_bound_barrier, barrier);
+      EXPECT_EQ(s.value().lower_bound_tensor, tensor);
+      EXPECT_EQ(to_json(s.value(), net)["lower_bound_tensor"], tensor);
       EXPECT_GE(s.value().cycles, s.value().lower_bound_cycles) << policy;
     }
   }
@@ -176,14 +179,14 @@ TEST(BarrierBound, every_policy_predicts_at_least_the_bound_on_a_vgg_like_tail) 
   const Net net = vgg_tail();
   const Machine machine = unified_machine(64 * 1024);
   EXPECT_EQ(barrier_bound(net, machine).cycles, 29216);
-  expect_every_policy_at_least_the_bound(net, machine, 19456, 29216, "fc");
+  expect_every_policy_at_least_the_bound(net, machine, 19456, 29216, "fc", "c2");
 }
 
 // The conv tail on 1 KiB: 8464 + (3968 - 1024) = 11,408 cycles, above its roofline of 10,240;
 // every policy's prediction is at or above it.
 TEST(BarrierBound, every_policy_predicts_at_least_the_bound_on_a_conv_tail) {
   expect_every_policy_at_least_the_bound(conv_tail(), unified_machine(1024, 2, 2, 1.0), 10240,
-                                         11408, "b");
+                                         11408, "b", "a");
 }
 
 // Random DAGs (convs, pools, adds, concats; no Gemm): every policy's predicted cycles are at or
