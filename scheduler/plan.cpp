@@ -521,8 +521,8 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
     // A slice holds its columns' whole reduction; a large Gemm streams in more channel tiles.
     // Only when one output block's whole reduction exceeds the weights' scratchpad (VGG-19's
     // classifier.0 on npc19: 25088 x 16 16-bit weights) is the reduction split in chunks of
-    // kGemmChunkBlocks input blocks accumulated in place, which codegen does not emit yet
-    // (docs/scheduler.md): such schedules are analytic only.
+    // kGemmChunkBlocks input blocks accumulated in place (docs/codegen.md "Gemm reduction
+    // chunks": serialised, or chunk by chunk through two copies when double-buffered).
     int64_t ic_blocks = ceil_div(in.elements(), rows);
     const int64_t one_block =
         ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;

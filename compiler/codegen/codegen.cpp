@@ -267,8 +267,14 @@ class Lowering {
   std::int64_t prefetch_point_ = -1;
   Status place_prefetch(const std::string& where, size_t& before);
   void mark_prefetch_point(size_t before);
-  int copy_ = 0;             // the ping-pong copy the current tile uses (double buffering)
-  int weight_copy_ = 0;      // the copy of streamed weight slices the current tile uses
+  int copy_ = 0;         // the ping-pong copy the current tile uses (double buffering)
+  int weight_copy_ = 0;  // the copy of streamed weight slices the current tile uses
+  // A double-buffered Gemm with reduction chunks ping-pongs every chunk (docs/codegen.md "Gemm
+  // reduction chunks"): `weight_copy_` is then the copy of the tile's first chunk, chunk k
+  // lands in copy (weight_copy_ + k) % 2, and the bias vector and table stay in copy
+  // `table_copy_` (the tile's parity). -1: no chunk ping-pong (the table goes with the blocks).
+  int table_copy_ = -1;
+  bool chunk_pingpong_ = false;
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
   static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
     for (const auto& b : gs.buffers)
@@ -829,11 +835,10 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
     return fail("op '" + op.name + "': " + std::to_string(p.chunk_blocks) +
                 " input blocks in one conv instruction (ic_blocks takes at most " +
                 std::to_string(max_ic_blocks) + ")");
-  if (p.chunks > 1 && (gs.double_buffered || gs.keeps_weight_slices()))
+  if (p.chunks > 1 && gs.keeps_weight_slices())
     return fail("gemm '" + op.name + "': its reduction is chunked (" + std::to_string(p.chunks) +
                 " chunks of " + std::to_string(p.chunk_blocks) +
-                " input blocks) in a double-buffered or slice-keeping schedule, which codegen "
-                "does not emit");
+                " input blocks) in a slice-keeping schedule, which codegen does not emit");
   // Per slice: packed blocks, the bias vector (whole blocks of C), the (M, r) table.
   struct SliceBytes {
     int64_t packed = 0, bias = 0, table = 0;
@@ -937,8 +942,8 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
   for (size_t k = 0; k < p.slices.size(); ++k) {
     if (slice >= 0 && static_cast<size_t>(slice) != k) continue;
     SliceParams sp = p.slices[k];
-    if (weight_copy_ == 1) {  // the second copy of a double-buffered slice
-      sp.w_addr += p.copy1_delta;
+    if (weight_copy_ == 1) sp.w_addr += p.copy1_delta;  // the second copy of a ping-pong slice
+    if ((table_copy_ < 0 ? weight_copy_ : table_copy_) == 1) {
       sp.bias_addr += p.copy1_delta;
       sp.table_addr += p.copy1_delta;
     }
@@ -1055,8 +1060,9 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
                 std::to_string(out_box.c.e) + ") are not one of its weight slices");
   const SliceParams* slice = &p.slices[static_cast<size_t>(slice_index)];
   SliceParams in_copy = *slice;  // where this tile's copy of the slice lies
-  if (weight_copy_ == 1) {
-    in_copy.w_addr += p.copy1_delta;
+  const int64_t w_addr_copy0 = slice->w_addr;
+  if (weight_copy_ == 1) in_copy.w_addr += p.copy1_delta;
+  if ((table_copy_ < 0 ? weight_copy_ : table_copy_) == 1) {
     in_copy.bias_addr += p.copy1_delta;
     in_copy.table_addr += p.copy1_delta;
   }
@@ -1149,11 +1155,18 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
     phases.back().compute.push_back(c);
     // Reduction chunks (a streamed Gemm): chunk k loads into the buffer chunk k-1's conv read,
-    // then accumulates onto it (docs/codegen.md, "Gemm reduction chunks").
+    // or, double-buffered, into the other copy, then accumulates onto the accumulator
+    // (docs/codegen.md, "Gemm reduction chunks").
+    const int first_copy = weight_copy_;
     for (int64_t k = 1; k < p.chunks; ++k) {
       phases.emplace_back();
-      if (auto s = emit_conv_loads(op, slice_index, phases.back().loads, k); !s.ok()) return s;
+      if (chunk_pingpong_) weight_copy_ = static_cast<int>((first_copy + k) % 2);
+      const Status loaded = emit_conv_loads(op, slice_index, phases.back().loads, k);
       isa::Conv more = c;
+      more.w_addr =
+          static_cast<std::uint32_t>(w_addr_copy0 + (weight_copy_ == 1 ? p.copy1_delta : 0));
+      weight_copy_ = first_copy;
+      if (!loaded.ok()) return loaded;
       more.init = isa::Init::kAcc;
       more.in_addr =
           static_cast<std::uint32_t>(in_addr_base + k * p.chunk_blocks * rows_ * act_bytes_);
@@ -1461,6 +1474,15 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
             b[static_cast<size_t>(t)] == boxes.front()[static_cast<size_t>(t)];
     }
   }
+  // A double-buffered Gemm with reduction chunks ping-pongs chunk by chunk: phase q of the
+  // group (a tile's chunk) loads into copy q % 2, the tile's bias and table into copy tile % 2.
+  bool chunked = false;
+  for (int o : gs.ops) {
+    const auto params = conv_params_.find(o);
+    chunked = chunked || (params != conv_params_.end() && params->second.chunks > 1);
+  }
+  chunk_pingpong_ = pipelined && streamed && chunked;
+  int64_t weight_phase = 0;  // phases emitted so far (chunk ping-pong)
   for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
     copy_ = pipelined ? static_cast<int>(tile % 2) : 0;
     // Streamed slices ping-pong per load: every tile, or every channel part when kept.
@@ -1468,6 +1490,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         pipelined && streamed
             ? static_cast<int>((gs.keeps_weight_slices() ? gs.channel_part(tile) : tile) % 2)
             : 0;
+    table_copy_ = chunk_pingpong_ ? static_cast<int>(tile % 2) : -1;
+    if (chunk_pingpong_) weight_copy_ = static_cast<int>(weight_phase % 2);
     const int64_t kt = gs.channel_part(tile);
     {
       const std::vector<Box> requested = requested_boxes(tile);
@@ -1574,13 +1598,16 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
         nop.engine = engine;
         list->push_back(nop);
       }
-      if (pipelined && phases.size() > 1)
+      if (pipelined && phases.size() > 1 && !chunk_pingpong_)
         return fail(where + ": reduction chunks in a double-buffered group");
+      weight_phase += static_cast<int64_t>(phases.size());
       tiles.push_back({std::move(prelude), std::move(phases), std::move(stores)});
     }
   }
   copy_ = 0;
   weight_copy_ = 0;
+  table_copy_ = -1;
+  chunk_pingpong_ = false;
   layout_.clear();
   if (auto s = place_prefetch(where, before); !s.ok()) return s;
   auto emit_all = [&](std::vector<isa::Instruction>& list) -> Status {
@@ -1633,36 +1660,53 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     }
   } else {
     // Double buffering (docs/codegen.md): tile t uses copy t % 2 of every input and stored
-    // output. Program order loads(0), then per tile: loads(t+1), compute(t), stores(t), so the
-    // next tile's loads are queued before this tile's compute. Tokens:
-    //   load->compute   each tile's loads -> its compute;
-    //   compute->store  each compute -> its stores;
-    //   compute->load   compute(t) -> loads(t+2) (copy t % 2 of the inputs is free again);
-    //   store->compute  stores(t) -> compute(t+2) (copy t % 2 of the outputs is free again).
+    // output. A tile is one phase (loads, compute), or one per Gemm reduction chunk; phase q
+    // of the group uses copy q % 2 of the weights. Program order loads(0), then per phase:
+    // loads(q+1), compute(q), and after a tile's last phase its stores, so the next phase's
+    // loads are queued before this phase's compute. Tokens:
+    //   load->compute   each phase's loads -> its compute;
+    //   compute->store  each tile's last compute -> its stores;
+    //   compute->load   compute(q) -> loads(q+2) (copy q % 2 of the inputs and weights is free
+    //                   again; a chunk's tile table, in copy t % 2, is read by then: tile t+2's
+    //                   first phase comes at least two phases after tile t's last);
+    //   store->compute  stores(t) -> tile t+2's first compute (copy t % 2 of the outputs is
+    //                   free again).
     // Two compute nops at the end take the last stores' tokens; the second frees the next
     // group's loads, as the serialised barrier does.
     const size_t n = tiles.size();
-    for (size_t t = 0; t < n; ++t) {
-      Phase& tc = tiles[t].phases.front();
-      set_flag(tc.loads.front(), [&](auto& x) { x.pop_next = t == 0 ? work_before_ : t >= 2; });
-      set_flag(tc.loads.back(), [](auto& x) { x.push_next = true; });
-      set_flag(tc.compute.front(), [&](auto& x) {
+    std::vector<std::pair<size_t, size_t>> order;  // (tile, phase) of every phase, in order
+    for (size_t t = 0; t < n; ++t)
+      for (size_t j = 0; j < tiles[t].phases.size(); ++j) order.emplace_back(t, j);
+    const size_t phases = order.size();
+    for (size_t q = 0; q < phases; ++q) {
+      const auto [t, j] = order[q];
+      Phase& ph = tiles[t].phases[j];
+      const bool first = j == 0, last = j + 1 == tiles[t].phases.size();
+      set_flag(ph.loads.front(), [&](auto& x) { x.pop_next = q == 0 ? work_before_ : q >= 2; });
+      set_flag(ph.loads.back(), [](auto& x) { x.push_next = true; });
+      set_flag(ph.compute.front(), [&](auto& x) {
         x.pop_prev = true;
-        x.pop_next = t >= 2;
+        x.pop_next = first && t >= 2;
       });
-      set_flag(tc.compute.back(), [&](auto& x) {
-        x.push_next = true;
-        x.push_prev = t + 2 < n;
+      set_flag(ph.compute.back(), [&](auto& x) {
+        x.push_next = last;
+        x.push_prev = q + 2 < phases;
       });
+    }
+    for (size_t t = 0; t < n; ++t) {
       set_flag(tiles[t].stores.front(), [](auto& x) { x.pop_prev = true; });
       set_flag(tiles[t].stores.back(), [](auto& x) { x.push_prev = true; });
     }
     if (auto s = emit_all(tiles[0].phases.front().loads); !s.ok()) return s;
-    for (size_t t = 0; t < n; ++t) {
-      if (t + 1 < n)
-        if (auto s = emit_all(tiles[t + 1].phases.front().loads); !s.ok()) return s;
-      if (auto s = emit_all(tiles[t].phases.front().compute); !s.ok()) return s;
-      if (auto s = emit_all(tiles[t].stores); !s.ok()) return s;
+    for (size_t q = 0; q < phases; ++q) {
+      const auto [t, j] = order[q];
+      if (q + 1 < phases) {
+        const auto [tn, jn] = order[q + 1];
+        if (auto s = emit_all(tiles[tn].phases[jn].loads); !s.ok()) return s;
+      }
+      if (auto s = emit_all(tiles[t].phases[j].compute); !s.ok()) return s;
+      if (j + 1 == tiles[t].phases.size())
+        if (auto s = emit_all(tiles[t].stores); !s.ok()) return s;
     }
     if (n >= 2) {
       isa::Nop drain;

@@ -40,7 +40,8 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
                               sched::ScheduledNet* scheduled_out = nullptr,
                               const sched::MapSpaceFeatures& features = {},
                               const std::function<void(sched::ScheduledNet&)>& adjust = nullptr,
-                              std::uint64_t* simulated_cycles_out = nullptr) {
+                              std::uint64_t* simulated_cycles_out = nullptr,
+                              sched::Objective objective = sched::Objective::Bytes) {
   auto prepared = cpu::prepare_graph(model);
   ASSERT_TRUE(prepared.ok()) << prepared.reason();
   quant::QuantConfig qconfig;
@@ -54,8 +55,7 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
   }
   const ir::Graph& qgraph = quantized.value().graph;
 
-  auto scheduled =
-      sched::schedule_graph(prepared.value(), config, policy, sched::Objective::Bytes, features);
+  auto scheduled = sched::schedule_graph(prepared.value(), config, policy, objective, features);
   ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
   if (adjust) adjust(scheduled.value());
 

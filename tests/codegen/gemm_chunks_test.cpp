@@ -19,11 +19,11 @@ using test::expect_end_to_end;
 /// input 20 x 10 x 11 -> flatten (K = 2200) -> fc1 (32) -> ReLU -> fc2 (8). K is 137.5 blocks
 /// of 16, and 20 channels per pixel are not a whole block: the Gemm reads its input as one
 /// pixel of 2200 channels in HWC order, so the blocks run across pixels.
-ir::Graph chunked_mlp() {
+ir::Graph chunked_mlp(int64_t fc1_outputs = 32) {
   zoo::NetBuilder net("chunked_mlp", {});
   std::string x = net.input("input", 20, 10, 11);
   x = net.flatten(x, "flatten");
-  x = net.relu(net.linear(x, "fc1", 32, 2.0), "relu");
+  x = net.relu(net.linear(x, "fc1", fc1_outputs, 2.0), "relu");
   return net.finish({net.linear(x, "fc2", 8)});
 }
 
@@ -76,6 +76,30 @@ std::vector<std::string> describe(const isa::Program& program, int64_t first, in
   return lines;
 }
 
+/// fc1's group in the schedule (null when absent, a failure when it is not streamed in
+/// `channel_tiles` with `double_buffered`), a buffer of a group and fc1's code.
+const sched::GroupSchedule* fc1_group(const sched::ScheduledNet& scheduled, int64_t channel_tiles,
+                                      bool double_buffered) {
+  for (const sched::GroupSchedule& g : scheduled.schedule.groups) {
+    if (scheduled.net.op(g.ops.front()).name != "fc1") continue;
+    EXPECT_EQ(g.channel_tiles, channel_tiles);
+    EXPECT_FALSE(g.weights_resident);
+    EXPECT_EQ(g.double_buffered, double_buffered);
+    return &g;
+  }
+  return nullptr;
+}
+const sched::BufferAlloc* buffer_named(const sched::GroupSchedule& group, const std::string& name) {
+  for (const auto& b : group.buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+const GroupCode* fc1_code(const CompiledProgram& compiled) {
+  for (const GroupCode& g : compiled.groups)
+    if (g.ops.front() == "fc1") return &g;
+  return nullptr;
+}
+
 TEST(GemmChunks, a_chunked_reduction_is_bit_exact_and_moves_the_scheduled_bytes) {
   CompiledProgram compiled;
   sched::ScheduledNet scheduled;
@@ -86,22 +110,13 @@ TEST(GemmChunks, a_chunked_reduction_is_bit_exact_and_moves_the_scheduled_bytes)
   // docs/scheduler.md "Activation folding") streamed in 2 channel tiles, serialised, one 64-block
   // chunk of one output block in the buffer: 64 * 256 + 16 * 4 (bias) + 16 * 8 (table) = 16,576
   // bytes.
-  const sched::GroupSchedule* fc1 = nullptr;
-  for (const sched::GroupSchedule& g : scheduled.schedule.groups)
-    if (scheduled.net.op(g.ops.front()).name == "fc1") fc1 = &g;
+  const sched::GroupSchedule* fc1 = fc1_group(scheduled, 2, false);
   ASSERT_NE(fc1, nullptr);
-  EXPECT_EQ(fc1->channel_tiles, 2);
-  EXPECT_FALSE(fc1->weights_resident);
-  EXPECT_FALSE(fc1->double_buffered);
-  int64_t wbuf = 0;
-  for (const auto& b : fc1->buffers)
-    if (b.name == "w:fc1") wbuf = b.size_bytes;
-  EXPECT_EQ(wbuf, 16576);
+  ASSERT_NE(buffer_named(*fc1, "w:fc1"), nullptr);
+  EXPECT_EQ(buffer_named(*fc1, "w:fc1")->size_bytes, 16576);
 
   // The program of that group (groups before it are DRAM views with no code).
-  const GroupCode* code = nullptr;
-  for (const GroupCode& g : compiled.groups)
-    if (g.ops.front() == "fc1") code = &g;
+  const GroupCode* code = fc1_code(compiled);
   ASSERT_NE(code, nullptr);
   const int64_t weights = compiled.layout.find("w:fc1")->offset;
   // Per tile (16 output channels): chunk 0 (blocks 0-63) with the bias and table, then chunk 1
@@ -145,6 +160,54 @@ TEST(GemmChunks, a_chunked_reduction_is_bit_exact_and_moves_the_scheduled_bytes)
             expected);
   EXPECT_EQ(code->traffic.weights_read, 32 * 2200 + 32 * 4);  // every weight once, the bias
   EXPECT_EQ(code->traffic.weights_read, fc1->traffic.weights_read);
+}
+
+/// vta-pynq with a 34 KiB weight buffer and fc1 of 64 outputs: one block's whole reduction
+/// (35,520 B with bias and table) does not fit, but two copies of a 16-channel slice's 64-block
+/// chunk (2 x 16,576 = 33,152 B) do. `optimal` (latency) double-buffers fc1 in 4 channel tiles.
+HwConfig two_chunk_config() {
+  HwConfig config = load_hw_config(config_path("vta-pynq"));
+  config.scratchpads[1].size_bytes = 34 * 1024;
+  return config;
+}
+
+TEST(GemmChunks, a_double_buffered_reduction_ping_pongs_its_chunks) {
+  CompiledProgram compiled;
+  sched::ScheduledNet scheduled;
+  expect_end_to_end(chunked_mlp(64), two_chunk_config(), "optimal", &compiled, &scheduled, {},
+                    nullptr, nullptr, sched::Objective::Latency);
+  const sched::GroupSchedule* fc1 = fc1_group(scheduled, 4, true);
+  ASSERT_NE(fc1, nullptr);
+  // The two slice copies: 16,576 bytes each, one after the other.
+  ASSERT_NE(buffer_named(*fc1, "w:fc1"), nullptr);
+  ASSERT_NE(buffer_named(*fc1, "w:fc1#1"), nullptr);
+  const int64_t copy0 = buffer_named(*fc1, "w:fc1")->offset;
+  const int64_t copy1 = buffer_named(*fc1, "w:fc1#1")->offset;
+  ASSERT_EQ(copy0, 0);
+  ASSERT_EQ(copy1, 16576);
+  const GroupCode* code = fc1_code(compiled);
+  ASSERT_NE(code, nullptr);
+  // 4 tiles x 3 chunks = 12 phases; phase q's chunk lands in and is read from copy q % 2, so a
+  // tile's chunks do not keep one parity (3 chunks a tile): bias, acc, acc per tile.
+  std::vector<std::string> convs;
+  std::vector<int64_t> chunk_sram;  // the first weight block load of every chunk
+  for (int64_t i = code->first_instruction; i < code->end_instruction; ++i) {
+    const auto& instruction = compiled.program.instructions[static_cast<size_t>(i)];
+    if (const auto* c = std::get_if<isa::Conv>(&instruction))
+      convs.push_back(std::string(c->init == isa::Init::kBias ? "bias" : "acc") + "@" +
+                      std::to_string(c->w_addr));
+    if (const auto* l = std::get_if<isa::Load>(&instruction))
+      if (l->kind == isa::Traffic::kWeights && l->elem != isa::Elem::kI32 && l->x_size == 16 &&
+          (l->sram_addr == copy0 || l->sram_addr == copy1) && l->sp == 1)
+        chunk_sram.push_back(l->sram_addr);
+  }
+  const std::vector<std::string> expected = {"bias@0", "acc@16576",  "acc@0",  "bias@16576",
+                                             "acc@0",  "acc@16576",  "bias@0", "acc@16576",
+                                             "acc@0",  "bias@16576", "acc@0",  "acc@16576"};
+  EXPECT_EQ(convs, expected);
+  const std::vector<int64_t> lands = {0, 16576, 0, 16576, 0, 16576, 0, 16576, 0, 16576, 0, 16576};
+  EXPECT_EQ(chunk_sram, lands);
+  EXPECT_EQ(code->traffic.weights_read, 64 * 2200 + 64 * 4);  // every weight once, the bias
 }
 
 TEST(GemmChunks, every_policy_is_bit_exact_with_chunks) {
