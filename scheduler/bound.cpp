@@ -139,6 +139,12 @@ BarrierBound barrier_bound(const Net& net, const Machine& machine) {
     int64_t weights_after = 0;
     int64_t macs_after = 0;
   };
+  // Every op's weight bytes on stored taps, once (the per-tensor loop below sums them).
+  std::vector<int64_t> op_weights(static_cast<size_t>(net.size()));
+  for (int p = 0; p < net.size(); ++p)
+    op_weights[static_cast<size_t>(p)] =
+        channel_weight_bytes(net, net.op(p), machine.weight_bytes) *
+        net.tensor(net.op(p).output).shape.c;
   std::vector<Completing> completing;
   for (int k = 0; k < net.size(); ++k) {
     const Op& op = net.op(k);
@@ -180,8 +186,7 @@ BarrierBound barrier_bound(const Net& net, const Machine& machine) {
       const Op& op = net.op(p);
       if (!needed[static_cast<size_t>(op.output)]) continue;
       before_macs += stored_input_macs(net, p);
-      before_weights +=
-          channel_weight_bytes(net, op, machine.weight_bytes) * net.tensor(op.output).shape.c;
+      before_weights += op_weights[static_cast<size_t>(p)];
     }
     const int64_t cycles =
         std::max(ceil_div(before_macs, peak), bus_cycles(before_weights)) +
