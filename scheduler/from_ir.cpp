@@ -258,6 +258,11 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         break;
       }
       case ir::OpKind::Add:
+        if (graph.tensor(op.inputs[0]).shape != graph.tensor(op.inputs[1]).shape)
+          return fail("op '" + op.name + "': Add with broadcasting (" +
+                      ir::shape_string(graph.tensor(op.inputs[0]).shape) + " + " +
+                      ir::shape_string(graph.tensor(op.inputs[1]).shape) +
+                      ") is not supported by the accelerator path yet");
         out.kind = OpKind::Add;
         break;
       case ir::OpKind::Concat: {
@@ -284,10 +289,17 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
         out.kind = OpKind::Reshape;
         break;
       case ir::OpKind::Softmax:
+        if (op.inputs.size() > 1)
+          return fail("op '" + op.name +
+                      "': a masked Softmax is not supported by the accelerator path yet");
         out.kind = OpKind::Softmax;
         break;
       case ir::OpKind::Split:
         return fail("op '" + op.name + "': Split is not supported by the scheduler");
+      default:  // the modern-workload kinds (MatMul .. Resize): no instructions for them yet
+        return fail("op '" + op.name + "': " + std::string(ir::to_string(op.kind)) +
+                    " is not supported by the accelerator path yet (the golden executors run "
+                    "it; the ISA, scheduler and codegen do not)");
     }
     // Generic path: activation inputs (constants are weights), one output.
     for (size_t i = 0; i < op.inputs.size(); ++i) {

@@ -35,7 +35,7 @@ enum class OpKind : std::uint8_t {
   Relu,  ///< (x) -> max(x, 0).
   Clip,  ///< (x) -> min(max(x, min), max). attrs: min, max (ReLU6: 0, 6). ONNX passes them as
          ///< inputs since opset 11; the importer turns constant inputs into these attributes.
-  Add,   ///< (a, b) -> a + b, same shapes (residual joins; no broadcasting).
+  Add,   ///< (a, b) -> a + b, broadcasting as NumPy (residual joins have equal shapes).
   BatchNormalization,  ///< (x, gamma, beta, mean, var) -> y, inference form. attrs: epsilon.
   Scale,  ///< (x, scale, [bias]) -> x * scale[c] + bias[c]: Caffe's Scale layer, per channel
           ///< along axis 1. Produced by split-batchnorm / fold-batchnorm on a BN without conv.
@@ -46,17 +46,60 @@ enum class OpKind : std::uint8_t {
   Pad,      ///< (x) -> y. attrs: pads (ONNX order: all begins, then all ends), value.
   Flatten,  ///< (x) -> y, [d0..d(axis-1)] x [rest]. attrs: axis.
   Reshape,  ///< (x) -> y. attrs: shape (ONNX rules: 0 copies the input dim, -1 is inferred).
-  Softmax,  ///< (x) -> y. attrs: axis.
+  Softmax,  ///< (x, [mask]) -> y. attrs: axis. `mask`, a constant broadcast to x, leaves the
+            ///< positions where it is 0 out of the maximum and the sum (their result is 0).
 
   // --- quantization (added by compiler/quant) -------------------------------------------------
   Quantize,    ///< (x:f32) -> q. Output tensor's QuantParams give scale/zero point.
   Dequantize,  ///< (q) -> x:f32 using the input tensor's QuantParams.
   Requantize,  ///< (acc:i32) -> q. Rescale from the input's scale to the output's scale
   ///< (fixed-point multiplier/shift chosen by the quantizer; see docs/quantization.md).
+
+  // --- modern workloads (transformers, today's CNNs); docs/quantization.md gives each its
+  // integer semantics. Binary elementwise ops broadcast as NumPy does. -----------------------
+  MatMul,  ///< (a, b) -> y. NumPy matmul: [..., M, K] x [..., K, N], batch dims broadcast; both
+           ///< operands may be activations. Integer operands accumulate in i32 (as Conv).
+  Sub,     ///< (a, b) -> a - b, broadcasting.
+  Mul,     ///< (a, b) -> a * b, broadcasting.
+  Div,     ///< (a, b) -> a / b, broadcasting (float; a constant divisor becomes a Mul).
+  Pow,     ///< (a, b) -> a ^ b, broadcasting (float; a constant exponent is a unary table).
+  Where,   ///< (cond, a, b) -> cond != 0 ? a : b, broadcasting; cond is a constant.
+  // Unary functions: on integers every one is a 256-entry table (65536 at 16 bits, see
+  // docs/quantization.md) that the quantizer fills from the float function.
+  Sigmoid,      ///< 1 / (1 + exp(-x)).
+  HardSigmoid,  ///< max(0, min(1, alpha * x + beta)). attrs: alpha, beta.
+  HardSwish,    ///< x * max(0, min(1, x / 6 + 1 / 2)).
+  Tanh,         ///< tanh(x).
+  Erf,          ///< erf(x).
+  Gelu,         ///< x * Phi(x). attrs: approximate ("none": the erf form, "tanh").
+  Silu,         ///< x * sigmoid(x) (Tessel's; made by the fuse-patterns pass from Mul+Sigmoid).
+  Sqrt,         ///< sqrt(x).
+  Exp,          ///< exp(x).
+  Reciprocal,   ///< 1 / x.
+  Neg,          ///< -x.
+  // Normalisation and reductions.
+  LayerNormalization,  ///< (x, scale, [bias]) -> y over the dims from `axis` on. attrs: axis,
+                       ///< epsilon. Integer: int64 sums, integer rsqrt (docs/quantization.md).
+  RMSNormalization,    ///< (x, scale) -> x / sqrt(mean(x^2) + epsilon) * scale. attrs: axis,
+                       ///< epsilon (ONNX opset 23's op; older exports are recognised by a pass).
+  ReduceMean,          ///< (x) -> y. attrs: axes (empty: all), keepdims.
+  ReduceSum,           ///< (x) -> y. attrs: axes (empty: all), keepdims.
+  ReduceMax,           ///< (x) -> y. attrs: axes (empty: all), keepdims.
+  // Data movement (integers keep their scale).
+  Transpose,  ///< (x) -> y. attrs: perm.
+  Slice,      ///< (x) -> y. attrs: starts, ends, axes, steps (normalised: every axis listed
+              ///< once, 0 <= start, ends clamped, steps > 0 or < 0 as ONNX).
+  Gather,     ///< (x) -> y, constant indices along `axis`. attrs: axis, indices, indices_shape
+              ///< (empty: one scalar index, which removes the axis).
+  Expand,     ///< (x) -> y broadcast to `shape`. attrs: shape.
+  Trilu,      ///< (x) -> y, the lower (upper = 0) or upper triangle of the last two dims from
+              ///< diagonal k on, the rest 0. attrs: upper, k.
+  Resize,     ///< (x) -> y. attrs: mode ("nearest", "linear"), sizes (output shape),
+              ///< coordinate_transformation_mode, nearest_mode.
 };
 
 /// Number of op kinds (for tables indexed by kind).
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::Requantize) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::Resize) + 1;
 
 /// "Conv", "BatchNormalization", ...: the ONNX op_type where one exists.
 std::string_view to_string(OpKind kind);

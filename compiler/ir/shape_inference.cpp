@@ -2,6 +2,7 @@
 #include "compiler/ir/shape_inference.hpp"
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/ir/shape_rules.hpp"
 
 namespace tessel::ir {
 namespace {
@@ -106,19 +107,16 @@ Result<std::vector<Shape>> output_shapes(const Graph& graph, const Op& op) {
       if (Status s = need_rank(0, 4); !s) return s.failure();
       return std::vector<Shape>{{in[0]->shape[0], in[0]->shape[1], 1, 1}};
     }
+    case OpKind::Softmax:
+      if (in.size() == 2 && !broadcast_shapes(in[1]->shape, in[0]->shape))
+        return mismatch(op, "mask %" + in[1]->name + " " + shape_string(in[1]->shape) +
+                                " does not broadcast to " + shape_string(in[0]->shape));
+      return std::vector<Shape>{in[0]->shape};
     case OpKind::Relu:
     case OpKind::Clip:
-    case OpKind::Softmax:
     case OpKind::Quantize:
     case OpKind::Dequantize:
     case OpKind::Requantize:
-      return std::vector<Shape>{in[0]->shape};
-    case OpKind::Add:
-      if (in[0]->shape != in[1]->shape) {
-        return mismatch(op, "operands %" + in[0]->name + " " + shape_string(in[0]->shape) +
-                                " and %" + in[1]->name + " " + shape_string(in[1]->shape) +
-                                " differ (Add does not broadcast)");
-      }
       return std::vector<Shape>{in[0]->shape};
     case OpKind::BatchNormalization:
     case OpKind::Scale: {
@@ -227,8 +225,12 @@ Result<std::vector<Shape>> output_shapes(const Graph& graph, const Op& op) {
       }
       return std::vector<Shape>{out};
     }
+    default: {
+      std::vector<Shape> shapes;
+      for (const Tensor* value : in) shapes.push_back(value->shape);
+      return workload_output_shapes(op, shapes);
+    }
   }
-  return mismatch(op, "no shape rule");
 }
 
 }  // namespace
@@ -251,12 +253,16 @@ Status infer_shapes(Graph& graph, OpId id) {
         out.dtype = DType::f32;
         break;
       case OpKind::Conv:
-      case OpKind::Gemm: {
+      case OpKind::Gemm:
+      case OpKind::MatMul: {
         // Integer operands accumulate in i32 until a Requantize brings them back down.
         const DType in = graph.tensor(op.inputs[0]).dtype;
         out.dtype = is_integer(in) ? DType::i32 : in;
         break;
       }
+      case OpKind::Where:  // the condition is a mask; the values come from the branches
+        out.dtype = graph.tensor(op.inputs[1]).dtype;
+        break;
       default:
         out.dtype = graph.tensor(op.inputs[0]).dtype;
         break;

@@ -206,6 +206,9 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
       case OpKind::Dequantize:
       case OpKind::Requantize:
         return fail(where(op) + ": the graph is already quantized");
+      default:
+        return fail(where(op) + ": " + std::string(ir::to_string(op.kind)) +
+                    " cannot be quantized yet");
     }
     if (op.kind == OpKind::Softmax) {
       const auto& out = op.outputs[0];

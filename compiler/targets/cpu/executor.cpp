@@ -18,6 +18,7 @@
 #include "compiler/quant/realize.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
+#include "compiler/targets/cpu/ops/kernel.hpp"
 #include "support/int_ops.hpp"
 #include "support/seeded.hpp"
 
@@ -472,549 +473,586 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
       const std::string& out_name = fusion ? fusion->output : op.outputs.at(0);
       TensorData y;
       bool y_nhwc = false;
+      // The kinds registered by kind (compiler/targets/cpu/ops), and the built-in kinds in the
+      // forms only a registered kernel runs (a broadcasting Add, a masked or integer Softmax).
+      const auto registered = [&]() -> Status {
+        const OpKernel kernel = find_op_kernel(op.kind);
+        if (!kernel) return fail(where(op) + ": no kernel for this op kind");
+        KernelArgs args{graph_, op, {}};
+        for (const auto& in : op.inputs) args.inputs.push_back(&nchw(in));
+        auto results = kernel(args);
+        if (!results) return fail(results.reason());
+        auto& values_out = results.value();
+        y = std::move(values_out[0]);
+        for (std::size_t k = 1; k < values_out.size(); ++k) {
+          if (options.observer)
+            if (auto ok = options.observer(op.outputs[k], values_out[k]); !ok) return ok;
+          if (options.layout_observer)
+            if (auto ok = options.layout_observer(op.outputs[k], values_out[k], false); !ok)
+              return ok;
+          values[op.outputs[k]] = Value{std::move(values_out[k]), false};
+        }
+        return {};
+      };
+      const bool builtin =
+          op.kind <= OpKind::Requantize &&
+          !(op.kind == OpKind::Add &&
+            graph_.tensor(op.inputs[0]).shape != graph_.tensor(op.inputs[1]).shape) &&
+          !(op.kind == OpKind::Softmax &&
+            (op.inputs.size() > 1 || graph_.tensor(op.inputs[0]).dtype != DType::f32));
       try {
-        switch (op.kind) {
-          case OpKind::Input: {
-            const auto it = inputs.find(op.outputs[0]);
-            if (it == inputs.end()) return fail("no value given for graph input %" + out_name);
-            const auto& t = graph_.tensor(out_name);
-            if (it->second.shape() != t.shape || it->second.dtype() != t.dtype)
-              return fail("graph input %" + out_name + " expects " + ir::type_string(t) + ", got " +
-                          std::string(ir::to_string(it->second.dtype())) +
-                          ir::shape_string(it->second.shape()));
-            y = it->second;
-            break;
-          }
-          case OpKind::Conv: {
-            const TensorData& w = nchw(op.inputs[1]);
-            const TensorData* b = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
-            const auto& x_t = graph_.tensor(op.inputs[0]);
-            const auto& y_t = graph_.tensor(op.outputs[0]);
-            const auto g = ir::window_geometry(op);
-            // Weights that are not constants (ONNX node tests feed them as inputs) cannot be
-            // reordered once: rebuild the primitive for every run.
-            const bool constant_weights = graph_.tensor(op.inputs[1]).constant;
-            const bool onednn_int = (x_t.dtype == DType::i8 || x_t.dtype == DType::u8) &&
-                                    w.dtype() == DType::i8 && y_t.dtype == DType::i32;
-            if (x_t.dtype == DType::f32 || onednn_int) {
-              const TensorData& x = channels_last(op.inputs[0]);
-              // Without VNNI oneDNN's 8-bit convolution is not exact (onednn_int8_conv_exact):
-              // the accumulators then come from the exact im2col loop, the rest is the same.
-              const bool im2col = onednn_int && !onednn_int8_conv_exact();
-              auto& conv = impl_->convs[id];
-              const std::vector<std::int16_t>* w16 = nullptr;
-              if (im2col) {
-                auto& cached = impl_->im2col_weights[id];
-                if (cached.empty() || !constant_weights) cached = im2col_weights_of(w);
-                w16 = &cached;
-              } else if (!conv || !constant_weights) {
-                if (x.dtype() == DType::f32)
-                  conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w, b,
-                                                    dt::f32, dt::f32, dt::f32);
-                else  // exact: s8/u8 x s8 -> s32 with no scales; the int32 bias is added below
-                  conv = std::make_unique<DnnlConv>(
-                      impl_->engine, x.shape(), y_t.shape, g, w, nullptr,
-                      x.dtype() == DType::i8 ? dt::s8 : dt::u8, dt::s8, dt::s32);
-              }
-              y_nhwc = true;
-              const auto& ys = y_t.shape;
-              const std::int64_t pixels = ys[0] * ys[2] * ys[3], channels = ys[1];
-              const std::int32_t* bias = onednn_int && b ? b->data<std::int32_t>() : nullptr;
-              // The accumulators without the bias into `out` (NHWC int32); false when one
-              // leaves int32 (only the im2col loop sees that: 8-bit products would need more
-              // than 2^17 terms).
-              const auto accumulate = [&](std::int32_t* out) {
-                if (!im2col) {
-                  conv->run(x.raw(), out);
-                  return true;
+        if (!builtin) {
+          if (auto ok = registered(); !ok) return fail(ok.reason());
+        } else
+          switch (op.kind) {
+            case OpKind::Input: {
+              const auto it = inputs.find(op.outputs[0]);
+              if (it == inputs.end()) return fail("no value given for graph input %" + out_name);
+              const auto& t = graph_.tensor(out_name);
+              if (it->second.shape() != t.shape || it->second.dtype() != t.dtype)
+                return fail("graph input %" + out_name + " expects " + ir::type_string(t) +
+                            ", got " + std::string(ir::to_string(it->second.dtype())) +
+                            ir::shape_string(it->second.shape()));
+              y = it->second;
+              break;
+            }
+            case OpKind::Conv: {
+              const TensorData& w = nchw(op.inputs[1]);
+              const TensorData* b = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
+              const auto& x_t = graph_.tensor(op.inputs[0]);
+              const auto& y_t = graph_.tensor(op.outputs[0]);
+              const auto g = ir::window_geometry(op);
+              // Weights that are not constants (ONNX node tests feed them as inputs) cannot be
+              // reordered once: rebuild the primitive for every run.
+              const bool constant_weights = graph_.tensor(op.inputs[1]).constant;
+              const bool onednn_int = (x_t.dtype == DType::i8 || x_t.dtype == DType::u8) &&
+                                      w.dtype() == DType::i8 && y_t.dtype == DType::i32;
+              if (x_t.dtype == DType::f32 || onednn_int) {
+                const TensorData& x = channels_last(op.inputs[0]);
+                // Without VNNI oneDNN's 8-bit convolution is not exact (onednn_int8_conv_exact):
+                // the accumulators then come from the exact im2col loop, the rest is the same.
+                const bool im2col = onednn_int && !onednn_int8_conv_exact();
+                auto& conv = impl_->convs[id];
+                const std::vector<std::int16_t>* w16 = nullptr;
+                if (im2col) {
+                  auto& cached = impl_->im2col_weights[id];
+                  if (cached.empty() || !constant_weights) cached = im2col_weights_of(w);
+                  w16 = &cached;
+                } else if (!conv || !constant_weights) {
+                  if (x.dtype() == DType::f32)
+                    conv = std::make_unique<DnnlConv>(impl_->engine, x.shape(), y_t.shape, g, w, b,
+                                                      dt::f32, dt::f32, dt::f32);
+                  else  // exact: s8/u8 x s8 -> s32 with no scales; the int32 bias is added below
+                    conv = std::make_unique<DnnlConv>(
+                        impl_->engine, x.shape(), y_t.shape, g, w, nullptr,
+                        x.dtype() == DType::i8 ? dt::s8 : dt::u8, dt::s8, dt::s32);
                 }
+                y_nhwc = true;
+                const auto& ys = y_t.shape;
+                const std::int64_t pixels = ys[0] * ys[2] * ys[3], channels = ys[1];
+                const std::int32_t* bias = onednn_int && b ? b->data<std::int32_t>() : nullptr;
+                // The accumulators without the bias into `out` (NHWC int32); false when one
+                // leaves int32 (only the im2col loop sees that: 8-bit products would need more
+                // than 2^17 terms).
+                const auto accumulate = [&](std::int32_t* out) {
+                  if (!im2col) {
+                    conv->run(x.raw(), out);
+                    return true;
+                  }
+                  std::vector<std::int16_t> x16;
+                  const auto& xs = x.shape();
+                  return nhwc::conv_im2col_s16(as_int16(x, x16), w16->data(), nullptr, out, xs[0],
+                                               xs[1], xs[2], xs[3], ys[1], ys[2], ys[3], g);
+                };
+                const auto overflow = [&] {
+                  TensorData check(DType::i32, ys);
+                  auto ok = conv_int_reference(nchw(op.inputs[0]), w, nullptr, g, check);
+                  return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
+                };
+                std::int32_t* acc = nullptr;
+                if (fusion) {
+                  impl_->accumulators.resize(static_cast<std::size_t>(ir::element_count(ys)));
+                  acc = impl_->accumulators.data();
+                  if (!accumulate(acc)) return overflow();
+                  y = allocate(graph_, out_name);
+                  bool in_range = true;
+                  with_int(y, [&](auto* out) {
+                    using T = std::remove_pointer_t<decltype(out)>;
+                    if constexpr (std::is_same_v<T, std::int32_t>) {
+                      throw std::logic_error("fused requantize to int32");
+                    } else {
+                      in_range =
+                          parallel_slices(pixels, 1024, [&](std::int64_t p0, std::int64_t p1) {
+                            return nhwc::requantize(acc + p0 * channels, bias, out + p0 * channels,
+                                                    p1 - p0, channels, fusion->requant);
+                          });
+                    }
+                  });
+                  if (in_range) break;
+                } else {
+                  y = allocate(graph_, out_name);
+                  if (!accumulate(y.data<std::int32_t>())) return overflow();
+                  if (!bias || nhwc::add_bias(y.data<std::int32_t>(), bias, pixels, channels))
+                    break;
+                  acc = y.data<std::int32_t>();
+                }
+                // The first element (in NCHW order, as the scalar contract reports it) whose
+                // accumulator + bias leaves int32.
+                const std::int64_t inner = ys[2] * ys[3];
+                for (std::int64_t i = 0; i < ir::element_count(ys); ++i) {
+                  const std::int64_t n = i / (channels * inner), c = (i / inner) % channels;
+                  const std::int64_t v =
+                      std::int64_t{acc[(n * inner + i % inner) * channels + c]} + bias[c];
+                  if (v > std::numeric_limits<std::int32_t>::max() ||
+                      v < std::numeric_limits<std::int32_t>::min())
+                    return fail(where(op) +
+                                ": int32 accumulator overflow adding the bias at output element " +
+                                std::to_string(i));
+                }
+                return fail(where(op) + ": int32 accumulator overflow adding the bias");
+              } else if (y_t.dtype == DType::i32 && x_t.dtype != DType::i32 &&
+                         (w.dtype() == DType::i8 || w.dtype() == DType::i16) &&
+                         (!b || b->dtype() == DType::i32)) {
+                // 16-bit data: im2col + int64-accumulated dot products (oneDNN has no s16 conv).
+                const TensorData& x = channels_last(op.inputs[0]);
+                const auto &xs = x.shape(), &ys = y_t.shape;
                 std::vector<std::int16_t> x16;
-                const auto& xs = x.shape();
-                return nhwc::conv_im2col_s16(as_int16(x, x16), w16->data(), nullptr, out, xs[0],
-                                             xs[1], xs[2], xs[3], ys[1], ys[2], ys[3], g);
-              };
-              const auto overflow = [&] {
-                TensorData check(DType::i32, ys);
-                auto ok = conv_int_reference(nchw(op.inputs[0]), w, nullptr, g, check);
-                return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
-              };
-              std::int32_t* acc = nullptr;
-              if (fusion) {
-                impl_->accumulators.resize(static_cast<std::size_t>(ir::element_count(ys)));
-                acc = impl_->accumulators.data();
-                if (!accumulate(acc)) return overflow();
+                const std::int16_t* xp = as_int16(x, x16);
+                auto& w16 = impl_->im2col_weights[id];
+                if (w16.empty() || !constant_weights) w16 = im2col_weights_of(w);
                 y = allocate(graph_, out_name);
-                bool in_range = true;
+                y_nhwc = true;
+                if (!nhwc::conv_im2col_s16(xp, w16.data(), b ? b->data<std::int32_t>() : nullptr,
+                                           y.data<std::int32_t>(), xs[0], xs[1], xs[2], xs[3],
+                                           ys[1], ys[2], ys[3], g)) {
+                  // Out of int32 somewhere: the reference names the first element.
+                  TensorData check(DType::i32, ys);
+                  auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, check);
+                  return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
+                }
+              } else if (y_t.dtype == DType::i32) {
+                y = allocate(graph_, out_name);
+                if (auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, y); !ok)
+                  return fail(where(op) + ": " + ok.reason());
+              } else {
+                return fail(where(op) + ": unsupported dtypes " +
+                            std::string(ir::to_string(x_t.dtype)) + " x " +
+                            std::string(ir::to_string(w.dtype())) + " -> " +
+                            std::string(ir::to_string(y_t.dtype)));
+              }
+              break;
+            }
+            case OpKind::Gemm: {
+              const TensorData& a = nchw(op.inputs[0]);
+              const TensorData& b = nchw(op.inputs[1]);
+              const TensorData* c = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
+              y = allocate(graph_, out_name);
+              const bool trans_b = op.get_int("transB") != 0;
+              if (a.dtype() == DType::f32) {
+                gemm_f32(a, b, c, trans_b, op.get_float("alpha"), op.get_float("beta"), y);
+                break;
+              }
+              const std::int64_t M = a.shape()[0], K = a.shape()[1];
+              const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
+              const bool fast = a.dtype() == DType::i8 && b.dtype() == DType::i8 &&
+                                graph_.tensor(op.inputs[1]).constant && K < (1 << 17) &&
+                                (!c || (c->dtype() == DType::i32 && c->size() == N));
+              if (fast) {
+                auto& b_nk = impl_->gemm_weights_nk[id];
+                if (b_nk.empty()) {  // once: b as [N, K] rows, contiguous along K
+                  b_nk.resize(static_cast<std::size_t>(N * K));
+                  const std::int8_t* bv = b.data<std::int8_t>();
+                  for (std::int64_t n = 0; n < N; ++n)
+                    for (std::int64_t k = 0; k < K; ++k)
+                      b_nk[static_cast<std::size_t>(n * K + k)] =
+                          trans_b ? bv[n * K + k] : bv[k * N + n];
+                }
+                if (nhwc::gemm_s8(a.data<std::int8_t>(), b_nk.data(),
+                                  c ? c->data<std::int32_t>() : nullptr, y.data<std::int32_t>(), M,
+                                  N, K))
+                  break;
+              }
+              // The reference also locates the first overflow for the message.
+              if (auto ok = gemm_int_reference(a, b, c, trans_b, y); !ok)
+                return fail(where(op) + ": " + ok.reason());
+              break;
+            }
+            case OpKind::Requantize: {
+              const auto& acc_t = graph_.tensor(op.inputs[0]);
+              const bool spatial = acc_t.shape.size() == 4;
+              const TensorData& acc = spatial ? channels_last(op.inputs[0]) : nchw(op.inputs[0]);
+              y = allocate(graph_, out_name);
+              y_nhwc = spatial;
+              const auto raw = quant::requantize_params(acc_t, graph_.tensor(out_name));
+              const auto& out_q = *graph_.tensor(out_name).quant;
+              const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
+              const auto& s = acc.shape();
+              if (!(spatial || s.size() == 2 || raw.size() == 1)) {
+                // Per-channel on axis 1 of another rank: the plain loop.
+                const std::int64_t C = s[1], inner = channel_inner(s);
+                const std::int32_t* a = acc.data<std::int32_t>();
                 with_int(y, [&](auto* out) {
-                  using T = std::remove_pointer_t<decltype(out)>;
-                  if constexpr (std::is_same_v<T, std::int32_t>) {
-                    throw std::logic_error("fused requantize to int32");
-                  } else {
-                    in_range = parallel_slices(pixels, 1024, [&](std::int64_t p0, std::int64_t p1) {
-                      return nhwc::requantize(acc + p0 * channels, bias, out + p0 * channels,
-                                              p1 - p0, channels, fusion->requant);
-                    });
+                  for (std::int64_t i = 0; i < acc.size(); ++i) {
+                    auto p = raw[static_cast<std::size_t>((i / inner) % C)];
+                    p.zero_point = zp;
+                    out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(
+                        intops::requantize(a[i], p));
                   }
                 });
-                if (in_range) break;
-              } else {
-                y = allocate(graph_, out_name);
-                if (!accumulate(y.data<std::int32_t>())) return overflow();
-                if (!bias || nhwc::add_bias(y.data<std::int32_t>(), bias, pixels, channels)) break;
-                acc = y.data<std::int32_t>();
+                break;
               }
-              // The first element (in NCHW order, as the scalar contract reports it) whose
-              // accumulator + bias leaves int32.
-              const std::int64_t inner = ys[2] * ys[3];
-              for (std::int64_t i = 0; i < ir::element_count(ys); ++i) {
-                const std::int64_t n = i / (channels * inner), c = (i / inner) % channels;
-                const std::int64_t v =
-                    std::int64_t{acc[(n * inner + i % inner) * channels + c]} + bias[c];
-                if (v > std::numeric_limits<std::int32_t>::max() ||
-                    v < std::numeric_limits<std::int32_t>::min())
-                  return fail(where(op) +
-                              ": int32 accumulator overflow adding the bias at output element " +
-                              std::to_string(i));
+              // Channels innermost: NHWC, [N, C], or one per-tensor lane for any shape.
+              const std::int64_t channels = raw.size() == 1 ? 1 : s[1];
+              auto& params = impl_->requants[id];
+              if (params.multiplier.empty()) {
+                params = nhwc::channel_requant(raw, channels);
+                params.zero_point = zp;
               }
-              return fail(where(op) + ": int32 accumulator overflow adding the bias");
-            } else if (y_t.dtype == DType::i32 && x_t.dtype != DType::i32 &&
-                       (w.dtype() == DType::i8 || w.dtype() == DType::i16) &&
-                       (!b || b->dtype() == DType::i32)) {
-              // 16-bit data: im2col + int64-accumulated dot products (oneDNN has no s16 conv).
+              with_int(y, [&](auto* out) {
+                using T = std::remove_pointer_t<decltype(out)>;
+                const std::int32_t* a = acc.data<std::int32_t>();
+                if constexpr (std::is_same_v<T, std::int32_t>) {  // no vector kernel for int32 out
+                  for (std::int64_t i = 0; i < acc.size(); ++i) {
+                    auto p = raw[raw.size() == 1 ? 0 : static_cast<std::size_t>(i % channels)];
+                    p.zero_point = zp;
+                    out[i] = intops::requantize(a[i], p);
+                  }
+                } else {
+                  parallel_slices(
+                      acc.size() / channels, 1024, [&](std::int64_t p0, std::int64_t p1) {
+                        return nhwc::requantize(a + p0 * channels, nullptr, out + p0 * channels,
+                                                p1 - p0, channels, params);
+                      });
+                }
+              });
+              break;
+            }
+            case OpKind::Quantize: {
+              const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+              const TensorData& x = *xp;
+              y = allocate(graph_, out_name);
+              y_nhwc = x_nhwc;
+              const auto& q = *graph_.tensor(out_name).quant;
+              const int bits = quant::dtype_bits(y.dtype());
+              const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
+              const std::int32_t lo = y.dtype() == DType::u8 ? 0 : intops::qmin(bits);
+              const std::int32_t hi = y.dtype() == DType::u8 ? 255 : intops::qmax(bits);
+              const float* xv = x.data<float>();
+              if (y.dtype() == DType::i8) {
+                nhwc::quantize(xv, y.data<std::int8_t>(), x.size(), double{q.scales[0]}, zp, lo,
+                               hi);
+                break;
+              }
+              with_int(y, [&](auto* out) {
+                for (std::int64_t i = 0; i < x.size(); ++i) {
+                  const double r =
+                      std::isnan(xv[i]) ? 0.0 : std::round(double{xv[i]} / q.scales[0]);
+                  const double v =
+                      std::clamp(r + zp, static_cast<double>(lo), static_cast<double>(hi));
+                  out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(v);
+                }
+              });
+              break;
+            }
+            case OpKind::Dequantize: {
+              const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+              const TensorData& x = *xp;
+              y = allocate(graph_, out_name);
+              y_nhwc = x_nhwc;
+              const auto& q = *graph_.tensor(op.inputs[0]).quant;
+              const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
+              float* out = y.data<float>();
+              for (std::int64_t i = 0; i < x.size(); ++i)
+                out[i] = static_cast<float>((x.at(i) - zp) * static_cast<double>(q.scales[0]));
+              break;
+            }
+            case OpKind::MaxPool: {
               const TensorData& x = channels_last(op.inputs[0]);
-              const auto &xs = x.shape(), &ys = y_t.shape;
-              std::vector<std::int16_t> x16;
-              const std::int16_t* xp = as_int16(x, x16);
-              auto& w16 = impl_->im2col_weights[id];
-              if (w16.empty() || !constant_weights) w16 = im2col_weights_of(w);
               y = allocate(graph_, out_name);
               y_nhwc = true;
-              if (!nhwc::conv_im2col_s16(xp, w16.data(), b ? b->data<std::int32_t>() : nullptr,
-                                         y.data<std::int32_t>(), xs[0], xs[1], xs[2], xs[3], ys[1],
-                                         ys[2], ys[3], g)) {
-                // Out of int32 somewhere: the reference names the first element.
-                TensorData check(DType::i32, ys);
-                auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, check);
-                return fail(where(op) + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
-              }
-            } else if (y_t.dtype == DType::i32) {
-              y = allocate(graph_, out_name);
-              if (auto ok = conv_int_reference(nchw(op.inputs[0]), w, b, g, y); !ok)
-                return fail(where(op) + ": " + ok.reason());
-            } else {
-              return fail(where(op) + ": unsupported dtypes " +
-                          std::string(ir::to_string(x_t.dtype)) + " x " +
-                          std::string(ir::to_string(w.dtype())) + " -> " +
-                          std::string(ir::to_string(y_t.dtype)));
-            }
-            break;
-          }
-          case OpKind::Gemm: {
-            const TensorData& a = nchw(op.inputs[0]);
-            const TensorData& b = nchw(op.inputs[1]);
-            const TensorData* c = op.inputs.size() > 2 ? &nchw(op.inputs[2]) : nullptr;
-            y = allocate(graph_, out_name);
-            const bool trans_b = op.get_int("transB") != 0;
-            if (a.dtype() == DType::f32) {
-              gemm_f32(a, b, c, trans_b, op.get_float("alpha"), op.get_float("beta"), y);
-              break;
-            }
-            const std::int64_t M = a.shape()[0], K = a.shape()[1];
-            const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
-            const bool fast = a.dtype() == DType::i8 && b.dtype() == DType::i8 &&
-                              graph_.tensor(op.inputs[1]).constant && K < (1 << 17) &&
-                              (!c || (c->dtype() == DType::i32 && c->size() == N));
-            if (fast) {
-              auto& b_nk = impl_->gemm_weights_nk[id];
-              if (b_nk.empty()) {  // once: b as [N, K] rows, contiguous along K
-                b_nk.resize(static_cast<std::size_t>(N * K));
-                const std::int8_t* bv = b.data<std::int8_t>();
-                for (std::int64_t n = 0; n < N; ++n)
-                  for (std::int64_t k = 0; k < K; ++k)
-                    b_nk[static_cast<std::size_t>(n * K + k)] =
-                        trans_b ? bv[n * K + k] : bv[k * N + n];
-              }
-              if (nhwc::gemm_s8(a.data<std::int8_t>(), b_nk.data(),
-                                c ? c->data<std::int32_t>() : nullptr, y.data<std::int32_t>(), M, N,
-                                K))
-                break;
-            }
-            // The reference also locates the first overflow for the message.
-            if (auto ok = gemm_int_reference(a, b, c, trans_b, y); !ok)
-              return fail(where(op) + ": " + ok.reason());
-            break;
-          }
-          case OpKind::Requantize: {
-            const auto& acc_t = graph_.tensor(op.inputs[0]);
-            const bool spatial = acc_t.shape.size() == 4;
-            const TensorData& acc = spatial ? channels_last(op.inputs[0]) : nchw(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            y_nhwc = spatial;
-            const auto raw = quant::requantize_params(acc_t, graph_.tensor(out_name));
-            const auto& out_q = *graph_.tensor(out_name).quant;
-            const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
-            const auto& s = acc.shape();
-            if (!(spatial || s.size() == 2 || raw.size() == 1)) {
-              // Per-channel on axis 1 of another rank: the plain loop.
-              const std::int64_t C = s[1], inner = channel_inner(s);
-              const std::int32_t* a = acc.data<std::int32_t>();
-              with_int(y, [&](auto* out) {
-                for (std::int64_t i = 0; i < acc.size(); ++i) {
-                  auto p = raw[static_cast<std::size_t>((i / inner) % C)];
-                  p.zero_point = zp;
-                  out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(
-                      intops::requantize(a[i], p));
-                }
+              const auto g = ir::window_geometry(op);
+              const auto &xs = x.shape(), &ys = y.shape();
+              with_any(y, [&](auto* out) {
+                using T = std::remove_pointer_t<decltype(out)>;
+                nhwc::max_pool<T>(x.data<T>(), out, xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], g);
               });
               break;
             }
-            // Channels innermost: NHWC, [N, C], or one per-tensor lane for any shape.
-            const std::int64_t channels = raw.size() == 1 ? 1 : s[1];
-            auto& params = impl_->requants[id];
-            if (params.multiplier.empty()) {
-              params = nhwc::channel_requant(raw, channels);
-              params.zero_point = zp;
-            }
-            with_int(y, [&](auto* out) {
-              using T = std::remove_pointer_t<decltype(out)>;
-              const std::int32_t* a = acc.data<std::int32_t>();
-              if constexpr (std::is_same_v<T, std::int32_t>) {  // no vector kernel for int32 out
-                for (std::int64_t i = 0; i < acc.size(); ++i) {
-                  auto p = raw[raw.size() == 1 ? 0 : static_cast<std::size_t>(i % channels)];
-                  p.zero_point = zp;
-                  out[i] = intops::requantize(a[i], p);
-                }
+            case OpKind::AveragePool:
+            case OpKind::GlobalAveragePool: {
+              const TensorData& x = channels_last(op.inputs[0]);
+              y = allocate(graph_, out_name);
+              y_nhwc = true;
+              ir::WindowGeometry g;
+              bool include_pad = true;
+              if (op.kind == OpKind::AveragePool) {
+                g = ir::window_geometry(op);
+                include_pad = op.get_int("count_include_pad") != 0;
               } else {
-                parallel_slices(acc.size() / channels, 1024, [&](std::int64_t p0, std::int64_t p1) {
-                  return nhwc::requantize(a + p0 * channels, nullptr, out + p0 * channels, p1 - p0,
-                                          channels, params);
+                g.kernel_h = x.shape()[2];
+                g.kernel_w = x.shape()[3];
+              }
+              const auto &xs = x.shape(), &ys = y.shape();
+              const std::int64_t C = xs[1];
+              std::vector<std::int64_t> counts(static_cast<std::size_t>(ys[0] * ys[2] * ys[3]));
+              if (x.dtype() == DType::f32) {
+                std::vector<double> sums(static_cast<std::size_t>(y.size()));
+                nhwc::window_sums(x.data<float>(), sums.data(), counts.data(), xs[0], C, xs[2],
+                                  xs[3], ys[2], ys[3], g, include_pad);
+                float* out = y.data<float>();
+                for (std::int64_t i = 0; i < y.size(); ++i)
+                  out[i] = static_cast<float>(sums[static_cast<std::size_t>(i)] /
+                                              static_cast<double>(counts[i / C]));
+              } else {
+                const std::int64_t n = g.kernel_h * g.kernel_w;
+                auto p =
+                    quant::average_params(graph_.tensor(op.inputs[0]), graph_.tensor(out_name), n);
+                std::vector<std::int64_t> sums(static_cast<std::size_t>(y.size()));
+                with_int(y, [&](auto* out) {
+                  using T = std::remove_pointer_t<decltype(out)>;
+                  nhwc::window_sums(x.data<T>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
+                                    ys[2], ys[3], g, include_pad);
+                  for (std::int64_t i = 0; i < y.size(); ++i)
+                    out[i] = static_cast<T>(intops::requantize(
+                        static_cast<std::int32_t>(sums[static_cast<std::size_t>(i)]), p));
                 });
               }
-            });
-            break;
-          }
-          case OpKind::Quantize: {
-            const auto [xp, x_nhwc] = as_is(op.inputs[0]);
-            const TensorData& x = *xp;
-            y = allocate(graph_, out_name);
-            y_nhwc = x_nhwc;
-            const auto& q = *graph_.tensor(out_name).quant;
-            const int bits = quant::dtype_bits(y.dtype());
-            const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
-            const std::int32_t lo = y.dtype() == DType::u8 ? 0 : intops::qmin(bits);
-            const std::int32_t hi = y.dtype() == DType::u8 ? 255 : intops::qmax(bits);
-            const float* xv = x.data<float>();
-            if (y.dtype() == DType::i8) {
-              nhwc::quantize(xv, y.data<std::int8_t>(), x.size(), double{q.scales[0]}, zp, lo, hi);
               break;
             }
-            with_int(y, [&](auto* out) {
-              for (std::int64_t i = 0; i < x.size(); ++i) {
-                const double r = std::isnan(xv[i]) ? 0.0 : std::round(double{xv[i]} / q.scales[0]);
-                const double v =
-                    std::clamp(r + zp, static_cast<double>(lo), static_cast<double>(hi));
-                out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(v);
+            case OpKind::Relu:
+            case OpKind::Clip: {
+              const auto [xp, x_nhwc] = as_is(op.inputs[0]);
+              const TensorData& x = *xp;
+              y = allocate(graph_, out_name);
+              y_nhwc = x_nhwc;
+              double lo = 0.0, hi = std::numeric_limits<double>::infinity();
+              if (op.kind == OpKind::Clip) {
+                lo = op.get_float("min");
+                hi = op.get_float("max");
               }
-            });
-            break;
-          }
-          case OpKind::Dequantize: {
-            const auto [xp, x_nhwc] = as_is(op.inputs[0]);
-            const TensorData& x = *xp;
-            y = allocate(graph_, out_name);
-            y_nhwc = x_nhwc;
-            const auto& q = *graph_.tensor(op.inputs[0]).quant;
-            const std::int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[0];
-            float* out = y.data<float>();
-            for (std::int64_t i = 0; i < x.size(); ++i)
-              out[i] = static_cast<float>((x.at(i) - zp) * static_cast<double>(q.scales[0]));
-            break;
-          }
-          case OpKind::MaxPool: {
-            const TensorData& x = channels_last(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            y_nhwc = true;
-            const auto g = ir::window_geometry(op);
-            const auto &xs = x.shape(), &ys = y.shape();
-            with_any(y, [&](auto* out) {
-              using T = std::remove_pointer_t<decltype(out)>;
-              nhwc::max_pool<T>(x.data<T>(), out, xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], g);
-            });
-            break;
-          }
-          case OpKind::AveragePool:
-          case OpKind::GlobalAveragePool: {
-            const TensorData& x = channels_last(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            y_nhwc = true;
-            ir::WindowGeometry g;
-            bool include_pad = true;
-            if (op.kind == OpKind::AveragePool) {
-              g = ir::window_geometry(op);
-              include_pad = op.get_int("count_include_pad") != 0;
-            } else {
-              g.kernel_h = x.shape()[2];
-              g.kernel_w = x.shape()[3];
+              if (x.dtype() == DType::f32) {
+                const float* xv = x.data<float>();
+                float* out = y.data<float>();
+                const float flo =
+                    static_cast<float>(std::max(lo, double{std::numeric_limits<float>::lowest()}));
+                const float fhi =
+                    static_cast<float>(std::min(hi, double{std::numeric_limits<float>::max()}));
+                for (std::int64_t i = 0; i < x.size(); ++i)
+                  out[i] = std::min(std::max(xv[i], flo), fhi);
+              } else {
+                const auto [ilo, ihi] = activation_bounds(graph_, op);
+                if (x.dtype() == DType::i8) {
+                  nhwc::clamp(x.data<std::int8_t>(), y.data<std::int8_t>(), x.size(), ilo, ihi);
+                  break;
+                }
+                if (x.dtype() == DType::i16) {
+                  nhwc::clamp(x.data<std::int16_t>(), y.data<std::int16_t>(), x.size(), ilo, ihi);
+                  break;
+                }
+                with_int(y, [&](auto* out) {
+                  using T = std::remove_pointer_t<decltype(out)>;
+                  const T* xv = x.data<T>();
+                  for (std::int64_t i = 0; i < x.size(); ++i)
+                    out[i] = static_cast<T>(std::clamp<std::int32_t>(xv[i], ilo, ihi));
+                });
+              }
+              break;
             }
-            const auto &xs = x.shape(), &ys = y.shape();
-            const std::int64_t C = xs[1];
-            std::vector<std::int64_t> counts(static_cast<std::size_t>(ys[0] * ys[2] * ys[3]));
-            if (x.dtype() == DType::f32) {
-              std::vector<double> sums(static_cast<std::size_t>(y.size()));
-              nhwc::window_sums(x.data<float>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
-                                ys[2], ys[3], g, include_pad);
-              float* out = y.data<float>();
-              for (std::int64_t i = 0; i < y.size(); ++i)
-                out[i] = static_cast<float>(sums[static_cast<std::size_t>(i)] /
-                                            static_cast<double>(counts[i / C]));
-            } else {
-              const std::int64_t n = g.kernel_h * g.kernel_w;
-              auto p =
-                  quant::average_params(graph_.tensor(op.inputs[0]), graph_.tensor(out_name), n);
-              std::vector<std::int64_t> sums(static_cast<std::size_t>(y.size()));
-              with_int(y, [&](auto* out) {
-                using T = std::remove_pointer_t<decltype(out)>;
-                nhwc::window_sums(x.data<T>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
-                                  ys[2], ys[3], g, include_pad);
-                for (std::int64_t i = 0; i < y.size(); ++i)
-                  out[i] = static_cast<T>(intops::requantize(
-                      static_cast<std::int32_t>(sums[static_cast<std::size_t>(i)]), p));
-              });
+            case OpKind::Add: {
+              const auto [ap, a_nhwc] = as_is(op.inputs[0]);
+              const TensorData& a = *ap;
+              const TensorData& b = in_layout(op.inputs[1], a_nhwc);
+              y = allocate(graph_, out_name);
+              y_nhwc = a_nhwc;
+              if (a.size() != b.size()) return fail(where(op) + ": operands differ in size");
+              if (a.dtype() == DType::f32) {
+                const float *av = a.data<float>(), *bv = b.data<float>();
+                float* out = y.data<float>();
+                for (std::int64_t i = 0; i < a.size(); ++i) out[i] = av[i] + bv[i];
+                break;
+              }
+              const auto p = fusion ? fusion->add
+                                    : quant::add_params(graph_.tensor(op.inputs[0]),
+                                                        graph_.tensor(op.inputs[1]),
+                                                        graph_.tensor(op.outputs[0]));
+              const bool same = a.dtype() == y.dtype() && b.dtype() == y.dtype();
+              if (same && y.dtype() == DType::i8) {
+                parallel_slices(a.size(), 1 << 16, [&](std::int64_t i0, std::int64_t i1) {
+                  nhwc::add_requantize(a.data<std::int8_t>() + i0, b.data<std::int8_t>() + i0,
+                                       y.data<std::int8_t>() + i0, i1 - i0, p);
+                  return true;
+                });
+              } else if (same && y.dtype() == DType::i16) {
+                nhwc::add_requantize(a.data<std::int16_t>(), b.data<std::int16_t>(),
+                                     y.data<std::int16_t>(), a.size(), p);
+              } else {
+                const auto av = a.to_i32(), bv = b.to_i32();
+                with_int(y, [&](auto* out) {
+                  using T = std::remove_pointer_t<decltype(out)>;
+                  for (std::int64_t i = 0; i < a.size(); ++i)
+                    out[i] = static_cast<T>(intops::add_requantize(
+                        av[static_cast<std::size_t>(i)], bv[static_cast<std::size_t>(i)], p));
+                });
+              }
+              break;
             }
-            break;
-          }
-          case OpKind::Relu:
-          case OpKind::Clip: {
-            const auto [xp, x_nhwc] = as_is(op.inputs[0]);
-            const TensorData& x = *xp;
-            y = allocate(graph_, out_name);
-            y_nhwc = x_nhwc;
-            double lo = 0.0, hi = std::numeric_limits<double>::infinity();
-            if (op.kind == OpKind::Clip) {
-              lo = op.get_float("min");
-              hi = op.get_float("max");
-            }
-            if (x.dtype() == DType::f32) {
+            case OpKind::BatchNormalization:
+            case OpKind::Scale: {
+              const TensorData& x = nchw(op.inputs[0]);
+              y = allocate(graph_, out_name);
+              if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
+              const std::int64_t C = x.shape()[1], inner = channel_inner(x.shape());
+              std::vector<double> mul(static_cast<std::size_t>(C)),
+                  add(static_cast<std::size_t>(C), 0.0);
+              if (op.kind == OpKind::BatchNormalization) {
+                const float* gamma = nchw(op.inputs[1]).data<float>();
+                const float* beta = nchw(op.inputs[2]).data<float>();
+                const float* mean = nchw(op.inputs[3]).data<float>();
+                const float* var = nchw(op.inputs[4]).data<float>();
+                const double eps = op.get_float("epsilon");
+                for (std::int64_t c = 0; c < C; ++c) {
+                  mul[c] = gamma[c] / std::sqrt(double{var[c]} + eps);
+                  add[c] = beta[c] - mean[c] * mul[c];
+                }
+              } else {
+                const float* scale = nchw(op.inputs[1]).data<float>();
+                for (std::int64_t c = 0; c < C; ++c) mul[c] = scale[c];
+                if (op.inputs.size() > 2) {
+                  const float* bias = nchw(op.inputs[2]).data<float>();
+                  for (std::int64_t c = 0; c < C; ++c) add[c] = bias[c];
+                }
+              }
               const float* xv = x.data<float>();
               float* out = y.data<float>();
-              const float flo =
-                  static_cast<float>(std::max(lo, double{std::numeric_limits<float>::lowest()}));
-              const float fhi =
-                  static_cast<float>(std::min(hi, double{std::numeric_limits<float>::max()}));
-              for (std::int64_t i = 0; i < x.size(); ++i)
-                out[i] = std::min(std::max(xv[i], flo), fhi);
-            } else {
-              const auto [ilo, ihi] = activation_bounds(graph_, op);
-              if (x.dtype() == DType::i8) {
-                nhwc::clamp(x.data<std::int8_t>(), y.data<std::int8_t>(), x.size(), ilo, ihi);
-                break;
+              for (std::int64_t i = 0; i < x.size(); ++i) {
+                const auto c = static_cast<std::size_t>((i / inner) % C);
+                out[i] = static_cast<float>(xv[i] * mul[c] + add[c]);
               }
-              if (x.dtype() == DType::i16) {
-                nhwc::clamp(x.data<std::int16_t>(), y.data<std::int16_t>(), x.size(), ilo, ihi);
-                break;
-              }
-              with_int(y, [&](auto* out) {
-                using T = std::remove_pointer_t<decltype(out)>;
-                const T* xv = x.data<T>();
-                for (std::int64_t i = 0; i < x.size(); ++i)
-                  out[i] = static_cast<T>(std::clamp<std::int32_t>(xv[i], ilo, ihi));
-              });
-            }
-            break;
-          }
-          case OpKind::Add: {
-            const auto [ap, a_nhwc] = as_is(op.inputs[0]);
-            const TensorData& a = *ap;
-            const TensorData& b = in_layout(op.inputs[1], a_nhwc);
-            y = allocate(graph_, out_name);
-            y_nhwc = a_nhwc;
-            if (a.size() != b.size()) return fail(where(op) + ": operands differ in size");
-            if (a.dtype() == DType::f32) {
-              const float *av = a.data<float>(), *bv = b.data<float>();
-              float* out = y.data<float>();
-              for (std::int64_t i = 0; i < a.size(); ++i) out[i] = av[i] + bv[i];
               break;
             }
-            const auto p =
-                fusion ? fusion->add
-                       : quant::add_params(graph_.tensor(op.inputs[0]), graph_.tensor(op.inputs[1]),
-                                           graph_.tensor(op.outputs[0]));
-            const bool same = a.dtype() == y.dtype() && b.dtype() == y.dtype();
-            if (same && y.dtype() == DType::i8) {
-              parallel_slices(a.size(), 1 << 16, [&](std::int64_t i0, std::int64_t i1) {
-                nhwc::add_requantize(a.data<std::int8_t>() + i0, b.data<std::int8_t>() + i0,
-                                     y.data<std::int8_t>() + i0, i1 - i0, p);
-                return true;
-              });
-            } else if (same && y.dtype() == DType::i16) {
-              nhwc::add_requantize(a.data<std::int16_t>(), b.data<std::int16_t>(),
-                                   y.data<std::int16_t>(), a.size(), p);
-            } else {
-              const auto av = a.to_i32(), bv = b.to_i32();
-              with_int(y, [&](auto* out) {
-                using T = std::remove_pointer_t<decltype(out)>;
-                for (std::int64_t i = 0; i < a.size(); ++i)
-                  out[i] = static_cast<T>(intops::add_requantize(
-                      av[static_cast<std::size_t>(i)], bv[static_cast<std::size_t>(i)], p));
-              });
-            }
-            break;
-          }
-          case OpKind::BatchNormalization:
-          case OpKind::Scale: {
-            const TensorData& x = nchw(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
-            const std::int64_t C = x.shape()[1], inner = channel_inner(x.shape());
-            std::vector<double> mul(static_cast<std::size_t>(C)),
-                add(static_cast<std::size_t>(C), 0.0);
-            if (op.kind == OpKind::BatchNormalization) {
-              const float* gamma = nchw(op.inputs[1]).data<float>();
-              const float* beta = nchw(op.inputs[2]).data<float>();
-              const float* mean = nchw(op.inputs[3]).data<float>();
-              const float* var = nchw(op.inputs[4]).data<float>();
-              const double eps = op.get_float("epsilon");
-              for (std::int64_t c = 0; c < C; ++c) {
-                mul[c] = gamma[c] / std::sqrt(double{var[c]} + eps);
-                add[c] = beta[c] - mean[c] * mul[c];
+            case OpKind::Concat: {
+              y = allocate(graph_, out_name);
+              const auto& ys = y.shape();
+              const auto rank = static_cast<std::int64_t>(ys.size());
+              std::int64_t axis = op.get_int("axis");
+              if (axis < 0) axis += rank;
+              std::int64_t outer = 1, inner = 1;
+              for (std::int64_t d = 0; d < axis; ++d) outer *= ys[d];
+              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
+              const auto elem = static_cast<std::size_t>(ir::dtype_bytes(y.dtype()));
+              auto* dst = static_cast<std::uint8_t*>(y.raw());
+              const std::size_t out_row = static_cast<std::size_t>(ys[axis] * inner) * elem;
+              std::size_t offset = 0;
+              for (const auto& in : op.inputs) {
+                const TensorData& x = nchw(in);
+                const std::size_t row = static_cast<std::size_t>(x.shape()[axis] * inner) * elem;
+                const auto* src = static_cast<const std::uint8_t*>(x.raw());
+                for (std::int64_t o = 0; o < outer; ++o)
+                  std::memcpy(dst + o * out_row + offset, src + o * row, row);
+                offset += row;
               }
-            } else {
-              const float* scale = nchw(op.inputs[1]).data<float>();
-              for (std::int64_t c = 0; c < C; ++c) mul[c] = scale[c];
-              if (op.inputs.size() > 2) {
-                const float* bias = nchw(op.inputs[2]).data<float>();
-                for (std::int64_t c = 0; c < C; ++c) add[c] = bias[c];
-              }
+              break;
             }
-            const float* xv = x.data<float>();
-            float* out = y.data<float>();
-            for (std::int64_t i = 0; i < x.size(); ++i) {
-              const auto c = static_cast<std::size_t>((i / inner) % C);
-              out[i] = static_cast<float>(xv[i] * mul[c] + add[c]);
-            }
-            break;
-          }
-          case OpKind::Concat: {
-            y = allocate(graph_, out_name);
-            const auto& ys = y.shape();
-            const auto rank = static_cast<std::int64_t>(ys.size());
-            std::int64_t axis = op.get_int("axis");
-            if (axis < 0) axis += rank;
-            std::int64_t outer = 1, inner = 1;
-            for (std::int64_t d = 0; d < axis; ++d) outer *= ys[d];
-            for (std::int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
-            const auto elem = static_cast<std::size_t>(ir::dtype_bytes(y.dtype()));
-            auto* dst = static_cast<std::uint8_t*>(y.raw());
-            const std::size_t out_row = static_cast<std::size_t>(ys[axis] * inner) * elem;
-            std::size_t offset = 0;
-            for (const auto& in : op.inputs) {
-              const TensorData& x = nchw(in);
-              const std::size_t row = static_cast<std::size_t>(x.shape()[axis] * inner) * elem;
-              const auto* src = static_cast<const std::uint8_t*>(x.raw());
-              for (std::int64_t o = 0; o < outer; ++o)
-                std::memcpy(dst + o * out_row + offset, src + o * row, row);
-              offset += row;
-            }
-            break;
-          }
-          case OpKind::Split: {
-            const TensorData& x = nchw(op.inputs[0]);
-            const auto& xs = x.shape();
-            const auto rank = static_cast<std::int64_t>(xs.size());
-            std::int64_t axis = op.get_int("axis");
-            if (axis < 0) axis += rank;
-            std::int64_t outer = 1, inner = 1;
-            for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
-            for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
-            const auto elem = static_cast<std::size_t>(ir::dtype_bytes(x.dtype()));
-            const std::size_t in_row = static_cast<std::size_t>(xs[axis] * inner) * elem;
-            std::size_t offset = 0;
-            for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-              TensorData part = allocate(graph_, op.outputs[k]);
-              const std::size_t row = static_cast<std::size_t>(part.shape()[axis] * inner) * elem;
-              for (std::int64_t o = 0; o < outer; ++o)
-                std::memcpy(static_cast<std::uint8_t*>(part.raw()) + o * row,
-                            static_cast<const std::uint8_t*>(x.raw()) + o * in_row + offset, row);
-              offset += row;
-              if (k == 0) {
-                y = std::move(part);
-              } else {
-                if (options.observer)
-                  if (auto ok = options.observer(op.outputs[k], part); !ok)
-                    return fail(ok.reason());
-                if (options.layout_observer)
-                  if (auto ok = options.layout_observer(op.outputs[k], part, false); !ok)
-                    return fail(ok.reason());
-                values[op.outputs[k]] = Value{std::move(part), false};
-              }
-            }
-            break;
-          }
-          case OpKind::Flatten:
-          case OpKind::Reshape: {
-            y = nchw(op.inputs[0]);
-            y.reshape(graph_.tensor(out_name).shape);
-            break;
-          }
-          case OpKind::Pad: {
-            const TensorData& x = nchw(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            const auto& pads = op.get_ints("pads");
-            const auto& xs = x.shape();
-            const auto rank = xs.size();
-            double value = op.get_float("value");
-            if (x.dtype() != DType::f32) {
-              const auto& q = *graph_.tensor(op.inputs[0]).quant;
-              value = intops::quantize_value(static_cast<float>(value), q.scales[0],
-                                             quant::dtype_bits(x.dtype()));
-            }
-            const auto& ys = y.shape();
-            with_any(y, [&](auto* out) {
-              using T = std::remove_pointer_t<decltype(out)>;
-              const T* xv = x.data<T>();
-              std::fill(out, out + y.size(), static_cast<T>(value));
-              std::vector<std::int64_t> idx(rank, 0);
-              for (std::int64_t i = 0; i < x.size(); ++i) {
-                std::int64_t rem = i, oi = 0;
-                for (std::size_t d = rank; d-- > 0;) {
-                  idx[d] = rem % xs[d];
-                  rem /= xs[d];
+            case OpKind::Split: {
+              const TensorData& x = nchw(op.inputs[0]);
+              const auto& xs = x.shape();
+              const auto rank = static_cast<std::int64_t>(xs.size());
+              std::int64_t axis = op.get_int("axis");
+              if (axis < 0) axis += rank;
+              std::int64_t outer = 1, inner = 1;
+              for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
+              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
+              const auto elem = static_cast<std::size_t>(ir::dtype_bytes(x.dtype()));
+              const std::size_t in_row = static_cast<std::size_t>(xs[axis] * inner) * elem;
+              std::size_t offset = 0;
+              for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+                TensorData part = allocate(graph_, op.outputs[k]);
+                const std::size_t row = static_cast<std::size_t>(part.shape()[axis] * inner) * elem;
+                for (std::int64_t o = 0; o < outer; ++o)
+                  std::memcpy(static_cast<std::uint8_t*>(part.raw()) + o * row,
+                              static_cast<const std::uint8_t*>(x.raw()) + o * in_row + offset, row);
+                offset += row;
+                if (k == 0) {
+                  y = std::move(part);
+                } else {
+                  if (options.observer)
+                    if (auto ok = options.observer(op.outputs[k], part); !ok)
+                      return fail(ok.reason());
+                  if (options.layout_observer)
+                    if (auto ok = options.layout_observer(op.outputs[k], part, false); !ok)
+                      return fail(ok.reason());
+                  values[op.outputs[k]] = Value{std::move(part), false};
                 }
-                for (std::size_t d = 0; d < rank; ++d) oi = oi * ys[d] + idx[d] + pads[d];
-                out[oi] = xv[i];
               }
-            });
-            break;
-          }
-          case OpKind::Softmax: {
-            const TensorData& x = nchw(op.inputs[0]);
-            y = allocate(graph_, out_name);
-            if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
-            const auto& xs = x.shape();
-            const auto rank = static_cast<std::int64_t>(xs.size());
-            std::int64_t axis = op.get_int("axis");
-            if (axis < 0) axis += rank;
-            std::int64_t outer = 1, inner = 1;
-            for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
-            for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
-            const std::int64_t len = xs[axis];
-            const float* xv = x.data<float>();
-            float* out = y.data<float>();
-            for (std::int64_t o = 0; o < outer; ++o)
-              for (std::int64_t in = 0; in < inner; ++in) {
-                const std::int64_t base = o * len * inner + in;
-                float m = -std::numeric_limits<float>::infinity();
-                for (std::int64_t k = 0; k < len; ++k) m = std::max(m, xv[base + k * inner]);
-                double sum = 0.0;
-                for (std::int64_t k = 0; k < len; ++k)
-                  sum += std::exp(double{xv[base + k * inner]} - m);
-                for (std::int64_t k = 0; k < len; ++k)
-                  out[base + k * inner] =
-                      static_cast<float>(std::exp(double{xv[base + k * inner]} - m) / sum);
+              break;
+            }
+            case OpKind::Flatten:
+            case OpKind::Reshape: {
+              y = nchw(op.inputs[0]);
+              y.reshape(graph_.tensor(out_name).shape);
+              break;
+            }
+            case OpKind::Pad: {
+              const TensorData& x = nchw(op.inputs[0]);
+              y = allocate(graph_, out_name);
+              const auto& pads = op.get_ints("pads");
+              const auto& xs = x.shape();
+              const auto rank = xs.size();
+              double value = op.get_float("value");
+              if (x.dtype() != DType::f32) {
+                const auto& q = *graph_.tensor(op.inputs[0]).quant;
+                value = intops::quantize_value(static_cast<float>(value), q.scales[0],
+                                               quant::dtype_bits(x.dtype()));
               }
-            break;
+              const auto& ys = y.shape();
+              with_any(y, [&](auto* out) {
+                using T = std::remove_pointer_t<decltype(out)>;
+                const T* xv = x.data<T>();
+                std::fill(out, out + y.size(), static_cast<T>(value));
+                std::vector<std::int64_t> idx(rank, 0);
+                for (std::int64_t i = 0; i < x.size(); ++i) {
+                  std::int64_t rem = i, oi = 0;
+                  for (std::size_t d = rank; d-- > 0;) {
+                    idx[d] = rem % xs[d];
+                    rem /= xs[d];
+                  }
+                  for (std::size_t d = 0; d < rank; ++d) oi = oi * ys[d] + idx[d] + pads[d];
+                  out[oi] = xv[i];
+                }
+              });
+              break;
+            }
+            case OpKind::Softmax: {
+              const TensorData& x = nchw(op.inputs[0]);
+              y = allocate(graph_, out_name);
+              if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
+              const auto& xs = x.shape();
+              const auto rank = static_cast<std::int64_t>(xs.size());
+              std::int64_t axis = op.get_int("axis");
+              if (axis < 0) axis += rank;
+              std::int64_t outer = 1, inner = 1;
+              for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
+              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
+              const std::int64_t len = xs[axis];
+              const float* xv = x.data<float>();
+              float* out = y.data<float>();
+              for (std::int64_t o = 0; o < outer; ++o)
+                for (std::int64_t in = 0; in < inner; ++in) {
+                  const std::int64_t base = o * len * inner + in;
+                  float m = -std::numeric_limits<float>::infinity();
+                  for (std::int64_t k = 0; k < len; ++k) m = std::max(m, xv[base + k * inner]);
+                  double sum = 0.0;
+                  for (std::int64_t k = 0; k < len; ++k)
+                    sum += std::exp(double{xv[base + k * inner]} - m);
+                  for (std::int64_t k = 0; k < len; ++k)
+                    out[base + k * inner] =
+                        static_cast<float>(std::exp(double{xv[base + k * inner]} - m) / sum);
+                }
+              break;
+            }
+            default:
+              return fail(where(op) + ": not a built-in op kind");
           }
-        }
       } catch (const dnnl::error& e) {
         return fail(where(op) + ": oneDNN: " + e.what());
       }

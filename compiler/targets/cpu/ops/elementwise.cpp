@@ -1,0 +1,83 @@
+// Binary elementwise kernels with NumPy broadcasting: Add, Sub, Mul, Div, Pow, and Where.
+#include <cmath>
+
+#include "compiler/targets/cpu/ops/common.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+
+template <class F>
+Result<std::vector<TensorData>> float_binary(const KernelArgs& args, F&& f) {
+  const TensorData &a = args.input(0), &b = args.input(1);
+  if (a.dtype() != DType::f32 || b.dtype() != DType::f32)
+    return fail(args.where() + ": integer operands are not supported yet");
+  TensorData y = args.allocate();
+  const float *av = a.data<float>(), *bv = b.data<float>();
+  float* out = y.data<float>();
+  if (a.shape() == b.shape()) {
+    for (std::int64_t i = 0; i < y.size(); ++i) out[i] = f(av[i], bv[i]);
+  } else {
+    ops::for_each_broadcast<2>(y.shape(), {a.shape(), b.shape()},
+                               [&](std::int64_t i, const std::array<std::int64_t, 2>& at) {
+                                 out[i] = f(av[at[0]], bv[at[1]]);
+                               });
+  }
+  return ops::one(std::move(y));
+}
+
+Result<std::vector<TensorData>> add(const KernelArgs& args) {
+  return float_binary(args, [](float x, float y) { return x + y; });
+}
+Result<std::vector<TensorData>> sub(const KernelArgs& args) {
+  return float_binary(args, [](float x, float y) { return x - y; });
+}
+Result<std::vector<TensorData>> mul(const KernelArgs& args) {
+  return float_binary(args, [](float x, float y) { return x * y; });
+}
+Result<std::vector<TensorData>> div(const KernelArgs& args) {
+  return float_binary(args, [](float x, float y) { return x / y; });
+}
+Result<std::vector<TensorData>> pow(const KernelArgs& args) {
+  // Exponent 2 and 0.5 are what normalisation decompositions write: exact forms for them.
+  return float_binary(args, [](float x, float y) {
+    if (y == 2.0f) return x * x;
+    if (y == 0.5f) return std::sqrt(x);
+    return static_cast<float>(std::pow(double{x}, double{y}));
+  });
+}
+
+/// Where(cond, a, b): the condition is read as "!= 0" whatever its dtype; a and b share the
+/// output's dtype (on integers they share a scale, so selection moves values only).
+Result<std::vector<TensorData>> where_kernel(const KernelArgs& args) {
+  const TensorData &c = args.input(0), &a = args.input(1), &b = args.input(2);
+  if (a.dtype() != b.dtype()) return fail(args.where() + ": the branches differ in dtype");
+  TensorData y = args.allocate();
+  const auto cond = c.to_f32();
+  Status status;
+  ops::visit_elements(y, [&](auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    const T *av = a.data<T>(), *bv = b.data<T>();
+    ops::for_each_broadcast<3>(y.shape(), {c.shape(), a.shape(), b.shape()},
+                               [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
+                                 out[i] = cond[static_cast<std::size_t>(at[0])] != 0.0f ? av[at[1]]
+                                                                                        : bv[at[2]];
+                               });
+  });
+  return ops::one(std::move(y));
+}
+
+}  // namespace
+
+std::vector<KernelEntry> elementwise_kernels() {
+  return {{OpKind::Sub, sub},
+          {OpKind::Mul, mul},
+          {OpKind::Div, div},
+          {OpKind::Pow, pow},
+          {OpKind::Where, where_kernel},
+          {OpKind::Add, add}};
+}
+
+}  // namespace tessel::cpu

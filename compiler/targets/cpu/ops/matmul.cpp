@@ -1,0 +1,84 @@
+// MatMul: NumPy matmul of two operands (activations or constants), batch dims broadcast.
+#include "compiler/targets/cpu/ops/common.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+/// For every broadcast batch index of the output, calls f(batch, a_offset, b_offset) with the
+/// element offsets of the matching [M, K] and [K, N] matrices.
+template <class F>
+void for_each_batch(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y, F&& f) {
+  const ir::Shape batch(y.begin(), y.end() - 2);
+  if (batch.empty()) {
+    f(0, 0, 0);
+    return;
+  }
+  const ir::Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  const std::int64_t a_matrix = a[a.size() - 2] * a.back(), b_matrix = b[b.size() - 2] * b.back();
+  ops::for_each_broadcast<2>(batch, {a_batch, b_batch},
+                             [&](std::int64_t i, const std::array<std::int64_t, 2>& at) {
+                               f(i, at[0] * a_matrix, at[1] * b_matrix);
+                             });
+}
+
+Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
+  const TensorData &a = args.input(0), &b = args.input(1);
+  TensorData y = args.allocate();
+  const auto &as = a.shape(), &ys = y.shape();
+  const std::int64_t M = as[as.size() - 2], K = as.back(), N = ys.back();
+  if (a.dtype() == ir::DType::f32 && b.dtype() == ir::DType::f32) {
+    const float *av = a.data<float>(), *bv = b.data<float>();
+    float* out = y.data<float>();
+    std::vector<double> row(static_cast<std::size_t>(N));
+    for_each_batch(as, b.shape(), ys, [&](std::int64_t batch, std::int64_t ao, std::int64_t bo) {
+      for (std::int64_t m = 0; m < M; ++m) {
+        std::fill(row.begin(), row.end(), 0.0);
+        for (std::int64_t k = 0; k < K; ++k) {
+          const double x = av[ao + m * K + k];
+          const float* brow = bv + bo + k * N;
+          for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += x * brow[n];
+        }
+        float* dst = out + (batch * M + m) * N;
+        for (std::int64_t n = 0; n < N; ++n)
+          dst[n] = static_cast<float>(row[static_cast<std::size_t>(n)]);
+      }
+    });
+    return ops::one(std::move(y));
+  }
+  if (!ir::is_integer(a.dtype()) || !ir::is_integer(b.dtype()) || y.dtype() != ir::DType::i32)
+    return fail(args.where() + ": operands " + std::string(ir::to_string(a.dtype())) + " x " +
+                std::string(ir::to_string(b.dtype())) + " -> " +
+                std::string(ir::to_string(y.dtype())) +
+                " (float x float, or integers into an i32 accumulator)");
+  // Integers: int64 sums, checked against int32 (the accumulator never saturates).
+  const auto av = a.to_i32(), bv = b.to_i32();
+  std::int32_t* out = y.data<std::int32_t>();
+  std::vector<std::int64_t> row(static_cast<std::size_t>(N));
+  bool overflow = false;
+  for_each_batch(as, b.shape(), ys, [&](std::int64_t batch, std::int64_t ao, std::int64_t bo) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      std::fill(row.begin(), row.end(), 0);
+      for (std::int64_t k = 0; k < K; ++k) {
+        const std::int64_t x = av[static_cast<std::size_t>(ao + m * K + k)];
+        const std::int32_t* brow = bv.data() + bo + k * N;
+        for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += x * brow[n];
+      }
+      std::int32_t* dst = out + (batch * M + m) * N;
+      for (std::int64_t n = 0; n < N; ++n) {
+        const std::int64_t v = row[static_cast<std::size_t>(n)];
+        overflow |= v < INT32_MIN || v > INT32_MAX;
+        dst[n] = static_cast<std::int32_t>(v);
+      }
+    }
+  });
+  if (overflow) return fail(args.where() + ": an accumulator left int32");
+  return ops::one(std::move(y));
+}
+
+}  // namespace
+
+std::vector<KernelEntry> matmul_kernels() {
+  return {{ir::OpKind::MatMul, matmul}};
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,198 @@
+// Data movement kernels (any dtype; integers keep their scale): Transpose, Slice, Gather,
+// Expand, Trilu, Resize (nearest for any dtype, linear for float).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "compiler/targets/cpu/ops/common.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+using ir::OpKind;
+
+/// y[i] = x[source(i)] for every output element, bytewise (any dtype).
+template <class Source>
+TensorData gather_elements(const KernelArgs& args, const TensorData& x, Source&& source) {
+  TensorData y = args.allocate();
+  const std::size_t elem = static_cast<std::size_t>(ir::dtype_bytes(x.dtype()));
+  const auto* src = static_cast<const std::uint8_t*>(x.raw());
+  auto* dst = static_cast<std::uint8_t*>(y.raw());
+  const auto& ys = y.shape();
+  std::vector<std::int64_t> index(ys.size(), 0);
+  for (std::int64_t i = 0; i < y.size(); ++i) {
+    std::memcpy(dst + static_cast<std::size_t>(i) * elem,
+                src + static_cast<std::size_t>(source(index)) * elem, elem);
+    for (std::size_t d = ys.size(); d-- > 0;) {
+      if (++index[d] < ys[d]) break;
+      index[d] = 0;
+    }
+  }
+  return y;
+}
+
+std::vector<std::int64_t> row_major_strides(const ir::Shape& shape) {
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+Result<std::vector<TensorData>> transpose(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  const auto& perm = args.op.get_ints("perm");
+  const auto stride = row_major_strides(x.shape());
+  return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      at += idx[d] * stride[static_cast<std::size_t>(perm[d])];
+    return at;
+  }));
+}
+
+Result<std::vector<TensorData>> slice(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  auto axes = ir::slice_axes(args.op, x.shape());
+  if (!axes) return axes.failure();
+  const auto stride = row_major_strides(x.shape());
+  return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      at += (axes.value()[d].start + idx[d] * axes.value()[d].step) * stride[d];
+    return at;
+  }));
+}
+
+Result<std::vector<TensorData>> gather(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  const auto& xs = x.shape();
+  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
+  const auto& indices = args.op.get_ints("indices");
+  const std::size_t index_rank = args.op.get_ints("indices_shape").size();
+  const ir::Shape ishape = args.op.get_ints("indices_shape");
+  const auto istride = row_major_strides(ishape);
+  const auto stride = row_major_strides(xs);
+  const bool scalar_full = xs.size() == 1 && index_rank == 0;  // [n] -> [1]
+  return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
+    if (scalar_full) return indices[0];
+    // Output axes: x's before `axis`, the indices' axes, x's after `axis`.
+    std::int64_t at = 0, flat = 0;
+    for (std::size_t d = 0; d < axis; ++d) at += idx[d] * stride[d];
+    for (std::size_t d = 0; d < index_rank; ++d) flat += idx[axis + d] * istride[d];
+    at += indices[static_cast<std::size_t>(flat)] * stride[axis];
+    for (std::size_t d = axis + 1; d < xs.size(); ++d) at += idx[d - 1 + index_rank] * stride[d];
+    return at;
+  }));
+}
+
+Result<std::vector<TensorData>> expand(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  TensorData y = args.allocate();
+  const auto strides = ir::broadcast_strides(x.shape(), y.shape());
+  return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) at += idx[d] * strides[d];
+    return at;
+  }));
+}
+
+Result<std::vector<TensorData>> trilu(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  TensorData y = x;  // same dtype and shape; zero what the triangle leaves out
+  const auto& s = y.shape();
+  const std::int64_t rows = s[s.size() - 2], cols = s.back(), k = args.op.get_int("k");
+  const bool upper = args.op.get_int("upper") != 0;
+  const std::size_t elem = static_cast<std::size_t>(ir::dtype_bytes(y.dtype()));
+  auto* p = static_cast<std::uint8_t*>(y.raw());
+  for (std::int64_t m = 0; m < y.size() / (rows * cols); ++m)
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (!keep)
+          std::memset(p + static_cast<std::size_t>((m * rows + i) * cols + j) * elem, 0, elem);
+      }
+  return ops::one(std::move(y));
+}
+
+/// The input coordinate of output coordinate `o` along an axis (ONNX Resize's transformation).
+double source_coordinate(const std::string& mode, std::int64_t o, std::int64_t in,
+                         std::int64_t out) {
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  if (mode == "asymmetric") return static_cast<double>(o) / scale;
+  if (mode == "align_corners")
+    return out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / (out - 1);
+  if (mode == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (static_cast<double>(o) + 0.5) / scale - 0.5;  // half_pixel
+}
+
+Result<std::vector<TensorData>> resize(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  const auto& xs = x.shape();
+  const ir::Shape ys = args.op.get_ints("sizes");
+  const std::string& coord = args.op.get_string("coordinate_transformation_mode");
+  if (coord != "half_pixel" && coord != "asymmetric" && coord != "align_corners" &&
+      coord != "pytorch_half_pixel")
+    return fail(args.where() + ": coordinate_transformation_mode '" + coord + "' is not supported");
+  const auto stride = row_major_strides(xs);
+  if (args.op.get_string("mode") == "nearest") {
+    const std::string& rounding = args.op.get_string("nearest_mode");
+    const auto pick = [&](double c, std::int64_t in) {
+      double v = 0.0;
+      if (rounding == "floor")
+        v = std::floor(c);
+      else if (rounding == "ceil")
+        v = std::ceil(c);
+      else if (rounding == "round_prefer_ceil")
+        v = std::floor(c + 0.5);
+      else
+        v = std::ceil(c - 0.5);  // round_prefer_floor
+      return std::clamp<std::int64_t>(static_cast<std::int64_t>(v), 0, in - 1);
+    };
+    return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d)
+        at += pick(source_coordinate(coord, idx[d], xs[d], ys[d]), xs[d]) * stride[d];
+      return at;
+    }));
+  }
+  if (x.dtype() != ir::DType::f32)
+    return fail(args.where() + ": linear resize of integers is not supported yet");
+  // Linear: separable interpolation over every axis whose size changes.
+  TensorData y = args.allocate();
+  const float* xv = x.data<float>();
+  float* out = y.data<float>();
+  std::vector<std::int64_t> idx(ys.size(), 0);
+  for (std::int64_t i = 0; i < y.size(); ++i) {
+    // Corners of the interpolation cell: 2^(changed axes) terms.
+    std::vector<std::pair<std::int64_t, double>> terms = {{0, 1.0}};
+    for (std::size_t d = 0; d < ys.size(); ++d) {
+      double c = source_coordinate(coord, idx[d], xs[d], ys[d]);
+      c = std::clamp(c, 0.0, static_cast<double>(xs[d] - 1));
+      const auto lo = static_cast<std::int64_t>(std::floor(c));
+      const std::int64_t hi = std::min(lo + 1, xs[d] - 1);
+      const double t = c - static_cast<double>(lo);
+      std::vector<std::pair<std::int64_t, double>> next;
+      for (const auto& [at, w] : terms) {
+        next.push_back({at + lo * stride[d], w * (1.0 - t)});
+        if (t > 0.0) next.push_back({at + hi * stride[d], w * t});
+      }
+      terms = std::move(next);
+    }
+    double v = 0.0;
+    for (const auto& [at, w] : terms) v += w * xv[at];
+    out[i] = static_cast<float>(v);
+    for (std::size_t d = ys.size(); d-- > 0;) {
+      if (++idx[d] < ys[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return ops::one(std::move(y));
+}
+
+}  // namespace
+
+std::vector<KernelEntry> movement_kernels() {
+  return {{OpKind::Transpose, transpose}, {OpKind::Slice, slice}, {OpKind::Gather, gather},
+          {OpKind::Expand, expand},       {OpKind::Trilu, trilu}, {OpKind::Resize, resize}};
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,96 @@
+// Normalisation kernels: LayerNormalization, RMSNormalization and the masked Softmax.
+// Float: double sums per row, as the reference implementations do.
+#include <cmath>
+#include <limits>
+
+#include "compiler/targets/cpu/ops/common.hpp"
+
+namespace tessel::cpu {
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+
+/// LayerNormalization (centre = true) and RMSNormalization (centre = false) over the dims from
+/// `axis` on: y = (x - mean) / sqrt(var + eps) * scale + bias, or x / sqrt(mean(x^2) + eps) *
+/// scale.
+Result<std::vector<TensorData>> normalize(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  if (x.dtype() != DType::f32)
+    return fail(args.where() + ": integer operands are not supported yet");
+  const bool centre = args.op.kind == OpKind::LayerNormalization;
+  const auto& xs = x.shape();
+  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
+  const std::int64_t n = ops::dims_product(xs, axis, xs.size()), rows = x.size() / n;
+  const double eps = args.op.get_float("epsilon");
+  const float* scale = args.input(1).data<float>();
+  const float* bias = args.inputs.size() > 2 ? args.input(2).data<float>() : nullptr;
+  TensorData y = args.allocate();
+  const float* xv = x.data<float>();
+  float* out = y.data<float>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = xv + r * n;
+    double mean = 0.0;
+    if (centre) {
+      for (std::int64_t k = 0; k < n; ++k) mean += row[k];
+      mean /= static_cast<double>(n);
+    }
+    double square = 0.0;
+    for (std::int64_t k = 0; k < n; ++k) square += (row[k] - mean) * (row[k] - mean);
+    const double inv = 1.0 / std::sqrt(square / static_cast<double>(n) + eps);
+    for (std::int64_t k = 0; k < n; ++k)
+      out[r * n + k] =
+          static_cast<float>((row[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0));
+  }
+  return ops::one(std::move(y));
+}
+
+/// Softmax along `axis`; with a mask input, positions where the mask is 0 are left out of the
+/// maximum and the sum, and their result is 0 (a row masked whole is all 0).
+Result<std::vector<TensorData>> masked_softmax(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  if (x.dtype() != DType::f32)
+    return fail(args.where() + ": integer operands are not supported yet");
+  const auto& xs = x.shape();
+  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
+  const std::int64_t len = xs[axis], inner = ops::dims_product(xs, axis + 1, xs.size());
+  const std::int64_t outer = x.size() / (len * inner);
+  std::vector<float> keep(static_cast<std::size_t>(x.size()), 1.0f);
+  if (args.inputs.size() > 1) {
+    const auto mask = args.input(1).to_f32();
+    ops::for_each_broadcast<1>(
+        xs, {args.input(1).shape()}, [&](std::int64_t i, const std::array<std::int64_t, 1>& at) {
+          keep[static_cast<std::size_t>(i)] = mask[static_cast<std::size_t>(at[0])];
+        });
+  }
+  TensorData y = args.allocate();
+  const float* xv = x.data<float>();
+  float* out = y.data<float>();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      const std::int64_t base = o * len * inner + in;
+      const auto kept = [&](std::int64_t k) {
+        return keep[static_cast<std::size_t>(base + k * inner)] != 0.0f;
+      };
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::int64_t k = 0; k < len; ++k)
+        if (kept(k)) m = std::max(m, xv[base + k * inner]);
+      double sum = 0.0;
+      for (std::int64_t k = 0; k < len; ++k)
+        if (kept(k)) sum += std::exp(double{xv[base + k * inner]} - m);
+      for (std::int64_t k = 0; k < len; ++k)
+        out[base + k * inner] =
+            kept(k) ? static_cast<float>(std::exp(double{xv[base + k * inner]} - m) / sum) : 0.0f;
+    }
+  return ops::one(std::move(y));
+}
+
+}  // namespace
+
+std::vector<KernelEntry> normalization_kernels() {
+  return {{OpKind::LayerNormalization, normalize},
+          {OpKind::RMSNormalization, normalize},
+          {OpKind::Softmax, masked_softmax}};
+}
+
+}  // namespace tessel::cpu
