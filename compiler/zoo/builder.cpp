@@ -194,6 +194,97 @@ std::string NetBuilder::conv_bn_relu(const std::string& x, const std::string& co
   return relu(batch_norm(conv(x, conv_name, spec), bn_name, epsilon), relu_name);
 }
 
+std::string NetBuilder::input_shaped(const std::string& name, ir::Shape shape) {
+  auto id = graph_.add_input(name, std::move(shape));
+  if (!id) throw std::logic_error("zoo: " + id.reason());
+  return name;
+}
+
+std::string NetBuilder::parameter(const std::string& name, ir::Shape shape, double mean,
+                                  double std_dev) {
+  add_parameter(name, std::move(shape), mean, std_dev);
+  return name;
+}
+
+std::string NetBuilder::constant(const std::string& name, ir::Shape shape,
+                                 std::vector<float> values) {
+  ir::Tensor tensor;
+  tensor.name = name;
+  tensor.shape = std::move(shape);
+  if (options_.with_weights) tensor.f32_values = std::move(values);
+  if (Status added = graph_.add_constant(std::move(tensor)); !added)
+    throw std::logic_error("zoo: " + added.reason());
+  return name;
+}
+
+std::string NetBuilder::op(const std::string& name, OpKind kind, std::vector<std::string> inputs,
+                           ir::Attrs attrs) {
+  return add_op(Op{name, kind, std::move(inputs), {name}, std::move(attrs)});
+}
+
+std::string NetBuilder::dense(const std::string& x, const std::string& name,
+                              std::int64_t out_features, double gain, bool bias) {
+  const ir::Shape in_shape = shape(x);
+  const std::int64_t in_features = in_shape.back();
+  add_parameter(name + ".weight", {out_features, in_features}, 0.0,
+                std::sqrt(gain / static_cast<double>(in_features)));
+  std::vector<std::string> inputs = {x, name + ".weight"};
+  if (bias) inputs.push_back(parameter(name + ".bias", {out_features}, 0.0, 0.01));
+  if (in_shape.size() == 2)
+    return op(name, OpKind::Gemm, std::move(inputs), {{"transB", std::int64_t{1}}});
+  inputs[0] = reshape(x, name + ".flatten", {-1, in_features});
+  const std::string y = op(name, OpKind::Gemm, std::move(inputs), {{"transB", std::int64_t{1}}});
+  ir::Shape out_shape = in_shape;
+  out_shape.back() = out_features;
+  return reshape(y, name + ".unflatten", out_shape);
+}
+
+std::string NetBuilder::layer_norm(const std::string& x, const std::string& name,
+                                   double epsilon) {
+  const std::int64_t n = shape(x).back();
+  add_parameter(name + ".weight", {n}, 1.0, 0.1);
+  add_parameter(name + ".bias", {n}, 0.0, 0.05);
+  return op(name, OpKind::LayerNormalization, {x, name + ".weight", name + ".bias"},
+            {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}});
+}
+
+std::string NetBuilder::rms_norm(const std::string& x, const std::string& name, double epsilon) {
+  add_parameter(name + ".weight", {shape(x).back()}, 1.0, 0.1);
+  return op(name, OpKind::RMSNormalization, {x, name + ".weight"},
+            {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}});
+}
+
+std::string NetBuilder::reshape(const std::string& x, const std::string& name, ir::Shape to) {
+  return op(name, OpKind::Reshape, {x}, {{"shape", std::move(to)}});
+}
+
+std::string NetBuilder::transpose(const std::string& x, const std::string& name,
+                                  std::vector<std::int64_t> perm) {
+  return op(name, OpKind::Transpose, {x}, {{"perm", std::move(perm)}});
+}
+
+std::string NetBuilder::matmul(const std::string& a, const std::string& b,
+                               const std::string& name) {
+  return op(name, OpKind::MatMul, {a, b});
+}
+
+std::string NetBuilder::softmax_axis(const std::string& x, const std::string& name,
+                                     std::int64_t axis) {
+  return op(name, OpKind::Softmax, {x}, {{"axis", axis}});
+}
+
+std::string NetBuilder::slice(const std::string& x, const std::string& name, std::int64_t axis,
+                              std::int64_t start, std::int64_t end) {
+  return op(name, OpKind::Slice, {x},
+            {{"starts", Ints{start}}, {"ends", Ints{end}}, {"axes", Ints{axis}},
+             {"steps", Ints{1}}});
+}
+
+std::string NetBuilder::concat_axis(const std::vector<std::string>& xs, const std::string& name,
+                                    std::int64_t axis) {
+  return add_op(Op{name, OpKind::Concat, xs, {name}, {{"axis", axis}}});
+}
+
 const ir::Shape& NetBuilder::shape(const std::string& tensor) const {
   return graph_.tensor(tensor).shape;
 }

@@ -62,6 +62,37 @@ class NetBuilder {
                            const std::string& bn_name, const std::string& relu_name,
                            const ConvSpec& spec, double epsilon = 1e-5);
 
+  // --- transformer and modern-CNN layers -------------------------------------------------
+  /// A graph input of any shape (the batch is not applied: give it in `shape`).
+  std::string input_shaped(const std::string& name, ir::Shape shape);
+  /// A seeded N(mean, std_dev^2) parameter; returns its name.
+  std::string parameter(const std::string& name, ir::Shape shape, double mean, double std_dev);
+  /// A constant with the given values (not seeded: masks, rotary tables, scalars).
+  std::string constant(const std::string& name, ir::Shape shape, std::vector<float> values);
+  /// Any op with one output named `name`.
+  std::string op(const std::string& name, ir::OpKind kind, std::vector<std::string> inputs,
+                 ir::Attrs attrs = {});
+  /// nn.Linear on the last axis of a tensor of any rank: Gemm(transB=1) with `<name>.weight`
+  /// [out, in] (and `<name>.bias`), reshaped to 2-D and back around it when the rank is not 2
+  /// (as the importer lowers an exported MatMul by a constant).
+  std::string dense(const std::string& x, const std::string& name, std::int64_t out_features,
+                    double gain = 1.0, bool bias = true);
+  /// nn.LayerNorm over the last axis (`<name>.weight` ~ 1, `<name>.bias` ~ 0).
+  std::string layer_norm(const std::string& x, const std::string& name, double epsilon);
+  /// Llama's RMSNorm over the last axis (`<name>.weight` ~ 1).
+  std::string rms_norm(const std::string& x, const std::string& name, double epsilon);
+  std::string reshape(const std::string& x, const std::string& name, ir::Shape shape);
+  std::string transpose(const std::string& x, const std::string& name,
+                        std::vector<std::int64_t> perm);
+  std::string matmul(const std::string& a, const std::string& b, const std::string& name);
+  std::string softmax_axis(const std::string& x, const std::string& name, std::int64_t axis);
+  /// Slice along one axis: elements [start, end).
+  std::string slice(const std::string& x, const std::string& name, std::int64_t axis,
+                    std::int64_t start, std::int64_t end);
+  /// Concat along any axis.
+  std::string concat_axis(const std::vector<std::string>& xs, const std::string& name,
+                          std::int64_t axis);
+
   const ir::Shape& shape(const std::string& tensor) const;
   std::int64_t channels(const std::string& tensor) const { return shape(tensor).at(1); }
 
