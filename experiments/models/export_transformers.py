@@ -170,6 +170,11 @@ def build(torch, name, seq, kv_length):
         layer = nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, activation="gelu",
                                            layer_norm_eps=1e-12, batch_first=True)
         model = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
+        # TransformerEncoder deep-copies one layer: give every layer weights of its own.
+        model.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, activation="gelu",
+                                       layer_norm_eps=1e-12, batch_first=True)
+            for _ in range(12))
         return model.eval(), (torch.randn(1, seq, 768),)
     classes = modules(torch)
     if name == "gpt2":

@@ -79,6 +79,9 @@ def main(argv):
     parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "oracle")
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--no-int16", action="store_true")
+    parser.add_argument("--seq", type=int, default=128, help="transformer tokens (exports)")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 unless every model meets the goals (for ctest)")
     args = parser.parse_args(argv)
     import numpy as np
     try:
@@ -86,13 +89,17 @@ def main(argv):
         import torchvision
     except ImportError as error:
         print(f"oracle_matrix: {error}", file=sys.stderr)
-        return 2
+        return 77 if args.check else 2  # ctest: skipped
     tessel = args.build / "tools" / "tessel" / "tessel"
     if not tessel.exists():
         print(f"oracle_matrix: {tessel} not built", file=sys.stderr)
         return 2
     ort = ROOT / "tests" / "oracles" / "ort_run.js"
     have_ort = (ROOT / ".cache" / "ort" / "node_modules" / "onnxruntime-node").exists()
+    if args.check and not have_ort:
+        print("oracle_matrix: onnxruntime-node is not in .cache/ort (tests/oracles/setup_ort.sh); "
+              "skipped", file=sys.stderr)
+        return 77
     names = SUBSET if args.subset else (
         args.models.split(",") if args.models else classifiers(torchvision) + TRANSFORMERS)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -108,7 +115,8 @@ def main(argv):
                 if name in TRANSFORMERS or name == "gpt2_decode":
                     ok, out, _ = run(["/usr/bin/python3", str(ROOT / "experiments" / "models" /
                                                              "export_transformers.py"),
-                                      "--out", str(args.out), name], args.timeout)
+                                      "--out", str(args.out), "--seq", str(args.seq), name],
+                                     args.timeout)
                     if not ok:
                         raise RuntimeError("export: " + first_error(out))
                 else:
@@ -170,7 +178,29 @@ def main(argv):
                      f" | {cell(r.get('int16_sqnr_db'))} |")
     (args.out / "oracle_matrix.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    return 0
+    if not args.check:
+        return 0
+    misses = [f"{r['model']}: {goal}" for r in rows for goal in missed_goals(r, args)]
+    for miss in misses:
+        print("oracle_matrix: goal missed: " + miss, file=sys.stderr)
+    print(f"oracle_matrix: {len(rows) - len({m.split(':')[0] for m in misses})} passed, "
+          f"{len({m.split(':')[0] for m in misses})} failed")
+    return 1 if misses else 0
+
+
+def missed_goals(row, args):
+    """The issue's goals that `row` misses (a step that failed misses its goal)."""
+    transformer = row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode"
+    goals = [("import", lambda v: v == "ok", "imports"),
+             ("fp32_vs_ort", lambda v: isinstance(v, float) and v <= 1e-4,
+              "fp32 max|diff|/max|ref| <= 1e-4 against onnxruntime"),
+             ("int8_sqnr_db", lambda v: isinstance(v, float) and v >= (20 if transformer else 25),
+              f"int8 SQNR >= {20 if transformer else 25} dB")]
+    if not args.no_int16:
+        goals.append(("int16_sqnr_db", lambda v: isinstance(v, float) and v >= 50,
+                      "int16 SQNR >= 50 dB"))
+    return [f"{text} (got {row.get(key, row.get('export', 'nothing'))})"
+            for key, ok, text in goals if not ok(row.get(key))]
 
 
 if __name__ == "__main__":
