@@ -159,6 +159,14 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
     stats.layers.push_back(layer);
   }
 
+  for (const auto& [name, tensor] : graph.tensors())
+    if (tensor.constant && tensor.has_shape())
+      stats.constant_bytes += ir::element_count(tensor.shape) * bytes_per_element;
+  for (const ir::OpId id : graph.inputs())
+    stats.graph_input_bytes += elements(graph, graph.op(id).outputs[0]) * bytes_per_element;
+  for (const std::string& name : graph.outputs())
+    stats.graph_output_bytes += elements(graph, name) * bytes_per_element;
+
   std::map<std::string, TypeStats> types;
   for (const LayerStats& layer : stats.layers) {
     TypeStats& type = types[layer.layer_type];
@@ -223,6 +231,11 @@ std::string format_layers(const NetworkStats& stats) {
                        static_cast<long long>(stats.total_ops),
                        static_cast<long long>(stats.total_params),
                        static_cast<long long>(stats.total_memory_bytes), stats.bits);
+  out << printf_string(
+      "at least once: %lld bytes of constants, %lld of graph inputs, %lld of "
+      "graph outputs\n",
+      static_cast<long long>(stats.constant_bytes), static_cast<long long>(stats.graph_input_bytes),
+      static_cast<long long>(stats.graph_output_bytes));
   return out.str();
 }
 
@@ -269,7 +282,10 @@ nlohmann::json to_json(const NetworkStats& stats, bool paper) {
   out["totals"] = {{"macs", stats.total_macs},
                    {"ops", stats.total_ops},
                    {"params", stats.total_params},
-                   {"memory_bytes", stats.total_memory_bytes}};
+                   {"memory_bytes", stats.total_memory_bytes},
+                   {"constant_bytes", stats.constant_bytes},
+                   {"graph_input_bytes", stats.graph_input_bytes},
+                   {"graph_output_bytes", stats.graph_output_bytes}};
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const LayerStats& layer : stats.layers) {
     layers.push_back({{"name", layer.name},

@@ -61,6 +61,10 @@ struct NetworkStats {
   std::vector<LayerStats> layers;  ///< topological order
   std::vector<TypeStats> by_type;  ///< descending ops, then name
   std::int64_t total_macs = 0, total_ops = 0, total_params = 0, total_memory_bytes = 0;
+  /// What crosses the bus at least once whatever the schedule, at `bits`: every constant once,
+  /// every graph input once (a decode step's KV cache is graph inputs) and every graph output
+  /// once (a decode step's new key/value rows are graph outputs).
+  std::int64_t constant_bytes = 0, graph_input_bytes = 0, graph_output_bytes = 0;
 };
 
 /// Statistics of a graph whose shapes are inferred (zoo models and imported ones are).

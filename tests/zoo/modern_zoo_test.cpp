@@ -83,6 +83,17 @@ TEST(ModernZoo, transformer_macs_equal_the_hand_count) {
   EXPECT_EQ(total_macs(shapes_only("gpt2_decode", 1, 0, l)), 12 * (proj + 2 * 12 * (l + 1) * 64));
 }
 
+// A decode step's compulsory bytes by hand at 8 bits, cache L = 1024, batch 1: the constants
+// (85,056,012: the parameters and the 12 attention scales), the inputs (the token, 768, and 24
+// caches of 12 x 1024 x 64) and the outputs (the hidden state, 768, and 24 new rows of 12 x 64).
+TEST(ModernZoo, decode_stats_count_the_kv_cache_as_graph_inputs) {
+  auto s = stats::compute_stats(shapes_only("gpt2_decode", 1, 0, 1024), {});
+  ASSERT_TRUE(s.ok()) << s.reason();
+  EXPECT_EQ(s.value().constant_bytes, 85'056'012);
+  EXPECT_EQ(s.value().graph_input_bytes, 768 + 24 * 12 * 1024 * 64);
+  EXPECT_EQ(s.value().graph_output_bytes, 768 + 24 * 12 * 64);
+}
+
 TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
   for (const ModelInfo& info : models()) {
     const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||
