@@ -152,6 +152,9 @@ bool same_file(const std::string& a, const std::string& b) {
   const bool a_exists = ::stat(a.c_str(), &sa) == 0;
   const bool b_exists = ::stat(b.c_str(), &sb) == 0;
   if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  // A name that is no file yet (a zoo model name, an output still to be made) is no input to
+  // protect; two such names are the same when their canonical paths are.
+  if (a_exists != b_exists) return false;
   return weak_canonical(a) == weak_canonical(b);
 }
 
@@ -231,6 +234,20 @@ void write_file(const std::string& path, std::span<const std::uint8_t> content,
                 const std::vector<std::string>& inputs) {
   write_file(path, std::string_view(reinterpret_cast<const char*>(content.data()), content.size()),
              inputs);
+}
+
+void make_directory(const std::string& path) {
+  if (path.empty()) throw_input_error({"<output>", 0, 0}, "", "empty output folder path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw_input_error({path, 0, 0}, "",
+                        "is " + kind_of(st.st_mode) + ", expected a folder (or a new name)");
+    return;
+  }
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw_input_error({path, 0, 0}, "", "cannot create the folder: " + ec.message());
 }
 
 std::string content_hash(std::string_view content) {

@@ -36,7 +36,8 @@ std::vector<std::uint8_t> read_file_bytes(const std::string& path, std::uint64_t
 Result<std::uint64_t> check_regular_file(const std::string& path, std::uint64_t max_bytes);
 
 /// True when `a` and `b` name the same file: the same device and inode when both exist, or
-/// the same canonical path (symlinks and '..' resolved) when either does not exist yet.
+/// the same canonical path (symlinks and '..' resolved) when neither exists; false when only
+/// one exists (a name that is no file yet cannot be an input to protect).
 bool same_file(const std::string& a, const std::string& b);
 
 /// Fails, naming `output` and the input, when `output` is the same file as one of `inputs`
@@ -57,6 +58,10 @@ void write_file(const std::string& path, std::string_view content,
                 const std::vector<std::string>& inputs = {});
 void write_file(const std::string& path, std::span<const std::uint8_t> content,
                 const std::vector<std::string>& inputs = {});
+
+/// Creates the folder `path` (and its parents) unless it exists; throws tessel::InputError
+/// naming `path` when it is something other than a folder or cannot be created.
+void make_directory(const std::string& path);
 
 /// FNV-1a 64-bit of `content`, as 16 hex digits (manifests of multi-file outputs).
 std::string content_hash(std::string_view content);
