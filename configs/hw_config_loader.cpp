@@ -614,8 +614,7 @@ void check_cross_fields(Validator& v, const YAML::Node& root, HwConfig& config, 
 
 /// The DRAM rate's documented range (kMinDramBytesPerCycle, kMaxDramBytesPerSecond): cycles
 /// computed from bytes must not wrap.
-void check_dram_rate(Validator& v, const YAML::Node& node, const HwConfig& config,
-                     bool& complete) {
+void check_dram_rate(Validator& v, const YAML::Node& node, const HwConfig& config, bool& complete) {
   const double bandwidth = config.dram.bandwidth_bytes_per_second;
   if (bandwidth > kMaxDramBytesPerSecond) {
     v.error(node, "dram.bandwidth",
@@ -730,10 +729,10 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
     for (std::size_t d = 1; d < documents.size(); ++d) {
       if (documents[d].IsNull()) continue;  // a trailing '---' with nothing after it
       const YAML::Mark mark = documents[d].Mark();
-      check.diagnostics.push_back({{file_label, mark.is_null() ? 0 : mark.line + 1,
-                                    mark.is_null() ? 0 : mark.column + 1},
-                                   "",
-                                   "a second YAML document; a config file holds exactly one"});
+      check.diagnostics.push_back(
+          {{file_label, mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1},
+           "",
+           "a second YAML document; a config file holds exactly one"});
       return check;
     }
   } catch (const YAML::Exception& e) {
@@ -847,8 +846,7 @@ HwConfigCheck check_hw_config_file(const std::string& path,
   auto text = files::try_read_file(path, files::kMaxConfigBytes);
   if (!text) {
     HwConfigCheck check;
-    const std::string prefix = path + ": error: ";
-    check.diagnostics.push_back({{path, 0, 0}, "", text.reason().substr(prefix.size())});
+    check.diagnostics.push_back({{path, 0, 0}, "", text.reason()});
     return check;
   }
   return check_hw_config_text(text.value(), path, overrides);

@@ -55,8 +55,9 @@ class Fd {
   int fd_;
 };
 
-Failure refuse(const std::string& path, const std::string& message) {
-  return fail(path + ": error: " + message);
+// The reason carries the message only; callers put the file into their diagnostic.
+Failure refuse(const std::string& /*path*/, const std::string& message) {
+  return fail(message);
 }
 
 Result<std::uint64_t> check_stat(const std::string& path, const struct stat& st,
@@ -125,13 +126,7 @@ Result<std::string> try_read_file(const std::string& path, std::uint64_t max_byt
 
 std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   auto content = try_read_file(path, max_bytes);
-  if (!content) {
-    // The reason starts with "PATH: error: "; keep only the message for the diagnostic.
-    const std::string prefix = path + ": error: ";
-    std::string message = content.reason();
-    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
-    throw_input_error({path, 0, 0}, "", message);
-  }
+  if (!content) throw_input_error({path, 0, 0}, "", content.reason());
   return std::move(content).value();
 }
 
@@ -171,10 +166,7 @@ Status check_output_distinct(const std::string& output, const std::vector<std::s
 
 void require_output_distinct(const std::string& output, const std::vector<std::string>& inputs) {
   const Status status = check_output_distinct(output, inputs);
-  if (!status) {
-    const std::string prefix = output + ": error: ";
-    throw_input_error({output, 0, 0}, "", status.reason().substr(prefix.size()));
-  }
+  if (!status) throw_input_error({output, 0, 0}, "", status.reason());
 }
 
 void write_file(const std::string& path, std::string_view content,
@@ -250,15 +242,46 @@ void make_directory(const std::string& path) {
   if (ec) throw_input_error({path, 0, 0}, "", "cannot create the folder: " + ec.message());
 }
 
-std::string content_hash(std::string_view content) {
-  std::uint64_t hash = 0xcbf29ce484222325ull;
+namespace {
+constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+std::uint64_t fnv1a(std::uint64_t hash, std::string_view content) {
   for (const char c : content) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 0x100000001b3ull;
   }
+  return hash;
+}
+std::string hex(std::uint64_t hash) {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
   return text;
+}
+}  // namespace
+
+std::string content_hash(std::string_view content) {
+  return hex(fnv1a(kFnvOffset, content));
+}
+
+Result<FileDigest> digest_file(const std::string& path, std::uint64_t max_bytes) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return refuse(path, "cannot open: " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return refuse(path, "cannot stat: " + errno_text(errno));
+  if (auto size = check_stat(path, st, max_bytes); !size) return size.failure();
+  std::uint64_t hash = kFnvOffset, total = 0;
+  std::string chunk(1 << 20, '\0');
+  while (true) {
+    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return refuse(path, "read failed: " + errno_text(errno));
+    }
+    if (n == 0) break;
+    total += static_cast<std::uint64_t>(n);
+    if (total > max_bytes) return refuse(path, "the file grew past the limit while it was read");
+    hash = fnv1a(hash, std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+  }
+  return FileDigest{total, hex(hash)};
 }
 
 }  // namespace tessel::files

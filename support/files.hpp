@@ -22,7 +22,8 @@ inline constexpr std::uint64_t kMaxProgramBytes = 1024 * kMiB;
 inline constexpr std::uint64_t kMaxArrayBytes = 4096 * kMiB;
 
 /// Reads the whole of `path`, which must be a regular file of at most `max_bytes` bytes.
-/// A failure names the file: missing or unreadable, a directory, a FIFO, socket or device
+/// A failure's reason is the message alone (the caller's diagnostic names the file): missing or
+/// unreadable, a directory, a FIFO, socket or device
 /// (/dev/zero, /dev/stdin are refused: they have no bounded size), over the limit, or a read
 /// error. The file is opened without blocking, so a FIFO never hangs the open.
 Result<std::string> try_read_file(const std::string& path, std::uint64_t max_bytes);
@@ -65,5 +66,12 @@ void make_directory(const std::string& path);
 
 /// FNV-1a 64-bit of `content`, as 16 hex digits (manifests of multi-file outputs).
 std::string content_hash(std::string_view content);
+
+/// The size and content_hash of a regular file, read in chunks (nothing held in memory).
+struct FileDigest {
+  std::uint64_t bytes = 0;
+  std::string fnv1a64;
+};
+Result<FileDigest> digest_file(const std::string& path, std::uint64_t max_bytes);
 
 }  // namespace tessel::files
