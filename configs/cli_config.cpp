@@ -58,7 +58,7 @@ cli::Runner setup_show(CLI::App& command) {
       out["config"] = nlohmann::ordered_json::parse(to_canonical_json(config));
       out["derived"] = nlohmann::ordered_json::parse(derived_figures_json(config));
       out["content_hash"] = content_hash(config);
-      std::cout << out.dump(2) << '\n';
+      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     } else {
       std::cout << describe(config);
     }

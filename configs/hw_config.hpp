@@ -64,6 +64,19 @@ struct VectorUnitConfig {
   bool operator==(const VectorUnitConfig&) const = default;
 };
 
+/// Documented limits of sizes the schema would allow but no machine holds (docs/config.md,
+/// "Limits"); the loader refuses a config past them with a located error before anything is
+/// allocated.
+/// A scratchpad's size: the simulator and the RTL harness hold each one in host memory.
+inline constexpr std::int64_t kMaxScratchpadBytes = std::int64_t{1} << 30;
+/// Scratchpads per config: the ISA's scratchpad id fields are 4 bits wide.
+inline constexpr std::size_t kMaxScratchpads = 16;
+/// DRAM bandwidth range: at least 1/1024 byte per cycle (so cycles = bytes * cycles-per-byte
+/// stays far inside int64 for any traffic below 2^52 bytes: the 1 B/s bus made cycles wrap),
+/// at most 1 PB/s.
+inline constexpr double kMinDramBytesPerCycle = 1.0 / 1024;
+inline constexpr double kMaxDramBytesPerSecond = 1e15;
+
 /// One named on-chip SRAM. `holds` lists the kinds it may hold (a unified buffer holds all).
 struct ScratchpadConfig {
   std::string name;             ///< unique, [A-Za-z0-9_-]+

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "configs/hw_config.hpp"
+#include "support/files.hpp"
 #include "support/strings.hpp"
 #include "support/units.hpp"
 
@@ -31,6 +31,12 @@ const std::vector<std::string> kQueueKeys = {"instruction_queue_depth", "token_f
 const std::vector<std::string> kEnergyKeys = {"mac_pj", "sram_read_pj_per_byte",
                                               "sram_write_pj_per_byte", "dram_pj_per_byte"};
 const std::vector<std::string> kFpgaKeys = {"part", "clock_mhz"};
+
+std::string fixed_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
 
 std::string child_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -260,6 +266,13 @@ class Validator {
       error(node, path, "must be greater than 0 bytes, got " + node.Scalar());
       return std::nullopt;
     }
+    if (bytes.value() > kMaxScratchpadBytes) {
+      error(node, path,
+            "must be at most 1GiB (" + std::to_string(kMaxScratchpadBytes) +
+                " bytes, the simulator and RTL hold every scratchpad in memory), got " +
+                node.Scalar());
+      return std::nullopt;
+    }
     return bytes.value();
   }
 
@@ -448,6 +461,13 @@ void read_scratchpads(Validator& v, const YAML::Node& node, HwConfig& config, bo
     complete = false;
     return;
   }
+  if (node.size() > kMaxScratchpads) {
+    v.error(node, path,
+            "lists " + std::to_string(node.size()) + " scratchpads, at most " +
+                std::to_string(kMaxScratchpads) + " are supported");
+    complete = false;
+    return;
+  }
   std::vector<ScratchpadRead> reads;
   for (std::size_t i = 0; i < node.size(); ++i) {
     reads.push_back(read_scratchpad(v, node[i], index_path(path, i)));
@@ -592,6 +612,30 @@ void check_cross_fields(Validator& v, const YAML::Node& root, HwConfig& config, 
   }
 }
 
+/// The DRAM rate's documented range (kMinDramBytesPerCycle, kMaxDramBytesPerSecond): cycles
+/// computed from bytes must not wrap.
+void check_dram_rate(Validator& v, const YAML::Node& node, const HwConfig& config, bool& complete) {
+  const double bandwidth = config.dram.bandwidth_bytes_per_second;
+  if (bandwidth > kMaxDramBytesPerSecond) {
+    v.error(node, "dram.bandwidth",
+            "must be at most 1PB/s (1e15 B/s), got " + units::format_bandwidth(bandwidth));
+    complete = false;
+    return;
+  }
+  const double per_cycle = config.dram_bytes_per_cycle();
+  if (per_cycle < kMinDramBytesPerCycle) {
+    std::ostringstream text;
+    text << per_cycle;
+    v.error(node, "dram.bandwidth",
+            units::format_bandwidth(bandwidth) + " at " + fixed_text(config.clock_mhz) +
+                " MHz is " + text.str() +
+                " bytes per cycle, below the supported minimum of 1/1024 (cycle counts would "
+                "overflow); at this clock the bandwidth must be at least " +
+                units::format_bandwidth(std::ceil(config.clock_mhz * 1e6 * kMinDramBytesPerCycle)));
+    complete = false;
+  }
+}
+
 /// Sets `value` at `key_path` in `root`. Returns a failure for a malformed path or a missing
 /// sequence element.
 Status set_key_path(YAML::Node& root, const std::string& key_path, const YAML::Node& value) {
@@ -679,7 +723,18 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
   HwConfigCheck check;
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    // One document per config: a second one (after '---') would be silently ignored.
+    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (!documents.empty()) root = documents.front();
+    for (std::size_t d = 1; d < documents.size(); ++d) {
+      if (documents[d].IsNull()) continue;  // a trailing '---' with nothing after it
+      const YAML::Mark mark = documents[d].Mark();
+      check.diagnostics.push_back(
+          {{file_label, mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1},
+           "",
+           "a second YAML document; a config file holds exactly one"});
+      return check;
+    }
   } catch (const YAML::Exception& e) {
     check.diagnostics.push_back({{file_label, e.mark.is_null() ? 0 : e.mark.line + 1,
                                   e.mark.is_null() ? 0 : e.mark.column + 1},
@@ -766,6 +821,10 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
   section("energy", false, read_energy);
   section("fpga", false, read_fpga);
 
+  if (clock && config.dram.bandwidth_bytes_per_second > 0)
+    check_dram_rate(v, v.get(v.get(root, "", "dram", false), "dram", "bandwidth", false), config,
+                    complete);
+
   // Cross-field rules need the matrix unit and the scratchpads; run them only when both parsed
   // (a problem there is already reported and would only produce follow-on noise).
   if (config.matrix.rows > 0 && !config.scratchpads.empty()) {
@@ -784,15 +843,13 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
 
 HwConfigCheck check_hw_config_file(const std::string& path,
                                    const std::vector<KeyOverride>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = files::try_read_file(path, files::kMaxConfigBytes);
+  if (!text) {
     HwConfigCheck check;
-    check.diagnostics.push_back({{path, 0, 0}, "", "cannot open the file"});
+    check.diagnostics.push_back({{path, 0, 0}, "", text.reason()});
     return check;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return check_hw_config_text(text.str(), path, overrides);
+  return check_hw_config_text(text.value(), path, overrides);
 }
 
 Result<HwConfig> parse_hw_config(std::string_view text, const std::string& file_label,

@@ -2,10 +2,10 @@
 #include "isa/assembler.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/strings.hpp"
 
 namespace tessel::isa {
@@ -229,11 +229,7 @@ Program assemble(std::string_view text, const std::string& file, const AssembleO
 }
 
 Program assemble_file(const std::string& path, const AssembleOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error({path, 0, 0}, "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return assemble(text.str(), path, options);
+  return assemble(files::read_file(path, files::kMaxProgramBytes), path, options);
 }
 
 std::string format_instruction(const Instruction& instruction,

@@ -1,6 +1,5 @@
 // `tessel asm` and `tessel disasm`: the .tasm <-> .bin tools.
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +8,7 @@
 #include "isa/hw_target.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::isa {
 namespace {
@@ -26,12 +26,15 @@ cli::Runner setup_asm(CLI::App& command) {
   command.add_option("--hw", options->hw,
                      "hardware config: validate against it and accept scratchpad names");
   return [options] {
+    // Refuse an output that is an input before reading anything (and never touch it).
+    const std::vector<std::string> inputs = {options->input, options->hw};
+    files::require_output_distinct(options->output, inputs);
     std::optional<TargetInfo> target;
     if (!options->hw.empty()) target = target_from_config(load_hw_config(options->hw));
     AssembleOptions assemble_options;
     assemble_options.target = target ? &*target : nullptr;
     const Program program = assemble_file(options->input, assemble_options);
-    write_binary_file(program, options->output);
+    write_binary_file(program, options->output, inputs);
     std::cout << options->output << ": " << program.instructions.size() << " instructions, "
               << kBinaryHeaderBytes + program.instructions.size() * kInstructionBytes << " bytes\n";
     return 0;
@@ -50,6 +53,8 @@ cli::Runner setup_disasm(CLI::App& command) {
   command.add_option("-o,--output", options->output, "text to write (.tasm); stdout if absent");
   command.add_option("--hw", options->hw, "hardware config: write scratchpad names, validate");
   return [options] {
+    const std::vector<std::string> inputs = {options->input, options->hw};
+    files::require_output_distinct(options->output, inputs);
     const Program program = read_binary_file(options->input);
     std::vector<std::string> names;
     if (!options->hw.empty()) {
@@ -68,9 +73,7 @@ cli::Runner setup_disasm(CLI::App& command) {
       std::cout << text;
       return 0;
     }
-    std::ofstream out(options->output, std::ios::binary);
-    out << text;
-    if (!out) throw_input_error({options->output, 0, 0}, "", "cannot write file");
+    files::write_file(options->output, text, inputs);
     return 0;
   };
 }

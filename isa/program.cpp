@@ -1,10 +1,8 @@
 // The .bin file format: a 16-byte header and 32-byte instruction words.
 #include "isa/program.hpp"
 
-#include <fstream>
-#include <iterator>
-
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::isa {
 namespace {
@@ -90,20 +88,14 @@ Program from_binary(std::span<const std::uint8_t> bytes, const std::string& file
 }
 
 Program read_binary_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error({path, 0, 0}, "", "cannot open file");
-  const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                                        std::istreambuf_iterator<char>()};
-  return from_binary(bytes, path);
+  return from_binary(files::read_file_bytes(path, files::kMaxProgramBytes), path);
 }
 
-void write_binary_file(const Program& program, const std::string& path) {
+void write_binary_file(const Program& program, const std::string& path,
+                       const std::vector<std::string>& inputs) {
   auto bytes = to_binary(program);
   if (!bytes) throw_input_error({path, 0, 0}, "", bytes.reason());
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.value().data()),
-            static_cast<std::streamsize>(bytes.value().size()));
-  if (!out) throw_input_error({path, 0, 0}, "", "cannot write file");
+  files::write_file(path, std::span<const std::uint8_t>(bytes.value()), inputs);
 }
 
 }  // namespace tessel::isa

@@ -30,11 +30,13 @@ Result<std::vector<std::uint8_t>> to_binary(const Program& program);
 /// `file` names the input in diagnostics.
 Program from_binary(std::span<const std::uint8_t> bytes, const std::string& file);
 
-/// Reads a .bin file (InputError when unreadable or invalid).
+/// Reads a .bin file (InputError when unreadable, not a regular file, over
+/// files::kMaxProgramBytes, or invalid).
 Program read_binary_file(const std::string& path);
 
-/// Writes a .bin file (InputError naming the path when it cannot be written or the program
-/// does not encode).
-void write_binary_file(const Program& program, const std::string& path);
+/// Writes a .bin file atomically (support/files.hpp); InputError naming the path when it cannot
+/// be written, is one of `inputs`, or the program does not encode.
+void write_binary_file(const Program& program, const std::string& path,
+                       const std::vector<std::string>& inputs = {});
 
 }  // namespace tessel::isa

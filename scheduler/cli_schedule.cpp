@@ -1,7 +1,6 @@
 // `tessel schedule`: schedule a model on a hardware config with a policy; table and JSON.
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include "scheduler/schedule_json.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -74,6 +74,7 @@ cli::Runner setup_schedule(CLI::App& command) {
                 "optimal: no cross-group weight prefetch (the schedules of session 5)")
       ->excludes(prefetch);
   return [o]() {
+    if (o->json != "-") files::require_output_distinct(o->json, {o->model, resolve_hw(o->hw)});
     const HwConfig config = load_hw_config(resolve_hw(o->hw));
     zoo::LoadOptions load;
     load.zoo.with_weights = false;  // scheduling needs shapes only
@@ -95,16 +96,11 @@ cli::Runner setup_schedule(CLI::App& command) {
     }
     if (!o->quiet && o->json != "-") std::fputs(format_table(result.value()).c_str(), stdout);
     if (!o->json.empty()) {
-      const auto text = to_json(result.value().schedule, result.value().net).dump(1) + "\n";
+      const auto text = to_json(result.value().schedule, result.value().net).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (o->json == "-") {
         std::cout << text;
       } else {
-        std::ofstream out(o->json);
-        out << text;
-        if (!out) {
-          std::cerr << "error: cannot write " << o->json << '\n';
-          return 1;
-        }
+        files::write_file(o->json, text, {o->model, resolve_hw(o->hw)});
       }
     }
     return 0;

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang++ (ASan + UBSan) and runs each for N seconds.
 # Usage: scripts/run-fuzzers.sh [SECONDS=60]   (CI runs 60 s each; any crash exits non-zero)
+# Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader).
 # Outputs go to build/fuzz/ (override with TESSEL_FUZZ_BUILD); crashes are written there.
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TESSEL_FUZZ_BUILD:-$root/build/fuzz}
 cxx=${TESSEL_FUZZ_CXX:-clang++}
-mkdir -p "$out/generated/isa" "$out/obj" "$out/corpus/decode" "$out/corpus/asm"
+mkdir -p "$out/generated/isa" "$out/obj" "$out/corpus/decode" "$out/corpus/asm" \
+  "$out/corpus/config" "$out/corpus/npy"
 
 # The ISA header is generated from the table, as the CMake build does.
 "$cxx" -std=c++20 -O1 "$root/isa/gen/isa_gen.cpp" -lyaml-cpp -o "$out/isa_gen"
@@ -15,10 +17,12 @@ mkdir -p "$out/generated/isa" "$out/obj" "$out/corpus/decode" "$out/corpus/asm"
   "$out/generated/isa/tessel_isa_pkg.sv"
 
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-       -fno-sanitize-recover=undefined -I"$root" -I"$out/generated")
+       -fno-sanitize-recover=undefined -I"$root" -I"$out/generated"
+       -DTESSEL_HW_CONFIG_DIR="\"$root/configs/hw\"")
 objects=()
 for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.cpp \
-              isa/timing.cpp support/diagnostic.cpp support/strings.cpp; do
+              isa/timing.cpp support/diagnostic.cpp support/strings.cpp support/files.cpp \
+              support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp; do
   object="$out/obj/$(echo "$source" | tr / _).o"
   "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
   objects+=("$object")
@@ -29,10 +33,26 @@ cp "$root"/tests/isa/programs/*.tasm "$out/corpus/asm/"
 { printf 'TISA\001\000\040\000\001\000\000\000\000\000\000\000\012'; head -c 31 /dev/zero; } \
   > "$out/corpus/decode/finish.bin"
 
+# The config loader: the shipped configs and the catalogue of malformed ones.
+cp "$root"/configs/hw/*.yaml "$root"/tests/configs/bad/*.yaml "$out/corpus/config/"
+# .npy: one small array of each dtype, as NumPy writes them (format 1.0, 64-byte aligned).
+python3 - "$out/corpus/npy" <<'PY'
+import struct, sys
+for descr, shape, data in [("<f4", (2, 3), struct.pack("<6f", 0, 1, -2, 3.5, float("nan"), 1e30)),
+                           ("|i1", (4,), bytes([1, 255, 0, 127])),
+                           ("<i2", (1, 2), struct.pack("<2h", -3, 300)),
+                           ("<i4", (), struct.pack("<i", 7))]:
+    dims = "".join(f"{d}, " for d in shape) if len(shape) != 1 else f"{shape[0]},"
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims.rstrip(", ") if len(shape) > 1 else dims)
+    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
+    blob = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+    open(f"{sys.argv[1]}/seed_{descr[1:]}.npy", "wb").write(blob)
+PY
+
 status=0
-for target in decode asm; do
+for target in decode asm config npy; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_$target.cpp" "${objects[@]}" \
-    -o "$out/fuzz_$target"
+    -lyaml-cpp -o "$out/fuzz_$target"
   echo "== fuzz_$target for ${seconds}s"
   (cd "$out" && "./fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
       -print_final_stats=1 "corpus/$target") || status=1

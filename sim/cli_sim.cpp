@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,9 @@
 #include "sim/simulator.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/int_ops.hpp"
+#include "support/json_text.hpp"
 #include "support/npy.hpp"
 
 namespace tessel::sim {
@@ -41,10 +43,11 @@ struct SimArgs {
 
 constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
 
+/// Every file a run reads; no output may be one of them (support/files.hpp).
+std::vector<std::string> g_inputs;
+
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw_input_error({path, 0, 0}, "", "cannot open for writing");
-  out << text;
+  files::write_file(path, text, g_inputs);
 }
 
 void print_summary(const SimReport& report, const HwConfig& config) {
@@ -80,10 +83,9 @@ void print_summary(const SimReport& report, const HwConfig& config) {
 }
 
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error({path, 0, 0}, "", "cannot open");
+  const std::string text = files::read_file(path, files::kMaxProgramBytes);
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw_input_error({path, 0, 0}, "", std::string("not valid JSON: ") + e.what());
   }
@@ -130,8 +132,25 @@ std::int64_t nhwc_index(const std::vector<std::int64_t>& shape, std::int64_t i) 
 
 std::int64_t element_count(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
+  for (std::int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)) return -1;
+    n *= d;
+  }
   return n;
+}
+
+/// A tensor region of compile.json ("io", "host.inputs") must lie inside the DRAM image.
+void check_region(const std::string& compile_path, const std::string& key,
+                  const std::vector<std::int64_t>& shape, std::uint64_t offset, int element_bytes,
+                  std::uint64_t image_bytes) {
+  const std::int64_t count = element_count(shape);
+  // count <= image_bytes first, so that count * element_bytes (1 or 2) cannot wrap.
+  if (count < 0 || static_cast<std::uint64_t>(count) > image_bytes || offset > image_bytes ||
+      static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(element_bytes) >
+          image_bytes - offset)
+    throw_input_error({compile_path, 0, 0}, key,
+                      "the tensor at offset " + std::to_string(offset) + " does not fit in the " +
+                          std::to_string(image_bytes) + "-byte DRAM image");
 }
 
 /// Quantizes `path` (float32, the input's shape) into the DRAM image at the input's region.
@@ -148,6 +167,7 @@ void write_input(const std::string& path, const IoEntry& input, int element_byte
     throw_input_error({path, 0, 0}, "header.shape",
                       "the network input '" + input.name + "' is " + want);
   }
+  check_finite(array, path);
   const std::vector<float> values = array.values<float>();
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(values.size()); ++i) {
     const std::int32_t q =
@@ -194,6 +214,8 @@ bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
       e.name = j.at("name").get<std::string>();
       e.offset = j.at("offset").get<std::uint64_t>();
       e.shape = j.at("shape").get<std::vector<std::int64_t>>();
+      check_region(compile_path, "host.inputs." + e.name, e.shape, e.offset, element_bytes,
+                   dram.size());
       std::vector<std::int32_t> q(static_cast<std::size_t>(element_count(e.shape)));
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(q.size()); ++i) {
         const std::uint64_t at =
@@ -206,10 +228,10 @@ bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
       const std::string file = (out / ("host-" + e.name + ".npy")).string();
       if (element_bytes == 1) {
         const std::vector<std::int8_t> v(q.begin(), q.end());
-        write_npy(file, NpyArray::from_i8(e.shape, v));
+        write_npy(file, NpyArray::from_i8(e.shape, v), g_inputs);
       } else {
         const std::vector<std::int16_t> v(q.begin(), q.end());
-        write_npy(file, NpyArray::from_i16(e.shape, v));
+        write_npy(file, NpyArray::from_i16(e.shape, v), g_inputs);
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -323,10 +345,23 @@ int run(const SimArgs& args) {
   if (hw.empty())
     throw_input_error({args.program, 0, 0}, "--hw",
                       "no hardware config: pass --hw FILE (or put hw.yaml in the folder)");
+  // No output may be an input; checked before anything is read or written.
+  g_inputs = {program, dram, hw, args.input, compile_path};
+  for (const std::string* output : {&args.json, &args.dram_out, &args.trace})
+    files::require_output_distinct(*output, g_inputs);
+  if (!compile.is_null()) {
+    const std::filesystem::path out = args.out.empty() ? args.program : args.out;
+    for (const char* name : {"report.json", "output.npy"})
+      files::require_output_distinct((out / name).string(), g_inputs);
+  }
   const HwConfig config = load_hw_config(hw);
   const std::vector<isa::Word> words = read_program_words(program, &config);
 
   DramImage image;
+  if (args.dram_size > files::kMaxArrayBytes)
+    throw_input_error({"--dram-size", 0, 0}, "",
+                      std::to_string(args.dram_size) + " bytes is over the limit of " +
+                          std::to_string(files::kMaxArrayBytes) + " bytes for a DRAM image");
   if (!dram.empty()) {
     image = read_dram_image(dram, !args.timing_only, args.dram_size);
   } else {
@@ -334,7 +369,14 @@ int run(const SimArgs& args) {
     if (!args.timing_only) image.bytes.assign(image.size_bytes, 0);
   }
 
-  const int element_bytes = compile.is_null() ? 1 : compile.value("element_bytes", 1);
+  int element_bytes = 1;
+  if (!compile.is_null()) {
+    const auto& field = compile.contains("element_bytes") ? compile["element_bytes"] : 1;
+    if (!field.is_number_integer() || (field.get<int>() != 1 && field.get<int>() != 2))
+      throw_input_error({compile_path, 0, 0}, "element_bytes",
+                        "expected 1 or 2, got " + json_text(field, -1));
+    element_bytes = field.get<int>();
+  }
   const std::vector<IoEntry> io =
       compile.is_null() ? std::vector<IoEntry>{} : io_entries(compile, compile_path);
   clock.lap("load");
@@ -343,6 +385,8 @@ int run(const SimArgs& args) {
         std::find_if(io.begin(), io.end(), [](const IoEntry& e) { return e.is_input; });
     if (input == io.end())
       throw_input_error({compile_path, 0, 0}, "io", "no network input is listed");
+    check_region(compile_path, "io." + input->name, input->shape, input->offset, element_bytes,
+                 image.bytes.size());
     write_input(args.input, *input, element_bytes, image.bytes);
   }
   clock.lap("input");
@@ -368,14 +412,16 @@ int run(const SimArgs& args) {
   if (!compile.is_null()) {
     // A compile folder: output.npy (full mode) and report.json with per-group rows.
     const std::filesystem::path out = args.out.empty() ? args.program : args.out;
-    std::filesystem::create_directories(out);
+    files::make_directory(out.string());
     if (!args.timing_only && report.ok()) {
       int outputs = 0;
       for (const IoEntry& e : io) {
         if (e.is_input) continue;
+        check_region(compile_path, "io." + e.name, e.shape, e.offset, element_bytes,
+                     result.value().dram.size());
         const auto values = read_output(e, element_bytes, result.value().dram);
         const std::string file = outputs++ == 0 ? "output.npy" : "output-" + e.name + ".npy";
-        write_npy((out / file).string(), NpyArray::from_f32(e.shape, values));
+        write_npy((out / file).string(), NpyArray::from_f32(e.shape, values), g_inputs);
         std::printf("output        %%%s -> %s\n", e.name.c_str(), (out / file).string().c_str());
       }
     }
@@ -408,7 +454,8 @@ int run(const SimArgs& args) {
                    {"transfer_bytes", host.value("transfer_bytes", nlohmann::json::object())},
                    {"ran", host_ran}};
     }
-    write_text((out / "report.json").string(), j.dump(2) + "\n");
+    write_text((out / "report.json").string(),
+               j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::printf("report        %s\n", (out / "report.json").string().c_str());
   } else {
     clock.lap("write");

@@ -2,32 +2,29 @@
 #include "sim/inputs.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "isa/assembler.hpp"
 #include "isa/program.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::sim {
 namespace {
 
-std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw_input_error({path, 0, 0}, "", "cannot open file");
-  // One read of the whole file (the 63 MB image of ResNet-50 byte by byte was 8% of a full
-  // simulation); a stream without a size (a pipe) is read as it comes.
-  const std::streamsize size = in.tellg();
-  if (size < 0) {
-    in.clear();
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+std::vector<std::uint8_t> read_file_bytes(const std::string& path, std::uint64_t max_bytes) {
+  // One read of the whole regular file (the 63 MB image of ResNet-50 byte by byte was 8% of a
+  // full simulation); pipes, devices and folders are refused (support/files.hpp).
+  return files::read_file_bytes(path, max_bytes);
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string text = files::read_file(path, files::kMaxProgramBytes);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error({path, 0, 0}, "", std::string("invalid JSON: ") + e.what());
   }
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw_input_error({path, 0, 0}, "", "cannot read file");
-  return bytes;
 }
 
 std::uint32_t le32(const std::uint8_t* p) {
@@ -65,7 +62,7 @@ std::vector<isa::Word> read_program_words(const std::string& path, const HwConfi
     }
     return words;
   }
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path, files::kMaxProgramBytes);
   if (bytes.size() < isa::kBinaryHeaderBytes || le32(bytes.data()) != isa::kBinaryMagic)
     throw_input_error({path, 0, 0}, "header", "not a Tessel program (no 'TISA' magic)");
   if (le16(bytes.data() + 4) != isa::kIsaVersion)
@@ -92,14 +89,17 @@ std::vector<isa::Word> read_program_words(const std::string& path, const HwConfi
 
 DramImage read_dram_image(const std::string& path, bool read_contents, std::uint64_t size_bytes) {
   DramImage image;
+  if (size_bytes > files::kMaxArrayBytes)
+    throw_input_error({path, 0, 0}, "--dram-size",
+                      std::to_string(size_bytes) + " bytes is over the limit of " +
+                          std::to_string(files::kMaxArrayBytes) + " bytes for a DRAM image");
   if (read_contents) {
-    image.bytes = read_file_bytes(path);
+    image.bytes = read_file_bytes(path, files::kMaxArrayBytes);
     image.size_bytes = image.bytes.size();
   } else {
-    std::error_code error;
-    image.size_bytes = std::filesystem::file_size(path, error);
-    if (error)
-      throw_input_error({path, 0, 0}, "", "cannot read the DRAM image: " + error.message());
+    auto size = files::check_regular_file(path, files::kMaxArrayBytes);
+    if (!size) throw_input_error({path, 0, 0}, "", size.reason());
+    image.size_bytes = size.value();
   }
   if (size_bytes > image.size_bytes) {
     image.size_bytes = size_bytes;
@@ -114,14 +114,8 @@ RunFolder read_run_folder(const std::string& folder) {
   RunFolder run;
   const fs::path manifest = root / "manifest.json";
   nlohmann::json names = nlohmann::json::object();
-  if (fs::exists(manifest)) {
-    std::ifstream in(manifest);
-    try {
-      names = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw_input_error({manifest.string(), 0, 0}, "", std::string("invalid JSON: ") + e.what());
-    }
-  }
+  verify_compile_folder(folder);
+  if (fs::exists(manifest)) names = read_json_file(manifest.string());
   auto pick = [&](const char* key, std::vector<const char*> defaults) -> std::string {
     if (names.contains(key) && names[key].is_string())
       return (root / names[key].get<std::string>()).string();
@@ -135,6 +129,48 @@ RunFolder read_run_folder(const std::string& folder) {
   if (run.program.empty())
     throw_input_error({folder, 0, 0}, "program", "the folder has no program.bin or program.tasm");
   return run;
+}
+
+void verify_compile_folder(const std::string& folder) {
+  namespace fs = std::filesystem;
+  const fs::path root(folder);
+  const std::string compile_path = (root / "compile.json").string();
+  std::error_code ec;
+  if (!fs::exists(compile_path, ec)) {
+    if (fs::exists(root / "schedule.json", ec))
+      throw_input_error({compile_path, 0, 0}, "",
+                        "missing: the folder is an incomplete compile (schedule.json is there, "
+                        "compile.json, written last, is not; was `tessel compile` interrupted?); "
+                        "compile again");
+    return;
+  }
+  const nlohmann::json compile = read_json_file(compile_path);
+  if (!compile.is_object() || !compile.contains("files")) return;
+  const nlohmann::json& listed = compile.at("files");
+  if (!listed.is_object()) throw_input_error({compile_path, 0, 0}, "files", "expected an object");
+  for (const auto& [name, entry] : listed.items()) {
+    const std::string key = "files." + name;
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      throw_input_error({compile_path, 0, 0}, key, "not a plain file name");
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+        !entry.contains("fnv1a64") || !entry["fnv1a64"].is_string())
+      throw_input_error({compile_path, 0, 0}, key, "expected {\"bytes\": N, \"fnv1a64\": HEX}");
+    const std::string path = (root / name).string();
+    if (!fs::exists(path, ec))
+      throw_input_error({path, 0, 0}, "",
+                        "missing: compile.json lists it; the compile folder is incomplete");
+    auto digest = files::digest_file(path, files::kMaxArrayBytes);
+    if (!digest) throw_input_error({path, 0, 0}, "", digest.reason());
+    const auto bytes = entry["bytes"].get<std::uint64_t>();
+    if (digest.value().bytes != bytes || digest.value().fnv1a64 != entry["fnv1a64"])
+      throw_input_error({path, 0, 0}, "",
+                        "does not match compile.json (" + std::to_string(digest.value().bytes) +
+                            " bytes, FNV-1a " + digest.value().fnv1a64 +
+                            "; listed: " + std::to_string(bytes) + " bytes, " +
+                            entry["fnv1a64"].get<std::string>() +
+                            "): the folder mixes files of two compiles or was edited; compile "
+                            "again");
+  }
 }
 
 }  // namespace tessel::sim

@@ -26,11 +26,20 @@ DramImage read_dram_image(const std::string& path, bool read_contents,
 /// (program.bin, else program.tasm), the DRAM image (dram.bin, optional) and the hardware
 /// config (hw.yaml, optional); a manifest.json {"program", "dram", "hw"} with paths relative
 /// to the folder overrides these names.
+/// A compile folder is checked first (verify_compile_folder): an incomplete or mixed one is
+/// refused naming what is missing or different.
 struct RunFolder {
   std::string program;
   std::string dram;  ///< empty when the folder has none
   std::string hw;    ///< empty when the folder has none
 };
 RunFolder read_run_folder(const std::string& folder);
+
+/// Throws InputError unless `folder` is complete: when its compile.json lists "files" (sizes
+/// and FNV-1a hashes, written last by `tessel compile`), every listed file must be there with
+/// that size and hash; a folder with schedule.json (a compile's) but no compile.json is an
+/// interrupted compile. Folders of other origin (no schedule.json) and older compile folders
+/// (no "files") pass.
+void verify_compile_folder(const std::string& folder);
 
 }  // namespace tessel::sim

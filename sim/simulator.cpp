@@ -194,7 +194,7 @@ std::string report_json(const SimReport& report, const HwConfig& config) {
                          {"waits_on", b.waits_on}});
     out["fault"]["blocked"] = blocked;
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace tessel::sim

@@ -2,12 +2,12 @@
 #include "support/npy.hpp"
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
+#include <cmath>
 #include <limits>
 #include <optional>
 
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel {
 
@@ -241,8 +241,16 @@ NpyArray parse_npy(std::span<const std::uint8_t> content, const std::string& nam
   array.dtype = *dtype;
   array.shape = std::move(shape);
   const std::size_t data_start = header_start + header_len;
-  const std::size_t expected =
-      static_cast<std::size_t>(array.element_count()) * npy_dtype_size(array.dtype);
+  // The data size in checked arithmetic: a shape whose byte count wraps (2^32 x 2^32) must not
+  // match a short data section.
+  std::uint64_t expected = npy_dtype_size(array.dtype);
+  for (const std::int64_t dim : array.shape) {
+    if (dim != 0 && expected > files::kMaxArrayBytes / static_cast<std::uint64_t>(dim))
+      fail_at(name, "header.shape",
+              "the shape needs more than " + std::to_string(files::kMaxArrayBytes) +
+                  " data bytes, the limit for a .npy array");
+    expected *= static_cast<std::uint64_t>(dim);
+  }
   const std::size_t actual = content.size() - data_start;
   if (actual != expected)
     fail_at(
@@ -262,11 +270,30 @@ NpyArray parse_npy(std::span<const std::uint8_t> content, const std::string& nam
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_at(path, "", "cannot open .npy file");
-  const std::vector<std::uint8_t> content((std::istreambuf_iterator<char>(in)),
-                                          std::istreambuf_iterator<char>());
-  return parse_npy(content, path);
+  const std::string content = files::read_file(path, files::kMaxArrayBytes + 65536);
+  return parse_npy(
+      std::span(reinterpret_cast<const std::uint8_t*>(content.data()), content.size()), path);
+}
+
+void check_finite(const NpyArray& array, const std::string& name) {
+  if (array.dtype != NpyDtype::f32) return;
+  const std::size_t count = array.bytes.size() / sizeof(float);
+  for (std::size_t i = 0; i < count; ++i) {
+    float x = 0;
+    std::memcpy(&x, array.bytes.data() + i * sizeof(float), sizeof(float));
+    if (std::isfinite(x)) continue;
+    std::string index;
+    std::size_t rest = i;
+    for (std::size_t d = array.shape.size(); d-- > 0;) {
+      const auto extent = static_cast<std::size_t>(array.shape[d]);
+      index = std::to_string(rest % extent) + (index.empty() ? "" : ", ") + index;
+      rest /= extent;
+    }
+    fail_at(name, "data[" + index + "]",
+            std::string("value is ") + (std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf") +
+                " (flat index " + std::to_string(i) +
+                "); network inputs and calibration data must be finite");
+  }
 }
 
 std::vector<std::uint8_t> serialize_npy(const NpyArray& array) {
@@ -295,13 +322,9 @@ std::vector<std::uint8_t> serialize_npy(const NpyArray& array) {
   return out;
 }
 
-void write_npy(const std::string& path, const NpyArray& array) {
-  const auto content = serialize_npy(array);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail_at(path, "", "cannot open for writing");
-  out.write(reinterpret_cast<const char*>(content.data()),
-            static_cast<std::streamsize>(content.size()));
-  if (!out) fail_at(path, "", "write failed");
+void write_npy(const std::string& path, const NpyArray& array,
+               const std::vector<std::string>& inputs) {
+  files::write_file(path, std::span<const std::uint8_t>(serialize_npy(array)), inputs);
 }
 
 }  // namespace tessel

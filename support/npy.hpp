@@ -44,7 +44,7 @@ struct NpyArray {
 
 /// Reads a .npy file. Throws tessel::InputError naming the file and the header key
 /// ("magic", "header", "header.descr", "header.fortran_order", "header.shape", "data") on: a
-/// missing or unreadable file, a bad magic string or version, a malformed header, an unsupported
+/// missing or unreadable file, a non-regular file, a file or shape over files::kMaxArrayBytes, a bad magic string or version, a malformed header, an unsupported
 /// dtype (e.g. '<f8', '>f4'), Fortran order, or a data section shorter or longer than the shape.
 NpyArray read_npy(const std::string& path);
 
@@ -54,7 +54,14 @@ NpyArray parse_npy(std::span<const std::uint8_t> content, const std::string& nam
 /// Serialises to .npy format 1.0 (header padded to a multiple of 64 bytes, as NumPy does).
 std::vector<std::uint8_t> serialize_npy(const NpyArray& array);
 
-/// Writes a .npy file; throws tessel::InputError naming the file when it cannot be written.
-void write_npy(const std::string& path, const NpyArray& array);
+/// Writes a .npy file atomically (support/files.hpp): refuses a path that is one of `inputs`.
+/// Throws tessel::InputError naming the file when it cannot be written.
+void write_npy(const std::string& path, const NpyArray& array,
+               const std::vector<std::string>& inputs = {});
+
+/// Throws tessel::InputError naming `name` and the element ("data[0, 2, 1, 1]") at the first
+/// NaN or infinity of a float32 array; integer arrays always pass. The one rule for network
+/// inputs and calibration data (docs/hostile-input.md): non-finite values are refused.
+void check_finite(const NpyArray& array, const std::string& name);
 
 }  // namespace tessel

@@ -26,6 +26,7 @@
 #include "scheduler/driver.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::codegen {
@@ -113,7 +114,9 @@ cli::Runner setup_compile(CLI::App& command) {
     };
     const sched::Objective objective = sched::objective_option(o->objective);
     const std::string hw_path = resolve_hw(o->hw);
+    files::require_output_distinct(o->out, {o->model, hw_path, o->quant});
     const HwConfig config = load_hw_config(hw_path);
+    const std::string hw_text = files::read_file(hw_path, files::kMaxConfigBytes);  // -> hw.yaml
     // The schedule reads only the float graph's shapes, the quantizer its values: with two or
     // more threads (OMP_NUM_THREADS, default one per core) the schedule runs on a thread of its
     // own, the rest go to loading and quantizing; with one, one stage after the other. For a
@@ -218,16 +221,9 @@ cli::Runner setup_compile(CLI::App& command) {
       return 1;
     }
     lap("codegen");
-    if (auto s = write_compile_folder(compiled.value(), scheduled.value(), config, o->out);
+    if (auto s = write_compile_folder(compiled.value(), scheduled.value(), config, o->out, hw_text);
         !s.ok()) {
       std::cerr << "error: " << s.reason() << '\n';
-      return 1;
-    }
-    std::error_code ec;
-    std::filesystem::copy_file(hw_path, std::filesystem::path(o->out) / "hw.yaml",
-                               std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) {
-      std::cerr << "error: " << o->out << "/hw.yaml: " << ec.message() << '\n';
       return 1;
     }
     lap("write");

@@ -16,7 +16,10 @@
 #include "scheduler/machine.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "scheduler/shape.hpp"
+#include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/int_ops.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::codegen {
 
@@ -2183,58 +2186,54 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
 }
 
 Status write_compile_folder(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled,
-                            const HwConfig& config, const std::string& folder) {
+                            const HwConfig& config, const std::string& folder,
+                            const std::string& hw_yaml_text) {
   std::error_code ec;
+  if (std::filesystem::exists(folder, ec) && !std::filesystem::is_directory(folder, ec))
+    return fail(folder + ": is not a folder; refusing to write a compile folder there");
   std::filesystem::create_directories(folder, ec);
   if (ec) return fail(folder + ": cannot create the folder: " + ec.message());
   const std::filesystem::path dir(folder);
-  // Each file is written beside its final name and renamed over it once complete, so a
-  // failed or interrupted compile never leaves a truncated file behind (an old file stays whole).
-  auto write_bytes = [&](const std::string& name, const char* data, std::size_t size) -> Status {
-    const std::filesystem::path target = dir / name;
-    const std::filesystem::path partial = dir / (name + ".partial");
-    {
-      std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-      f.write(data, static_cast<std::streamsize>(size));
-      f.flush();
-      if (!f) {
-        std::filesystem::remove(partial, ec);
-        return fail(target.string() + ": cannot write");
-      }
+  // compile.json marks a complete folder: remove the old one before anything else changes.
+  std::filesystem::remove(dir / "compile.json", ec);
+  if (ec) return fail((dir / "compile.json").string() + ": cannot remove: " + ec.message());
+  // Each file is written beside its final name and renamed over it once complete
+  // (support/files.hpp), so an interrupted compile never leaves a truncated file behind.
+  nlohmann::json manifest = nlohmann::json::object();
+  auto write_text = [&](const std::string& name, std::string_view text) -> Status {
+    try {
+      files::write_file((dir / name).string(), text);
+    } catch (const InputError& e) {
+      return fail(e.diagnostics().front().str());
     }
-    std::filesystem::rename(partial, target, ec);
-    if (ec) {
-      const std::string why = ec.message();
-      std::filesystem::remove(partial, ec);
-      return fail(target.string() + ": cannot write: " + why);
-    }
+    manifest[name] = {{"bytes", text.size()}, {"fnv1a64", files::content_hash(text)}};
     return {};
-  };
-  auto write_text = [&](const std::string& name, const std::string& text) -> Status {
-    return write_bytes(name, text.data(), text.size());
   };
   auto binary = isa::to_binary(compiled.program);
   if (!binary.ok()) return fail((dir / "program.bin").string() + ": " + binary.reason());
   const auto& bin = binary.value();
-  if (auto s = write_bytes("program.bin", reinterpret_cast<const char*>(bin.data()), bin.size());
-      !s.ok())
-    return s;
+  const auto as_text = [](const auto& bytes) {
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  if (auto s = write_text("program.bin", as_text(bin)); !s.ok()) return s;
   if (auto s = write_text("program.tasm",
                           isa::disassemble(compiled.program, isa::scratchpad_names(config)));
       !s.ok())
     return s;
-  if (auto s = write_bytes("dram.bin", reinterpret_cast<const char*>(compiled.dram.data()),
-                           compiled.dram.size());
-      !s.ok())
-    return s;
+  if (auto s = write_text("dram.bin", as_text(compiled.dram)); !s.ok()) return s;
   if (auto s = write_text("schedule.json",
-                          sched::to_json(scheduled.schedule, scheduled.net).dump(2) + "\n");
+                          json_text(sched::to_json(scheduled.schedule, scheduled.net), 2) + "\n");
       !s.ok())
     return s;
   if (!compiled.host.empty())
-    if (auto s = write_text("host.json", ir::to_json(compiled.host.graph).dump(1) + "\n"); !s.ok())
+    if (auto s = write_text("host.json", json_text(ir::to_json(compiled.host.graph), 1) + "\n");
+        !s.ok())
       return s;
-  return write_text("compile.json", compile_json(compiled, scheduled).dump(2) + "\n");
+  if (!hw_yaml_text.empty())
+    if (auto s = write_text("hw.yaml", hw_yaml_text); !s.ok()) return s;
+  nlohmann::json j = compile_json(compiled, scheduled);
+  j["files"] = manifest;
+  return write_text("compile.json", json_text(j, 2) + "\n");
 }
 
 }  // namespace tessel::codegen

@@ -133,9 +133,14 @@ std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::
                                     int element_bytes);
 
 /// Writes program.bin, program.tasm, dram.bin, schedule.json and compile.json into `folder`
-/// (created if missing), and host.json (the host part's graph) when there are host ops. Fails
-/// naming the file that cannot be written.
+/// (created if missing), host.json (the host part's graph) when there are host ops, and
+/// hw.yaml when `hw_yaml_text` is not empty. Fails naming the file that cannot be written.
+/// compile.json is the completion marker: an old one is removed first and the new one, listing
+/// every sibling's size and FNV-1a hash under "files", is written last, so a folder whose
+/// compile was interrupted has no compile.json and a mixed folder fails the hashes
+/// (sim/inputs.hpp verify_compile_folder).
 Status write_compile_folder(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled,
-                            const HwConfig& config, const std::string& folder);
+                            const HwConfig& config, const std::string& folder,
+                            const std::string& hw_yaml_text = "");
 
 }  // namespace tessel::codegen

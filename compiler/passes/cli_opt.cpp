@@ -1,6 +1,5 @@
 // `tessel import` (load a model, print its IR) and `tessel opt` (run passes, print the IR).
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +9,7 @@
 #include "compiler/zoo/cli_model_options.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel {
 namespace {
@@ -28,12 +28,15 @@ struct PrintOptions {
     command.add_option("-o,--out", out, "Write to this file instead of stdout");
   }
 
-  int print(const ir::Graph& graph) const {
+  /// Run before loading: -o must not name the model file.
+  void check_out(const std::string& model) const { files::require_output_distinct(out, {model}); }
+
+  int print(const ir::Graph& graph, const std::string& model) const {
     std::string text;
     if (json) {
       ir::JsonOptions options;
       options.include_data = !no_data;
-      text = ir::to_json(graph, options).dump(1) + "\n";
+      text = ir::to_json(graph, options).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else {
       text = ir::to_text(graph);
     }
@@ -41,9 +44,7 @@ struct PrintOptions {
       std::cout << text;
       return 0;
     }
-    std::ofstream file(out);
-    file << text;
-    if (!file) throw_input_error({out, 0, 0}, "--out", "cannot write the file");
+    files::write_file(out, text, {model});
     return 0;
   }
 };
@@ -53,7 +54,10 @@ cli::Runner setup_import(CLI::App& command) {
   auto print = std::make_shared<PrintOptions>();
   model->add_to(command);
   print->add_to(command);
-  return [model, print]() { return print->print(model->load()); };
+  return [model, print]() {
+    print->check_out(model->model);
+    return print->print(model->load(), model->model);
+  };
 }
 
 cli::Runner setup_opt(CLI::App& command) {
@@ -75,6 +79,7 @@ cli::Runner setup_opt(CLI::App& command) {
     }
     auto pipeline = passes::parse_pipeline(*passes);
     if (!pipeline) throw_input_error({}, "--passes", pipeline.reason());
+    print->check_out(model->model);
     ir::Graph graph = model->load();
     if (Status status = passes::run_pipeline(graph, pipeline.value()); !status) {
       std::cerr << "error: " << status.reason() << "\n";
@@ -84,7 +89,7 @@ cli::Runner setup_opt(CLI::App& command) {
       std::cerr << "error: the passes left an invalid graph: " << valid.reason() << "\n";
       return 1;
     }
-    return print->print(graph);
+    return print->print(graph, model->model);
   };
 }
 

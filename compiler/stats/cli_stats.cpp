@@ -34,7 +34,9 @@ cli::Runner setup_stats(CLI::App& command) {
     auto computed = stats::compute_stats(graph, options);
     if (!computed) throw_input_error({}, "--bits", computed.reason());
     if (*json) {
-      std::cout << stats::to_json(computed.value(), *by_type).dump(1) << "\n";
+      std::cout << stats::to_json(computed.value(), *by_type)
+                       .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
     } else if (*by_type) {
       std::cout << computed.value().model << ", " << *bits << "-bit, "
                 << (options.caffe_batchnorm ? "BatchNorm counted as BatchNorm + Scale (Caffe)"

@@ -60,7 +60,8 @@ struct SweepArgs {
 int print_points(const SweepSpec& spec) {
   for (const SweepPoint& point : spec.points) {
     std::cout << point.index << ' ' << point.id << ' ' << point.model << ' ' << point.policy << ' '
-              << point.config->axes.dump() << '\n';
+              << point.config->axes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
   }
   std::cerr << spec.points.size() << " points\n";
   return 0;
@@ -108,7 +109,7 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
   }
   std::unique_ptr<PointEvaluator> evaluator = std::move(made.value());
   if (!evaluator->thread_safe())
-    evaluator = std::make_unique<SubprocessEvaluator>(self_executable(), spec);
+    evaluator = std::make_unique<SubprocessEvaluator>(self_executable(), spec, &g_stop);
 
   RunOptions options;
   options.out = args.out;
@@ -244,7 +245,8 @@ cli::Runner setup_point(CLI::App& command) {
       std::cerr << "error: " << evaluator.reason() << '\n';
       return 1;
     }
-    std::cout << evaluation_to_json(evaluate_point(*evaluator.value(), spec.points[*index])).dump()
+    std::cout << evaluation_to_json(evaluate_point(*evaluator.value(), spec.points[*index]))
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
     return 0;
   };

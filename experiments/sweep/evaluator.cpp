@@ -2,11 +2,14 @@
 #include "experiments/sweep/evaluator.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <vector>
 
@@ -97,8 +100,8 @@ Evaluation evaluation_from_json(const std::string& text) {
 }
 
 SubprocessEvaluator::SubprocessEvaluator(std::filesystem::path tessel_executable,
-                                         const SweepSpec& spec)
-    : tessel_(std::move(tessel_executable)), spec_file_(spec.file) {}
+                                         const SweepSpec& spec, const std::atomic<bool>* stop)
+    : tessel_(std::move(tessel_executable)), spec_file_(spec.file), stop_(stop) {}
 
 Evaluation SubprocessEvaluator::evaluate(const SweepPoint& point) {
   int pipe_fds[2];
@@ -132,7 +135,23 @@ Evaluation SubprocessEvaluator::evaluate(const SweepPoint& point) {
 
   std::string reply;
   char buffer[4096];
+  bool stopped = false;
+  auto stop_requested_at = std::chrono::steady_clock::time_point::max();
   for (;;) {
+    // Wake every 100 ms to see whether the sweep was asked to stop.
+    pollfd watched{pipe_fds[0], POLLIN, 0};
+    const int ready = poll(&watched, 1, 100);
+    if (stop_ && stop_->load()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!stopped) {
+        stopped = true;
+        stop_requested_at = now;
+        kill(-child, SIGTERM);  // the worker's own process group
+      } else if (now - stop_requested_at > std::chrono::seconds(2)) {
+        kill(-child, SIGKILL);
+      }
+    }
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer);
     if (got > 0) {
       reply.append(buffer, static_cast<std::size_t>(got));
@@ -144,6 +163,9 @@ Evaluation SubprocessEvaluator::evaluate(const SweepPoint& point) {
   int wait_status = 0;
   while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }
+  if (stopped)
+    return Evaluation::error("stopped before point " + std::to_string(point.index) +
+                             " finished (not recorded; a resumed sweep runs it again)");
   if (WIFSIGNALED(wait_status)) {
     return Evaluation::error("worker for point " + std::to_string(point.index) +
                              " died of signal " + std::to_string(WTERMSIG(wait_status)));

@@ -1,6 +1,7 @@
 // PointEvaluator: evaluates one design point to figures, or says why the point is invalid.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -60,12 +61,18 @@ Result<std::unique_ptr<PointEvaluator>> make_evaluator(const SweepSpec& spec);
 /// A child that crashes or prints no valid reply is an `error` evaluation.
 class SubprocessEvaluator final : public PointEvaluator {
  public:
-  SubprocessEvaluator(std::filesystem::path tessel_executable, const SweepSpec& spec);
+  /// `stop` (optional): once it reads true, a running worker's process group gets SIGTERM
+  /// (SIGKILL 2 s later) and the point ends as an error, which is not recorded, so a resumed
+  /// sweep runs it again: SIGTERM/SIGINT stop a sweep within about a second, not after the
+  /// points in flight.
+  SubprocessEvaluator(std::filesystem::path tessel_executable, const SweepSpec& spec,
+                      const std::atomic<bool>* stop = nullptr);
   Evaluation evaluate(const SweepPoint& point) override;
 
  private:
   std::filesystem::path tessel_;
   std::filesystem::path spec_file_;
+  const std::atomic<bool>* stop_ = nullptr;
 };
 
 /// The reply a `tessel sweep point` child prints (one JSON object) and its parser.

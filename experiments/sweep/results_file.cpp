@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/files.hpp"
+
 namespace tessel::sweep {
 namespace {
 
@@ -31,6 +33,10 @@ Result<ResultsFile> ResultsFile::open(const std::filesystem::path& path) {
 
   struct stat info {};
   if (fstat(fd, &info) != 0) return fail(errno_text("cannot stat", path));
+  if (!S_ISREG(info.st_mode)) return fail(path.string() + ": not a regular file");
+  if (static_cast<std::uint64_t>(info.st_size) > files::kMaxProgramBytes)
+    return fail(path.string() + ": " + std::to_string(info.st_size) + " bytes, over the limit of " +
+                std::to_string(files::kMaxProgramBytes) + " bytes for a results file");
   std::string text(static_cast<std::size_t>(info.st_size), '\0');
   std::size_t got = 0;
   while (got < text.size()) {
@@ -40,19 +46,12 @@ Result<ResultsFile> ResultsFile::open(const std::filesystem::path& path) {
     got += static_cast<std::size_t>(n);
   }
 
-  // A torn append can only be the last line: cut everything after the last newline.
+  // Every complete line is checked before anything is cut: a file that is not a results file
+  // is refused unchanged (it once lost its last line first).
   const std::size_t last_newline = text.rfind('\n');
   const std::size_t complete_size = last_newline == std::string::npos ? 0 : last_newline + 1;
-  if (complete_size < text.size()) {
-    if (ftruncate(fd, static_cast<off_t>(complete_size)) != 0)
-      return fail(errno_text("cannot truncate", path));
-    if (fdatasync(fd) != 0) return fail(errno_text("cannot sync", path));
-    file.torn_bytes_dropped_ = text.size() - complete_size;
-    text.resize(complete_size);
-  }
-
   std::size_t begin = 0;
-  for (std::size_t line_number = 1; begin < text.size(); ++line_number) {
+  for (std::size_t line_number = 1; begin < complete_size; ++line_number) {
     const std::size_t end = text.find('\n', begin);
     const std::string_view line(text.data() + begin, end - begin);
     begin = end + 1;
@@ -64,6 +63,21 @@ Result<ResultsFile> ResultsFile::open(const std::filesystem::path& path) {
     }
     file.completed_ids_.insert(object["id"].get<std::string>());
     ++file.existing_lines_;
+  }
+
+  // A torn append can only be the last line, and it begins as every results line does
+  // ({"id":"...); anything else after the last newline is not ours to cut.
+  if (complete_size < text.size()) {
+    constexpr std::string_view kLineStart = "{\"id\":\"";
+    const std::string_view tail(text.data() + complete_size, text.size() - complete_size);
+    const std::size_t compared = std::min(tail.size(), kLineStart.size());
+    if (tail.substr(0, compared) != kLineStart.substr(0, compared))
+      return fail(path.string() + ":" + std::to_string(file.existing_lines_ + 1) +
+                  ": not a results line, and not the torn start of one; refusing to cut it");
+    if (ftruncate(fd, static_cast<off_t>(complete_size)) != 0)
+      return fail(errno_text("cannot truncate", path));
+    if (fdatasync(fd) != 0) return fail(errno_text("cannot sync", path));
+    file.torn_bytes_dropped_ = text.size() - complete_size;
   }
   return file;
 }
@@ -109,11 +123,9 @@ Status ResultsFile::sync() {
 namespace tessel::sweep {
 
 Result<std::vector<ResultsLine>> read_results(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot read " + path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  auto content = files::try_read_file(path.string(), files::kMaxProgramBytes);
+  if (!content) return fail(path.string() + ": " + content.reason());
+  const std::string& text = content.value();
   std::vector<ResultsLine> lines;
   std::size_t begin = 0;
   for (std::size_t line_number = 1;; ++line_number) {

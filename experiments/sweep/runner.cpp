@@ -46,7 +46,7 @@ std::string results_line(const SweepSpec& spec, const SweepPoint& point,
     line["reason"] = evaluation.reason;
   }
   line["tool_version"] = version();
-  return line.dump();
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,

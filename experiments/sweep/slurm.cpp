@@ -127,7 +127,9 @@ Result<SubmitReport> submit_slurm(const SweepSpec& spec, const SlurmOptions& opt
                                      {"name", spec.name},
                                      {"shards", options.shards},
                                      {"points", spec.points.size()}};
-  if (Status written = write_file_atomically(manifest_path, manifest.dump(2) + "\n");
+  if (Status written = write_file_atomically(
+          manifest_path,
+          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       !written.ok()) {
     return written.failure();
   }

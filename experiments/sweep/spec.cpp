@@ -2,12 +2,15 @@
 #include "experiments/sweep/spec.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "experiments/sweep/config_override.hpp"
+#ifdef TESSEL_SWEEP_HAVE_SIM
+#include "compiler/quant/config.hpp"
+#endif
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/strings.hpp"
 
 namespace tessel::sweep {
@@ -259,16 +262,47 @@ class AxisParser {
   std::vector<std::string> keys_;
 };
 
-YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& shown_as) {
-  std::ifstream in(path);
-  if (!in) throw_input_error({shown_as, 0, 0}, "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
+/// The one YAML document of `text`; a second (non-empty) document is refused, located.
+YAML::Node load_one_document(const std::string& text, const std::string& shown_as) {
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(text.str());
+    documents = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     throw_input_error({shown_as, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
   }
+  for (std::size_t d = 1; d < documents.size(); ++d) {
+    if (documents[d].IsNull()) continue;
+    throw_input_error({shown_as, documents[d].Mark().line + 1, documents[d].Mark().column + 1}, "",
+                      "a second YAML document; a sweep spec or config holds exactly one");
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
+}
+
+YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& shown_as) {
+  return load_one_document(files::read_file(path.string(), files::kMaxConfigBytes), shown_as);
+}
+
+/// The spec's quantization: section is read by the quantization loader's own rules (unknown
+/// keys, bad values: refused at load, located in the spec), not only when a sim point runs it;
+/// an analytic sweep once ran at another bit width than a misspelt key asked for.
+void check_quantization(const YAML::Node& section, const Reader& reader) {
+#ifdef TESSEL_SWEEP_HAVE_SIM
+  YAML::Emitter text;
+  text << section;
+  try {
+    (void)quant::parse_quant_config(text.c_str(), reader.file + " quantization:");
+  } catch (const InputError& error) {
+    const Diagnostic& d = error.diagnostics().front();
+    const std::string first = d.key_path.substr(0, d.key_path.find_first_of(".["));
+    YAML::Node where = section;
+    for (const auto& entry : section)
+      if (entry.first.IsScalar() && entry.first.Scalar() == first) where = entry.first;
+    reader.error(where, "quantization." + d.key_path, d.message);
+  }
+#else
+  (void)section;
+  (void)reader;
+#endif
 }
 
 }  // namespace
@@ -281,21 +315,12 @@ const std::vector<std::string>& spec_keys() {
 }
 
 SweepSpec load_spec(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw_input_error({file.string(), 0, 0}, "", "cannot open sweep spec");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_spec(text.str(), file);
+  return parse_spec(files::read_file(file.string(), files::kMaxConfigBytes), file);
 }
 
 SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file) {
   const Reader reader{file.string()};
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw_input_error({reader.file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
+  const YAML::Node root = load_one_document(text, reader.file);
   if (!root.IsMap())
     reader.error(root, "", "a sweep spec is a mapping (name, mode, hw, models, ...)");
   for (const auto& entry : root) {
@@ -359,6 +384,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
     if (!root["quantization"].IsMap())
       reader.error(root["quantization"], "quantization", "expected a mapping");
     base_quant = YAML::Clone(root["quantization"]);
+    check_quantization(root["quantization"], reader);
   }
 
   if (!root["models"]) reader.error(root, "models", "missing; a list of model names");
@@ -418,7 +444,8 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
     // quantization.bits is the datapath width: it sets the matrix unit's input and weight bits
     // (unless an axis sets those itself), so the validator checks it against the accumulator.
     if (config->quantization.contains("bits")) {
-      const std::string bits = config->quantization["bits"].dump();
+      const std::string bits = config->quantization["bits"].dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
       for (const char* key : {"matrix.input_bits", "matrix.weight_bits"}) {
         if (std::find(spec.axis_keys.begin(), spec.axis_keys.end(), key) == spec.axis_keys.end()) {
           overrides.push_back({key, bits});
@@ -439,7 +466,8 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
       }
       config->hw_invalid_reason = "hw config rejected: " + config->hw_invalid_reason;
     }
-    config->config_hash = stable_hash_hex(identity.dump());
+    config->config_hash =
+        stable_hash_hex(identity.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     configs.push_back(std::move(config));
   }
 

@@ -9,6 +9,7 @@
 #include "hw/gen/hwgen.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::hw {
 namespace {
@@ -25,12 +26,9 @@ cli::Runner setup(CLI::App& command) {
   return [options] {
     const HwConfig config = load_hw_config(options->hw);
     const std::string text = config_package_sv(config);
-    std::error_code error;
-    std::filesystem::create_directories(options->out, error);
+    files::make_directory(options->out);
     const std::string path = (std::filesystem::path(options->out) / "tessel_cfg_pkg.sv").string();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw_input_error({path, 0, 0}, "--out", "cannot write file");
+    files::write_file(path, text, {options->hw});
     std::cout << path << ": tessel_cfg_pkg for config '" << config.name << "'\n";
     return 0;
   };

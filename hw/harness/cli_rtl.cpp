@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include "sim/simulator.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::hw {
 namespace {
@@ -28,11 +28,15 @@ struct RtlArgs {
   std::string dram_out;
   std::uint64_t dram_size = 0;
   std::uint64_t watchdog = 50'000'000;
+  std::uint64_t max_cycles = 0;  ///< 0: derived from the program, refused past kMaxRtlCycles
   int threads = 1;
   bool list = false;
 };
 
 constexpr std::uint64_t kDefaultDramBytes = 64ull << 20;
+/// Programs whose cycle bound passes this are refused unless --max-cycles is given: the RTL
+/// model runs at roughly 0.1 to 1 MHz, so 10^9 cycles is already 15 minutes or more.
+constexpr std::uint64_t kMaxRtlCycles = 1'000'000'000;
 
 /// Per-group cycles of a compile folder's run, by the simulator's rule (`tessel sim`'s
 /// report.json): a group's cycles are the finish of its last instruction minus the previous
@@ -63,10 +67,11 @@ nlohmann::json group_cycles(const nlohmann::json& compile, const sim::SimReport&
   return rows;
 }
 
+/// Every file the run reads; no output may be one of them.
+std::vector<std::string> g_inputs;
+
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw_input_error({path, 0, 0}, "", "cannot open for writing");
+  files::write_file(path, text, g_inputs);
 }
 
 int run(const RtlArgs& args) {
@@ -87,18 +92,33 @@ int run(const RtlArgs& args) {
     if (hw.empty()) hw = folder.hw;
     const auto compile_path = std::filesystem::path(args.program) / "compile.json";
     if (std::filesystem::exists(compile_path)) {
-      std::ifstream in(compile_path);
-      compile = nlohmann::json::parse(in, nullptr, false);
+      compile = nlohmann::json::parse(
+          files::read_file(compile_path.string(), files::kMaxProgramBytes), nullptr, false);
       if (compile.is_discarded())
         throw_input_error({compile_path.string(), 0, 0}, "", "not valid JSON");
     }
   }
+  g_inputs = {program, dram, hw, args.program};
+  for (const std::string* output : {&args.json, &args.dram_out, &args.fst})
+    files::require_output_distinct(*output, g_inputs);
   if (hw.empty())
     throw_input_error({args.program, 0, 0}, "--hw",
                       "no hardware config: pass --hw FILE (or put hw.yaml in the folder)");
   const HwConfig config = load_hw_config(hw);
   const std::vector<isa::Word> words = sim::read_program_words(program, &config);
+  const std::uint64_t bound = program_cycle_bound(config, words);
+  if (args.max_cycles == 0 && bound > kMaxRtlCycles)
+    throw_input_error({program, 0, 0}, "",
+                      "the program may take up to " + std::to_string(bound) +
+                          " cycles (its bound without overlap), more than the RTL model runs in "
+                          "reasonable time (" +
+                          std::to_string(kMaxRtlCycles) +
+                          "); use `tessel sim`, or pass --max-cycles to run it anyway");
   sim::DramImage image;
+  if (args.dram_size > files::kMaxArrayBytes)
+    throw_input_error({"--dram-size", 0, 0}, "",
+                      std::to_string(args.dram_size) + " bytes is over the limit of " +
+                          std::to_string(files::kMaxArrayBytes) + " bytes for a DRAM image");
   if (!dram.empty()) {
     image = sim::read_dram_image(dram, true, args.dram_size);
   } else {
@@ -108,6 +128,7 @@ int run(const RtlArgs& args) {
   RtlOptions options;
   options.fst_path = args.fst;
   options.watchdog_cycles = args.watchdog;
+  options.max_cycles = args.max_cycles;
   options.record_instruction_cycles = !compile.is_null();
   auto result = run_rtl(config, words, std::move(image), options, args.threads);
   if (!result.ok()) throw_input_error({program, 0, 0}, "", result.reason());
@@ -144,7 +165,7 @@ int run(const RtlArgs& args) {
       for (const auto& c : report.instruction_cycles)
         timeline.push_back({c.index, c.dispatch_cycle, c.start_cycle, c.finish_cycle});
       j["instruction_cycles"] = timeline;
-      write_text(args.json, j.dump(2) + "\n");
+      write_text(args.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
   }
   if (!args.dram_out.empty()) {
@@ -170,6 +191,9 @@ cli::Runner setup(CLI::App& command) {
   command.add_option("--threads", args->threads, "Verilator threads of the model (1 or 2)");
   command.add_option("--watchdog", args->watchdog,
                      "Cycles without any RTL event before the run is declared hung");
+  command.add_option("--max-cycles", args->max_cycles,
+                     "Overall cycle cap (fault cycle_cap past it); default: twice the program's "
+                     "cycle bound, and programs bounded above 10^9 cycles are refused");
   command.add_flag("--list", args->list, "List the RTL models built into this binary");
   return [args] { return run(*args); };
 }

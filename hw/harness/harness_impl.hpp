@@ -205,10 +205,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
       const std::uint64_t cost = t - r.start;
       std::uint64_t busy = cost;
       if (e != kCompute && r.bursts > 0) {  // a DMA (nop engine=load/store: no bursts)
-        const std::uint64_t units =
-            r.bursts * dram.params().burst_bytes * dram.bytes_per_cycle_denominator();
-        const std::uint64_t bus =
-            (units + dram.bytes_per_cycle_numerator() - 1) / dram.bytes_per_cycle_numerator();
+        const std::uint64_t bus = dram.bus_cycles(r.bursts);
         busy = std::min(cost, bus);
         if (t > dma_completion[e]) result.late_cycles += t - dma_completion[e];
         dma_pending[e] = false;
@@ -353,6 +350,11 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
         set_fault("deadlock", std::max(max_finish, last_dispatch), "fetch", -1,
                   "no instruction is running and none can ever start (RTL)");
       }
+    } else if (options.max_cycles != 0 && t > options.max_cycles) {
+      set_fault("cycle_cap", t, "fetch", -1,
+                "the run passed its cycle cap of " + std::to_string(options.max_cycles) +
+                    " (twice the program's bound without overlap, hw/harness/rtl_runner.hpp); "
+                    "the RTL is slower than docs/timing.md allows");
     } else if (t - last_event > options.watchdog_cycles) {
       set_fault("watchdog", t, "fetch", -1,
                 "no dispatch, start, finish or DRAM request for " +

@@ -22,7 +22,18 @@ struct RtlOptions {
   std::string fst_path;
   /// Keep every executed instruction's dispatch/start/finish cycles in the report.
   bool record_instruction_cycles = false;
+  /// Overall cycle cap: a run still going at this cycle stops with fault kind "cycle_cap".
+  /// 0 (the default) derives it from the program: 2 * program_cycle_bound + 1,000,000, so a
+  /// model that keeps making events (which the watchdog cannot see) still ends.
+  std::uint64_t max_cycles = 0;
 };
+
+/// An upper bound on the cycles `program` can take on `config` when nothing overlaps: the sum
+/// over instructions of a fetch (DRAM latency + one burst), the docs/timing.md compute cost,
+/// and for a load or store each request's latency plus its bursts' bus time, each plus 4
+/// cycles of hand-off. Saturating arithmetic. Undecodable words count as a fetch only (they
+/// fault at dispatch).
+std::uint64_t program_cycle_bound(const HwConfig& config, std::span<const isa::Word> program);
 
 /// What an RTL run produced: the simulator's report (same schema, same counters) and the
 /// final DRAM image, plus the RTL's own health figures.

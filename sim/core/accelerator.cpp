@@ -272,10 +272,7 @@ void Accelerator::time_started(Engine& engine, std::uint64_t now) {
       bursts += done.bursts;
     });
     // Busy = the bus time of its bursts, ceil(bursts * B / b); the rest waits on DRAM.
-    const std::uint64_t units =
-        bursts * dram.params().burst_bytes * dram.bytes_per_cycle_denominator();
-    running.bus_cycles =
-        (units + dram.bytes_per_cycle_numerator() - 1) / dram.bytes_per_cycle_numerator();
+    running.bus_cycles = dram.bus_cycles(bursts);
   }
 }
 

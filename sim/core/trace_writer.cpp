@@ -29,7 +29,8 @@ void TraceWriter::name_track(int track_id, const std::string& name) {
   if (closed_) return;
   begin_event();
   out_ << R"({"ph":"M","pid":0,"tid":)" << track_id << R"(,"name":"thread_name","args":{"name":)"
-       << nlohmann::json(name).dump() << "}}";
+       << nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+       << "}}";
 }
 
 void TraceWriter::slice(int track_id, const std::string& name, std::uint64_t start_cycle,
@@ -42,7 +43,8 @@ void TraceWriter::slice(int track_id, const std::string& name, std::uint64_t sta
   ++recorded_;
   begin_event();
   out_ << R"({"ph":"X","pid":0,"tid":)" << track_id << R"(,"ts":)" << start_cycle << R"(,"dur":)"
-       << (end_cycle - start_cycle) << R"(,"name":)" << nlohmann::json(name).dump();
+       << (end_cycle - start_cycle) << R"(,"name":)"
+       << nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (!args_json.empty()) out_ << R"(,"args":)" << args_json;
   out_ << "}";
 }
@@ -55,7 +57,8 @@ void TraceWriter::close() {
                          {"recorded_events", recorded_},
                          {"dropped_events", dropped_},
                          {"truncated", dropped_ > 0}};
-  out_ << "\n],\"otherData\":" << meta.dump() << "}\n";
+  out_ << "\n],\"otherData\":"
+       << meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "}\n";
   out_.close();
 }
 

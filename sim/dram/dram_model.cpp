@@ -63,6 +63,12 @@ std::uint64_t DramModel::burst_transfer_cycles_ceil() const {
   return (units + rate_num_ - 1) / rate_num_;
 }
 
+std::uint64_t DramModel::bus_cycles(std::uint64_t bursts) const {
+  const Wide units = static_cast<Wide>(bursts) * params_.burst_bytes * rate_den_;
+  const Wide cycles = (units + rate_num_ - 1) / rate_num_;
+  return cycles > Wide{UINT64_MAX} ? UINT64_MAX : static_cast<std::uint64_t>(cycles);
+}
+
 DramCompletion DramModel::access(const DramRequest& request) {
   if (!slots_never_bind_) return access_burst_by_burst(request);
   const std::uint64_t burst = params_.burst_bytes;

@@ -103,6 +103,11 @@ class DramModel {
   /// Cycles one burst occupies the data bus, rounded up (for documentation and reports).
   std::uint64_t burst_transfer_cycles_ceil() const;
 
+  /// ceil(bursts * burst_bytes / b): the bus time of `bursts` bursts, computed in 128 bits
+  /// (bursts * burst_bytes * denominator passed 2^64 on slow buses and wrapped to a small
+  /// busy time); saturates at 2^64 - 1.
+  std::uint64_t bus_cycles(std::uint64_t bursts) const;
+
  private:
   /// A time on the data bus: `cycle` + `fraction` / rate_num_ cycles, fraction < rate_num_.
   struct BusTime {

@@ -186,12 +186,51 @@ TEST(CompileCli, a_file_that_cannot_be_written_is_named_and_leaves_no_partial_fi
   testing::internal::CaptureStderr();
   EXPECT_EQ(run(args), 1);
   const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find((dir / "schedule.json").string() + ": cannot write"), std::string::npos)
+  EXPECT_NE(err.find((dir / "schedule.json").string() +
+                     ": error: is a directory; refusing to write over it"),
+            std::string::npos)
       << err;
-  EXPECT_EQ(size_of("program.bin"), program_bytes);  // rewritten whole, same bytes
-  EXPECT_FALSE(fs::exists(dir / "schedule.json.partial"));
+  EXPECT_EQ(size_of("program.bin"), program_bytes);      // rewritten whole, same bytes
+  for (const auto& entry : fs::directory_iterator(dir))  // no temporary left behind
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
   EXPECT_TRUE(fs::is_directory(dir / "schedule.json" / "keep"));
   EXPECT_GT(schedule_bytes, 0u);
+  // compile.json, the completion marker, went first: the folder is recognisably incomplete.
+  EXPECT_FALSE(fs::exists(dir / "compile.json"));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"sim", dir.string()}), 1);
+  const std::string sim_err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(sim_err.find((dir / "compile.json").string() +
+                         ": error: missing: the folder is an incomplete compile"),
+            std::string::npos)
+      << sim_err;
+}
+
+// Issue 41: a compile killed while writing left a new program.bin beside an old dram.bin and
+// compile.json, and `tessel sim` ran the mix. compile.json lists every file's size and hash.
+TEST(CompileCli, a_folder_mixing_two_compiles_is_refused_naming_the_file) {
+  const fs::path a = fs::path(testing::TempDir()) / "codegen_cli_mix_a";
+  const fs::path b = fs::path(testing::TempDir()) / "codegen_cli_mix_b";
+  fs::remove_all(a);
+  fs::remove_all(b);
+  ASSERT_EQ(run({"compile", "--model", "tiny_conv", "--hw", "edge-small", "--policy", "layerwise",
+                 "--out", a.string()}),
+            0);
+  ASSERT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--policy",
+                 "layerwise", "--out", b.string()}),
+            0);
+  std::ifstream in(a / "compile.json");
+  const auto listed = nlohmann::json::parse(in)["files"];
+  for (const char* file : {"program.bin", "program.tasm", "dram.bin", "schedule.json", "hw.yaml"})
+    EXPECT_EQ(listed[file]["bytes"].get<std::uintmax_t>(), fs::file_size(a / file)) << file;
+  fs::copy_file(b / "program.bin", a / "program.bin", fs::copy_options::overwrite_existing);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"sim", a.string()}), 1);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find((a / "program.bin").string() + ": error: does not match compile.json ("),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(a / "report.json"));
 }
 
 }  // namespace

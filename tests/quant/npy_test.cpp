@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -134,8 +135,43 @@ TEST(Npy, MissingFileIsALocatedError) {
     (void)read_npy("/nonexistent/in.npy");
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/in.npy: error: cannot open .npy file");
+    EXPECT_STREQ(e.what(), "/nonexistent/in.npy: error: cannot open: No such file or directory");
   }
+}
+
+// Issue 41: (2^32, 2^32) float32 needs 2^66 bytes, which wrapped to 0 in 64 bits and matched an
+// empty data section. The byte count is now checked against the 4 GiB limit.
+TEST(Npy, AShapeWhoseByteCountWrapsIsRefused) {
+  EXPECT_EQ(error_of(bytes_of("{'descr': '<f4', 'fortran_order': False, "
+                              "'shape': (4294967296, 4294967296), }",
+                              {})),
+            "x.npy: error: header.shape: the shape needs more than 4294967296 data bytes, the "
+            "limit for a .npy array");
+  // A zero dimension makes any other dimension harmless: 0 bytes.
+  EXPECT_EQ(error_of(bytes_of("{'descr': '<f4', 'fortran_order': False, "
+                              "'shape': (0, 4294967296), }",
+                              {})),
+            "no error");
+}
+
+TEST(Npy, CheckFiniteNamesTheFirstNonFiniteElement) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {0, 1, 2, 3, 4, -inf, nan, 7};
+  const NpyArray array = NpyArray::from_f32({2, 2, 2}, values);
+  try {
+    check_finite(array, "in.npy");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    // Flat index 5 of shape (2, 2, 2) is [1, 0, 1].
+    EXPECT_STREQ(e.what(),
+                 "in.npy: error: data[1, 0, 1]: value is -Inf (flat index 5); network inputs "
+                 "and calibration data must be finite");
+  }
+  const std::vector<float> finite = {0, 1.5f, -3e38f};
+  EXPECT_NO_THROW(check_finite(NpyArray::from_f32({3}, finite), "ok.npy"));
+  const std::vector<std::int8_t> ints = {-128, 127};
+  EXPECT_NO_THROW(check_finite(NpyArray::from_i8({2}, ints), "ints.npy"));
 }
 
 }  // namespace

@@ -49,6 +49,26 @@ TEST(ResultsFile, DamagedMiddleLineIsRefusedWithItsLineNumber) {
   EXPECT_EQ(read_text(dir / "r.jsonl"), "{\"id\":\"a\"}\nnot json\n{\"id\":\"b\"}\n");
 }
 
+TEST(ResultsFile, AFileThatIsNotResultsIsRefusedWithoutLosingItsLastLine) {
+  TempDir dir;
+  // Issue 41: `sweep --out notes.txt` cut the last line off before refusing the file.
+  write_text(dir / "notes.txt", "first line\nlast line without newline");
+  auto file = ResultsFile::open(dir / "notes.txt");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.reason(), (dir / "notes.txt").string() +
+                               ":1: not a results line (a JSON object with a string \"id\"); only "
+                               "a torn last line is repaired automatically");
+  EXPECT_EQ(read_text(dir / "notes.txt"), "first line\nlast line without newline");
+  // One line, no newline: nothing complete to check, and the tail is not the start of ours.
+  write_text(dir / "one.json", "{\"name\": 1}");
+  auto one = ResultsFile::open(dir / "one.json");
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.reason(), (dir / "one.json").string() +
+                              ":1: not a results line, and not the torn start of one; refusing to "
+                              "cut it");
+  EXPECT_EQ(read_text(dir / "one.json"), "{\"name\": 1}");
+}
+
 TEST(ResultsFile, SecondWriterIsRefusedWhileTheFirstHoldsTheFile) {
   TempDir dir;
   auto first = ResultsFile::open(dir / "r.jsonl");

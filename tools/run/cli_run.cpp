@@ -21,6 +21,8 @@
 #include "scheduler/policy.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
+#include "support/json_text.hpp"
 #include "support/version.hpp"
 #include "tools/run/pipeline.hpp"
 #include "tools/run/workers.hpp"
@@ -133,8 +135,9 @@ std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>
     for (std::size_t i = 0; i < policies.size(); ++i) summaries[i] = run_one(i, false);
     return summaries;
   }
-  const auto outcomes =
-      run_in_workers(policies.size(), jobs, [&](std::size_t i) { return run_one(i, true).dump(); });
+  const auto outcomes = run_in_workers(policies.size(), jobs, [&](std::size_t i) {
+    return run_one(i, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const std::string where = policies[i] + ": worker: ";
     if (!outcomes[i].ok) {
@@ -284,9 +287,7 @@ int run(const RunArgs& args) {
                   j.value("mismatch", std::string()).c_str());
     }
 
-  std::error_code ec;
-  std::filesystem::create_directories(args.out, ec);
-  if (ec) throw_input_error({args.out, 0, 0}, "--out", "cannot create the folder: " + ec.message());
+  files::make_directory(args.out);
   const std::filesystem::path out(args.out);
   if (best != nullptr) {
     // The best policy's timeline: rerun timing-only (same cycles) with the trace on.
@@ -310,7 +311,7 @@ int run(const RunArgs& args) {
   }
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::ofstream(out / "report.json") << report.dump(2) << '\n';
+  files::write_file((out / "report.json").string(), json_text(report, 2) + "\n");
   std::printf("wrote %s (%.1f s)\n", (out / "report.json").string().c_str(),
               report["seconds"].get<double>());
   return all_exact ? 0 : 1;

@@ -12,6 +12,7 @@
 #include "compiler/targets/cpu/executor.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/npy.hpp"
 #include "support/strings.hpp"
 
@@ -35,6 +36,7 @@ TensorData read_input(const ir::Tensor& input, const std::string& model, const s
     throw_input_error(
         {path, 0, 0}, "header.descr",
         "the network input must be float32, got " + std::string(npy_dtype_name(array.dtype)));
+  check_finite(array, path);
   const ir::Shape shape(array.shape.begin(), array.shape.end());
   if (shape != input.shape)
     throw_input_error({path, 0, 0}, "header.shape",
@@ -77,6 +79,9 @@ std::map<std::string, TensorData> load_inputs(const ir::Graph& graph,
 }
 
 int run_infer(const InferOptions& o) {
+  const std::vector<std::string> inputs = {o.model, o.input, o.quant_config};
+  files::require_output_distinct(o.output, inputs);
+  if (!o.dump_dir.empty()) files::require_output_distinct(o.dump_dir, inputs);
   const ir::Graph float_graph = load_prepared_model(o.model);
   const std::map<std::string, TensorData> inputs = load_inputs(float_graph, o.inputs);
   const std::string output_name = float_graph.outputs().at(0);
@@ -91,10 +96,10 @@ int run_infer(const InferOptions& o) {
 
   RunOptions options;
   if (!o.dump_dir.empty()) {
-    std::filesystem::create_directories(o.dump_dir);
+    files::make_directory(o.dump_dir);
     options.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
       write_npy((std::filesystem::path(o.dump_dir) / (tensor_file_name(tensor) + ".npy")).string(),
-                value.to_npy());
+                value.to_npy(), inputs);
       return {};
     };
     for (const auto& [name, value] : inputs) options.observer(name, value).ok();
@@ -107,7 +112,7 @@ int run_infer(const InferOptions& o) {
   const TensorData& output = (o.raw && quantized && values.count(output_name + ".q"))
                                  ? values.at(output_name + ".q")
                                  : values.at(output_name);
-  write_npy(o.output, output.to_npy());
+  write_npy(o.output, output.to_npy(), inputs);
 
   const auto f = output.to_f32();
   const auto [lo, hi] = std::minmax_element(f.begin(), f.end());

@@ -1,6 +1,5 @@
 // `tessel quantize`: calibrate and realize a model; write q.json (and a QDQ ONNX model).
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +8,8 @@
 #include "compiler/targets/cpu/cli_common.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::cpu {
 namespace {
@@ -24,26 +25,21 @@ struct QuantizeOptions {
 };
 
 int run_quantize(const QuantizeOptions& o) {
+  const std::vector<std::string> inputs = {o.model, o.config};
+  for (const auto* output : {&o.out, &o.dump_graph, &o.export_onnx})
+    files::require_output_distinct(*output, inputs);
   const ir::Graph graph = load_prepared_model(o.model);
   const auto config = load_config_or_default(o.config);
   const auto model =
       quantize_or_throw(graph, config, calibration_samples(graph, o.calib_dir, config), o.model);
-  std::ofstream out(o.out);
-  if (!out) throw_input_error({o.out, 0, 0}, "", "cannot open for writing");
-  out << model.scales.dump(1) << '\n';
-  if (!o.dump_graph.empty()) {
-    std::ofstream text(o.dump_graph);
-    if (!text) throw_input_error({o.dump_graph, 0, 0}, "", "cannot open for writing");
-    text << ir::to_text(model.graph);
-  }
+  files::write_file(o.out, json_text(model.scales, 1) + '\n', inputs);
+  if (!o.dump_graph.empty()) files::write_file(o.dump_graph, ir::to_text(model.graph), inputs);
   if (!o.export_onnx.empty()) {
     quant::OnnxExportOptions options;
     options.expose_intermediates = o.export_intermediates;
     auto exported = quant::export_qdq_onnx(model.graph, options);
     if (!exported) throw_input_error({o.model, 0, 0}, "", exported.reason());
-    std::ofstream onnx(o.export_onnx, std::ios::binary);
-    if (!onnx) throw_input_error({o.export_onnx, 0, 0}, "", "cannot open for writing");
-    onnx << exported.value().bytes;
+    files::write_file(o.export_onnx, exported.value().bytes, inputs);
     std::cout << "wrote QDQ ONNX (opset " << exported.value().opset << ", "
               << exported.value().intermediates.size() << " intermediate outputs) -> "
               << o.export_onnx << '\n';

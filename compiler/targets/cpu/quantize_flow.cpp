@@ -60,6 +60,7 @@ std::vector<Sample> load_calibration_folder(const ir::Graph& graph, const std::s
       throw_input_error(
           {file, 0, 0}, "header.descr",
           "calibration tensors must be float32, got " + std::string(npy_dtype_name(array.dtype)));
+    check_finite(array, file);
     const ir::Shape shape(array.shape.begin(), array.shape.end());
     if (shape != input.shape)
       throw_input_error({file, 0, 0}, "header.shape",

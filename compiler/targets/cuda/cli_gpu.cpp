@@ -25,6 +25,7 @@
 #include "scheduler/policy.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/version.hpp"
 
 namespace tessel::cuda {
@@ -330,12 +331,10 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
 void write_json(const std::string& path, const json& j) {
   if (path.empty()) return;
   if (path == "-") {
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
-  std::ofstream out(path);
-  if (!out) throw_input_error({path, 0, 0}, "", "cannot write the JSON report");
-  out << j.dump(2) << '\n';
+  files::write_file(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n');
 }
 
 void add_common(CLI::App& command, GpuOptions& o) {
