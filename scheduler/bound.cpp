@@ -45,20 +45,6 @@ bool all_read(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t r) { return r > 0; });
 }
 
-/// Tensors whose every element `from` needs: `from` itself, then backwards through ops that
-/// read all of their input (ops in topological order, so one reverse pass settles it).
-std::vector<bool> fully_needed(const Net& net, const std::vector<int>& from) {
-  std::vector<bool> needed(net.tensors.size(), false);
-  for (int t : from) needed[static_cast<size_t>(t)] = true;
-  for (int p = net.size() - 1; p >= 0; --p) {
-    const Op& op = net.op(p);
-    if (!needed[static_cast<size_t>(op.output)]) continue;
-    for (size_t i = 0; i < op.inputs.size(); ++i)
-      if (reads_all_of_input(net, p, i)) needed[static_cast<size_t>(op.inputs[i])] = true;
-  }
-  return needed;
-}
-
 /// How many of a window's kernel taps along one axis ever land on a stored input position (a tap
 /// that only meets padding multiplies nothing that exists).
 int64_t used_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
@@ -114,6 +100,18 @@ bool reads_all_of_input(const Net& net, int op_index, size_t index) {
     default:
       return true;  // Pad, elementwise, Add, Concat, global pool, Gemm, softmax, reshape
   }
+}
+
+std::vector<bool> fully_needed(const Net& net, const std::vector<int>& from) {
+  std::vector<bool> needed(net.tensors.size(), false);
+  for (int t : from) needed[static_cast<size_t>(t)] = true;
+  for (int p = net.size() - 1; p >= 0; --p) {
+    const Op& op = net.op(p);
+    if (!needed[static_cast<size_t>(op.output)]) continue;
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      if (reads_all_of_input(net, p, i)) needed[static_cast<size_t>(op.inputs[i])] = true;
+  }
+  return needed;
 }
 
 BarrierBound barrier_bound(const Net& net, const Machine& machine) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scheduler/machine.hpp"
 #include "scheduler/net.hpp"
@@ -61,5 +62,9 @@ int64_t stored_input_macs(const Net& net, int op);
 /// Whether `op` reads every element of its input number `index` (windows that cover every row
 /// and column; the other ops read all).
 bool reads_all_of_input(const Net& net, int op, size_t index);
+
+/// Tensors whose every element `from` needs: `from` itself, then backwards through ops that read
+/// all of their input (reads_all_of_input; ops in topological order, one reverse pass).
+std::vector<bool> fully_needed(const Net& net, const std::vector<int>& from);
 
 }  // namespace tessel::sched

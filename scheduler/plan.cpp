@@ -395,6 +395,9 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
       continue;
     }
     if (op.kind != OpKind::Eltwise && op.kind != OpKind::Add) return false;
+    // A sweep streams only its convs' weights: an elementwise op with parameters of its own (a
+    // Caffe-form BatchNorm or Scale) would run without them loaded.
+    if (op.weight_bytes > 0 || op.requant_table_bytes > 0) return false;
     if (net.tensor(op.output).shape.c != block_channels) return false;
     bool reads_block = false;
     for (int t : op.inputs)
@@ -1757,7 +1760,20 @@ GroupSchedule view_group(const Net& net, const std::vector<int>& ops) {
 }
 
 bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
-  return ops.size() == 1 && is_view(net.op(ops[0]), options);
+  if (ops.size() != 1 || !is_view(net.op(ops[0]), options)) return false;
+  const Op& op = net.op(ops[0]);
+  if (op.kind != OpKind::Concat) return true;
+  // Producers store into a view's channel slices, so each input must be stored by a group and
+  // nowhere else: not a network input (never stored), not a network output (its own region),
+  // not an input of a second Concat (one slice only). Codegen refuses these views (docs/codegen.md
+  // "Concat"); the Concat is then an on-chip copy like any group (found by the bytes bound).
+  for (int x : op.inputs) {
+    const Tensor& t = net.tensor(x);
+    if (net.op(t.producer).kind == OpKind::Input || t.network_output) return false;
+    for (int c : t.consumers)
+      if (c != ops[0] && net.op(c).kind == OpKind::Concat) return false;
+  }
+  return true;
 }
 
 }  // namespace

@@ -78,7 +78,8 @@ bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
 bool is_channel_split_group(const Net& net, const std::vector<int>& ops);
 
 /// Groups that can run as a weight sweep: a dense Conv first, at least two dense Convs, the
-/// other ops Eltwise, Add, a windowed pool (MaxPool, AvgPool) or a Concat. An Eltwise or Add
+/// other ops Eltwise (without parameters of its own), Add, a windowed pool (MaxPool, AvgPool)
+/// or a Concat. An Eltwise or Add
 /// belongs to the block of the conv before it (it has that conv's output channels and reads a
 /// tensor its block produced), so it runs per slice; a pool or Concat is a block of its own,
 /// run once over every channel after the blocks before it (docs/scheduler.md, "Weight sweeps").

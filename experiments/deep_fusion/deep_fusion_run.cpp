@@ -14,6 +14,7 @@
 #include "compiler/zoo/zoo.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/bound.hpp"
+#include "scheduler/bytes_bound.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/plan.hpp"
 
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
   std::ofstream out(out_path);
   out << "model,policy,objective,groups,dram_bytes,read_bytes,write_bytes,weight_bytes,"
          "activation_in_bytes,activation_out_bytes,compulsory_bytes,cycles,roofline_cycles,"
-         "macs,search_seconds,cpu_seconds,lower_bound_cycles\n";
+         "macs,search_seconds,cpu_seconds,lower_bound_cycles,bound_bytes\n";
   struct Run {
     std::string policy;
     sched::Objective objective;
@@ -255,6 +256,9 @@ int main(int argc, char** argv) {
         continue;
       }
       const auto& s = result.value().schedule;
+      // The DRAM-bytes bound of this policy's net at the config's capacity (bytes_bound.hpp).
+      const int64_t bound_bytes =
+          sched::bytes_lower_bound(result.value().net, sched::machine_from_config(config)).bytes;
       if (print_groups) std::cerr << sched::format_table(result.value());
       if (breakdown) print_breakdown(result.value(), config);
       if (cycle_breakdown) print_cycle_breakdown(result.value(), config);
@@ -263,13 +267,15 @@ int main(int argc, char** argv) {
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
           << ',' << s.traffic.activations_written << ',' << s.compulsory_bytes << ',' << s.cycles
           << ',' << s.roofline_cycles << ',' << s.macs << ',' << s.search_seconds << ','
-          << cpu_seconds << ',' << s.lower_bound_cycles << '\n';
+          << cpu_seconds << ',' << s.lower_bound_cycles << ',' << bound_bytes << '\n';
       std::fprintf(stderr,
-                   "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory)  "
+                   "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory, x%.3f "
+                   "bound)  "
                    "cycles %12lld (x%.2f roofline, x%.2f bound)  search %.3f s (cpu %.3f s)\n",
                    model.c_str(), run.policy.c_str(), sched::to_string(run.objective),
                    s.groups.size(), static_cast<long long>(s.traffic.total()),
                    static_cast<double>(s.traffic.total()) / static_cast<double>(s.compulsory_bytes),
+                   static_cast<double>(s.traffic.total()) / static_cast<double>(bound_bytes),
                    static_cast<long long>(s.cycles),
                    static_cast<double>(s.cycles) / static_cast<double>(s.roofline_cycles),
                    static_cast<double>(s.cycles) / static_cast<double>(s.lower_bound_cycles),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots of sweep results (JSONL from `tessel sweep`): ski-slope, bandwidth, pareto; PNG + SVG.
 
-  ski-slope  DRAM traffic vs on-chip buffer capacity, one line per policy, with the
+  ski-slope  DRAM traffic vs on-chip buffer capacity, one line per policy, with the bytes bound
+             (figures.bound_bytes, where the results have it) and the
              compulsory-traffic bound (weights + input + output, each once).
   bandwidth  latency vs DRAM bandwidth, one line per policy, with the roofline latency.
   pareto     latency vs on-chip bytes used (or an FPGA resource column when the figures have
@@ -130,6 +131,18 @@ def ski_slope(rows, model, out_dir, where):
                 marker=MARKERS[i % len(MARKERS)], label=policy)
     bound = sorted({(r["figures"]["onchip_capacity_bytes"], r["figures"]["compulsory_bytes"]) for r in ok})
     ax.plot([b[0] for b in bound], [b[1] / 1e6 for b in bound], "k--", label="compulsory")
+    # The DRAM-bytes bound (docs/scheduler.md, "Lower bounds: DRAM bytes per capacity"): per
+    # capacity the least over the policies' nets, so no policy's point lies below it. Results
+    # written before it have no bound_bytes.
+    lowest = {}
+    for r in ok:
+        if r["figures"].get("bound_bytes") is not None:
+            c = r["figures"]["onchip_capacity_bytes"]
+            lowest[c] = min(lowest.get(c, r["figures"]["bound_bytes"]), r["figures"]["bound_bytes"])
+    if lowest:
+        pts = sorted(lowest.items())
+        ax.plot([p[0] for p in pts], [p[1] / 1e6 for p in pts], "k-", linewidth=2.0,
+                label="bound (no schedule below)")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(human_bytes))
     ax.set_yscale("log")

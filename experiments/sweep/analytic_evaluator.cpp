@@ -10,6 +10,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "experiments/sweep/config_override.hpp"
 #include "hw/fpga/bram_map.hpp"
+#include "scheduler/bytes_bound.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/from_ir.hpp"
@@ -18,7 +19,8 @@
 
 namespace tessel::sweep {
 
-nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const HwConfig& hw) {
+nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const sched::Net& net,
+                                        const HwConfig& hw) {
   std::int64_t onchip_bytes = 0;  // the largest on-chip footprint of any group
   for (const sched::GroupSchedule& group : s.groups) {
     std::int64_t group_bytes = 0;
@@ -34,6 +36,9 @@ nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const HwConfig
                            {"activations_read", s.traffic.activations_read},
                            {"activations_written", s.traffic.activations_written}};
   figures["compulsory_bytes"] = s.compulsory_bytes;
+  // No schedule of this net moves fewer bytes at this capacity (docs/scheduler.md, "Lower
+  // bounds: DRAM bytes per capacity"); the ski-slope plot draws it.
+  figures["bound_bytes"] = sched::bytes_lower_bound(net, sched::machine_from_config(hw)).bytes;
   figures["macs"] = s.macs;
   figures["cycles"] = s.cycles;
   figures["roofline_cycles"] = s.roofline_cycles;
@@ -91,7 +96,7 @@ class AnalyticEvaluator final : public PointEvaluator {
       }
     }
     start = Clock::now();
-    Evaluation result = Evaluation::ok(schedule_figures(schedule.value(), hw));
+    Evaluation result = Evaluation::ok(schedule_figures(schedule.value(), *net.value(), hw));
     phase_ns_[kFigures] += nanoseconds_since(start);
     ++points_;
     return result;

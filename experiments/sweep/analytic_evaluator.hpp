@@ -6,6 +6,7 @@
 
 #include "configs/hw_config.hpp"
 #include "experiments/sweep/evaluator.hpp"
+#include "scheduler/net.hpp"
 #include "scheduler/schedule.hpp"
 
 namespace tessel::sweep {
@@ -23,8 +24,10 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
 /// The analytic figures of a schedule on `hw` (docs/sweep.md "Modes"): dram_bytes{...},
 /// compulsory_bytes, macs, cycles, roofline_cycles, lower_bound_cycles (max of the roofline and
 /// the barrier bound, scheduler/bound.hpp), latency_ms, roofline_latency_ms,
-/// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups.
-nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const HwConfig& hw);
+/// onchip_bytes, onchip_capacity_bytes, dram_bandwidth_gbps, groups; bound_bytes, the DRAM-bytes
+/// bound of `net` (the schedule's) at `hw`'s capacity (scheduler/bytes_bound.hpp).
+nlohmann::ordered_json schedule_figures(const sched::Schedule& schedule, const sched::Net& net,
+                                        const HwConfig& hw);
 
 /// The map space the spec asks for (its `tiles_2d` key; the rest MapSpaceFeatures' defaults).
 sched::MapSpaceFeatures features_of(const SweepSpec& spec);

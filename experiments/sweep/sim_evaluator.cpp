@@ -148,7 +148,8 @@ class SimEvaluator final : public PointEvaluator {
     const sim::SimReport& report = simulated.value().report;
     if (!report.ok()) return Evaluation::invalid("simulation fault: " + report.fault->str());
 
-    nlohmann::ordered_json figures = schedule_figures(scheduled.value().schedule, hw);
+    nlohmann::ordered_json figures =
+        schedule_figures(scheduled.value().schedule, scheduled.value().net, hw);
     add_sim_figures(figures, report, code, hw);
     if (functional_) {
       auto exact = outputs_match(q, scheduled.value().net, code, simulated.value().dram, hw);

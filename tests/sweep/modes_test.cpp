@@ -54,7 +54,8 @@ TEST(AnalyticMode, FiguresEqualTheDriversScheduleForEveryPolicy) {
       EXPECT_EQ(got.reason, expected.reason());
       continue;
     }
-    EXPECT_EQ(got.figures, schedule_figures(expected.value().schedule, *point.config->hw))
+    EXPECT_EQ(got.figures,
+              schedule_figures(expected.value().schedule, expected.value().net, *point.config->hw))
         << "point " << point.index << " (" << point.model << ", " << point.policy << ")";
     ++ok;
   }
@@ -88,7 +89,8 @@ TEST(AnalyticMode, Tiles2dOffIsTheDriversRowsThenColumnsSchedule) {
                                           sched::Objective::Bytes, rows_only);
     ASSERT_EQ(got.status == Evaluation::Status::ok, expected.ok()) << point.index;
     if (!expected.ok()) continue;
-    EXPECT_EQ(got.figures, schedule_figures(expected.value().schedule, *point.config->hw))
+    EXPECT_EQ(got.figures,
+              schedule_figures(expected.value().schedule, expected.value().net, *point.config->hw))
         << "point " << point.index << " (" << point.model << ", " << point.policy << ")";
     ++ok;
     const Evaluation with_2d = evaluate(*on_evaluator.value(), on.points[i]);

@@ -1,0 +1,176 @@
+// `tessel bound`: the lower bound on DRAM bytes per on-chip capacity (the ski slope) of a model
+// on a hardware config; table and JSON (docs/scheduler.md, "Lower bounds: DRAM bytes per
+// capacity").
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler/zoo/load_model.hpp"
+#include "configs/hw_config.hpp"
+#include "scheduler/bytes_bound.hpp"
+#include "scheduler/from_ir.hpp"
+#include "scheduler/policy.hpp"
+#include "support/cli.hpp"
+#include "support/diagnostic.hpp"
+#include "support/units.hpp"
+#include "support/version.hpp"
+
+namespace tessel::sched {
+namespace {
+
+// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
+std::string resolve_hw(const std::string& hw) {
+  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
+  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
+}
+
+/// "64KiB,1MiB,786432" -> bytes, each > 0 (an InputError naming --capacities otherwise).
+std::vector<int64_t> parse_capacities(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    auto bytes = units::parse_size_bytes(item);
+    if (!bytes.ok())
+      throw_input_error({"--capacities", 0, 0}, "", "capacity '" + item + "': " + bytes.reason());
+    if (bytes.value() <= 0)
+      throw_input_error({"--capacities", 0, 0}, "", "capacity '" + item + "' is not positive");
+    out.push_back(bytes.value());
+    begin = end + 1;
+  }
+  return out;
+}
+
+/// The config's own capacity (every scratchpad together) and 64 KiB .. 16 MiB doubling.
+std::vector<int64_t> default_capacities(const Machine& machine) {
+  int64_t own = 0;
+  for (const auto& sp : machine.scratchpads) own += sp.size_bytes;
+  std::vector<int64_t> out = {own};
+  for (int64_t c = 64 << 10; c <= 16 << 20; c *= 2) out.push_back(c);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+nlohmann::ordered_json row_json(const Net& net, const BytesBound& b, bool explain) {
+  nlohmann::ordered_json row;
+  row["capacity_bytes"] = b.capacity_bytes;
+  row["bound_bytes"] = b.bytes;
+  row["compulsory_bytes"] = b.compulsory_bytes;
+  row["crossing_bytes"] = b.crossing_bytes;
+  row["reread_bytes"] = b.reread_bytes;
+  if (explain) {
+    auto& forced = row["forced"] = nlohmann::ordered_json::array();
+    for (const ForcedTraffic& f : b.forced)
+      forced.push_back({{"tensor", net.tensor(f.tensor).name},
+                        {"crossing_bytes", f.crossing_bytes},
+                        {"reread_bytes", f.reread_bytes},
+                        {"why", f.why}});
+  }
+  return row;
+}
+
+void print_row(const Net& net, const BytesBound& b, bool explain) {
+  std::printf("%14lld %14lld %14lld %8.3f %14lld %14lld\n",
+              static_cast<long long>(b.capacity_bytes), static_cast<long long>(b.bytes),
+              static_cast<long long>(b.compulsory_bytes),
+              static_cast<double>(b.bytes) / static_cast<double>(b.compulsory_bytes),
+              static_cast<long long>(b.crossing_bytes), static_cast<long long>(b.reread_bytes));
+  if (!explain) return;
+  std::vector<ForcedTraffic> forced = b.forced;
+  std::sort(forced.begin(), forced.end(), [](const ForcedTraffic& x, const ForcedTraffic& y) {
+    return x.crossing_bytes + x.reread_bytes > y.crossing_bytes + y.reread_bytes;
+  });
+  for (const ForcedTraffic& f : forced)
+    std::printf("    %-40s %-7s crossing %12lld reread %12lld\n", net.tensor(f.tensor).name.c_str(),
+                f.why.c_str(), static_cast<long long>(f.crossing_bytes),
+                static_cast<long long>(f.reread_bytes));
+}
+
+cli::Runner setup_bound(CLI::App& command) {
+  struct Options {
+    std::string model, hw = "npc19-deepfusion", policy = "optimal", capacities, json;
+    bool quiet = false, explain = false;
+  };
+  auto o = std::make_shared<Options>();
+  command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
+      ->required();
+  command.add_option("--hw", o->hw, "Hardware config: a YAML path or a name in configs/hw/")
+      ->capture_default_str();
+  command
+      .add_option("-p,--policy", o->policy,
+                  "the policy whose net form is bounded (layerwise: Caffe form; the others: "
+                  "folded); the bound holds for every policy on that form")
+      ->capture_default_str();
+  command.add_option("--capacities", o->capacities,
+                     "on-chip bytes, comma-separated (64KiB,1MiB,...): the unified buffer, or "
+                     "every scratchpad scaled together (default: the config's own and 64KiB .. "
+                     "16MiB doubling)");
+  command.add_option("--json", o->json, "Write the rows as JSON to this file ('-': stdout)");
+  command.add_flag("--explain", o->explain,
+                   "list the tensors the bound makes cross DRAM at each capacity");
+  command.add_flag("-q,--quiet", o->quiet, "No table");
+  return [o]() {
+    const HwConfig config = load_hw_config(resolve_hw(o->hw));
+    const Machine machine = machine_from_config(config);
+    auto policy = find_policy(o->policy);
+    if (!policy.ok()) {
+      std::cerr << "error: " << policy.reason() << '\n';
+      return 1;
+    }
+    zoo::LoadOptions load;
+    load.zoo.with_weights = false;  // shapes only
+    const ir::Graph graph = zoo::load_model(o->model, load);
+    auto net = net_from_graph(graph, machine, policy.value()->form);
+    if (!net.ok()) {
+      std::cerr << "error: " << net.reason() << '\n';
+      return 1;
+    }
+    const std::vector<int64_t> capacities =
+        o->capacities.empty() ? default_capacities(machine) : parse_capacities(o->capacities);
+    const BytesBoundModel model(net.value());
+    nlohmann::ordered_json j;
+    j["model"] = net.value().name;
+    j["hw"] = config.name;
+    j["policy"] = o->policy;
+    j["tool_version"] = version();
+    auto& rows = j["rows"] = nlohmann::ordered_json::array();
+    const bool table = !o->quiet && o->json != "-";
+    if (table)
+      std::printf("%14s %14s %14s %8s %14s %14s\n", "capacity_bytes", "bound_bytes", "compulsory",
+                  "x_comp", "crossing", "reread");
+    for (int64_t capacity : capacities) {
+      const BytesBound b = model.at(scale_scratchpads(machine, capacity));
+      if (table) print_row(net.value(), b, o->explain);
+      rows.push_back(row_json(net.value(), b, o->explain));
+    }
+    if (o->json.empty()) return 0;
+    const std::string text = j.dump(1) + "\n";
+    if (o->json == "-") {
+      std::cout << text;
+      return 0;
+    }
+    std::ofstream out(o->json);
+    out << text;
+    if (!out) {
+      std::cerr << "error: cannot write " << o->json << '\n';
+      return 1;
+    }
+    return 0;
+  };
+}
+
+const cli::Registration kBound{
+    {"bound",
+     "Lower bound on DRAM bytes per on-chip capacity (the ski slope) of a model on a config",
+     setup_bound}};
+
+}  // namespace
+}  // namespace tessel::sched

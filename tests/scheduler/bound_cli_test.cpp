@@ -1,0 +1,91 @@
+// The built `tessel bound`: rows, JSON keys and values on a hand-computed net, the default
+// capacities, and a bad --capacities item.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Runs `tessel <args>` in the source tree, capturing stdout and stderr separately.
+CliRun tessel(const std::string& args) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessel-bound-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string command =
+      "cd '" TESSEL_SOURCE_DIR "' && '" TESSEL_BINARY_DIR "/tools/tessel/tessel' " + args + " >'" +
+      (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = read_text(dir / "out");
+  run.err = read_text(dir / "err");
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+// tiny_residual (input 4x8x8 -> conv 3x3 (BN folded: bias) -> relu -> conv 3x3 -> add input ->
+// relu) on npc19-deepfusion, 16-bit: every map 4 * 64 * 2 = 512 B; each conv 4 * 4 * 9 * 2 + 4 *
+// 4 = 304 B of weights and bias, 32 B of table. Compulsory: 608 + 64 + 512 + 512 = 1696. The
+// first conv's output lives from conv1 to conv2: both convs' 608 B, or swept, the 512-byte map
+// alone at conv2. At 500 B neither fits, so it crosses: 1696 + 512 + 512 = 2720. At 768 KiB
+// everything fits: 1696.
+TEST(BoundCli, rows_and_json_on_a_hand_computed_net) {
+  const CliRun run = tessel(
+      "bound --model tiny_residual --hw configs/hw/npc19-deepfusion.yaml --capacities "
+      "500,768KiB --json -");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["model"], "tiny_residual");
+  EXPECT_EQ(j["hw"], "npc19-deepfusion");
+  EXPECT_EQ(j["policy"], "optimal");
+  EXPECT_FALSE(j["tool_version"].get<std::string>().empty());
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["capacity_bytes"], 500);
+  EXPECT_EQ(j["rows"][0]["compulsory_bytes"], 1696);
+  EXPECT_EQ(j["rows"][0]["bound_bytes"], 2720);
+  EXPECT_EQ(j["rows"][0]["crossing_bytes"], 1024);
+  EXPECT_EQ(j["rows"][1]["capacity_bytes"], 786432);
+  EXPECT_EQ(j["rows"][1]["bound_bytes"], 1696);
+}
+
+// Without --capacities: the config's own 768 KiB and 64 KiB .. 16 MiB doubling, ascending.
+TEST(BoundCli, default_capacities_are_the_configs_own_and_64KiB_to_16MiB) {
+  const CliRun run = tessel("bound --model tiny_conv --hw npc19-deepfusion --json - ");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = nlohmann::json::parse(run.out)["rows"];
+  std::vector<int64_t> capacities;
+  for (const auto& row : rows) capacities.push_back(row["capacity_bytes"].get<int64_t>());
+  const std::vector<int64_t> expected = {65536,   131072,  262144,  524288,  786432,
+                                         1048576, 2097152, 4194304, 8388608, 16777216};
+  EXPECT_EQ(capacities, expected);
+}
+
+TEST(BoundCli, a_bad_capacity_is_named) {
+  const CliRun run = tessel("bound --model tiny_conv --capacities 1KiB,12XB");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--capacities"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("12XB"), std::string::npos) << run.err;
+}
+
+}  // namespace
