@@ -4,7 +4,7 @@ BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 TESSEL := $(BUILD_DIR)/tools/tessel/tessel
 
-.PHONY: all deps configure build run test oracle-data format format-check clean
+.PHONY: all deps configure build build-tools run test oracle-data format format-check clean
 
 all: build
 
@@ -17,10 +17,15 @@ configure: deps
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
+# Only what `tessel run` and the Python module need (target tessel_tools), not the ~50 test
+# executables: `make run` gets to its table sooner; `make test` builds the rest.
+build-tools: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target tessel_tools
+
 # The main job on its defaults (ResNet-18, npc19-deepfusion, every policy, each output checked
 # bit for bit against the golden executor): a few seconds on 2 cores after the build (README.md);
 # `tessel run --timing-only` gives the same cycles and bytes in a few seconds.
-run: build
+run: build-tools
 	$(TESSEL) run
 
 # Outside oracles into the git-ignored .cache/: the six torchvision exports and onnxruntime-node

@@ -13,6 +13,8 @@ packages=(
   verilator yosys
   # oracles, model export, plots
   libonnx-testdata python3 python3-numpy python3-onnx python3-torchvision python3-matplotlib
+  # the Python module (python/), its tests and the example notebook
+  pybind11-dev python3-dev python3-pytest python3-pandas python3-nbconvert python3-ipykernel
   # (node and npm come with the machine image; the onnxruntime oracle installs from npm)
   # cluster sweeps
   slurm-wlm munge

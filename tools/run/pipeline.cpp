@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
@@ -156,8 +157,8 @@ Result<std::map<std::string, std::vector<float>>> read_outputs(
   return outputs;
 }
 
-Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& config,
-                                const std::string& policy, const RunOptions& options) {
+Result<PolicyResult> compile_policy(const PreparedModel& model, const HwConfig& config,
+                                    const std::string& policy, const RunOptions& options) {
   PolicyResult r;
   r.policy = policy;
   // The scheduler would pool before the Concats on its own copy, and the program would then
@@ -177,16 +178,20 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
   auto compiled = codegen::compile(model.quantized, r.scheduled, config, model.input_values);
   if (!compiled.ok()) return fail(policy + ": " + compiled.reason());
   r.compiled = std::move(compiled.value());
-  std::vector<isa::Word> words;
-  words.reserve(r.compiled.program.instructions.size());
+  r.words.reserve(r.compiled.program.instructions.size());
   for (const auto& instruction : r.compiled.program.instructions) {
     auto word = isa::encode(instruction);
     if (!word.ok()) return fail(policy + ": " + word.reason());
-    words.push_back(word.value());
+    r.words.push_back(word.value());
   }
   r.compile_seconds = seconds_since(start);
+  return r;
+}
 
-  start = std::chrono::steady_clock::now();
+Status simulate_policy(const PreparedModel& model, const HwConfig& config, PolicyResult& r,
+                       const RunOptions& options) {
+  const std::string& policy = r.policy;
+  const auto start = std::chrono::steady_clock::now();
   sim::SimOptions sim_options;
   sim_options.timing_only = options.timing_only;
   sim_options.trace_path = options.trace_path;
@@ -196,12 +201,15 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
   } else {
     image = sim::DramImage::from_bytes(r.compiled.dram);
   }
-  auto simulated = sim::simulate(config, words, std::move(image), sim_options);
+  auto simulated = sim::simulate(config, r.words, std::move(image), sim_options);
   if (!simulated.ok()) return fail(policy + ": simulator: " + simulated.reason());
   r.report = std::move(simulated.value().report);
   r.simulate_seconds = seconds_since(start);
+  r.outputs.clear();
+  r.bit_exact.reset();
+  r.mismatch.clear();
   if (!r.report.ok()) return fail(policy + ": simulator fault: " + r.report.fault->str());
-  if (options.timing_only) return r;
+  if (options.timing_only) return {};
 
   auto outputs = read_outputs(model.quantized, r.compiled, r.scheduled.net, simulated.value().dram,
                               config.matrix.input_bits / 8);
@@ -231,7 +239,29 @@ Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& conf
   }
   if (!*r.bit_exact && options.diagnose_mismatch)
     r.mismatch += first_wrong_tensor(model, r, simulated.value().dram, config);
+  return {};
+}
+
+Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& config,
+                                const std::string& policy, const RunOptions& options) {
+  auto r = compile_policy(model, config, policy, options);
+  if (!r.ok()) return r.failure();
+  if (Status s = simulate_policy(model, config, r.value(), options); !s) return s.failure();
   return r;
+}
+
+Result<PreparedModel> prepare_model_for_policy(const ir::Graph& graph,
+                                               const quant::QuantConfig& qconfig,
+                                               std::uint64_t input_seed,
+                                               const std::string& policy) {
+  const bool depthwise =
+      passes::batchnorm_lowering_for_policy(policy) == passes::BatchNormLowering::Depthwise;
+  const bool pools =
+      passes::pools_before_concat_for_policy(policy) && passes::pools_before_concat_applies(graph);
+  if (!depthwise && !pools) return prepare_model(graph, qconfig, input_seed);
+  auto lowered = passes::graph_for_policy(graph, policy);
+  if (!lowered.ok()) return lowered.failure();
+  return prepare_model(lowered.value(), qconfig, input_seed, pools);
 }
 
 }  // namespace tessel::pipeline

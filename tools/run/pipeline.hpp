@@ -13,6 +13,7 @@
 #include "compiler/quant/config.hpp"
 #include "compiler/targets/cpu/tensor_data.hpp"
 #include "configs/hw_config.hpp"
+#include "isa/instruction.hpp"
 #include "scheduler/driver.hpp"
 #include "sim/simulator.hpp"
 #include "support/result.hpp"
@@ -59,6 +60,7 @@ struct PolicyResult {
   std::string policy;
   sched::ScheduledNet scheduled;
   codegen::CompiledProgram compiled;
+  std::vector<isa::Word> words;  ///< the encoded program
   sim::SimReport report;
   /// Simulator outputs dequantized (float32, NCHW) by float tensor name; empty in timing-only.
   std::map<std::string, std::vector<float>> outputs;
@@ -76,8 +78,27 @@ struct PolicyResult {
 /// Schedules `model.prepared` with `policy` (objective: bytes), compiles `model.quantized`,
 /// simulates it on `config` and, in full mode, compares the outputs with `model.golden`.
 /// Fails with the scheduler's, codegen's or simulator's message; a simulated fault fails too.
+/// It is compile_policy followed by simulate_policy.
 Result<PolicyResult> run_policy(const PreparedModel& model, const HwConfig& config,
                                 const std::string& policy, const RunOptions& options = {});
+
+/// run_policy's first half: schedules `model.prepared` (options.objective) and compiles
+/// `model.quantized`; fills `scheduled`, `compiled`, `words` and their seconds.
+Result<PolicyResult> compile_policy(const PreparedModel& model, const HwConfig& config,
+                                    const std::string& policy, const RunOptions& options = {});
+
+/// run_policy's second half: simulates `r` (from compile_policy with the same model and
+/// config) and fills `report`, `simulate_seconds` and, in full mode, `outputs`, `bit_exact`
+/// and `mismatch`. Fails with the simulator's message; a simulated fault fails too.
+Status simulate_policy(const PreparedModel& model, const HwConfig& config, PolicyResult& r,
+                       const RunOptions& options = {});
+
+/// The model `policy` compiles, as `tessel run` prepares it: BatchNorm unfolded into depthwise
+/// convs for layerwise (passes::graph_for_policy), pools before the Concats they alone read
+/// for optimal (prepare_model's pools_before_concat), else prepare_model(graph) itself.
+Result<PreparedModel> prepare_model_for_policy(const ir::Graph& graph,
+                                               const quant::QuantConfig& qconfig,
+                                               std::uint64_t input_seed, const std::string& policy);
 
 /// Reads every network output of a finished run from its final DRAM, dequantized to float32
 /// NCHW exactly as the graph's Dequantize op computes (`(q - zp) * double(scale)` as float).

@@ -1,0 +1,94 @@
+"""Schedules and simulations from Python equal the CLI's JSON (tiny nets here, the zoo: slow)."""
+
+import json
+
+import pytest
+
+import tessel
+from conftest import without
+
+TINY = ["tiny_conv", "tiny_residual", "tiny_inception", "tiny_stem"]
+ZOO = ["resnet18", "resnet50", "vgg19", "googlenet", "inception_v3", "mobilenet_v2"]
+
+
+def check_schedule_equals_cli(cli, model, hw, policy, objective="bytes"):
+    text = cli("schedule", "--model", model, "--hw", hw, "--policy", policy, "--objective",
+               objective, "--json", "-", "-q")
+    s = tessel.schedule(model, hw, policy=policy, objective=objective)
+    # search_seconds is wall-clock time; every other key must be equal.
+    assert without(s.to_json(), "search_seconds") == without(text, "search_seconds")
+    return s
+
+
+def check_simulation_equals_cli(cli, tmp_path, model, hw, policy):
+    folder = tmp_path / f"{model}-{policy}"
+    cli("compile", "--model", model, "--hw", hw, "--policy", policy, "--out", folder)
+    cli("sim", folder, "--timing-only", "--json", folder / "report.json")
+    program = tessel.compile(model, hw, policy=policy)
+    report = tessel.simulate(program, timing_only=True)
+    assert json.loads(report.to_json()) == json.loads((folder / "report.json").read_text())
+    # The program itself is the one the CLI wrote.
+    assert program.tasm() == (folder / "program.tasm").read_text()
+    return report
+
+
+@pytest.mark.parametrize("model", TINY)
+@pytest.mark.parametrize("policy", ["layerwise", "fusion+reuse", "optimal"])
+def test_schedule_equals_cli(cli, model, policy):
+    check_schedule_equals_cli(cli, model, "edge-small", policy)
+
+
+@pytest.mark.parametrize("model,policy", [("tiny_residual", "optimal"),
+                                          ("tiny_inception", "layerwise")])
+def test_simulation_equals_cli(cli, tmp_path, model, policy):
+    check_simulation_equals_cli(cli, tmp_path, model, "edge-small", policy)
+
+
+def test_schedule_figures_are_consistent():
+    s = tessel.schedule("tiny_residual", tessel.HwConfig.load("edge-small"), policy="optimal",
+                        objective="latency")
+    assert s.policy == "optimal" and s.objective == "latency" and s.config == "edge-small"
+    d = s.dram_bytes
+    assert d["total"] == d["read"] + d["write"] > 0
+    assert s.cycles >= s.lower_bound_cycles >= s.roofline_cycles > 0
+    assert s.bounds["compulsory_bytes"] == s.compulsory_bytes
+    assert sum(len(g["ops"]) for g in s.groups) >= 1
+    assert "cycles" in s.table()
+    assert json.loads(s.to_json())["cycles"] == s.cycles
+
+
+def test_full_simulation_is_bit_exact_and_matches_the_schedule():
+    hw = tessel.HwConfig.load("edge-small")
+    program = tessel.compile("tiny_inception", hw, policy="optimal")
+    full = tessel.simulate(program)
+    timing = tessel.simulate(program, timing_only=True)
+    assert full.bit_exact is True and timing.bit_exact is None
+    assert full.cycles == timing.cycles  # timing-only gives the same cycles
+    assert full.dram_bytes == timing.dram_bytes
+    assert program.instructions > 0 and program.schedule.policy == "optimal"
+
+
+def test_pipeline_errors_are_exceptions_not_crashes():
+    hw = tessel.HwConfig.load("edge-small")
+    with pytest.raises(tessel.Error, match="nosuch"):
+        tessel.schedule("tiny_conv", hw, policy="nosuch")
+    with pytest.raises(tessel.InputError, match="objective"):
+        tessel.schedule("tiny_conv", hw, objective="speed")
+    with pytest.raises(tessel.InputError, match="hw"):
+        tessel.schedule("tiny_conv", 42)
+    with pytest.raises(tessel.InputError, match="model"):
+        tessel.schedule(3.5, hw)
+    tiny = hw.replace(**{"scratchpads[0].size": "128B"})
+    with pytest.raises(tessel.Error, match="'conv' does not fit on chip"):
+        tessel.schedule("tiny_conv", tiny, policy="fusion+reuse")
+    q = tessel.quantize("tiny_residual", hw, policy="optimal")
+    with pytest.raises(tessel.InputError, match="quantize"):
+        tessel.compile(q, hw, policy="layerwise")  # BatchNorm unfolded there, folded here
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ZOO)
+def test_zoo_schedule_and_simulation_equal_cli(cli, tmp_path, model):
+    for policy in tessel.policies():
+        check_schedule_equals_cli(cli, model, "npc19-deepfusion", policy)
+    check_simulation_equals_cli(cli, tmp_path, model, "npc19-deepfusion", "optimal")
