@@ -225,6 +225,18 @@ Result<std::vector<Shape>> output_shapes(const Graph& graph, const Op& op) {
       }
       return std::vector<Shape>{out};
     }
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Pow: {
+      auto out = broadcast_shapes(in[0]->shape, in[1]->shape);
+      if (!out)
+        return mismatch(op, "operands %" + in[0]->name + " " + shape_string(in[0]->shape) +
+                                " and %" + in[1]->name + " " + shape_string(in[1]->shape) +
+                                " do not broadcast");
+      return std::vector<Shape>{out.value()};
+    }
     default: {
       std::vector<Shape> shapes;
       for (const Tensor* value : in) shapes.push_back(value->shape);

@@ -78,6 +78,8 @@ std::string print_attr(std::string_view name, const AttrValue& value) {
     case AttrType::Ints: {
       const auto& ints = std::get<std::vector<std::int64_t>>(value);
       if (ints.empty()) return "[]";
+      // One element in brackets: a bare number reads back as an int, not a list.
+      if (ints.size() == 1) return "[" + print_number(ints[0]) + "]";
       return print_list(ints, uses_times(name) ? "x" : ",");
     }
     case AttrType::Floats:

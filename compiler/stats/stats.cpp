@@ -102,6 +102,12 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
         layer.ops = layer.macs;
         break;
       }
+      case ir::OpKind::MatMul: {
+        // [..., M, K] x [..., K, N]: K MACs per output element.
+        layer.macs = output_elements * graph.tensor(op.inputs[0]).shape.back();
+        layer.ops = layer.macs;
+        break;
+      }
       case ir::OpKind::MaxPool:
       case ir::OpKind::AveragePool: {
         const ir::WindowGeometry geometry = ir::window_geometry(op);
@@ -115,6 +121,12 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
       case ir::OpKind::Split:
       case ir::OpKind::Pad:
         layer.ops = 0;
+        break;
+      case ir::OpKind::Transpose:
+      case ir::OpKind::Slice:
+      case ir::OpKind::Gather:
+      case ir::OpKind::Expand:
+        layer.ops = 0;  // data movement
         break;
       case ir::OpKind::Flatten:
       case ir::OpKind::Reshape:

@@ -239,8 +239,7 @@ std::string NetBuilder::dense(const std::string& x, const std::string& name,
   return reshape(y, name + ".unflatten", out_shape);
 }
 
-std::string NetBuilder::layer_norm(const std::string& x, const std::string& name,
-                                   double epsilon) {
+std::string NetBuilder::layer_norm(const std::string& x, const std::string& name, double epsilon) {
   const std::int64_t n = shape(x).back();
   add_parameter(name + ".weight", {n}, 1.0, 0.1);
   add_parameter(name + ".bias", {n}, 0.0, 0.05);
@@ -275,9 +274,9 @@ std::string NetBuilder::softmax_axis(const std::string& x, const std::string& na
 
 std::string NetBuilder::slice(const std::string& x, const std::string& name, std::int64_t axis,
                               std::int64_t start, std::int64_t end) {
-  return op(name, OpKind::Slice, {x},
-            {{"starts", Ints{start}}, {"ends", Ints{end}}, {"axes", Ints{axis}},
-             {"steps", Ints{1}}});
+  return op(
+      name, OpKind::Slice, {x},
+      {{"starts", Ints{start}}, {"ends", Ints{end}}, {"axes", Ints{axis}}, {"steps", Ints{1}}});
 }
 
 std::string NetBuilder::concat_axis(const std::vector<std::string>& xs, const std::string& name,

@@ -17,6 +17,8 @@ struct ModelOptionValues {
   std::int64_t batch = 1;
   std::uint64_t seed = 0;
   bool no_weights = false;
+  std::int64_t sequence = 0;              ///< transformer tokens (0: the model's default)
+  std::int64_t kv_length = 0;             ///< decode KV cache length (0: the model's default)
   std::vector<std::string> input_shapes;  ///< NAME:D0xD1x... (ONNX inputs)
 
   /// Adds `[MODEL]` (positional) and --model, --batch, --seed, --no-weights, --input-shape.
@@ -26,6 +28,12 @@ struct ModelOptionValues {
                        "Zoo model name (resnet18, ...), or a .onnx / .tir / .json file");
     command.add_option("--batch", batch, "Batch size of zoo models")->capture_default_str();
     command.add_option("--seed", seed, "Weight seed of zoo models")->capture_default_str();
+    command.add_option("--seq", sequence, "Tokens of a transformer zoo model (0: its default)")
+        ->check(CLI::NonNegativeNumber);
+    command
+        .add_option("--kv-length", kv_length,
+                    "KV cache length of a decode zoo model (0: its default)")
+        ->check(CLI::NonNegativeNumber);
     command.add_flag("--no-weights", no_weights,
                      "Build zoo models with shapes only (constants without payload)");
     command.add_option("--input-shape", input_shapes,
@@ -39,6 +47,8 @@ struct ModelOptionValues {
     options.zoo.batch = batch;
     options.zoo.seed = seed;
     options.zoo.with_weights = !no_weights;
+    options.zoo.sequence = sequence;
+    options.zoo.kv_length = kv_length;
     for (const std::string& spec : input_shapes) {
       const std::size_t colon = spec.rfind(':');
       ir::Shape shape;

@@ -12,10 +12,12 @@ namespace tessel::zoo {
 
 /// How a zoo model is built.
 struct ZooOptions {
-  std::int64_t batch = 1;    ///< N of the input
-  std::uint64_t seed = 0;    ///< weight seed; weights are a pure function of (seed, tensor, index)
-  bool with_weights = true;  ///< false: constants carry shapes only (fast; for counting and
-                             ///< scheduling studies where values do not matter)
+  std::int64_t batch = 1;     ///< N of the input
+  std::uint64_t seed = 0;     ///< weight seed; weights are a pure function of (seed, tensor, index)
+  bool with_weights = true;   ///< false: constants carry shapes only (fast; for counting and
+                              ///< scheduling studies where values do not matter)
+  std::int64_t sequence = 0;  ///< tokens of a transformer's input (0: the model's default)
+  std::int64_t kv_length = 0;  ///< a decode graph's KV cache length (0: the model's default)
 };
 
 /// One zoo entry.
@@ -23,6 +25,9 @@ struct ModelInfo {
   std::string name;     ///< "resnet18"
   std::string summary;  ///< one line
   bool tiny;            ///< a few-KB test net
+  /// Whether the accelerator path (scheduler, codegen, simulator) runs it yet; the golden
+  /// executors run every model.
+  bool accelerated = true;
 };
 
 /// Every model, full-size first, then the tiny test nets.

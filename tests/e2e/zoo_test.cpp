@@ -90,8 +90,9 @@ const char* const kConfigs[] = {"npc19-deepfusion", "vta-pynq", "edge-small", "c
 // `latency`, also `optimal:latency` (optimal under the latency objective).
 std::vector<Case> matrix_cases(bool latency = false) {
   std::vector<Case> out;
-  for (const std::string& model : zoo::model_names()) {
-    if (model.rfind("tiny_", 0) == 0) continue;
+  for (const zoo::ModelInfo& info : zoo::models()) {
+    const std::string& model = info.name;
+    if (info.tiny || !info.accelerated) continue;
     for (const char* config : kConfigs) {
       for (const char* policy : kPolicies) out.push_back({model, config, policy});
       if (latency) out.push_back({model, config, "optimal:latency"});

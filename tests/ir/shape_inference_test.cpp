@@ -68,7 +68,7 @@ TEST(ShapeInference, mismatches_name_the_op_and_the_inputs) {
             "%y (Conv): weight %w has 4 input channels per group but input %x has 3 (group 1)");
   EXPECT_EQ(infer_error("input %x : f32[1,3,8,8]\ninput %z : f32[1,3,4,4]\n"
                         "%y = Add(%x, %z) : f32[?]"),
-            "%y (Add): operands %x [1,3,8,8] and %z [1,3,4,4] differ (Add does not broadcast)");
+            "%y (Add): operands %x [1,3,8,8] and %z [1,3,4,4] do not broadcast");
   EXPECT_EQ(infer_error("input %x : f32[2,100]\nconst %w : f32[10,99] #elided\n"
                         "%y = Gemm(%x, %w) {transB=1} : f32[?]"),
             "%y (Gemm): A %x [2,100] and B %w [10,99] (transB=1) disagree on K");

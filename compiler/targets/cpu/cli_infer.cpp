@@ -1,15 +1,19 @@
 // `tessel infer`: run a model on the fp32 or the quantized (golden) executor.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "compiler/targets/cpu/cli_common.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/npy.hpp"
+#include "support/strings.hpp"
 
 namespace tessel::cpu {
 namespace {
@@ -19,17 +23,13 @@ struct InferOptions {
   std::string quant_config;
   bool quantize = false;
   std::string calib_dir;
-  std::string input;
+  std::vector<std::string> inputs;  ///< FILE, or NAME=FILE per graph input
   std::string output;
   bool raw = false;
   std::string dump_dir;
 };
 
-TensorData load_input(const ir::Graph& graph, const std::string& path) {
-  if (graph.inputs().size() != 1)
-    throw_input_error({graph.name(), 0, 0}, "", "tessel infer runs single-input models only");
-  const auto& input = graph.tensor(graph.op(graph.inputs()[0]).outputs[0]);
-  if (path.empty()) return default_input(input.shape, 0);
+TensorData read_input(const ir::Tensor& input, const std::string& model, const std::string& path) {
   const NpyArray array = read_npy(path);
   if (array.dtype != NpyDtype::f32)
     throw_input_error(
@@ -39,14 +39,46 @@ TensorData load_input(const ir::Graph& graph, const std::string& path) {
   if (shape != input.shape)
     throw_input_error({path, 0, 0}, "header.shape",
                       "input has shape " + ir::shape_string(shape) + " but %" + input.name +
-                          " of '" + graph.name() + "' is " + ir::shape_string(input.shape));
+                          " of '" + model + "' is " + ir::shape_string(input.shape));
   return TensorData::from_npy(array);
+}
+
+/// A value for every graph input: `--input FILE` (a single-input graph) or `--input NAME=FILE`
+/// per input; an input not given gets the seeded default, input k (graph order) with seed k.
+std::map<std::string, TensorData> load_inputs(const ir::Graph& graph,
+                                              const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> files;
+  std::vector<std::string> names;
+  for (const ir::OpId id : graph.inputs()) names.push_back(graph.op(id).outputs[0]);
+  for (const std::string& spec : specs) {
+    const std::size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      if (names.size() != 1)
+        throw_input_error({graph.name(), 0, 0}, "--input",
+                          "the model has " + std::to_string(names.size()) +
+                              " inputs; give each as --input NAME=FILE");
+      files[names[0]] = spec;
+      continue;
+    }
+    const std::string name = spec.substr(0, eq);
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw_input_error({graph.name(), 0, 0}, "--input",
+                        "'" + name + "' is not an input of the model" + did_you_mean(name, names));
+    files[name] = spec.substr(eq + 1);
+  }
+  std::map<std::string, TensorData> values;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const ir::Tensor& input = graph.tensor(names[k]);
+    const auto it = files.find(names[k]);
+    values[names[k]] = it == files.end() ? default_input(input.shape, k)
+                                         : read_input(input, graph.name(), it->second);
+  }
+  return values;
 }
 
 int run_infer(const InferOptions& o) {
   const ir::Graph float_graph = load_prepared_model(o.model);
-  const TensorData input = load_input(float_graph, o.input);
-  const std::string input_name = float_graph.op(float_graph.inputs()[0]).outputs[0];
+  const std::map<std::string, TensorData> inputs = load_inputs(float_graph, o.inputs);
   const std::string output_name = float_graph.outputs().at(0);
 
   std::optional<QuantizedModel> quantized;
@@ -65,11 +97,11 @@ int run_infer(const InferOptions& o) {
                 value.to_npy());
       return {};
     };
-    options.observer(input_name, input).ok();
+    for (const auto& [name, value] : inputs) options.observer(name, value).ok();
   }
   options.keep_intermediates = o.raw;
   Executor executor(graph);
-  auto result = executor.run({{input_name, input}}, options);
+  auto result = executor.run(inputs, options);
   if (!result) throw_input_error({o.model, 0, 0}, "", result.reason());
   auto& values = result.value();
   const TensorData& output = (o.raw && quantized && values.count(output_name + ".q"))
@@ -86,7 +118,7 @@ int run_infer(const InferOptions& o) {
   if (quantized) {
     // The fp32 reference on the same input, for the SQNR the quantization costs.
     Executor reference(float_graph);
-    auto ref = reference.run({{input_name, input}});
+    auto ref = reference.run(inputs);
     if (ref) {
       const auto q = values.at(output_name).to_f32();
       std::cout << "SQNR vs fp32: " << std::fixed << std::setprecision(2)
@@ -106,7 +138,9 @@ cli::Runner setup_infer(CLI::App& command) {
       ->default_str("");
   command.add_option("--calib", o->calib_dir,
                      "Folder of .npy calibration inputs (default: seeded)");
-  command.add_option("--input", o->input, "Input .npy (float32; default: the seeded input)");
+  command.add_option("--input", o->inputs,
+                     "Input .npy (float32), or NAME=FILE per input of a multi-input model "
+                     "(default: seeded, input k with seed k)");
   command.add_option("--output", o->output, "Output .npy")->required();
   command.add_flag("--raw", o->raw, "Write the integer output tensor instead of dequantizing");
   command.add_option("--dump-dir", o->dump_dir, "Write every intermediate tensor as .npy here");

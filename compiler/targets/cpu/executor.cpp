@@ -473,8 +473,8 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
       const std::string& out_name = fusion ? fusion->output : op.outputs.at(0);
       TensorData y;
       bool y_nhwc = false;
-      // The kinds registered by kind (compiler/targets/cpu/ops), and the built-in kinds in the
-      // forms only a registered kernel runs (a broadcasting Add, a masked or integer Softmax).
+      // The kinds registered by kind (compiler/targets/cpu/ops); the switch below keeps the kinds
+      // with channels-last fast paths (convolutions, Gemm, requantize, pools, activations).
       const auto registered = [&]() -> Status {
         const OpKernel kernel = find_op_kernel(op.kind);
         if (!kernel) return fail(where(op) + ": no kernel for this op kind");
@@ -494,12 +494,10 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
         }
         return {};
       };
-      const bool builtin =
-          op.kind <= OpKind::Requantize &&
-          !(op.kind == OpKind::Add &&
-            graph_.tensor(op.inputs[0]).shape != graph_.tensor(op.inputs[1]).shape) &&
-          !(op.kind == OpKind::Softmax &&
-            (op.inputs.size() > 1 || graph_.tensor(op.inputs[0]).dtype != DType::f32));
+      // Add has both: the built-in case for equal shapes (its fused integer fast path).
+      const bool builtin = !find_op_kernel(op.kind) ||
+                           (op.kind == OpKind::Add &&
+                            graph_.tensor(op.inputs[0]).shape == graph_.tensor(op.inputs[1]).shape);
       try {
         if (!builtin) {
           if (auto ok = registered(); !ok) return fail(ok.reason());
@@ -894,160 +892,6 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                         av[static_cast<std::size_t>(i)], bv[static_cast<std::size_t>(i)], p));
                 });
               }
-              break;
-            }
-            case OpKind::BatchNormalization:
-            case OpKind::Scale: {
-              const TensorData& x = nchw(op.inputs[0]);
-              y = allocate(graph_, out_name);
-              if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
-              const std::int64_t C = x.shape()[1], inner = channel_inner(x.shape());
-              std::vector<double> mul(static_cast<std::size_t>(C)),
-                  add(static_cast<std::size_t>(C), 0.0);
-              if (op.kind == OpKind::BatchNormalization) {
-                const float* gamma = nchw(op.inputs[1]).data<float>();
-                const float* beta = nchw(op.inputs[2]).data<float>();
-                const float* mean = nchw(op.inputs[3]).data<float>();
-                const float* var = nchw(op.inputs[4]).data<float>();
-                const double eps = op.get_float("epsilon");
-                for (std::int64_t c = 0; c < C; ++c) {
-                  mul[c] = gamma[c] / std::sqrt(double{var[c]} + eps);
-                  add[c] = beta[c] - mean[c] * mul[c];
-                }
-              } else {
-                const float* scale = nchw(op.inputs[1]).data<float>();
-                for (std::int64_t c = 0; c < C; ++c) mul[c] = scale[c];
-                if (op.inputs.size() > 2) {
-                  const float* bias = nchw(op.inputs[2]).data<float>();
-                  for (std::int64_t c = 0; c < C; ++c) add[c] = bias[c];
-                }
-              }
-              const float* xv = x.data<float>();
-              float* out = y.data<float>();
-              for (std::int64_t i = 0; i < x.size(); ++i) {
-                const auto c = static_cast<std::size_t>((i / inner) % C);
-                out[i] = static_cast<float>(xv[i] * mul[c] + add[c]);
-              }
-              break;
-            }
-            case OpKind::Concat: {
-              y = allocate(graph_, out_name);
-              const auto& ys = y.shape();
-              const auto rank = static_cast<std::int64_t>(ys.size());
-              std::int64_t axis = op.get_int("axis");
-              if (axis < 0) axis += rank;
-              std::int64_t outer = 1, inner = 1;
-              for (std::int64_t d = 0; d < axis; ++d) outer *= ys[d];
-              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
-              const auto elem = static_cast<std::size_t>(ir::dtype_bytes(y.dtype()));
-              auto* dst = static_cast<std::uint8_t*>(y.raw());
-              const std::size_t out_row = static_cast<std::size_t>(ys[axis] * inner) * elem;
-              std::size_t offset = 0;
-              for (const auto& in : op.inputs) {
-                const TensorData& x = nchw(in);
-                const std::size_t row = static_cast<std::size_t>(x.shape()[axis] * inner) * elem;
-                const auto* src = static_cast<const std::uint8_t*>(x.raw());
-                for (std::int64_t o = 0; o < outer; ++o)
-                  std::memcpy(dst + o * out_row + offset, src + o * row, row);
-                offset += row;
-              }
-              break;
-            }
-            case OpKind::Split: {
-              const TensorData& x = nchw(op.inputs[0]);
-              const auto& xs = x.shape();
-              const auto rank = static_cast<std::int64_t>(xs.size());
-              std::int64_t axis = op.get_int("axis");
-              if (axis < 0) axis += rank;
-              std::int64_t outer = 1, inner = 1;
-              for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
-              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
-              const auto elem = static_cast<std::size_t>(ir::dtype_bytes(x.dtype()));
-              const std::size_t in_row = static_cast<std::size_t>(xs[axis] * inner) * elem;
-              std::size_t offset = 0;
-              for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-                TensorData part = allocate(graph_, op.outputs[k]);
-                const std::size_t row = static_cast<std::size_t>(part.shape()[axis] * inner) * elem;
-                for (std::int64_t o = 0; o < outer; ++o)
-                  std::memcpy(static_cast<std::uint8_t*>(part.raw()) + o * row,
-                              static_cast<const std::uint8_t*>(x.raw()) + o * in_row + offset, row);
-                offset += row;
-                if (k == 0) {
-                  y = std::move(part);
-                } else {
-                  if (options.observer)
-                    if (auto ok = options.observer(op.outputs[k], part); !ok)
-                      return fail(ok.reason());
-                  if (options.layout_observer)
-                    if (auto ok = options.layout_observer(op.outputs[k], part, false); !ok)
-                      return fail(ok.reason());
-                  values[op.outputs[k]] = Value{std::move(part), false};
-                }
-              }
-              break;
-            }
-            case OpKind::Flatten:
-            case OpKind::Reshape: {
-              y = nchw(op.inputs[0]);
-              y.reshape(graph_.tensor(out_name).shape);
-              break;
-            }
-            case OpKind::Pad: {
-              const TensorData& x = nchw(op.inputs[0]);
-              y = allocate(graph_, out_name);
-              const auto& pads = op.get_ints("pads");
-              const auto& xs = x.shape();
-              const auto rank = xs.size();
-              double value = op.get_float("value");
-              if (x.dtype() != DType::f32) {
-                const auto& q = *graph_.tensor(op.inputs[0]).quant;
-                value = intops::quantize_value(static_cast<float>(value), q.scales[0],
-                                               quant::dtype_bits(x.dtype()));
-              }
-              const auto& ys = y.shape();
-              with_any(y, [&](auto* out) {
-                using T = std::remove_pointer_t<decltype(out)>;
-                const T* xv = x.data<T>();
-                std::fill(out, out + y.size(), static_cast<T>(value));
-                std::vector<std::int64_t> idx(rank, 0);
-                for (std::int64_t i = 0; i < x.size(); ++i) {
-                  std::int64_t rem = i, oi = 0;
-                  for (std::size_t d = rank; d-- > 0;) {
-                    idx[d] = rem % xs[d];
-                    rem /= xs[d];
-                  }
-                  for (std::size_t d = 0; d < rank; ++d) oi = oi * ys[d] + idx[d] + pads[d];
-                  out[oi] = xv[i];
-                }
-              });
-              break;
-            }
-            case OpKind::Softmax: {
-              const TensorData& x = nchw(op.inputs[0]);
-              y = allocate(graph_, out_name);
-              if (x.dtype() != DType::f32) return fail(where(op) + ": float only");
-              const auto& xs = x.shape();
-              const auto rank = static_cast<std::int64_t>(xs.size());
-              std::int64_t axis = op.get_int("axis");
-              if (axis < 0) axis += rank;
-              std::int64_t outer = 1, inner = 1;
-              for (std::int64_t d = 0; d < axis; ++d) outer *= xs[d];
-              for (std::int64_t d = axis + 1; d < rank; ++d) inner *= xs[d];
-              const std::int64_t len = xs[axis];
-              const float* xv = x.data<float>();
-              float* out = y.data<float>();
-              for (std::int64_t o = 0; o < outer; ++o)
-                for (std::int64_t in = 0; in < inner; ++in) {
-                  const std::int64_t base = o * len * inner + in;
-                  float m = -std::numeric_limits<float>::infinity();
-                  for (std::int64_t k = 0; k < len; ++k) m = std::max(m, xv[base + k * inner]);
-                  double sum = 0.0;
-                  for (std::int64_t k = 0; k < len; ++k)
-                    sum += std::exp(double{xv[base + k * inner]} - m);
-                  for (std::int64_t k = 0; k < len; ++k)
-                    out[base + k * inner] =
-                        static_cast<float>(std::exp(double{xv[base + k * inner]} - m) / sum);
-                }
               break;
             }
             default:

@@ -83,35 +83,45 @@ void gemm_f32(const TensorData& a, const TensorData& b, const TensorData* c, boo
   const std::int64_t M = a.shape()[0], K = a.shape()[1];
   const std::int64_t N = trans_b ? b.shape()[0] : b.shape()[1];
   const float* av = a.data<float>();
-  const float* bv = b.data<float>();
+  const float* out_b = b.data<float>();
+  // B as [K, N] rows, so that every output row is updated k by k along contiguous n: each
+  // element still sums its K products in k order from 0.0f, in float, exactly as the dot
+  // product over k did, so the results are bit-identical to it; the loop over n vectorises,
+  // and blocks of rows share each row of B while it is in cache.
+  std::vector<float> transposed;
+  if (trans_b) {
+    transposed.resize(static_cast<std::size_t>(K * N));
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t k = 0; k < K; ++k)
+        transposed[static_cast<std::size_t>(k * N + n)] = out_b[n * K + k];
+  }
+  const float* bkn = trans_b ? transposed.data() : out_b;
   float* out = y.data<float>();
-  std::vector<float> row(static_cast<std::size_t>(N));
-  for (std::int64_t m = 0; m < M; ++m) {
-    if (trans_b) {
+  constexpr std::int64_t kRows = 8;
+  const std::int64_t blocks = (M + kRows - 1) / kRows;
+#pragma omp parallel for schedule(static) if (M * N * K >= (1 << 22))
+  for (std::int64_t block = 0; block < blocks; ++block) {
+    const std::int64_t m0 = block * kRows, rows = std::min(kRows, M - m0);
+    std::vector<float> acc(static_cast<std::size_t>(rows * N), 0.0f);
+    for (std::int64_t k = 0; k < K; ++k) {
+      const float* bp = bkn + k * N;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float aval = av[(m0 + r) * K + k];
+        float* ar = acc.data() + r * N;
+        for (std::int64_t n = 0; n < N; ++n) ar[n] += aval * bp[n];
+      }
+    }
+    for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t n = 0; n < N; ++n) {
-        float acc = 0.0f;
-        const float* ap = av + m * K;
-        const float* bp = bv + n * K;
-        for (std::int64_t k = 0; k < K; ++k) acc += ap[k] * bp[k];
-        row[static_cast<std::size_t>(n)] = acc;
+        const std::int64_t m = m0 + r;
+        double v = alpha * acc[static_cast<std::size_t>(r * N + n)];
+        if (c) {
+          const std::int64_t cs = c->size();
+          const std::int64_t ci = cs == M * N ? m * N + n : cs == 1 ? 0 : n;
+          v += beta * c->data<float>()[ci];
+        }
+        out[m * N + n] = static_cast<float>(v);
       }
-    } else {
-      std::fill(row.begin(), row.end(), 0.0f);
-      for (std::int64_t k = 0; k < K; ++k) {
-        const float aval = av[m * K + k];
-        const float* bp = bv + k * N;
-        for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += aval * bp[n];
-      }
-    }
-    for (std::int64_t n = 0; n < N; ++n) {
-      double v = alpha * row[static_cast<std::size_t>(n)];
-      if (c) {
-        const std::int64_t cs = c->size();
-        const std::int64_t ci = cs == M * N ? m * N + n : cs == 1 ? 0 : n;
-        v += beta * c->data<float>()[ci];
-      }
-      out[m * N + n] = static_cast<float>(v);
-    }
   }
 }
 

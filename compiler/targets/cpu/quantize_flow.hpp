@@ -18,8 +18,8 @@ namespace tessel::cpu {
 /// One calibration sample: a value per graph input.
 using Sample = std::map<std::string, TensorData>;
 
-/// config.calibration_samples synthetic samples: sample k gives every graph input
-/// default_input(shape, config.calibration_seed + k).
+/// config.calibration_samples synthetic samples: sample k gives graph input i (graph order)
+/// default_input(shape, config.calibration_seed + k + i * 2^32) (input 0: seed + k).
 std::vector<Sample> synthetic_samples(const ir::Graph& graph, const quant::QuantConfig& config);
 
 /// The `.npy` files of `dir` in name order (at most config.calibration_samples of them), each

@@ -53,5 +53,6 @@ std::vector<KernelEntry> matmul_kernels();         // MatMul
 std::vector<KernelEntry> normalization_kernels();  // LayerNorm, RMSNorm, masked Softmax
 std::vector<KernelEntry> reduction_kernels();      // ReduceMean, ReduceSum, ReduceMax
 std::vector<KernelEntry> movement_kernels();  // Transpose, Slice, Gather, Expand, Trilu, Resize
+std::vector<KernelEntry> layout_kernels();    // Concat, Split, Pad, Flatten, Reshape, BN, Scale
 
 }  // namespace tessel::cpu

@@ -13,8 +13,9 @@ std::string KernelArgs::where() const {
 OpKernel find_op_kernel(ir::OpKind kind) {
   static const std::array<OpKernel, ir::kOpKindCount> table = [] {
     std::array<OpKernel, ir::kOpKindCount> t{};
-    for (const auto& family : {elementwise_kernels(), unary_kernels(), matmul_kernels(),
-                               normalization_kernels(), reduction_kernels(), movement_kernels()})
+    for (const auto& family :
+         {elementwise_kernels(), unary_kernels(), matmul_kernels(), normalization_kernels(),
+          reduction_kernels(), movement_kernels(), layout_kernels()})
       for (const KernelEntry& entry : family) {
         auto& slot = t[static_cast<std::size_t>(entry.kind)];
         if (slot) throw std::logic_error("two kernels registered for one op kind");

@@ -1,0 +1,240 @@
+// Transformer zoo models: BERT-base, GPT-2 (prefill and decode) and a Llama block, written as
+// experiments/models/export_transformers.py exports the same networks from torch.nn modules.
+#include <cmath>
+#include <string>
+
+#include "compiler/zoo/builder.hpp"
+#include "compiler/zoo/models_internal.hpp"
+
+namespace tessel::zoo::detail {
+namespace {
+
+using ir::OpKind;
+
+/// The sizes of one attention layer.
+struct Heads {
+  std::int64_t batch, model_dim, heads, kv_heads, head_dim;
+};
+
+/// [B, S, heads * hd] -> [B, heads, S, hd] (`key_transposed`: [B, heads, hd, S]).
+std::string split_heads(NetBuilder& net, const std::string& x, const std::string& name,
+                        std::int64_t heads, std::int64_t head_dim, bool key_transposed) {
+  const auto& s = net.shape(x);
+  const std::string r = net.reshape(x, name + ".heads", {s[0], s[1], heads, head_dim});
+  return net.transpose(r, name + ".transpose",
+                       key_transposed ? std::vector<std::int64_t>{0, 2, 3, 1}
+                                      : std::vector<std::int64_t>{0, 2, 1, 3});
+}
+
+/// softmax(q k^T / sqrt(hd) [masked]) v for q [B, H, S, hd], kT [B, H, hd, L], v [B, H, L, hd],
+/// merged back to [B, S, H * hd].
+std::string attend(NetBuilder& net, const std::string& prefix, const std::string& q,
+                   const std::string& kT, const std::string& v, const std::string& mask,
+                   const Heads& h) {
+  const std::string scale = net.constant(prefix + ".scale", {1},
+                                         {static_cast<float>(1.0 / std::sqrt(double(h.head_dim)))});
+  const std::string qs = net.op(prefix + ".q_scaled", OpKind::Mul, {q, scale});
+  const std::string scores = net.matmul(qs, kT, prefix + ".scores");
+  std::vector<std::string> softmax_in = {scores};
+  if (!mask.empty()) softmax_in.push_back(mask);
+  const std::string probs =
+      net.op(prefix + ".softmax", OpKind::Softmax, softmax_in, {{"axis", std::int64_t{-1}}});
+  const std::string context = net.matmul(probs, v, prefix + ".context");
+  const std::string merged = net.transpose(context, prefix + ".merge", {0, 2, 1, 3});
+  const auto& m = net.shape(merged);
+  return net.reshape(merged, prefix + ".merged", {m[0], m[1], h.heads * h.head_dim});
+}
+
+/// A causal mask [S, S]: 1 where key j <= query i (the fuse-patterns form of torch's triu fill).
+std::string causal_mask(NetBuilder& net, const std::string& name, std::int64_t s) {
+  std::vector<float> keep(static_cast<std::size_t>(s * s));
+  for (std::int64_t i = 0; i < s; ++i)
+    for (std::int64_t j = 0; j < s; ++j) keep[static_cast<std::size_t>(i * s + j)] = j <= i;
+  return net.constant(name, {s, s}, std::move(keep));
+}
+
+/// nn.MultiheadAttention (one in_proj for q, k, v; out_proj), self-attention.
+std::string torch_self_attention(NetBuilder& net, const std::string& x, const std::string& prefix,
+                                 const Heads& h, const std::string& mask) {
+  const std::int64_t d = h.model_dim;
+  const std::string qkv = net.dense(x, prefix + ".in_proj", 3 * d);
+  const std::string q = split_heads(net, net.slice(qkv, prefix + ".q", 2, 0, d), prefix + ".q",
+                                    h.heads, h.head_dim, false);
+  const std::string kT = split_heads(net, net.slice(qkv, prefix + ".k", 2, d, 2 * d), prefix + ".k",
+                                     h.heads, h.head_dim, true);
+  const std::string v = split_heads(net, net.slice(qkv, prefix + ".v", 2, 2 * d, 3 * d),
+                                    prefix + ".v", h.heads, h.head_dim, false);
+  return net.dense(attend(net, prefix, q, kT, v, mask, h), prefix + ".out_proj", d);
+}
+
+std::int64_t or_default(std::int64_t value, std::int64_t fallback) {
+  return value > 0 ? value : fallback;
+}
+
+}  // namespace
+
+// nn.TransformerEncoderLayer(768, 12, 3072, activation="gelu", batch_first=True,
+// layer_norm_eps=1e-12) x 12, post-norm: BERT-base's encoder on its embeddings' output.
+ir::Graph build_bert_base(const ZooOptions& options) {
+  const std::int64_t seq = or_default(options.sequence, 128);
+  const Heads h{options.batch, 768, 12, 12, 64};
+  NetBuilder net("bert_base", options);
+  std::string x = net.input_shaped("input", {options.batch, seq, 768});
+  for (int i = 0; i < 12; ++i) {
+    const std::string p = "layers." + std::to_string(i);
+    const std::string a = torch_self_attention(net, x, p + ".self_attn", h, "");
+    x = net.layer_norm(net.add(x, a, p + ".add1"), p + ".norm1", 1e-12);
+    std::string f = net.dense(x, p + ".linear1", 3072, 2.0);
+    f = net.op(p + ".gelu", OpKind::Gelu, {f});
+    f = net.dense(f, p + ".linear2", 768);
+    x = net.layer_norm(net.add(x, f, p + ".add2"), p + ".norm2", 1e-12);
+  }
+  return net.finish({x});
+}
+
+namespace {
+
+/// One GPT-2 block (pre-norm, GELU tanh). `past`: the layer's cached keys [B, H, L, hd] and
+/// values; empty for prefill (causal mask over the sequence). Returns the block's output and,
+/// for decode, sets `present_key`/`present_value` to the new rows appended to the cache.
+std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
+                       const std::string& mask, const std::string& past_key,
+                       const std::string& past_value, std::string* present_key,
+                       std::string* present_value) {
+  const std::string p = "h." + std::to_string(i);
+  const std::int64_t d = h.model_dim;
+  const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-5);
+  const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
+  const std::string q = split_heads(net, net.slice(qkv, p + ".attn.q", 2, 0, d), p + ".attn.q",
+                                    h.heads, h.head_dim, false);
+  std::string k = split_heads(net, net.slice(qkv, p + ".attn.k", 2, d, 2 * d), p + ".attn.k",
+                              h.heads, h.head_dim, false);
+  std::string v = split_heads(net, net.slice(qkv, p + ".attn.v", 2, 2 * d, 3 * d), p + ".attn.v",
+                              h.heads, h.head_dim, false);
+  if (!past_key.empty()) {
+    *present_key = k;
+    *present_value = v;
+    k = net.concat_axis({past_key, k}, p + ".attn.key_cache", 2);
+    v = net.concat_axis({past_value, v}, p + ".attn.value_cache", 2);
+  }
+  const std::string kT = net.transpose(k, p + ".attn.kT", {0, 1, 3, 2});
+  const std::string a = attend(net, p + ".attn", q, kT, v, mask, h);
+  const std::string h1 = net.add(x, net.dense(a, p + ".attn.c_proj", d), p + ".add1");
+  const std::string n2 = net.layer_norm(h1, p + ".ln_2", 1e-5);
+  std::string f = net.dense(n2, p + ".mlp.c_fc", 4 * d, 2.0);
+  f = net.op(p + ".mlp.act", OpKind::Gelu, {f}, {{"approximate", std::string("tanh")}});
+  return net.add(h1, net.dense(f, p + ".mlp.c_proj", d), p + ".add2");
+}
+
+}  // namespace
+
+// GPT-2 (124M) decoder stack, prefill of `sequence` tokens (default 128), on the embeddings'
+// output; the tied LM head is left out (it is one Gemm by the token table).
+ir::Graph build_gpt2(const ZooOptions& options) {
+  const std::int64_t seq = or_default(options.sequence, 128);
+  const Heads h{options.batch, 768, 12, 12, 64};
+  NetBuilder net("gpt2", options);
+  std::string x = net.input_shaped("input", {options.batch, seq, 768});
+  const std::string mask = causal_mask(net, "causal_mask", seq);
+  for (int i = 0; i < 12; ++i) x = gpt2_block(net, x, i, h, mask, "", "", nullptr, nullptr);
+  return net.finish({net.layer_norm(x, "ln_f", 1e-5)});
+}
+
+// One GPT-2 decode step: one token per sequence against a KV cache of `kv_length` (default
+// 1024) per layer; the outputs are the hidden state and each layer's new key and value rows
+// (what the step appends to the cache).
+ir::Graph build_gpt2_decode(const ZooOptions& options) {
+  const std::int64_t cache = or_default(options.kv_length, 1024);
+  const Heads h{options.batch, 768, 12, 12, 64};
+  NetBuilder net("gpt2_decode", options);
+  std::string x = net.input_shaped("input", {options.batch, 1, 768});
+  std::vector<std::string> outputs;
+  std::vector<std::string> presents;
+  for (int i = 0; i < 12; ++i) {
+    const std::string past = "past." + std::to_string(i);
+    const std::string pk = net.input_shaped(past + ".key", {options.batch, 12, cache, 64});
+    const std::string pv = net.input_shaped(past + ".value", {options.batch, 12, cache, 64});
+    std::string key, value;
+    x = gpt2_block(net, x, i, h, "", pk, pv, &key, &value);
+    presents.push_back(key);
+    presents.push_back(value);
+  }
+  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
+  outputs.insert(outputs.end(), presents.begin(), presents.end());
+  return net.finish(outputs);
+}
+
+namespace {
+
+/// Rotary position embedding (rotate_half form) of x [B, H, S, hd] with cos/sin [S, hd].
+std::string rotary(NetBuilder& net, const std::string& x, const std::string& name,
+                   const std::string& cos, const std::string& sin, std::int64_t head_dim) {
+  const std::string lo = net.slice(x, name + ".x1", 3, 0, head_dim / 2);
+  const std::string hi = net.slice(x, name + ".x2", 3, head_dim / 2, head_dim);
+  const std::string neg = net.op(name + ".neg", OpKind::Neg, {hi});
+  const std::string rotated = net.concat_axis({neg, lo}, name + ".rotate_half", 3);
+  const std::string a = net.op(name + ".cos", OpKind::Mul, {x, cos});
+  const std::string b = net.op(name + ".sin", OpKind::Mul, {rotated, sin});
+  return net.add(a, b, name);
+}
+
+}  // namespace
+
+// One Llama decoder layer at TinyLlama-1.1B's sizes (hidden 2048, 32 heads, 4 key/value heads
+// of 64, SwiGLU 5632, RMSNorm eps 1e-5, rope theta 10000), prefill of `sequence` tokens
+// (default 128), causal.
+ir::Graph build_llama_block(const ZooOptions& options) {
+  const std::int64_t seq = or_default(options.sequence, 128);
+  const Heads h{options.batch, 2048, 32, 4, 64};
+  const std::int64_t groups = h.heads / h.kv_heads;
+  NetBuilder net("llama_block", options);
+  const std::string x = net.input_shaped("input", {options.batch, seq, h.model_dim});
+  // Rotary tables: angle(s, j) = s * theta^(-2 (j mod hd/2) / hd), duplicated halves.
+  std::vector<float> cos_values, sin_values;
+  for (std::int64_t s = 0; s < seq; ++s)
+    for (std::int64_t j = 0; j < h.head_dim; ++j) {
+      const double inv =
+          std::pow(10000.0, -2.0 * double(j % (h.head_dim / 2)) / double(h.head_dim));
+      cos_values.push_back(static_cast<float>(std::cos(double(s) * inv)));
+      sin_values.push_back(static_cast<float>(std::sin(double(s) * inv)));
+    }
+  const std::string cos = net.constant("rotary.cos", {seq, h.head_dim}, std::move(cos_values));
+  const std::string sin = net.constant("rotary.sin", {seq, h.head_dim}, std::move(sin_values));
+  const std::string mask = causal_mask(net, "causal_mask", seq);
+
+  const std::string n1 = net.rms_norm(x, "input_layernorm", 1e-5);
+  const std::string a = "self_attn";
+  std::string q = split_heads(net, net.dense(n1, a + ".q_proj", h.heads * h.head_dim, 1.0, false),
+                              a + ".q", h.heads, h.head_dim, false);
+  std::string k =
+      split_heads(net, net.dense(n1, a + ".k_proj", h.kv_heads * h.head_dim, 1.0, false), a + ".k",
+                  h.kv_heads, h.head_dim, false);
+  std::string v =
+      split_heads(net, net.dense(n1, a + ".v_proj", h.kv_heads * h.head_dim, 1.0, false), a + ".v",
+                  h.kv_heads, h.head_dim, false);
+  q = rotary(net, q, a + ".q_rotary", cos, sin, h.head_dim);
+  k = rotary(net, k, a + ".k_rotary", cos, sin, h.head_dim);
+  // Grouped-query attention: each key/value head serves `groups` query heads.
+  const auto repeat = [&](const std::string& t, const std::string& name) {
+    const std::string r =
+        net.reshape(t, name + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
+    const std::string e =
+        net.op(name + ".repeat", OpKind::Expand, {r},
+               {{"shape", ir::Shape{options.batch, h.kv_heads, groups, seq, h.head_dim}}});
+    return net.reshape(e, name + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
+  };
+  const std::string kT = net.transpose(repeat(k, a + ".k"), a + ".kT", {0, 1, 3, 2});
+  v = repeat(v, a + ".v");
+  const std::string attn = attend(net, a, q, kT, v, mask, h);
+  const std::string h1 =
+      net.add(x, net.dense(attn, a + ".o_proj", h.model_dim, 1.0, false), "add1");
+  const std::string n2 = net.rms_norm(h1, "post_attention_layernorm", 1e-5);
+  const std::string gate =
+      net.op("mlp.act", OpKind::Silu, {net.dense(n2, "mlp.gate_proj", 5632, 2.0, false)});
+  const std::string up = net.dense(n2, "mlp.up_proj", 5632, 1.0, false);
+  const std::string glu = net.op("mlp.glu", OpKind::Mul, {gate, up});
+  return net.finish(
+      {net.add(h1, net.dense(glu, "mlp.down_proj", h.model_dim, 1.0, false), "add2")});
+}
+
+}  // namespace tessel::zoo::detail

@@ -1,0 +1,97 @@
+// The modern-workload zoo models: parameter counts equal torchvision's (and the torch.nn
+// modules of experiments/models/export_transformers.py), shapes, MACs by hand.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler/ir/analysis.hpp"
+#include "compiler/stats/stats.hpp"
+#include "compiler/zoo/zoo.hpp"
+
+namespace tessel::zoo {
+namespace {
+
+ir::Graph shapes_only(const std::string& name, std::int64_t batch = 1, std::int64_t seq = 0,
+                      std::int64_t kv = 0) {
+  ZooOptions options;
+  options.with_weights = false;
+  options.batch = batch;
+  options.sequence = seq;
+  options.kv_length = kv;
+  auto built = build_model(name, options);
+  EXPECT_TRUE(built.ok()) << built.reason();
+  return std::move(built).value();
+}
+
+// Expected: `sum(p.numel() for p in m.parameters())` under Debian's torchvision 0.14
+// (mobilenet_v3_large 5,483,032, efficientnet_b0 5,288,548, convnext_tiny 28,589,128,
+// vit_b_16 86,567,656) and, for the transformers, by hand per layer:
+//   BERT layer: in_proj 768*2304 + 2304, out_proj 768*768 + 768, linear1 768*3072 + 3072,
+//   linear2 3072*768 + 768, two LayerNorms 2*1536: 7,087,872; x12 = 85,054,464.
+//   GPT-2 block: the same 7,087,872; x12 + ln_f 1536 = 85,056,000.
+//   Llama block: q, o 2048^2 each; k, v 2048*256 each; gate, up, down 2048*5632 each; two
+//   RMSNorms 2048 each: 44,044,288.
+// Tessel's graphs also hold the constants torch keeps as literals or buffers, added here: the
+// attention scale 1/8 ([1] per attention, one shared in ViT), the causal mask [S, S] and the
+// rotary cos/sin tables [S, 64].
+TEST(ModernZoo, parameter_counts_equal_torch_plus_literal_constants) {
+  const std::int64_t seq = 128;
+  const std::map<std::string, std::int64_t> expected = {
+      {"mobilenet_v3_large", 5'483'032}, {"efficientnet_b0", 5'288'548},
+      {"convnext_tiny", 28'589'128},     {"vit_b_16", 86'567'656 + 1},
+      {"bert_base", 85'054'464 + 12},    {"gpt2", 85'056'000 + 12 + seq * seq},
+      {"gpt2_decode", 85'056'000 + 12},  {"llama_block", 44'044'288 + 1 + seq * seq + 2 * seq * 64},
+  };
+  for (const auto& [name, count] : expected)
+    EXPECT_EQ(ir::parameter_count(shapes_only(name)), count) << name;
+}
+
+TEST(ModernZoo, outputs_have_the_expected_shapes_at_batch_two) {
+  EXPECT_EQ(shapes_only("vit_b_16", 2).tensor(shapes_only("vit_b_16", 2).outputs()[0]).shape,
+            (ir::Shape{2, 1000}));
+  for (const char* name : {"mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"}) {
+    const ir::Graph g = shapes_only(name, 2);
+    EXPECT_EQ(g.tensor(g.outputs()[0]).shape, (ir::Shape{2, 1000})) << name;
+  }
+  const ir::Graph bert = shapes_only("bert_base", 2, 64);
+  EXPECT_EQ(bert.tensor(bert.outputs()[0]).shape, (ir::Shape{2, 64, 768}));
+  const ir::Graph decode = shapes_only("gpt2_decode", 3, 0, 256);
+  ASSERT_EQ(decode.outputs().size(), 25u);  // hidden state, then 12 x (key, value) rows
+  EXPECT_EQ(decode.tensor(decode.outputs()[0]).shape, (ir::Shape{3, 1, 768}));
+  EXPECT_EQ(decode.tensor(decode.outputs()[1]).shape, (ir::Shape{3, 12, 1, 64}));
+  EXPECT_EQ(decode.inputs().size(), 25u);
+  const ir::Graph llama = shapes_only("llama_block", 1, 32);
+  EXPECT_EQ(llama.tensor(llama.outputs()[0]).shape, (ir::Shape{1, 32, 2048}));
+}
+
+std::int64_t total_macs(const ir::Graph& graph) {
+  auto s = stats::compute_stats(graph, {});
+  EXPECT_TRUE(s.ok()) << s.reason();
+  std::int64_t macs = 0;
+  for (const auto& layer : s.value().layers) macs += layer.macs;
+  return macs;
+}
+
+// MACs by hand, BERT-base at sequence S: per layer the four projections S*768*(2304 + 768 +
+// 3072 + 3072) and attention 2 * 12 * S * S * 64; GPT-2 decode at cache L: per layer
+// 768*(2304 + 768 + 3072 + 3072) for the token and 2 * 12 * (L + 1) * 64 for attention.
+TEST(ModernZoo, transformer_macs_equal_the_hand_count) {
+  const std::int64_t s = 128, proj = 768 * (2304 + 768 + 3072 + 3072);
+  EXPECT_EQ(total_macs(shapes_only("bert_base", 1, s)), 12 * (s * proj + 2 * 12 * s * s * 64));
+  EXPECT_EQ(total_macs(shapes_only("gpt2", 1, s)), 12 * (s * proj + 2 * 12 * s * s * 64));
+  const std::int64_t l = 1024;
+  EXPECT_EQ(total_macs(shapes_only("gpt2_decode", 1, 0, l)), 12 * (proj + 2 * 12 * (l + 1) * 64));
+}
+
+TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
+  for (const ModelInfo& info : models()) {
+    const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||
+                        info.name == "gpt2" || info.name == "gpt2_decode" ||
+                        info.name == "llama_block" || info.name == "mobilenet_v3_large" ||
+                        info.name == "efficientnet_b0" || info.name == "convnext_tiny";
+    EXPECT_EQ(info.accelerated, !modern) << info.name;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::zoo
