@@ -276,14 +276,56 @@ std::optional<Values> evaluate(const ir::Graph& graph, const ir::Op& op) {
   }
 }
 
-bool foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
-  if (op.kind == ir::OpKind::Input || op.inputs.empty() || op.outputs.size() != 1) return false;
+/// The kinds `evaluate` folds from f32 payloads (Dequantize reads integers and is not listed).
+bool folded_kind(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::Relu:
+    case ir::OpKind::Clip:
+    case ir::OpKind::Add:
+    case ir::OpKind::Scale:
+    case ir::OpKind::BatchNormalization:
+    case ir::OpKind::Flatten:
+    case ir::OpKind::Reshape:
+    case ir::OpKind::Concat:
+    case ir::OpKind::Pad:
+    case ir::OpKind::Sub:
+    case ir::OpKind::Mul:
+    case ir::OpKind::Div:
+    case ir::OpKind::Pow:
+    case ir::OpKind::Where:
+    case ir::OpKind::Transpose:
+    case ir::OpKind::Slice:
+    case ir::OpKind::Gather:
+    case ir::OpKind::Expand:
+    case ir::OpKind::Trilu:
+      return true;
+    default:
+      return ir::is_unary_function(kind);
+  }
+}
+
+/// How an op's inputs allow folding: not at all, from their values, or structurally (every
+/// input a constant without any payload or digest, as in a zoo model built without weights:
+/// the result is a constant without payload too, so graphs with and without weights fold alike).
+enum class Fold { No, Values, Structural };
+
+Fold foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
+  if (op.kind == ir::OpKind::Input || op.inputs.empty() || op.outputs.size() != 1) return Fold::No;
+  int with = 0, without = 0;
   for (const std::string& name : op.inputs) {
     const ir::Tensor& tensor = graph.tensor(name);
-    if (!tensor.constant || !tensor.has_data()) return false;
-    if (op.kind != ir::OpKind::Dequantize && tensor.f32_values.empty()) return false;
+    if (!tensor.constant) return Fold::No;
+    if (!tensor.has_data() && !tensor.elided_digest)
+      ++without;
+    else if (tensor.f32_values.empty() && op.kind != ir::OpKind::Dequantize)
+      return Fold::No;
+    else if (!tensor.has_data())
+      return Fold::No;
+    else
+      ++with;
   }
-  return true;
+  if (without == 0) return Fold::Values;
+  return with == 0 && folded_kind(op.kind) ? Fold::Structural : Fold::No;
 }
 
 Status run_constant_folding(ir::Graph& graph) {
@@ -292,9 +334,11 @@ Status run_constant_folding(ir::Graph& graph) {
   std::vector<ir::OpId> folded;
   for (ir::OpId id : order.value()) {
     const ir::Op op = graph.op(id);
-    if (!foldable_inputs(graph, op)) continue;
+    const Fold fold = foldable_inputs(graph, op);
+    if (fold == Fold::No) continue;
     if (Status inferred = ir::infer_shapes(graph, id); !inferred) return inferred;
-    auto values = evaluate(graph, op);
+    std::optional<Values> values = Values{};
+    if (fold == Fold::Values) values = evaluate(graph, op);
     if (!values) continue;
     // The result becomes a constant under the same name; readers need no rewiring.
     ir::Tensor& result = graph.tensor_mut(op.outputs[0]);

@@ -20,6 +20,7 @@ const std::vector<PassInfo>& all_passes() {
       fuse_gelu_pass(),
       fuse_silu_pass(),
       fuse_attention_mask_pass(),
+      fuse_patterns_pass(),
       div_by_constant_pass(),
       batchnorm_to_conv_pass(),
   };

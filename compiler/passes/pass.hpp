@@ -45,6 +45,7 @@ const PassInfo& fuse_layernorm_pass();
 const PassInfo& fuse_gelu_pass();
 const PassInfo& fuse_silu_pass();
 const PassInfo& fuse_attention_mask_pass();
+const PassInfo& fuse_patterns_pass();
 const PassInfo& div_by_constant_pass();
 const PassInfo& batchnorm_to_conv_pass();
 

@@ -11,6 +11,7 @@
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/zoo.hpp"
 
 namespace tessel::passes {
@@ -73,10 +74,10 @@ const char* const kLayerNorm = R"(graph g {
   const %eps : f32[1] = [1e-05]
   const %gamma : f32[4] = [1, 2, 0.5, -1]
   const %two : f32[1] = [2]
-  %mean = ReduceMean(%x) {axes=-1} : f32[2,1]
+  %mean = ReduceMean(%x) {axes=[-1]} : f32[2,1]
   %d = Sub(%x, %mean) : f32[2,4]
   %sq = Pow(%d, %two) : f32[2,4]
-  %var = ReduceMean(%sq) {axes=-1} : f32[2,1]
+  %var = ReduceMean(%sq) {axes=[-1]} : f32[2,1]
   %ve = Add(%var, %eps) : f32[2,1]
   %s = Sqrt(%ve) : f32[2,1]
   %n = Div(%d, %s) : f32[2,4]
@@ -142,10 +143,10 @@ TEST(FuseLayerNorm, leaves_a_non_constant_eps_alone) {
   input %x : f32[2,4]
   input %eps : f32[1]
   const %two : f32[1] = [2]
-  %mean = ReduceMean(%x) {axes=-1} : f32[2,1]
+  %mean = ReduceMean(%x) {axes=[-1]} : f32[2,1]
   %d = Sub(%x, %mean) : f32[2,4]
   %sq = Pow(%d, %two) : f32[2,4]
-  %var = ReduceMean(%sq) {axes=-1} : f32[2,1]
+  %var = ReduceMean(%sq) {axes=[-1]} : f32[2,1]
   %ve = Add(%var, %eps) : f32[2,1]
   %s = Sqrt(%ve) : f32[2,1]
   %y = Div(%d, %s) : f32[2,4]
@@ -160,10 +161,10 @@ TEST(FuseLayerNorm, leaves_a_reduction_over_a_leading_axis_alone) {
   input %x : f32[2,4]
   const %eps : f32[1] = [1e-05]
   const %two : f32[1] = [2]
-  %mean = ReduceMean(%x) {axes=0} : f32[1,4]
+  %mean = ReduceMean(%x) {axes=[0]} : f32[1,4]
   %d = Sub(%x, %mean) : f32[2,4]
   %sq = Pow(%d, %two) : f32[2,4]
-  %var = ReduceMean(%sq) {axes=0} : f32[1,4]
+  %var = ReduceMean(%sq) {axes=[0]} : f32[1,4]
   %ve = Add(%var, %eps) : f32[1,4]
   %s = Sqrt(%ve) : f32[1,4]
   %y = Div(%d, %s) : f32[2,4]
@@ -178,7 +179,7 @@ TEST(FuseLayerNorm, leaves_mismatched_mean_and_variance_axes_alone) {
   input %x : f32[1,2,3]
   const %eps : f32[1] = [1e-05]
   const %two : f32[1] = [2]
-  %mean = ReduceMean(%x) {axes=-1} : f32[1,2,1]
+  %mean = ReduceMean(%x) {axes=[-1]} : f32[1,2,1]
   %d = Sub(%x, %mean) : f32[1,2,3]
   %sq = Pow(%d, %two) : f32[1,2,3]
   %var = ReduceMean(%sq) {axes=1,2} : f32[1,1,1]
@@ -196,10 +197,10 @@ TEST(FuseLayerNorm, leaves_a_mean_with_a_second_reader_alone) {
   input %x : f32[2,4]
   const %eps : f32[1] = [1e-05]
   const %two : f32[1] = [2]
-  %mean = ReduceMean(%x) {axes=-1} : f32[2,1]
+  %mean = ReduceMean(%x) {axes=[-1]} : f32[2,1]
   %d = Sub(%x, %mean) : f32[2,4]
   %sq = Pow(%d, %two) : f32[2,4]
-  %var = ReduceMean(%sq) {axes=-1} : f32[2,1]
+  %var = ReduceMean(%sq) {axes=[-1]} : f32[2,1]
   %ve = Add(%var, %eps) : f32[2,1]
   %s = Sqrt(%ve) : f32[2,1]
   %n = Div(%d, %s) : f32[2,4]
@@ -219,7 +220,7 @@ TEST(FuseLayerNorm, llama_rmsnorm_is_one_rmsnormalization) {
   const %two : f32[1] = [2]
   const %w : f32[4] = [1, 0.5, 2, -1]
   %sq = Pow(%x, %two) : f32[1,2,4]
-  %ms = ReduceMean(%sq) {axes=-1} : f32[1,2,1]
+  %ms = ReduceMean(%sq) {axes=[-1]} : f32[1,2,1]
   %ve = Add(%ms, %eps) : f32[1,2,1]
   %s = Sqrt(%ve) : f32[1,2,1]
   %r = Reciprocal(%s) : f32[1,2,1]
@@ -246,7 +247,7 @@ TEST(FuseLayerNorm, rmsnorm_with_one_over_sqrt_and_no_weight_gets_unit_weight) {
   const %one : f32[1] = [1]
   const %two : f32[1] = [2]
   %sq = Pow(%x, %two) : f32[3,2]
-  %ms = ReduceMean(%sq) {axes=1} : f32[3,1]
+  %ms = ReduceMean(%sq) {axes=[1]} : f32[3,1]
   %ve = Add(%ms, %eps) : f32[3,1]
   %s = Sqrt(%ve) : f32[3,1]
   %r = Div(%one, %s) : f32[3,1]
@@ -269,7 +270,7 @@ TEST(FuseLayerNorm, leaves_an_rmsnorm_whose_root_has_a_second_reader_alone) {
   const %eps : f32[1] = [1e-05]
   const %two : f32[1] = [2]
   %sq = Pow(%x, %two) : f32[3,2]
-  %ms = ReduceMean(%sq) {axes=1} : f32[3,1]
+  %ms = ReduceMean(%sq) {axes=[1]} : f32[3,1]
   %ve = Add(%ms, %eps) : f32[3,1]
   %s = Sqrt(%ve) : f32[3,1]
   %n = Div(%x, %s) : f32[3,2]
@@ -638,10 +639,10 @@ TEST(QuantizationPreparation, folds_fuses_and_lowers_in_one_pipeline) {
   %bn1 = BatchNormalization(%cat, %g1, %b1, %m1, %v1) {epsilon=0} : f32[1,2,1,4]
   %conv = Conv(%bn1, %w) {kernel=1x1} : f32[1,2,1,4]
   %bn2 = BatchNormalization(%conv, %g2, %b2, %m2, %v2) {epsilon=0} : f32[1,2,1,4]
-  %mean = ReduceMean(%bn2) {axes=-1} : f32[1,2,1,1]
+  %mean = ReduceMean(%bn2) {axes=[-1]} : f32[1,2,1,1]
   %d = Sub(%bn2, %mean) : f32[1,2,1,4]
   %sq = Pow(%d, %two) : f32[1,2,1,4]
-  %var = ReduceMean(%sq) {axes=-1} : f32[1,2,1,1]
+  %var = ReduceMean(%sq) {axes=[-1]} : f32[1,2,1,1]
   %ve = Add(%var, %eps) : f32[1,2,1,1]
   %s = Sqrt(%ve) : f32[1,2,1,1]
   %n = Div(%d, %s) : f32[1,2,1,4]
@@ -674,14 +675,57 @@ TEST(QuantizationPreparation, folds_fuses_and_lowers_in_one_pipeline) {
   EXPECT_LE(relative_difference(before, graph, false), 1e-6);
 }
 
-TEST(QuantizationPreparation, changes_no_zoo_cnn_beyond_fold_batchnorm) {
-  // The six CNNs structurally (no payloads), the tiny nets with weights (constant folding and
-  // the value-matched patterns see payloads): none holds a pattern or an unfolded BN.
+// Issue 33: DenseNet's pre-activation BN (Concat -> BN -> Relu -> Conv) used to stop the
+// quantizer ("cannot be quantized; run fold-batchnorm first"); prepared, it is a depthwise Conv
+// and the int8 graph tracks fp32.
+TEST(QuantizationPreparation, preactivation_batchnorm_quantizes_as_a_depthwise_conv) {
+  const ir::Graph graph = ir::parse_text(R"(graph g {
+  input %a : f32[1,2,4,4]
+  input %b : f32[1,2,4,4]
+  const %beta : f32[4] = [0.1, -0.2, 0.3, 0]
+  const %gamma : f32[4] = [1, 0.5, 2, 1.5]
+  const %mean : f32[4] = [0.1, 0, -0.1, 0.2]
+  const %var : f32[4] = [1, 2, 0.5, 1]
+  const %w : f32[2,4,1,1] = [0.5, -0.25, 1, 0.75, -1, 0.5, 0.25, 1]
+  %cat = Concat(%a, %b) {axis=1} : f32[1,4,4,4]
+  %bn = BatchNormalization(%cat, %gamma, %beta, %mean, %var) : f32[1,4,4,4]
+  %r = Relu(%bn) : f32[1,4,4,4]
+  %y = Conv(%r, %w) {kernel=1x1} : f32[1,2,4,4]
+  output %y
+}
+)",
+                                         "densenet.tir");
+  auto prepared = cpu::prepare_graph(graph);
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  const auto bn = prepared.value().find_op("bn");
+  ASSERT_TRUE(bn.has_value());
+  EXPECT_EQ(prepared.value().op(*bn).kind, ir::OpKind::Conv);
+  EXPECT_EQ(prepared.value().op(*bn).get_int("group"), 4);
+  const quant::QuantConfig config;
+  auto q = cpu::quantize_model(prepared.value(), config,
+                               cpu::synthetic_samples(prepared.value(), config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  std::map<std::string, cpu::TensorData> feed = {{"a", cpu::default_input({1, 2, 4, 4}, 1)},
+                                                 {"b", cpu::default_input({1, 2, 4, 4}, 2)}};
+  cpu::Executor fp32(graph), int8(q.value().graph);
+  auto ref = fp32.run(feed);
+  auto got = int8.run(feed);
+  ASSERT_TRUE(ref.ok() && got.ok());
+  EXPECT_GE(cpu::sqnr_db(ref.value().at("y").to_f32(), got.value().at("y").to_f32()), 30.0);
+}
+
+TEST(QuantizationPreparation, changes_no_zoo_model_beyond_fold_batchnorm) {
+  // Every zoo model structurally (no payloads), the tiny nets with weights (constant folding and
+  // the value-matched patterns see payloads): none holds a pattern or an unfolded BN (the
+  // transformer builders write the fused kinds themselves).
   zoo::ZooOptions shapes_only;
   shapes_only.with_weights = false;
   for (const char* name :
-       {"resnet18", "resnet50", "vgg19", "googlenet", "inception_v3", "mobilenet_v2", "tiny_conv",
-        "tiny_residual", "tiny_inception", "tiny_mlp", "tiny_depthwise", "tiny_stem"}) {
+       {"resnet18",        "resnet50",      "vgg19",          "googlenet",
+        "inception_v3",    "mobilenet_v2",  "vit_b_16",       "mobilenet_v3_large",
+        "efficientnet_b0", "convnext_tiny", "bert_base",      "gpt2",
+        "gpt2_decode",     "llama_block",   "tiny_conv",      "tiny_residual",
+        "tiny_inception",  "tiny_mlp",      "tiny_depthwise", "tiny_stem"}) {
     const bool tiny = std::string(name).starts_with("tiny");
     auto built = tiny ? zoo::build_model(name) : zoo::build_model(name, shapes_only);
     ASSERT_TRUE(built.ok()) << name;
@@ -710,13 +754,14 @@ TEST(ConstantFoldingModern, folds_the_causal_mask_chain_and_elementwise_kinds) {
   %sub = Sub(%v, %c) : f32[2,2]
   %sq = Pow(%sub, %p) : f32[2,2]
   %e = Erf(%z) : f32[1]
-  %g = Gather(%sq) {indices=1,0, indices_shape=2} : f32[2,2]
-  %sl = Slice(%g) {starts=1, ends=2, axes=0, steps=1} : f32[1,2]
+  %g = Gather(%sq) {indices=1,0, indices_shape=[2]} : f32[2,2]
+  %sl = Slice(%g) {starts=[1], ends=[2], axes=[0], steps=[1]} : f32[1,2]
   %ex = Expand(%e) {shape=2,2} : f32[2,2]
   %y1 = Add(%x, %tt) : f32[2,2]
   %y2 = Add(%sel, %sl) : f32[2,2]
   %y3 = Add(%y2, %ex) : f32[2,2]
-  output %y1, %y3
+  %y4 = Mul(%x, %y3) : f32[2,2]
+  output %y1, %y4
 }
 )"),
             // tt = [[0, 0], [-inf, 0]]; sel = [[3, -2], [0, 0]]; sub = [[2, -3], [3, -2]];
@@ -727,7 +772,30 @@ TEST(ConstantFoldingModern, folds_the_causal_mask_chain_and_elementwise_kinds) {
   const %tt : f32[2,2] = [0, 0, -inf, 0]
   const %y3 : f32[2,2] = [7, -29, 4, -27]
   %y1 = Add(%x, %tt) : f32[2,2]
-  output %y1, %y3
+  %y4 = Mul(%x, %y3) : f32[2,2]
+  output %y1, %y4
+}
+)");
+}
+
+TEST(ConstantFoldingModern, folds_payload_less_constants_structurally) {
+  // A zoo model built without weights: the Expand folds to a constant without payload, as it
+  // folds to one with values when the weights are there (so both prepare to the same graph).
+  ir::Graph graph = ir::parse_text(R"(graph g {
+  input %x : f32[2,4]
+  const %t : f32[1,4] #elided
+  %e = Expand(%t) {shape=2,4} : f32[2,4]
+  %y = Add(%x, %e) : f32[2,4]
+  output %y
+}
+)",
+                                   "test.tir");
+  ASSERT_TRUE(run_passes(graph, "constant-folding").ok());
+  EXPECT_EQ(ir::to_text(graph), R"(graph g {
+  input %x : f32[2,4]
+  const %e : f32[2,4] #elided
+  %y = Add(%x, %e) : f32[2,4]
+  output %y
 }
 )");
 }
