@@ -307,7 +307,7 @@ bool folded_kind(ir::OpKind kind) {
 /// How an op's inputs allow folding: not at all, from their values, or structurally (every
 /// input a constant without any payload or digest, as in a zoo model built without weights:
 /// the result is a constant without payload too, so graphs with and without weights fold alike).
-enum class Fold { No, Values, Structural };
+enum class Fold { No, FromValues, Structural };
 
 Fold foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
   if (op.kind == ir::OpKind::Input || op.inputs.empty() || op.outputs.size() != 1) return Fold::No;
@@ -324,7 +324,7 @@ Fold foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
     else
       ++with;
   }
-  if (without == 0) return Fold::Values;
+  if (without == 0) return Fold::FromValues;
   return with == 0 && folded_kind(op.kind) ? Fold::Structural : Fold::No;
 }
 
@@ -338,7 +338,7 @@ Status run_constant_folding(ir::Graph& graph) {
     if (fold == Fold::No) continue;
     if (Status inferred = ir::infer_shapes(graph, id); !inferred) return inferred;
     std::optional<Values> values = Values{};
-    if (fold == Fold::Values) values = evaluate(graph, op);
+    if (fold == Fold::FromValues) values = evaluate(graph, op);
     if (!values) continue;
     // The result becomes a constant under the same name; readers need no rewiring.
     ir::Tensor& result = graph.tensor_mut(op.outputs[0]);
