@@ -5,6 +5,8 @@
 
 #include "compiler/ir/analysis.hpp"
 #include "compiler/ir/shape_inference.hpp"
+#include "compiler/ir/shape_rules.hpp"
+#include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 
 namespace tessel::passes {
@@ -31,6 +33,162 @@ Values channel_affine(const ir::Tensor& x, const Values& scale, const Values& sh
   return y;
 }
 
+/// y[i] = x[source(index of i in out)], row-major over `out`: every data-movement kind.
+template <class Source>
+Values gather_by_index(const Values& x, const ir::Shape& out, Source&& source) {
+  Values y(static_cast<std::size_t>(ir::element_count(out)));
+  std::vector<std::int64_t> index(out.size(), 0);
+  for (float& v : y) {
+    v = x[static_cast<std::size_t>(source(index))];
+    for (std::size_t d = out.size(); d-- > 0;) {
+      if (++index[d] < out[d]) break;
+      index[d] = 0;
+    }
+  }
+  return y;
+}
+
+/// The element of a tensor of `shape` that element `index` of `out` reads when it broadcasts.
+std::int64_t broadcast_offset(const std::vector<std::int64_t>& strides,
+                              const std::vector<std::int64_t>& index) {
+  std::int64_t at = 0;
+  for (std::size_t d = 0; d < index.size(); ++d) at += index[d] * strides[d];
+  return at;
+}
+
+/// The binary elementwise kinds, broadcasting as NumPy does, with the fp32 kernels' arithmetic
+/// (compiler/targets/cpu/ops/elementwise.cpp): float operations, Pow exact for 2 and 0.5.
+Values binary(ir::OpKind kind, const ir::Tensor& a, const ir::Tensor& b, const ir::Shape& out) {
+  const auto sa = ir::broadcast_strides(a.shape, out), sb = ir::broadcast_strides(b.shape, out);
+  const auto f = [kind](float x, float y) -> float {
+    switch (kind) {
+      case ir::OpKind::Add:
+        return x + y;
+      case ir::OpKind::Sub:
+        return x - y;
+      case ir::OpKind::Mul:
+        return x * y;
+      case ir::OpKind::Div:
+        return x / y;
+      default:  // Pow
+        if (y == 2.0f) return x * x;
+        if (y == 0.5f) return std::sqrt(x);
+        return static_cast<float>(std::pow(double{x}, double{y}));
+    }
+  };
+  Values y(static_cast<std::size_t>(ir::element_count(out)));
+  std::vector<std::int64_t> index(out.size(), 0);
+  for (float& v : y) {
+    v = f(a.f32_values[static_cast<std::size_t>(broadcast_offset(sa, index))],
+          b.f32_values[static_cast<std::size_t>(broadcast_offset(sb, index))]);
+    for (std::size_t d = out.size(); d-- > 0;) {
+      if (++index[d] < out[d]) break;
+      index[d] = 0;
+    }
+  }
+  return y;
+}
+
+/// The modern-workload kinds folded: binary elementwise, Where, the unary functions, and the
+/// data movement kinds (Transpose, Slice, Gather, Expand, Trilu) that mask and position
+/// constants are built from (a causal mask is Trilu of a constant, or a Slice of a buffer).
+std::optional<Values> evaluate_modern(const ir::Graph& graph, const ir::Op& op) {
+  auto in = [&](std::size_t slot) -> const ir::Tensor& { return graph.tensor(op.inputs[slot]); };
+  const ir::Shape& out = graph.tensor(op.outputs[0]).shape;
+  const ir::Shape& xs = in(0).shape;
+  const Values& x = in(0).f32_values;
+  if (ir::is_unary_function(op.kind)) {
+    Values y(x.size());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = static_cast<float>(ir::unary_function(op, double{x[i]}));
+    return y;
+  }
+  switch (op.kind) {
+    case ir::OpKind::Add:
+    case ir::OpKind::Sub:
+    case ir::OpKind::Mul:
+    case ir::OpKind::Div:
+    case ir::OpKind::Pow:
+      return binary(op.kind, in(0), in(1), out);
+    case ir::OpKind::Where: {
+      const auto sc = ir::broadcast_strides(xs, out), sa = ir::broadcast_strides(in(1).shape, out),
+                 sb = ir::broadcast_strides(in(2).shape, out);
+      Values y(static_cast<std::size_t>(ir::element_count(out)));
+      std::vector<std::int64_t> idx(out.size(), 0);
+      for (float& v : y) {
+        const bool take_a = x[static_cast<std::size_t>(broadcast_offset(sc, idx))] != 0.0f;
+        v = take_a ? in(1).f32_values[static_cast<std::size_t>(broadcast_offset(sa, idx))]
+                   : in(2).f32_values[static_cast<std::size_t>(broadcast_offset(sb, idx))];
+        for (std::size_t d = out.size(); d-- > 0;) {
+          if (++idx[d] < out[d]) break;
+          idx[d] = 0;
+        }
+      }
+      return y;
+    }
+    case ir::OpKind::Transpose: {
+      const auto stride = strides_of(xs);
+      const auto& perm = op.get_ints("perm");
+      return gather_by_index(x, out, [&](const std::vector<std::int64_t>& idx) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d)
+          at += idx[d] * stride[static_cast<std::size_t>(perm[d])];
+        return at;
+      });
+    }
+    case ir::OpKind::Slice: {
+      auto axes = ir::slice_axes(op, xs);
+      if (!axes) return std::nullopt;
+      const auto stride = strides_of(xs);
+      return gather_by_index(x, out, [&](const std::vector<std::int64_t>& idx) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d)
+          at += (axes.value()[d].start + idx[d] * axes.value()[d].step) * stride[d];
+        return at;
+      });
+    }
+    case ir::OpKind::Gather: {
+      // Output axes: x's before `axis`, the indices' axes, x's after `axis` (as the kernel).
+      const auto axis = static_cast<std::size_t>(
+          op.get_int("axis") < 0 ? op.get_int("axis") + static_cast<std::int64_t>(xs.size())
+                                 : op.get_int("axis"));
+      const auto& indices = op.get_ints("indices");
+      const ir::Shape ishape = op.get_ints("indices_shape");
+      const auto istride = strides_of(ishape), stride = strides_of(xs);
+      const bool scalar_full = xs.size() == 1 && ishape.empty();  // [n] -> [1]
+      return gather_by_index(x, out, [&](const std::vector<std::int64_t>& idx) {
+        if (scalar_full) return indices[0];
+        std::int64_t at = 0, flat = 0;
+        for (std::size_t d = 0; d < axis; ++d) at += idx[d] * stride[d];
+        for (std::size_t d = 0; d < ishape.size(); ++d) flat += idx[axis + d] * istride[d];
+        at += indices[static_cast<std::size_t>(flat)] * stride[axis];
+        for (std::size_t d = axis + 1; d < xs.size(); ++d)
+          at += idx[d - 1 + ishape.size()] * stride[d];
+        return at;
+      });
+    }
+    case ir::OpKind::Expand: {
+      const auto strides = ir::broadcast_strides(xs, out);
+      return gather_by_index(x, out, [&](const std::vector<std::int64_t>& idx) {
+        return broadcast_offset(strides, idx);
+      });
+    }
+    case ir::OpKind::Trilu: {
+      Values y = x;
+      const std::int64_t rows = xs[xs.size() - 2], cols = xs.back(), k = op.get_int("k");
+      const bool upper = op.get_int("upper") != 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const auto r = static_cast<std::int64_t>(i) / cols % rows;
+        const auto c = static_cast<std::int64_t>(i) % cols;
+        if (upper ? c - r < k : c - r > k) y[i] = 0.0f;
+      }
+      return y;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 /// Values of `op`'s single result, or nullopt when the kind is not folded (Conv, Gemm, pools,
 /// Softmax and the quantization ops other than Dequantize stay: folding them is either rare
 /// in practice or would fix a rounding choice the quantizer owns).
@@ -48,11 +206,6 @@ std::optional<Values> evaluate(const ir::Graph& graph, const ir::Op& op) {
       const auto lo = static_cast<float>(op.get_float("min"));
       const auto hi = static_cast<float>(op.get_float("max"));
       for (float& v : y) v = std::min(std::max(v, lo), hi);
-      return y;
-    }
-    case ir::OpKind::Add: {
-      Values y = in(0).f32_values;
-      for (std::size_t i = 0; i < y.size(); ++i) y[i] += in(1).f32_values[i];
       return y;
     }
     case ir::OpKind::Scale: {
@@ -119,18 +272,60 @@ std::optional<Values> evaluate(const ir::Graph& graph, const ir::Op& op) {
       return y;
     }
     default:
-      return std::nullopt;
+      return evaluate_modern(graph, op);
   }
 }
 
-bool foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
-  if (op.kind == ir::OpKind::Input || op.inputs.empty() || op.outputs.size() != 1) return false;
+/// The kinds `evaluate` folds from f32 payloads (Dequantize reads integers and is not listed).
+bool folded_kind(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::Relu:
+    case ir::OpKind::Clip:
+    case ir::OpKind::Add:
+    case ir::OpKind::Scale:
+    case ir::OpKind::BatchNormalization:
+    case ir::OpKind::Flatten:
+    case ir::OpKind::Reshape:
+    case ir::OpKind::Concat:
+    case ir::OpKind::Pad:
+    case ir::OpKind::Sub:
+    case ir::OpKind::Mul:
+    case ir::OpKind::Div:
+    case ir::OpKind::Pow:
+    case ir::OpKind::Where:
+    case ir::OpKind::Transpose:
+    case ir::OpKind::Slice:
+    case ir::OpKind::Gather:
+    case ir::OpKind::Expand:
+    case ir::OpKind::Trilu:
+      return true;
+    default:
+      return ir::is_unary_function(kind);
+  }
+}
+
+/// How an op's inputs allow folding: not at all, from their values, or structurally (every
+/// input a constant without any payload or digest, as in a zoo model built without weights:
+/// the result is a constant without payload too, so graphs with and without weights fold alike).
+enum class Fold { No, FromValues, Structural };
+
+Fold foldable_inputs(const ir::Graph& graph, const ir::Op& op) {
+  if (op.kind == ir::OpKind::Input || op.inputs.empty() || op.outputs.size() != 1) return Fold::No;
+  int with = 0, without = 0;
   for (const std::string& name : op.inputs) {
     const ir::Tensor& tensor = graph.tensor(name);
-    if (!tensor.constant || !tensor.has_data()) return false;
-    if (op.kind != ir::OpKind::Dequantize && tensor.f32_values.empty()) return false;
+    if (!tensor.constant) return Fold::No;
+    if (!tensor.has_data() && !tensor.elided_digest)
+      ++without;
+    else if (tensor.f32_values.empty() && op.kind != ir::OpKind::Dequantize)
+      return Fold::No;
+    else if (!tensor.has_data())
+      return Fold::No;
+    else
+      ++with;
   }
-  return true;
+  if (without == 0) return Fold::FromValues;
+  return with == 0 && folded_kind(op.kind) ? Fold::Structural : Fold::No;
 }
 
 Status run_constant_folding(ir::Graph& graph) {
@@ -139,9 +334,11 @@ Status run_constant_folding(ir::Graph& graph) {
   std::vector<ir::OpId> folded;
   for (ir::OpId id : order.value()) {
     const ir::Op op = graph.op(id);
-    if (!foldable_inputs(graph, op)) continue;
+    const Fold fold = foldable_inputs(graph, op);
+    if (fold == Fold::No) continue;
     if (Status inferred = ir::infer_shapes(graph, id); !inferred) return inferred;
-    auto values = evaluate(graph, op);
+    std::optional<Values> values = Values{};
+    if (fold == Fold::FromValues) values = evaluate(graph, op);
     if (!values) continue;
     // The result becomes a constant under the same name; readers need no rewiring.
     ir::Tensor& result = graph.tensor_mut(op.outputs[0]);

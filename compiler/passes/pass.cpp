@@ -16,6 +16,13 @@ const std::vector<PassInfo>& all_passes() {
       split_batchnorm_pass(),
       batchnorm_to_depthwise_pass(),
       pools_before_concat_pass(),
+      fuse_layernorm_pass(),
+      fuse_gelu_pass(),
+      fuse_silu_pass(),
+      fuse_attention_mask_pass(),
+      fuse_patterns_pass(),
+      div_by_constant_pass(),
+      batchnorm_to_conv_pass(),
   };
   return table;
 }

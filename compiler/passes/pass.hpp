@@ -41,5 +41,12 @@ const PassInfo& combine_parallel_conv_pass();
 const PassInfo& split_batchnorm_pass();
 const PassInfo& batchnorm_to_depthwise_pass();
 const PassInfo& pools_before_concat_pass();
+const PassInfo& fuse_layernorm_pass();
+const PassInfo& fuse_gelu_pass();
+const PassInfo& fuse_silu_pass();
+const PassInfo& fuse_attention_mask_pass();
+const PassInfo& fuse_patterns_pass();
+const PassInfo& div_by_constant_pass();
+const PassInfo& batchnorm_to_conv_pass();
 
 }  // namespace tessel::passes

@@ -11,11 +11,16 @@ BatchNormLowering batchnorm_lowering_for_policy(std::string_view policy) {
   return policy == "layerwise" ? BatchNormLowering::Depthwise : BatchNormLowering::Folded;
 }
 
+Status prepare_for_quantization(ir::Graph& graph, BatchNormLowering lowering) {
+  const std::string_view batchnorm =
+      lowering == BatchNormLowering::Depthwise ? "batchnorm-to-depthwise" : "fold-batchnorm";
+  if (Status s = run_passes(graph, batchnorm); !s) return s;
+  return run_passes(graph, kQuantizationPreparation);
+}
+
 Result<ir::Graph> graph_for_lowering(ir::Graph&& graph, BatchNormLowering lowering) {
   ir::Graph lowered = std::move(graph);
-  const std::string_view pipeline =
-      lowering == BatchNormLowering::Depthwise ? "batchnorm-to-depthwise" : "fold-batchnorm";
-  if (Status s = run_passes(lowered, pipeline); !s) return s.failure();
+  if (Status s = prepare_for_quantization(lowered, lowering); !s) return s.failure();
   return lowered;
 }
 

@@ -10,6 +10,7 @@
 
 #include "compiler/ir/analysis.hpp"
 #include "compiler/passes/pass.hpp"
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
 #include "support/diagnostic.hpp"
@@ -150,7 +151,7 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
 
 Result<ir::Graph> prepare_graph(const ir::Graph& graph) {
   ir::Graph prepared = graph;
-  if (auto ok = passes::run_passes(prepared, "fold-batchnorm"); !ok) return fail(ok.reason());
+  if (auto ok = passes::prepare_for_quantization(prepared); !ok) return fail(ok.reason());
   return prepared;
 }
 

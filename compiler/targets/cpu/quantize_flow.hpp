@@ -48,9 +48,11 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
                                       const std::vector<Sample>& samples);
 
 /// Makes a loaded model ready for execution and quantization: runs compiler/passes'
-/// fold-batchnorm, which folds every BatchNormalization fed only by a Conv into it
-/// (w' = w * g / sqrt(v + eps), b' = (b - mean) * g / sqrt(v + eps) + beta; the Conv keeps its
-/// name and output, the BN's readers read the Conv) and leaves other graphs unchanged.
+/// prepare_for_quantization: fold-batchnorm, which folds every BatchNormalization fed only by a
+/// Conv into it (w' = w * g / sqrt(v + eps), b' = (b - mean) * g / sqrt(v + eps) + beta; the
+/// Conv keeps its name and output, the BN's readers read the Conv), then the pattern fusions and
+/// batchnorm-to-conv for the BNs left (policy_graph.hpp's kQuantizationPreparation); a graph
+/// without those patterns is left as fold-batchnorm leaves it.
 Result<ir::Graph> prepare_graph(const ir::Graph& graph);
 
 /// SQNR in dB of `test` against `reference`: 10 log10(sum ref^2 / sum (ref - test)^2)
