@@ -165,6 +165,25 @@ class Importer {
   // --- converters: convert_rnn.cpp ---------------------------------------------------------
   void convert_lstm();
   void convert_gru();
+  /// The operands and geometry LSTM and GRU share.
+  struct Recurrence {
+    std::int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1, gates = 4;
+    bool reverse = false, batch_major = false;
+    std::string x;  ///< [seq, batch, input]
+    ConstantData w, r, b;
+  };
+  Recurrence read_recurrence(std::int64_t gates, const std::string& base);
+  /// The name intermediate tensors of a recurrence derive from (its first named output).
+  std::string recurrence_base(int max_outputs) const;
+  std::string initial_state(const Recurrence& rec, int slot, std::int64_t d,
+                            const std::string& base);
+  void emit_recurrence_outputs(const Recurrence& rec,
+                               const std::vector<std::vector<std::string>>& hidden_steps,
+                               const std::vector<std::vector<std::string>>& last_states);
+  /// Splits [rows, sum(sizes)] along axis 1 into fresh tensors named base + suffix.
+  std::vector<std::string> emit_split(const std::string& x, const Ints& sizes,
+                                      const std::vector<std::string>& suffixes,
+                                      const std::string& base);
 
   std::string source_;
   const OnnxImportOptions& options_;
