@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds fuzz/fuzz_onnx.cpp (the ONNX importer) with clang++ (ASan + UBSan) and runs it for N
+# seconds, seeded with the small ONNX backend node tests when libonnx-testdata is installed.
+# Usage: scripts/run-onnx-fuzzer.sh [SECONDS=60]   (run-fuzzers.sh calls it; a crash exits non-zero)
+set -euo pipefail
+seconds=${1:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${TESSEL_FUZZ_BUILD:-$root/build/fuzz}
+cxx=${TESSEL_FUZZ_CXX:-clang++}
+mkdir -p "$out/obj-onnx" "$out/corpus/onnx"
+
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+       -fno-sanitize-recover=undefined -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I"$root")
+objects=()
+for source in compiler/frontend/*.cpp compiler/ir/tensor.cpp compiler/ir/op.cpp \
+              compiler/ir/graph.cpp compiler/ir/shape_inference.cpp compiler/ir/shape_rules.cpp \
+              compiler/ir/unary.cpp support/diagnostic.cpp support/strings.cpp; do
+  object="$out/obj-onnx/$(echo "$source" | tr / _).o"
+  "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
+  objects+=("$object")
+done
+"$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_onnx.cpp" "${objects[@]}" \
+  -lonnx_proto -lprotobuf -o "$out/fuzz_onnx"
+
+# Seeds: every backend node test model under 4 KiB (small graphs of every op).
+testdata=/usr/share/libonnx-testdata/data/node
+if [ -d "$testdata" ]; then
+  find "$testdata" -name model.onnx -size -4k | while read -r model; do
+    cp "$model" "$out/corpus/onnx/$(basename "$(dirname "$model")").onnx"
+  done
+fi
+echo "== fuzz_onnx for ${seconds}s"
+cd "$out" && ./fuzz_onnx -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+  corpus/onnx

@@ -1,0 +1,280 @@
+// The modern-workload converters and the constant evaluator on hand-built models: the exact IR
+// each import gives and the fp32 executor's values, computed by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "compiler/frontend/onnx_import.hpp"
+#include "compiler/ir/text.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+#include "support/diagnostic.hpp"
+#include "tests/frontend/onnx_builder.hpp"
+
+namespace tessel::frontend {
+namespace {
+
+using testing::Attr;
+using testing::ModelBuilder;
+using Ints = std::vector<std::int64_t>;
+
+ir::Graph import(const ModelBuilder& model) {
+  return import_onnx_bytes(model.bytes(), "m.onnx");
+}
+
+std::string dump(const ir::Graph& graph) {
+  return ir::to_text(graph, ir::TextOptions{64});
+}
+
+/// Runs `graph` on one input `x` and returns its only output.
+std::vector<float> run(const ir::Graph& graph, const ir::Shape& shape, std::vector<float> x) {
+  cpu::Executor executor(graph);
+  auto out = executor.run({{"x", cpu::TensorData::from_f32(shape, x)}});
+  EXPECT_TRUE(out.ok()) << out.reason();
+  if (!out.ok()) return {};
+  return out.value().begin()->second.to_f32();
+}
+
+std::string error_of(const ModelBuilder& model) {
+  try {
+    import(model);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+/// An INT64 scalar (rank 0) initializer.
+void int_scalar(ModelBuilder& model, const std::string& name, std::int64_t value) {
+  auto* tensor = model.proto().mutable_graph()->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto_DataType_INT64);
+  tensor->add_int64_data(value);
+}
+
+TEST(OnnxConverters, shape_gather_unsqueeze_concat_folds_into_the_reshape_target) {
+  // torch's x.view(x.size(0), -1): Shape -> Gather(0) -> Unsqueeze -> Concat([n], [-1]).
+  ModelBuilder model(13);
+  model.input("x", {2, 3, 4})
+      .ints("axes0", {0})
+      .ints("minus_one", {-1})
+      .node("Shape", "shape", {"x"}, {"s"})
+      .node("Gather", "batch", {"s", "zero"}, {"n"})
+      .node("Unsqueeze", "unsq", {"n", "axes0"}, {"n1"})
+      .node("Concat", "cat", {"n1", "minus_one"}, {"target"}, {{"axis", 0}})
+      .node("Reshape", "view", {"x", "target"}, {"y"})
+      .output("y");
+  int_scalar(model, "zero", 0);
+  EXPECT_EQ(dump(import(model)),
+            "graph m {\n"
+            "  input %x : f32[2,3,4]\n"
+            "  %y = Reshape(%x) {shape=2,-1} : f32[2,12] @view\n"
+            "  output %y\n"
+            "}\n");
+}
+
+TEST(OnnxConverters, a_mask_from_range_less_and_where_folds_to_one_constant) {
+  // Causal mask of length 3: Where(Range(3)[None,:] > Range(3)[:,None], -1e9, 0), added to x.
+  ModelBuilder model(13);
+  model.input("x", {3, 3}).ints("ax0", {0}).ints("ax1", {1}).scalar("big", -1e9F).scalar("nil", 0);
+  int_scalar(model, "start", 0);
+  int_scalar(model, "limit", 3);
+  int_scalar(model, "delta", 1);
+  model.node("Range", "r", {"start", "limit", "delta"}, {"r"})
+      .node("Unsqueeze", "row", {"r", "ax0"}, {"row"})
+      .node("Unsqueeze", "col", {"r", "ax1"}, {"col"})
+      .node("Greater", "gt", {"row", "col"}, {"future"})
+      .node("Where", "mask", {"future", "big", "nil"}, {"mask"})
+      .node("Add", "masked", {"x", "mask"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  ASSERT_EQ(graph.num_ops(), 2u);  // the input and one Add
+  const auto& mask = graph.tensor("mask");
+  EXPECT_TRUE(mask.constant);
+  EXPECT_EQ(mask.shape, (ir::Shape{3, 3}));
+  EXPECT_EQ(mask.f32_values, (std::vector<float>{0, -1e9F, -1e9F, 0, 0, -1e9F, 0, 0, 0}));
+}
+
+TEST(OnnxConverters, matmul_of_3d_activations_and_a_constant_matrix_becomes_reshape_gemm_reshape) {
+  // x [2,1,2] @ W [2,3] + b [3]: rows [1,2] and [3,4] times W = [[1,0,1],[0,1,1]], plus b.
+  ModelBuilder model(13);
+  model.input("x", {2, 1, 2})
+      .weight("w", {2, 3}, {1, 0, 1, 0, 1, 1})
+      .weight("b", {3}, {0.5F, 0, -1})
+      .node("MatMul", "mm", {"x", "w"}, {"mm"})
+      .node("Add", "bias", {"mm", "b"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(dump(graph),
+            "graph m {\n"
+            "  input %x : f32[2,1,2]\n"
+            "  const %b : f32[3] = [0.5, 0, -1]\n"
+            "  const %w : f32[2,3] = [1, 0, 1, 0, 1, 1]\n"
+            "  %mm.rows = Reshape(%x) {shape=2,2} : f32[2,2]\n"
+            "  %mm.gemm = Gemm(%mm.rows, %w, %b) : f32[2,3]\n"
+            "  %y = Reshape(%mm.gemm) {shape=2,1,3} : f32[2,1,3] @mm\n"
+            "  output %y\n"
+            "}\n");
+  EXPECT_EQ(run(graph, {2, 1, 2}, {1, 2, 3, 4}), (std::vector<float>{1.5F, 2, 2, 3.5F, 4, 6}));
+}
+
+TEST(OnnxConverters, matmul_of_two_activations_is_an_ir_matmul_with_broadcast_batch) {
+  ModelBuilder model(13);
+  model.input("x", {2, 1, 2})
+      .input("k", {1, 2, 1})
+      .node("MatMul", "mm", {"x", "k"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("y").shape, (ir::Shape{2, 1, 1}));
+  cpu::Executor executor(graph);
+  auto out =
+      executor.run({{"x", cpu::TensorData::from_f32({2, 1, 2}, std::vector<float>{1, 2, 3, 4})},
+                    {"k", cpu::TensorData::from_f32({1, 2, 1}, std::vector<float>{10, 1})}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().at("y").to_f32(), (std::vector<float>{12, 34}));
+}
+
+TEST(OnnxConverters, matmul_of_a_vector_promotes_and_drops_the_dimension) {
+  // [2] x [2,2] -> [2]: [1,2] @ [[1,2],[3,4]] = [7, 10].
+  ModelBuilder model(13);
+  model.input("x", {2})
+      .weight("w", {2, 2}, {1, 2, 3, 4})
+      .node("MatMul", "mm", {"x", "w"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("y").shape, (ir::Shape{2}));
+  EXPECT_EQ(run(graph, {2}, {1, 2}), (std::vector<float>{7, 10}));
+}
+
+TEST(OnnxConverters, a_scalar_constant_operand_becomes_a_one_element_constant) {
+  ModelBuilder model(13);
+  model.input("x", {1, 3})
+      .scalar("two", 2.0F)
+      .node("Mul", "twice", {"x", "two"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("two").shape, (ir::Shape{1}));
+  EXPECT_EQ(run(graph, {1, 3}, {1, -2, 0.5F}), (std::vector<float>{2, -4, 1}));
+}
+
+TEST(OnnxConverters, opset_11_softmax_on_an_inner_axis_normalises_the_flattened_rest) {
+  // Coerced to [1, 2*2]: every element of the all-equal input becomes 1/4.
+  ModelBuilder model(11);
+  model.input("x", {1, 2, 2}).node("Softmax", "sm", {"x"}, {"y"}, {{"axis", 1}}).output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(dump(graph),
+            "graph m {\n"
+            "  input %x : f32[1,2,2]\n"
+            "  %y.2d = Reshape(%x) {shape=1,4} : f32[1,4]\n"
+            "  %y.softmax = Softmax(%y.2d) {axis=1} : f32[1,4]\n"
+            "  %y = Reshape(%y.softmax) {shape=1,2,2} : f32[1,2,2] @sm\n"
+            "  output %y\n"
+            "}\n");
+  EXPECT_EQ(run(graph, {1, 2, 2}, {3, 3, 3, 3}), (std::vector<float>{0.25F, 0.25F, 0.25F, 0.25F}));
+}
+
+TEST(OnnxConverters, squeeze_and_unsqueeze_take_axes_as_attribute_before_13_and_input_after) {
+  for (const std::int64_t opset : {11, 13}) {
+    ModelBuilder model(opset);
+    model.input("x", {1, 3, 1});
+    if (opset < 13) {
+      model.node("Squeeze", "sq", {"x"}, {"s"}, {{"axes", Ints{0}}})
+          .node("Unsqueeze", "un", {"s"}, {"y"}, {{"axes", Ints{-1}}});
+    } else {
+      model.ints("a0", {0}).ints("am1", {-1});
+      model.node("Squeeze", "sq", {"x", "a0"}, {"s"}).node("Unsqueeze", "un", {"s", "am1"}, {"y"});
+    }
+    model.output("y");
+    const ir::Graph graph = import(model);
+    EXPECT_EQ(graph.tensor("s").shape, (ir::Shape{3, 1})) << opset;
+    EXPECT_EQ(graph.tensor("y").shape, (ir::Shape{3, 1, 1})) << opset;
+  }
+}
+
+TEST(OnnxConverters, split_with_num_outputs_makes_the_last_part_smaller) {
+  ModelBuilder model(18);
+  model.input("x", {5})
+      .node("Split", "sp", {"x"}, {"a", "b", "c"}, {{"num_outputs", 3}})
+      .output("a")
+      .output("b")
+      .output("c");
+  const ir::Graph graph = import(model);
+  const auto split = graph.find_op("sp");
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(graph.op(*split).get_ints("split"), (Ints{2, 2, 1}));
+  EXPECT_EQ(run(graph, {5}, {1, 2, 3, 4, 5}), (std::vector<float>{1, 2}));
+}
+
+TEST(OnnxConverters, gather_of_constant_indices_on_an_activation_keeps_them_as_attributes) {
+  // x[:, [2, -1]] on [2,3]: columns 2 and 2.
+  ModelBuilder model(13);
+  model.input("x", {2, 3})
+      .ints("idx", {2, -1})
+      .node("Gather", "g", {"x", "idx"}, {"y"}, {{"axis", 1}});
+  model.output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(run(graph, {2, 3}, {1, 2, 3, 4, 5, 6}), (std::vector<float>{3, 3, 6, 6}));
+}
+
+TEST(OnnxConverters, layernorm_over_the_last_axis) {
+  // Row [1, 3]: mean 2, variance 1 -> [-1, 1] (epsilon 0), times scale [2, 1] plus bias [0, 1].
+  ModelBuilder model(17);
+  model.input("x", {1, 2})
+      .weight("g", {2}, {2, 1})
+      .weight("b", {2}, {0, 1})
+      .node("LayerNormalization", "ln", {"x", "g", "b"}, {"y"}, {{"epsilon", 0.0F}})
+      .output("y");
+  EXPECT_EQ(run(import(model), {1, 2}, {1, 3}), (std::vector<float>{-2, 2}));
+}
+
+TEST(OnnxConverters, reduce_mean_axes_move_from_attribute_to_input_at_opset_18) {
+  for (const std::int64_t opset : {17, 18}) {
+    ModelBuilder model(opset);
+    model.input("x", {2, 2});
+    if (opset < 18) {
+      model.node("ReduceMean", "rm", {"x"}, {"y"}, {{"axes", Ints{1}}, {"keepdims", 0}});
+    } else {
+      model.ints("axes", {1}).node("ReduceMean", "rm", {"x", "axes"}, {"y"}, {{"keepdims", 0}});
+    }
+    model.output("y");
+    EXPECT_EQ(run(import(model), {2, 2}, {1, 3, 5, 9}), (std::vector<float>{2, 7})) << opset;
+  }
+}
+
+TEST(OnnxConverters, non_constant_gather_indices_are_refused) {
+  ModelBuilder model(13);
+  model.input("x", {2, 3}).input("i", {1}).node("Gather", "g", {"x", "i"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: node 0 'g' (Gather): indices (input 1 'i') are computed at run time; "
+            "Tessel supports Gather with constant indices only");
+}
+
+TEST(OnnxConverters, cast_of_an_activation_to_an_integer_is_refused) {
+  ModelBuilder model(13);
+  model.input("x", {2}).node("Cast", "c", {"x"}, {"y"}, {{"to", 7}}).output("y");
+  EXPECT_EQ(
+      error_of(model),
+      "m.onnx: error: node 0 'c' (Cast): Cast of the activation 'x' to INT64 is not supported "
+      "(Tessel's activations are float; only float->float casts are)");
+}
+
+TEST(OnnxConverters, resize_with_a_fractional_size_is_refused) {
+  ModelBuilder model(13);
+  model.input("x", {1, 1, 2, 4}).weight("scales", {4}, {1, 1, 0.6F, 0.6F});
+  model.node("Resize", "rs", {"x", "", "scales"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: node 0 'rs' (Resize): scale 0.600000 on axis 2 of extent 2 gives the "
+            "fractional size 1.200000 (not supported: Tessel resizes to whole sizes)");
+}
+
+TEST(OnnxConverters, a_folding_failure_names_the_node) {
+  ModelBuilder model(13);
+  model.input("x", {2}).ints("a", {1, 2}).ints("b", {1, 2, 3});
+  model.node("Add", "bad", {"a", "b"}, {"s"}).node("Reshape", "re", {"x", "s"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: node 0 'bad' (Add): evaluating it at import (every input is "
+            "constant): shapes [2] and [3] do not broadcast");
+}
+
+}  // namespace
+}  // namespace tessel::frontend
