@@ -62,10 +62,12 @@ enum class OpKind : std::uint8_t {
   Sub,     ///< (a, b) -> a - b, broadcasting.
   Mul,     ///< (a, b) -> a * b, broadcasting.
   Div,     ///< (a, b) -> a / b, broadcasting (float; a constant divisor becomes a Mul).
-  Pow,     ///< (a, b) -> a ^ b, broadcasting (float; a constant exponent is a unary table).
+  Pow,     ///< (a, b, [table]) -> a ^ b, broadcasting (float; on integers the exponent is a
+           ///< constant scalar and `table` the unary table of x -> x ^ b).
   Where,   ///< (cond, a, b) -> cond != 0 ? a : b, broadcasting; cond is a constant.
-  // Unary functions: on integers every one is a 256-entry table (65536 at 16 bits, see
-  // docs/quantization.md) that the quantizer fills from the float function.
+  // Unary functions: (x, [table]) -> y. On integers every one is a table (256 entries for an
+  // 8-bit input, 257 interpolated for 16 bits; docs/quantization.md) that the quantizer fills
+  // from the float function and passes as the i32 constant input `table`.
   Sigmoid,      ///< 1 / (1 + exp(-x)).
   HardSigmoid,  ///< max(0, min(1, alpha * x + beta)). attrs: alpha, beta.
   HardSwish,    ///< x * max(0, min(1, x / 6 + 1 / 2)).

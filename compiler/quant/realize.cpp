@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/quant/realizer.hpp"
 #include "support/diagnostic.hpp"
 #include "support/strings.hpp"
 #include "support/version.hpp"
@@ -23,9 +24,8 @@ namespace {
 using ir::DType;
 using ir::OpKind;
 
-std::string where(const ir::Op& op) {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
-}
+using detail::check_finite;
+using detail::where;
 
 bool moves_data_only(OpKind kind) {
   switch (kind) {
@@ -59,22 +59,6 @@ struct UnionFind {
     if (a != b) parent[std::max(a, b)] = std::min(a, b);
   }
 };
-
-Status check_finite(const ir::Tensor& tensor) {
-  // Fast path (vectorised): |x| as a bit pattern is below +Inf's for every finite float.
-  constexpr std::uint32_t kMagnitude = 0x7fffffffu, kInfinity = 0x7f800000u;
-  std::uint32_t max_bits = 0;
-  for (const float v : tensor.f32_values)
-    max_bits = std::max(max_bits, std::bit_cast<std::uint32_t>(v) & kMagnitude);
-  if (max_bits < kInfinity) return {};
-  for (std::size_t i = 0; i < tensor.f32_values.size(); ++i) {
-    const float v = tensor.f32_values[i];
-    if (!std::isfinite(v))
-      return fail("constant %" + tensor.name + ": " + (std::isnan(v) ? "NaN" : "Inf") +
-                  " at element " + std::to_string(i) + " (weights must be finite to quantize)");
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -133,6 +117,16 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
 
   for (const ir::OpId id : order.value()) {
     const ir::Op& op = graph.op(id);
+    if (detail::is_workload_kind(graph, op)) {
+      auto activations = detail::workload_activations(graph, op);
+      if (!activations) return fail(activations.reason());
+      for (const auto& x : activations.value()) {
+        node(x);
+        demand[x] = std::max(demand[x], config.bits);
+      }
+      if (op.kind == OpKind::MatMul && graph.tensor(op.inputs[1]).constant)
+        plan.op_bits[op.name] = config.bits;
+    }
     const auto activation_input = [&](int index) -> Result<std::string> {
       const std::string& name = op.inputs[static_cast<std::size_t>(index)];
       if (graph.tensor(name).constant)
@@ -141,7 +135,7 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
                     "weights and biases");
       return name;
     };
-    switch (op.kind) {
+    switch (detail::is_workload_kind(graph, op) ? OpKind::Input : op.kind) {
       case OpKind::Input:
         break;
       case OpKind::Conv:
@@ -185,7 +179,6 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
         [[fallthrough]];
       }
       case OpKind::GlobalAveragePool:
-      case OpKind::Add:
       case OpKind::MaxPool:
       case OpKind::Relu:
       case OpKind::Clip:
@@ -210,19 +203,12 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
         return fail(where(op) + ": " + std::string(ir::to_string(op.kind)) +
                     " cannot be quantized yet");
     }
-    if (op.kind == OpKind::Softmax) {
-      const auto& out = op.outputs[0];
-      const auto& outputs = graph.outputs();
-      if (!graph.consumers(out).empty() ||
-          std::find(outputs.begin(), outputs.end(), out) == outputs.end())
-        return fail(where(op) +
-                    ": its float result may only be a graph output in a quantized graph");
-      continue;
-    }
+    if (detail::is_float_softmax(graph, op)) continue;  // its result stays float
     for (const auto& out : op.outputs) node(out);
-    if (moves_data_only(op.kind)) {
+    if (moves_data_only(op.kind) || detail::joins_scale_class(op.kind)) {
       const int first = node(op.outputs[0]);
-      for (const auto& in : op.inputs) sets.unite(first, node(in));
+      for (const auto& in : op.inputs)
+        if (!graph.tensor(in).constant) sets.unite(first, node(in));
       for (const auto& out : op.outputs) sets.unite(first, node(out));
     }
   }
@@ -286,275 +272,269 @@ Result<std::vector<ClassThreshold>> class_thresholds(
   return out;
 }
 
-namespace {
+namespace detail {
 
-struct Realizer {
-  const ir::Graph& in;
-  const ScalePlan& plan;
-  const std::vector<ClassThreshold>& thresholds;
-  ir::Graph out;
-  std::set<std::string> graph_outputs;
-  std::vector<std::int64_t> weight_l1;  // per channel sum |w_q| of the last add_weight
-  int widened_channels = 0;             // weight channels whose scale the headroom rule widened
-
-  bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
-  int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
-  float scale_of(const std::string& t) const {
-    const int c = plan.class_of.at(t);
-    return static_cast<float>(thresholds[c].threshold / intops::qmax(plan.class_bits[c]));
+Status check_finite(const ir::Tensor& tensor) {
+  // Fast path (vectorised): |x| as a bit pattern is below +Inf's for every finite float.
+  constexpr std::uint32_t kMagnitude = 0x7fffffffu, kInfinity = 0x7f800000u;
+  std::uint32_t max_bits = 0;
+  for (const float v : tensor.f32_values)
+    max_bits = std::max(max_bits, std::bit_cast<std::uint32_t>(v) & kMagnitude);
+  if (max_bits < kInfinity) return {};
+  for (std::size_t i = 0; i < tensor.f32_values.size(); ++i) {
+    const float v = tensor.f32_values[i];
+    if (!std::isfinite(v))
+      return fail("constant %" + tensor.name + ": " + (std::isnan(v) ? "NaN" : "Inf") +
+                  " at element " + std::to_string(i) + " (weights must be finite to quantize)");
   }
-  static DType dtype_for(int bits) { return bits == 16 ? DType::i16 : DType::i8; }
-  std::string qname(const std::string& t) const {
-    if (in.producer(t) && in.op(*in.producer(t)).kind == OpKind::Input) return t + ".q";
-    return graph_outputs.count(t) && integer(t) ? t + ".q" : t;
-  }
+  return {};
+}
 
-  Status declare_int(const std::string& t) {
-    ir::Tensor tensor;
-    tensor.name = qname(t);
-    tensor.shape = in.tensor(t).shape;
-    tensor.dtype = dtype_for(bits_of(t));
-    tensor.quant = ir::QuantParams::per_tensor(scale_of(t), 0);
-    return out.declare_tensor(std::move(tensor));
-  }
-
-  // Per-channel symmetric weights along `axis` (scale max|w_c| / qmax), each channel's scale
-  // widened where needed so that no input can overflow the int32 accumulator
-  // (docs/quantization.md, "Accumulator headroom"): with A = 2^(input_bits - 1), K weights per
-  // channel and the bias quantized at s_x * s_w[c] (times alpha),
-  //   A * sum_k |w_q[c,k]| + |b_q[c]| <= 2^31 - 1.
-  // Rounding adds at most 1/2 per weight and per bias, so
-  //   s_w[c] >= (A * sum|w_c| + |beta * b_c| / (alpha * s_x)) / (2^31 - 2 - A * K / 2)
-  // suffices (with a 2^-20 relative margin for the float scales); the integers are checked
-  // afterwards. Returns the scales.
-  Result<std::vector<float>> add_weight(const ir::Op& op, const ir::Tensor& w, int axis, int bits,
-                                        int input_bits, const ir::Tensor* bias, double alpha,
-                                        double beta, double input_scale, std::string& name_out) {
-    const auto& shape = w.shape;
-    const std::int64_t channels = shape[static_cast<std::size_t>(axis)];
-    std::int64_t inner = 1;
-    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-    const auto total = static_cast<std::int64_t>(w.f32_values.size());
-    const std::int64_t per_channel = total / channels;
-    // Element i of the weights belongs to channel (i / inner) % channels: walk them as
-    // [outer][channel][inner], in storage order, so each sum adds in the same order as a flat
-    // loop would (without a 64-bit division per element).
-    const std::int64_t outer = total / (channels * inner);
-    const auto for_each_weight = [&](auto&& visit) {
-      std::int64_t i = 0;
-      for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t c = 0; c < channels; ++c)
-          for (std::int64_t k = 0; k < inner; ++k, ++i)
-            visit(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
-    };
-    std::vector<double> max_abs(static_cast<std::size_t>(channels), 0.0);
-    std::vector<double> sum_abs(static_cast<std::size_t>(channels), 0.0);
-    for_each_weight([&](std::size_t c, std::size_t i) {
-      const double v = std::fabs(static_cast<double>(w.f32_values[i]));
-      max_abs[c] = std::max(max_abs[c], v);
-      sum_abs[c] += v;
-    });
-    constexpr double kAccMax = 2147483647.0;
-    const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
-    const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
-    if (room <= 0.0)
-      return fail(where(op) + ": " + std::to_string(per_channel) + " products of " +
-                  std::to_string(input_bits) +
-                  "-bit inputs per output cannot fit an int32 accumulator at any weight scale");
-    std::vector<float> scales(static_cast<std::size_t>(channels), 0.0f);
-    for (std::size_t c = 0; c < scales.size(); ++c) {
-      double s = max_abs[c] > 0.0 ? max_abs[c] / intops::qmax(bits) : 1.0;
-      const double bias_abs =
-          bias ? std::fabs(beta * static_cast<double>(bias->f32_values[c])) / (alpha * input_scale)
-               : 0.0;
-      const double needed =
-          (input_magnitude * sum_abs[c] + bias_abs) * (1.0 + std::ldexp(1.0, -20)) / room;
-      if (needed > s) {
-        s = needed;
-        ++widened_channels;
-      }
-      float f = static_cast<float>(s);
-      if (static_cast<double>(f) < s) f = std::nextafter(f, std::numeric_limits<float>::max());
-      scales[c] = f;
+// Per-channel symmetric weights along `axis` (scale max|w_c| / qmax), each channel's scale
+// widened where needed so that no input can overflow the int32 accumulator
+// (docs/quantization.md, "Accumulator headroom"): with A = 2^(input_bits - 1), K weights per
+// channel and the bias quantized at s_x * s_w[c] (times alpha),
+//   A * sum_k |w_q[c,k]| + |b_q[c]| <= 2^31 - 1.
+// Rounding adds at most 1/2 per weight and per bias, so
+//   s_w[c] >= (A * sum|w_c| + |beta * b_c| / (alpha * s_x)) / (2^31 - 2 - A * K / 2)
+// suffices (with a 2^-20 relative margin for the float scales); the integers are checked
+// afterwards. Returns the scales.
+Result<std::vector<float>> Realizer::add_weight(const ir::Op& op, const ir::Tensor& w, int axis,
+                                                int bits, int input_bits, const ir::Tensor* bias,
+                                                double alpha, double beta, double input_scale,
+                                                std::string& name_out) {
+  const auto& shape = w.shape;
+  const std::int64_t channels = shape[static_cast<std::size_t>(axis)];
+  std::int64_t inner = 1;
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const auto total = static_cast<std::int64_t>(w.f32_values.size());
+  const std::int64_t per_channel = total / channels;
+  // Element i of the weights belongs to channel (i / inner) % channels: walk them as
+  // [outer][channel][inner], in storage order, so each sum adds in the same order as a flat
+  // loop would (without a 64-bit division per element).
+  const std::int64_t outer = total / (channels * inner);
+  const auto for_each_weight = [&](auto&& visit) {
+    std::int64_t i = 0;
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t c = 0; c < channels; ++c)
+        for (std::int64_t k = 0; k < inner; ++k, ++i)
+          visit(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
+  };
+  std::vector<double> max_abs(static_cast<std::size_t>(channels), 0.0);
+  std::vector<double> sum_abs(static_cast<std::size_t>(channels), 0.0);
+  for_each_weight([&](std::size_t c, std::size_t i) {
+    const double v = std::fabs(static_cast<double>(w.f32_values[i]));
+    max_abs[c] = std::max(max_abs[c], v);
+    sum_abs[c] += v;
+  });
+  constexpr double kAccMax = 2147483647.0;
+  const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
+  const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
+  if (room <= 0.0)
+    return fail(where(op) + ": " + std::to_string(per_channel) + " products of " +
+                std::to_string(input_bits) +
+                "-bit inputs per output cannot fit an int32 accumulator at any weight scale");
+  std::vector<float> scales(static_cast<std::size_t>(channels), 0.0f);
+  for (std::size_t c = 0; c < scales.size(); ++c) {
+    double s = max_abs[c] > 0.0 ? max_abs[c] / intops::qmax(bits) : 1.0;
+    const double bias_abs =
+        bias ? std::fabs(beta * static_cast<double>(bias->f32_values[c])) / (alpha * input_scale)
+             : 0.0;
+    const double needed =
+        (input_magnitude * sum_abs[c] + bias_abs) * (1.0 + std::ldexp(1.0, -20)) / room;
+    if (needed > s) {
+      s = needed;
+      ++widened_channels;
     }
-    ir::Tensor q;
-    q.name = out.has_tensor(w.name) ? out.unique_name(w.name) : w.name;
-    q.dtype = dtype_for(bits);
-    q.shape = shape;
-    q.quant = ir::QuantParams{scales, std::vector<std::int32_t>(scales.size(), 0), axis};
-    q.int_values.resize(w.f32_values.size());
-    name_out = q.name;
-    weight_l1.assign(static_cast<std::size_t>(channels), 0);
-    const std::span<const float> values(w.f32_values);
-    const std::span<std::int32_t> ints(q.int_values);
-    for (std::int64_t o = 0, i = 0; o < outer; ++o)  // each channel's runs of `inner` weights
-      for (std::size_t c = 0; c < scales.size(); ++c, i += inner) {
-        const auto first = static_cast<std::size_t>(i), count = static_cast<std::size_t>(inner);
-        weight_l1[c] += quantize_values(values.subspan(first, count), scales[c], bits,
-                                        ints.subspan(first, count));
-      }
-    if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
-    return scales;
+    float f = static_cast<float>(s);
+    if (static_cast<double>(f) < s) f = std::nextafter(f, std::numeric_limits<float>::max());
+    scales[c] = f;
   }
-
-  // The accumulator bound of the weights just added (and the bias, when given) holds.
-  Status check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const {
-    const std::int64_t magnitude = -static_cast<std::int64_t>(intops::qmin(input_bits));
-    for (std::size_t c = 0; c < weight_l1.size(); ++c) {
-      const std::int64_t bias = bias_q ? std::abs(std::int64_t{bias_q->int_values[c]}) : 0;
-      if (magnitude * weight_l1[c] + bias > 2147483647)
-        return fail(where(op) + ": channel " + std::to_string(c) +
-                    " can overflow the int32 accumulator (" + std::to_string(magnitude) + " x " +
-                    std::to_string(weight_l1[c]) + " + " + std::to_string(bias) + ")");
+  ir::Tensor q;
+  q.name = out.has_tensor(w.name) ? out.unique_name(w.name) : w.name;
+  q.dtype = dtype_for(bits);
+  q.shape = shape;
+  q.quant = ir::QuantParams{scales, std::vector<std::int32_t>(scales.size(), 0), axis};
+  q.int_values.resize(w.f32_values.size());
+  name_out = q.name;
+  weight_l1.assign(static_cast<std::size_t>(channels), 0);
+  const std::span<const float> values(w.f32_values);
+  const std::span<std::int32_t> ints(q.int_values);
+  for (std::int64_t o = 0, i = 0; o < outer; ++o)  // each channel's runs of `inner` weights
+    for (std::size_t c = 0; c < scales.size(); ++c, i += inner) {
+      const auto first = static_cast<std::size_t>(i), count = static_cast<std::size_t>(inner);
+      weight_l1[c] += quantize_values(values.subspan(first, count), scales[c], bits,
+                                      ints.subspan(first, count));
     }
-    return {};
+  if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
+  return scales;
+}
+
+// The accumulator bound of the weights just added (and the bias, when given) holds.
+Status Realizer::check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const {
+  const std::int64_t magnitude = -static_cast<std::int64_t>(intops::qmin(input_bits));
+  for (std::size_t c = 0; c < weight_l1.size(); ++c) {
+    const std::int64_t bias = bias_q ? std::abs(std::int64_t{bias_q->int_values[c]}) : 0;
+    if (magnitude * weight_l1[c] + bias > 2147483647)
+      return fail(where(op) + ": channel " + std::to_string(c) +
+                  " can overflow the int32 accumulator (" + std::to_string(magnitude) + " x " +
+                  std::to_string(weight_l1[c]) + " + " + std::to_string(bias) + ")");
   }
+  return {};
+}
 
-  Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
-                  std::string& name_out) {
-    ir::Tensor q;
-    q.name = out.has_tensor(b.name) ? out.unique_name(b.name) : b.name;
-    q.dtype = DType::i32;
-    q.shape = b.shape;
-    q.quant = ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0),
-                              static_cast<int>(b.shape.size()) - 1};
-    q.int_values.resize(b.f32_values.size());
-    for (std::size_t c = 0; c < b.f32_values.size(); ++c) {
-      const double v = beta * b.f32_values[c] / static_cast<double>(acc_scales[c]);
-      q.int_values[c] =
-          static_cast<std::int32_t>(std::clamp(std::round(v), -2147483648.0, 2147483647.0));
-    }
-    name_out = q.name;
-    return out.add_constant(std::move(q));
+Status Realizer::add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
+                          std::string& name_out) {
+  ir::Tensor q;
+  q.name = out.has_tensor(b.name) ? out.unique_name(b.name) : b.name;
+  q.dtype = DType::i32;
+  q.shape = b.shape;
+  q.quant = ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0),
+                            static_cast<int>(b.shape.size()) - 1};
+  q.int_values.resize(b.f32_values.size());
+  for (std::size_t c = 0; c < b.f32_values.size(); ++c) {
+    const double v = beta * b.f32_values[c] / static_cast<double>(acc_scales[c]);
+    q.int_values[c] =
+        static_cast<std::int32_t>(std::clamp(std::round(v), -2147483648.0, 2147483647.0));
   }
+  name_out = q.name;
+  return out.add_constant(std::move(q));
+}
 
-  Status matmul(const ir::Op& op) {
-    const std::string& x = op.inputs[0];
-    const int bits = plan.op_bits.at(op.name);
-    const ir::Tensor& w = in.tensor(op.inputs[1]);
-    const bool gemm = op.kind == OpKind::Gemm;
-    const int axis = gemm && op.get_int("transB") == 0 ? 1 : 0;
-    const double alpha = gemm ? op.get_float("alpha") : 1.0;
-    const double beta = gemm ? op.get_float("beta") : 1.0;
-    const ir::Tensor* bias = op.inputs.size() == 3 ? &in.tensor(op.inputs[2]) : nullptr;
-    std::string w_name;
-    auto w_scales = add_weight(op, w, axis, bits, bits_of(x), bias, alpha, beta,
-                               static_cast<double>(scale_of(x)), w_name);
-    if (!w_scales) return fail(w_scales.reason());
-    std::vector<float> acc_scales;
-    for (const float s : w_scales.value())
-      acc_scales.push_back(static_cast<float>(alpha * static_cast<double>(scale_of(x)) * s));
-    ir::Op q = op;
-    q.inputs = {qname(x), w_name};
-    if (bias) {
-      std::string b_name;
-      if (auto ok = add_bias(*bias, acc_scales, beta, b_name); !ok) return ok;
-      q.inputs.push_back(b_name);
-      if (auto ok = check_headroom(op, bits_of(x), &out.tensor(b_name)); !ok) return ok;
-    } else if (auto ok = check_headroom(op, bits_of(x), nullptr); !ok) {
-      return ok;
-    }
-    if (gemm) {
-      q.attrs["alpha"] = 1.0;
-      q.attrs["beta"] = 1.0;
-    }
-    ir::Tensor acc;
-    acc.name = out.unique_name(op.name + ".acc");
-    acc.dtype = DType::i32;
-    acc.shape = in.tensor(op.outputs[0]).shape;
-    acc.quant = ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0), 1};
-    q.outputs = {acc.name};
-    const std::string acc_name = acc.name;
-    if (auto ok = out.declare_tensor(std::move(acc)); !ok) return ok;
-    if (auto id = out.add_op(std::move(q)); !id) return fail(id.reason());
-    if (auto ok = declare_int(op.outputs[0]); !ok) return ok;
-    ir::Op requantize;
-    requantize.name = out.unique_name(op.name + ".requantize");
-    requantize.kind = OpKind::Requantize;
-    requantize.inputs = {acc_name};
-    requantize.outputs = {qname(op.outputs[0])};
-    if (auto id = out.add_op(std::move(requantize)); !id) return fail(id.reason());
-    return {};
+Status Realizer::matmul(const ir::Op& op) {
+  const std::string& x = op.inputs[0];
+  const int bits = plan.op_bits.at(op.name);
+  const ir::Tensor& w = in.tensor(op.inputs[1]);
+  const bool gemm = op.kind == OpKind::Gemm;
+  // Output channels: axis 0 of OIHW and of a transB Gemm's [N, K]; axis 1 of [K, N] (a Gemm
+  // without transB, a MatMul by a constant matrix).
+  const int axis = (gemm && op.get_int("transB") == 0) || op.kind == OpKind::MatMul ? 1 : 0;
+  const double alpha = gemm ? op.get_float("alpha") : 1.0;
+  const double beta = gemm ? op.get_float("beta") : 1.0;
+  const ir::Tensor* bias = op.inputs.size() == 3 ? &in.tensor(op.inputs[2]) : nullptr;
+  std::string w_name;
+  auto w_scales = add_weight(op, w, axis, bits, bits_of(x), bias, alpha, beta,
+                             static_cast<double>(scale_of(x)), w_name);
+  if (!w_scales) return fail(w_scales.reason());
+  std::vector<float> acc_scales;
+  for (const float s : w_scales.value())
+    acc_scales.push_back(static_cast<float>(alpha * static_cast<double>(scale_of(x)) * s));
+  ir::Op q = op;
+  q.inputs = {qname(x), w_name};
+  if (bias) {
+    std::string b_name;
+    if (auto ok = add_bias(*bias, acc_scales, beta, b_name); !ok) return ok;
+    q.inputs.push_back(b_name);
+    if (auto ok = check_headroom(op, bits_of(x), &out.tensor(b_name)); !ok) return ok;
+  } else if (auto ok = check_headroom(op, bits_of(x), nullptr); !ok) {
+    return ok;
   }
+  if (gemm) {
+    q.attrs["alpha"] = 1.0;
+    q.attrs["beta"] = 1.0;
+  }
+  ir::Tensor acc;
+  acc.name = out.unique_name(op.name + ".acc");
+  acc.dtype = DType::i32;
+  acc.shape = in.tensor(op.outputs[0]).shape;
+  // Channels on axis 1 (NCHW, [M, N]); a MatMul's on its last axis.
+  const int acc_axis = op.kind == OpKind::MatMul ? static_cast<int>(acc.shape.size()) - 1 : 1;
+  acc.quant =
+      ir::QuantParams{acc_scales, std::vector<std::int32_t>(acc_scales.size(), 0), acc_axis};
+  q.outputs = {acc.name};
+  const std::string acc_name = acc.name;
+  if (auto ok = out.declare_tensor(std::move(acc)); !ok) return ok;
+  if (auto id = out.add_op(std::move(q)); !id) return fail(id.reason());
+  if (auto ok = declare_int(op.outputs[0]); !ok) return ok;
+  ir::Op requantize;
+  requantize.name = out.unique_name(op.name + ".requantize");
+  requantize.kind = OpKind::Requantize;
+  requantize.inputs = {acc_name};
+  requantize.outputs = {qname(op.outputs[0])};
+  if (auto id = out.add_op(std::move(requantize)); !id) return fail(id.reason());
+  return {};
+}
 
-  Status run() {
-    auto order = ir::topological_order(in);
-    if (!order) return fail(order.reason());
-    for (const auto& t : in.outputs()) graph_outputs.insert(t);
-    for (const ir::OpId id : order.value()) {
-      const ir::Op& op = in.op(id);
-      if (op.kind == OpKind::Input) {
-        const ir::Tensor& x = in.tensor(op.outputs[0]);
-        if (auto r = out.add_input(x.name, x.shape, DType::f32); !r) return fail(r.reason());
-        if (!integer(x.name)) continue;
-        if (auto ok = declare_int(x.name); !ok) return ok;
-        ir::Op quantize;
-        quantize.name = out.unique_name(x.name + ".quantize");
-        quantize.kind = OpKind::Quantize;
-        quantize.inputs = {x.name};
-        quantize.outputs = {qname(x.name)};
-        if (auto r = out.add_op(std::move(quantize)); !r) return fail(r.reason());
-        continue;
-      }
-      if (op.kind == OpKind::Conv || op.kind == OpKind::Gemm) {
-        if (auto ok = matmul(op); !ok) return ok;
-        continue;
-      }
-      if (op.kind == OpKind::Softmax) {
-        const std::string& x = op.inputs[0];
-        ir::Tensor f;
-        f.name = out.unique_name(qname(x) + ".f32");
-        f.shape = in.tensor(x).shape;
-        const std::string f_name = f.name;
-        if (auto ok = out.declare_tensor(std::move(f)); !ok) return ok;
-        ir::Op dq;
-        dq.name = f_name;
-        dq.kind = OpKind::Dequantize;
-        dq.inputs = {qname(x)};
-        dq.outputs = {f_name};
-        if (auto r = out.add_op(std::move(dq)); !r) return fail(r.reason());
-        ir::Op softmax = op;
-        softmax.inputs = {f_name};
-        ir::Tensor y;
-        y.name = op.outputs[0];
-        y.shape = in.tensor(op.outputs[0]).shape;
-        if (auto ok = out.declare_tensor(std::move(y)); !ok) return ok;
-        if (auto r = out.add_op(std::move(softmax)); !r) return fail(r.reason());
-        continue;
-      }
-      ir::Op q = op;
-      for (auto& t : q.inputs) t = qname(t);
-      for (auto& t : q.outputs) t = qname(t);
-      for (const auto& t : op.outputs)
-        if (auto ok = declare_int(t); !ok) return ok;
-      if (auto r = out.add_op(std::move(q)); !r) return fail(r.reason());
+Status Realizer::run() {
+  auto order = ir::topological_order(in);
+  if (!order) return fail(order.reason());
+  for (const auto& t : in.outputs()) graph_outputs.insert(t);
+  for (const ir::OpId id : order.value()) {
+    const ir::Op& op = in.op(id);
+    if (op.kind == OpKind::Input) {
+      const ir::Tensor& x = in.tensor(op.outputs[0]);
+      if (auto r = out.add_input(x.name, x.shape, DType::f32); !r) return fail(r.reason());
+      if (!integer(x.name)) continue;
+      if (auto ok = declare_int(x.name); !ok) return ok;
+      ir::Op quantize;
+      quantize.name = out.unique_name(x.name + ".quantize");
+      quantize.kind = OpKind::Quantize;
+      quantize.inputs = {x.name};
+      quantize.outputs = {qname(x.name)};
+      if (auto r = out.add_op(std::move(quantize)); !r) return fail(r.reason());
+      continue;
     }
-    for (const auto& t : in.outputs()) {
-      if (!integer(t)) continue;
+    if (op.kind == OpKind::Conv || op.kind == OpKind::Gemm) {
+      if (auto ok = matmul(op); !ok) return ok;
+      continue;
+    }
+    if (is_workload_op(op)) {
+      if (auto ok = workload_op(op); !ok) return ok;
+      continue;
+    }
+    if (op.kind == OpKind::Softmax) {  // the float form, as the graph's last op
+      const std::string& x = op.inputs[0];
       ir::Tensor f;
-      f.name = t;
-      f.shape = in.tensor(t).shape;
+      f.name = out.unique_name(qname(x) + ".f32");
+      f.shape = in.tensor(x).shape;
+      const std::string f_name = f.name;
       if (auto ok = out.declare_tensor(std::move(f)); !ok) return ok;
       ir::Op dq;
-      dq.name = out.unique_name(t + ".dequantize");
+      dq.name = f_name;
       dq.kind = OpKind::Dequantize;
-      dq.inputs = {qname(t)};
-      dq.outputs = {t};
+      dq.inputs = {qname(x)};
+      dq.outputs = {f_name};
       if (auto r = out.add_op(std::move(dq)); !r) return fail(r.reason());
+      ir::Op softmax = op;
+      softmax.inputs = {f_name};
+      ir::Tensor y;
+      y.name = op.outputs[0];
+      y.shape = in.tensor(op.outputs[0]).shape;
+      if (auto ok = out.declare_tensor(std::move(y)); !ok) return ok;
+      if (auto r = out.add_op(std::move(softmax)); !r) return fail(r.reason());
+      continue;
     }
-    return out.set_outputs(in.outputs());
+    ir::Op q = op;
+    for (auto& t : q.inputs) t = qname(t);
+    for (auto& t : q.outputs) t = qname(t);
+    for (const auto& t : op.outputs)
+      if (auto ok = declare_int(t); !ok) return ok;
+    if (auto r = out.add_op(std::move(q)); !r) return fail(r.reason());
   }
-};
+  for (const auto& t : in.outputs()) {
+    if (!integer(t)) continue;
+    ir::Tensor f;
+    f.name = t;
+    f.shape = in.tensor(t).shape;
+    if (auto ok = out.declare_tensor(std::move(f)); !ok) return ok;
+    ir::Op dq;
+    dq.name = out.unique_name(t + ".dequantize");
+    dq.kind = OpKind::Dequantize;
+    dq.inputs = {qname(t)};
+    dq.outputs = {t};
+    if (auto r = out.add_op(std::move(dq)); !r) return fail(r.reason());
+  }
+  return out.set_outputs(in.outputs());
+}
 
-}  // namespace
+}  // namespace detail
 
 Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
                           const std::vector<ClassThreshold>& thresholds) {
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
-  Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0};
+  detail::Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0};
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }
@@ -763,6 +743,8 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
       e["window_elements"] = n;
       e["multiplier"] = p.multiplier;
       e["shift"] = p.shift;
+    } else if (auto w = detail::workload_op_json(quantized, op); !w.is_null()) {
+      e.update(w);
     } else {
       continue;
     }

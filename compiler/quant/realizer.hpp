@@ -1,0 +1,108 @@
+// Internal to compiler/quant (not installed, not included outside it): the state of one
+// realize() run, shared by realize.cpp (graph inputs, Conv/Gemm, the classic ops) and
+// realize_workloads.cpp (the modern-workload ops of docs/quantization.md).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/quant/realize.hpp"
+#include "support/result.hpp"
+
+namespace tessel::quant::detail {
+
+/// "%name (Kind)", the start of every quantizer message about an op.
+inline std::string where(const ir::Op& op) {
+  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
+}
+
+/// NaN/Inf in a constant, named with its element (weights must be finite to quantize).
+Status check_finite(const ir::Tensor& tensor);
+
+/// MatMul, the broadcasting binary ops, Where, the unary functions, the normalisations and
+/// reductions, the movement ops of issue 33 and every Softmax but the float one at the graph's
+/// end: the kinds whose operands workload_activations checks.
+bool is_workload_kind(const ir::Graph& graph, const ir::Op& op);
+/// A Softmax without a mask whose result is only a graph output: it stays float (after a
+/// Dequantize), exact on the host, as for the classic classifiers.
+bool is_float_softmax(const ir::Graph& graph, const ir::Op& op);
+/// Ops whose inputs and output share one scale class (they move or select codes).
+bool joins_scale_class(ir::OpKind kind);
+/// The activation inputs of a workload op, after checking that its constants are where the
+/// integer contract allows them (docs/quantization.md); a refusal names the op and the reason.
+Result<std::vector<std::string>> workload_activations(const ir::Graph& graph, const ir::Op& op);
+
+/// The derived integers of a workload op for q.json (null for another op).
+nlohmann::json workload_op_json(const ir::Graph& quantized, const ir::Op& op);
+
+struct Realizer {
+  const ir::Graph& in;
+  const ScalePlan& plan;
+  const std::vector<ClassThreshold>& thresholds;
+  ir::Graph out;
+  std::set<std::string> graph_outputs;
+  std::vector<std::int64_t> weight_l1;  // per channel sum |w_q| of the last add_weight
+  int widened_channels = 0;             // weight channels whose scale the headroom rule widened
+
+  bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
+  int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
+  float scale_of(const std::string& t) const {
+    const int c = plan.class_of.at(t);
+    return static_cast<float>(thresholds[c].threshold / intops::qmax(plan.class_bits[c]));
+  }
+  static ir::DType dtype_for(int bits) { return bits == 16 ? ir::DType::i16 : ir::DType::i8; }
+  std::string qname(const std::string& t) const {
+    if (in.producer(t) && in.op(*in.producer(t)).kind == ir::OpKind::Input) return t + ".q";
+    return graph_outputs.count(t) && integer(t) ? t + ".q" : t;
+  }
+
+  Status declare_int(const std::string& t) {
+    ir::Tensor tensor;
+    tensor.name = qname(t);
+    tensor.shape = in.tensor(t).shape;
+    tensor.dtype = dtype_for(bits_of(t));
+    tensor.quant = ir::QuantParams::per_tensor(scale_of(t), 0);
+    return out.declare_tensor(std::move(tensor));
+  }
+
+  // realize.cpp
+  Result<std::vector<float>> add_weight(const ir::Op& op, const ir::Tensor& w, int axis, int bits,
+                                        int input_bits, const ir::Tensor* bias, double alpha,
+                                        double beta, double input_scale, std::string& name_out);
+  Status check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const;
+  Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
+                  std::string& name_out);
+  Status matmul(const ir::Op& op);
+  Status run();
+
+  // realize_workloads.cpp: every op kind from MatMul on, and the integer Softmax.
+  /// True when `op` is realized by workload_op (the float-only Softmax at the graph's end is not).
+  bool is_workload_op(const ir::Op& op) const;
+  Status workload_op(const ir::Op& op);
+
+ private:
+  // The name in the quantized graph of operand `slot`: its integer activation, or its constant
+  // (times `factor`: 1, or the reciprocal for a Div) quantized per tensor at `scale` (0: the
+  // constant's own max|c| / qmax) and `bits`.
+  Result<std::string> operand(const ir::Op& op, std::size_t slot, float scale, int bits,
+                              bool reciprocal = false);
+  // A float constant of the float graph copied unchanged (LayerNorm's scale and bias).
+  Result<std::string> float_constant(const std::string& name);
+  // A constant selection mask (Where's condition, Softmax's mask) as i8 0/1.
+  Result<std::string> mask_constant(const std::string& name);
+  // Adds `q` (inputs already named) with its outputs declared as integer activations.
+  Status emit(ir::Op q);
+  Status unary(const ir::Op& op);
+  Status binary(const ir::Op& op);
+  Status select(const ir::Op& op);
+  Status activation_matmul(const ir::Op& op);
+  Status reduce(const ir::Op& op);
+  Status softmax(const ir::Op& op);
+  Status normalization(const ir::Op& op);
+};
+
+}  // namespace tessel::quant::detail

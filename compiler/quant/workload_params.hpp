@@ -1,0 +1,60 @@
+// The derived integers of the modern-workload ops (docs/quantization.md, "Modern workloads"):
+// unary tables, multiply and subtract multipliers, softmax exp tables, layer-norm constants and
+// reduction requantizers, each computed from the stored float scales (and the op's float
+// constants) in double, so that the CPU executor, codegen and q.json cannot disagree.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "support/int_nonlinear.hpp"
+#include "support/result.hpp"
+
+namespace tessel::quant {
+
+/// The table of a unary function f from codes of scale s_x (`bits_x` wide) to codes of scale s_y
+/// (`bits_y` wide): for 8-bit inputs 256 entries T[i + 128] = clamp(rha(f(s_x * i) / s_y)), for
+/// 16-bit inputs 257 entries E[j] = clamp(rha(f(s_x * 256 * (j - 128)) / s_y)). A NaN f gives 0,
+/// an infinite one qmin/qmax by sign.
+std::vector<std::int32_t> function_table(const std::function<double(double)>& f, double s_x,
+                                         int bits_x, double s_y, int bits_y);
+
+/// The real function a unary op's table holds: ir::unary_function for the unary kinds, x^e for
+/// a Pow whose exponent is the constant scalar e. Fails naming the op for anything else.
+Result<std::function<double(double)>> table_function(const ir::Graph& graph, const ir::Op& op);
+
+/// The table of a unary op (or Pow by a constant) between the quantized tensors x and y.
+Result<std::vector<std::int32_t>> unary_table(const ir::Graph& float_graph, const ir::Op& op,
+                                              const ir::Tensor& x, const ir::Tensor& y);
+
+/// Mul: M * 2^-r ~ s_a * s_b / s_y, clamp to y's type.
+intops::Requant mul_params(const ir::Tensor& a, const ir::Tensor& b, const ir::Tensor& y);
+
+/// Softmax: the two exp tables of s_x and the output requantizer 2^-30 / s_y.
+intops::SoftmaxParams softmax_params(const ir::Tensor& x, const ir::Tensor& y);
+
+/// LayerNormalization / RMSNormalization over `n` elements per row.
+struct NormParams {
+  bool centre = true;                      ///< LayerNorm (subtract the mean) or RMSNorm
+  std::int64_t n = 0;                      ///< elements per row (<= 2^14)
+  std::int64_t epsilon_term = 0;           ///< E = rha(n^2 * epsilon / s_x^2), < 2^60
+  std::vector<intops::NormAffine> affine;  ///< G_k, r_k, B_k per element of the row
+  std::int32_t lo = 0, hi = 0;             ///< y's type range
+};
+/// The parameters of `op` (x, scale, [bias] as in the quantized graph: x and y integer tensors,
+/// scale and bias f32 constants). Fails naming the op when n > 2^14, E >= 2^60, a scale or bias
+/// is not one value or one per element, or gamma / (2^16 s_y) >= 2^31.
+Result<NormParams> norm_params(const ir::Graph& graph, const ir::Op& op);
+
+/// ReduceSum (s_x / s_y) and ReduceMean (s_x / (s_y * n)) over n reduced elements; fails naming
+/// the op when an n-element sum of x's codes can leave int32.
+Result<intops::Requant> reduce_params(const ir::Op& op, const ir::Tensor& x, const ir::Tensor& y);
+
+/// The operand shift of an integer MatMul (intops::matmul_operand_shift for the dtypes of a and
+/// b and the reduced length K = a's last dim); 0 when an operand is a constant weight matrix
+/// (the headroom rule already bounds it).
+int matmul_shift(const ir::Tensor& a, const ir::Tensor& b);
+
+}  // namespace tessel::quant

@@ -1,0 +1,236 @@
+// Annotate and realize the modern-workload ops: scale classes, the quantized forms (tables,
+// accumulators, reciprocals, masks), the derived integers and the refusals that name the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/ir/shape_inference.hpp"
+#include "compiler/ir/text.hpp"
+#include "compiler/quant/realize.hpp"
+#include "compiler/quant/workload_params.hpp"
+
+namespace tessel::quant {
+namespace {
+
+ir::Graph parse(const std::string& text) {
+  ir::Graph g = ir::parse_text(text, "test");
+  const auto ok = ir::infer_all_shapes(g);
+  EXPECT_TRUE(ok.ok()) << ok.reason();
+  return g;
+}
+
+// Realizes `text` with every class at threshold 1.27 (scale 0.01 at 8 bits).
+Result<ir::Graph> realize_all(const std::string& text, int bits = 8) {
+  const auto g = parse(text);
+  QuantConfig config;
+  config.bits = bits;
+  auto plan = plan_scales(g, config);
+  if (!plan) return plan.failure();
+  std::map<std::string, double> t;
+  for (const auto& name : plan.value().observed) t[name] = 1.27;
+  auto thresholds = class_thresholds(plan.value(), t, config);
+  if (!thresholds) return thresholds.failure();
+  return realize(g, plan.value(), thresholds.value());
+}
+
+TEST(AnnotateWorkloads, MovementOpsJoinTheirInputsClassAndComputeOpsStartTheirOwn) {
+  const auto g = parse(R"(graph t {
+  input %x : f32[2,3]
+  %t = Transpose(%x) {perm=1,0} : f32[?]
+  %m = ReduceMax(%t) {axes=[1], keepdims=1} : f32[?]
+  %g = Gelu(%m) : f32[?]
+  %s = Slice(%g) {starts=[0], ends=[1], axes=[0], steps=[1]} : f32[?]
+  output %s
+})");
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  ASSERT_EQ(plan.value().classes.size(), 2u);
+  EXPECT_EQ(plan.value().classes[0], (std::vector<std::string>{"x", "t", "m"}));
+  EXPECT_EQ(plan.value().classes[1], (std::vector<std::string>{"g", "s"}));
+}
+
+TEST(AnnotateWorkloads, WhereJoinsItsBranchesButNotItsConstantCondition) {
+  const auto g = parse(R"(graph w {
+  input %a : f32[2,2]
+  input %b : f32[2,2]
+  const %c : f32[2,2] = [1, 0, 0, 1]
+  %y = Where(%c, %a, %b) : f32[?]
+  output %y
+})");
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  ASSERT_EQ(plan.value().classes.size(), 1u);
+  EXPECT_EQ(plan.value().classes[0], (std::vector<std::string>{"a", "b", "y"}));
+}
+
+TEST(RealizeWorkloads, UnaryOpsCarryTheirTableAsAnI32Constant) {
+  // s_x = s_y = 0.01: T[i] = rha(sigmoid(0.01 i) / 0.01) clamped to 127.
+  auto q = realize_all(R"(graph s {
+  input %x : f32[4]
+  %y = Sigmoid(%x) : f32[?]
+  output %y
+})");
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Op& op = q.value().op(*q.value().find_op("y"));
+  ASSERT_EQ(op.inputs.size(), 2u);
+  const ir::Tensor& table = q.value().tensor(op.inputs[1]);
+  EXPECT_EQ(table.name, "y.table");
+  EXPECT_EQ(table.dtype, ir::DType::i32);
+  ASSERT_EQ(table.int_values.size(), 256u);
+  EXPECT_EQ(table.int_values[0], 22);    // sigmoid(-1.28) = 0.2176
+  EXPECT_EQ(table.int_values[128], 50);  // sigmoid(0) = 0.5
+  EXPECT_EQ(table.int_values[228], 73);  // sigmoid(1) = 0.7311
+  EXPECT_EQ(table.int_values[255], 78);  // sigmoid(1.27) = 0.7807
+  auto sixteen = realize_all(R"(graph s {
+  input %x : f32[4]
+  %y = Sigmoid(%x) : f32[?]
+  output %y
+})",
+                             16);
+  ASSERT_TRUE(sixteen.ok()) << sixteen.reason();
+  EXPECT_EQ(sixteen.value().tensor("y.table").int_values.size(), 257u);
+}
+
+TEST(RealizeWorkloads, FunctionTableSaturatesInfinitiesAndZeroesNan) {
+  const auto table = function_table([](double x) { return 1.0 / x; }, 1.0, 8, 1.0, 8);
+  EXPECT_EQ(table[128], 127);  // 1 / 0 = +inf
+  EXPECT_EQ(table[127], -1);   // 1 / -1
+  const auto roots = function_table([](double x) { return std::sqrt(x); }, 1.0, 8, 1.0, 8);
+  EXPECT_EQ(roots[0], 0);        // sqrt(-128) = NaN
+  EXPECT_EQ(roots[128 + 9], 3);  // sqrt(9)
+}
+
+TEST(RealizeWorkloads, DivByAConstantBecomesMulByItsQuantizedReciprocal) {
+  auto q = realize_all(R"(graph d {
+  input %x : f32[2]
+  const %four : f32[1] = [4]
+  %y = Div(%x, %four) : f32[?]
+  output %y
+})");
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Op& op = q.value().op(*q.value().find_op("y"));
+  EXPECT_EQ(op.kind, ir::OpKind::Mul);
+  const ir::Tensor& r = q.value().tensor(op.inputs[1]);
+  EXPECT_EQ(r.name, "four.reciprocal");
+  EXPECT_EQ(r.int_values, (std::vector<std::int32_t>{127}));  // 0.25 at scale 0.25 / 127
+  EXPECT_FLOAT_EQ(r.quant->scales[0], 0.25f / 127.0f);
+}
+
+TEST(RealizeWorkloads, ActivationMatMulWritesAnAccumulatorWithTheOperandShiftInItsScale) {
+  const char* text = R"(graph mm {
+  input %a : f32[1,4,8]
+  input %b : f32[1,8,4]
+  %y = MatMul(%a, %b) : f32[?]
+  output %y
+})";
+  auto q8 = realize_all(text, 8);
+  ASSERT_TRUE(q8.ok()) << q8.reason();
+  const ir::Tensor& acc8 = q8.value().tensor("y.acc");
+  EXPECT_EQ(acc8.dtype, ir::DType::i32);
+  EXPECT_FLOAT_EQ(acc8.quant->scales[0], 0.01f * 0.01f);
+  EXPECT_EQ(q8.value().op(*q8.value().find_op("y.requantize")).kind, ir::OpKind::Requantize);
+  auto q16 = realize_all(text, 16);  // K = 8 at 16 bits: u = 2, scale x 16
+  ASSERT_TRUE(q16.ok()) << q16.reason();
+  const float s16 = static_cast<float>(1.27 / 32767);
+  EXPECT_FLOAT_EQ(q16.value().tensor("y.acc").quant->scales[0],
+                  static_cast<float>(double{s16} * double{s16} * 16.0));
+}
+
+TEST(RealizeWorkloads, MaskedSoftmaxIsIntegerAndTheLastPlainSoftmaxStaysFloat) {
+  auto q = realize_all(R"(graph sm {
+  input %x : f32[2,4]
+  const %mask : f32[1,4] = [1, 1, 0, 1]
+  %p = Softmax(%x, %mask) {axis=1} : f32[?]
+  %y = Softmax(%p) {axis=1} : f32[?]
+  output %y
+})");
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Op& masked = q.value().op(*q.value().find_op("p"));
+  EXPECT_EQ(q.value().tensor(masked.outputs[0]).dtype, ir::DType::i8);
+  EXPECT_EQ(q.value().tensor(masked.inputs[1]).int_values, (std::vector<std::int32_t>{1, 1, 0, 1}));
+  const ir::Op& last = q.value().op(*q.value().find_op("y"));
+  EXPECT_EQ(q.value().tensor(last.outputs[0]).dtype, ir::DType::f32);
+  EXPECT_EQ(q.value().op(*q.value().producer(last.inputs[0])).kind, ir::OpKind::Dequantize);
+}
+
+TEST(RealizeWorkloads, SoftmaxParamsTabulateExpOfTheScale) {
+  ir::Tensor x, y;
+  x.dtype = y.dtype = ir::DType::i8;
+  x.quant = ir::QuantParams::per_tensor(0.5f, 0);
+  y.quant = ir::QuantParams::per_tensor(1.0f / 128.0f, 0);
+  const auto p = softmax_params(x, y);
+  EXPECT_EQ(p.exp_low[0], 32768);
+  EXPECT_EQ(p.exp_low[2], 12055);  // 2^15 / e = 12054.6
+  EXPECT_EQ(p.exp_high[0], 32768);
+  EXPECT_EQ(p.exp_high[1], 0);              // 2^15 e^-128
+  EXPECT_EQ(p.output.multiplier, 1 << 30);  // 2^-30 * 128 = 2^-23: M = 2^30, r = 53
+  EXPECT_EQ(p.output.shift, 53);
+}
+
+TEST(RealizeWorkloads, LayerNormParamsByHand) {
+  // n = 4, epsilon 0.01, s_x = 0.5: E = 16 * 0.01 / 0.25 = 0.64 -> 1. gamma = [2, -2, 0, 1],
+  // s_y = 2^-4: gamma / (2^16 s_y) = gamma * 2^-12 (2^-11: M = 2^30, r = 41; 2^-12: r = 42);
+  // beta = [0, 0, 1, 0]: B_2 = 16 (G_2 = 0, r = 0).
+  const auto g = parse(R"(graph ln {
+  input %x : i8[1,4]{scale=0.5, zp=0}
+  const %gamma : f32[4] = [2, -2, 0, 1]
+  const %beta : f32[4] = [0, 0, 1, 0]
+  %y = LayerNormalization(%x, %gamma, %beta) {epsilon=0.01} : i8[1,4]{scale=0.0625, zp=0}
+  output %y
+})");
+  const auto p = norm_params(g, g.op(*g.find_op("y")));
+  ASSERT_TRUE(p.ok()) << p.reason();
+  EXPECT_EQ(p.value().n, 4);
+  EXPECT_EQ(p.value().epsilon_term, 1);
+  EXPECT_EQ(p.value().affine[0].multiplier, 1 << 30);
+  EXPECT_EQ(p.value().affine[0].shift, 41);
+  EXPECT_EQ(p.value().affine[1].multiplier, -(1 << 30));
+  EXPECT_EQ(p.value().affine[2].multiplier, 0);
+  EXPECT_EQ(p.value().affine[2].shift, 0);
+  EXPECT_EQ(p.value().affine[2].bias, 16);
+  EXPECT_EQ(p.value().affine[3].shift, 42);
+}
+
+TEST(RealizeWorkloads, RefusalsNameTheNode) {
+  const auto refused = [](const std::string& text, const std::string& expected) {
+    auto q = realize_all(text);
+    ASSERT_FALSE(q.ok());
+    EXPECT_NE(q.reason().find(expected), std::string::npos) << q.reason();
+  };
+  refused(R"(graph d {
+  input %x : f32[2]
+  input %z : f32[2]
+  %y = Div(%x, %z) : f32[?]
+  output %y
+})",
+          "%y (Div): input %z must be a constant");
+  refused(R"(graph p {
+  input %x : f32[2]
+  const %e : f32[2] = [2, 3]
+  %y = Pow(%x, %e) : f32[?]
+  output %y
+})",
+          "%y (Pow): the exponent %e must be a constant scalar");
+  refused(R"(graph z {
+  input %x : f32[2]
+  const %c : f32[2] = [2, 0]
+  %y = Div(%x, %c) : f32[?]
+  output %y
+})",
+          "%y (Div): the divisor %c holds a zero");
+  std::string ones = "1";
+  for (int k = 1; k < 16385; ++k) ones += ", 1";
+  refused("graph n {\n  input %x : f32[1,16385]\n  const %g : f32[16385] = [" + ones +
+              "]\n  %y = RMSNormalization(%x, %g) : f32[?]\n  output %y\n}",
+          "%y (RMSNormalization): rows of 16385 elements");
+  refused(R"(graph w {
+  input %x : f32[2]
+  input %c : f32[2]
+  %y = Where(%c, %x, %x) : f32[?]
+  output %y
+})",
+          "%y (Where): input %c must be a constant");
+}
+
+}  // namespace
+}  // namespace tessel::quant
