@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "configs/energy_config.hpp"
+#include "configs/energy_model.hpp"
 #include "support/units.hpp"
 
 namespace tessel {
@@ -49,10 +51,14 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
   j["queues"] = {{"instruction_queue_depth", c.queues.instruction_queue_depth},
                  {"token_fifo_depth", c.queues.token_fifo_depth}};
   if (c.energy) {
-    j["energy"] = {{"mac_pj", c.energy->mac_pj},
-                   {"sram_read_pj_per_byte", c.energy->sram_read_pj_per_byte},
-                   {"sram_write_pj_per_byte", c.energy->sram_write_pj_per_byte},
-                   {"dram_pj_per_byte", c.energy->dram_pj_per_byte}};
+    j["energy"] = nlohmann::ordered_json::object();
+    for (const auto& entry : energy_entries(*c.energy)) {
+      if (entry.number) {
+        j["energy"][entry.key] = *entry.number;
+      } else {
+        j["energy"][entry.key] = entry.text;
+      }
+    }
   }
   if (c.fpga) j["fpga"] = {{"part", c.fpga->part}, {"clock_mhz", c.fpga->clock_mhz}};
   return j;
@@ -224,11 +230,9 @@ std::string to_yaml(const HwConfig& c) {
       << "  instruction_queue_depth: " << c.queues.instruction_queue_depth << "\n"
       << "  token_fifo_depth: " << c.queues.token_fifo_depth << "\n";
   if (c.energy) {
-    out << "energy:\n"
-        << "  mac_pj: " << number_text(c.energy->mac_pj) << "\n"
-        << "  sram_read_pj_per_byte: " << number_text(c.energy->sram_read_pj_per_byte) << "\n"
-        << "  sram_write_pj_per_byte: " << number_text(c.energy->sram_write_pj_per_byte) << "\n"
-        << "  dram_pj_per_byte: " << number_text(c.energy->dram_pj_per_byte) << "\n";
+    const auto entries = energy_entries(*c.energy);
+    out << "energy:" << (entries.empty() ? " {}\n" : "\n");
+    for (const auto& entry : entries) out << "  " << entry.key << ": " << entry.text << "\n";
   }
   if (c.fpga) {
     out << "fpga:\n"
@@ -290,11 +294,16 @@ std::string describe(const HwConfig& c) {
                   std::to_string(c.dram.max_outstanding_requests) + " outstanding");
   row("queues", std::to_string(c.queues.instruction_queue_depth) + " instructions per engine, " +
                     std::to_string(c.queues.token_fifo_depth) + " tokens per FIFO");
-  if (c.energy) {
-    row("energy", number_text(c.energy->mac_pj) + " pJ/MAC, SRAM " +
-                      number_text(c.energy->sram_read_pj_per_byte) + " / " +
-                      number_text(c.energy->sram_write_pj_per_byte) + " pJ/B read / write, DRAM " +
-                      number_text(c.energy->dram_pj_per_byte) + " pJ/B");
+  {
+    const EnergyTable table = energy_table(c);
+    std::string sram;
+    for (const auto& sp : table.scratchpads)
+      sram += (sram.empty() ? "" : ", ") + sp.name + " " + number_text(sp.read_pj_per_byte) +
+              " / " + number_text(sp.write_pj_per_byte);
+    row("energy", table.technology + ", " + number_text(table.mac_pj) + " pJ/MAC, SRAM pJ/B " +
+                      "read / write " + sram + ", DRAM " + table.dram_technology + " " +
+                      number_text(table.dram_pj_per_byte) + " pJ/B");
+    row("area", number_text(table.area_mm2()) + " mm^2");
   }
   if (c.fpga) row("fpga", c.fpga->part + " at " + number_text(c.fpga->clock_mhz) + " MHz");
   out << "derived\n";

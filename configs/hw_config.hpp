@@ -109,12 +109,18 @@ struct QueueConfig {
   bool operator==(const QueueConfig&) const = default;
 };
 
-/// Optional per-access energies for first-order energy estimates (all >= 0, picojoules).
+/// The optional `energy:` section (docs/energy.md): the process node and DRAM kind whose
+/// published figures configs/energy_model.hpp derives every per-action energy and area from,
+/// and per-entry overrides (all >= 0). An absent entry inherits the derived figure.
 struct EnergyConfig {
-  double mac_pj = 0;                  ///< one multiply-accumulate
-  double sram_read_pj_per_byte = 0;   ///< one byte read from any scratchpad
-  double sram_write_pj_per_byte = 0;  ///< one byte written to any scratchpad
-  double dram_pj_per_byte = 0;        ///< one byte moved to or from DRAM
+  std::string technology = "45nm";               ///< a node of energy_model.hpp's table
+  std::string dram_technology = "ddr3";          ///< a DRAM kind of energy_model.hpp's table
+  std::optional<double> mac_pj;                  ///< one multiply-accumulate
+  std::optional<double> sram_read_pj_per_byte;   ///< one byte read from any scratchpad
+  std::optional<double> sram_write_pj_per_byte;  ///< one byte written to any scratchpad
+  std::optional<double> dram_pj_per_byte;        ///< one byte moved to or from DRAM
+  std::optional<double> vector_op_pj;            ///< one requantized or added element
+  std::optional<double> leakage_mw_per_mm2;      ///< static power per area
 
   bool operator==(const EnergyConfig&) const = default;
 };

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "configs/energy_config.hpp"
 #include "configs/hw_config.hpp"
 #include "support/files.hpp"
 #include "support/strings.hpp"
@@ -28,8 +29,6 @@ const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port
 const std::vector<std::string> kDramKeys = {"bandwidth", "latency_ns", "burst_bytes",
                                             "max_outstanding_requests"};
 const std::vector<std::string> kQueueKeys = {"instruction_queue_depth", "token_fifo_depth"};
-const std::vector<std::string> kEnergyKeys = {"mac_pj", "sram_read_pj_per_byte",
-                                              "sram_write_pj_per_byte", "dram_pj_per_byte"};
 const std::vector<std::string> kFpgaKeys = {"part", "clock_mhz"};
 
 std::string fixed_text(double value) {
@@ -543,21 +542,22 @@ void read_queues(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
 }
 
 void read_energy(Validator& v, const YAML::Node& node, HwConfig& config, bool& complete) {
-  const std::string path = "energy";
-  if (!v.check_map(node, path, kEnergyKeys)) {
-    complete = false;
-    return;
-  }
-  std::array<std::optional<double>, 4> values;
-  for (std::size_t i = 0; i < kEnergyKeys.size(); ++i) {
-    values[i] = v.read_number(v.get(node, path, kEnergyKeys[i], true),
-                              child_path(path, kEnergyKeys[i]), 0, false, 1e9);
-  }
-  if (!std::all_of(values.begin(), values.end(), [](const auto& x) { return x.has_value(); })) {
-    complete = false;
-    return;
-  }
-  config.energy = EnergyConfig{*values[0], *values[1], *values[2], *values[3]};
+  // The section's keys and rules live in energy_config.cpp (docs/energy.md).
+  EnergyReader reader;
+  reader.error = [&v](const YAML::Node& n, const std::string& key_path, std::string message) {
+    v.error(n, key_path, std::move(message));
+  };
+  reader.check_map = [&v](const YAML::Node& map, const std::string& path,
+                          const std::vector<std::string>& allowed) {
+    return v.check_map(map, path, allowed);
+  };
+  reader.get = [&v](const YAML::Node& map, const std::string& path, const std::string& key) {
+    return v.get(map, path, key, false);
+  };
+  reader.read_number = [&v](const YAML::Node& n, const std::string& key_path, double min,
+                            double max) { return v.read_number(n, key_path, min, false, max); };
+  config.energy = read_energy_section(node, reader);
+  if (!config.energy) complete = false;
 }
 
 void read_fpga(Validator& v, const YAML::Node& node, HwConfig& config, bool& complete) {

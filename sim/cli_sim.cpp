@@ -78,7 +78,13 @@ void print_summary(const SimReport& report, const HwConfig& config) {
   }
   std::printf("macs          %llu (utilisation %.4f)\n",
               static_cast<unsigned long long>(report.macs), report.mac_utilisation);
-  if (report.energy) std::printf("energy        %.1f pJ\n", report.energy->total_pj());
+  if (report.energy) {
+    const EnergyEstimate& e = *report.energy;
+    std::printf(
+        "energy        %.1f pJ (mac %.1f, sram %.1f, vector %.1f, dram %.1f, leakage %.1f)\n",
+        e.total_pj(), e.mac_pj, e.sram_pj, e.vector_pj, e.dram_pj, e.leakage_pj);
+    std::printf("edp           %.4g pJ*s, area %.4f mm^2\n", e.edp_pj_s(), e.area_mm2);
+  }
   if (report.fault) std::printf("fault         %s\n", report.fault->str().c_str());
 }
 

@@ -114,19 +114,80 @@ Result<SimResult> simulate(const HwConfig& config, std::span<const isa::Word> pr
   const double peak =
       static_cast<double>(report.cycles) * static_cast<double>(config.macs_per_cycle());
   report.mac_utilisation = peak > 0 ? static_cast<double>(report.macs) / peak : 0.0;
-  if (config.energy) {
-    EnergyEstimate energy;
-    energy.mac_pj = config.energy->mac_pj * static_cast<double>(report.macs);
-    for (const auto& sp : report.scratchpads)
-      energy.sram_pj += config.energy->sram_read_pj_per_byte * static_cast<double>(sp.read_bytes) +
-                        config.energy->sram_write_pj_per_byte * static_cast<double>(sp.write_bytes);
-    energy.dram_pj =
-        config.energy->dram_pj_per_byte * static_cast<double>(report.dram.total_bytes());
-    report.energy = energy;
-  }
+  report.energy = estimate_energy(config, report);
   return SimResult{std::move(context.report), std::move(context.dram_bytes),
                    std::move(context.final_scratchpads)};
 }
+
+ActionCounts action_counts(const SimReport& report) {
+  ActionCounts counts;
+  counts.macs = report.macs;
+  for (const auto& sp : report.scratchpads) {
+    counts.sram_read_bytes.push_back(sp.read_bytes);
+    counts.sram_write_bytes.push_back(sp.write_bytes);
+  }
+  counts.requant_elements = report.vector_ops.requant_elements;
+  counts.add_elements = report.vector_ops.add_elements;
+  counts.pool_window_elements = report.vector_ops.pool_window_elements;
+  counts.dram_bytes = report.dram.total_bytes();
+  counts.cycles = report.cycles;
+  return counts;
+}
+
+EnergyEstimate estimate_energy(const HwConfig& config, const SimReport& report) {
+  return energy_of(energy_table(config), action_counts(report), config.clock_mhz);
+}
+
+namespace {
+
+/// The report's energy keys (docs/sim.md): by component, the vector unit's counts, runtime,
+/// EDP, area and the table the counts were multiplied by.
+nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report,
+                           const HwConfig& config) {
+  const EnergyTable table = energy_table(config);
+  nlohmann::json by_scratchpad = nlohmann::json::object();
+  nlohmann::json area = nlohmann::json::object();
+  nlohmann::json sram_table = nlohmann::json::object();
+  for (std::size_t i = 0; i < table.scratchpads.size(); ++i) {
+    const auto& sp = table.scratchpads[i];
+    if (i < energy.sram_pj_by_scratchpad.size())
+      by_scratchpad[sp.name] = energy.sram_pj_by_scratchpad[i];
+    area[sp.name] = sp.area_mm2;
+    sram_table[sp.name] = {{"read_pj_per_byte", sp.read_pj_per_byte},
+                           {"write_pj_per_byte", sp.write_pj_per_byte}};
+  }
+  area["matrix"] = table.matrix_area_mm2;
+  area["vector"] = table.vector_area_mm2;
+  area["total"] = table.area_mm2();
+  return {{"energy_pj",
+           {{"mac", energy.mac_pj},
+            {"sram", energy.sram_pj},
+            {"sram_by_scratchpad", by_scratchpad},
+            {"vector", energy.vector_pj},
+            {"dram", energy.dram_pj},
+            {"leakage", energy.leakage_pj},
+            {"total", energy.total_pj()}}},
+          {"vector_ops",
+           {{"requant_elements", report.vector_ops.requant_elements},
+            {"add_elements", report.vector_ops.add_elements},
+            {"pool_window_elements", report.vector_ops.pool_window_elements}}},
+          {"runtime_s", energy.runtime_s},
+          {"edp_pj_s", energy.edp_pj_s()},
+          {"area_mm2", area},
+          {"energy_table",
+           {{"technology", table.technology},
+            {"dram_technology", table.dram_technology},
+            {"mac_pj", table.mac_pj},
+            {"requant_pj", table.requant_pj},
+            {"add_pj", table.add_pj},
+            {"pool_pj", table.pool_pj},
+            {"dram_pj_per_byte", table.dram_pj_per_byte},
+            {"leakage_mw_per_mm2", table.leakage_mw_per_mm2},
+            {"sram", sram_table},
+            {"model", "docs/energy.md"}}}};
+}
+
+}  // namespace
 
 std::string report_json(const SimReport& report, const HwConfig& config) {
   using nlohmann::json;
@@ -174,11 +235,7 @@ std::string report_json(const SimReport& report, const HwConfig& config) {
       {"config", {{"name", config.name}, {"hash", report.config_hash}}},
       {"tool_version", version()},
   };
-  if (report.energy)
-    out["energy_pj"] = {{"mac", report.energy->mac_pj},
-                        {"sram", report.energy->sram_pj},
-                        {"dram", report.energy->dram_pj},
-                        {"total", report.energy->total_pj()}};
+  if (report.energy) out.update(energy_json(*report.energy, report, config));
   if (report.fault)
     out["fault"] = {{"kind", report.fault->kind},
                     {"cycle", report.fault->cycle},

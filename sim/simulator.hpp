@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
 #include "isa/target.hpp"
+#include "sim/core/costs.hpp"
 #include "sim/dram/dram_model.hpp"
 #include "support/result.hpp"
 
@@ -89,13 +91,8 @@ struct ScratchpadStats {
   std::uint64_t write_bytes = 0;
 };
 
-/// First-order energy from the config's per-access energies, in picojoules.
-struct EnergyEstimate {
-  double mac_pj = 0;
-  double sram_pj = 0;
-  double dram_pj = 0;
-  double total_pj() const { return mac_pj + sram_pj + dram_pj; }
-};
+/// Energy by component (configs/energy_model.hpp), in picojoules.
+using EnergyEstimate = EnergyBreakdown;
 
 /// Why a run stopped early. `kind` is one of: "illegal_instruction" (undecodable, or not
 /// executable on this config), "out_of_bounds" (SRAM or DRAM), "deadlock" (no instruction can
@@ -128,8 +125,9 @@ struct SimReport {
   std::array<EngineStats, kEngineCount> engines;
   std::vector<ScratchpadStats> scratchpads;  ///< in config order
   std::uint64_t macs = 0;                    ///< MAC slots used (timing.md's count)
+  VectorOps vector_ops;                      ///< the vector unit's element operations
   double mac_utilisation = 0;                ///< macs / (cycles * rows * cols)
-  std::optional<EnergyEstimate> energy;      ///< when the config has energies
+  std::optional<EnergyEstimate> energy;      ///< counts x energy_table(config), always set
   std::string config_name;
   std::string config_hash;
   /// With SimOptions::record_instruction_cycles: executed instructions, in finish order.
@@ -155,6 +153,13 @@ struct SimResult {
 /// calls may follow each other in one process; they must not overlap (not thread-safe).
 Result<SimResult> simulate(const HwConfig& config, std::span<const isa::Word> program,
                            DramImage dram, const SimOptions& options = {});
+
+/// The report's counts as the energy model's actions (SRAM bytes in config order; DRAM bytes
+/// include instruction fetch; cycles for leakage).
+ActionCounts action_counts(const SimReport& report);
+
+/// action_counts(report) x energy_table(config) (docs/energy.md).
+EnergyEstimate estimate_energy(const HwConfig& config, const SimReport& report);
 
 /// The report as JSON text (schema in docs/sim.md), pretty-printed.
 std::string report_json(const SimReport& report, const HwConfig& config);

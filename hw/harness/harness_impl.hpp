@@ -217,6 +217,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
       auto decoded = isa::decode(program[r.index]);
       if (decoded.ok()) {
         report.macs += sim::mac_count(decoded.value(), config);
+        report.vector_ops += sim::vector_ops(decoded.value());
         for (const auto& traffic : sim::sram_traffic(decoded.value(), config)) {
           report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
           report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;
@@ -387,16 +388,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
   const double peak =
       static_cast<double>(report.cycles) * static_cast<double>(config.macs_per_cycle());
   report.mac_utilisation = peak > 0 ? static_cast<double>(report.macs) / peak : 0.0;
-  if (config.energy) {
-    sim::EnergyEstimate energy;
-    energy.mac_pj = config.energy->mac_pj * static_cast<double>(report.macs);
-    for (const auto& sp : report.scratchpads)
-      energy.sram_pj += config.energy->sram_read_pj_per_byte * static_cast<double>(sp.read_bytes) +
-                        config.energy->sram_write_pj_per_byte * static_cast<double>(sp.write_bytes);
-    energy.dram_pj =
-        config.energy->dram_pj_per_byte * static_cast<double>(report.dram.total_bytes());
-    report.energy = energy;
-  }
+  report.energy = sim::estimate_energy(config, report);
   result.dram = std::move(image.bytes);
   return result;
 }

@@ -177,6 +177,7 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   SimReport& report = context_.report;
   report.instructions_executed += 1;
   report.macs += decoded.macs;
+  report.vector_ops += decoded.vector;
   for (const auto& traffic : decoded.sram_traffic()) {
     report.scratchpads[traffic.sp].read_bytes += traffic.read_bytes;
     report.scratchpads[traffic.sp].write_bytes += traffic.write_bytes;

@@ -96,6 +96,19 @@ std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& con
   return pixels * conv->oc_blocks * conv->ic_blocks * kernel * rows * cols;
 }
 
+VectorOps vector_ops(const isa::Instruction& instruction) {
+  VectorOps ops;
+  if (const auto* requant = std::get_if<isa::Requant>(&instruction)) {
+    ops.requant_elements = std::uint64_t{requant->y_size} * requant->x_size * requant->c_size;
+  } else if (const auto* add = std::get_if<isa::Add>(&instruction)) {
+    ops.add_elements = std::uint64_t{add->y_size} * add->x_size * add->c_size;
+  } else if (const auto* pool = std::get_if<isa::Pool>(&instruction)) {
+    ops.pool_window_elements =
+        std::uint64_t{pool->out_h} * pool->out_w * pool->c_size * pool->kh * pool->kw;
+  }
+  return ops;
+}
+
 DmaWalk dma_walk(const isa::Instruction& instruction) {
   if (const auto* load = std::get_if<isa::Load>(&instruction))
     return walk_of(*load, DramDirection::kRead);

@@ -26,6 +26,22 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
 /// 0 for every other instruction.
 std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& config);
 
+/// The vector unit's element operations of one instruction (docs/energy.md): requant one per
+/// element of its box, add one per element, pool one per window position of every output
+/// (padding included, as its SRAM reads); 0 for every other instruction (a copy only moves).
+struct VectorOps {
+  std::uint64_t requant_elements = 0;
+  std::uint64_t add_elements = 0;
+  std::uint64_t pool_window_elements = 0;
+  VectorOps& operator+=(const VectorOps& o) {
+    requant_elements += o.requant_elements;
+    add_elements += o.add_elements;
+    pool_window_elements += o.pool_window_elements;
+    return *this;
+  }
+};
+VectorOps vector_ops(const isa::Instruction& instruction);
+
 /// The DRAM side of a load or store: `rows` rows of `pixels` runs of `run_bytes` each, in walk
 /// order (y, then x). Strides are non-negative, so the walk's last run ends highest.
 struct DmaWalk {

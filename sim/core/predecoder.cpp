@@ -72,6 +72,7 @@ void Predecoder::decode_uncached(const isa::Word& word, DecodedInstruction& out)
   out.is_finish = std::holds_alternative<isa::Finish>(instruction);
   out.fixed_cost_cycles = 0;
   out.macs = 0;
+  out.vector = {};
   out.sram_count = 0;
   out.dma = {};
   if (isa::validate(instruction, target_)) {
@@ -86,6 +87,7 @@ void Predecoder::decode_uncached(const isa::Word& word, DecodedInstruction& out)
   out.status = DecodedInstruction::Status::kOk;
   out.fixed_cost_cycles = fixed_cost_cycles(instruction, config_);
   out.macs = mac_count(instruction, config_);
+  out.vector = vector_ops(instruction);
   out.dma = dma_walk(instruction);
   const std::size_t count = sram_traffic(instruction, config_, out.sram);
   if (count > out.sram.size()) {

@@ -30,7 +30,8 @@ struct DecodedInstruction {
   std::uint8_t sram_count = 0;          ///< entries of `sram` in use
   std::uint64_t fixed_cost_cycles = 0;  ///< f - s of a non-DMA instruction (docs/timing.md)
   std::uint64_t macs = 0;
-  DmaWalk dma;  ///< load/store: its DRAM requests (dma.rows == 0 for every other instruction)
+  VectorOps vector;  ///< vector_ops() of the instruction
+  DmaWalk dma;       ///< load/store: its DRAM requests (dma.rows == 0 for every other instruction)
   /// sram_traffic() of the instruction: at most 4 entries (a conv's input, weights, bias,
   /// accumulators), held in place to spare an allocation per instruction.
   std::array<SramTraffic, 4> sram{};

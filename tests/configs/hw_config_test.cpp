@@ -115,7 +115,7 @@ TEST(HwConfig, vta_pynq_has_vta_default_buffers) {
   EXPECT_EQ(c.find_scratchpad("acc")->size_bytes, 131072);
   EXPECT_EQ(c.find_scratchpad("nope"), nullptr);
   ASSERT_TRUE(c.energy.has_value());
-  EXPECT_DOUBLE_EQ(c.energy->dram_pj_per_byte, 162.5);
+  EXPECT_EQ(c.energy->dram_pj_per_byte, 162.5);
   ASSERT_TRUE(c.fpga.has_value());
   EXPECT_EQ(c.fpga->part, "xc7z020clg400-1");
   EXPECT_EQ(c.queues.instruction_queue_depth, 8);
@@ -204,7 +204,12 @@ TEST(HwConfigOverride, creates_missing_maps_on_the_path) {
                            {"energy.sram_write_pj_per_byte", "2"},
                            {"energy.dram_pj_per_byte", "100"}});
   ASSERT_TRUE(c.energy.has_value());
-  EXPECT_EQ(*c.energy, (EnergyConfig{0.5, 1, 2, 100}));
+  EnergyConfig expected;
+  expected.mac_pj = 0.5;
+  expected.sram_read_pj_per_byte = 1;
+  expected.sram_write_pj_per_byte = 2;
+  expected.dram_pj_per_byte = 100;
+  EXPECT_EQ(*c.energy, expected);
 }
 
 TEST(HwConfigOverride, problems_in_overridden_values_name_the_override) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
+#include "sim/core/costs.hpp"
 #include "sim/inputs.hpp"
 #include "sim/simulator.hpp"
 
@@ -65,6 +66,65 @@ TEST(SimReport, sram_bytes_and_energy_follow_the_documented_counts) {
   EXPECT_DOUBLE_EQ(report.energy->dram_pj, (64 + 64 + 128) * 10.0);
 }
 
+TEST(SimReport, energy_by_component_of_one_conv_by_hand) {
+  // micro.yaml with the model's own figures (45 nm, LPDDR4) instead of its explicit ones.
+  std::ifstream in(kDir + "micro.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = text.substr(0, text.find("energy:")) + "energy: {dram_technology: lpddr4}\n";
+  const auto config = parse_hw_config(text, "micro-model.yaml");
+  ASSERT_TRUE(config.ok()) << config.reason();
+  const auto words = read_program_words(kDir + "worked_example.tasm", &config.value());
+  DramImage image;
+  image.size_bytes = 1 << 16;
+  SimOptions options;
+  options.timing_only = true;
+  auto result = simulate(config.value(), words, std::move(image), options);
+  ASSERT_TRUE(result.ok()) << result.reason();
+  const SimReport& report = result.value().report;
+  ASSERT_TRUE(report.energy);
+  const EnergyEstimate& e = *report.energy;
+  // MAC: 64 slots (4 pixels x one 4 x 4 pass) x (8x8 multiply 0.2 + 32-bit add 0.1) pJ.
+  EXPECT_NEAR(e.mac_pj, 64 * 0.3, 1e-12);
+  // SRAM: 96 B read + 128 B written (the counts above) in 16 KiB banks (64 KiB / 4):
+  // E64(16 KiB) = 3.8024910689 x 16^0.4726043223 = 14.0974483 pJ per 64-bit access, an eighth
+  // of it per byte = 1.76218104 pJ/B; 224 B -> 394.728553 pJ.
+  EXPECT_NEAR(e.sram_pj, 224 * 14.097448315569917 / 8, 1e-9);
+  // No requant, add or pool in this program.
+  EXPECT_EQ(e.vector_pj, 0);
+  // DRAM: 64 + 64 + 128 (instructions) B at LPDDR4's 4 pJ/bit = 32 pJ/B.
+  EXPECT_NEAR(e.dram_pj, 256 * 32.0, 1e-9);
+  // Area: 64 KiB x 5.536 um^2/B = 0.362807296 mm^2; 16 MACs x 419 um^2 = 0.006704 mm^2; 4 lanes x
+  // 3769 um^2 = 0.015076 mm^2; total 0.384587296 mm^2. Leakage: 1 mW/mm^2 x that x 46 ns
+  // (46 cycles at 1 GHz) = 1.7691015616e-11 J = 17.691015616 pJ.
+  EXPECT_NEAR(e.area_mm2, 0.384587296, 1e-12);
+  EXPECT_NEAR(e.leakage_pj, 17.691015616, 1e-9);
+  EXPECT_NEAR(e.total_pj(), 19.2 + 394.728553 + 8192 + 17.691015616, 1e-5);
+  EXPECT_NEAR(e.edp_pj_s(), e.total_pj() * 46e-9, 1e-15);
+}
+
+TEST(SimReport, vector_ops_count_requant_add_and_pool_elements) {
+  isa::Requant requant;
+  requant.y_size = 2;
+  requant.x_size = 3;
+  requant.c_size = 4;
+  EXPECT_EQ(vector_ops(requant).requant_elements, 24u);  // one per element of the box
+  isa::Add add;
+  add.y_size = 1;
+  add.x_size = 5;
+  add.c_size = 8;
+  EXPECT_EQ(vector_ops(add).add_elements, 40u);
+  isa::Pool pool;
+  pool.out_h = 2;
+  pool.out_w = 2;
+  pool.c_size = 16;
+  pool.kh = 3;
+  pool.kw = 3;
+  EXPECT_EQ(vector_ops(pool).pool_window_elements, 576u);  // 64 outputs x 9 window positions
+  EXPECT_EQ(vector_ops(isa::Copy{}).requant_elements + vector_ops(isa::Copy{}).add_elements +
+                vector_ops(isa::Copy{}).pool_window_elements,
+            0u);
+}
+
 TEST(SimReport, json_carries_status_bytes_engines_and_version) {
   const HwConfig config = load_hw_config(kDir + "micro.yaml");
   const auto json = nlohmann::json::parse(report_json(run_worked_example({}).report, config));
@@ -76,6 +136,11 @@ TEST(SimReport, json_carries_status_bytes_engines_and_version) {
   EXPECT_EQ(json["config"]["name"], "sim-micro");
   EXPECT_TRUE(json.contains("tool_version"));
   EXPECT_TRUE(json.contains("energy_pj"));
+  EXPECT_EQ(json["energy_pj"]["mac"], 64.0);  // micro.yaml's explicit 1 pJ/MAC
+  EXPECT_EQ(json["energy_pj"]["sram_by_scratchpad"]["unified"], 96 * 0.5 + 128 * 0.25);
+  EXPECT_EQ(json["energy_table"]["technology"], "45nm");
+  EXPECT_TRUE(json.contains("edp_pj_s"));
+  EXPECT_TRUE(json["area_mm2"].contains("total"));
 }
 
 TEST(SimReport, trace_has_one_slice_per_instruction_and_says_when_capped) {

@@ -1,0 +1,157 @@
+// The energy and area model: the published figures, the SRAM fit and the tables they make.
+#include "configs/energy_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace tessel {
+namespace {
+
+// Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC 2014, 45 nm,
+// 0.9 V: integer add and multiply energies (pJ) and areas (um^2).
+constexpr double kAdd32Pj = 0.1;
+constexpr double kMult8Pj = 0.2;
+constexpr double kMult32Pj = 3.1;
+constexpr double kAdd32Um2 = 137;
+constexpr double kMult8Um2 = 282;
+constexpr double kMult32Um2 = 3495;
+// The same talk's SRAM (cache) figures: energy of one 64-bit access by array capacity.
+constexpr std::array<std::pair<double, double>, 3> kSramPoints = {
+    {{8.0 * 1024, 10.0}, {32.0 * 1024, 20.0}, {1024.0 * 1024, 100.0}}};
+// A 45 nm 6T bitcell of 0.346 um^2 (Intel, Mistry et al., IEDM 2007) at an assumed 50% array
+// efficiency (decoders, sense amplifiers, I/O): um^2 per byte of capacity.
+constexpr double kSramUm2PerByte = 8 * 0.346 / 0.5;
+// Assumed static power density of a low-power 45 nm process (docs/energy.md says why).
+constexpr double kLeakageMwPerMm2 = 1.0;
+
+}  // namespace
+
+double TechnologyNode::energy_scale() const {
+  return (feature_nm / 45.0) * (vdd / 0.9) * (vdd / 0.9);
+}
+
+double TechnologyNode::area_scale() const {
+  return (feature_nm / 45.0) * (feature_nm / 45.0);
+}
+
+const std::vector<TechnologyNode>& technology_nodes() {
+  static const std::vector<TechnologyNode> nodes = {{"45nm", 45, 0.9}, {"32nm", 32, 0.9},
+                                                    {"28nm", 28, 0.9}, {"22nm", 22, 0.8},
+                                                    {"16nm", 16, 0.8}, {"7nm", 7, 0.7}};
+  return nodes;
+}
+
+std::optional<TechnologyNode> technology_node(std::string_view name) {
+  for (const auto& node : technology_nodes())
+    if (node.name == name) return node;
+  return std::nullopt;
+}
+
+const std::vector<DramTechnology>& dram_technologies() {
+  // Sources in docs/energy.md.
+  static const std::vector<DramTechnology> kinds = {
+      {"ddr3", 1300.0 / 64}, {"ddr4", 15.0}, {"lpddr4", 4.0}, {"gddr5", 14.0}, {"hbm2", 3.9}};
+  return kinds;
+}
+
+std::optional<DramTechnology> dram_technology(std::string_view name) {
+  for (const auto& kind : dram_technologies())
+    if (kind.name == name) return kind;
+  return std::nullopt;
+}
+
+std::pair<double, double> sram_fit_coefficients() {
+  // Least squares of ln(E) = ln(a) + b ln(C / 1 KiB) over the three published points.
+  double mean_x = 0, mean_y = 0;
+  for (const auto& [bytes, pj] : kSramPoints) {
+    mean_x += std::log(bytes / 1024);
+    mean_y += std::log(pj);
+  }
+  mean_x /= kSramPoints.size();
+  mean_y /= kSramPoints.size();
+  double sxy = 0, sxx = 0;
+  for (const auto& [bytes, pj] : kSramPoints) {
+    const double dx = std::log(bytes / 1024) - mean_x;
+    sxy += dx * (std::log(pj) - mean_y);
+    sxx += dx * dx;
+  }
+  const double b = sxy / sxx;
+  return {std::exp(mean_y - b * mean_x), b};
+}
+
+double sram_64bit_access_pj_45nm(double bank_bytes) {
+  static const auto [a, b] = sram_fit_coefficients();
+  return a * std::pow(std::max(bank_bytes, 1024.0) / 1024, b);
+}
+
+double EnergyTable::area_mm2() const {
+  double area = matrix_area_mm2 + vector_area_mm2;
+  for (const auto& sp : scratchpads) area += sp.area_mm2;
+  return area;
+}
+
+EnergyTable energy_table(const HwConfig& config) {
+  const EnergyConfig settings = config.energy.value_or(EnergyConfig{});
+  // The loader accepts only known names; a hand-built config with another falls back to 45 nm
+  // and DDR3 rather than failing here.
+  const TechnologyNode node = technology_node(settings.technology).value_or(technology_nodes()[0]);
+  const DramTechnology dram =
+      dram_technology(settings.dram_technology).value_or(dram_technologies()[0]);
+  const double e = node.energy_scale();
+  const double a = node.area_scale();
+  const MatrixUnitConfig& m = config.matrix;
+  const double product_ratio = m.input_bits * m.weight_bits / 64.0;  // vs an 8 x 8 multiply
+  const double accumulator_ratio = m.accumulator_bits / 32.0;        // vs a 32-bit add
+
+  EnergyTable table;
+  table.technology = std::string(node.name);
+  table.dram_technology = std::string(dram.name);
+  table.mac_pj =
+      settings.mac_pj.value_or(e * (kMult8Pj * product_ratio + kAdd32Pj * accumulator_ratio));
+  // requant: a 32 x 32-bit multiply, the rounding add and the zero-point add; add: two
+  // 8 x 32-bit rescale multiplies (4x an 8 x 8 one) and two adds; pool: one 32-bit add/compare.
+  table.requant_pj = settings.vector_op_pj.value_or(e * (kMult32Pj + 2 * kAdd32Pj));
+  table.add_pj = settings.vector_op_pj.value_or(e * (2 * 4 * kMult8Pj + 2 * kAdd32Pj));
+  table.pool_pj = e * kAdd32Pj;
+  table.dram_pj_per_byte = settings.dram_pj_per_byte.value_or(dram.pj_per_bit * 8);
+  table.leakage_mw_per_mm2 = settings.leakage_mw_per_mm2.value_or(kLeakageMwPerMm2);
+  for (const auto& sp : config.scratchpads) {
+    // One access reads one bank of size / banks bytes; energy is linear in the access width,
+    // so a byte costs an eighth of a 64-bit access to that bank.
+    const double bank_bytes = static_cast<double>(sp.size_bytes) / sp.banks;
+    const double per_byte = e * sram_64bit_access_pj_45nm(bank_bytes) / 8;
+    table.scratchpads.push_back({sp.name, settings.sram_read_pj_per_byte.value_or(per_byte),
+                                 settings.sram_write_pj_per_byte.value_or(per_byte),
+                                 a * kSramUm2PerByte * static_cast<double>(sp.size_bytes) * 1e-6});
+  }
+  table.matrix_area_mm2 = a * static_cast<double>(m.rows) * m.cols *
+                          (kMult8Um2 * product_ratio + kAdd32Um2 * accumulator_ratio) * 1e-6;
+  table.vector_area_mm2 = a * config.vector.lanes * (kMult32Um2 + 2 * kAdd32Um2) * 1e-6;
+  return table;
+}
+
+EnergyBreakdown energy_of(const EnergyTable& table, const ActionCounts& counts, double clock_mhz) {
+  EnergyBreakdown out;
+  out.mac_pj = table.mac_pj * static_cast<double>(counts.macs);
+  for (std::size_t i = 0; i < table.scratchpads.size(); ++i) {
+    const auto at = [i](const std::vector<std::uint64_t>& v) {
+      return i < v.size() ? static_cast<double>(v[i]) : 0.0;
+    };
+    const double pj = table.scratchpads[i].read_pj_per_byte * at(counts.sram_read_bytes) +
+                      table.scratchpads[i].write_pj_per_byte * at(counts.sram_write_bytes);
+    out.sram_pj_by_scratchpad.push_back(pj);
+    out.sram_pj += pj;
+  }
+  out.vector_pj = table.requant_pj * static_cast<double>(counts.requant_elements) +
+                  table.add_pj * static_cast<double>(counts.add_elements) +
+                  table.pool_pj * static_cast<double>(counts.pool_window_elements);
+  out.dram_pj = table.dram_pj_per_byte * static_cast<double>(counts.dram_bytes);
+  out.runtime_s = clock_mhz > 0 ? static_cast<double>(counts.cycles) / (clock_mhz * 1e6) : 0.0;
+  out.area_mm2 = table.area_mm2();
+  // mW * s = 1e-3 J = 1e9 pJ.
+  out.leakage_pj = table.leakage_mw_per_mm2 * out.area_mm2 * out.runtime_s * 1e9;
+  return out;
+}
+
+}  // namespace tessel

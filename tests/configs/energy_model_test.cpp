@@ -1,0 +1,173 @@
+// The energy and area model (configs/energy_model.hpp, docs/energy.md): the SRAM fit against
+// numpy, per-action figures and areas by hand from Horowitz's 45 nm table, node scaling, the
+// pre-model keys as overrides, the section's round trip and its content hash.
+#include <gtest/gtest.h>
+
+#include "configs/energy_config.hpp"
+#include "configs/energy_model.hpp"
+#include "configs/hw_config.hpp"
+
+namespace tessel {
+namespace {
+
+// A 2 x 2 int8 array, 2 lanes, one 1 KiB scratchpad in 2 banks of 512 B.
+const std::string kTiny = R"(name: tiny
+clock_mhz: 100
+matrix: {rows: 2, cols: 2, input_bits: 8, weight_bits: 8, accumulator_bits: 32}
+vector: {lanes: 2}
+scratchpads:
+  - {name: buf, size: 1KiB, banks: 2, port_width_bytes: 4,
+     holds: [activations, weights, accumulators, outputs]}
+dram: {bandwidth: 200MB/s, latency_ns: 25, burst_bytes: 16, max_outstanding_requests: 2}
+queues: {instruction_queue_depth: 4, token_fifo_depth: 2}
+)";
+
+HwConfig tiny(const std::vector<KeyOverride>& overrides = {}) {
+  auto parsed = parse_hw_config(kTiny, "tiny.yaml", overrides);
+  EXPECT_TRUE(parsed.ok()) << parsed.reason();
+  return parsed.value();
+}
+
+HwConfig shipped(const std::string& name) {
+  return load_hw_config(hw_config_dir() + "/" + name + ".yaml");
+}
+
+TEST(EnergyModel, sram_fit_matches_numpy_polyfit_of_horowitz_points) {
+  // numpy.polyfit(log([8, 32, 1024]), log([10, 20, 100]), 1): slope 0.47260432229036353,
+  // exp(intercept) 3.8024910689444225 (capacities in KiB, energies in pJ per 64-bit access).
+  const auto [a, b] = sram_fit_coefficients();
+  EXPECT_NEAR(a, 3.8024910689444225, 1e-12);
+  EXPECT_NEAR(b, 0.47260432229036353, 1e-12);
+  // The fit passes within 2.2% of every published point (10.16, 19.56, 100.63 pJ).
+  EXPECT_NEAR(sram_64bit_access_pj_45nm(8 * 1024), 10.159502322696492, 1e-9);
+  EXPECT_NEAR(sram_64bit_access_pj_45nm(32 * 1024), 19.56178980993794, 1e-9);
+  EXPECT_NEAR(sram_64bit_access_pj_45nm(1024 * 1024), 100.6349820762156, 1e-9);
+  // Below 1 KiB the curve is clamped: a 512 B array costs what 1 KiB does (a).
+  EXPECT_DOUBLE_EQ(sram_64bit_access_pj_45nm(512), a);
+}
+
+TEST(EnergyModel, tiny_config_figures_by_hand_at_45nm_ddr3) {
+  const EnergyTable t = energy_table(tiny());
+  EXPECT_EQ(t.technology, "45nm");
+  EXPECT_EQ(t.dram_technology, "ddr3");
+  EXPECT_NEAR(t.mac_pj, 0.3, 1e-15);            // 8x8 multiply 0.2 + 32-bit add 0.1
+  EXPECT_NEAR(t.requant_pj, 3.3, 1e-15);        // 32x32 multiply 3.1 + two 32-bit adds
+  EXPECT_NEAR(t.add_pj, 1.8, 1e-15);            // two 8x32 multiplies (4 x 0.2) + two adds
+  EXPECT_NEAR(t.pool_pj, 0.1, 1e-15);           // one 32-bit add or compare
+  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);  // 1.3 nJ per 64 bits
+  EXPECT_DOUBLE_EQ(t.leakage_mw_per_mm2, 1.0);
+  ASSERT_EQ(t.scratchpads.size(), 1u);
+  // 512 B banks, clamped to 1 KiB: a / 8 per byte, read and write alike.
+  EXPECT_NEAR(t.scratchpads[0].read_pj_per_byte, 3.8024910689444225 / 8, 1e-12);
+  EXPECT_EQ(t.scratchpads[0].write_pj_per_byte, t.scratchpads[0].read_pj_per_byte);
+  // Areas: 1024 B x 8 bits x 0.346 um^2 / 0.5 = 5668.864 um^2; 4 MACs x (282 + 137) um^2 =
+  // 1676 um^2; 2 lanes x (3495 + 2 x 137) um^2 = 7538 um^2.
+  EXPECT_NEAR(t.scratchpads[0].area_mm2, 0.005668864, 1e-12);
+  EXPECT_NEAR(t.matrix_area_mm2, 0.001676, 1e-12);
+  EXPECT_NEAR(t.vector_area_mm2, 0.007538, 1e-12);
+  EXPECT_NEAR(t.area_mm2(), 0.014882864, 1e-12);
+}
+
+TEST(EnergyModel, energy_of_counts_by_hand) {
+  const EnergyTable t = energy_table(tiny());
+  ActionCounts counts;
+  counts.macs = 100;
+  counts.sram_read_bytes = {10};
+  counts.sram_write_bytes = {20};
+  counts.requant_elements = 5;
+  counts.add_elements = 3;
+  counts.pool_window_elements = 9;
+  counts.dram_bytes = 4;
+  counts.cycles = 1000;  // 10 us at 100 MHz
+  const EnergyBreakdown e = energy_of(t, counts, 100);
+  const double sram_per_byte = 3.8024910689444225 / 8;
+  EXPECT_NEAR(e.mac_pj, 30, 1e-12);
+  EXPECT_NEAR(e.sram_pj, 30 * sram_per_byte, 1e-12);
+  ASSERT_EQ(e.sram_pj_by_scratchpad.size(), 1u);
+  EXPECT_EQ(e.sram_pj_by_scratchpad[0], e.sram_pj);
+  EXPECT_NEAR(e.vector_pj, 5 * 3.3 + 3 * 1.8 + 9 * 0.1, 1e-12);  // 22.8
+  EXPECT_NEAR(e.dram_pj, 650, 1e-12);
+  EXPECT_NEAR(e.runtime_s, 1e-5, 1e-20);
+  // 1 mW/mm^2 x 0.014882864 mm^2 x 1e-5 s = 1.4882864e-10 J = 148.82864 pJ.
+  EXPECT_NEAR(e.leakage_pj, 148.82864, 1e-9);
+  const double total = 30 + 30 * sram_per_byte + 22.8 + 650 + 148.82864;
+  EXPECT_NEAR(e.total_pj(), total, 1e-9);
+  EXPECT_NEAR(e.edp_pj_s(), total * 1e-5, 1e-15);
+}
+
+TEST(EnergyModel, nodes_scale_energy_by_feature_and_vdd_squared_and_area_by_feature_squared) {
+  const HwConfig c = tiny({{"energy.technology", "7nm"}});
+  const EnergyTable t = energy_table(c);
+  const double energy_scale = (7.0 / 45) * (0.7 / 0.9) * (0.7 / 0.9);  // 0.0941015...
+  const double area_scale = (7.0 / 45) * (7.0 / 45);                   // 0.0241975...
+  EXPECT_NEAR(t.mac_pj, 0.3 * energy_scale, 1e-15);
+  EXPECT_NEAR(t.scratchpads[0].read_pj_per_byte, 3.8024910689444225 / 8 * energy_scale, 1e-12);
+  EXPECT_NEAR(t.area_mm2(), 0.014882864 * area_scale, 1e-12);
+  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);  // DRAM is off chip: not scaled
+}
+
+TEST(EnergyModel, precision_and_dram_kind_change_the_figures) {
+  const EnergyTable t = energy_table(tiny({{"matrix.input_bits", "16"},
+                                           {"matrix.weight_bits", "16"},
+                                           {"energy.dram_technology", "hbm2"}}));
+  EXPECT_NEAR(t.mac_pj, 0.2 * 4 + 0.1, 1e-15);      // a 16x16 multiply is 4x an 8x8
+  EXPECT_NEAR(t.dram_pj_per_byte, 3.9 * 8, 1e-12);  // 3.9 pJ/bit
+  EXPECT_NEAR(t.matrix_area_mm2, 4 * (282 * 4 + 137) * 1e-6, 1e-15);
+  const EnergyTable lp = energy_table(tiny({{"energy.dram_energy", "4pJ/bit"}}));
+  EXPECT_DOUBLE_EQ(lp.dram_pj_per_byte, 32);
+}
+
+TEST(EnergyModel, sram_energy_grows_with_bank_capacity) {
+  // 64 KiB in one bank against the same 64 KiB in 8 banks of 8 KiB: the fit at 64 and 8 KiB.
+  const auto one =
+      energy_table(tiny({{"scratchpads[0].size", "64KiB"}, {"scratchpads[0].banks", "1"}}));
+  const auto eight =
+      energy_table(tiny({{"scratchpads[0].size", "64KiB"}, {"scratchpads[0].banks", "8"}}));
+  EXPECT_NEAR(one.scratchpads[0].read_pj_per_byte, sram_64bit_access_pj_45nm(65536) / 8, 1e-12);
+  EXPECT_NEAR(eight.scratchpads[0].read_pj_per_byte, 10.159502322696492 / 8, 1e-9);
+  EXPECT_GT(one.scratchpads[0].read_pj_per_byte, eight.scratchpads[0].read_pj_per_byte);
+  EXPECT_EQ(one.scratchpads[0].area_mm2, eight.scratchpads[0].area_mm2);
+}
+
+TEST(EnergyModel, pre_model_keys_override_every_scratchpad_and_the_dram) {
+  const EnergyTable t = energy_table(shipped("vta-pynq"));
+  EXPECT_EQ(t.mac_pj, 0.3);
+  EXPECT_EQ(t.dram_pj_per_byte, 162.5);
+  ASSERT_EQ(t.scratchpads.size(), 4u);
+  for (const auto& sp : t.scratchpads) {
+    EXPECT_EQ(sp.read_pj_per_byte, 1.25) << sp.name;
+    EXPECT_EQ(sp.write_pj_per_byte, 1.25) << sp.name;
+  }
+}
+
+TEST(EnergyModel, sections_round_trip_and_pre_model_hashes_are_unchanged) {
+  const HwConfig c = tiny({{"energy",
+                            "{technology: 16nm, dram_technology: lpddr4, "
+                            "vector_op_pj: 2.5, leakage_mw_per_mm2: 0.5}"}});
+  auto again = parse_hw_config(to_yaml(c), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.reason() << "\n" << to_yaml(c);
+  EXPECT_EQ(again.value(), c);
+  EXPECT_EQ(energy_table(c).requant_pj, 2.5);
+  EXPECT_EQ(energy_table(c).add_pj, 2.5);
+  // The content hashes `tessel config show --json` printed for the shipped configs before the
+  // model (main at e519a0b): the four explicit keys hash as they did.
+  EXPECT_EQ(content_hash(shipped("vta-pynq")), "aedefda6221e783d");
+  EXPECT_EQ(content_hash(shipped("edge-small")), "053c4fdcccb7ec3d");
+  EXPECT_EQ(content_hash(shipped("cloud-large")), "2ed317f32abad31c");
+}
+
+TEST(EnergyModel, energy_per_data_unit_parses_bits_and_bytes) {
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("4pJ/bit").value(), 32);
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("32 pJ/B").value(), 32);
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("1.3nJ/byte").value(), 1300);
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("500fJ/b").value(), 4);
+  EXPECT_EQ(parse_energy_per_byte("4pJ").reason(),
+            "unknown unit in '4pJ' (expected <number><fJ|pJ|nJ>/<bit|B>, e.g. 4pJ/bit or "
+            "32pJ/B)");
+  EXPECT_EQ(parse_energy_per_byte("-1pJ/bit").reason(), "must be at least 0, got '-1pJ/bit'");
+  EXPECT_EQ(parse_energy_per_byte("pJ/bit").reason(),
+            "'pJ/bit' is not an energy per data unit such as 4pJ/bit or 32pJ/B");
+}
+
+}  // namespace
+}  // namespace tessel
