@@ -79,9 +79,12 @@ std::map<std::string, TensorData> load_inputs(const ir::Graph& graph,
 }
 
 int run_infer(const InferOptions& o) {
-  const std::vector<std::string> inputs = {o.model, o.input, o.quant_config};
-  files::require_output_distinct(o.output, inputs);
-  if (!o.dump_dir.empty()) files::require_output_distinct(o.dump_dir, inputs);
+  std::vector<std::string> input_files = {o.model, o.quant_config};
+  for (const std::string& spec : o.inputs)  // FILE or NAME=FILE
+    input_files.push_back(spec.find('=') == std::string::npos ? spec
+                                                              : spec.substr(spec.find('=') + 1));
+  files::require_output_distinct(o.output, input_files);
+  if (!o.dump_dir.empty()) files::require_output_distinct(o.dump_dir, input_files);
   const ir::Graph float_graph = load_prepared_model(o.model);
   const std::map<std::string, TensorData> inputs = load_inputs(float_graph, o.inputs);
   const std::string output_name = float_graph.outputs().at(0);
@@ -99,7 +102,7 @@ int run_infer(const InferOptions& o) {
     files::make_directory(o.dump_dir);
     options.observer = [&](const std::string& tensor, const TensorData& value) -> Status {
       write_npy((std::filesystem::path(o.dump_dir) / (tensor_file_name(tensor) + ".npy")).string(),
-                value.to_npy(), inputs);
+                value.to_npy(), input_files);
       return {};
     };
     for (const auto& [name, value] : inputs) options.observer(name, value).ok();
@@ -112,7 +115,7 @@ int run_infer(const InferOptions& o) {
   const TensorData& output = (o.raw && quantized && values.count(output_name + ".q"))
                                  ? values.at(output_name + ".q")
                                  : values.at(output_name);
-  write_npy(o.output, output.to_npy(), inputs);
+  write_npy(o.output, output.to_npy(), input_files);
 
   const auto f = output.to_f32();
   const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
