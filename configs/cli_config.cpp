@@ -6,6 +6,7 @@
 
 #include "configs/hw_config.hpp"
 #include "support/cli.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel {
 namespace {
@@ -58,7 +59,7 @@ cli::Runner setup_show(CLI::App& command) {
       out["config"] = nlohmann::ordered_json::parse(to_canonical_json(config));
       out["derived"] = nlohmann::ordered_json::parse(derived_figures_json(config));
       out["content_hash"] = content_hash(config);
-      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      std::cout << tessel::json_text(out, 2) << '\n';
     } else {
       std::cout << describe(config);
     }

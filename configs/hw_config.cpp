@@ -10,6 +10,7 @@
 
 #include "configs/energy_config.hpp"
 #include "configs/energy_model.hpp"
+#include "support/json_text.hpp"
 #include "support/units.hpp"
 
 namespace tessel {
@@ -82,7 +83,7 @@ std::string fixed_number_text(double value) {
 
 /// A YAML double-quoted string (JSON string syntax is valid YAML).
 std::string quoted(const std::string& text) {
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return tessel::json_text(nlohmann::json(text), -1);
 }
 
 }  // namespace
@@ -192,7 +193,7 @@ const ScratchpadConfig* HwConfig::find_scratchpad(std::string_view scratchpad_na
 }
 
 std::string to_canonical_json(const HwConfig& config) {
-  return config_json(config, true).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return tessel::json_text(config_json(config, true), 2) + "\n";
 }
 
 std::string to_yaml(const HwConfig& c) {
@@ -255,7 +256,7 @@ std::string derived_figures_json(const HwConfig& c) {
     homes[std::string(to_string(kind))] = c.scratchpad_for(kind).name;
   }
   j["scratchpad_for"] = homes;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return tessel::json_text(j, 2) + "\n";
 }
 
 std::string describe(const HwConfig& c) {
@@ -317,7 +318,7 @@ std::string describe(const HwConfig& c) {
 }
 
 std::string content_hash(const HwConfig& config) {
-  const std::string text = config_json(config, false).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = tessel::json_text(config_json(config, false), -1);
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
   for (unsigned char byte : text) {
     hash ^= byte;

@@ -12,6 +12,7 @@
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -96,7 +97,8 @@ cli::Runner setup_schedule(CLI::App& command) {
     }
     if (!o->quiet && o->json != "-") std::fputs(format_table(result.value()).c_str(), stdout);
     if (!o->json.empty()) {
-      const auto text = to_json(result.value().schedule, result.value().net).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      const auto text =
+          tessel::json_text(to_json(result.value().schedule, result.value().net), 1) + "\n";
       if (o->json == "-") {
         std::cout << text;
       } else {

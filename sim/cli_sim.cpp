@@ -377,7 +377,7 @@ int run(const SimArgs& args) {
 
   int element_bytes = 1;
   if (!compile.is_null()) {
-    const auto& field = compile.contains("element_bytes") ? compile["element_bytes"] : 1;
+    const nlohmann::json field = compile.value("element_bytes", nlohmann::json(1));
     if (!field.is_number_integer() || (field.get<int>() != 1 && field.get<int>() != 2))
       throw_input_error({compile_path, 0, 0}, "element_bytes",
                         "expected 1 or 2, got " + json_text(field, -1));
@@ -460,8 +460,7 @@ int run(const SimArgs& args) {
                    {"transfer_bytes", host.value("transfer_bytes", nlohmann::json::object())},
                    {"ran", host_ran}};
     }
-    write_text((out / "report.json").string(),
-               j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_text((out / "report.json").string(), tessel::json_text(j, 2) + "\n");
     std::printf("report        %s\n", (out / "report.json").string().c_str());
   } else {
     clock.lap("write");

@@ -6,6 +6,7 @@
 
 #include "sim/core/accelerator.hpp"
 #include "sim/core/systemc_session.hpp"
+#include "support/json_text.hpp"
 #include "support/version.hpp"
 
 namespace tessel::sim {
@@ -251,7 +252,7 @@ std::string report_json(const SimReport& report, const HwConfig& config) {
                          {"waits_on", b.waits_on}});
     out["fault"]["blocked"] = blocked;
   }
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return tessel::json_text(out, 2) + "\n";
 }
 
 }  // namespace tessel::sim

@@ -271,8 +271,8 @@ NpyArray parse_npy(std::span<const std::uint8_t> content, const std::string& nam
 
 NpyArray read_npy(const std::string& path) {
   const std::string content = files::read_file(path, files::kMaxArrayBytes + 65536);
-  return parse_npy(
-      std::span(reinterpret_cast<const std::uint8_t*>(content.data()), content.size()), path);
+  return parse_npy(std::span(reinterpret_cast<const std::uint8_t*>(content.data()), content.size()),
+                   path);
 }
 
 void check_finite(const NpyArray& array, const std::string& name) {
@@ -290,7 +290,10 @@ void check_finite(const NpyArray& array, const std::string& name) {
       rest /= extent;
     }
     fail_at(name, "data[" + index + "]",
-            std::string("value is ") + (std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf") +
+            std::string("value is ") +
+                (std::isnan(x) ? "NaN"
+                 : x > 0       ? "+Inf"
+                               : "-Inf") +
                 " (flat index " + std::to_string(i) +
                 "); network inputs and calibration data must be finite");
   }

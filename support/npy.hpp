@@ -44,8 +44,9 @@ struct NpyArray {
 
 /// Reads a .npy file. Throws tessel::InputError naming the file and the header key
 /// ("magic", "header", "header.descr", "header.fortran_order", "header.shape", "data") on: a
-/// missing or unreadable file, a non-regular file, a file or shape over files::kMaxArrayBytes, a bad magic string or version, a malformed header, an unsupported
-/// dtype (e.g. '<f8', '>f4'), Fortran order, or a data section shorter or longer than the shape.
+/// missing or unreadable file, a non-regular file, a file or shape over files::kMaxArrayBytes, a
+/// bad magic string or version, a malformed header, an unsupported dtype (e.g. '<f8', '>f4'),
+/// Fortran order, or a data section shorter or longer than the shape.
 NpyArray read_npy(const std::string& path);
 
 /// Parses .npy content already in memory; `name` is used in diagnostics.

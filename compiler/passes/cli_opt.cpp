@@ -10,6 +10,7 @@
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel {
 namespace {
@@ -36,7 +37,7 @@ struct PrintOptions {
     if (json) {
       ir::JsonOptions options;
       options.include_data = !no_data;
-      text = ir::to_json(graph, options).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      text = tessel::json_text(ir::to_json(graph, options), 1) + "\n";
     } else {
       text = ir::to_text(graph);
     }

@@ -7,6 +7,7 @@
 #include "compiler/zoo/cli_model_options.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel {
 namespace {
@@ -34,9 +35,7 @@ cli::Runner setup_stats(CLI::App& command) {
     auto computed = stats::compute_stats(graph, options);
     if (!computed) throw_input_error({}, "--bits", computed.reason());
     if (*json) {
-      std::cout << stats::to_json(computed.value(), *by_type)
-                       .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
-                << "\n";
+      std::cout << tessel::json_text(stats::to_json(computed.value(), *by_type), 1) << "\n";
     } else if (*by_type) {
       std::cout << computed.value().model << ", " << *bits << "-bit, "
                 << (options.caffe_batchnorm ? "BatchNorm counted as BatchNorm + Scale (Caffe)"

@@ -321,7 +321,7 @@ nlohmann::json to_json(const NetworkStats& stats, bool paper) {
     }
     out["paper_table1"] = std::move(rows);
   }
-  return nlohmann::json::parse(out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return nlohmann::json::parse(out.dump());
 }
 
 }  // namespace tessel::stats

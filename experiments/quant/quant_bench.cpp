@@ -83,7 +83,7 @@ int sqnr(int samples, std::vector<std::string> models) {
                                   {"median_threshold_over_max", median_ratio},
                                   {"least_threshold_over_max", least_ratio},
                                   {"most_clipped_tensor", most_clipped}}
-                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                       .dump()
                 << '\n';
     }
     std::cout << '\n';
@@ -127,7 +127,7 @@ int speed(int runs, const std::string& name, const std::string& save_input) {
                               {"runs", runs},
                               {"tessel_fp32_ms", fp32_ms},
                               {"tessel_int8_ms", int8_ms}}
-                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                   .dump()
             << '\n';
   return 0;
 }

@@ -4,17 +4,21 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "experiments/sweep/evaluator.hpp"
 #include "experiments/sweep/runner.hpp"
 #include "experiments/sweep/slurm.hpp"
 #include "experiments/sweep/spec.hpp"
 #include "support/cli.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::sweep {
 namespace {
@@ -27,8 +31,9 @@ extern "C" void request_stop(int) {
   g_stop.store(true);
 }
 
-/// First SIGINT/SIGTERM: stop taking points, finish the ones in flight, exit 130.
-/// A second SIGINT kills at once (SA_RESETHAND); the results file stays consistent either way.
+/// First SIGINT/SIGTERM: stop taking points, exit 130 (points in worker processes are
+/// stopped at once, in-process ones get StopDeadline's grace). A second SIGINT kills at once
+/// (SA_RESETHAND); the results file stays consistent either way.
 void install_stop_handlers() {
   struct sigaction action {};
   action.sa_handler = request_stop;
@@ -37,6 +42,41 @@ void install_stop_handlers() {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 }
+
+/// An in-process point (analytic, sim) cannot be interrupted, and a large sim point runs for
+/// minutes. Once a stop is requested, the sweep gets `grace` to finish; past it the process ends
+/// at once with exit code 130, without recording the points still running. That is safe: every
+/// recorded line was appended by one write() (whole, or a torn tail the next open cuts away),
+/// and the ids not recorded are evaluated again on resume.
+class StopDeadline {
+ public:
+  explicit StopDeadline(std::chrono::milliseconds grace)
+      : thread_([this, grace] { watch(grace); }) {}
+  ~StopDeadline() {
+    done_.store(true);
+    thread_.join();
+  }
+  StopDeadline(const StopDeadline&) = delete;
+  StopDeadline& operator=(const StopDeadline&) = delete;
+
+ private:
+  void watch(std::chrono::milliseconds grace) {
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kPoll = std::chrono::milliseconds(50);
+    while (!done_.load() && !g_stop.load()) std::this_thread::sleep_for(kPoll);
+    const auto deadline = Clock::now() + grace;
+    while (!done_.load() && Clock::now() < deadline) std::this_thread::sleep_for(kPoll);
+    if (done_.load()) return;
+    std::fputs(
+        "sweep: stopped; the points still running were not recorded (rerun the same "
+        "command to resume)\n",
+        stderr);
+    std::_Exit(130);
+  }
+
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 fs::path self_executable() {
   std::error_code error;
@@ -60,8 +100,7 @@ struct SweepArgs {
 int print_points(const SweepSpec& spec) {
   for (const SweepPoint& point : spec.points) {
     std::cout << point.index << ' ' << point.id << ' ' << point.model << ' ' << point.policy << ' '
-              << point.config->axes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-              << '\n';
+              << tessel::json_text(point.config->axes, -1) << '\n';
   }
   std::cerr << spec.points.size() << " points\n";
   return 0;
@@ -127,7 +166,10 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
   options.terminal = isatty(STDERR_FILENO) != 0;
   install_stop_handlers();
 
-  auto summary = run_sweep(spec, *evaluator, options);
+  auto summary = [&] {
+    const StopDeadline deadline(std::chrono::seconds(2));
+    return run_sweep(spec, *evaluator, options);
+  }();
   if (!summary.ok()) {
     std::cerr << "error: " << summary.reason() << '\n';
     return 1;
@@ -245,8 +287,9 @@ cli::Runner setup_point(CLI::App& command) {
       std::cerr << "error: " << evaluator.reason() << '\n';
       return 1;
     }
-    std::cout << evaluation_to_json(evaluate_point(*evaluator.value(), spec.points[*index]))
-                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << tessel::json_text(
+                     evaluation_to_json(evaluate_point(*evaluator.value(), spec.points[*index])),
+                     -1)
               << '\n';
     return 0;
   };

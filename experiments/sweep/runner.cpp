@@ -7,6 +7,7 @@
 
 #include "experiments/sweep/progress.hpp"
 #include "experiments/sweep/results_file.hpp"
+#include "support/json_text.hpp"
 #include "support/version.hpp"
 
 namespace tessel::sweep {
@@ -46,7 +47,7 @@ std::string results_line(const SweepSpec& spec, const SweepPoint& point,
     line["reason"] = evaluation.reason;
   }
   line["tool_version"] = version();
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return tessel::json_text(line, -1);
 }
 
 Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,

@@ -27,6 +27,7 @@
 #include "sim/simulator.hpp"
 #include "support/diagnostic.hpp"
 #include "support/int_ops.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::sweep {
 namespace {
@@ -244,8 +245,8 @@ class SimEvaluator final : public PointEvaluator {
     const bool pools = passes::pools_before_concat_for_policy(policy) &&
                        passes::pools_before_concat_applies(graphs_.at(model));
     const std::string key =
-        model + '\n' + section.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-        '\n' + (lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise" : "bn:folded") +
+        model + '\n' + tessel::json_text(section, -1) + '\n' +
+        (lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise" : "bn:folded") +
         (pools ? ",pools-before-concat" : "");
     std::lock_guard lock(nets_mutex_);  // building is rare; other threads wait for it
     if (auto found = nets_.find(key); found != nets_.end()) return found->second;
@@ -262,9 +263,8 @@ class SimEvaluator final : public PointEvaluator {
     auto out = std::make_unique<QuantizedNet>();
     quant::QuantConfig config;
     try {
-      config = quant::parse_quant_config(
-          section.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-          "quantization");  // JSON is YAML
+      config = quant::parse_quant_config(tessel::json_text(section, -1),
+                                         "quantization");  // JSON is YAML
     } catch (const InputError& e) {
       return fail(e.what());
     }

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "experiments/sweep/results_file.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::sweep {
 namespace {
@@ -127,9 +128,7 @@ Result<SubmitReport> submit_slurm(const SweepSpec& spec, const SlurmOptions& opt
                                      {"name", spec.name},
                                      {"shards", options.shards},
                                      {"points", spec.points.size()}};
-  if (Status written = write_file_atomically(
-          manifest_path,
-          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (Status written = write_file_atomically(manifest_path, tessel::json_text(manifest, 2) + "\n");
       !written.ok()) {
     return written.failure();
   }

@@ -11,6 +11,7 @@
 #endif
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
+#include "support/json_text.hpp"
 #include "support/strings.hpp"
 
 namespace tessel::sweep {
@@ -466,8 +467,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
       }
       config->hw_invalid_reason = "hw config rejected: " + config->hw_invalid_reason;
     }
-    config->config_hash =
-        stable_hash_hex(identity.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    config->config_hash = stable_hash_hex(tessel::json_text(identity, -1));
     configs.push_back(std::move(config));
   }
 

@@ -195,7 +195,7 @@ std::string to_json(const FpgaResources& r) {
   out["fmax_reason"] = r.fmax_reason;
   out["cells_by_type"] = counts_json(c.cells_by_type);
   out["unclassified_cells"] = counts_json(c.unclassified);
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return out.dump(2) + "\n";
 }
 
 Result<FpgaResources> parse_resources(std::string_view text, const std::string& file_label) {

@@ -15,6 +15,7 @@
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
+#include "support/json_text.hpp"
 
 namespace tessel::hw {
 namespace {
@@ -165,7 +166,7 @@ int run(const RtlArgs& args) {
       for (const auto& c : report.instruction_cycles)
         timeline.push_back({c.index, c.dispatch_cycle, c.start_cycle, c.finish_cycle});
       j["instruction_cycles"] = timeline;
-      write_text(args.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      write_text(args.json, tessel::json_text(j, 2) + "\n");
     }
   }
   if (!args.dram_out.empty()) {

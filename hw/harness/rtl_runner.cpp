@@ -34,7 +34,9 @@ std::uint64_t program_cycle_bound(const HwConfig& config, std::span<const isa::W
   };
   std::uint64_t bound = 0;
   for (const isa::Word& word : program) {
-    bound = saturating_add(bound, latency + model.bus_cycles(1) + kHandOff);  // the fetch
+    // The fetch: one instruction spans at most kInstructionBytes / burst + 1 bursts.
+    bound = saturating_add(
+        bound, latency + model.bus_cycles(isa::kInstructionBytes / burst + 1) + kHandOff);
     auto decoded = isa::decode(word);
     if (!decoded.ok()) continue;
     const isa::Instruction& instruction = decoded.value();

@@ -29,7 +29,8 @@ struct RtlOptions {
 };
 
 /// An upper bound on the cycles `program` can take on `config` when nothing overlaps: the sum
-/// over instructions of a fetch (DRAM latency + one burst), the docs/timing.md compute cost,
+/// over instructions of a fetch (DRAM latency + the bursts one instruction can span), the
+/// docs/timing.md compute cost,
 /// and for a load or store each request's latency plus its bursts' bus time, each plus 4
 /// cycles of hand-off. Saturating arithmetic. Undecodable words count as a fetch only (they
 /// fault at dispatch).

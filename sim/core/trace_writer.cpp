@@ -1,5 +1,6 @@
 // TraceWriter: streams Chrome trace-event JSON with a size cap.
 #include "sim/core/trace_writer.hpp"
+#include "support/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,8 +30,7 @@ void TraceWriter::name_track(int track_id, const std::string& name) {
   if (closed_) return;
   begin_event();
   out_ << R"({"ph":"M","pid":0,"tid":)" << track_id << R"(,"name":"thread_name","args":{"name":)"
-       << nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-       << "}}";
+       << tessel::json_text(nlohmann::json(name), -1) << "}}";
 }
 
 void TraceWriter::slice(int track_id, const std::string& name, std::uint64_t start_cycle,
@@ -43,8 +43,7 @@ void TraceWriter::slice(int track_id, const std::string& name, std::uint64_t sta
   ++recorded_;
   begin_event();
   out_ << R"({"ph":"X","pid":0,"tid":)" << track_id << R"(,"ts":)" << start_cycle << R"(,"dur":)"
-       << (end_cycle - start_cycle) << R"(,"name":)"
-       << nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+       << (end_cycle - start_cycle) << R"(,"name":)" << tessel::json_text(nlohmann::json(name), -1);
   if (!args_json.empty()) out_ << R"(,"args":)" << args_json;
   out_ << "}";
 }
@@ -57,8 +56,7 @@ void TraceWriter::close() {
                          {"recorded_events", recorded_},
                          {"dropped_events", dropped_},
                          {"truncated", dropped_ > 0}};
-  out_ << "\n],\"otherData\":"
-       << meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "}\n";
+  out_ << "\n],\"otherData\":" << tessel::json_text(meta, -1) << "}\n";
   out_.close();
 }
 

@@ -268,7 +268,8 @@ TEST(HwConfigLoader, load_throws_input_error_naming_the_file) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
-    EXPECT_EQ(e.diagnostics()[0].str(), "does/not/exist.yaml: error: cannot open: No such file or directory");
+    EXPECT_EQ(e.diagnostics()[0].str(),
+              "does/not/exist.yaml: error: cannot open: No such file or directory");
   }
 }
 

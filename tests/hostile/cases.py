@@ -22,6 +22,8 @@ class Special:
             os.mkfifo(path)
         elif self.kind == "symlink":
             os.symlink(self.arg, path)
+        elif self.kind == "hardlink":  # another name of a file made before it
+            os.link(os.path.join(os.path.dirname(path), self.arg), path)
         elif self.kind == "sparse":  # a large file without the disk blocks
             with open(path, "wb") as f:
                 f.truncate(self.arg)
@@ -159,7 +161,7 @@ def config_cases():
             files = {"cfg.yaml": "\n".join(lines) + "\n"}
         out.append(Case("config: values", "config_" + name, files,
                         ["config", "check", "{d}/cfg.yaml"],
-                        [r"{d}/cfg\.yaml:" + str(line) + r":\d+: error: " + key + ": " + message]))
+                        [r"{d}/cfg\.yaml:" + str(line) + r":\d+: error: " + key + ": .*" + message]))
     documents = [
         ("second_document", base_config(append=["---", "name: other"]), 27,
          r"a second YAML document"),
@@ -175,10 +177,10 @@ def config_cases():
         ("top_level_list", "- 1\n- 2\n", 1, r"the top level must be a mapping"),
         ("empty_file", "", 1, r"the config is empty"),
         ("only_comments", "# nothing here\n", 1, r"the config is empty"),
-        ("binary_garbage", bytes(range(256)) * 4, 0, r"error"),
+        ("binary_garbage", bytes(range(256)) * 4, 1, r"the top level must be a mapping"),
         ("invalid_utf8_description", base_config({2: "description: caf\xe9"}).encode("latin-1")
          + b"", -1, r""),
-        ("nul_bytes", base_config().encode() + b"\0\0\0", 0, r"error"),
+        ("nul_bytes", base_config().encode() + b"\0\0\0", 26, r"invalid YAML"),
     ]
     for name, text, line, message in documents:
         where = r":\d+:\d+" if line == 0 else (r"(:\d+)*" if line == -1 else f":{line}:\\d+")
@@ -226,6 +228,9 @@ def path_reader_cases():
         slug = label.replace(" ", "_").replace("-", "")
         common = {"p.tasm": "finish\n", "hw.yaml": base_config()}
         for kind, special, message in NOT_FILES:
+            if label == "sim program" and kind in ("directory", "symlink_to_directory"):
+                # A folder is a run folder for `tessel sim`: it must hold a program.
+                message = r"program: the folder has no program\.bin or program\.tasm"
             files = dict(common)
             if special is not None:
                 files[name] = special
@@ -267,8 +272,10 @@ def output_cases():
          r"{d}/hw\.yaml: " + same),
         ("asm_o_symlink_to_input", {"p.tasm": tasm, "out.bin": link("p.tasm")},
          ["asm", "{d}/p.tasm", "-o", "{d}/out.bin"], r"{d}/out\.bin: " + same),
-        ("asm_o_hard_link_to_input", {"p.tasm": tasm},
-         ["asm", "{d}/p.tasm", "-o", "{d}/./sub/../p.tasm"], r"" + same),
+        ("asm_o_hard_link_to_input", {"p.tasm": tasm, "h.tasm": Special("hardlink", "p.tasm")},
+         ["asm", "{d}/p.tasm", "-o", "{d}/h.tasm"], r"{d}/h\.tasm: " + same),
+        ("asm_o_other_spelling_of_input", {"p.tasm": tasm, "sub": DIR},
+         ["asm", "{d}/p.tasm", "-o", "{d}/./sub/../p.tasm"], r"{d}/\./sub/\.\./p\.tasm: " + same),
         ("disasm_o_is_input", {"p.bin": b"TISA"}, ["disasm", "{d}/p.bin", "-o", "{d}/p.bin"],
          r"{d}/p\.bin: " + same),
         ("quantize_out_is_model", {"m.onnx": onnx},
@@ -281,7 +288,7 @@ def output_cases():
           "--dump-graph", "{d}/q.yaml"], r"{d}/q\.yaml: " + same),
         ("import_o_is_model", {"m.onnx": onnx}, ["import", "--model", "{d}/m.onnx", "-o",
                                                  "{d}/m.onnx"], r"{d}/m\.onnx: " + same),
-        ("opt_o_is_model", {"m.onnx": onnx}, ["opt", "--model", "{d}/m.onnx", "-p", "fold-bn",
+        ("opt_o_is_model", {"m.onnx": onnx}, ["opt", "--model", "{d}/m.onnx", "-p", "fold-batchnorm",
                                               "-o", "{d}/m.onnx"], r"{d}/m\.onnx: " + same),
         ("infer_output_is_input", {"x.npy": b"\x93NUMPY"},
          ["infer", "--model", "tiny_conv", "--input", "{d}/x.npy", "--output", "{d}/x.npy"],
@@ -392,7 +399,7 @@ def npy_cases():
 
 # ---------------------------------------------------------------------------------------------
 # ISA programs: .tasm text and .bin binaries.
-def bin_header(count, version=1, width=32):
+def bin_header(count, version=2, width=32):
     return b"TISA" + struct.pack("<HHI", version, width, count) + b"\0" * 4
 
 

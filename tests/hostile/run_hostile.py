@@ -94,7 +94,7 @@ def run_case(tessel, case):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tessel", required=True)
+    parser.add_argument("--tessel", required=True, type=os.path.abspath)
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--only", default="")
     parser.add_argument("--verbose", action="store_true")

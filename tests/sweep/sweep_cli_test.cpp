@@ -170,6 +170,31 @@ TEST_F(SweepCli, CtrlCFinishesInFlightPointsAndExitsCleanly) {
   EXPECT_EQ(sorted_lines(out), sorted_lines(dir_ / "reference.jsonl"));
 }
 
+// Issue 41: a sweep ignored SIGTERM while a point ran. Points of 60 s each: SIGTERM stops the
+// sweep long before they end (worker processes are killed; in-process points get 2 s of grace
+// and are then abandoned), nothing is recorded for them, and the file stays sound. Were the
+// points finished instead, their lines would be in the file.
+TEST_F(SweepCli, SigtermStopsPointsInFlightWithoutRecordingThem) {
+  for (const std::string isolated : {"true", "false"}) {
+    const auto spec = dir_ / ("long_" + isolated + ".yaml");
+    write_text(spec, "name: long\nmode: synthetic\nhw: " + edge_config_path() +
+                         "\nmodels: [a, b]\npolicies: [p1]\n"
+                         "synthetic: {delay_ms: 60000, thread_safe: " +
+                         (isolated == "true" ? std::string("false") : std::string("true")) + "}\n");
+    const auto out = dir_ / ("long_" + isolated + ".jsonl");
+    const auto log = dir_ / ("long_" + isolated + ".log");
+    const pid_t pid = start_tessel({"sweep", spec.string(), "--out", out.string(), "-j", "2"}, log);
+    ASSERT_GT(pid, 0);
+    // The results file is opened (and the handlers installed) before any point starts.
+    while (!std::filesystem::exists(out)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(pid, SIGTERM);
+    EXPECT_EQ(wait_exit(pid), 130) << read_text(log);
+    EXPECT_TRUE(read_lines(out).empty()) << read_text(out);
+    expect_clean(out);
+  }
+}
+
 TEST_F(SweepCli, ProcessIsolatedPointsGiveTheSameLinesAsThreads) {
   // thread_safe: false runs every point in its own `tessel sweep point` child process.
   write_text(dir_ / "isolated.yaml", slow_spec(", thread_safe: false"));

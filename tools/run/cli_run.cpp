@@ -136,7 +136,7 @@ std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>
     return summaries;
   }
   const auto outcomes = run_in_workers(policies.size(), jobs, [&](std::size_t i) {
-    return run_one(i, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return tessel::json_text(run_one(i, true), -1);
   });
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const std::string where = policies[i] + ": worker: ";

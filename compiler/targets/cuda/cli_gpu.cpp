@@ -26,6 +26,7 @@
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
+#include "support/json_text.hpp"
 #include "support/version.hpp"
 
 namespace tessel::cuda {
@@ -331,10 +332,10 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
 void write_json(const std::string& path, const json& j) {
   if (path.empty()) return;
   if (path == "-") {
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    std::cout << tessel::json_text(j, 2) << '\n';
     return;
   }
-  files::write_file(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n');
+  files::write_file(path, tessel::json_text(j, 2) + '\n');
 }
 
 void add_common(CLI::App& command, GpuOptions& o) {
