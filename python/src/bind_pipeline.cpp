@@ -257,8 +257,13 @@ void bind_program_classes(py::module_& m) {
       .def_property_readonly("dram_image_bytes",
                              [](const Program& p) { return p.result->compiled.dram.size(); })
       .def(
-          "tasm", [](const Program& p) { return isa::disassemble(p.result->compiled.program); },
-          "The program as .tasm text.")
+          "tasm",
+          [](const Program& p) {
+            std::vector<std::string> names;
+            for (const auto& pad : p.config.scratchpads) names.push_back(pad.name);
+            return isa::disassemble(p.result->compiled.program, names);
+          },
+          "The program as .tasm text (program.tasm of the compile folder).")
       .def(
           "compile_json",
           [](const Program& p) {

@@ -30,6 +30,10 @@ YAML::Node to_yaml_node(py::handle value, const std::string& key_path) {
     return YAML::Node(py::repr(value).cast<std::string>());
   }
   if (py::isinstance<py::str>(value)) return YAML::Node(value.cast<std::string>());
+  // A numpy scalar (a DataFrame cell: numpy.int64, numpy.bool_) as the Python value it holds.
+  if (py::hasattr(value, "dtype") && py::hasattr(value, "item") && py::hasattr(value, "ndim") &&
+      value.attr("ndim").cast<int>() == 0)
+    return to_yaml_node(value.attr("item")(), key_path);
   if (py::isinstance<HwConfig>(value)) return YAML::Load(to_yaml(value.cast<const HwConfig&>()));
   if (py::hasattr(value, "__fspath__"))
     return YAML::Node(py::str(value.attr("__fspath__")()).cast<std::string>());

@@ -1,5 +1,6 @@
 """HwConfig from Python: the YAML loader's validation and located errors as exceptions."""
 
+import numpy as np
 import pytest
 
 import tessel
@@ -57,6 +58,8 @@ def test_replace_changes_one_value_and_keeps_the_rest():
     # Numbers are written as YAML would; a float keeps its value.
     assert hw.replace(**{"dram.latency_ns": 90.5}).to_dict()["dram"]["latency_ns"] == 90.5
     assert hw.replace(**{"matrix.rows": 16}).macs_per_cycle == 16 * 8
+    # numpy scalars (DataFrame cells) are their values.
+    assert hw.replace(**{"matrix.rows": np.int64(16)}).macs_per_cycle == 16 * 8
     # The loader's own rules hold: a bandwidth needs a unit.
     with pytest.raises(tessel.InputError, match="dram.bandwidth.*needs a unit"):
         hw.replace(**{"dram.bandwidth": 1e9})

@@ -2,7 +2,6 @@
 
 import os
 import signal
-import threading
 
 import pandas as pd
 import pytest
@@ -68,11 +67,15 @@ def test_ctrl_c_stops_between_points_and_a_rerun_resumes(tmp_path):
     out = tmp_path / "r.jsonl"
     spec = buffer_bandwidth_spec(mode="synthetic", synthetic={"delay_ms": 40},
                                  axes={"dram.bandwidth": [f"{g}GB/s" for g in range(1, 41)]})
-    timer = threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    sent = []
+
+    def interrupt_after_the_first_point(line):  # progress comes after a point is written
+        if not sent:
+            sent.append(line)
+            os.kill(os.getpid(), signal.SIGINT)
+
     with pytest.raises(KeyboardInterrupt):
-        tessel.sweep(spec, out=out, jobs=1)
-    timer.join()
+        tessel.sweep(spec, out=out, jobs=1, progress=interrupt_after_the_first_point)
     done = len(out.read_text().splitlines())
     assert 0 < done < 40
     df, summary = tessel.sweep(spec, out=out, jobs=2, summary=True)
