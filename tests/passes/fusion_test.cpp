@@ -675,6 +675,36 @@ TEST(QuantizationPreparation, folds_fuses_and_lowers_in_one_pipeline) {
   EXPECT_LE(relative_difference(before, graph, false), 1e-6);
 }
 
+TEST(QuantizationPreparation, causal_attention_from_trilu_gets_a_constant_mask) {
+  // GPT-style: scores / 2 + triu(full(-inf), 1). Constant folding evaluates the Trilu, the
+  // mask fusion takes it, and the division by 2 becomes an exact multiply by 0.5.
+  EXPECT_EQ(rewrite("fold-batchnorm," + std::string(kQuantizationPreparation), R"(graph g {
+  input %q : f32[2,3,4]
+  input %k : f32[2,4,3]
+  const %d : f32[1] = [2]
+  const %fill : f32[3,3] = [-inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf]
+  %tri = Trilu(%fill) {k=1} : f32[3,3]
+  %s = MatMul(%q, %k) : f32[2,3,3]
+  %sc = Div(%s, %d) : f32[2,3,3]
+  %a = Add(%sc, %tri) : f32[2,3,3]
+  %p = Softmax(%a) : f32[2,3,3]
+  output %p
+}
+)",
+                    0.0),
+            R"(graph g {
+  input %q : f32[2,3,4]
+  input %k : f32[2,4,3]
+  const %d.reciprocal : f32[1] = [0.5]
+  const %p.mask : f32[3,3] = [1, 0, 0, 1, 1, 0, 1, 1, 1]
+  %s = MatMul(%q, %k) : f32[2,3,3]
+  %sc = Mul(%s, %d.reciprocal) : f32[2,3,3]
+  %p = Softmax(%sc, %p.mask) : f32[2,3,3]
+  output %p
+}
+)");
+}
+
 // Issue 33: DenseNet's pre-activation BN (Concat -> BN -> Relu -> Conv) used to stop the
 // quantizer ("cannot be quantized; run fold-batchnorm first"); prepared, it is a depthwise Conv
 // and the int8 graph tracks fp32.
