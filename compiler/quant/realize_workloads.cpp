@@ -350,6 +350,7 @@ Status Realizer::normalization(const ir::Op& op) {
 
 nlohmann::json workload_op_json(const ir::Graph& quantized, const ir::Op& op) {
   nlohmann::json e;
+  if (op.inputs.empty() || op.outputs.empty()) return e;
   const auto tensor = [&](std::size_t slot) -> const ir::Tensor& {
     return quantized.tensor(op.inputs.at(slot));
   };

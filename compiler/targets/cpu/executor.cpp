@@ -677,7 +677,10 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
             }
             case OpKind::Requantize: {
               const auto& acc_t = graph_.tensor(op.inputs[0]);
-              const bool spatial = acc_t.shape.size() == 4;
+              // Channels on axis 1 (Conv, Gemm) or, for a MatMul by a constant, the last axis.
+              const auto axis = static_cast<std::size_t>(
+                  acc_t.quant && acc_t.quant->per_channel() ? acc_t.quant->axis : 1);
+              const bool spatial = acc_t.shape.size() == 4 && axis == 1;
               const TensorData& acc = spatial ? channels_last(op.inputs[0]) : nchw(op.inputs[0]);
               y = allocate(graph_, out_name);
               y_nhwc = spatial;
@@ -685,9 +688,11 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
               const auto& out_q = *graph_.tensor(out_name).quant;
               const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
               const auto& s = acc.shape();
-              if (!(spatial || s.size() == 2 || raw.size() == 1)) {
-                // Per-channel on axis 1 of another rank: the plain loop.
-                const std::int64_t C = s[1], inner = channel_inner(s);
+              if (!(spatial || (s.size() == 2 && axis == 1) || raw.size() == 1)) {
+                // Per-channel on `axis` of another rank: the plain loop.
+                std::int64_t inner = 1;
+                for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+                const std::int64_t C = s[axis];
                 const std::int32_t* a = acc.data<std::int32_t>();
                 with_int(y, [&](auto* out) {
                   for (std::int64_t i = 0; i < acc.size(); ++i) {

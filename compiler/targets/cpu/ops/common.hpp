@@ -9,6 +9,7 @@
 
 #include "compiler/ir/shape_rules.hpp"
 #include "compiler/targets/cpu/ops/kernel.hpp"
+#include "support/int_nonlinear.hpp"
 
 namespace tessel::cpu::ops {
 
@@ -80,6 +81,39 @@ inline Result<std::vector<TensorData>> one(TensorData y) {
   std::vector<TensorData> out;
   out.push_back(std::move(y));
   return out;
+}
+
+/// Writes the int32 values `v` into the integer value `y` (each already in y's range).
+inline void store_ints(const std::vector<std::int32_t>& v, TensorData& y) {
+  visit_elements(y, [&](auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<T>(v[i]);
+  });
+}
+
+/// y = T[x] on integers (docs/quantization.md, "Unary functions"): the i32 table is input
+/// `table_slot` (256 entries for an 8-bit x, 257 interpolated for a 16-bit x).
+inline Result<std::vector<TensorData>> table_kernel(const KernelArgs& args,
+                                                    std::size_t table_slot) {
+  const TensorData& x = args.input(0);
+  const TensorData& table = args.input(table_slot);
+  const int entries = static_cast<int>(table.size());
+  const bool eight = x.dtype() == ir::DType::i8;
+  if (!(eight ? entries == 256 : x.dtype() == ir::DType::i16 && entries == 257) ||
+      table.dtype() != ir::DType::i32 || !ir::is_integer(args.output_tensor().dtype))
+    return fail(args.where() +
+                ": expects an i8 input with a 256-entry i32 table or an i16 input "
+                "with 257 entries, and an integer output");
+  TensorData y = args.allocate();
+  const auto xv = x.to_i32();
+  const std::int32_t* t = table.data<std::int32_t>();
+  const int bits = static_cast<int>(ir::dtype_bytes(y.dtype())) * 8;
+  const std::int32_t lo = intops::qmin(bits), hi = intops::qmax(bits);
+  std::vector<std::int32_t> v(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i)
+    v[i] = intops::table_lookup(t, entries, xv[i], lo, hi);
+  store_ints(v, y);
+  return one(std::move(y));
 }
 
 }  // namespace tessel::cpu::ops

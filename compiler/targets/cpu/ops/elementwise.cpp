@@ -1,6 +1,10 @@
 // Binary elementwise kernels with NumPy broadcasting: Add, Sub, Mul, Div, Pow, and Where.
+// Integers (docs/quantization.md): Add/Sub as the residual add (Sub negates the second product),
+// Mul with one requantize, Pow by its table; Div exists on integers only as the quantizer's Mul.
 #include <cmath>
 
+#include "compiler/quant/realize.hpp"
+#include "compiler/quant/workload_params.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
 namespace tessel::cpu {
@@ -9,11 +13,37 @@ namespace {
 using ir::DType;
 using ir::OpKind;
 
+/// An integer binary op with broadcasting: y[i] = f(a code, b code) (the int_ops rule of the op,
+/// parameters from the tensors' scales).
+template <class F>
+Result<std::vector<TensorData>> int_binary(const KernelArgs& args, F&& f) {
+  const TensorData &a = args.input(0), &b = args.input(1);
+  TensorData y = args.allocate();
+  if (!ir::is_integer(y.dtype()) || y.dtype() == DType::i32)
+    return fail(args.where() + ": integer operands need an i8/i16 output");
+  const auto av = a.to_i32(), bv = b.to_i32();
+  std::vector<std::int32_t> out(static_cast<std::size_t>(y.size()));
+  ops::for_each_broadcast<2>(y.shape(), {a.shape(), b.shape()},
+                             [&](std::int64_t i, const std::array<std::int64_t, 2>& at) {
+                               out[static_cast<std::size_t>(i)] =
+                                   f(av[static_cast<std::size_t>(at[0])],
+                                     bv[static_cast<std::size_t>(at[1])]);
+                             });
+  ops::store_ints(out, y);
+  return ops::one(std::move(y));
+}
+
+bool integer_operands(const KernelArgs& args) {
+  return ir::is_integer(args.input(0).dtype()) && ir::is_integer(args.input(1).dtype());
+}
+
 template <class F>
 Result<std::vector<TensorData>> float_binary(const KernelArgs& args, F&& f) {
   const TensorData &a = args.input(0), &b = args.input(1);
   if (a.dtype() != DType::f32 || b.dtype() != DType::f32)
-    return fail(args.where() + ": integer operands are not supported yet");
+    return fail(args.where() + ": operands " + std::string(ir::to_string(a.dtype())) + " and " +
+                std::string(ir::to_string(b.dtype())) +
+                " (both f32, or both integer for Add/Sub/Mul)");
   TensorData y = args.allocate();
   const float *av = a.data<float>(), *bv = b.data<float>();
   float* out = y.data<float>();
@@ -29,18 +59,39 @@ Result<std::vector<TensorData>> float_binary(const KernelArgs& args, F&& f) {
 }
 
 Result<std::vector<TensorData>> add(const KernelArgs& args) {
+  if (integer_operands(args)) {
+    const auto p =
+        quant::add_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    return int_binary(
+        args, [&](std::int32_t a, std::int32_t b) { return intops::add_requantize(a, b, p); });
+  }
   return float_binary(args, [](float x, float y) { return x + y; });
 }
 Result<std::vector<TensorData>> sub(const KernelArgs& args) {
+  if (integer_operands(args)) {
+    const auto p =
+        quant::add_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    return int_binary(
+        args, [&](std::int32_t a, std::int32_t b) { return intops::sub_requantize(a, b, p); });
+  }
   return float_binary(args, [](float x, float y) { return x - y; });
 }
 Result<std::vector<TensorData>> mul(const KernelArgs& args) {
+  if (integer_operands(args)) {
+    const auto p =
+        quant::mul_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    return int_binary(
+        args, [&](std::int32_t a, std::int32_t b) { return intops::mul_requantize(a, b, p); });
+  }
   return float_binary(args, [](float x, float y) { return x * y; });
 }
 Result<std::vector<TensorData>> div(const KernelArgs& args) {
   return float_binary(args, [](float x, float y) { return x / y; });
 }
 Result<std::vector<TensorData>> pow(const KernelArgs& args) {
+  // On integers: (x, exponent, table), the table of x -> x ^ exponent.
+  if (args.inputs.size() == 3 && ir::is_integer(args.input(0).dtype()))
+    return ops::table_kernel(args, 2);
   // Exponent 2 and 0.5 are what normalisation decompositions write: exact forms for them.
   return float_binary(args, [](float x, float y) {
     if (y == 2.0f) return x * x;

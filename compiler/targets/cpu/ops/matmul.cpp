@@ -1,4 +1,5 @@
 // MatMul: NumPy matmul of two operands (activations or constants), batch dims broadcast.
+#include "compiler/quant/workload_params.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
 namespace tessel::cpu {
@@ -50,8 +51,16 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
                 std::string(ir::to_string(b.dtype())) + " -> " +
                 std::string(ir::to_string(y.dtype())) +
                 " (float x float, or integers into an i32 accumulator)");
-  // Integers: int64 sums, checked against int32 (the accumulator never saturates).
-  const auto av = a.to_i32(), bv = b.to_i32();
+  // Integers: int64 sums, checked against int32 (the accumulator never saturates). Two 16-bit
+  // activations are first rounded right by the operand shift that keeps every sum in int32.
+  const int shift = quant::matmul_shift(args.input_tensor(0), args.input_tensor(1));
+  if (shift < 0)
+    return fail(args.where() + ": K = " + std::to_string(K) + " is too long for int32");
+  auto av = a.to_i32(), bv = b.to_i32();
+  if (shift > 0) {
+    for (auto& v : av) v = static_cast<std::int32_t>(intops::round_half_away(v, shift));
+    for (auto& v : bv) v = static_cast<std::int32_t>(intops::round_half_away(v, shift));
+  }
   std::int32_t* out = y.data<std::int32_t>();
   std::vector<std::int64_t> row(static_cast<std::size_t>(N));
   bool overflow = false;

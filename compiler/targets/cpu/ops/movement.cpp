@@ -1,5 +1,6 @@
 // Data movement kernels (any dtype; integers keep their scale): Transpose, Slice, Gather,
-// Expand, Trilu, Resize (nearest for any dtype, linear for float).
+// Expand, Trilu, Resize (nearest for any dtype; linear for float, and for integer codes with
+// 8-bit fixed-point weights).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -124,6 +125,53 @@ double source_coordinate(const std::string& mode, std::int64_t o, std::int64_t i
   return (static_cast<double>(o) + 0.5) / scale - 0.5;  // half_pixel
 }
 
+/// Linear resize of codes (docs/quantization.md, "Data movement"): on every axis whose size
+/// changes, the two neighbours weigh 256 - w and w with w = rha(256 t) (t the fraction of the
+/// source coordinate, a function of the shapes only), and y = rha(sum, 8 * changed axes).
+Result<std::vector<TensorData>> int_linear_resize(const KernelArgs& args,
+                                                  const std::string& coord) {
+  const TensorData& x = args.input(0);
+  const auto& xs = x.shape();
+  const ir::Shape ys = args.op.get_ints("sizes");
+  const auto stride = row_major_strides(xs);
+  int changed = 0;
+  for (std::size_t d = 0; d < xs.size(); ++d) changed += xs[d] != ys[d];
+  const auto xv = x.to_i32();
+  TensorData y = args.allocate();
+  std::vector<std::int32_t> out(static_cast<std::size_t>(y.size()));
+  std::vector<std::int64_t> idx(ys.size(), 0);
+  for (std::int64_t i = 0; i < y.size(); ++i) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> terms = {{0, 1}};  // (offset, weight)
+    for (std::size_t d = 0; d < ys.size(); ++d) {
+      if (xs[d] == ys[d]) {  // the coordinate is idx[d] exactly
+        for (auto& term : terms) term.first += idx[d] * stride[d];
+        continue;
+      }
+      const double c = std::clamp(source_coordinate(coord, idx[d], xs[d], ys[d]), 0.0,
+                                  static_cast<double>(xs[d] - 1));
+      const auto lo = static_cast<std::int64_t>(std::floor(c));
+      const std::int64_t hi = std::min(lo + 1, xs[d] - 1);
+      const auto w = static_cast<std::int64_t>(std::round(256.0 * (c - static_cast<double>(lo))));
+      std::vector<std::pair<std::int64_t, std::int64_t>> next;
+      for (const auto& [at, weight] : terms) {
+        next.push_back({at + lo * stride[d], weight * (256 - w)});
+        if (w > 0) next.push_back({at + hi * stride[d], weight * w});
+      }
+      terms = std::move(next);
+    }
+    std::int64_t sum = 0;
+    for (const auto& [at, weight] : terms) sum += weight * xv[static_cast<std::size_t>(at)];
+    out[static_cast<std::size_t>(i)] =
+        static_cast<std::int32_t>(intops::round_half_away(sum, 8 * changed));
+    for (std::size_t d = ys.size(); d-- > 0;) {
+      if (++idx[d] < ys[d]) break;
+      idx[d] = 0;
+    }
+  }
+  ops::store_ints(out, y);
+  return ops::one(std::move(y));
+}
+
 Result<std::vector<TensorData>> resize(const KernelArgs& args) {
   const TensorData& x = args.input(0);
   const auto& xs = x.shape();
@@ -154,8 +202,7 @@ Result<std::vector<TensorData>> resize(const KernelArgs& args) {
       return at;
     }));
   }
-  if (x.dtype() != ir::DType::f32)
-    return fail(args.where() + ": linear resize of integers is not supported yet");
+  if (ir::is_integer(x.dtype())) return int_linear_resize(args, coord);
   // Linear: separable interpolation over every axis whose size changes.
   TensorData y = args.allocate();
   const float* xv = x.data<float>();

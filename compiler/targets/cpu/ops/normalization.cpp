@@ -1,8 +1,10 @@
 // Normalisation kernels: LayerNormalization, RMSNormalization and the masked Softmax.
-// Float: double sums per row, as the reference implementations do.
+// Float: double sums per row, as the reference implementations do. Integers: the row functions
+// of support/int_nonlinear.hpp (docs/quantization.md), parameters from compiler/quant.
 #include <cmath>
 #include <limits>
 
+#include "compiler/quant/workload_params.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
 namespace tessel::cpu {
@@ -14,10 +16,27 @@ using ir::OpKind;
 /// LayerNormalization (centre = true) and RMSNormalization (centre = false) over the dims from
 /// `axis` on: y = (x - mean) / sqrt(var + eps) * scale + bias, or x / sqrt(mean(x^2) + eps) *
 /// scale.
+/// The integer form: support/int_nonlinear.hpp's norm_row on every row, with the parameters of
+/// quant::norm_params (E, G_k, r_k, B_k).
+Result<std::vector<TensorData>> int_normalize(const KernelArgs& args) {
+  auto p = quant::norm_params(args.graph, args.op);
+  if (!p) return p.failure();
+  const auto& params = p.value();
+  const auto xv = args.input(0).to_i32();
+  std::vector<std::int32_t> out(xv.size());
+  for (std::size_t r = 0; r < xv.size(); r += static_cast<std::size_t>(params.n))
+    intops::norm_row(xv.data() + r, params.n, params.centre, params.epsilon_term,
+                     params.affine.data(), params.lo, params.hi, out.data() + r);
+  TensorData y = args.allocate();
+  ops::store_ints(out, y);
+  return ops::one(std::move(y));
+}
+
 Result<std::vector<TensorData>> normalize(const KernelArgs& args) {
   const TensorData& x = args.input(0);
+  if (x.dtype() == DType::i8 || x.dtype() == DType::i16) return int_normalize(args);
   if (x.dtype() != DType::f32)
-    return fail(args.where() + ": integer operands are not supported yet");
+    return fail(args.where() + ": " + std::string(ir::to_string(x.dtype())) + " input");
   const bool centre = args.op.kind == OpKind::LayerNormalization;
   const auto& xs = x.shape();
   const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
@@ -47,15 +66,10 @@ Result<std::vector<TensorData>> normalize(const KernelArgs& args) {
 
 /// Softmax along `axis`; with a mask input, positions where the mask is 0 are left out of the
 /// maximum and the sum, and their result is 0 (a row masked whole is all 0).
-Result<std::vector<TensorData>> masked_softmax(const KernelArgs& args) {
-  const TensorData& x = args.input(0);
-  if (x.dtype() != DType::f32)
-    return fail(args.where() + ": integer operands are not supported yet");
-  const auto& xs = x.shape();
-  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
-  const std::int64_t len = xs[axis], inner = ops::dims_product(xs, axis + 1, xs.size());
-  const std::int64_t outer = x.size() / (len * inner);
-  std::vector<float> keep(static_cast<std::size_t>(x.size()), 1.0f);
+/// The mask of a Softmax broadcast to x's shape (1 = kept; every position without a mask).
+std::vector<float> softmax_keep(const KernelArgs& args) {
+  const auto& xs = args.input(0).shape();
+  std::vector<float> keep(static_cast<std::size_t>(args.input(0).size()), 1.0f);
   if (args.inputs.size() > 1) {
     const auto mask = args.input(1).to_f32();
     ops::for_each_broadcast<1>(
@@ -63,6 +77,51 @@ Result<std::vector<TensorData>> masked_softmax(const KernelArgs& args) {
           keep[static_cast<std::size_t>(i)] = mask[static_cast<std::size_t>(at[0])];
         });
   }
+  return keep;
+}
+
+/// The integer softmax: each row (strided along `axis`) gathered and passed to
+/// support/int_nonlinear.hpp's softmax_row with quant::softmax_params.
+Result<std::vector<TensorData>> int_softmax(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  const auto& xs = x.shape();
+  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
+  const std::int64_t len = xs[axis], inner = ops::dims_product(xs, axis + 1, xs.size());
+  const std::int64_t outer = x.size() / (len * inner);
+  if (len > (std::int64_t{1} << 16)) return fail(args.where() + ": rows longer than 65536");
+  const auto params = quant::softmax_params(args.input_tensor(0), args.output_tensor());
+  const auto xv = x.to_i32();
+  const auto keep = softmax_keep(args);
+  std::vector<std::int32_t> out(xv.size()), row(static_cast<std::size_t>(len)),
+      result(static_cast<std::size_t>(len));
+  std::vector<std::uint8_t> kept(static_cast<std::size_t>(len));
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      const std::int64_t base = o * len * inner + in;
+      for (std::int64_t k = 0; k < len; ++k) {
+        const auto at = static_cast<std::size_t>(base + k * inner);
+        row[static_cast<std::size_t>(k)] = xv[at];
+        kept[static_cast<std::size_t>(k)] = keep[at] != 0.0f ? 1 : 0;
+      }
+      intops::softmax_row(row.data(), kept.data(), len, params, result.data());
+      for (std::int64_t k = 0; k < len; ++k)
+        out[static_cast<std::size_t>(base + k * inner)] = result[static_cast<std::size_t>(k)];
+    }
+  TensorData y = args.allocate();
+  ops::store_ints(out, y);
+  return ops::one(std::move(y));
+}
+
+Result<std::vector<TensorData>> masked_softmax(const KernelArgs& args) {
+  const TensorData& x = args.input(0);
+  if (x.dtype() == DType::i8 || x.dtype() == DType::i16) return int_softmax(args);
+  if (x.dtype() != DType::f32)
+    return fail(args.where() + ": " + std::string(ir::to_string(x.dtype())) + " input");
+  const auto& xs = x.shape();
+  const std::size_t axis = ops::normalised_axis(args.op.get_int("axis"), xs.size());
+  const std::int64_t len = xs[axis], inner = ops::dims_product(xs, axis + 1, xs.size());
+  const std::int64_t outer = x.size() / (len * inner);
+  const auto keep = softmax_keep(args);
   TensorData y = args.allocate();
   const float* xv = x.data<float>();
   float* out = y.data<float>();

@@ -1,7 +1,9 @@
-// Reductions over a set of axes: ReduceMean, ReduceSum, ReduceMax.
+// Reductions over a set of axes: ReduceMean, ReduceSum, ReduceMax. Integers: max on codes;
+// sum and mean as an int64 sum and one requantize (docs/quantization.md, "Reductions").
 #include <algorithm>
 #include <limits>
 
+#include "compiler/quant/workload_params.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
 namespace tessel::cpu {
@@ -36,6 +38,25 @@ void for_each_reduced(const ir::Shape& xs, const std::vector<std::int64_t>& axes
   }
 }
 
+/// ReduceSum / ReduceMean on integers: int64 sums (the quantizer refused any that can leave
+/// int32), then one requantize with quant::reduce_params.
+Result<std::vector<TensorData>> int_sum(const KernelArgs& args,
+                                        const std::vector<std::int64_t>& axes, TensorData y) {
+  auto p = quant::reduce_params(args.op, args.input_tensor(0), args.output_tensor());
+  if (!p) return p.failure();
+  const TensorData& x = args.input(0);
+  const auto xv = x.to_i32();
+  std::vector<std::int64_t> sums(static_cast<std::size_t>(y.size()), 0);
+  for_each_reduced(x.shape(), axes, [&](std::int64_t o, std::int64_t i) {
+    sums[static_cast<std::size_t>(o)] += xv[static_cast<std::size_t>(i)];
+  });
+  std::vector<std::int32_t> out(sums.size());
+  for (std::size_t o = 0; o < sums.size(); ++o)
+    out[o] = intops::requantize(static_cast<std::int32_t>(sums[o]), p.value());
+  ops::store_ints(out, y);
+  return ops::one(std::move(y));
+}
+
 Result<std::vector<TensorData>> reduce(const KernelArgs& args) {
   const TensorData& x = args.input(0);
   auto axes = ir::reduce_axes(args.op, x.shape().size());
@@ -52,8 +73,9 @@ Result<std::vector<TensorData>> reduce(const KernelArgs& args) {
     });
     return ops::one(std::move(y));
   }
+  if (ir::is_integer(x.dtype())) return int_sum(args, axes.value(), std::move(y));
   if (x.dtype() != ir::DType::f32)
-    return fail(args.where() + ": integer operands are not supported yet");
+    return fail(args.where() + ": " + std::string(ir::to_string(x.dtype())) + " input");
   std::vector<double> sums(static_cast<std::size_t>(y.size()), 0.0);
   const float* xv = x.data<float>();
   for_each_reduced(x.shape(), axes.value(), [&](std::int64_t o, std::int64_t i) {

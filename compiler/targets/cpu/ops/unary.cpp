@@ -1,5 +1,6 @@
 // Unary elementwise kernels: Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Silu, Sqrt, Exp,
-// Reciprocal, Neg. Float: the function of ir/unary.hpp in double, rounded to float.
+// Reciprocal, Neg. Float: the function of ir/unary.hpp in double, rounded to float. Integers:
+// the table lookup of support/int_nonlinear.hpp on the quantizer's table (input 1).
 #include "compiler/ir/unary.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
@@ -8,8 +9,9 @@ namespace {
 
 Result<std::vector<TensorData>> unary(const KernelArgs& args) {
   const TensorData& x = args.input(0);
+  if (args.inputs.size() == 2) return ops::table_kernel(args, 1);  // integers: y = T[x]
   if (x.dtype() != ir::DType::f32)
-    return fail(args.where() + ": integer operands are not supported yet");
+    return fail(args.where() + ": an integer input needs the quantizer's table as input 1");
   TensorData y = args.allocate();
   const float* xv = x.data<float>();
   float* out = y.data<float>();
