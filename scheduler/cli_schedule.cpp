@@ -8,6 +8,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/energy.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -95,10 +96,25 @@ cli::Runner setup_schedule(CLI::App& command) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
     }
-    if (!o->quiet && o->json != "-") std::fputs(format_table(result.value()).c_str(), stdout);
+    const ScheduleEnergy energy = predict_energy(result.value().schedule, config);
+    const EnergyBreakdown& e = energy.total;
+    if (!o->quiet && o->json != "-") {
+      std::fputs(format_table(result.value()).c_str(), stdout);
+      std::printf(
+          "energy %.4g pJ predicted (mac %.4g, dram %.4g, leakage %.4g; sram and vector "
+          "not counted by the cost model), EDP %.4g pJ*s, area %.4f mm^2\n",
+          e.total_pj(), e.mac_pj, e.dram_pj, e.leakage_pj, e.edp_pj_s(), e.area_mm2);
+    }
     if (!o->json.empty()) {
-      const auto text =
-          tessel::json_text(to_json(result.value().schedule, result.value().net), 1) + "\n";
+      auto j = to_json(result.value().schedule, result.value().net);
+      nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+      for (const auto& g : energy.groups) groups.push_back(g.total_pj());
+      j["predicted_energy_pj"] = {{"mac", e.mac_pj},         {"dram", e.dram_pj},
+                                  {"leakage", e.leakage_pj}, {"total", e.total_pj()},
+                                  {"by_group", groups},      {"not_counted", {"sram", "vector"}}};
+      j["predicted_edp_pj_s"] = e.edp_pj_s();
+      j["area_mm2"] = e.area_mm2;
+      const auto text = tessel::json_text(j, 1) + "\n";
       if (o->json == "-") {
         std::cout << text;
       } else {

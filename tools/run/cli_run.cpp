@@ -90,12 +90,33 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
                                           static_cast<std::int64_t>(r.report.dram.write_bytes())) /
                       static_cast<double>(std::max<std::int64_t>(s.compulsory_bytes, 1));
   j["mac_utilisation"] = r.report.mac_utilisation;
+  if (r.report.energy) {  // the simulator's counts x the config's energy table (docs/energy.md)
+    const auto& e = *r.report.energy;
+    j["energy_pj"] = {{"mac", e.mac_pj},   {"sram", e.sram_pj},       {"vector", e.vector_pj},
+                      {"dram", e.dram_pj}, {"leakage", e.leakage_pj}, {"total", e.total_pj()}};
+    j["edp_pj_s"] = e.edp_pj_s();
+    j["area_mm2"] = e.area_mm2;
+  }
   if (r.bit_exact) j["bit_exact"] = *r.bit_exact;
   if (!r.mismatch.empty()) j["mismatch"] = r.mismatch;
   j["seconds"] = {{"schedule", r.schedule_seconds},
                   {"compile", r.compile_seconds},
                   {"simulate", r.simulate_seconds}};
   return j;
+}
+
+/// The simulated energy by component per policy, in microjoules (docs/energy.md).
+void print_energy_table(const std::vector<nlohmann::json>& rows) {
+  std::printf("\n%-13s %9s %9s %9s %9s %9s %9s %11s\n", "energy uJ", "mac", "sram", "vector",
+              "dram", "leakage", "total", "EDP uJ*ms");
+  for (const auto& j : rows) {
+    if (!j.contains("energy_pj")) continue;
+    const auto& e = j["energy_pj"];
+    const auto uj = [&e](const char* key) { return e[key].get<double>() * 1e-6; };
+    std::printf("%-13s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %11.4g\n",
+                j["policy"].get<std::string>().c_str(), uj("mac"), uj("sram"), uj("vector"),
+                uj("dram"), uj("leakage"), uj("total"), j["edp_pj_s"].get<double>() * 1e-3);
+  }
 }
 
 /// What `tessel run` keeps of one policy's run: {"row": report row, "compulsory_bytes",
@@ -275,6 +296,7 @@ int run(const RunArgs& args) {
                 static_cast<unsigned long long>(j["cycles"].get<std::uint64_t>()),
                 j["ms"].get<double>(), j["x_roofline"].get<double>(), speedup, exact.c_str());
   }
+  print_energy_table(rows);
   for (const auto& [policy, reason] : failures) {
     std::printf("%-13s failed: %s\n", policy.c_str(), reason.c_str());
     report["failures"].push_back({{"policy", policy}, {"error", reason}});

@@ -1,0 +1,25 @@
+// Predicted energy of a schedule from its counted MACs, DRAM bytes and cycles.
+#include "scheduler/energy.hpp"
+
+namespace tessel::sched {
+
+ScheduleEnergy predict_energy(const Schedule& schedule, const HwConfig& config) {
+  const EnergyTable table = energy_table(config);
+  ScheduleEnergy out;
+  ActionCounts all;
+  for (const auto& g : schedule.groups) {
+    ActionCounts counts;
+    counts.macs = static_cast<std::uint64_t>(g.macs);
+    counts.dram_bytes = static_cast<std::uint64_t>(g.traffic.total());
+    counts.cycles = static_cast<std::uint64_t>(g.cycles);
+    out.groups.push_back(energy_of(table, counts, config.clock_mhz));
+    all.macs += counts.macs;
+    all.dram_bytes += counts.dram_bytes;
+  }
+  // The schedule's own totals (its cycles include what no single group owns).
+  all.cycles = static_cast<std::uint64_t>(schedule.cycles);
+  out.total = energy_of(table, all, config.clock_mhz);
+  return out;
+}
+
+}  // namespace tessel::sched
