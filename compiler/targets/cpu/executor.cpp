@@ -231,12 +231,6 @@ class DnnlConv {
   dnnl::reorder src_reorder_, dst_reorder_;
 };
 
-std::int64_t channel_inner(const ir::Shape& shape) {
-  std::int64_t inner = 1;
-  for (std::size_t d = 2; d < shape.size(); ++d) inner *= shape[d];
-  return inner;
-}
-
 /// Output dtype/shape come from the graph (shapes inferred, dtypes set by the quantizer).
 TensorData allocate(const ir::Graph& graph, const std::string& name) {
   const auto& t = graph.tensor(name);
