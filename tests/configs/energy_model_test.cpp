@@ -135,6 +135,7 @@ TEST(EnergyModel, pre_model_keys_override_every_scratchpad_and_the_dram) {
   const EnergyTable t = energy_table(shipped("vta-pynq"));
   EXPECT_EQ(t.mac_pj, 0.3);
   EXPECT_EQ(t.dram_pj_per_byte, 162.5);
+  EXPECT_EQ(t.dram_technology, "explicit");
   ASSERT_EQ(t.scratchpads.size(), 4u);
   for (const auto& sp : t.scratchpads) {
     EXPECT_EQ(sp.read_pj_per_byte, 1.25) << sp.name;
