@@ -106,7 +106,8 @@ EnergyTable energy_table(const HwConfig& config) {
 
   EnergyTable table;
   table.technology = std::string(node.name);
-  table.dram_technology = std::string(dram.name);
+  // An explicit per-byte figure replaces the kind's: the report says so instead of a kind name.
+  table.dram_technology = settings.dram_pj_per_byte ? "explicit" : std::string(dram.name);
   table.mac_pj =
       settings.mac_pj.value_or(e * (kMult8Pj * product_ratio + kAdd32Pj * accumulator_ratio));
   // requant: a 32 x 32-bit multiply, the rounding add and the zero-point add; add: two

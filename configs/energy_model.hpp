@@ -57,7 +57,7 @@ struct ScratchpadEnergy {
 /// scheduler's counts are multiplied by. Picojoules, square millimetres.
 struct EnergyTable {
   std::string technology;       ///< node name
-  std::string dram_technology;  ///< DRAM kind name
+  std::string dram_technology;  ///< DRAM kind name, or "explicit" for a given pJ/B
   double mac_pj = 0;            ///< one MAC at the matrix unit's operand and accumulator widths
   double requant_pj = 0;        ///< one element requantized (vector unit)
   double add_pj = 0;            ///< one element of a residual add with rescale (vector unit)

@@ -256,6 +256,25 @@ std::string derived_figures_json(const HwConfig& c) {
     homes[std::string(to_string(kind))] = c.scratchpad_for(kind).name;
   }
   j["scratchpad_for"] = homes;
+  // The energy model's figures (docs/energy.md), so that sweeps can read area per design point.
+  const EnergyTable table = energy_table(c);
+  nlohmann::ordered_json sram;
+  for (const auto& sp : table.scratchpads)
+    sram[sp.name] = {{"read_pj_per_byte", sp.read_pj_per_byte},
+                     {"write_pj_per_byte", sp.write_pj_per_byte},
+                     {"area_mm2", sp.area_mm2}};
+  j["energy"] = {{"technology", table.technology},
+                 {"dram_technology", table.dram_technology},
+                 {"mac_pj", table.mac_pj},
+                 {"requant_pj", table.requant_pj},
+                 {"add_pj", table.add_pj},
+                 {"pool_pj", table.pool_pj},
+                 {"dram_pj_per_byte", table.dram_pj_per_byte},
+                 {"leakage_mw_per_mm2", table.leakage_mw_per_mm2},
+                 {"scratchpads", sram}};
+  j["area_mm2"] = {{"matrix", table.matrix_area_mm2},
+                   {"vector", table.vector_area_mm2},
+                   {"total", table.area_mm2()}};
   return tessel::json_text(j, 2) + "\n";
 }
 

@@ -3,6 +3,8 @@
 // pre-model keys as overrides, the section's round trip and its content hash.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "configs/energy_config.hpp"
 #include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
@@ -133,6 +135,7 @@ TEST(EnergyModel, pre_model_keys_override_every_scratchpad_and_the_dram) {
   const EnergyTable t = energy_table(shipped("vta-pynq"));
   EXPECT_EQ(t.mac_pj, 0.3);
   EXPECT_EQ(t.dram_pj_per_byte, 162.5);
+  EXPECT_EQ(t.dram_technology, "explicit");
   ASSERT_EQ(t.scratchpads.size(), 4u);
   for (const auto& sp : t.scratchpads) {
     EXPECT_EQ(sp.read_pj_per_byte, 1.25) << sp.name;
@@ -154,6 +157,14 @@ TEST(EnergyModel, sections_round_trip_and_pre_model_hashes_are_unchanged) {
   EXPECT_EQ(content_hash(shipped("vta-pynq")), "aedefda6221e783d");
   EXPECT_EQ(content_hash(shipped("edge-small")), "053c4fdcccb7ec3d");
   EXPECT_EQ(content_hash(shipped("cloud-large")), "2ed317f32abad31c");
+}
+
+TEST(EnergyModel, derived_figures_json_carries_the_table_and_area) {
+  const auto json = nlohmann::json::parse(derived_figures_json(tiny()));
+  EXPECT_EQ(json["energy"]["technology"], "45nm");
+  EXPECT_EQ(json["energy"]["dram_pj_per_byte"], 162.5);
+  EXPECT_NEAR(json["area_mm2"]["total"].get<double>(), 0.014882864, 1e-12);  // as above
+  EXPECT_NEAR(json["energy"]["scratchpads"]["buf"]["area_mm2"].get<double>(), 0.005668864, 1e-12);
 }
 
 TEST(EnergyModel, energy_per_data_unit_parses_bits_and_bytes) {
