@@ -196,7 +196,9 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
       std::cerr << "sweep: " << timing << '\n';
   }
   for (const std::string& reason : s.error_reasons) std::cerr << "  " << reason << '\n';
-  if (s.interrupted) {
+  // A stop request is an interruption even when every point was already taken: the points it
+  // stopped in flight are errors that were not recorded.
+  if (s.interrupted || g_stop.load()) {
     std::cerr << "sweep: interrupted; " << s.remaining()
               << " points left; rerun the same command to resume\n";
     return 130;
