@@ -57,4 +57,5 @@ for target in decode asm config npy; do
   (cd "$out" && "./fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
       -print_final_stats=1 "corpus/$target") || status=1
 done
+"$root/scripts/run-onnx-fuzzer.sh" "$seconds" || status=1
 exit $status

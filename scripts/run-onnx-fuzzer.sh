@@ -12,7 +12,7 @@ mkdir -p "$out/obj-onnx" "$out/corpus/onnx"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I"$root")
 objects=()
-for source in compiler/frontend/*.cpp compiler/ir/tensor.cpp compiler/ir/op.cpp \
+for source in compiler/frontend/*.cpp compiler/ir/tensor.cpp compiler/ir/op.cpp compiler/ir/analysis.cpp \
               compiler/ir/graph.cpp compiler/ir/shape_inference.cpp compiler/ir/shape_rules.cpp \
               compiler/ir/unary.cpp support/diagnostic.cpp support/strings.cpp; do
   object="$out/obj-onnx/$(echo "$source" | tr / _).o"

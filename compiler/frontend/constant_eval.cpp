@@ -65,6 +65,33 @@ float half_to_float(std::uint16_t h) {
   return sign ? -value : value;
 }
 
+/// Wrapping int64 arithmetic (two's complement, as ONNX runtimes compute; no UB on overflow).
+std::int64_t wrap(std::uint64_t v) {
+  return static_cast<std::int64_t>(v);
+}
+std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return wrap(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+  return wrap(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
+  return wrap(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+std::int64_t safe_div(std::int64_t a, std::int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap_sub(0, a);
+  return a / b;
+}
+
+/// A double as int64, truncated toward zero, saturating (NaN: 0).
+std::int64_t saturating_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);
+}
+
 Result<std::int64_t> checked_count(const Ints& dims) {
   std::int64_t count = 1;
   for (std::int64_t d : dims) {
@@ -160,7 +187,7 @@ Result<Ints> as_ints(const ConstantInput& input, std::string_view role) {
   if (!input.data.is_float()) return input.data.ints;
   Ints out;
   for (float v : input.data.floats) {
-    if (v != std::floor(v) || !std::isfinite(v)) {
+    if (!std::isfinite(v) || v != std::floor(v) || std::fabs(v) > 9.2e18F) {
       return fail(std::string(role) + " holds the non-integer " + std::to_string(v));
     }
     out.push_back(static_cast<std::int64_t>(v));
@@ -182,12 +209,10 @@ struct BinarySpec {
 
 const std::map<std::string, BinarySpec, std::less<>>& binary_specs() {
   static const std::map<std::string, BinarySpec, std::less<>> specs = {
-      {"Add", {std::plus<double>(), std::plus<std::int64_t>()}},
-      {"Sub", {std::minus<double>(), std::minus<std::int64_t>()}},
-      {"Mul", {std::multiplies<double>(), std::multiplies<std::int64_t>()}},
-      {"Div",
-       {std::divides<double>(),
-        [](std::int64_t a, std::int64_t b) { return b == 0 ? std::int64_t{0} : a / b; }}},
+      {"Add", {std::plus<double>(), wrap_add}},
+      {"Sub", {std::minus<double>(), wrap_sub}},
+      {"Mul", {std::multiplies<double>(), wrap_mul}},
+      {"Div", {std::divides<double>(), safe_div}},
       {"Pow", {[](double a, double b) { return std::pow(a, b); }, {}}},
       {"Min",
        {[](double a, double b) { return std::min(a, b); },
@@ -240,7 +265,7 @@ Result<ConstantData> binary(const BinarySpec& spec, const ConstantData& a, const
     }
   } else {
     for (std::size_t i = 0; i < n; ++i) {
-      out.ints.push_back(static_cast<std::int64_t>(spec.on_floats(a.at(ia[i]), b.at(ib[i]))));
+      out.ints.push_back(saturating_int(spec.on_floats(a.at(ia[i]), b.at(ib[i]))));
     }
   }
   return out;
@@ -260,7 +285,7 @@ Result<ConstantData> unary(std::string_view op, const ConstantData& x) {
       return fail(std::string(op) + " of an integer constant is not evaluated");
     }
     for (std::int64_t v : x.ints)
-      out.ints.push_back(op == "Neg" ? -v : op == "Abs" ? std::abs(v) : v);
+      out.ints.push_back(op == "Neg" ? wrap_sub(0, v) : op == "Abs" && v < 0 ? wrap_sub(0, v) : v);
     return out;
   }
   const std::map<std::string_view, double (*)(double)> functions = {
@@ -330,7 +355,7 @@ Result<ConstantData> where(const ConstantData& cond, const ConstantData& a, cons
     if (a.is_float()) {
       out.floats.push_back(static_cast<float>(src.at(at)));
     } else {
-      out.ints.push_back(src.is_float() ? static_cast<std::int64_t>(src.at(at))
+      out.ints.push_back(src.is_float() ? saturating_int(src.at(at))
                                         : src.ints[static_cast<std::size_t>(at)]);
     }
   }
@@ -552,8 +577,11 @@ Result<ConstantData> slice(const std::vector<ConstantInput>& in) {
     auto axis = normal_axis(axes[i], rank);
     if (!axis) return axis.failure();
     const auto a = static_cast<std::size_t>(axis.value());
-    const std::int64_t dim = x.dims[a], s = steps[i];
-    if (s == 0) return fail("step 0");
+    const std::int64_t dim = x.dims[a];
+    if (steps[i] == 0) return fail("step 0");
+    // A step longer than the axis takes at most the first element: clamp it (no overflow).
+    const std::int64_t s = std::clamp<std::int64_t>(steps[i], -std::max<std::int64_t>(dim, 1),
+                                                    std::max<std::int64_t>(dim, 1));
     auto clamp_index = [&](std::int64_t v) {
       if (v < 0) v += dim;
       return s > 0 ? std::clamp<std::int64_t>(v, 0, dim) : std::clamp<std::int64_t>(v, -1, dim - 1);
@@ -638,8 +666,8 @@ Result<ConstantData> range(const std::vector<ConstantInput>& in) {
   const ConstantData &start = in[0].data, &limit = in[1].data, &delta = in[2].data;
   if (delta.at(0) == 0) return fail("Range delta is 0");
   const double steps = std::ceil((limit.at(0) - start.at(0)) / delta.at(0));
-  const std::int64_t count = std::max<std::int64_t>(0, static_cast<std::int64_t>(steps));
   if (!(steps < static_cast<double>(kMaxFoldedElements))) return fail("Range is too long to fold");
+  const std::int64_t count = std::max<std::int64_t>(0, static_cast<std::int64_t>(steps));
   ConstantData out;
   out.data_type = start.data_type;
   out.dims = {count};
@@ -647,7 +675,9 @@ Result<ConstantData> range(const std::vector<ConstantInput>& in) {
     if (start.is_float()) {
       out.floats.push_back(static_cast<float>(start.at(0) + static_cast<double>(i) * delta.at(0)));
     } else {
-      out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+      out.ints.push_back(delta.is_float()
+                             ? saturating_int(start.at(0) + static_cast<double>(i) * delta.at(0))
+                             : wrap_add(start.ints[0], wrap_mul(i, delta.ints[0])));
     }
   }
   return out;
@@ -671,6 +701,9 @@ Result<ConstantData> evaluate_one(const onnx::NodeProto& node, std::int64_t opse
   const ConstantData& x = in[0].data;
   if (const auto it = binary_specs().find(op); it != binary_specs().end()) {
     if (in.size() < 2) return fail(op + " takes two inputs");
+    for (const ConstantInput& input : in) {
+      if (!input.present) return fail(op + " has an omitted input");
+    }
     ConstantData acc = x;
     for (std::size_t i = 1; i < in.size(); ++i) {
       auto next = binary(it->second, acc, in[i].data);

@@ -7,6 +7,13 @@
 #include "compiler/frontend/importer.hpp"
 
 namespace tessel::frontend::detail {
+namespace {
+
+/// The most elements a shape given by the model may describe (2^40: far beyond any real model,
+/// far below int64 overflow in the IR's arithmetic).
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+
+}  // namespace
 
 Ints Importer::axes_operand(int slot, std::string_view attr_name, std::int64_t input_from_opset) {
   if (opset_ >= input_from_opset) {
@@ -51,8 +58,12 @@ void Importer::convert_reshape() {
   if (attr_int("allowzero", 0) != 0 && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
     fail_node("allowzero=1 with a 0 in shape " + ints_string(shape) + " is not supported");
   }
+  std::int64_t product = 1;
   for (std::int64_t d : shape) {
     if (d < -1) fail_node("shape " + ints_string(shape) + " has the entry " + std::to_string(d));
+    if (d > 0 && product > kMaxElements / d)
+      fail_node("shape " + ints_string(shape) + " is too large");
+    if (d > 0) product *= d;
   }
   if (shape.empty()) shape = {1};  // a rank-0 result; the IR has no rank-0 tensors
   emit(ir::OpKind::Reshape, {x}, {{"shape", shape}}, node().output(0));
@@ -217,8 +228,11 @@ void Importer::convert_expand() {
   expect_inputs(2, 2);
   const std::string x = data_input(0);
   const Ints shape = ints_input(1, "shape");
+  std::int64_t product = 1;
   for (std::int64_t d : shape) {
     if (d <= 0) fail_node("shape " + ints_string(shape) + " has a non-positive entry");
+    if (product > kMaxElements / d) fail_node("shape " + ints_string(shape) + " is too large");
+    product *= d;
   }
   emit(ir::OpKind::Expand, {x}, {{"shape", shape}}, node().output(0));
 }
@@ -292,6 +306,12 @@ void Importer::convert_resize() {
     }
   } else {
     fail_node("needs constant scales or sizes");
+  }
+  std::int64_t product = 1;
+  for (std::int64_t d : sizes) {
+    if (d <= 0 || product > kMaxElements / d)
+      fail_node("sizes " + ints_string(sizes) + " is out of range");
+    product *= d;
   }
   emit(ir::OpKind::Resize, {x},
        {{"mode", mode},

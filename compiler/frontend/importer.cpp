@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <queue>
 
@@ -427,7 +428,8 @@ Ints Importer::ints_input(int slot, std::string_view role) const {
   if (!data.is_float()) return data.ints;
   Ints out;
   for (float v : data.floats) {
-    if (v != static_cast<float>(static_cast<std::int64_t>(v))) {
+    if (!std::isfinite(v) || std::fabs(v) > 9.2e18F ||
+        v != static_cast<float>(static_cast<std::int64_t>(v))) {
       fail_node(std::string(role) + " (input " + std::to_string(slot) + ") holds " +
                 std::to_string(v) + "; expected integers");
     }

@@ -1,4 +1,4 @@
-// ONNX import: reads an .onnx model (opsets 11-17) into the graph IR, with located errors.
+// ONNX import: reads an .onnx model (opsets 11-20) into the graph IR, with located errors.
 #pragma once
 
 #include <map>
@@ -33,10 +33,12 @@ ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options 
 /// Result: a validated graph with inferred shapes. Graph inputs are the model inputs that have
 /// no initializer; initializers and Constant nodes become IR constants (each distinct ONNX name
 /// read by an op becomes one constant, so an Identity-renamed initializer is its own constant,
-/// as it is its own parameter in the exporting framework); Identity and Dropout (inference)
-/// disappear; MatMul becomes Gemm, and MatMul followed by the Add of a constant [N] bias becomes
-/// one Gemm; Clip bounds, Pad pads and Reshape shapes given as constant inputs become
-/// attributes. Nodes whose results reach no graph output are skipped.
+/// as it is its own parameter in the exporting framework); Identity, Dropout and float Casts
+/// disappear; nodes whose inputs are all constant (and Shape of any tensor) are evaluated at
+/// import; MatMul by a constant matrix becomes Gemm (rows flattened for N-D operands), and with
+/// the Add of a constant [N] bias one Gemm; other MatMuls stay MatMul; LSTM and GRU are unrolled;
+/// shapes, axes, indices, pads and bounds given as constant inputs become attributes. Nodes
+/// whose results reach no graph output are skipped. docs/onnx-import.md lists every op.
 ///
 /// Diagnostics locate the problem by node (`node 12 'Conv_12' (LSTM): unsupported op type
 /// 'LSTM'`), graph input, initializer or byte offset (for a truncated or corrupt file).

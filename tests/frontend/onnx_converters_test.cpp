@@ -241,6 +241,35 @@ TEST(OnnxConverters, reduce_mean_axes_move_from_attribute_to_input_at_opset_18) 
   }
 }
 
+TEST(OnnxConverters, bidirectional_lstm_runs_the_second_direction_backwards) {
+  // hidden 1, input 1, T 2; W feeds x only into the cell gate c, R and B are 0, so
+  // i = o = f = sigmoid(0) = 1/2, C_t = C_prev / 2 + tanh(x_t) / 2, H_t = tanh(C_t) / 2.
+  ModelBuilder model(14);
+  model.input("x", {2, 1, 1})
+      .weight("W", {2, 4, 1}, {0, 0, 0, 1, 0, 0, 0, 1})
+      .weight("R", {2, 4, 1}, std::vector<float>(8, 0.0F))
+      .node("LSTM", "lstm", {"x", "W", "R"}, {"Y", "Y_h"},
+            {{"hidden_size", 1}, {"direction", "bidirectional"}})
+      .output("Y")
+      .output("Y_h");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("Y").shape, (ir::Shape{2, 2, 1, 1}));
+  EXPECT_EQ(graph.tensor("Y_h").shape, (ir::Shape{2, 1, 1}));
+  const float a = 0.5F, b = -1.0F;
+  cpu::Executor executor(graph);
+  auto out = executor.run({{"x", cpu::TensorData::from_f32({2, 1, 1}, std::vector<float>{a, b})}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  const double forward0 = std::tanh(a) / 2, forward1 = forward0 / 2 + std::tanh(b) / 2;
+  const double backward1 = std::tanh(b) / 2, backward0 = backward1 / 2 + std::tanh(a) / 2;
+  const std::vector<double> want{std::tanh(forward0) / 2, std::tanh(backward0) / 2,
+                                 std::tanh(forward1) / 2, std::tanh(backward1) / 2};
+  const std::vector<float> y = out.value().at("Y").to_f32();
+  ASSERT_EQ(y.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(y[i], want[i], 1e-6) << i;
+  // Y_h: the forward direction's last step (t = 1), the backward one's (t = 0).
+  EXPECT_EQ(out.value().at("Y_h").to_f32(), (std::vector<float>{y[2], y[1]}));
+}
+
 TEST(OnnxConverters, non_constant_gather_indices_are_refused) {
   ModelBuilder model(13);
   model.input("x", {2, 3}).input("i", {1}).node("Gather", "g", {"x", "i"}, {"y"}).output("y");
