@@ -1765,11 +1765,13 @@ bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOption
   if (op.kind != OpKind::Concat) return true;
   // Producers store into a view's channel slices, so each input must be stored by a group and
   // nowhere else: not a network input (never stored), not a network output (its own region),
-  // not an input of a second Concat (one slice only). Codegen refuses these views (docs/codegen.md
-  // "Concat"); the Concat is then an on-chip copy like any group (found by the bytes bound).
+  // not an input of a second Concat or twice of this one (one slice only). Codegen refuses these
+  // views (docs/codegen.md "Concat"); the Concat is then an on-chip copy like any group (found by
+  // the bytes bound).
   for (int x : op.inputs) {
     const Tensor& t = net.tensor(x);
     if (net.op(t.producer).kind == OpKind::Input || t.network_output) return false;
+    if (std::count(op.inputs.begin(), op.inputs.end(), x) > 1) return false;  // two slices
     for (int c : t.consumers)
       if (c != ops[0] && net.op(c).kind == OpKind::Concat) return false;
   }

@@ -90,7 +90,8 @@ INSTANTIATE_TEST_SUITE_P(Nets, ConcatNets, ::testing::ValuesIn(cases()),
                          });
 
 // The scheduler predicts no bytes for a lone (aliased) Concat: its inputs must be stored into
-// its slices. Where that cannot be (a network input, a tensor in two slices), codegen says so.
+// its slices. Where that cannot be (a network input, a tensor in two slices) the scheduler does
+// not alias it (docs/scheduler.md "Byte accounting"): the Concat runs as an on-chip copy.
 Result<CompiledProgram> compile_net(const ir::Graph& model, const std::string& policy) {
   const HwConfig config = load_hw_config(config_path("edge-small"));
   auto prepared = cpu::prepare_graph(model);
@@ -107,30 +108,25 @@ Result<CompiledProgram> compile_net(const ir::Graph& model, const std::string& p
   return compile(quantized.value().graph, scheduled.value(), config, {{"input.q", zeros}});
 }
 
-TEST(ConcatLimits, a_network_input_cannot_be_a_slice_of_an_aliased_concat) {
+TEST(ConcatLimits, a_concat_of_a_network_input_is_no_view_and_compiles) {
   zoo::NetBuilder net("input_concat", {});
   const std::string x = net.input("input", 8, 4, 4);
   const std::string a = net.relu(net.conv(x, "a.conv", relu_conv(8, 1)), "a.relu");
   const ir::Graph graph = net.finish({net.concat({x, a}, "cat")});
+  // Until the bytes bound found it (issue 39), opfusion aliased the Concat, predicted no bytes
+  // for the input's slice, and codegen refused the schedule.
   auto compiled = compile_net(graph, "opfusion");
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.reason(),
-            "concat 'cat': input 'input' is a network input; it cannot be stored into the "
-            "concat's slice (the schedule treats the concat as a DRAM view)");
-  // layerwise copies through DRAM (no alias): the same net compiles.
+  EXPECT_TRUE(compiled.ok()) << compiled.reason();
   EXPECT_TRUE(compile_net(graph, "layerwise").ok());
 }
 
-TEST(ConcatLimits, a_tensor_in_two_aliased_slices_is_reported) {
+TEST(ConcatLimits, a_tensor_twice_in_one_concat_is_no_view_and_compiles) {
   zoo::NetBuilder net("twice_concat", {});
   const std::string x = net.input("input", 8, 4, 4);
   const std::string a = net.relu(net.conv(x, "a.conv", relu_conv(8, 1)), "a.relu");
   const ir::Graph graph = net.finish({net.concat({a, a}, "cat")});
   auto compiled = compile_net(graph, "opfusion");
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.reason(),
-            "concat 'cat': input 'a.relu' is already a slice of concat 'cat'; a tensor can be "
-            "stored into one concat slice only (the schedule treats the concat as a DRAM view)");
+  EXPECT_TRUE(compiled.ok()) << compiled.reason();
 }
 
 }  // namespace
