@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
 #include "compiler/quant/realize.hpp"
@@ -189,6 +191,40 @@ TEST(RealizeWorkloads, LayerNormParamsByHand) {
   EXPECT_EQ(p.value().affine[2].shift, 0);
   EXPECT_EQ(p.value().affine[2].bias, 16);
   EXPECT_EQ(p.value().affine[3].shift, 42);
+}
+
+TEST(RealizeWorkloads, QJsonListsTheDerivedIntegersOfEveryNewOp) {
+  const auto g = parse(R"(graph j {
+  input %x : f32[2,4]
+  const %mask : f32[1,4] = [1, 1, 0, 1]
+  const %gamma : f32[4] = [1, 1, 1, 1]
+  %s = Sigmoid(%x) : f32[?]
+  %p = Softmax(%s, %mask) {axis=1} : f32[?]
+  %n = LayerNormalization(%p, %gamma) : f32[?]
+  %m = Mul(%n, %x) : f32[?]
+  %y = ReduceMean(%m) {axes=[1], keepdims=1} : f32[?]
+  output %y
+})");
+  const QuantConfig config;
+  const auto plan = plan_scales(g, config).value();
+  std::map<std::string, double> t;
+  for (const auto& name : plan.observed) t[name] = 1.27;
+  const auto thresholds = class_thresholds(plan, t, config).value();
+  const auto q = realize(g, plan, thresholds);
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const auto j = scales_json(q.value(), config, plan, thresholds);
+  std::map<std::string, nlohmann::json> ops;
+  for (const auto& e : j["ops"]) ops[e["op"].get<std::string>()] = e;
+  EXPECT_EQ(ops.at("s")["table"].size(), 256u);
+  EXPECT_EQ(ops.at("s")["table"][128], 50);  // sigmoid(0) / 0.01
+  EXPECT_EQ(ops.at("p")["exp_low"][0], 32768);
+  EXPECT_EQ(ops.at("p")["exp_high"].size(), 256u);
+  EXPECT_EQ(ops.at("n")["elements"], 4);
+  EXPECT_EQ(ops.at("n")["multiplier"].size(), 4u);
+  // s_n * s_x / s_m = the float 0.01 = 10737418 * 2^-30: M = 10737418 * 2^7, r = 37.
+  EXPECT_EQ(ops.at("m")["multiplier"], 1374389504);
+  EXPECT_EQ(ops.at("m")["shift"], 37);
+  EXPECT_EQ(ops.at("y")["reduced_elements"], 4);
 }
 
 TEST(RealizeWorkloads, RefusalsNameTheNode) {
