@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang++ (ASan + UBSan) and runs each for N seconds.
-# Usage: scripts/run-fuzzers.sh [SECONDS=60]   (CI runs 60 s each; any crash exits non-zero)
-# Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader).
+# Usage: scripts/run-fuzzers.sh [SECONDS=60]   (CI runs 60 s each, two at a time, and the ONNX
+# importer's beside them; any crash exits non-zero)
+# Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader), onnx
+# (scripts/run-onnx-fuzzer.sh).
 # Outputs go to build/fuzz/ (override with TESSEL_FUZZ_BUILD); crashes are written there.
 set -euo pipefail
 seconds=${1:-60}
@@ -22,7 +24,8 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 objects=()
 for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.cpp \
               isa/timing.cpp support/diagnostic.cpp support/strings.cpp support/files.cpp \
-              support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp; do
+              support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp \
+              configs/energy_config.cpp configs/energy_model.cpp; do
   object="$out/obj/$(echo "$source" | tr / _).o"
   "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
   objects+=("$object")
@@ -49,13 +52,33 @@ for descr, shape, data in [("<f4", (2, 3), struct.pack("<6f", 0, 1, -2, 3.5, flo
     open(f"{sys.argv[1]}/seed_{descr[1:]}.npy", "wb").write(blob)
 PY
 
+# The ONNX importer's fuzzer builds and runs on its own, beside these (CI has two cores).
+"$root/scripts/run-onnx-fuzzer.sh" "$seconds" > "$out/fuzz_onnx.log" 2>&1 &
+onnx_pid=$!
+
 status=0
 for target in decode asm config npy; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_$target.cpp" "${objects[@]}" \
     -lyaml-cpp -o "$out/fuzz_$target"
-  echo "== fuzz_$target for ${seconds}s"
-  (cd "$out" && "./fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -print_final_stats=1 "corpus/$target") || status=1
 done
-"$root/scripts/run-onnx-fuzzer.sh" "$seconds" || status=1
+# Two at a time, SECONDS of wall time each.
+run_one() {
+  local rc=0
+  echo "== fuzz_$1 for ${seconds}s"
+  (cd "$out" && "./fuzz_$1" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -print_final_stats=1 "corpus/$1") > "$out/fuzz_$1.log" 2>&1 || rc=$?
+  tail -n 5 "$out/fuzz_$1.log"
+  return $rc
+}
+for pair in "decode asm" "config npy"; do
+  pids=()
+  for target in $pair; do
+    run_one "$target" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+done
+wait "$onnx_pid" || status=1
+tail -n 5 "$out/fuzz_onnx.log"
+[ "$status" -eq 0 ] || echo "run-fuzzers: a fuzzer failed (logs in $out/fuzz_*.log)" >&2
 exit $status
