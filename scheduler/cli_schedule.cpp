@@ -107,13 +107,7 @@ cli::Runner setup_schedule(CLI::App& command) {
     }
     if (!o->json.empty()) {
       auto j = to_json(result.value().schedule, result.value().net);
-      nlohmann::ordered_json groups = nlohmann::ordered_json::array();
-      for (const auto& g : energy.groups) groups.push_back(g.total_pj());
-      j["predicted_energy_pj"] = {{"mac", e.mac_pj},         {"dram", e.dram_pj},
-                                  {"leakage", e.leakage_pj}, {"total", e.total_pj()},
-                                  {"by_group", groups},      {"not_counted", {"sram", "vector"}}};
-      j["predicted_edp_pj_s"] = e.edp_pj_s();
-      j["area_mm2"] = e.area_mm2;
+      add_predicted_energy(j, energy);
       const auto text = tessel::json_text(j, 1) + "\n";
       if (o->json == "-") {
         std::cout << text;

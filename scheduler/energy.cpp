@@ -22,4 +22,15 @@ ScheduleEnergy predict_energy(const Schedule& schedule, const HwConfig& config) 
   return out;
 }
 
+void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energy) {
+  const EnergyBreakdown& e = energy.total;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const auto& g : energy.groups) groups.push_back(g.total_pj());
+  j["predicted_energy_pj"] = {{"mac", e.mac_pj},         {"dram", e.dram_pj},
+                              {"leakage", e.leakage_pj}, {"total", e.total_pj()},
+                              {"by_group", groups},      {"not_counted", {"sram", "vector"}}};
+  j["predicted_edp_pj_s"] = e.edp_pj_s();
+  j["area_mm2"] = e.area_mm2;
+}
+
 }  // namespace tessel::sched

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/schedule.hpp"
@@ -20,5 +22,10 @@ struct ScheduleEnergy {
 /// bytes nor vector-unit operations, so those terms are 0 here; MACs are the network's, not
 /// the array's padded slots that the simulator counts.
 ScheduleEnergy predict_energy(const Schedule& schedule, const HwConfig& config);
+
+/// Adds the prediction to a schedule's JSON (`tessel schedule --json` and the Python API's
+/// `Schedule.to_json` both write it through here): predicted_energy_pj {mac, dram, leakage,
+/// total, by_group, not_counted}, predicted_edp_pj_s and area_mm2.
+void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energy);
 
 }  // namespace tessel::sched

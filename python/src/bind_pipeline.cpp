@@ -17,6 +17,7 @@
 #include "isa/assembler.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/convert.hpp"
+#include "scheduler/energy.hpp"
 #include "scheduler/policy.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "sim/simulator.hpp"
@@ -102,7 +103,8 @@ Schedule schedule(py::handle model, py::handle hw, const std::string& policy,
     py::gil_scoped_release release;
     scheduled = sched::schedule_graph(*graph, config, policy, goal, features);
   }
-  return {std::make_shared<const sched::ScheduledNet>(value_or_raise(std::move(scheduled)))};
+  return {std::make_shared<const sched::ScheduledNet>(value_or_raise(std::move(scheduled))),
+          config};
 }
 
 // The same form a policy compiles (BatchNorm lowering, pools before concat).
@@ -173,7 +175,12 @@ py::array float_array(const std::vector<float>& values, const ir::Shape& shape) 
 
 void bind_schedule_class(py::module_& m) {
   using S = Schedule;
-  auto json = [](const S& s) { return sched::to_json(s.scheduled->schedule, s.scheduled->net); };
+  // The JSON of `tessel schedule --json`: the schedule and its predicted energy.
+  auto json = [](const S& s) {
+    auto j = sched::to_json(s.scheduled->schedule, s.scheduled->net);
+    sched::add_predicted_energy(j, sched::predict_energy(s.scheduled->schedule, s.config));
+    return j;
+  };
   py::class_<S>(m, "Schedule", "A checked schedule: fused groups, tiles, buffers, predicted cost.")
       .def_property_readonly("model", [](const S& s) { return s.scheduled->schedule.model; })
       .def_property_readonly("config", [](const S& s) { return s.scheduled->schedule.config; })
@@ -245,11 +252,12 @@ void bind_program_classes(py::module_& m) {
       });
 
   py::class_<Program>(m, "Program", "A compiled ISA program with its DRAM image.")
-      .def_property_readonly(
-          "schedule",
-          [](const Program& p) {
-            return Schedule{std::make_shared<const sched::ScheduledNet>(p.result->scheduled)};
-          })
+      .def_property_readonly("schedule",
+                             [](const Program& p) {
+                               return Schedule{
+                                   std::make_shared<const sched::ScheduledNet>(p.result->scheduled),
+                                   p.config};
+                             })
       .def_property_readonly("config", [](const Program& p) { return p.config; })
       .def_property_readonly("policy", [](const Program& p) { return p.result->policy; })
       .def_property_readonly("instructions",

@@ -24,6 +24,7 @@ struct QuantizedModel {
 /// tessel.Schedule: a checked schedule and the Net it indexes.
 struct Schedule {
   std::shared_ptr<const sched::ScheduledNet> scheduled;
+  HwConfig config;  ///< what it was made for (its predicted energy)
 };
 
 /// tessel.Program: a compiled policy, ready to simulate (pipeline::compile_policy).
