@@ -82,6 +82,11 @@ def main(argv):
     parser.add_argument("--seq", type=int, default=128, help="transformer tokens (exports)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 unless every model meets the goals (for ctest)")
+    parser.add_argument("--int8-floor", type=float, default=None,
+                        help="with --check: the int8 SQNR floor for every model instead of the "
+                             "issue's goals (a regression floor)")
+    parser.add_argument("--int16-floor", type=float, default=None,
+                        help="with --check: the int16 SQNR floor instead of 50 dB")
     args = parser.parse_args(argv)
     import numpy as np
     try:
@@ -191,14 +196,16 @@ def main(argv):
 def missed_goals(row, args):
     """The issue's goals that `row` misses (a step that failed misses its goal)."""
     transformer = row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode"
+    int8 = args.int8_floor if args.int8_floor is not None else (20 if transformer else 25)
+    int16 = args.int16_floor if args.int16_floor is not None else 50
     goals = [("import", lambda v: v == "ok", "imports"),
              ("fp32_vs_ort", lambda v: isinstance(v, float) and v <= 1e-4,
               "fp32 max|diff|/max|ref| <= 1e-4 against onnxruntime"),
-             ("int8_sqnr_db", lambda v: isinstance(v, float) and v >= (20 if transformer else 25),
-              f"int8 SQNR >= {20 if transformer else 25} dB")]
+             ("int8_sqnr_db", lambda v: isinstance(v, float) and v >= int8,
+              f"int8 SQNR >= {int8} dB")]
     if not args.no_int16:
-        goals.append(("int16_sqnr_db", lambda v: isinstance(v, float) and v >= 50,
-                      "int16 SQNR >= 50 dB"))
+        goals.append(("int16_sqnr_db", lambda v: isinstance(v, float) and v >= int16,
+                      f"int16 SQNR >= {int16} dB"))
     return [f"{text} (got {row.get(key, row.get('export', 'nothing'))})"
             for key, ok, text in goals if not ok(row.get(key))]
 
