@@ -1,5 +1,6 @@
 // Shape rules of the modern-workload op kinds: broadcasting, matmul, reductions, slices.
 #include "compiler/ir/shape_rules.hpp"
+#include "compiler/ir/unary.hpp"
 
 #include <algorithm>
 #include <string>
@@ -195,6 +196,8 @@ Result<std::vector<SliceAxis>> slice_axes(const Op& op, const Shape& shape) {
 }
 
 Result<std::vector<Shape>> workload_output_shapes(const Op& op, const std::vector<Shape>& in) {
+  // Unary functions (ir/unary.hpp holds their one list) keep the shape of x.
+  if (is_unary_function(op.kind)) return std::vector<Shape>{in[0]};
   switch (op.kind) {
     case OpKind::MatMul:
       return matmul_shape(op, in[0], in[1]);
@@ -214,18 +217,6 @@ Result<std::vector<Shape>> workload_output_shapes(const Op& op, const std::vecto
       if (!out) return op_failure(op, out.reason());
       return std::vector<Shape>{out.value()};
     }
-    case OpKind::Sigmoid:
-    case OpKind::HardSigmoid:
-    case OpKind::HardSwish:
-    case OpKind::Tanh:
-    case OpKind::Erf:
-    case OpKind::Gelu:
-    case OpKind::Silu:
-    case OpKind::Sqrt:
-    case OpKind::Exp:
-    case OpKind::Reciprocal:
-    case OpKind::Neg:
-      return std::vector<Shape>{in[0]};
     case OpKind::Trilu:
       if (in[0].size() < 2) return op_failure(op, "input " + shape_string(in[0]) + " has rank < 2");
       return std::vector<Shape>{in[0]};
