@@ -10,6 +10,7 @@
 
 #include "configs/energy_config.hpp"
 #include "configs/hw_config.hpp"
+#include "configs/yaml_documents.hpp"
 #include "support/files.hpp"
 #include "support/strings.hpp"
 #include "support/units.hpp"
@@ -170,7 +171,9 @@ class Validator {
       error(node, path, "expected a string, got " + node_kind(node));
       return std::nullopt;
     }
-    return node.Scalar();
+    // Free text that is not UTF-8 (a Latin-1 description) is kept with U+FFFD in place of its
+    // bad bytes: what to_yaml and the JSON reports write then reads back the same.
+    return to_valid_utf8(node.Scalar());
   }
 
   std::optional<std::string> read_identifier(const YAML::Node& node, const std::string& path,
@@ -722,25 +725,14 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
                                    const std::vector<KeyOverride>& overrides) {
   HwConfigCheck check;
   YAML::Node root;
-  try {
+  {
     // One document per config: a second one (after '---') would be silently ignored.
-    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
-    if (!documents.empty()) root = documents.front();
-    for (std::size_t d = 1; d < documents.size(); ++d) {
-      if (documents[d].IsNull()) continue;  // a trailing '---' with nothing after it
-      const YAML::Mark mark = documents[d].Mark();
-      check.diagnostics.push_back(
-          {{file_label, mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1},
-           "",
-           "a second YAML document; a config file holds exactly one"});
+    YamlDocuments loaded = load_one_yaml_document(text, file_label, "a config file");
+    if (!loaded.ok()) {
+      check.diagnostics = std::move(loaded.errors);
       return check;
     }
-  } catch (const YAML::Exception& e) {
-    check.diagnostics.push_back({{file_label, e.mark.is_null() ? 0 : e.mark.line + 1,
-                                  e.mark.is_null() ? 0 : e.mark.column + 1},
-                                 "",
-                                 "invalid YAML: " + e.msg});
-    return check;
+    if (!loaded.documents.empty()) root = loaded.documents.front();
   }
 
   std::map<std::string, std::string> overridden;

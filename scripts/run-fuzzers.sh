@@ -5,8 +5,12 @@
 # Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader), onnx
 # (scripts/run-onnx-fuzzer.sh).
 # Outputs go to build/fuzz/ (override with TESSEL_FUZZ_BUILD); crashes are written there.
+# A hang is a failure, never a stuck CI: one input running past 20 s is reported (libFuzzer's
+# -timeout, reproducer written as timeout-*), and each fuzzer is killed at twice its time plus two
+# minutes (libFuzzer's out-of-memory report walks the whole heap and never ended on 2 GB once).
 set -euo pipefail
 seconds=${1:-60}
+fuzz_wall=$((2 * seconds + 120))
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TESSEL_FUZZ_BUILD:-$root/build/fuzz}
 cxx=${TESSEL_FUZZ_CXX:-clang++}
@@ -25,7 +29,7 @@ objects=()
 for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.cpp \
               isa/timing.cpp support/diagnostic.cpp support/strings.cpp support/files.cpp \
               support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp \
-              configs/energy_config.cpp configs/energy_model.cpp; do
+              configs/energy_config.cpp configs/energy_model.cpp configs/yaml_documents.cpp; do
   object="$out/obj/$(echo "$source" | tr / _).o"
   "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
   objects+=("$object")
@@ -65,8 +69,9 @@ done
 run_one() {
   local rc=0
   echo "== fuzz_$1 for ${seconds}s"
-  (cd "$out" && "./fuzz_$1" -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -print_final_stats=1 "corpus/$1") > "$out/fuzz_$1.log" 2>&1 || rc=$?
+  (cd "$out" && timeout -k 10 "$fuzz_wall" "./fuzz_$1" -max_total_time="$seconds" -timeout=20 \
+      -rss_limit_mb=2048 -print_final_stats=1 "corpus/$1") > "$out/fuzz_$1.log" 2>&1 || rc=$?
+  [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "run-fuzzers: fuzz_$1 killed after ${fuzz_wall}s" >&2
   tail -n 5 "$out/fuzz_$1.log"
   return $rc
 }

@@ -30,5 +30,7 @@ if [ -d "$testdata" ]; then
   done
 fi
 echo "== fuzz_onnx for ${seconds}s"
-cd "$out" && ./fuzz_onnx -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
-  corpus/onnx
+# -timeout: an input running past 20 s is a reported hang; the outer timeout stops a stuck report
+# (see run-fuzzers.sh).
+cd "$out" && timeout -k 10 $((2 * seconds + 120)) ./fuzz_onnx -max_total_time="$seconds" \
+  -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 corpus/onnx

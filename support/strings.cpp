@@ -42,4 +42,46 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return match ? "; did you mean '" + *match + "'?" : std::string();
 }
 
+std::string to_valid_utf8(std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    std::size_t length = 0;
+    char32_t code = 0;
+    if (lead < 0x80) {
+      length = 1;
+      code = lead;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+      code = lead & 0x1Fu;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      code = lead & 0x0Fu;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      code = lead & 0x07u;
+    }
+    bool valid = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      valid = (byte(i + k) & 0xC0u) == 0x80u;
+      code = (code << 6) | (byte(i + k) & 0x3Fu);
+    }
+    // Overlong three- and four-byte forms, UTF-16 surrogates and code points past U+10FFFF.
+    if (valid && length == 3) valid = code >= 0x800 && (code < 0xD800 || code > 0xDFFF);
+    if (valid && length == 4) valid = code >= 0x10000 && code <= 0x10FFFF;
+    if (valid) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out.append(kReplacement);
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace tessel

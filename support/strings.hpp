@@ -19,4 +19,10 @@ std::optional<std::string> closest_match(std::string_view word,
 /// "; did you mean 'x'?" or "" when there is no close candidate.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+/// `text` with every byte that does not start or continue a valid UTF-8 sequence (overlong
+/// forms, surrogates and code points past U+10FFFF included) replaced by U+FFFD, one per bad
+/// byte; valid text comes back unchanged. For free text read from files (a config's
+/// description), so that what Tessel writes back (YAML, JSON) reads back the same.
+std::string to_valid_utf8(std::string_view text);
+
 }  // namespace tessel

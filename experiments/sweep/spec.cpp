@@ -9,6 +9,7 @@
 #ifdef TESSEL_SWEEP_HAVE_SIM
 #include "compiler/quant/config.hpp"
 #endif
+#include "configs/yaml_documents.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
 #include "support/json_text.hpp"
@@ -265,18 +266,12 @@ class AxisParser {
 
 /// The one YAML document of `text`; a second (non-empty) document is refused, located.
 YAML::Node load_one_document(const std::string& text, const std::string& shown_as) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::ParserException& e) {
-    throw_input_error({shown_as, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  YamlDocuments loaded = load_one_yaml_document(text, shown_as, "a sweep spec or config");
+  if (!loaded.ok()) {
+    const Diagnostic& error = loaded.errors.front();
+    throw_input_error(error.location, "", error.message);
   }
-  for (std::size_t d = 1; d < documents.size(); ++d) {
-    if (documents[d].IsNull()) continue;
-    throw_input_error({shown_as, documents[d].Mark().line + 1, documents[d].Mark().column + 1}, "",
-                      "a second YAML document; a sweep spec or config holds exactly one");
-  }
-  return documents.empty() ? YAML::Node() : documents.front();
+  return loaded.documents.empty() ? YAML::Node() : loaded.documents.front();
 }
 
 YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& shown_as) {

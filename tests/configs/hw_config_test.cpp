@@ -154,6 +154,21 @@ TEST(HwConfig, every_shipped_config_round_trips_through_canonical_yaml) {
   }
 }
 
+TEST(HwConfig, a_description_that_is_not_utf8_keeps_replacement_characters_and_round_trips) {
+  // Found by fuzz_config: bytes 0xFF in the description came back different from to_yaml.
+  std::string text = to_yaml(tiny());
+  const std::string key = "description: ";
+  const std::size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('\n', at) - at, key + "caf\xE9 \xFF\xFFx");
+  auto loaded = parse_hw_config(text, "latin1.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.reason();
+  EXPECT_EQ(loaded.value().description, "caf\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBDx");
+  auto again = parse_hw_config(to_yaml(loaded.value()), "canonical.yaml");
+  ASSERT_TRUE(again.ok()) << again.reason();
+  EXPECT_EQ(again.value(), loaded.value());
+}
+
 TEST(HwConfig, canonical_json_names_units_in_keys) {
   const std::string json = to_canonical_json(tiny());
   EXPECT_NE(json.find("\"size_bytes\": 1024"), std::string::npos) << json;

@@ -181,6 +181,9 @@ def config_cases():
         ("invalid_utf8_description", base_config({2: "description: caf\xe9"}).encode("latin-1")
          + b"", -1, r""),
         ("nul_bytes", base_config().encode() + b"\0\0\0", 26, r"invalid YAML"),
+        # yaml-cpp 0.7 loops forever, growing, on a ',' outside a flow collection (fuzz_config)
+        ("comma_outside_flow", ",\n", 1, r"invalid YAML: unexpected ','"),
+        ("comma_after_flow_map", "# c\n{a: 1},\n", 2, r"invalid YAML: unexpected ','"),
     ]
     for name, text, line, message in documents:
         where = r":\d+:\d+" if line == 0 else (r"(:\d+)*" if line == -1 else f":{line}:\\d+")
@@ -505,6 +508,7 @@ def sweep_cases():
          r"{d}/s\.yaml:4:\d+: error: quantization\.method"),
         ("second_document", spec() + "---\nname: other\n",
          r"{d}/s\.yaml:8:1: error: a second YAML document"),
+        ("comma_outside_flow", "# a spec\n,\n", r"{d}/s\.yaml:2:1: error: invalid YAML: unexpected ','"),
         ("hw_is_directory", spec().replace("hw: hw.yaml", "hw: sub"),
          r"{d}/sub: error: is a directory"),
         ("hw_second_document", spec().replace("hw: hw.yaml", "hw: hw2.yaml"),
