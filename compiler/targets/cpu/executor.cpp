@@ -16,6 +16,7 @@
 
 #include "compiler/ir/analysis.hpp"
 #include "compiler/quant/realize.hpp"
+#include "compiler/targets/cpu/int_gemm.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
 #include "compiler/targets/cpu/ops/kernel.hpp"
@@ -659,9 +660,9 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                       b_nk[static_cast<std::size_t>(n * K + k)] =
                           trans_b ? bv[n * K + k] : bv[k * N + n];
                 }
-                if (nhwc::gemm_s8(a.data<std::int8_t>(), b_nk.data(),
-                                  c ? c->data<std::int32_t>() : nullptr, y.data<std::int32_t>(), M,
-                                  N, K))
+                gemm_s8_exact(a.data<std::int8_t>(), b_nk.data(), true, y.data<std::int32_t>(), 1,
+                              M, K, N);
+                if (!c || nhwc::add_bias(y.data<std::int32_t>(), c->data<std::int32_t>(), M, N))
                   break;
               }
               // The reference also locates the first overflow for the message.
@@ -682,7 +683,8 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
               const auto& out_q = *graph_.tensor(out_name).quant;
               const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
               const auto& s = acc.shape();
-              if (!(spatial || (s.size() == 2 && axis == 1) || raw.size() == 1)) {
+              const bool last_axis = axis + 1 == s.size();  // [.., C]: a MatMul by weights
+              if (!(spatial || last_axis || raw.size() == 1)) {
                 // Per-channel on `axis` of another rank: the plain loop.
                 std::int64_t inner = 1;
                 for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
@@ -698,8 +700,8 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                 });
                 break;
               }
-              // Channels innermost: NHWC, [N, C], or one per-tensor lane for any shape.
-              const std::int64_t channels = raw.size() == 1 ? 1 : s[1];
+              // Channels innermost: NHWC, [.., C], or one per-tensor lane for any shape.
+              const std::int64_t channels = raw.size() == 1 ? 1 : spatial ? s[1] : s[axis];
               auto& params = impl_->requants[id];
               if (params.multiplier.empty()) {
                 params = nhwc::channel_requant(raw, channels);
