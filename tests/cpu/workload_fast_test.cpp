@@ -143,11 +143,12 @@ TEST(IntegerFastKernels, FloatMatMulIsThePlainDoubleLoopBitForBit) {
   const ir::Shape as = {2, 7, 33}, bs = {33, 300}, ys = {2, 7, 300};
   const auto av = seeded_normal_values(ir::element_count(as), 31);
   const auto bv = seeded_normal_values(ir::element_count(bs), 32);
-  const auto g = parse("graph mmf {\n  input %a : f32[2,7,33]\n  input %b : f32[33,300]\n"
-                       "  %y = MatMul(%a, %b) : f32[2,7,300]\n  output %y\n}");
+  const auto g = parse(
+      "graph mmf {\n  input %a : f32[2,7,33]\n  input %b : f32[33,300]\n"
+      "  %y = MatMul(%a, %b) : f32[2,7,300]\n  output %y\n}");
   Executor executor(g);
-  auto out = executor.run(
-      {{"a", TensorData::from_f32(as, av)}, {"b", TensorData::from_f32(bs, bv)}});
+  auto out =
+      executor.run({{"a", TensorData::from_f32(as, av)}, {"b", TensorData::from_f32(bs, bv)}});
   ASSERT_TRUE(out.ok()) << out.reason();
   const float* got = out.value().at("y").data<float>();
   for (std::int64_t m = 0; m < 14; ++m)
@@ -159,6 +160,33 @@ TEST(IntegerFastKernels, FloatMatMulIsThePlainDoubleLoopBitForBit) {
         sum = sum + product;
       }
       ASSERT_EQ(got[m * 300 + n], static_cast<float>(sum)) << m << ", " << n;
+    }
+}
+
+TEST(IntegerFastKernels, FloatGemmIsThePlainFloatLoopBitForBit) {
+  // gemm_f32's vectorised row blocks against the definition: a float sum per element from 0 in
+  // k order (one rounding per multiply and add). 9 rows, 600 columns (two column tiles), transB.
+  const ir::Shape as = {9, 20}, bs = {600, 20};
+  const auto av = seeded_normal_values(ir::element_count(as), 33);
+  const auto bv = seeded_normal_values(ir::element_count(bs), 34);
+  const auto g = parse(
+      "graph gf {\n  input %a : f32[9,20]\n  input %b : f32[600,20]\n"
+      "  %y = Gemm(%a, %b) {transB=1} : "
+      "f32[9,600]\n  output %y\n}");
+  Executor executor(g);
+  auto out =
+      executor.run({{"a", TensorData::from_f32(as, av)}, {"b", TensorData::from_f32(bs, bv)}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  const float* got = out.value().at("y").data<float>();
+  for (std::int64_t m = 0; m < 9; ++m)
+    for (std::int64_t n = 0; n < 600; ++n) {
+      float sum = 0.0f;
+      for (std::int64_t k = 0; k < 20; ++k) {
+        const float product =
+            av[static_cast<std::size_t>(m * 20 + k)] * bv[static_cast<std::size_t>(n * 20 + k)];
+        sum = sum + product;
+      }
+      ASSERT_EQ(got[m * 600 + n], sum) << m << ", " << n;
     }
 }
 

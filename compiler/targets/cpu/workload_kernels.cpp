@@ -255,4 +255,20 @@ TESSEL_CLONES void matmul_f32_rows(const float* a, const float* b, float* y, std
   }
 }
 
+TESSEL_CLONES void gemm_f32_rows(const float* a, std::int64_t lda, const float* b_kn, float* acc,
+                                 std::int64_t rows, std::int64_t k, std::int64_t n) {
+  constexpr std::int64_t kCols = 512;
+  for (std::int64_t c0 = 0; c0 < n; c0 += kCols) {
+    const std::int64_t c1 = std::min(n, c0 + kCols);
+    for (std::int64_t t = 0; t < k; ++t) {
+      const float* bp = b_kn + t * n;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float aval = a[r * lda + t];
+        float* ar = acc + r * n;
+        for (std::int64_t j = c0; j < c1; ++j) ar[j] += aval * bp[j];
+      }
+    }
+  }
+}
+
 }  // namespace tessel::cpu::fast

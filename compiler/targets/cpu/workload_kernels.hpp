@@ -75,4 +75,10 @@ void norm_rows(const std::int16_t* x, std::int16_t* y, std::int64_t rows, std::i
 void matmul_f32_rows(const float* a, const float* b, float* y, std::int64_t m0, std::int64_t m1,
                      std::int64_t k, std::int64_t n);
 
+/// The float Gemm's row block (kernels.cpp gemm_f32): acc[r * n + j] += a[r * lda + t] *
+/// b_kn[t * n + j] for t = 0, 1, ..., k - 1 in order, r < rows, j < n, in float with one rounding
+/// per multiply and per add (no FMA), in column tiles: each element's sum is the plain loop's.
+void gemm_f32_rows(const float* a, std::int64_t lda, const float* b_kn, float* acc,
+                   std::int64_t rows, std::int64_t k, std::int64_t n);
+
 }  // namespace tessel::cpu::fast
