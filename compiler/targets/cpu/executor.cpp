@@ -283,7 +283,7 @@ struct Executor::Impl {
   std::unordered_map<std::string, std::vector<ir::OpId>> readers;
   std::unordered_map<ir::OpId, std::unique_ptr<DnnlConv>> convs;
   std::unordered_map<ir::OpId, nhwc::ChannelRequant> requants;
-  std::unordered_map<ir::OpId, std::vector<std::int8_t>> gemm_weights_nk;
+  std::unordered_map<ir::OpId, std::vector<std::int8_t>> gemm_weights_kn;
   std::unordered_map<ir::OpId, std::vector<std::int16_t>> im2col_weights;  // [o][kh][kw][c/g]
   std::unordered_map<ir::OpId, Fusion> fusions;                            // by head op
   std::vector<std::int32_t> accumulators;  // a fused conv's int32 result (reused)
@@ -651,16 +651,16 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                                 graph_.tensor(op.inputs[1]).constant && K < (1 << 17) &&
                                 (!c || (c->dtype() == DType::i32 && c->size() == N));
               if (fast) {
-                auto& b_nk = impl_->gemm_weights_nk[id];
-                if (b_nk.empty()) {  // once: b as [N, K] rows, contiguous along K
-                  b_nk.resize(static_cast<std::size_t>(N * K));
+                auto& b_kn = impl_->gemm_weights_kn[id];
+                if (b_kn.empty()) {  // once: b as [K, N] rows (oneDNN's brgemm takes this layout)
+                  b_kn.resize(static_cast<std::size_t>(N * K));
                   const std::int8_t* bv = b.data<std::int8_t>();
-                  for (std::int64_t n = 0; n < N; ++n)
-                    for (std::int64_t k = 0; k < K; ++k)
-                      b_nk[static_cast<std::size_t>(n * K + k)] =
+                  for (std::int64_t k = 0; k < K; ++k)
+                    for (std::int64_t n = 0; n < N; ++n)
+                      b_kn[static_cast<std::size_t>(k * N + n)] =
                           trans_b ? bv[n * K + k] : bv[k * N + n];
                 }
-                gemm_s8_exact(a.data<std::int8_t>(), b_nk.data(), true, y.data<std::int32_t>(), 1,
+                gemm_s8_exact(a.data<std::int8_t>(), b_kn.data(), false, y.data<std::int32_t>(), 1,
                               M, K, N);
                 if (!c || nhwc::add_bias(y.data<std::int32_t>(), c->data<std::int32_t>(), M, N))
                   break;
