@@ -136,6 +136,34 @@ TEST(IntegerFastKernels, MatMulAtTheExtremesOfInt8) {
             (std::vector<std::int32_t>{50331648, -49938432, 196608, -49938432, 49548288, -195072}));
 }
 
+TEST(IntegerFastKernels, Int8GemmWithBiasMatchesTheDefinition) {
+  // The built-in int8 Gemm (constant weights [N, K] with transB, an i32 bias) through
+  // gemm_s8_exact: y = a x w^T + bias, int64 by hand. 5 x 37 by 11 outputs.
+  const std::int64_t M = 5, K = 37, N = 11;
+  const auto av = codes(M * K, 8, 41), wv = codes(N * K, 8, 42);
+  std::vector<std::int32_t> bias(static_cast<std::size_t>(N));
+  for (std::int64_t n = 0; n < N; ++n) bias[static_cast<std::size_t>(n)] = (n - 5) * 100003;
+  const auto g = parse(
+      "graph gq {\n  input %a : i8[5,37]{scale=1, zp=0}\n  const %w : i8[11,37]"
+      "{scale=1, zp=0} ints [" +
+      list(wv) +
+      "]\n  const %c : i32[11]{scale=1, "
+      "zp=0} ints [" +
+      list(bias) +
+      "]\n  %y = Gemm(%a, %w, %c) {transB=1} : "
+      "i32[5,11]{scale=1, zp=0}\n  output %y\n}");
+  std::vector<std::int32_t> want;
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      std::int64_t sum = bias[static_cast<std::size_t>(n)];
+      for (std::int64_t k = 0; k < K; ++k)
+        sum += std::int64_t{av[static_cast<std::size_t>(m * K + k)]} *
+               wv[static_cast<std::size_t>(n * K + k)];
+      want.push_back(static_cast<std::int32_t>(sum));
+    }
+  EXPECT_EQ(run(g, {{"a", ints(ir::DType::i8, {M, K}, av)}}), want);
+}
+
 TEST(IntegerFastKernels, FloatMatMulIsThePlainDoubleLoopBitForBit) {
   // The blocked float kernel (4-row blocks, 256-column tiles, threads) against the definition:
   // a double sum per element in k order, one rounding per multiply and add, rounded to float.
