@@ -16,6 +16,7 @@
 
 #include "compiler/ir/analysis.hpp"
 #include "compiler/quant/realize.hpp"
+#include "compiler/targets/cpu/int_gemm.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
 #include "compiler/targets/cpu/ops/kernel.hpp"
@@ -282,7 +283,7 @@ struct Executor::Impl {
   std::unordered_map<std::string, std::vector<ir::OpId>> readers;
   std::unordered_map<ir::OpId, std::unique_ptr<DnnlConv>> convs;
   std::unordered_map<ir::OpId, nhwc::ChannelRequant> requants;
-  std::unordered_map<ir::OpId, std::vector<std::int8_t>> gemm_weights_nk;
+  std::unordered_map<ir::OpId, std::vector<std::int8_t>> gemm_weights_kn;
   std::unordered_map<ir::OpId, std::vector<std::int16_t>> im2col_weights;  // [o][kh][kw][c/g]
   std::unordered_map<ir::OpId, Fusion> fusions;                            // by head op
   std::vector<std::int32_t> accumulators;  // a fused conv's int32 result (reused)
@@ -650,18 +651,18 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                                 graph_.tensor(op.inputs[1]).constant && K < (1 << 17) &&
                                 (!c || (c->dtype() == DType::i32 && c->size() == N));
               if (fast) {
-                auto& b_nk = impl_->gemm_weights_nk[id];
-                if (b_nk.empty()) {  // once: b as [N, K] rows, contiguous along K
-                  b_nk.resize(static_cast<std::size_t>(N * K));
+                auto& b_kn = impl_->gemm_weights_kn[id];
+                if (b_kn.empty()) {  // once: b as [K, N] rows (oneDNN's brgemm takes this layout)
+                  b_kn.resize(static_cast<std::size_t>(N * K));
                   const std::int8_t* bv = b.data<std::int8_t>();
-                  for (std::int64_t n = 0; n < N; ++n)
-                    for (std::int64_t k = 0; k < K; ++k)
-                      b_nk[static_cast<std::size_t>(n * K + k)] =
+                  for (std::int64_t k = 0; k < K; ++k)
+                    for (std::int64_t n = 0; n < N; ++n)
+                      b_kn[static_cast<std::size_t>(k * N + n)] =
                           trans_b ? bv[n * K + k] : bv[k * N + n];
                 }
-                if (nhwc::gemm_s8(a.data<std::int8_t>(), b_nk.data(),
-                                  c ? c->data<std::int32_t>() : nullptr, y.data<std::int32_t>(), M,
-                                  N, K))
+                gemm_s8_exact(a.data<std::int8_t>(), b_kn.data(), false, y.data<std::int32_t>(), 1,
+                              M, K, N);
+                if (!c || nhwc::add_bias(y.data<std::int32_t>(), c->data<std::int32_t>(), M, N))
                   break;
               }
               // The reference also locates the first overflow for the message.
@@ -682,7 +683,8 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
               const auto& out_q = *graph_.tensor(out_name).quant;
               const std::int32_t zp = out_q.zero_points.empty() ? 0 : out_q.zero_points[0];
               const auto& s = acc.shape();
-              if (!(spatial || (s.size() == 2 && axis == 1) || raw.size() == 1)) {
+              const bool last_axis = axis + 1 == s.size();  // [.., C]: a MatMul by weights
+              if (!(spatial || last_axis || raw.size() == 1)) {
                 // Per-channel on `axis` of another rank: the plain loop.
                 std::int64_t inner = 1;
                 for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
@@ -698,8 +700,8 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                 });
                 break;
               }
-              // Channels innermost: NHWC, [N, C], or one per-tensor lane for any shape.
-              const std::int64_t channels = raw.size() == 1 ? 1 : s[1];
+              // Channels innermost: NHWC, [.., C], or one per-tensor lane for any shape.
+              const std::int64_t channels = raw.size() == 1 ? 1 : spatial ? s[1] : s[axis];
               auto& params = impl_->requants[id];
               if (params.multiplier.empty()) {
                 params = nhwc::channel_requant(raw, channels);

@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "compiler/targets/cpu/workload_kernels.hpp"
+
 namespace tessel::cpu {
 
 Status conv_int_reference(const TensorData& x, const TensorData& w, const TensorData* bias,
@@ -103,14 +105,7 @@ void gemm_f32(const TensorData& a, const TensorData& b, const TensorData* c, boo
   for (std::int64_t block = 0; block < blocks; ++block) {
     const std::int64_t m0 = block * kRows, rows = std::min(kRows, M - m0);
     std::vector<float> acc(static_cast<std::size_t>(rows * N), 0.0f);
-    for (std::int64_t k = 0; k < K; ++k) {
-      const float* bp = bkn + k * N;
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const float aval = av[(m0 + r) * K + k];
-        float* ar = acc.data() + r * N;
-        for (std::int64_t n = 0; n < N; ++n) ar[n] += aval * bp[n];
-      }
-    }
+    fast::gemm_f32_rows(av + m0 * K, K, bkn, acc.data(), rows, K, N);  // vectorised, same sums
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t n = 0; n < N; ++n) {
         const std::int64_t m = m0 + r;

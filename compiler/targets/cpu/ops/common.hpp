@@ -9,6 +9,7 @@
 
 #include "compiler/ir/shape_rules.hpp"
 #include "compiler/targets/cpu/ops/kernel.hpp"
+#include "compiler/targets/cpu/workload_kernels.hpp"
 #include "support/int_nonlinear.hpp"
 
 namespace tessel::cpu::ops {
@@ -64,6 +65,60 @@ void for_each_broadcast(const ir::Shape& out, const std::array<ir::Shape, N>& in
   }
 }
 
+/// One run of a broadcast: output elements [begin, begin + length), where operand k reads
+/// offset[k] + j * step[k] for j < length (step 0: one value for the run, or 1).
+template <std::size_t N>
+struct BroadcastRun {
+  std::int64_t begin = 0, length = 0;
+  std::array<std::int64_t, N> offset{}, step{};
+};
+
+/// The broadcast of N row-major operands to `out` as runs along the innermost axis, after
+/// coalescing the adjacent axes that every operand reads contiguously (or not at all), so a
+/// same-shape operation is one run and a bias row broadcast over [rows, C] is `rows` runs of C.
+template <std::size_t N>
+std::vector<BroadcastRun<N>> broadcast_runs(const ir::Shape& out,
+                                            const std::array<ir::Shape, N>& in_shapes) {
+  std::array<std::vector<std::int64_t>, N> strides;
+  for (std::size_t k = 0; k < N; ++k) strides[k] = ir::broadcast_strides(in_shapes[k], out);
+  std::vector<std::int64_t> dims;  // innermost first
+  std::array<std::vector<std::int64_t>, N> steps;
+  for (std::size_t d = out.size(); d-- > 0;) {
+    if (out[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (std::size_t k = 0; k < N && merge; ++k)
+      merge = strides[k][d] == steps[k].back() * dims.back();
+    if (merge) {
+      dims.back() *= out[d];
+      continue;
+    }
+    dims.push_back(out[d]);
+    for (std::size_t k = 0; k < N; ++k) steps[k].push_back(strides[k][d]);
+  }
+  std::vector<BroadcastRun<N>> runs;
+  if (ir::element_count(out) == 0) return runs;
+  if (dims.empty()) {  // a single element
+    runs.push_back({0, 1, {}, {}});
+    return runs;
+  }
+  BroadcastRun<N> run;
+  run.length = dims[0];
+  for (std::size_t k = 0; k < N; ++k) run.step[k] = steps[k][0];
+  std::vector<std::int64_t> index(dims.size(), 0);
+  for (std::int64_t i = 0; i < ir::element_count(out); i += run.length) {
+    run.begin = i;
+    runs.push_back(run);
+    for (std::size_t d = 1; d < dims.size(); ++d) {  // the odometer over the outer axes
+      ++index[d];
+      for (std::size_t k = 0; k < N; ++k) run.offset[k] += steps[k][d];
+      if (index[d] < dims[d]) break;
+      for (std::size_t k = 0; k < N; ++k) run.offset[k] -= steps[k][d] * dims[d];
+      index[d] = 0;
+    }
+  }
+  return runs;
+}
+
 /// The product of dims [begin, end) of `shape`.
 inline std::int64_t dims_product(const ir::Shape& shape, std::size_t begin, std::size_t end) {
   std::int64_t n = 1;
@@ -105,10 +160,35 @@ inline Result<std::vector<TensorData>> table_kernel(const KernelArgs& args,
                 ": expects an i8 input with a 256-entry i32 table or an i16 input "
                 "with 257 entries, and an integer output");
   TensorData y = args.allocate();
-  const auto xv = x.to_i32();
   const std::int32_t* t = table.data<std::int32_t>();
   const int bits = static_cast<int>(ir::dtype_bytes(y.dtype())) * 8;
   const std::int32_t lo = intops::qmin(bits), hi = intops::qmax(bits);
+  if (y.dtype() == ir::DType::i8 || y.dtype() == ir::DType::i16) {
+    // The vectorised lookups (workload_kernels.hpp), in slices over the OpenMP threads.
+    const std::int64_t n = x.size(), slices = n >= (1 << 16) ? 16 : 1;
+    const auto go = [&](const auto* xv, auto* out) {
+#pragma omp parallel for schedule(static) if (slices > 1)
+      for (std::int64_t s = 0; s < slices; ++s) {
+        const std::int64_t i0 = n * s / slices, i1 = n * (s + 1) / slices;
+        if constexpr (std::is_same_v<decltype(xv), const std::int8_t*>)
+          fast::table_lookup(xv + i0, t, out + i0, i1 - i0);
+        else
+          fast::table_lookup(xv + i0, t, out + i0, i1 - i0, lo, hi);
+      }
+    };
+    const auto with_out = [&](const auto* xv) {
+      if (y.dtype() == ir::DType::i8)
+        go(xv, y.data<std::int8_t>());
+      else
+        go(xv, y.data<std::int16_t>());
+    };
+    if (eight)
+      with_out(x.data<std::int8_t>());
+    else
+      with_out(x.data<std::int16_t>());
+    return one(std::move(y));
+  }
+  const auto xv = x.to_i32();
   std::vector<std::int32_t> v(xv.size());
   for (std::size_t i = 0; i < xv.size(); ++i)
     v[i] = intops::table_lookup(t, entries, xv[i], lo, hi);

@@ -2,10 +2,12 @@
 // Integers (docs/quantization.md): Add/Sub as the residual add (Sub negates the second product),
 // Mul with one requantize, Pow by its table; Div exists on integers only as the quantizer's Mul.
 #include <cmath>
+#include <variant>
 
 #include "compiler/quant/realize.hpp"
 #include "compiler/quant/workload_params.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
+#include "compiler/targets/cpu/workload_kernels.hpp"
 
 namespace tessel::cpu {
 namespace {
@@ -31,6 +33,40 @@ Result<std::vector<TensorData>> int_binary(const KernelArgs& args, F&& f) {
                              });
   ops::store_ints(out, y);
   return ops::one(std::move(y));
+}
+
+/// The vectorised form of int_binary when a, b and y share one type (i8 or i16): the broadcast
+/// as runs (ops::broadcast_runs), each through workload_kernels.hpp, runs split over the OpenMP
+/// threads. `q` is an AddRequant (Add, or Sub with M_b negated) or a Requant (Mul). Returns
+/// nullopt when the types differ (int_binary then runs).
+std::optional<TensorData> fast_int_binary(
+    const KernelArgs& args, const std::variant<intops::AddRequant, intops::Requant>& q) {
+  const TensorData &a = args.input(0), &b = args.input(1);
+  const DType t = a.dtype();
+  if (b.dtype() != t || args.output_tensor().dtype != t || (t != DType::i8 && t != DType::i16))
+    return std::nullopt;
+  TensorData y = args.allocate();
+  const auto runs = ops::broadcast_runs<2>(y.shape(), {a.shape(), b.shape()});
+  const auto n = static_cast<std::int64_t>(runs.size());
+  const auto go = [&](auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    const T *av = a.data<T>(), *bv = b.data<T>();
+#pragma omp parallel for schedule(static) if (y.size() >= (1 << 16) && n > 1)
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto& run = runs[static_cast<std::size_t>(r)];
+      const T *pa = av + run.offset[0], *pb = bv + run.offset[1];
+      if (const auto* add = std::get_if<intops::AddRequant>(&q))
+        fast::add_requantize(pa, run.step[0], pb, run.step[1], out + run.begin, run.length, *add);
+      else
+        fast::mul_requantize(pa, run.step[0], pb, run.step[1], out + run.begin, run.length,
+                             std::get<intops::Requant>(q));
+    }
+  };
+  if (t == DType::i8)
+    go(y.data<std::int8_t>());
+  else
+    go(y.data<std::int16_t>());
+  return y;
 }
 
 bool integer_operands(const KernelArgs& args) {
@@ -62,6 +98,7 @@ Result<std::vector<TensorData>> add(const KernelArgs& args) {
   if (integer_operands(args)) {
     const auto p =
         quant::add_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    if (auto y = fast_int_binary(args, p)) return ops::one(std::move(*y));
     return int_binary(
         args, [&](std::int32_t a, std::int32_t b) { return intops::add_requantize(a, b, p); });
   }
@@ -71,6 +108,9 @@ Result<std::vector<TensorData>> sub(const KernelArgs& args) {
   if (integer_operands(args)) {
     const auto p =
         quant::add_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    intops::AddRequant negated = p;  // a * M_a + b * (-M_b): sub_requantize's int64 sum
+    negated.multiplier_b = -p.multiplier_b;
+    if (auto y = fast_int_binary(args, negated)) return ops::one(std::move(*y));
     return int_binary(
         args, [&](std::int32_t a, std::int32_t b) { return intops::sub_requantize(a, b, p); });
   }
@@ -80,6 +120,7 @@ Result<std::vector<TensorData>> mul(const KernelArgs& args) {
   if (integer_operands(args)) {
     const auto p =
         quant::mul_params(args.input_tensor(0), args.input_tensor(1), args.output_tensor());
+    if (auto y = fast_int_binary(args, p)) return ops::one(std::move(*y));
     return int_binary(
         args, [&](std::int32_t a, std::int32_t b) { return intops::mul_requantize(a, b, p); });
   }

@@ -1,6 +1,10 @@
 // MatMul: NumPy matmul of two operands (activations or constants), batch dims broadcast.
+#include <omp.h>
+
 #include "compiler/quant/workload_params.hpp"
+#include "compiler/targets/cpu/int_gemm.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
+#include "compiler/targets/cpu/workload_kernels.hpp"
 
 namespace tessel::cpu {
 namespace {
@@ -22,6 +26,41 @@ void for_each_batch(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y, 
                              });
 }
 
+/// The batch structure of an int8 MatMul as gemm_s8_exact runs it: `batches` products of
+/// [rows, K] x [K, N], both operands contiguous batch after batch.
+struct BatchPlan {
+  std::int64_t batches = 1, rows = 0;
+};
+
+/// The plan of y = a x b when its batches are uniform: b without batch (or all ones) folds a's
+/// batch into the rows; equal batch dims give a strided batch. nullopt: a broadcast pattern
+/// that needs the per-batch loop.
+std::optional<BatchPlan> batch_plan(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
+  const std::int64_t M = a[a.size() - 2];
+  const std::int64_t a_batch = ops::dims_product(a, 0, a.size() - 2);
+  const std::int64_t b_batch = ops::dims_product(b, 0, b.size() - 2);
+  const std::int64_t y_batch = ops::dims_product(y, 0, y.size() - 2);
+  if (b_batch == 1 && a_batch == y_batch) return BatchPlan{1, a_batch * M};
+  const ir::Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2),
+      yb(y.begin(), y.end() - 2);
+  if (ab == yb && bb == yb) return BatchPlan{y_batch, M};
+  return std::nullopt;
+}
+
+/// y = a x b on int8 codes into int32, exact (gemm_s8_exact): one call when the batches are
+/// uniform (batch_plan), else one per broadcast batch.
+void matmul_s8(const std::int8_t* a, const std::int8_t* b, std::int32_t* y, const ir::Shape& as,
+               const ir::Shape& bs, const ir::Shape& ys) {
+  const std::int64_t M = as[as.size() - 2], K = as.back(), N = ys.back();
+  if (const auto plan = batch_plan(as, bs, ys)) {
+    gemm_s8_exact(a, b, false, y, plan->batches, plan->rows, K, N);
+    return;
+  }
+  for_each_batch(as, bs, ys, [&](std::int64_t batch, std::int64_t ao, std::int64_t bo) {
+    gemm_s8_exact(a + ao, b + bo, false, y + batch * M * N, 1, M, K, N);
+  });
+}
+
 Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
   const TensorData &a = args.input(0), &b = args.input(1);
   TensorData y = args.allocate();
@@ -30,18 +69,16 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
   if (a.dtype() == ir::DType::f32 && b.dtype() == ir::DType::f32) {
     const float *av = a.data<float>(), *bv = b.data<float>();
     float* out = y.data<float>();
-    std::vector<double> row(static_cast<std::size_t>(N));
+    // Double sums in k order per element (workload_kernels.hpp), row blocks over the threads.
     for_each_batch(as, b.shape(), ys, [&](std::int64_t batch, std::int64_t ao, std::int64_t bo) {
-      for (std::int64_t m = 0; m < M; ++m) {
-        std::fill(row.begin(), row.end(), 0.0);
-        for (std::int64_t k = 0; k < K; ++k) {
-          const double x = av[ao + m * K + k];
-          const float* brow = bv + bo + k * N;
-          for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += x * brow[n];
-        }
-        float* dst = out + (batch * M + m) * N;
-        for (std::int64_t n = 0; n < N; ++n)
-          dst[n] = static_cast<float>(row[static_cast<std::size_t>(n)]);
+      const std::int64_t blocks = (M + 3) / 4;
+      const std::int64_t threads =
+          std::clamp<std::int64_t>(M * N * K / (1 << 18), 1, omp_get_max_threads());
+#pragma omp parallel for num_threads(static_cast <int>(threads)) schedule(static)
+      for (std::int64_t t = 0; t < threads; ++t) {
+        const std::int64_t m0 = blocks * t / threads * 4,
+                           m1 = std::min(M, blocks * (t + 1) / threads * 4);
+        if (m0 < m1) fast::matmul_f32_rows(av + ao, bv + bo, out + batch * M * N, m0, m1, K, N);
       }
     });
     return ops::one(std::move(y));
@@ -56,6 +93,11 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
   const int shift = quant::matmul_shift(args.input_tensor(0), args.input_tensor(1));
   if (shift < 0)
     return fail(args.where() + ": K = " + std::to_string(K) + " is too long for int32");
+  if (a.dtype() == ir::DType::i8 && b.dtype() == ir::DType::i8 && shift == 0) {
+    matmul_s8(a.data<std::int8_t>(), b.data<std::int8_t>(), y.data<std::int32_t>(), as, b.shape(),
+              ys);
+    return ops::one(std::move(y));
+  }
   auto av = a.to_i32(), bv = b.to_i32();
   if (shift > 0) {
     for (auto& v : av) v = static_cast<std::int32_t>(intops::round_half_away(v, shift));

@@ -38,16 +38,57 @@ std::vector<std::int64_t> row_major_strides(const ir::Shape& shape) {
   return strides;
 }
 
+/// y[i] = x[offset(i)] where the output's innermost axis reads x with stride `inner_step` and
+/// the outer axes with `steps` (one per output axis): row by row, typed copies (any dtype).
+template <class T>
+void strided_copy(const T* x, T* y, const ir::Shape& ys, const std::vector<std::int64_t>& steps) {
+  const std::size_t rank = ys.size();
+  const std::int64_t inner = ys[rank - 1], inner_step = steps[rank - 1];
+  const std::int64_t total = ir::element_count(ys);
+  std::vector<std::int64_t> index(rank, 0);
+  std::int64_t at = 0;
+  for (std::int64_t i = 0; i < total; i += inner) {
+    if (inner_step == 1)
+      std::copy_n(x + at, inner, y + i);
+    else
+      for (std::int64_t j = 0; j < inner; ++j) y[i + j] = x[at + j * inner_step];
+    for (std::size_t d = rank - 1; d-- > 0;) {  // the odometer over the outer axes
+      at += steps[d];
+      if (++index[d] < ys[d]) break;
+      at -= steps[d] * ys[d];
+      index[d] = 0;
+    }
+  }
+}
+
 Result<std::vector<TensorData>> transpose(const KernelArgs& args) {
   const TensorData& x = args.input(0);
   const auto& perm = args.op.get_ints("perm");
   const auto stride = row_major_strides(x.shape());
-  return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
-    std::int64_t at = 0;
-    for (std::size_t d = 0; d < idx.size(); ++d)
-      at += idx[d] * stride[static_cast<std::size_t>(perm[d])];
-    return at;
-  }));
+  TensorData y = args.allocate();
+  if (y.size() == 0) return ops::one(std::move(y));
+  if (y.shape().empty()) {
+    std::memcpy(y.raw(), x.raw(), x.bytes());
+    return ops::one(std::move(y));
+  }
+  std::vector<std::int64_t> steps(perm.size());
+  for (std::size_t d = 0; d < perm.size(); ++d)
+    steps[d] = stride[static_cast<std::size_t>(perm[d])];
+  switch (ir::dtype_bytes(x.dtype())) {
+    case 1:
+      strided_copy(static_cast<const std::uint8_t*>(x.raw()), static_cast<std::uint8_t*>(y.raw()),
+                   y.shape(), steps);
+      break;
+    case 2:
+      strided_copy(static_cast<const std::uint16_t*>(x.raw()), static_cast<std::uint16_t*>(y.raw()),
+                   y.shape(), steps);
+      break;
+    default:
+      strided_copy(static_cast<const std::uint32_t*>(x.raw()), static_cast<std::uint32_t*>(y.raw()),
+                   y.shape(), steps);
+      break;
+  }
+  return ops::one(std::move(y));
 }
 
 Result<std::vector<TensorData>> slice(const KernelArgs& args) {

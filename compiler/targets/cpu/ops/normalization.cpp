@@ -1,6 +1,8 @@
 // Normalisation kernels: LayerNormalization, RMSNormalization and the masked Softmax.
 // Float: double sums per row, as the reference implementations do. Integers: the row functions
 // of support/int_nonlinear.hpp (docs/quantization.md), parameters from compiler/quant.
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
 
@@ -22,6 +24,33 @@ Result<std::vector<TensorData>> int_normalize(const KernelArgs& args) {
   auto p = quant::norm_params(args.graph, args.op);
   if (!p) return p.failure();
   const auto& params = p.value();
+  const ir::DType t = args.input(0).dtype();
+  if (args.output_tensor().dtype == t) {  // the vectorised rows (workload_kernels.hpp)
+    const auto n = static_cast<std::size_t>(params.n);
+    std::vector<std::int64_t> lanes(4 * n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& a = params.affine[k];
+      lanes[k] = a.multiplier;
+      lanes[n + k] = a.bias;
+      lanes[2 * n + k] = a.shift;
+      lanes[3 * n + k] = a.shift > 0 ? std::int64_t{1} << (a.shift - 1) : 0;
+    }
+    const fast::NormLanes affine{lanes.data(), lanes.data() + n, lanes.data() + 2 * n,
+                                 lanes.data() + 3 * n};
+    TensorData y = args.allocate();
+    const std::int64_t rows = y.size() / params.n;
+    const auto go = [&](const auto* x, auto* out) {
+#pragma omp parallel for schedule(static) if (y.size() >= (1 << 16))
+      for (std::int64_t r = 0; r < rows; ++r)
+        fast::norm_rows(x + r * params.n, out + r * params.n, 1, params.n, params.centre,
+                        params.epsilon_term, affine, params.lo, params.hi);
+    };
+    if (t == DType::i8)
+      go(args.input(0).data<std::int8_t>(), y.data<std::int8_t>());
+    else
+      go(args.input(0).data<std::int16_t>(), y.data<std::int16_t>());
+    return ops::one(std::move(y));
+  }
   const auto xv = args.input(0).to_i32();
   std::vector<std::int32_t> out(xv.size());
   for (std::size_t r = 0; r < xv.size(); r += static_cast<std::size_t>(params.n))
@@ -80,6 +109,39 @@ std::vector<float> softmax_keep(const KernelArgs& args) {
   return keep;
 }
 
+/// The integer softmax of contiguous rows (the last axis) in the vectorised row kernel of
+/// workload_kernels.hpp, rows split over the OpenMP threads; the mask as one flag per element.
+TensorData fast_int_softmax(const KernelArgs& args, std::int64_t rows, std::int64_t len,
+                            const intops::SoftmaxParams& params) {
+  const TensorData& x = args.input(0);
+  std::vector<std::uint8_t> keep;
+  if (args.inputs.size() > 1) {
+    const auto mask = args.input(1).to_f32();
+    keep.resize(static_cast<std::size_t>(x.size()));
+    for (const auto& run : ops::broadcast_runs<1>(x.shape(), {args.input(1).shape()}))
+      for (std::int64_t j = 0; j < run.length; ++j)
+        keep[static_cast<std::size_t>(run.begin + j)] =
+            mask[static_cast<std::size_t>(run.offset[0] + j * run.step[0])] != 0.0f ? 1 : 0;
+  }
+  TensorData y = args.allocate();
+  const std::uint8_t* k = keep.empty() ? nullptr : keep.data();
+  const auto go = [&](const auto* xv, auto* out) {
+#pragma omp parallel if (x.size() >= (1 << 16))
+    {
+      std::vector<std::int64_t> scratch(static_cast<std::size_t>(len));
+      const std::int64_t threads = omp_get_num_threads(), id = omp_get_thread_num();
+      const std::int64_t r0 = rows * id / threads, r1 = rows * (id + 1) / threads;
+      fast::softmax_rows(xv + r0 * len, k ? k + r0 * len : nullptr, out + r0 * len, r1 - r0, len,
+                         params, scratch.data());
+    }
+  };
+  if (x.dtype() == DType::i8)
+    go(x.data<std::int8_t>(), y.data<std::int8_t>());
+  else
+    go(x.data<std::int16_t>(), y.data<std::int16_t>());
+  return y;
+}
+
 /// The integer softmax: each row (strided along `axis`) gathered and passed to
 /// support/int_nonlinear.hpp's softmax_row with quant::softmax_params.
 Result<std::vector<TensorData>> int_softmax(const KernelArgs& args) {
@@ -90,6 +152,8 @@ Result<std::vector<TensorData>> int_softmax(const KernelArgs& args) {
   const std::int64_t outer = x.size() / (len * inner);
   if (len > (std::int64_t{1} << 16)) return fail(args.where() + ": rows longer than 65536");
   const auto params = quant::softmax_params(args.input_tensor(0), args.output_tensor());
+  if (inner == 1 && args.output_tensor().dtype == x.dtype())
+    return ops::one(fast_int_softmax(args, outer, len, params));
   const auto xv = x.to_i32();
   const auto keep = softmax_keep(args);
   std::vector<std::int32_t> out(xv.size()), row(static_cast<std::size_t>(len)),
