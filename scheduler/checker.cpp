@@ -115,133 +115,36 @@ Status replay_deep_reuse(const Op& op, const BufferAlloc& x, const Box& in, cons
   return {};
 }
 
-Status check_group_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
-                           size_t group_index) {
-  const std::string where = "group " + std::to_string(group_index) + ": ";
-  const int n = static_cast<int>(g.ops.size());
-  const int last_step = n + 1;
-  std::vector<int> step_of(net.ops.size(), 0);
-  for (int i = 0; i < n; ++i) step_of[static_cast<size_t>(g.ops[static_cast<size_t>(i)])] = i + 1;
-  auto in_group = [&](int op) { return op >= 0 && step_of[static_cast<size_t>(op)] > 0; };
+// A buffer lies within the scratchpad it names.
+Status check_placement(const std::string& where, const Machine& machine, const BufferAlloc& b) {
+  if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size())) {
+    return fail(where + "buffer '" + b.name + "' names no scratchpad");
+  }
+  const auto& pad = machine.scratchpads[static_cast<size_t>(b.scratchpad)];
+  if (b.offset < 0 || b.offset + b.size_bytes > pad.size_bytes) {
+    return fail(where + "buffer '" + b.name + "' at " +
+                range_str(b.offset, b.offset + b.size_bytes) + " exceeds scratchpad '" + pad.name +
+                "' of " + std::to_string(pad.size_bytes) + " bytes");
+  }
+  return {};
+}
 
-  // Required lifetime of each tensor / weight / accumulator.
-  std::vector<Span> tensor_span(net.tensors.size());
-  std::vector<char> touched(net.tensors.size(), 0), loaded(net.tensors.size(), 0),
-      stored(net.tensors.size(), 0);
-  for (int op_index : g.ops) {
-    const Op& op = net.op(op_index);
-    const int step = step_of[static_cast<size_t>(op_index)];
-    for (int t : op.inputs) {
-      touched[static_cast<size_t>(t)] = 1;
-      if (!in_group(net.tensor(t).producer)) {
-        loaded[static_cast<size_t>(t)] = 1;
-        tensor_span[static_cast<size_t>(t)].first = 0;
-      }
-      tensor_span[static_cast<size_t>(t)].last =
-          std::max(tensor_span[static_cast<size_t>(t)].last, step);
-    }
-    const Tensor& out = net.tensor(op.output);
-    touched[static_cast<size_t>(op.output)] = 1;
-    tensor_span[static_cast<size_t>(op.output)].first = step;
-    bool external = out.network_output;
-    for (int c : out.consumers) external |= !in_group(c);
-    if (external) {
-      stored[static_cast<size_t>(op.output)] = 1;
-      tensor_span[static_cast<size_t>(op.output)].last = last_step;
-    }
+// A buffer is declared live over at least the steps `need` it is used.
+Status check_lifetime(const std::string& where, const BufferAlloc& b, Span need) {
+  if (b.first_step > need.first || b.last_step < need.last) {
+    return fail(where + "buffer '" + b.name + "' is declared live over steps [" +
+                std::to_string(b.first_step) + ", " + std::to_string(b.last_step) +
+                "] but is used over [" + std::to_string(need.first) + ", " +
+                std::to_string(need.last) + "]");
   }
-  const auto tiles = tile_boxes(net, g);
-  // Kept inputs (GroupSchedule::keeps_inputs): loaded once, the same box in every tile.
-  std::vector<char> kept(net.tensors.size(), 0);
-  for (size_t t = 0; t < net.tensors.size(); ++t) {
-    if (!loaded[t] || !g.keeps_inputs()) continue;
-    kept[t] = 1;
-    for (const auto& boxes : tiles) kept[t] = kept[t] && boxes[t] == tiles.front()[t];
-  }
-  std::vector<int64_t> max_pixels(net.tensors.size(), 0), max_channels(net.tensors.size(), 0);
-  for (const auto& boxes : tiles) {
-    for (size_t t = 0; t < boxes.size(); ++t) {
-      if (boxes[t].empty()) continue;
-      max_pixels[t] = std::max(max_pixels[t], boxes[t].h.size() * boxes[t].w.size());
-      max_channels[t] = std::max(max_channels[t], boxes[t].c.size());
-    }
-  }
+  return {};
+}
 
-  std::vector<Span> required(g.buffers.size());
-  std::vector<char> has_copy0(net.tensors.size(), 0), has_copy1(net.tensors.size(), 0);
-  std::vector<char> weight_copy0(net.ops.size(), 0), weight_copy1(net.ops.size(), 0);
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const BufferAlloc& b = g.buffers[i];
-    if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size())) {
-      return fail(where + "buffer '" + b.name + "' names no scratchpad");
-    }
-    const auto& pad = machine.scratchpads[static_cast<size_t>(b.scratchpad)];
-    if (b.offset < 0 || b.offset + b.size_bytes > pad.size_bytes) {
-      return fail(where + "buffer '" + b.name + "' at " +
-                  range_str(b.offset, b.offset + b.size_bytes) + " exceeds scratchpad '" +
-                  pad.name + "' of " + std::to_string(pad.size_bytes) + " bytes");
-    }
-    Span need;
-    if (b.tensor >= 0) {
-      const auto t = static_cast<size_t>(b.tensor);
-      if (!touched[t])
-        return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
-      (b.copy == 0 ? has_copy0 : has_copy1)[t] = 1;
-      need = tensor_span[t];
-      // Across tiles: cached halos, ping-pong copies and kept inputs (loaded by the first tile,
-      // read by every tile) live over the whole tile.
-      if (g.halo == HaloMode::Cache || (g.double_buffered && (loaded[t] || stored[t])) || kept[t]) {
-        need = {0, last_step};
-      }
-      if (b.pixel_bytes < max_channels[t] * net.activation_bytes ||
-          b.size_bytes < max_pixels[t] * b.pixel_bytes) {
-        return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
-                    " bytes of " + std::to_string(b.pixel_bytes) +
-                    "-byte pixels but a tile needs " + std::to_string(max_pixels[t]) +
-                    " pixels of " + std::to_string(max_channels[t] * net.activation_bytes) +
-                    " bytes");
-      }
-    } else if (b.role == BufferRole::Weights) {
-      const int step = step_of[static_cast<size_t>(b.op)];
-      // Resident weights and kept slices (GroupSchedule::keeps_weight_slices) stay over the
-      // whole tile; a slice reloaded every tile is written by the tile's loads (step 0) and
-      // read at its op's step.
-      // Double-buffered streamed slices ping-pong: two copies, each live over whole tiles.
-      const bool whole = g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
-      need = whole ? Span{0, last_step} : Span{0, step};
-      if (g.prefetched && b.copy == 0) need.first = -1;  // loaded during the previous group
-      (b.copy == 0 ? weight_copy0 : weight_copy1)[static_cast<size_t>(b.op)] = 1;
-    } else {
-      const int step = step_of[static_cast<size_t>(b.op)];
-      need = {step, step};
-    }
-    if (b.first_step > need.first || b.last_step < need.last) {
-      return fail(where + "buffer '" + b.name + "' is declared live over steps [" +
-                  std::to_string(b.first_step) + ", " + std::to_string(b.last_step) +
-                  "] but is used over [" + std::to_string(need.first) + ", " +
-                  std::to_string(need.last) + "]");
-    }
-    required[i] = need;
-  }
-  for (int op : g.ops) {
-    const auto o = static_cast<size_t>(op);
-    if (weight_copy0[o] && g.double_buffered && !g.weights_resident && !weight_copy1[o]) {
-      return fail(where + "weights of op '" + net.op(op).name +
-                  "' are streamed and double-buffered but have one copy");
-    }
-  }
-  for (size_t t = 0; t < net.tensors.size(); ++t) {
-    if (!touched[t] || max_pixels[t] == 0) continue;
-    if (!has_copy0[t])
-      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
-    // A kept input (GroupSchedule::keeps_inputs) is loaded once and needs no second copy.
-    const bool ping_pong = stored[t] || (loaded[t] && !kept[t]);
-    if (g.double_buffered && ping_pong && !has_copy1[t]) {
-      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name +
-                  "' is double-buffered but has one copy");
-    }
-  }
-
+// Every pair of buffers i < j that share bytes of one scratchpad while both are used (over
+// `required`), in order: `allowed(i, j, first)` (`first`: the first step both are used) says
+// whether they may; the first refusal is the answer.
+template <typename Allowed>
+Status check_overlaps(const GroupSchedule& g, const std::vector<Span>& required, Allowed allowed) {
   for (size_t i = 0; i < g.buffers.size(); ++i) {
     for (size_t j = i + 1; j < g.buffers.size(); ++j) {
       const BufferAlloc& a = g.buffers[i];
@@ -251,45 +154,216 @@ Status check_group_buffers(const Net& net, const Machine& machine, const GroupSc
       const int first = std::max(required[i].first, required[j].first);
       const int last = std::min(required[i].last, required[j].last);
       if (first > last) continue;  // never live together
-      // Deep reuse: y overwrites x at the step where x is read for the last time.
-      const bool a_on_b = a.reuses == static_cast<int>(j);
-      const bool b_on_a = b.reuses == static_cast<int>(i);
-      const BufferAlloc& y = a_on_b ? a : b;
-      const BufferAlloc& x = a_on_b ? b : a;
-      const Span& ys = a_on_b ? required[i] : required[j];
-      const Span& xs = a_on_b ? required[j] : required[i];
-      const bool claimed = (a_on_b || b_on_a) && x.tensor >= 0 && y.tensor >= 0 &&
-                           xs.last == ys.first && first == last;
-      if (!claimed) {
-        return fail(where + "buffers '" + a.name + "' " +
-                    range_str(a.offset, a.offset + a.size_bytes) + " and '" + b.name + "' " +
-                    range_str(b.offset, b.offset + b.size_bytes) + " overlap in scratchpad '" +
-                    machine.scratchpads[static_cast<size_t>(a.scratchpad)].name +
-                    "' while both live at step " + std::to_string(first));
-      }
-      const int op_index = g.ops[static_cast<size_t>(ys.first - 1)];
-      const Op& op = net.op(op_index);
-      int input_index = -1;
-      for (size_t k = 0; k < op.inputs.size(); ++k) {
-        if (op.inputs[k] == x.tensor) input_index = static_cast<int>(k);
-      }
-      if (op.output != y.tensor || input_index < 0) {
-        return fail(where + "buffer '" + y.name + "' claims to reuse '" + x.name +
-                    "' but is not produced from it");
-      }
-      for (const auto& boxes : tiles) {
-        const Box& in = boxes[static_cast<size_t>(x.tensor)];
-        const Box& out = boxes[static_cast<size_t>(y.tensor)];
-        if (in.empty() || out.empty()) continue;
-        const int64_t rows_per_step =
-            g.rows_per_step.empty() ? 1 : g.rows_per_step[static_cast<size_t>(ys.first - 1)];
-        if (auto s = replay_deep_reuse(op, x, in, y, out, rows_per_step); !s.ok()) {
-          return fail(where + s.reason());
-        }
-      }
+      if (auto s = allowed(i, j, first); !s.ok()) return s;
     }
   }
   return {};
+}
+
+Status overlap_failure(const std::string& where, const Machine& machine, const BufferAlloc& a,
+                       const BufferAlloc& b, int step) {
+  return fail(where + "buffers '" + a.name + "' " + range_str(a.offset, a.offset + a.size_bytes) +
+              " and '" + b.name + "' " + range_str(b.offset, b.offset + b.size_bytes) +
+              " overlap in scratchpad '" +
+              machine.scratchpads[static_cast<size_t>(a.scratchpad)].name +
+              "' while both live at step " + std::to_string(step));
+}
+
+// What a group tiling's ops need of their tensors: per net tensor, the steps it is used over,
+// whether the group touches, loads or stores it, and per tile its box.
+struct TilingNeeds {
+  std::vector<int> step_of;  // per net op: its step in the group, 0 outside
+  std::vector<Span> tensor_span;
+  std::vector<char> touched, loaded, stored, kept;
+  std::vector<std::vector<Box>> tiles;
+  std::vector<int64_t> max_pixels, max_channels;
+};
+
+TilingNeeds tiling_needs(const Net& net, const GroupSchedule& g) {
+  TilingNeeds u;
+  const int n = static_cast<int>(g.ops.size());
+  const int last_step = n + 1;
+  const size_t tensors = net.tensors.size();
+  u.step_of.assign(net.ops.size(), 0);
+  for (int i = 0; i < n; ++i) u.step_of[static_cast<size_t>(g.ops[static_cast<size_t>(i)])] = i + 1;
+  auto in_group = [&](int op) { return op >= 0 && u.step_of[static_cast<size_t>(op)] > 0; };
+  // Required lifetime of each tensor.
+  u.tensor_span.assign(tensors, Span{});
+  u.touched.assign(tensors, 0);
+  u.loaded.assign(tensors, 0);
+  u.stored.assign(tensors, 0);
+  for (int op_index : g.ops) {
+    const Op& op = net.op(op_index);
+    const int step = u.step_of[static_cast<size_t>(op_index)];
+    for (int t : op.inputs) {
+      u.touched[static_cast<size_t>(t)] = 1;
+      if (!in_group(net.tensor(t).producer)) {
+        u.loaded[static_cast<size_t>(t)] = 1;
+        u.tensor_span[static_cast<size_t>(t)].first = 0;
+      }
+      u.tensor_span[static_cast<size_t>(t)].last =
+          std::max(u.tensor_span[static_cast<size_t>(t)].last, step);
+    }
+    const Tensor& out = net.tensor(op.output);
+    u.touched[static_cast<size_t>(op.output)] = 1;
+    u.tensor_span[static_cast<size_t>(op.output)].first = step;
+    bool external = out.network_output;
+    for (int c : out.consumers) external |= !in_group(c);
+    if (external) {
+      u.stored[static_cast<size_t>(op.output)] = 1;
+      u.tensor_span[static_cast<size_t>(op.output)].last = last_step;
+    }
+  }
+  u.tiles = tile_boxes(net, g);
+  // Kept inputs (GroupSchedule::keeps_inputs): loaded once, the same box in every tile.
+  u.kept.assign(tensors, 0);
+  for (size_t t = 0; t < tensors; ++t) {
+    if (!u.loaded[t] || !g.keeps_inputs()) continue;
+    u.kept[t] = 1;
+    for (const auto& boxes : u.tiles) u.kept[t] = u.kept[t] && boxes[t] == u.tiles.front()[t];
+  }
+  u.max_pixels.assign(tensors, 0);
+  u.max_channels.assign(tensors, 0);
+  for (const auto& boxes : u.tiles) {
+    for (size_t t = 0; t < boxes.size(); ++t) {
+      if (boxes[t].empty()) continue;
+      u.max_pixels[t] = std::max(u.max_pixels[t], boxes[t].h.size() * boxes[t].w.size());
+      u.max_channels[t] = std::max(u.max_channels[t], boxes[t].c.size());
+    }
+  }
+  return u;
+}
+
+// The steps buffer `b` of a group tiling is used over (into `need`), checking that a tensor
+// buffer holds a tensor of the group and is large enough for every tile.
+Status tiling_buffer_need(const std::string& where, const Net& net, const GroupSchedule& g,
+                          const TilingNeeds& u, const BufferAlloc& b, Span& need) {
+  const int last_step = static_cast<int>(g.ops.size()) + 1;
+  if (b.tensor >= 0) {
+    const auto t = static_cast<size_t>(b.tensor);
+    if (!u.touched[t])
+      return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
+    need = u.tensor_span[t];
+    // Across tiles: cached halos, ping-pong copies and kept inputs (loaded by the first tile,
+    // read by every tile) live over the whole tile.
+    if (g.halo == HaloMode::Cache || (g.double_buffered && (u.loaded[t] || u.stored[t])) ||
+        u.kept[t]) {
+      need = {0, last_step};
+    }
+    if (b.pixel_bytes < u.max_channels[t] * net.activation_bytes ||
+        b.size_bytes < u.max_pixels[t] * b.pixel_bytes) {
+      return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
+                  " bytes of " + std::to_string(b.pixel_bytes) + "-byte pixels but a tile needs " +
+                  std::to_string(u.max_pixels[t]) + " pixels of " +
+                  std::to_string(u.max_channels[t] * net.activation_bytes) + " bytes");
+    }
+  } else if (b.role == BufferRole::Weights) {
+    const int step = u.step_of[static_cast<size_t>(b.op)];
+    // Resident weights and kept slices (GroupSchedule::keeps_weight_slices) stay over the
+    // whole tile; a slice reloaded every tile is written by the tile's loads (step 0) and
+    // read at its op's step.
+    // Double-buffered streamed slices ping-pong: two copies, each live over whole tiles.
+    const bool whole = g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
+    need = whole ? Span{0, last_step} : Span{0, step};
+    if (g.prefetched && b.copy == 0) need.first = -1;  // loaded during the previous group
+  } else {
+    const int step = u.step_of[static_cast<size_t>(b.op)];
+    need = {step, step};
+  }
+  return {};
+}
+
+// Every tensor a tile holds has a buffer, and a second copy where double-buffered; streamed
+// double-buffered weights have two copies.
+Status check_tiling_copies(const std::string& where, const Net& net, const GroupSchedule& g,
+                           const TilingNeeds& u) {
+  std::vector<char> has_copy0(net.tensors.size(), 0), has_copy1(net.tensors.size(), 0);
+  std::vector<char> weight_copy0(net.ops.size(), 0), weight_copy1(net.ops.size(), 0);
+  for (const BufferAlloc& b : g.buffers) {
+    if (b.tensor >= 0) {
+      (b.copy == 0 ? has_copy0 : has_copy1)[static_cast<size_t>(b.tensor)] = 1;
+    } else if (b.role == BufferRole::Weights) {
+      (b.copy == 0 ? weight_copy0 : weight_copy1)[static_cast<size_t>(b.op)] = 1;
+    }
+  }
+  for (int op : g.ops) {
+    const auto o = static_cast<size_t>(op);
+    if (weight_copy0[o] && g.double_buffered && !g.weights_resident && !weight_copy1[o]) {
+      return fail(where + "weights of op '" + net.op(op).name +
+                  "' are streamed and double-buffered but have one copy");
+    }
+  }
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    if (!u.touched[t] || u.max_pixels[t] == 0) continue;
+    if (!has_copy0[t])
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
+    // A kept input (GroupSchedule::keeps_inputs) is loaded once and needs no second copy.
+    const bool ping_pong = u.stored[t] || (u.loaded[t] && !u.kept[t]);
+    if (g.double_buffered && ping_pong && !has_copy1[t]) {
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name +
+                  "' is double-buffered but has one copy");
+    }
+  }
+  return {};
+}
+
+// Two buffers of a group tiling that share bytes while both live: only deep reuse, y
+// overwriting x at the step where x is read for the last time, replayed tile by tile.
+Status check_deep_reuse(const std::string& where, const Net& net, const Machine& machine,
+                        const GroupSchedule& g, const TilingNeeds& u,
+                        const std::vector<Span>& required, size_t i, size_t j, int first) {
+  const BufferAlloc& a = g.buffers[i];
+  const BufferAlloc& b = g.buffers[j];
+  const int last = std::min(required[i].last, required[j].last);
+  const bool a_on_b = a.reuses == static_cast<int>(j);
+  const bool b_on_a = b.reuses == static_cast<int>(i);
+  const BufferAlloc& y = a_on_b ? a : b;
+  const BufferAlloc& x = a_on_b ? b : a;
+  const Span& ys = a_on_b ? required[i] : required[j];
+  const Span& xs = a_on_b ? required[j] : required[i];
+  const bool claimed =
+      (a_on_b || b_on_a) && x.tensor >= 0 && y.tensor >= 0 && xs.last == ys.first && first == last;
+  if (!claimed) return overlap_failure(where, machine, a, b, first);
+  const int op_index = g.ops[static_cast<size_t>(ys.first - 1)];
+  const Op& op = net.op(op_index);
+  int input_index = -1;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    if (op.inputs[k] == x.tensor) input_index = static_cast<int>(k);
+  }
+  if (op.output != y.tensor || input_index < 0) {
+    return fail(where + "buffer '" + y.name + "' claims to reuse '" + x.name +
+                "' but is not produced from it");
+  }
+  for (const auto& boxes : u.tiles) {
+    const Box& in = boxes[static_cast<size_t>(x.tensor)];
+    const Box& out = boxes[static_cast<size_t>(y.tensor)];
+    if (in.empty() || out.empty()) continue;
+    const int64_t rows_per_step =
+        g.rows_per_step.empty() ? 1 : g.rows_per_step[static_cast<size_t>(ys.first - 1)];
+    if (auto s = replay_deep_reuse(op, x, in, y, out, rows_per_step); !s.ok()) {
+      return fail(where + s.reason());
+    }
+  }
+  return {};
+}
+
+Status check_group_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
+                           size_t group_index) {
+  const std::string where = "group " + std::to_string(group_index) + ": ";
+  const TilingNeeds u = tiling_needs(net, g);
+  std::vector<Span> required(g.buffers.size());
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& b = g.buffers[i];
+    if (auto s = check_placement(where, machine, b); !s.ok()) return s;
+    Span need;
+    if (auto s = tiling_buffer_need(where, net, g, u, b, need); !s.ok()) return s;
+    if (auto s = check_lifetime(where, b, need); !s.ok()) return s;
+    required[i] = need;
+  }
+  if (auto s = check_tiling_copies(where, net, g, u); !s.ok()) return s;
+  return check_overlaps(g, required, [&](size_t i, size_t j, int first) {
+    return check_deep_reuse(where, net, machine, g, u, required, i, j, first);
+  });
 }
 
 // Ops a weight sweep runs whole, as blocks of their own (every channel at once).
@@ -304,158 +378,160 @@ bool runs_whole(const Op& op) {
 // must be one in-place chain: the same offset and layout, each link an elementwise op writing over
 // an input it reads last that its block's conv does not read (then slice k's output bytes are
 // exactly the input bytes slice k consumed).
-Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
-                           size_t group_index) {
-  const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";
-  const size_t n = g.ops.size();
-  const int last_step = static_cast<int>(n) + 1;
-  if (g.row_tiles * g.col_tiles * g.channel_tiles != 1) return fail(where + "more than one tile");
-  if (g.op_slices.size() != n) return fail(where + "slice counts do not match the ops");
-  std::vector<int> pos_of(net.ops.size(), -1);
-  for (size_t p = 0; p < n; ++p) pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
-  auto dense = [&](size_t p) {
+// A sweep's blocks and phases, restated, and per net tensor its producer, last reader and box.
+struct SweepNeeds {
+  std::vector<int> pos_of;  // per net op: its position in the group, -1 outside
+  std::vector<size_t> block;
+  std::vector<int> block_end;
+  std::vector<int> end_phase, phase_last;
+  std::vector<Box> boxes;
+  std::vector<int> producer, last_reader;  // per tensor: positions (-1: loaded / never read)
+  std::vector<char> touched, stored;
+  bool dense(const Net& net, const GroupSchedule& g, size_t p) const {
     const Op& op = net.op(g.ops[p]);
     return op.kind == OpKind::Conv && op.groups == 1;
-  };
-  std::vector<size_t> block(n, 0);
-  std::vector<int> block_end(n, 0);
+  }
+  bool slice_local(size_t t) const {
+    return producer[t] >= 0 && !stored[t] && last_reader[t] >= 0 &&
+           block[static_cast<size_t>(last_reader[t])] == block[static_cast<size_t>(producer[t])];
+  }
+};
+
+// The sweep's blocks, checking its ops: a dense conv first, then per-slice elementwise ops of a
+// conv's block, or pools and Concats run whole.
+Status sweep_blocks(const std::string& where, const Net& net, const GroupSchedule& g,
+                    SweepNeeds& u) {
+  const size_t n = g.ops.size();
+  if (g.row_tiles * g.col_tiles * g.channel_tiles != 1) return fail(where + "more than one tile");
+  if (g.op_slices.size() != n) return fail(where + "slice counts do not match the ops");
+  u.pos_of.assign(net.ops.size(), -1);
+  for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
+  u.block.assign(n, 0);
+  u.block_end.assign(n, 0);
   for (size_t p = 0; p < n; ++p) {
     const Op& op = net.op(g.ops[p]);
-    if (p == 0 && !dense(p)) return fail(where + "does not start with a dense conv");
+    const bool dense = u.dense(net, g, p);
+    if (p == 0 && !dense) return fail(where + "does not start with a dense conv");
     const bool whole = runs_whole(op);
-    if (!dense(p) && !whole && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
+    if (!dense && !whole && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
       return fail(where + "op '" + op.name + "' cannot run per slice");
-    if (dense(p) != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
+    if (dense != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
       return fail(where + "op '" + op.name + "' has " + std::to_string(g.op_slices[p]) + " slices");
-    if (!dense(p) && !whole && runs_whole(net.op(g.ops[block[p - 1]])))
-      return fail(where + "op '" + op.name + "' follows '" + net.op(g.ops[block[p - 1]]).name +
+    if (!dense && !whole && runs_whole(net.op(g.ops[u.block[p - 1]])))
+      return fail(where + "op '" + op.name + "' follows '" + net.op(g.ops[u.block[p - 1]]).name +
                   "', which runs whole, not per slice");
-    block[p] = dense(p) || whole ? p : block[p - 1];
-    block_end[block[p]] = static_cast<int>(p) + 1;
+    u.block[p] = dense || whole ? p : u.block[p - 1];
+    u.block_end[u.block[p]] = static_cast<int>(p) + 1;
   }
   // Phases: each slice of a conv (its block's ops on those channels); an op run whole joins the
   // phase before it. A stored tensor is stored after the phase that completes it; the compute
   // of the phase after next waits for that store, so its bytes are in use through the next
   // phase (through the group's end when no phase after next exists).
-  std::vector<int> end_phase(n, -1), phase_last;
+  u.end_phase.assign(n, -1);
   for (size_t p = 0; p < n; ++p) {
-    if (dense(p)) {
-      phase_last.insert(phase_last.end(), static_cast<size_t>(g.op_slices[p]), block_end[p]);
+    if (u.dense(net, g, p)) {
+      u.phase_last.insert(u.phase_last.end(), static_cast<size_t>(g.op_slices[p]), u.block_end[p]);
     } else if (runs_whole(net.op(g.ops[p]))) {
-      phase_last.back() = std::max(phase_last.back(), static_cast<int>(p) + 1);
+      u.phase_last.back() = std::max(u.phase_last.back(), static_cast<int>(p) + 1);
     }
-    end_phase[p] = static_cast<int>(phase_last.size()) - 1;
+    u.end_phase[p] = static_cast<int>(u.phase_last.size()) - 1;
   }
-  const int phases = static_cast<int>(phase_last.size());
-  std::vector<Box> requested(net.tensors.size());
+  return {};
+}
+
+// Per tensor: its box (one tile), producer, last reader, whether touched and stored.
+void sweep_tensors(const Net& net, const GroupSchedule& g, SweepNeeds& u) {
+  const size_t tensors = net.tensors.size();
+  std::vector<Box> requested(tensors);
   for (int t : g.outputs) requested[static_cast<size_t>(t)] = full_box(net.tensor(t).shape);
-  const std::vector<Box> boxes = transfer(net, g.ops, requested).need;
-  // Per tensor: producer position (-1: loaded), last reader position, stored.
-  std::vector<int> producer(net.tensors.size(), -1), last_reader(net.tensors.size(), -1);
-  std::vector<char> touched(net.tensors.size(), 0), stored(net.tensors.size(), 0);
-  for (size_t p = 0; p < n; ++p) {
+  u.boxes = transfer(net, g.ops, requested).need;
+  u.producer.assign(tensors, -1);
+  u.last_reader.assign(tensors, -1);
+  u.touched.assign(tensors, 0);
+  u.stored.assign(tensors, 0);
+  for (size_t p = 0; p < g.ops.size(); ++p) {
     const Op& op = net.op(g.ops[p]);
     for (int t : op.inputs) {
-      touched[static_cast<size_t>(t)] = 1;
-      last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
+      u.touched[static_cast<size_t>(t)] = 1;
+      u.last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
     }
-    touched[static_cast<size_t>(op.output)] = 1;
-    producer[static_cast<size_t>(op.output)] = static_cast<int>(p);
+    u.touched[static_cast<size_t>(op.output)] = 1;
+    u.producer[static_cast<size_t>(op.output)] = static_cast<int>(p);
     bool external = net.tensor(op.output).network_output;
-    for (int c : net.tensor(op.output).consumers) external |= pos_of[static_cast<size_t>(c)] < 0;
-    stored[static_cast<size_t>(op.output)] = external;
+    for (int c : net.tensor(op.output).consumers) external |= u.pos_of[static_cast<size_t>(c)] < 0;
+    u.stored[static_cast<size_t>(op.output)] = external;
   }
-  auto slice_local = [&](size_t t) {
-    return producer[t] >= 0 && !stored[t] && last_reader[t] >= 0 &&
-           block[static_cast<size_t>(last_reader[t])] == block[static_cast<size_t>(producer[t])];
-  };
-  // A tensor buffer holds the whole box when its pixel has every channel, else one slice (the
-  // layout codegen uses); an in-place chain keeps one layout.
-  auto holds_whole = [&](const BufferAlloc& b) {
-    return b.pixel_bytes >= boxes[static_cast<size_t>(b.tensor)].c.size() * net.activation_bytes;
-  };
-  std::vector<Span> required(g.buffers.size());
-  std::vector<char> has_buffer(net.tensors.size(), 0);
-  int weight_copies = 0;
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const BufferAlloc& b = g.buffers[i];
-    if (b.scratchpad < 0 || b.scratchpad >= static_cast<int>(machine.scratchpads.size()))
-      return fail(where + "buffer '" + b.name + "' names no scratchpad");
-    const auto& pad = machine.scratchpads[static_cast<size_t>(b.scratchpad)];
-    if (b.offset < 0 || b.offset + b.size_bytes > pad.size_bytes)
-      return fail(where + "buffer '" + b.name + "' at " +
-                  range_str(b.offset, b.offset + b.size_bytes) + " exceeds scratchpad '" +
-                  pad.name + "' of " + std::to_string(pad.size_bytes) + " bytes");
-    Span need;
-    if (b.tensor >= 0) {
-      const auto t = static_cast<size_t>(b.tensor);
-      if (!touched[t])
-        return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
-      has_buffer[t] = 1;
-      const int first =
-          producer[t] < 0 ? 0 : static_cast<int>(block[static_cast<size_t>(producer[t])]) + 1;
-      int last =
-          last_reader[t] >= 0 ? block_end[block[static_cast<size_t>(last_reader[t])]] : first;
-      if (stored[t]) {
-        const int ready = end_phase[static_cast<size_t>(std::max(producer[t], 0))];
-        last = std::max(
-            last, ready + 2 < phases ? phase_last[static_cast<size_t>(ready + 1)] : last_step);
-      }
-      need = {first, last};
-      int64_t channels = boxes[t].c.size();
-      if (slice_local(t)) {
-        const size_t conv = block[static_cast<size_t>(producer[t])];
-        channels = (net.tensor(net.op(g.ops[conv]).output).shape.c + g.op_slices[conv] - 1) /
-                   g.op_slices[conv];
-      }
-      const int64_t pixels = boxes[t].h.size() * boxes[t].w.size();
-      if (b.pixel_bytes < channels * net.activation_bytes || b.size_bytes < pixels * b.pixel_bytes)
-        return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
-                    " bytes of " + std::to_string(b.pixel_bytes) + "-byte pixels but needs " +
-                    std::to_string(pixels) + " pixels of " +
-                    std::to_string(channels * net.activation_bytes) + " bytes");
-    } else if (b.role == BufferRole::Weights) {
-      ++weight_copies;
-      need = {0, last_step};  // the slice pair serves every conv's slices, ping-ponging
-      if (g.prefetched && b.copy == 0) need.first = -1;  // slice 0, during the previous group
-    } else {
-      if (b.op < 0 || pos_of[static_cast<size_t>(b.op)] < 0)
-        return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
-      const auto p = static_cast<size_t>(pos_of[static_cast<size_t>(b.op)]);
-      need = {static_cast<int>(p) + 1, block_end[block[p]]};
+}
+
+// The steps buffer `b` of a sweep is used over (into `need`), checking that a tensor buffer
+// holds a tensor of the group and is large enough (a slice-local tensor's, one slice).
+Status sweep_buffer_need(const std::string& where, const Net& net, const GroupSchedule& g,
+                         const SweepNeeds& u, const BufferAlloc& b, Span& need) {
+  const int last_step = static_cast<int>(g.ops.size()) + 1;
+  const int phases = static_cast<int>(u.phase_last.size());
+  if (b.tensor >= 0) {
+    const auto t = static_cast<size_t>(b.tensor);
+    if (!u.touched[t])
+      return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
+    const int first =
+        u.producer[t] < 0 ? 0 : static_cast<int>(u.block[static_cast<size_t>(u.producer[t])]) + 1;
+    int last =
+        u.last_reader[t] >= 0 ? u.block_end[u.block[static_cast<size_t>(u.last_reader[t])]] : first;
+    if (u.stored[t]) {
+      const int ready = u.end_phase[static_cast<size_t>(std::max(u.producer[t], 0))];
+      last = std::max(
+          last, ready + 2 < phases ? u.phase_last[static_cast<size_t>(ready + 1)] : last_step);
     }
-    if (b.first_step > need.first || b.last_step < need.last)
-      return fail(where + "buffer '" + b.name + "' is declared live over steps [" +
-                  std::to_string(b.first_step) + ", " + std::to_string(b.last_step) +
-                  "] but is used over [" + std::to_string(need.first) + ", " +
-                  std::to_string(need.last) + "]");
-    required[i] = need;
+    need = {first, last};
+    int64_t channels = u.boxes[t].c.size();
+    if (u.slice_local(t)) {
+      const size_t conv = u.block[static_cast<size_t>(u.producer[t])];
+      channels = (net.tensor(net.op(g.ops[conv]).output).shape.c + g.op_slices[conv] - 1) /
+                 g.op_slices[conv];
+    }
+    const int64_t pixels = u.boxes[t].h.size() * u.boxes[t].w.size();
+    if (b.pixel_bytes < channels * net.activation_bytes || b.size_bytes < pixels * b.pixel_bytes)
+      return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
+                  " bytes of " + std::to_string(b.pixel_bytes) + "-byte pixels but needs " +
+                  std::to_string(pixels) + " pixels of " +
+                  std::to_string(channels * net.activation_bytes) + " bytes");
+  } else if (b.role == BufferRole::Weights) {
+    need = {0, last_step};  // the slice pair serves every conv's slices, ping-ponging
+    if (g.prefetched && b.copy == 0) need.first = -1;  // slice 0, during the previous group
+  } else {
+    if (b.op < 0 || u.pos_of[static_cast<size_t>(b.op)] < 0)
+      return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
+    const auto p = static_cast<size_t>(u.pos_of[static_cast<size_t>(b.op)]);
+    need = {static_cast<int>(p) + 1, u.block_end[u.block[p]]};
   }
-  if (weight_copies != 2) return fail(where + "needs two weight slice buffers");
-  for (size_t t = 0; t < net.tensors.size(); ++t) {
-    if (touched[t] && !boxes[t].empty() && !has_buffer[t])
-      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
-  }
-  // Every in-place link, then every overlap must lie within one chain.
-  std::vector<size_t> root(g.buffers.size());
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const BufferAlloc& y = g.buffers[i];
-    root[i] = i;
+  return {};
+}
+
+// Every in-place link (BufferAlloc::reuses) of a sweep is legal: the same offset and layout, an
+// elementwise op over an input it reads last that its block's conv does not read. A tensor
+// buffer holds the whole box when its pixel has every channel, else one slice (the layout
+// codegen uses); an in-place chain keeps one layout.
+Status check_in_place_links(const std::string& where, const Net& net, const GroupSchedule& g,
+                            const SweepNeeds& u) {
+  auto holds_whole = [&](const BufferAlloc& b) {
+    return b.pixel_bytes >= u.boxes[static_cast<size_t>(b.tensor)].c.size() * net.activation_bytes;
+  };
+  for (const BufferAlloc& y : g.buffers) {
     if (y.reuses < 0) continue;
     if (y.reuses >= static_cast<int>(g.buffers.size()))
       return fail(where + "buffer '" + y.name + "' reuses no buffer");
     const BufferAlloc& x = g.buffers[static_cast<size_t>(y.reuses)];
-    const int p = y.tensor >= 0 ? producer[static_cast<size_t>(y.tensor)] : -1;
-    bool legal = p >= 0 && x.tensor >= 0 && !dense(static_cast<size_t>(p)) &&
+    const int p = y.tensor >= 0 ? u.producer[static_cast<size_t>(y.tensor)] : -1;
+    bool legal = p >= 0 && x.tensor >= 0 && !u.dense(net, g, static_cast<size_t>(p)) &&
                  !runs_whole(net.op(g.ops[static_cast<size_t>(p)])) && x.offset == y.offset &&
                  x.pixel_bytes == y.pixel_bytes && x.size_bytes == y.size_bytes &&
                  x.scratchpad == y.scratchpad;
     if (legal) {
       const auto xt = static_cast<size_t>(x.tensor);
       const Op& op = net.op(g.ops[static_cast<size_t>(p)]);
-      const Op& conv = net.op(g.ops[block[static_cast<size_t>(p)]]);
+      const Op& conv = net.op(g.ops[u.block[static_cast<size_t>(p)]]);
       legal = std::find(op.inputs.begin(), op.inputs.end(), x.tensor) != op.inputs.end() &&
-              last_reader[xt] == p && !stored[xt] &&
+              u.last_reader[xt] == p && !u.stored[xt] &&
               std::find(conv.inputs.begin(), conv.inputs.end(), x.tensor) == conv.inputs.end() &&
               holds_whole(x) == holds_whole(y);
     }
@@ -464,6 +540,43 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
                   "' in place (same offset and layout, an elementwise op over an input it reads "
                   "last that its block's conv does not read)");
   }
+  return {};
+}
+
+// A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
+// the elementwise ops after it run interleaved slice by slice, and a windowed pool or a Concat
+// is a block of its own run whole, so a tensor is live over whole blocks; a tensor made and
+// consumed within one block (not stored) holds one slice. Buffers that share bytes while both live
+// must be one in-place chain: the same offset and layout, each link an elementwise op writing over
+// an input it reads last that its block's conv does not read (then slice k's output bytes are
+// exactly the input bytes slice k consumed).
+Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
+                           size_t group_index) {
+  const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";
+  SweepNeeds u;
+  if (auto s = sweep_blocks(where, net, g, u); !s.ok()) return s;
+  sweep_tensors(net, g, u);
+  std::vector<Span> required(g.buffers.size());
+  std::vector<char> has_buffer(net.tensors.size(), 0);
+  int weight_copies = 0;
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& b = g.buffers[i];
+    if (auto s = check_placement(where, machine, b); !s.ok()) return s;
+    Span need;
+    if (auto s = sweep_buffer_need(where, net, g, u, b, need); !s.ok()) return s;
+    if (b.tensor >= 0) has_buffer[static_cast<size_t>(b.tensor)] = 1;
+    if (b.tensor < 0 && b.role == BufferRole::Weights) ++weight_copies;
+    if (auto s = check_lifetime(where, b, need); !s.ok()) return s;
+    required[i] = need;
+  }
+  if (weight_copies != 2) return fail(where + "needs two weight slice buffers");
+  for (size_t t = 0; t < net.tensors.size(); ++t) {
+    if (u.touched[t] && !u.boxes[t].empty() && !has_buffer[t])
+      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
+  }
+  // Every in-place link, then every overlap must lie within one chain.
+  if (auto s = check_in_place_links(where, net, g, u); !s.ok()) return s;
+  std::vector<size_t> root(g.buffers.size());
   for (size_t i = 0; i < g.buffers.size(); ++i) {
     size_t r = i;
     for (int guard = 0; g.buffers[r].reuses >= 0 && guard <= static_cast<int>(g.buffers.size());
@@ -471,23 +584,10 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
       r = static_cast<size_t>(g.buffers[r].reuses);
     root[i] = r;
   }
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    for (size_t j = i + 1; j < g.buffers.size(); ++j) {
-      const BufferAlloc& a = g.buffers[i];
-      const BufferAlloc& b = g.buffers[j];
-      if (a.scratchpad != b.scratchpad) continue;
-      if (a.offset >= b.offset + b.size_bytes || b.offset >= a.offset + a.size_bytes) continue;
-      const int first = std::max(required[i].first, required[j].first);
-      const int last = std::min(required[i].last, required[j].last);
-      if (first > last || root[i] == root[j]) continue;
-      return fail(where + "buffers '" + a.name + "' " +
-                  range_str(a.offset, a.offset + a.size_bytes) + " and '" + b.name + "' " +
-                  range_str(b.offset, b.offset + b.size_bytes) + " overlap in scratchpad '" +
-                  machine.scratchpads[static_cast<size_t>(a.scratchpad)].name +
-                  "' while both live at step " + std::to_string(first));
-    }
-  }
-  return {};
+  return check_overlaps(g, required, [&](size_t i, size_t j, int first) {
+    if (root[i] == root[j]) return Status{};
+    return overlap_failure(where, machine, g.buffers[i], g.buffers[j], first);
+  });
 }
 
 // Cross-group weight prefetch: a prefetched group's prologue weight buffers (every weight

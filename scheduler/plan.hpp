@@ -1,10 +1,12 @@
-// Group planning (mapspace + model): tile a group, transfer shapes, allocate, and cost it.
+// Group planning (Timeloop's model + search): cost a mapping of a group, search the map space
+// (map_space.hpp) for the best one, prefetch weights across groups, total a schedule.
 #pragma once
 
 #include <vector>
 
 #include "scheduler/alloc.hpp"
 #include "scheduler/machine.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/net.hpp"
 #include "scheduler/schedule.hpp"
 #include "scheduler/shape.hpp"
@@ -12,103 +14,16 @@
 
 namespace tessel::sched {
 
-/// What search minimises: DRAM bytes (cycles break ties) or cycles (bytes break ties).
-enum class Objective { Bytes, Latency };
-const char* to_string(Objective objective);
-
-/// One point of a group's map space.
-struct Mapping {
-  int64_t row_tiles = 1;
-  int64_t col_tiles = 1;
-  int64_t channel_tiles = 1;
-  HaloMode halo = HaloMode::Recompute;
-  bool weights_resident = true;
-  bool double_buffered = false;
-  /// Weight sweep (GroupSchedule::weight_sweep): per op position, the output-channel slices of
-  /// each conv (0 for other ops). Tile counts must be 1.
-  bool weight_sweep = false;
-  std::vector<int64_t> op_slices = {};
-};
-
-/// Which parts of the map space a policy may use.
-struct PlanOptions {
-  bool memory_reuse = true;  ///< lifetime sharing (Fig. 4) and deep reuse (Fig. 5)
-  bool allow_cache = true;   ///< halo caching between row tiles
-  bool allow_double_buffer = true;
-  bool allow_streamed_weights = true;  ///< weights re-read per tile when they cannot stay
-  bool alias_concat = true;  ///< a lone Concat costs nothing: producers write into its slices
-  Objective objective = Objective::Bytes;
-  int max_group_ops = 32;  ///< longest group considered (bounds search time)
-  /// Longest weight-sweep group (allow_weight_sweep): a sweep-shaped group may grow past
-  /// max_group_ops up to this, and is then planned as a sweep only (a sweep costs linear time
-  /// in its ops; chains of inception blocks run to 60 ops).
-  int max_sweep_ops = 64;
-  /// Weight sweeps (is_weight_sweep_group) join the map space (MapSpaceFeatures; `optimal`).
-  bool allow_weight_sweep = false;
-  /// Column tiles at every row-tile count (2D tiles), not only with one-row tiles
-  /// (MapSpaceFeatures::column_tiles_every_row).
-  bool column_tiles_every_row = false;
-  /// Geometries (row x column x channel tilings) search_group tries past the first one that
-  /// fits, by objective; -1: every one (MapSpaceFeatures; docs/scheduler.md, "Search speed").
-  int search_depth_bytes = -1;
-  int search_depth_latency = -1;
-  /// Set by plan_prefetched only: the bytes the previous group occupies, as pinned requests
-  /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
-  /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
-  const std::vector<AllocRequest>* prefetch_occupied = nullptr;
-};
-
 /// Cycles of the DMA that loads `box` of activation `tensor` from DRAM (docs/timing.md), alone
 /// on an idle DRAM: one instruction, or two for a space-to-depth input (one per row parity;
 /// docs/scheduler.md, "Space-to-depth stem").
 int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box);
-
-/// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
-/// must be alone.
-Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
-
-/// Channel tiles that stream weights: a matrix op (Conv/Gemm) first, followed only by
-/// elementwise ops (Eltwise, Add), so every op's output channels follow the matrix op's.
-bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
-
-/// Channel tiles that split a per-channel group: every op is a pool (MaxPool, AvgPool,
-/// GlobalPool), Eltwise, Add or Pad, so each input box has the channels of the output box it
-/// feeds (a global pool's whole 7x7 map, but only the tile's channels). The map space lists
-/// these splits after every whole-channel tiling and search uses them only when none fits.
-bool is_channel_split_group(const Net& net, const std::vector<int>& ops);
-
-/// Groups that can run as a weight sweep: a dense Conv first, at least two dense Convs, the
-/// other ops Eltwise (without parameters of its own), Add, a windowed pool (MaxPool, AvgPool)
-/// or a Concat. An Eltwise or Add
-/// belongs to the block of the conv before it (it has that conv's output channels and reads a
-/// tensor its block produced), so it runs per slice; a pool or Concat is a block of its own,
-/// run once over every channel after the blocks before it (docs/scheduler.md, "Weight sweeps").
-bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops);
-
-/// The ops that form a block of their own in a weight sweep, run whole (every channel at
-/// once): MaxPool, AvgPool and Concat.
-bool runs_whole_in_sweep(const Op& op);
-
-/// The weight-sweep mappings of a group (none unless is_weight_sweep_group): per budget of
-/// `capacity / 2^i` bytes (i = 1..10) of the weights' scratchpad, each conv takes the fewest
-/// power-of-two slices (at most one per matrix column block) whose packed slice fits it;
-/// distinct slice vectors only, coarsest first.
-std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
-                                              const std::vector<int>& ops);
 
 /// The model: evaluates one mapping of a group (shape transfer per tile, allocation, bytes,
 /// cycles). Fails when the buffers do not fit, with the allocator's reason.
 Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
                                        const std::vector<int>& ops, const Mapping& mapping,
                                        const PlanOptions& options);
-
-/// The map space of a group, largest tiles first (row tiles ascending); a per-channel group's
-/// channel splits (is_channel_split_group) last, fewest channel tiles first.
-std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
-                                        const PlanOptions& options);
-
-/// The mapping `group` was evaluated with (its tile counts, halo, residency, buffering, sweep).
-Mapping mapping_of(const GroupSchedule& group);
 
 /// Cross-group weight prefetch: `next` (a planned group) re-evaluated with its prologue
 /// weights (GroupSchedule::prologue_weight_cycles) loaded during `previous`'s tail, after its

@@ -1,0 +1,247 @@
+// The cost model's parts every mapping shares: engine cycles of an op's tile, DMA cycles of a
+// box or a weight slice, on-chip weight sizes; DRAM views; evaluate_mapping, which dispatches a
+// mapping to its model (tiling_model.cpp, sweep_model.cpp).
+#include "scheduler/cost_model.hpp"
+
+#include <algorithm>
+
+#include "scheduler/plan.hpp"
+
+namespace tessel::sched {
+
+int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width) {
+  return std::max<int64_t>(1, ceil_div(machine.matrix_rows, std::max<int64_t>(1, tile_width)));
+}
+
+int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
+                          int64_t rows_per_step) {
+  if (out.empty()) return 0;
+  const int64_t pixels = out.h.size() * out.w.size();
+  const int64_t channels = out.c.size();
+  switch (op.kind) {
+    case OpKind::Conv: {
+      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      const int64_t out_channels = net.tensor(op.output).shape.c;
+      const bool depthwise = is_depthwise(net, op);
+      const int64_t out_per_group = out_channels / op.groups;
+      const int64_t instructions =
+          depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
+      const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
+      // Per step of rows_per_step rows (the last may have fewer): its conv instructions and
+      // one requant pass. The full steps all cost the same.
+      auto step_cycles = [&](int64_t rows) {
+        const int64_t step_pixels = rows * out.w.size();
+        return instructions * conv_instruction_cycles(machine, step_pixels, oc, in.c / op.groups,
+                                                      op.window.kernel_h, op.window.kernel_w,
+                                                      depthwise) +
+               vector_instruction_cycles(machine, step_pixels, channels);
+      };
+      const int64_t full_steps = out.h.size() / rows_per_step;
+      const int64_t rest = out.h.size() % rows_per_step;
+      return (full_steps > 0 ? full_steps * step_cycles(rows_per_step) : 0) +
+             (rest > 0 ? step_cycles(rest) : 0);
+    }
+    case OpKind::Gemm:
+      return conv_instruction_cycles(machine, 1, channels,
+                                     net.tensor(op.inputs[0]).shape.elements(), 1, 1, false) +
+             vector_instruction_cycles(machine, 1, channels);
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      return pool_instruction_cycles(machine, pixels, op.window.kernel_h * op.window.kernel_w,
+                                     channels);
+    case OpKind::GlobalPool: {
+      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      return pool_instruction_cycles(machine, 1, in.h * in.w, channels);
+    }
+    case OpKind::Concat:
+      // One copy per input slice.
+      return vector_instruction_cycles(machine, pixels, channels) +
+             static_cast<int64_t>(op.inputs.size() - 1) * kVectorPipelineCycles;
+    default:  // Eltwise, Add, Pad, Softmax, Reshape: one vector pass
+      return vector_instruction_cycles(machine, pixels, channels);
+  }
+}
+
+namespace {
+
+// DRAM bursts of one DMA of `box` of an NHWC tensor of `shape` (base burst-aligned): one
+// request per maximal contiguous run (docs/timing.md).
+int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
+                   int64_t burst_bytes) {
+  if (box.empty()) return 0;
+  const int64_t pixel = shape.c * element_bytes;
+  if (box.c.size() == shape.c && box.w.size() == shape.w) {
+    return bursts_covering(box.h.b * shape.w * pixel, box.h.size() * shape.w * pixel, burst_bytes);
+  }
+  const int64_t row_bytes = shape.w * pixel;
+  if (box.c.size() == shape.c && row_bytes % burst_bytes == 0) {
+    // Every row starts on a burst boundary: each row's run costs the same.
+    return box.h.size() * bursts_covering(box.w.b * pixel, box.w.size() * pixel, burst_bytes);
+  }
+  if (box.c.size() != shape.c && pixel % burst_bytes == 0) {
+    // Every pixel starts on a burst boundary: each pixel's channel run costs the same.
+    return box.h.size() * box.w.size() *
+           bursts_covering(box.c.b * element_bytes, box.c.size() * element_bytes, burst_bytes);
+  }
+  int64_t bursts = 0;
+  for (int64_t r = box.h.b; r < box.h.e; ++r) {
+    if (box.c.size() == shape.c) {
+      bursts += bursts_covering((r * shape.w + box.w.b) * pixel, box.w.size() * pixel, burst_bytes);
+      continue;
+    }
+    for (int64_t x = box.w.b; x < box.w.e; ++x) {
+      bursts += bursts_covering((r * shape.w + x) * pixel + box.c.b * element_bytes,
+                                box.c.size() * element_bytes, burst_bytes);
+    }
+  }
+  return bursts;
+}
+
+}  // namespace
+
+int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box) {
+  const Tensor& t = net.tensor(tensor);
+  if (t.space_to_depth == 2 && !box.empty()) {
+    // One DMA per row parity a (codegen): stored rows 2y + a, from stored column 2 x0, whole
+    // pixels (the box has every channel; docs/scheduler.md, "Space-to-depth stem"). As a box of
+    // the stored tensor seen with two stored rows per row: columns a W + [2 x0, 2 x1).
+    const int64_t stored_w = 2 * t.shape.w;
+    const Shape3 row_pairs{t.shape.c / 4, t.shape.h, 2 * stored_w};
+    int64_t cycles = 0;
+    for (int64_t a = 0; a < 2; ++a) {
+      Box parity = box;
+      parity.c = {0, row_pairs.c};
+      parity.w = {a * stored_w + 2 * box.w.b, a * stored_w + 2 * box.w.e};
+      cycles += dma_instruction_cycles(
+          machine, box_bursts(row_pairs, parity, net.activation_bytes, machine.burst_bytes));
+    }
+    return cycles;
+  }
+  return dma_instruction_cycles(
+      machine, box_bursts(t.shape, box, net.activation_bytes, machine.burst_bytes));
+}
+
+int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
+  return dma_instruction_cycles(machine, bursts_covering(0, bytes, machine.burst_bytes));
+}
+
+int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
+  if (op.weight_bytes == 0 || c.empty()) return 0;
+  const int64_t channels = net.tensor(op.output).shape.c;
+  return op.weight_bytes / channels * c.size();
+}
+
+int64_t table_bytes_for(const Net& net, const Op& op, Interval c) {
+  if (op.requant_table_bytes == 0 || c.empty()) return 0;
+  return op.requant_table_bytes / net.tensor(op.output).shape.c * c.size();
+}
+
+int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
+                          Traffic& traffic) {
+  const int64_t slice = weight_bytes_for(net, op, c);
+  const int64_t table = table_bytes_for(net, op, c);
+  traffic.weights_read += slice;
+  traffic.requant_tables_read += table;
+  return dma_cycles_for_bytes(machine, slice + table);
+}
+
+namespace {
+// Input blocks of one reduction chunk of a streamed Gemm too large to stream otherwise.
+constexpr int64_t kGemmChunkBlocks = 64;
+}  // namespace
+
+int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
+                            bool streamed) {
+  if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
+  if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
+  const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
+  // Codegen packs a slice from its first channel (docs/codegen.md).
+  const int64_t oc_blocks = ceil_div(c.size(), cols);
+  const Shape3 in = net.tensor(op.inputs[0]).shape;
+  int64_t blocks_elements = 0;
+  if (op.kind == OpKind::Gemm) {
+    // A slice holds its columns' whole reduction; a large Gemm streams in more channel tiles.
+    // Only when one output block's whole reduction exceeds the weights' scratchpad (VGG-19's
+    // classifier.0 on npc19: 25088 x 16 16-bit weights) is the reduction split in chunks of
+    // kGemmChunkBlocks input blocks accumulated in place (docs/codegen.md "Gemm reduction
+    // chunks": serialised, or chunk by chunk through two copies when double-buffered).
+    int64_t ic_blocks = ceil_div(in.elements(), rows);
+    const int64_t one_block =
+        ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;
+    const int64_t capacity =
+        machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))]
+            .size_bytes;
+    if (streamed && one_block > capacity) ic_blocks = std::min(ic_blocks, kGemmChunkBlocks);
+    blocks_elements = oc_blocks * ic_blocks * rows * cols;
+  } else if (is_depthwise(net, op)) {
+    blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;
+  } else {
+    blocks_elements = oc_blocks * ceil_div(in.c / op.groups, rows) * op.window.kernel_h *
+                      op.window.kernel_w * rows * cols;
+  }
+  // Packed blocks, the bias vector of whole blocks and the table, rounded up to 8 bytes.
+  return ceil_div(blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
+                      c.size() * kRequantEntryBytes,
+                  8) *
+         8;
+}
+
+int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts) {
+  const int64_t channels = net.tensor(op.output).shape.c;
+  return onchip_weight_bytes(net, machine, op, Interval{0, ceil_div(channels, parts)});
+}
+
+GroupSchedule schedule_of_group(const Net& net, const GroupInfo& g, const PlanOptions& options) {
+  GroupSchedule gs;
+  gs.ops = g.ops;
+  gs.memory_reuse = options.memory_reuse;
+  for (size_t l = 0; l < g.tensors.size(); ++l) {
+    if (g.is_input[l]) gs.inputs.push_back(g.tensors[l]);
+    if (g.stored[l]) gs.outputs.push_back(g.tensors[l]);
+  }
+  for (int op : g.ops) gs.macs += net.op(op).macs;
+  return gs;
+}
+
+GroupSchedule view_group(const Net& net, const std::vector<int>& ops) {
+  GroupSchedule gs;
+  gs.ops = ops;
+  gs.dram_view = true;
+  const Op& op = net.op(ops[0]);
+  gs.inputs = op.inputs;
+  gs.outputs = {op.output};
+  return gs;
+}
+
+bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
+  if (ops.size() != 1 || !is_view(net.op(ops[0]), options)) return false;
+  const Op& op = net.op(ops[0]);
+  if (op.kind != OpKind::Concat) return true;
+  // Producers store into a view's channel slices, so each input must be stored by a group and
+  // nowhere else: not a network input (never stored), not a network output (its own region),
+  // not an input of a second Concat or twice of this one (one slice only). Codegen refuses these
+  // views (docs/codegen.md "Concat"); the Concat is then an on-chip copy like any group (found by
+  // the bytes bound).
+  for (int x : op.inputs) {
+    const Tensor& t = net.tensor(x);
+    if (net.op(t.producer).kind == OpKind::Input || t.network_output) return false;
+    if (std::count(op.inputs.begin(), op.inputs.end(), x) > 1) return false;  // two slices
+    for (int c : t.consumers)
+      if (c != ops[0] && net.op(c).kind == OpKind::Concat) return false;
+  }
+  return true;
+}
+
+Result<GroupSchedule> evaluate_mapping(const Net& net, const Machine& machine,
+                                       const std::vector<int>& ops, const Mapping& mapping,
+                                       const PlanOptions& options) {
+  if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
+  if (is_view_group(net, ops, options)) return view_group(net, ops);
+  const GroupInfo g = describe(net, ops);
+  if (mapping.weight_sweep) return evaluate_sweep(net, machine, g, mapping, options);
+  TileGeometry geo = tile_group(net, g, mapping);
+  measure_geometry(net, machine, g, geo);
+  return evaluate_with(net, machine, g, geo, mapping, options);
+}
+
+}  // namespace tessel::sched

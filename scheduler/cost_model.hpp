@@ -1,0 +1,81 @@
+// The cost model (Timeloop's Model): the cycles and bytes of one mapping of a group, group
+// tiling (evaluate_with) or weight sweep (evaluate_sweep), from the timing formulas of
+// docs/timing.md. Internal to scheduler/; plan.hpp's evaluate_mapping and dma_cycles_for_box
+// are its public face.
+#pragma once
+
+#include <vector>
+
+#include "scheduler/group_info.hpp"
+#include "scheduler/machine.hpp"
+#include "scheduler/plan.hpp"
+#include "scheduler/schedule.hpp"
+#include "scheduler/tiling.hpp"
+#include "support/result.hpp"
+
+namespace tessel::sched {
+
+/// Output rows per conv instruction: enough rows that a pass streams at least R pixels (so it
+/// is not bound by the weight-block load), never more than the tile has.
+int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width);
+
+/// COMPUTE-engine cycles of one op producing box `out` of its output in one tile.
+int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
+                          int64_t rows_per_step);
+
+/// Cycles of one DMA of `bytes` contiguous bytes (burst-aligned).
+int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes);
+
+/// Weight bytes an op needs to produce output channels `c` (per-channel share, exact for
+/// conv/Gemm weights + bias and per-channel BN/Scale parameters).
+int64_t weight_bytes_for(const Net& net, const Op& op, Interval c);
+
+/// Requant-table DRAM bytes of the loads for output channels `c`.
+int64_t table_bytes_for(const Net& net, const Op& op, Interval c);
+
+/// Loads `op`'s weights and requant table for output channels `c`: adds their bytes to
+/// `traffic` and returns the DMA's cycles (one DMA of both).
+int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
+                          Traffic& traffic);
+
+/// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit
+/// reads (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise
+/// `[cb][ky][kx][C]`), the int32 bias vector of whole output blocks and the requant table (8 B
+/// per channel). Ops without matrix work keep their compact parameters (BatchNorm/Scale
+/// vectors). `streamed`: a Gemm slice too large for the weights' scratchpad holds one reduction
+/// chunk (docs/codegen.md "Gemm reduction chunks").
+int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
+                            bool streamed = false);
+
+/// The widest of `parts` near-equal output-channel slices of `op`, packed on chip (the packed
+/// size grows with the channel count alone; the widest part has ceil(C / parts) channels).
+int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts);
+
+/// What a mapping must not exceed to matter to a search past its first feasible mapping (-1:
+/// no limit): a mapping over either is rejected before its buffers are built and allocated.
+struct Cutoff {
+  int64_t cycles = -1;
+  int64_t bytes = -1;
+  bool active() const { return cycles >= 0 || bytes >= 0; }
+};
+
+/// The model of a group tiling `m` (not a sweep) whose per-tile boxes and sizes are `geo`:
+/// buffers, allocation, traffic and cycles; fails when the buffers do not fit or the mapping
+/// exceeds `cutoff`.
+Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
+                                    const TileGeometry& geo, const Mapping& m,
+                                    const PlanOptions& options, Cutoff cutoff = {});
+
+/// The model of a weight sweep `m` (docs/scheduler.md, "Weight sweeps"; sweep.cpp).
+Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, const GroupInfo& g,
+                                     const Mapping& m, const PlanOptions& options);
+
+/// A group that is a DRAM view (is_view_group): no buffer, no cost.
+GroupSchedule view_group(const Net& net, const std::vector<int>& ops);
+bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
+
+/// The fields every mapping's schedule starts from: the ops, the group's inputs and stored
+/// outputs in local order, its MACs, and the options' memory reuse.
+GroupSchedule schedule_of_group(const Net& net, const GroupInfo& g, const PlanOptions& options);
+
+}  // namespace tessel::sched

@@ -1,0 +1,212 @@
+// The map space of a group: which groups may form, which mappings a group has (group tilings,
+// channel splits, weight sweeps), and the mapping a planned group was evaluated with.
+#include "scheduler/map_space.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "scheduler/cost_model.hpp"
+#include "scheduler/group_info.hpp"
+
+namespace tessel::sched {
+
+bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.empty() || !has_matrix_work(net.op(ops[0]))) return false;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const OpKind kind = net.op(ops[i]).kind;
+    if (kind != OpKind::Eltwise && kind != OpKind::Add) return false;
+  }
+  return true;
+}
+
+bool is_channel_split_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.empty()) return false;
+  for (int op : ops) {
+    switch (net.op(op).kind) {
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalPool:
+      case OpKind::Eltwise:
+      case OpKind::Add:
+      case OpKind::Pad:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+bool runs_whole_in_sweep(const Op& op) {
+  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
+}
+
+bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
+  if (ops.size() < 2 || !is_dense_conv(net.op(ops[0]))) return false;
+  int convs = 0;
+  int64_t block_channels = 0;
+  std::vector<int> block_tensors;  // produced by the current block
+  for (int index : ops) {
+    const Op& op = net.op(index);
+    if (is_dense_conv(op)) {
+      ++convs;
+      block_channels = net.tensor(op.output).shape.c;
+      block_tensors.assign(1, op.output);
+      continue;
+    }
+    if (runs_whole_in_sweep(op)) {  // a block of its own; nothing runs per slice after it
+      block_channels = -1;
+      block_tensors.clear();
+      continue;
+    }
+    if (op.kind != OpKind::Eltwise && op.kind != OpKind::Add) return false;
+    // A sweep streams only its convs' weights: an elementwise op with parameters of its own (a
+    // Caffe-form BatchNorm or Scale) would run without them loaded.
+    if (op.weight_bytes > 0 || op.requant_table_bytes > 0) return false;
+    if (net.tensor(op.output).shape.c != block_channels) return false;
+    bool reads_block = false;
+    for (int t : op.inputs)
+      reads_block |=
+          std::find(block_tensors.begin(), block_tensors.end(), t) != block_tensors.end();
+    if (!reads_block) return false;
+    block_tensors.push_back(op.output);
+  }
+  return convs >= 2;
+}
+
+Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
+  if (ops.empty()) return fail("empty group");
+  if (ops.size() > static_cast<size_t>(options.max_group_ops) &&
+      !(options.allow_weight_sweep && ops.size() <= static_cast<size_t>(options.max_sweep_ops) &&
+        is_weight_sweep_group(net, ops))) {
+    return fail("group longer than " + std::to_string(options.max_group_ops) + " ops");
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = net.op(ops[i]);
+    if (op.kind == OpKind::Input) return fail("op '" + op.name + "' is a network input");
+    if (i > 0 && ops[i] <= ops[i - 1]) return fail("group ops are not ascending");
+    if (op.kind == OpKind::Reshape && ops.size() > 1) {
+      return fail("op '" + op.name + "' is a DRAM view (Reshape) and must be alone in its group");
+    }
+    if (op.kind == OpKind::Softmax && ops.size() > 1) {  // docs/codegen.md "Host ops"
+      return fail("op '" + op.name + "' (Softmax) runs on the host and must be alone in its group");
+    }
+  }
+  return {};
+}
+
+std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
+                                        const PlanOptions& options) {
+  std::vector<Mapping> out;
+  // Tiles split the tensors the group stores; more parts than their rows (columns) would only
+  // add empty tiles.
+  int64_t max_rows = 1, max_cols = 1;
+  for (int op : ops) {
+    const Tensor& t = net.tensor(net.op(op).output);
+    bool stored = t.network_output;
+    for (int consumer : t.consumers)
+      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
+    if (!stored) continue;
+    max_rows = std::max(max_rows, t.shape.h);
+    max_cols = std::max(max_cols, t.shape.w);
+  }
+  std::vector<int64_t> row_counts;
+  for (int64_t k = 1; k <= max_rows;) {
+    row_counts.push_back(k);
+    k = k < 8 ? k + 1 : k + k / 4;
+  }
+  if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
+  const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
+  std::vector<int64_t> channel_counts = {1};
+  for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
+  std::vector<int64_t> col_counts = {1};
+  for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
+  auto push = [&](int64_t rows, int64_t cols, int64_t channel_tiles) {
+    for (bool resident : {true, false}) {
+      if (!resident && !options.allow_streamed_weights) continue;
+      for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
+        if (halo == HaloMode::Cache &&
+            (!options.allow_cache || rows == 1 || cols > 1 || channel_tiles > 1)) {
+          continue;
+        }
+        for (bool dbuf : {true, false}) {
+          if (dbuf && !options.allow_double_buffer) continue;
+          // Halo caching moves rows within one copy between tiles: never pipelined.
+          if (dbuf && halo == HaloMode::Cache) continue;
+          out.push_back({rows, cols, channel_tiles, halo, resident, dbuf});
+        }
+      }
+    }
+  };
+  // Output-channel tiles of a matrix op alone or followed only by channel-wise elementwise ops
+  // (conv + ReLU) stream its weights; without streaming a channel tile only re-reads the input.
+  const bool streams = is_weight_streaming_group(net, ops) && options.allow_streamed_weights;
+  for (int64_t rows : row_counts) {
+    for (int64_t cols : col_counts) {
+      // Columns split only once rows are single, unless 2D tiles are on.
+      if (cols > 1 && rows != max_rows && !options.column_tiles_every_row) continue;
+      for (int64_t channel_tiles : channel_counts) {
+        if (channel_tiles > 1 && !streams) break;
+        push(rows, cols, channel_tiles);
+      }
+    }
+  }
+  // A group of per-channel ops (pools, elementwise, Add) splits by channels as a last resort,
+  // after every whole-channel tiling: a global pool cannot be split by rows, and a channel
+  // split only trades contiguous DMA rows for per-pixel runs (no byte is saved).
+  if (is_channel_split_group(net, ops)) {
+    for (size_t k = 1; k < channel_counts.size(); ++k) {
+      for (int64_t rows : row_counts) {
+        for (int64_t cols : col_counts) {
+          if (cols > 1 && rows != max_rows && !options.column_tiles_every_row) continue;
+          push(rows, cols, channel_counts[k]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
+                                              const std::vector<int>& ops) {
+  std::vector<Mapping> out;
+  if (!is_weight_sweep_group(net, ops)) return out;
+  const int64_t capacity =
+      machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
+  for (int i = 1; i <= 10; ++i) {
+    const int64_t budget = capacity >> i;  // two slice copies share the scratchpad
+    Mapping m;
+    m.weights_resident = false;
+    m.double_buffered = true;
+    m.weight_sweep = true;
+    m.op_slices.assign(ops.size(), 0);
+    for (size_t pos = 0; pos < ops.size(); ++pos) {
+      const Op& op = net.op(ops[pos]);
+      if (!is_dense_conv(op)) continue;
+      // At most one slice per column block of the matrix unit (narrower slices idle columns):
+      // a conv that cannot meet the budget takes its finest slices and allocation decides.
+      const int64_t max_slices =
+          std::max<int64_t>(1, net.tensor(op.output).shape.c / machine.matrix_cols);
+      int64_t k = 1;
+      while (widest_slice_bytes(net, machine, op, k) > budget && k * 2 <= max_slices) k *= 2;
+      m.op_slices[pos] = k;
+    }
+    if (out.empty() || out.back().op_slices != m.op_slices) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Mapping mapping_of(const GroupSchedule& group) {
+  Mapping m;
+  m.row_tiles = group.row_tiles;
+  m.col_tiles = group.col_tiles;
+  m.channel_tiles = group.channel_tiles;
+  m.halo = group.halo;
+  m.weights_resident = group.weights_resident;
+  m.double_buffered = group.double_buffered;
+  m.weight_sweep = group.weight_sweep;
+  m.op_slices = group.op_slices;
+  return m;
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,408 @@
+// The weight-sweep model (docs/scheduler.md, "Weight sweeps"). One spatial tile: every tensor's
+// box is its one-tile shape transfer. Ops form blocks (a conv and the per-slice ops after it);
+// within a block the ops interleave slice by slice, so lifetimes are whole blocks. A tensor
+// produced and consumed within one block and not stored holds one slice ("slice-local"); every
+// other tensor holds its whole box. A per-slice op may write its output in place over an input
+// it reads last, when its block's conv does not read that input and both hold the same layout
+// (same offset, same pixel stride): slice k's output bytes are then exactly the input bytes
+// slice k consumed.
+#include <algorithm>
+#include <string>
+
+#include "scheduler/buffers.hpp"
+#include "scheduler/cost_model.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+// A sweep's blocks and phases, and per local tensor its place in them.
+struct SweepPlan {
+  std::vector<size_t> block;               // per op position: position of its block's conv
+  std::vector<int> block_last;             // per conv position: its block's last step
+  std::vector<int> end_phase;              // per op position: the phase its last work runs in
+  std::vector<int> phase_last_step;        // per phase: the last step of any op it runs
+  std::vector<int> producer, last_reader;  // per local: op positions (-1: none)
+  std::vector<char> conv_reads;            // per local: a conv reads it
+  std::vector<char> slice_local;           // per local: holds one slice
+  std::vector<int> overwrites;             // per local: the local it overwrites in place, or -1
+  std::vector<size_t> chain;               // per local: the root of its in-place chain
+  std::vector<int64_t> chain_pixel_bytes;  // per chain root: the widest pixel any member needs
+  int last_step_of_block(size_t pos) const { return block_last[block[pos]]; }
+  int phases() const { return static_cast<int>(phase_last_step.size()); }
+};
+
+// Checks that `m` is a sweep of `g` and fills `s`'s blocks and phases. Phases in program order
+// (slice k of a conv and its block's per-slice ops; a block run whole joins the phase before
+// it).
+Status sweep_blocks(const Net& net, const GroupInfo& g, const Mapping& m, SweepPlan& s) {
+  const size_t n_ops = g.ops.size();
+  if (!is_weight_sweep_group(net, g.ops))
+    return fail(
+        "not a weight-sweep group (a conv first, at least two convs, then only "
+        "elementwise ops of each conv's block, windowed pools and Concats)");
+  if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1)
+    return fail("a weight sweep has one tile");
+  if (m.op_slices.size() != n_ops)
+    return fail("weight sweep: " + std::to_string(m.op_slices.size()) + " slice counts for " +
+                std::to_string(n_ops) + " ops");
+  s.block.assign(n_ops, 0);
+  s.block_last.assign(n_ops, 0);
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    s.block[pos] = is_dense_conv(op) || runs_whole_in_sweep(op) ? pos : s.block[pos - 1];
+    s.block_last[s.block[pos]] = static_cast<int>(pos) + 1;
+    const int64_t slices = m.op_slices[pos];
+    const int64_t channels = net.tensor(op.output).shape.c;
+    if (is_dense_conv(op) ? slices < 1 || slices > channels : slices != 0)
+      return fail("weight sweep: op '" + op.name + "' has " + std::to_string(slices) + " slices");
+  }
+  s.end_phase.assign(n_ops, -1);
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (is_dense_conv(op)) {
+      s.phase_last_step.insert(s.phase_last_step.end(), static_cast<size_t>(m.op_slices[pos]),
+                               s.block_last[pos]);
+    } else if (runs_whole_in_sweep(op)) {
+      s.phase_last_step.back() = std::max(s.phase_last_step.back(), static_cast<int>(pos) + 1);
+    }
+    s.end_phase[pos] = static_cast<int>(s.phase_last_step.size()) - 1;
+  }
+  return {};
+}
+
+// In place (see above): a per-slice op's output over an input it reads last. Over a whole-map
+// input the output holds the whole map too (it costs no byte: it is the input's buffer).
+void find_in_place(const Net& net, const GroupInfo& g, const TileGeometry& one, SweepPlan& s) {
+  const size_t locals = g.tensors.size();
+  std::vector<char> taken(locals, 0);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (is_dense_conv(op) || runs_whole_in_sweep(op)) continue;  // never in place
+    const auto y = static_cast<size_t>(g.out_local[pos]);
+    if (one.need[y].empty()) continue;
+    const Op& block_conv = net.op(g.ops[s.block[pos]]);
+    // Whole-map inputs first: over one, the chain can go on to a stored output.
+    std::vector<int> candidates = g.in_local[pos];
+    std::stable_partition(candidates.begin(), candidates.end(),
+                          [&](int l) { return !s.slice_local[static_cast<size_t>(l)]; });
+    for (int in : candidates) {
+      const auto x = static_cast<size_t>(in);
+      if (s.overwrites[y] >= 0 || taken[x] || one.need[x].empty()) continue;
+      const bool read_by_conv = std::find(block_conv.inputs.begin(), block_conv.inputs.end(),
+                                          g.tensors[x]) != block_conv.inputs.end();
+      if (s.last_reader[x] != static_cast<int>(pos) || g.stored[x] || read_by_conv ||
+          one.need[x].h != one.need[y].h || one.need[x].w != one.need[y].w)
+        continue;
+      if (s.slice_local[x] && !s.slice_local[y]) continue;  // a slice cannot hold the whole map
+      s.slice_local[y] = s.slice_local[x];
+      s.overwrites[y] = static_cast<int>(x);
+      taken[x] = 1;
+    }
+  }
+}
+
+// The widest slice of the block of the conv at `conv_pos`, in channels.
+int64_t slice_channels(const Net& net, const GroupInfo& g, const Mapping& m, size_t conv_pos) {
+  return ceil_div(net.tensor(net.op(g.ops[conv_pos]).output).shape.c, m.op_slices[conv_pos]);
+}
+
+// Fills `s`'s per-local figures: producers and readers, slice-local tensors, in-place chains
+// and each chain's layout (every member has the chain's: the widest pixel any needs).
+void sweep_locals(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
+                  const TileGeometry& one, const PlanOptions& options, SweepPlan& s) {
+  const size_t locals = g.tensors.size();
+  s.producer.assign(locals, -1);
+  s.last_reader.assign(locals, -1);
+  s.conv_reads.assign(locals, 0);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    s.producer[static_cast<size_t>(g.out_local[pos])] = static_cast<int>(pos);
+    for (int l : g.in_local[pos]) {
+      s.last_reader[static_cast<size_t>(l)] = static_cast<int>(pos);
+      if (is_dense_conv(net.op(g.ops[pos]))) s.conv_reads[static_cast<size_t>(l)] = 1;
+    }
+  }
+  s.slice_local.assign(locals, 0);
+  for (size_t l = 0; l < locals; ++l) {
+    s.slice_local[l] = s.producer[l] >= 0 && !g.stored[l] && s.last_reader[l] >= 0 &&
+                       s.block[static_cast<size_t>(s.last_reader[l])] ==
+                           s.block[static_cast<size_t>(s.producer[l])];
+  }
+  s.overwrites.assign(locals, -1);
+  if (options.memory_reuse) find_in_place(net, g, one, s);
+  s.chain.assign(locals, 0);
+  s.chain_pixel_bytes.assign(locals, 0);
+  for (size_t l = 0; l < locals; ++l) {
+    size_t r = l;
+    while (s.overwrites[r] >= 0) r = static_cast<size_t>(s.overwrites[r]);
+    s.chain[l] = r;
+    int64_t channels = one.need[l].c.size();
+    if (s.slice_local[l]) {
+      channels = slice_channels(net, g, m, s.block[static_cast<size_t>(s.producer[l])]);
+    } else if (s.conv_reads[l]) {
+      channels = ceil_div(channels, machine.matrix_rows) * machine.matrix_rows;
+    }
+    s.chain_pixel_bytes[r] = std::max(s.chain_pixel_bytes[r], channels * net.activation_bytes);
+  }
+}
+
+// The sweep's buffers into `gs`: one per tensor the tile holds (live over whole blocks; a
+// stored tensor until its store is waited for), the slice pair and each conv's accumulator.
+void sweep_buffers(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
+                   const TileGeometry& one, const PlanOptions& options, const SweepPlan& s,
+                   GroupSchedule& gs) {
+  const size_t locals = g.tensors.size();
+  const int store_step = static_cast<int>(g.ops.size()) + 1;
+  const int n_phases = s.phases();
+  // Early stores: a stored tensor is stored after the phase that completes it (r); the compute
+  // of phase r + 2 waits for that store, so its buffer must outlive phase r + 1. Stores of the
+  // last two phases are waited for by the group's end instead (docs/scheduler.md).
+  auto stored_until = [&](int ready_phase) {
+    return ready_phase + 2 < n_phases ? s.phase_last_step[static_cast<size_t>(ready_phase + 1)]
+                                      : store_step;
+  };
+  std::vector<BufferAlloc>& buffers = gs.buffers;
+  std::vector<int> buffer_of_local(locals, -1);
+  for (size_t l = 0; l < locals; ++l) {
+    const Box& box = one.need[l];
+    if (box.empty()) continue;
+    BufferAlloc b;
+    b.tensor = g.tensors[l];
+    // In-place chains cross roles (a loaded input overwritten by a stored output): every
+    // activation buffer of a sweep lies in the activations scratchpad.
+    b.kind = BufferKind::Activations;
+    b.role = s.producer[l] < 0 ? BufferRole::Input
+             : g.stored[l]     ? BufferRole::Output
+                               : BufferRole::Intermediate;
+    b.pixel_bytes = s.chain_pixel_bytes[s.chain[l]];
+    b.size_bytes = box.h.size() * box.w.size() * b.pixel_bytes;
+    b.first_step =
+        s.producer[l] < 0 ? 0 : static_cast<int>(s.block[static_cast<size_t>(s.producer[l])]) + 1;
+    b.last_step = s.last_reader[l] >= 0
+                      ? s.last_step_of_block(static_cast<size_t>(s.last_reader[l]))
+                      : b.first_step;
+    if (g.stored[l])
+      b.last_step = std::max(
+          b.last_step, stored_until(s.end_phase[static_cast<size_t>(std::max(s.producer[l], 0))]));
+    buffer_of_local[l] = add_buffer(buffers, b, machine, options, store_step);
+  }
+  int64_t widest = 0;
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (is_dense_conv(op))
+      widest = std::max(widest, widest_slice_bytes(net, machine, op, m.op_slices[pos]));
+  }
+  BufferAlloc w;
+  w.role = BufferRole::Weights;
+  w.kind = BufferKind::Weights;
+  w.size_bytes = widest;
+  w.first_step = 0;
+  w.last_step = store_step;
+  add_buffer(buffers, w, machine, options, store_step);
+  // Prefetch: the first slice lands in copy 0 during the previous group.
+  if (options.prefetch_occupied != nullptr) buffers.back().first_step = -1;
+  w.copy = 1;
+  add_buffer(buffers, w, machine, options, store_step);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (!is_dense_conv(op)) continue;
+    const Box& out = one.need[static_cast<size_t>(g.out_local[pos])];
+    BufferAlloc a;
+    a.role = BufferRole::Accumulator;
+    a.kind = BufferKind::Accumulators;
+    a.op = g.ops[pos];
+    a.size_bytes = std::min(gs.rows_per_step[pos], out.h.size()) * out.w.size() *
+                   ceil_div(slice_channels(net, g, m, pos), machine.matrix_cols) *
+                   machine.matrix_cols * machine.accumulator_bytes;
+    a.first_step = static_cast<int>(pos) + 1;
+    a.last_step = s.last_step_of_block(pos);
+    add_buffer(buffers, a, machine, options, store_step);
+  }
+  for (size_t l = 0; l < locals; ++l) {
+    if (s.overwrites[l] >= 0 && buffer_of_local[l] >= 0)
+      buffers[static_cast<size_t>(buffer_of_local[l])].reuses =
+          buffer_of_local[static_cast<size_t>(s.overwrites[l])];
+  }
+}
+
+// Places `gs`'s buffers: one request per in-place chain, its members sharing one offset.
+Status allocate_chains(const Machine& machine, const PlanOptions& options, GroupSchedule& gs) {
+  std::vector<BufferAlloc>& buffers = gs.buffers;
+  std::vector<int> root(buffers.size());
+  std::vector<int> request_of(buffers.size(), -1);
+  std::vector<AllocRequest> requests;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int r = static_cast<int>(i);
+    while (buffers[static_cast<size_t>(r)].reuses >= 0) r = buffers[static_cast<size_t>(r)].reuses;
+    root[i] = r;
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (root[i] != static_cast<int>(i)) continue;
+    const BufferAlloc& b = buffers[i];
+    request_of[i] = static_cast<int>(requests.size());
+    requests.push_back({b.size_bytes, b.first_step, b.last_step, b.scratchpad, -1, 0});
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    AllocRequest& r = requests[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
+    r.first_step = std::min(r.first_step, buffers[i].first_step);
+    r.last_step = std::max(r.last_step, buffers[i].last_step);
+    r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
+  }
+  if (options.prefetch_occupied != nullptr)
+    requests.insert(requests.end(), options.prefetch_occupied->begin(),
+                    options.prefetch_occupied->end());
+  auto placed = allocate(requests, machine.capacities());
+  if (!placed.ok()) return placed.failure();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i].offset =
+        placed.value().offsets[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
+  }
+  gs.peak_bytes = placed.value().peak_bytes;
+  return {};
+}
+
+// Per phase: its slice's load cycles and its compute cycles. Weight phases in program order:
+// slice k of a conv, then the block's per-slice ops on it. A pool or Concat block runs whole at
+// the end of the phase before it (the last slice of the blocks before it: everything it can
+// read is complete then).
+struct SweepPhases {
+  std::vector<int64_t> load, compute;
+};
+
+SweepPhases sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g,
+                         const Mapping& m, const TileGeometry& one, const SweepPlan& s,
+                         GroupSchedule& gs) {
+  SweepPhases ph;
+  const size_t n_ops = g.ops.size();
+  for (size_t pos = 0; pos < n_ops; ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (runs_whole_in_sweep(op)) {
+      ph.compute.back() +=
+          compute_cycles_of(net, machine, op, one.need[static_cast<size_t>(g.out_local[pos])], 1);
+      continue;
+    }
+    if (!is_dense_conv(op)) continue;
+    const int64_t channels = net.tensor(op.output).shape.c;
+    for (int64_t k = 0; k < m.op_slices[pos]; ++k) {
+      const Interval c = part(channels, m.op_slices[pos], k);
+      ph.load.push_back(load_weight_slice(net, machine, op, c, gs.traffic));
+      int64_t compute = 0;
+      for (size_t q = pos; q < n_ops && s.block[q] == pos; ++q) {
+        const Box& out = one.need[static_cast<size_t>(g.out_local[q])];
+        compute += compute_cycles_of(net, machine, net.op(g.ops[q]), Box{c, out.h, out.w},
+                                     gs.rows_per_step[q]);
+      }
+      ph.compute.push_back(compute);
+    }
+  }
+  return ph;
+}
+
+// The sweep's timeline. LOAD: activations, then the slices in order, slice w waiting until
+// phase w-2 has computed (its copy is free). STORE: after phase w, the tensors it completed
+// (early stores). COMPUTE: phase w after its slice, phase w-1 and the stores of phase w-2. Loads
+// and stores share one DRAM bus: each DMA starts when the bus is free, a load before a store
+// that becomes ready at the same time (docs/timing.md: LOAD first).
+void sweep_timeline(const SweepPhases& ph, const std::vector<int64_t>& phase_store,
+                    int64_t activation_load_cycles, GroupSchedule& gs) {
+  const size_t phases = ph.load.size();
+  const std::vector<int64_t>& phase_load = ph.load;
+  const std::vector<int64_t>& phase_compute = ph.compute;
+  std::vector<int64_t> load_end(phases), compute_end(phases), store_end(phases, 0);
+  int64_t bus = activation_load_cycles;  // the DRAM bus is free from here
+  int64_t load_free = activation_load_cycles, tail_dma = 0;
+  auto store_after = [&](size_t w) {  // the stores of phase w, once it has computed
+    if (phase_store[w] == 0) return;
+    bus = std::max(bus, compute_end[w]) + phase_store[w];
+    store_end[w] = bus;
+  };
+  for (size_t w = 0; w < phases; ++w) {
+    const int64_t start = std::max(bus, w >= 2 ? compute_end[w - 2] : int64_t{0});
+    load_end[w] = start + phase_load[w];
+    bus = load_free = load_end[w];
+    if (w >= 2) store_after(w - 2);
+    if (w + 1 == phases && w >= 2) tail_dma += phase_store[w - 2];
+    compute_end[w] = std::max({load_end[w], w >= 1 ? compute_end[w - 1] : int64_t{0},
+                               w >= 2 ? store_end[w - 2] : int64_t{0}}) +
+                     phase_compute[w];
+  }
+  for (size_t w = phases >= 2 ? phases - 2 : 0; w < phases; ++w) {
+    store_after(w);
+    tail_dma += phase_store[w];
+  }
+  gs.load_cycles = activation_load_cycles;
+  for (size_t w = 0; w < phases; ++w) {
+    gs.load_cycles += phase_load[w];
+    gs.compute_cycles += phase_compute[w];
+  }
+  gs.cycles = std::max(phases > 0 ? compute_end.back() : activation_load_cycles, bus);
+  gs.tail_cycles = gs.cycles - load_free;
+  gs.tail_dma_cycles = tail_dma;
+}
+
+// The sweep's traffic and cycles into `gs`.
+Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
+                   const TileGeometry& one, const PlanOptions& options, const SweepPlan& s,
+                   GroupSchedule& gs) {
+  const int n_phases = s.phases();
+  int64_t activation_load_cycles = 0, store_cycles = 0;
+  std::vector<int64_t> phase_store(static_cast<size_t>(n_phases), 0);  // stores after phase w
+  for (size_t l = 0; l < g.tensors.size(); ++l) {
+    if (g.is_input[l]) {
+      gs.traffic.activations_read += one.need[l].elements() * net.activation_bytes;
+      activation_load_cycles += dma_cycles_for_box(net, machine, g.tensors[l], one.need[l]);
+    }
+    if (g.stored[l]) {
+      const Box whole = full_box(net.tensor(g.tensors[l]).shape);
+      gs.traffic.activations_written += whole.elements() * net.activation_bytes;
+      const int64_t cycles = dma_cycles_for_box(net, machine, g.tensors[l], whole);
+      store_cycles += cycles;
+      phase_store[static_cast<size_t>(s.end_phase[static_cast<size_t>(s.producer[l])])] += cycles;
+    }
+  }
+  const Shape3 last = net.tensor(net.op(g.ops.back()).output).shape;
+  gs.tile_rows = last.h;
+  gs.tile_cols = last.w;
+  gs.tile_channels = last.c;
+  SweepPhases ph = sweep_phases(net, machine, g, m, one, s, gs);
+  const size_t phases = ph.load.size();
+  if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
+  gs.prologue_weight_cycles = phases > 0 ? ph.load[0] : 0;
+  // Prefetched: slice 0 is on chip when the group starts (its load is no longer on the LOAD
+  // engine's path; phase 0 waits for the activations only).
+  if (options.prefetch_occupied != nullptr && phases > 0) ph.load[0] = 0;
+  sweep_timeline(ph, phase_store, activation_load_cycles, gs);
+  gs.store_cycles = store_cycles;
+  return {};
+}
+
+}  // namespace
+
+Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, const GroupInfo& g,
+                                     const Mapping& m, const PlanOptions& options) {
+  SweepPlan s;
+  if (auto valid = sweep_blocks(net, g, m, s); !valid.ok()) return valid.failure();
+  const TileGeometry one = tile_group(net, g, Mapping{});
+  sweep_locals(net, machine, g, m, one, options, s);
+
+  GroupSchedule gs = schedule_of_group(net, g, options);
+  gs.weights_resident = false;
+  gs.double_buffered = true;
+  gs.weight_sweep = true;
+  gs.op_slices = m.op_slices;
+  gs.rows_per_step.assign(g.ops.size(), 1);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    if (is_dense_conv(net.op(g.ops[pos]))) {
+      gs.rows_per_step[pos] = conv_rows_per_step(
+          machine, std::max<int64_t>(1, one.need[static_cast<size_t>(g.out_local[pos])].w.size()));
+    }
+  }
+  sweep_buffers(net, machine, g, m, one, options, s, gs);
+  if (auto placed = allocate_chains(machine, options, gs); !placed.ok()) return placed.failure();
+  if (auto costed = sweep_costs(net, machine, g, m, one, options, s, gs); !costed.ok())
+    return costed.failure();
+  name_buffers(net, gs.buffers);
+  return gs;
+}
+
+}  // namespace tessel::sched

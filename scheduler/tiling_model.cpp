@@ -1,0 +1,226 @@
+// The model of a group tiling (docs/scheduler.md, "Cycles"): tiles run in order, each loading
+// its inputs' boxes (and streamed weight slices), computing its ops and storing its outputs'
+// parts; double-buffered tiles overlap one tile's compute with the next tile's loads and the
+// previous tile's stores.
+#include <algorithm>
+#include <string>
+
+#include "scheduler/buffers.hpp"
+#include "scheduler/cost_model.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+// A stored tensor with fewer rows than the tiling has tiles (a pooled branch beside its
+// unpooled block) leaves some tiles empty: the tile shape reported is the first tile's that is
+// not.
+void set_tile_shape(const GroupInfo& g, const TileGeometry& geo, GroupSchedule& gs) {
+  const auto last_out = static_cast<size_t>(g.out_local.back());
+  Box first = geo.requested[last_out];
+  for (int64_t t = 1; first.empty() && t < geo.tiles; ++t)
+    first = geo.requested[static_cast<size_t>(t) * g.tensors.size() + last_out];
+  gs.tile_rows = first.h.size();
+  gs.tile_cols = first.w.size();
+  gs.tile_channels = first.c.size();
+}
+
+// The activation traffic and per-tile engine cycles (weights excluded) of the tiling `geo`
+// with cached halos or not, computed on first use: every residency and buffering choice of the
+// tiling shares them. A cached halo's rows, computed or read by the previous row tile, are
+// neither computed nor read again (`fresh`).
+const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Machine& machine,
+                                                      const GroupInfo& g, const TileGeometry& geo,
+                                                      const std::vector<char>& kept, bool cache) {
+  TileGeometry::ActivationCosts& act = geo.costs[cache ? 1 : 0];
+  if (act.done) return act;
+  const size_t locals = g.tensors.size();
+  act.load.assign(static_cast<size_t>(geo.tiles), 0);
+  act.compute.assign(static_cast<size_t>(geo.tiles), 0);
+  act.store.assign(static_cast<size_t>(geo.tiles), 0);
+  std::vector<Box> previous(cache ? locals : 0);  // cache mode: the previous row tile's boxes
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
+    auto fresh = [&](size_t l) {
+      Box box = need[l];
+      if (cache && !previous[l].empty() && !box.empty()) {
+        box.h.b = std::max(box.h.b, previous[l].h.e);
+        if (box.h.e < box.h.b) box.h.e = box.h.b;
+      }
+      return box;
+    };
+    for (size_t l = 0; l < locals; ++l) {
+      if (g.is_input[l] && !(kept[l] && t > 0)) {
+        const Box box = fresh(l);
+        act.read_bytes += box.elements() * net.activation_bytes;
+        act.load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
+      }
+      if (g.stored[l]) {
+        act.written_bytes += req[l].elements() * net.activation_bytes;
+        act.store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
+      }
+    }
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      const size_t out = static_cast<size_t>(g.out_local[pos]);
+      act.compute[static_cast<size_t>(t)] +=
+          compute_cycles_of(net, machine, op, fresh(out), geo.rows_per_step[pos]);
+    }
+    if (cache) {
+      for (size_t l = 0; l < locals; ++l) {
+        if (!need[l].empty()) previous[l] = need[l];
+      }
+    }
+  }
+  act.done = true;
+  return act;
+}
+
+// Streamed weights: each tile loads its channels' slice of every op (a kept slice, still on
+// chip from the previous tile, is not loaded again), adding to its loads; tile 0's are the
+// prologue.
+void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
+                    const TileGeometry& geo, bool keep_slices, GroupSchedule& gs,
+                    std::vector<int64_t>& load) {
+  const size_t locals = g.tensors.size();
+  std::vector<Interval> loaded(g.ops.size(), Interval{-1, -1});
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Interval c = need[static_cast<size_t>(g.out_local[pos])].c;
+      if (keep_slices && c == loaded[pos]) continue;  // the slice is still on chip
+      loaded[pos] = c;
+      const int64_t cycles = load_weight_slice(net, machine, net.op(g.ops[pos]), c, gs.traffic);
+      load[static_cast<size_t>(t)] += cycles;
+      if (t == 0) gs.prologue_weight_cycles += cycles;
+    }
+  }
+}
+
+// Resident weights: every op's weights and table loaded once before the first tile; returns
+// their DMA cycles.
+int64_t load_resident_weights(const Net& net, const Machine& machine, const GroupInfo& g,
+                              GroupSchedule& gs) {
+  int64_t cycles = 0;
+  for (int op : g.ops) {
+    const Op& o = net.op(op);
+    gs.traffic.weights_read += o.weight_bytes;
+    gs.traffic.requant_tables_read += o.requant_table_bytes;
+    cycles += dma_cycles_for_bytes(machine, o.weight_bytes + o.requant_table_bytes);
+  }
+  return cycles;
+}
+
+// The group's cycles from its tiles' loads, computes and stores, after `before` cycles of
+// resident weight loads: in sequence, or double-buffered, where tile t computes while tile t+1
+// loads and tile t-1 stores; the loads and the stores share one DRAM bus, so they take their
+// sum (docs/scheduler.md, "Cycles"). Also the tail (after the LOAD engine's last DMA) and the
+// tail's DMA.
+void tile_pipeline(const std::vector<int64_t>& load, const std::vector<int64_t>& compute,
+                   const std::vector<int64_t>& store, int64_t before, bool double_buffered,
+                   GroupSchedule& gs) {
+  const size_t T = load.size();
+  if (double_buffered) {
+    int64_t cycles = before + load[0];
+    int64_t last_load_end = cycles;  // the LOAD engine's last DMA (with its slot's stores)
+    for (size_t t = 0; t < T; ++t) {
+      const int64_t next_load = t + 1 < T ? load[t + 1] : 0;
+      const int64_t prev_store = t > 0 ? store[t - 1] : 0;
+      if (t + 2 == T) last_load_end = cycles + next_load + prev_store;
+      cycles += std::max(compute[t], next_load + prev_store);
+    }
+    gs.cycles = cycles + store[T - 1];
+    gs.tail_cycles = gs.cycles - last_load_end;
+    gs.tail_dma_cycles = store[T - 1] + (T >= 2 ? store[T - 2] : 0);
+  } else {
+    gs.cycles = before + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
+    gs.tail_cycles = compute[T - 1] + store[T - 1];
+    gs.tail_dma_cycles = store[T - 1];
+  }
+}
+
+Status check_cutoff(const GroupSchedule& gs, Cutoff cutoff) {
+  if (cutoff.cycles >= 0 && gs.cycles > cutoff.cycles) {
+    return fail("takes " + std::to_string(gs.cycles) + " cycles, over the cutoff " +
+                std::to_string(cutoff.cycles));
+  }
+  if (cutoff.bytes >= 0 && gs.traffic.total() > cutoff.bytes) {
+    return fail("moves " + std::to_string(gs.traffic.total()) + " bytes, over the cutoff " +
+                std::to_string(cutoff.bytes));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, const GroupInfo& g,
+                                    const TileGeometry& geo, const Mapping& m,
+                                    const PlanOptions& options, Cutoff cutoff) {
+  GroupSchedule gs = schedule_of_group(net, g, options);
+  gs.row_tiles = m.row_tiles;
+  gs.col_tiles = m.col_tiles;
+  gs.channel_tiles = m.channel_tiles;
+  gs.halo = m.halo;
+  gs.weights_resident = m.weights_resident;
+  gs.double_buffered = m.double_buffered;
+
+  // Geometry-only figures (the same for every mapping of this tiling) come from `geo`. Without
+  // a cutoff the buffers and their allocation come first, costs only once allocation succeeds,
+  // so the many mappings that do not fit are rejected cheaply; with one, the costs come first
+  // and a mapping slower than the cutoff is rejected without building its buffers.
+  gs.rows_per_step = geo.rows_per_step;
+  // Streamed weights with channel tiles: each slice is loaded once and kept while the
+  // row/column tiles of its channels run (channel parts are the outer tile loop).
+  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
+                                                              m.col_tiles, m.channel_tiles);
+  // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
+  // stays on chip from the first tile (output-channel tiling with a resident input).
+  const std::vector<char> kept = kept_inputs(g, geo, m);
+  if (!cutoff.active()) {
+    if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
+        !placed.ok())
+      return placed.failure();
+  }
+
+  // ---- costs: per-tile traffic and cycles ----
+  set_tile_shape(g, geo, gs);
+  const TileGeometry::ActivationCosts& act =
+      activation_costs(net, machine, g, geo, kept, m.halo == HaloMode::Cache);
+  gs.traffic.activations_read = act.read_bytes;
+  gs.traffic.activations_written = act.written_bytes;
+  std::vector<int64_t> load = act.load;
+  int64_t resident_weight_cycles = 0;
+  if (m.weights_resident) {
+    resident_weight_cycles = load_resident_weights(net, machine, g, gs);
+  } else {
+    stream_weights(net, machine, g, geo, keep_slices, gs, load);
+  }
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    gs.load_cycles += load[static_cast<size_t>(t)];
+    gs.compute_cycles += act.compute[static_cast<size_t>(t)];
+    gs.store_cycles += act.store[static_cast<size_t>(t)];
+  }
+  if (m.weights_resident) gs.prologue_weight_cycles = resident_weight_cycles;
+  if (options.prefetch_occupied != nullptr) {
+    // The prologue is on chip when the group starts.
+    if (m.weights_resident) {
+      resident_weight_cycles = 0;
+    } else {
+      load[0] -= gs.prologue_weight_cycles;
+      gs.load_cycles -= gs.prologue_weight_cycles;
+    }
+  }
+  tile_pipeline(load, act.compute, act.store, resident_weight_cycles, m.double_buffered, gs);
+  if (auto within = check_cutoff(gs, cutoff); !within.ok()) return within.failure();
+  if (cutoff.active()) {
+    if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
+        !placed.ok())
+      return placed.failure();
+  }
+  // Names last: only a mapping that is kept needs them.
+  name_buffers(net, gs.buffers);
+  return gs;
+}
+
+}  // namespace tessel::sched
