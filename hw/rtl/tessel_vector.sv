@@ -308,14 +308,12 @@ module tessel_vector #(
         logic signed [31:0] v;
         logic signed [17:0] sq;
         v = elem_at(rd_data[CW*8-1:0], l, e);
+        sq = 18'($signed(v[8:0])) * 18'($signed(v[8:0]));  // sumsq, of int8 only: v^2 <= 2^14
         if (b_lane0 + l < 32'(csz))
           case (rd.mode)
             tessel_isa_pkg::REDUCE_MODE_MAX: if (v > racc_d) racc_d = v;
             tessel_isa_pkg::REDUCE_MODE_SUM: racc_d = racc_d + v;
-            default: begin  // sumsq, of int8 only: v^2 <= 2^14
-              sq = 18'($signed(v[8:0])) * 18'($signed(v[8:0]));
-              racc_d = racc_d + 32'(sq);
-            end
+            default: racc_d = racc_d + 32'(sq);
           endcase
       end
     if (op == tessel_isa_pkg::OP_REDUCE) begin
