@@ -35,6 +35,10 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
                  {"fill_cycles", c.matrix.fill_cycles},
                  {"drain_cycles", c.matrix.drain_cycles}};
   j["vector"] = {{"lanes", c.vector.lanes}};
+  // The units are written when present, so that a config without them keeps its JSON (and
+  // the content hashes made from it) as before they existed.
+  if (c.vector.lookup_table) j["vector"]["lookup_table"] = true;
+  if (c.vector.row_reduce) j["vector"]["row_reduce"] = true;
   j["scratchpads"] = nlohmann::ordered_json::array();
   for (const auto& pad : c.scratchpads) {
     nlohmann::ordered_json holds = nlohmann::ordered_json::array();
@@ -210,6 +214,8 @@ std::string to_yaml(const HwConfig& c) {
       << "  fill_cycles: " << c.matrix.fill_cycles << "\n"
       << "  drain_cycles: " << c.matrix.drain_cycles << "\n";
   out << "vector:\n  lanes: " << c.vector.lanes << "\n";
+  if (c.vector.lookup_table) out << "  lookup_table: true\n";
+  if (c.vector.row_reduce) out << "  row_reduce: true\n";
   out << "scratchpads:\n";
   for (const auto& pad : c.scratchpads) {
     out << "  - name: " << quoted(pad.name) << "\n"
@@ -298,7 +304,9 @@ std::string describe(const HwConfig& c) {
                          std::to_string(c.matrix.accumulator_bits) + "-bit accumulators, fill " +
                          std::to_string(c.matrix.fill_cycles) + " / drain " +
                          std::to_string(c.matrix.drain_cycles) + " cycles");
-  row("vector unit", std::to_string(c.vector.lanes) + " lanes");
+  row("vector unit", std::to_string(c.vector.lanes) + " lanes" +
+                         (c.vector.lookup_table ? ", lookup table" : "") +
+                         (c.vector.row_reduce ? ", row reductions" : ""));
   for (const auto& pad : c.scratchpads) {
     std::string holds;
     for (DataKind kind : pad.holds)

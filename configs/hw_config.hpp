@@ -60,6 +60,10 @@ struct MatrixUnitConfig {
 /// The vector unit (requantize, activation, pooling, elementwise) working on `lanes` elements.
 struct VectorUnitConfig {
   int lanes = 0;  ///< elements per cycle, 1..4096
+  /// The unit holds a 256-entry lookup table (ISA `lut`: unary nonlinearities of 8-bit inputs).
+  bool lookup_table = false;
+  /// The unit reduces rows (ISA `reduce`: max, sum, sum of squares into int32).
+  bool row_reduce = false;
 
   bool operator==(const VectorUnitConfig&) const = default;
 };

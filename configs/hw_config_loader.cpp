@@ -24,7 +24,7 @@ const std::vector<std::string> kTopKeys = {"name",   "description", "clock_mhz",
                                            "energy", "fpga"};
 const std::vector<std::string> kMatrixKeys = {
     "rows", "cols", "input_bits", "weight_bits", "accumulator_bits", "fill_cycles", "drain_cycles"};
-const std::vector<std::string> kVectorKeys = {"lanes"};
+const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce"};
 const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port_width_bytes",
                                                   "holds"};
 const std::vector<std::string> kDramKeys = {"bandwidth", "latency_ns", "burst_bytes",
@@ -191,6 +191,18 @@ class Validator {
       return std::nullopt;
     }
     return text;
+  }
+
+  /// A boolean written `true` or `false` (YAML 1.2's core schema; no yes/no/on/off).
+  std::optional<bool> read_flag(const YAML::Node& node, const std::string& path) {
+    if (!node.IsDefined()) return std::nullopt;
+    if (node.IsScalar() && node.Tag() != "!" &&
+        (node.Scalar() == "true" || node.Scalar() == "false"))
+      return node.Scalar() == "true";
+    error(node, path,
+          "expected true or false, got " +
+              (node.IsScalar() ? "'" + node.Scalar() + "'" : node_kind(node)));
+    return std::nullopt;
   }
 
   std::optional<std::int64_t> read_int(const YAML::Node& node, const std::string& path,
@@ -806,6 +818,13 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
       return;
     }
     c.vector.lanes = *lanes;
+    const YAML::Node table = val.get(node, "vector", "lookup_table", false);
+    const YAML::Node reduce = val.get(node, "vector", "row_reduce", false);
+    const auto lookup_table = val.read_flag(table, "vector.lookup_table");
+    const auto row_reduce = val.read_flag(reduce, "vector.row_reduce");
+    if ((table.IsDefined() && !lookup_table) || (reduce.IsDefined() && !row_reduce)) ok = false;
+    c.vector.lookup_table = lookup_table.value_or(false);
+    c.vector.row_reduce = row_reduce.value_or(false);
   });
   section("scratchpads", true, read_scratchpads);
   section("dram", true, read_dram);

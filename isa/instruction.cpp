@@ -202,6 +202,12 @@ Status check_rules(const Instruction& instruction) {
                                     x.pad_right);
               !s)
             return s;
+        } else if constexpr (std::is_same_v<T, Reduce>) {
+          // An int16 row's squares leave int32 from two elements on (2 * 32768^2 = 2^31); an
+          // int8 row's stay inside for every c_size (65535 * 128^2 < 2^30).
+          if (x.mode == ReduceMode::kSumsq && x.elem != Elem::kI8)
+            return fail(field_error("elem", static_cast<std::int64_t>(x.elem),
+                                    "must be i8 when mode = sumsq (int16 squares overflow int32)"));
         } else if constexpr (std::is_same_v<T, Vcfg>) {
           if (x.lo > x.hi)
             return fail(field_error("hi", x.hi, "below lo = " + std::to_string(x.lo)));

@@ -51,9 +51,11 @@ Program from_binary(std::span<const std::uint8_t> bytes, const std::string& file
         "file has " + std::to_string(bytes.size()) + " bytes, fewer than the 16-byte header");
   if (get_u32(bytes, 0) != kBinaryMagic)
     throw_input_error(where, "header", "bad magic (not a Tessel ISA binary; expected 'TISA')");
-  if (const auto version = get_u16(bytes, 4); version != kIsaVersion)
+  if (const auto version = get_u16(bytes, 4);
+      version < kIsaMinReadableVersion || version > kIsaVersion)
     throw_input_error(where, "header",
-                      "ISA version " + std::to_string(version) + ", this build reads version " +
+                      "ISA version " + std::to_string(version) + ", this build reads versions " +
+                          std::to_string(kIsaMinReadableVersion) + " to " +
                           std::to_string(kIsaVersion));
   if (const auto size = get_u16(bytes, 6); size != kInstructionBytes)
     throw_input_error(where, "header",

@@ -168,6 +168,21 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
                 x.src_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
           f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.out_h, x.out_w, x.c_size,
                 x.dst_stride_y, x.dst_stride_x, bytes, true, mask({K::kActivations, K::kOutputs})));
+        } else if constexpr (std::is_same_v<T, Lut>) {
+          const auto out = elem_bytes(x.dst_elem);
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, 1, false, mask({K::kActivations, K::kOutputs})));
+          f(Access{"table_sp", "table_addr", x.table_sp, x.table_addr,
+                   x.table_addr + 256 * static_cast<std::int64_t>(out), false,
+                   mask({K::kWeights, K::kAccumulators})});
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, out, true, mask({K::kActivations, K::kOutputs})));
+        } else if constexpr (std::is_same_v<T, Reduce>) {
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, elem_bytes(x.elem), false,
+                mask({K::kActivations, K::kOutputs})));
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, 1, x.dst_stride_y,
+                x.dst_stride_x, 4, true, mask({K::kAccumulators})));
         } else if constexpr (std::is_same_v<T, Copy>) {
           const auto bytes = elem_bytes(x.elem);
           const KindMask any = mask({K::kActivations, K::kWeights, K::kAccumulators, K::kOutputs});
@@ -242,6 +257,14 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
                       " but the matrix unit takes " + std::to_string(target.input_bits) +
                       "-bit inputs (matrix.input_bits)"};
   }
+  if (std::holds_alternative<Lut>(instruction) && !target.lookup_table)
+    return FieldProblem{"opcode",
+                        "opcode 'lut' needs a vector unit with a lookup table, which this config "
+                        "lacks (vector.lookup_table: true)"};
+  if (std::holds_alternative<Reduce>(instruction) && !target.row_reduce)
+    return FieldProblem{"opcode",
+                        "opcode 'reduce' needs a vector unit with row reductions, which this "
+                        "config lacks (vector.row_reduce: true)"};
   // Allocation-free unless a check fails: validate runs once per simulated instruction.
   std::optional<FieldProblem> problem;
   for_each_access(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits,

@@ -64,8 +64,12 @@ std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams&
         } else if constexpr (std::is_same_v<T, Conv>) {
           return conv_cycles(x, params);
         } else if constexpr (std::is_same_v<T, Requant> || std::is_same_v<T, Add> ||
-                             std::is_same_v<T, Copy>) {
+                             std::is_same_v<T, Copy> || std::is_same_v<T, Reduce>) {
           return std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +
+                 kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, Lut>) {
+          return ceil_div(kLutEntries, params.vector_lanes) +
+                 std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +
                  kVectorPipelineCycles;
         } else if constexpr (std::is_same_v<T, Pool>) {
           return std::int64_t{x.out_h} * x.out_w * x.kh * x.kw *

@@ -11,6 +11,9 @@ namespace tessel::isa::timing {
 /// Vector pipeline latency P_v (read, multiply, round/shift, clamp/write), a design constant.
 inline constexpr std::int64_t kVectorPipelineCycles = 4;
 
+/// Entries of a `lut` table (one per 8-bit input code); the unit loads V of them per cycle.
+inline constexpr std::int64_t kLutEntries = 256;
+
 /// The config numbers the formulas use.
 struct ComputeParams {
   std::int64_t matrix_rows = 0;   ///< R

@@ -65,9 +65,11 @@ std::vector<isa::Word> read_program_words(const std::string& path, const HwConfi
   const std::vector<std::uint8_t> bytes = read_file_bytes(path, files::kMaxProgramBytes);
   if (bytes.size() < isa::kBinaryHeaderBytes || le32(bytes.data()) != isa::kBinaryMagic)
     throw_input_error({path, 0, 0}, "header", "not a Tessel program (no 'TISA' magic)");
-  if (le16(bytes.data() + 4) != isa::kIsaVersion)
+  if (const auto version = le16(bytes.data() + 4);
+      version < isa::kIsaMinReadableVersion || version > isa::kIsaVersion)
     throw_input_error({path, 0, 0}, "header.version",
-                      "ISA version " + std::to_string(le16(bytes.data() + 4)) + ", expected " +
+                      "ISA version " + std::to_string(version) + ", expected " +
+                          std::to_string(isa::kIsaMinReadableVersion) + " to " +
                           std::to_string(isa::kIsaVersion));
   if (le16(bytes.data() + 6) != isa::kInstructionBytes)
     throw_input_error({path, 0, 0}, "header.instruction_bytes",

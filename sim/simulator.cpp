@@ -23,6 +23,8 @@ isa::TargetInfo target_info(const HwConfig& config) {
   target.matrix_cols = config.matrix.cols;
   target.input_bits = config.matrix.input_bits;
   target.weight_bits = config.matrix.weight_bits;
+  target.lookup_table = config.vector.lookup_table;
+  target.row_reduce = config.vector.row_reduce;
   return target;
 }
 

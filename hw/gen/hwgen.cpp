@@ -36,6 +36,8 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.fill_cycles = static_cast<std::uint32_t>(config.matrix.fill_cycles);
   p.drain_cycles = static_cast<std::uint32_t>(config.matrix.drain_cycles);
   p.vector_lanes = static_cast<std::uint32_t>(config.vector.lanes);
+  p.vector_lookup_table = config.vector.lookup_table ? 1 : 0;
+  p.vector_row_reduce = config.vector.row_reduce ? 1 : 0;
   if (config.scratchpads.size() > static_cast<std::size_t>(kMaxScratchpads))
     return fail("scratchpads: " + std::to_string(config.scratchpads.size()) +
                 " scratchpads; the RTL supports at most 16 (the ISA's 4-bit sp field)");
@@ -110,6 +112,8 @@ std::string config_package_sv(const HwParams& p) {
   out << "\n  // Vector unit.\n";
   param("VECTOR_LANES", p.vector_lanes, "V: elements per cycle");
   param("VECTOR_PIPE_CYCLES", p.vector_pipe_cycles, "P_v: vector pipeline latency");
+  param("VECTOR_LOOKUP_TABLE", p.vector_lookup_table, "1: lut's 256-entry table is built");
+  param("VECTOR_ROW_REDUCE", p.vector_row_reduce, "1: reduce's row reducer is built");
   out << "\n  // Scratchpads, in config order (sp id = index).\n";
   param("MAX_SCRATCHPADS", kMaxScratchpads, "the ISA's 4-bit sp field");
   param("NUM_SCRATCHPADS", p.scratchpads.size(), "");

@@ -18,6 +18,8 @@ package tessel_cfg_pkg;
   // Vector unit.
   localparam int unsigned VECTOR_LANES = 4;  // V: elements per cycle
   localparam int unsigned VECTOR_PIPE_CYCLES = 4;  // P_v: vector pipeline latency
+  localparam int unsigned VECTOR_LOOKUP_TABLE = 1;  // 1: lut's 256-entry table is built
+  localparam int unsigned VECTOR_ROW_REDUCE = 1;  // 1: reduce's row reducer is built
 
   // Scratchpads, in config order (sp id = index).
   localparam int unsigned MAX_SCRATCHPADS = 16;  // the ISA's 4-bit sp field

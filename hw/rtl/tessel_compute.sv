@@ -1,5 +1,5 @@
-// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy (vector unit), nop
-// and finish, one at a time, each for exactly its docs/timing.md cost.
+// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy/lut/reduce (vector
+// unit), nop and finish, one at a time, each for exactly its docs/timing.md cost.
 //
 // At the start cycle s the cost is computed from the instruction word; the engine finishes at
 // s + cost (and not before its sequencer is done; with every shipped config the sequencers
@@ -54,6 +54,10 @@ module tessel_compute #(
   tessel_isa_pkg::pool_insn_t pl;
   tessel_isa_pkg::copy_insn_t cp;
   tessel_isa_pkg::vcfg_insn_t vc;
+  tessel_isa_pkg::lut_insn_t lu;
+  tessel_isa_pkg::reduce_insn_t rd;
+  assign lu = insn;
+  assign rd = insn;
   assign cv = insn;
   assign rq = insn;
   assign ad = insn;
@@ -72,6 +76,10 @@ module tessel_compute #(
         cost = 48'(rq.y_size) * 48'(rq.x_size) * chunks(rq.c_size) + 48'(PV);
       tessel_isa_pkg::OP_ADD: cost = 48'(ad.y_size) * 48'(ad.x_size) * chunks(ad.c_size) + 48'(PV);
       tessel_isa_pkg::OP_COPY: cost = 48'(cp.y_size) * 48'(cp.x_size) * chunks(cp.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_LUT:  // the 256-entry table enters V entries a cycle first
+        cost = chunks(16'd256) + 48'(lu.y_size) * 48'(lu.x_size) * chunks(lu.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_REDUCE:
+        cost = 48'(rd.y_size) * 48'(rd.x_size) * chunks(rd.c_size) + 48'(PV);
       tessel_isa_pkg::OP_POOL:
         cost = 48'(pl.out_h) * 48'(pl.out_w) * 48'(pl.kh) * 48'(pl.kw) * chunks(pl.c_size)
              + 48'(PV);
@@ -82,7 +90,8 @@ module tessel_compute #(
   logic start_conv, start_vec, conv_done, vec_done, seq_done;
   assign start_conv = start && op == tessel_isa_pkg::OP_CONV;
   assign start_vec = start && (op == tessel_isa_pkg::OP_REQUANT || op == tessel_isa_pkg::OP_ADD
-                            || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY);
+                            || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY
+                            || op == tessel_isa_pkg::OP_LUT || op == tessel_isa_pkg::OP_REDUCE);
   assign seq_done = conv_done && vec_done;
 
   logic [3*4-1:0] m_rd_sp, v_rd_sp;

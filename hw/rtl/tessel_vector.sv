@@ -1,4 +1,13 @@
-// The vector unit: requant, add, copy and pool over V lanes (docs/isa.md, docs/quantization.md).
+// The vector unit: requant, add, copy, pool, lut and reduce over V lanes (docs/isa.md,
+// docs/quantization.md).
+//
+// lut (when VECTOR_LOOKUP_TABLE) first reads its 256-entry table from the scratchpad, V entries
+// a step, into the unit's table registers (int16, an i8 table sign-extended), then walks its box
+// like copy, each lane looking its int8 element up. reduce (when VECTOR_ROW_REDUCE) walks like
+// copy and folds each chunk's lanes into a pixel's running max / sum / sum of squares, written
+// as one int32 at the pixel's last chunk. Without the parameters neither is built: the opcodes
+// then run as a copy-like walk that writes nothing (the harness refuses them first, as the
+// simulator does, naming the missing unit).
 //
 // One pixel's channels are processed V at a time, one chunk per cycle (pool: one window
 // element per cycle): requant/add/copy walk (y, x, chunk), pool walks (oy, ox, chunk, ky, kx).
@@ -37,6 +46,11 @@ module tessel_vector #(
     output logic [CW-1:0]  wr_mask
 );
   localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
+  localparam bit LT = tessel_cfg_pkg::VECTOR_LOOKUP_TABLE != 0;
+  localparam bit RR = tessel_cfg_pkg::VECTOR_ROW_REDUCE != 0;
+  localparam int unsigned NT = (256 + V - 1) / V;  // table steps of a lut
+  localparam int unsigned TAB_N = LT ? 256 : 2;    // 2 entries, constant 0, when not built
+  localparam int unsigned TAB_BITS = LT ? 8 : 1;
 
   logic [255:0] w;
   logic active;
@@ -51,12 +65,27 @@ module tessel_vector #(
   tessel_isa_pkg::add_insn_t ad;
   tessel_isa_pkg::pool_insn_t pl;
   tessel_isa_pkg::copy_insn_t cp;
+  tessel_isa_pkg::lut_insn_t lu;
+  tessel_isa_pkg::reduce_insn_t rd;
+  assign lu = w;
+  assign rd = w;
   assign rq = w;
   assign ad = w;
   assign pl = w;
   assign cp = w;
   logic [7:0] op;
   assign op = w[7:0];
+  logic is_lut, is_red;  // constant 0 when the unit is not built: synthesis drops its logic
+  assign is_lut = LT && op == tessel_isa_pkg::OP_LUT;
+  assign is_red = RR && op == tessel_isa_pkg::OP_REDUCE;
+
+  // lut: the table registers, the table-load phase and its step.
+  logic [15:0] tab[TAB_N];
+  logic tload, b_tload;
+  logic [15:0] tk, b_tk;
+  // reduce: the pixel's running value (stage B) and its first / last chunk.
+  logic signed [31:0] racc, racc_d;
+  logic b_first_chunk, b_last_chunk;
 
   assign work_done = !active && !b_valid;
 
@@ -116,14 +145,20 @@ module tessel_vector #(
       tessel_isa_pkg::OP_REQUANT: csz = rq.c_size;
       tessel_isa_pkg::OP_ADD: csz = ad.c_size;
       tessel_isa_pkg::OP_POOL: csz = pl.c_size;
+      tessel_isa_pkg::OP_LUT: csz = lu.c_size;
+      tessel_isa_pkg::OP_REDUCE: csz = rd.c_size;
       default: csz = cp.c_size;
     endcase
 
   always_comb begin
     e = op == tessel_isa_pkg::OP_ADD ? bytes_of(ad.elem)
       : op == tessel_isa_pkg::OP_POOL ? bytes_of(pl.elem)
-      : op == tessel_isa_pkg::OP_COPY ? bytes_of(cp.elem) : 3'd4;
-    de = op == tessel_isa_pkg::OP_REQUANT ? bytes_of(rq.dst_elem) : e;
+      : op == tessel_isa_pkg::OP_COPY ? bytes_of(cp.elem)
+      : op == tessel_isa_pkg::OP_LUT ? 3'd1
+      : op == tessel_isa_pkg::OP_REDUCE ? bytes_of(rd.elem) : 3'd4;
+    de = op == tessel_isa_pkg::OP_REQUANT ? bytes_of(rq.dst_elem)
+       : op == tessel_isa_pkg::OP_LUT ? bytes_of(lu.dst_elem)
+       : op == tessel_isa_pkg::OP_REDUCE ? 3'd4 : e;
     in_h = (32'(pl.out_h) - 1) * 32'(pl.stride_h) + 32'(pl.kh) - 32'(pl.pad_top)
          - 32'(pl.pad_bottom);
     in_w = (32'(pl.out_w) - 1) * 32'(pl.stride_w) + 32'(pl.kw) - 32'(pl.pad_left)
@@ -173,6 +208,18 @@ module tessel_vector #(
         wr_sp = pl.dst_sp;
         {d_base, d_sy, d_sx} = {32'(pl.dst_addr), 32'(pl.dst_stride_y), 32'(pl.dst_stride_x)};
       end
+      tessel_isa_pkg::OP_LUT: begin
+        rd_sp = {4'd0, 4'd0, tload ? lu.table_sp : lu.src_sp};
+        {a_base, a_sy, a_sx} = {32'(lu.src_addr), 32'(lu.src_stride_y), 32'(lu.src_stride_x)};
+        wr_sp = lu.dst_sp;
+        {d_base, d_sy, d_sx} = {32'(lu.dst_addr), 32'(lu.dst_stride_y), 32'(lu.dst_stride_x)};
+      end
+      tessel_isa_pkg::OP_REDUCE: begin
+        rd_sp = {4'd0, 4'd0, rd.src_sp};
+        {a_base, a_sy, a_sx} = {32'(rd.src_addr), 32'(rd.src_stride_y), 32'(rd.src_stride_x)};
+        wr_sp = rd.dst_sp;
+        {d_base, d_sy, d_sx} = {32'(rd.dst_addr), 32'(rd.dst_stride_y), 32'(rd.dst_stride_x)};
+      end
       default: begin  // copy
         rd_sp = {4'd0, 4'd0, cp.src_sp};
         {a_base, a_sy, a_sx} = {32'(cp.src_addr), 32'(cp.src_stride_y), 32'(cp.src_stride_x)};
@@ -183,7 +230,10 @@ module tessel_vector #(
     rd_addr[31:0] = a_base + times_bytes(a_y * a_sy + a_x * a_sx + lane0, a_e);
     if (op == tessel_isa_pkg::OP_ADD)
       rd_addr[63:32] = b_base + times_bytes(32'(y) * b_sy + 32'(x) * b_sx + lane0, e);
-    wr_addr_a = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx + lane0, de);
+    // lut's table step k reads entries [k V, k V + V); reduce writes one int32 per pixel.
+    if (tload) rd_addr[31:0] = 32'(lu.table_addr) + times_bytes(32'(tk) * V, de);
+    wr_addr_a = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx
+                                     + (op == tessel_isa_pkg::OP_REDUCE ? 32'd0 : lane0), de);
   end
   assign wr_addr = b_wr_addr;
 
@@ -196,6 +246,7 @@ module tessel_vector #(
   localparam int unsigned OUT_BYTES = 4 * V < CW ? 4 * V : CW;
   logic [V*32-1:0] lane_res;  // each lane's result (its low de bytes are written)
   logic [V-1:0] lane_wr;      // each lane's channel exists (lane0 + l < c_size)
+  logic [V*32-1:0] lut_val;   // each lane's table entry (lut)
 
   always_comb begin
     wr_data = '0;
@@ -208,6 +259,7 @@ module tessel_vector #(
       logic lane_on;
       lane_on = b_lane0 + l < 32'(csz);
       a = elem_at(rd_data[CW*8-1:0], l, op == tessel_isa_pkg::OP_REQUANT ? 3'd4 : e);
+      lut_val[32*l+:32] = 32'($signed(tab[TAB_BITS'(a[7:0] + 8'd128)]));
       b = elem_at(rd_data[2*CW*8-1:CW*8], l, e);
       pmax_d[32*l+:32] = pmax[32*l+:32];
       psum_d[64*l+:64] = psum[64*l+:64];
@@ -242,10 +294,31 @@ module tessel_vector #(
         tessel_isa_pkg::OP_REQUANT, tessel_isa_pkg::OP_ADD: res = arith;
         tessel_isa_pkg::OP_POOL:
           res = pl.mode == tessel_isa_pkg::POOL_MODE_MAX ? $signed(pmax_d[32*l+:32]) : arith;
+        tessel_isa_pkg::OP_LUT: res = $signed(lut_val[32*l+:32]);
         default: res = a;
       endcase
       lane_res[32*l+:32] = res;
       lane_wr[l] = lane_on;
+    end
+    // reduce: the chunk's lanes folded into the pixel's running value (lane 0 is always on).
+    racc_d = b_first_chunk ? (rd.mode == tessel_isa_pkg::REDUCE_MODE_MAX ? 32'sh80000000 : 32'sd0)
+                           : racc;
+    if (is_red)
+      for (int unsigned l = 0; l < V; l++) begin
+        logic signed [31:0] v;
+        logic signed [17:0] sq;
+        v = elem_at(rd_data[CW*8-1:0], l, e);
+        sq = 18'($signed(v[8:0])) * 18'($signed(v[8:0]));  // sumsq, of int8 only: v^2 <= 2^14
+        if (b_lane0 + l < 32'(csz))
+          case (rd.mode)
+            tessel_isa_pkg::REDUCE_MODE_MAX: if (v > racc_d) racc_d = v;
+            tessel_isa_pkg::REDUCE_MODE_SUM: racc_d = racc_d + v;
+            default: racc_d = racc_d + 32'(sq);
+          endcase
+      end
+    if (op == tessel_isa_pkg::OP_REDUCE) begin
+      lane_res[31:0] = racc_d;
+      lane_wr = V'(1);
     end
     // Lane l's de bytes land at bytes [l * de, (l + 1) * de) of the chunk: byte o is byte
     // o mod de of lane o / de, chosen per byte by de (1, 2 or 4). (Writing each lane at the
@@ -262,7 +335,9 @@ module tessel_vector #(
         wr_data[8*o+:8] = lane_res[32*(o/4)+8*(o%4)+:8];
         wr_mask[o] = lane_wr[o/4];
       end
-    wr_en = b_valid && (op != tessel_isa_pkg::OP_POOL || b_last_window);
+    wr_en = b_valid && (op != tessel_isa_pkg::OP_POOL || b_last_window) && !b_tload
+         && (op != tessel_isa_pkg::OP_LUT || LT)
+         && (op != tessel_isa_pkg::OP_REDUCE || (RR && b_last_chunk));
   end
 
   // Stage B's registers: this cycle's step for the datapath in the next cycle; the pool's
@@ -274,10 +349,28 @@ module tessel_vector #(
     b_last_window <= last_window;
     b_lane0 <= lane0;
     b_wr_addr <= wr_addr_a;
+    b_tload <= tload;
+    b_tk <= tk;
+    b_first_chunk <= ch == 0;
+    b_last_chunk <= ch == nch - 1;
     if (b_valid) begin
       pmax <= pmax_d;
       psum <= psum_d;
+      if (is_red) racc <= racc_d;
     end
+  end
+
+  // lut's table registers: a table step's V entries, written in stage B (an i8 entry
+  // sign-extended). Entries of a step past 255 (V not dividing 256) are not written.
+  if (LT) begin : g_table
+    always_ff @(posedge clk)
+      if (b_valid && b_tload)
+        for (int unsigned l = 0; l < V; l++)
+          if (32'(b_tk) * V + l < 256)
+            tab[TAB_BITS'(32'(b_tk) * V + l)] <= de == 3'd1 ? 16'($signed(rd_data[8*l+:8]))
+                                                    : rd_data[16*l+:16];
+  end else begin : g_no_table
+    always_comb for (int unsigned i = 0; i < TAB_N; i++) tab[i] = '0;
   end
 
   always_ff @(posedge clk) begin
@@ -287,22 +380,32 @@ module tessel_vector #(
       w <= insn;
       active <= 1'b1;
       {y, x, ch, ky, kx} <= '0;
+      tload <= LT && insn[7:0] == tessel_isa_pkg::OP_LUT;
+      tk <= '0;
       case (insn[7:0])
         tessel_isa_pkg::OP_REQUANT:
           c = insn[tessel_isa_pkg::REQUANT_C_SIZE_LSB+:tessel_isa_pkg::REQUANT_C_SIZE_W];
         tessel_isa_pkg::OP_ADD: c = insn[tessel_isa_pkg::ADD_C_SIZE_LSB+:tessel_isa_pkg::ADD_C_SIZE_W];
         tessel_isa_pkg::OP_POOL:
           c = insn[tessel_isa_pkg::POOL_C_SIZE_LSB+:tessel_isa_pkg::POOL_C_SIZE_W];
+        tessel_isa_pkg::OP_LUT: c = insn[tessel_isa_pkg::LUT_C_SIZE_LSB+:tessel_isa_pkg::LUT_C_SIZE_W];
+        tessel_isa_pkg::OP_REDUCE:
+          c = insn[tessel_isa_pkg::REDUCE_C_SIZE_LSB+:tessel_isa_pkg::REDUCE_C_SIZE_W];
         default: c = insn[tessel_isa_pkg::COPY_C_SIZE_LSB+:tessel_isa_pkg::COPY_C_SIZE_W];
       endcase
       nch <= 16'((32'(c) + V - 1) / V);
+    end else if (active && tload) begin
+      if (tk == 16'(NT - 1)) tload <= 1'b0;
+      else tk <= tk + 1'b1;
     end else if (active) begin
       logic [9:0] ys, xs;
       logic next_pixel;
       ys = op == tessel_isa_pkg::OP_REQUANT ? rq.y_size : op == tessel_isa_pkg::OP_ADD ? ad.y_size
-         : op == tessel_isa_pkg::OP_POOL ? pl.out_h : cp.y_size;
+         : op == tessel_isa_pkg::OP_POOL ? pl.out_h : op == tessel_isa_pkg::OP_LUT ? lu.y_size
+         : op == tessel_isa_pkg::OP_REDUCE ? rd.y_size : cp.y_size;
       xs = op == tessel_isa_pkg::OP_REQUANT ? rq.x_size : op == tessel_isa_pkg::OP_ADD ? ad.x_size
-         : op == tessel_isa_pkg::OP_POOL ? pl.out_w : cp.x_size;
+         : op == tessel_isa_pkg::OP_POOL ? pl.out_w : op == tessel_isa_pkg::OP_LUT ? lu.x_size
+         : op == tessel_isa_pkg::OP_REDUCE ? rd.x_size : cp.x_size;
       next_pixel = 1'b0;
       if (op == tessel_isa_pkg::OP_POOL && !last_window) begin
         if (kx != pl.kw - 1) kx <= kx + 1'b1;

@@ -43,6 +43,7 @@ struct Op {
 
 struct Table {
   int version = 0;
+  int min_readable_version = 0;  // oldest .bin version the reader accepts
   int instruction_bits = 0;
   std::vector<std::pair<std::string, std::vector<std::string>>> enums;
   std::vector<Field> common;  // opcode first
@@ -135,6 +136,10 @@ Table parse(const std::string& file) {
   }
   Table t;
   t.version = root["version"].as<int>();
+  t.min_readable_version =
+      root["min_readable_version"] ? root["min_readable_version"].as<int>() : t.version;
+  if (t.min_readable_version < 1 || t.min_readable_version > t.version)
+    fail(file, root["min_readable_version"], "min_readable_version", "must be in [1, version]");
   t.instruction_bits = root["instruction_bits"].as<int>();
   if (t.instruction_bits % 64 != 0)
     fail(file, root["instruction_bits"], "instruction_bits", "must be a multiple of 64");
@@ -233,6 +238,8 @@ std::string emit_header(const Table& t, const std::string& table_path) {
     << "#include \"isa/spec.hpp\"\n\nnamespace tessel::isa {\n\n"
     << "/// Version of isa_table.yaml; stored in every .bin header.\n"
     << "inline constexpr int kIsaVersion = " << t.version << ";\n"
+    << "/// The oldest .bin version the reader accepts (newer versions only added opcodes).\n"
+    << "inline constexpr int kIsaMinReadableVersion = " << t.min_readable_version << ";\n"
     << "/// Every instruction has this many bits.\n"
     << "inline constexpr int kInstructionBits = " << t.instruction_bits << ";\n"
     << "inline constexpr int kInstructionBytes = " << t.instruction_bits / 8 << ";\n\n";

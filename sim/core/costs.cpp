@@ -75,8 +75,13 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
           return std::uint64_t{x.out_h} * x.out_w * x.kh * x.kw * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
         } else if constexpr (std::is_same_v<T, isa::Requant> || std::is_same_v<T, isa::Add> ||
-                             std::is_same_v<T, isa::Copy>) {
+                             std::is_same_v<T, isa::Copy> || std::is_same_v<T, isa::Reduce>) {
           return std::uint64_t{x.y_size} * x.x_size * ceil_div(x.c_size, lanes) +
+                 kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          // The table's 256 entries enter the unit V a cycle, then the box streams through.
+          return ceil_div(256, lanes) +
+                 std::uint64_t{x.y_size} * x.x_size * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
         } else {
           return 1;  // nop, vcfg, finish
@@ -189,6 +194,15 @@ void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out
               std::uint64_t{x.y_size} * x.x_size * x.c_size * element_bytes(x.elem);
           out.push_back({x.src_sp, bytes, 0});
           out.push_back({x.dst_sp, 0, bytes});
+        } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;
+          out.push_back({x.table_sp, 256 * element_bytes(x.dst_elem), 0});
+          out.push_back({x.src_sp, n, 0});
+          out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
+        } else if constexpr (std::is_same_v<T, isa::Reduce>) {
+          const std::uint64_t pixels = std::uint64_t{x.y_size} * x.x_size;
+          out.push_back({x.src_sp, pixels * x.c_size * element_bytes(x.elem), 0});
+          out.push_back({x.dst_sp, 0, pixels * 4});
         }
       },
       instruction);

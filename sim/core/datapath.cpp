@@ -89,6 +89,10 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
           execute_pool(x);
         } else if constexpr (std::is_same_v<T, isa::Copy>) {
           execute_copy(x);
+        } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          execute_lut(x);
+        } else if constexpr (std::is_same_v<T, isa::Reduce>) {
+          execute_reduce(x);
         }
         // nop, finish: no data effect.
       },
@@ -200,6 +204,13 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
           box(x.b_sp, x.b_addr, x.y_size, x.b_stride_y, x.x_size, x.b_stride_x, x.c_size,
               element_bytes(x.elem));
         } else if constexpr (std::is_same_v<T, isa::Copy>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              1);
+          settle(x.table_sp, x.table_addr, x.table_addr + 256 * element_bytes(x.dst_elem));
+        } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               element_bytes(x.elem));
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
@@ -327,6 +338,13 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
                        element_bytes(x.dst_elem)));
+        } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
+                       element_bytes(x.dst_elem)));
+        } else if constexpr (std::is_same_v<T, isa::Reduce>) {
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, 1, 4));
         } else if constexpr (std::is_same_v<T, isa::Add> || std::is_same_v<T, isa::Copy>) {
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,

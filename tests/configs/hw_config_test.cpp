@@ -269,6 +269,30 @@ TEST(HwConfigLoader, cross_field_problems_are_all_reported_together) {
                 "tiny.yaml:13:3: error: scratchpads: no scratchpad may hold accumulators"}));
 }
 
+TEST(HwConfigLoader, vector_units_are_true_or_false_default_absent_and_hash_only_when_present) {
+  const HwConfig plain = tiny({});
+  EXPECT_FALSE(plain.vector.lookup_table);
+  EXPECT_FALSE(plain.vector.row_reduce);
+  const HwConfig with = tiny({{"vector.lookup_table", "true"}, {"vector.row_reduce", "false"}});
+  EXPECT_TRUE(with.vector.lookup_table);
+  EXPECT_FALSE(with.vector.row_reduce);
+  EXPECT_NE(content_hash(with), content_hash(plain));
+  EXPECT_EQ(content_hash(tiny({{"vector.row_reduce", "false"}})), content_hash(plain));
+  EXPECT_EQ(diagnostics_of(kTiny, {{"vector.lookup_table", "yes"}}),
+            std::vector<std::string>{"override vector.lookup_table=yes: error: "
+                                     "vector.lookup_table: expected true or false, got 'yes'"});
+  EXPECT_EQ(diagnostics_of(kTiny, {{"vector.row_reduce", "1"}}),
+            std::vector<std::string>{"override vector.row_reduce=1: error: "
+                                     "vector.row_reduce: expected true or false, got '1'"});
+  EXPECT_EQ(diagnostics_of(kTiny, {{"vector.lookup_tabel", "true"}}),
+            std::vector<std::string>{"override vector.lookup_tabel=true: error: "
+                                     "vector.lookup_tabel: unknown key; did you mean "
+                                     "'lookup_table'?"});
+  auto again = parse_hw_config(to_yaml(with), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.reason();
+  EXPECT_EQ(again.value(), with);
+}
+
 TEST(HwConfigLoader, parse_failure_message_is_every_diagnostic_line) {
   auto parsed = parse_hw_config(kTiny, "tiny.yaml", {{"clock_mhz", "0"}, {"vector.lanes", "0"}});
   ASSERT_FALSE(parsed.ok());

@@ -167,6 +167,44 @@ TEST(IsaEncoding, check_rejects_a_pad_value_outside_elem) {
   EXPECT_TRUE(encode(x).ok());
 }
 
+TEST(IsaEncoding, lut_fields_land_on_their_table_bits) {
+  Lut x;
+  x.src_sp = 2;             // bits 16-19
+  x.dst_sp = 3;             // bits 20-23
+  x.table_sp = 1;           // bits 24-27
+  x.dst_elem = Elem::kI16;  // bits 28-29: code 1
+  x.src_addr = 0x102;       // bits 32-55: bytes 4-6
+  x.table_addr = 0x200;     // bits 80-103: bytes 10-12
+  x.y_size = 1;             // bit 104 = byte 13 bit 0
+  x.x_size = 1;             // bit 114 = byte 14 bit 2
+  x.c_size = 1;             // bit 124 = byte 15 bit 4
+  EXPECT_EQ(encoded(x),
+            word_of({0x0b, 0, 0x32, 0x11, 0x02, 0x01, 0, 0, 0, 0, 0, 0x02, 0, 0x01, 0x04, 0x10}));
+  auto back = decode(encoded(x));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), Instruction{x});
+}
+
+TEST(IsaEncoding, reduce_sumsq_takes_int8_only_and_lut_no_int32_table) {
+  Reduce r;
+  r.y_size = r.x_size = r.c_size = 1;
+  r.mode = ReduceMode::kSumsq;
+  r.elem = Elem::kI16;
+  auto w = encode(r);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.reason(),
+            "field 'elem' = 1: must be i8 when mode = sumsq (int16 squares overflow int32)");
+  r.elem = Elem::kI8;
+  EXPECT_TRUE(encode(r).ok());
+  r.mode = ReduceMode::kMax;
+  r.elem = Elem::kI16;
+  EXPECT_TRUE(encode(r).ok());
+  // dst_elem is 2 bits with max 1: i32 (code 2) is out of range in a word.
+  auto bad = decode(word_of({0x0b, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x04, 0x10}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.reason().find("dst_elem"), std::string::npos) << bad.reason();
+}
+
 TEST(IsaEncoding, check_rejects_padding_that_leaves_no_stored_input) {
   Conv x;  // out 1x1, 1x1 kernel: one stored row; any bottom pad removes it
   x.pad_bottom = 1;

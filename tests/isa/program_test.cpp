@@ -46,7 +46,12 @@ TEST(IsaBinary, reader_rejects_another_version_and_a_truncated_body) {
   auto bytes = binary_of({{Finish{}}});
   bytes[4] = 9;
   EXPECT_EQ(first_error(bytes),
-            "prog.bin: error: header: ISA version 9, this build reads version 2");
+            "prog.bin: error: header: ISA version 9, this build reads versions 2 to 3");
+  bytes[4] = 1;  // version 1 had 4-bit load pads at other bits: refused
+  EXPECT_EQ(first_error(bytes),
+            "prog.bin: error: header: ISA version 1, this build reads versions 2 to 3");
+  bytes[4] = 2;  // version 2 words are version 3 words (3 only added opcodes)
+  EXPECT_TRUE(from_binary(bytes, "prog.bin").instructions.size() == 1);
   bytes = binary_of({{Finish{}}});
   bytes.pop_back();
   EXPECT_EQ(first_error(bytes),

@@ -121,3 +121,73 @@ TEST(IsaTarget, sizes_are_written_in_binary_units) {
 
 }  // namespace
 }  // namespace tessel::isa
+
+namespace tessel::isa {
+namespace {
+
+// ISA version 3: lut and reduce need their unit; their operands' extents by hand.
+Lut lut_2x3x5() {
+  Lut x;
+  x.src_sp = 0;
+  x.table_sp = 1;
+  x.dst_sp = 3;
+  x.dst_elem = Elem::kI16;
+  x.table_addr = 0x300;
+  x.y_size = 2;
+  x.x_size = 3;
+  x.c_size = 5;
+  x.src_stride_y = 15;
+  x.src_stride_x = 5;
+  x.dst_stride_y = 16;
+  x.dst_stride_x = 5;
+  return x;
+}
+
+TEST(IsaTarget, lut_operands_are_the_source_the_table_and_the_destination) {
+  const auto accesses = sram_accesses(lut_2x3x5(), 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 3u);
+  // source: int8, last element (1, 2, 4) at 15 + 10 + 4 = 29 -> end 30
+  EXPECT_EQ(accesses[0].end, 30);
+  // table: 256 i16 entries from 0x300 -> 0x500
+  EXPECT_EQ(accesses[1].addr_field, "table_addr");
+  EXPECT_EQ(accesses[1].begin, 0x300);
+  EXPECT_EQ(accesses[1].end, 0x500);
+  // destination: i16, last element at 16 + 10 + 4 = 30 -> (30 + 1) * 2 = 62
+  EXPECT_EQ(accesses[2].end, 62);
+  EXPECT_TRUE(accesses[2].is_write);
+}
+
+TEST(IsaTarget, lut_and_reduce_are_refused_without_their_unit) {
+  TargetInfo t = split_target();
+  auto problem = validate(lut_2x3x5(), t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "opcode");
+  EXPECT_EQ(problem->message,
+            "opcode 'lut' needs a vector unit with a lookup table, which this config lacks "
+            "(vector.lookup_table: true)");
+  Reduce r;
+  r.dst_sp = 2;
+  r.y_size = r.x_size = r.c_size = 1;
+  problem = validate(r, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->message,
+            "opcode 'reduce' needs a vector unit with row reductions, which this config lacks "
+            "(vector.row_reduce: true)");
+  t.lookup_table = t.row_reduce = true;
+  EXPECT_FALSE(validate(lut_2x3x5(), t).has_value());
+  EXPECT_FALSE(validate(r, t).has_value());
+  // A table past the weight scratchpad's end (4096 bytes): 0xF80 + 512 > 4096.
+  Lut far = lut_2x3x5();
+  far.table_addr = 0xF80;
+  problem = validate(far, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "table_addr");
+  // reduce writes int32 results: accumulators only.
+  r.dst_sp = 3;
+  problem = validate(r, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "dst_sp");
+}
+
+}  // namespace
+}  // namespace tessel::isa

@@ -114,6 +114,27 @@ TEST(SimFaults, kind_the_scratchpad_may_not_hold_is_illegal_on_this_config) {
   EXPECT_EQ(report.fault->message, "field 'sp' = act: the scratchpad may not hold weights");
 }
 
+TEST(SimFaults, lut_on_a_config_without_a_lookup_table_is_illegal_naming_the_unit) {
+  HwConfig config = load_hw_config(kMicro);
+  config.vector.lookup_table = false;
+  isa::Lut x;
+  x.table_sp = 1;
+  x.y_size = x.x_size = x.c_size = 1;
+  DramImage image;
+  image.size_bytes = 1 << 20;
+  image.bytes.assign(image.size_bytes, 0);
+  const SimReport report =
+      run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})}, std::move(image),
+                SimOptions{})
+          .report;
+  ASSERT_TRUE(report.fault);
+  EXPECT_EQ(report.fault->kind, "illegal_instruction");
+  EXPECT_EQ(report.fault->instruction_index, 1);
+  EXPECT_EQ(report.fault->message,
+            "opcode 'lut' needs a vector unit with a lookup table, which this config lacks "
+            "(vector.lookup_table: true)");
+}
+
 TEST(SimFaults, pushes_into_a_full_fifo_nobody_pops_deadlock_as_overflow) {
   isa::Load pushing = load(0, 0, 0x1000, 16);
   pushing.push_next = true;  // token FIFO depth K = 2 and COMPUTE never pops

@@ -6,7 +6,7 @@
 /* verilator lint_off UNUSEDPARAM */
 package tessel_isa_pkg;
 
-  localparam int unsigned ISA_VERSION = 2;
+  localparam int unsigned ISA_VERSION = 3;
   localparam int unsigned INSN_BITS = 256;
 
   localparam logic [7:0] OP_NOP = 8'd1;
@@ -19,6 +19,8 @@ package tessel_isa_pkg;
   localparam logic [7:0] OP_POOL = 8'd8;
   localparam logic [7:0] OP_COPY = 8'd9;
   localparam logic [7:0] OP_FINISH = 8'd10;
+  localparam logic [7:0] OP_LUT = 8'd11;
+  localparam logic [7:0] OP_REDUCE = 8'd12;
 
   localparam logic [1:0] ENGINE_LOAD = 2'd0;
   localparam logic [1:0] ENGINE_COMPUTE = 2'd1;
@@ -34,6 +36,9 @@ package tessel_isa_pkg;
   localparam logic [1:0] TRAFFIC_ACTIVATIONS = 2'd0;
   localparam logic [1:0] TRAFFIC_WEIGHTS = 2'd1;
   localparam logic [1:0] TRAFFIC_OUTPUTS = 2'd2;
+  localparam logic [1:0] REDUCE_MODE_MAX = 2'd0;
+  localparam logic [1:0] REDUCE_MODE_SUM = 2'd1;
+  localparam logic [1:0] REDUCE_MODE_SUMSQ = 2'd2;
 
   // Common fields (every opcode).
   localparam int unsigned OPCODE_LSB = 0, OPCODE_W = 8;
@@ -408,6 +413,84 @@ package tessel_isa_pkg;
     logic pop_prev;
     logic [7:0] opcode;
   } finish_insn_t;
+
+  // lut: Table lookup: dst = T[src + 128] for int8 src, T = 256 entries of dst_elem read from table_sp.
+  localparam int unsigned LUT_SRC_SP_LSB = 16, LUT_SRC_SP_W = 4;
+  localparam int unsigned LUT_DST_SP_LSB = 20, LUT_DST_SP_W = 4;
+  localparam int unsigned LUT_TABLE_SP_LSB = 24, LUT_TABLE_SP_W = 4;
+  localparam int unsigned LUT_DST_ELEM_LSB = 28, LUT_DST_ELEM_W = 2;
+  localparam int unsigned LUT_SRC_ADDR_LSB = 32, LUT_SRC_ADDR_W = 24;
+  localparam int unsigned LUT_DST_ADDR_LSB = 56, LUT_DST_ADDR_W = 24;
+  localparam int unsigned LUT_TABLE_ADDR_LSB = 80, LUT_TABLE_ADDR_W = 24;
+  localparam int unsigned LUT_Y_SIZE_LSB = 104, LUT_Y_SIZE_W = 10;
+  localparam int unsigned LUT_X_SIZE_LSB = 114, LUT_X_SIZE_W = 10;
+  localparam int unsigned LUT_C_SIZE_LSB = 124, LUT_C_SIZE_W = 16;
+  localparam int unsigned LUT_SRC_STRIDE_Y_LSB = 140, LUT_SRC_STRIDE_Y_W = 18;
+  localparam int unsigned LUT_SRC_STRIDE_X_LSB = 158, LUT_SRC_STRIDE_X_W = 14;
+  localparam int unsigned LUT_DST_STRIDE_Y_LSB = 172, LUT_DST_STRIDE_Y_W = 18;
+  localparam int unsigned LUT_DST_STRIDE_X_LSB = 190, LUT_DST_STRIDE_X_W = 14;
+  typedef struct packed {
+    logic [51:0] reserved_204;
+    logic [13:0] dst_stride_x;
+    logic [17:0] dst_stride_y;
+    logic [13:0] src_stride_x;
+    logic [17:0] src_stride_y;
+    logic [15:0] c_size;
+    logic [9:0] x_size;
+    logic [9:0] y_size;
+    logic [23:0] table_addr;
+    logic [23:0] dst_addr;
+    logic [23:0] src_addr;
+    logic [1:0] reserved_30;
+    logic [1:0] dst_elem;
+    logic [3:0] table_sp;
+    logic [3:0] dst_sp;
+    logic [3:0] src_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } lut_insn_t;
+
+  // reduce: Row reduction: dst(y, x) = max / sum / sum of squares of src(y, x, 0 .. c_size-1), into int32.
+  localparam int unsigned REDUCE_SRC_SP_LSB = 16, REDUCE_SRC_SP_W = 4;
+  localparam int unsigned REDUCE_DST_SP_LSB = 20, REDUCE_DST_SP_W = 4;
+  localparam int unsigned REDUCE_ELEM_LSB = 24, REDUCE_ELEM_W = 2;
+  localparam int unsigned REDUCE_MODE_LSB = 26, REDUCE_MODE_W = 2;
+  localparam int unsigned REDUCE_SRC_ADDR_LSB = 32, REDUCE_SRC_ADDR_W = 24;
+  localparam int unsigned REDUCE_DST_ADDR_LSB = 56, REDUCE_DST_ADDR_W = 24;
+  localparam int unsigned REDUCE_Y_SIZE_LSB = 80, REDUCE_Y_SIZE_W = 10;
+  localparam int unsigned REDUCE_X_SIZE_LSB = 90, REDUCE_X_SIZE_W = 10;
+  localparam int unsigned REDUCE_C_SIZE_LSB = 100, REDUCE_C_SIZE_W = 16;
+  localparam int unsigned REDUCE_SRC_STRIDE_Y_LSB = 116, REDUCE_SRC_STRIDE_Y_W = 18;
+  localparam int unsigned REDUCE_SRC_STRIDE_X_LSB = 134, REDUCE_SRC_STRIDE_X_W = 14;
+  localparam int unsigned REDUCE_DST_STRIDE_Y_LSB = 148, REDUCE_DST_STRIDE_Y_W = 18;
+  localparam int unsigned REDUCE_DST_STRIDE_X_LSB = 166, REDUCE_DST_STRIDE_X_W = 14;
+  typedef struct packed {
+    logic [75:0] reserved_180;
+    logic [13:0] dst_stride_x;
+    logic [17:0] dst_stride_y;
+    logic [13:0] src_stride_x;
+    logic [17:0] src_stride_y;
+    logic [15:0] c_size;
+    logic [9:0] x_size;
+    logic [9:0] y_size;
+    logic [23:0] dst_addr;
+    logic [23:0] src_addr;
+    logic [3:0] reserved_28;
+    logic [1:0] mode;
+    logic [1:0] elem;
+    logic [3:0] dst_sp;
+    logic [3:0] src_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } reduce_insn_t;
 
 endpackage
 /* verilator lint_on UNUSEDPARAM */
