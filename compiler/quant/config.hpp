@@ -27,6 +27,10 @@ struct QuantConfig {
   /// An activation that is zero on every calibration sample has no range. false: an error
   /// naming the tensor; true: give it scale 1 / qmax (threshold 1.0) and continue.
   bool allow_zero_range = false;
+  /// Width of a tensor that only feeds unary functions (tables) and comes from an accumulator:
+  /// 16 keeps the requantized value at 16 bits for the table to interpolate (one 8-bit
+  /// rounding, after the function); 8 (or `bits`) leaves it at `bits`.
+  int table_input_bits = 16;
   std::map<std::string, LayerOverride> layers;  ///< op name -> override
   std::string source;                           ///< the YAML file, "" for defaults
 };
