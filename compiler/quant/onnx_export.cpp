@@ -316,13 +316,15 @@ class Exporter {
     return name;
   }
 
-  // Reduce* over `axes` (empty: all): an attribute before opset 18, an input from 18 on.
+  // Reduce* over `axes` (empty: all): an input from opset 13 on for ReduceSum, 18 on for the
+  // others; an attribute before.
   void reduce_node(const std::string& op_type, const std::string& name, std::string x,
                    const Ints& axes, bool keepdims, const std::string& y) {
+    const bool as_input = opset_ >= (op_type == "ReduceSum" ? 13 : 18);
     std::vector<std::string> inputs{std::move(x)};
-    if (opset_ >= 18 && !axes.empty()) inputs.push_back(int64s(name + "::axes", axes));
+    if (as_input && !axes.empty()) inputs.push_back(int64s(name + "::axes", axes));
     auto* n = node(op_type, name, inputs, {y});
-    if (opset_ < 18 && !axes.empty()) attr_ints(n, "axes", axes);
+    if (!as_input && !axes.empty()) attr_ints(n, "axes", axes);
     attr_int(n, "keepdims", keepdims ? 1 : 0);
   }
 
