@@ -27,6 +27,11 @@ struct QuantConfig {
   /// An activation that is zero on every calibration sample has no range. false: an error
   /// naming the tensor; true: give it scale 1 / qmax (threshold 1.0) and continue.
   bool allow_zero_range = false;
+  /// Width of a tensor that only feeds unary functions (tables) and comes from an accumulator:
+  /// 16 keeps the requantized value at 16 bits for the table to interpolate; 8 (the default,
+  /// or `bits`) leaves it at `bits`. Measured worse with today's 16-bit tables
+  /// (docs/quantization.md, "Table inputs"), so off by default.
+  int table_input_bits = 8;
   std::map<std::string, LayerOverride> layers;  ///< op name -> override
   std::string source;                           ///< the YAML file, "" for defaults
 };

@@ -4,10 +4,12 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/ir/unary.hpp"
 #include "compiler/quant/realize.hpp"
 
 namespace tessel::quant {
@@ -45,8 +47,12 @@ class Exporter {
 
   Result<OnnxExport> run() {
     OnnxExport result;
+    // 13 keeps the CNN exports as they were; LayerNormalization needs 17; int16 Q/DQ 21.
+    for (std::size_t id = 0; id < in_.num_ops(); ++id)
+      if (in_.op(static_cast<ir::OpId>(id)).kind >= OpKind::MatMul) result.opset = 17;
     for (const auto& [name, t] : in_.tensors())
       if (t.dtype == DType::i16) result.opset = 21;
+    opset_ = result.opset;
     model_.set_ir_version(result.opset >= 21 ? 10 : 8);
     model_.set_producer_name("tessel");
     model_.set_model_version(1);
@@ -285,12 +291,196 @@ class Exporter {
         node("Reshape", name, inputs, outputs);
         return {};
       case OpKind::Softmax:
-        if (inputs.size() > 1) return fail("a masked Softmax has no QDQ form yet");
+        if (inputs.size() > 1) {  // masked positions: -inf, so that exp gives 0
+          const float minus_inf = -std::numeric_limits<float>::infinity();
+          node("Where", name + "::mask",
+               {inputs[1], inputs[0], scalar_float(op.name + "::minus_inf", minus_inf)},
+               {outputs[0] + "::masked"});
+          inputs = {outputs[0] + "::masked"};
+        }
         attr_int(node("Softmax", name, inputs, outputs), "axis", op.get_int("axis"));
         return {};
       default:
+        return workload_node(op, std::move(inputs), std::move(outputs), name);
+    }
+  }
+
+  // A constant 0/1 mask (`<mask>.keep`, i8) as an ONNX bool initializer, once.
+  std::string bool_mask(const std::string& t) {
+    const std::string name = t + "::bool";
+    if (!float_constants_.insert(name).second) return name;
+    const ir::Tensor& mask = in_.tensor(t);
+    std::string raw;
+    for (const auto v : mask.int_values) raw.push_back(v != 0 ? 1 : 0);
+    initializer(name, onnx::TensorProto::BOOL, mask.shape, raw.data(), raw.size());
+    return name;
+  }
+
+  // Reduce* over `axes` (empty: all): an input from opset 13 on for ReduceSum, 18 on for the
+  // others; an attribute before.
+  void reduce_node(const std::string& op_type, const std::string& name, std::string x,
+                   const Ints& axes, bool keepdims, const std::string& y) {
+    const bool as_input = opset_ >= (op_type == "ReduceSum" ? 13 : 18);
+    std::vector<std::string> inputs{std::move(x)};
+    if (as_input && !axes.empty()) inputs.push_back(int64s(name + "::axes", axes));
+    auto* n = node(op_type, name, inputs, {y});
+    if (!as_input && !axes.empty()) attr_ints(n, "axes", axes);
+    attr_int(n, "keepdims", keepdims ? 1 : 0);
+  }
+
+  // The float form of a unary function: one ONNX op, or its definition in ONNX ops
+  // (compiler/ir/unary.cpp), so that every opset from 13 on can hold it.
+  void unary_node(const ir::Op& op, const std::string& x, const std::string& y,
+                  const std::string& name) {
+    const auto constant = [&](const std::string& suffix, double v) {
+      return scalar_float(op.name + "::" + suffix, static_cast<float>(v));
+    };
+    switch (op.kind) {
+      case OpKind::HardSigmoid: {
+        auto* n = node("HardSigmoid", name, {x}, {y});
+        attr_float(n, "alpha", op.get_float("alpha"));
+        attr_float(n, "beta", op.get_float("beta"));
+        return;
+      }
+      case OpKind::HardSwish: {  // x * HardSigmoid(x; 1/6, 1/2)
+        auto* n = node("HardSigmoid", name + "::gate", {x}, {y + "::gate"});
+        attr_float(n, "alpha", 1.0 / 6.0);
+        attr_float(n, "beta", 0.5);
+        node("Mul", name, {x, y + "::gate"}, {y});
+        return;
+      }
+      case OpKind::Silu:  // x * Sigmoid(x)
+        node("Sigmoid", name + "::gate", {x}, {y + "::gate"});
+        node("Mul", name, {x, y + "::gate"}, {y});
+        return;
+      case OpKind::Gelu: {  // 0.5 x (1 + erf(x / sqrt 2)), or the tanh form
+        std::string inner = y + "::inner";
+        if (op.get_string("approximate") == "tanh") {
+          node("Mul", name + "::x2", {x, x}, {y + "::x2"});
+          node("Mul", name + "::x3", {y + "::x2", x}, {y + "::x3"});
+          node("Mul", name + "::cx3", {y + "::x3", constant("c3", 0.044715)}, {y + "::cx3"});
+          node("Add", name + "::poly", {x, y + "::cx3"}, {y + "::poly"});
+          node("Mul", name + "::arg", {y + "::poly", constant("c1", 0.7978845608028654)},
+               {y + "::arg"});
+          node("Tanh", name + "::tanh", {y + "::arg"}, {inner});
+        } else {
+          node("Mul", name + "::arg", {x, constant("c1", 0.7071067811865476)}, {y + "::arg"});
+          node("Erf", name + "::erf", {y + "::arg"}, {inner});
+        }
+        node("Add", name + "::one_plus", {inner, constant("one", 1.0)}, {y + "::one_plus"});
+        node("Mul", name + "::half_x", {x, constant("half", 0.5)}, {y + "::half_x"});
+        node("Mul", name, {y + "::half_x", y + "::one_plus"}, {y});
+        return;
+      }
+      default:  // Sigmoid, Tanh, Erf, Sqrt, Exp, Reciprocal, Neg: the ONNX op of that name
+        node(std::string(ir::to_string(op.kind)), name, {x}, {y});
+        return;
+    }
+  }
+
+  // RMSNormalization (opset 23) in opset-13 ops: x / sqrt(mean(x^2) + eps) * scale.
+  void rms_norm_node(const ir::Op& op, const std::vector<std::string>& inputs, const std::string& y,
+                     const std::string& name) {
+    const auto rank = static_cast<std::int64_t>(in_.tensor(op.inputs[0]).shape.size());
+    std::int64_t axis = op.get_int("axis");
+    if (axis < 0) axis += rank;
+    Ints axes;
+    for (std::int64_t d = axis; d < rank; ++d) axes.push_back(d);
+    const std::string& x = inputs[0];
+    node("Mul", name + "::square", {x, x}, {y + "::square"});
+    reduce_node("ReduceMean", name + "::mean", y + "::square", axes, true, y + "::mean");
+    node("Add", name + "::eps",
+         {y + "::mean",
+          scalar_float(op.name + "::epsilon", static_cast<float>(op.get_float("epsilon")))},
+         {y + "::var"});
+    node("Sqrt", name + "::sqrt", {y + "::var"}, {y + "::rms"});
+    node("Div", name + "::div", {x, y + "::rms"}, {y + "::normed"});
+    node("Mul", name, {y + "::normed", inputs[1]}, {y});
+  }
+
+  // The float ONNX nodes of the modern-workload kinds (docs/quantization.md, "QDQ ONNX export").
+  Status workload_node(const ir::Op& op, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs, const std::string& name) {
+    const std::string& y = outputs.at(0);
+    if (ir::is_unary_function(op.kind)) {
+      unary_node(op, inputs[0], y, name);
+      return {};
+    }
+    switch (op.kind) {
+      case OpKind::MatMul:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Pow:
+        node(std::string(ir::to_string(op.kind)), name, inputs, outputs);
+        return {};
+      case OpKind::Where:
+        node("Where", name, inputs, outputs);
+        return {};
+      case OpKind::LayerNormalization: {
+        auto* n = node("LayerNormalization", name, inputs, outputs);
+        attr_int(n, "axis", op.get_int("axis"));
+        attr_float(n, "epsilon", op.get_float("epsilon"));
+        return {};
+      }
+      case OpKind::RMSNormalization:
+        rms_norm_node(op, inputs, y, name);
+        return {};
+      case OpKind::ReduceMean:
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax:
+        reduce_node(std::string(ir::to_string(op.kind)), name, inputs[0], op.get_ints("axes"),
+                    op.get_int("keepdims") != 0, y);
+        return {};
+      case OpKind::Transpose:
+        attr_ints(node("Transpose", name, inputs, outputs), "perm", op.get_ints("perm"));
+        return {};
+      case OpKind::Slice:
+        for (const char* key : {"starts", "ends", "axes", "steps"})
+          inputs.push_back(int64s(op.name + "::" + key, op.get_ints(key)));
+        node("Slice", name, inputs, outputs);
+        return {};
+      case OpKind::Gather: {
+        const std::string indices = op.name + "::indices";
+        const auto& values = op.get_ints("indices");
+        initializer(indices, onnx::TensorProto::INT64, op.get_ints("indices_shape"), values.data(),
+                    values.size() * sizeof(std::int64_t));
+        inputs.push_back(indices);
+        attr_int(node("Gather", name, inputs, outputs), "axis", op.get_int("axis"));
+        return {};
+      }
+      case OpKind::Expand:
+        inputs.push_back(int64s(op.name + "::shape", op.get_ints("shape")));
+        node("Expand", name, inputs, outputs);
+        return {};
+      case OpKind::Trilu: {
+        const std::int64_t k = op.get_int("k");
+        initializer(op.name + "::k", onnx::TensorProto::INT64, {}, &k, sizeof k);
+        inputs.push_back(op.name + "::k");
+        attr_int(node("Trilu", name, inputs, outputs), "upper", op.get_int("upper"));
+        return {};
+      }
+      case OpKind::Resize: {
+        inputs.insert(inputs.end(), {"", "", int64s(op.name + "::sizes", op.get_ints("sizes"))});
+        auto* n = node("Resize", name, inputs, outputs);
+        for (const char* key : {"mode", "coordinate_transformation_mode", "nearest_mode"}) {
+          auto* a = n->add_attribute();
+          a->set_name(key);
+          a->set_type(onnx::AttributeProto::STRING);
+          a->set_s(op.get_string(key));
+        }
+        return {};
+      }
+      default:
         return fail("no QDQ form for this op kind");
     }
+  }
+
+  // The i32 table input of a unary function or Pow on integers (its last input).
+  bool is_table(const ir::Op& op, std::size_t slot) const {
+    const bool table_kind = ir::is_unary_function(op.kind) || op.kind == OpKind::Pow;
+    const std::size_t value_inputs = op.kind == OpKind::Pow ? 2 : 1;
+    return table_kind && slot >= value_inputs && in_.tensor(op.inputs[slot]).dtype == DType::i32;
   }
 
   Status lower(const ir::Op& op) {
@@ -338,7 +528,13 @@ class Exporter {
         break;
     }
     std::vector<std::string> inputs;
-    for (const auto& t : op.inputs) inputs.push_back(float_input(t));
+    for (std::size_t slot = 0; slot < op.inputs.size(); ++slot) {
+      const std::string& t = op.inputs[slot];
+      if (is_table(op, slot)) continue;  // our integer table: the float op is its definition
+      const bool mask =
+          (op.kind == OpKind::Where && slot == 0) || (op.kind == OpKind::Softmax && slot == 1);
+      inputs.push_back(mask ? bool_mask(t) : float_input(t));
+    }
     const bool integer_out = integer_activation(in_.tensor(op.outputs[0]));
     if (!integer_out) return float_node(op, inputs, op.outputs);
     std::vector<std::string> float_outputs;
@@ -351,6 +547,7 @@ class Exporter {
 
   const ir::Graph& in_;
   OnnxExportOptions options_;
+  int opset_ = 13;
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
   std::map<std::string, std::string> dequantized_;

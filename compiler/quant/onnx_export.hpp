@@ -38,9 +38,12 @@ struct OnnxExport {
 ///   channel scales (`axis`), biases int32 initializers under `DequantizeLinear` with scale
 ///   s_in * s_w[c]; the float Conv/Gemm then writes the accumulator (as float) and the
 ///   `Requantize` becomes `QuantizeLinear` to the output's scale;
-/// - every other integer op (Relu, Clip, pools, Add, Concat, Split, Pad, Flatten, Reshape) is
-///   `DequantizeLinear` -> the float op -> `QuantizeLinear` at the output's scale; float ops
-///   (Softmax) are copied as they are.
+/// - every other integer op (Relu, pools, Add, Concat, Split, Pad, Flatten, Reshape, and the
+///   modern-workload kinds: MatMul, Sub, Mul, Where, the unary functions written from their
+///   definitions instead of our tables, LayerNorm, RMSNorm, masked Softmax, reductions,
+///   Transpose, Slice, Gather, Expand, Trilu, Resize) is `DequantizeLinear` -> the float op(s)
+///   -> `QuantizeLinear` at the output's scale; float ops (Softmax) are copied as they are.
+///   Opset 13, 17 with a modern kind, 21 with an int16 tensor.
 /// Semantics that QDQ cannot express (float requantization rounding half to even) are listed in
 /// docs/quantization.md, "QDQ ONNX export". Fails naming the op for an op kind it cannot write
 /// (BatchNormalization, Scale: a realized graph has none).

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/ir/unary.hpp"
 #include "compiler/quant/realizer.hpp"
 #include "support/diagnostic.hpp"
 #include "support/strings.hpp"
@@ -97,6 +98,36 @@ std::vector<Diagnostic> override_errors(const ir::Graph& graph, const QuantConfi
   }
   return errors;
 }
+
+namespace {
+
+// An 8-bit class whose every member is an accumulator's requantized result (Conv, Gemm, MatMul)
+// read only by unary functions (SiLU, Sigmoid, GELU, ...) becomes 16 bits: the requantize keeps
+// 16 bits and the function's table interpolates them, so the value is rounded to 8 bits once,
+// after the function, instead of before and after it (docs/quantization.md, "Table inputs").
+void widen_table_inputs(const ir::Graph& graph, const QuantConfig& config, ScalePlan& plan) {
+  if (config.table_input_bits <= config.bits) return;
+  const auto& outputs = graph.outputs();
+  for (std::size_t c = 0; c < plan.classes.size(); ++c) {
+    if (plan.class_bits[c] != config.bits) continue;
+    const bool widen =
+        std::all_of(plan.classes[c].begin(), plan.classes[c].end(), [&](const std::string& t) {
+          const auto producer = graph.producer(t);
+          if (!producer) return false;
+          const OpKind kind = graph.op(*producer).kind;
+          if (kind != OpKind::Conv && kind != OpKind::Gemm && kind != OpKind::MatMul) return false;
+          if (std::find(outputs.begin(), outputs.end(), t) != outputs.end()) return false;
+          const auto readers = graph.consumers(t);
+          return !readers.empty() &&
+                 std::all_of(readers.begin(), readers.end(), [&](const ir::Use& use) {
+                   return ir::is_unary_function(graph.op(use.op).kind);
+                 });
+        });
+    if (widen) plan.class_bits[c] = config.table_input_bits;
+  }
+}
+
+}  // namespace
 
 Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config) {
   auto order = ir::topological_order(graph);
@@ -237,6 +268,7 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
         }))
       plan.pre_activation.insert(tensor);
   }
+  widen_table_inputs(graph, config, plan);
   return plan;
 }
 
@@ -684,7 +716,8 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
                  {"histogram_bins", config.histogram_bins},
                  {"calibration_samples", config.calibration_samples},
                  {"calibration_seed", config.calibration_seed},
-                 {"allow_zero_range", config.allow_zero_range}};
+                 {"allow_zero_range", config.allow_zero_range},
+                 {"table_input_bits", config.table_input_bits}};
   nlohmann::json layers = nlohmann::json::object();
   for (const auto& [name, layer] : config.layers) layers[name] = {{"bits", layer.bits}};
   j["config"]["layers"] = layers;

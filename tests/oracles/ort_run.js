@@ -6,6 +6,8 @@
 //   node ort_run.js MODEL.onnx --feed NAME=FILE.npy [--feed ...] --out-dir DIR [--threads T]
 //     feeds every named input, writes every output to DIR/<k>.npy in its own dtype and
 //     DIR/outputs.json = [{"name": NAME, "file": "<k>.npy"}, ...] in the model's output order.
+//     --save-optimized FILE.onnx also writes the graph onnxruntime runs after its optimizations
+//     (which QDQ groups became QLinear* integer ops).
 //
 // .npy: format 1.0/2.0, little-endian float32, int8, uint8, int16, int32 ('<f4','|i1','|u1',
 // '<i2','<i4'), C order.
@@ -54,9 +56,10 @@ async function runAll(args) {
   const model = args[0];
   const threads = Number(option(args, '--threads', '1'));
   const outDir = option(args, '--out-dir');
-  const session = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1,
-  });
+  const options = { graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 };
+  const optimized = option(args, '--save-optimized');
+  if (optimized) options.optimizedModelFilePath = optimized;
+  const session = await ort.InferenceSession.create(model, options);
   const feeds = {};
   for (let i = 0; i < args.length; ++i) {
     if (args[i] !== '--feed') continue;

@@ -29,72 +29,14 @@
 #include "compiler/zoo/load_model.hpp"
 #include "support/cli.hpp"
 #include "support/npy.hpp"
+#include "tests/oracles/ort_support.hpp"
 
 namespace tessel {
 namespace {
 
+using namespace oracle;  // NOLINT(google-build-using-namespace): the shared helpers
 namespace fs = std::filesystem;
 using cpu::TensorData;
-
-fs::path cache_dir() {
-  if (const char* env = std::getenv("TESSEL_CACHE")) return env;
-  return fs::path(TESSEL_SOURCE_DIR) / ".cache";
-}
-
-// "" when the model and onnxruntime are there, else why the test is skipped.
-std::string missing(const std::string& model) {
-  if (!fs::exists(cache_dir() / "models" / (model + ".onnx")))
-    return (cache_dir() / "models" / (model + ".onnx")).string() +
-           " not found (run /usr/bin/python3 experiments/models/export_torchvision.py)";
-  if (!fs::exists(cache_dir() / "ort" / "node_modules" / "onnxruntime-node"))
-    return "onnxruntime-node not installed (run tests/oracles/setup_ort.sh)";
-  if (std::system("node --version > /dev/null 2>&1") != 0) return "node not found";
-  return "";
-}
-
-// The running test's folders: kept when it fails (to look at), removed when it passes (the
-// int8 QDQ exports of the six nets are ~740 MB, and CI's disk is small).
-std::vector<fs::path>& work_dirs() {
-  static std::vector<fs::path> dirs;
-  return dirs;
-}
-
-fs::path work_dir(const std::string& name) {
-  const fs::path dir = fs::path(TESSEL_BINARY_DIR) / "ort_oracle" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  work_dirs().push_back(dir);
-  return dir;
-}
-
-void remove_work_dirs_unless_failed() {
-  if (!::testing::Test::HasFailure())
-    for (const fs::path& dir : work_dirs()) fs::remove_all(dir);
-  work_dirs().clear();
-}
-
-std::string quoted(const std::string& s) {
-  return "'" + s + "'";
-}
-
-// Runs tests/oracles/ort_run.js; `args` are appended to the model path.
-void run_ort(const fs::path& model, const std::string& args) {
-  const std::string command = "node " +
-                              quoted(std::string(TESSEL_SOURCE_DIR) + "/tests/oracles/ort_run.js") +
-                              " " + quoted(model.string()) + " " + args;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
-
-// onnxruntime's outputs by name (ort_run.js --out-dir).
-std::map<std::string, TensorData> read_outputs(const fs::path& dir) {
-  std::ifstream index(dir / "outputs.json");
-  const auto entries = nlohmann::json::parse(index);
-  std::map<std::string, TensorData> outputs;
-  for (const auto& e : entries)
-    outputs[e["name"].get<std::string>()] =
-        TensorData::from_npy(read_npy((dir / e["file"].get<std::string>()).string()));
-  return outputs;
-}
 
 struct Loaded {
   ir::Graph graph;
@@ -148,52 +90,6 @@ TEST_P(OnnxRuntime, Fp32ExecutorMatchesWithinOneTenThousandthOfTheOutputRange) {
     RecordProperty("max_diff_over_range", std::to_string(max_diff / range));
     EXPECT_LE(max_diff, 1e-4 * range) << name;
   }
-}
-
-// Per-tensor agreement of integer activations, in LSBs.
-struct Agreement {
-  std::string tensor;
-  std::int64_t elements = 0;
-  std::int64_t within_one = 0;
-  std::int64_t max_lsb = 0;
-  double fraction() const { return elements ? double(within_one) / double(elements) : 1.0; }
-};
-
-std::vector<Agreement> compare(const std::vector<std::string>& tensors,
-                               const std::map<std::string, TensorData>& ours,
-                               const std::map<std::string, TensorData>& theirs) {
-  std::vector<Agreement> rows;
-  for (const auto& t : tensors) {
-    Agreement row{t};
-    const auto a = ours.at(t).to_i32(), b = theirs.at(t).to_i32();
-    row.elements = static_cast<std::int64_t>(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const std::int64_t d = std::abs(std::int64_t{a[i]} - b[i]);
-      row.within_one += d <= 1;
-      row.max_lsb = std::max(row.max_lsb, d);
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-void summarize(const std::string& model, const std::string& mode,
-               const std::vector<Agreement>& rows) {
-  const auto worst = std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.fraction() < b.fraction();
-  });
-  std::int64_t elements = 0, within = 0, max_lsb = 0;
-  for (const auto& r : rows) {
-    elements += r.elements;
-    within += r.within_one;
-    max_lsb = std::max(max_lsb, r.max_lsb);
-  }
-  std::cout << std::fixed << std::setprecision(4) << model << " int8 " << mode << ": "
-            << rows.size() << " tensors, " << 100.0 * double(within) / double(elements) << "% of "
-            << elements << " elements within +-1 LSB, max " << max_lsb << " LSB; worst tensor "
-            << worst->tensor << " " << 100.0 * worst->fraction() << "%"
-            << " (output " << rows.back().tensor << " " << 100.0 * rows.back().fraction()
-            << "%, max " << rows.back().max_lsb << " LSB)\n";
 }
 
 TEST_P(OnnxRuntime, Int8ExecutorMatchesTheQdqExportWithinOneLsb) {

@@ -22,10 +22,11 @@ ir::Graph parse(const std::string& text) {
 }
 
 // Realizes `text` with every class at threshold 1.27 (scale 0.01 at 8 bits).
-Result<ir::Graph> realize_all(const std::string& text, int bits = 8) {
+Result<ir::Graph> realize_all(const std::string& text, int bits = 8, int table_input_bits = 8) {
   const auto g = parse(text);
   QuantConfig config;
   config.bits = bits;
+  config.table_input_bits = table_input_bits;
   auto plan = plan_scales(g, config);
   if (!plan) return plan.failure();
   std::map<std::string, double> t;
@@ -49,6 +50,44 @@ TEST(AnnotateWorkloads, MovementOpsJoinTheirInputsClassAndComputeOpsStartTheirOw
   ASSERT_EQ(plan.value().classes.size(), 2u);
   EXPECT_EQ(plan.value().classes[0], (std::vector<std::string>{"x", "t", "m"}));
   EXPECT_EQ(plan.value().classes[1], (std::vector<std::string>{"g", "s"}));
+}
+
+TEST(AnnotateWorkloads, AnAccumulatorResultReadOnlyByTablesIsSixteenBits) {
+  // %h (a MatMul by a constant) feeds only Silu and Sigmoid: 16 bits with table_input_bits 16;
+  // %k also feeds an Add, and %x and %s come from no accumulator: they stay 8 bits.
+  const std::string text = R"(graph w {
+  input %x : f32[2,2]
+  const %w : f32[2,2] = [1, 2, 3, 4]
+  %h = MatMul(%x, %w) : f32[?]
+  %a = Silu(%h) : f32[?]
+  %s = Sigmoid(%h) : f32[?]
+  %k = MatMul(%a, %w) : f32[?]
+  %t = Tanh(%k) : f32[?]
+  %y = Add(%k, %s) : f32[?]
+  %z = Add(%y, %t) : f32[?]
+  output %z
+})";
+  const auto g = parse(text);
+  const auto bits = [&](const ScalePlan& plan, const std::string& t) {
+    return plan.class_bits[static_cast<std::size_t>(plan.class_of.at(t))];
+  };
+  QuantConfig wide;
+  wide.table_input_bits = 16;
+  const auto plan = plan_scales(g, wide);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  EXPECT_EQ(bits(plan.value(), "h"), 16);
+  for (const char* t : {"x", "a", "s", "k", "t", "y", "z"})
+    EXPECT_EQ(bits(plan.value(), t), 8) << t;
+  const auto eight = plan_scales(g, QuantConfig{});  // the default: 8
+  ASSERT_TRUE(eight.ok()) << eight.reason();
+  EXPECT_EQ(bits(eight.value(), "h"), 8);
+  // Realized: the Requantize writes i16 and the Silu table has the 257 interpolated entries.
+  auto q = realize_all(text, 8, 16);
+  ASSERT_TRUE(q.ok()) << q.reason();
+  EXPECT_EQ(q.value().tensor("h").dtype, ir::DType::i16);
+  const ir::Op& silu = q.value().op(*q.value().find_op("a"));
+  EXPECT_EQ(q.value().tensor(silu.inputs[1]).int_values.size(), 257u);
+  EXPECT_EQ(q.value().tensor("a").dtype, ir::DType::i8);
 }
 
 TEST(AnnotateWorkloads, WhereJoinsItsBranchesButNotItsConstantCondition) {
