@@ -44,10 +44,17 @@ bool is_table_kind(OpKind kind) {
   return ir::is_unary_function(kind) || kind == OpKind::Pow;
 }
 
+// The length of the op's axis in its first input, and (from_axis) the elements from that axis
+// on; -1 for both when the axis is not one of the input's dims (a graph whose shapes were never
+// inferred: check_op refuses it instead of reading past the shape).
 std::int64_t axis_length(const ir::Graph& graph, const ir::Op& op, std::int64_t* from_axis) {
   const auto& shape = graph.tensor(op.inputs[0]).shape;
   std::int64_t axis = op.get_int("axis");
   if (axis < 0) axis += static_cast<std::int64_t>(shape.size());
+  if (axis < 0 || axis >= static_cast<std::int64_t>(shape.size())) {
+    *from_axis = -1;
+    return -1;
+  }
   *from_axis = 1;
   for (std::size_t d = static_cast<std::size_t>(axis); d < shape.size(); ++d)
     *from_axis *= shape[d];
@@ -57,6 +64,13 @@ std::int64_t axis_length(const ir::Graph& graph, const ir::Op& op, std::int64_t*
 // The refusals that depend on the op alone (docs/quantization.md names each).
 Status check_op(const ir::Graph& graph, const ir::Op& op) {
   std::int64_t from_axis = 0;
+  const bool has_axis = op.kind == OpKind::Softmax || op.kind == OpKind::LayerNormalization ||
+                        op.kind == OpKind::RMSNormalization;
+  if (has_axis && axis_length(graph, op, &from_axis) < 0)
+    return fail(where(op) + ": axis " + std::to_string(op.get_int("axis")) +
+                " is outside its input %" + op.inputs[0] + " of rank " +
+                std::to_string(graph.tensor(op.inputs[0]).shape.size()) +
+                " (were its shapes inferred?)");
   if (op.kind == OpKind::Div) {
     for (const float v : graph.tensor(op.inputs[1]).f32_values)
       if (v == 0.0f) return fail(where(op) + ": the divisor %" + op.inputs[1] + " holds a zero");

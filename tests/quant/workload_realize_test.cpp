@@ -194,6 +194,30 @@ TEST(RealizeWorkloads, MaskedSoftmaxIsIntegerAndTheLastPlainSoftmaxStaysFloat) {
   EXPECT_EQ(q.value().op(*q.value().producer(last.inputs[0])).kind, ir::OpKind::Dequantize);
 }
 
+TEST(RealizeWorkloads, AnAxisOutsideAnUninferredShapeIsRefusedNamingTheOp) {
+  // Shapes never inferred: %p's shape is unknown, so axis 1 names no dim of it (this read past
+  // the shape before, a segfault).
+  const ir::Graph g = ir::parse_text(R"(graph sm {
+  input %x : f32[2,4]
+  const %mask : f32[1,4] = [1, 1, 0, 1]
+  %e = Exp(%x) : f32[?]
+  %p = Softmax(%e, %mask) {axis=1} : f32[?]
+  output %p
+})",
+                                     "test");
+  QuantConfig config;
+  auto plan = plan_scales(g, config);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  std::map<std::string, double> t;
+  for (const auto& name : plan.value().observed) t[name] = 1.27;
+  auto thresholds = class_thresholds(plan.value(), t, config);
+  ASSERT_TRUE(thresholds.ok()) << thresholds.reason();
+  auto q = realize(g, plan.value(), thresholds.value());
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.reason().find("axis 1 is outside its input %e of rank 0"), std::string::npos)
+      << q.reason();
+}
+
 TEST(RealizeWorkloads, SoftmaxParamsTabulateExpOfTheScale) {
   ir::Tensor x, y;
   x.dtype = y.dtype = ir::DType::i8;
