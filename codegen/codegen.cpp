@@ -1,5 +1,5 @@
 // Lowering of scheduled groups to ISA instructions and the DRAM image (docs/codegen.md).
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <set>
 #include <variant>
 
-#include "compiler/codegen/emitter.hpp"
+#include "codegen/emitter.hpp"
 #include "compiler/ir/json.hpp"
 #include "compiler/quant/realize.hpp"
 #include "isa/assembler.hpp"

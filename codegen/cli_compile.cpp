@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
