@@ -209,7 +209,7 @@ std::vector<float> read_output(const IoEntry& output, int element_bytes,
 
 /// Host ops (compile.json "host", docs/codegen.md "Host ops"): writes each boundary tensor
 /// the program stored as host-<name>.npy (integers, NCHW or N x K) into `out`, then runs
-/// `tessel host` on them when that command is linked in (compiler/codegen registers it).
+/// `tessel host` on them when that command is linked in (codegen/ registers it).
 /// Returns whether the host ops ran.
 bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
                   const std::string& folder, const std::filesystem::path& out, int element_bytes,
@@ -246,7 +246,7 @@ bool run_host_ops(const nlohmann::json& host, const std::string& compile_path,
   const auto commands = cli::registered_commands();
   if (std::none_of(commands.begin(), commands.end(),
                    [](const cli::Command& c) { return c.path == "host"; })) {
-    std::printf("host          not run: this binary has no `tessel host` (compiler/codegen)\n");
+    std::printf("host          not run: this binary has no `tessel host` (codegen/)\n");
     return false;
   }
   return cli::run_args({"host", folder, "--out", out.string()}) == 0;

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/quant/config.hpp"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/quant/config.hpp"

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"

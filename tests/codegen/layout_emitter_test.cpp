@@ -1,8 +1,8 @@
 // DRAM layout placement and the emitter's token-FIFO bookkeeping, on hand-computed cases.
 #include <gtest/gtest.h>
 
-#include "compiler/codegen/dram_layout.hpp"
-#include "compiler/codegen/emitter.hpp"
+#include "codegen/dram_layout.hpp"
+#include "codegen/emitter.hpp"
 
 namespace tessel::codegen {
 namespace {

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "tests/codegen/e2e_check.hpp"

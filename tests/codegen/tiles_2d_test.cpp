@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/plan.hpp"

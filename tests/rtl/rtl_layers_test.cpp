@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/zoo.hpp"

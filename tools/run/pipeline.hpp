@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/codegen.hpp"
+#include "codegen/codegen.hpp"
 #include "compiler/ir/graph.hpp"
 #include "compiler/quant/config.hpp"
 #include "compiler/targets/cpu/tensor_data.hpp"

@@ -1,5 +1,5 @@
 // DRAM layout planner: burst-aligned, named regions placed in order.
-#include "compiler/codegen/dram_layout.hpp"
+#include "codegen/dram_layout.hpp"
 
 namespace tessel::codegen {
 

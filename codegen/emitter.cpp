@@ -1,5 +1,5 @@
 // Instruction emitter: appends checked instructions and keeps token FIFOs balanced.
-#include "compiler/codegen/emitter.hpp"
+#include "codegen/emitter.hpp"
 
 #include <variant>
 

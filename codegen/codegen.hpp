@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/codegen/dram_layout.hpp"
+#include "codegen/dram_layout.hpp"
 #include "compiler/ir/graph.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/program.hpp"

@@ -1,0 +1,339 @@
+// DRAM planning (docs/codegen.md, "DRAM layout"): the regions of activations, concat slices,
+// views and weights, the initial image (inputs NHWC, weights in the order the loads walk,
+// biases, requant tables), and the DMA addressing of a tensor's box in its region.
+#include <algorithm>
+
+#include "codegen/lowering.hpp"
+#include "compiler/quant/realize.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::codegen::detail {
+
+Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  if (auto s = plan_activation_regions(); !s.ok()) return s;
+  if (auto s = plan_weight_regions(); !s.ok()) return s;
+  out_.dram.assign(static_cast<size_t>(out_.layout.size_bytes()), 0);
+  if (auto s = write_input_values(input_values); !s.ok()) return s;
+  return write_weight_values();
+}
+
+Status Lowering::plan_activation_regions() {
+  for (size_t t = 0; t < net_.tensors.size(); ++t)
+    tensor_index_[net_.tensors[t].name] = static_cast<int>(t);
+  // Activation regions: every tensor some group loads or stores, in tensor order; the inputs
+  // of an aliased Concat live in channel slices of its output's region.
+  std::vector<bool> in_dram(net_.tensors.size(), false);
+  for (size_t g = host_from_; g < schedule_.groups.size(); ++g) {
+    for (int t : schedule_.groups[g].inputs)
+      if (net_.op(net_.tensor(t).producer).kind != sched::OpKind::Softmax)
+        in_dram[static_cast<size_t>(t)] = true;  // the program stores it; the host reads it
+  }
+  for (size_t g = 0; g < host_from_; ++g) {
+    const sched::GroupSchedule& gs = schedule_.groups[g];
+    if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Concat) {
+      const sched::Op& concat = net_.op(gs.ops.front());
+      for (size_t i = 0; i < concat.inputs.size(); ++i) {
+        const int x = concat.inputs[i];
+        const sched::Tensor& xt = net_.tensor(x);
+        auto refuse = [&](const std::string& why) {
+          return fail("concat '" + concat.name + "': input '" + xt.name + "' " + why +
+                      " (the schedule treats the concat as a DRAM view)");
+        };
+        if (net_.op(xt.producer).kind == sched::OpKind::Input)
+          return refuse("is a network input; it cannot be stored into the concat's slice");
+        if (xt.network_output)
+          return refuse("is a network output; it cannot live in the concat's slice");
+        if (auto it = slice_of_.find(x); it != slice_of_.end())
+          return refuse("is already a slice of concat '" +
+                        net_.op(net_.tensor(it->second.first).producer).name +
+                        "'; a tensor can be stored into one concat slice only");
+        slice_of_[x] = {concat.output, concat.concat_offsets[i]};
+      }
+      continue;
+    }
+    if (gs.dram_view) {
+      const sched::Op& view = net_.op(gs.ops.front());
+      if (view.kind != sched::OpKind::Reshape)
+        return fail("op '" + view.name + "' (" + sched::to_string(view.kind) +
+                    " as a DRAM view) is not supported by codegen yet");
+      std::string source = net_.tensor(view.inputs[0]).name;
+      if (auto it = alias_.find(source); it != alias_.end()) source = it->second;
+      alias_[net_.tensor(view.output).name] = source;
+      continue;
+    }
+    for (int t : gs.inputs) in_dram[static_cast<size_t>(t)] = true;
+    for (int t : gs.outputs) in_dram[static_cast<size_t>(t)] = true;
+  }
+  for (const auto& [view, source] : alias_) {
+    const int t = tensor_index_.at(source);
+    if (slice_of_.count(t))
+      return fail("reshape '" + net_.op(net_.tensor(tensor_index_.at(view)).producer).name +
+                  "': its input '" + source +
+                  "' lies in a concat's channel slice (a view of a view is not supported)");
+  }
+  for (const auto& [view, source] : alias_) {  // a view read or stored: its source's bytes
+    if (!in_dram[static_cast<size_t>(tensor_index_.at(view))]) continue;
+    in_dram[static_cast<size_t>(tensor_index_.at(source))] = true;
+  }
+  for (size_t t = 0; t < net_.tensors.size(); ++t) {
+    if (!in_dram[t] || !slice_of_.count(static_cast<int>(t))) continue;
+    in_dram[t] = false;  // its bytes are in the region of the concat it is a slice of
+    in_dram[static_cast<size_t>(root_of(static_cast<int>(t)).first)] = true;
+  }
+  for (size_t t = 0; t < net_.tensors.size(); ++t) {
+    if (alias_.count(net_.tensors[t].name)) continue;
+    if (!in_dram[t]) continue;
+    const sched::Tensor& tensor = net_.tensors[t];
+    const bool is_input = net_.op(tensor.producer).kind == sched::OpKind::Input;
+    const RegionKind kind = is_input                ? RegionKind::Input
+                            : tensor.network_output ? RegionKind::Output
+                                                    : RegionKind::Activations;
+    auto placed = out_.layout.add(tensor.name, kind, tensor.shape.elements() * act_bytes_);
+    if (!placed.ok()) return placed.failure();
+    if (kind == RegionKind::Input || kind == RegionKind::Output) {
+      auto name = int_tensor(tensor.name);
+      if (!name.ok()) return name.failure();
+      out_.io_tensors[tensor.name] = name.value();
+    }
+  }
+  for (const auto& [view, source] : alias_) {
+    const int t = [&] {
+      for (size_t i = 0; i < net_.tensors.size(); ++i)
+        if (net_.tensors[i].name == view) return static_cast<int>(i);
+      return -1;
+    }();
+    if (t >= 0 && net_.tensor(t).network_output) {
+      auto name = int_tensor(view);
+      if (!name.ok()) return name.failure();
+      out_.io_tensors[view] = name.value();
+      out_.views[view] = source;
+    }
+  }
+  for (const auto& [tensor, unused] : slice_of_) {
+    const DramPlace place = place_of(tensor);
+    out_.slices[net_.tensor(tensor).name] = {place.region->name, place.channel_offset,
+                                             place.pixel_channels};
+  }
+  return {};
+}
+
+Status Lowering::plan_weight_regions() {
+  // Weight regions, compact (no block padding; the DMA pads to the matrix layout), one after
+  // another per output-channel slice (docs/codegen.md, "DRAM layout").
+  for (size_t g = 0; g < host_from_; ++g) {
+    const sched::GroupSchedule& gs = schedule_.groups[g];
+    for (int index : gs.ops) {
+      const sched::Op& op = net_.op(index);
+      if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
+      channel_tiles_[index] = gs.channel_tiles;
+      if (gs.weight_sweep) {  // each conv its own slice count
+        const auto pos =
+            static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());
+        if (pos < gs.op_slices.size()) channel_tiles_[index] = gs.op_slices[pos];
+      }
+      auto m = matrix_op(op);
+      if (!m.ok()) return m.failure();
+      if (auto r = out_.layout.add("w:" + op.name, RegionKind::Weights,
+                                   m.value().weight_count() * weight_bytes_);
+          !r.ok())
+        return r.failure();
+      if (m.value().bias != nullptr) {
+        if (auto r = out_.layout.add("b:" + op.name, RegionKind::Weights, m.value().co * 4);
+            !r.ok())
+          return r.failure();
+      }
+      if (auto r = out_.layout.add("rq:" + op.name, RegionKind::Weights, m.value().co * 8); !r.ok())
+        return r.failure();
+    }
+  }
+  return {};
+}
+
+Status Lowering::write_input_values(
+    const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  // Contents: inputs NHWC, weights in the block order the loads walk, biases, tables.
+  for (const auto& [sched_name, ir_name] : out_.io_tensors) {
+    const DramRegion* region = region_of(sched_name);
+    if (region->kind != RegionKind::Input) continue;
+    auto it = input_values.find(ir_name);
+    if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
+    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW
+    const int64_t c = shape[1], h = shape[2], wd = shape[3];
+    if (static_cast<int64_t>(it->second.size()) != c * h * wd)
+      return fail("network input '" + ir_name + "': " + std::to_string(it->second.size()) +
+                  " values for " + std::to_string(c * h * wd) + " elements");
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < wd; ++x)
+          write_bytes(region->offset + ((y * wd + x) * c + ci) * act_bytes_,
+                      it->second[static_cast<size_t>((ci * h + y) * wd + x)],
+                      static_cast<int>(act_bytes_));
+  }
+  return {};
+}
+
+Status Lowering::write_weight_values() {
+  for (size_t g = 0; g < host_from_; ++g) {
+    for (int index : schedule_.groups[g].ops) {
+      const sched::Op& op = net_.op(index);
+      if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
+      const MatrixOp m = matrix_op(op).value();
+      const int64_t chunk = chunk_blocks_of(schedule_.groups[g], op, m);
+      int64_t at = out_.layout.find("w:" + op.name)->offset;
+      for (const sched::Interval slice : slices_of(index)) {
+        const int64_t oc_blocks = ceil_div(slice.size(), cols_);
+        for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+          const int64_t c0 = slice.b + ob * cols_;
+          const int64_t cn = std::min(cols_, slice.e - c0);
+          if (!m.depthwise) continue;
+          for (int64_t y = 0; y < m.kh; ++y)  // [cb][ky][kx][c < cn]
+            for (int64_t x = 0; x < m.kw; ++x)
+              for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
+                write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
+        }
+        if (m.depthwise) continue;
+        // [chunk][ocb][icb of the chunk][ky][kx][r < rn][c < cn]: a reduction chunk is one
+        // contiguous run (one chunk, the whole reduction, unless the schedule chunks a Gemm).
+        const int64_t ic_blocks = ceil_div(m.ci, rows_);
+        for (int64_t b0 = 0; b0 < ic_blocks; b0 += chunk) {
+          for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+            const int64_t c0 = slice.b + ob * cols_;
+            const int64_t cn = std::min(cols_, slice.e - c0);
+            for (int64_t ib = b0; ib < std::min(ic_blocks, b0 + chunk); ++ib) {
+              const int64_t rn = std::min(rows_, m.ci - ib * rows_);
+              for (int64_t y = 0; y < m.kh; ++y)
+                for (int64_t x = 0; x < m.kw; ++x)
+                  for (int64_t r = 0; r < rn; ++r, at += cn * weight_bytes_)
+                    write_weight_row(at, m, c0, cn, ib * rows_ + r, y, x);
+            }
+          }
+        }
+      }
+      if (const DramRegion* b = out_.layout.find("b:" + op.name)) {
+        for (int64_t o = 0; o < m.co; ++o)
+          write_bytes(b->offset + o * 4, m.bias->int_values[static_cast<size_t>(o)], 4);
+      }
+      const auto uses = graph_.consumers(m.op->outputs[0]);
+      if (uses.size() != 1 || graph_.op(uses[0].op).kind != ir::OpKind::Requantize)
+        return fail("op '" + op.name + "': its accumulator is not read by one Requantize");
+      const ir::Op& rq = graph_.op(uses[0].op);
+      const auto params =
+          quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
+      const int64_t table = out_.layout.find("rq:" + op.name)->offset;
+      for (int64_t o = 0; o < m.co; ++o) {
+        const auto& p = params[params.size() == 1 ? 0 : static_cast<size_t>(o)];
+        write_bytes(table + o * 8, p.multiplier, 4);
+        write_bytes(table + o * 8 + 4, p.shift, 4);
+      }
+    }
+  }
+  return {};
+}
+
+void Lowering::write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
+                                int64_t y, int64_t x) {
+  const int bytes = static_cast<int>(weight_bytes_);
+  if (m.s2d.channels > 0 || m.gemm) {
+    for (int64_t c = 0; c < count; ++c)
+      write_bytes(at + c * weight_bytes_, m.weight(o0 + c, i, y, x), bytes);
+    return;
+  }
+  // A plain conv's [co][ci][kh][kw] values: output channel o0 + c lies `stride` values after o0
+  // (MatrixOp::weight, without its per-value branches: 25 M weights for ResNet-50).
+  const int64_t stride = m.ci * m.kh * m.kw;
+  const std::int32_t* src = m.weights->int_values.data() + ((o0 * m.ci + i) * m.kh + y) * m.kw + x;
+  for (int64_t c = 0; c < count; ++c, src += stride)
+    write_bytes(at + c * weight_bytes_, *src, bytes);
+}
+
+void Lowering::write_bytes(int64_t offset, int64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) {
+    out_.dram[static_cast<size_t>(offset + i)] =
+        static_cast<std::uint8_t>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
+  }
+}
+
+const DramRegion* Lowering::region_of(const std::string& name) const {
+  auto it = alias_.find(name);
+  return out_.layout.find(it == alias_.end() ? name : it->second);
+}
+
+std::pair<int, int64_t> Lowering::root_of(int tensor) const {
+  int64_t offset = 0;
+  for (auto it = slice_of_.find(tensor); it != slice_of_.end(); it = slice_of_.find(tensor)) {
+    offset += it->second.second;  // nested concats: the offsets add up
+    tensor = it->second.first;
+  }
+  return {tensor, offset};
+}
+
+Lowering::DramPlace Lowering::place_of(int tensor) const {
+  const auto [root, offset] = root_of(tensor);
+  DramPlace place;
+  place.region = region_of(net_.tensor(root).name);
+  place.channel_offset = offset;
+  // A Reshape output keeps its own shape over its source's bytes (a whole-tensor view).
+  place.pixel_channels = net_.tensor(root).shape.c;
+  return place;
+}
+
+template <class Dma>
+void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const {
+  const DramPlace place = place_of(tensor);
+  const int64_t width = net_.tensor(tensor).shape.w;  // a slice has its concat's rows and columns
+  dma.sp = static_cast<std::uint32_t>(view.sp);
+  dma.elem = act_elem_;
+  dma.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, box.c.b));
+  dma.dram_addr = static_cast<std::uint64_t>(
+      place.region->offset +
+      ((box.h.b * width + box.w.b) * place.pixel_channels + place.channel_offset + box.c.b) *
+          act_bytes_);
+  dma.y_size = static_cast<std::uint32_t>(box.h.size());
+  dma.x_size = static_cast<std::uint32_t>(box.w.size());
+  dma.c_size = static_cast<std::uint32_t>(box.c.size());
+  dma.dram_stride_y = static_cast<std::uint32_t>(width * place.pixel_channels);
+  dma.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
+  dma.sram_stride_y = static_cast<std::uint32_t>(view.stride_y());
+  dma.sram_stride_x = static_cast<std::uint32_t>(view.pixel_elems);
+}
+
+Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, int tensor,
+                                         const Box& box, const TileView& view) const {
+  isa::Load l;
+  l.kind = isa::Traffic::kActivations;
+  set_dma_box(l, tensor, box, view);
+  const sched::Tensor& t = net_.tensor(tensor);
+  if (t.space_to_depth != 2) {
+    loads.push_back(l);
+    return {};
+  }
+  // Channel (2a + b) C + k of pixel (y, x) is channel k of stored pixel (2y + a, 2x + b): for
+  // each a, stored row 2y + a from column 2x is the pixels' channels [2aC, 2aC + 2C), in order.
+  const int64_t c = t.shape.c / 4, stored_w = 2 * t.shape.w;
+  if (box.c.b != 0 || box.c.e != t.shape.c)
+    return fail("tensor '" + t.name + "' (space-to-depth) is loaded without all its channels");
+  const DramPlace place = place_of(tensor);
+  for (int64_t a = 0; a < 2; ++a) {
+    isa::Load g = l;
+    g.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, 2 * a * c));
+    g.dram_addr = static_cast<std::uint64_t>(
+        place.region->offset + ((2 * box.h.b + a) * stored_w + 2 * box.w.b) * c * act_bytes_);
+    g.c_size = static_cast<std::uint32_t>(2 * c);
+    g.dram_stride_y = static_cast<std::uint32_t>(2 * stored_w * c);
+    g.dram_stride_x = static_cast<std::uint32_t>(2 * c);
+    loads.push_back(g);
+  }
+  return {};
+}
+
+isa::Store Lowering::store_of(int tensor, const Box& box, const TileView& view) {
+  isa::Store st;
+  // A slice of a network output's region is network output bytes too.
+  st.kind = place_of(tensor).region->kind == RegionKind::Output ? isa::Traffic::kOutputs
+                                                                : isa::Traffic::kActivations;
+  set_dma_box(st, tensor, box, view);
+  out_.traffic.activations_written += box.elements() * act_bytes_;
+  return st;
+}
+
+}  // namespace tessel::codegen::detail

@@ -1,0 +1,390 @@
+// Lowering of a tiled group (docs/codegen.md): weight placement, per-tile load/compute/store
+// lists, halo-cache row copies, and the serialised or double-buffered token protocol; also the
+// cross-group weight prefetch and the per-group figures every group records.
+#include <algorithm>
+
+#include "codegen/lowering.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::codegen::detail {
+
+Status Lowering::place_group_ops(const std::string& where, const sched::GroupSchedule& gs) {
+  for (int o : gs.ops) {
+    const sched::Op& op = net_.op(o);
+    const OpEmitter* emitter = emitter_for(op.kind);
+    if (emitter == nullptr)
+      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                  ") is not supported by codegen yet");
+    if (emitter->matrix)
+      if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
+  }
+  return {};
+}
+
+std::vector<Box> Lowering::requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const {
+  const int64_t kt = gs.channel_part(tile), rt = gs.row_part(tile), ct = gs.col_part(tile);
+  std::vector<Box> requested(net_.tensors.size());
+  for (int t : gs.outputs) {
+    const sched::Shape3 s = net_.tensor(t).shape;
+    requested[static_cast<size_t>(t)] =
+        Box{{s.c * kt / gs.channel_tiles, s.c * (kt + 1) / gs.channel_tiles},
+            {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
+            {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
+  }
+  return requested;
+}
+
+std::vector<char> Lowering::kept_inputs(const sched::GroupSchedule& gs) const {
+  std::vector<char> kept(net_.tensors.size(), 0);
+  if (!gs.keeps_inputs()) return kept;
+  std::vector<std::vector<Box>> boxes;
+  for (int64_t tile = 0; tile < gs.tiles(); ++tile)
+    boxes.push_back(sched::transfer(net_, gs.ops, requested_boxes(gs, tile)).need);
+  for (int t : gs.inputs) {
+    kept[static_cast<size_t>(t)] = 1;
+    for (const auto& b : boxes)
+      kept[static_cast<size_t>(t)] =
+          kept[static_cast<size_t>(t)] &&
+          b[static_cast<size_t>(t)] == boxes.front()[static_cast<size_t>(t)];
+  }
+  return kept;
+}
+
+Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
+  const std::string where = "group " + std::to_string(index);
+  if (gs.dram_view) return {};  // a view costs nothing and moves nothing
+  if (gs.weight_sweep) return lower_sweep_group(index, gs);
+  conv_params_.clear();
+  extra_top_.clear();
+  if (auto s = place_group_ops(where, gs); !s.ok()) return s;
+  size_t before = emitter_.size();
+  const CodeTraffic traffic_before = out_.traffic;
+  // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
+  // rows, then columns.
+  // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
+  // of streamed weight slices (the next slice loads into the other copy under the running conv).
+  GroupTiling tiling;
+  for (int o : gs.ops)
+    tiling.streamed |= !gs.weights_resident && (net_.op(o).kind == sched::OpKind::Conv ||
+                                                net_.op(o).kind == sched::OpKind::Gemm);
+  // Halo caching (row tiles only): every buffer keeps the rows it shares with the next tile's
+  // window; before that tile's loads, a compute-engine copy moves them to the top of the
+  // buffer, then only fresh input rows are loaded and fresh output rows computed.
+  tiling.cache = gs.halo == sched::HaloMode::Cache;
+  tiling.pipelined = gs.double_buffered && !tiling.cache;
+  // Kept inputs (GroupSchedule::keeps_inputs): the same box in every tile, loaded once.
+  tiling.kept = kept_inputs(gs);
+  // A double-buffered Gemm with reduction chunks ping-pongs chunk by chunk: phase q of the
+  // group (a tile's chunk) loads into copy q % 2, the tile's bias and table into copy tile % 2.
+  bool chunked = false;
+  for (int o : gs.ops) {
+    const auto params = conv_params_.find(o);
+    chunked = chunked || (params != conv_params_.end() && params->second.chunks > 1);
+  }
+  chunk_pingpong_ = tiling.pipelined && tiling.streamed && chunked;
+  std::vector<TileCode> tiles;
+  std::vector<Box> previous(net_.tensors.size());
+  int64_t weight_phase = 0;  // phases emitted so far (chunk ping-pong)
+  for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
+    copy_ = tiling.pipelined ? static_cast<int>(tile % 2) : 0;
+    // Streamed slices ping-pong per load: every tile, or every channel part when kept.
+    weight_copy_ =
+        tiling.pipelined && tiling.streamed
+            ? static_cast<int>((gs.keeps_weight_slices() ? gs.channel_part(tile) : tile) % 2)
+            : 0;
+    table_copy_ = chunk_pingpong_ ? static_cast<int>(tile % 2) : -1;
+    if (chunk_pingpong_) weight_copy_ = static_cast<int>(weight_phase % 2);
+    if (auto s = lower_tile(where, gs, tiling, tile, previous, tiles); !s.ok()) return s;
+    weight_phase += static_cast<int64_t>(tiles.back().phases.size());
+  }
+  copy_ = 0;
+  weight_copy_ = 0;
+  table_copy_ = -1;
+  chunk_pingpong_ = false;
+  layout_.clear();
+  if (auto s = place_prefetch(where, before); !s.ok()) return s;
+  const Status emitted =
+      tiling.pipelined ? emit_double_buffered(where, tiles) : emit_serialised(where, tiles);
+  if (!emitted.ok()) return emitted;
+  record_group(gs, before, traffic_before);
+  mark_prefetch_point(before);
+  return {};
+}
+
+void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
+                           std::vector<Box>& previous, std::vector<Box>& need,
+                           std::vector<isa::Instruction>& prelude) const {
+  for (size_t t = 0; t < need.size(); ++t) {
+    const Box& prev = previous[t];
+    if (prev.empty() || need[t].empty()) continue;
+    need[t].h.b = std::max(need[t].h.b, prev.h.e);
+    if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
+    if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+    // Rows [window.b, prev.e) are on chip at prev's positions: copy them up, row by row
+    // (each destination lies above every later source).
+    auto src = view_of(gs, static_cast<int>(t), prev);
+    auto dst = view_of(gs, static_cast<int>(t), window[t]);
+    if (!src.ok() || !dst.ok()) continue;  // not buffered in this group
+    if (prelude.empty()) {
+      isa::Vcfg cfg;
+      cfg.mult_a = 1;
+      cfg.mult_b = 0;
+      cfg.shift = 0;
+      cfg.lo = intops::qmin(static_cast<int>(act_bytes_ * 8));
+      cfg.hi = intops::qmax(static_cast<int>(act_bytes_ * 8));
+      prelude.push_back(cfg);
+    }
+    for (int64_t y = window[t].h.b; y < prev.h.e; ++y) {
+      prelude.push_back(unary_add(src.value(), dst.value(), act_elem_, y, window[t].w.b,
+                                  window[t].c.b, window[t].c.b, 1, window[t].w.size(),
+                                  window[t].c.size()));
+    }
+  }
+  for (size_t t = 0; t < window.size(); ++t)
+    if (!window[t].empty()) previous[t] = window[t];
+}
+
+Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule& gs,
+                            const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
+                            std::vector<TileCode>& tiles) {
+  const int64_t kt = gs.channel_part(tile);
+  const std::vector<Box> requested = requested_boxes(gs, tile);
+  const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
+  const auto& window = ranges.need;
+  std::vector<Box> need = window;  // what this tile loads and computes
+  std::vector<isa::Instruction> prelude, stores;
+  std::vector<Phase> phases(1);
+  std::vector<isa::Instruction>& loads = phases.front().loads;  // (emit_conv adds phases)
+  layout_.clear();
+  if (tiling.cache) halo_copies(gs, window, previous, need, prelude);
+  layout_ = window;
+  const bool first_tile = tile == 0;
+  for (int o : gs.ops) {
+    const sched::Op& op = net_.op(o);
+    const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
+    // Resident: every slice once, before the first tile; streamed: the tile's slice, once
+    // per channel part when the part's row/column tiles keep it.
+    const bool new_part = gs.row_part(tile) == 0 && gs.col_part(tile) == 0;
+    const bool load_slice =
+        gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
+    if (matrix && load_slice) {
+      const int slice = gs.weights_resident ? -1 : static_cast<int>(kt);
+      if (auto s = emit_conv_loads(op, slice, phases.front().loads); !s.ok())
+        return fail(where + ": " + s.reason());
+    }
+  }
+  if (first_tile && gs.prefetched) {
+    // The first tile's weight loads run in the previous group's tail (into bytes the
+    // scheduler proved free there); the tile's own loads start with its activations.
+    prefetch_ = std::move(phases.front().loads);
+    phases.front().loads.clear();
+    if (prefetch_.empty()) return fail(where + ": prefetched but the first tile loads no weights");
+  }
+  for (int t : gs.inputs) {
+    const Box& box = need[static_cast<size_t>(t)];
+    if (box.empty()) continue;
+    if (tiling.kept[static_cast<size_t>(t)] && !first_tile) continue;  // on chip from tile 0
+    auto view = view_of(gs, t, box);
+    if (!view.ok()) return fail(where + ": " + view.reason());
+    if (auto s = append_activation_loads(loads, t, box, view.value()); !s.ok())
+      return fail(where + ": " + s.reason());
+    out_.traffic.activations_read += box.elements() * act_bytes_;
+  }
+  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
+    const sched::Op& op = net_.op(gs.ops[pos]);
+    const OpEmitter& emitter = *emitter_for(op.kind);  // place_group_ops checked every op
+    const Status s = emitter.matrix ? emit_conv(gs, pos, op, need, phases)
+                                    : (this->*emitter.emit)(gs, op, need, phases.back().compute);
+    if (!s.ok()) return fail(where + ": " + s.reason());
+  }
+  for (int t : gs.outputs) {
+    const Box& box = requested[static_cast<size_t>(t)];
+    if (box.empty()) continue;  // more tiles than rows: this tile stores nothing
+    auto view = view_of(gs, t, need[static_cast<size_t>(t)]);
+    if (!view.ok()) return fail(where + ": " + view.reason());
+    stores.push_back(store_of(t, box, view.value()));
+  }
+  // A tile with nothing to load (all rows cached), compute or store keeps its place in
+  // the token protocol with a nop on that engine.
+  for (auto [list, engine] : {std::pair{&phases.front().loads, isa::Engine::kLoad},
+                              std::pair{&phases.back().compute, isa::Engine::kCompute},
+                              std::pair{&stores, isa::Engine::kStore}}) {
+    if (!list->empty()) continue;
+    isa::Nop nop;
+    nop.engine = engine;
+    list->push_back(nop);
+  }
+  if (tiling.pipelined && phases.size() > 1 && !chunk_pingpong_)
+    return fail(where + ": reduction chunks in a double-buffered group");
+  tiles.push_back({std::move(prelude), std::move(phases), std::move(stores)});
+  return {};
+}
+
+Status Lowering::emit_all(const std::string& where, std::vector<isa::Instruction>& list) {
+  for (auto& instruction : list)
+    if (auto s = emitter_.emit(instruction); !s.ok()) return fail(where + ": " + s.reason());
+  return {};
+}
+
+Status Lowering::emit_serialised(const std::string& where, std::vector<TileCode>& tiles) {
+  isa::Nop barrier;  // waits for a store, frees the next load
+  barrier.engine = isa::Engine::kCompute;
+  barrier.pop_next = true;
+  barrier.push_prev = true;
+  // Serialised tile protocol: the tile's loads wait for the previous tile's stores (via a
+  // compute nop), compute waits for the loads, stores wait for compute.
+  // With reduction chunks a tile has several load-then-compute phases: each phase's compute
+  // frees the weight buffer for the next phase's loads (compute->load), the last one hands
+  // the tile to the stores.
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    TileCode& t = tiles[i];
+    for (size_t j = 0; j < t.phases.size(); ++j) {
+      Phase& phase = t.phases[j];
+      const bool last = j + 1 == t.phases.size();
+      set_flag(phase.loads.front(), [&](auto& x) { x.pop_next = j == 0 ? work_before_ : true; });
+      set_flag(phase.loads.back(), [](auto& x) { x.push_next = true; });
+      set_flag(phase.compute.front(), [](auto& x) { x.pop_prev = true; });
+      set_flag(phase.compute.back(), [&](auto& x) {
+        if (last)
+          x.push_next = true;
+        else
+          x.push_prev = true;
+      });
+    }
+    set_flag(t.stores.front(), [](auto& x) { x.pop_prev = true; });
+    set_flag(t.stores.back(), [](auto& x) { x.push_prev = true; });
+    for (Phase& phase : t.phases)
+      for (auto* list : {&phase.loads, &phase.compute})
+        if (auto s = emit_all(where, *list); !s.ok()) return s;
+    if (auto s = emit_all(where, t.stores); !s.ok()) return s;
+    // The barrier; with halo caching, the next tile's row copies are the barrier.
+    std::vector<isa::Instruction>* next_prelude =
+        i + 1 < tiles.size() && !tiles[i + 1].prelude.empty() ? &tiles[i + 1].prelude : nullptr;
+    if (next_prelude != nullptr) {
+      set_flag(next_prelude->front(), [](auto& x) { x.pop_next = true; });
+      set_flag(next_prelude->back(), [](auto& x) { x.push_prev = true; });
+      if (auto s = emit_all(where, *next_prelude); !s.ok()) return s;
+    } else if (auto s = emitter_.emit(barrier); !s.ok()) {
+      return fail(where + ": " + s.reason());
+    }
+    work_before_ = true;
+  }
+  return {};
+}
+
+Status Lowering::emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles) {
+  // Double buffering (docs/codegen.md): tile t uses copy t % 2 of every input and stored
+  // output. A tile is one phase (loads, compute), or one per Gemm reduction chunk; phase q
+  // of the group uses copy q % 2 of the weights. Program order loads(0), then per phase:
+  // loads(q+1), compute(q), and after a tile's last phase its stores, so the next phase's
+  // loads are queued before this phase's compute. Tokens:
+  //   load->compute   each phase's loads -> its compute;
+  //   compute->store  each tile's last compute -> its stores;
+  //   compute->load   compute(q) -> loads(q+2) (copy q % 2 of the inputs and weights is free
+  //                   again; a chunk's tile table, in copy t % 2, is read by then: tile t+2's
+  //                   first phase comes at least two phases after tile t's last);
+  //   store->compute  stores(t) -> tile t+2's first compute (copy t % 2 of the outputs is
+  //                   free again).
+  // Two compute nops at the end take the last stores' tokens; the second frees the next
+  // group's loads, as the serialised barrier does.
+  const size_t n = tiles.size();
+  std::vector<std::pair<size_t, size_t>> order;  // (tile, phase) of every phase, in order
+  for (size_t t = 0; t < n; ++t)
+    for (size_t j = 0; j < tiles[t].phases.size(); ++j) order.emplace_back(t, j);
+  const size_t phases = order.size();
+  for (size_t q = 0; q < phases; ++q) {
+    const auto [t, j] = order[q];
+    Phase& ph = tiles[t].phases[j];
+    const bool first = j == 0, last = j + 1 == tiles[t].phases.size();
+    set_flag(ph.loads.front(), [&](auto& x) { x.pop_next = q == 0 ? work_before_ : q >= 2; });
+    set_flag(ph.loads.back(), [](auto& x) { x.push_next = true; });
+    set_flag(ph.compute.front(), [&](auto& x) {
+      x.pop_prev = true;
+      x.pop_next = first && t >= 2;
+    });
+    set_flag(ph.compute.back(), [&](auto& x) {
+      x.push_next = last;
+      x.push_prev = q + 2 < phases;
+    });
+  }
+  for (size_t t = 0; t < n; ++t) {
+    set_flag(tiles[t].stores.front(), [](auto& x) { x.pop_prev = true; });
+    set_flag(tiles[t].stores.back(), [](auto& x) { x.push_prev = true; });
+  }
+  if (auto s = emit_all(where, tiles[0].phases.front().loads); !s.ok()) return s;
+  for (size_t q = 0; q < phases; ++q) {
+    const auto [t, j] = order[q];
+    if (q + 1 < phases) {
+      const auto [tn, jn] = order[q + 1];
+      if (auto s = emit_all(where, tiles[tn].phases[jn].loads); !s.ok()) return s;
+    }
+    if (auto s = emit_all(where, tiles[t].phases[j].compute); !s.ok()) return s;
+    if (j + 1 == tiles[t].phases.size())
+      if (auto s = emit_all(where, tiles[t].stores); !s.ok()) return s;
+  }
+  if (n >= 2) {
+    isa::Nop drain;
+    drain.engine = isa::Engine::kCompute;
+    drain.pop_next = true;
+    if (auto s = emitter_.emit(drain); !s.ok()) return fail(where + ": " + s.reason());
+  }
+  isa::Nop barrier;  // waits for a store, frees the next load
+  barrier.engine = isa::Engine::kCompute;
+  barrier.pop_next = true;
+  barrier.push_prev = true;
+  if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
+  work_before_ = true;
+  return {};
+}
+
+Status Lowering::place_prefetch(const std::string& where, size_t& before) {
+  if (prefetch_.empty()) return {};
+  if (prefetch_point_ < 0 || out_.groups.empty())
+    return fail(where + ": prefetched, but no group runs before it");
+  auto at = static_cast<size_t>(prefetch_point_);
+  for (auto& instruction : prefetch_) {
+    if (auto s = emitter_.insert(at++, std::move(instruction)); !s.ok())
+      return fail(where + ": " + s.reason());
+  }
+  const auto n = static_cast<std::int64_t>(prefetch_.size());
+  GroupCode& previous = out_.groups.back();
+  previous.end_instruction += n;
+  previous.prefetch_instructions += n;
+  for (auto i = static_cast<size_t>(prefetch_point_); i < at; ++i)
+    ++previous.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  before += prefetch_.size();
+  prefetch_.clear();
+  return {};
+}
+
+void Lowering::mark_prefetch_point(size_t before) {
+  prefetch_point_ = -1;
+  for (size_t i = emitter_.size(); i > before; --i) {
+    if (isa::engine_of(emitter_.program().instructions[i - 1]) == isa::Engine::kLoad) {
+      prefetch_point_ = static_cast<std::int64_t>(i);
+      return;
+    }
+  }
+}
+
+void Lowering::record_group(const sched::GroupSchedule& gs, size_t before,
+                            const CodeTraffic& traffic_before) {
+  GroupCode group;
+  for (int o : gs.ops) group.ops.push_back(net_.op(o).name);
+  group.tiles = gs.tiles();
+  for (size_t i = before; i < emitter_.size(); ++i)
+    ++group.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  group.first_instruction = static_cast<int64_t>(before);
+  group.end_instruction = static_cast<int64_t>(emitter_.size());
+  group.traffic.weights_read = out_.traffic.weights_read - traffic_before.weights_read;
+  group.traffic.activations_read = out_.traffic.activations_read - traffic_before.activations_read;
+  group.traffic.activations_written =
+      out_.traffic.activations_written - traffic_before.activations_written;
+  group.traffic.requant_table_read =
+      out_.traffic.requant_table_read - traffic_before.requant_table_read;
+  group.macs = gs.macs;
+  group.predicted_cycles = gs.cycles;
+  out_.groups.push_back(std::move(group));
+}
+
+}  // namespace tessel::codegen::detail

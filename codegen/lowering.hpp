@@ -1,0 +1,350 @@
+// The lowering of scheduled groups to ISA instructions and the DRAM image: the `Lowering` class
+// that codegen.cpp's compile() runs, shared by the files that implement it (docs/codegen.md).
+// Internal to codegen/: nothing outside this folder includes it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "codegen/codegen.hpp"
+#include "codegen/emitter.hpp"
+#include "compiler/ir/graph.hpp"
+#include "configs/hw_config.hpp"
+#include "isa/program.hpp"
+#include "scheduler/machine.hpp"
+#include "scheduler/shape.hpp"
+#include "support/int_ops.hpp"
+#include "support/result.hpp"
+
+namespace tessel::codegen::detail {
+
+using sched::Box;
+using std::int64_t;
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// Where an activation tile lives on chip: buffer offset, the box it holds, HWC strides.
+struct TileView {
+  int sp = 0;
+  int64_t offset = 0;
+  Box box;
+  int64_t pixel_elems = 0;  ///< x stride in elements
+  int64_t element_bytes = 1;
+  int64_t stride_y() const { return box.w.size() * pixel_elems; }
+  /// Byte address of element (y, x, c) in absolute tensor coordinates.
+  int64_t addr(int64_t y, int64_t x, int64_t c) const {
+    return offset + ((y - box.h.b) * stride_y() + (x - box.w.b) * pixel_elems + (c - box.c.b)) *
+                        element_bytes;
+  }
+};
+
+/// A one-operand vector `add` (a = b; the `vcfg` before it sets the map): the box of `rows x
+/// cols x channels` elements at (y, x, in_c) of `in` to (y, x, out_c) of `out`. Copies (halo
+/// rows, concat slices) and ReLU/Clip are this instruction.
+isa::Add unary_add(const TileView& in, const TileView& out, isa::Elem elem, int64_t y, int64_t x,
+                   int64_t in_c, int64_t out_c, int64_t rows, int64_t cols, int64_t channels);
+
+/// The largest value field `field` of opcode `opcode` takes, from the generated ISA table
+/// (isa/isa_table.yaml), so limits follow the table rather than literals here.
+int64_t field_max(std::string_view opcode, std::string_view field);
+
+/// Sets token flags on whichever instruction `instruction` holds.
+template <class F>
+void set_flag(isa::Instruction& instruction, F f) {
+  std::visit([&](auto& x) { f(x); }, instruction);
+}
+
+/// A Conv or Gemm as the matrix unit sees it. A Gemm is a 1x1 conv of one output pixel over
+/// its input as stored: the whole `C x H x W` input is one pixel of `K = C*H*W` channels in
+/// HWC order (the bytes of the NHWC tensor in DRAM), so reduction index `k = (y*W + x)*C + c`
+/// maps to ONNX's NCHW flatten index `c*H*W + y*W + x` (docs/codegen.md, "Gemm").
+struct MatrixOp {
+  const ir::Op* op = nullptr;            ///< the integer IR Conv or Gemm
+  int64_t co = 0, ci = 0;                ///< output channels, input channels (per group; Gemm: K)
+  int64_t kh = 1, kw = 1;                ///< kernel (Gemm: 1 x 1)
+  int64_t in_c = 1, in_h = 1, in_w = 1;  ///< Gemm: the stored input's shape (K = product)
+  bool depthwise = false;
+  bool gemm = false;
+  bool trans_b = false;
+  const ir::Tensor* weights = nullptr;
+  const ir::Tensor* bias = nullptr;  ///< nullptr without one
+  /// A conv over a space-to-depth input (sched::SpaceToDepthConv; channels 0: none): ci, kh
+  /// and kw are the rewritten conv's, `weights` the original's.
+  sched::SpaceToDepthConv s2d;
+  /// Weights as stored and loaded: co x ci x kh x kw (Gemm: K x N).
+  int64_t weight_count() const { return co * ci * kh * kw; }
+  /// Integer weight of output channel o, input channel i, kernel position (y, x).
+  std::int32_t weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
+    if (s2d.channels > 0) {  // channel (2a + b) C + k at (y, x): original k at (2y + a, 2x + b)
+      const int64_t parity = i / s2d.channels, k = i % s2d.channels;
+      const int64_t oy = 2 * y + parity / 2 - s2d.shift_h, ox = 2 * x + parity % 2 - s2d.shift_w;
+      if (oy < 0 || oy >= s2d.kernel_h || ox < 0 || ox >= s2d.kernel_w) return 0;
+      return weights->int_values[static_cast<size_t>(
+          ((o * s2d.channels + k) * s2d.kernel_h + oy) * s2d.kernel_w + ox)];
+    }
+    if (!gemm) return weights->int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
+    const int64_t pixel = i / in_c, c = i % in_c;                       // HWC order on chip
+    const int64_t k = (c * in_h + pixel / in_w) * in_w + pixel % in_w;  // NCHW flatten order
+    return weights->int_values[static_cast<size_t>(trans_b ? o * ci + k : k * co + o)];
+  }
+};
+
+/// Where one output-channel slice of a matrix op's packed weights, bias and requant table live
+/// on chip. A channel-tiled op has one slice per channel tile, each packed on its own (whole
+/// R x C blocks from the slice's first channel), so a tile's conv needs no column offset.
+struct SliceParams {
+  sched::Interval channels;
+  int64_t dram_weights = 0;  ///< DRAM offset of the slice's compact weights
+  int64_t w_addr = 0, bias_addr = 0, table_addr = 0;
+};
+
+/// A matrix op's on-chip parameters: the scratchpad and every slice.
+struct ConvParams {
+  int sp = 0;
+  bool has_bias = false;
+  std::vector<SliceParams> slices;
+  /// Double-buffered streamed weights: the second copy's byte distance from the first (0 when
+  /// the weights have one copy).
+  int64_t copy1_delta = 0;
+  /// Input blocks per reduction chunk (docs/codegen.md, "Gemm reduction chunks"): all of the
+  /// op's input blocks, unless a streamed Gemm's slice exceeds its weight buffer. Then each
+  /// slice's blocks go through the buffer one chunk at a time, accumulated in place.
+  int64_t chunk_blocks = 1;
+  int64_t chunks = 1;  ///< reduction chunks per slice
+};
+
+/// One load-then-compute step of a tile. A tile is one phase, or, with Gemm reduction chunks,
+/// one phase per chunk: chunk k's weights load once chunk k-1's conv has read the buffer.
+struct Phase {
+  std::vector<isa::Instruction> loads, compute;
+};
+
+class Lowering;
+
+/// Emits one op of a tile (a vector op): its instructions for the box `need` holds of its output,
+/// appended to `code`.
+using VectorEmit = Status (Lowering::*)(const sched::GroupSchedule& gs, const sched::Op& op,
+                                        const std::vector<Box>& need,
+                                        std::vector<isa::Instruction>& code);
+
+/// How the lowering emits an op kind (registered by kind in vector_ops.cpp's table, as policies
+/// are by name in scheduler/policy.cpp). A kind with no entry is not supported by codegen.
+struct OpEmitter {
+  sched::OpKind kind = sched::OpKind::Input;
+  /// A matrix op (Conv, Gemm): weight slices placed per group (place_conv), loaded per tile
+  /// (emit_conv_loads), its conv and requant steps emitted by emit_conv into the tile's phases.
+  bool matrix = false;
+  VectorEmit emit = nullptr;  ///< the others: emitted into the tile's last compute phase
+  /// Runs per output-channel slice in a weight sweep (after the slice's conv).
+  bool per_slice = false;
+};
+
+/// One tile of a tiled group: halo copies before it, its load/compute phases (one, or one per
+/// Gemm reduction chunk), its stores.
+struct TileCode {
+  std::vector<isa::Instruction> prelude;
+  std::vector<Phase> phases;
+  std::vector<isa::Instruction> stores;
+};
+
+/// How a tiled group runs (lower_group): streamed weights, halo caching, double buffering,
+/// and which inputs stay on chip from the first tile (GroupSchedule::keeps_inputs).
+struct GroupTiling {
+  bool streamed = false, cache = false, pipelined = false;
+  std::vector<char> kept;
+};
+
+class Lowering {
+ public:
+  Lowering(const ir::Graph& graph, const sched::ScheduledNet& scheduled, const HwConfig& config,
+           CompiledProgram& out)
+      : graph_(graph),
+        net_(scheduled.net),
+        schedule_(scheduled.schedule),
+        config_(config),
+        machine_(sched::machine_from_config(config)),
+        out_(out),
+        emitter_(config.queues.token_fifo_depth) {
+    rows_ = config.matrix.rows;
+    cols_ = config.matrix.cols;
+    act_bytes_ = config.matrix.input_bits / 8;
+    weight_bytes_ = config.matrix.weight_bits / 8;
+    act_elem_ = act_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
+    weight_elem_ = weight_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
+  }
+
+  Status run(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+
+ private:
+  Result<std::string> int_tensor(const std::string& sched_name) const;
+  /// Finds the host tail: the groups from the first Softmax group on, which must all be
+  /// Softmax-only (docs/codegen.md, "Host ops"). Sets host_from_.
+  Status find_host_groups();
+  /// Fills out_.host: the boundary tensors (regions planned) and the host graph.
+  Status plan_host();
+  Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+  /// Regions of the activations the program loads or stores; concat slices and views.
+  Status plan_activation_regions();
+  /// Compact weight, bias and requant-table regions of every matrix op.
+  Status plan_weight_regions();
+  Status write_input_values(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+  /// Weights in the block order the loads walk, biases, (M, r) tables.
+  Status write_weight_values();
+  /// The Conv or Gemm `op` with its integer weights; fails naming what is unsupported.
+  Result<MatrixOp> matrix_op(const sched::Op& op) const;
+  /// Output-channel slices of a matrix op: its group's channel tiles (1 when not tiled).
+  std::vector<sched::Interval> slices_of(int op_index) const;
+  /// Input blocks per reduction chunk of matrix op `op` in group `gs` (ConvParams::chunk_blocks).
+  int64_t chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
+                          const MatrixOp& m) const;
+  Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  Status lower_group(size_t index, const sched::GroupSchedule& gs);
+  /// The op emitter of `kind`, or nullptr when codegen does not support it.
+  static const OpEmitter* emitter_for(sched::OpKind kind);
+  /// Checks every op of a tiled group has an emitter and places its matrix ops' weights.
+  Status place_group_ops(const std::string& where, const sched::GroupSchedule& gs);
+  /// The tile's requested box of every stored output (the scheduler's tiling rule).
+  std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
+  /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
+  std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
+  /// Appends tile `tile`'s loads, phases and stores to `tiles`.
+  Status lower_tile(const std::string& where, const sched::GroupSchedule& gs,
+                    const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
+                    std::vector<TileCode>& tiles);
+  /// Halo caching: trims `need` to the fresh rows and appends the copies that move the rows a
+  /// tile shares with the previous one (`previous`, updated) to the top of their buffers.
+  void halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
+                   std::vector<Box>& previous, std::vector<Box>& need,
+                   std::vector<isa::Instruction>& prelude) const;
+  /// The serialised tile protocol: token flags and program order, a barrier after each tile.
+  Status emit_serialised(const std::string& where, std::vector<TileCode>& tiles);
+  /// The double-buffered tile protocol (docs/codegen.md).
+  Status emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles);
+  Status emit_all(const std::string& where, std::vector<isa::Instruction>& list);
+  /// A weight sweep (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"): one tile;
+  /// each conv's slices in turn through the ping-pong pair `w:sweep`/`w:sweep#1`, the block's
+  /// elementwise ops per slice, stores at the end.
+  Status lower_sweep_group(size_t index, const sched::GroupSchedule& gs);
+  /// Checks a sweep's ops (a conv first; then convs, per-slice or whole ops) and places its convs.
+  Status place_sweep_ops(const std::string& where, const sched::GroupSchedule& gs);
+  /// The sweep's phases (one per conv slice; whole ops at the end of the phase before them) and
+  /// per tensor made in the group the phase that completes it.
+  Status sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
+                      const std::vector<Box>& whole, std::vector<Phase>& phases,
+                      std::map<int, size_t>& ready_phase);
+  /// The sweep's token flags and program order (docs/codegen.md, "Weight sweeps").
+  Status emit_sweep(const std::string& where, std::vector<Phase>& phases,
+                    std::vector<std::vector<isa::Instruction>>& stores);
+  /// Slice addresses of a sweep conv: every slice at the pair's first copy (copy1_delta to the
+  /// second).
+  Status place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  /// Appends the per-group figures (instruction counts, bytes moved) of the instructions
+  /// emitted since `before` / `traffic_before`.
+  void record_group(const sched::GroupSchedule& gs, size_t before,
+                    const CodeTraffic& traffic_before);
+  Result<TileView> view_of(const sched::GroupSchedule& gs, int tensor, const Box& box) const;
+  /// Loads of `op`'s weights, bias and requant table: slice `slice`, or all slices when -1.
+  /// With reduction chunks, reduction chunk `chunk` of the slice's blocks only, and the bias and
+  /// table with chunk 0.
+  Status emit_conv_loads(const sched::Op& op, int slice, std::vector<isa::Instruction>& loads,
+                         int64_t chunk = 0);
+  /// The conv and requant instructions of `op`, appended to the tile's last phase; each further
+  /// reduction chunk opens a phase (its weight loads, then its conv).
+  Status emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                   const std::vector<Box>& need, std::vector<Phase>& phases);
+  /// The requant of conv `c`'s accumulator rows into `out` at (y, x): `rows` x `cols` pixels of
+  /// the slice's channels, with the slice's (M, r) table in scratchpad `param_sp`.
+  isa::Requant requant_of(const isa::Conv& c, const TileView& out, const SliceParams& slice,
+                          int param_sp, int64_t y, int64_t x, int64_t rows, int64_t cols) const;
+  Status emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& op,
+                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// The integer clamp of the Relu or Clip op `ir_op` ([0, qmax] or clip_bounds).
+  intops::ClampRange activation_clamp(const ir::Op& ir_op) const;
+  /// `cfg`'s clamp composed with the activation folded into `op` (sched::Op::activation;
+  /// docs/scheduler.md "Activation folding"), if any: the output is the activation's.
+  Status fold_activation(const sched::Op& op, isa::Vcfg& cfg) const;
+  Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
+                  std::vector<isa::Instruction>& code);
+  Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
+                   const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// A Concat inside a group: one exact copy per input into its channels of the output buffer.
+  Status emit_concat(const sched::GroupSchedule& gs, const sched::Op& op,
+                     const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// The DRAM region holding scheduler tensor `name` (a Reshape's output is its input's).
+  const DramRegion* region_of(const std::string& name) const;
+  /// Where tensor `tensor`'s NHWC data lies in DRAM: in its own region, or (an aliased Concat's
+  /// input, docs/codegen.md "Concat") in a channel slice of the concat output's region.
+  struct DramPlace {
+    const DramRegion* region = nullptr;
+    int64_t channel_offset = 0;  ///< of the tensor's channel 0 within each stored pixel
+    int64_t pixel_channels = 0;  ///< channels per stored pixel (the DMA's x stride)
+  };
+  DramPlace place_of(int tensor) const;
+  /// The tensor whose region holds `tensor` (itself unless it is a concat slice) and the
+  /// channel offset there.
+  std::pair<int, int64_t> root_of(int tensor) const;
+  /// A DMA of `box` of `tensor` between DRAM and `view`: addresses and strides of both sides.
+  template <class Dma>
+  void set_dma_box(Dma& dma, int tensor, const Box& box, const TileView& view) const;
+  /// The loads of `box` of activation tensor `tensor` into `view`: one, or for a space-to-depth
+  /// input (sched::Tensor::space_to_depth) one per row parity, each row of stored pixels one
+  /// DRAM run (docs/codegen.md, "Space-to-depth stem").
+  Status append_activation_loads(std::vector<isa::Instruction>& loads, int tensor, const Box& box,
+                                 const TileView& view) const;
+  /// The STORE of `box` of a group output `tensor` from `view` (network output bytes when its
+  /// region is the network output's), counted in the program's written activation bytes.
+  isa::Store store_of(int tensor, const Box& box, const TileView& view);
+  void write_bytes(int64_t offset, int64_t value, int bytes);
+  /// Writes weights (o0 + c, i, y, x) for c < count, each weight_bytes_ little-endian, from `at`:
+  /// one row r of a weight block.
+  void write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
+                        int64_t y, int64_t x);
+
+  const ir::Graph& graph_;
+  const sched::Net& net_;
+  const sched::Schedule& schedule_;
+  const HwConfig& config_;
+  sched::Machine machine_;
+  CompiledProgram& out_;
+  Emitter emitter_;
+  int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;
+  isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
+  std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group
+  std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
+  // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).
+  std::map<int, std::pair<int, int64_t>> slice_of_;
+  size_t host_from_ = 0;                     // groups [host_from_, end) run on the host
+  std::map<std::string, int> tensor_index_;  // scheduler tensor name -> index
+  std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles
+  std::map<int, int64_t> extra_top_;         // per scratchpad: codegen-owned bytes above the peak
+  bool work_before_ = false;                 // a tile has been emitted (the next one waits on it)
+  // Cross-group weight prefetch (GroupSchedule::prefetched): the group's first weight loads,
+  // taken out of its first tile and inserted after the previous group's last load, at
+  // prefetch_point_ (-1: no group emitted yet).
+  std::vector<isa::Instruction> prefetch_;
+  std::int64_t prefetch_point_ = -1;
+  Status place_prefetch(const std::string& where, size_t& before);
+  void mark_prefetch_point(size_t before);
+  int copy_ = 0;         // the ping-pong copy the current tile uses (double buffering)
+  int weight_copy_ = 0;  // the copy of streamed weight slices the current tile uses
+  // A double-buffered Gemm with reduction chunks ping-pongs every chunk (docs/codegen.md "Gemm
+  // reduction chunks"): `weight_copy_` is then the copy of the tile's first chunk, chunk k
+  // lands in copy (weight_copy_ + k) % 2, and the bias vector and table stay in copy
+  // `table_copy_` (the tile's parity). -1: no chunk ping-pong (the table goes with the blocks).
+  int table_copy_ = -1;
+  bool chunk_pingpong_ = false;
+  std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
+  static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
+    for (const auto& b : gs.buffers)
+      if (b.tensor == tensor && b.copy == copy) return true;
+    return false;
+  }
+};
+
+}  // namespace tessel::codegen::detail
