@@ -2,6 +2,7 @@
 #include "support/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,27 @@ class Fd {
  private:
   int fd_;
 };
+
+/// Removes `PREFIX<pid>-<n>` files in `folder` left by writers that were killed (their pid is
+/// no live process): the temporaries of one target, after that target was written again. A
+/// live writer's temporary (this process's included) is kept; so is anything else.
+void remove_stale_temporaries(const fs::path& folder, const std::string& prefix) {
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || dash + 1 == rest.size()) continue;
+    if (rest.find_first_not_of("0123456789-") != std::string::npos) continue;
+    if (rest.find('-', dash + 1) != std::string::npos || dash > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code ignored;
+    if (it->is_regular_file(ignored)) fs::remove(it->path(), ignored);
+  }
+}
 
 // The reason carries the message only; callers put the file into their diagnostic.
 Failure refuse(const std::string& /*path*/, const std::string& message) {
@@ -190,15 +212,25 @@ void write_file(const std::string& path, std::string_view content,
   }
   const fs::path parent =
       fs::path(target).parent_path().empty() ? fs::path(".") : fs::path(target).parent_path();
+  const std::string prefix = "." + fs::path(target).filename().string() + ".tmp-";
+  // The bytes go first to an unnamed file (O_TMPFILE): a kill while writing leaves nothing.
+  // Only once complete is it linked under a temporary name and renamed over the target, so a
+  // kill can leave a temporary only in the instant between those two calls. File systems
+  // without O_TMPFILE get a named temporary from the start.
+  static std::atomic<unsigned> counter{0};
+  auto temporary_name = [&] {
+    return (parent / (prefix + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+        .string();
+  };
+  std::string temporary;
+  // Linking an unnamed file needs /proc (linkat of /proc/self/fd/N).
+  static const bool have_proc = ::access("/proc/self/fd", X_OK) == 0;
+  int raw = have_proc ? ::open(parent.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666) : -1;
+  const bool unnamed = raw >= 0;
   // O_EXCL with mode 0666 so the umask applies as for any new file; a counter and the pid
   // keep concurrent writers (threads of a sweep, parallel processes) apart.
-  static std::atomic<unsigned> counter{0};
-  std::string temporary;
-  int raw = -1;
   for (int attempt = 0; attempt < 100 && raw < 0; ++attempt) {
-    temporary = (parent / ("." + fs::path(target).filename().string() + ".tmp-" +
-                           std::to_string(::getpid()) + "-" + std::to_string(counter++)))
-                    .string();
+    temporary = temporary_name();
     raw = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (raw < 0 && errno != EEXIST) break;
   }
@@ -212,14 +244,28 @@ void write_file(const std::string& path, std::string_view content,
     write_all(fd.get(), content.data(), content.size(), path);
     if (::fsync(fd.get()) != 0)
       throw_input_error({path, 0, 0}, "", "cannot flush: " + errno_text(errno));
+    if (unnamed) {
+      const std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
+      for (int attempt = 0; attempt < 100; ++attempt) {
+        temporary = temporary_name();
+        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, temporary.c_str(), AT_SYMLINK_FOLLOW) == 0)
+          break;
+        if (errno != EEXIST)
+          throw_input_error({path, 0, 0}, "", "cannot link the new file: " + errno_text(errno));
+        temporary.clear();
+      }
+      if (temporary.empty())
+        throw_input_error({path, 0, 0}, "", "cannot link the new file: no free temporary name");
+    }
     if (::close(fd.release()) != 0)
       throw_input_error({path, 0, 0}, "", "cannot close: " + errno_text(errno));
     if (::rename(temporary.c_str(), target.c_str()) != 0)
       throw_input_error({path, 0, 0}, "", "cannot replace the file: " + errno_text(errno));
   } catch (...) {
-    ::unlink(temporary.c_str());
+    if (!temporary.empty()) ::unlink(temporary.c_str());
     throw;
   }
+  remove_stale_temporaries(parent, prefix);
 }
 
 void write_file(const std::string& path, std::span<const std::uint8_t> content,

@@ -108,6 +108,7 @@ Importer::Window Importer::read_window(const Ints& kernel_from_weight, bool allo
   for (std::int64_t k : window.kernel) {
     if (k <= 0) fail_node("kernel_shape " + ints_string(window.kernel) + " must be positive");
   }
+  check_window_values("kernel_shape", window.kernel);
   window.strides = attr_ints("strides").value_or(Ints{1, 1});
   window.dilations = allow_dilation ? attr_ints("dilations").value_or(Ints{1, 1}) : Ints{1, 1};
   std::optional<Ints> pads = attr_ints("pads");
@@ -122,11 +123,14 @@ Importer::Window Importer::read_window(const Ints& kernel_from_weight, bool allo
   for (std::int64_t d : window.dilations) {
     if (d <= 0) fail_node("dilations " + ints_string(window.dilations) + " must be positive");
   }
+  check_window_values("strides", window.strides);
+  check_window_values("dilations", window.dilations);
   if (pads) {
     if (pads->size() != 4) fail_node("pads " + ints_string(*pads) + " must have 4 values");
     for (std::int64_t p : *pads) {
       if (p < 0) fail_node("pads " + ints_string(*pads) + " must not be negative");
     }
+    check_window_values("pads", *pads);
   }
   const std::string auto_pad = attr_string("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") {
@@ -209,6 +213,19 @@ void Importer::convert_pool(bool is_max) {
     fail_node("ceil_mode " + std::to_string(ceil_mode) + " must be 0 or 1");
   }
   Window window = read_window({}, is_max);
+  // A pad as large as the kernel makes a window that lies wholly in the padding: an average of
+  // no elements (NaN with count_include_pad=0) or a max of none (-inf). onnxruntime refuses it
+  // too ("Pad should be smaller than kernel").
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    for (const std::size_t side : {axis, axis + 2}) {
+      if (window.pads[side] >= window.kernel[axis]) {
+        fail_node("pads " + ints_string(window.pads) + ": pad " +
+                  std::to_string(window.pads[side]) + " on axis " + std::to_string(axis + 2) +
+                  " is not smaller than kernel_shape " + ints_string(window.kernel) +
+                  " (a window would lie wholly in the padding)");
+      }
+    }
+  }
   if (is_max) {
     emit(ir::OpKind::MaxPool, {x},
          {{"kernel", window.kernel},
@@ -353,6 +370,7 @@ void Importer::convert_pad() {
   for (std::int64_t p : pads) {
     if (p < 0) fail_node("pads " + ints_string(pads) + " must not be negative (no cropping)");
   }
+  check_window_values("pads", pads);
   double value = static_cast<double>(attr_float("value", 0.0F));
   if (has_input(2)) {
     const ConstantData data = constant_input(2, "constant_value");

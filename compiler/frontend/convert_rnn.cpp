@@ -100,9 +100,18 @@ Importer::Recurrence Importer::read_recurrence(std::int64_t gates, const std::st
   rec.seq = seq_major[0];
   rec.batch = seq_major[1];
   rec.input = seq_major[2];
+  // Each step becomes a dozen IR ops: the unrolled graph is bounded before it is built.
+  if (rec.seq > kMaxRecurrentSteps) {
+    fail_node("sequence length " + std::to_string(rec.seq) + " is over the limit of " +
+              std::to_string(kMaxRecurrentSteps) + " unrolled steps");
+  }
   rec.w = constant_input(1, "W");
   rec.r = constant_input(2, "R");
   const std::int64_t hidden = attr_int("hidden_size", rec.r.dims.size() == 3 ? rec.r.dims[2] : 0);
+  if (hidden <= 0 || hidden > kMaxHiddenSize) {
+    fail_node("hidden_size " + std::to_string(hidden) + " is outside [1, " +
+              std::to_string(kMaxHiddenSize) + "]");
+  }
   rec.hidden = hidden;
   const Ints w_dims{rec.directions, gates * hidden, rec.input};
   const Ints r_dims{rec.directions, gates * hidden, hidden};

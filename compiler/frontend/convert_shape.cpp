@@ -7,13 +7,8 @@
 #include "compiler/frontend/importer.hpp"
 
 namespace tessel::frontend::detail {
-namespace {
-
-/// The most elements a shape given by the model may describe (2^40: far beyond any real model,
-/// far below int64 overflow in the IR's arithmetic).
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-
-}  // namespace
+/// The most elements a shape given by the model may describe: the import limit of any tensor.
+constexpr std::int64_t kMaxElements = kMaxTensorElements;
 
 Ints Importer::axes_operand(int slot, std::string_view attr_name, std::int64_t input_from_opset) {
   if (opset_ >= input_from_opset) {

@@ -22,6 +22,19 @@ std::string attribute_type_name(onnx::AttributeProto_AttributeType type) {
   return onnx::AttributeProto_AttributeType_Name(type);
 }
 
+/// "has N elements" past kMaxTensorElements (the product checked step by step, never wrapping).
+std::optional<std::string> over_element_limit(const ir::Shape& shape) {
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (d > 0 && count > kMaxTensorElements / d) {
+      return "shape " + ir::shape_string(shape) + " has more than " +
+             std::to_string(kMaxTensorElements) + " elements (4 GiB of float32, the import limit)";
+    }
+    if (d > 0) count *= d;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string in_quotes(std::string_view text) {
@@ -55,6 +68,10 @@ ir::Graph Importer::run(const onnx::ModelProto& model, std::string graph_name) {
     fail("model", "has no graph (field 7); is this an ONNX model?");
   }
   graph_proto_ = &model.graph();
+  if (graph_proto_->node_size() > kMaxNodes) {
+    fail("graph", "has " + std::to_string(graph_proto_->node_size()) +
+                      " nodes, over the limit of " + std::to_string(kMaxNodes));
+  }
   graph_ = ir::Graph(std::move(graph_name));
   read_opset(model);
   if (graph_proto_->sparse_initializer_size() > 0) {
@@ -168,6 +185,7 @@ void Importer::add_graph_inputs() {
       }
     }
     if (shape.empty()) fail(where, "is a scalar; the IR has no rank-0 tensors");
+    if (auto over = over_element_limit(shape)) fail(where, *over);
     auto added_input = graph_.add_input(input.name(), shape, ir::DType::f32);
     if (!added_input) fail(where, added_input.reason());
     values_[input.name()] = Value{input.name(), nullptr, {}, where};
@@ -523,8 +541,24 @@ std::string Importer::op_name(const std::string& base) {
   return name;
 }
 
+void Importer::check_op_budget() const {
+  if (static_cast<std::int64_t>(graph_.num_ops()) >= kMaxImportedOps) {
+    fail_node("the imported graph reaches " + std::to_string(kMaxImportedOps) +
+              " IR ops, the import limit");
+  }
+}
+
+void Importer::check_result_size(ir::OpId id) const {
+  for (const std::string& out : graph_.op(id).outputs) {
+    if (auto over = over_element_limit(shape_of(out))) {
+      fail_node("result " + in_quotes(out) + ": " + *over);
+    }
+  }
+}
+
 void Importer::emit_multi(ir::OpKind kind, std::vector<std::string> inputs, ir::Attrs attrs,
                           const std::vector<std::string>& outputs) {
+  check_op_budget();
   ir::Op op;
   op.name = op_name(node().name().empty() ? outputs.at(0) : node().name());
   op.kind = kind;
@@ -542,6 +576,7 @@ void Importer::emit_multi(ir::OpKind kind, std::vector<std::string> inputs, ir::
     }
     fail_node(reason);
   }
+  check_result_size(id.value());
   for (const std::string& out : outputs) values_[out] = Value{out, nullptr, {}, node_where(node_)};
 }
 
@@ -552,6 +587,7 @@ void Importer::emit(ir::OpKind kind, std::vector<std::string> inputs, ir::Attrs 
 
 std::string Importer::emit_temp(ir::OpKind kind, std::vector<std::string> inputs, ir::Attrs attrs,
                                 const std::string& base) {
+  check_op_budget();
   const std::string name = fresh_tensor_name(base);
   ir::Op op;
   op.name = op_name(name);
@@ -562,7 +598,17 @@ std::string Importer::emit_temp(ir::OpKind kind, std::vector<std::string> inputs
   auto id = graph_.add_op(std::move(op));
   if (!id) fail_node(id.reason());
   if (auto status = ir::infer_shapes(graph_, id.value()); !status) fail_node(status.reason());
+  check_result_size(id.value());
   return name;
+}
+
+void Importer::check_window_values(std::string_view what, const Ints& values) const {
+  for (std::int64_t v : values) {
+    if (v > kMaxWindowValue) {
+      fail_node(std::string(what) + " " + ints_string(values) + ": " + std::to_string(v) +
+                " is over the limit of " + std::to_string(kMaxWindowValue));
+    }
+  }
 }
 
 std::int64_t Importer::normalize_axis(std::int64_t axis, std::size_t rank,

@@ -112,8 +112,14 @@ class Importer {
   void emit_multi(ir::OpKind kind, std::vector<std::string> inputs, ir::Attrs attrs,
                   const std::vector<std::string>& onnx_outputs);
   std::string op_name(const std::string& base);
+  /// Fails when the IR graph already holds kMaxImportedOps ops (before adding one more).
+  void check_op_budget() const;
+  /// Fails when a result of op `id` has more than kMaxTensorElements elements.
+  void check_result_size(ir::OpId id) const;
   static const std::map<std::string, Converter, std::less<>>& converter_table();
   std::string fresh_tensor_name(const std::string& base) const;
+  /// Fails when an entry of the window attribute `what` passes kMaxWindowValue.
+  void check_window_values(std::string_view what, const Ints& values) const;
   std::int64_t normalize_axis(std::int64_t axis, std::size_t rank, std::string_view attr) const;
 
   // --- converters: convert_cnn.cpp ---------------------------------------------------------

@@ -4,49 +4,19 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "compiler/frontend/importer.hpp"
 #include "compiler/frontend/protobuf_wire.hpp"
 #include "support/diagnostic.hpp"
+#include "support/files.hpp"
 
 namespace tessel::frontend {
 namespace {
 
 using detail::in_quotes;
-
-/// Reads a whole file; throws InputError naming it when it cannot.
-std::string read_file(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    throw_input_error(SourceLocation{path, 0, 0}, "", "cannot open: no such file");
-  }
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw_input_error(SourceLocation{path, 0, 0}, "", "cannot open: not a regular file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw_input_error(SourceLocation{path, 0, 0}, "",
-                      std::string("cannot open: ") + std::strerror(errno));
-  }
-  std::string content(static_cast<std::size_t>(std::filesystem::file_size(path, error)), '\0');
-  if (error) throw_input_error(SourceLocation{path, 0, 0}, "", "cannot read: " + error.message());
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  if (static_cast<std::size_t>(in.gcount()) != content.size()) {
-    throw_input_error(SourceLocation{path, 0, 0}, "",
-                      "read error after " + std::to_string(in.gcount()) + " bytes");
-  }
-  return content;
-}
-
-}  // namespace
-
-namespace {
 
 /// Parses `bytes` as an onnx.ModelProto; InputError (byte offset when known) otherwise.
 std::unique_ptr<onnx::ModelProto> parse_model(std::string_view bytes,
@@ -93,7 +63,8 @@ ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options)
   std::unique_ptr<onnx::ModelProto> model;
   {
     // The file's bytes go before the IR's copies of the weights arrive (VGG-19: 575 MB).
-    const std::string bytes = read_file(path);
+    // Regular files only, at most protobuf's 2 GiB (a FIFO or /dev/zero is refused unread).
+    const std::string bytes = files::read_file(path, kMaxModelBytes);
     model = parse_model(bytes, path);
   }
   return import_model(*model, path, options);

@@ -1,6 +1,7 @@
 // ONNX import: reads an .onnx model (opsets 11-20) into the graph IR, with located errors.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -10,6 +11,24 @@
 #include "support/result.hpp"
 
 namespace tessel::frontend {
+
+/// Import limits (docs/onnx-import.md "Limits"): a model past one is refused with a located
+/// error before anything is allocated for it, so that a hostile file cannot make a later stage
+/// wrap its arithmetic or exhaust memory (issue 41).
+/// The largest model file: protobuf's message limit (2 GiB - 1).
+inline constexpr std::uint64_t kMaxModelBytes = (std::uint64_t{1} << 31) - 1;
+/// Elements of any one tensor (graph input, op result, Reshape/Expand/Resize target): 2^30, or
+/// 4 GiB of float32, the limit of .npy inputs and DRAM images (support/files.hpp).
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 30;
+/// Each kernel, stride, dilation and pad of a window, and each Pad amount: 2^30, so that the
+/// IR's output-size arithmetic stays far from int64 overflow.
+inline constexpr std::int64_t kMaxWindowValue = std::int64_t{1} << 30;
+/// Nodes in the graph, and ops in the imported IR graph (LSTM/GRU unroll into many).
+inline constexpr std::int64_t kMaxNodes = 2'000'000;
+inline constexpr std::int64_t kMaxImportedOps = 2'000'000;
+/// Time steps an LSTM or GRU is unrolled over, and its hidden size.
+inline constexpr std::int64_t kMaxRecurrentSteps = 16'384;
+inline constexpr std::int64_t kMaxHiddenSize = 65'536;
 
 /// How a model is imported.
 struct OnnxImportOptions {

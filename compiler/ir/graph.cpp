@@ -85,6 +85,12 @@ Result<OpId> Graph::add_op(Op op) {
   if (!attrs) return fail(where + ": " + attrs.reason());
   op.attrs = std::move(attrs).value();
 
+  // An op can read a tensor only once it exists, so only an output that existed before this
+  // call (declared, or left by a removed producer) can have readers added earlier. Checking
+  // that keeps building a graph in order linear (issue 41: a 100,000-op chain).
+  const bool outputs_existed =
+      std::any_of(op.outputs.begin(), op.outputs.end(),
+                  [&](const std::string& output) { return has_tensor(output); });
   for (const std::string& output : op.outputs) {
     if (!has_tensor(output)) {
       Tensor tensor;
@@ -97,7 +103,7 @@ Result<OpId> Graph::add_op(Op op) {
   for (const std::string& output : graph_[id].outputs) producer_.emplace(output, id);
   connect_inputs(id);
   // Ops added earlier may read this op's outputs (graphs are built in any order).
-  for (OpId other = 0; other < id; ++other) {
+  for (OpId other = 0; outputs_existed && other < id; ++other) {
     const Op& reader = graph_[other];
     for (std::size_t slot = 0; slot < reader.inputs.size(); ++slot) {
       if (producer_.count(reader.inputs[slot]) && producer_.at(reader.inputs[slot]) == id) {

@@ -6,7 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "hw/fpga/scripts.hpp"
+#include "support/diagnostic.hpp"
+#include "support/files.hpp"
 #include "support/version.hpp"
 
 namespace tessel::fpga {
@@ -21,16 +25,33 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-/// Writes `text` to OUT/relative and records it.
+/// Writes `text` to OUT/relative atomically (support/files.hpp: the file is its old self or
+/// wholly new, never cut) and records it.
 Status write_file(const fs::path& out, const std::string& relative, std::string_view text,
                   std::vector<std::string>& files) {
   const fs::path path = out / relative;
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(text.data(), static_cast<std::streamsize>(text.size()));
-  file.close();
-  if (!file) return fail(path.string() + ": cannot write");
+  try {
+    files::write_file(path.string(), text);
+  } catch (const InputError& error) {
+    return fail(error.what());
+  }
   files.push_back(relative);
   return {};
+}
+
+/// OUT/fpga.json, the completion marker of the flow's inputs: every file written so far with
+/// its size and FNV-1a hash (the manifest format of compile.json's "files").
+std::string marker_json(const fs::path& out, const std::vector<std::string>& written,
+                        const HwConfig& config, const FpgaTarget& target) {
+  nlohmann::ordered_json listed = nlohmann::ordered_json::object();
+  for (const std::string& relative : written) {
+    const std::string text = read_text(out / relative);
+    listed[relative] = {{"bytes", text.size()}, {"fnv1a64", files::content_hash(text)}};
+  }
+  nlohmann::ordered_json marker = {{"tool", "tessel fpga"}, {"tool_version", version()},
+                                   {"config", config.name}, {"config_hash", content_hash(config)},
+                                   {"part", target.part},   {"files", listed}};
+  return marker.dump(2) + "\n";
 }
 
 std::string seconds_text(std::chrono::milliseconds timeout) {
@@ -53,7 +74,13 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
   std::error_code error;
   fs::create_directories(out / "rtl", error);
   if (error) return fail(out_dir + ": cannot create: " + error.message());
-  fs::remove(out / "resources.json", error);
+  // A run that stops (a failure, a kill) must leave nothing that looks complete: the markers go
+  // first, and so does the program, which is written last, so `tessel sim OUT` finds no
+  // program in a folder whose other inputs are half new and half old.
+  for (const char* stale : {kMarkerFile, "resources.json", "program.bin", "program.tasm"}) {
+    fs::remove(out / stale, error);
+    if (error) return fail((out / stale).string() + ": cannot remove: " + error.message());
+  }
 
   // Sources, copied or generated into OUT/rtl/.
   SynthesisInputs inputs;
@@ -133,8 +160,6 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
   const std::string config_yaml = to_yaml(config);
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string_view>>{
            {kProgramMem, program_mem.value()},
-           {"program.bin", std::string_view(reinterpret_cast<const char*>(bin.data()), bin.size())},
-           {"program.tasm", test.tasm},
            {kDramMem, dram_mem.value()},
            {"dram.bin",
             std::string_view(reinterpret_cast<const char*>(test.dram.data()), test.dram.size())},
@@ -170,6 +195,22 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
       return written.failure();
     }
   }
+  // The program (the text first: a folder with program.bin is complete but for the marker).
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string_view>>{
+           {"program.tasm", test.tasm},
+           {"program.bin",
+            std::string_view(reinterpret_cast<const char*>(bin.data()), bin.size())}}) {
+    if (auto written = write_file(out, name, text, result.files); !written) {
+      return written.failure();
+    }
+  }
+  std::vector<std::string> ignored;
+  if (auto written = write_file(out, kMarkerFile,
+                                marker_json(out, result.files, config, result.target), ignored);
+      !written) {
+    return written.failure();
+  }
+  result.files.push_back(kMarkerFile);
   if (!options.synthesize) return result;
 
   // Yosys, bounded.

@@ -52,6 +52,9 @@ struct FlowDesign {
 inline constexpr const char* kProgramMem = "program.mem";
 inline constexpr const char* kDramMem = "dram.mem";
 inline constexpr const char* kExpectedMem = "expected.mem";
+/// The flow inputs' completion marker, written last (before Yosys runs): every input file
+/// with its size and FNV-1a hash. A folder without it was interrupted (docs/fpga.md).
+inline constexpr const char* kMarkerFile = "fpga.json";
 
 /// How `tessel fpga` runs.
 struct FlowOptions {
@@ -70,19 +73,22 @@ struct FlowResult {
 
 /// Writes into `out_dir` (created when missing):
 ///   rtl/<name> for every design source (copies, so OUT is self-contained), filelist.f (the
-///   sources, OUT-relative, in read order), program.mem / program.bin / program.tasm,
-///   dram.mem / dram.bin, expected.mem (the test's output words, dram_word_bytes wide),
-///   hw.yaml (so `tessel sim OUT` runs the same test), the design's data_files,
-///   tessel_fpga.xdc, vivado.tcl, synth.ys (reading the yosys_stand_ins, also in rtl/, in
-///   place of the sources they replace);
+///   sources, OUT-relative, in read order), program.mem, dram.mem / dram.bin, expected.mem
+///   (the test's output words, dram_word_bytes wide), hw.yaml (so `tessel sim OUT` runs the
+///   same test), the design's data_files, tessel_fpga.xdc, vivado.tcl, synth.ys (reading the
+///   yosys_stand_ins, also in rtl/, in place of the sources they replace), program.tasm /
+///   program.bin, and fpga.json (the marker: every file above with its size and hash);
 /// then, unless options.synthesize is false, runs Yosys on synth.ys within options.timeout and
 /// writes yosys.log, netlist.json, netlist.edif, yosys_stat.json and resources.json.
 /// Fails with a complete message: a bad part, a source that cannot be read, Yosys not found,
 /// Yosys failing ("yosys failed (exit 1): hw/rtl/x.sv:12: ERROR: syntax error, ...; log:
 /// OUT/yosys.log", the error's file named by its original path) or running past the timeout
 /// ("yosys killed after 5 s (--timeout-s 5); log: OUT/yosys.log"), a stand-in that replaces no
-/// source, or a black box missing from the netlist. A stale resources.json is
-/// removed first, so a failed run never leaves figures of an earlier one.
+/// source, or a black box missing from the netlist. Every file is written atomically (never
+/// cut short). fpga.json (kMarkerFile), resources.json, program.bin and program.tasm are
+/// removed first; the program is written after every other input and fpga.json after it, so
+/// a failed or killed run never leaves figures of an earlier one, nor a folder that
+/// `tessel sim OUT` runs with a program beside half-old inputs (it finds no program).
 Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
                             const TestProgram& test, const FlowOptions& options,
                             const std::string& out_dir);

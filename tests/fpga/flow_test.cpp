@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
 #include "hw/fpga/flow.hpp"
@@ -107,11 +110,11 @@ TEST_F(FpgaFlow, no_synth_writes_every_input_and_no_yosys_output) {
   auto result =
       run_flow(config, smoke_design(), make_test_program(config).value(), options, dir_.string());
   ASSERT_TRUE(result.ok()) << result.reason();
-  EXPECT_EQ(
-      result.value().files,
-      (std::vector<std::string>{"rtl/smoke_top.sv", "filelist.f", "program.mem", "program.bin",
-                                "program.tasm", "dram.mem", "dram.bin", "expected.mem", "hw.yaml",
-                                "smoke_rom.mem", "tessel_fpga.xdc", "vivado.tcl", "synth.ys"}));
+  EXPECT_EQ(result.value().files,
+            (std::vector<std::string>{"rtl/smoke_top.sv", "filelist.f", "program.mem", "dram.mem",
+                                      "dram.bin", "expected.mem", "hw.yaml", "smoke_rom.mem",
+                                      "tessel_fpga.xdc", "vivado.tcl", "synth.ys", "program.tasm",
+                                      "program.bin", "fpga.json"}));
   EXPECT_FALSE(result.value().resources.has_value());
   EXPECT_FALSE(fs::exists(dir_ / "resources.json"));
   EXPECT_EQ(read(dir_ / "filelist.f"), "rtl/smoke_top.sv\n");
@@ -127,6 +130,61 @@ TEST_F(FpgaFlow, no_synth_writes_every_input_and_no_yosys_output) {
   EXPECT_EQ(expected.size(), 16u * 17u);
   EXPECT_EQ(expected.substr(8, 8), "00000026");  // output[0] = 38 in the low half
   EXPECT_EQ(read(dir_ / "hw.yaml"), to_yaml(config));
+}
+
+/// FNV-1a 64-bit, written out here as the oracle of the marker's hashes.
+std::string fnv1a64(const std::string& bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ULL;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+TEST_F(FpgaFlow, the_marker_lists_every_input_with_its_size_and_hash) {
+  const HwConfig config = load_hw_config(kEdge);
+  FlowOptions options;
+  options.synthesize = false;
+  auto result =
+      run_flow(config, smoke_design(), make_test_program(config).value(), options, dir_.string());
+  ASSERT_TRUE(result.ok()) << result.reason();
+  const auto marker = nlohmann::json::parse(read(dir_ / "fpga.json"));
+  EXPECT_EQ(marker["tool"], "tessel fpga");
+  EXPECT_EQ(marker["config"], config.name);
+  const auto& listed = marker["files"];
+  ASSERT_EQ(listed.size(), result.value().files.size() - 1);  // all but the marker itself
+  for (const std::string& name : result.value().files) {
+    if (name == "fpga.json") continue;
+    const std::string bytes = read(dir_ / name);
+    ASSERT_TRUE(listed.contains(name)) << name;
+    EXPECT_EQ(listed[name]["bytes"], bytes.size()) << name;
+    EXPECT_EQ(listed[name]["fnv1a64"], fnv1a64(bytes)) << name;
+  }
+}
+
+TEST_F(FpgaFlow, a_run_that_stops_early_leaves_no_marker_and_no_program) {
+  const HwConfig config = load_hw_config(kEdge);
+  FlowOptions options;
+  options.synthesize = false;
+  const TestProgram test = make_test_program(config).value();
+  ASSERT_TRUE(run_flow(config, smoke_design(), test, options, dir_.string()).ok());
+  ASSERT_TRUE(fs::exists(dir_ / "fpga.json"));
+  ASSERT_TRUE(fs::exists(dir_ / "program.bin"));
+  std::ofstream(dir_ / "resources.json") << "{}\n";  // figures of an earlier synthesis
+  // The second run fails after its first files (a data file that cannot be read), as a kill
+  // would stop it: the folder must not look complete, nor hold a program beside new inputs.
+  FlowDesign broken = smoke_design();
+  broken.data_files = {{"smoke_rom.mem", kData + "no_such_rom.mem", ""}};
+  EXPECT_EQ(run_flow(config, broken, test, options, dir_.string()).reason(),
+            kData + "no_such_rom.mem: cannot read");
+  EXPECT_TRUE(fs::exists(dir_ / "dram.bin"));  // written before the failure
+  for (const char* gone : {"fpga.json", "resources.json", "program.bin", "program.tasm"}) {
+    EXPECT_FALSE(fs::exists(dir_ / gone)) << gone;
+  }
+  // No temporaries are left beside the outputs.
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+  }
 }
 
 TEST_F(FpgaFlow, yosys_maps_the_smoke_design_to_the_hand_counted_primitives) {

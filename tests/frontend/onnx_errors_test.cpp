@@ -54,7 +54,8 @@ TEST(OnnxErrors, missing_file_is_named) {
     import_onnx("/nonexistent/tessel/model.onnx");
     FAIL() << "no error";
   } catch (const InputError& error) {
-    EXPECT_STREQ(error.what(), "/nonexistent/tessel/model.onnx: error: cannot open: no such file");
+    EXPECT_STREQ(error.what(),
+                 "/nonexistent/tessel/model.onnx: error: cannot open: No such file or directory");
   }
 }
 
@@ -305,6 +306,69 @@ TEST(OnnxErrors, zero_stride) {
 TEST(OnnxErrors, negative_pads) {
   EXPECT_EQ(error_of(conv_model({{"pads", Ints{-1, 0, 0, 0}}})),
             "m.onnx: error: node 0 'conv' (Conv): pads [-1,0,0,0] must not be negative");
+}
+
+// --- limits (docs/onnx-import.md "Limits") -----------------------------------------------
+
+TEST(OnnxErrors, conv_pads_past_the_window_limit_are_refused_before_shape_arithmetic) {
+  const std::int64_t big = std::int64_t{1} << 62;
+  EXPECT_EQ(error_of(conv_model({{"pads", Ints{big, 0, 0, 0}}})),
+            "m.onnx: error: node 0 'conv' (Conv): pads [4611686018427387904,0,0,0]: "
+            "4611686018427387904 is over the limit of 1073741824");
+  // 2^30 itself is allowed by the window limit (the output size is then what fails).
+  EXPECT_EQ(error_of(conv_model({{"strides", Ints{std::int64_t{1} << 30, 1}}})), "<no error>");
+}
+
+TEST(OnnxErrors, graph_input_of_more_than_2p30_elements_is_refused_without_wrapping) {
+  ModelBuilder model;
+  // 2^32 * 2^32 * 4 wraps int64 to 0; the step-by-step check refuses it at the second dim.
+  model.input("x", {std::int64_t{1} << 32, std::int64_t{1} << 32, 4})
+      .node("Relu", "r", {"x"}, {"y"})
+      .output("y");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: graph input 0 'x': shape [4294967296,4294967296,4] has more than "
+            "1073741824 elements (4 GiB of float32, the import limit)");
+  ModelBuilder exact;  // 2^30 elements exactly: allowed
+  exact.input("x", {1, std::int64_t{1} << 30}).node("Relu", "r", {"x"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(exact), "<no error>");
+}
+
+TEST(OnnxErrors, op_result_of_more_than_2p30_elements_is_refused) {
+  ModelBuilder model;
+  // Each input is small; their broadcast sum [65536, 32768] has 2^31 elements.
+  model.input("a", {65536, 1}).input("b", {1, 32768}).node("Add", "ok", {"a", "b"}, {"s"});
+  model.output("s");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: node 0 'ok' (Add): result 's': shape [65536,32768] has more than "
+            "1073741824 elements (4 GiB of float32, the import limit)");
+}
+
+TEST(OnnxErrors, average_pool_pad_not_smaller_than_the_kernel) {
+  // kernel 2, pad 2: the first window [-2, -1] lies wholly in the padding (an average of no
+  // elements: NaN with count_include_pad=0). Pad 1 is fine.
+  auto pool = [](Ints pads) {
+    ModelBuilder model;
+    model.input("x", {1, 1, 4, 4})
+        .node("AveragePool", "a", {"x"}, {"y"}, {{"kernel_shape", Ints{2, 2}}, {"pads", pads}})
+        .output("y");
+    return model;
+  };
+  EXPECT_EQ(error_of(pool({1, 1, 1, 1})), "<no error>");
+  EXPECT_EQ(error_of(pool({0, 0, 0, 2})),
+            "m.onnx: error: node 0 'a' (AveragePool): pads [0,0,0,2]: pad 2 on axis 3 is not "
+            "smaller than kernel_shape [2,2] (a window would lie wholly in the padding)");
+}
+
+TEST(OnnxErrors, recurrence_longer_than_the_unroll_limit) {
+  ModelBuilder model;
+  model.input("x", {16385, 1, 1})
+      .weight("W", {1, 4, 1})
+      .weight("R", {1, 4, 1})
+      .node("LSTM", "l", {"x", "W", "R"}, {"y"}, {{"hidden_size", 1}})
+      .output("y");
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: node 0 'l' (LSTM): sequence length 16385 is over the limit of 16384 "
+            "unrolled steps");
 }
 
 TEST(OnnxErrors, pads_together_with_auto_pad) {

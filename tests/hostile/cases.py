@@ -225,6 +225,8 @@ def path_reader_cases():
          4 << 30),
         ("asm --hw", ["asm", "{d}/p.tasm", "-o", "{d}/out.bin", "--hw", "{in}"], "x.yaml",
          16 << 20),
+        ("import --model", ["import", "--model", "{in}", "-o", "{d}/out.txt"], "x.onnx",
+         (2 << 30) - 1),
     ]
     out = []
     for label, argv, name, limit in readers:
@@ -240,7 +242,17 @@ def path_reader_cases():
             out.append(Case("paths: non-regular inputs", f"read_{slug}_{kind}", files,
                             [a.replace("{in}", "{d}/" + name) for a in argv],
                             [r"{d}/" + re.escape(name) + r": error: " + message]))
-        # /dev/zero: a device with no end; refused, never read.
+        # /dev/zero: a device with no end; refused, never read. A model is named by its .onnx
+        # suffix (anything else is a zoo name): a link x.onnx -> /dev/zero stands for it.
+        if name.endswith(".onnx"):
+            files = dict(common)
+            files[name] = link("/dev/zero")
+            out.append(Case("paths: non-regular inputs", f"read_{slug}_dev_zero", files,
+                            [a.replace("{in}", "{d}/" + name) for a in argv],
+                            [r"{d}/" + re.escape(name) +
+                             r": error: is a character device, expected a regular file"],
+                            timeout=10))
+            continue
         out.append(Case("paths: non-regular inputs", f"read_{slug}_dev_zero", dict(common),
                         [a.replace("{in}", "/dev/zero") for a in argv],
                         [r"/dev/zero: error: is a character device, expected a regular file"],
@@ -534,6 +546,159 @@ def sweep_cases():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# ONNX models past the import limits (compiler/frontend/onnx_import.hpp; docs/onnx-import.md
+# "Limits"), written with a minimal protobuf encoder (no onnx package needed).
+def _varint(n):
+    n &= (1 << 64) - 1  # negative int64 as ten bytes, as protobuf writes them
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _int(field, n):
+    return _varint(field << 3) + _varint(n)
+
+
+def _bytes(field, payload):
+    payload = payload.encode() if isinstance(payload, str) else payload
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _value_info(name, dims):
+    """ValueInfoProto: a float tensor of the given dims (no shape when dims is empty)."""
+    tensor_type = _int(1, 1)
+    if dims:
+        tensor_type += _bytes(2, b"".join(_bytes(1, _int(1, d)) for d in dims))
+    return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
+
+
+def _attr(name, value):
+    """AttributeProto: an int (type 2) or a list of ints (type 7)."""
+    if isinstance(value, list):
+        return _bytes(1, name) + b"".join(_int(8, v) for v in value) + _int(20, 7)
+    return _bytes(1, name) + _int(3, value) + _int(20, 2)
+
+
+def _node(op, name, inputs, outputs, attrs=()):
+    return (b"".join(_bytes(1, i) for i in inputs) + b"".join(_bytes(2, o) for o in outputs) +
+            _bytes(3, name) + _bytes(4, op) + b"".join(_bytes(5, _attr(k, v)) for k, v in attrs))
+
+
+def _initializer(name, dims, floats=None, int64s=None):
+    """TensorProto: FLOAT (1) with float_data, or INT64 (7) with int64_data."""
+    body = b"".join(_int(1, d) for d in dims)
+    if int64s is not None:
+        body += _int(2, 7) + b"".join(_int(7, v) for v in int64s)
+    else:
+        body += _int(2, 1) + b"".join(_varint(4 << 3 | 5) + struct.pack("<f", v) for v in floats)
+    return body + _bytes(8, name)
+
+
+def onnx_model(nodes, inputs, outputs, initializers=()):
+    """A ModelProto of opset 13: nodes as _node(...), inputs/outputs as (name, dims)."""
+    graph = b"".join(_bytes(1, n) for n in nodes) + _bytes(2, "g")
+    graph += b"".join(_bytes(5, t) for t in initializers)
+    graph += b"".join(_bytes(11, _value_info(n, d)) for n, d in inputs)
+    graph += b"".join(_bytes(12, _value_info(n, d)) for n, d in outputs)
+    return _int(1, 8) + _bytes(8, _bytes(1, "") + _int(2, 13)) + _bytes(7, graph)
+
+
+def onnx_cases():
+    big = 1 << 62
+    limit = str(1 << 30)
+    conv_w = _initializer("w", [1, 1, 1, 1], floats=[1.0])
+    lstm_w = [_initializer("W", [1, 4, 1], floats=[0.5] * 4),
+              _initializer("R", [1, 4, 1], floats=[0.5] * 4)]
+    x4 = [("x", [1, 1, 4, 4])]
+    y = [("y", [])]
+    rows = [
+        # (name, model, where in the message, message)
+        ("input_dims_1e9",
+         onnx_model([_node("Relu", "r", ["x"], ["y"])], [("x", [1, 3, 10**9, 10**9])], y),
+         r"graph input 0 'x'", r"shape \[1,3,1000000000,1000000000\] has more than " + limit +
+         r" elements"),
+        ("input_dims_wrap_int64",
+         onnx_model([_node("Relu", "r", ["x"], ["y"])], [("x", [1 << 32, 1 << 32, 4])], y),
+         r"graph input 0 'x'", r"shape \[4294967296,4294967296,4\] has more than " + limit),
+        ("conv_pads_2p62",
+         onnx_model([_node("Conv", "c", ["x", "w"], ["y"], [("pads", [big, 0, 0, 0])])], x4, y,
+                    [conv_w]),
+         r"node 0 'c' \(Conv\)", r"pads \[" + str(big) + r",0,0,0\]: " + str(big) +
+         r" is over the limit of " + limit),
+        ("conv_strides_2p62",
+         onnx_model([_node("Conv", "c", ["x", "w"], ["y"], [("strides", [big, 1])])], x4, y,
+                    [conv_w]),
+         r"node 0 'c' \(Conv\)", r"strides \[" + str(big) + r",1\]: .* over the limit"),
+        ("conv_dilations_2p62",
+         onnx_model([_node("Conv", "c", ["x", "w"], ["y"], [("dilations", [1, big])])], x4, y,
+                    [conv_w]),
+         r"node 0 'c' \(Conv\)", r"dilations \[1," + str(big) + r"\]: .* over the limit"),
+        ("maxpool_kernel_2p62",
+         onnx_model([_node("MaxPool", "p", ["x"], ["y"], [("kernel_shape", [big, 1])])], x4, y),
+         r"node 0 'p' \(MaxPool\)", r"kernel_shape \[" + str(big) + r",1\]: .* over the limit"),
+        ("pad_amount_2p62",
+         onnx_model([_node("Pad", "p", ["x", "pads"], ["y"])], x4, y,
+                    [_initializer("pads", [8], int64s=[0, 0, big, 0, 0, 0, 0, 0])]),
+         r"node 0 'p' \(Pad\)", r"pads \[0,0," + str(big) + r",0,0,0,0,0\]: .* over the limit"),
+        ("averagepool_pad_equals_kernel",
+         onnx_model([_node("AveragePool", "a", ["x"], ["y"],
+                           [("kernel_shape", [2, 2]), ("pads", [2, 0, 0, 0])])], x4, y),
+         r"node 0 'a' \(AveragePool\)", r"pads \[2,0,0,0\]: pad 2 on axis 2 is not smaller "
+         r"than kernel_shape "
+         r"\[2,2\] \(a window would lie wholly in the padding\)"),
+        ("averagepool_end_pad_over_kernel",
+         onnx_model([_node("AveragePool", "a", ["x"], ["y"],
+                           [("kernel_shape", [3, 3]), ("pads", [1, 1, 1, 5])])],
+                    [("x", [1, 1, 8, 8])], y),
+         r"node 0 'a' \(AveragePool\)", r"pads \[1,1,1,5\]: pad 5 on axis 3 is not smaller"),
+        ("maxpool_pad_over_kernel",
+         onnx_model([_node("MaxPool", "m", ["x"], ["y"],
+                           [("kernel_shape", [1, 1]), ("pads", [0, 1, 0, 0])])], x4, y),
+         r"node 0 'm' \(MaxPool\)", r"pads \[0,1,0,0\]: pad 1 on axis 3 is not smaller than "
+         r"kernel_shape \[1,1\]"),
+        ("expand_to_2p32_elements",
+         onnx_model([_node("Expand", "e", ["x", "s"], ["y"])], [("x", [1, 1])], y,
+                    [_initializer("s", [2], int64s=[65536, 65536])]),
+         r"node 0 'e' \(Expand\)", r"shape \[65536,65536\] is too large"),
+        ("reshape_to_2p40_elements",
+         onnx_model([_node("Reshape", "r", ["x", "s"], ["y"])], [("x", [1, 1])], y,
+                    [_initializer("s", [2], int64s=[1 << 20, 1 << 20])]),
+         r"node 0 'r' \(Reshape\)", r"shape \[1048576,1048576\] is too large"),
+        ("broadcast_result_2p32_elements",
+         onnx_model([_node("Add", "add", ["a", "b"], ["y"])], [("a", [65536, 1]), ("b", [1, 65536])],
+                    y),
+         r"node 0 'add' \(Add\)", r"result 'y': shape \[65536,65536\] has more than " + limit),
+        ("lstm_sequence_100000_steps",
+         onnx_model([_node("LSTM", "l", ["x", "W", "R"], ["y"], [("hidden_size", 1)])],
+                    [("x", [100000, 1, 1])], y, lstm_w),
+         r"node 0 'l' \(LSTM\)", r"sequence length 100000 is over the limit of 16384"),
+        ("lstm_hidden_size_2p62",
+         onnx_model([_node("LSTM", "l", ["x", "W", "R"], ["y"], [("hidden_size", big)])],
+                    [("x", [2, 1, 1])], y, lstm_w),
+         r"node 0 'l' \(LSTM\)", r"hidden_size " + str(big) + r" is outside \[1, 65536\]"),
+        ("gru_hidden_size_negative",
+         onnx_model([_node("GRU", "g", ["x", "W", "R"], ["y"], [("hidden_size", -3)])],
+                    [("x", [2, 1, 1])], y,
+                    [_initializer("W", [1, 3, 1], floats=[0.5] * 3),
+                     _initializer("R", [1, 3, 1], floats=[0.5] * 3)]),
+         r"node 0 'g' \(GRU\)", r"hidden_size -3 is outside \[1, 65536\]"),
+    ]
+    out = []
+    for name, model, where, message in rows:
+        commands = [["import", "--model", "{d}/m.onnx", "-o", "{d}/out.txt"]]
+        if name.startswith(("input_dims", "averagepool")):  # the issue's `infer` examples
+            commands.append(["infer", "--model", "{d}/m.onnx", "--output", "{d}/out.npy"])
+        for command in commands:
+            out.append(Case("onnx: import limits", f"onnx_{command[0]}_{name}", {"m.onnx": model},
+                            command, [r"{d}/m\.onnx: error: " + where + ": " + message]))
+    return out
+
+
 def all_cases():
     return (config_cases() + path_reader_cases() + output_cases() + npy_cases() + isa_cases() +
-            compile_folder_cases() + sweep_cases())
+            compile_folder_cases() + sweep_cases() + onnx_cases())

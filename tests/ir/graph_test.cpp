@@ -114,6 +114,26 @@ TEST(Graph, validation_reports_tensor_never_produced) {
   EXPECT_EQ(validate(g).reason(), "%y (Add): input %ghost is never produced");
 }
 
+TEST(Graph, a_producer_added_after_its_reader_is_linked_to_it) {
+  // add_op scans earlier ops for readers only when an output existed before it (issue 41:
+  // in-order building is linear); a declared tensor, or one whose producer was removed, does.
+  Graph g("g");
+  ASSERT_TRUE(g.add_input("x", {1, 1, 2, 2}).ok());
+  Tensor t;
+  t.name = "t";
+  ASSERT_TRUE(g.declare_tensor(t).ok());
+  const OpId reader = g.add_op(Op{"r", OpKind::Relu, {"t"}, {"y"}, {}}).value();
+  const OpId producer = g.add_op(Op{"p", OpKind::Relu, {"x"}, {"t"}, {}}).value();
+  EXPECT_EQ(g.successors(producer), std::vector<OpId>{reader});
+  EXPECT_EQ(g.predecessors(reader), std::vector<OpId>{producer});
+  g.remove_ops({producer});  // %t stays, without a producer; %r keeps reading it
+  const OpId again = g.add_op(Op{"p2", OpKind::Relu, {"x"}, {"t"}, {}}).value();
+  const OpId r = g.find_op("r").value();
+  EXPECT_EQ(g.successors(again), std::vector<OpId>{r});
+  ASSERT_TRUE(g.set_outputs({"y"}).ok());
+  EXPECT_TRUE(validate(g).ok()) << validate(g).reason();
+}
+
 TEST(Graph, parameter_count_excludes_batchnorm_statistics) {
   const Graph g = parse_text(R"(graph bn {
   input %x : f32[1,2,1,1]

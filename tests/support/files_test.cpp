@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -90,6 +91,30 @@ TEST_F(FilesTest, write_replaces_the_file_and_leaves_no_temporary) {
   write_file(path, std::string_view("new content"));
   EXPECT_EQ(slurp(path), "new content");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(FilesTest, write_removes_the_temporaries_of_killed_writers_of_that_file_only) {
+  // A pid that is certainly no live process: a child that has exited and been reaped.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string dead = std::to_string(child);
+  const std::string live = std::to_string(::getppid());  // the test runner: alive
+  const auto path = put("out.txt", "old");
+  put(".out.txt.tmp-" + dead + "-0", "left by a kill -9");
+  put(".out.txt.tmp-" + dead + "-17", "left by a kill -9");
+  put(".out.txt.tmp-" + live + "-3", "a writer still running");
+  put(".other.txt.tmp-" + dead + "-0", "another file's: not this write's business");
+  put(".out.txt.tmp-notes", "not a temporary's name");
+  write_file(path, std::string_view("new"));
+  EXPECT_EQ(slurp(path), "new");
+  EXPECT_FALSE(fs::exists(dir_ / (".out.txt.tmp-" + dead + "-0")));
+  EXPECT_FALSE(fs::exists(dir_ / (".out.txt.tmp-" + dead + "-17")));
+  EXPECT_TRUE(fs::exists(dir_ / (".out.txt.tmp-" + live + "-3")));
+  EXPECT_TRUE(fs::exists(dir_ / (".other.txt.tmp-" + dead + "-0")));
+  EXPECT_TRUE(fs::exists(dir_ / ".out.txt.tmp-notes"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 4);
 }
 
 TEST_F(FilesTest, write_keeps_the_mode_of_the_file_it_replaces) {
