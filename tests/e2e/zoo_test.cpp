@@ -133,7 +133,8 @@ void expect_energy_matches(const Case& c, const pipeline::PolicyResult& r, const
       ratio(sim.dram_pj, p.dram_pj), ratio(sim.leakage_pj, p.leakage_pj),
       ratio(sim.total_pj(), p.total_pj()),
       100 * (with_fetch.total_pj() - sim.total_pj()) / with_fetch.total_pj());
-  RecordProperty("energy_ratio", std::to_string(ratio(sim.total_pj(), p.total_pj())));
+  ::testing::Test::RecordProperty("energy_ratio",
+                                  std::to_string(ratio(sim.total_pj(), p.total_pj())));
   EXPECT_NEAR(ratio(sim.total_pj(), p.total_pj()), 1.0, 0.01);
 }
 
