@@ -3,8 +3,10 @@
 // instruction valid, DMA bytes by class = the scheduler's prediction, cycles within 10% of its
 // cost model) and timing-only (`Matrix/ZooTiming`: the same bytes and cycles, fast). Run the
 // binary itself to share one prepared model per (model, config) across the policies; ctest
-// runs each case in its own process. The timing half also runs `optimal` under the latency
-// objective (`optimal:latency`). Figures: docs/codegen.md, "The zoo matrix".
+// runs each case in its own process. The timing half also runs `optimal` under the latency,
+// energy and edp objectives (`optimal:latency`, ...) and checks the schedule's predicted energy
+// against the simulator's within 1% (docs/energy.md). Figures: docs/codegen.md, "The zoo
+// matrix".
 #include <gtest/gtest.h>
 
 #include <cstdint>
