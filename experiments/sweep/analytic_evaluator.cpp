@@ -65,6 +65,7 @@ nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const sched::N
   figures["energy_uj"] = e.total_pj() * 1e-6;
   figures["edp_pj_s"] = e.edp_pj_s();
   figures["area_mm2"] = e.area_mm2;
+  return figures;
 }
 
 namespace {
