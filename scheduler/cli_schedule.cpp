@@ -9,6 +9,7 @@
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/energy.hpp"
+#include "scheduler/energy_objective.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -22,6 +23,34 @@ namespace {
 std::string resolve_hw(const std::string& hw) {
   if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
+}
+
+// The energy and EDP objectives explain their choice against the bytes and latency schedules of
+// the same policy (docs/energy.md, "Optimising energy"): one row per objective.
+nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConfig& config,
+                                            const std::string& policy, Objective chosen,
+                                            const ScheduleEnergy& chosen_energy,
+                                            const Schedule& chosen_schedule,
+                                            const MapSpaceFeatures& features) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  auto row = [&](Objective objective, const ScheduleEnergy& e, const Schedule& s) {
+    rows.push_back({{"objective", objective_name(objective)},
+                    {"energy_pj", e.total.total_pj()},
+                    {"dram_pj", e.total.dram_pj},
+                    {"sram_pj", e.total.sram_pj},
+                    {"mac_pj", e.total.mac_pj},
+                    {"cycles", s.cycles},
+                    {"dram_bytes", s.traffic.total()},
+                    {"edp_pj_s", e.total.edp_pj_s()},
+                    {"groups", s.groups.size()}});
+  };
+  row(chosen, chosen_energy, chosen_schedule);
+  for (Objective other : {Objective::Bytes, Objective::Latency}) {
+    auto r = schedule_graph(graph, config, policy, other, features);
+    if (!r.ok()) continue;
+    row(other, predict_energy(r.value().schedule, r.value().net, config), r.value().schedule);
+  }
+  return rows;
 }
 
 cli::Runner setup_schedule(CLI::App& command) {
@@ -40,7 +69,9 @@ cli::Runner setup_schedule(CLI::App& command) {
       .add_option("-p,--policy", o->policy,
                   "layerwise | opfusion | fusion | fusion+reuse | optimal")
       ->capture_default_str();
-  command.add_option("--objective", o->objective, "bytes | latency (optimal, opfusion)")
+  command
+      .add_option("--objective", o->objective,
+                  "bytes | latency | energy | edp (optimal, opfusion; docs/energy.md)")
       ->capture_default_str();
   command.add_option("--json", o->json, "Write the schedule as JSON to this file ('-': stdout)");
   command.add_flag("-q,--quiet", o->quiet, "No table");
@@ -96,18 +127,41 @@ cli::Runner setup_schedule(CLI::App& command) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
     }
-    const ScheduleEnergy energy = predict_energy(result.value().schedule, config);
+    const ScheduleEnergy energy =
+        predict_energy(result.value().schedule, result.value().net, config);
     const EnergyBreakdown& e = energy.total;
     if (!o->quiet && o->json != "-") {
       std::fputs(format_table(result.value()).c_str(), stdout);
       std::printf(
-          "energy %.4g pJ predicted (mac %.4g, dram %.4g, leakage %.4g; sram and vector "
-          "not counted by the cost model), EDP %.4g pJ*s, area %.4f mm^2\n",
-          e.total_pj(), e.mac_pj, e.dram_pj, e.leakage_pj, e.edp_pj_s(), e.area_mm2);
+          "energy %.4g pJ predicted (mac %.4g, sram %.4g, vector %.4g, dram %.4g, leakage "
+          "%.4g), EDP %.4g pJ*s, area %.4f mm^2\n",
+          e.total_pj(), e.mac_pj, e.sram_pj, e.vector_pj, e.dram_pj, e.leakage_pj, e.edp_pj_s(),
+          e.area_mm2);
+    }
+    nlohmann::ordered_json comparison;
+    if (is_energy_objective(objective)) {
+      comparison = objective_comparison(graph, config, o->policy, objective, energy,
+                                        result.value().schedule, features);
+      if (!o->quiet && o->json != "-") {
+        std::printf(
+            "objective %s: the least predicted %s of the policy's map space; against the "
+            "other objectives' schedules:\n",
+            objective_name(objective),
+            objective == Objective::Energy ? "energy" : "energy x delay");
+        for (const auto& r : comparison)
+          std::printf(
+              "  %-8s energy %.6g uJ (dram %.4g, sram %.4g, mac %.4g), %lld cycles, "
+              "EDP %.4g pJ*s, %zu groups\n",
+              r["objective"].get<std::string>().c_str(), r["energy_pj"].get<double>() * 1e-6,
+              r["dram_pj"].get<double>() * 1e-6, r["sram_pj"].get<double>() * 1e-6,
+              r["mac_pj"].get<double>() * 1e-6, static_cast<long long>(r["cycles"].get<int64_t>()),
+              r["edp_pj_s"].get<double>(), r["groups"].get<size_t>());
+      }
     }
     if (!o->json.empty()) {
       auto j = to_json(result.value().schedule, result.value().net);
-      add_predicted_energy(j, energy);
+      add_predicted_energy(j, energy, config);
+      if (!comparison.is_null()) j["objective_comparison"] = comparison;
       const auto text = tessel::json_text(j, 1) + "\n";
       if (o->json == "-") {
         std::cout << text;

@@ -13,7 +13,9 @@ namespace tessel::sched {
 Result<Objective> parse_objective(const std::string& text) {
   if (text == "bytes") return Objective::Bytes;
   if (text == "latency") return Objective::Latency;
-  return fail("unknown objective '" + text + "' (known: bytes, latency)");
+  if (text == "energy") return Objective::Energy;
+  if (text == "edp") return Objective::Edp;
+  return fail("unknown objective '" + text + "' (known: bytes, latency, energy, edp)");
 }
 
 Objective objective_option(const std::string& text) {

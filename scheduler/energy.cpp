@@ -1,34 +1,78 @@
-// Predicted energy of a schedule from its counted MACs, DRAM bytes and cycles.
+// Predicted energy of a schedule from the actions its groups count.
 #include "scheduler/energy.hpp"
+
+#include <algorithm>
+
+#include "scheduler/energy_counts.hpp"
+#include "scheduler/machine.hpp"
 
 namespace tessel::sched {
 
-ScheduleEnergy predict_energy(const Schedule& schedule, const HwConfig& config) {
+namespace {
+
+void add(ActionCounts& to, const ActionCounts& c) {
+  to.macs += c.macs;
+  to.sram_read_bytes.resize(std::max(to.sram_read_bytes.size(), c.sram_read_bytes.size()), 0);
+  to.sram_write_bytes.resize(std::max(to.sram_write_bytes.size(), c.sram_write_bytes.size()), 0);
+  for (size_t i = 0; i < c.sram_read_bytes.size(); ++i)
+    to.sram_read_bytes[i] += c.sram_read_bytes[i];
+  for (size_t i = 0; i < c.sram_write_bytes.size(); ++i)
+    to.sram_write_bytes[i] += c.sram_write_bytes[i];
+  to.requant_elements += c.requant_elements;
+  to.add_elements += c.add_elements;
+  to.pool_window_elements += c.pool_window_elements;
+  to.dram_bytes += c.dram_bytes;
+}
+
+}  // namespace
+
+ScheduleEnergy predict_energy(const Schedule& schedule, const Net& net, const HwConfig& config) {
   const EnergyTable table = energy_table(config);
+  const Machine machine = machine_from_config(config);
   ScheduleEnergy out;
-  ActionCounts all;
+  out.counts.sram_read_bytes.assign(config.scratchpads.size(), 0);
+  out.counts.sram_write_bytes.assign(config.scratchpads.size(), 0);
   for (const auto& g : schedule.groups) {
-    ActionCounts counts;
-    counts.macs = static_cast<std::uint64_t>(g.macs);
-    counts.dram_bytes = static_cast<std::uint64_t>(g.traffic.total());
+    ActionCounts counts = count_group_actions(net, machine, g, config.scratchpads.size());
     counts.cycles = static_cast<std::uint64_t>(g.cycles);
     out.groups.push_back(energy_of(table, counts, config.clock_mhz));
-    all.macs += counts.macs;
-    all.dram_bytes += counts.dram_bytes;
+    add(out.counts, counts);
+    out.group_counts.push_back(std::move(counts));
   }
   // The schedule's own totals (its cycles include what no single group owns).
-  all.cycles = static_cast<std::uint64_t>(schedule.cycles);
-  out.total = energy_of(table, all, config.clock_mhz);
+  out.counts.cycles = static_cast<std::uint64_t>(schedule.cycles);
+  out.total = energy_of(table, out.counts, config.clock_mhz);
   return out;
 }
 
-void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energy) {
+void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energy,
+                          const HwConfig& config) {
   const EnergyBreakdown& e = energy.total;
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const auto& g : energy.groups) groups.push_back(g.total_pj());
-  j["predicted_energy_pj"] = {{"mac", e.mac_pj},         {"dram", e.dram_pj},
-                              {"leakage", e.leakage_pj}, {"total", e.total_pj()},
-                              {"by_group", groups},      {"not_counted", {"sram", "vector"}}};
+  nlohmann::ordered_json by_sp = nlohmann::ordered_json::object();
+  nlohmann::ordered_json reads = nlohmann::ordered_json::object();
+  nlohmann::ordered_json writes = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < config.scratchpads.size(); ++i) {
+    const std::string& name = config.scratchpads[i].name;
+    by_sp[name] = i < e.sram_pj_by_scratchpad.size() ? e.sram_pj_by_scratchpad[i] : 0.0;
+    reads[name] = i < energy.counts.sram_read_bytes.size() ? energy.counts.sram_read_bytes[i] : 0;
+    writes[name] =
+        i < energy.counts.sram_write_bytes.size() ? energy.counts.sram_write_bytes[i] : 0;
+  }
+  j["predicted_energy_pj"] = {
+      {"mac", e.mac_pj},       {"sram", e.sram_pj},  {"sram_by_scratchpad", by_sp},
+      {"vector", e.vector_pj}, {"dram", e.dram_pj},  {"leakage", e.leakage_pj},
+      {"total", e.total_pj()}, {"by_group", groups}, {"not_counted", {"instruction fetch (DRAM)"}}};
+  const ActionCounts& c = energy.counts;
+  j["predicted_counts"] = {{"mac_slots", c.macs},
+                           {"sram_read_bytes", reads},
+                           {"sram_write_bytes", writes},
+                           {"requant_elements", c.requant_elements},
+                           {"add_elements", c.add_elements},
+                           {"pool_window_elements", c.pool_window_elements},
+                           {"dram_bytes", c.dram_bytes},
+                           {"cycles", c.cycles}};
   j["predicted_edp_pj_s"] = e.edp_pj_s();
   j["area_mm2"] = e.area_mm2;
 }

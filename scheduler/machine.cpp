@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
 
 namespace tessel::sched {
@@ -31,6 +32,7 @@ std::vector<int64_t> Machine::capacities() const {
 Machine machine_from_config(const HwConfig& config) {
   Machine m;
   m.name = config.name;
+  m.energy = std::make_shared<const EnergyTable>(energy_table(config));
   for (const auto& pad : config.scratchpads) m.scratchpads.push_back({pad.name, pad.size_bytes});
   const DataKind kinds[4] = {DataKind::kActivations, DataKind::kWeights, DataKind::kAccumulators,
                              DataKind::kOutputs};

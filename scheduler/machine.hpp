@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace tessel {
 struct HwConfig;
-}
+struct EnergyTable;
+}  // namespace tessel
 
 namespace tessel::sched {
 
@@ -39,6 +41,9 @@ struct Machine {
   int64_t burst_bytes = 64;              ///< B: DRAM burst
   int64_t max_outstanding = 8;           ///< O: bursts in flight
   double clock_mhz = 100;
+  /// The config's energy table (configs/energy_model.hpp), for the energy and EDP objectives;
+  /// null for hand-built machines (those objectives then fail, naming why).
+  std::shared_ptr<const EnergyTable> energy;
 
   int64_t macs_per_cycle() const { return matrix_rows * matrix_cols; }
   int scratchpad(BufferKind kind) const { return scratchpad_for[static_cast<int>(kind)]; }

@@ -13,8 +13,10 @@
 
 namespace tessel::sched {
 
-/// What search minimises: DRAM bytes (cycles break ties) or cycles (bytes break ties).
-enum class Objective { Bytes, Latency };
+/// What search minimises: DRAM bytes (cycles break ties) or cycles (bytes break ties); `optimal`
+/// also predicted energy or energy x delay (scheduler/energy_objective.hpp; a group's mapping
+/// search itself only ranks by Bytes or Latency).
+enum class Objective { Bytes, Latency, Energy, Edp };
 const char* to_string(Objective objective);
 
 /// One point of a group's map space.

@@ -32,7 +32,17 @@ const char* to_string(BufferRole role) {
 }
 
 const char* to_string(Objective objective) {
-  return objective == Objective::Bytes ? "bytes" : "latency";
+  switch (objective) {
+    case Objective::Bytes:
+      return "bytes";
+    case Objective::Latency:
+      return "latency";
+    case Objective::Energy:
+      return "energy";
+    case Objective::Edp:
+      return "edp";
+  }
+  return "?";
 }
 
 Result<GroupSchedule> plan_prefetched(const Net& net, const Machine& machine,

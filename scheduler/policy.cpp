@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "scheduler/energy_objective.hpp"
 #include "support/strings.hpp"
 #include "support/version.hpp"
 
@@ -38,6 +39,12 @@ Result<Schedule> run_policy(const Net& net, const Machine& machine, const std::s
                             Objective objective, const MapSpaceFeatures& features) {
   auto policy = find_policy(policy_name);
   if (!policy.ok()) return policy.failure();
+  if (is_energy_objective(objective)) {
+    if (policy_name != "optimal" && policy_name != "opfusion")
+      return fail(std::string("objective ") + objective_name(objective) +
+                  " is for the optimal and opfusion policies (not '" + policy_name + "')");
+    if (auto ok = require_energy_table(machine); !ok.ok()) return ok.failure();
+  }
   const auto start = std::chrono::steady_clock::now();
   auto groups = policy.value()->run(net, machine, objective, features);
   const auto stop = std::chrono::steady_clock::now();
@@ -46,7 +53,7 @@ Result<Schedule> run_policy(const Net& net, const Machine& machine, const std::s
   schedule.model = net.name;
   schedule.config = machine.name;
   schedule.policy = policy_name;
-  schedule.objective = to_string(objective);
+  schedule.objective = objective_name(objective);
   schedule.features = features;
   schedule.tool_version = version();
   schedule.groups = std::move(groups).value();

@@ -30,14 +30,18 @@ std::string script() {
 
 cli::Runner setup_plot(CLI::App& command) {
   struct Options {
-    std::string results, kind, out;
+    std::string results, kind, out, x, y;
     std::vector<std::string> where;
   };
   auto o = std::make_shared<Options>();
   command.add_option("results", o->results, "Sweep results (JSONL)")->required();
-  command.add_option("--kind", o->kind, "ski-slope | bandwidth | pareto")
+  command.add_option("--kind", o->kind, "ski-slope | bandwidth | pareto | energy-breakdown")
       ->required()
-      ->check(CLI::IsMember({"ski-slope", "bandwidth", "pareto"}));
+      ->check(CLI::IsMember({"ski-slope", "bandwidth", "pareto", "energy-breakdown"}));
+  const auto axes = CLI::IsMember({"latency", "energy", "edp", "area", "onchip", "dram"});
+  command.add_option("--x", o->x, "pareto: cost axis (latency|energy|edp|area|onchip|dram)")
+      ->check(axes);
+  command.add_option("--y", o->y, "pareto: other axis (default latency)")->check(axes);
   command.add_option("--out,-o", o->out, "Output directory (PNG and SVG per model)")->required();
   command.add_option("--where", o->where,
                      "Hold an axis at a value, KEY=VALUE (default: its median; repeatable)");
@@ -48,6 +52,8 @@ cli::Runner setup_plot(CLI::App& command) {
     }
     std::vector<std::string> args = {python(), script(), o->results, "--kind",
                                      o->kind,  "--out",  o->out};
+    if (!o->x.empty()) args.insert(args.end(), {"--x", o->x});
+    if (!o->y.empty()) args.insert(args.end(), {"--y", o->y});
     for (const std::string& where : o->where) {
       args.push_back("--where");
       args.push_back(where);
@@ -69,7 +75,8 @@ cli::Runner setup_plot(CLI::App& command) {
 }
 
 const cli::Registration kPlot{
-    {"plot", "Plot sweep results: ski-slope, bandwidth (roofline) or pareto; PNG and SVG",
+    {"plot",
+     "Plot sweep results: ski-slope, bandwidth (roofline), pareto or energy-breakdown; PNG and SVG",
      setup_plot}};
 
 }  // namespace

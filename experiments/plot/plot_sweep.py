@@ -6,7 +6,11 @@
              compulsory-traffic bound (weights + input + output, each once).
   bandwidth  latency vs DRAM bandwidth, one line per policy, with the roofline latency.
   pareto     latency vs on-chip bytes used (or an FPGA resource column when the figures have
-             one), every point by policy, and the Pareto front over all policies.
+             one), every point by policy, and the Pareto front over all policies; --x and --y
+             pick other figures: latency, energy, edp, area, onchip, dram (docs/energy.md).
+  energy-breakdown
+             predicted energy per inference by component (MAC, SRAM, vector, DRAM, leakage),
+             one stacked bar per policy (figures.energy_pj of sweeps since issue 37).
 
 One figure per model. Axes other than the plotted one are held at one value each: the one given
 with --where KEY=VALUE, else the median of that axis's values (stated in the figure's title).
@@ -190,36 +194,100 @@ def pareto_front(points):
     return front
 
 
-def pareto(rows, model, out_dir, where):
+# Pareto axes: name -> (figure key, scale, label, log-2 bytes axis).
+AXES = {
+    "latency": ("latency_ms", 1, "latency (ms)", False),
+    "energy": ("energy_uj", 1, "energy per inference (uJ, predicted)", False),
+    "edp": ("edp_pj_s", 1e-6, "energy x delay (uJ x s, predicted)", False),
+    "area": ("area_mm2", 1, "area (mm^2, logic + SRAM)", False),
+    "onchip": ("onchip_bytes", 1, "on-chip bytes used (largest group)", True),
+    "dram": (None, 1e-6, "DRAM traffic (MB)", False),
+}
+
+
+def axis_of(name, figures):
+    """(key, scale, label, bytes axis) of axis `name`; None: the default cost axis."""
+    if name is None:
+        resource = next((k for k in ("fpga_luts", "fpga_dsps", "fpga_brams") if k in figures), None)
+        return (resource, 1, resource, False) if resource else AXES["onchip"]
+    return AXES[name]
+
+
+def figure_value(figures, key):
+    return figures["dram_bytes"]["total"] if key is None else figures[key]
+
+
+def pareto(rows, model, out_dir, where, x=None, y="latency"):
     ok, invalid = figure_rows(rows, model)
     ok, note = hold_other_axes(ok, set().union(*(set(r["axes"]) for r in ok)) if ok else set(), where)
     if not ok:
         return
-    resource = next((k for k in ("fpga_luts", "fpga_dsps", "fpga_brams") if k in ok[0]["figures"]), None)
-    cost_key = resource or "onchip_bytes"
-    scale, unit = (1, resource) if resource else (1, "on-chip bytes used (largest group)")
+    xk, xs, xlabel, xbytes = axis_of(x, ok[0]["figures"])
+    yk, ys, ylabel, ybytes = axis_of(y, ok[0]["figures"])
+    missing = [k for k in (xk, yk) if k is not None and k not in ok[0]["figures"]]
+    if missing:
+        sys.exit(f"{model}: the results have no {', '.join(missing)} (sweeps since issue 37 carry "
+                 "energy_uj, edp_pj_s and area_mm2)")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, (policy, group) in enumerate(by_policy(ok).items()):
-        ax.scatter([r["figures"][cost_key] * scale for r in group], [r["figures"]["latency_ms"] for r in group],
+        ax.scatter([figure_value(r["figures"], xk) * xs for r in group],
+                   [figure_value(r["figures"], yk) * ys for r in group],
                    marker=MARKERS[i % len(MARKERS)], s=18, alpha=0.7, label=policy)
-    front = pareto_front([(r["figures"][cost_key] * scale, r["figures"]["latency_ms"]) for r in ok])
+    front = pareto_front([(figure_value(r["figures"], xk) * xs, figure_value(r["figures"], yk) * ys)
+                          for r in ok])
     ax.step([p[0] for p in front], [p[1] for p in front], "k-", where="post", label="Pareto front")
-    ax.set_xscale("log", base=2)
-    if not resource:
+    ax.set_xscale("log", base=2 if xbytes else 10)
+    if xbytes:
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(human_bytes))
     ax.set_yscale("log")
-    ax.set_xlabel(unit)
-    ax.set_ylabel("latency (ms)")
-    ax.set_title(title(model, f"Pareto front, latency vs {cost_key}", note, invalid), fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    xname = x or xk
+    ax.set_title(title(model, f"Pareto front, {y} vs {xname}", note, invalid), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    save(fig, out_dir, f"pareto-{model}")
+    suffix = "" if x is None and y == "latency" else f"-{y}-vs-{xname}"
+    save(fig, out_dir, f"pareto-{model}{suffix}")
+
+
+COMPONENTS = ["mac", "sram", "vector", "dram", "leakage"]
+
+
+def energy_breakdown(rows, model, out_dir, where):
+    ok, invalid = figure_rows(rows, model)
+    ok, note = hold_other_axes(ok, set().union(*(set(r["axes"]) for r in ok)) if ok else set(), where)
+    ok = [r for r in ok if "energy_pj" in r["figures"]]
+    if not ok:
+        print(f"{model}: no energy_pj in the results (sweeps since issue 37 carry it)")
+        return
+    groups = by_policy(ok)
+    policies = list(groups)
+    # One point per policy once the other axes are held; where several remain, their mean.
+    values = {c: [sum(r["figures"]["energy_pj"][c] for r in groups[p]) / len(groups[p]) * 1e-6
+                  for p in policies] for c in COMPONENTS}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bottom = [0.0] * len(policies)
+    for c in COMPONENTS:
+        ax.bar(policies, values[c], bottom=bottom, label=c)
+        bottom = [b + v for b, v in zip(bottom, values[c])]
+    for i, total in enumerate(bottom):
+        ax.annotate(f"{total:.4g}", (i, total), ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("energy per inference (uJ, predicted)")
+    ax.set_title(title(model, "energy by component", note, invalid), fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, out_dir, f"energy-breakdown-{model}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", help="sweep results (JSONL)")
-    parser.add_argument("--kind", required=True, choices=["ski-slope", "bandwidth", "pareto"])
+    parser.add_argument("--kind", required=True,
+                        choices=["ski-slope", "bandwidth", "pareto", "energy-breakdown"])
+    parser.add_argument("--x", choices=sorted(AXES), help="pareto: the cost axis (default: on-chip "
+                        "bytes, or an FPGA resource where the figures have one)")
+    parser.add_argument("--y", choices=sorted(AXES), default="latency",
+                        help="pareto: the other axis (default: latency)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                         help="hold an axis at this value (default: its median value)")
@@ -233,7 +301,8 @@ def main(argv=None):
     rows = load(args.results)
     if not rows:
         sys.exit(f"{args.results}: no results")
-    plot = {"ski-slope": ski_slope, "bandwidth": bandwidth, "pareto": pareto}[args.kind]
+    plot = {"ski-slope": ski_slope, "bandwidth": bandwidth, "energy-breakdown": energy_breakdown,
+            "pareto": lambda *a: pareto(*a, x=args.x, y=args.y)}[args.kind]
     for model in dict.fromkeys(r["model"] for r in rows):
         plot(rows, model, args.out, where)
 

@@ -178,7 +178,8 @@ void bind_schedule_class(py::module_& m) {
   // The JSON of `tessel schedule --json`: the schedule and its predicted energy.
   auto json = [](const S& s) {
     auto j = sched::to_json(s.scheduled->schedule, s.scheduled->net);
-    sched::add_predicted_energy(j, sched::predict_energy(s.scheduled->schedule, s.config));
+    sched::add_predicted_energy(
+        j, sched::predict_energy(s.scheduled->schedule, s.scheduled->net, s.config), s.config);
     return j;
   };
   py::class_<S>(m, "Schedule", "A checked schedule: fused groups, tiles, buffers, predicted cost.")

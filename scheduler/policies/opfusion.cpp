@@ -1,4 +1,5 @@
 // `opfusion`: Relay/TVM-style fusion: BN folded, elementwise ops fused into their producer.
+#include "scheduler/energy_objective.hpp"
 #include "scheduler/policy.hpp"
 
 namespace tessel::sched {
@@ -34,8 +35,23 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
     groups.push_back({op});
   }
   std::vector<GroupSchedule> out;
+  // Energy: each group's cheaper mapping (plan_group_for_energy). EDP over fixed groups: the
+  // same at lambda = E / T of the energy choice (docs/energy.md, "Optimising energy").
+  double lambda = 0;
+  if (objective == Objective::Edp) {
+    double energy = 0, cycles = 0;
+    for (const auto& group : groups) {
+      auto plan = plan_group_for_energy(net, machine, group, options, 0);
+      if (!plan.ok()) return fail("group at '" + net.op(group[0]).name + "': " + plan.reason());
+      energy += group_energy_pj(net, machine, plan.value());
+      cycles += static_cast<double>(plan.value().cycles);
+    }
+    lambda = cycles > 0 ? energy / cycles : 0;
+  }
   for (const auto& group : groups) {
-    auto plan = plan_group(net, machine, group, options);
+    auto plan = is_energy_objective(objective)
+                    ? plan_group_for_energy(net, machine, group, options, lambda)
+                    : plan_group(net, machine, group, options);
     if (!plan.ok()) return fail("group at '" + net.op(group[0]).name + "': " + plan.reason());
     out.push_back(std::move(plan).value());
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/energy_objective.hpp"
 #include "scheduler/policy.hpp"
 
 namespace tessel::sched {
@@ -24,8 +25,111 @@ Cost cost_of(const GroupSchedule& g, Objective objective) {
   return objective == Objective::Bytes ? Cost{bytes, cycles} : Cost{cycles, bytes};
 }
 
+// ---- the energy and EDP objectives (docs/energy.md, "Optimising energy") ----
+
+/// One DP over partitions minimising the sum over groups of energy + lambda x cycles (lambda
+/// in pJ per cycle), each group the cheaper of its bytes-best and latency-best mappings
+/// (plan_group_for_energy), prefetch as above.
+struct EnergyRun {
+  std::vector<GroupSchedule> groups;
+  double energy_pj = 0;
+  double cycles = 0;
+};
+
+Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lambda,
+                             const MapSpaceFeatures& features) {
+  PlanOptions options;
+  options.allow_weight_sweep = features.weight_sweep;
+  options.search_depth_bytes = features.search_depth_bytes;
+  options.search_depth_latency = features.search_depth_latency;
+  options.column_tiles_every_row = features.column_tiles_every_row;
+  const std::vector<int> seq = schedulable_ops(net);
+  const size_t n = seq.size();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> best(n + 1, kInf);
+  std::vector<GroupSchedule> choice(n + 1);
+  std::vector<size_t> start(n + 1, 0);
+  best[0] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (best[i] == kInf) continue;
+    std::vector<int> group;
+    for (size_t j = i; j < n; ++j) {
+      group.push_back(seq[j]);
+      if (!check_group(net, group, options).ok()) break;
+      if (best[j + 1] != kInf &&
+          best[i] + energy_cost_bound(net, machine, group, lambda) > best[j + 1])
+        continue;
+      size_t k = 0;
+      if (features.prefetch && i > 0) {
+        k = i;
+        while (k > 0 && choice[k].dram_view) k = start[k];
+      }
+      auto plan = plan_group_for_energy(net, machine, group, options, lambda);
+      if (!plan.ok()) {
+        const bool mid_block = j + 1 < n && (net.op(seq[j + 1]).kind == OpKind::Eltwise ||
+                                             net.op(seq[j + 1]).kind == OpKind::Add);
+        if (options.allow_weight_sweep && mid_block && is_weight_sweep_group(net, group)) continue;
+        break;
+      }
+      double cost = energy_cost(net, machine, plan.value(), lambda);
+      if (k > 0) {
+        options.objective = Objective::Bytes;  // prefetch keeps the mapping; no ranking in it
+        auto prefetched = plan_prefetched(net, machine, choice[k], plan.value(), options);
+        if (prefetched.ok()) {
+          const double c = energy_cost(net, machine, prefetched.value(), lambda);
+          if (c < cost) {
+            cost = c;
+            plan = std::move(prefetched);
+          }
+        }
+      }
+      if (best[i] + cost < best[j + 1]) {
+        best[j + 1] = best[i] + cost;
+        choice[j + 1] = std::move(plan).value();
+        start[j + 1] = i;
+      }
+    }
+  }
+  if (best[n] == kInf) return fail("no feasible partition");
+  EnergyRun out;
+  for (size_t j = n; j > 0; j = start[j]) out.groups.push_back(choice[j]);
+  std::reverse(out.groups.begin(), out.groups.end());
+  for (const auto& g : out.groups) {
+    out.energy_pj += group_energy_pj(net, machine, g);
+    out.cycles += static_cast<double>(g.cycles);
+  }
+  return out;
+}
+
+/// Energy: lambda = 0. EDP (E x T, not a sum over groups): a schedule minimising E x T also
+/// minimises E + lambda T at lambda = E / T (its first-order condition), so the DP runs at
+/// lambda = 0 and then at lambda_{k+1} = E_k / T_k of the previous result, three runs in all,
+/// keeping the least E x T.
+Result<std::vector<GroupSchedule>> run_energy_objective(const Net& net, const Machine& machine,
+                                                        Objective objective,
+                                                        const MapSpaceFeatures& features) {
+  if (auto ok = require_energy_table(machine); !ok.ok()) return ok.failure();
+  auto first = run_energy(net, machine, 0, features);
+  if (!first.ok() || objective == Objective::Energy) {
+    if (!first.ok()) return first.failure();
+    return std::move(first.value().groups);
+  }
+  EnergyRun best = std::move(first).value();
+  double lambda = best.cycles > 0 ? best.energy_pj / best.cycles : 0;
+  for (int round = 0; round < 2 && lambda > 0; ++round) {
+    auto next = run_energy(net, machine, lambda, features);
+    if (!next.ok()) break;
+    const EnergyRun& r = next.value();
+    lambda = r.cycles > 0 ? r.energy_pj / r.cycles : 0;
+    if (r.energy_pj * r.cycles < best.energy_pj * best.cycles) best = std::move(next).value();
+  }
+  return std::move(best.groups);
+}
+
 Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
                                        const MapSpaceFeatures& features) {
+  if (is_energy_objective(objective))
+    return run_energy_objective(net, machine, objective, features);
   PlanOptions options;
   options.objective = objective;
   options.allow_weight_sweep = features.weight_sweep;
@@ -121,7 +225,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
 Policy make_optimal_policy() {
   return {"optimal",
           "dynamic programming over partitions of the topological order, each group's best "
-          "tile/halo/weight/buffering mapping, objective bytes or latency",
+          "tile/halo/weight/buffering mapping, objective bytes, latency, energy or edp",
           NetForm::FoldedPoolsBeforeConcat, run};
 }
 

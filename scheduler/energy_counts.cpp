@@ -1,0 +1,316 @@
+// Counting a group's actions from its tiles (scheduler/energy_counts.hpp). Each op of each tile
+// is counted as the instructions codegen emits for it (docs/codegen.md) and the simulator's
+// per-instruction counters (sim/core/costs.cpp) would count them.
+#include "scheduler/energy_counts.hpp"
+
+#include <algorithm>
+
+#include "scheduler/shape.hpp"
+
+namespace tessel::sched {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool depthwise(const Net& net, const Op& op) {
+  return op.kind == OpKind::Conv && op.groups > 1 &&
+         op.groups == net.tensor(op.inputs[0]).shape.c &&
+         op.groups == net.tensor(op.output).shape.c;
+}
+
+class Counter {
+ public:
+  Counter(const Net& net, const Machine& machine, const GroupSchedule& g, size_t scratchpads)
+      : net_(net), m_(machine), g_(g) {
+    out_.sram_read_bytes.assign(scratchpads, 0);
+    out_.sram_write_bytes.assign(scratchpads, 0);
+  }
+
+  ActionCounts run() {
+    out_.dram_bytes = static_cast<uint64_t>(g_.traffic.total());
+    if (g_.dram_view) return out_;
+    for (int o : g_.ops)
+      if (net_.op(o).kind == OpKind::Softmax) return out_;  // the host's (docs/codegen.md)
+    if (g_.weight_sweep) {
+      sweep();
+    } else {
+      tiles();
+    }
+    return out_;
+  }
+
+ private:
+  // ---- where things live ----
+  int tensor_sp(int tensor) const {
+    for (const auto& b : g_.buffers)
+      if (b.tensor == tensor) return b.scratchpad;
+    return m_.scratchpad(BufferKind::Activations);
+  }
+  bool buffered(int tensor) const {
+    for (const auto& b : g_.buffers)
+      if (b.tensor == tensor) return true;
+    return false;
+  }
+  int op_sp(int op, BufferRole role, BufferKind kind) const {
+    for (const auto& b : g_.buffers)
+      if (b.op == op && b.role == role) return b.scratchpad;
+    return m_.scratchpad(kind);
+  }
+  void read(int sp, int64_t bytes) {
+    if (sp >= 0 && static_cast<size_t>(sp) < out_.sram_read_bytes.size())
+      out_.sram_read_bytes[static_cast<size_t>(sp)] += static_cast<uint64_t>(bytes);
+  }
+  void write(int sp, int64_t bytes) {
+    if (sp >= 0 && static_cast<size_t>(sp) < out_.sram_write_bytes.size())
+      out_.sram_write_bytes[static_cast<size_t>(sp)] += static_cast<uint64_t>(bytes);
+  }
+
+  // ---- one instruction each ----
+  // A one-operand add (copy, ReLU, Clip, concat slice): a and b both read the source.
+  void unary(int src_sp, int dst_sp, int64_t elements) {
+    const int64_t bytes = elements * net_.activation_bytes;
+    read(src_sp, 2 * bytes);
+    write(dst_sp, bytes);
+    out_.add_elements += static_cast<uint64_t>(elements);
+  }
+
+  // Input channels of a matrix op as the conv instruction sees them (a Gemm: its whole input).
+  int64_t in_channels(const Op& op) const {
+    const Shape3 in = net_.tensor(op.inputs[0]).shape;
+    return op.kind == OpKind::Gemm ? in.elements() : in.c / op.groups;
+  }
+
+  // A conv/Gemm's weight slice of `channels` output channels loaded into SRAM: its blocks with
+  // the padded input channels as DMA padding, its bias (when it has one) and its requant table.
+  void weight_load(const Op& op, int op_index, int64_t channels) {
+    const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    const int64_t kernel = op.kind == OpKind::Gemm ? 1 : op.window.kernel_h * op.window.kernel_w;
+    const int64_t wb = m_.weight_bytes;
+    int64_t bytes = 0;
+    if (depthwise(net_, op)) {
+      bytes = kernel * channels * wb;
+    } else {
+      bytes = kernel * channels * ceil_div(in_channels(op), m_.matrix_rows) * m_.matrix_rows * wb;
+    }
+    write(sp, bytes);
+    const int64_t all = net_.tensor(op.output).shape.c;
+    // Bias: weight_bytes beyond the weights (4 B per output channel when present).
+    const bool bias = op.weight_bytes > kernel * in_channels(op) * all * wb;
+    if (bias) write(sp, channels * 4);
+    write(sp, channels * kRequantEntryBytes);
+  }
+
+  // A conv/Gemm producing `out` (output box) in steps of `rows_per_step` rows: per step one
+  // conv instruction and one requant.
+  void matrix(const Op& op, int op_index, const Box& out, int64_t rows_per_step) {
+    if (out.empty()) return;
+    const bool dw = depthwise(net_, op);
+    const bool gemm = op.kind == OpKind::Gemm;
+    const int64_t R = m_.matrix_rows, C = m_.matrix_cols;
+    const int64_t kernel = gemm ? 1 : op.window.kernel_h * op.window.kernel_w;
+    const int64_t channels = out.c.size();
+    const int64_t oc_blocks = ceil_div(channels, C);
+    const int64_t ic_blocks = dw ? 1 : ceil_div(in_channels(op), R);
+    const int64_t passes = dw ? oc_blocks * kernel : oc_blocks * ic_blocks * kernel;
+    const int in_sp = tensor_sp(op.inputs[0]);
+    const int w_sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    const int acc_sp = op_sp(op_index, BufferRole::Accumulator, BufferKind::Accumulators);
+    const int dst_sp = tensor_sp(op.output);
+    const int64_t all = net_.tensor(op.output).shape.c;
+    const bool bias = op.weight_bytes > kernel * in_channels(op) * all * m_.weight_bytes;
+    const int64_t h = gemm ? 1 : out.h.size();
+    const int64_t w = gemm ? 1 : out.w.size();
+    const int64_t step = gemm ? 1 : std::max<int64_t>(1, rows_per_step);
+    for (int64_t r = 0; r < h; r += step) {
+      const int64_t pixels = std::min(step, h - r) * w;
+      out_.macs += static_cast<uint64_t>(pixels * passes * (dw ? C : R * C));
+      read(in_sp, pixels * passes * (dw ? C : R) * net_.activation_bytes);
+      read(w_sp, passes * (dw ? C : R * C) * m_.weight_bytes);
+      if (bias) read(w_sp, oc_blocks * C * 4);
+      write(acc_sp, pixels * oc_blocks * C * 4);
+      // requant: the accumulators, the per-channel table, the outputs
+      const int64_t n = pixels * channels;
+      read(acc_sp, n * 4);
+      read(w_sp, channels * kRequantEntryBytes);
+      write(dst_sp, n * net_.activation_bytes);
+      out_.requant_elements += static_cast<uint64_t>(n);
+    }
+  }
+
+  void pool(const Op& op, const Box& out) {
+    if (out.empty()) return;
+    const int64_t window = op.kind == OpKind::GlobalPool ? net_.tensor(op.inputs[0]).shape.h *
+                                                               net_.tensor(op.inputs[0]).shape.w
+                                                         : op.window.kernel_h * op.window.kernel_w;
+    const int64_t outputs = out.elements();
+    read(tensor_sp(op.inputs[0]), outputs * window * net_.activation_bytes);
+    write(tensor_sp(op.output), outputs * net_.activation_bytes);
+    out_.pool_window_elements += static_cast<uint64_t>(outputs * window);
+  }
+
+  void compute(int op_index, const Box& out, int64_t rows_per_step) {
+    const Op& op = net_.op(op_index);
+    if (out.empty()) return;
+    switch (op.kind) {
+      case OpKind::Conv:
+      case OpKind::Gemm:
+        matrix(op, op_index, out, rows_per_step);
+        return;
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalPool:
+        pool(op, out);
+        return;
+      case OpKind::Add: {
+        const int64_t n = out.elements();
+        const int64_t bytes = n * net_.activation_bytes;
+        read(tensor_sp(op.inputs[0]), bytes);
+        read(tensor_sp(op.inputs[1]), bytes);
+        write(tensor_sp(op.output), bytes);
+        out_.add_elements += static_cast<uint64_t>(n);
+        return;
+      }
+      case OpKind::Concat:
+        // One copy per input slice in the box: the box's elements in all.
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          const int64_t first = std::max(out.c.b, op.concat_offsets[i]);
+          const int64_t end =
+              std::min(out.c.e, op.concat_offsets[i] + net_.tensor(op.inputs[i]).shape.c);
+          if (first < end)
+            unary(tensor_sp(op.inputs[i]), tensor_sp(op.output),
+                  (end - first) * out.h.size() * out.w.size());
+        }
+        return;
+      case OpKind::Reshape:
+      case OpKind::Softmax:
+      case OpKind::Input:
+        return;
+      default:  // Eltwise (ReLU, Clip), Pad: one one-operand add
+        unary(tensor_sp(op.inputs[0]), tensor_sp(op.output), out.elements());
+        return;
+    }
+  }
+
+  static bool is_matrix(const Op& op) { return op.kind == OpKind::Conv || op.kind == OpKind::Gemm; }
+
+  std::vector<Box> requested(int64_t tile) const {
+    const int64_t k = g_.channel_part(tile), r = g_.row_part(tile), c = g_.col_part(tile);
+    std::vector<Box> boxes(net_.tensors.size());
+    for (int t : g_.outputs) {
+      const Shape3 s = net_.tensor(t).shape;
+      boxes[static_cast<size_t>(t)] =
+          Box{{s.c * k / g_.channel_tiles, s.c * (k + 1) / g_.channel_tiles},
+              {s.h * r / g_.row_tiles, s.h * (r + 1) / g_.row_tiles},
+              {s.w * c / g_.col_tiles, s.w * (c + 1) / g_.col_tiles}};
+    }
+    return boxes;
+  }
+
+  // Tiled groups (every mapping but a weight sweep).
+  void tiles() {
+    const int64_t T = g_.tiles();
+    const bool cache = g_.halo == HaloMode::Cache;
+    std::vector<std::vector<Box>> windows;
+    windows.reserve(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) windows.push_back(transfer(net_, g_.ops, requested(t)).need);
+    // Kept inputs: the same box in every tile, loaded by the first.
+    std::vector<char> kept(net_.tensors.size(), 0);
+    if (g_.keeps_inputs()) {
+      for (int t : g_.inputs) {
+        bool same = true;
+        for (const auto& w : windows)
+          same = same && w[static_cast<size_t>(t)] == windows.front()[static_cast<size_t>(t)];
+        kept[static_cast<size_t>(t)] = same;
+      }
+    }
+    std::vector<Box> previous(net_.tensors.size());
+    for (int64_t t = 0; t < T; ++t) {
+      const std::vector<Box>& window = windows[static_cast<size_t>(t)];
+      std::vector<Box> need = window;
+      if (cache) {
+        for (size_t x = 0; x < need.size(); ++x) {
+          const Box& prev = previous[x];
+          if (prev.empty() || need[x].empty()) continue;
+          need[x].h.b = std::max(need[x].h.b, prev.h.e);
+          if (need[x].h.e < need[x].h.b) need[x].h.e = need[x].h.b;
+          if (window[x].h.b <= prev.h.b || window[x].h.b >= prev.h.e) continue;
+          if (!buffered(static_cast<int>(x))) continue;
+          // The halo rows copied to the top of the buffer.
+          const int sp = tensor_sp(static_cast<int>(x));
+          unary(sp, sp, (prev.h.e - window[x].h.b) * window[x].w.size() * window[x].c.size());
+        }
+        for (size_t x = 0; x < window.size(); ++x)
+          if (!window[x].empty()) previous[x] = window[x];
+      }
+      // Weights: resident, every slice before the first tile; streamed, the tile's slice (once
+      // per channel part when kept).
+      const bool new_part = g_.row_part(t) == 0 && g_.col_part(t) == 0;
+      const bool load_slice = g_.weights_resident ? t == 0 : !g_.keeps_weight_slices() || new_part;
+      for (int o : g_.ops) {
+        const Op& op = net_.op(o);
+        if (!is_matrix(op) || !load_slice) continue;
+        const int64_t all = net_.tensor(op.output).shape.c;
+        weight_load(op, o,
+                    g_.weights_resident ? all : window[static_cast<size_t>(op.output)].c.size());
+      }
+      for (int x : g_.inputs) {
+        if (kept[static_cast<size_t>(x)] && t > 0) continue;
+        const Box& box = need[static_cast<size_t>(x)];
+        write(tensor_sp(x), box.elements() * net_.activation_bytes);
+      }
+      for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
+        const int o = g_.ops[pos];
+        compute(o, need[static_cast<size_t>(net_.op(o).output)],
+                pos < g_.rows_per_step.size() ? g_.rows_per_step[pos] : 1);
+      }
+      const std::vector<Box> req = requested(t);
+      for (int x : g_.outputs)
+        read(tensor_sp(x), req[static_cast<size_t>(x)].elements() * net_.activation_bytes);
+    }
+  }
+
+  // A weight sweep: one tile of whole maps; each dense conv in `op_slices` output-channel
+  // slices (its block's elementwise ops per slice: the same elements in all).
+  void sweep() {
+    std::vector<Box> requested_all(net_.tensors.size());
+    for (int t : g_.outputs) requested_all[static_cast<size_t>(t)] = full_box(net_.tensor(t).shape);
+    const std::vector<Box> need = transfer(net_, g_.ops, requested_all).need;
+    for (int x : g_.inputs)
+      write(tensor_sp(x), need[static_cast<size_t>(x)].elements() * net_.activation_bytes);
+    for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
+      const int o = g_.ops[pos];
+      const Op& op = net_.op(o);
+      const Box& out = need[static_cast<size_t>(op.output)];
+      const int64_t rows = pos < g_.rows_per_step.size() ? g_.rows_per_step[pos] : 1;
+      const int64_t slices = pos < g_.op_slices.size() ? g_.op_slices[pos] : 0;
+      if (!is_matrix(op) || slices < 1) {
+        compute(o, out, rows);
+        continue;
+      }
+      const int64_t channels = net_.tensor(op.output).shape.c;
+      for (int64_t k = 0; k < slices; ++k) {
+        const Interval c{channels * k / slices, channels * (k + 1) / slices};
+        weight_load(op, o, c.size());
+        compute(o, Box{c, out.h, out.w}, rows);
+      }
+    }
+    for (int x : g_.outputs)
+      read(tensor_sp(x), full_box(net_.tensor(x).shape).elements() * net_.activation_bytes);
+  }
+
+  const Net& net_;
+  const Machine& m_;
+  const GroupSchedule& g_;
+  ActionCounts out_;
+};
+
+}  // namespace
+
+ActionCounts count_group_actions(const Net& net, const Machine& machine, const GroupSchedule& group,
+                                 size_t scratchpads) {
+  return Counter(net, machine, group, scratchpads).run();
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,140 @@
+// The schedule's predicted energy (scheduler/energy.hpp) of one conv, counted by hand from its
+// tiles (docs/energy.md, "Counted, not guessed").
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "configs/energy_model.hpp"
+#include "configs/hw_config.hpp"
+#include "scheduler/driver.hpp"
+#include "scheduler/energy.hpp"
+#include "scheduler/energy_objective.hpp"
+#include "scheduler/policy.hpp"
+
+namespace tessel::sched {
+namespace {
+
+const std::string kMicro = std::string(TESSEL_SOURCE_DIR) + "/tests/sim/micro.yaml";
+
+TEST(ScheduleEnergy, one_conv_by_component_from_its_counts) {
+  // micro.yaml: a 4 x 4 array, one 64 KiB unified scratchpad, explicit figures: 1 pJ/MAC,
+  // SRAM 0.5 pJ/B read and 0.25 pJ/B written, DRAM 10 pJ/B; the vector unit's requant is the
+  // model's 3.1 + 2 x 0.1 = 3.3 pJ.
+  const HwConfig config = load_hw_config(kMicro);
+  const Machine machine = machine_from_config(config);
+  // A 3x3 conv (pad 1, bias) of an 8-channel 4 x 4 map to 6 channels: 2 input-channel blocks,
+  // 2 output-channel blocks (6 of 8 columns used).
+  NetBuilder b("one_conv");
+  const int x = b.input("x", {8, 4, 4});
+  b.conv("conv", x, 6, 3, 1, 1, 1, 1, true);
+  const Net net = b.build();
+  auto schedule = run_policy(net, machine, "layerwise", Objective::Bytes);
+  ASSERT_TRUE(schedule.ok()) << schedule.reason();
+  ASSERT_EQ(schedule.value().groups.size(), 1u);
+  const GroupSchedule& g = schedule.value().groups[0];
+  // The geometry the counts below assume: one tile, one output row per conv instruction
+  // (ceil(R / width) = 1), so 4 conv + 4 requant instructions of 4 pixels.
+  ASSERT_EQ(g.tiles(), 1);
+  ASSERT_EQ(g.rows_per_step[0], 1);
+
+  const ScheduleEnergy e = predict_energy(schedule.value(), net, config);
+  const ActionCounts& c = e.counts;
+  // MAC slots: per instruction 4 pixels x passes (2 oc blocks x 2 ic blocks x 9 taps = 36) x
+  // 16 = 2304; 4 instructions: 9216 (the net's 6,912 useful MACs, padded to 8 columns).
+  EXPECT_EQ(c.macs, 9216u);
+  // SRAM reads: per step, inputs 4 px x 36 passes x 4 B = 576, weight blocks 36 x 16 = 576, bias
+  // 2 blocks x 4 columns x 4 B = 32, requant: accumulators 4 px x 6 ch x 4 B = 96 and the table
+  // 6 x 8 = 48: 1,328 per step, 5,312 for four; the store reads the 96 B output: 5,408.
+  ASSERT_EQ(c.sram_read_bytes.size(), 1u);
+  EXPECT_EQ(c.sram_read_bytes[0], 5408u);
+  // SRAM writes: the input load 128 B, the weights 9 x 6 x 8 = 432 B (no padded rows: 8 = 2 x
+  // 4), bias 24 and table 48; per step the accumulators 4 px x 8 columns x 4 B = 128 and 24
+  // output bytes (x 4: 608): 1,240.
+  EXPECT_EQ(c.sram_write_bytes[0], 1240u);
+  EXPECT_EQ(c.requant_elements, 96u);  // every output element once
+  EXPECT_EQ(c.add_elements, 0u);
+  EXPECT_EQ(c.pool_window_elements, 0u);
+  // DRAM: input 128 + weights 432 + bias 24 + table 48 + output 96.
+  EXPECT_EQ(c.dram_bytes, 728u);
+
+  const EnergyBreakdown& t = e.total;
+  EXPECT_DOUBLE_EQ(t.mac_pj, 9216.0);
+  EXPECT_DOUBLE_EQ(t.sram_pj, 5408 * 0.5 + 1240 * 0.25);  // 3,014 pJ
+  EXPECT_NEAR(t.vector_pj, 96 * 3.3, 1e-9);               // 316.8 pJ
+  EXPECT_DOUBLE_EQ(t.dram_pj, 7280.0);
+  // Leakage: 1 mW/mm^2 x area (docs/energy.md's 0.384587296 mm^2 for micro) x the schedule's
+  // cycles at 1 GHz.
+  EXPECT_NEAR(t.area_mm2, 0.384587296, 1e-12);
+  EXPECT_NEAR(t.leakage_pj, 0.384587296 * static_cast<double>(schedule.value().cycles), 1e-9);
+  EXPECT_NEAR(t.total_pj(), 9216 + 3014 + 316.8 + 7280 + t.leakage_pj, 1e-6);
+  ASSERT_EQ(e.groups.size(), 1u);
+  EXPECT_NEAR(e.groups[0].total_pj(), t.total_pj(), 1e-6);
+}
+
+}  // namespace
+}  // namespace tessel::sched
+
+namespace tessel::sched {
+namespace {
+
+// A chain that must be tiled on micro.yaml's 64 KiB: the energy objectives have choices.
+Net chain() {
+  NetBuilder b("chain");
+  int x = b.input("x", {16, 32, 32});
+  x = b.conv("c1", x, 32, 3, 1, 1, 1, 1, true);
+  x = b.conv("c2", x, 32, 3, 1, 1, 1, 1, true);
+  x = b.pool("p", x, OpKind::MaxPool, 2, 2);
+  x = b.conv("c3", x, 64, 3, 1, 1, 1, 1, true);
+  b.conv("c4", x, 64, 1, 1, 0, 1, 1, true);
+  return b.build();
+}
+
+struct Figures {
+  double energy_pj = 0;
+  double cycles = 0;
+};
+
+Figures figures_of(const Net& net, const HwConfig& config, const std::string& policy,
+                   Objective objective) {
+  auto s = run_policy(net, machine_from_config(config), policy, objective);
+  EXPECT_TRUE(s.ok()) << s.reason();
+  if (!s.ok()) return {};
+  EXPECT_EQ(s.value().objective, objective_name(objective));
+  return {predict_energy(s.value(), net, config).total.total_pj(),
+          static_cast<double>(s.value().cycles)};
+}
+
+TEST(EnergyObjective, energy_and_edp_are_no_worse_than_bytes_or_latency) {
+  const HwConfig config = load_hw_config(kMicro);
+  const Net net = chain();
+  for (const std::string policy : {"optimal", "opfusion"}) {
+    const Figures bytes = figures_of(net, config, policy, Objective::Bytes);
+    const Figures latency = figures_of(net, config, policy, Objective::Latency);
+    const Figures energy = figures_of(net, config, policy, Objective::Energy);
+    const Figures edp = figures_of(net, config, policy, Objective::Edp);
+    // The energy DP's candidates include every group the bytes and latency searches take; its
+    // sum of group energies differs from the total only in leakage over the schedule's own
+    // cycles (below 0.1% here), hence the small slack.
+    EXPECT_LE(energy.energy_pj, bytes.energy_pj * 1.001) << policy;
+    EXPECT_LE(energy.energy_pj, latency.energy_pj * 1.001) << policy;
+    EXPECT_LE(edp.energy_pj * edp.cycles, energy.energy_pj * energy.cycles * 1.001) << policy;
+  }
+}
+
+TEST(EnergyObjective, other_policies_and_names_are_refused) {
+  const HwConfig config = load_hw_config(kMicro);
+  auto s = run_policy(chain(), machine_from_config(config), "fusion", Objective::Energy);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.reason().find("optimal and opfusion"), std::string::npos) << s.reason();
+  // A machine without a config has no energy table.
+  auto bare = run_policy(chain(), unified_machine(1 << 16), "optimal", Objective::Edp);
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.reason().find("energy table"), std::string::npos) << bare.reason();
+  auto parsed = parse_objective("enrgy");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.reason().find("energy, edp"), std::string::npos) << parsed.reason();
+  EXPECT_EQ(parse_objective("edp").value(), Objective::Edp);
+}
+
+}  // namespace
+}  // namespace tessel::sched
