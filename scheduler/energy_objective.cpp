@@ -6,7 +6,9 @@
 
 namespace tessel::sched {
 
-const char* objective_name(Objective objective) { return to_string(objective); }
+const char* objective_name(Objective objective) {
+  return to_string(objective);
+}
 
 Status require_energy_table(const Machine& machine) {
   if (machine.energy == nullptr)
