@@ -27,7 +27,7 @@ TEST(IsaBinary, header_is_magic_version_size_count_reserved) {
   ASSERT_EQ(bytes.size(), 16u + 2 * 32);
   const std::vector<std::uint8_t> header(bytes.begin(), bytes.begin() + 16);
   EXPECT_EQ(header,
-            (std::vector<std::uint8_t>{'T', 'I', 'S', 'A', 2, 0, 32, 0, 2, 0, 0, 0, 0, 0, 0, 0}));
+            (std::vector<std::uint8_t>{'T', 'I', 'S', 'A', 3, 0, 32, 0, 2, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(bytes[16], 0x01);  // nop
   EXPECT_EQ(bytes[48], 0x0a);  // finish
   EXPECT_EQ(from_binary(bytes, "p.bin"), (Program{{Nop{}, Finish{}}}));
