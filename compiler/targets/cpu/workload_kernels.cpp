@@ -30,14 +30,10 @@ TESSEL_INLINE std::int64_t half_of(int shift) {
   return shift > 0 ? std::int64_t{1} << (shift - 1) : 0;
 }
 
-template <class T>
-TESSEL_INLINE void add_body(const T* a, std::int64_t as, const T* b, std::int64_t bs, T* y,
-                            std::int64_t n, const intops::AddRequant& q) {
-  const std::int64_t ma = q.multiplier_a, mb = q.multiplier_b, shift = q.shift;
-  const std::int64_t half = half_of(q.shift), zp = q.zero_point, lo = q.lo, hi = q.hi;
-  const auto one = [&](std::int64_t x, std::int64_t z) {
-    return static_cast<T>(clamp_lane(rha_lane(x * ma + z * mb, half, shift) + zp, lo, hi));
-  };
+/// y[i] = one(a[i * as], b[i * bs]) for strides 0 or 1 (a broadcast operand is read once).
+template <class T, class F>
+TESSEL_INLINE void broadcast_apply(const T* a, std::int64_t as, const T* b, std::int64_t bs, T* y,
+                                   std::int64_t n, const F& one) {
   if (as == 1 && bs == 1) {
     for (std::int64_t i = 0; i < n; ++i) y[i] = one(a[i], b[i]);
   } else if (as == 1) {
@@ -53,6 +49,17 @@ TESSEL_INLINE void add_body(const T* a, std::int64_t as, const T* b, std::int64_
 }
 
 template <class T>
+TESSEL_INLINE void add_body(const T* a, std::int64_t as, const T* b, std::int64_t bs, T* y,
+                            std::int64_t n, const intops::AddRequant& q) {
+  const std::int64_t ma = q.multiplier_a, mb = q.multiplier_b, shift = q.shift;
+  const std::int64_t half = half_of(q.shift), zp = q.zero_point, lo = q.lo, hi = q.hi;
+  const auto one = [&](std::int64_t x, std::int64_t z) {
+    return static_cast<T>(clamp_lane(rha_lane(x * ma + z * mb, half, shift) + zp, lo, hi));
+  };
+  broadcast_apply(a, as, b, bs, y, n, one);
+}
+
+template <class T>
 TESSEL_INLINE void mul_body(const T* a, std::int64_t as, const T* b, std::int64_t bs, T* y,
                             std::int64_t n, const intops::Requant& q) {
   const std::int64_t m = q.multiplier, shift = q.shift;
@@ -60,18 +67,7 @@ TESSEL_INLINE void mul_body(const T* a, std::int64_t as, const T* b, std::int64_
   const auto one = [&](std::int64_t x, std::int64_t z) {
     return static_cast<T>(clamp_lane(rha_lane(x * z * m, half, shift) + zp, lo, hi));
   };
-  if (as == 1 && bs == 1) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = one(a[i], b[i]);
-  } else if (as == 1) {
-    const std::int64_t z = b[0];
-    for (std::int64_t i = 0; i < n; ++i) y[i] = one(a[i], z);
-  } else if (bs == 1) {
-    const std::int64_t x = a[0];
-    for (std::int64_t i = 0; i < n; ++i) y[i] = one(x, b[i]);
-  } else {
-    const T v = one(a[0], b[0]);
-    for (std::int64_t i = 0; i < n; ++i) y[i] = v;
-  }
+  broadcast_apply(a, as, b, bs, y, n, one);
 }
 
 template <class T>
