@@ -1,8 +1,11 @@
 // libFuzzer target: the .bin reader and the instruction decoder on arbitrary bytes.
-// Invariants: no crash; anything accepted re-encodes to the same bytes.
+// Invariants: no crash; anything accepted re-encodes to the same bytes, except that a binary of
+// an older readable ISA version is written back as the current version (docs/isa.md: a newer
+// version only adds opcodes, so the instruction words are unchanged).
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <vector>
 
 #include "isa/program.hpp"
 #include "support/diagnostic.hpp"
@@ -23,9 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::span<const std::uint8_t> bytes(data, size);
     const Program program = from_binary(bytes, "fuzz.bin");
     auto binary = to_binary(program);
-    if (!binary ||
-        !std::equal(binary.value().begin(), binary.value().end(), bytes.begin(), bytes.end()))
-      std::abort();
+    if (!binary || binary.value().size() != size) std::abort();
+    std::vector<std::uint8_t> expected(data, data + size);
+    expected[4] = static_cast<std::uint8_t>(kIsaVersion);  // the version field, little-endian
+    expected[5] = static_cast<std::uint8_t>(kIsaVersion >> 8);
+    if (binary.value() != expected) std::abort();
   } catch (const tessel::InputError&) {
   }
   return 0;

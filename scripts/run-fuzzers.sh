@@ -35,10 +35,12 @@ for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.c
   objects+=("$object")
 done
 
-# Seeds: the microbenchmark programs, and a one-instruction .bin (header + finish).
+# Seeds: the microbenchmark programs, a one-instruction .bin (header + finish) of the current ISA
+# version and an empty one of the oldest readable version (it is written back as the current one).
 cp "$root"/tests/isa/programs/*.tasm "$out/corpus/asm/"
-{ printf 'TISA\001\000\040\000\001\000\000\000\000\000\000\000\012'; head -c 31 /dev/zero; } \
+{ printf 'TISA\003\000\040\000\001\000\000\000\000\000\000\000\012'; head -c 31 /dev/zero; } \
   > "$out/corpus/decode/finish.bin"
+printf 'TISA\002\000\040\000\000\000\000\000\000\000\000\000' > "$out/corpus/decode/empty_v2.bin"
 
 # The config loader: the shipped configs and the catalogue of malformed ones.
 cp "$root"/configs/hw/*.yaml "$root"/tests/configs/bad/*.yaml "$out/corpus/config/"
@@ -65,6 +67,10 @@ for target in decode asm config npy; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_$target.cpp" "${objects[@]}" \
     -lyaml-cpp -o "$out/fuzz_$target"
 done
+report_failure() {
+  echo "run-fuzzers: $(basename "$1" .log) failed; its report:" >&2
+  grep -E -m 40 'ERROR|SUMMARY|runtime error|deadly signal|Test unit written|^    #[0-9]+ ' "$1" >&2 || true
+}
 # Two at a time, SECONDS of wall time each.
 run_one() {
   local rc=0
@@ -73,6 +79,8 @@ run_one() {
       -rss_limit_mb=2048 -print_final_stats=1 "corpus/$1") > "$out/fuzz_$1.log" 2>&1 || rc=$?
   [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "run-fuzzers: fuzz_$1 killed after ${fuzz_wall}s" >&2
   tail -n 5 "$out/fuzz_$1.log"
+  # libFuzzer prints its final stats after a crash report: show the report, not only the stats.
+  [ "$rc" -eq 0 ] || report_failure "$out/fuzz_$1.log"
   return $rc
 }
 for pair in "decode asm" "config npy"; do
@@ -83,7 +91,9 @@ for pair in "decode asm" "config npy"; do
   done
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 done
-wait "$onnx_pid" || status=1
+onnx_rc=0
+wait "$onnx_pid" || onnx_rc=$?
 tail -n 5 "$out/fuzz_onnx.log"
+[ "$onnx_rc" -eq 0 ] || { status=1; report_failure "$out/fuzz_onnx.log"; }
 [ "$status" -eq 0 ] || echo "run-fuzzers: a fuzzer failed (logs in $out/fuzz_*.log)" >&2
 exit $status
