@@ -192,7 +192,7 @@ TEST(BarrierBound, every_policy_predicts_at_least_the_bound_on_a_conv_tail) {
 // Random DAGs (convs, pools, adds, concats; no Gemm): every policy's predicted cycles are at or
 // above the bound.
 TEST(BarrierBound, every_policy_predicts_at_least_the_bound_on_random_dags) {
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
+  for (uint64_t seed = 1; seed <= testing::random_seeds(8); ++seed) {
     const Net net = testing::random_net(seed, 10);
     const Machine machine = unified_machine(32 * 1024);
     for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {

@@ -796,7 +796,7 @@ TEST(Search, the_latency_objective_finds_the_least_cycles_of_the_whole_map_space
 // the same bytes and, for latency, the same cycles, also under a caller's cycle cutoff.
 TEST(Search, the_skips_change_no_result_on_random_dags) {
   int compared = 0;
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
+  for (uint64_t seed = 1; seed <= testing::random_seeds(6); ++seed) {
     const Net net = testing::random_net(seed, 8);
     const Machine machine = unified_machine(24 * 1024);
     const std::vector<int> seq = schedulable_ops(net);

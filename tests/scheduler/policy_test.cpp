@@ -39,7 +39,7 @@ TEST(Policies, every_policy_passes_the_checker_on_a_residual_block) {
 }
 
 TEST(Policies, optimal_is_never_worse_on_its_objective) {
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  for (uint64_t seed = 1; seed <= testing::random_seeds(12); ++seed) {
     const Net net = testing::random_net(seed, 8);
     // 16 KiB: a packed 5x5 conv alone needs 25 whole 16x16 blocks + bias + table = 6592 B.
     const Machine machine = unified_machine(16 * 1024);
@@ -61,7 +61,7 @@ TEST(Policies, optimal_is_never_worse_on_its_objective) {
 }
 
 TEST(Policies, checker_accepts_every_policy_on_random_dags) {
-  for (uint64_t seed = 100; seed < 112; ++seed) {
+  for (uint64_t seed = 100; seed < 100 + testing::random_seeds(12); ++seed) {
     const Net net = testing::random_net(seed, 12);
     for (int64_t capacity : {int64_t{4} * 1024, int64_t{32} * 1024}) {
       const Machine machine = unified_machine(capacity);
