@@ -133,9 +133,73 @@ RunFolder read_run_folder(const std::string& folder) {
   return run;
 }
 
+namespace {
+
+/// Every file a marker lists (`files`: name -> {bytes, fnv1a64}, the format of compile.json and
+/// fpga.json) is there with that size and hash. `subfolders`: names may hold '/' (fpga.json
+/// lists rtl/NAME), never an absolute path or a '..' or '.' component.
+void verify_listed_files(const std::filesystem::path& root, const std::string& marker_path,
+                         const nlohmann::json& listed, bool subfolders) {
+  namespace fs = std::filesystem;
+  const std::string marker = fs::path(marker_path).filename().string();
+  if (!listed.is_object()) throw_input_error({marker_path, 0, 0}, "files", "expected an object");
+  std::error_code ec;
+  for (const auto& [name, entry] : listed.items()) {
+    const std::string key = "files." + name;
+    bool plain =
+        !name.empty() && name.front() != '/' && (subfolders || name.find('/') == std::string::npos);
+    for (const auto& part : fs::path(name))
+      plain = plain && part != "." && part != ".." && !part.empty();
+    if (!plain)
+      throw_input_error(
+          {marker_path, 0, 0}, key,
+          subfolders ? "not a relative path inside the folder" : "not a plain file name");
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+        !entry.contains("fnv1a64") || !entry["fnv1a64"].is_string())
+      throw_input_error({marker_path, 0, 0}, key, "expected {\"bytes\": N, \"fnv1a64\": HEX}");
+    const std::string path = (root / name).string();
+    if (!fs::exists(path, ec))
+      throw_input_error({path, 0, 0}, "",
+                        "missing: " + marker + " lists it; the folder is incomplete");
+    auto digest = files::digest_file(path, files::kMaxArrayBytes);
+    if (!digest) throw_input_error({path, 0, 0}, "", digest.reason());
+    const auto bytes = entry["bytes"].get<std::uint64_t>();
+    if (digest.value().bytes != bytes || digest.value().fnv1a64 != entry["fnv1a64"])
+      throw_input_error({path, 0, 0}, "",
+                        "does not match " + marker + " (" + std::to_string(digest.value().bytes) +
+                            " bytes, FNV-1a " + digest.value().fnv1a64 +
+                            "; listed: " + std::to_string(bytes) + " bytes, " +
+                            entry["fnv1a64"].get<std::string>() +
+                            "): the folder mixes files of two runs or was edited; run again");
+  }
+}
+
+/// A `tessel fpga` folder (hw/fpga/flow.cpp): fpga.json, written after the program, lists every
+/// input with its hash. A folder with the flow's scripts but no fpga.json is an interrupted run.
+void verify_fpga_folder(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string marker_path = (root / "fpga.json").string();
+  if (!fs::exists(marker_path, ec)) {
+    if (fs::exists(root / "synth.ys", ec) || fs::exists(root / "vivado.tcl", ec))
+      throw_input_error({marker_path, 0, 0}, "",
+                        "missing: the folder is an incomplete `tessel fpga` run (synth.ys or "
+                        "vivado.tcl is there, fpga.json, written after the program, is not); "
+                        "run `tessel fpga` again");
+    return;
+  }
+  const nlohmann::json marker = read_json_file(marker_path);
+  if (!marker.is_object() || !marker.contains("files"))
+    throw_input_error({marker_path, 0, 0}, "files", "missing: fpga.json lists no files");
+  verify_listed_files(root, marker_path, marker.at("files"), true);
+}
+
+}  // namespace
+
 void verify_compile_folder(const std::string& folder) {
   namespace fs = std::filesystem;
   const fs::path root(folder);
+  verify_fpga_folder(root);
   const std::string compile_path = (root / "compile.json").string();
   std::error_code ec;
   if (!fs::exists(compile_path, ec)) {
@@ -148,31 +212,7 @@ void verify_compile_folder(const std::string& folder) {
   }
   const nlohmann::json compile = read_json_file(compile_path);
   if (!compile.is_object() || !compile.contains("files")) return;
-  const nlohmann::json& listed = compile.at("files");
-  if (!listed.is_object()) throw_input_error({compile_path, 0, 0}, "files", "expected an object");
-  for (const auto& [name, entry] : listed.items()) {
-    const std::string key = "files." + name;
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-      throw_input_error({compile_path, 0, 0}, key, "not a plain file name");
-    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
-        !entry.contains("fnv1a64") || !entry["fnv1a64"].is_string())
-      throw_input_error({compile_path, 0, 0}, key, "expected {\"bytes\": N, \"fnv1a64\": HEX}");
-    const std::string path = (root / name).string();
-    if (!fs::exists(path, ec))
-      throw_input_error({path, 0, 0}, "",
-                        "missing: compile.json lists it; the compile folder is incomplete");
-    auto digest = files::digest_file(path, files::kMaxArrayBytes);
-    if (!digest) throw_input_error({path, 0, 0}, "", digest.reason());
-    const auto bytes = entry["bytes"].get<std::uint64_t>();
-    if (digest.value().bytes != bytes || digest.value().fnv1a64 != entry["fnv1a64"])
-      throw_input_error({path, 0, 0}, "",
-                        "does not match compile.json (" + std::to_string(digest.value().bytes) +
-                            " bytes, FNV-1a " + digest.value().fnv1a64 +
-                            "; listed: " + std::to_string(bytes) + " bytes, " +
-                            entry["fnv1a64"].get<std::string>() +
-                            "): the folder mixes files of two compiles or was edited; compile "
-                            "again");
-  }
+  verify_listed_files(root, compile_path, compile.at("files"), false);
 }
 
 }  // namespace tessel::sim

@@ -38,7 +38,9 @@ RunFolder read_run_folder(const std::string& folder);
 /// Throws InputError unless `folder` is complete: when its compile.json lists "files" (sizes
 /// and FNV-1a hashes, written last by `tessel compile`), every listed file must be there with
 /// that size and hash; a folder with schedule.json (a compile's) but no compile.json is an
-/// interrupted compile. Folders of other origin (no schedule.json) and older compile folders
+/// interrupted compile. A `tessel fpga` folder is held to its fpga.json the same way (names
+/// may be rtl/NAME), and one with synth.ys or vivado.tcl but no fpga.json is an interrupted
+/// flow. Folders of other origin (no schedule.json, no flow script) and older compile folders
 /// (no "files") pass.
 void verify_compile_folder(const std::string& folder);
 

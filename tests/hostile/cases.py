@@ -494,6 +494,18 @@ def compile_folder_cases():
         ("manifest_is_fifo", {"f/manifest.json": FIFO, "f/program.tasm": "finish\n",
                               "f/hw.yaml": base_config()},
          r"{d}/f/manifest\.json: error: is a FIFO"),
+        ("fpga_interrupted", {"f/synth.ys": "read_verilog x.sv\n", "f/program.tasm": "finish\n",
+                              "f/hw.yaml": base_config()},
+         r"{d}/f/fpga\.json: error: missing: the folder is an incomplete `tessel fpga` run"),
+        ("fpga_listed_file_differs", {"f/fpga.json": '{"files": {"rtl/top.sv": {"bytes": 3, '
+                                      '"fnv1a64": "0000000000000000"}}}',
+                                      "f/rtl/top.sv": "abc", "f/program.tasm": "finish\n",
+                                      "f/hw.yaml": base_config()},
+         r"{d}/f/rtl/top\.sv: error: does not match fpga\.json \(3 bytes"),
+        ("fpga_listed_name_escapes", {"f/fpga.json": '{"files": {"rtl/../../x": {"bytes": 1, '
+                                      '"fnv1a64": "00"}}}', "f/program.tasm": "finish\n",
+                                      "f/hw.yaml": base_config()},
+         r"{d}/f/fpga\.json: error: files\.rtl/\.\./\.\./x: not a relative path inside"),
         ("hw_yaml_second_document", {"f/program.tasm": "finish\n",
                                      "f/hw.yaml": base_config(append=["---", "x: 1"])},
          r"{d}/f/hw\.yaml:27:1: error: a second YAML document"),
