@@ -174,45 +174,55 @@ void verify_listed_files(const std::filesystem::path& root, const std::string& m
   }
 }
 
-/// A `tessel fpga` folder (hw/fpga/flow.cpp): fpga.json, written after the program, lists every
-/// input with its hash. A folder with the flow's scripts but no fpga.json is an interrupted run.
-void verify_fpga_folder(const std::filesystem::path& root) {
+/// A multi-file output's completion marker: written last, it lists the folder's files. A folder
+/// with one of `signs` but no marker is an interrupted run.
+struct MarkerRule {
+  const char* marker;
+  std::vector<const char*> signs;
+  const char* incomplete;  ///< the error for a missing marker
+  bool subfolders;         ///< listed names may hold '/'
+  bool files_required;     ///< a marker without "files" is refused (else: an older folder, passed)
+};
+
+void verify_marker(const std::filesystem::path& root, const MarkerRule& rule) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const std::string marker_path = (root / "fpga.json").string();
+  const std::string marker_path = (root / rule.marker).string();
   if (!fs::exists(marker_path, ec)) {
-    if (fs::exists(root / "synth.ys", ec) || fs::exists(root / "vivado.tcl", ec))
-      throw_input_error({marker_path, 0, 0}, "",
-                        "missing: the folder is an incomplete `tessel fpga` run (synth.ys or "
-                        "vivado.tcl is there, fpga.json, written after the program, is not); "
-                        "run `tessel fpga` again");
+    for (const char* sign : rule.signs)
+      if (fs::exists(root / sign, ec)) throw_input_error({marker_path, 0, 0}, "", rule.incomplete);
     return;
   }
   const nlohmann::json marker = read_json_file(marker_path);
-  if (!marker.is_object() || !marker.contains("files"))
-    throw_input_error({marker_path, 0, 0}, "files", "missing: fpga.json lists no files");
-  verify_listed_files(root, marker_path, marker.at("files"), true);
+  if (!marker.is_object() || !marker.contains("files")) {
+    if (!rule.files_required) return;
+    throw_input_error({marker_path, 0, 0}, "files",
+                      std::string("missing: ") + rule.marker + " lists no files");
+  }
+  verify_listed_files(root, marker_path, marker.at("files"), rule.subfolders);
 }
 
 }  // namespace
 
 void verify_compile_folder(const std::string& folder) {
-  namespace fs = std::filesystem;
-  const fs::path root(folder);
-  verify_fpga_folder(root);
-  const std::string compile_path = (root / "compile.json").string();
-  std::error_code ec;
-  if (!fs::exists(compile_path, ec)) {
-    if (fs::exists(root / "schedule.json", ec))
-      throw_input_error({compile_path, 0, 0}, "",
-                        "missing: the folder is an incomplete compile (schedule.json is there, "
-                        "compile.json, written last, is not; was `tessel compile` interrupted?); "
-                        "compile again");
-    return;
-  }
-  const nlohmann::json compile = read_json_file(compile_path);
-  if (!compile.is_object() || !compile.contains("files")) return;
-  verify_listed_files(root, compile_path, compile.at("files"), false);
+  // hw/fpga/flow.cpp writes fpga.json after the program; codegen writes compile.json last.
+  static const MarkerRule kFpga{
+      "fpga.json",
+      {"synth.ys", "vivado.tcl"},
+      "missing: the folder is an incomplete `tessel fpga` run (synth.ys or vivado.tcl is there, "
+      "fpga.json, written after the program, is not); run `tessel fpga` again",
+      true,
+      true};
+  static const MarkerRule kCompile{
+      "compile.json",
+      {"schedule.json"},
+      "missing: the folder is an incomplete compile (schedule.json is there, compile.json, "
+      "written last, is not; was `tessel compile` interrupted?); compile again",
+      false,
+      false};
+  const std::filesystem::path root(folder);
+  verify_marker(root, kFpga);
+  verify_marker(root, kCompile);
 }
 
 }  // namespace tessel::sim
