@@ -190,6 +190,16 @@ TEST(EnergyModel, energy_per_data_unit_parses_bits_and_bytes) {
   EXPECT_EQ(parse_energy_per_byte("-1pJ/bit").reason(), "must be at least 0, got '-1pJ/bit'");
   EXPECT_EQ(parse_energy_per_byte("pJ/bit").reason(),
             "'pJ/bit' is not an energy per data unit such as 4pJ/bit or 32pJ/B");
+  // Not finite or past double's range: refused, never a NaN or infinite figure.
+  for (const char* text : {"nanpJ/bit", "nan pJ/bit", "infpJ/B", "1e400pJ/bit"})
+    EXPECT_EQ(
+        parse_energy_per_byte(text).reason(),
+        "'" + std::string(text) + "' is not an energy per data unit such as 4pJ/bit or 32pJ/B")
+        << text;
+  // Units are case-sensitive (pj is not pJ) and take no space around the slash.
+  EXPECT_FALSE(parse_energy_per_byte("4pj/bit").ok());
+  EXPECT_FALSE(parse_energy_per_byte("4pJ / bit").ok());
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("0pJ/bit").value(), 0);
 }
 
 }  // namespace
