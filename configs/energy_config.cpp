@@ -1,7 +1,9 @@
 // Reads and writes the `energy:` section of a hardware config (docs/config.md, docs/energy.md).
 #include "configs/energy_config.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -33,6 +35,24 @@ std::vector<std::string> name_list(const Items& items) {
   return out;
 }
 
+/// What a non-scalar node is, for "expected ..., got <kind>".
+std::string kind_of(const YAML::Node& node) {
+  if (node.IsNull()) return "nothing (null)";
+  return node.IsSequence() ? "a sequence" : "a mapping";
+}
+
+/// The known name `text` means when it differs in case only or lacks a node's "nm" ("45NM",
+/// "DDR4", "45"); empty when none.
+template <class Items>
+std::string near_name(const std::string& text, const Items& items) {
+  std::string lower;
+  for (const char ch : text)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const auto& item : items)
+    if (item.name == lower || item.name == lower + "nm") return std::string(item.name);
+  return "";
+}
+
 /// Reads a name that must be in `items`; reports an unknown one with the list (and a
 /// suggestion when one is close).
 template <class Items>
@@ -41,20 +61,28 @@ std::optional<std::string> read_name(const EnergyReader& reader, const YAML::Nod
                                      const char* what) {
   if (!node.IsDefined()) return std::nullopt;
   if (!node.IsScalar()) {
-    reader.error(node, key_path,
-                 std::string("expected a ") + what + " name, got a " +
-                     (node.IsSequence() ? "sequence" : "mapping"));
+    reader.error(node, key_path, std::string("expected a ") + what + " name, got " + kind_of(node));
     return std::nullopt;
   }
   const std::string& text = node.Scalar();
   for (const auto& item : items)
     if (item.name == text) return text;
-  const std::string suggestion = did_you_mean(text, name_list(items));
+  const std::string near = near_name(text, items);
+  const std::string suggestion =
+      near.empty() ? did_you_mean(text, name_list(items)) : "; did you mean '" + near + "'?";
   reader.error(
       node, key_path,
       std::string("unknown ") + what + " '" + text + "'" +
           (suggestion.empty() ? " (expected one of " + names_of(items) + ")" : suggestion));
   return std::nullopt;
+}
+
+/// What the value of energy key `key` should be, for "expected ..., got nothing (null)".
+std::string expected_value(const std::string& key) {
+  if (key == "technology") return "a technology name";
+  if (key == "dram_technology") return "a DRAM technology name";
+  if (key == "dram_energy") return "an energy per data unit such as 4pJ/bit";
+  return "a number";
 }
 
 }  // namespace
@@ -113,7 +141,21 @@ std::optional<EnergyConfig> read_energy_section(const YAML::Node& node,
   if (!reader.check_map(node, path, energy_keys())) return std::nullopt;
   EnergyConfig energy;
   bool ok = true;
-  const auto child = [&](const std::string& key) { return reader.get(node, path, key); };
+  // A key without a value is reported at the key (a null's own mark is the next token's) and
+  // then read as absent.
+  std::vector<std::string> empty_keys;
+  for (const auto& entry : node) {
+    if (!entry.second.IsNull()) continue;
+    const std::string key = entry.first.Scalar();
+    reader.error(entry.first, path + "." + key,
+                 "expected " + expected_value(key) + ", got nothing (null)");
+    empty_keys.push_back(key);
+    ok = false;
+  }
+  const auto child = [&](const std::string& key) {
+    const bool empty = std::find(empty_keys.begin(), empty_keys.end(), key) != empty_keys.end();
+    return empty ? YAML::Node(YAML::NodeType::Undefined) : reader.get(node, path, key);
+  };
   const YAML::Node technology = child("technology");
   if (technology.IsDefined()) {
     const auto name =
@@ -122,10 +164,12 @@ std::optional<EnergyConfig> read_energy_section(const YAML::Node& node,
     if (name) energy.technology = *name;
   }
   const YAML::Node dram = child("dram_technology");
+  bool dram_named = false;
   if (dram.IsDefined()) {
     const auto name =
         read_name(reader, dram, "energy.dram_technology", dram_technologies(), "DRAM technology");
     ok = ok && name.has_value();
+    dram_named = name.has_value();
     if (name) energy.dram_technology = *name;
   }
   const auto number = [&](const std::string& key, std::optional<double>& out) {
@@ -148,14 +192,27 @@ std::optional<EnergyConfig> read_energy_section(const YAML::Node& node,
       ok = false;
     } else if (!dram_energy.IsScalar()) {
       reader.error(dram_energy, "energy.dram_energy",
-                   "expected an energy per data unit such as 4pJ/bit");
+                   "expected an energy per data unit such as 4pJ/bit, got " + kind_of(dram_energy));
       ok = false;
     } else if (auto parsed = parse_energy_per_byte(dram_energy.Scalar()); !parsed.ok()) {
       reader.error(dram_energy, "energy.dram_energy", parsed.reason());
       ok = false;
+    } else if (parsed.value() > kMaxEnergy) {
+      reader.error(dram_energy, "energy.dram_energy",
+                   "must be at most 1e+09 pJ/B, got '" + dram_energy.Scalar() + "'");
+      ok = false;
     } else {
       energy.dram_pj_per_byte = parsed.value();
     }
+  }
+  // An explicit DRAM figure replaces the kind's: naming a kind beside one would be ignored.
+  const bool explicit_dram = dram_energy.IsDefined() || child("dram_pj_per_byte").IsDefined();
+  if (dram_named && explicit_dram) {
+    reader.error(dram, "energy.dram_technology",
+                 std::string("give either dram_technology or an explicit DRAM figure (") +
+                     (dram_energy.IsDefined() ? "dram_energy" : "dram_pj_per_byte") +
+                     "), not both: the figure would override the kind");
+    ok = false;
   }
   if (!ok) return std::nullopt;
   return energy;

@@ -115,6 +115,12 @@ EnergyTable energy_table(const HwConfig& config) {
   table.requant_pj = settings.vector_op_pj.value_or(e * (kMult32Pj + 2 * kAdd32Pj));
   table.add_pj = settings.vector_op_pj.value_or(e * (2 * 4 * kMult8Pj + 2 * kAdd32Pj));
   table.pool_pj = e * kAdd32Pj;
+  // lut: one entry read from the unit's 256-entry table (at most 512 B), priced per byte by the
+  // SRAM curve at its smallest array (1 KiB); reduce: a 32-bit add (sum) or compare (max) per
+  // element, and an 8 x 8 multiply before it for a sum of squares (i8 only).
+  table.lut_pj_per_byte = e * sram_64bit_access_pj_45nm(1024) / 8;
+  table.reduce_pj = e * kAdd32Pj;
+  table.square_pj = e * kMult8Pj;
   table.dram_pj_per_byte = settings.dram_pj_per_byte.value_or(dram.pj_per_bit * 8);
   table.leakage_mw_per_mm2 = settings.leakage_mw_per_mm2.value_or(kLeakageMwPerMm2);
   for (const auto& sp : config.scratchpads) {
@@ -146,7 +152,10 @@ EnergyBreakdown energy_of(const EnergyTable& table, const ActionCounts& counts, 
   }
   out.vector_pj = table.requant_pj * static_cast<double>(counts.requant_elements) +
                   table.add_pj * static_cast<double>(counts.add_elements) +
-                  table.pool_pj * static_cast<double>(counts.pool_window_elements);
+                  table.pool_pj * static_cast<double>(counts.pool_window_elements) +
+                  table.lut_pj_per_byte * static_cast<double>(counts.lut_bytes) +
+                  table.reduce_pj * static_cast<double>(counts.reduce_elements) +
+                  table.square_pj * static_cast<double>(counts.square_elements);
   out.dram_pj = table.dram_pj_per_byte * static_cast<double>(counts.dram_bytes);
   out.runtime_s = clock_mhz > 0 ? static_cast<double>(counts.cycles) / (clock_mhz * 1e6) : 0.0;
   out.area_mm2 = table.area_mm2();

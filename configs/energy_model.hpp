@@ -62,6 +62,9 @@ struct EnergyTable {
   double requant_pj = 0;        ///< one element requantized (vector unit)
   double add_pj = 0;            ///< one element of a residual add with rescale (vector unit)
   double pool_pj = 0;           ///< one window element of a pool (a compare or add)
+  double lut_pj_per_byte = 0;   ///< one byte of table entry looked up by `lut`
+  double reduce_pj = 0;         ///< one source element of `reduce` (a 32-bit add or compare)
+  double square_pj = 0;         ///< one 8 x 8 multiply of a `reduce` sum of squares
   double dram_pj_per_byte = 0;  ///< one byte read from or written to DRAM
   double leakage_mw_per_mm2 = 0;
   std::vector<ScratchpadEnergy> scratchpads;  ///< config order
@@ -84,6 +87,9 @@ struct ActionCounts {
   std::uint64_t requant_elements = 0;
   std::uint64_t add_elements = 0;
   std::uint64_t pool_window_elements = 0;
+  std::uint64_t lut_bytes = 0;        ///< table-entry bytes looked up (`lut`)
+  std::uint64_t reduce_elements = 0;  ///< source elements reduced (`reduce`)
+  std::uint64_t square_elements = 0;  ///< of those, squared first (mode sumsq)
   std::uint64_t dram_bytes = 0;
   std::uint64_t cycles = 0;  ///< for leakage and EDP
 };

@@ -21,6 +21,9 @@ void add(ActionCounts& to, const ActionCounts& c) {
   to.requant_elements += c.requant_elements;
   to.add_elements += c.add_elements;
   to.pool_window_elements += c.pool_window_elements;
+  to.lut_bytes += c.lut_bytes;
+  to.reduce_elements += c.reduce_elements;
+  to.square_elements += c.square_elements;
   to.dram_bytes += c.dram_bytes;
 }
 
@@ -71,6 +74,10 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
                            {"requant_elements", c.requant_elements},
                            {"add_elements", c.add_elements},
                            {"pool_window_elements", c.pool_window_elements},
+                           // Code generation emits no lut or reduce yet: 0 until it does.
+                           {"lut_bytes", c.lut_bytes},
+                           {"reduce_elements", c.reduce_elements},
+                           {"square_elements", c.square_elements},
                            {"dram_bytes", c.dram_bytes},
                            {"cycles", c.cycles}};
   j["predicted_edp_pj_s"] = e.edp_pj_s();

@@ -102,8 +102,36 @@ class Counter {
     write(sp, channels * kRequantEntryBytes);
   }
 
+  // Input blocks per conv instruction of `op` (codegen's chunk_blocks_of, docs/codegen.md "Gemm
+  // reduction chunks"): the whole reduction, unless a streamed Gemm's widest slice (its blocks,
+  // whole-block bias vector and table) exceeds its weights buffer, which then holds as many
+  // input blocks of every output block as fit.
+  int64_t chunk_blocks(const Op& op, int op_index, int64_t ic_blocks) const {
+    if (op.kind != OpKind::Gemm || g_.weights_resident) return ic_blocks;
+    const BufferAlloc* wbuf = nullptr;
+    for (const auto& b : g_.buffers)
+      if (wbuf == nullptr && b.op == op_index && b.role == BufferRole::Weights && b.copy == 0)
+        wbuf = &b;
+    if (wbuf == nullptr) return ic_blocks;
+    int64_t parts = g_.channel_tiles;
+    if (g_.weight_sweep) {
+      const auto pos =
+          static_cast<size_t>(std::find(g_.ops.begin(), g_.ops.end(), op_index) - g_.ops.begin());
+      if (pos < g_.op_slices.size()) parts = g_.op_slices[pos];
+    }
+    // The slices of channels * k / parts differ by at most one channel: the widest has
+    // ceil(channels / parts).
+    const int64_t widest = ceil_div(net_.tensor(op.output).shape.c, std::max<int64_t>(1, parts));
+    const int64_t oc_blocks = ceil_div(widest, m_.matrix_cols);
+    const int64_t block_row = oc_blocks * m_.matrix_rows * m_.matrix_cols * m_.weight_bytes;
+    const int64_t fixed = oc_blocks * m_.matrix_cols * 4 + widest * kRequantEntryBytes;
+    if (ceil_div(ic_blocks * block_row + fixed, 8) * 8 <= wbuf->size_bytes) return ic_blocks;
+    const int64_t fit = (wbuf->size_bytes - fixed) / block_row;
+    return fit >= 1 ? std::min(fit, ic_blocks) : ic_blocks;
+  }
+
   // A conv/Gemm producing `out` (output box) in steps of `rows_per_step` rows: per step one
-  // conv instruction and one requant.
+  // conv instruction per reduction chunk and one requant.
   void matrix(const Op& op, int op_index, const Box& out, int64_t rows_per_step) {
     if (out.empty()) return;
     const bool dw = depthwise(net_, op);
@@ -120,6 +148,9 @@ class Counter {
     const int dst_sp = tensor_sp(op.output);
     const int64_t all = net_.tensor(op.output).shape.c;
     const bool bias = op.weight_bytes > kernel * in_channels(op) * all * m_.weight_bytes;
+    // Each chunk's conv writes the accumulators; every chunk after the first (init=acc) reads
+    // them first.
+    const int64_t chunks = dw ? 1 : ceil_div(ic_blocks, chunk_blocks(op, op_index, ic_blocks));
     const int64_t h = gemm ? 1 : out.h.size();
     const int64_t w = gemm ? 1 : out.w.size();
     const int64_t step = gemm ? 1 : std::max<int64_t>(1, rows_per_step);
@@ -129,7 +160,8 @@ class Counter {
       read(in_sp, pixels * passes * (dw ? C : R) * net_.activation_bytes);
       read(w_sp, passes * (dw ? C : R * C) * m_.weight_bytes);
       if (bias) read(w_sp, oc_blocks * C * 4);
-      write(acc_sp, pixels * oc_blocks * C * 4);
+      write(acc_sp, chunks * pixels * oc_blocks * C * 4);
+      read(acc_sp, (chunks - 1) * pixels * oc_blocks * C * 4);
       // requant: the accumulators, the per-channel table, the outputs
       const int64_t n = pixels * channels;
       read(acc_sp, n * 4);

@@ -132,6 +132,9 @@ ActionCounts action_counts(const SimReport& report) {
   counts.requant_elements = report.vector_ops.requant_elements;
   counts.add_elements = report.vector_ops.add_elements;
   counts.pool_window_elements = report.vector_ops.pool_window_elements;
+  counts.lut_bytes = report.vector_ops.lut_bytes;
+  counts.reduce_elements = report.vector_ops.reduce_elements;
+  counts.square_elements = report.vector_ops.square_elements;
   counts.dram_bytes = report.dram.total_bytes();
   counts.cycles = report.cycles;
   return counts;
@@ -173,7 +176,10 @@ nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report
           {"vector_ops",
            {{"requant_elements", report.vector_ops.requant_elements},
             {"add_elements", report.vector_ops.add_elements},
-            {"pool_window_elements", report.vector_ops.pool_window_elements}}},
+            {"pool_window_elements", report.vector_ops.pool_window_elements},
+            {"lut_bytes", report.vector_ops.lut_bytes},
+            {"reduce_elements", report.vector_ops.reduce_elements},
+            {"square_elements", report.vector_ops.square_elements}}},
           {"runtime_s", energy.runtime_s},
           {"edp_pj_s", energy.edp_pj_s()},
           {"area_mm2", area},
@@ -184,6 +190,9 @@ nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report
             {"requant_pj", table.requant_pj},
             {"add_pj", table.add_pj},
             {"pool_pj", table.pool_pj},
+            {"lut_pj_per_byte", table.lut_pj_per_byte},
+            {"reduce_pj", table.reduce_pj},
+            {"square_pj", table.square_pj},
             {"dram_pj_per_byte", table.dram_pj_per_byte},
             {"leakage_mw_per_mm2", table.leakage_mw_per_mm2},
             {"sram", sram_table},

@@ -2,11 +2,13 @@
 """Energy per inference vs on-chip buffer capacity, one line per policy (the Deep Fusion
 paper's kind of figure), and the energy-optimal capacity per model and policy.
 
-  energy_vs_buffer.py results.jsonl --out DIR [--json FILE]
+  energy_vs_buffer.py results.jsonl --out DIR [--json FILE] [--config NAME]
 
 Reads a `tessel sweep` JSONL whose rows carry figures.energy_pj (issue 37). Prints, per model,
 the capacity of least predicted energy for each policy and over all policies; --json writes
-the same as JSON (model, policy, capacity_bytes, energy_uj, by component)."""
+the same as JSON: {tool_version, spec, config, optima: [{model, policy, capacity_bytes,
+energy_uj, energy_pj by component, config_hash}]}. Needs matplotlib (run.sh uses
+/usr/bin/python3, Debian's python3-matplotlib, or $TESSEL_PYTHON, as `tessel plot` does)."""
 import argparse
 import json
 import os
@@ -49,6 +51,7 @@ def main(argv=None):
     parser.add_argument("results")
     parser.add_argument("--out", required=True)
     parser.add_argument("--json", help="write the optima here")
+    parser.add_argument("--config", default="", help="the base config's name, for the JSON")
     args = parser.parse_args(argv)
     rows = load(args.results)
     if not rows:
@@ -67,7 +70,8 @@ def main(argv=None):
             optima.append({"model": model, "policy": policy,
                            "capacity_bytes": best["figures"]["onchip_capacity_bytes"],
                            "energy_uj": best["figures"]["energy_pj"]["total"] * 1e-6,
-                           "energy_pj": best["figures"]["energy_pj"]})
+                           "energy_pj": best["figures"]["energy_pj"],
+                           "config_hash": best.get("config_hash", "")})
         best = optimum(mine)
         print(f"{model}: least energy {best['figures']['energy_pj']['total'] * 1e-6:.1f} uJ at "
               f"{best['figures']['onchip_capacity_bytes'] // 1024} KiB ({best['policy']})")
@@ -90,7 +94,9 @@ def main(argv=None):
         plt.close(fig)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(optima, f, indent=1)
+            json.dump({"tool_version": rows[0].get("tool_version", ""),
+                       "spec": rows[0].get("spec", ""), "config": args.config,
+                       "optima": optima}, f, indent=1)
 
 
 if __name__ == "__main__":

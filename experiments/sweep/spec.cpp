@@ -19,7 +19,7 @@ namespace tessel::sweep {
 namespace {
 
 const std::vector<std::string> kModes = {"analytic", "sim", "synthetic"};
-const std::vector<std::string> kObjectives = {"bytes", "latency"};
+const std::vector<std::string> kObjectives = {"bytes", "latency", "energy", "edp"};
 constexpr std::size_t kMaxAxisValues = 100000;
 constexpr const char* kQuantPrefix = "quantization.";
 
@@ -342,7 +342,8 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   if (std::find(kObjectives.begin(), kObjectives.end(), spec.objective) == kObjectives.end()) {
     reader.error(root["objective"], "objective",
                  "unknown objective '" + spec.objective + "'" +
-                     did_you_mean(spec.objective, kObjectives) + " (one of bytes, latency)");
+                     did_you_mean(spec.objective, kObjectives) +
+                     " (one of bytes, latency, energy, edp)");
   }
   if (root["tiles_2d"]) {
     const nlohmann::json value =

@@ -110,6 +110,12 @@ VectorOps vector_ops(const isa::Instruction& instruction) {
   } else if (const auto* pool = std::get_if<isa::Pool>(&instruction)) {
     ops.pool_window_elements =
         std::uint64_t{pool->out_h} * pool->out_w * pool->c_size * pool->kh * pool->kw;
+  } else if (const auto* lut = std::get_if<isa::Lut>(&instruction)) {
+    ops.lut_bytes =
+        std::uint64_t{lut->y_size} * lut->x_size * lut->c_size * element_bytes(lut->dst_elem);
+  } else if (const auto* reduce = std::get_if<isa::Reduce>(&instruction)) {
+    ops.reduce_elements = std::uint64_t{reduce->y_size} * reduce->x_size * reduce->c_size;
+    if (reduce->mode == isa::ReduceMode::kSumsq) ops.square_elements = ops.reduce_elements;
   }
   return ops;
 }

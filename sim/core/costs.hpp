@@ -28,15 +28,24 @@ std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& con
 
 /// The vector unit's element operations of one instruction (docs/energy.md): requant one per
 /// element of its box, add one per element, pool one per window position of every output
-/// (padding included, as its SRAM reads); 0 for every other instruction (a copy only moves).
+/// (padding included, as its SRAM reads), lut the bytes of the table entries it looks up (one
+/// entry of dst_elem per element), reduce one add or compare per source element and, for a sum
+/// of squares, one 8 x 8 multiply per element too; 0 for every other instruction (a copy only
+/// moves).
 struct VectorOps {
   std::uint64_t requant_elements = 0;
   std::uint64_t add_elements = 0;
   std::uint64_t pool_window_elements = 0;
+  std::uint64_t lut_bytes = 0;
+  std::uint64_t reduce_elements = 0;
+  std::uint64_t square_elements = 0;
   VectorOps& operator+=(const VectorOps& o) {
     requant_elements += o.requant_elements;
     add_elements += o.add_elements;
     pool_window_elements += o.pool_window_elements;
+    lut_bytes += o.lut_bytes;
+    reduce_elements += o.reduce_elements;
+    square_elements += o.square_elements;
     return *this;
   }
 };

@@ -52,11 +52,14 @@ TEST(EnergyModel, tiny_config_figures_by_hand_at_45nm_ddr3) {
   const EnergyTable t = energy_table(tiny());
   EXPECT_EQ(t.technology, "45nm");
   EXPECT_EQ(t.dram_technology, "ddr3");
-  EXPECT_NEAR(t.mac_pj, 0.3, 1e-15);            // 8x8 multiply 0.2 + 32-bit add 0.1
-  EXPECT_NEAR(t.requant_pj, 3.3, 1e-15);        // 32x32 multiply 3.1 + two 32-bit adds
-  EXPECT_NEAR(t.add_pj, 1.8, 1e-15);            // two 8x32 multiplies (4 x 0.2) + two adds
-  EXPECT_NEAR(t.pool_pj, 0.1, 1e-15);           // one 32-bit add or compare
-  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);  // 1.3 nJ per 64 bits
+  EXPECT_NEAR(t.mac_pj, 0.3, 1e-15);      // 8x8 multiply 0.2 + 32-bit add 0.1
+  EXPECT_NEAR(t.requant_pj, 3.3, 1e-15);  // 32x32 multiply 3.1 + two 32-bit adds
+  EXPECT_NEAR(t.add_pj, 1.8, 1e-15);      // two 8x32 multiplies (4 x 0.2) + two adds
+  EXPECT_NEAR(t.pool_pj, 0.1, 1e-15);     // one 32-bit add or compare
+  EXPECT_NEAR(t.lut_pj_per_byte, 3.8024910689444225 / 8, 1e-12);  // a 1 KiB array's byte
+  EXPECT_NEAR(t.reduce_pj, 0.1, 1e-15);                           // one 32-bit add or compare
+  EXPECT_NEAR(t.square_pj, 0.2, 1e-15);                           // one 8 x 8 multiply
+  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);                    // 1.3 nJ per 64 bits
   EXPECT_DOUBLE_EQ(t.leakage_mw_per_mm2, 1.0);
   ASSERT_EQ(t.scratchpads.size(), 1u);
   // 512 B banks, clamped to 1 KiB: a / 8 per byte, read and write alike.
@@ -79,6 +82,9 @@ TEST(EnergyModel, energy_of_counts_by_hand) {
   counts.requant_elements = 5;
   counts.add_elements = 3;
   counts.pool_window_elements = 9;
+  counts.lut_bytes = 16;
+  counts.reduce_elements = 7;
+  counts.square_elements = 2;
   counts.dram_bytes = 4;
   counts.cycles = 1000;  // 10 us at 100 MHz
   const EnergyBreakdown e = energy_of(t, counts, 100);
@@ -87,12 +93,14 @@ TEST(EnergyModel, energy_of_counts_by_hand) {
   EXPECT_NEAR(e.sram_pj, 30 * sram_per_byte, 1e-12);
   ASSERT_EQ(e.sram_pj_by_scratchpad.size(), 1u);
   EXPECT_EQ(e.sram_pj_by_scratchpad[0], e.sram_pj);
-  EXPECT_NEAR(e.vector_pj, 5 * 3.3 + 3 * 1.8 + 9 * 0.1, 1e-12);  // 22.8
+  // requant, add, pool; lut: 16 B at E64(1 KiB) / 8 each (2 x a); reduce 7 adds, 2 squares.
+  const double lut = 16 * 3.8024910689444225 / 8;
+  EXPECT_NEAR(e.vector_pj, 5 * 3.3 + 3 * 1.8 + 9 * 0.1 + lut + 7 * 0.1 + 2 * 0.2, 1e-12);
   EXPECT_NEAR(e.dram_pj, 650, 1e-12);
   EXPECT_NEAR(e.runtime_s, 1e-5, 1e-20);
   // 1 mW/mm^2 x 0.014882864 mm^2 x 1e-5 s = 1.4882864e-10 J = 148.82864 pJ.
   EXPECT_NEAR(e.leakage_pj, 148.82864, 1e-9);
-  const double total = 30 + 30 * sram_per_byte + 22.8 + 650 + 148.82864;
+  const double total = 30 + 30 * sram_per_byte + 22.8 + lut + 1.1 + 650 + 148.82864;
   EXPECT_NEAR(e.total_pj(), total, 1e-9);
   EXPECT_NEAR(e.edp_pj_s(), total * 1e-5, 1e-15);
 }
@@ -103,6 +111,8 @@ TEST(EnergyModel, nodes_scale_energy_by_feature_and_vdd_squared_and_area_by_feat
   const double energy_scale = (7.0 / 45) * (0.7 / 0.9) * (0.7 / 0.9);  // 0.0941015...
   const double area_scale = (7.0 / 45) * (7.0 / 45);                   // 0.0241975...
   EXPECT_NEAR(t.mac_pj, 0.3 * energy_scale, 1e-15);
+  EXPECT_NEAR(t.square_pj, 0.2 * energy_scale, 1e-15);
+  EXPECT_NEAR(t.lut_pj_per_byte, 3.8024910689444225 / 8 * energy_scale, 1e-12);
   EXPECT_NEAR(t.scratchpads[0].read_pj_per_byte, 3.8024910689444225 / 8 * energy_scale, 1e-12);
   EXPECT_NEAR(t.area_mm2(), 0.014882864 * area_scale, 1e-12);
   EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);  // DRAM is off chip: not scaled
@@ -180,6 +190,16 @@ TEST(EnergyModel, energy_per_data_unit_parses_bits_and_bytes) {
   EXPECT_EQ(parse_energy_per_byte("-1pJ/bit").reason(), "must be at least 0, got '-1pJ/bit'");
   EXPECT_EQ(parse_energy_per_byte("pJ/bit").reason(),
             "'pJ/bit' is not an energy per data unit such as 4pJ/bit or 32pJ/B");
+  // Not finite or past double's range: refused, never a NaN or infinite figure.
+  for (const char* text : {"nanpJ/bit", "nan pJ/bit", "infpJ/B", "1e400pJ/bit"})
+    EXPECT_EQ(
+        parse_energy_per_byte(text).reason(),
+        "'" + std::string(text) + "' is not an energy per data unit such as 4pJ/bit or 32pJ/B")
+        << text;
+  // Units are case-sensitive (pj is not pJ) and take no space around the slash.
+  EXPECT_FALSE(parse_energy_per_byte("4pj/bit").ok());
+  EXPECT_FALSE(parse_energy_per_byte("4pJ / bit").ok());
+  EXPECT_DOUBLE_EQ(parse_energy_per_byte("0pJ/bit").value(), 0);
 }
 
 }  // namespace

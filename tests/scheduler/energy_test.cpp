@@ -138,3 +138,35 @@ TEST(EnergyObjective, other_policies_and_names_are_refused) {
 
 }  // namespace
 }  // namespace tessel::sched
+
+namespace tessel::sched {
+namespace {
+
+// Issue 37, item 5 (docs/energy.md, "Validation"): the layer of the Timeloop/Accelergy
+// simple_weight_stationary reference output (3 -> 32 channels, 3x3, stride 2, 112 x 112 outputs
+// from 225 x 225 input positions, 16-bit) on that design with its own per-action figures
+// (experiments/energy/validation/sws.yaml). The reference's published DRAM energy is
+// 110,592 + 19,440,128 + 51,380,224 = 70,930,944 pJ: 864 weight, 151,875 input and 401,408
+// output words at 128 pJ each.
+TEST(ScheduleEnergy, timeloop_weight_stationary_layer_dram_matches_the_published_figure) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/experiments/energy/validation/sws.yaml");
+  NetBuilder b("timeloop_sws_layer", 2, 2);
+  const int x = b.input("x", {3, 225, 225});
+  b.conv("conv", x, 32, 3, 2);
+  const Net net = b.build();
+  auto schedule = run_policy(net, machine_from_config(config), "layerwise", Objective::Bytes);
+  ASSERT_TRUE(schedule.ok()) << schedule.reason();
+  const ScheduleEnergy e = predict_energy(schedule.value(), net, config);
+  // The same words as Timeloop's DRAM level, 2 B each, and the 32 x 8 B requant tables.
+  EXPECT_EQ(e.counts.dram_bytes, 2u * (864 + 151875 + 401408) + 32 * 8);
+  EXPECT_NEAR(e.total.dram_pj / 70930944.0, 1.0, 3e-4);  // 70,947,200 pJ: x1.00023
+  // MAC slots: 12,544 pixels x 18 passes (2 output blocks x 9 taps, one input block) x 256:
+  // 16/3 of the reference's 10,838,016 computes (3 input channels on 16 rows).
+  EXPECT_EQ(e.counts.macs, 12544u * 18 * 256);
+  EXPECT_EQ(e.counts.macs * 3, 10838016u * 16);
+  EXPECT_NEAR(e.total.mac_pj, 57802752 * 0.315, 1e-3);
+}
+
+}  // namespace
+}  // namespace tessel::sched

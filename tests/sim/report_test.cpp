@@ -123,6 +123,57 @@ TEST(SimReport, vector_ops_count_requant_add_and_pool_elements) {
   EXPECT_EQ(vector_ops(isa::Copy{}).requant_elements + vector_ops(isa::Copy{}).add_elements +
                 vector_ops(isa::Copy{}).pool_window_elements,
             0u);
+  isa::Lut lut;
+  lut.y_size = 2;
+  lut.x_size = 3;
+  lut.c_size = 5;
+  lut.dst_elem = isa::Elem::kI16;
+  EXPECT_EQ(vector_ops(lut).lut_bytes, 60u);  // 30 lookups of a 2-byte entry
+  isa::Reduce reduce;
+  reduce.y_size = 2;
+  reduce.x_size = 2;
+  reduce.c_size = 7;
+  EXPECT_EQ(vector_ops(reduce).reduce_elements, 28u);  // max: one compare per source element
+  EXPECT_EQ(vector_ops(reduce).square_elements, 0u);
+  reduce.mode = isa::ReduceMode::kSumsq;
+  EXPECT_EQ(vector_ops(reduce).reduce_elements, 28u);
+  EXPECT_EQ(vector_ops(reduce).square_elements, 28u);  // and a square before each add
+}
+
+// The ISA v3 microbenchmarks (tests/isa/programs, whose comments give the boxes) run on micro
+// (45 nm defaults): the vector unit's energy of their lut and reduce instructions by hand.
+SimReport run_isa_program(const std::string& name) {
+  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/tests/isa/programs/";
+  const HwConfig config = load_hw_config(dir + "micro.yaml");
+  const auto words = read_program_words(dir + name, &config);
+  DramImage image;
+  image.size_bytes = 1 << 16;
+  SimOptions options;
+  options.timing_only = true;
+  auto result = simulate(config, words, std::move(image), options);
+  EXPECT_TRUE(result.ok()) << result.reason();
+  return std::move(result).value().report;
+}
+
+TEST(SimReport, lut_and_reduce_energy_by_hand) {
+  // lut.tasm: 1 x 2 x 8 i8 lookups (16 B of entries) and 2 x 1 x 6 i16 ones (24 B): 40 B, each
+  // byte an eighth of a 64-bit access to a 1 KiB array, E64(1 KiB) = a = 3.8024910689444225 pJ.
+  const SimReport lut = run_isa_program("lut.tasm");
+  ASSERT_TRUE(lut.ok()) << lut.fault->str();
+  EXPECT_EQ(lut.vector_ops.lut_bytes, 40u);
+  EXPECT_EQ(lut.vector_ops.reduce_elements, 0u);
+  ASSERT_TRUE(lut.energy);
+  EXPECT_NEAR(lut.energy->vector_pj, 40 * 3.8024910689444225 / 8, 1e-12);  // 19.0124553 pJ
+  // reduce.tasm: max 1x2x6, sum 1x2x6, sumsq 2x1x6, max 1x2x4, sum 1x1x8, max 1x1x1 = 53
+  // elements at one 32-bit add or compare (0.1 pJ) each, the 12 of the sum of squares also an
+  // 8 x 8 multiply (0.2 pJ): 5.3 + 2.4 = 7.7 pJ.
+  const SimReport reduce = run_isa_program("reduce.tasm");
+  ASSERT_TRUE(reduce.ok()) << reduce.fault->str();
+  EXPECT_EQ(reduce.vector_ops.reduce_elements, 53u);
+  EXPECT_EQ(reduce.vector_ops.square_elements, 12u);
+  EXPECT_EQ(reduce.vector_ops.lut_bytes, 0u);
+  ASSERT_TRUE(reduce.energy);
+  EXPECT_NEAR(reduce.energy->vector_pj, 7.7, 1e-12);
 }
 
 TEST(SimReport, json_carries_status_bytes_engines_and_version) {

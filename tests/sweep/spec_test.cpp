@@ -196,6 +196,17 @@ TEST(SpecErrors, UnknownModeSuggestsTheClosest) {
             "analytic, sim, synthetic)");
 }
 
+TEST(SpecErrors, UnknownObjectiveNamesTheFourAndEnergyObjectivesParse) {
+  EXPECT_EQ(first_error("mode: analytic\nobjective: enrgy\nhw: x\nmodels: m\npolicies: p\n"),
+            "spec.yaml:2:12: error: objective: unknown objective 'enrgy'; did you mean 'energy'? "
+            "(one of bytes, latency, energy, edp)");
+  for (const char* objective : {"energy", "edp"}) {
+    const SweepSpec spec =
+        parse_spec(header() + "models: m\npolicies: p\nobjective: " + objective + "\n", "a.yaml");
+    EXPECT_EQ(spec.objective, objective);
+  }
+}
+
 TEST(SpecErrors, OverrideKeyMissingFromTheBaseConfigIsLocated) {
   EXPECT_EQ(
       first_error(header() +
