@@ -9,30 +9,15 @@
 
 namespace tessel::sched {
 
+// Names in enum order (group_mapping.hpp).
 const char* to_string(LoopNest nest) {
-  switch (nest) {
-    case LoopNest::TileMajor:
-      return "tile_major";
-    case LoopNest::OpMajor:
-      return "op_major";
-    case LoopNest::DramView:
-      return "dram_view";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"tile_major", "op_major", "dram_view"};
+  return kNames[static_cast<size_t>(nest)];
 }
 
 const char* to_string(Residency residency) {
-  switch (residency) {
-    case Residency::Kept:
-      return "kept";
-    case Residency::Streamed:
-      return "streamed";
-    case Residency::Recomputed:
-      return "recomputed";
-    case Residency::Cached:
-      return "cached";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"kept", "streamed", "recomputed", "cached"};
+  return kNames[static_cast<size_t>(residency)];
 }
 
 namespace {
@@ -318,6 +303,7 @@ OperandMapping read_operand(const nlohmann::json& j, const std::string& path) {
   static constexpr Residency kResidencies[] = {Residency::Kept, Residency::Streamed,
                                                Residency::Recomputed, Residency::Cached};
   o.residency = read_enum(j, path, "residency", kResidencies, Residency::Streamed, true);
+  read_optional<std::string>(j, path, "tensor", "a string", "");  // a name, compared on a net
   o.double_buffered = read_optional<bool>(j, path, "double_buffered", "a boolean", false);
   o.store = read_optional<std::string>(j, path, "store", "a string", "");
   if (!o.store.empty() && o.store != "per_tile" && o.store != "end" && o.store != "early")
@@ -336,6 +322,7 @@ OperandMapping read_operand(const nlohmann::json& j, const std::string& path) {
 OpMapping read_op(const nlohmann::json& j, const std::string& path, int op) {
   OpMapping om;
   om.op = op;
+  read_optional<std::string>(j, path, "op", "a string", "");  // a name, compared on a net
   const auto& loops = read_array(j, path, "loops");
   for (size_t k = 0; k < loops.size(); ++k) {
     const std::string at = path + ".loops[" + std::to_string(k) + "]";

@@ -80,6 +80,8 @@ Status check_order(const Net& net, const std::vector<int>& ops, const std::vecto
   return {};
 }
 
+Result<Schedule> mapped_schedule(const Net& net, const Machine& machine, const nlohmann::json& j);
+
 // The PlanOptions a mapping is evaluated under: its memory reuse; a lone Concat is a DRAM view
 // only where the mapping says so; weight sweeps may run past the tiling's op limit.
 PlanOptions options_for(const GroupMapping& m) {
@@ -95,6 +97,16 @@ PlanOptions options_for(const GroupMapping& m) {
 
 Result<Schedule> schedule_from_mappings(const Net& net, const Machine& machine,
                                         const nlohmann::json& j) {
+  try {
+    return mapped_schedule(net, machine, j);
+  } catch (const nlohmann::json::exception& e) {  // a header key of another type
+    return fail(std::string("schedule JSON: ") + e.what());
+  }
+}
+
+namespace {
+
+Result<Schedule> mapped_schedule(const Net& net, const Machine& machine, const nlohmann::json& j) {
   Schedule s;
   s.model = j.value("model", net.name);
   s.config = j.value("config", std::string());
@@ -121,6 +133,10 @@ Result<Schedule> schedule_from_mappings(const Net& net, const Machine& machine,
     if (auto applied = apply_mapping(written.value(), choice, where); !applied.ok())
       return applied.failure();
     const PlanOptions options = options_for(written.value());
+    if (written.value().nest != LoopNest::DramView)
+      if (auto in_space = check_mapping(net, machine, choice.ops, mapping_of(choice));
+          !in_space.ok())
+        return fail(where + ": mapping." + in_space.reason());
     auto planned = evaluate_mapping(net, machine, choice.ops, mapping_of(choice), options);
     if (!planned.ok()) return fail(where + ": " + planned.reason());
     if (written.value().prefetched) {
@@ -143,5 +159,7 @@ Result<Schedule> schedule_from_mappings(const Net& net, const Machine& machine,
   finalize_schedule(net, machine, s);
   return s;
 }
+
+}  // namespace
 
 }  // namespace tessel::sched

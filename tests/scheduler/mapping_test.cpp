@@ -263,6 +263,35 @@ TEST(ExplicitMapping, bad_mappings_are_refused_naming_group_op_and_key) {
   EXPECT_EQ(refusal([&](auto& j) { j[ops][0]["operands"][1]["residency"] = "cached"; }, machine),
             "group 0: mapping.ops[0].operands (weights).residency: weights are kept or streamed, "
             "not cached");
+  EXPECT_EQ(refusal([&](auto& j) { j[ops][0]["operands"][0]["tensor"] = 5; }, machine),
+            "group 0: mapping.ops[0].operands[0].tensor: not a string");
+  EXPECT_EQ(refusal([&](auto& j) { j["model"] = 5; }, machine).rfind("schedule JSON: ", 0), 0u);
+  // Outside the map space (check_mapping), before the model runs.
+  const auto both_ops = [&](auto& j, size_t loop, int64_t tiles) {
+    j[ops][0]["loops"][loop]["tiles"] = tiles;
+    j[ops][1]["loops"][loop]["tiles"] = tiles;
+  };
+  EXPECT_EQ(refusal([&](auto& j) { both_ops(j, 0, 3); }, machine),
+            "group 0: mapping.loops (channels): 3 channel tiles (a power of two up to 8)");
+  EXPECT_EQ(refusal([&](auto& j) { both_ops(j, 1, 9); }, machine),
+            "group 0: mapping.loops (rows): 9 row tiles (1 to the 8 rows of the stored outputs)");
+  EXPECT_EQ(refusal(
+                [&](auto& j) {
+                  j["/groups/0/mapping/halo"_json_pointer] = "cache";
+                  j[ops][0]["operands"][0]["double_buffered"] = true;
+                },
+                machine),
+            "group 0: mapping.halo: cache keeps rows between row tiles alone (more than one, no "
+            "column or channel tiles) and is never double-buffered");
+  EXPECT_EQ(refusal(
+                [&](auto& j) {
+                  j["/groups/0/mapping/nest"_json_pointer] = "op_major";
+                  for (size_t k : {0, 1})
+                    j[ops][k]["loops"] = R"([{"axis": "channels", "tiles": 1}])"_json;
+                },
+                machine),
+            "group 0: mapping.nest: op_major (a weight sweep) needs a dense conv first, two dense "
+            "convs at least, and only elementwise ops, Adds, windowed pools and Concats besides");
   // Infeasible: 600 bytes hold no tiling of it (x alone is 256 bytes, its two tiles' rows and
   // the weights more); the allocator's reason, prefixed with the group.
   const std::string infeasible = refusal([](auto&) {}, unified_machine(600, 4, 4));
