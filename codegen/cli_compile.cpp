@@ -66,6 +66,7 @@ std::string resolve_hw(const std::string& hw) {
 
 struct CompileOptions {
   std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant, out;
+  std::string schedule;  ///< --schedule: a schedule JSON whose mappings are costed, not searched
   std::uint64_t input_seed = 0;
   bool timings = false, no_s2d_stem = false, no_fold_activations = false, tiles_2d = true;
 };
@@ -126,7 +127,7 @@ void print_timings(const std::vector<std::pair<std::string, double>>& seconds,
 }
 
 // `tessel compile` with its options parsed.
-int run_compile(const CompileOptions& o) {
+int run_compile(CompileOptions o) {
   // Wall seconds per stage, printed with --timings: where `tessel compile` spends its time.
   std::vector<std::pair<std::string, double>> seconds;
   const auto process_start = std::chrono::steady_clock::now();
@@ -136,9 +137,21 @@ int run_compile(const CompileOptions& o) {
     seconds.emplace_back(stage, std::chrono::duration<double>(now - stage_start).count());
     stage_start = now;
   };
+  // --schedule: the policy (the net's and graph's form) and objective are the schedule's.
+  nlohmann::json mappings;
+  if (!o.schedule.empty()) {
+    try {
+      mappings = nlohmann::json::parse(files::read_file(o.schedule, 256 * files::kMiB));
+      o.policy = mappings.at("policy").get<std::string>();
+      o.objective = mappings.at("objective").get<std::string>();
+    } catch (const nlohmann::json::exception& e) {
+      std::cerr << o.schedule << ": error: " << e.what() << '\n';
+      return 1;
+    }
+  }
   const sched::Objective objective = sched::objective_option(o.objective);
   const std::string hw_path = resolve_hw(o.hw);
-  files::require_output_distinct(o.out, {o.model, hw_path, o.quant});
+  files::require_output_distinct(o.out, {o.model, hw_path, o.quant, o.schedule});
   const HwConfig config = load_hw_config(hw_path);
   const std::string hw_text = files::read_file(hw_path, files::kMaxConfigBytes);  // -> hw.yaml
   // The schedule reads only the float graph's shapes, the quantizer its values: with two or
@@ -157,7 +170,11 @@ int run_compile(const CompileOptions& o) {
     features.space_to_depth_stem = !o.no_s2d_stem;
     features.fold_activations = !o.no_fold_activations;
     features.column_tiles_every_row = o.tiles_2d;
-    auto result = sched::schedule_graph(float_graph, config, o.policy, objective, features);
+    auto result = mappings.is_null()
+                      ? sched::schedule_graph(float_graph, config, o.policy, objective, features)
+                      : sched::schedule_graph_from_mappings(float_graph, config, mappings);
+    if (!result.ok() && !mappings.is_null())
+      return Result<sched::ScheduledNet>(fail(o.schedule + ": " + result.reason()));
     schedule_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     schedule_cpu_seconds = thread_cpu_seconds() - cpu_start;
@@ -264,6 +281,10 @@ cli::Runner setup_compile(CLI::App& command) {
                   "Seed of the default network input written into dram.bin")
       ->capture_default_str();
   command.add_option("-o,--out", o->out, "Output folder")->required();
+  command.add_option("--schedule", o->schedule,
+                     "Compile this schedule JSON's explicit mappings (written by tessel schedule "
+                     "--json, a compile's schedule.json, or by hand), costed and checked, instead "
+                     "of searching; its policy, objective and map space replace the options");
   command.add_flag("--timings", o->timings, "Print the seconds each stage took (to stderr)");
   command.add_flag("--2d-tiles,!--no-2d-tiles", o->tiles_2d,
                    "optimal, opfusion, layerwise: column tiles at every row-tile count (the "

@@ -90,6 +90,15 @@ int64_t Lowering::chunk_blocks_of(const sched::GroupSchedule& gs, const sched::O
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
   const sched::BufferAlloc* wbuf = wbuf_of(gs, op);
   if (!m.gemm || gs.weights_resident || wbuf == nullptr) return ic_blocks;
+  // The schedule's mapping says the reduction loop (GroupSchedule::reduction_chunk_inputs, the
+  // `reduction` loop of docs/scheduler.md "The explicit mapping"); a schedule without it (a JSON
+  // of before session 26) has the chunk read back from the size its buffer reserved.
+  const auto at = std::find(gs.ops.begin(), gs.ops.end(), static_cast<int>(&op - net_.ops.data()));
+  const auto pos = static_cast<size_t>(at - gs.ops.begin());
+  if (pos < gs.reduction_chunk_inputs.size()) {
+    const int64_t chunk_inputs = gs.reduction_chunk_inputs[pos];
+    return chunk_inputs > 0 ? std::min(ic_blocks, ceil_div(chunk_inputs, rows_)) : ic_blocks;
+  }
   // The widest slice's packed blocks, bias vector (whole blocks, reserved with or without a
   // bias, as the scheduler sizes it) and table: when they fit the buffer, no chunks.
   int64_t widest = 0;

@@ -53,9 +53,24 @@ nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConf
   return rows;
 }
 
+// `--mapping F`: the schedule JSON's mappings costed and checked; errors name the file.
+Result<ScheduledNet> schedule_from_mapping_file(const ir::Graph& graph, const HwConfig& config,
+                                                const std::string& path) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(files::read_file(path, 256 * files::kMiB));
+  } catch (const nlohmann::json::exception& e) {
+    return fail(path + ": " + e.what());
+  }
+  auto result = schedule_graph_from_mappings(graph, config, json);
+  if (!result.ok()) return fail(path + ": " + result.reason());
+  return result;
+}
+
 cli::Runner setup_schedule(CLI::App& command) {
   struct Options {
-    std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json;
+    std::string model, hw = "npc19-deepfusion", policy = "fusion+reuse", objective = "bytes", json,
+                       mapping;
     bool quiet = false, no_weight_sweep = false, prefetch = false, no_prefetch = false,
          no_s2d_stem = false, no_fold_activations = false, tiles_2d = true;
     int search_depth_bytes = -1, search_depth_latency = -1;
@@ -74,6 +89,10 @@ cli::Runner setup_schedule(CLI::App& command) {
                   "bytes | latency | energy | edp (optimal, opfusion; docs/energy.md)")
       ->capture_default_str();
   command.add_option("--json", o->json, "Write the schedule as JSON to this file ('-': stdout)");
+  command.add_option("--mapping", o->mapping,
+                     "Cost and check the explicit mappings of this schedule JSON (written by "
+                     "--json or by hand) instead of searching; policy, objective and map space "
+                     "come from it (docs/scheduler.md \"The explicit mapping\")");
   command.add_flag("-q,--quiet", o->quiet, "No table");
   command.add_flag("--no-weight-sweep", o->no_weight_sweep,
                    "optimal: leave weight sweeps out of the map space (docs/scheduler.md)");
@@ -122,7 +141,8 @@ cli::Runner setup_schedule(CLI::App& command) {
     features.search_depth_latency = o->search_depth_latency;
     if (o->prefetch) features.prefetch = true;
     if (o->no_prefetch) features.prefetch = false;
-    auto result = schedule_graph(graph, config, o->policy, objective, features);
+    auto result = o->mapping.empty() ? schedule_graph(graph, config, o->policy, objective, features)
+                                     : schedule_from_mapping_file(graph, config, o->mapping);
     if (!result.ok()) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
@@ -139,7 +159,7 @@ cli::Runner setup_schedule(CLI::App& command) {
           e.area_mm2);
     }
     nlohmann::ordered_json comparison;
-    if (is_energy_objective(objective)) {
+    if (is_energy_objective(objective) && o->mapping.empty()) {
       comparison = objective_comparison(graph, config, o->policy, objective, energy,
                                         result.value().schedule, features);
       if (!o->quiet && o->json != "-") {

@@ -150,6 +150,17 @@ namespace {
 constexpr int64_t kGemmChunkBlocks = 64;
 }  // namespace
 
+int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
+  if (op.kind != OpKind::Gemm) return 0;
+  const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
+  const int64_t ic_blocks = ceil_div(net.tensor(op.inputs[0]).shape.elements(), rows);
+  const int64_t one_block =
+      ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;
+  const int64_t capacity =
+      machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
+  return one_block > capacity ? std::min(ic_blocks, kGemmChunkBlocks) : 0;
+}
+
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
                             bool streamed) {
   if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
@@ -166,12 +177,8 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
     // kGemmChunkBlocks input blocks accumulated in place (docs/codegen.md "Gemm reduction
     // chunks": serialised, or chunk by chunk through two copies when double-buffered).
     int64_t ic_blocks = ceil_div(in.elements(), rows);
-    const int64_t one_block =
-        ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;
-    const int64_t capacity =
-        machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))]
-            .size_bytes;
-    if (streamed && one_block > capacity) ic_blocks = std::min(ic_blocks, kGemmChunkBlocks);
+    if (streamed && gemm_chunk_blocks(net, machine, op) > 0)
+      ic_blocks = gemm_chunk_blocks(net, machine, op);
     blocks_elements = oc_blocks * ic_blocks * rows * cols;
   } else if (is_depthwise(net, op)) {
     blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;

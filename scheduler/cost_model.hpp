@@ -38,6 +38,11 @@ int64_t table_bytes_for(const Net& net, const Op& op, Interval c);
 int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
                           Traffic& traffic);
 
+/// Input blocks (of the matrix rows) of one reduction chunk of `op` when streamed: a Gemm
+/// whose one output block's whole reduction exceeds the weights' scratchpad accumulates it in
+/// chunks of 64 blocks (docs/codegen.md "Gemm reduction chunks"); 0 for every other op.
+int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
+
 /// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit
 /// reads (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise
 /// `[cb][ky][kx][C]`), the int32 bias vector of whole output blocks and the requant table (8 B

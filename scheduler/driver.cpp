@@ -5,8 +5,10 @@
 
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/mapped_schedule.hpp"
 #include "scheduler/policy.hpp"
 #include "support/diagnostic.hpp"
+#include "support/version.hpp"
 
 namespace tessel::sched {
 
@@ -39,6 +41,27 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   }
   ScheduledNet out{std::move(net).value(), std::move(schedule).value()};
   out.schedule.config = config.name;
+  return out;
+}
+
+Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const HwConfig& config,
+                                                  const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("policy") || !json["policy"].is_string())
+    return fail("policy: missing (it decides the net's form)");
+  auto found = find_policy(json["policy"].get<std::string>());
+  if (!found.ok()) return fail("policy: " + found.reason());
+  auto features = features_from_json(json);
+  if (!features.ok()) return features.failure();
+  const Machine machine = machine_from_config(config);
+  auto net = net_from_graph(graph, machine, found.value()->form, features.value());
+  if (!net.ok()) return net.failure();
+  auto schedule = schedule_from_mappings(net.value(), machine, json);
+  if (!schedule.ok()) return schedule.failure();
+  if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok())
+    return fail("schedule failed the allocation checker: " + checked.reason());
+  ScheduledNet out{std::move(net).value(), std::move(schedule).value()};
+  out.schedule.config = config.name;
+  out.schedule.tool_version = version();
   return out;
 }
 

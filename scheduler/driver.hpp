@@ -1,6 +1,7 @@
 // One call from a graph IR and a hardware config to a checked schedule (CLI, experiments).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "compiler/ir/graph.hpp"
@@ -23,6 +24,13 @@ struct ScheduledNet {
 Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& config,
                                     const std::string& policy, Objective objective,
                                     const MapSpaceFeatures& features = {});
+
+/// Costs and checks the explicit mappings of `json` (a schedule JSON, as `tessel schedule
+/// --json` writes it or by hand; mapped_schedule.hpp) instead of searching: the net in the
+/// form of the JSON's `policy` and `map_space`, schedule_from_mappings, the checker. Fails
+/// naming the group, op and key of a malformed, inconsistent or infeasible mapping.
+Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const HwConfig& config,
+                                                  const nlohmann::json& json);
 
 /// The per-group table `tessel schedule` prints (tiles, halo, residency, bytes, engine cycles)
 /// followed by the totals.

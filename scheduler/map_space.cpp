@@ -196,6 +196,81 @@ std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& mac
   return out;
 }
 
+namespace {
+
+bool power_of_two(int64_t n) {
+  return n >= 1 && (n & (n - 1)) == 0;
+}
+
+Status check_sweep_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                           const Mapping& m) {
+  if (!is_weight_sweep_group(net, ops))
+    return fail(
+        "nest: op_major (a weight sweep) needs a dense conv first, two dense convs at "
+        "least, and only elementwise ops, Adds, windowed pools and Concats besides");
+  if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1 || m.weights_resident ||
+      !m.double_buffered || m.halo != HaloMode::Recompute)
+    return fail("nest: op_major runs one tile, its weights streamed and double-buffered");
+  if (m.op_slices.size() != ops.size())
+    return fail("ops: " + std::to_string(m.op_slices.size()) + " slice counts for " +
+                std::to_string(ops.size()) + " ops");
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    const Op& op = net.op(ops[pos]);
+    const std::string at = "ops[" + std::to_string(pos) + "].loops";
+    if (!is_dense_conv(op)) {
+      if (m.op_slices[pos] != 0)
+        return fail(at + ": only a dense conv has slices of its own in a sweep");
+      continue;
+    }
+    const int64_t most = std::max<int64_t>(1, net.tensor(op.output).shape.c / machine.matrix_cols);
+    if (!power_of_two(m.op_slices[pos]) || m.op_slices[pos] > most)
+      return fail(at + ": " + std::to_string(m.op_slices[pos]) + " slices of '" + op.name +
+                  "' (a power of two up to " + std::to_string(most) +
+                  ", one per matrix column block)");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                     const Mapping& m) {
+  if (m.weight_sweep) return check_sweep_mapping(net, machine, ops, m);
+  int64_t max_rows = 1, max_cols = 1;
+  for (int op : ops) {
+    const Tensor& t = net.tensor(net.op(op).output);
+    bool stored = t.network_output;
+    for (int consumer : t.consumers)
+      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
+    if (!stored) continue;
+    max_rows = std::max(max_rows, t.shape.h);
+    max_cols = std::max(max_cols, t.shape.w);
+  }
+  if (m.row_tiles < 1 || m.row_tiles > max_rows)
+    return fail("loops (rows): " + std::to_string(m.row_tiles) + " row tiles (1 to the " +
+                std::to_string(max_rows) + " rows of the stored outputs)");
+  if (m.col_tiles < 1 || m.col_tiles > max_cols)
+    return fail("loops (cols): " + std::to_string(m.col_tiles) + " column tiles (1 to the " +
+                std::to_string(max_cols) + " columns of the stored outputs)");
+  const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
+  if (m.channel_tiles != 1) {
+    if (!is_weight_streaming_group(net, ops) && !is_channel_split_group(net, ops))
+      return fail(
+          "loops (channels): channel tiles need a conv or Gemm followed only by "
+          "elementwise ops, or a group of per-channel ops");
+    if (!power_of_two(m.channel_tiles) || m.channel_tiles > std::min<int64_t>(channels, 1024))
+      return fail("loops (channels): " + std::to_string(m.channel_tiles) +
+                  " channel tiles (a power of two up to " +
+                  std::to_string(std::min<int64_t>(channels, 1024)) + ")");
+  }
+  if (m.halo == HaloMode::Cache &&
+      (m.row_tiles == 1 || m.col_tiles > 1 || m.channel_tiles > 1 || m.double_buffered))
+    return fail(
+        "halo: cache keeps rows between row tiles alone (more than one, no column or "
+        "channel tiles) and is never double-buffered");
+  return {};
+}
+
 Mapping mapping_of(const GroupSchedule& group) {
   Mapping m;
   m.row_tiles = group.row_tiles;

@@ -99,6 +99,18 @@ std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& mac
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options);
 
+/// Whether `m` is a point of the map space of `ops` (the rules enumerate_mappings and
+/// enumerate_sweep_mappings follow; row and column counts need not be ones they list): row
+/// (column) tiles at most the rows (columns) of the group's stored outputs; channel tiles a
+/// power of two up to the first op's output channels (1024 at most), only in a weight-streaming
+/// or per-channel group; halo caching only with row tiles alone and not double-buffered; a
+/// weight sweep only of a sweep-shaped group, one tile, weights streamed and double-buffered,
+/// each dense conv a power of two of slices up to one per matrix column block and the other
+/// ops none. A hand-written mapping is checked here before the model costs it; fails naming
+/// the mapping's key ("halo: ...").
+Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                     const Mapping& m);
+
 /// The mapping `group` was evaluated with (its tile counts, halo, residency, buffering, sweep).
 Mapping mapping_of(const GroupSchedule& group);
 

@@ -86,6 +86,10 @@ struct GroupSchedule {
   bool weight_sweep = false;
   std::vector<int64_t> op_slices;      ///< weight sweep: per op, slices of a conv (0 others)
   std::vector<int64_t> rows_per_step;  ///< per op: output rows per conv instruction (1 others)
+  /// Group tilings, per op: the input elements of one reduction chunk of a streamed Gemm whose
+  /// one output block's whole reduction exceeds the weights' scratchpad (docs/codegen.md "Gemm
+  /// reduction chunks"); 0 where the reduction is whole. Empty for sweeps and views.
+  std::vector<int64_t> reduction_chunk_inputs;
   std::vector<BufferAlloc> buffers;
   std::vector<int64_t> peak_bytes;  ///< per scratchpad
   Traffic traffic;

@@ -1,6 +1,8 @@
 // JSON form of Schedule (ordered keys, so a round trip prints identically).
 #include "scheduler/schedule_json.hpp"
 
+#include "scheduler/group_mapping.hpp"
+
 namespace tessel::sched {
 
 using nlohmann::ordered_json;
@@ -42,6 +44,24 @@ BufferKind kind_from(const std::string& s) {
     if (s == to_string(k)) return k;
   }
   throw std::invalid_argument("unknown buffer kind '" + s + "'");
+}
+
+// Schedules written before session 26 carry the mapping's choices as flat keys.
+Status read_flat_mapping(const nlohmann::json& gj, GroupSchedule& g) {
+  g.row_tiles = gj.at("row_tiles").get<int64_t>();
+  g.col_tiles = gj.at("col_tiles").get<int64_t>();
+  g.channel_tiles = gj.at("channel_tiles").get<int64_t>();
+  const auto halo = gj.at("halo").get<std::string>();
+  if (halo != "recompute" && halo != "cache") return fail("unknown halo mode '" + halo + "'");
+  g.halo = halo == "cache" ? HaloMode::Cache : HaloMode::Recompute;
+  g.weights_resident = gj.at("weights_resident").get<bool>();
+  g.double_buffered = gj.at("double_buffered").get<bool>();
+  g.weight_sweep = gj.value("weight_sweep", false);
+  if (g.weight_sweep) g.op_slices = gj.at("op_slices").get<std::vector<int64_t>>();
+  g.memory_reuse = gj.at("memory_reuse").get<bool>();
+  g.rows_per_step = gj.at("rows_per_step").get<std::vector<int64_t>>();
+  g.prefetched = gj.value("prefetched", false);
+  return {};
 }
 
 }  // namespace
@@ -88,27 +108,17 @@ ordered_json to_json(const Schedule& s, const Net& net) {
     gj["inputs"] = g.inputs;
     gj["outputs"] = g.outputs;
     gj["dram_view"] = g.dram_view;
-    gj["row_tiles"] = g.row_tiles;
-    gj["col_tiles"] = g.col_tiles;
-    gj["channel_tiles"] = g.channel_tiles;
+    // The explicit mapping (group_mapping.hpp) is what the schedule says of tiles, halos,
+    // residency, buffering, sweeps and prefetch; `tile` only reports the first tile's extent.
+    gj["mapping"] = mapping_to_json(net, derive_mapping(net, g));
     gj["tile"] = {{"rows", g.tile_rows}, {"cols", g.tile_cols}, {"channels", g.tile_channels}};
-    gj["halo"] = to_string(g.halo);
-    gj["weights_resident"] = g.weights_resident;
-    gj["double_buffered"] = g.double_buffered;
-    if (g.weight_sweep) {
-      gj["weight_sweep"] = true;
-      gj["op_slices"] = g.op_slices;
-    }
-    gj["memory_reuse"] = g.memory_reuse;
-    gj["rows_per_step"] = g.rows_per_step;
     gj["dram_bytes"] = traffic_json(g.traffic);
     gj["macs"] = g.macs;
     gj["load_cycles"] = g.load_cycles;
     gj["compute_cycles"] = g.compute_cycles;
     gj["store_cycles"] = g.store_cycles;
     gj["cycles"] = g.cycles;
-    if (g.prefetched) {  // absent otherwise: schedules without prefetch read and write as before
-      gj["prefetched"] = true;
+    if (g.prefetched) {  // the mapping says whether; these are its figures
       gj["prologue_weight_cycles"] = g.prologue_weight_cycles;
       gj["prefetch_wait_cycles"] = g.prefetch_wait_cycles;
     }
@@ -174,28 +184,26 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
       g.inputs = gj.at("inputs").get<std::vector<int>>();
       g.outputs = gj.at("outputs").get<std::vector<int>>();
       g.dram_view = gj.at("dram_view").get<bool>();
-      g.row_tiles = gj.at("row_tiles").get<int64_t>();
-      g.col_tiles = gj.at("col_tiles").get<int64_t>();
-      g.channel_tiles = gj.at("channel_tiles").get<int64_t>();
+      const std::string where = "group " + std::to_string(s.groups.size());
+      if (gj.contains("mapping")) {
+        auto mapping = mapping_from_json(gj.at("mapping"), g.ops, where);
+        if (!mapping.ok()) return fail("schedule JSON: " + mapping.reason());
+        if (auto applied = apply_mapping(mapping.value(), g, where); !applied.ok())
+          return fail("schedule JSON: " + applied.reason());
+      } else if (auto legacy = read_flat_mapping(gj, g); !legacy.ok()) {
+        return legacy.failure();
+      }
+      if (gj.at("dram_view").get<bool>() != g.dram_view)
+        return fail("schedule JSON: " + where + ": dram_view contradicts mapping.nest");
       g.tile_rows = gj.at("tile").at("rows").get<int64_t>();
       g.tile_cols = gj.at("tile").at("cols").get<int64_t>();
       g.tile_channels = gj.at("tile").at("channels").get<int64_t>();
-      const auto halo = gj.at("halo").get<std::string>();
-      if (halo != "recompute" && halo != "cache") return fail("unknown halo mode '" + halo + "'");
-      g.halo = halo == "cache" ? HaloMode::Cache : HaloMode::Recompute;
-      g.weights_resident = gj.at("weights_resident").get<bool>();
-      g.double_buffered = gj.at("double_buffered").get<bool>();
-      g.weight_sweep = gj.value("weight_sweep", false);
-      if (g.weight_sweep) g.op_slices = gj.at("op_slices").get<std::vector<int64_t>>();
-      g.memory_reuse = gj.at("memory_reuse").get<bool>();
-      g.rows_per_step = gj.at("rows_per_step").get<std::vector<int64_t>>();
       g.traffic = traffic_from(gj.at("dram_bytes"));
       g.macs = gj.at("macs").get<int64_t>();
       g.load_cycles = gj.at("load_cycles").get<int64_t>();
       g.compute_cycles = gj.at("compute_cycles").get<int64_t>();
       g.store_cycles = gj.at("store_cycles").get<int64_t>();
       g.cycles = gj.at("cycles").get<int64_t>();
-      g.prefetched = gj.value("prefetched", false);
       if (g.prefetched) {
         g.prologue_weight_cycles = gj.at("prologue_weight_cycles").get<int64_t>();
         g.prefetch_wait_cycles = gj.at("prefetch_wait_cycles").get<int64_t>();

@@ -170,6 +170,11 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   // so the many mappings that do not fit are rejected cheaply; with one, the costs come first
   // and a mapping slower than the cutoff is rejected without building its buffers.
   gs.rows_per_step = geo.rows_per_step;
+  gs.reduction_chunk_inputs.assign(g.ops.size(), 0);
+  if (!m.weights_resident)
+    for (size_t pos = 0; pos < g.ops.size(); ++pos)
+      gs.reduction_chunk_inputs[pos] =
+          gemm_chunk_blocks(net, machine, net.op(g.ops[pos])) * machine.matrix_rows;
   // Streamed weights with channel tiles: each slice is loaded once and kept while the
   // row/column tiles of its channels run (channel parts are the outer tile loop).
   const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -145,6 +146,50 @@ TEST(CompileCli, the_objective_is_the_schedules_and_is_recorded) {
   EXPECT_NE(code, 0);
   EXPECT_NE(err.find("--objective"), std::string::npos) << err;
   EXPECT_NE(err.find("unknown objective 'speed' (known: bytes, latency, energy, edp)"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(bad));
+}
+
+// A compile's schedule.json compiles again through its explicit mappings (costed, checked, no
+// search) to the same program and DRAM image; a mapping edited to say what the model does not
+// build is refused naming the file, the group, the op and the key, before anything is written.
+TEST(CompileCli, a_schedule_compiles_again_from_its_mappings_to_the_same_program) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_mapping";
+  const fs::path again = fs::path(testing::TempDir()) / "codegen_cli_mapping_again";
+  fs::remove_all(dir);
+  fs::remove_all(again);
+  ASSERT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--policy", "optimal",
+                 "--objective", "latency", "--out", dir.string()}),
+            0);
+  ASSERT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--schedule",
+                 (dir / "schedule.json").string(), "--out", again.string()}),
+            0);
+  const auto bytes = [](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* file : {"program.bin", "dram.bin"})
+    EXPECT_EQ(bytes(dir / file), bytes(again / file)) << file;
+  std::ifstream schedule_in(again / "schedule.json");
+  auto schedule = nlohmann::json::parse(schedule_in);
+  EXPECT_EQ(schedule["policy"], "optimal");
+  EXPECT_EQ(schedule["objective"], "latency");
+
+  auto& residency = schedule["groups"][0]["mapping"]["ops"][0]["operands"][0]["residency"];
+  const std::string wrong = residency == "kept" ? "cached" : "kept";
+  residency = wrong;
+  const fs::path edited = fs::path(testing::TempDir()) / "codegen_cli_mapping_edited.json";
+  std::ofstream(edited) << schedule.dump();
+  const fs::path bad = fs::path(testing::TempDir()) / "codegen_cli_mapping_bad";
+  fs::remove_all(bad);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"compile", "--model", "tiny_residual", "--hw", "edge-small", "--schedule",
+                 edited.string(), "--out", bad.string()}),
+            1);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(edited.string() + ": group 0: mapping.ops[0] ('"), std::string::npos) << err;
+  EXPECT_NE(err.find("').operands[0].residency: written '" + wrong + "', the model gives '"),
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(bad));
