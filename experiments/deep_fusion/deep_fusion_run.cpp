@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   std::ofstream out(out_path);
   out << "model,policy,objective,groups,dram_bytes,read_bytes,write_bytes,weight_bytes,"
          "activation_in_bytes,activation_out_bytes,compulsory_bytes,cycles,roofline_cycles,"
-         "macs,search_seconds,cpu_seconds,lower_bound_cycles,bound_bytes\n";
+         "macs,search_seconds,cpu_seconds,lower_bound_cycles,bound_bytes,bound_group_caps_bytes\n";
   struct Run {
     std::string policy;
     sched::Objective objective;
@@ -257,8 +257,11 @@ int main(int argc, char** argv) {
       }
       const auto& s = result.value().schedule;
       // The DRAM-bytes bound of this policy's net at the config's capacity (bytes_bound.hpp).
-      const int64_t bound_bytes =
-          sched::bytes_lower_bound(result.value().net, sched::machine_from_config(config)).bytes;
+      const sched::Machine machine = sched::machine_from_config(config);
+      const int64_t bound_bytes = sched::bytes_lower_bound(result.value().net, machine).bytes;
+      // The same with the planner's group caps (F8): a bound for Tessel's planner as it is.
+      const int64_t capped_bytes =
+          sched::BytesBoundModel(result.value().net, true).at(machine).bytes;
       if (print_groups) std::cerr << sched::format_table(result.value());
       if (breakdown) print_breakdown(result.value(), config);
       if (cycle_breakdown) print_cycle_breakdown(result.value(), config);
@@ -267,7 +270,8 @@ int main(int argc, char** argv) {
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
           << ',' << s.traffic.activations_written << ',' << s.compulsory_bytes << ',' << s.cycles
           << ',' << s.roofline_cycles << ',' << s.macs << ',' << s.search_seconds << ','
-          << cpu_seconds << ',' << s.lower_bound_cycles << ',' << bound_bytes << '\n';
+          << cpu_seconds << ',' << s.lower_bound_cycles << ',' << bound_bytes << ',' << capped_bytes
+          << '\n';
       std::fprintf(stderr,
                    "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory, x%.3f "
                    "bound)  "
