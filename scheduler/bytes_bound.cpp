@@ -213,7 +213,7 @@ class ChainBuilder {
     const int head = seq_[first];
     const Op& h = net_.op(head);
     BytesBoundModel::GroupTerms g;
-    int64_t loads = 0, stores = 0;
+    int64_t loads = 0, stores = 0, parameters = 0, outputs = 0;
     bool sweep = is_dense_conv(h);
     phases_.clear();
     for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
@@ -225,6 +225,8 @@ class ChainBuilder {
                       ? h.kind == OpKind::Conv || h.kind == OpKind::Gemm || is_elementwise(h.kind)
                       : g.streams && is_elementwise(op.kind);
       if (op.kind == OpKind::Conv) g.conv_weights += op.weight_bytes;
+      parameters += op.weight_bytes + op.requant_table_bytes;
+      if (net_.tensor(op.output).network_output) outputs += net_.tensor_bytes(op.output);
       sweep = sweep && may_sweep(op);
       if (is_dense_conv(op)) {
         phases_.push_back({q, pos, {}, 0});
@@ -269,6 +271,8 @@ class ChainBuilder {
       }
       // A view alone (a Concat or Reshape in DRAM) loads nothing.
       g.traffic = length == 1 && is_view_op(op) ? stores : loads + stores;
+      g.view = length == 1 && is_view_op(op);
+      g.fixed_bytes = parameters + (g.view ? 0 : outputs);
       g.sweep_maps = -1;
       if (sweep && phases_.size() >= 2) {
         g.sweep_maps = 0;
@@ -380,25 +384,46 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
   }
 }
 
-bool BytesBoundModel::group_fits(const GroupTerms& g, size_t length, int64_t weights_capacity,
-                                 int64_t maps_capacity, bool unified) const {
+BytesBoundModel::Capacities::Capacities(const Machine& machine)
+    : weights(scratchpad_bytes(machine, BufferKind::Weights)),
+      maps(scratchpad_bytes(machine, BufferKind::Activations)),
+      unified(machine.scratchpad(BufferKind::Weights) ==
+              machine.scratchpad(BufferKind::Activations)) {}
+
+bool BytesBoundModel::group_fits(const GroupTerms& g, size_t length, const Capacities& c) const {
   const PlanOptions limits;
   // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep).
   if ((!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) &&
-      (g.streams || g.conv_weights <= weights_capacity))
+      (g.streams || g.conv_weights <= c.weights))
     return true;
   if (g.sweep_maps < 0) return false;  // F5
-  return unified ? g.sweep_maps + g.sweep_weights <= maps_capacity
-                 : g.sweep_maps <= maps_capacity && g.sweep_weights <= weights_capacity;
+  return c.unified ? g.sweep_maps + g.sweep_weights <= c.maps
+                   : g.sweep_maps <= c.maps && g.sweep_weights <= c.weights;
+}
+
+int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g,
+                                      const Capacities& c) const {
+  const HeadConv& head = heads_[first];
+  // Weights that do not fit and an input that does not either: the group streams k parts.
+  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || head.read_bytes <= c.maps) return 0;
+  const int64_t parts =
+      fewest_channel_parts(head.channels, head.weight_bytes / head.channels, c.weights);
+  return std::max<int64_t>(0, parts * head.read_bytes - g.head_input_load);
+}
+
+int64_t BytesBoundModel::group_floor(size_t first, size_t length, const Machine& machine) const {
+  if (first >= groups_.size() || length < 1 || length > groups_[first].size()) return -1;
+  const Capacities c(machine);
+  const GroupTerms& g = groups_[first][length - 1];
+  if (!group_fits(g, length, c)) return -1;
+  if (g.view) return 0;
+  return g.traffic + head_rereads(first, g, c) + g.fixed_bytes;
 }
 
 // The least over partitions into groups that fit of the bytes their cuts move (a DP over the
 // net's order, as `optimal`'s, with each group's cost from its terms).
 void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) const {
-  const int64_t weights_capacity = scratchpad_bytes(machine, BufferKind::Weights);
-  const int64_t maps_capacity = scratchpad_bytes(machine, BufferKind::Activations);
-  const bool unified =
-      machine.scratchpad(BufferKind::Weights) == machine.scratchpad(BufferKind::Activations);
+  const Capacities c(machine);
   const size_t n = groups_.size();
   constexpr int64_t kNone = -1;
   std::vector<int64_t> best(n + 1, kNone);
@@ -406,20 +431,10 @@ void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) con
   best[0] = 0;
   for (size_t i = 0; i < n; ++i) {
     if (best[i] == kNone) continue;
-    const HeadConv& head = heads_[i];
-    // Step 3 at the head: weights that do not fit and an input that does not either.
-    const bool rereads = head.read_bytes > 0 && head.weight_bytes > weights_capacity &&
-                         head.read_bytes > maps_capacity;
-    const int64_t parts =
-        rereads ? fewest_channel_parts(head.channels, head.weight_bytes / head.channels,
-                                       weights_capacity)
-                : 1;
     for (size_t length = 1; length <= groups_[i].size(); ++length) {
       const GroupTerms& g = groups_[i][length - 1];
-      if (!group_fits(g, length, weights_capacity, maps_capacity, unified)) continue;
-      const int64_t cost =
-          g.traffic +
-          std::max<int64_t>(0, parts * head.read_bytes - g.head_input_load) * (rereads ? 1 : 0);
+      if (!group_fits(g, length, c)) continue;
+      const int64_t cost = g.traffic + head_rereads(i, g, c);
       int64_t& to = best[i + length];
       if (to == kNone || best[i] + cost < to) {
         to = best[i] + cost;

@@ -86,17 +86,34 @@ class BytesBoundModel {
     int64_t sweep_maps = -1;      ///< most map bytes live at a conv's first phase (-1: no sweep)
     int64_t sweep_weights = 0;    ///< two weight-slice copies of at least one channel each
     bool streams = false;         ///< may be a weight-streaming group
+    int64_t fixed_bytes = 0;      ///< its weights, tables and network outputs, each once
+    /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the
+    /// stores its inputs' groups make into its output, as the chain counts them).
+    bool view = false;
   };
   /// The candidate groups beginning at position `first` (index: length - 1), up to the first
   /// length no group may have.
   const std::vector<GroupTerms>& groups_from(size_t first) const { return groups_[first]; }
 
+  /// The fewest DRAM bytes any mapping of the group of positions [first, first + length) moves
+  /// on `machine` (its loads, stores, forced rereads, weights, tables and network outputs), or
+  /// -1 where the execution model's facts rule every mapping of it out (`optimal` then does not
+  /// plan it; docs/scheduler.md, "Search speed").
+  int64_t group_floor(size_t first, size_t length, const Machine& machine) const;
+
  private:
   struct HeadConv {
     int64_t weight_bytes = 0, channels = 0, read_bytes = 0;  ///< read_bytes 0: none
   };
-  bool group_fits(const GroupTerms& g, size_t length, int64_t weights_capacity,
-                  int64_t maps_capacity, bool unified) const;
+  /// The scratchpads the facts check: the weights' and the activations' capacities.
+  struct Capacities {
+    int64_t weights = 0, maps = 0;
+    bool unified = false;  ///< one scratchpad holds both
+    explicit Capacities(const Machine& machine);
+  };
+  bool group_fits(const GroupTerms& g, size_t length, const Capacities& c) const;
+  /// Bytes the group's head conv loads beyond head_input_load (step 3), 0 if none.
+  int64_t head_rereads(size_t first, const GroupTerms& g, const Capacities& c) const;
   void chain_bound(const Machine& machine, BytesBound& bound) const;
 
   bool group_caps_ = false;

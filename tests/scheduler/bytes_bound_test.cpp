@@ -14,6 +14,8 @@
 
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/map_space.hpp"
+#include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 #include "tests/scheduler/random_net.hpp"
 
@@ -294,6 +296,65 @@ TEST(BytesBound, the_group_caps_split_a_long_chain_only_when_asked) {
   EXPECT_EQ(plain.chain_groups, (std::vector<int>{0}));
   EXPECT_EQ(capped.bytes, capped.compulsory_bytes + 128);
   EXPECT_EQ(capped.chain_groups.size(), 2u);
+}
+
+// The group floor on its own (BytesBoundModel::group_floor, which `optimal` uses to skip
+// planning and to stop a group's search): on the tiny zoo nets and random DAGs, every candidate
+// group of up to 6 ops at several capacities, planned alone with `optimal`'s options (bytes):
+// where the floor rules the group out, planning fails; where a mapping exists, it moves at
+// least the floor. And `optimal` with and without the early stop gives the same schedule.
+TEST(BytesBound, the_group_floor_never_rules_out_a_group_that_fits_nor_exceeds_its_bytes) {
+  int ruled_out = 0, planned = 0;
+  const auto check = [&](const Net& net, const Machine& machine) {
+    const BytesBoundModel model(net, true);
+    const std::vector<int> seq = schedulable_ops(net);
+    PlanOptions options;
+    options.allow_weight_sweep = true;
+    options.column_tiles_every_row = true;
+    for (size_t first = 0; first < seq.size(); ++first) {
+      for (size_t length = 1; length <= 6 && first + length <= seq.size(); ++length) {
+        const std::vector<int> ops(seq.begin() + static_cast<long>(first),
+                                   seq.begin() + static_cast<long>(first + length));
+        if (!check_group(net, ops, options).ok()) break;
+        const int64_t floor = model.group_floor(first, length, machine);
+        auto plan = plan_group(net, machine, ops, options);
+        ruled_out += floor < 0;
+        planned += plan.ok();
+        if (floor < 0) {
+          EXPECT_FALSE(plan.ok()) << net.name << " @" << machine.scratchpads[0].size_bytes
+                                  << " first " << first << " length " << length;
+        } else if (plan.ok()) {
+          EXPECT_GE(plan.value().traffic.total(), floor)
+              << net.name << " @" << machine.scratchpads[0].size_bytes << " first " << first
+              << " length " << length;
+        }
+      }
+    }
+    MapSpaceFeatures without;
+    without.bound_stop = false;
+    auto a = run_policy(net, machine, "optimal", Objective::Bytes);
+    auto b = run_policy(net, machine, "optimal", Objective::Bytes, without);
+    ASSERT_EQ(a.ok(), b.ok()) << net.name;
+    if (!a.ok()) return;
+    EXPECT_EQ(a.value().traffic.total(), b.value().traffic.total()) << net.name;
+    EXPECT_EQ(a.value().cycles, b.value().cycles) << net.name;
+    EXPECT_EQ(a.value().groups.size(), b.value().groups.size()) << net.name;
+  };
+  for (const char* name : {"tiny_conv", "tiny_residual", "tiny_inception", "tiny_depthwise"}) {
+    auto graph = zoo::build_model(name, {.with_weights = false});
+    ASSERT_TRUE(graph.ok()) << graph.reason();
+    auto net =
+        net_from_graph(graph.value(), unified_machine(1 << 20), NetForm::FoldedPoolsBeforeConcat);
+    ASSERT_TRUE(net.ok()) << net.reason();
+    for (int64_t capacity : {1024, 4096}) check(net.value(), unified_machine(capacity, 4, 4));
+  }
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Net net = testing::random_net(seed, 10);
+    for (int64_t capacity : {1024, 4096}) check(net, unified_machine(capacity, 4, 4));
+  }
+  std::printf("%d groups ruled out, %d planned\n", ruled_out, planned);
+  EXPECT_GT(ruled_out, 20);  // the check must have cases to check
+  EXPECT_GT(planned, 100);
 }
 
 // A 1x1 stride-2 conv reads rows and columns 0, 2, 4, 6 of an 8x8 input: 16 of 64 pixels. As
