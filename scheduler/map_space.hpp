@@ -60,7 +60,8 @@ struct PlanOptions {
   /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
   const std::vector<AllocRequest>* prefetch_occupied = nullptr;
   /// A known lower bound on the group's DRAM bytes (`optimal` passes the bytes bound's,
-  /// BytesBoundModel::group_floor); the search stops once a mapping reaches it. -1: none.
+  /// BytesBoundModel::group_floor); once a mapping reaches it, the bytes search tries only
+  /// tilings that could be as small and faster. -1: none.
   int64_t bytes_floor = -1;
 };
 
