@@ -8,6 +8,7 @@
 #include <map>
 
 #include "scheduler/bound.hpp"
+#include "scheduler/map_space.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -28,14 +29,15 @@ bool is_view_op(const Op& op) {
   return op.kind == OpKind::Reshape || op.kind == OpKind::Concat;
 }
 
-/// A Reshape or Concat that reads a network input, directly or through other such views: its
-/// output may be that input in DRAM, never stored by any group.
+/// A Reshape or Concat that reads a network input or a network output, directly or through
+/// other such views: its output may be that tensor in DRAM, never stored by any group (or
+/// stored as the network output, which compulsory counts).
 bool views_an_input(const Net& net, int tensor) {
   const Op& producer = net.op(net.tensor(tensor).producer);
   if (producer.kind == OpKind::Input) return true;
   if (!is_view_op(producer)) return false;
   return std::any_of(producer.inputs.begin(), producer.inputs.end(),
-                     [&](int t) { return views_an_input(net, t); });
+                     [&](int t) { return net.tensor(t).network_output || views_an_input(net, t); });
 }
 
 bool is_dense_conv(const Op& op) {
@@ -67,17 +69,28 @@ class TermBuilder {
     return bytes_read_by(net_, reader, tensor);
   }
 
+  /// Whether a group that makes `t` and does not hold all of its readers stores bytes(t) that
+  /// no other term counts: not a network input or output, not a view of one, and not read by a
+  /// Concat or Reshape (which may be DRAM views: their output's store is its inputs' stores).
+  bool counts_store(int t) const {
+    const Tensor& tensor = net_.tensor(t);
+    if (net_.op(tensor.producer).kind == OpKind::Input || tensor.network_output ||
+        views_an_input(net_, t))
+      return false;
+    return std::none_of(tensor.consumers.begin(), tensor.consumers.end(),
+                        [&](int c) { return is_view_op(net_.op(c)); });
+  }
+
   BytesBoundModel::TensorTerms terms(int t) const {
     const Tensor& tensor = net_.tensor(t);
     BytesBoundModel::TensorTerms out;
     out.tensor = t;
     out.network_input = net_.op(tensor.producer).kind == OpKind::Input;
     out.store_bytes = net_.tensor_bytes(t);
-    out.counts_store = !out.network_input && !tensor.network_output && !views_an_input(net_, t);
+    out.counts_store = counts_store(t);
     out.min_load_bytes = -1;
     for (int c : tensor.consumers) {
       const Op& op = net_.op(c);
-      out.counts_store &= !is_view_op(op);
       const int64_t bytes = read(c, t);
       out.min_load_bytes = out.min_load_bytes < 0 ? bytes : std::min(out.min_load_bytes, bytes);
       if (is_dense_conv(op) && op.inputs[0] == t && bytes > 0)
@@ -140,6 +153,173 @@ class TermBuilder {
   std::vector<bool> needed_;
 };
 
+/// Ops a weight sweep runs as a block of their own (sweep_model.cpp's blocks).
+bool starts_sweep_block(const Op& op) {
+  return is_dense_conv(op) || op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool ||
+         op.kind == OpKind::Concat;
+}
+/// Ops that run alone in their group (F6).
+bool runs_alone(const Op& op) {
+  return op.kind == OpKind::Softmax || op.kind == OpKind::Reshape;
+}
+
+/// The chain bound's candidate groups (docs/scheduler.md, "The chain bound"): per first
+/// position, each length's loads, stores, conv weights and sweep maps, built incrementally.
+class ChainBuilder {
+ public:
+  ChainBuilder(const Net& net, const TermBuilder& terms) : net_(net), terms_(terms) {
+    for (int i = 0; i < net.size(); ++i)
+      if (net.op(i).kind != OpKind::Input) seq_.push_back(i);
+    const size_t tensors = net.tensors.size();
+    stores_.assign(tensors, 0);
+    last_reader_.assign(tensors, -1);
+    load_.assign(tensors, 0);
+    epoch_of_.assign(tensors, -1);
+    for (size_t t = 0; t < tensors; ++t) {
+      const Tensor& tensor = net.tensor(static_cast<int>(t));
+      if (tensor.consumers.empty()) continue;
+      last_reader_[t] = *std::max_element(tensor.consumers.begin(), tensor.consumers.end());
+      if (terms.counts_store(static_cast<int>(t)))
+        stores_[t] = net.tensor_bytes(static_cast<int>(t));
+    }
+    std::vector<int> position(static_cast<size_t>(net.size()), -1);
+    for (size_t p = 0; p < seq_.size(); ++p)
+      position[static_cast<size_t>(seq_[p])] = static_cast<int>(p);
+    // Per dense conv: whether a reader of its output lies past its sweep block (the output is
+    // then whole at the conv's first phase) and the most any reader reads of it.
+    late_read_.assign(seq_.size(), -1);
+    size_t next_block = seq_.size();
+    for (size_t p = seq_.size(); p-- > 0;) {
+      const Op& op = net.op(seq_[p]);
+      if (is_dense_conv(op)) {
+        int64_t most = 0;
+        bool late = false;
+        for (int c : net.tensor(op.output).consumers) {
+          most = std::max(most, terms.read(c, op.output));
+          late |= static_cast<size_t>(position[static_cast<size_t>(c)]) >= next_block;
+        }
+        late_read_[p] = late ? most : 0;
+      }
+      if (starts_sweep_block(op)) next_block = p;
+    }
+  }
+
+  size_t size() const { return seq_.size(); }
+
+  /// The candidate groups from position `first`, at most `longest` ops long.
+  std::vector<BytesBoundModel::GroupTerms> from(size_t first, size_t longest) {
+    ++epoch_;
+    std::vector<BytesBoundModel::GroupTerms> out;
+    const int head = seq_[first];
+    const Op& h = net_.op(head);
+    BytesBoundModel::GroupTerms g;
+    int64_t loads = 0, stores = 0, parameters = 0, outputs = 0;
+    bool sweep = is_dense_conv(h);
+    phases_.clear();
+    for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
+      const int q = seq_[pos];
+      const Op& op = net_.op(q);
+      const size_t length = pos - first + 1;
+      if (length > 1 && (runs_alone(op) || runs_alone(h))) break;  // F6: so is every longer one
+      g.streams = length == 1
+                      ? h.kind == OpKind::Conv || h.kind == OpKind::Gemm || is_elementwise(h.kind)
+                      : g.streams && is_elementwise(op.kind);
+      if (op.kind == OpKind::Conv) g.conv_weights += op.weight_bytes;
+      parameters += op.weight_bytes + op.requant_table_bytes;
+      if (net_.tensor(op.output).network_output) outputs += net_.tensor_bytes(op.output);
+      sweep = sweep && may_sweep(op);
+      if (is_dense_conv(op)) {
+        phases_.push_back({q, pos, {}, 0});
+        const int64_t channels = std::max<int64_t>(1, net_.tensor(op.output).shape.c);
+        g.sweep_weights = std::max(g.sweep_weights, 2 * (op.weight_bytes / channels));
+      }
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const int s = op.inputs[k];
+        if (std::find(op.inputs.begin(), op.inputs.begin() + static_cast<long>(k), s) !=
+            op.inputs.begin() + static_cast<long>(k))
+          continue;
+        const auto t = static_cast<size_t>(s);
+        const int64_t bytes = terms_.read(q, s);
+        if (!made_at_or_after(s, head)) {
+          if (epoch_of_[t] != epoch_) {
+            epoch_of_[t] = epoch_;
+            load_[t] = 0;
+          }
+          if (bytes > load_[t]) {
+            loads += bytes - load_[t];
+            load_[t] = bytes;
+          }
+        } else if (last_reader_[t] == q) {
+          stores -= stores_[t];  // its last reader joined: it no longer leaves the group
+        }
+        for (Phase& phase : phases_) {  // the cut at each conv at or before q (F5)
+          if (made_at_or_after(s, phase.op)) continue;
+          auto it = std::find_if(phase.cut.begin(), phase.cut.end(),
+                                 [&](const auto& e) { return e.first == s; });
+          if (it == phase.cut.end()) it = phase.cut.insert(phase.cut.end(), {s, 0});
+          if (bytes > it->second) {
+            phase.sum += bytes - it->second;
+            it->second = bytes;
+          }
+        }
+      }
+      if (last_reader_[static_cast<size_t>(op.output)] >= 0)
+        stores += stores_[static_cast<size_t>(op.output)];
+      if (is_dense_conv(h)) {
+        const auto in = static_cast<size_t>(h.inputs[0]);
+        g.head_input_load = epoch_of_[in] == epoch_ ? load_[in] : 0;
+      }
+      // A view alone (a Concat or Reshape in DRAM) loads nothing.
+      g.traffic = length == 1 && is_view_op(op) ? stores : loads + stores;
+      g.view = length == 1 && is_view_op(op);
+      g.fixed_bytes = parameters + (g.view ? 0 : outputs);
+      g.sweep_maps = -1;
+      if (sweep && phases_.size() >= 2) {
+        g.sweep_maps = 0;
+        for (const Phase& phase : phases_)
+          g.sweep_maps = std::max(g.sweep_maps, phase.sum + output_at(phase, q));
+      }
+      out.push_back(g);
+    }
+    return out;
+  }
+
+ private:
+  struct Phase {
+    int op = -1;
+    size_t pos = 0;
+    std::vector<std::pair<int, int64_t>> cut;
+    int64_t sum = 0;
+  };
+
+  /// Whether an op at or after `op` (not an Input) makes `tensor`.
+  bool made_at_or_after(int tensor, int op) const {
+    const int p = net_.tensor(tensor).producer;
+    return net_.op(p).kind != OpKind::Input && p >= op;
+  }
+
+  /// Bytes of conv `phase.op`'s output buffer at its first phase in a sweep ending at op `last`:
+  /// whole when stored (read past the group or a network output), else the most its readers
+  /// read when one of them is past the conv's block, else 0 (slice-local: one slice).
+  int64_t output_at(const Phase& phase, int last) const {
+    const int t = net_.op(phase.op).output;
+    if (net_.tensor(t).network_output || last_reader_[static_cast<size_t>(t)] > last)
+      return net_.tensor_bytes(t);
+    return late_read_[phase.pos];
+  }
+
+  const Net& net_;
+  const TermBuilder& terms_;
+  std::vector<int> seq_;
+  std::vector<int64_t> stores_;   // per tensor: counts_store ? bytes : 0
+  std::vector<int> last_reader_;  // per tensor (-1: none)
+  std::vector<int64_t> late_read_;
+  std::vector<int64_t> load_;
+  std::vector<int> epoch_of_;
+  int epoch_ = 0;
+  std::vector<Phase> phases_;
+};
+
 int64_t scratchpad_bytes(const Machine& machine, BufferKind kind) {
   return machine.scratchpads[static_cast<size_t>(machine.scratchpad(kind))].size_bytes;
 }
@@ -168,7 +348,7 @@ int64_t fewest_channel_parts(int64_t channels, int64_t per_channel, int64_t capa
   return (channels + most - 1) / most;
 }
 
-BytesBoundModel::BytesBoundModel(const Net& net) {
+BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(group_caps) {
   compulsory_ = net.model_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes();
   base_ = compulsory_;
   const TermBuilder builder(net);
@@ -181,10 +361,91 @@ BytesBoundModel::BytesBoundModel(const Net& net) {
       int64_t most = 0;
       for (int c : tensor.consumers) most = std::max(most, builder.read(c, t));
       base_ -= net.tensor_bytes(t) - most;
+      base_without_inputs_ -= most;
     }
     if (terms.readers.empty() && !terms.counts_store) continue;
     terms_.push_back(std::move(terms));
   }
+  base_without_inputs_ += base_;
+  ChainBuilder chain(net, builder);
+  const PlanOptions limits;
+  const size_t longest =
+      group_caps_ ? static_cast<size_t>(std::max(limits.max_group_ops, limits.max_sweep_ops))
+                  : chain.size();
+  groups_.reserve(chain.size());
+  heads_.assign(chain.size(), HeadConv{});
+  size_t pos = 0;
+  for (int op = 0; op < net.size(); ++op) {
+    const Op& o = net.op(op);
+    if (o.kind == OpKind::Input) continue;
+    if (is_dense_conv(o))
+      heads_[pos] = {o.weight_bytes, net.tensor(o.output).shape.c, builder.read(op, o.inputs[0])};
+    groups_.push_back(chain.from(pos++, longest));
+  }
+}
+
+BytesBoundModel::Capacities::Capacities(const Machine& machine)
+    : weights(scratchpad_bytes(machine, BufferKind::Weights)),
+      maps(scratchpad_bytes(machine, BufferKind::Activations)),
+      unified(machine.scratchpad(BufferKind::Weights) ==
+              machine.scratchpad(BufferKind::Activations)) {}
+
+bool BytesBoundModel::group_fits(const GroupTerms& g, size_t length, const Capacities& c) const {
+  const PlanOptions limits;
+  // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep).
+  if ((!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) &&
+      (g.streams || g.conv_weights <= c.weights))
+    return true;
+  if (g.sweep_maps < 0) return false;  // F5
+  return c.unified ? g.sweep_maps + g.sweep_weights <= c.maps
+                   : g.sweep_maps <= c.maps && g.sweep_weights <= c.weights;
+}
+
+int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g,
+                                      const Capacities& c) const {
+  const HeadConv& head = heads_[first];
+  // Weights that do not fit and an input that does not either: the group streams k parts.
+  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || head.read_bytes <= c.maps) return 0;
+  const int64_t parts =
+      fewest_channel_parts(head.channels, head.weight_bytes / head.channels, c.weights);
+  return std::max<int64_t>(0, parts * head.read_bytes - g.head_input_load);
+}
+
+int64_t BytesBoundModel::group_floor(size_t first, size_t length, const Machine& machine) const {
+  if (first >= groups_.size() || length < 1 || length > groups_[first].size()) return -1;
+  const Capacities c(machine);
+  const GroupTerms& g = groups_[first][length - 1];
+  if (!group_fits(g, length, c)) return -1;
+  if (g.view) return 0;
+  return g.traffic + head_rereads(first, g, c) + g.fixed_bytes;
+}
+
+// The least over partitions into groups that fit of the bytes their cuts move (a DP over the
+// net's order, as `optimal`'s, with each group's cost from its terms).
+void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) const {
+  const Capacities c(machine);
+  const size_t n = groups_.size();
+  constexpr int64_t kNone = -1;
+  std::vector<int64_t> best(n + 1, kNone);
+  std::vector<size_t> start(n + 1, 0);
+  best[0] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (best[i] == kNone) continue;
+    for (size_t length = 1; length <= groups_[i].size(); ++length) {
+      const GroupTerms& g = groups_[i][length - 1];
+      if (!group_fits(g, length, c)) continue;
+      const int64_t cost = g.traffic + head_rereads(i, g, c);
+      int64_t& to = best[i + length];
+      if (to == kNone || best[i] + cost < to) {
+        to = best[i] + cost;
+        start[i + length] = i;
+      }
+    }
+  }
+  if (best[n] == kNone) return;
+  bound.chain_bytes = base_without_inputs_ + best[n];
+  for (size_t j = n; j > 0; j = start[j]) bound.chain_groups.push_back(static_cast<int>(start[j]));
+  std::reverse(bound.chain_groups.begin(), bound.chain_groups.end());
 }
 
 BytesBound BytesBoundModel::at(const Machine& machine) const {
@@ -227,7 +488,9 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
     bound.reread_bytes += forced.reread_bytes;
     bound.forced.push_back(std::move(forced));
   }
-  bound.bytes = bound.base_bytes + bound.crossing_bytes + bound.reread_bytes;
+  bound.per_tensor_bytes = bound.base_bytes + bound.crossing_bytes + bound.reread_bytes;
+  chain_bound(machine, bound);
+  bound.bytes = std::max(bound.per_tensor_bytes, bound.chain_bytes);
   return bound;
 }
 

@@ -28,7 +28,16 @@ struct BytesBound {
   int64_t base_bytes = 0;
   int64_t crossing_bytes = 0;  ///< stores + first loads of tensors that must cross DRAM
   int64_t reread_bytes = 0;    ///< loads beyond the first, forced by weight slices
-  int64_t bytes = 0;           ///< base + crossing + reread: no schedule moves fewer
+  /// base + crossing + reread: the per-tensor bound (each tensor charged alone).
+  int64_t per_tensor_bytes = 0;
+  /// The chain bound: the least over every partition of the net's order into groups that pass
+  /// the capacity conditions of the execution model, of the bytes its cuts force (-1: no
+  /// partition passes, no schedule exists at this capacity).
+  int64_t chain_bytes = -1;
+  /// Positions (in the net's non-Input ops) where the groups of a partition giving chain_bytes
+  /// begin.
+  std::vector<int> chain_groups;
+  int64_t bytes = 0;  ///< max(per_tensor_bytes, chain_bytes): no schedule moves fewer
   std::vector<ForcedTraffic> forced;
 };
 
@@ -37,7 +46,10 @@ struct BytesBound {
 /// weights and the bytes it reads). Build once, then evaluate at each capacity (`at`).
 class BytesBoundModel {
  public:
-  explicit BytesBoundModel(const Net& net);
+  /// `group_caps`: also use F8, the planner's group lengths (PlanOptions::max_group_ops and
+  /// max_sweep_ops): a bound for Tessel's planner as it is, no longer equal to compulsory when
+  /// everything fits on a net longer than a group may be (docs/scheduler.md, "The chain bound").
+  explicit BytesBoundModel(const Net& net, bool group_caps = false);
 
   /// The bound on `machine`'s scratchpads (the weights' and the activations' scratchpad
   /// capacities; one unified scratchpad serves both).
@@ -65,10 +77,52 @@ class BytesBoundModel {
   };
   const std::vector<TensorTerms>& terms() const { return terms_; }
 
+  /// One candidate group of the chain bound: the non-Input ops [first, first + length) of the
+  /// net's order (docs/scheduler.md, "The chain bound").
+  struct GroupTerms {
+    int64_t traffic = 0;          ///< loads of what it reads from outside + stores of what leaves
+    int64_t conv_weights = 0;     ///< compact weights of its convs (F4)
+    int64_t head_input_load = 0;  ///< its load of the head conv's input (step 3's rereads)
+    int64_t sweep_maps = -1;      ///< most map bytes live at a conv's first phase (-1: no sweep)
+    int64_t sweep_weights = 0;    ///< two weight-slice copies of at least one channel each
+    bool streams = false;         ///< may be a weight-streaming group
+    int64_t fixed_bytes = 0;      ///< its weights, tables and network outputs, each once
+    /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the
+    /// stores its inputs' groups make into its output, as the chain counts them).
+    bool view = false;
+  };
+  /// The candidate groups beginning at position `first` (index: length - 1), up to the first
+  /// length no group may have.
+  const std::vector<GroupTerms>& groups_from(size_t first) const { return groups_[first]; }
+
+  /// The fewest DRAM bytes any mapping of the group of positions [first, first + length) moves
+  /// on `machine` (its loads, stores, forced rereads, weights, tables and network outputs), or
+  /// -1 where the execution model's facts rule every mapping of it out (`optimal` then does not
+  /// plan it; docs/scheduler.md, "Search speed").
+  int64_t group_floor(size_t first, size_t length, const Machine& machine) const;
+
  private:
+  struct HeadConv {
+    int64_t weight_bytes = 0, channels = 0, read_bytes = 0;  ///< read_bytes 0: none
+  };
+  /// The scratchpads the facts check: the weights' and the activations' capacities.
+  struct Capacities {
+    int64_t weights = 0, maps = 0;
+    bool unified = false;  ///< one scratchpad holds both
+    explicit Capacities(const Machine& machine);
+  };
+  bool group_fits(const GroupTerms& g, size_t length, const Capacities& c) const;
+  /// Bytes the group's head conv loads beyond head_input_load (step 3), 0 if none.
+  int64_t head_rereads(size_t first, const GroupTerms& g, const Capacities& c) const;
+  void chain_bound(const Machine& machine, BytesBound& bound) const;
+
+  bool group_caps_ = false;
   int64_t compulsory_ = 0;
   int64_t base_ = 0;
+  int64_t base_without_inputs_ = 0;  ///< base less every network input's load (the chain's)
   std::vector<TensorTerms> terms_;
+  std::vector<std::vector<GroupTerms>> groups_;  ///< per first position
+  std::vector<HeadConv> heads_;                  ///< per position: a dense conv reading its input
 };
 
 /// The bound of `net` on `machine` (BytesBoundModel(net).at(machine)).

@@ -66,7 +66,12 @@ nlohmann::ordered_json row_json(const Net& net, const BytesBound& b, bool explai
   row["compulsory_bytes"] = b.compulsory_bytes;
   row["crossing_bytes"] = b.crossing_bytes;
   row["reread_bytes"] = b.reread_bytes;
+  row["per_tensor_bytes"] = b.per_tensor_bytes;
+  row["chain_bytes"] = b.chain_bytes;
   if (explain) {
+    // The groups of a partition that gives the chain bound, by their first op.
+    auto& groups = row["chain_groups"] = nlohmann::ordered_json::array();
+    for (int first : b.chain_groups) groups.push_back(net.op(schedulable_ops(net)[first]).name);
     auto& forced = row["forced"] = nlohmann::ordered_json::array();
     for (const ForcedTraffic& f : b.forced)
       forced.push_back({{"tensor", net.tensor(f.tensor).name},
@@ -84,6 +89,12 @@ void print_row(const Net& net, const BytesBound& b, bool explain) {
               static_cast<double>(b.bytes) / static_cast<double>(b.compulsory_bytes),
               static_cast<long long>(b.crossing_bytes), static_cast<long long>(b.reread_bytes));
   if (!explain) return;
+  std::printf("    per tensor %lld, chain %lld over %zu groups, first ops:",
+              static_cast<long long>(b.per_tensor_bytes), static_cast<long long>(b.chain_bytes),
+              b.chain_groups.size());
+  const std::vector<int> seq = schedulable_ops(net);
+  for (int first : b.chain_groups) std::printf(" %s", net.op(seq[first]).name.c_str());
+  std::printf("\n");
   std::vector<ForcedTraffic> forced = b.forced;
   std::sort(forced.begin(), forced.end(), [](const ForcedTraffic& x, const ForcedTraffic& y) {
     return x.crossing_bytes + x.reread_bytes > y.crossing_bytes + y.reread_bytes;
@@ -97,7 +108,7 @@ void print_row(const Net& net, const BytesBound& b, bool explain) {
 cli::Runner setup_bound(CLI::App& command) {
   struct Options {
     std::string model, hw = "npc19-deepfusion", policy = "optimal", capacities, json;
-    bool quiet = false, explain = false;
+    bool quiet = false, explain = false, group_caps = false;
   };
   auto o = std::make_shared<Options>();
   command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
@@ -116,6 +127,8 @@ cli::Runner setup_bound(CLI::App& command) {
   command.add_option("--json", o->json, "Write the rows as JSON to this file ('-': stdout)");
   command.add_flag("--explain", o->explain,
                    "list the tensors the bound makes cross DRAM at each capacity");
+  command.add_flag("--group-caps", o->group_caps,
+                   "also bound by the planner's group lengths (max 32 ops tiled, 64 swept)");
   command.add_flag("-q,--quiet", o->quiet, "No table");
   return [o]() {
     const HwConfig config = load_hw_config(resolve_hw(o->hw));
@@ -135,12 +148,13 @@ cli::Runner setup_bound(CLI::App& command) {
     }
     const std::vector<int64_t> capacities =
         o->capacities.empty() ? default_capacities(machine) : parse_capacities(o->capacities);
-    const BytesBoundModel model(net.value());
+    const BytesBoundModel model(net.value(), o->group_caps);
     nlohmann::ordered_json j;
     j["model"] = net.value().name;
     j["hw"] = config.name;
     j["policy"] = o->policy;
     j["tool_version"] = version();
+    j["group_caps"] = o->group_caps;
     auto& rows = j["rows"] = nlohmann::ordered_json::array();
     const bool table = !o->quiet && o->json != "-";
     if (table)

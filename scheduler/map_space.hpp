@@ -59,6 +59,10 @@ struct PlanOptions {
   /// live at step -1. The group's prologue weight buffers then live from step -1 (so the
   /// allocation keeps them clear of those bytes) and its cycles count them as on chip.
   const std::vector<AllocRequest>* prefetch_occupied = nullptr;
+  /// A known lower bound on the group's DRAM bytes (`optimal` passes the bytes bound's,
+  /// BytesBoundModel::group_floor); once a mapping reaches it, the bytes search tries only
+  /// tilings that could be as small and faster. -1: none.
+  int64_t bytes_floor = -1;
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups

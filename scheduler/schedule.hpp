@@ -162,6 +162,10 @@ struct MapSpaceFeatures {
   /// (docs/scheduler.md, "Search speed"). A depth N >= 0 trades schedules for search time.
   int search_depth_bytes = -1;
   int search_depth_latency = -1;
+  /// `optimal` skips groups the bytes bound rules out and stops a group's search at its bytes
+  /// floor (docs/scheduler.md, "Search speed"). Changes no schedule: a switch for
+  /// bench/scheduler's side-by-side timing, not part of the map space (not in the JSON).
+  bool bound_stop = true;
 };
 
 /// A whole network's schedule and its predicted figures.

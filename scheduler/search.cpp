@@ -359,6 +359,7 @@ class GroupSearch {
   Mapping seen_of_{0, 0, 0};    // the tiling of the last mapping considered
   bool resident_fits_ = false;  // in the current geometry
   bool bound_reached_ = false;  // bytes objective: nothing can beat the lower bound
+  bool floor_reached_ = false;  // bytes: the best moves options.bytes_floor; only a faster tie wins
   int geometries_since_feasible_ = -1;
   // Per class of the current tiling's mappings (0: recomputed halos, double-buffered; 1:
   // recomputed halos, single-buffered; 2: cached halos, never double-buffered): -1 not yet
@@ -508,6 +509,12 @@ bool GroupSearch::pruned(const Mapping& m) {
     skip = found_ &&
            (options_.objective == Objective::Latency ? cycle_floor(m) > cutoff()
                                                      : bytes_floor(m) > best_.traffic.total());
+    // Bytes, once the best moves the group's floor (BytesBoundModel::group_floor): no mapping
+    // moves fewer bytes, so only one as few and strictly faster can win (better()).
+    if (!skip && floor_reached_ && options_.objective == Objective::Bytes) {
+      const int64_t fewest = cycle_floor(m);
+      skip = fewest >= 0 && fewest >= best_.cycles;
+    }
   }
   if (skip == 1) return true;
   // Streamed weights only add bytes; try them for bytes only when resident ones do not fit.
@@ -543,6 +550,7 @@ void GroupSearch::consider(Result<GroupSchedule> r, const Mapping& m) {
   if (m.weights_resident) resident_fits_ = true;
   if (geometries_since_feasible_ < 0) geometries_since_feasible_ = 0;
   if (r.value().traffic.total() <= lower_bound_) bound_reached_ = true;
+  if (r.value().traffic.total() <= options_.bytes_floor) floor_reached_ = true;
   if (!found_ || better(r.value(), best_, options_.objective)) {
     best_ = std::move(r).value();
     found_ = true;

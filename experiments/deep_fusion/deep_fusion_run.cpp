@@ -17,6 +17,7 @@
 #include "scheduler/bytes_bound.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/plan.hpp"
+#include "scheduler/policy.hpp"
 
 namespace {
 
@@ -135,6 +136,87 @@ void print_cycle_breakdown(const tessel::sched::ScheduledNet& result,
                static_cast<long long>(b.on_chip_bytes));
 }
 
+// Where a schedule's bytes exceed the bytes bound (issue 39, item 3). The bound's chain term
+// comes from a partition of the net's order into groups that pass the execution model's
+// capacity facts; each such group is planned alone here (plan_group, bytes objective, the map
+// space of `optimal`): either no mapping of it fits (the planner's reason: weights and tiles
+// together), or its best mapping moves more than the bound charges it (halo rows re-read,
+// weights re-read per tile). Also lists the tensors the schedule's cuts send through DRAM that
+// the bound's partition keeps on chip (each is stored and loaded at least once: 2 x bytes).
+void print_gap(const tessel::sched::ScheduledNet& result, const tessel::HwConfig& config,
+               const tessel::sched::MapSpaceFeatures& features) {
+  using namespace tessel::sched;
+  const Net& net = result.net;
+  const Schedule& s = result.schedule;
+  const Machine machine = machine_from_config(config);
+  const BytesBoundModel model(net);
+  const BytesBound bound = model.at(machine);
+  const std::vector<int> seq = schedulable_ops(net);
+  const auto mb = [](int64_t b) { return static_cast<double>(b) / 1e6; };
+  std::fprintf(stderr,
+               "gap %s %s: schedule %.3f MB, bound %.3f MB (chain %.3f, per tensor %.3f; %zu "
+               "groups), x%.3f\n",
+               s.model.c_str(), s.policy.c_str(), mb(s.traffic.total()), mb(bound.bytes),
+               mb(bound.chain_bytes), mb(bound.per_tensor_bytes), bound.chain_groups.size(),
+               static_cast<double>(s.traffic.total()) / static_cast<double>(bound.bytes));
+  std::vector<int> in_bound(static_cast<size_t>(net.size()), -1);
+  std::vector<int> in_schedule(static_cast<size_t>(net.size()), -1);
+  const size_t groups = bound.chain_groups.size();
+  auto end_of = [&](size_t k) {
+    return k + 1 < groups ? static_cast<size_t>(bound.chain_groups[k + 1]) : seq.size();
+  };
+  for (size_t k = 0; k < groups; ++k)
+    for (size_t p = static_cast<size_t>(bound.chain_groups[k]); p < end_of(k); ++p)
+      in_bound[static_cast<size_t>(seq[p])] = static_cast<int>(k);
+  for (size_t k = 0; k < s.groups.size(); ++k)
+    for (int op : s.groups[k].ops) in_schedule[static_cast<size_t>(op)] = static_cast<int>(k);
+  auto crosses = [&](const std::vector<int>& group_of, int t) {
+    const int producer = net.tensor(t).producer;
+    for (int c : net.tensor(t).consumers)
+      if (group_of[static_cast<size_t>(c)] != group_of[static_cast<size_t>(producer)]) return true;
+    return false;
+  };
+  std::vector<std::pair<int64_t, int>> extra;
+  int64_t extra_sum = 0;
+  for (int t = 0; t < static_cast<int>(net.tensors.size()); ++t) {
+    const Tensor& tensor = net.tensor(t);
+    if (tensor.consumers.empty() || net.op(tensor.producer).kind == OpKind::Input) continue;
+    if (!crosses(in_schedule, t) || crosses(in_bound, t)) continue;
+    extra.push_back({2 * net.tensor_bytes(t), t});
+    extra_sum += 2 * net.tensor_bytes(t);
+  }
+  std::sort(extra.rbegin(), extra.rend());
+  std::fprintf(stderr, "  cut by the schedule, kept by the bound: %zu tensors, >= %.3f MB\n",
+               extra.size(), mb(extra_sum));
+  for (size_t k = 0; k < extra.size() && k < 6; ++k)
+    std::fprintf(stderr, "    %-40s %.3f MB\n", net.tensor(extra[k].second).name.c_str(),
+                 mb(extra[k].first));
+  PlanOptions options;
+  options.allow_weight_sweep = features.weight_sweep;
+  options.column_tiles_every_row = features.column_tiles_every_row;
+  for (size_t k = 0; k < groups; ++k) {
+    const auto first = static_cast<size_t>(bound.chain_groups[k]);
+    const std::vector<int> ops(seq.begin() + static_cast<long>(first),
+                               seq.begin() + static_cast<long>(end_of(k)));
+    const int64_t floor = model.group_floor(first, ops.size(), machine);
+    auto plan = plan_group(net, machine, ops, options);
+    if (plan.ok() && plan.value().traffic.total() <= floor) continue;
+    std::fprintf(stderr, "  bound group %-28s .. %-28s %2zu ops, floor %.3f MB: ",
+                 net.op(ops.front()).name.c_str(), net.op(ops.back()).name.c_str(), ops.size(),
+                 mb(floor));
+    if (plan.ok()) {
+      const GroupSchedule& g = plan.value();
+      std::fprintf(stderr, "best mapping %.3f MB (+%.3f; tiles %lldx%lldx%lld %s)\n",
+                   mb(g.traffic.total()), mb(g.traffic.total() - floor),
+                   static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles),
+                   static_cast<long long>(g.channel_tiles),
+                   g.weight_sweep ? "sweep" : to_string(g.halo));
+    } else {
+      std::fprintf(stderr, "no mapping (%s)\n", plan.reason().c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +227,7 @@ int main(int argc, char** argv) {
   bool print_groups = false;
   bool breakdown = false;
   bool cycle_breakdown = false;
+  bool gap = false;
   sched::MapSpaceFeatures features;
   std::string only_policy;
   auto split = [](const std::string& list) {
@@ -181,6 +264,8 @@ int main(int argc, char** argv) {
       print_groups = true;
     } else if (key == "--breakdown") {
       breakdown = true;
+    } else if (key == "--gap") {
+      gap = true;
     } else if (key == "--cycle-breakdown") {
       cycle_breakdown = true;
     } else if (key == "--no-weight-sweep") {
@@ -207,7 +292,8 @@ int main(int argc, char** argv) {
       only_policy = argv[++i];
     } else {
       std::cerr << "usage: deep_fusion_run [--hw H.yaml] [--out CSV] [--models a,b] "
-                   "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--no-weight-sweep] "
+                   "[--policy P] [--groups] [--breakdown] [--cycle-breakdown] [--gap] "
+                   "[--no-weight-sweep] "
                    "[--no-s2d-stem] [--no-fold-activations] [--2d-tiles | --no-2d-tiles] "
                    "[--search-depth-bytes N] "
                    "[--search-depth-latency N] "
@@ -224,7 +310,7 @@ int main(int argc, char** argv) {
   std::ofstream out(out_path);
   out << "model,policy,objective,groups,dram_bytes,read_bytes,write_bytes,weight_bytes,"
          "activation_in_bytes,activation_out_bytes,compulsory_bytes,cycles,roofline_cycles,"
-         "macs,search_seconds,cpu_seconds,lower_bound_cycles,bound_bytes\n";
+         "macs,search_seconds,cpu_seconds,lower_bound_cycles,bound_bytes,bound_group_caps_bytes\n";
   struct Run {
     std::string policy;
     sched::Objective objective;
@@ -257,17 +343,22 @@ int main(int argc, char** argv) {
       }
       const auto& s = result.value().schedule;
       // The DRAM-bytes bound of this policy's net at the config's capacity (bytes_bound.hpp).
-      const int64_t bound_bytes =
-          sched::bytes_lower_bound(result.value().net, sched::machine_from_config(config)).bytes;
+      const sched::Machine machine = sched::machine_from_config(config);
+      const int64_t bound_bytes = sched::bytes_lower_bound(result.value().net, machine).bytes;
+      // The same with the planner's group caps (F8): a bound for Tessel's planner as it is.
+      const int64_t capped_bytes =
+          sched::BytesBoundModel(result.value().net, true).at(machine).bytes;
       if (print_groups) std::cerr << sched::format_table(result.value());
       if (breakdown) print_breakdown(result.value(), config);
       if (cycle_breakdown) print_cycle_breakdown(result.value(), config);
+      if (gap) print_gap(result.value(), config, features);
       out << model << ',' << run.policy << ',' << sched::to_string(run.objective) << ','
           << s.groups.size() << ',' << s.traffic.total() << ',' << s.traffic.read() << ','
           << s.traffic.write() << ',' << s.traffic.weights_read << ',' << s.traffic.activations_read
           << ',' << s.traffic.activations_written << ',' << s.compulsory_bytes << ',' << s.cycles
           << ',' << s.roofline_cycles << ',' << s.macs << ',' << s.search_seconds << ','
-          << cpu_seconds << ',' << s.lower_bound_cycles << ',' << bound_bytes << '\n';
+          << cpu_seconds << ',' << s.lower_bound_cycles << ',' << bound_bytes << ',' << capped_bytes
+          << '\n';
       std::fprintf(stderr,
                    "%-13s %-13s %-8s groups %4zu  dram %12lld (x%.2f compulsory, x%.3f "
                    "bound)  "

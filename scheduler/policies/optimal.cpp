@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/bytes_bound.hpp"
 #include "scheduler/energy_objective.hpp"
 #include "scheduler/policy.hpp"
 
@@ -139,6 +140,10 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  // The bytes bound's group terms (positions are seq's): a group they rule out has no mapping,
+  // so it is not planned; the others' searches stop at their floor (docs/scheduler.md, "Search
+  // speed").
+  const BytesBoundModel bound_model(net, true);
   // best[j]: cheapest schedule of seq[0, j); choice[j]: its last group.
   std::vector<Cost> best(n + 1, Cost{kInf, kInf});
   std::vector<GroupSchedule> choice(n + 1);
@@ -180,7 +185,11 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
                 : 0;
         cutoff = std::max<int64_t>(0, budget) + saving;
       }
-      auto plan = plan_group(net, machine, group, options, cutoff);
+      if (features.bound_stop) options.bytes_floor = bound_model.group_floor(i, j - i + 1, machine);
+      auto plan = features.bound_stop && options.bytes_floor < 0
+                      ? Result<GroupSchedule>(fail("ruled out by the bytes bound"))
+                      : plan_group(net, machine, group, options, cutoff);
+      options.bytes_floor = -1;
       // Pruning: a group that does not fit rarely fits after growing; stop extending. A weight
       // sweep is the exception: a prefix that ends inside a block stores tensors the whole
       // block would keep on chip (a bottleneck's conv3 output before its residual add), so a

@@ -48,8 +48,10 @@ CliRun tessel(const std::string& args) {
 // relu) on npc19-deepfusion, 16-bit: every map 4 * 64 * 2 = 512 B; each conv 4 * 4 * 9 * 2 + 4 *
 // 4 = 304 B of weights and bias, 32 B of table. Compulsory: 608 + 64 + 512 + 512 = 1696. The
 // first conv's output lives from conv1 to conv2: both convs' 608 B, or swept, the 512-byte map
-// alone at conv2. At 500 B neither fits, so it crosses: 1696 + 512 + 512 = 2720. At 768 KiB
-// everything fits: 1696.
+// alone at conv2. At 500 B neither fits, so it crosses: per tensor 1696 + 512 + 512 = 2720.
+// The chain bound: the input x is read by conv1 and by the Add, and no group holding both fits
+// (608 B of weights; swept, x and conv1's output at conv1: 1024 B), so x is loaded twice:
+// 2720 + 512 = 3232, over the groups {conv1} {conv2, add}. At 768 KiB everything fits: 1696.
 TEST(BoundCli, rows_and_json_on_a_hand_computed_net) {
   const CliRun run = tessel(
       "bound --model tiny_residual --hw configs/hw/npc19-deepfusion.yaml --capacities "
@@ -63,7 +65,9 @@ TEST(BoundCli, rows_and_json_on_a_hand_computed_net) {
   ASSERT_EQ(j["rows"].size(), 2u);
   EXPECT_EQ(j["rows"][0]["capacity_bytes"], 500);
   EXPECT_EQ(j["rows"][0]["compulsory_bytes"], 1696);
-  EXPECT_EQ(j["rows"][0]["bound_bytes"], 2720);
+  EXPECT_EQ(j["rows"][0]["bound_bytes"], 3232);
+  EXPECT_EQ(j["rows"][0]["per_tensor_bytes"], 2720);
+  EXPECT_EQ(j["rows"][0]["chain_bytes"], 3232);
   EXPECT_EQ(j["rows"][0]["crossing_bytes"], 1024);
   EXPECT_EQ(j["rows"][1]["capacity_bytes"], 786432);
   EXPECT_EQ(j["rows"][1]["bound_bytes"], 1696);
