@@ -38,6 +38,7 @@ struct GpuOptions {
   std::string model;
   std::string quant_config;
   std::int64_t batch = 1;
+  std::int64_t sequence = 0;  ///< transformer tokens (0: the model's default)
   std::string json_path;
   bool dry_run = false;
   bool emulate_only = false;
@@ -75,9 +76,9 @@ quant::QuantConfig quant_config(const std::string& path) {
   return path.empty() ? quant::QuantConfig{} : quant::load_quant_config(path);
 }
 
-GpuPlan plan_or_throw(const std::string& model, std::int64_t batch, const std::string& qpath,
-                      ir::Graph* graph_out) {
-  auto graph = quantized_model(model, batch, quant_config(qpath));
+GpuPlan plan_or_throw(const GpuOptions& o, ir::Graph* graph_out) {
+  const std::string& model = o.model;
+  auto graph = quantized_model(model, o.batch, quant_config(o.quant_config), o.sequence);
   if (!graph) throw_input_error({model, 0, 0}, "", graph.reason());
   auto plan = lower_to_gpu(graph.value());
   if (!plan) throw_input_error({model, 0, 0}, "", plan.reason());
@@ -145,7 +146,7 @@ Result<MeasuredBytes> ncu_bytes(const GpuOptions& o) {
                     "' --csv --print-units base --metrics "
                     "dram__bytes_read.sum,dram__bytes_write.sum '" +
                     self_exe() + "' gpu --profile-once --model '" + o.model + "' --batch " +
-                    std::to_string(o.batch);
+                    std::to_string(o.batch) + " --seq " + std::to_string(o.sequence);
   if (!o.quant_config.empty()) cmd += " --quant '" + o.quant_config + "'";
   cmd += " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
@@ -163,7 +164,7 @@ Result<MeasuredBytes> ncu_bytes(const GpuOptions& o) {
 GpuFigures measure(const GpuOptions& o) {
   GpuFigures f;
   ir::Graph graph;
-  f.plan = plan_or_throw(o.model, o.batch, o.quant_config, &graph);
+  f.plan = plan_or_throw(o, &graph);
   f.peaks = gpu_peaks(o.gpu.empty() ? "h100-sxm" : o.gpu).value();
   const cpu::TensorData input = cpu::default_input(f.plan.input_shape, 0);
   if (o.emulate_only) {
@@ -204,7 +205,7 @@ GpuFigures measure(const GpuOptions& o) {
   if (o.check_all)
     for (std::size_t i = 0; i < f.plan.buffers.size(); ++i) {
       const Buffer& b = f.plan.buffers[i];
-      if (b.is_f32_input || got.count(b.tensor)) continue;
+      if (b.is_f32_input || b.internal || got.count(b.tensor)) continue;
       got.emplace(b.tensor, buffer_tensor(f.plan, static_cast<int>(i), {b.n, b.c, b.h, b.w},
                                           raw.value().buffers[i].data()));
     }
@@ -226,6 +227,7 @@ json figures_json(const GpuOptions& o, const GpuFigures& f) {
   json j;
   j["model"] = o.model;
   j["batch"] = o.batch;
+  j["sequence"] = o.sequence;
   j["tool_version"] = std::string(version());
   j["device"] = f.device.empty() ? json(nullptr) : json(f.device);
   j["peaks"] = {{"name", f.peaks.name},
@@ -263,7 +265,7 @@ json figures_json(const GpuOptions& o, const GpuFigures& f) {
   json steps = json::array();
   for (std::size_t i = 0; i < f.plan.steps.size(); ++i) {
     const Step& s = f.plan.steps[i];
-    json row = {{"kind", to_string(s.kind)},
+    json row = {{"kind", step_kind_name(s)},
                 {"ops", s.ops},
                 {"grid", s.launch.grid},
                 {"block", s.launch.block},
@@ -323,7 +325,7 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
     std::cout << "slowest kernels:\n";
     for (std::size_t k = 0; k < std::min<std::size_t>(8, order.size()); ++k) {
       const Step& s = f.plan.steps[order[k]];
-      std::cout << "  " << std::setw(4) << order[k] << " " << std::setw(12) << to_string(s.kind)
+      std::cout << "  " << std::setw(4) << order[k] << " " << std::setw(12) << step_kind_name(s)
                 << " " << std::setw(9) << f.step_ms[order[k]] << " ms  " << s.name << "\n";
     }
   }
@@ -345,6 +347,9 @@ void add_common(CLI::App& command, GpuOptions& o) {
   command.add_option("--batch", o.batch, "Batch size")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command.add_option("--seq", o.sequence, "Tokens of a transformer zoo model (0: its default)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--json", o.json_path, "Write the report as JSON ('-': stdout)");
   command.add_option("--gpu", o.gpu,
                      "Peak table entry: h100-sxm | h100-pcie | h200 "
@@ -408,6 +413,7 @@ cli::Runner setup_compare(CLI::App& command) {
     const HwConfig config = load_hw_config(resolve_hw(o->hw));
     zoo::LoadOptions load;
     load.zoo.batch = o->gpu.batch;
+    load.zoo.sequence = o->gpu.sequence;
     const ir::Graph graph = zoo::load_model(o->gpu.model, load);
     std::vector<std::string> names = o->policies;
     if (names.empty())
@@ -453,14 +459,19 @@ cli::Runner setup_compare(CLI::App& command) {
       std::cout << std::left << std::setw(28) << what << std::setw(22) << a << g << "\n";
     };
     row("MACs", std::to_string(best->macs), std::to_string(f.plan.macs()));
-    row("latency ms", num(acc_ms, 3), f.run_ms.empty() ? na : num(gpu_ms, 3));
+    // Each GPU figure says where it comes from: measured on a device, or analytical (the
+    // roofline of the plan's MACs and per-kernel bytes) when none ran.
+    row("latency ms", num(acc_ms, 3),
+        f.run_ms.empty() ? num(gpu_roof, 3) + " (analytical: roofline; " + na + ")"
+                         : num(gpu_ms, 3) + " (measured)");
     row("roofline ms", num(acc_roof_ms, 3), num(gpu_roof, 3) + " (int8 tensor cores)");
     row("gap to own roofline",
         "x" + num(static_cast<double>(best->cycles) /
                       static_cast<double>(std::max<std::int64_t>(1, best->roofline_cycles)),
                   2),
         f.run_ms.empty() ? na : "x" + num(gpu_ms / gpu_roof, 2));
-    row("DRAM bytes (model)", std::to_string(best->traffic.total()), std::to_string(b.total()));
+    row("DRAM bytes (model)", std::to_string(best->traffic.total()),
+        std::to_string(b.total()) + " (analytical, per kernel)");
     row("DRAM bytes (measured)", "-",
         f.measured_bytes ? std::to_string(f.measured_bytes->total()) : na);
     row("bytes per MAC",
@@ -490,6 +501,8 @@ cli::Runner setup_compare(CLI::App& command) {
         {"dram_bytes", best->traffic.total()},
         {"compulsory_bytes", best->compulsory_bytes}};
     j["gpu"] = figures_json(o->gpu, f);
+    j["gpu"]["latency_source"] = f.run_ms.empty() ? "analytical (roofline, no run)" : "measured";
+    j["gpu"]["latency_ms_shown"] = f.run_ms.empty() ? gpu_roof : gpu_ms;
     write_json(o->gpu.json_path, j);
     return f.mismatch ? 1 : 0;
   };

@@ -25,8 +25,12 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
                 std::string(ir::to_string(input.dtype())) + ir::shape_string(input.shape()));
   std::vector<std::vector<std::uint8_t>> memory;
   for (const auto& b : plan.buffers) memory.emplace_back(static_cast<std::size_t>(b.bytes()), 0);
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i)
+    if (!plan.buffers[i].contents.empty()) memory[i] = plan.buffers[i].contents;
   std::memcpy(memory[static_cast<std::size_t>(plan.input_buffer)].data(), input.raw(),
               input.bytes());
+  std::vector<void*> pointers;
+  for (auto& m : memory) pointers.push_back(m.data());
   const auto view = [&](const PlanView& v) {
     return bind(plan, v,
                 v.buffer < 0 ? nullptr : memory[static_cast<std::size_t>(v.buffer)].data());
@@ -100,6 +104,12 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
           return load_int(x.data, x.type, view_index(x, n, h, w, c));
         });
         break;
+      case KernelKind::Workload: {
+        const WorkArgs a = bind_work(plan, s, pointers.data(), s.weights.data(), e);
+        const std::int64_t threads = work_threads(a);
+        for (std::int64_t i = 0; i < threads; ++i) work_thread(a, i);
+        break;
+      }
     }
   }
 
@@ -111,7 +121,7 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
   if (all_buffers)
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const Buffer& b = plan.buffers[i];
-      if (b.is_f32_input || result.count(b.tensor)) continue;
+      if (b.is_f32_input || b.internal || result.count(b.tensor)) continue;
       const std::vector<std::int64_t> shape = b.h == 1 && b.w == 1
                                                   ? std::vector<std::int64_t>{b.n, b.c, 1, 1}
                                                   : std::vector<std::int64_t>{b.n, b.c, b.h, b.w};

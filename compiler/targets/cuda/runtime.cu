@@ -9,6 +9,7 @@
 #include "compiler/targets/cuda/device.hpp"
 #include "compiler/targets/cuda/device_ops.cuh"
 #include "compiler/targets/cuda/dp4a.cuh"
+#include "compiler/targets/cuda/workload_ops.cuh"
 
 namespace tessel::cuda {
 namespace {
@@ -78,6 +79,13 @@ __global__ void copy_kernel(TensorView x, TensorView y, std::int64_t total) {
   const Coord k = coord(y, i);
   store_int(y.data, y.type, view_index(y, k.n, k.y, k.x, k.c),
             load_int(x.data, x.type, view_index(x, k.n, k.y, k.x, k.c)));
+}
+
+/// A workload op (workload_ops.cuh): one thread per output element, or per row.
+__global__ void workload_kernel(WorkArgs a, std::int64_t total) {
+  const std::int64_t i = thread_index();
+  if (i >= total) return;
+  work_thread(a, i);
 }
 
 /// int8 implicit GEMM (dp4a.cuh): rows are output pixels (n, oh, ow), columns output
@@ -161,6 +169,7 @@ struct BoundStep {
   QuantizeArgs quantize;
   TensorView x, second, y;
   Epilogue epilogue;
+  WorkArgs work;
 };
 
 void launch(const BoundStep& s, cudaStream_t stream) {
@@ -182,6 +191,9 @@ void launch(const BoundStep& s, cudaStream_t stream) {
       break;
     case KernelKind::Copy:
       copy_kernel<<<s.grid, s.block, 0, stream>>>(s.x, s.y, s.total);
+      break;
+    case KernelKind::Workload:
+      workload_kernel<<<s.grid, s.block, 0, stream>>>(s.work, s.total);
       break;
   }
 }
@@ -235,6 +247,11 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
     auto p = state.allocate(static_cast<std::size_t>(b.bytes()));
     if (!p) return p.failure();
     buffers.push_back(p.value());
+    if (!b.contents.empty())
+      if (auto e = cudaMemcpy(p.value(), b.contents.data(), b.contents.size(),
+                              cudaMemcpyHostToDevice);
+          e != cudaSuccess)
+        return fail("uploading constant " + b.tensor + ": " + cuda_error(e));
   }
   const Buffer& in = plan.buffers[static_cast<std::size_t>(plan.input_buffer)];
   if (static_cast<std::int64_t>(input.size()) != in.n * in.c * in.h * in.w)
@@ -279,6 +296,10 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
         dim3(static_cast<unsigned>(s.launch.block[0]), static_cast<unsigned>(s.launch.block[1]),
              static_cast<unsigned>(s.launch.block[2]));
     b.total = s.y.elements();
+    if (s.kind == KernelKind::Workload) {
+      b.work = bind_work(plan, s, buffers.data(), weights.value(), b.epilogue);
+      b.total = work_threads(b.work);
+    }
     steps.push_back(b);
   }
 
