@@ -295,5 +295,26 @@ TEST(CudaWorkloadEmulator, TinyTransformerBlockIsBitExactAtSixteenBits) {
   expect_block_bit_exact(16);
 }
 
+TEST(CudaWorkloadEmulator, ComparisonCatchesADroppedSoftmaxMask) {
+  const ir::Graph g = tiny_block();
+  quant::QuantConfig config;
+  auto q = cpu::quantize_model(g, config, cpu::synthetic_samples(g, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  auto plan = lower_to_gpu(q.value().graph);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  for (auto& s : plan.value().steps)
+    if (s.kind == KernelKind::Workload && s.work.op == kSoftmax) s.work_buffers[2] = -1;
+  const cpu::TensorData input = cpu::default_input({1, 6, 8}, 0);
+  cpu::Executor golden(q.value().graph);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto expected = golden.run({{"x", input}}, options);
+  ASSERT_TRUE(expected.ok()) << expected.reason();
+  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
+  ASSERT_TRUE(got.ok()) << got.reason();
+  // Unmasked, the first query row attends to all 6 keys instead of 1: its probabilities differ.
+  EXPECT_NE(got.value().at("probs").to_i32(), expected.value().at("probs").to_i32());
+}
+
 }  // namespace
 }  // namespace tessel::cuda

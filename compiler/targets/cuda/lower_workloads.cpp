@@ -128,6 +128,7 @@ Result<Step> Lowering::work_step(const ir::Op& op, WorkOp kind, const std::strin
     if (!v) return v.failure();
     *views[i] = v.value();
     const PlanView& p = place_.at(operands[i]);
+    if (i == 0) s.x = p;  // for the plan table
     s.work_buffers[i] = p.buffer;
     s.bytes.activations_read += view_elements(v.value()) * elem(p);
   }
@@ -141,8 +142,7 @@ Status Lowering::push_work(Step step, const std::string& out) {
   // The kernel writes through a strided view, so any layout works: a rank-4 output keeps its
   // main input's (NHWC in a CNN, so the next Conv needs no relayout), rows otherwise.
   const int x_buffer = step.work_buffers[0];
-  const bool rows =
-      x_buffer < 0 || plan_.buffers[static_cast<std::size_t>(x_buffer)].rows;
+  const bool rows = x_buffer < 0 || plan_.buffers[static_cast<std::size_t>(x_buffer)].rows;
   const PlanView y = new_buffer(out, type.value(), rows);
   auto yv = logical_view(out, op);
   if (!yv) return yv.failure();
