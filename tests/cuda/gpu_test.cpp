@@ -16,9 +16,10 @@ namespace {
 
 /// Runs `model` on the device, reading back every buffer, and compares each with the golden
 /// executor's tensor of the same name.
-void expect_device_bit_exact(const std::string& model, std::int64_t batch) {
+void expect_device_bit_exact(const std::string& model, std::int64_t batch,
+                             std::int64_t sequence = 0) {
   if (auto d = device::info(); !d) GTEST_SKIP() << d.reason();
-  auto graph = quantized_model(model, batch, quant::QuantConfig{});
+  auto graph = quantized_model(model, batch, quant::QuantConfig{}, sequence);
   ASSERT_TRUE(graph.ok()) << graph.reason();
   auto plan = lower_to_gpu(graph.value());
   ASSERT_TRUE(plan.ok()) << plan.reason();
@@ -45,7 +46,7 @@ void expect_device_bit_exact(const std::string& model, std::int64_t batch) {
   int compared = 0;
   for (std::size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
-    if (b.is_f32_input || !expected.count(b.tensor)) continue;
+    if (b.is_f32_input || b.internal || !expected.count(b.tensor)) continue;
     const auto got =
         buffer_tensor(p, static_cast<int>(i), {b.n, b.c, b.h, b.w}, raw.value().buffers[i].data())
             .to_i32();
@@ -86,6 +87,20 @@ TEST(CudaDevice, Mobilenetv2BitExact) {
 }
 TEST(CudaDevice, Resnet50Batch4BitExact) {
   expect_device_bit_exact("resnet50", 4);
+}
+// The workload kernels (workload_ops.cuh) on the device.
+TEST(CudaDevice, TransformersBitExact) {
+  for (const char* m : {"bert_base", "gpt2", "llama_block"}) {
+    SCOPED_TRACE(m);
+    expect_device_bit_exact(m, 1, 128);
+    expect_device_bit_exact(m, 2, 8);
+  }
+}
+TEST(CudaDevice, ModernCnnsBitExact) {
+  for (const char* m : {"mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"}) {
+    SCOPED_TRACE(m);
+    expect_device_bit_exact(m, 1);
+  }
 }
 
 }  // namespace

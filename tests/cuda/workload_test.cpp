@@ -316,5 +316,20 @@ TEST(CudaWorkloadEmulator, ComparisonCatchesADroppedSoftmaxMask) {
   EXPECT_NE(got.value().at("probs").to_i32(), expected.value().at("probs").to_i32());
 }
 
+TEST(CudaWorkloadLower, SoftmaxAlongAnotherAxisIsRefusedNamingTheOp) {
+  BlockBuilder b;
+  const std::string x = b.input("x", {1, 4, 4});
+  const std::string sm = b.op("sm", OpKind::Softmax, {x}, {{"axis", std::int64_t{1}}});
+  b.op("y", OpKind::Relu, {sm});
+  ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
+  quant::QuantConfig config;
+  auto q = cpu::quantize_model(b.graph, config, cpu::synthetic_samples(b.graph, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  auto plan = lower_to_gpu(q.value().graph);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.reason(), "%sm (Softmax): the GPU backend runs softmax along the last axis only");
+}
+
 }  // namespace
 }  // namespace tessel::cuda
