@@ -316,6 +316,38 @@ TEST(CudaWorkloadEmulator, ComparisonCatchesADroppedSoftmaxMask) {
   EXPECT_NE(got.value().at("probs").to_i32(), expected.value().at("probs").to_i32());
 }
 
+TEST(CudaWorkloadEmulator, PadFillsTheQuantizedValueAroundTheInput) {
+  BlockBuilder b;
+  const std::string x = b.input("x", {1, 2, 3, 3});
+  const std::string padded = b.op("padded", OpKind::Pad, {x},
+                                  {{"pads", ir::Shape{0, 0, 1, 2, 0, 0, 1, 0}}, {"value", 0.5}});
+  b.op("y", OpKind::Relu, {padded});
+  ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
+  quant::QuantConfig config;
+  auto q = cpu::quantize_model(b.graph, config, cpu::synthetic_samples(b.graph, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  auto plan = lower_to_gpu(q.value().graph);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  const cpu::TensorData input = cpu::default_input({1, 2, 3, 3}, 0);
+  cpu::Executor golden(q.value().graph);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto expected = golden.run({{"x", input}}, options);
+  ASSERT_TRUE(expected.ok()) << expected.reason();
+  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
+  ASSERT_TRUE(got.ok()) << got.reason();
+  const auto have = got.value().at("padded").to_i32();
+  EXPECT_EQ(have, expected.value().at("padded").to_i32());
+  // [1, 2, 5, 5]: row 0 and columns 0, 1 are padding; 0.5 at the input's scale.
+  const float scale = q.value().graph.tensor("padded").quant->scales[0];
+  const std::int32_t pad_code = intops::quantize_value(0.5f, scale, 8);
+  ASSERT_EQ(have.size(), 50u);
+  EXPECT_EQ(have[0], pad_code);
+  EXPECT_EQ(have[5 + 1], pad_code);
+  EXPECT_EQ(have[5 + 2], got.value().at("x.q").to_i32()[0]);  // x[0, 0, 0, 0]
+}
+
 TEST(CudaWorkloadLower, SoftmaxAlongAnotherAxisIsRefusedNamingTheOp) {
   BlockBuilder b;
   const std::string x = b.input("x", {1, 4, 4});

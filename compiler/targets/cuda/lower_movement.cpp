@@ -1,5 +1,5 @@
 // Lowering of the data-movement ops (docs/quantization.md, "Data movement"): Transpose, Slice,
-// Gather, Expand, Trilu, Concat/Split on any axis and Reshapes that are not views, each one
+// Gather, Expand, Trilu, Pad, Concat/Split on any axis and Reshapes that are not views, each one
 // `kMove`/`kReshape` workload kernel whose source view carries the permutation, offsets or
 // broadcast as strides. A Slice of the last axis of rows is a view (no kernel), as a Split of
 // NHWC channels is.
@@ -86,6 +86,21 @@ Status Lowering::lower_move(const ir::Op& op) {
         step.weights.resize(indices.size() * sizeof(std::int64_t));
         std::memcpy(step.weights.data(), indices.data(), step.weights.size());
       }
+      break;
+    }
+    case OpKind::Pad: {
+      const auto& pads = op.get_ints("pads");
+      const auto& q = graph_.tensor(in).quant;
+      if (pads.size() < xs.size() || !q || q->scales.empty())
+        return fail(where(op) + ": expects per-axis pads on a quantized input");
+      for (const auto p : pads)
+        if (p < 0) return fail(where(op) + ": negative pads (cropping) are not supported");
+      for (std::size_t d = 0; d < xs.size(); ++d) step.work.pad_begin[d] = pads[d];
+      step.work.pad = 1;
+      step.work.pad_value =
+          intops::quantize_value(static_cast<float>(op.get_float("value")), q->scales[0],
+                                 quant::dtype_bits(graph_.tensor(in).dtype));
+      x.rank = v.rank;  // the input's dims: the kernel tests each index against them
       break;
     }
     default:

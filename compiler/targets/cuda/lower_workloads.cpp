@@ -182,6 +182,7 @@ Status Lowering::lower_workload(const ir::Op& op) {
     case OpKind::Gather:
     case OpKind::Expand:
     case OpKind::Trilu:
+    case OpKind::Pad:
       return lower_move(op);
     case OpKind::Concat:
     case OpKind::Split:

@@ -85,6 +85,10 @@ struct WorkArgs {
   std::int32_t gather_axis = -1;
   std::int32_t trilu = 0, trilu_upper = 0;
   std::int64_t trilu_k = 0;
+  // kMove as Pad: output index i_d reads x at i_d - pad_begin[d] (x.dims are the input's);
+  // outside x, `pad_value` (the quantized constant).
+  std::int32_t pad = 0, pad_value = 0;
+  std::int64_t pad_begin[kMaxRank] = {};
   // kAdd/kSub; kMul/kReduceSum
   intops::AddRequant add;
   intops::Requant requant;
@@ -123,10 +127,23 @@ TESSEL_HD std::int64_t move_source(const WorkArgs& a, std::int64_t linear) {
   return at;
 }
 
+/// Pad: x's element for output element `linear`, or the pad value outside x.
+TESSEL_HD std::int32_t pad_element(const WorkArgs& a, std::int64_t linear) {
+  std::int64_t at = a.x.offset;
+  for (int d = a.y.rank - 1; d >= 0; --d) {
+    const std::int64_t i = linear % a.y.dims[d] - a.pad_begin[d];
+    linear /= a.y.dims[d];
+    if (i < 0 || i >= a.x.dims[d]) return a.pad_value;
+    at += i * a.x.strides[d];
+  }
+  return load_int(a.x.data, a.x.type, at);
+}
+
 /// Output element `linear` (row-major over y's dims) of every element-wise op.
 TESSEL_HD std::int32_t work_element(const WorkArgs& a, std::int64_t linear) {
   switch (a.op) {
     case kMove: {
+      if (a.pad) return pad_element(a, linear);
       if (a.trilu) {
         const std::int64_t cols = a.y.dims[a.y.rank - 1], rows = a.y.dims[a.y.rank - 2];
         const std::int64_t j = linear % cols, i = linear / cols % rows;
