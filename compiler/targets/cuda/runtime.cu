@@ -248,8 +248,8 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
     if (!p) return p.failure();
     buffers.push_back(p.value());
     if (!b.contents.empty())
-      if (auto e = cudaMemcpy(p.value(), b.contents.data(), b.contents.size(),
-                              cudaMemcpyHostToDevice);
+      if (auto e =
+              cudaMemcpy(p.value(), b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice);
           e != cudaSuccess)
         return fail("uploading constant " + b.tensor + ": " + cuda_error(e));
   }
