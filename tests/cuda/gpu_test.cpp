@@ -24,13 +24,15 @@ void expect_device_bit_exact(const std::string& model, std::int64_t batch,
   auto plan = lower_to_gpu(graph.value());
   ASSERT_TRUE(plan.ok()) << plan.reason();
   const GpuPlan& p = plan.value();
-  const cpu::TensorData input = cpu::default_input(p.input_shape, 0);
+  const auto inputs = default_inputs(p);
   device::RunOptions options;
   options.warmup_runs = 1;
   options.timed_runs = 1;
   options.per_step = false;
   options.read_all = true;
-  auto raw = device::run(p, input_values(input), options);
+  for (std::size_t k = 1; k < p.inputs.size(); ++k)
+    options.more_inputs.push_back(input_values(inputs.at(p.inputs[k].tensor)));
+  auto raw = device::run(p, input_values(inputs.at(p.input_tensor)), options);
   ASSERT_TRUE(raw.ok()) << raw.reason();
 
   std::map<std::string, std::vector<std::int32_t>> expected;
@@ -40,7 +42,7 @@ void expect_device_bit_exact(const std::string& model, std::int64_t batch,
     return {};
   };
   cpu::Executor golden(graph.value());
-  auto ran = golden.run({{p.input_tensor, input}}, golden_options);
+  auto ran = golden.run(inputs, golden_options);
   ASSERT_TRUE(ran.ok()) << ran.reason();
 
   int compared = 0;
@@ -95,6 +97,7 @@ TEST(CudaDevice, TransformersBitExact) {
     expect_device_bit_exact(m, 1, 128);
     expect_device_bit_exact(m, 2, 8);
   }
+  expect_device_bit_exact("gpt2_decode", 1);  // 25 inputs: the token and the KV cache
 }
 TEST(CudaDevice, ModernCnnsBitExact) {
   for (const char* m : {"mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"}) {

@@ -18,13 +18,13 @@ void expect_emulator_bit_exact(const std::string& model, std::int64_t sequence) 
   ASSERT_TRUE(graph.ok()) << graph.reason();
   auto plan = lower_to_gpu(graph.value());
   ASSERT_TRUE(plan.ok()) << plan.reason();
-  const cpu::TensorData input = cpu::default_input(plan.value().input_shape, 0);
+  const auto inputs = default_inputs(plan.value());
   cpu::Executor golden(graph.value());
   cpu::RunOptions options;
   options.keep_intermediates = true;
-  auto want = golden.run({{plan.value().input_tensor, input}}, options);
+  auto want = golden.run(inputs, options);
   ASSERT_TRUE(want.ok()) << want.reason();
-  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
+  auto got = emulate(plan.value(), inputs, /*all_buffers=*/true);
   ASSERT_TRUE(got.ok()) << got.reason();
   std::size_t compared = 0;
   for (const auto& [name, value] : got.value()) {
@@ -46,6 +46,10 @@ TEST(CudaTransformerEmulator, Gpt2EveryTensorBitExact) {
 }
 TEST(CudaTransformerEmulator, LlamaBlockEveryTensorBitExact) {
   expect_emulator_bit_exact("llama_block", 8);
+}
+// One decode step against a 1024-token KV cache: 25 f32 inputs, each quantized on the GPU.
+TEST(CudaTransformerEmulator, Gpt2DecodeEveryTensorBitExact) {
+  expect_emulator_bit_exact("gpt2_decode", 0);
 }
 
 }  // namespace

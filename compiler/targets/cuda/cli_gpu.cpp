@@ -88,8 +88,8 @@ GpuPlan plan_or_throw(const GpuOptions& o, ir::Graph* graph_out) {
 }
 
 /// Compares `got` (tensor -> value) with the golden executor's values of the same tensors.
-std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
-                                const cpu::TensorData& input,
+std::string compare_with_golden(const ir::Graph& graph,
+                                const std::map<std::string, cpu::TensorData>& inputs,
                                 const std::map<std::string, cpu::TensorData>& got, bool* mismatch) {
   cpu::Executor golden(graph);
   cpu::RunOptions options;
@@ -98,7 +98,7 @@ std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
     if (got.count(name)) expected.emplace(name, v);
     return {};
   };
-  auto r = golden.run({{plan.input_tensor, input}}, options);
+  auto r = golden.run(inputs, options);
   if (!r) {
     *mismatch = true;
     return "golden executor failed: " + r.reason();
@@ -117,8 +117,8 @@ std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
     ++compared;
   }
   *mismatch = false;
-  return "bit-exact (" + std::to_string(compared) + " tensors, " +
-         std::to_string(input.shape()[0]) + " images)";
+  return "bit-exact (" + std::to_string(compared) + " tensors, batch " +
+         std::to_string(inputs.begin()->second.shape()[0]) + ")";
 }
 
 std::string self_exe() {
@@ -167,12 +167,12 @@ GpuFigures measure(const GpuOptions& o) {
   ir::Graph graph;
   f.plan = plan_or_throw(o, &graph);
   f.peaks = gpu_peaks(o.gpu.empty() ? "h100-sxm" : o.gpu).value();
-  const cpu::TensorData input = cpu::default_input(f.plan.input_shape, 0);
+  const std::map<std::string, cpu::TensorData> inputs = default_inputs(f.plan);
+  const cpu::TensorData& input = inputs.at(f.plan.input_tensor);
   if (o.emulate_only) {
-    auto got = emulate(f.plan, input, o.check_all);
+    auto got = emulate(f.plan, inputs, o.check_all);
     if (!got) throw_input_error({o.model, 0, 0}, "", got.reason());
-    f.verification =
-        "emulator " + compare_with_golden(graph, f.plan, input, got.value(), &f.mismatch);
+    f.verification = "emulator " + compare_with_golden(graph, inputs, got.value(), &f.mismatch);
     f.unmeasured_reason = "host emulation (--emulate): no timing";
     return f;
   }
@@ -192,6 +192,8 @@ GpuFigures measure(const GpuOptions& o) {
   ro.timed_runs = o.profile_once ? 1 : o.runs;
   ro.per_step = !o.profile_once;
   ro.read_all = o.check_all;
+  for (std::size_t k = 1; k < f.plan.inputs.size(); ++k)
+    ro.more_inputs.push_back(input_values(inputs.at(f.plan.inputs[k].tensor)));
   auto raw = device::run(f.plan, input_values(input), ro);
   if (!raw) throw_input_error({o.model, 0, 0}, "", "GPU run failed: " + raw.reason());
   f.run_ms = raw.value().run_ms;
@@ -210,7 +212,7 @@ GpuFigures measure(const GpuOptions& o) {
       got.emplace(b.tensor, buffer_tensor(f.plan, static_cast<int>(i), {b.n, b.c, b.h, b.w},
                                           raw.value().buffers[i].data()));
     }
-  if (!o.no_verify) f.verification = compare_with_golden(graph, f.plan, input, got, &f.mismatch);
+  if (!o.no_verify) f.verification = compare_with_golden(graph, inputs, got, &f.mismatch);
   if (o.ncu) {
     auto m = ncu_bytes(o);
     if (m)

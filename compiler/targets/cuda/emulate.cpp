@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cuda/dp4a.cuh"
 #include "compiler/targets/cuda/lower.hpp"
 
@@ -17,18 +18,34 @@ cpu::TensorData buffer_tensor(const GpuPlan& plan, int index,
   return gather_output(plan, out, data);
 }
 
+std::map<std::string, cpu::TensorData> default_inputs(const GpuPlan& plan) {
+  std::map<std::string, cpu::TensorData> inputs;
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i)
+    inputs.emplace(plan.inputs[i].tensor, cpu::default_input(plan.inputs[i].shape, i));
+  return inputs;
+}
+
 Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
                                                        const cpu::TensorData& input,
                                                        bool all_buffers) {
-  if (input.dtype() != ir::DType::f32 || input.shape() != plan.input_shape)
-    return fail("input must be f32" + ir::shape_string(plan.input_shape) + ", got " +
-                std::string(ir::to_string(input.dtype())) + ir::shape_string(input.shape()));
+  return emulate(plan, {{plan.input_tensor, input}}, all_buffers);
+}
+
+Result<std::map<std::string, cpu::TensorData>> emulate(
+    const GpuPlan& plan, const std::map<std::string, cpu::TensorData>& inputs, bool all_buffers) {
   std::vector<std::vector<std::uint8_t>> memory;
   for (const auto& b : plan.buffers) memory.emplace_back(static_cast<std::size_t>(b.bytes()), 0);
   for (std::size_t i = 0; i < plan.buffers.size(); ++i)
     if (!plan.buffers[i].contents.empty()) memory[i] = plan.buffers[i].contents;
-  std::memcpy(memory[static_cast<std::size_t>(plan.input_buffer)].data(), input.raw(),
-              input.bytes());
+  for (const PlanInput& in : plan.inputs) {
+    const auto it = inputs.find(in.tensor);
+    if (it == inputs.end()) return fail("no value given for graph input %" + in.tensor);
+    const cpu::TensorData& input = it->second;
+    if (input.dtype() != ir::DType::f32 || input.shape() != in.shape)
+      return fail("input %" + in.tensor + " must be f32" + ir::shape_string(in.shape) + ", got " +
+                  std::string(ir::to_string(input.dtype())) + ir::shape_string(input.shape()));
+    std::memcpy(memory[static_cast<std::size_t>(in.buffer)].data(), input.raw(), input.bytes());
+  }
   std::vector<void*> pointers;
   for (auto& m : memory) pointers.push_back(m.data());
   const auto view = [&](const PlanView& v) {

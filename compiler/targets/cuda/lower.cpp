@@ -63,7 +63,6 @@ Status Lowering::lower_input(const ir::Op& op) {
   const auto& t = graph_.tensor(op.outputs[0]);
   if (t.dtype != DType::f32 || t.shape.empty())
     return fail(where(op) + ": the GPU backend takes one f32 input, got " + ir::type_string(t));
-  if (plan_.input_buffer >= 0) return fail(where(op) + ": more than one graph input");
   Buffer b;
   b.tensor = t.name;
   b.type = kI32;  // 4-byte elements; is_f32_input marks the float contents
@@ -75,15 +74,21 @@ Status Lowering::lower_input(const ir::Op& op) {
   b.w = b.rows ? 1 : t.shape[3];
   b.c_stride = b.c;
   plan_.buffers.push_back(b);
-  plan_.input_buffer = static_cast<int>(plan_.buffers.size()) - 1;
-  plan_.input_tensor = t.name;
-  plan_.input_shape = t.shape;
+  const int buffer = static_cast<int>(plan_.buffers.size()) - 1;
+  plan_.inputs.push_back(PlanInput{t.name, t.shape, buffer});
+  if (plan_.input_buffer < 0) {
+    plan_.input_buffer = buffer;
+    plan_.input_tensor = t.name;
+    plan_.input_shape = t.shape;
+  }
   return {};
 }
 
 Status Lowering::lower_quantize(const ir::Op& op) {
-  if (op.inputs[0] != plan_.input_tensor)
-    return fail(where(op) + ": only the graph input is quantized on the GPU");
+  const auto input = std::find_if(plan_.inputs.begin(), plan_.inputs.end(),
+                                  [&](const PlanInput& in) { return in.tensor == op.inputs[0]; });
+  if (input == plan_.inputs.end())
+    return fail(where(op) + ": only graph inputs are quantized on the GPU");
   const auto& out = graph_.tensor(op.outputs[0]);
   auto type = elem_type(out.dtype, op);
   if (!type) return fail(type.reason());
@@ -91,8 +96,8 @@ Status Lowering::lower_quantize(const ir::Op& op) {
   s.kind = KernelKind::QuantizeInput;
   s.name = op.name;
   s.ops = {op.name};
-  const Buffer& in = plan_.buffers[static_cast<std::size_t>(plan_.input_buffer)];
-  s.x = PlanView{plan_.input_buffer, in.n, in.h, in.w, in.c, in.c, 0};
+  const Buffer& in = plan_.buffers[static_cast<std::size_t>(input->buffer)];
+  s.x = PlanView{input->buffer, in.n, in.h, in.w, in.c, in.c, 0};
   s.scale = static_cast<double>(out.quant->scales[0]);
   s.zero_point = out.quant->zero_points.empty() ? 0 : out.quant->zero_points[0];
   const int bits = quant::dtype_bits(out.dtype);

@@ -118,12 +118,22 @@ struct DeviceOutput {
   std::int32_t type = kI8;
 };
 
+/// An f32 graph input and the buffer it is uploaded to.
+struct PlanInput {
+  std::string tensor;
+  std::vector<std::int64_t> shape;
+  int buffer = -1;
+};
+
 /// Everything needed to run a quantized graph on the GPU.
 struct GpuPlan {
   std::string model;
-  std::string input_tensor;               ///< the f32 graph input
-  std::vector<std::int64_t> input_shape;  ///< NCHW
+  std::string input_tensor;               ///< the (first) f32 graph input
+  std::vector<std::int64_t> input_shape;  ///< NCHW (rank 4) or row-major
   int input_buffer = -1;
+  /// Every f32 graph input, in graph order (inputs[0] is input_tensor); a decode step's KV
+  /// cache adds one per layer and tensor.
+  std::vector<PlanInput> inputs;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<DeviceOutput> outputs;

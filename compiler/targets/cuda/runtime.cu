@@ -253,14 +253,21 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
           e != cudaSuccess)
         return fail("uploading constant " + b.tensor + ": " + cuda_error(e));
   }
-  const Buffer& in = plan.buffers[static_cast<std::size_t>(plan.input_buffer)];
-  if (static_cast<std::int64_t>(input.size()) != in.n * in.c * in.h * in.w)
-    return fail("input has " + std::to_string(input.size()) + " values, the plan expects " +
-                std::to_string(in.n * in.c * in.h * in.w));
-  if (auto e = cudaMemcpy(buffers[static_cast<std::size_t>(plan.input_buffer)], input.data(),
-                          input.size() * sizeof(float), cudaMemcpyHostToDevice);
-      e != cudaSuccess)
-    return fail("uploading the input: " + cuda_error(e));
+  if (options.more_inputs.size() + 1 != plan.inputs.size())
+    return fail("the plan has " + std::to_string(plan.inputs.size()) + " inputs, " +
+                std::to_string(options.more_inputs.size() + 1) + " given");
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    const std::vector<float>& values = k == 0 ? input : options.more_inputs[k - 1];
+    const int index = plan.inputs[k].buffer;
+    const Buffer& in = plan.buffers[static_cast<std::size_t>(index)];
+    if (static_cast<std::int64_t>(values.size()) != in.n * in.c * in.h * in.w)
+      return fail("input " + in.tensor + " has " + std::to_string(values.size()) +
+                  " values, the plan expects " + std::to_string(in.n * in.c * in.h * in.w));
+    if (auto e = cudaMemcpy(buffers[static_cast<std::size_t>(index)], values.data(),
+                            values.size() * sizeof(float), cudaMemcpyHostToDevice);
+        e != cudaSuccess)
+      return fail("uploading input " + in.tensor + ": " + cuda_error(e));
+  }
 
   std::vector<BoundStep> steps;
   for (const Step& s : plan.steps) {
