@@ -112,6 +112,8 @@ TEST(CudaCli, CompareShowsAcceleratorAndAnalyticalGpuColumns) {
     const std::string why =
         device::built_with_cuda() ? "n/a: no CUDA device" : "n/a: built without CUDA";
     EXPECT_NE(out.find(why), std::string::npos) << out;
+    // Without a run, the GPU latency is the analytical roofline, and says so.
+    EXPECT_NE(out.find(" (analytical: roofline; " + why + ")"), std::string::npos) << out;
   }
 }
 

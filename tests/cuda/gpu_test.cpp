@@ -16,20 +16,23 @@ namespace {
 
 /// Runs `model` on the device, reading back every buffer, and compares each with the golden
 /// executor's tensor of the same name.
-void expect_device_bit_exact(const std::string& model, std::int64_t batch) {
+void expect_device_bit_exact(const std::string& model, std::int64_t batch,
+                             std::int64_t sequence = 0) {
   if (auto d = device::info(); !d) GTEST_SKIP() << d.reason();
-  auto graph = quantized_model(model, batch, quant::QuantConfig{});
+  auto graph = quantized_model(model, batch, quant::QuantConfig{}, sequence);
   ASSERT_TRUE(graph.ok()) << graph.reason();
   auto plan = lower_to_gpu(graph.value());
   ASSERT_TRUE(plan.ok()) << plan.reason();
   const GpuPlan& p = plan.value();
-  const cpu::TensorData input = cpu::default_input(p.input_shape, 0);
+  const auto inputs = default_inputs(p);
   device::RunOptions options;
   options.warmup_runs = 1;
   options.timed_runs = 1;
   options.per_step = false;
   options.read_all = true;
-  auto raw = device::run(p, input_values(input), options);
+  for (std::size_t k = 1; k < p.inputs.size(); ++k)
+    options.more_inputs.push_back(input_values(inputs.at(p.inputs[k].tensor)));
+  auto raw = device::run(p, input_values(inputs.at(p.input_tensor)), options);
   ASSERT_TRUE(raw.ok()) << raw.reason();
 
   std::map<std::string, std::vector<std::int32_t>> expected;
@@ -39,13 +42,13 @@ void expect_device_bit_exact(const std::string& model, std::int64_t batch) {
     return {};
   };
   cpu::Executor golden(graph.value());
-  auto ran = golden.run({{p.input_tensor, input}}, golden_options);
+  auto ran = golden.run(inputs, golden_options);
   ASSERT_TRUE(ran.ok()) << ran.reason();
 
   int compared = 0;
   for (std::size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
-    if (b.is_f32_input || !expected.count(b.tensor)) continue;
+    if (b.is_f32_input || b.internal || !expected.count(b.tensor)) continue;
     const auto got =
         buffer_tensor(p, static_cast<int>(i), {b.n, b.c, b.h, b.w}, raw.value().buffers[i].data())
             .to_i32();
@@ -86,6 +89,21 @@ TEST(CudaDevice, Mobilenetv2BitExact) {
 }
 TEST(CudaDevice, Resnet50Batch4BitExact) {
   expect_device_bit_exact("resnet50", 4);
+}
+// The workload kernels (workload_ops.cuh) on the device.
+TEST(CudaDevice, TransformersBitExact) {
+  for (const char* m : {"bert_base", "gpt2", "llama_block"}) {
+    SCOPED_TRACE(m);
+    expect_device_bit_exact(m, 1, 128);
+    expect_device_bit_exact(m, 2, 8);
+  }
+  expect_device_bit_exact("gpt2_decode", 1);  // 25 inputs: the token and the KV cache
+}
+TEST(CudaDevice, ModernCnnsBitExact) {
+  for (const char* m : {"mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"}) {
+    SCOPED_TRACE(m);
+    expect_device_bit_exact(m, 1);
+  }
 }
 
 }  // namespace

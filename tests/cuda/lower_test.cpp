@@ -231,7 +231,7 @@ TEST(CudaEmulator, RejectsAnInputOfTheWrongShape) {
   ASSERT_TRUE(plan.ok());
   const auto r = emulate(plan.value(), cpu::default_input({1, 3, 4, 4}, 0));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.reason(), "input must be f32[1,3,8,8], got f32[1,3,4,4]");
+  EXPECT_EQ(r.reason(), "input %input must be f32[1,3,8,8], got f32[1,3,4,4]");
 }
 
 }  // namespace

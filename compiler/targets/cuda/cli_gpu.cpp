@@ -22,6 +22,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/energy.hpp"
 #include "scheduler/policy.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -38,6 +39,7 @@ struct GpuOptions {
   std::string model;
   std::string quant_config;
   std::int64_t batch = 1;
+  std::int64_t sequence = 0;  ///< transformer tokens (0: the model's default)
   std::string json_path;
   bool dry_run = false;
   bool emulate_only = false;
@@ -75,9 +77,9 @@ quant::QuantConfig quant_config(const std::string& path) {
   return path.empty() ? quant::QuantConfig{} : quant::load_quant_config(path);
 }
 
-GpuPlan plan_or_throw(const std::string& model, std::int64_t batch, const std::string& qpath,
-                      ir::Graph* graph_out) {
-  auto graph = quantized_model(model, batch, quant_config(qpath));
+GpuPlan plan_or_throw(const GpuOptions& o, ir::Graph* graph_out) {
+  const std::string& model = o.model;
+  auto graph = quantized_model(model, o.batch, quant_config(o.quant_config), o.sequence);
   if (!graph) throw_input_error({model, 0, 0}, "", graph.reason());
   auto plan = lower_to_gpu(graph.value());
   if (!plan) throw_input_error({model, 0, 0}, "", plan.reason());
@@ -86,8 +88,8 @@ GpuPlan plan_or_throw(const std::string& model, std::int64_t batch, const std::s
 }
 
 /// Compares `got` (tensor -> value) with the golden executor's values of the same tensors.
-std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
-                                const cpu::TensorData& input,
+std::string compare_with_golden(const ir::Graph& graph,
+                                const std::map<std::string, cpu::TensorData>& inputs,
                                 const std::map<std::string, cpu::TensorData>& got, bool* mismatch) {
   cpu::Executor golden(graph);
   cpu::RunOptions options;
@@ -96,7 +98,7 @@ std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
     if (got.count(name)) expected.emplace(name, v);
     return {};
   };
-  auto r = golden.run({{plan.input_tensor, input}}, options);
+  auto r = golden.run(inputs, options);
   if (!r) {
     *mismatch = true;
     return "golden executor failed: " + r.reason();
@@ -115,8 +117,8 @@ std::string compare_with_golden(const ir::Graph& graph, const GpuPlan& plan,
     ++compared;
   }
   *mismatch = false;
-  return "bit-exact (" + std::to_string(compared) + " tensors, " +
-         std::to_string(input.shape()[0]) + " images)";
+  return "bit-exact (" + std::to_string(compared) + " tensors, batch " +
+         std::to_string(inputs.begin()->second.shape()[0]) + ")";
 }
 
 std::string self_exe() {
@@ -145,7 +147,7 @@ Result<MeasuredBytes> ncu_bytes(const GpuOptions& o) {
                     "' --csv --print-units base --metrics "
                     "dram__bytes_read.sum,dram__bytes_write.sum '" +
                     self_exe() + "' gpu --profile-once --model '" + o.model + "' --batch " +
-                    std::to_string(o.batch);
+                    std::to_string(o.batch) + " --seq " + std::to_string(o.sequence);
   if (!o.quant_config.empty()) cmd += " --quant '" + o.quant_config + "'";
   cmd += " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
@@ -163,14 +165,14 @@ Result<MeasuredBytes> ncu_bytes(const GpuOptions& o) {
 GpuFigures measure(const GpuOptions& o) {
   GpuFigures f;
   ir::Graph graph;
-  f.plan = plan_or_throw(o.model, o.batch, o.quant_config, &graph);
+  f.plan = plan_or_throw(o, &graph);
   f.peaks = gpu_peaks(o.gpu.empty() ? "h100-sxm" : o.gpu).value();
-  const cpu::TensorData input = cpu::default_input(f.plan.input_shape, 0);
+  const std::map<std::string, cpu::TensorData> inputs = default_inputs(f.plan);
+  const cpu::TensorData& input = inputs.at(f.plan.input_tensor);
   if (o.emulate_only) {
-    auto got = emulate(f.plan, input, o.check_all);
+    auto got = emulate(f.plan, inputs, o.check_all);
     if (!got) throw_input_error({o.model, 0, 0}, "", got.reason());
-    f.verification =
-        "emulator " + compare_with_golden(graph, f.plan, input, got.value(), &f.mismatch);
+    f.verification = "emulator " + compare_with_golden(graph, inputs, got.value(), &f.mismatch);
     f.unmeasured_reason = "host emulation (--emulate): no timing";
     return f;
   }
@@ -190,6 +192,8 @@ GpuFigures measure(const GpuOptions& o) {
   ro.timed_runs = o.profile_once ? 1 : o.runs;
   ro.per_step = !o.profile_once;
   ro.read_all = o.check_all;
+  for (std::size_t k = 1; k < f.plan.inputs.size(); ++k)
+    ro.more_inputs.push_back(input_values(inputs.at(f.plan.inputs[k].tensor)));
   auto raw = device::run(f.plan, input_values(input), ro);
   if (!raw) throw_input_error({o.model, 0, 0}, "", "GPU run failed: " + raw.reason());
   f.run_ms = raw.value().run_ms;
@@ -204,11 +208,11 @@ GpuFigures measure(const GpuOptions& o) {
   if (o.check_all)
     for (std::size_t i = 0; i < f.plan.buffers.size(); ++i) {
       const Buffer& b = f.plan.buffers[i];
-      if (b.is_f32_input || got.count(b.tensor)) continue;
+      if (b.is_f32_input || b.internal || got.count(b.tensor)) continue;
       got.emplace(b.tensor, buffer_tensor(f.plan, static_cast<int>(i), {b.n, b.c, b.h, b.w},
                                           raw.value().buffers[i].data()));
     }
-  if (!o.no_verify) f.verification = compare_with_golden(graph, f.plan, input, got, &f.mismatch);
+  if (!o.no_verify) f.verification = compare_with_golden(graph, inputs, got, &f.mismatch);
   if (o.ncu) {
     auto m = ncu_bytes(o);
     if (m)
@@ -226,6 +230,7 @@ json figures_json(const GpuOptions& o, const GpuFigures& f) {
   json j;
   j["model"] = o.model;
   j["batch"] = o.batch;
+  j["sequence"] = o.sequence;
   j["tool_version"] = std::string(version());
   j["device"] = f.device.empty() ? json(nullptr) : json(f.device);
   j["peaks"] = {{"name", f.peaks.name},
@@ -263,7 +268,7 @@ json figures_json(const GpuOptions& o, const GpuFigures& f) {
   json steps = json::array();
   for (std::size_t i = 0; i < f.plan.steps.size(); ++i) {
     const Step& s = f.plan.steps[i];
-    json row = {{"kind", to_string(s.kind)},
+    json row = {{"kind", step_kind_name(s)},
                 {"ops", s.ops},
                 {"grid", s.launch.grid},
                 {"block", s.launch.block},
@@ -323,7 +328,7 @@ void print_figures(const GpuOptions& o, const GpuFigures& f, bool plan_table) {
     std::cout << "slowest kernels:\n";
     for (std::size_t k = 0; k < std::min<std::size_t>(8, order.size()); ++k) {
       const Step& s = f.plan.steps[order[k]];
-      std::cout << "  " << std::setw(4) << order[k] << " " << std::setw(12) << to_string(s.kind)
+      std::cout << "  " << std::setw(4) << order[k] << " " << std::setw(12) << step_kind_name(s)
                 << " " << std::setw(9) << f.step_ms[order[k]] << " ms  " << s.name << "\n";
     }
   }
@@ -345,6 +350,9 @@ void add_common(CLI::App& command, GpuOptions& o) {
   command.add_option("--batch", o.batch, "Batch size")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command.add_option("--seq", o.sequence, "Tokens of a transformer zoo model (0: its default)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--json", o.json_path, "Write the report as JSON ('-': stdout)");
   command.add_option("--gpu", o.gpu,
                      "Peak table entry: h100-sxm | h100-pcie | h200 "
@@ -392,107 +400,150 @@ std::string resolve_hw(const std::string& hw) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
 }
 
-cli::Runner setup_compare(CLI::App& command) {
-  struct Options {
-    GpuOptions gpu;
-    std::string hw = "npc19-deepfusion";
-    std::vector<std::string> policies;
+struct CompareOptions {
+  GpuOptions gpu;
+  std::string hw = "npc19-deepfusion";
+  std::vector<std::string> policies;
+};
+
+/// The accelerator column: the fastest schedule over the policies, or the reason none ran
+/// (`tried` lists every policy's cycles or error).
+std::optional<sched::Schedule> best_schedule(const CompareOptions& o, const HwConfig& config,
+                                             json& tried, std::string& why_none,
+                                             double& energy_pj) {
+  zoo::LoadOptions load;
+  load.zoo.batch = o.gpu.batch;
+  load.zoo.sequence = o.gpu.sequence;
+  const ir::Graph graph = zoo::load_model(o.gpu.model, load);
+  std::vector<std::string> names = o.policies;
+  if (names.empty())
+    for (const auto& p : sched::policies()) names.push_back(p.name);
+  std::optional<sched::Schedule> best;
+  for (const auto& name : names) {
+    auto r = sched::schedule_graph(graph, config, name, sched::Objective::Latency);
+    if (!r) {
+      tried.push_back({{"policy", name}, {"error", r.reason()}});
+      std::cerr << "policy " << name << ": " << r.reason() << "\n";
+      if (why_none.empty()) why_none = r.reason();
+      continue;
+    }
+    const auto& s = r.value().schedule;
+    tried.push_back({{"policy", name}, {"cycles", s.cycles}, {"dram_bytes", s.traffic.total()}});
+    if (!best || s.cycles < best->cycles) {
+      best = s;
+      energy_pj = sched::predict_energy(s, r.value().net, config).total.total_pj();
+    }
+  }
+  return best;
+}
+
+/// `tessel compare`: both columns side by side; a column that could not be computed reads
+/// "n/a: why" (exit 1 when the accelerator's did not, or on a GPU mismatch).
+int run_compare(const CompareOptions& o) {
+  const HwConfig config = load_hw_config(resolve_hw(o.hw));
+  json tried = json::array();
+  std::string no_schedule;
+  double energy_pj = 0;
+  const std::optional<sched::Schedule> best =
+      best_schedule(o, config, tried, no_schedule, energy_pj);
+  GpuFigures f = measure(o.gpu);
+  const KernelBytes b = f.plan.bytes();
+  const double gpu_roof =
+      roofline_ms(f.plan.macs(), b.total(), f.peaks.int8_tensor_tops, f.peaks.dram_gbytes_per_s);
+  // The reason without its detail ("no CUDA device", "built without CUDA"); the JSON keeps it.
+  const std::string why = f.unmeasured_reason.substr(
+      0, std::min(f.unmeasured_reason.find(':'), f.unmeasured_reason.find(" (")));
+  const std::string na = "n/a: " + (why.empty() ? std::string("-") : why);
+  const std::string acc_na = "n/a: no schedule";
+  const auto num = [](double v, int precision) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(precision) << v;
+    return s.str();
   };
-  auto o = std::make_shared<Options>();
+  const double to_ms = 1.0 / (config.clock_mhz * 1e3);
+  const double gpu_ms = f.run_ms.empty() ? 0 : median(f.run_ms);
+  std::cout << o.gpu.model << " batch " << o.gpu.batch << ": accelerator " << config.name
+            << " (simulated by the scheduler's cost model"
+            << (best ? ", policy " + best->policy : ": " + no_schedule) << ") vs GPU "
+            << (f.device.empty() ? f.peaks.name + " (no device)" : f.device) << "\n\n";
+  std::cout << std::left << std::setw(28) << "" << std::setw(22) << "accelerator"
+            << "GPU int8\n";
+  const auto row = [&](const std::string& what, const std::string& a, const std::string& g) {
+    std::cout << std::left << std::setw(28) << what << std::setw(22) << a << g << "\n";
+  };
+  const auto acc = [&](auto&& figure) { return best ? figure(*best) : acc_na; };
+  row("MACs", acc([](const sched::Schedule& s) { return std::to_string(s.macs); }),
+      std::to_string(f.plan.macs()));
+  // Each GPU figure says where it comes from: measured on a device, or analytical (the
+  // roofline of the plan's MACs and per-kernel bytes) when none ran.
+  row("latency ms", acc([&](const sched::Schedule& s) { return num(s.cycles * to_ms, 3); }),
+      f.run_ms.empty() ? num(gpu_roof, 3) + " (analytical: roofline; " + na + ")"
+                       : num(gpu_ms, 3) + " (measured)");
+  row("roofline ms",
+      acc([&](const sched::Schedule& s) { return num(s.roofline_cycles * to_ms, 3); }),
+      num(gpu_roof, 3) + " (int8 tensor cores)");
+  row("gap to own roofline", acc([&](const sched::Schedule& s) {
+        return "x" + num(static_cast<double>(s.cycles) /
+                             static_cast<double>(std::max<std::int64_t>(1, s.roofline_cycles)),
+                         2);
+      }),
+      f.run_ms.empty() ? na : "x" + num(gpu_ms / gpu_roof, 2));
+  row("DRAM bytes (model)",
+      acc([](const sched::Schedule& s) { return std::to_string(s.traffic.total()); }),
+      std::to_string(b.total()) + " (analytical, per kernel)");
+  row("DRAM bytes (measured)", "-",
+      f.measured_bytes ? std::to_string(f.measured_bytes->total()) : na);
+  row("bytes per MAC", acc([&](const sched::Schedule& s) {
+        return num(static_cast<double>(s.traffic.total()) / static_cast<double>(s.macs), 4);
+      }),
+      num(static_cast<double>(b.total()) /
+              static_cast<double>(std::max<std::int64_t>(1, f.plan.macs())),
+          4));
+  row("energy uJ", acc([&](const sched::Schedule&) { return num(energy_pj * 1e-6, 3); }),
+      "n/a: no GPU energy model");
+  row("compulsory bytes",
+      acc([](const sched::Schedule& s) { return std::to_string(s.compulsory_bytes); }), "-");
+  row("kernels / groups",
+      acc([](const sched::Schedule& s) { return std::to_string(s.groups.size()); }),
+      std::to_string(f.plan.steps.size()));
+  row("verification", "-", f.verification);
+
+  json j;
+  j["model"] = o.gpu.model;
+  j["batch"] = o.gpu.batch;
+  j["sequence"] = o.gpu.sequence;
+  j["tool_version"] = std::string(version());
+  j["accelerator"] = {{"config", config.name},
+                      {"source", "scheduler cost model (scheduler/driver.hpp), objective latency"},
+                      {"policies", tried}};
+  if (best) {
+    j["accelerator"]["policy"] = best->policy;
+    j["accelerator"]["cycles"] = best->cycles;
+    j["accelerator"]["clock_mhz"] = config.clock_mhz;
+    j["accelerator"]["latency_ms"] = best->cycles * to_ms;
+    j["accelerator"]["roofline_ms"] = best->roofline_cycles * to_ms;
+    j["accelerator"]["macs"] = best->macs;
+    j["accelerator"]["dram_bytes"] = best->traffic.total();
+    j["accelerator"]["compulsory_bytes"] = best->compulsory_bytes;
+    j["accelerator"]["energy_pj"] = energy_pj;
+  } else {
+    j["accelerator"]["error"] = "no scheduler policy succeeded: " + no_schedule;
+  }
+  j["gpu"] = figures_json(o.gpu, f);
+  j["gpu"]["latency_source"] = f.run_ms.empty() ? "analytical (roofline, no run)" : "measured";
+  j["gpu"]["latency_ms_shown"] = f.run_ms.empty() ? gpu_roof : gpu_ms;
+  write_json(o.gpu.json_path, j);
+  return f.mismatch || !best ? 1 : 0;
+}
+
+cli::Runner setup_compare(CLI::App& command) {
+  auto o = std::make_shared<CompareOptions>();
   add_common(command, o->gpu);
   command.add_option("--hw", o->hw, "Accelerator config: a YAML path or a name in configs/hw/")
       ->capture_default_str();
   command.add_option("--policy", o->policies,
                      "Scheduler policies to try (default: all); the fastest is reported");
-  return [o]() {
-    const HwConfig config = load_hw_config(resolve_hw(o->hw));
-    zoo::LoadOptions load;
-    load.zoo.batch = o->gpu.batch;
-    const ir::Graph graph = zoo::load_model(o->gpu.model, load);
-    std::vector<std::string> names = o->policies;
-    if (names.empty())
-      for (const auto& p : sched::policies()) names.push_back(p.name);
-    std::optional<sched::Schedule> best;
-    json tried = json::array();
-    for (const auto& name : names) {
-      auto r = sched::schedule_graph(graph, config, name, sched::Objective::Latency);
-      if (!r) {
-        tried.push_back({{"policy", name}, {"error", r.reason()}});
-        std::cerr << "policy " << name << ": " << r.reason() << "\n";
-        continue;
-      }
-      const auto& s = r.value().schedule;
-      tried.push_back({{"policy", name}, {"cycles", s.cycles}, {"dram_bytes", s.traffic.total()}});
-      if (!best || s.cycles < best->cycles) best = s;
-    }
-    if (!best) throw_input_error({o->gpu.model, 0, 0}, "", "no scheduler policy succeeded");
-
-    GpuFigures f = measure(o->gpu);
-    const KernelBytes b = f.plan.bytes();
-    const double acc_ms = static_cast<double>(best->cycles) / (config.clock_mhz * 1e3);
-    const double acc_roof_ms =
-        static_cast<double>(best->roofline_cycles) / (config.clock_mhz * 1e3);
-    const double gpu_roof =
-        roofline_ms(f.plan.macs(), b.total(), f.peaks.int8_tensor_tops, f.peaks.dram_gbytes_per_s);
-    // The reason without its detail ("no CUDA device", "built without CUDA"); the JSON keeps it.
-    const std::string why = f.unmeasured_reason.substr(
-        0, std::min(f.unmeasured_reason.find(':'), f.unmeasured_reason.find(" (")));
-    const std::string na = "n/a: " + (why.empty() ? std::string("-") : why);
-    const auto num = [](double v, int precision) {
-      std::ostringstream s;
-      s << std::fixed << std::setprecision(precision) << v;
-      return s.str();
-    };
-    const double gpu_ms = f.run_ms.empty() ? 0 : median(f.run_ms);
-    std::cout << o->gpu.model << " batch " << o->gpu.batch << ": accelerator " << config.name
-              << " (simulated by the scheduler's cost model, policy " << best->policy << ") vs GPU "
-              << (f.device.empty() ? f.peaks.name + " (no device)" : f.device) << "\n\n";
-    std::cout << std::left << std::setw(28) << "" << std::setw(22) << "accelerator"
-              << "GPU int8\n";
-    const auto row = [&](const std::string& what, const std::string& a, const std::string& g) {
-      std::cout << std::left << std::setw(28) << what << std::setw(22) << a << g << "\n";
-    };
-    row("MACs", std::to_string(best->macs), std::to_string(f.plan.macs()));
-    row("latency ms", num(acc_ms, 3), f.run_ms.empty() ? na : num(gpu_ms, 3));
-    row("roofline ms", num(acc_roof_ms, 3), num(gpu_roof, 3) + " (int8 tensor cores)");
-    row("gap to own roofline",
-        "x" + num(static_cast<double>(best->cycles) /
-                      static_cast<double>(std::max<std::int64_t>(1, best->roofline_cycles)),
-                  2),
-        f.run_ms.empty() ? na : "x" + num(gpu_ms / gpu_roof, 2));
-    row("DRAM bytes (model)", std::to_string(best->traffic.total()), std::to_string(b.total()));
-    row("DRAM bytes (measured)", "-",
-        f.measured_bytes ? std::to_string(f.measured_bytes->total()) : na);
-    row("bytes per MAC",
-        num(static_cast<double>(best->traffic.total()) / static_cast<double>(best->macs), 4),
-        num(static_cast<double>(b.total()) /
-                static_cast<double>(std::max<std::int64_t>(1, f.plan.macs())),
-            4));
-    row("compulsory bytes", std::to_string(best->compulsory_bytes), "-");
-    row("kernels / groups", std::to_string(best->groups.size()),
-        std::to_string(f.plan.steps.size()));
-    row("verification", "-", f.verification);
-
-    json j;
-    j["model"] = o->gpu.model;
-    j["batch"] = o->gpu.batch;
-    j["tool_version"] = std::string(version());
-    j["accelerator"] = {
-        {"config", config.name},
-        {"source", "scheduler cost model (scheduler/driver.hpp), objective latency"},
-        {"policy", best->policy},
-        {"policies", tried},
-        {"cycles", best->cycles},
-        {"clock_mhz", config.clock_mhz},
-        {"latency_ms", acc_ms},
-        {"roofline_ms", acc_roof_ms},
-        {"macs", best->macs},
-        {"dram_bytes", best->traffic.total()},
-        {"compulsory_bytes", best->compulsory_bytes}};
-    j["gpu"] = figures_json(o->gpu, f);
-    write_json(o->gpu.json_path, j);
-    return f.mismatch ? 1 : 0;
-  };
+  return [o]() { return run_compare(*o); };
 }
 
 const cli::Registration kGpu{

@@ -33,6 +33,9 @@ struct RunOptions {
   int timed_runs = 20;    ///< runs timed with CUDA events around the whole plan
   bool read_all = false;  ///< copy back every buffer, not only the plan's outputs
   bool per_step = true;   ///< one extra run with an event pair around every kernel
+  /// Values of plan.inputs[1..] (f32, each in its input's order), when the plan has more
+  /// than one input; `input` of run() is plan.inputs[0]'s.
+  std::vector<std::vector<float>> more_inputs;
 };
 
 /// What a run leaves: buffer contents (index -> bytes, laid out as the plan says) and times.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cuda/dp4a.cuh"
 #include "compiler/targets/cuda/lower.hpp"
 
@@ -17,16 +18,36 @@ cpu::TensorData buffer_tensor(const GpuPlan& plan, int index,
   return gather_output(plan, out, data);
 }
 
+std::map<std::string, cpu::TensorData> default_inputs(const GpuPlan& plan) {
+  std::map<std::string, cpu::TensorData> inputs;
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i)
+    inputs.emplace(plan.inputs[i].tensor, cpu::default_input(plan.inputs[i].shape, i));
+  return inputs;
+}
+
 Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
                                                        const cpu::TensorData& input,
                                                        bool all_buffers) {
-  if (input.dtype() != ir::DType::f32 || input.shape() != plan.input_shape)
-    return fail("input must be f32" + ir::shape_string(plan.input_shape) + ", got " +
-                std::string(ir::to_string(input.dtype())) + ir::shape_string(input.shape()));
+  return emulate(plan, {{plan.input_tensor, input}}, all_buffers);
+}
+
+Result<std::map<std::string, cpu::TensorData>> emulate(
+    const GpuPlan& plan, const std::map<std::string, cpu::TensorData>& inputs, bool all_buffers) {
   std::vector<std::vector<std::uint8_t>> memory;
   for (const auto& b : plan.buffers) memory.emplace_back(static_cast<std::size_t>(b.bytes()), 0);
-  std::memcpy(memory[static_cast<std::size_t>(plan.input_buffer)].data(), input.raw(),
-              input.bytes());
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i)
+    if (!plan.buffers[i].contents.empty()) memory[i] = plan.buffers[i].contents;
+  for (const PlanInput& in : plan.inputs) {
+    const auto it = inputs.find(in.tensor);
+    if (it == inputs.end()) return fail("no value given for graph input %" + in.tensor);
+    const cpu::TensorData& input = it->second;
+    if (input.dtype() != ir::DType::f32 || input.shape() != in.shape)
+      return fail("input %" + in.tensor + " must be f32" + ir::shape_string(in.shape) + ", got " +
+                  std::string(ir::to_string(input.dtype())) + ir::shape_string(input.shape()));
+    std::memcpy(memory[static_cast<std::size_t>(in.buffer)].data(), input.raw(), input.bytes());
+  }
+  std::vector<void*> pointers;
+  for (auto& m : memory) pointers.push_back(m.data());
   const auto view = [&](const PlanView& v) {
     return bind(plan, v,
                 v.buffer < 0 ? nullptr : memory[static_cast<std::size_t>(v.buffer)].data());
@@ -100,6 +121,12 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
           return load_int(x.data, x.type, view_index(x, n, h, w, c));
         });
         break;
+      case KernelKind::Workload: {
+        const WorkArgs a = bind_work(plan, s, pointers.data(), s.weights.data(), e);
+        const std::int64_t threads = work_threads(a);
+        for (std::int64_t i = 0; i < threads; ++i) work_thread(a, i);
+        break;
+      }
     }
   }
 
@@ -111,7 +138,7 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
   if (all_buffers)
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const Buffer& b = plan.buffers[i];
-      if (b.is_f32_input || result.count(b.tensor)) continue;
+      if (b.is_f32_input || b.internal || result.count(b.tensor)) continue;
       const std::vector<std::int64_t> shape = b.h == 1 && b.w == 1
                                                   ? std::vector<std::int64_t>{b.n, b.c, 1, 1}
                                                   : std::vector<std::int64_t>{b.n, b.c, b.h, b.w};

@@ -19,6 +19,16 @@ Result<std::map<std::string, cpu::TensorData>> emulate(const GpuPlan& plan,
                                                        const cpu::TensorData& input,
                                                        bool all_buffers = false);
 
+/// The same with every f32 graph input by name (a plan with several inputs: a decode step's
+/// KV cache); fails naming an input that is missing or of the wrong shape.
+Result<std::map<std::string, cpu::TensorData>> emulate(
+    const GpuPlan& plan, const std::map<std::string, cpu::TensorData>& inputs,
+    bool all_buffers = false);
+
+/// The default value of every f32 input of `plan` (cpu::default_input, seed = its index: the
+/// first input gets seed 0, as `tessel infer` gives a single input).
+std::map<std::string, cpu::TensorData> default_inputs(const GpuPlan& plan);
+
 /// The logical-order tensor held by buffer `index` of `plan`, read from `data` (host memory
 /// laid out as the device buffer); the shape is the buffer's NCHW (or [N, K] when h = w = 1
 /// and `shape` says so). Shared by the emulator and the CUDA runtime's read-back.

@@ -14,9 +14,10 @@
 namespace tessel::cuda {
 
 namespace {
-ir::Graph prepared(const std::string& model, std::int64_t batch) {
+ir::Graph prepared(const std::string& model, std::int64_t batch, std::int64_t sequence) {
   zoo::LoadOptions options;
   options.zoo.batch = batch;
+  options.zoo.sequence = sequence;
   const ir::Graph graph = zoo::load_model(model, options);
   auto p = cpu::prepare_graph(graph);
   if (!p) throw_input_error({model, 0, 0}, "", p.reason());
@@ -25,12 +26,12 @@ ir::Graph prepared(const std::string& model, std::int64_t batch) {
 }  // namespace
 
 Result<ir::Graph> quantized_model(const std::string& model, std::int64_t batch,
-                                  const quant::QuantConfig& config) {
-  const ir::Graph one = prepared(model, 1);
+                                  const quant::QuantConfig& config, std::int64_t sequence) {
+  const ir::Graph one = prepared(model, 1, sequence);
   auto q = cpu::quantize_model(one, config, cpu::synthetic_samples(one, config));
   if (!q) return q.failure();
   if (batch == 1) return std::move(q.value().graph);
-  const ir::Graph many = prepared(model, batch);
+  const ir::Graph many = prepared(model, batch, sequence);
   auto plan = quant::plan_scales(many, config);
   if (!plan) return plan.failure();
   return quant::realize(many, plan.value(), q.value().thresholds);

@@ -16,9 +16,10 @@ namespace tessel::cuda {
 /// quantizes it. Calibration always runs at batch 1 (config.calibration_samples seeded
 /// samples), and the batch-N graph is realized with those class thresholds, so every batch
 /// gets the same scales as `tessel infer --quantize` at batch 1, and batch 32 costs no more
-/// calibration. Throws InputError for a bad model; fails naming the op otherwise.
+/// calibration. `sequence` sets a transformer's tokens (0: the model's default). Throws
+/// InputError for a bad model; fails naming the op otherwise.
 Result<ir::Graph> quantized_model(const std::string& model, std::int64_t batch,
-                                  const quant::QuantConfig& config);
+                                  const quant::QuantConfig& config, std::int64_t sequence = 0);
 
 /// Published peak figures of a GPU (sources in docs/cuda.md).
 struct GpuPeaks {

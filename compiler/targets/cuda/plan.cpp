@@ -24,8 +24,35 @@ const char* to_string(KernelKind kind) {
       return "eltwise";
     case KernelKind::Copy:
       return "copy";
+    case KernelKind::Workload:
+      return "workload";
   }
   return "?";
+}
+
+const char* step_kind_name(const Step& step) {
+  if (step.kind != KernelKind::Workload) return to_string(step.kind);
+  switch (step.work.op) {
+    case kMove:
+      return "move";
+    case kReshape:
+      return "reshape";
+    case kAdd:
+    case kSub:
+    case kMul:
+    case kWhere:
+      return "binary";
+    case kTable:
+      return "table";
+    case kMatMul:
+      return "matmul";
+    case kSoftmax:
+      return "softmax";
+    case kNorm:
+      return "norm";
+    default:
+      return "reduce";
+  }
 }
 
 std::int64_t Launch::threads() const {
@@ -101,7 +128,7 @@ std::string describe(const GpuPlan& plan) {
     grid << s.launch.grid[0];
     if (s.launch.grid[1] > 1) grid << "," << s.launch.grid[1];
     grid << " x " << s.launch.block[0];
-    o << std::left << std::setw(4) << i << std::setw(12) << to_string(s.kind) << std::setw(34)
+    o << std::left << std::setw(4) << i << std::setw(12) << step_kind_name(s) << std::setw(34)
       << ops << std::setw(20) << dims(s.x) << std::setw(20) << dims(s.y) << std::setw(18)
       << grid.str() << std::right << std::setw(8) << s.launch.shared_bytes << std::setw(14)
       << s.macs << std::setw(12) << s.bytes.total() << '\n';

@@ -10,6 +10,7 @@
 
 #include "compiler/targets/cuda/device_ops.cuh"
 #include "compiler/targets/cuda/dp4a.cuh"
+#include "compiler/targets/cuda/workload_ops.cuh"
 
 namespace tessel::cuda {
 
@@ -20,7 +21,15 @@ struct Buffer {
   std::string tensor;  ///< the tensor it holds (a Concat output when slices write into it)
   std::int32_t type = kI8;
   bool is_f32_input = false;
+  /// Row-major rows (any rank: the dims before the last flattened into n, h = w = 1) instead
+  /// of NHWC; rank-4 tensors made by workload kernels, every tensor of another rank.
+  bool rows = false;
   std::int64_t n = 0, h = 0, w = 0, c = 0, c_stride = 0;
+  /// Initial contents (a constant operand, laid out as the buffer); empty: zeros.
+  std::vector<std::uint8_t> contents;
+  /// Not a tensor the golden executor computes (a constant, an NHWC relayout copy): not
+  /// compared by --check-all.
+  bool internal = false;
   std::int64_t bytes() const;
 };
 
@@ -41,6 +50,7 @@ enum class KernelKind {
   Pool,           ///< max / average / global average pooling, one thread per output
   Eltwise,        ///< a Requantize/Relu/Clip/Add that could not be fused into a producer
   Copy,           ///< channel-slice copy: Concat inputs, Split outputs
+  Workload,       ///< workload_ops.cuh over logical strided views (Step::work says which op)
 };
 const char* to_string(KernelKind kind);
 
@@ -88,6 +98,11 @@ struct Step {
   double scale = 1.0;
   std::int32_t zero_point = 0, lo = -128, hi = 127;
 
+  // Workload: the arguments with null data pointers; work_buffers[0..3] are the buffers of
+  // work.x, work.second, work.third, work.y (-1: absent); `weights` holds work.table's bytes.
+  WorkArgs work;
+  std::array<int, 4> work_buffers{-1, -1, -1, -1};
+
   EpilogueTables epilogue;
   Launch launch;
   KernelBytes bytes;
@@ -103,12 +118,22 @@ struct DeviceOutput {
   std::int32_t type = kI8;
 };
 
+/// An f32 graph input and the buffer it is uploaded to.
+struct PlanInput {
+  std::string tensor;
+  std::vector<std::int64_t> shape;
+  int buffer = -1;
+};
+
 /// Everything needed to run a quantized graph on the GPU.
 struct GpuPlan {
   std::string model;
-  std::string input_tensor;               ///< the f32 graph input
-  std::vector<std::int64_t> input_shape;  ///< NCHW
+  std::string input_tensor;               ///< the (first) f32 graph input
+  std::vector<std::int64_t> input_shape;  ///< NCHW (rank 4) or row-major
   int input_buffer = -1;
+  /// Every f32 graph input, in graph order (inputs[0] is input_tensor); a decode step's KV
+  /// cache adds one per layer and tensor.
+  std::vector<PlanInput> inputs;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<DeviceOutput> outputs;
@@ -159,6 +184,25 @@ inline Epilogue bind(const EpilogueTables& tables, const std::int32_t* bias,
   e.multiplier = tables.multiplier.empty() ? nullptr : multiplier;
   e.shift = tables.shift.empty() ? nullptr : shift;
   return e;
+}
+
+/// The kernel's name in plan tables: the KernelKind, or the workload op ("matmul", ...).
+const char* step_kind_name(const Step& step);
+
+/// `step.work` reading its views at buffers[work_buffers[i]], its table at `table` and its
+/// epilogue `epilogue` (host or device addresses).
+inline WorkArgs bind_work(const GpuPlan& plan, const Step& step, void* const* buffers,
+                          const void* table, const Epilogue& epilogue) {
+  WorkArgs a = step.work;
+  Strided* views[4] = {&a.x, &a.second, &a.third, &a.y};
+  for (int i = 0; i < 4; ++i) {
+    const int b = step.work_buffers[static_cast<std::size_t>(i)];
+    views[i]->data = b < 0 ? nullptr : buffers[b];
+    views[i]->type = b < 0 ? kI8 : plan.buffers[static_cast<std::size_t>(b)].type;
+  }
+  a.table = table;
+  a.epilogue = epilogue;
+  return a;
 }
 
 /// A human-readable table of the plan: one line per step (kind, ops, shapes, grid/block/shared,

@@ -9,6 +9,7 @@
 #include "compiler/targets/cuda/device.hpp"
 #include "compiler/targets/cuda/device_ops.cuh"
 #include "compiler/targets/cuda/dp4a.cuh"
+#include "compiler/targets/cuda/workload_ops.cuh"
 
 namespace tessel::cuda {
 namespace {
@@ -78,6 +79,13 @@ __global__ void copy_kernel(TensorView x, TensorView y, std::int64_t total) {
   const Coord k = coord(y, i);
   store_int(y.data, y.type, view_index(y, k.n, k.y, k.x, k.c),
             load_int(x.data, x.type, view_index(x, k.n, k.y, k.x, k.c)));
+}
+
+/// A workload op (workload_ops.cuh): one thread per output element, or per row.
+__global__ void workload_kernel(WorkArgs a, std::int64_t total) {
+  const std::int64_t i = thread_index();
+  if (i >= total) return;
+  work_thread(a, i);
 }
 
 /// int8 implicit GEMM (dp4a.cuh): rows are output pixels (n, oh, ow), columns output
@@ -161,6 +169,7 @@ struct BoundStep {
   QuantizeArgs quantize;
   TensorView x, second, y;
   Epilogue epilogue;
+  WorkArgs work;
 };
 
 void launch(const BoundStep& s, cudaStream_t stream) {
@@ -182,6 +191,9 @@ void launch(const BoundStep& s, cudaStream_t stream) {
       break;
     case KernelKind::Copy:
       copy_kernel<<<s.grid, s.block, 0, stream>>>(s.x, s.y, s.total);
+      break;
+    case KernelKind::Workload:
+      workload_kernel<<<s.grid, s.block, 0, stream>>>(s.work, s.total);
       break;
   }
 }
@@ -235,15 +247,27 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
     auto p = state.allocate(static_cast<std::size_t>(b.bytes()));
     if (!p) return p.failure();
     buffers.push_back(p.value());
+    if (!b.contents.empty())
+      if (auto e =
+              cudaMemcpy(p.value(), b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice);
+          e != cudaSuccess)
+        return fail("uploading constant " + b.tensor + ": " + cuda_error(e));
   }
-  const Buffer& in = plan.buffers[static_cast<std::size_t>(plan.input_buffer)];
-  if (static_cast<std::int64_t>(input.size()) != in.n * in.c * in.h * in.w)
-    return fail("input has " + std::to_string(input.size()) + " values, the plan expects " +
-                std::to_string(in.n * in.c * in.h * in.w));
-  if (auto e = cudaMemcpy(buffers[static_cast<std::size_t>(plan.input_buffer)], input.data(),
-                          input.size() * sizeof(float), cudaMemcpyHostToDevice);
-      e != cudaSuccess)
-    return fail("uploading the input: " + cuda_error(e));
+  if (options.more_inputs.size() + 1 != plan.inputs.size())
+    return fail("the plan has " + std::to_string(plan.inputs.size()) + " inputs, " +
+                std::to_string(options.more_inputs.size() + 1) + " given");
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    const std::vector<float>& values = k == 0 ? input : options.more_inputs[k - 1];
+    const int index = plan.inputs[k].buffer;
+    const Buffer& in = plan.buffers[static_cast<std::size_t>(index)];
+    if (static_cast<std::int64_t>(values.size()) != in.n * in.c * in.h * in.w)
+      return fail("input " + in.tensor + " has " + std::to_string(values.size()) +
+                  " values, the plan expects " + std::to_string(in.n * in.c * in.h * in.w));
+    if (auto e = cudaMemcpy(buffers[static_cast<std::size_t>(index)], values.data(),
+                            values.size() * sizeof(float), cudaMemcpyHostToDevice);
+        e != cudaSuccess)
+      return fail("uploading input " + in.tensor + ": " + cuda_error(e));
+  }
 
   std::vector<BoundStep> steps;
   for (const Step& s : plan.steps) {
@@ -279,6 +303,10 @@ Result<RawRun> run(const GpuPlan& plan, const std::vector<float>& input,
         dim3(static_cast<unsigned>(s.launch.block[0]), static_cast<unsigned>(s.launch.block[1]),
              static_cast<unsigned>(s.launch.block[2]));
     b.total = s.y.elements();
+    if (s.kind == KernelKind::Workload) {
+      b.work = bind_work(plan, s, buffers.data(), weights.value(), b.epilogue);
+      b.total = work_threads(b.work);
+    }
     steps.push_back(b);
   }
 
