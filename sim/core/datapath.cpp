@@ -96,6 +96,8 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
           execute_lut(x);
         } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           execute_reduce(x);
+        } else if constexpr (std::is_same_v<T, isa::Mul>) {
+          execute_mul(x);
         }
         // nop, finish: no data effect.
       },
@@ -213,6 +215,11 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               1);
           settle(x.table_sp, x.table_addr, x.table_addr + 256 * element_bytes(x.dst_elem));
+        } else if constexpr (std::is_same_v<T, isa::Mul>) {
+          box(x.a_sp, x.a_addr, x.y_size, x.a_stride_y, x.x_size, x.a_stride_x, x.c_size,
+              element_bytes(x.elem));
+          box(x.b_sp, x.b_addr, x.y_size, x.b_stride_y, x.x_size, x.b_stride_x,
+              x.b_per_pixel ? 1 : x.c_size, element_bytes(x.elem));
         } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               element_bytes(x.elem));
@@ -342,6 +349,10 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
                        element_bytes(x.dst_elem)));
         } else if constexpr (std::is_same_v<T, isa::Lut>) {
+          sram(x.dst_sp, x.dst_addr,
+               box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
+                       element_bytes(x.dst_elem)));
+        } else if constexpr (std::is_same_v<T, isa::Mul>) {
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
                        element_bytes(x.dst_elem)));
