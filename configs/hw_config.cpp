@@ -39,6 +39,7 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
   // the content hashes made from it) as before they existed.
   if (c.vector.lookup_table) j["vector"]["lookup_table"] = true;
   if (c.vector.row_reduce) j["vector"]["row_reduce"] = true;
+  if (c.vector.broadcast_multiply) j["vector"]["broadcast_multiply"] = true;
   j["scratchpads"] = nlohmann::ordered_json::array();
   for (const auto& pad : c.scratchpads) {
     nlohmann::ordered_json holds = nlohmann::ordered_json::array();
@@ -216,6 +217,7 @@ std::string to_yaml(const HwConfig& c) {
   out << "vector:\n  lanes: " << c.vector.lanes << "\n";
   if (c.vector.lookup_table) out << "  lookup_table: true\n";
   if (c.vector.row_reduce) out << "  row_reduce: true\n";
+  if (c.vector.broadcast_multiply) out << "  broadcast_multiply: true\n";
   out << "scratchpads:\n";
   for (const auto& pad : c.scratchpads) {
     out << "  - name: " << quoted(pad.name) << "\n"
@@ -306,7 +308,8 @@ std::string describe(const HwConfig& c) {
                          std::to_string(c.matrix.drain_cycles) + " cycles");
   row("vector unit", std::to_string(c.vector.lanes) + " lanes" +
                          (c.vector.lookup_table ? ", lookup table" : "") +
-                         (c.vector.row_reduce ? ", row reductions" : ""));
+                         (c.vector.row_reduce ? ", row reductions" : "") +
+                         (c.vector.broadcast_multiply ? ", broadcast multiply" : ""));
   for (const auto& pad : c.scratchpads) {
     std::string holds;
     for (DataKind kind : pad.holds)

@@ -64,6 +64,9 @@ struct VectorUnitConfig {
   bool lookup_table = false;
   /// The unit reduces rows (ISA `reduce`: max, sum, sum of squares into int32).
   bool row_reduce = false;
+  /// The unit multiplies two operands, the second broadcast per pixel or per channel, and
+  /// requantizes (ISA `mul`: the graph's broadcasting Mul: gating, SE blocks, row scales).
+  bool broadcast_multiply = false;
 
   bool operator==(const VectorUnitConfig&) const = default;
 };

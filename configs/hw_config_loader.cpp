@@ -24,7 +24,8 @@ const std::vector<std::string> kTopKeys = {"name",   "description", "clock_mhz",
                                            "energy", "fpga"};
 const std::vector<std::string> kMatrixKeys = {
     "rows", "cols", "input_bits", "weight_bits", "accumulator_bits", "fill_cycles", "drain_cycles"};
-const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce"};
+const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce",
+                                              "broadcast_multiply"};
 const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port_width_bytes",
                                                   "holds"};
 const std::vector<std::string> kDramKeys = {"bandwidth", "latency_ns", "burst_bytes",
@@ -822,9 +823,14 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
     const YAML::Node reduce = val.get(node, "vector", "row_reduce", false);
     const auto lookup_table = val.read_flag(table, "vector.lookup_table");
     const auto row_reduce = val.read_flag(reduce, "vector.row_reduce");
-    if ((table.IsDefined() && !lookup_table) || (reduce.IsDefined() && !row_reduce)) ok = false;
+    const YAML::Node multiply = val.get(node, "vector", "broadcast_multiply", false);
+    const auto broadcast_multiply = val.read_flag(multiply, "vector.broadcast_multiply");
+    if ((table.IsDefined() && !lookup_table) || (reduce.IsDefined() && !row_reduce) ||
+        (multiply.IsDefined() && !broadcast_multiply))
+      ok = false;
     c.vector.lookup_table = lookup_table.value_or(false);
     c.vector.row_reduce = row_reduce.value_or(false);
+    c.vector.broadcast_multiply = broadcast_multiply.value_or(false);
   });
   section("scratchpads", true, read_scratchpads);
   section("dram", true, read_dram);

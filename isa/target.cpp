@@ -177,6 +177,17 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
                    mask({K::kWeights, K::kAccumulators})});
           f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
                 x.dst_stride_y, x.dst_stride_x, out, true, mask({K::kActivations, K::kOutputs})));
+        } else if constexpr (std::is_same_v<T, Mul>) {
+          // b: one element per pixel (b_per_pixel), else a box like a's (strides 0: per channel).
+          const auto bytes = elem_bytes(x.elem);
+          f(box("a_sp", "a_addr", x.a_sp, x.a_addr, x.y_size, x.x_size, x.c_size, x.a_stride_y,
+                x.a_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+          f(box("b_sp", "b_addr", x.b_sp, x.b_addr, x.y_size, x.x_size,
+                x.b_per_pixel ? 1 : x.c_size, x.b_stride_y, x.b_stride_x, bytes, false,
+                mask({K::kActivations, K::kOutputs, K::kWeights})));
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
+                mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Reduce>) {
           f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
                 x.src_stride_y, x.src_stride_x, elem_bytes(x.elem), false,
@@ -265,6 +276,10 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
     return FieldProblem{"opcode",
                         "opcode 'reduce' needs a vector unit with row reductions, which this "
                         "config lacks (vector.row_reduce: true)"};
+  if (std::holds_alternative<Mul>(instruction) && !target.broadcast_multiply)
+    return FieldProblem{"opcode",
+                        "opcode 'mul' needs a vector unit with a broadcast multiplier, which this "
+                        "config lacks (vector.broadcast_multiply: true)"};
   // Allocation-free unless a check fails: validate runs once per simulated instruction.
   std::optional<FieldProblem> problem;
   for_each_access(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits,

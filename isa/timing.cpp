@@ -64,7 +64,8 @@ std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams&
         } else if constexpr (std::is_same_v<T, Conv>) {
           return conv_cycles(x, params);
         } else if constexpr (std::is_same_v<T, Requant> || std::is_same_v<T, Add> ||
-                             std::is_same_v<T, Copy> || std::is_same_v<T, Reduce>) {
+                             std::is_same_v<T, Copy> || std::is_same_v<T, Reduce> ||
+                             std::is_same_v<T, Mul>) {
           return std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +
                  kVectorPipelineCycles;
         } else if constexpr (std::is_same_v<T, Lut>) {

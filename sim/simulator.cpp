@@ -25,6 +25,7 @@ isa::TargetInfo target_info(const HwConfig& config) {
   target.weight_bits = config.matrix.weight_bits;
   target.lookup_table = config.vector.lookup_table;
   target.row_reduce = config.vector.row_reduce;
+  target.broadcast_multiply = config.vector.broadcast_multiply;
   return target;
 }
 

@@ -38,6 +38,7 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.vector_lanes = static_cast<std::uint32_t>(config.vector.lanes);
   p.vector_lookup_table = config.vector.lookup_table ? 1 : 0;
   p.vector_row_reduce = config.vector.row_reduce ? 1 : 0;
+  p.vector_broadcast_multiply = config.vector.broadcast_multiply ? 1 : 0;
   if (config.scratchpads.size() > static_cast<std::size_t>(kMaxScratchpads))
     return fail("scratchpads: " + std::to_string(config.scratchpads.size()) +
                 " scratchpads; the RTL supports at most 16 (the ISA's 4-bit sp field)");
@@ -114,6 +115,8 @@ std::string config_package_sv(const HwParams& p) {
   param("VECTOR_PIPE_CYCLES", p.vector_pipe_cycles, "P_v: vector pipeline latency");
   param("VECTOR_LOOKUP_TABLE", p.vector_lookup_table, "1: lut's 256-entry table is built");
   param("VECTOR_ROW_REDUCE", p.vector_row_reduce, "1: reduce's row reducer is built");
+  param("VECTOR_BROADCAST_MULTIPLY", p.vector_broadcast_multiply,
+        "1: mul's operand-b path is built");
   out << "\n  // Scratchpads, in config order (sp id = index).\n";
   param("MAX_SCRATCHPADS", kMaxScratchpads, "the ISA's 4-bit sp field");
   param("NUM_SCRATCHPADS", p.scratchpads.size(), "");

@@ -1,4 +1,4 @@
-// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy/lut/reduce (vector
+// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy/lut/reduce/mul (vector
 // unit), nop and finish, one at a time, each for exactly its docs/timing.md cost.
 //
 // At the start cycle s the cost is computed from the instruction word; the engine finishes at
@@ -56,6 +56,8 @@ module tessel_compute #(
   tessel_isa_pkg::vcfg_insn_t vc;
   tessel_isa_pkg::lut_insn_t lu;
   tessel_isa_pkg::reduce_insn_t rd;
+  tessel_isa_pkg::mul_insn_t mu;
+  assign mu = insn;
   assign lu = insn;
   assign rd = insn;
   assign cv = insn;
@@ -80,6 +82,7 @@ module tessel_compute #(
         cost = chunks(16'd256) + 48'(lu.y_size) * 48'(lu.x_size) * chunks(lu.c_size) + 48'(PV);
       tessel_isa_pkg::OP_REDUCE:
         cost = 48'(rd.y_size) * 48'(rd.x_size) * chunks(rd.c_size) + 48'(PV);
+      tessel_isa_pkg::OP_MUL: cost = 48'(mu.y_size) * 48'(mu.x_size) * chunks(mu.c_size) + 48'(PV);
       tessel_isa_pkg::OP_POOL:
         cost = 48'(pl.out_h) * 48'(pl.out_w) * 48'(pl.kh) * 48'(pl.kw) * chunks(pl.c_size)
              + 48'(PV);
@@ -91,7 +94,8 @@ module tessel_compute #(
   assign start_conv = start && op == tessel_isa_pkg::OP_CONV;
   assign start_vec = start && (op == tessel_isa_pkg::OP_REQUANT || op == tessel_isa_pkg::OP_ADD
                             || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY
-                            || op == tessel_isa_pkg::OP_LUT || op == tessel_isa_pkg::OP_REDUCE);
+                            || op == tessel_isa_pkg::OP_LUT || op == tessel_isa_pkg::OP_REDUCE
+                            || op == tessel_isa_pkg::OP_MUL);
   assign seq_done = conv_done && vec_done;
 
   logic [3*4-1:0] m_rd_sp, v_rd_sp;

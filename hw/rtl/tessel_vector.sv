@@ -1,11 +1,14 @@
-// The vector unit: requant, add, copy, pool, lut and reduce over V lanes (docs/isa.md,
+// The vector unit: requant, add, copy, pool, lut, reduce and mul over V lanes (docs/isa.md,
 // docs/quantization.md).
 //
 // lut (when VECTOR_LOOKUP_TABLE) first reads its 256-entry table from the scratchpad, V entries
 // a step, into the unit's table registers (int16, an i8 table sign-extended), then walks its box
 // like copy, each lane looking its int8 element up. reduce (when VECTOR_ROW_REDUCE) walks like
 // copy and folds each chunk's lanes into a pixel's running max / sum / sum of squares, written
-// as one int32 at the pixel's last chunk. Without the parameters neither is built: the opcodes
+// as one int32 at the pixel's last chunk. mul (when VECTOR_BROADCAST_MULTIPLY) walks like add,
+// its b port reading b's chunk (or, with b_per_pixel, the pixel's one element, broadcast to the
+// lanes); each lane forms a * b (16 x 16 bits) and feeds it to the requantize path with vcfg's
+// M, r, zp, lo, hi. Without the parameters none of them is built: the opcodes
 // then run as a copy-like walk that writes nothing (the harness refuses them first, as the
 // simulator does, naming the missing unit).
 //
@@ -48,6 +51,7 @@ module tessel_vector #(
   localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
   localparam bit LT = tessel_cfg_pkg::VECTOR_LOOKUP_TABLE != 0;
   localparam bit RR = tessel_cfg_pkg::VECTOR_ROW_REDUCE != 0;
+  localparam bit BM = tessel_cfg_pkg::VECTOR_BROADCAST_MULTIPLY != 0;
   localparam int unsigned NT = (256 + V - 1) / V;  // table steps of a lut
   localparam int unsigned TAB_N = LT ? 256 : 2;    // 2 entries, constant 0, when not built
   localparam int unsigned TAB_BITS = LT ? 8 : 1;
@@ -67,6 +71,8 @@ module tessel_vector #(
   tessel_isa_pkg::copy_insn_t cp;
   tessel_isa_pkg::lut_insn_t lu;
   tessel_isa_pkg::reduce_insn_t rd;
+  tessel_isa_pkg::mul_insn_t mu;
+  assign mu = w;
   assign lu = w;
   assign rd = w;
   assign rq = w;
@@ -75,7 +81,8 @@ module tessel_vector #(
   assign cp = w;
   logic [7:0] op;
   assign op = w[7:0];
-  logic is_lut, is_red;  // constant 0 when the unit is not built: synthesis drops its logic
+  logic is_lut, is_red, is_mul;  // constant 0 when the unit is not built: synthesis drops it
+  assign is_mul = BM && op == tessel_isa_pkg::OP_MUL;
   assign is_lut = LT && op == tessel_isa_pkg::OP_LUT;
   assign is_red = RR && op == tessel_isa_pkg::OP_REDUCE;
 
@@ -147,6 +154,7 @@ module tessel_vector #(
       tessel_isa_pkg::OP_POOL: csz = pl.c_size;
       tessel_isa_pkg::OP_LUT: csz = lu.c_size;
       tessel_isa_pkg::OP_REDUCE: csz = rd.c_size;
+      tessel_isa_pkg::OP_MUL: csz = mu.c_size;
       default: csz = cp.c_size;
     endcase
 
@@ -155,9 +163,11 @@ module tessel_vector #(
       : op == tessel_isa_pkg::OP_POOL ? bytes_of(pl.elem)
       : op == tessel_isa_pkg::OP_COPY ? bytes_of(cp.elem)
       : op == tessel_isa_pkg::OP_LUT ? 3'd1
-      : op == tessel_isa_pkg::OP_REDUCE ? bytes_of(rd.elem) : 3'd4;
+      : op == tessel_isa_pkg::OP_REDUCE ? bytes_of(rd.elem)
+      : is_mul ? bytes_of(mu.elem) : 3'd4;
     de = op == tessel_isa_pkg::OP_REQUANT ? bytes_of(rq.dst_elem)
        : op == tessel_isa_pkg::OP_LUT ? bytes_of(lu.dst_elem)
+       : is_mul ? bytes_of(mu.dst_elem)
        : op == tessel_isa_pkg::OP_REDUCE ? 3'd4 : e;
     in_h = (32'(pl.out_h) - 1) * 32'(pl.stride_h) + 32'(pl.kh) - 32'(pl.pad_top)
          - 32'(pl.pad_bottom);
@@ -214,6 +224,14 @@ module tessel_vector #(
         wr_sp = lu.dst_sp;
         {d_base, d_sy, d_sx} = {32'(lu.dst_addr), 32'(lu.dst_stride_y), 32'(lu.dst_stride_x)};
       end
+      tessel_isa_pkg::OP_MUL:
+        if (BM) begin  // without the unit nothing is read or written (the harness refuses it)
+          rd_sp = {4'd0, mu.b_sp, mu.a_sp};
+          {a_base, a_sy, a_sx} = {32'(mu.a_addr), 32'(mu.a_stride_y), 32'(mu.a_stride_x)};
+          {b_base, b_sy, b_sx} = {32'(mu.b_addr), 32'(mu.b_stride_y), 32'(mu.b_stride_x)};
+          wr_sp = mu.dst_sp;
+          {d_base, d_sy, d_sx} = {32'(mu.dst_addr), 32'(mu.dst_stride_y), 32'(mu.dst_stride_x)};
+        end
       tessel_isa_pkg::OP_REDUCE: begin
         rd_sp = {4'd0, 4'd0, rd.src_sp};
         {a_base, a_sy, a_sx} = {32'(rd.src_addr), 32'(rd.src_stride_y), 32'(rd.src_stride_x)};
@@ -228,8 +246,10 @@ module tessel_vector #(
       end
     endcase
     rd_addr[31:0] = a_base + times_bytes(a_y * a_sy + a_x * a_sx + lane0, a_e);
-    if (op == tessel_isa_pkg::OP_ADD)
-      rd_addr[63:32] = b_base + times_bytes(32'(y) * b_sy + 32'(x) * b_sx + lane0, e);
+    // mul's b per pixel: the pixel's one element with every chunk (no lane offset).
+    if (op == tessel_isa_pkg::OP_ADD || is_mul)
+      rd_addr[63:32] = b_base + times_bytes(32'(y) * b_sy + 32'(x) * b_sx
+                                            + (is_mul && mu.b_per_pixel ? 32'd0 : lane0), e);
     // lut's table step k reads entries [k V, k V + V); reduce writes one int32 per pixel.
     if (tload) rd_addr[31:0] = 32'(lu.table_addr) + times_bytes(32'(tk) * V, de);
     wr_addr_a = d_base + times_bytes(32'(y) * d_sy + 32'(x) * d_sx
@@ -252,7 +272,7 @@ module tessel_vector #(
     wr_data = '0;
     wr_mask = '0;
     for (int unsigned l = 0; l < V; l++) begin
-      logic signed [31:0] a, b, res, x1, m1;
+      logic signed [31:0] a, b, res, x1, m1, ab;
       logic signed [63:0] prod;
       logic signed [31:0] arith;
       logic [5:0] rs;
@@ -260,7 +280,9 @@ module tessel_vector #(
       lane_on = b_lane0 + l < 32'(csz);
       a = elem_at(rd_data[CW*8-1:0], l, op == tessel_isa_pkg::OP_REQUANT ? 3'd4 : e);
       lut_val[32*l+:32] = 32'($signed(tab[TAB_BITS'(a[7:0] + 8'd128)]));
-      b = elem_at(rd_data[2*CW*8-1:CW*8], l, e);
+      b = elem_at(rd_data[2*CW*8-1:CW*8], is_mul && mu.b_per_pixel ? 0 : l, e);
+      // mul's a * b: int16 operands at most, |a * b| <= 2^30 fits 32 bits (a 16 x 16 multiply).
+      ab = $signed(a[15:0]) * $signed(b[15:0]);
       pmax_d[32*l+:32] = pmax[32*l+:32];
       psum_d[64*l+:64] = psum[64*l+:64];
       if (op == tessel_isa_pkg::OP_POOL) begin
@@ -277,8 +299,9 @@ module tessel_vector #(
       //   requant  clamp(rha(a * M, r) + zp)                      (M, r per channel or vcfg)
       //   add      clamp(rha(a * mult_a + b * mult_b, shift) + zp)
       //   avg pool clamp(rha(sum * mult_a, shift) + zp)           (sum: low 32 bits, signed)
+      //   mul      clamp(rha((a * b) * mult_a, shift) + zp)       (a * b: 32 bits, exact)
       // (each op used its own multipliers and rounding shifter before; same values.)
-      x1 = op == tessel_isa_pkg::OP_POOL ? $signed(psum_d[64*l+:32]) : a;
+      x1 = op == tessel_isa_pkg::OP_POOL ? $signed(psum_d[64*l+:32]) : is_mul ? ab : a;
       m1 = 32'(mult_a);  // 31 bits: non-negative
       rs = shift;
       if (op == tessel_isa_pkg::OP_REQUANT && rq.per_channel) begin
@@ -291,7 +314,7 @@ module tessel_vector #(
       if (op == tessel_isa_pkg::OP_ADD) prod = prod + b * $signed({1'b0, mult_b});
       arith = clamp(rha(prod, rs) + 64'(zp), lo, hi);
       case (op)
-        tessel_isa_pkg::OP_REQUANT, tessel_isa_pkg::OP_ADD: res = arith;
+        tessel_isa_pkg::OP_REQUANT, tessel_isa_pkg::OP_ADD, tessel_isa_pkg::OP_MUL: res = arith;
         tessel_isa_pkg::OP_POOL:
           res = pl.mode == tessel_isa_pkg::POOL_MODE_MAX ? $signed(pmax_d[32*l+:32]) : arith;
         tessel_isa_pkg::OP_LUT: res = $signed(lut_val[32*l+:32]);
@@ -336,7 +359,7 @@ module tessel_vector #(
         wr_mask[o] = lane_wr[o/4];
       end
     wr_en = b_valid && (op != tessel_isa_pkg::OP_POOL || b_last_window) && !b_tload
-         && (op != tessel_isa_pkg::OP_LUT || LT)
+         && (op != tessel_isa_pkg::OP_LUT || LT) && (op != tessel_isa_pkg::OP_MUL || BM)
          && (op != tessel_isa_pkg::OP_REDUCE || (RR && b_last_chunk));
   end
 
@@ -391,6 +414,7 @@ module tessel_vector #(
         tessel_isa_pkg::OP_LUT: c = insn[tessel_isa_pkg::LUT_C_SIZE_LSB+:tessel_isa_pkg::LUT_C_SIZE_W];
         tessel_isa_pkg::OP_REDUCE:
           c = insn[tessel_isa_pkg::REDUCE_C_SIZE_LSB+:tessel_isa_pkg::REDUCE_C_SIZE_W];
+        tessel_isa_pkg::OP_MUL: c = insn[tessel_isa_pkg::MUL_C_SIZE_LSB+:tessel_isa_pkg::MUL_C_SIZE_W];
         default: c = insn[tessel_isa_pkg::COPY_C_SIZE_LSB+:tessel_isa_pkg::COPY_C_SIZE_W];
       endcase
       nch <= 16'((32'(c) + V - 1) / V);
@@ -402,10 +426,12 @@ module tessel_vector #(
       logic next_pixel;
       ys = op == tessel_isa_pkg::OP_REQUANT ? rq.y_size : op == tessel_isa_pkg::OP_ADD ? ad.y_size
          : op == tessel_isa_pkg::OP_POOL ? pl.out_h : op == tessel_isa_pkg::OP_LUT ? lu.y_size
-         : op == tessel_isa_pkg::OP_REDUCE ? rd.y_size : cp.y_size;
+         : op == tessel_isa_pkg::OP_REDUCE ? rd.y_size : op == tessel_isa_pkg::OP_MUL ? mu.y_size
+         : cp.y_size;
       xs = op == tessel_isa_pkg::OP_REQUANT ? rq.x_size : op == tessel_isa_pkg::OP_ADD ? ad.x_size
          : op == tessel_isa_pkg::OP_POOL ? pl.out_w : op == tessel_isa_pkg::OP_LUT ? lu.x_size
-         : op == tessel_isa_pkg::OP_REDUCE ? rd.x_size : cp.x_size;
+         : op == tessel_isa_pkg::OP_REDUCE ? rd.x_size : op == tessel_isa_pkg::OP_MUL ? mu.x_size
+         : cp.x_size;
       next_pixel = 1'b0;
       if (op == tessel_isa_pkg::OP_POOL && !last_window) begin
         if (kx != pl.kw - 1) kx <= kx + 1'b1;

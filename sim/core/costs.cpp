@@ -75,7 +75,8 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
           return std::uint64_t{x.out_h} * x.out_w * x.kh * x.kw * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
         } else if constexpr (std::is_same_v<T, isa::Requant> || std::is_same_v<T, isa::Add> ||
-                             std::is_same_v<T, isa::Copy> || std::is_same_v<T, isa::Reduce>) {
+                             std::is_same_v<T, isa::Copy> || std::is_same_v<T, isa::Reduce> ||
+                             std::is_same_v<T, isa::Mul>) {
           return std::uint64_t{x.y_size} * x.x_size * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
         } else if constexpr (std::is_same_v<T, isa::Lut>) {
@@ -190,6 +191,13 @@ void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out
           out.push_back({x.a_sp, bytes, 0});
           out.push_back({x.b_sp, bytes, 0});
           out.push_back({x.dst_sp, 0, bytes});
+        } else if constexpr (std::is_same_v<T, isa::Mul>) {
+          // b per pixel: one element a pixel, held across the pixel's chunks.
+          const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;
+          const std::uint64_t b = x.b_per_pixel ? std::uint64_t{x.y_size} * x.x_size : n;
+          out.push_back({x.a_sp, n * element_bytes(x.elem), 0});
+          out.push_back({x.b_sp, b * element_bytes(x.elem), 0});
+          out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
           const std::uint64_t e = element_bytes(x.elem);
           const std::uint64_t outputs = std::uint64_t{x.out_h} * x.out_w * x.c_size;

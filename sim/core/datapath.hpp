@@ -224,6 +224,8 @@ class Datapath {
   /// ISA version 3's vector ops (sim/core/datapath_v3.cpp): table lookup and row reduction.
   void execute_lut(const isa::Lut& x);
   void execute_reduce(const isa::Reduce& x);
+  /// The broadcast multiply (datapath_v3.cpp): intops::mul_requantize, the golden Mul's rule.
+  void execute_mul(const isa::Mul& x);
   /// Calls fn(begin, end) over [0, count): split between this thread and the helper when
   /// there is one and `elements` (the instruction's work) is at least kSplitMinElements,
   /// else in one call. `fn` must be safe to run on disjoint ranges at once.

@@ -1,4 +1,4 @@
-// The vector ops of ISA version 3 (docs/isa.md): table lookup and row reduction.
+// The vector ops of ISA version 3 (docs/isa.md): table lookup, row reduction, broadcast multiply.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -6,6 +6,7 @@
 
 #include "sim/core/costs.hpp"
 #include "sim/core/datapath.hpp"
+#include "support/int_nonlinear.hpp"
 
 namespace tessel::sim {
 
@@ -58,6 +59,32 @@ void Datapath::execute_reduce(const isa::Reduce& x) {
       }
       write_element(dst + (y * x.dst_stride_y + px * x.dst_stride_x) * 4, 4,
                     static_cast<std::int32_t>(acc));
+    }
+  }
+}
+
+void Datapath::execute_mul(const isa::Mul& x) {
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::uint64_t out = element_bytes(x.dst_elem);
+  // Exactly the golden executor's integer Mul (support/int_nonlinear.hpp, docs/quantization.md):
+  // |a * b| <= 2^30 (i16 operands) times M < 2^31 stays inside int64.
+  const intops::Requant q{static_cast<std::int32_t>(registers_.mult_a), registers_.shift,
+                          registers_.zero_point, registers_.lo, registers_.hi};
+  const std::uint8_t* a = scratchpads_[x.a_sp].data() + x.a_addr;
+  const std::uint8_t* b = scratchpads_[x.b_sp].data() + x.b_addr;
+  std::uint8_t* dst = scratchpads_[x.dst_sp].data() + x.dst_addr;
+  std::vector<std::int32_t> pixel(x.c_size);
+  // Pixel by pixel in (y, x) order, each pixel's operands read whole before it is written (so
+  // dst may be a itself, with a's strides).
+  for (std::uint64_t y = 0; y < x.y_size; ++y) {
+    for (std::uint64_t px = 0; px < x.x_size; ++px) {
+      const std::uint8_t* pa = a + (y * x.a_stride_y + px * x.a_stride_x) * e;
+      const std::uint8_t* pb = b + (y * x.b_stride_y + px * x.b_stride_x) * e;
+      for (std::uint64_t c = 0; c < x.c_size; ++c)
+        pixel[c] = intops::mul_requantize(read_element(pa + c * e, e),
+                                          read_element(pb + (x.b_per_pixel ? 0 : c * e), e), q);
+      std::uint8_t* d = dst + (y * x.dst_stride_y + px * x.dst_stride_x) * out;
+      for (std::uint64_t c = 0; c < x.c_size; ++c) write_element(d + c * out, out, pixel[c]);
     }
   }
 }

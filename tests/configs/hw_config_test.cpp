@@ -273,9 +273,19 @@ TEST(HwConfigLoader, vector_units_are_true_or_false_default_absent_and_hash_only
   const HwConfig plain = tiny({});
   EXPECT_FALSE(plain.vector.lookup_table);
   EXPECT_FALSE(plain.vector.row_reduce);
-  const HwConfig with = tiny({{"vector.lookup_table", "true"}, {"vector.row_reduce", "false"}});
+  EXPECT_FALSE(plain.vector.broadcast_multiply);
+  const HwConfig with = tiny({{"vector.lookup_table", "true"},
+                              {"vector.row_reduce", "false"},
+                              {"vector.broadcast_multiply", "true"}});
   EXPECT_TRUE(with.vector.lookup_table);
   EXPECT_FALSE(with.vector.row_reduce);
+  EXPECT_TRUE(with.vector.broadcast_multiply);
+  EXPECT_NE(content_hash(tiny({{"vector.broadcast_multiply", "true"}})), content_hash(plain));
+  EXPECT_EQ(content_hash(tiny({{"vector.broadcast_multiply", "false"}})), content_hash(plain));
+  EXPECT_EQ(
+      diagnostics_of(kTiny, {{"vector.broadcast_multiply", "on"}}),
+      std::vector<std::string>{"override vector.broadcast_multiply=on: error: "
+                               "vector.broadcast_multiply: expected true or false, got 'on'"});
   EXPECT_NE(content_hash(with), content_hash(plain));
   EXPECT_EQ(content_hash(tiny({{"vector.row_reduce", "false"}})), content_hash(plain));
   EXPECT_EQ(diagnostics_of(kTiny, {{"vector.lookup_table", "yes"}}),

@@ -258,5 +258,34 @@ TEST(IsaEncoding, make_instruction_checks_ranges_and_field_count) {
   EXPECT_FALSE(make_instruction(*spec, values).ok());
 }
 
+TEST(IsaEncoding, mul_fields_land_on_their_table_bits) {
+  Mul x;
+  x.a_sp = 2;              // bits 16-19
+  x.b_sp = 1;              // bits 20-23
+  x.dst_sp = 3;            // bits 24-27
+  x.elem = Elem::kI16;     // bits 28-29: code 1
+  x.dst_elem = Elem::kI8;  // bits 30-31: code 0
+  x.a_addr = 0x102;        // bits 32-55: bytes 4-6
+  x.dst_addr = 0x200;      // bits 80-103: bytes 10-12
+  x.y_size = 1;            // bit 104 = byte 13 bit 0
+  x.x_size = 1;            // bit 114 = byte 14 bit 2
+  x.c_size = 1;            // bit 124 = byte 15 bit 4
+  x.b_per_pixel = true;    // bit 236 = byte 29 bit 4
+  EXPECT_EQ(encoded(x),
+            word_of({0x0d, 0, 0x12, 0x13, 0x02, 0x01, 0, 0, 0, 0, 0, 0x02, 0, 0x01, 0x04,
+                     0x10, 0, 0,    0,    0,    0,    0, 0, 0, 0, 0, 0,    0, 0,    0x10}));
+  auto back = decode(encoded(x));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), Instruction{x});
+  // elem and dst_elem are 2 bits with max 1: i32 (code 2) is out of range in a word.
+  auto bad = decode(word_of({0x0d, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x04, 0x10}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.reason().find("dst_elem"), std::string::npos) << bad.reason();
+  // Bits 237-255 are reserved.
+  auto reserved = decode(word_of({0x0d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x04,
+                                  0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0x20}));
+  ASSERT_FALSE(reserved.ok());
+}
+
 }  // namespace
 }  // namespace tessel::isa

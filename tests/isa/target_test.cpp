@@ -189,5 +189,71 @@ TEST(IsaTarget, lut_and_reduce_are_refused_without_their_unit) {
   EXPECT_EQ(problem->field, "dst_sp");
 }
 
+// mul: a, b (per pixel, per channel or per element) and the destination, by hand.
+Mul mul_2x3x5() {
+  Mul x;
+  x.a_sp = 0;
+  x.b_sp = 1;
+  x.dst_sp = 3;
+  x.elem = Elem::kI16;
+  x.dst_elem = Elem::kI8;
+  x.b_addr = 0x100;
+  x.y_size = 2;
+  x.x_size = 3;
+  x.c_size = 5;
+  x.a_stride_y = 15;
+  x.a_stride_x = 5;
+  x.b_stride_y = 3;
+  x.b_stride_x = 1;
+  x.dst_stride_y = 16;
+  x.dst_stride_x = 5;
+  x.b_per_pixel = true;
+  return x;
+}
+
+TEST(IsaTarget, mul_b_per_pixel_is_one_element_a_pixel_and_per_channel_one_row) {
+  auto accesses = sram_accesses(mul_2x3x5(), 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 3u);
+  // a: i16, last element (1, 2, 4) at 15 + 10 + 4 = 29 -> (29 + 1) * 2 = 60
+  EXPECT_EQ(accesses[0].end, 60);
+  // b per pixel: i16, last pixel (1, 2) at 3 + 2 = 5 -> 0x100 + 6 * 2 = 0x10c
+  EXPECT_EQ(accesses[1].addr_field, "b_addr");
+  EXPECT_EQ(accesses[1].begin, 0x100);
+  EXPECT_EQ(accesses[1].end, 0x10c);
+  // destination: i8, last element at 16 + 10 + 4 = 30 -> 31
+  EXPECT_EQ(accesses[2].end, 31);
+  EXPECT_TRUE(accesses[2].is_write);
+  // b per channel: strides 0, c_size elements: 0x100 + 5 * 2 = 0x10a.
+  Mul channel = mul_2x3x5();
+  channel.b_per_pixel = false;
+  channel.b_stride_y = channel.b_stride_x = 0;
+  accesses = sram_accesses(channel, 4, 4, 8);
+  EXPECT_EQ(accesses[1].end, 0x10a);
+}
+
+TEST(IsaTarget, mul_is_refused_without_its_unit_and_b_must_fit) {
+  TargetInfo t = split_target();
+  auto problem = validate(mul_2x3x5(), t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "opcode");
+  EXPECT_EQ(problem->message,
+            "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
+            "lacks (vector.broadcast_multiply: true)");
+  t.broadcast_multiply = true;
+  EXPECT_FALSE(validate(mul_2x3x5(), t).has_value());
+  // b (weights, 4096 bytes) from 0xFF8: 12 bytes end past it.
+  Mul far = mul_2x3x5();
+  far.b_addr = 0xFF8;
+  problem = validate(far, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "b_addr");
+  // b from the accumulators: not a kind mul reads.
+  Mul acc = mul_2x3x5();
+  acc.b_sp = 2;
+  problem = validate(acc, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "b_sp");
+}
+
 }  // namespace
 }  // namespace tessel::isa

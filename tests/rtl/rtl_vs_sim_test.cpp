@@ -218,6 +218,31 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
             << "padded box y " << y << " x " << x << " c " << c;
 }
 
+// ISA version 3's mul on a config without vector.broadcast_multiply (edge-small: the RTL built
+// without VECTOR_BROADCAST_MULTIPLY): the harness refuses it at its start as the simulator does,
+// naming the unit. vcfg: d 0, s 1, f 2; mul: d 1, s 2 -> fault at cycle 2.
+TEST(RtlVector, mul_without_its_unit_is_refused_at_its_start_like_the_simulator) {
+  const HwConfig config =
+      load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string());
+  ASSERT_FALSE(config.vector.broadcast_multiply);
+  const std::string text =
+      "vcfg mult_a=0x40000000 mult_b=0 shift=31 zp=0 lo=-128 hi=127\n"
+      "mul a_sp=0 b_sp=0 dst_sp=0 elem=i8 dst_elem=i8 a_addr=0x0 b_addr=0x40 dst_addr=0x80 "
+      "y_size=1 x_size=1 c_size=8 a_stride_y=8 a_stride_x=8 b_stride_y=8 b_stride_x=8 "
+      "dst_stride_y=8 dst_stride_x=8\n"
+      "finish\n";
+  const auto rtl =
+      run_on_both(config, text, "mul_no_unit.tasm", std::vector<std::uint8_t>(kDramBytes, 0));
+  ASSERT_TRUE(rtl.has_value());
+  ASSERT_TRUE(rtl->report.fault.has_value());
+  EXPECT_EQ(rtl->report.fault->kind, "illegal_instruction");
+  EXPECT_EQ(rtl->report.fault->instruction_index, 1);
+  EXPECT_EQ(rtl->report.fault->cycle, 2u);
+  EXPECT_EQ(rtl->report.fault->message,
+            "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
+            "lacks (vector.broadcast_multiply: true)");
+}
+
 // The DMA's addresses are registers stepped as its loops advance (no per-cycle products): a
 // padding row, a left padding shorter than a group, full data groups, a data group that runs
 // into the right padding, and a last short padding group (pixel mode, i16: 6-byte pixels, SRAM

@@ -135,6 +135,48 @@ TEST(SimFaults, lut_on_a_config_without_a_lookup_table_is_illegal_naming_the_uni
             "(vector.lookup_table: true)");
 }
 
+// mul (ISA version 3): refused without its unit, and its b operand is checked as a box of one
+// element a pixel when b_per_pixel (with the unit, its second pixel's element is one byte past
+// act).
+TEST(SimFaults, mul_without_its_unit_or_with_b_past_the_scratchpad_is_located) {
+  isa::Mul x;
+  x.y_size = 1;
+  x.x_size = 2;
+  x.c_size = 4;
+  x.a_stride_x = x.dst_stride_x = 4;
+  x.dst_addr = 0x100;
+  x.b_stride_x = 1;
+  x.b_per_pixel = true;
+  for (const bool with_unit : {false, true}) {
+    // Without the unit an in-bounds mul (bounds are checked first); with it, b past act.
+    x.b_addr = with_unit ? 0xfff : 0x10;
+    HwConfig config = load_hw_config(kMicro);
+    config.vector.broadcast_multiply = with_unit;
+    DramImage image;
+    image.size_bytes = 1 << 20;
+    image.bytes.assign(image.size_bytes, 0);
+    const SimReport report =
+        run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})},
+                  std::move(image), SimOptions{})
+            .report;
+    ASSERT_TRUE(report.fault);
+    EXPECT_EQ(report.fault->instruction_index, 1);
+    EXPECT_EQ(report.fault->engine, "compute");
+    EXPECT_EQ(report.fault->cycle, 2u);  // nop: d=0 s=1 f=2; mul: d=1, starts at 2
+    if (!with_unit) {
+      EXPECT_EQ(report.fault->kind, "illegal_instruction");
+      EXPECT_EQ(report.fault->message,
+                "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
+                "lacks (vector.broadcast_multiply: true)");
+    } else {
+      EXPECT_EQ(report.fault->kind, "out_of_bounds");
+      EXPECT_EQ(report.fault->message,
+                "field 'b_addr' = 0xfff: the operand's last byte 0x1000 is beyond scratchpad "
+                "'act' (4 KiB)");
+    }
+  }
+}
+
 TEST(SimFaults, pushes_into_a_full_fifo_nobody_pops_deadlock_as_overflow) {
   isa::Load pushing = load(0, 0, 0x1000, 16);
   pushing.push_next = true;  // token FIFO depth K = 2 and COMPUTE never pops

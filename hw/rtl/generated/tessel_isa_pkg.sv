@@ -21,6 +21,7 @@ package tessel_isa_pkg;
   localparam logic [7:0] OP_FINISH = 8'd10;
   localparam logic [7:0] OP_LUT = 8'd11;
   localparam logic [7:0] OP_REDUCE = 8'd12;
+  localparam logic [7:0] OP_MUL = 8'd13;
 
   localparam logic [1:0] ENGINE_LOAD = 2'd0;
   localparam logic [1:0] ENGINE_COMPUTE = 2'd1;
@@ -491,6 +492,53 @@ package tessel_isa_pkg;
     logic pop_prev;
     logic [7:0] opcode;
   } reduce_insn_t;
+
+  // mul: Broadcast multiply: dst = clamp(round_half_away(int64(a) * b * M, r) + zp, lo, hi), M, r, zp, lo, hi from vcfg; b per element, per channel (strides 0) or per pixel (b_per_pixel).
+  localparam int unsigned MUL_A_SP_LSB = 16, MUL_A_SP_W = 4;
+  localparam int unsigned MUL_B_SP_LSB = 20, MUL_B_SP_W = 4;
+  localparam int unsigned MUL_DST_SP_LSB = 24, MUL_DST_SP_W = 4;
+  localparam int unsigned MUL_ELEM_LSB = 28, MUL_ELEM_W = 2;
+  localparam int unsigned MUL_DST_ELEM_LSB = 30, MUL_DST_ELEM_W = 2;
+  localparam int unsigned MUL_A_ADDR_LSB = 32, MUL_A_ADDR_W = 24;
+  localparam int unsigned MUL_B_ADDR_LSB = 56, MUL_B_ADDR_W = 24;
+  localparam int unsigned MUL_DST_ADDR_LSB = 80, MUL_DST_ADDR_W = 24;
+  localparam int unsigned MUL_Y_SIZE_LSB = 104, MUL_Y_SIZE_W = 10;
+  localparam int unsigned MUL_X_SIZE_LSB = 114, MUL_X_SIZE_W = 10;
+  localparam int unsigned MUL_C_SIZE_LSB = 124, MUL_C_SIZE_W = 16;
+  localparam int unsigned MUL_A_STRIDE_Y_LSB = 140, MUL_A_STRIDE_Y_W = 18;
+  localparam int unsigned MUL_A_STRIDE_X_LSB = 158, MUL_A_STRIDE_X_W = 14;
+  localparam int unsigned MUL_B_STRIDE_Y_LSB = 172, MUL_B_STRIDE_Y_W = 18;
+  localparam int unsigned MUL_B_STRIDE_X_LSB = 190, MUL_B_STRIDE_X_W = 14;
+  localparam int unsigned MUL_DST_STRIDE_Y_LSB = 204, MUL_DST_STRIDE_Y_W = 18;
+  localparam int unsigned MUL_DST_STRIDE_X_LSB = 222, MUL_DST_STRIDE_X_W = 14;
+  localparam int unsigned MUL_B_PER_PIXEL_LSB = 236, MUL_B_PER_PIXEL_W = 1;
+  typedef struct packed {
+    logic [18:0] reserved_237;
+    logic b_per_pixel;
+    logic [13:0] dst_stride_x;
+    logic [17:0] dst_stride_y;
+    logic [13:0] b_stride_x;
+    logic [17:0] b_stride_y;
+    logic [13:0] a_stride_x;
+    logic [17:0] a_stride_y;
+    logic [15:0] c_size;
+    logic [9:0] x_size;
+    logic [9:0] y_size;
+    logic [23:0] dst_addr;
+    logic [23:0] b_addr;
+    logic [23:0] a_addr;
+    logic [1:0] dst_elem;
+    logic [1:0] elem;
+    logic [3:0] dst_sp;
+    logic [3:0] b_sp;
+    logic [3:0] a_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } mul_insn_t;
 
 endpackage
 /* verilator lint_on UNUSEDPARAM */

@@ -75,7 +75,7 @@ def compute_cost(op, f, cfg):
         w = 1 if dw else cfg["R"]
         return w + passes * max(positions, w) + cfg["F"] + cfg["D"]
     lanes = lambda c: -(-c // cfg["V"])
-    if op in ("requant", "add", "copy", "reduce"):
+    if op in ("requant", "add", "copy", "reduce", "mul"):
         return f["y_size"] * f["x_size"] * lanes(f["c_size"]) + VECTOR_PIPELINE
     if op == "lut":  # the 256-entry table enters V entries a cycle, then the box streams
         return lanes(256) + f["y_size"] * f["x_size"] * lanes(f["c_size"]) + VECTOR_PIPELINE
