@@ -69,7 +69,9 @@ TESSEL_INLINE void table16_body(const std::int16_t* x, const std::int32_t* table
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int32_t v = x[i], h = (v >> 8) + 128, l = v & 255;
     const std::int64_t low = table[h], high = table[h + 1];
-    const std::int64_t r = low + rha_lane((high - low) * l, 128, 8);
+    constexpr int kShift = 8 + intops::kTableFractionBits;
+    const std::int64_t r =
+        rha_lane(low * 256 + (high - low) * l, std::int64_t{1} << (kShift - 1), kShift);
     y[i] = static_cast<T>(clamp_lane(r, lo, hi));
   }
 }
