@@ -47,17 +47,23 @@ constexpr std::uint64_t isqrt(std::uint64_t v) {
 // --- unary functions: one table per op -----------------------------------------------------
 
 /// Entries of a unary table: 256 for an 8-bit input (T[x + 128]), 257 for a 16-bit input
-/// (E[j] = f at code 256 * (j - 128), interpolated on the low byte).
+/// (E[j] = f at code 256 * (j - 128) in output codes times 2^kTableFractionBits, interpolated
+/// on the low byte).
 constexpr int table_entries(int input_bits) {
   return input_bits == 8 ? 256 : 257;
 }
 
+/// Fraction bits of a 16-bit input's table entries: E[j] holds the output code times 2^8, so
+/// the interpolated value is rounded once, to the output code (docs/quantization.md).
+constexpr int kTableFractionBits = 8;
+
 /// The 16-bit interpolated lookup without the final clamp:
-/// E[h + 128] + rha((E[h + 129] - E[h + 128]) * l, 8) with h = x >> 8 (arithmetic), l = x & 255.
+/// rha(E[h + 128] * 256 + (E[h + 129] - E[h + 128]) * l, 8 + kTableFractionBits) with
+/// h = x >> 8 (arithmetic) and l = x & 255. |E| <= 2^23, so every term fits in int64.
 constexpr std::int64_t interpolate16(const std::int32_t* table, std::int32_t x) {
   const std::int32_t h = x >> 8, l = x & 255;
   const std::int64_t low = table[h + 128], high = table[h + 129];
-  return low + round_half_away((high - low) * l, 8);
+  return round_half_away(low * 256 + (high - low) * l, 8 + kTableFractionBits);
 }
 
 /// y = T[x] of a unary op: table[x + 128] for 256 entries (8-bit input; the quantizer already

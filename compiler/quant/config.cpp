@@ -13,9 +13,9 @@ namespace tessel::quant {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"bits",           "method",          "percentile",
-                                           "histogram_bins", "calibration",     "allow_zero_range",
-                                           "layers",         "table_input_bits"};
+const std::vector<std::string> kTopKeys = {"bits",           "method",           "percentile",
+                                           "histogram_bins", "calibration",      "allow_zero_range",
+                                           "layers",         "table_input_bits", "norm_input_bits"};
 const std::vector<std::string> kCalibrationKeys = {"samples", "seed"};
 const std::vector<std::string> kLayerKeys = {"bits"};
 
@@ -103,6 +103,8 @@ QuantConfig parse_quant_config(const std::string& yaml_text, const std::string& 
     config.allow_zero_range = reader.scalar<bool>(n, "allow_zero_range", "true or false");
   if (const auto n = root["table_input_bits"])
     config.table_input_bits = reader.bits(n, "table_input_bits");
+  if (const auto n = root["norm_input_bits"])
+    config.norm_input_bits = reader.bits(n, "norm_input_bits");
   if (const auto calibration = root["calibration"]) {
     if (!calibration.IsMap()) reader.fail(calibration, "calibration", "expected a mapping");
     reader.check_keys(calibration, "calibration.", kCalibrationKeys);
@@ -153,6 +155,7 @@ std::string to_yaml(const QuantConfig& config) {
   out << YAML::EndMap;
   out << YAML::Key << "allow_zero_range" << YAML::Value << config.allow_zero_range;
   out << YAML::Key << "table_input_bits" << YAML::Value << config.table_input_bits;
+  out << YAML::Key << "norm_input_bits" << YAML::Value << config.norm_input_bits;
   if (!config.layers.empty()) {
     out << YAML::Key << "layers" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, layer] : config.layers)

@@ -32,6 +32,10 @@ struct QuantConfig {
   /// or `bits`) leaves it at `bits`. Measured worse with today's 16-bit tables
   /// (docs/quantization.md, "Table inputs"), so off by default.
   int table_input_bits = 8;
+  /// Width of a residual stream: a class at `bits` whose tensors are read only by
+  /// LayerNormalization/RMSNormalization and Add/Sub, at least one norm among them, and is no
+  /// graph output (docs/quantization.md, "Norm inputs"). 8 (the default) leaves it at `bits`.
+  int norm_input_bits = 8;
   std::map<std::string, LayerOverride> layers;  ///< op name -> override
   std::string source;                           ///< the YAML file, "" for defaults
 };

@@ -127,6 +127,88 @@ void widen_table_inputs(const ir::Graph& graph, const QuantConfig& config, Scale
   }
 }
 
+// Every reader is a Relu or Clip, and the tensor is no graph output: what they clip away does
+// not widen the class.
+bool is_pre_activation(const ir::Graph& graph, const std::string& tensor) {
+  const auto readers = graph.consumers(tensor);
+  const auto& outputs = graph.outputs();
+  const bool is_output = std::find(outputs.begin(), outputs.end(), tensor) != outputs.end();
+  return !readers.empty() && !is_output &&
+         std::all_of(readers.begin(), readers.end(), [&](const ir::Use& use) {
+           const auto kind = graph.op(use.op).kind;
+           return kind == OpKind::Relu || kind == OpKind::Clip;
+         });
+}
+
+// ScalePlan::class_constants from (constant, the output of the op it feeds) pairs.
+void add_class_constants(const ir::Graph& graph,
+                         const std::vector<std::pair<std::string, std::string>>& constants,
+                         ScalePlan& plan) {
+  for (const auto& [constant, output] : constants) {
+    double max_abs = 0.0;
+    for (const float v : graph.tensor(constant).f32_values)
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(v)));
+    plan.class_constants[plan.class_of.at(output)].emplace_back(constant, max_abs);
+  }
+}
+
+// A constant input of an op whose inputs share a scale class (a Concat's class token): it needs
+// data to be quantized at the class's scale, and finite values.
+Status class_constant(const ir::Graph& graph, const ir::Op& op, const std::string& name) {
+  const ir::Tensor& t = graph.tensor(name);
+  if (t.f32_values.empty())
+    return fail(where(op) + ": input %" + name + " must be a float constant with data");
+  if (auto ok = check_finite(t); !ok) return fail(where(op) + ": " + ok.reason());
+  return {};
+}
+
+// The residual stream at norm_input_bits (docs/quantization.md, "Norm inputs"): a class at the
+// default width, holding no graph output, whose every reader is a LayerNormalization or
+// RMSNormalization, an op writing into the class itself (Reshape, Transpose, ...) or an Add/Sub
+// writing into a widened class, with at least one norm or such Add among them; to a fixed point,
+// so that what is summed into the stream (a residual branch, ViT's class-token Concat) is widened
+// with it. A norm rescales each row by the row's own deviation, so a row far smaller than the
+// tensor's range (ViT's class token) keeps few codes at 8 bits and the norm amplifies their
+// rounding.
+void widen_norm_inputs(const ir::Graph& graph, const QuantConfig& config, ScalePlan& plan) {
+  if (config.norm_input_bits <= config.bits) return;
+  const auto& outputs = graph.outputs();
+  const auto class_of = [&](const std::string& t) {
+    const auto it = plan.class_of.find(t);
+    return it == plan.class_of.end() ? -1 : it->second;
+  };
+  std::vector<bool> wide(plan.classes.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t c = 0; c < plan.classes.size(); ++c) {
+      if (wide[c] || plan.class_bits[c] != config.bits) continue;
+      bool stream = true, feeds = false;
+      for (const auto& t : plan.classes[c]) {
+        const auto readers = graph.consumers(t);
+        if (readers.empty() || std::find(outputs.begin(), outputs.end(), t) != outputs.end())
+          stream = false;
+        for (const ir::Use& use : readers) {
+          const ir::Op& op = graph.op(use.op);
+          const int into = class_of(op.outputs[0]);
+          if (op.kind == OpKind::LayerNormalization || op.kind == OpKind::RMSNormalization) {
+            feeds = true;
+          } else if ((op.kind == OpKind::Add || op.kind == OpKind::Sub) && into >= 0 &&
+                     wide[static_cast<std::size_t>(into)]) {
+            feeds = true;
+          } else if (into != static_cast<int>(c)) {
+            stream = false;
+          }
+        }
+      }
+      if (stream && feeds) {
+        wide[c] = true;
+        plan.class_bits[c] = config.norm_input_bits;
+        changed = true;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config) {
@@ -136,6 +218,7 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
   UnionFind sets;
   std::map<std::string, int> node_of;  // tensor -> union-find node
   std::map<std::string, int> demand;   // tensor -> widest width a reader wants
+  std::vector<std::pair<std::string, std::string>> constants;  // (constant, its op's output)
   const auto node = [&](const std::string& tensor) {
     auto it = node_of.find(tensor);
     if (it != node_of.end()) return it->second;
@@ -220,6 +303,10 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
       case OpKind::Concat:
       case OpKind::Softmax:
         for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+          if (op.kind == OpKind::Concat && graph.tensor(op.inputs[i]).constant) {
+            if (auto ok = class_constant(graph, op, op.inputs[i]); !ok) return ok.failure();
+            continue;  // a value of the concat's class (below)
+          }
           auto x = activation_input(static_cast<int>(i));
           if (!x) return fail(x.reason());
           node(x.value());
@@ -238,8 +325,13 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
     for (const auto& out : op.outputs) node(out);
     if (moves_data_only(op.kind) || detail::joins_scale_class(op.kind)) {
       const int first = node(op.outputs[0]);
-      for (const auto& in : op.inputs)
-        if (!graph.tensor(in).constant) sets.unite(first, node(in));
+      for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+        const std::string& in = op.inputs[i];
+        if (!graph.tensor(in).constant)
+          sets.unite(first, node(in));
+        else if (op.kind != OpKind::Where || i > 0)  // Where's condition is a mask, no value
+          constants.emplace_back(in, op.outputs[0]);
+      }
       for (const auto& out : op.outputs) sets.unite(first, node(out));
     }
   }
@@ -258,17 +350,11 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
     const auto d = demand.find(tensor);
     plan.class_bits[it->second] =
         std::max(plan.class_bits[it->second], d == demand.end() ? config.bits : d->second);
-    const auto readers = graph.consumers(tensor);
-    const auto& outputs = graph.outputs();
-    const bool is_output = std::find(outputs.begin(), outputs.end(), tensor) != outputs.end();
-    if (!readers.empty() && !is_output &&
-        std::all_of(readers.begin(), readers.end(), [&](const ir::Use& use) {
-          const auto kind = graph.op(use.op).kind;
-          return kind == OpKind::Relu || kind == OpKind::Clip;
-        }))
-      plan.pre_activation.insert(tensor);
+    if (is_pre_activation(graph, tensor)) plan.pre_activation.insert(tensor);
   }
+  add_class_constants(graph, constants, plan);
   widen_table_inputs(graph, config, plan);
+  widen_norm_inputs(graph, config, plan);
   return plan;
 }
 
@@ -290,6 +376,14 @@ Result<std::vector<ClassThreshold>> class_thresholds(
         out[c].from_tensor = m;
       }
     }
+    // A constant's values are known exactly: its max |c| is its threshold under every method.
+    if (const auto k = plan.class_constants.find(static_cast<int>(c));
+        k != plan.class_constants.end())
+      for (const auto& [name, max_abs] : k->second)
+        if (max_abs > out[c].threshold) {
+          out[c].threshold = max_abs;
+          out[c].from_tensor = name;
+        }
     if (out[c].threshold <= 0.0) {
       if (!config.allow_zero_range) {
         std::string names;
@@ -537,7 +631,13 @@ Status Realizer::run() {
       continue;
     }
     ir::Op q = op;
-    for (auto& t : q.inputs) t = qname(t);
+    for (std::size_t i = 0; i < q.inputs.size(); ++i) {
+      auto name = op.kind == OpKind::Concat
+                      ? operand(op, i, scale_of(op.outputs[0]), bits_of(op.outputs[0]))
+                      : Result<std::string>(qname(op.inputs[i]));
+      if (!name) return name.failure();
+      q.inputs[i] = name.value();
+    }
     for (auto& t : q.outputs) t = qname(t);
     for (const auto& t : op.outputs)
       if (auto ok = declare_int(t); !ok) return ok;
@@ -717,7 +817,8 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
                  {"calibration_samples", config.calibration_samples},
                  {"calibration_seed", config.calibration_seed},
                  {"allow_zero_range", config.allow_zero_range},
-                 {"table_input_bits", config.table_input_bits}};
+                 {"table_input_bits", config.table_input_bits},
+                 {"norm_input_bits", config.norm_input_bits}};
   nlohmann::json layers = nlohmann::json::object();
   for (const auto& [name, layer] : config.layers) layers[name] = {{"bits", layer.bits}};
   j["config"]["layers"] = layers;

@@ -6,6 +6,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,10 @@ struct ScalePlan {
   std::vector<int> class_bits;                    ///< 8 or 16 per class
   std::set<std::string> pre_activation;           ///< tensors left out of their class threshold
   std::map<std::string, int> op_bits;             ///< Conv/Gemm op -> weight width
+  /// Constants that are values of a class (a Concat's class token, Where's constant branch):
+  /// class index -> (constant, max |c|). Each widens its class's threshold to max |c| and is
+  /// quantized at the class's scale (docs/quantization.md, "Constants in a scale class").
+  std::map<int, std::vector<std::pair<std::string, double>>> class_constants;
 };
 
 /// Per-layer overrides that name no op of `graph`, or an op other than Conv/Gemm, each located
@@ -53,7 +58,8 @@ struct ClassThreshold {
   std::string from_tensor;  ///< the member that set it
 };
 
-/// Class thresholds from per-tensor thresholds. An all-zero class fails naming its tensors unless
+/// Class thresholds from per-tensor thresholds, widened to the max |c| of the class's constants
+/// (ScalePlan::class_constants). An all-zero class fails naming its tensors unless
 /// config.allow_zero_range, which gives it threshold 1.0 (scale 1 / qmax).
 Result<std::vector<ClassThreshold>> class_thresholds(
     const ScalePlan& plan, const std::map<std::string, double>& tensor_thresholds,

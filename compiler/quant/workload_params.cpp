@@ -34,10 +34,11 @@ std::vector<std::int32_t> function_table(const std::function<double(double)>& f,
   if (bits_x == 8) {
     for (int i = -128; i <= 127; ++i)
       table.push_back(static_cast<std::int32_t>(round_clamped(f(s_x * i) / s_y, lo, hi)));
-  } else {
+  } else {  // output codes times 2^kTableFractionBits: the interpolation rounds once
+    const double one = std::ldexp(1.0, intops::kTableFractionBits);
     for (int j = 0; j <= 256; ++j)
-      table.push_back(
-          static_cast<std::int32_t>(round_clamped(f(s_x * 256.0 * (j - 128)) / s_y, lo, hi)));
+      table.push_back(static_cast<std::int32_t>(
+          round_clamped(f(s_x * 256.0 * (j - 128)) / s_y * one, lo * one, hi * one)));
   }
   return table;
 }

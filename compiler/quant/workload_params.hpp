@@ -16,8 +16,9 @@ namespace tessel::quant {
 
 /// The table of a unary function f from codes of scale s_x (`bits_x` wide) to codes of scale s_y
 /// (`bits_y` wide): for 8-bit inputs 256 entries T[i + 128] = clamp(rha(f(s_x * i) / s_y)), for
-/// 16-bit inputs 257 entries E[j] = clamp(rha(f(s_x * 256 * (j - 128)) / s_y)). A NaN f gives 0,
-/// an infinite one qmin/qmax by sign.
+/// 16-bit inputs 257 entries E[j] = clamp(rha(2^8 * f(s_x * 256 * (j - 128)) / s_y)) in output
+/// codes times 2^kTableFractionBits (clamped to 2^8 * [qmin, qmax]). A NaN f gives 0, an infinite
+/// one qmin/qmax by sign.
 std::vector<std::int32_t> function_table(const std::function<double(double)>& f, double s_x,
                                          int bits_x, double s_y, int bits_y);
 

@@ -51,6 +51,19 @@ TEST(IntegerWorkloadKernels, MulBroadcastsAConstantRowAndRequantizesOnce) {
             (std::vector<std::int32_t>{2, -1, 2, -6, -3, -3}));
 }
 
+TEST(IntegerWorkloadKernels, AnAveragePoolReadsEightBitsAndWritesSixteen) {
+  // A widened output class (norm_input_bits, a per-layer override): s_in / (s_out * N) =
+  // 0.5 / (0.03125 * 4) = 4, so y = 4 * (window sum) exactly: [1 + 2 + 3 + 4, -5 - 6 + 7 - 8] * 4.
+  const auto g = parse(R"(graph p {
+  input %x : i8[1,2,2,2]{scale=0.5, zp=0}
+  %y = GlobalAveragePool(%x) : i16[1,2,1,1]{scale=0.03125, zp=0}
+  output %y
+})");
+  EXPECT_EQ(
+      run_one(g, {{"x", ints(ir::DType::i8, {1, 2, 2, 2}, {1, 2, 3, 4, -5, -6, 7, -8})}}, "y"),
+      (std::vector<std::int32_t>{40, -48}));
+}
+
 TEST(IntegerWorkloadKernels, SubNegatesTheSecondOperandWithBroadcasting) {
   // s_a / s_y = 1, s_b / s_y = 0.5: y = a - b / 2 with b = [[4], [5]] down the columns.
   const auto g = parse(R"(graph s {

@@ -291,6 +291,32 @@ INSTANTIATE_TEST_SUITE_P(TableInputBits, ModernKindsQdq, ::testing::Values(8, 16
                            return "table_input_bits_" + std::to_string(param_info.param);
                          });
 
+// norm_input_bits 16 with %res no graph output: the residual sum %res (read only by the RMSNorm),
+// the attention output and the input summed into it are 16 bits; the Add and the RMSNorm read
+// 16 bits.
+TEST(ModernKindsQdq, AResidualStreamAtSixteenBitsAgreesWithOnnxruntime) {
+  if (const std::string why = missing_ort(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = work_dir("modern_kinds_norm16");
+  auto prepared = cpu::prepare_graph(modern_kinds());
+  ASSERT_TRUE(prepared.ok()) << prepared.reason();
+  std::vector<std::string> outputs;
+  for (const auto& t : prepared.value().outputs())
+    if (t != "res") outputs.push_back(t);
+  ASSERT_TRUE(prepared.value().set_outputs(outputs).ok());
+  quant::QuantConfig config;
+  config.norm_input_bits = 16;
+  const Compared c = compare_isolated(prepared.value(), dir, config);
+  ASSERT_FALSE(c.rows.empty());
+  EXPECT_EQ(c.quantized.tensor("res").dtype, ir::DType::i16);
+  EXPECT_EQ(c.quantized.tensor("attn").dtype, ir::DType::i16);
+  EXPECT_EQ(c.quantized.tensor("rms").dtype, ir::DType::i8);
+  print_kinds("modern_kinds_norm16", by_kind(c.quantized, c.rows));
+  for (const auto& row : c.rows)
+    EXPECT_GE(row.fraction(), 0.999) << row.tensor << ": " << row.within_one << " of "
+                                     << row.elements << " within +-1 LSB, max " << row.max_lsb;
+  remove_work_dirs_unless_failed();
+}
+
 #else  // the zoo-labelled build of this file: whole models
 
 // .cache/models/<name>.onnx, else .cache/oracle/<name>.onnx (experiments/modern/oracle_matrix.py).

@@ -56,7 +56,7 @@ TEST(QuantConfig, UnknownKeyIsLocatedWithASuggestion) {
   EXPECT_EQ(error_of("bits: 8\nmethd: mse\n"),
             "q.yaml:2:1: error: methd: unknown key; did you mean 'method'? (expected one of: "
             "bits, method, percentile, histogram_bins, calibration, allow_zero_range, layers, "
-            "table_input_bits)");
+            "table_input_bits, norm_input_bits)");
   EXPECT_EQ(error_of("calibration:\n  sample: 3\n"),
             "q.yaml:2:3: error: calibration.sample: unknown key; did you mean 'samples'? "
             "(expected one of: samples, seed)");

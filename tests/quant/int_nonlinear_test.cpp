@@ -39,19 +39,25 @@ TEST(TableLookup, EightBitIndexesCodePlus128) {
 }
 
 TEST(TableLookup, SixteenBitInterpolatesTheLowByteAtBothEndsOfTheRange) {
+  // Entries in output codes times 2^8 (kTableFractionBits); one rounding, of the interpolation.
+  ASSERT_EQ(kTableFractionBits, 8);
   std::vector<std::int32_t> table(257, 0);
-  table[0] = -500;
-  table[1] = -497;  // slope 3 per 256 codes
-  table[128] = 7;
-  table[129] = 4;  // slope -3
-  table[255] = 1000;
-  table[256] = 1256;  // the entry one step past code 32767
-  // x = -32768: h = -128, l = 0 -> E[0].
+  table[0] = -500 * 256;
+  table[1] = -500 * 256 + 3 * 256;  // slope 3 codes per 256 input codes
+  table[128] = 7 * 256 + 128;       // 7.5 codes
+  table[129] = 4 * 256;             // slope -3.5
+  table[255] = 1000 * 256;
+  table[256] = 1256 * 256;  // the entry one step past code 32767
+  // x = -32768: h = -128, l = 0 -> E[0] / 256 = -500.
   EXPECT_EQ(table_lookup(table.data(), 257, -32768, -32768, 32767), -500);
-  // x = -32768 + 128: l = 128, 3 * 128 / 256 = 1.5 -> 2 (half away).
-  EXPECT_EQ(table_lookup(table.data(), 257, -32640, -32768, 32767), -498);
-  // x = 128: h = 0, l = 128, -3 * 128 / 256 = -1.5 -> -2.
-  EXPECT_EQ(table_lookup(table.data(), 257, 128, -32768, 32767), 5);
+  // x = -32768 + 128: l = 128: -500 + 3 * 128 / 256 = -498.5 -> -499 (half away from zero).
+  EXPECT_EQ(table_lookup(table.data(), 257, -32640, -32768, 32767), -499);
+  // x = 0: the fractional entry itself, 7.5 -> 8.
+  EXPECT_EQ(table_lookup(table.data(), 257, 0, -32768, 32767), 8);
+  // x = 128: 7.5 - 3.5 * 128 / 256 = 5.75 -> 6. x = 32: 7.5 - 0.4375 = 7.0625 -> 7, where
+  // integer entries (8, then the step rounded to 0) would give 8: one rounding, not two.
+  EXPECT_EQ(table_lookup(table.data(), 257, 128, -32768, 32767), 6);
+  EXPECT_EQ(table_lookup(table.data(), 257, 32, -32768, 32767), 7);
   // x = 32767: h = 127, l = 255: 1000 + 256 * 255 / 256 = 1255.
   EXPECT_EQ(table_lookup(table.data(), 257, 32767, -32768, 32767), 1255);
   // The clamp to the output type comes last.

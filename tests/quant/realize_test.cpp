@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "compiler/ir/shape_inference.hpp"
@@ -136,6 +138,60 @@ TEST(Annotate, ConcatInputsShareTheConcatScale) {
   const auto t =
       class_thresholds(plan.value(), {{"x", 1}, {"a", 3}, {"b", 5}, {"p", 4}, {"c", 5}}, {});
   EXPECT_EQ(t.value()[1].threshold, 5.0);
+}
+
+// A class token: Concat(constant, activation). The constant is a value of the concat's class:
+// it widens the class threshold to its max |c| and is quantized at the class scale.
+std::string class_token_graph(const std::string& token) {
+  return R"(graph v {
+  input %x : f32[1,2,2]
+  const %cls : f32[1,1,2] = [)" +
+         token + R"(]
+  %c = Concat(%cls, %x) {axis=1} : f32[?]
+  %y = Relu(%c) : f32[?]
+  output %y
+})";
+}
+
+TEST(Annotate, AConcatConstantIsQuantizedAtTheClassScale) {
+  // max |cls| = 2.54 > the activations' 1.27: threshold 2.54, scale 0.02, cls = [25, -127].
+  const auto g = parse(class_token_graph("0.5, -2.54"));
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  ASSERT_EQ(plan.value().classes.size(), 1u);
+  EXPECT_EQ(plan.value().classes[0], (std::vector<std::string>{"x", "c", "y"}));
+  const std::map<std::string, double> calibrated{{"x", 1.27}, {"c", 1.27}, {"y", 1.27}};
+  const auto t = class_thresholds(plan.value(), calibrated, {}).value();
+  EXPECT_EQ(t[0].threshold, static_cast<double>(2.54f));  // the constant's own float
+  EXPECT_EQ(t[0].from_tensor, "cls");
+  const auto q = realize(g, plan.value(), t);
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Op& concat = q.value().op(*q.value().find_op("c"));
+  const ir::Tensor& cls = q.value().tensor(concat.inputs[0]);
+  EXPECT_TRUE(cls.constant);
+  EXPECT_EQ(cls.dtype, ir::DType::i8);
+  EXPECT_EQ(cls.int_values, (std::vector<std::int32_t>{25, -127}));
+  EXPECT_FLOAT_EQ(cls.quant->scales[0], 0.02f);
+  EXPECT_EQ(concat.inputs[1], "x.q");
+  EXPECT_FLOAT_EQ(q.value().tensor("x.q").quant->scales[0], 0.02f);
+
+  // A smaller constant leaves the calibrated threshold: scale 0.01, cls = [50, -25].
+  const auto g2 = parse(class_token_graph("0.5, -0.25"));
+  const auto plan2 = plan_scales(g2, QuantConfig{}).value();
+  const auto t2 = class_thresholds(plan2, calibrated, {}).value();
+  EXPECT_DOUBLE_EQ(t2[0].threshold, 1.27);
+  const auto q2 = realize(g2, plan2, t2).value();
+  EXPECT_EQ(q2.tensor(q2.op(*q2.find_op("c")).inputs[0]).int_values,
+            (std::vector<std::int32_t>{50, -25}));
+}
+
+TEST(Annotate, AConcatConstantMustBeFinite) {
+  auto g = parse(class_token_graph("0.5, 1"));
+  g.tensor_mut("cls").f32_values[1] = std::numeric_limits<float>::infinity();
+  const auto plan = plan_scales(g, QuantConfig{});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.reason(),
+            "%c (Concat): constant %cls: Inf at element 1 (weights must be finite to quantize)");
 }
 
 TEST(Annotate, LayerOverrideWidensTheInputClassAndTheWeights) {

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +94,49 @@ TEST(AnnotateWorkloads, AnAccumulatorResultReadOnlyByTablesIsSixteenBits) {
   EXPECT_EQ(q.value().tensor("a").dtype, ir::DType::i8);
 }
 
+TEST(AnnotateWorkloads, AResidualStreamAndWhatIsSummedIntoItAreNormInputBitsWide) {
+  // %r and %s are read only by LayerNormalization and by Adds into the stream: 16 bits under
+  // norm_input_bits 16, and so are the branches %h and %m summed into them. %x also feeds a
+  // MatMul, %n only a MatMul, %y is the graph output: 8 bits. By default every class is 8 bits.
+  const std::string text = R"(graph r {
+  input %x : f32[2,4]
+  const %g : f32[4] = [1, 1, 1, 1]
+  const %w : f32[4,4] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+  %h = MatMul(%x, %w) : f32[?]
+  %r = Add(%x, %h) : f32[?]
+  %n = LayerNormalization(%r, %g) : f32[?]
+  %m = MatMul(%n, %w) : f32[?]
+  %s = Add(%r, %m) : f32[?]
+  %y = LayerNormalization(%s, %g) : f32[?]
+  output %y
+})";
+  const auto g = parse(text);
+  const auto bits = [&](const ScalePlan& plan, const std::string& t) {
+    return plan.class_bits[static_cast<std::size_t>(plan.class_of.at(t))];
+  };
+  QuantConfig wide;
+  wide.norm_input_bits = 16;
+  const auto plan = plan_scales(g, wide);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  for (const char* t : {"h", "r", "m", "s"}) EXPECT_EQ(bits(plan.value(), t), 16) << t;
+  for (const char* t : {"x", "n", "y"}) EXPECT_EQ(bits(plan.value(), t), 8) << t;
+  const auto eight = plan_scales(g, QuantConfig{});
+  ASSERT_TRUE(eight.ok()) << eight.reason();
+  for (const char* t : {"x", "h", "r", "n", "m", "s", "y"})
+    EXPECT_EQ(bits(eight.value(), t), 8) << t;
+  // Realized: the residual Adds write i16 (s_y = 1.27 / 32767), the first from an i8 operand.
+  QuantConfig config = wide;
+  std::map<std::string, double> t;
+  for (const auto& name : plan.value().observed) t[name] = 1.27;
+  const auto thresholds = class_thresholds(plan.value(), t, config).value();
+  const auto q = realize(g, plan.value(), thresholds);
+  ASSERT_TRUE(q.ok()) << q.reason();
+  EXPECT_EQ(q.value().tensor("r").dtype, ir::DType::i16);
+  EXPECT_EQ(q.value().tensor("s").dtype, ir::DType::i16);
+  EXPECT_EQ(q.value().tensor("n").dtype, ir::DType::i8);
+  EXPECT_FLOAT_EQ(q.value().tensor("r").quant->scales[0], static_cast<float>(1.27 / 32767));
+}
+
 TEST(AnnotateWorkloads, WhereJoinsItsBranchesButNotItsConstantCondition) {
   const auto g = parse(R"(graph w {
   input %a : f32[2,2]
@@ -102,6 +149,25 @@ TEST(AnnotateWorkloads, WhereJoinsItsBranchesButNotItsConstantCondition) {
   ASSERT_TRUE(plan.ok()) << plan.reason();
   ASSERT_EQ(plan.value().classes.size(), 1u);
   EXPECT_EQ(plan.value().classes[0], (std::vector<std::string>{"a", "b", "y"}));
+}
+
+TEST(RealizeWorkloads, AConstantWhereBranchWidensTheClassAndTakesItsScale) {
+  // Activations at 1.27; the branch's max |f| = 3.81: threshold 3.81, scale 0.03, so
+  // f = [3.81, -0.3] -> [127, -10] and a, y share scale 0.03.
+  auto q = realize_all(R"(graph w {
+  input %a : f32[2]
+  const %c : f32[2] = [1, 0]
+  const %f : f32[2] = [3.81, -0.3]
+  %y = Where(%c, %a, %f) : f32[?]
+  output %y
+})");
+  ASSERT_TRUE(q.ok()) << q.reason();
+  const ir::Op& op = q.value().op(*q.value().find_op("y"));
+  const ir::Tensor& f = q.value().tensor(op.inputs[2]);
+  EXPECT_EQ(f.int_values, (std::vector<std::int32_t>{127, -10}));
+  EXPECT_FLOAT_EQ(f.quant->scales[0], 0.03f);
+  EXPECT_FLOAT_EQ(q.value().tensor("a.q").quant->scales[0], 0.03f);
+  EXPECT_EQ(q.value().tensor(op.inputs[0]).int_values, (std::vector<std::int32_t>{1, 0}));
 }
 
 TEST(RealizeWorkloads, UnaryOpsCarryTheirTableAsAnI32Constant) {

@@ -69,6 +69,26 @@ void with_int(TensorData& t, F&& f) {
   });
 }
 
+/// nhwc::window_sums over an integer tensor of its own width: an average pool's input and
+/// output may differ in width (a 16-bit output class under norm_input_bits or a per-layer
+/// override, an 8-bit input).
+void integer_window_sums(const TensorData& x, std::int64_t* sums, std::int64_t* counts,
+                         std::int64_t out_h, std::int64_t out_w, const ir::WindowGeometry& g,
+                         bool include_pad) {
+  const auto& xs = x.shape();
+  const auto sum = [&](const auto* xv) {
+    nhwc::window_sums(xv, sums, counts, xs[0], xs[1], xs[2], xs[3], out_h, out_w, g, include_pad);
+  };
+  if (x.dtype() == DType::i8)
+    sum(x.data<std::int8_t>());
+  else if (x.dtype() == DType::u8)
+    sum(x.data<std::uint8_t>());
+  else if (x.dtype() == DType::i16)
+    sum(x.data<std::int16_t>());
+  else
+    sum(x.data<std::int32_t>());
+}
+
 /// A value in flight. A 4-D tensor may be stored channels-last (`nhwc`); its shape stays NCHW.
 struct Value {
   TensorData data;
@@ -807,10 +827,9 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
                 auto p =
                     quant::average_params(graph_.tensor(op.inputs[0]), graph_.tensor(out_name), n);
                 std::vector<std::int64_t> sums(static_cast<std::size_t>(y.size()));
+                integer_window_sums(x, sums.data(), counts.data(), ys[2], ys[3], g, include_pad);
                 with_int(y, [&](auto* out) {
                   using T = std::remove_pointer_t<decltype(out)>;
-                  nhwc::window_sums(x.data<T>(), sums.data(), counts.data(), xs[0], C, xs[2], xs[3],
-                                    ys[2], ys[3], g, include_pad);
                   for (std::int64_t i = 0; i < y.size(); ++i)
                     out[i] = static_cast<T>(intops::requantize(
                         static_cast<std::int32_t>(sums[static_cast<std::size_t>(i)]), p));

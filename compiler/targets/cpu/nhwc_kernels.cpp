@@ -7,13 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-// Each hot loop is compiled three times and picked by the CPU at load time (GCC/Clang ifunc).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define TESSEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSEL_CLONES
-#endif
-#define TESSEL_INLINE [[gnu::always_inline]] inline
+#include "compiler/targets/cpu/lanes.hpp"
 
 namespace tessel::cpu::nhwc {
 
@@ -55,17 +49,8 @@ void transpose_any(const void* src, void* dst, std::int64_t n, std::int64_t rows
   }
 }
 
-/// intops::requantize without branches: sign-magnitude rounding on int64 lanes.
-TESSEL_INLINE std::int64_t rha_lane(std::int64_t t, std::int64_t half, std::int64_t shift) {
-  const std::int64_t sign = t >> 63;  // 0 or -1
-  const std::int64_t magnitude = ((t ^ sign) - sign + half) >> shift;
-  return (magnitude ^ sign) - sign;
-}
-
-TESSEL_INLINE std::int64_t clamp_lane(std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
+using lanes::clamp_lane;
+using lanes::rha_lane;
 
 template <class T>
 TESSEL_INLINE bool requantize_body(const std::int32_t* acc, const std::int32_t* bias, T* y,

@@ -4,27 +4,13 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define TESSEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSEL_CLONES
-#endif
-#define TESSEL_INLINE [[gnu::always_inline]] inline
+#include "compiler/targets/cpu/lanes.hpp"
 
 namespace tessel::cpu::fast {
 namespace {
 
-/// intops::round_half_away(t, shift) without branches (half = 2^(shift-1), 0 for shift 0).
-TESSEL_INLINE std::int64_t rha_lane(std::int64_t t, std::int64_t half, std::int64_t shift) {
-  const std::int64_t sign = t >> 63;  // 0 or -1
-  const std::int64_t magnitude = ((t ^ sign) - sign + half) >> shift;
-  return (magnitude ^ sign) - sign;
-}
-
-TESSEL_INLINE std::int64_t clamp_lane(std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
+using lanes::clamp_lane;
+using lanes::rha_lane;
 
 TESSEL_INLINE std::int64_t half_of(int shift) {
   return shift > 0 ? std::int64_t{1} << (shift - 1) : 0;
@@ -83,7 +69,9 @@ TESSEL_INLINE void table16_body(const std::int16_t* x, const std::int32_t* table
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int32_t v = x[i], h = (v >> 8) + 128, l = v & 255;
     const std::int64_t low = table[h], high = table[h + 1];
-    const std::int64_t r = low + rha_lane((high - low) * l, 128, 8);
+    constexpr int kShift = 8 + intops::kTableFractionBits;
+    const std::int64_t r =
+        rha_lane(low * 256 + (high - low) * l, std::int64_t{1} << (kShift - 1), kShift);
     y[i] = static_cast<T>(clamp_lane(r, lo, hi));
   }
 }
