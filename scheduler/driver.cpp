@@ -6,6 +6,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/policy.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::sched {
@@ -33,6 +34,7 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   auto net = net_from_graph(graph, machine, found.value()->form, features);
   if (!net.ok()) return net.failure();
   auto schedule = run_policy(net.value(), machine, policy, objective, features);
+  if (cancel_requested()) return cancelled();  // whatever the policy made of failed groups
   if (!schedule.ok()) return schedule.failure();
   if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok()) {
     return fail("schedule failed the allocation checker: " + checked.reason());
