@@ -13,6 +13,7 @@
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/cancellable.hpp"
 #include "python/src/convert.hpp"
 
 namespace tessel::py_api {
@@ -107,12 +108,10 @@ py::object run_executor(const ir::Graph& graph, py::handle x) {
     const std::string& name = graph.op(input_ids[0]).outputs[0];
     inputs.emplace(name, tensor_from_array(x, name, graph.tensor(name)));
   }
-  Result<std::map<std::string, cpu::TensorData>> outputs = fail("not run");
-  {
-    py::gil_scoped_release release;
+  auto outputs = run_cancellable("tessel.infer", [&] {
     cpu::Executor executor(graph);
-    outputs = executor.run(inputs);
-  }
+    return executor.run(inputs);
+  });
   auto values = value_or_raise(std::move(outputs), "executor");
   if (graph.outputs().size() == 1) return array_from_tensor(values.at(graph.outputs()[0]));
   py::dict out;

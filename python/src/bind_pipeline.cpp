@@ -16,6 +16,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "isa/assembler.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/cancellable.hpp"
 #include "python/src/convert.hpp"
 #include "scheduler/energy.hpp"
 #include "scheduler/policy.hpp"
@@ -77,18 +78,18 @@ sched::Objective objective_from(const std::string& text) {
   return objective.value();
 }
 
+// `what`: the call the user made, for the note of a KeyboardInterrupt (compile quantizes too).
 QuantizedModel quantize(py::handle model, py::handle hw, const std::string& policy,
-                        py::handle config, std::uint64_t input_seed) {
+                        py::handle config, std::uint64_t input_seed,
+                        const char* what = "tessel.quantize") {
   std::optional<HwConfig> hw_config;
   if (!hw.is_none()) hw_config = config_from(hw);
   const quant::QuantConfig qconfig = quant_config_from(config, hw_config);
   const auto graph = graph_from(model, true);
   check_has_weights(*graph);
-  Result<pipeline::PreparedModel> prepared = fail("not run");
-  {
-    py::gil_scoped_release release;
-    prepared = pipeline::prepare_model_for_policy(*graph, qconfig, input_seed, policy);
-  }
+  auto prepared = run_cancellable(what, [&] {
+    return pipeline::prepare_model_for_policy(*graph, qconfig, input_seed, policy);
+  });
   auto value = value_or_raise(std::move(prepared), graph->name());
   return {std::make_shared<const pipeline::PreparedModel>(std::move(value)), policy, qconfig.bits};
 }
@@ -98,11 +99,9 @@ Schedule schedule(py::handle model, py::handle hw, const std::string& policy,
   const HwConfig config = config_from(hw);
   const sched::Objective goal = objective_from(objective);
   const auto graph = graph_from(model, false);  // the scheduler reads shapes only
-  Result<sched::ScheduledNet> scheduled = fail("not run");
-  {
-    py::gil_scoped_release release;
-    scheduled = sched::schedule_graph(*graph, config, policy, goal, features);
-  }
+  auto scheduled = run_cancellable("tessel.schedule", [&] {
+    return sched::schedule_graph(*graph, config, policy, goal, features);
+  });
   return {std::make_shared<const sched::ScheduledNet>(value_or_raise(std::move(scheduled))),
           config};
 }
@@ -126,15 +125,15 @@ Program compile(py::handle model, py::handle hw, const std::string& policy,
                           "') first");
     program.model = q.model;
   } else {
-    program.model = quantize(model, py::cast(program.config), policy, quant, input_seed).model;
+    program.model =
+        quantize(model, py::cast(program.config), policy, quant, input_seed, "tessel.compile")
+            .model;
   }
   pipeline::RunOptions options;
   options.objective = program.objective;
-  Result<pipeline::PolicyResult> compiled = fail("not run");
-  {
-    py::gil_scoped_release release;
-    compiled = pipeline::compile_policy(*program.model, program.config, policy, options);
-  }
+  auto compiled = run_cancellable("tessel.compile", [&] {
+    return pipeline::compile_policy(*program.model, program.config, policy, options);
+  });
   program.result = std::make_shared<pipeline::PolicyResult>(value_or_raise(std::move(compiled)));
   return program;
 }
@@ -146,18 +145,19 @@ SimResult simulate(const Program& program, bool timing_only, const std::string& 
   options.objective = program.objective;
   SimResult out;
   out.config = program.config;
-  Status status;
-  {
-    py::gil_scoped_release release;
+  // On Ctrl-C the simulator stops at its next poll and simulate_policy returns before it
+  // changes the Program; a partial trace is removed (sim::simulate).
+  const Status status = run_cancellable("tessel.simulate", [&]() -> Status {
     const std::lock_guard lock(g_simulate_mutex);
     pipeline::PolicyResult& r = *program.result;
-    status = pipeline::simulate_policy(*program.model, program.config, r, options);
+    Status s = pipeline::simulate_policy(*program.model, program.config, r, options);
     out.report = r.report;
     out.bit_exact = r.bit_exact;
     out.mismatch = r.mismatch;
     out.outputs = std::move(r.outputs);
     r.outputs.clear();
-  }
+    return s;
+  });
   raise_if_failed(status);
   for (const auto& [name, values] : out.outputs)
     if (program.model->prepared.has_tensor(name))
@@ -338,9 +338,13 @@ void bind_program_classes(py::module_& m) {
 void bind_pipeline(py::module_& m) {
   bind_schedule_class(m);
   bind_program_classes(m);
-  m.def("quantize", &quantize, py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
-        py::arg("policy") = "fusion+reuse", py::arg("config") = py::none(),
-        py::arg("input_seed") = 0);
+  m.def(
+      "quantize",
+      [](py::handle model, py::handle hw, const std::string& policy, py::handle config,
+         std::uint64_t input_seed) { return quantize(model, hw, policy, config, input_seed); },
+      py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
+      py::arg("policy") = "fusion+reuse", py::arg("config") = py::none(),
+      py::arg("input_seed") = 0);
   m.def(
       "schedule",
       [](py::handle model, py::handle hw, const std::string& policy, const std::string& objective,
