@@ -197,3 +197,24 @@ def test_the_packages_stub_names_every_public_name_with_its_signature():
 
 def test_the_stubs_ship_with_the_module():
     assert (PACKAGE / "py.typed").exists()  # PEP 561: type checkers read the stubs
+
+
+def docstring(value):
+    """The prose of a docstring: pybind11 puts the signature line first, properties have none."""
+    text = (getattr(value, "__doc__", None) or "").strip()
+    if isinstance(value, property) or inspect.isfunction(value) or inspect.isclass(value):
+        return text
+    return text.split("\n", 1)[1].strip() if "\n" in text else ""
+
+
+def test_every_public_name_and_member_has_a_docstring():
+    missing = [name for name in tessel.__all__ if not docstring(getattr(tessel, name))]
+    for name in tessel.__all__:
+        cls = getattr(tessel, name)
+        if inspect.isclass(cls):
+            for key, value in vars(cls).items():
+                if isinstance(value, staticmethod):
+                    value = getattr(cls, key)
+                if not key.startswith("_") and not docstring(value):
+                    missing.append(f"{name}.{key}")
+    assert not missing, f"no docstring (help(tessel) shows nothing): {missing}"
