@@ -259,11 +259,8 @@ void bind_model(py::module_& m) {
       "_infer_float",
       [](const ir::Graph& graph, py::handle x) {
         check_has_weights(graph);
-        Result<ir::Graph> prepared = fail("not run");
-        {
-          py::gil_scoped_release release;
-          prepared = cpu::prepare_graph(graph);
-        }
+        // (Not polled: a Ctrl-C here raises when it returns, before the executor starts.)
+        auto prepared = run_cancellable("tessel.infer", [&] { return cpu::prepare_graph(graph); });
         const ir::Graph folded = value_or_raise(std::move(prepared), "prepare");
         return run_executor(folded, x);
       },

@@ -15,10 +15,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 import tessel
 
 CHILD = r"""
 import json, sys, time
+import pytest
+
 import tessel
 graph = tessel.load_model("inception_v3", with_weights=False)
 print("calling", flush=True)
@@ -55,3 +59,23 @@ def test_ctrl_c_stops_a_long_schedule_and_the_module_still_works():
     reference = tessel.schedule("tiny_residual", "edge-small", policy="optimal")
     assert lines[1]["cycles"] == reference.cycles
     assert lines[1]["after"] == reference.to_dict()["groups"]
+
+
+def test_after_a_call_sigint_reaches_pythons_handler_again():
+    tessel.schedule("tiny_conv", "edge-small")
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler runs at the next bytecode: at once, unless it was lost
+
+
+def test_a_scripts_own_sigint_handler_is_left_in_place():
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda *_: seen.append("mine"))
+    try:
+        tessel.schedule("tiny_conv", "edge-small")
+        assert signal.getsignal(signal.SIGINT) is not previous
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        assert seen == ["mine"]
+    finally:
+        signal.signal(signal.SIGINT, previous)
