@@ -4,7 +4,8 @@ BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 TESSEL := $(BUILD_DIR)/tools/tessel/tessel
 
-.PHONY: all deps configure build build-tools run test oracle-data format format-check clean
+.PHONY: all deps configure build build-tools python install-python run test oracle-data format \
+	format-check clean
 
 all: build
 
@@ -21,6 +22,14 @@ build: configure
 # executables: `make run` gets to its table sooner; `make test` builds the rest.
 build-tools: configure
 	cmake --build --preset $(PRESET) -j $(JOBS) --target tessel_tools
+
+# Only the Python module (no CLI, RTL models, CUDA kernels or tests): `import tessel` sooner
+# (python/README.md); install-python copies it onto /usr/bin/python3's path.
+python: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target tessel_python
+
+install-python: python
+	cmake --install $(BUILD_DIR) --component python --strip
 
 # The main job on its defaults (ResNet-18, npc19-deepfusion, every policy, each output checked
 # bit for bit against the golden executor): a few seconds on 2 cores after the build (README.md);

@@ -7,6 +7,7 @@
 #include "scheduler/from_ir.hpp"
 #include "scheduler/mapped_schedule.hpp"
 #include "scheduler/policy.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "support/version.hpp"
 
@@ -35,6 +36,7 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   auto net = net_from_graph(graph, machine, found.value()->form, features);
   if (!net.ok()) return net.failure();
   auto schedule = run_policy(net.value(), machine, policy, objective, features);
+  if (cancel_requested()) return cancelled();  // whatever the policy made of failed groups
   if (!schedule.ok()) return schedule.failure();
   if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok()) {
     return fail("schedule failed the allocation checker: " + checked.reason());

@@ -10,6 +10,7 @@
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/plan.hpp"
+#include "support/cancel.hpp"
 
 namespace tessel::sched {
 
@@ -560,6 +561,7 @@ void GroupSearch::consider(Result<GroupSchedule> r, const Mapping& m) {
 Result<GroupSchedule> GroupSearch::run() {
   const bool resident_possible = resident_weight_bytes_ <= weight_pad_.size_bytes;
   for (const Mapping& m : ordered_mappings()) {
+    if (cancel_requested()) return cancelled();
     if (found_ && last_resort(m)) break;
     if (before_start(m)) continue;
     if (m.weights_resident && !resident_possible) {
@@ -625,6 +627,9 @@ Result<GroupSchedule> search_group(const Net& net, const Machine& machine,
                                    const std::vector<int>& ops, const PlanOptions& options,
                                    bool first_fit, const Mapping* start = nullptr,
                                    int64_t cycle_cutoff = -1) {
+  // A cancelled call fails every group from here on, so the policy's loops run out at once
+  // and schedule_graph returns cancelled() (support/cancel.hpp).
+  if (cancel_requested()) return cancelled();
   if (auto s = check_group(net, ops, options); !s.ok()) return s.failure();
   if (is_view_group(net, ops, options)) return view_group(net, ops);
   return GroupSearch(net, machine, ops, options, first_fit, start, cycle_cutoff).run();

@@ -2,10 +2,12 @@
 #include "sim/simulator.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/accelerator.hpp"
 #include "sim/core/systemc_session.hpp"
+#include "support/cancel.hpp"
 #include "support/json_text.hpp"
 #include "support/version.hpp"
 
@@ -111,6 +113,13 @@ Result<SimResult> simulate(const HwConfig& config, std::span<const isa::Word> pr
     accelerator.finalize();
   }
   if (context.trace) context.trace->close();
+  if (cancel_requested()) {  // a cancelled run leaves no partial trace behind
+    if (context.trace) {
+      std::error_code ignored;
+      std::filesystem::remove(options.trace_path, ignored);
+    }
+    return cancelled();
+  }
 
   report.dram = context.dram.counters();
   report.dram.read_bytes_by_kind[static_cast<std::size_t>(TrafficKind::kInstructions)] +=

@@ -73,21 +73,31 @@ void bind_config(py::module_& m) {
       .def("replace", &replace,
            "A copy with values replaced by key path: hw.replace(**{'dram.bandwidth': '2GB/s', "
            "'scratchpads[0].size': '256KiB'}). Validated; raises InputError naming the key.")
-      .def_readonly("name", &HwConfig::name)
-      .def_readonly("description", &HwConfig::description)
-      .def_readonly("clock_mhz", &HwConfig::clock_mhz)
-      .def_property_readonly("macs_per_cycle", &HwConfig::macs_per_cycle)
-      .def_property_readonly("peak_gops", &HwConfig::peak_gops)
-      .def_property_readonly("dram_bytes_per_cycle", &HwConfig::dram_bytes_per_cycle)
-      .def_property_readonly("dram_bandwidth_bytes_per_second",
-                             [](const HwConfig& c) { return c.dram.bandwidth_bytes_per_second; })
-      .def_property_readonly("total_onchip_bytes", &HwConfig::total_onchip_bytes)
-      .def_property_readonly("content_hash", [](const HwConfig& c) { return content_hash(c); })
+      .def_readonly("name", &HwConfig::name, "The config's name (its `name:` key).")
+      .def_readonly("description", &HwConfig::description, "Its free-text description.")
+      .def_readonly("clock_mhz", &HwConfig::clock_mhz, "The accelerator clock in MHz.")
+      .def_property_readonly("macs_per_cycle", &HwConfig::macs_per_cycle,
+                             "Multiply-accumulates per cycle (matrix rows x cols).")
+      .def_property_readonly("peak_gops", &HwConfig::peak_gops,
+                             "Peak operations per second in G (2 per MAC x clock).")
+      .def_property_readonly("dram_bytes_per_cycle", &HwConfig::dram_bytes_per_cycle,
+                             "DRAM bandwidth in bytes per accelerator cycle.")
+      .def_property_readonly(
+          "dram_bandwidth_bytes_per_second",
+          [](const HwConfig& c) { return c.dram.bandwidth_bytes_per_second; },
+          "DRAM bandwidth in bytes per second.")
+      .def_property_readonly("total_onchip_bytes", &HwConfig::total_onchip_bytes,
+                             "The scratchpads' sizes added up, in bytes.")
+      .def_property_readonly(
+          "content_hash", [](const HwConfig& c) { return content_hash(c); },
+          "A hash (FNV-1a, hex) of its canonical content; reports and sweep rows carry it.")
       .def(
           "to_dict",
           [](const HwConfig& c) { return to_python(nlohmann::json::parse(to_canonical_json(c))); },
           "The canonical JSON form (units in key names) as a dict.")
-      .def("to_json", [](const HwConfig& c) { return to_canonical_json(c); })
+      .def(
+          "to_json", [](const HwConfig& c) { return to_canonical_json(c); },
+          "The canonical JSON text (units in key names), what content_hash hashes.")
       .def(
           "to_yaml", [](const HwConfig& c) { return to_yaml(c); },
           "YAML in the input schema; HwConfig.from_yaml(c.to_yaml()) == c.")
@@ -97,7 +107,9 @@ void bind_config(py::module_& m) {
             return to_python(nlohmann::json::parse(derived_figures_json(c)));
           },
           "The derived figures of `tessel config show --json`.")
-      .def("describe", [](const HwConfig& c) { return describe(c); })
+      .def(
+          "describe", [](const HwConfig& c) { return describe(c); },
+          "A readable summary: clock, matrix and vector units, scratchpads, DRAM.")
       .def(py::self == py::self)
       .def("__repr__", [](const HwConfig& c) {
         return "<tessel.HwConfig " + c.name + " " + content_hash(c) + ">";

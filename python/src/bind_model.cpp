@@ -13,6 +13,7 @@
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/cancellable.hpp"
 #include "python/src/convert.hpp"
 
 namespace tessel::py_api {
@@ -107,12 +108,10 @@ py::object run_executor(const ir::Graph& graph, py::handle x) {
     const std::string& name = graph.op(input_ids[0]).outputs[0];
     inputs.emplace(name, tensor_from_array(x, name, graph.tensor(name)));
   }
-  Result<std::map<std::string, cpu::TensorData>> outputs = fail("not run");
-  {
-    py::gil_scoped_release release;
+  auto outputs = run_cancellable("tessel.infer", [&] {
     cpu::Executor executor(graph);
-    outputs = executor.run(inputs);
-  }
+    return executor.run(inputs);
+  });
   auto values = value_or_raise(std::move(outputs), "executor");
   if (graph.outputs().size() == 1) return array_from_tensor(values.at(graph.outputs()[0]));
   py::dict out;
@@ -131,13 +130,19 @@ void check_has_weights(const ir::Graph& graph) {
 void bind_model(py::module_& m) {
   py::class_<ir::Tensor>(m, "Tensor",
                          "A named value of the graph IR: input, op result or constant.")
-      .def_readonly("name", &ir::Tensor::name)
-      .def_property_readonly("shape", [](const ir::Tensor& t) { return shape_tuple(t.shape); })
+      .def_readonly("name", &ir::Tensor::name, "The tensor's name in the graph.")
       .def_property_readonly(
-          "dtype", [](const ir::Tensor& t) { return std::string(ir::to_string(t.dtype)); })
-      .def_readonly("constant", &ir::Tensor::constant)
-      .def_property_readonly("bytes", &ir::Tensor::bytes)
-      .def_property_readonly("has_data", &ir::Tensor::has_data)
+          "shape", [](const ir::Tensor& t) { return shape_tuple(t.shape); },
+          "Its shape, NCHW for activations (a tuple of ints).")
+      .def_property_readonly(
+          "dtype", [](const ir::Tensor& t) { return std::string(ir::to_string(t.dtype)); },
+          "Its element type: 'f32', 'i8', 'i16', 'i32', ...")
+      .def_readonly("constant", &ir::Tensor::constant,
+                    "True for weights, biases and other values fixed in the model.")
+      .def_property_readonly("bytes", &ir::Tensor::bytes,
+                             "Its size in bytes (elements x dtype width).")
+      .def_property_readonly("has_data", &ir::Tensor::has_data,
+                             "Whether a constant carries its values (not with with_weights=False).")
       .def(
           "values",
           [](const ir::Tensor& t) -> py::object {
@@ -150,18 +155,20 @@ void bind_model(py::module_& m) {
       });
 
   py::class_<ir::Op>(m, "Op", "One operation of the graph IR.")
-      .def_readonly("name", &ir::Op::name)
-      .def_property_readonly("kind",
-                             [](const ir::Op& op) { return std::string(ir::to_string(op.kind)); })
-      .def_readonly("inputs", &ir::Op::inputs)
-      .def_readonly("outputs", &ir::Op::outputs)
-      .def_property_readonly("attrs", &op_attrs)
+      .def_readonly("name", &ir::Op::name, "The op's name in the graph.")
+      .def_property_readonly(
+          "kind", [](const ir::Op& op) { return std::string(ir::to_string(op.kind)); },
+          "The operator: 'Conv', 'Gemm', 'Add', 'MaxPool', ... (docs/ir.md).")
+      .def_readonly("inputs", &ir::Op::inputs, "Names of the tensors it reads, in operand order.")
+      .def_readonly("outputs", &ir::Op::outputs, "Names of the tensors it writes.")
+      .def_property_readonly("attrs", &op_attrs,
+                             "Its attributes (strides, pads, axis, ...) as a dict.")
       .def("__repr__", [](const ir::Op& op) {
         return "<tessel.Op " + op.name + " (" + std::string(ir::to_string(op.kind)) + ")>";
       });
 
   py::class_<ir::Graph, std::shared_ptr<ir::Graph>>(m, "Graph", "A network in the graph IR.")
-      .def_property_readonly("name", &ir::Graph::name)
+      .def_property_readonly("name", &ir::Graph::name, "The model's name.")
       .def_property_readonly(
           "ops",
           [](const ir::Graph& g) {
@@ -198,7 +205,8 @@ void bind_model(py::module_& m) {
             return shape_tuple(g.tensor(tensor).shape);
           },
           py::arg("tensor"), "The shape of one tensor.")
-      .def_property_readonly("parameter_count", &ir::parameter_count)
+      .def_property_readonly("parameter_count", &ir::parameter_count,
+                             "Elements of every constant (weights, biases, ...).")
       .def(
           "stats",
           [](const ir::Graph& g, int bits, bool caffe_batchnorm) {
@@ -251,11 +259,8 @@ void bind_model(py::module_& m) {
       "_infer_float",
       [](const ir::Graph& graph, py::handle x) {
         check_has_weights(graph);
-        Result<ir::Graph> prepared = fail("not run");
-        {
-          py::gil_scoped_release release;
-          prepared = cpu::prepare_graph(graph);
-        }
+        // (Not polled: a Ctrl-C here raises when it returns, before the executor starts.)
+        auto prepared = run_cancellable("tessel.infer", [&] { return cpu::prepare_graph(graph); });
         const ir::Graph folded = value_or_raise(std::move(prepared), "prepare");
         return run_executor(folded, x);
       },

@@ -16,6 +16,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "isa/assembler.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/cancellable.hpp"
 #include "python/src/convert.hpp"
 #include "scheduler/energy.hpp"
 #include "scheduler/policy.hpp"
@@ -77,18 +78,18 @@ sched::Objective objective_from(const std::string& text) {
   return objective.value();
 }
 
+// `what`: the call the user made, for the note of a KeyboardInterrupt (compile quantizes too).
 QuantizedModel quantize(py::handle model, py::handle hw, const std::string& policy,
-                        py::handle config, std::uint64_t input_seed) {
+                        py::handle config, std::uint64_t input_seed,
+                        const char* what = "tessel.quantize") {
   std::optional<HwConfig> hw_config;
   if (!hw.is_none()) hw_config = config_from(hw);
   const quant::QuantConfig qconfig = quant_config_from(config, hw_config);
   const auto graph = graph_from(model, true);
   check_has_weights(*graph);
-  Result<pipeline::PreparedModel> prepared = fail("not run");
-  {
-    py::gil_scoped_release release;
-    prepared = pipeline::prepare_model_for_policy(*graph, qconfig, input_seed, policy);
-  }
+  auto prepared = run_cancellable(what, [&] {
+    return pipeline::prepare_model_for_policy(*graph, qconfig, input_seed, policy);
+  });
   auto value = value_or_raise(std::move(prepared), graph->name());
   return {std::make_shared<const pipeline::PreparedModel>(std::move(value)), policy, qconfig.bits};
 }
@@ -98,11 +99,9 @@ Schedule schedule(py::handle model, py::handle hw, const std::string& policy,
   const HwConfig config = config_from(hw);
   const sched::Objective goal = objective_from(objective);
   const auto graph = graph_from(model, false);  // the scheduler reads shapes only
-  Result<sched::ScheduledNet> scheduled = fail("not run");
-  {
-    py::gil_scoped_release release;
-    scheduled = sched::schedule_graph(*graph, config, policy, goal, features);
-  }
+  auto scheduled = run_cancellable("tessel.schedule", [&] {
+    return sched::schedule_graph(*graph, config, policy, goal, features);
+  });
   return {std::make_shared<const sched::ScheduledNet>(value_or_raise(std::move(scheduled))),
           config};
 }
@@ -126,15 +125,15 @@ Program compile(py::handle model, py::handle hw, const std::string& policy,
                           "') first");
     program.model = q.model;
   } else {
-    program.model = quantize(model, py::cast(program.config), policy, quant, input_seed).model;
+    program.model =
+        quantize(model, py::cast(program.config), policy, quant, input_seed, "tessel.compile")
+            .model;
   }
   pipeline::RunOptions options;
   options.objective = program.objective;
-  Result<pipeline::PolicyResult> compiled = fail("not run");
-  {
-    py::gil_scoped_release release;
-    compiled = pipeline::compile_policy(*program.model, program.config, policy, options);
-  }
+  auto compiled = run_cancellable("tessel.compile", [&] {
+    return pipeline::compile_policy(*program.model, program.config, policy, options);
+  });
   program.result = std::make_shared<pipeline::PolicyResult>(value_or_raise(std::move(compiled)));
   return program;
 }
@@ -146,18 +145,19 @@ SimResult simulate(const Program& program, bool timing_only, const std::string& 
   options.objective = program.objective;
   SimResult out;
   out.config = program.config;
-  Status status;
-  {
-    py::gil_scoped_release release;
+  // On Ctrl-C the simulator stops at its next poll and simulate_policy returns before it
+  // changes the Program; a partial trace is removed (sim::simulate).
+  const Status status = run_cancellable("tessel.simulate", [&]() -> Status {
     const std::lock_guard lock(g_simulate_mutex);
     pipeline::PolicyResult& r = *program.result;
-    status = pipeline::simulate_policy(*program.model, program.config, r, options);
+    Status s = pipeline::simulate_policy(*program.model, program.config, r, options);
     out.report = r.report;
     out.bit_exact = r.bit_exact;
     out.mismatch = r.mismatch;
     out.outputs = std::move(r.outputs);
     r.outputs.clear();
-  }
+    return s;
+  });
   raise_if_failed(status);
   for (const auto& [name, values] : out.outputs)
     if (program.model->prepared.has_tensor(name))
@@ -183,21 +183,35 @@ void bind_schedule_class(py::module_& m) {
     return j;
   };
   py::class_<S>(m, "Schedule", "A checked schedule: fused groups, tiles, buffers, predicted cost.")
-      .def_property_readonly("model", [](const S& s) { return s.scheduled->schedule.model; })
-      .def_property_readonly("config", [](const S& s) { return s.scheduled->schedule.config; })
-      .def_property_readonly("policy", [](const S& s) { return s.scheduled->schedule.policy; })
-      .def_property_readonly("objective",
-                             [](const S& s) { return s.scheduled->schedule.objective; })
-      .def_property_readonly("cycles", [](const S& s) { return s.scheduled->schedule.cycles; })
-      .def_property_readonly("roofline_cycles",
-                             [](const S& s) { return s.scheduled->schedule.roofline_cycles; })
-      .def_property_readonly("lower_bound_cycles",
-                             [](const S& s) { return s.scheduled->schedule.lower_bound_cycles; })
-      .def_property_readonly("compulsory_bytes",
-                             [](const S& s) { return s.scheduled->schedule.compulsory_bytes; })
-      .def_property_readonly("macs", [](const S& s) { return s.scheduled->schedule.macs; })
-      .def_property_readonly("search_seconds",
-                             [](const S& s) { return s.scheduled->schedule.search_seconds; })
+      .def_property_readonly(
+          "model", [](const S& s) { return s.scheduled->schedule.model; }, "The model's name.")
+      .def_property_readonly(
+          "config", [](const S& s) { return s.scheduled->schedule.config; },
+          "The name of the config it was made for.")
+      .def_property_readonly(
+          "policy", [](const S& s) { return s.scheduled->schedule.policy; },
+          "The policy that made it (see policies()).")
+      .def_property_readonly(
+          "objective", [](const S& s) { return s.scheduled->schedule.objective; },
+          "What the search minimised: 'bytes', 'latency' or 'energy'.")
+      .def_property_readonly(
+          "cycles", [](const S& s) { return s.scheduled->schedule.cycles; },
+          "The cycles the scheduler predicts for the whole network.")
+      .def_property_readonly(
+          "roofline_cycles", [](const S& s) { return s.scheduled->schedule.roofline_cycles; },
+          "max(compute, compulsory DRAM bytes / bandwidth) in cycles: the roofline bound.")
+      .def_property_readonly(
+          "lower_bound_cycles", [](const S& s) { return s.scheduled->schedule.lower_bound_cycles; },
+          "A lower bound on any schedule's cycles (docs/scheduler.md, the bounds).")
+      .def_property_readonly(
+          "compulsory_bytes", [](const S& s) { return s.scheduled->schedule.compulsory_bytes; },
+          "DRAM bytes no schedule avoids: weights, requant tables, inputs, outputs, once each.")
+      .def_property_readonly(
+          "macs", [](const S& s) { return s.scheduled->schedule.macs; },
+          "Multiply-accumulates of the network.")
+      .def_property_readonly(
+          "search_seconds", [](const S& s) { return s.scheduled->schedule.search_seconds; },
+          "Wall seconds the policy's search took.")
       .def_property_readonly(
           "dram_bytes", [json](const S& s) { return to_python(json(s)["dram_bytes"]); },
           "DRAM bytes by kind: read, write, total, weights, activations_in, activations_out.")
@@ -218,7 +232,8 @@ void bind_schedule_class(py::module_& m) {
       .def(
           "to_json", [json](const S& s, int indent) { return json(s).dump(indent); },
           py::arg("indent") = 1, "The JSON of `tessel schedule --json` (same text).")
-      .def("to_dict", [json](const S& s) { return to_python(json(s)); })
+      .def(
+          "to_dict", [json](const S& s) { return to_python(json(s)); }, "to_json() as a dict.")
       .def(
           "table", [](const S& s) { return sched::format_table(*s.scheduled); },
           "The table `tessel schedule` prints.")
@@ -234,9 +249,12 @@ void bind_program_classes(py::module_& m) {
   py::class_<QuantizedModel>(m, "QuantizedModel",
                              "A model quantized for one policy's graph form, with its golden "
                              "outputs on the default input.")
-      .def_property_readonly("name", [](const QuantizedModel& q) { return q.model->name; })
-      .def_readonly("policy", &QuantizedModel::policy)
-      .def_readonly("bits", &QuantizedModel::bits)
+      .def_property_readonly(
+          "name", [](const QuantizedModel& q) { return q.model->name; }, "The model's name.")
+      .def_readonly("policy", &QuantizedModel::policy,
+                    "The policy whose graph form it is in (compile() needs the same form).")
+      .def_readonly("bits", &QuantizedModel::bits,
+                    "The activation width it was realized at (8 or 16).")
       .def_property_readonly(
           "graph",
           [](const QuantizedModel& q) { return std::make_shared<ir::Graph>(q.model->quantized); },
@@ -245,26 +263,32 @@ void bind_program_classes(py::module_& m) {
           "float_graph",
           [](const QuantizedModel& q) { return std::make_shared<ir::Graph>(q.model->prepared); },
           "The float graph it was quantized from (BatchNorm lowered; a copy).")
-      .def_property_readonly("quantize_seconds",
-                             [](const QuantizedModel& q) { return q.model->quantize_seconds; })
+      .def_property_readonly(
+          "quantize_seconds", [](const QuantizedModel& q) { return q.model->quantize_seconds; },
+          "Wall seconds of calibration and realization.")
       .def("__repr__", [](const QuantizedModel& q) {
         return "<tessel.QuantizedModel " + q.model->name + " for " + q.policy + ", int" +
                std::to_string(q.bits) + ">";
       });
 
   py::class_<Program>(m, "Program", "A compiled ISA program with its DRAM image.")
-      .def_property_readonly("schedule",
-                             [](const Program& p) {
-                               return Schedule{
-                                   std::make_shared<const sched::ScheduledNet>(p.result->scheduled),
-                                   p.config};
-                             })
-      .def_property_readonly("config", [](const Program& p) { return p.config; })
-      .def_property_readonly("policy", [](const Program& p) { return p.result->policy; })
-      .def_property_readonly("instructions",
-                             [](const Program& p) { return p.result->words.size(); })
-      .def_property_readonly("dram_image_bytes",
-                             [](const Program& p) { return p.result->compiled.dram.size(); })
+      .def_property_readonly(
+          "schedule",
+          [](const Program& p) {
+            return Schedule{std::make_shared<const sched::ScheduledNet>(p.result->scheduled),
+                            p.config};
+          },
+          "The schedule it was compiled from.")
+      .def_property_readonly(
+          "config", [](const Program& p) { return p.config; }, "The config it runs on.")
+      .def_property_readonly(
+          "policy", [](const Program& p) { return p.result->policy; }, "The policy it was made by.")
+      .def_property_readonly(
+          "instructions", [](const Program& p) { return p.result->words.size(); },
+          "Number of ISA instructions.")
+      .def_property_readonly(
+          "dram_image_bytes", [](const Program& p) { return p.result->compiled.dram.size(); },
+          "Size of its DRAM image (weights, tables, input, activation space) in bytes.")
       .def(
           "tasm",
           [](const Program& p) {
@@ -292,16 +316,25 @@ void bind_program_classes(py::module_& m) {
       });
 
   py::class_<SimResult>(m, "SimReport", "What one simulation measured (docs/sim.md).")
-      .def_property_readonly("cycles", [](const SimResult& r) { return r.report.cycles; })
-      .def_property_readonly("timing_only", [](const SimResult& r) { return r.report.timing_only; })
+      .def_property_readonly(
+          "cycles", [](const SimResult& r) { return r.report.cycles; },
+          "Simulated cycles of the whole program.")
+      .def_property_readonly(
+          "timing_only", [](const SimResult& r) { return r.report.timing_only; },
+          "Whether it ran without data (simulate(timing_only=True)).")
       .def_property_readonly(
           "bit_exact", [](const SimResult& r) { return r.bit_exact; },
           "Full mode: every output equals the golden executor's; None in "
           "timing-only mode.")
-      .def_readonly("mismatch", &SimResult::mismatch)
-      .def_property_readonly("macs", [](const SimResult& r) { return r.report.macs; })
-      .def_property_readonly("mac_utilisation",
-                             [](const SimResult& r) { return r.report.mac_utilisation; })
+      .def_readonly(
+          "mismatch", &SimResult::mismatch,
+          "Full mode: the first output element that differs from the golden one; '' when none.")
+      .def_property_readonly(
+          "macs", [](const SimResult& r) { return r.report.macs; },
+          "Multiply-accumulates the matrix unit performed.")
+      .def_property_readonly(
+          "mac_utilisation", [](const SimResult& r) { return r.report.mac_utilisation; },
+          "macs / (cycles x macs_per_cycle).")
       .def_property_readonly(
           "dram_bytes",
           [](const SimResult& r) {
@@ -323,10 +356,12 @@ void bind_program_classes(py::module_& m) {
       .def(
           "to_json", [](const SimResult& r) { return sim::report_json(r.report, r.config); },
           "The JSON of `tessel sim --json` (same text).")
-      .def("to_dict",
-           [](const SimResult& r) {
-             return to_python(nlohmann::json::parse(sim::report_json(r.report, r.config)));
-           })
+      .def(
+          "to_dict",
+          [](const SimResult& r) {
+            return to_python(nlohmann::json::parse(sim::report_json(r.report, r.config)));
+          },
+          "to_json() as a dict.")
       .def("__repr__", [](const SimResult& r) {
         return "<tessel.SimReport " + std::to_string(r.report.cycles) + " cycles, " +
                std::to_string(r.report.dram.total_bytes()) + " DRAM bytes>";
@@ -338,9 +373,13 @@ void bind_program_classes(py::module_& m) {
 void bind_pipeline(py::module_& m) {
   bind_schedule_class(m);
   bind_program_classes(m);
-  m.def("quantize", &quantize, py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
-        py::arg("policy") = "fusion+reuse", py::arg("config") = py::none(),
-        py::arg("input_seed") = 0);
+  m.def(
+      "quantize",
+      [](py::handle model, py::handle hw, const std::string& policy, py::handle config,
+         std::uint64_t input_seed) { return quantize(model, hw, policy, config, input_seed); },
+      py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
+      py::arg("policy") = "fusion+reuse", py::arg("config") = py::none(),
+      py::arg("input_seed") = 0);
   m.def(
       "schedule",
       [](py::handle model, py::handle hw, const std::string& policy, const std::string& objective,
@@ -365,11 +404,14 @@ void bind_pipeline(py::module_& m) {
       "_infer_quantized",
       [](const QuantizedModel& q, py::handle x) { return run_executor(q.model->quantized, x); },
       py::arg("model"), py::arg("x"));
-  m.def("policies", [] {
-    std::vector<std::string> names;
-    for (const auto& p : sched::policies()) names.push_back(p.name);
-    return names;
-  });
+  m.def(
+      "policies",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& p : sched::policies()) names.push_back(p.name);
+        return names;
+      },
+      "The scheduling policies, from layerwise (no fusion) to optimal (docs/scheduler.md).");
 }
 
 }  // namespace tessel::py_api

@@ -68,6 +68,13 @@ std::string yaml_text(const YAML::Node& node) {
 void register_exceptions(py::module_& m) {
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
   static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  error.attr("__doc__") =
+      "A stage failed (a RuntimeError): no schedule fits, codegen cannot lower a group, a "
+      "simulated fault. The message names the stage and the reason.";
+  input_error.attr("__doc__") =
+      "Bad input (a ValueError): a config and its key paths, an unknown model, a sweep spec, an "
+      "array of the wrong dtype or shape. `.diagnostics` lists the located problems (file, "
+      "line, column, key_path, message) when there are any.";
   py::register_exception_translator([](std::exception_ptr pointer) {
     try {
       if (pointer) std::rethrow_exception(pointer);

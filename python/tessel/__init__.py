@@ -12,8 +12,9 @@ only docstrings and the pandas conversion of sweep results. The numbers are the 
     df = tessel.sweep({...}, out="r.jsonl", jobs=2)           # == `tessel sweep`, as a DataFrame
 
 Long calls release the GIL. Ctrl-C stops a sweep between points (the results file stays
-consistent; rerun to resume); other calls finish their current step, then raise
-KeyboardInterrupt. Errors: tessel.InputError (a ValueError: bad configs, keys, arrays, specs;
+consistent; rerun to resume); quantize, schedule, compile, simulate and infer stop at their
+next poll inside the C++ (a fraction of a second) and raise KeyboardInterrupt, returning and
+writing nothing. Errors: tessel.InputError (a ValueError: bad configs, keys, arrays, specs;
 `.diagnostics` lists the located ones) and tessel.Error (a RuntimeError: a stage failed).
 """
 
@@ -49,7 +50,8 @@ def load_model(name_or_path, *, with_weights=True, batch=1, seed=0):
     """Loads a model into the graph IR: a zoo name ('resnet50', 'tiny_cnn', ...; see
     zoo_models()) or a .onnx, .tir or .json file. `with_weights=False` gives shapes only (fast;
     enough for schedule()). Raises InputError for an unknown name or a bad file."""
-    return _tessel.load_model(name_or_path, with_weights=with_weights, batch=batch, seed=seed)
+    return _tessel.load_model(_os.fspath(name_or_path), with_weights=with_weights, batch=batch,
+                              seed=seed)
 
 
 def quantize(model, hw=None, *, policy="fusion+reuse", config=None, input_seed=0):

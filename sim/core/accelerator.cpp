@@ -8,6 +8,7 @@
 
 #include "isa/assembler.hpp"
 #include "sim/core/costs.hpp"
+#include "support/cancel.hpp"
 
 namespace tessel::sim {
 namespace {
@@ -103,6 +104,11 @@ void Accelerator::run() {
   const std::uint64_t kernel_now = sc_core::sc_time_stamp().value();
   const std::uint64_t quantum = std::max<std::uint64_t>(context_.options.sync_quantum_cycles, 1);
   while (!faulted_) {
+    // A cancelled call (support/cancel.hpp) stops here; simulate() then returns cancelled().
+    if ((++cancel_polls_ & 0x3ffU) == 0 && cancel_requested()) {
+      raise_fault("cancelled", next_cycle_, "fetch", -1, "", "the call was cancelled");
+      return;
+    }
     cycle(next_cycle_);
     next_cycle_ = next_active_cycle();
     if (next_cycle_ == kNever) return;  // nothing can change any more: sc_start() returns

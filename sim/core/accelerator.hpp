@@ -201,6 +201,7 @@ class Accelerator : public sc_core::sc_module {
   std::vector<PerChannelRequant> per_channel_requants_;
   bool finish_done_ = false;
   bool faulted_ = false;
+  std::uint32_t cancel_polls_ = 0;  // run()'s iterations: every 1024th polls cancel_requested()
   std::uint64_t max_finish_cycle_ = 0;
   std::uint64_t last_dispatch_cycle_ = 0;
   std::uint64_t next_cycle_ = 0;  // the next active cycle run() runs

@@ -1,11 +1,12 @@
 """Schedules and simulations from Python equal the CLI's JSON (tiny nets here, the zoo: slow)."""
 
 import json
+import subprocess
 
 import pytest
 
 import tessel
-from conftest import without
+from conftest import TESSEL_BIN, without
 
 TINY = ["tiny_conv", "tiny_residual", "tiny_inception", "tiny_stem"]
 ZOO = ["resnet18", "resnet50", "vgg19", "googlenet", "inception_v3", "mobilenet_v2"]
@@ -98,3 +99,23 @@ def test_zoo_schedule_and_simulation_equal_cli(cli, tmp_path, model):
     for policy in tessel.policies():
         check_schedule_equals_cli(cli, model, "npc19-deepfusion", policy)
     check_simulation_equals_cli(cli, tmp_path, model, "npc19-deepfusion", "optimal")
+
+
+# Every zoo model the lists above leave out (transformers, SiLU/Transpose nets, ...): the same
+# schedule JSON as the CLI, or the same refusal (the message of `tessel schedule`'s error).
+OTHERS = [m for m in tessel.zoo_models() if m not in TINY + ZOO]
+
+
+@pytest.mark.parametrize("model", OTHERS)
+def test_other_zoo_models_schedule_or_are_refused_as_by_the_cli(model):
+    done = subprocess.run([TESSEL_BIN, "schedule", "--model", model, "--hw", "edge-small",
+                           "--json", "-", "-q"], capture_output=True, text=True)
+    try:
+        s = tessel.schedule(model, "edge-small")
+    except tessel.Error as e:
+        assert done.returncode != 0, f"the CLI schedules {model}, Python refuses: {e}"
+        assert done.stderr.strip() == f"error: {e}"
+        return
+    assert done.returncode == 0, f"Python schedules {model}, the CLI refuses: {done.stderr}"
+    assert (without(s.to_json(), "search_seconds", "tool_version") ==
+            without(done.stdout, "search_seconds", "tool_version"))

@@ -10,6 +10,7 @@
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "isa/instruction.hpp"
+#include "support/cancel.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::pipeline {
@@ -95,6 +96,7 @@ Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantCo
   model.prepared = std::move(prepared.value());
   auto quantized =
       cpu::quantize_model(model.prepared, qconfig, cpu::synthetic_samples(model.prepared, qconfig));
+  if (cancel_requested()) return cancelled();  // calibration stopped early (support/cancel.hpp)
   if (!quantized.ok()) return quantized.failure();
   model.quantized = std::move(quantized.value().graph);
   if (pools_before_concat)
@@ -173,6 +175,7 @@ Result<PolicyResult> compile_policy(const PreparedModel& model, const HwConfig& 
   if (!scheduled.ok()) return fail(policy + ": " + scheduled.reason());
   r.scheduled = std::move(scheduled.value());
   r.schedule_seconds = seconds_since(start);
+  if (cancel_requested()) return cancelled();  // before codegen, which is not polled
 
   start = std::chrono::steady_clock::now();
   auto compiled = codegen::compile(model.quantized, r.scheduled, config, model.input_values);

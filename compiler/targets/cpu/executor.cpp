@@ -20,6 +20,7 @@
 #include "compiler/targets/cpu/kernels.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
 #include "compiler/targets/cpu/ops/kernel.hpp"
+#include "support/cancel.hpp"
 #include "support/int_ops.hpp"
 #include "support/seeded.hpp"
 
@@ -435,6 +436,7 @@ Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
   // Op by op, each op on every sample before the next op (one sample: a plain run).
   for (std::size_t pos = 0; pos < impl_->order.size(); ++pos)
     for (std::size_t sample = 0; sample < sample_inputs.size(); ++sample) {
+      if (cancel_requested()) return cancelled();  // support/cancel.hpp
       if (current_sample) *current_sample = sample;
       auto& values = sample_values[sample];
       const std::map<std::string, TensorData>& inputs = *sample_inputs[sample];
