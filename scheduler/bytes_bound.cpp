@@ -1,6 +1,6 @@
 // The DRAM-bytes bound per capacity: per tensor, whether any group can keep it on chip (its
 // span's weights, the maps a sweep over it holds) and whether a conv reader must split its
-// weights into channel parts that each reload it (docs/scheduler.md, "Lower bounds: DRAM bytes
+// weights into channel parts that each reload it (docs/bounds.md, "Lower bounds: DRAM bytes
 // per capacity").
 #include "scheduler/bytes_bound.hpp"
 
@@ -163,7 +163,7 @@ bool runs_alone(const Op& op) {
   return op.kind == OpKind::Softmax || op.kind == OpKind::Reshape;
 }
 
-/// The chain bound's candidate groups (docs/scheduler.md, "The chain bound"): per first
+/// The chain bound's candidate groups (docs/bounds.md, "The chain bound"): per first
 /// position, each length's loads, stores, conv weights and sweep maps, built incrementally.
 class ChainBuilder {
  public:

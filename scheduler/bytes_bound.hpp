@@ -1,5 +1,5 @@
 // A lower bound on the DRAM bytes of every schedule of a network as a function of the on-chip
-// capacity (the "ski slope"; docs/scheduler.md, "Lower bounds: DRAM bytes per capacity").
+// capacity (the "ski slope"; docs/bounds.md, "Lower bounds: DRAM bytes per capacity").
 #pragma once
 
 #include <cstdint>

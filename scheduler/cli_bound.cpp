@@ -1,5 +1,5 @@
 // `tessel bound`: the lower bound on DRAM bytes per on-chip capacity (the ski slope) of a model
-// on a hardware config; table and JSON (docs/scheduler.md, "Lower bounds: DRAM bytes per
+// on a hardware config; table and JSON (docs/bounds.md, "Lower bounds: DRAM bytes per
 // capacity").
 #include <CLI/CLI.hpp>
 #include <algorithm>

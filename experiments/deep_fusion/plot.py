@@ -81,7 +81,7 @@ def main(csv_path, out_dir):
             lc = metric(model, "layerwise", "bytes", "cycles")
             # max(roofline, the barrier bound): no schedule is faster (docs/scheduler.md).
             bound = float(r.get("lower_bound_cycles") or r["roofline_cycles"])
-            # The DRAM-bytes bound at the config's capacity (docs/scheduler.md, "Lower bounds:
+            # The DRAM-bytes bound at the config's capacity (docs/bounds.md, "Lower bounds:
             # DRAM bytes per capacity"); CSVs written before it have no column.
             over_bound = (f"{dram / float(r['bound_bytes']):.3f}" if r.get("bound_bytes")
                           else "-")

@@ -1,4 +1,4 @@
-// The DRAM-bytes bound per capacity (docs/scheduler.md, "Lower bounds: DRAM bytes per
+// The DRAM-bytes bound per capacity (docs/bounds.md, "Lower bounds: DRAM bytes per
 // capacity"): each step on hand-computed nets (a single conv, a conv chain, a residual block, a
 // Gemm chain), and every registered policy's bytes at or above it on the tiny zoo nets and on
 // random DAGs at several capacities.
