@@ -9,43 +9,15 @@
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "support/seeded.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tessel::cpu {
 namespace {
 
 using ir::OpKind;
 
-class BlockBuilder {
- public:
-  ir::Graph graph{"tiny_block"};
-
-  std::string input(const std::string& name, ir::Shape shape) {
-    EXPECT_TRUE(graph.add_input(name, std::move(shape)).ok());
-    return name;
-  }
-  std::string constant(const std::string& name, ir::Shape shape, std::vector<float> values) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.f32_values = std::move(values);
-    EXPECT_TRUE(graph.add_constant(std::move(t)).ok());
-    return name;
-  }
-  // N(mean, std_dev) values from the seeded generator, one stream per constant.
-  std::string random(const std::string& name, ir::Shape shape, double mean, double std_dev) {
-    auto values = seeded_normal_values(ir::element_count(shape), 1000 + seed_++);
-    for (float& v : values) v = static_cast<float>(mean + std_dev * v);
-    return constant(name, std::move(shape), std::move(values));
-  }
-  std::string op(const std::string& name, OpKind kind, std::vector<std::string> inputs,
-                 ir::Attrs attrs = {}) {
-    auto id = graph.add_op(ir::Op{name, kind, std::move(inputs), {name}, std::move(attrs)});
-    EXPECT_TRUE(id.ok()) << id.reason();
-    return name;
-  }
-
- private:
-  std::uint64_t seed_ = 0;
+struct BlockBuilder : testing::GraphBuilder {
+  BlockBuilder() : GraphBuilder("tiny_block", 1000) {}
 };
 
 constexpr std::int64_t kSeq = 8, kModel = 16, kHidden = 32;

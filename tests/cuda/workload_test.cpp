@@ -14,6 +14,7 @@
 #include "compiler/targets/cuda/emulate.hpp"
 #include "compiler/targets/cuda/lower.hpp"
 #include "support/seeded.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tessel::cuda {
 namespace {
@@ -156,35 +157,13 @@ TEST(CudaWorkloadOps, ReduceSumRequantizesTheRowSumAndReduceMaxTakesTheLargest) 
 
 // ---- a tiny transformer block through lowering + emulator vs the golden executor ----------
 
-class BlockBuilder {
- public:
-  ir::Graph graph{"tiny_block"};
-  std::string input(const std::string& name, ir::Shape shape) {
-    EXPECT_TRUE(graph.add_input(name, std::move(shape)).ok());
-    return name;
-  }
-  std::string constant(const std::string& name, ir::Shape shape, std::vector<float> values) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.f32_values = std::move(values);
-    EXPECT_TRUE(graph.add_constant(std::move(t)).ok());
-    return name;
-  }
+/// The block's builder: seeded constants from stream 2000 on.
+struct BlockBuilder : testing::GraphBuilder {
+  BlockBuilder() : GraphBuilder("tiny_block", 2000) {}
+  using GraphBuilder::random;
   std::string random(const std::string& name, ir::Shape shape, double std_dev) {
-    auto values = seeded_normal_values(ir::element_count(shape), 2000 + seed_++);
-    for (float& v : values) v = static_cast<float>(std_dev * v);
-    return constant(name, std::move(shape), std::move(values));
+    return random(name, std::move(shape), 0.0, std_dev);
   }
-  std::string op(const std::string& name, OpKind kind, std::vector<std::string> inputs,
-                 ir::Attrs attrs = {}) {
-    auto id = graph.add_op(ir::Op{name, kind, std::move(inputs), {name}, std::move(attrs)});
-    EXPECT_TRUE(id.ok()) << id.reason();
-    return name;
-  }
-
- private:
-  std::uint64_t seed_ = 0;
 };
 
 /// LayerNorm, Q/K/V MatMuls, two heads (Reshape + Transpose), Q x K^T, a scale, causal Softmax,

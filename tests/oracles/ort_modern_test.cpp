@@ -22,6 +22,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "support/seeded.hpp"
 #include "tests/oracles/ort_support.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tessel {
 namespace {
@@ -32,36 +33,8 @@ using Ints = std::vector<std::int64_t>;
 
 const bool kThreadsSet = setenv("OMP_NUM_THREADS", "2", 0) == 0;
 
-class Builder {
- public:
-  ir::Graph graph{"modern_kinds"};
-
-  std::string input(const std::string& name, ir::Shape shape) {
-    EXPECT_TRUE(graph.add_input(name, std::move(shape)).ok());
-    return name;
-  }
-  std::string constant(const std::string& name, ir::Shape shape, std::vector<float> values) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.f32_values = std::move(values);
-    EXPECT_TRUE(graph.add_constant(std::move(t)).ok());
-    return name;
-  }
-  std::string random(const std::string& name, ir::Shape shape, double mean, double std_dev) {
-    auto values = seeded_normal_values(ir::element_count(shape), 2000 + seed_++);
-    for (float& v : values) v = static_cast<float>(mean + std_dev * v);
-    return constant(name, std::move(shape), std::move(values));
-  }
-  std::string op(const std::string& name, OpKind kind, std::vector<std::string> inputs,
-                 ir::Attrs attrs = {}) {
-    auto id = graph.add_op(ir::Op{name, kind, std::move(inputs), {name}, std::move(attrs)});
-    EXPECT_TRUE(id.ok()) << name << ": " << id.reason();
-    return name;
-  }
-
- private:
-  std::uint64_t seed_ = 0;
+struct Builder : testing::GraphBuilder {
+  Builder() : GraphBuilder("modern_kinds", 2000) {}
 };
 
 constexpr std::int64_t kSeq = 16, kModel = 32, kHidden = 64;
