@@ -272,7 +272,8 @@ cli::Runner setup_compile(CLI::App& command) {
       ->capture_default_str();
   command
       .add_option("--objective", o->objective,
-                  "What optimal (and opfusion) minimise: bytes | latency (docs/scheduler.md)")
+                  "What optimal (and opfusion) minimise: bytes | latency | energy | edp "
+                  "(docs/scheduler.md, docs/energy.md)")
       ->capture_default_str();
   command.add_option("--quant", o->quant,
                      "Quantization YAML (default: every default, bits from the config's matrix)");

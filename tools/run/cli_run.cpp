@@ -352,7 +352,8 @@ cli::Runner setup(CLI::App& command) {
   command.add_option("-p,--policy", args->policies, "Policies to run (default: every policy)");
   command
       .add_option("--objective", args->objective,
-                  "What optimal (and opfusion) minimise: bytes | latency (docs/scheduler.md)")
+                  "What optimal (and opfusion) minimise: bytes | latency | energy | edp "
+                  "(docs/scheduler.md, docs/energy.md)")
       ->capture_default_str();
   command.add_option("--input-seed", args->input_seed, "Seed of the default network input")
       ->capture_default_str();
