@@ -171,6 +171,21 @@ struct NormAffine {
   std::int64_t bias = 0;        ///< B_k = rha(beta_k / s_y * 2^r_k), |B_k| <= 2^61
 };
 
+/// A row's normalising scale (below): `inv` = floor(2^54 / s) and `g`, from its sums S1, S2.
+struct NormScale {
+  std::int64_t inv = 0;
+  int g = 0;
+};
+constexpr NormScale norm_scale(std::int64_t n, std::int64_t s1, std::int64_t s2, bool centre,
+                               std::int64_t epsilon_term) {
+  const std::int64_t d = centre ? n * s2 - s1 * s1 : n * s2;    // <= 2^58
+  const auto w = static_cast<std::uint64_t>(d + epsilon_term);  // < 2^61
+  if (w == 0) return {};
+  const int g = (61 - bit_length(w)) >> 1;
+  const std::uint64_t s = isqrt(w << (2 * g));  // in [2^29.5, 2^30.5)
+  return {static_cast<std::int64_t>((std::uint64_t{1} << 54) / s), g};
+}
+
 /// Normalises one row x[0..n) (n <= 2^14, codes of at most 16 bits) and writes y[0..n):
 /// S1 = sum x, S2 = sum x^2; c_k = n x_k - S1 and D = n S2 - S1^2 (`centre`, LayerNorm) or
 /// c_k = n x_k and D = n S2 (RMSNorm); W = D + epsilon_term; g = (61 - bit_length(W)) >> 1;
@@ -184,15 +199,7 @@ constexpr void norm_row(const std::int32_t* x, std::int64_t n, bool centre,
     s1 += x[k];
     s2 += static_cast<std::int64_t>(x[k]) * x[k];
   }
-  const std::int64_t d = centre ? n * s2 - s1 * s1 : n * s2;    // <= 2^58
-  const auto w = static_cast<std::uint64_t>(d + epsilon_term);  // < 2^61
-  std::int64_t inv = 0;
-  int g = 0;
-  if (w != 0) {
-    g = (61 - bit_length(w)) >> 1;
-    const std::uint64_t s = isqrt(w << (2 * g));  // in [2^29.5, 2^30.5)
-    inv = static_cast<std::int64_t>((std::uint64_t{1} << 54) / s);
-  }
+  const auto [inv, g] = norm_scale(n, s1, s2, centre, epsilon_term);
   for (std::int64_t k = 0; k < n; ++k) {
     const std::int64_t c = centre ? n * x[k] - s1 : n * x[k];
     const std::int64_t t = round_half_away(c * inv, 38 - g);

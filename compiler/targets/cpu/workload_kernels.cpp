@@ -129,15 +129,7 @@ TESSEL_INLINE void norm_body(const T* x, T* y, std::int64_t rows, std::int64_t n
       s1 += row[k];
       s2 += std::int64_t{row[k]} * row[k];
     }
-    const std::int64_t d = centre ? n * s2 - s1 * s1 : n * s2;
-    const auto w = static_cast<std::uint64_t>(d + epsilon_term);
-    std::int64_t inv = 0;
-    int g = 0;
-    if (w != 0) {
-      g = (61 - intops::bit_length(w)) >> 1;
-      const std::uint64_t s = intops::isqrt(w << (2 * g));
-      inv = static_cast<std::int64_t>((std::uint64_t{1} << 54) / s);
-    }
+    const auto [inv, g] = intops::norm_scale(n, s1, s2, centre, epsilon_term);
     const std::int64_t offset = centre ? s1 : 0, t_shift = 38 - g;
     const std::int64_t t_half = std::int64_t{1} << (t_shift - 1);
     for (std::int64_t k = 0; k < n; ++k) {

@@ -276,15 +276,9 @@ TESSEL_HD void norm_strided_row(const WorkArgs& a, std::int64_t row) {
     s1 += v;
     s2 += v * v;
   }
-  const std::int64_t d = a.centre ? n * s2 - s1 * s1 : n * s2;
-  const auto w = static_cast<std::uint64_t>(d + a.epsilon_term);
-  std::int64_t inv = 0;
-  int g = 0;
-  if (w != 0) {
-    g = (61 - intops::bit_length(w)) >> 1;
-    const std::uint64_t s = intops::isqrt(w << (2 * g));
-    inv = static_cast<std::int64_t>((std::uint64_t{1} << 54) / s);
-  }
+  const intops::NormScale scale = intops::norm_scale(n, s1, s2, a.centre, a.epsilon_term);
+  const std::int64_t inv = scale.inv;
+  const int g = scale.g;
   for (std::int64_t k = 0; k < n; ++k) {
     const std::int64_t c = a.centre ? n * x_at(k) - s1 : n * x_at(k);
     const std::int64_t t = intops::round_half_away(c * inv, 38 - g);
