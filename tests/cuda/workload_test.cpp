@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/resize_taps.hpp"
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/quantize_flow.hpp"
@@ -153,6 +154,50 @@ TEST(CudaWorkloadOps, ReduceSumRequantizesTheRowSumAndReduceMaxTakesTheLargest) 
   EXPECT_EQ(run(a, 2), (std::vector<std::int32_t>{4, -1}));
   a.op = kReduceMax;
   EXPECT_EQ(run(a, 2), (std::vector<std::int32_t>{4, 7}));
+}
+
+TEST(CudaWorkloadOps, ResizeWeighsTheTwoNeighboursAndNearestPicksOne) {
+  // x = [10, 20] -> 4 elements, half_pixel: source coordinates -0.25 (clamped to 0), 0.25, 0.75,
+  // 1.25 (clamped to 1); weights (256 - w, w) with w = rha(256 t): (256, 0), (192, 64),
+  // (64, 192), (256, 0). y = rha(sum, 8): 10, (1920 + 1280) / 256 = 12.5 -> 13, 17.5 -> 18, 20.
+  ir::Op op;
+  op.name = "up";
+  op.kind = OpKind::Resize;
+  op.attrs["mode"] = std::string("linear");
+  op.attrs["coordinate_transformation_mode"] = std::string("half_pixel");
+  op.attrs["nearest_mode"] = std::string("round_prefer_floor");
+  auto taps = ir::resize_taps(op, {2}, {4});
+  ASSERT_TRUE(taps.ok()) << taps.reason();
+  EXPECT_EQ(taps.value().shift, 8);
+  std::vector<std::int64_t> table;
+  for (const auto& tap : taps.value().axes[0])
+    table.insert(table.end(), {tap.lo, tap.hi, tap.w_lo, tap.w_hi});
+  EXPECT_EQ(table,
+            (std::vector<std::int64_t>{0, 1, 256, 0, 0, 1, 192, 64, 0, 1, 64, 192, 1, 1, 256, 0}));
+  std::vector<std::int32_t> x = {10, 20}, y(4);
+  WorkArgs a;
+  a.op = kResize;
+  a.x = dense(x, {2});
+  a.y = dense(y, {4});
+  a.table = table.data();
+  a.resize_shift = taps.value().shift;
+  EXPECT_EQ(run(a, 4), (std::vector<std::int32_t>{10, 13, 18, 20}));
+  // Nearest, round_prefer_floor: coordinates -0.25, 0.25, 0.75, 1.25 -> indices 0, 0, 1, 1.
+  op.attrs["mode"] = std::string("nearest");
+  auto nearest = ir::resize_taps(op, {2}, {4});
+  ASSERT_TRUE(nearest.ok()) << nearest.reason();
+  EXPECT_EQ(nearest.value().shift, 0);
+  table.clear();
+  for (const auto& tap : nearest.value().axes[0])
+    table.insert(table.end(), {tap.lo, tap.hi, tap.w_lo, tap.w_hi});
+  a.resize_shift = 0;
+  EXPECT_EQ(run(a, 4), (std::vector<std::int32_t>{10, 10, 20, 20}));
+  op.attrs["coordinate_transformation_mode"] = std::string("tf_crop_and_resize");
+  auto refused = ir::resize_taps(op, {2}, {4});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(
+      refused.reason(),
+      "op 'up' (Resize): coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
 }
 
 // ---- a tiny transformer block through lowering + emulator vs the golden executor ----------
@@ -325,6 +370,50 @@ TEST(CudaWorkloadEmulator, PadFillsTheQuantizedValueAroundTheInput) {
   EXPECT_EQ(have[0], pad_code);
   EXPECT_EQ(have[5 + 1], pad_code);
   EXPECT_EQ(have[5 + 2], got.value().at("x.q").to_i32()[0]);  // x[0, 0, 0, 0]
+}
+
+/// Resize of an NCHW map [1, 2, 3, 3] to [1, 2, 6, 5] under `mode`, then ReLU: the emulated
+/// plan against the golden executor, every tensor.
+void expect_resize_bit_exact(const std::string& mode, const std::string& coordinates) {
+  BlockBuilder b;
+  const std::string x = b.input("x", {1, 2, 3, 3});
+  const std::string up = b.op("up", OpKind::Resize, {x},
+                              {{"mode", mode},
+                               {"coordinate_transformation_mode", coordinates},
+                               {"nearest_mode", std::string("round_prefer_floor")},
+                               {"sizes", ir::Shape{1, 2, 6, 5}}});
+  b.op("y", OpKind::Relu, {up});
+  ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
+  quant::QuantConfig config;
+  auto q = cpu::quantize_model(b.graph, config, cpu::synthetic_samples(b.graph, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  auto plan = lower_to_gpu(q.value().graph);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  const cpu::TensorData input = cpu::default_input({1, 2, 3, 3}, 0);
+  cpu::Executor golden(q.value().graph);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto expected = golden.run({{"x", input}}, options);
+  ASSERT_TRUE(expected.ok()) << expected.reason();
+  int resize_steps = 0;
+  for (const auto& s : plan.value().steps)
+    resize_steps += std::string(step_kind_name(s)) == "resize";
+  EXPECT_EQ(resize_steps, 1);
+  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
+  ASSERT_TRUE(got.ok()) << got.reason();
+  const auto have = got.value().at("up").to_i32();
+  ASSERT_EQ(have.size(), 60u);
+  EXPECT_EQ(have, expected.value().at("up").to_i32()) << mode << " " << coordinates;
+  // Not a copy of the input: the upsampled map has more distinct positions than it.
+  EXPECT_NE(have[0], have[59]);
+}
+
+TEST(CudaWorkloadEmulator, ResizeLinearAndNearestAreBitExactWithTheGoldenExecutor) {
+  expect_resize_bit_exact("linear", "half_pixel");
+  expect_resize_bit_exact("linear", "align_corners");
+  expect_resize_bit_exact("nearest", "asymmetric");
+  expect_resize_bit_exact("nearest", "half_pixel");
 }
 
 TEST(CudaWorkloadLower, SoftmaxAlongAnotherAxisIsRefusedNamingTheOp) {

@@ -263,6 +263,7 @@ class Lowering {
   Status lower_workload(const ir::Op& op);
   Status lower_binary(const ir::Op& op);
   Status lower_table(const ir::Op& op);
+  Status lower_resize(const ir::Op& op);
   Status lower_matmul(const ir::Op& op);
   Status lower_softmax(const ir::Op& op);
   Status lower_norm(const ir::Op& op);

@@ -3,6 +3,7 @@
 // `kMove`/`kReshape` workload kernel whose source view carries the permutation, offsets or
 // broadcast as strides. A Slice of the last axis of rows is a view (no kernel), as a Split of
 // NHWC channels is.
+#include "compiler/ir/resize_taps.hpp"
 #include "compiler/ir/shape_rules.hpp"
 #include "compiler/targets/cuda/lower_internal.hpp"
 
@@ -106,6 +107,28 @@ Status Lowering::lower_move(const ir::Op& op) {
     default:
       return fail(where(op) + ": not a data-movement op");
   }
+  return push_work(std::move(step), out);
+}
+
+Status Lowering::lower_resize(const ir::Op& op) {
+  const std::string& in = op.inputs[0];
+  const std::string& out = op.outputs[0];
+  if (!place_.count(in)) return fail(where(op) + ": input not computed on the GPU");
+  const auto& xs = graph_.tensor(in).shape;
+  if (xs.size() > static_cast<std::size_t>(kMaxRank))
+    return fail(where(op) + ": rank " + std::to_string(xs.size()) + " is above the GPU's " +
+                std::to_string(kMaxRank));
+  auto taps = ir::resize_taps(op, xs, graph_.tensor(out).shape);
+  if (!taps) return fail(taps.reason());
+  auto s = work_step(op, kResize, out, {in});
+  if (!s) return s.failure();
+  Step step = std::move(s.value());
+  step.work.resize_shift = taps.value().shift;
+  std::vector<std::int64_t> table;  // axis after axis: (lo, hi, w_lo, w_hi) per output index
+  for (const auto& axis : taps.value().axes)
+    for (const auto& tap : axis) table.insert(table.end(), {tap.lo, tap.hi, tap.w_lo, tap.w_hi});
+  step.weights.resize(table.size() * sizeof(std::int64_t));
+  std::memcpy(step.weights.data(), table.data(), step.weights.size());
   return push_work(std::move(step), out);
 }
 

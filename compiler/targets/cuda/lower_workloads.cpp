@@ -187,6 +187,8 @@ Status Lowering::lower_workload(const ir::Op& op) {
     case OpKind::Concat:
     case OpKind::Split:
       return lower_concat_split(op);
+    case OpKind::Resize:
+      return lower_resize(op);
     default:
       if (ir::is_unary_function(op.kind)) return lower_table(op);
       return fail(where(op) + ": not supported by the GPU backend");

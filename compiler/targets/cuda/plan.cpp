@@ -50,6 +50,8 @@ const char* step_kind_name(const Step& step) {
       return "softmax";
     case kNorm:
       return "norm";
+    case kResize:
+      return "resize";
     default:
       return "reduce";
   }

@@ -73,6 +73,7 @@ enum WorkOp : std::int32_t {
   kNorm,      ///< layer/RMS norm over the last axis of x
   kReduceMax,
   kReduceSum,  ///< sum, then intops::requantize(requant) (ReduceMean: requant carries 1/n)
+  kResize,     ///< ir::resize_taps: rha(sum over the cell's corners of prod(w) * x, shift)
 };
 
 /// The arguments of one workload kernel. `y` has the output's logical dims; x, second and third
@@ -105,6 +106,9 @@ struct WorkArgs {
   std::int64_t epsilon_term = 0;
   // kReduce*: x has dims [kept.., reduced..]; `reduced` = product of the reduced dims.
   std::int64_t reduced = 1;
+  // kResize: `table` holds, axis after axis, y.dims[d] taps of four int64 (lo, hi, w_lo,
+  // w_hi: compiler/ir/resize_taps.hpp); x keeps the input's own dims.
+  std::int32_t resize_shift = 0;
 };
 
 /// Threads of a workload kernel: one per output element, or one per row (softmax, norm).
@@ -137,6 +141,34 @@ TESSEL_HD std::int32_t pad_element(const WorkArgs& a, std::int64_t linear) {
     at += i * a.x.strides[d];
   }
   return load_int(a.x.data, a.x.type, at);
+}
+
+/// Resize: output element `linear` from the taps at `a.table` (one definition with the golden
+/// kernel's, compiler/ir/resize_taps.hpp); nearest is the one-corner case.
+TESSEL_HD std::int32_t resize_element(const WorkArgs& a, std::int64_t linear) {
+  const auto* taps = static_cast<const std::int64_t*>(a.table);
+  std::int64_t index[kMaxRank] = {};
+  for (int d = a.y.rank - 1; d >= 0; --d) {
+    index[d] = linear % a.y.dims[d];
+    linear /= a.y.dims[d];
+  }
+  const std::int64_t* tap[kMaxRank] = {};
+  std::int64_t first = 0;  // the axis's first tap
+  for (int d = 0; d < a.y.rank; ++d) {
+    tap[d] = taps + 4 * (first + index[d]);
+    first += a.y.dims[d];
+  }
+  std::int64_t sum = 0;
+  for (std::int32_t corner = 0; corner < (1 << a.y.rank); ++corner) {
+    std::int64_t weight = 1, at = a.x.offset;
+    for (int d = 0; d < a.y.rank && weight != 0; ++d) {
+      const int high = (corner >> d) & 1;
+      weight *= tap[d][2 + high];
+      at += tap[d][high] * a.x.strides[d];
+    }
+    if (weight != 0) sum += weight * load_int(a.x.data, a.x.type, at);
+  }
+  return static_cast<std::int32_t>(intops::round_half_away(sum, a.resize_shift));
 }
 
 /// Output element `linear` (row-major over y's dims) of every element-wise op.
@@ -217,6 +249,8 @@ TESSEL_HD std::int32_t work_element(const WorkArgs& a, std::int64_t linear) {
       if (a.op == kReduceMax) return best;
       return intops::requantize(static_cast<std::int32_t>(sum), a.requant);
     }
+    case kResize:
+      return resize_element(a, linear);
     default:
       return 0;
   }

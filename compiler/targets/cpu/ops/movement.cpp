@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/ir/resize_taps.hpp"
 #include "compiler/targets/cpu/ops/common.hpp"
 
 namespace tessel::cpu {
@@ -155,55 +156,32 @@ Result<std::vector<TensorData>> trilu(const KernelArgs& args) {
   return ops::one(std::move(y));
 }
 
-/// The input coordinate of output coordinate `o` along an axis (ONNX Resize's transformation).
-double source_coordinate(const std::string& mode, std::int64_t o, std::int64_t in,
-                         std::int64_t out) {
-  const double scale = static_cast<double>(out) / static_cast<double>(in);
-  if (mode == "asymmetric") return static_cast<double>(o) / scale;
-  if (mode == "align_corners")
-    return out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / (out - 1);
-  if (mode == "pytorch_half_pixel" && out == 1) return 0.0;
-  return (static_cast<double>(o) + 0.5) / scale - 0.5;  // half_pixel
-}
-
-/// Linear resize of codes (docs/quantization.md, "Data movement"): on every axis whose size
-/// changes, the two neighbours weigh 256 - w and w with w = rha(256 t) (t the fraction of the
-/// source coordinate, a function of the shapes only), and y = rha(sum, 8 * changed axes).
-Result<std::vector<TensorData>> int_linear_resize(const KernelArgs& args,
-                                                  const std::string& coord) {
+/// Resize of integer codes through the shared taps (compiler/ir/resize_taps.hpp,
+/// docs/quantization.md "Data movement"): y = rha(sum over the cell's corners of prod(w) * x,
+/// shift); nearest is the one-corner case (w = 1, shift 0).
+Result<std::vector<TensorData>> int_resize(const KernelArgs& args, const ir::ResizeTaps& taps) {
   const TensorData& x = args.input(0);
-  const auto& xs = x.shape();
-  const ir::Shape ys = args.op.get_ints("sizes");
-  const auto stride = row_major_strides(xs);
-  int changed = 0;
-  for (std::size_t d = 0; d < xs.size(); ++d) changed += xs[d] != ys[d];
+  const auto stride = row_major_strides(x.shape());
   const auto xv = x.to_i32();
   TensorData y = args.allocate();
+  const auto& ys = y.shape();
   std::vector<std::int32_t> out(static_cast<std::size_t>(y.size()));
   std::vector<std::int64_t> idx(ys.size(), 0);
   for (std::int64_t i = 0; i < y.size(); ++i) {
     std::vector<std::pair<std::int64_t, std::int64_t>> terms = {{0, 1}};  // (offset, weight)
     for (std::size_t d = 0; d < ys.size(); ++d) {
-      if (xs[d] == ys[d]) {  // the coordinate is idx[d] exactly
-        for (auto& term : terms) term.first += idx[d] * stride[d];
-        continue;
-      }
-      const double c = std::clamp(source_coordinate(coord, idx[d], xs[d], ys[d]), 0.0,
-                                  static_cast<double>(xs[d] - 1));
-      const auto lo = static_cast<std::int64_t>(std::floor(c));
-      const std::int64_t hi = std::min(lo + 1, xs[d] - 1);
-      const auto w = static_cast<std::int64_t>(std::round(256.0 * (c - static_cast<double>(lo))));
+      const ir::ResizeTap& tap = taps.axes[d][static_cast<std::size_t>(idx[d])];
       std::vector<std::pair<std::int64_t, std::int64_t>> next;
       for (const auto& [at, weight] : terms) {
-        next.push_back({at + lo * stride[d], weight * (256 - w)});
-        if (w > 0) next.push_back({at + hi * stride[d], weight * w});
+        next.push_back({at + tap.lo * stride[d], weight * tap.w_lo});
+        if (tap.w_hi > 0) next.push_back({at + tap.hi * stride[d], weight * tap.w_hi});
       }
       terms = std::move(next);
     }
     std::int64_t sum = 0;
     for (const auto& [at, weight] : terms) sum += weight * xv[static_cast<std::size_t>(at)];
     out[static_cast<std::size_t>(i)] =
-        static_cast<std::int32_t>(intops::round_half_away(sum, 8 * changed));
+        static_cast<std::int32_t>(intops::round_half_away(sum, taps.shift));
     for (std::size_t d = ys.size(); d-- > 0;) {
       if (++idx[d] < ys[d]) break;
       idx[d] = 0;
@@ -217,33 +195,19 @@ Result<std::vector<TensorData>> resize(const KernelArgs& args) {
   const TensorData& x = args.input(0);
   const auto& xs = x.shape();
   const ir::Shape ys = args.op.get_ints("sizes");
+  auto taps = ir::resize_taps(args.op, xs, ys);
+  if (!taps) return taps.failure();
   const std::string& coord = args.op.get_string("coordinate_transformation_mode");
-  if (coord != "half_pixel" && coord != "asymmetric" && coord != "align_corners" &&
-      coord != "pytorch_half_pixel")
-    return fail(args.where() + ": coordinate_transformation_mode '" + coord + "' is not supported");
   const auto stride = row_major_strides(xs);
-  if (args.op.get_string("mode") == "nearest") {
-    const std::string& rounding = args.op.get_string("nearest_mode");
-    const auto pick = [&](double c, std::int64_t in) {
-      double v = 0.0;
-      if (rounding == "floor")
-        v = std::floor(c);
-      else if (rounding == "ceil")
-        v = std::ceil(c);
-      else if (rounding == "round_prefer_ceil")
-        v = std::floor(c + 0.5);
-      else
-        v = std::ceil(c - 0.5);  // round_prefer_floor
-      return std::clamp<std::int64_t>(static_cast<std::int64_t>(v), 0, in - 1);
-    };
+  if (!taps.value().linear) {  // any dtype: a bytewise gather of the nearest element
     return ops::one(gather_elements(args, x, [&](const std::vector<std::int64_t>& idx) {
       std::int64_t at = 0;
       for (std::size_t d = 0; d < idx.size(); ++d)
-        at += pick(source_coordinate(coord, idx[d], xs[d], ys[d]), xs[d]) * stride[d];
+        at += taps.value().axes[d][static_cast<std::size_t>(idx[d])].lo * stride[d];
       return at;
     }));
   }
-  if (ir::is_integer(x.dtype())) return int_linear_resize(args, coord);
+  if (ir::is_integer(x.dtype())) return int_resize(args, taps.value());
   // Linear: separable interpolation over every axis whose size changes.
   TensorData y = args.allocate();
   const float* xv = x.data<float>();
@@ -253,7 +217,7 @@ Result<std::vector<TensorData>> resize(const KernelArgs& args) {
     // Corners of the interpolation cell: 2^(changed axes) terms.
     std::vector<std::pair<std::int64_t, double>> terms = {{0, 1.0}};
     for (std::size_t d = 0; d < ys.size(); ++d) {
-      double c = source_coordinate(coord, idx[d], xs[d], ys[d]);
+      double c = ir::resize_source_coordinate(coord, idx[d], xs[d], ys[d]);
       c = std::clamp(c, 0.0, static_cast<double>(xs[d] - 1));
       const auto lo = static_cast<std::int64_t>(std::floor(c));
       const std::int64_t hi = std::min(lo + 1, xs[d] - 1);
