@@ -340,6 +340,34 @@ TEST(CudaWorkloadEmulator, ComparisonCatchesADroppedSoftmaxMask) {
   EXPECT_NE(got.value().at("probs").to_i32(), expected.value().at("probs").to_i32());
 }
 
+/// A graph with one f32 input "x" of `shape`, quantized (default config), lowered and emulated
+/// beside the golden executor, every tensor kept.
+struct BothRuns {
+  ir::Graph graph;  ///< quantized
+  GpuPlan plan;
+  std::map<std::string, cpu::TensorData> golden, emulated;
+};
+
+void run_both(const ir::Graph& g, const ir::Shape& shape, BothRuns& out) {
+  quant::QuantConfig config;
+  auto q = cpu::quantize_model(g, config, cpu::synthetic_samples(g, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  out.graph = q.value().graph;
+  auto plan = lower_to_gpu(out.graph);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  out.plan = std::move(plan.value());
+  const cpu::TensorData input = cpu::default_input(shape, 0);
+  cpu::Executor golden(out.graph);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto expected = golden.run({{"x", input}}, options);
+  ASSERT_TRUE(expected.ok()) << expected.reason();
+  out.golden = std::move(expected.value());
+  auto got = emulate(out.plan, input, /*all_buffers=*/true);
+  ASSERT_TRUE(got.ok()) << got.reason();
+  out.emulated = std::move(got.value());
+}
+
 TEST(CudaWorkloadEmulator, PadFillsTheQuantizedValueAroundTheInput) {
   BlockBuilder b;
   const std::string x = b.input("x", {1, 2, 3, 3});
@@ -348,28 +376,18 @@ TEST(CudaWorkloadEmulator, PadFillsTheQuantizedValueAroundTheInput) {
   b.op("y", OpKind::Relu, {padded});
   ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
   ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
-  quant::QuantConfig config;
-  auto q = cpu::quantize_model(b.graph, config, cpu::synthetic_samples(b.graph, config));
-  ASSERT_TRUE(q.ok()) << q.reason();
-  auto plan = lower_to_gpu(q.value().graph);
-  ASSERT_TRUE(plan.ok()) << plan.reason();
-  const cpu::TensorData input = cpu::default_input({1, 2, 3, 3}, 0);
-  cpu::Executor golden(q.value().graph);
-  cpu::RunOptions options;
-  options.keep_intermediates = true;
-  auto expected = golden.run({{"x", input}}, options);
-  ASSERT_TRUE(expected.ok()) << expected.reason();
-  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
-  ASSERT_TRUE(got.ok()) << got.reason();
-  const auto have = got.value().at("padded").to_i32();
-  EXPECT_EQ(have, expected.value().at("padded").to_i32());
+  BothRuns r;
+  run_both(b.graph, {1, 2, 3, 3}, r);
+  if (HasFatalFailure()) return;
+  const auto have = r.emulated.at("padded").to_i32();
+  EXPECT_EQ(have, r.golden.at("padded").to_i32());
   // [1, 2, 5, 5]: row 0 and columns 0, 1 are padding; 0.5 at the input's scale.
-  const float scale = q.value().graph.tensor("padded").quant->scales[0];
+  const float scale = r.graph.tensor("padded").quant->scales[0];
   const std::int32_t pad_code = intops::quantize_value(0.5f, scale, 8);
   ASSERT_EQ(have.size(), 50u);
   EXPECT_EQ(have[0], pad_code);
   EXPECT_EQ(have[5 + 1], pad_code);
-  EXPECT_EQ(have[5 + 2], got.value().at("x.q").to_i32()[0]);  // x[0, 0, 0, 0]
+  EXPECT_EQ(have[5 + 2], r.emulated.at("x.q").to_i32()[0]);  // x[0, 0, 0, 0]
 }
 
 /// Resize of an NCHW map [1, 2, 3, 3] to [1, 2, 6, 5] under `mode`, then ReLU: the emulated
@@ -385,26 +403,15 @@ void expect_resize_bit_exact(const std::string& mode, const std::string& coordin
   b.op("y", OpKind::Relu, {up});
   ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
   ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
-  quant::QuantConfig config;
-  auto q = cpu::quantize_model(b.graph, config, cpu::synthetic_samples(b.graph, config));
-  ASSERT_TRUE(q.ok()) << q.reason();
-  auto plan = lower_to_gpu(q.value().graph);
-  ASSERT_TRUE(plan.ok()) << plan.reason();
-  const cpu::TensorData input = cpu::default_input({1, 2, 3, 3}, 0);
-  cpu::Executor golden(q.value().graph);
-  cpu::RunOptions options;
-  options.keep_intermediates = true;
-  auto expected = golden.run({{"x", input}}, options);
-  ASSERT_TRUE(expected.ok()) << expected.reason();
+  BothRuns r;
+  run_both(b.graph, {1, 2, 3, 3}, r);
+  if (::testing::Test::HasFatalFailure()) return;
   int resize_steps = 0;
-  for (const auto& s : plan.value().steps)
-    resize_steps += std::string(step_kind_name(s)) == "resize";
+  for (const auto& s : r.plan.steps) resize_steps += std::string(step_kind_name(s)) == "resize";
   EXPECT_EQ(resize_steps, 1);
-  auto got = emulate(plan.value(), input, /*all_buffers=*/true);
-  ASSERT_TRUE(got.ok()) << got.reason();
-  const auto have = got.value().at("up").to_i32();
+  const auto have = r.emulated.at("up").to_i32();
   ASSERT_EQ(have.size(), 60u);
-  EXPECT_EQ(have, expected.value().at("up").to_i32()) << mode << " " << coordinates;
+  EXPECT_EQ(have, r.golden.at("up").to_i32()) << mode << " " << coordinates;
   // Not a copy of the input: the upsampled map has more distinct positions than it.
   EXPECT_NE(have[0], have[59]);
 }
