@@ -169,50 +169,128 @@ Status overlap_failure(const std::string& where, const Machine& machine, const B
               "' while both live at step " + std::to_string(step));
 }
 
-// What a group tiling's ops need of their tensors: per net tensor, the steps it is used over,
-// whether the group touches, loads or stores it, and per tile its box.
-struct TilingNeeds {
-  std::vector<int> step_of;  // per net op: its step in the group, 0 outside
-  std::vector<Span> tensor_span;
+// Ops a weight sweep runs whole, as blocks of their own (every channel at once).
+bool runs_whole(const Op& op) {
+  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
+}
+
+bool is_dense(const Net& net, const GroupSchedule& g, size_t p) {
+  const Op& op = net.op(g.ops[p]);
+  return op.kind == OpKind::Conv && op.groups == 1;
+}
+
+// A group's loop nest, restated from its choices, and what its ops need of their tensors.
+// Tile major (a group tiling): one loop over tiles (channel parts, rows, columns) around all
+// ops, so an op's work in one tile is its own step. Op major (a weight sweep): blocks in turn,
+// a dense conv and the elementwise ops after it looping over the conv's output-channel slices
+// with their ops interleaved slice by slice, or a windowed pool or Concat run whole, so an
+// op's step stands for its whole block. Per net tensor: its producer and last reader, whether
+// the group touches, loads, stores or keeps it (kept: loaded once, the same box in every tile);
+// per tile (a sweep: one) every tensor's box, and the largest part a buffer must hold (a
+// sweep's slice-local tensor: one slice).
+struct GroupNeeds {
+  bool op_major = false;
+  int last_step = 0;                       // n + 1: the stores
+  std::vector<int> pos_of;                 // per net op: its position in the group, -1 outside
+  std::vector<Span> op_span;               // per position: the steps its work is live over
+  std::vector<int> producer, last_reader;  // per tensor: positions (-1: loaded / never read)
   std::vector<char> touched, loaded, stored, kept;
   std::vector<std::vector<Box>> tiles;
   std::vector<int64_t> max_pixels, max_channels;
+  // Op major: per position its block's first position; per block start its last step; per
+  // phase (a slice of a conv's block; an op run whole joins the phase before it) its last step;
+  // per position the phase its last work runs in.
+  std::vector<size_t> block;
+  std::vector<int> block_end, phase_last, end_phase;
+  int position(int op) const {  // -1: not an op of the group
+    return op >= 0 && op < static_cast<int>(pos_of.size()) ? pos_of[static_cast<size_t>(op)] : -1;
+  }
+  bool slice_local(size_t t) const {
+    return op_major && producer[t] >= 0 && !stored[t] && last_reader[t] >= 0 &&
+           block[static_cast<size_t>(last_reader[t])] == block[static_cast<size_t>(producer[t])];
+  }
 };
 
-TilingNeeds tiling_needs(const Net& net, const GroupSchedule& g) {
-  TilingNeeds u;
-  const int n = static_cast<int>(g.ops.size());
-  const int last_step = n + 1;
+// An op-major nest's blocks and phases, checking its ops: a dense conv first, then per-slice
+// elementwise ops of a conv's block, or pools and Concats run whole.
+Status sweep_blocks(const std::string& where, const Net& net, const GroupSchedule& g,
+                    GroupNeeds& u) {
+  const size_t n = g.ops.size();
+  if (g.row_tiles * g.col_tiles * g.channel_tiles != 1) return fail(where + "more than one tile");
+  if (g.op_slices.size() != n) return fail(where + "slice counts do not match the ops");
+  u.block.assign(n, 0);
+  u.block_end.assign(n, 0);
+  for (size_t p = 0; p < n; ++p) {
+    const Op& op = net.op(g.ops[p]);
+    const bool dense = is_dense(net, g, p);
+    if (p == 0 && !dense) return fail(where + "does not start with a dense conv");
+    const bool whole = runs_whole(op);
+    if (!dense && !whole && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
+      return fail(where + "op '" + op.name + "' cannot run per slice");
+    if (dense != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
+      return fail(where + "op '" + op.name + "' has " + std::to_string(g.op_slices[p]) + " slices");
+    if (!dense && !whole && runs_whole(net.op(g.ops[u.block[p - 1]])))
+      return fail(where + "op '" + op.name + "' follows '" + net.op(g.ops[u.block[p - 1]]).name +
+                  "', which runs whole, not per slice");
+    u.block[p] = dense || whole ? p : u.block[p - 1];
+    u.block_end[u.block[p]] = static_cast<int>(p) + 1;
+  }
+  // A stored tensor is stored after the phase that completes it; the compute of the phase after
+  // next waits for that store, so its bytes are in use through the next phase (through the
+  // group's end when no phase after next exists).
+  u.end_phase.assign(n, -1);
+  for (size_t p = 0; p < n; ++p) {
+    if (is_dense(net, g, p)) {
+      u.phase_last.insert(u.phase_last.end(), static_cast<size_t>(g.op_slices[p]), u.block_end[p]);
+    } else if (runs_whole(net.op(g.ops[p]))) {
+      u.phase_last.back() = std::max(u.phase_last.back(), static_cast<int>(p) + 1);
+    }
+    u.end_phase[p] = static_cast<int>(u.phase_last.size()) - 1;
+  }
+  return {};
+}
+
+// The loop nest of `g` into `u`: positions and each op's span (its step, or its block's).
+Status loop_nest(const std::string& where, const Net& net, const GroupSchedule& g, GroupNeeds& u) {
+  const size_t n = g.ops.size();
+  u.op_major = g.weight_sweep;
+  u.last_step = static_cast<int>(n) + 1;
+  u.pos_of.assign(net.ops.size(), -1);
+  for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
+  if (u.op_major)
+    if (auto s = sweep_blocks(where, net, g, u); !s.ok()) return s;
+  u.op_span.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    const int step = static_cast<int>(p) + 1;
+    u.op_span[p] = u.op_major ? Span{static_cast<int>(u.block[p]) + 1, u.block_end[u.block[p]]}
+                              : Span{step, step};
+  }
+  return {};
+}
+
+// Per tensor: producer, last reader, touched, loaded, stored, kept; the tiles' boxes and the
+// largest part of each a buffer holds.
+void tensor_needs(const Net& net, const GroupSchedule& g, GroupNeeds& u) {
   const size_t tensors = net.tensors.size();
-  u.step_of.assign(net.ops.size(), 0);
-  for (int i = 0; i < n; ++i) u.step_of[static_cast<size_t>(g.ops[static_cast<size_t>(i)])] = i + 1;
-  auto in_group = [&](int op) { return op >= 0 && u.step_of[static_cast<size_t>(op)] > 0; };
-  // Required lifetime of each tensor.
-  u.tensor_span.assign(tensors, Span{});
+  u.producer.assign(tensors, -1);
+  u.last_reader.assign(tensors, -1);
   u.touched.assign(tensors, 0);
   u.loaded.assign(tensors, 0);
   u.stored.assign(tensors, 0);
-  for (int op_index : g.ops) {
-    const Op& op = net.op(op_index);
-    const int step = u.step_of[static_cast<size_t>(op_index)];
+  for (size_t p = 0; p < g.ops.size(); ++p) {
+    const Op& op = net.op(g.ops[p]);
     for (int t : op.inputs) {
       u.touched[static_cast<size_t>(t)] = 1;
-      if (!in_group(net.tensor(t).producer)) {
+      u.last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
+      const int producer = net.tensor(t).producer;
+      if (producer < 0 || u.pos_of[static_cast<size_t>(producer)] < 0)
         u.loaded[static_cast<size_t>(t)] = 1;
-        u.tensor_span[static_cast<size_t>(t)].first = 0;
-      }
-      u.tensor_span[static_cast<size_t>(t)].last =
-          std::max(u.tensor_span[static_cast<size_t>(t)].last, step);
     }
-    const Tensor& out = net.tensor(op.output);
     u.touched[static_cast<size_t>(op.output)] = 1;
-    u.tensor_span[static_cast<size_t>(op.output)].first = step;
-    bool external = out.network_output;
-    for (int c : out.consumers) external |= !in_group(c);
-    if (external) {
-      u.stored[static_cast<size_t>(op.output)] = 1;
-      u.tensor_span[static_cast<size_t>(op.output)].last = last_step;
-    }
+    u.producer[static_cast<size_t>(op.output)] = static_cast<int>(p);
+    bool external = net.tensor(op.output).network_output;
+    for (int c : net.tensor(op.output).consumers) external |= u.pos_of[static_cast<size_t>(c)] < 0;
+    u.stored[static_cast<size_t>(op.output)] = external;
   }
   u.tiles = tile_boxes(net, g);
   // Kept inputs (GroupSchedule::keeps_inputs): loaded once, the same box in every tile.
@@ -227,29 +305,51 @@ TilingNeeds tiling_needs(const Net& net, const GroupSchedule& g) {
   for (const auto& boxes : u.tiles) {
     for (size_t t = 0; t < boxes.size(); ++t) {
       if (boxes[t].empty()) continue;
+      int64_t channels = boxes[t].c.size();
+      if (u.slice_local(t)) {  // one slice of its block's conv
+        const size_t conv = u.block[static_cast<size_t>(u.producer[t])];
+        const int64_t all = net.tensor(net.op(g.ops[conv]).output).shape.c;
+        channels = (all + g.op_slices[conv] - 1) / g.op_slices[conv];
+      }
       u.max_pixels[t] = std::max(u.max_pixels[t], boxes[t].h.size() * boxes[t].w.size());
-      u.max_channels[t] = std::max(u.max_channels[t], boxes[t].c.size());
+      u.max_channels[t] = std::max(u.max_channels[t], channels);
     }
   }
-  return u;
 }
 
-// The steps buffer `b` of a group tiling is used over (into `need`), checking that a tensor
-// buffer holds a tensor of the group and is large enough for every tile.
-Status tiling_buffer_need(const std::string& where, const Net& net, const GroupSchedule& g,
-                          const TilingNeeds& u, const BufferAlloc& b, Span& need) {
-  const int last_step = static_cast<int>(g.ops.size()) + 1;
+// The steps tensor `t` is used over: from its producer's span (0: loaded) to its last reader's,
+// a stored tensor until its store (a sweep's early store: see sweep_blocks); in a group tiling,
+// cached halos, ping-pong copies and kept inputs (loaded by the first tile, read by every tile)
+// live over the whole tile.
+Span tensor_span(const GroupSchedule& g, const GroupNeeds& u, size_t t) {
+  const auto span_of = [&](int p) { return u.op_span[static_cast<size_t>(p)]; };
+  Span need;
+  need.first = u.producer[t] < 0 ? 0 : span_of(u.producer[t]).first;
+  need.last = u.last_reader[t] >= 0 ? span_of(u.last_reader[t]).last : need.first;
+  if (u.stored[t]) {
+    int until = u.last_step;
+    if (u.op_major) {
+      const int ready = u.end_phase[static_cast<size_t>(std::max(u.producer[t], 0))];
+      const int phases = static_cast<int>(u.phase_last.size());
+      if (ready + 2 < phases) until = u.phase_last[static_cast<size_t>(ready + 1)];
+    }
+    need.last = std::max(need.last, until);
+  }
+  const bool ping_pong = g.double_buffered && (u.loaded[t] || u.stored[t]);
+  if (!u.op_major && (g.halo == HaloMode::Cache || ping_pong || u.kept[t])) need = {0, u.last_step};
+  return need;
+}
+
+// The steps buffer `b` is used over (into `need`), checking that a tensor buffer holds a tensor
+// of the group and is large enough for every tile, and that an op's buffer belongs to an op of
+// the group.
+Status buffer_need(const std::string& where, const Net& net, const GroupSchedule& g,
+                   const GroupNeeds& u, const BufferAlloc& b, Span& need) {
   if (b.tensor >= 0) {
     const auto t = static_cast<size_t>(b.tensor);
     if (!u.touched[t])
       return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
-    need = u.tensor_span[t];
-    // Across tiles: cached halos, ping-pong copies and kept inputs (loaded by the first tile,
-    // read by every tile) live over the whole tile.
-    if (g.halo == HaloMode::Cache || (g.double_buffered && (u.loaded[t] || u.stored[t])) ||
-        u.kept[t]) {
-      need = {0, last_step};
-    }
+    need = tensor_span(g, u, t);
     if (b.pixel_bytes < u.max_channels[t] * net.activation_bytes ||
         b.size_bytes < u.max_pixels[t] * b.pixel_bytes) {
       return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
@@ -257,35 +357,45 @@ Status tiling_buffer_need(const std::string& where, const Net& net, const GroupS
                   std::to_string(u.max_pixels[t]) + " pixels of " +
                   std::to_string(u.max_channels[t] * net.activation_bytes) + " bytes");
     }
-  } else if (b.role == BufferRole::Weights) {
-    const int step = u.step_of[static_cast<size_t>(b.op)];
-    // Resident weights and kept slices (GroupSchedule::keeps_weight_slices) stay over the
-    // whole tile; a slice reloaded every tile is written by the tile's loads (step 0) and
-    // read at its op's step.
-    // Double-buffered streamed slices ping-pong: two copies, each live over whole tiles.
-    const bool whole = g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
-    need = whole ? Span{0, last_step} : Span{0, step};
-    if (g.prefetched && b.copy == 0) need.first = -1;  // loaded during the previous group
-  } else {
-    const int step = u.step_of[static_cast<size_t>(b.op)];
-    need = {step, step};
+    return {};
   }
+  if (b.role == BufferRole::Weights) {
+    // Whole tile: resident weights, kept slices (GroupSchedule::keeps_weight_slices) and
+    // double-buffered streamed slices (two copies ping-pong), a sweep's slice pair (it serves
+    // every conv's slices); a slice reloaded every tile is written by the tile's loads (step
+    // 0) and read at its op's step.
+    const bool whole =
+        u.op_major || g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
+    if (!whole && u.position(b.op) < 0)
+      return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
+    need = whole ? Span{0, u.last_step}
+                 : Span{0, u.op_span[static_cast<size_t>(u.position(b.op))].last};
+    if (g.prefetched && b.copy == 0) need.first = -1;  // loaded during the previous group
+    return {};
+  }
+  if (u.position(b.op) < 0)
+    return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
+  need = u.op_span[static_cast<size_t>(u.position(b.op))];
   return {};
 }
 
-// Every tensor a tile holds has a buffer, and a second copy where double-buffered; streamed
-// double-buffered weights have two copies.
-Status check_tiling_copies(const std::string& where, const Net& net, const GroupSchedule& g,
-                           const TilingNeeds& u) {
+// Every tensor a tile holds has a buffer, and a second copy where a group tiling double-buffers
+// it; streamed double-buffered weights have two copies (a sweep: the one slice pair).
+Status check_copies(const std::string& where, const Net& net, const GroupSchedule& g,
+                    const GroupNeeds& u) {
   std::vector<char> has_copy0(net.tensors.size(), 0), has_copy1(net.tensors.size(), 0);
   std::vector<char> weight_copy0(net.ops.size(), 0), weight_copy1(net.ops.size(), 0);
+  int slice_buffers = 0;
   for (const BufferAlloc& b : g.buffers) {
     if (b.tensor >= 0) {
       (b.copy == 0 ? has_copy0 : has_copy1)[static_cast<size_t>(b.tensor)] = 1;
-    } else if (b.role == BufferRole::Weights) {
+    } else if (b.role == BufferRole::Weights && b.op < 0) {
+      ++slice_buffers;
+    } else if (b.role == BufferRole::Weights && u.position(b.op) >= 0) {
       (b.copy == 0 ? weight_copy0 : weight_copy1)[static_cast<size_t>(b.op)] = 1;
     }
   }
+  if (u.op_major && slice_buffers != 2) return fail(where + "needs two weight slice buffers");
   for (int op : g.ops) {
     const auto o = static_cast<size_t>(op);
     if (weight_copy0[o] && g.double_buffered && !g.weights_resident && !weight_copy1[o]) {
@@ -297,8 +407,8 @@ Status check_tiling_copies(const std::string& where, const Net& net, const Group
     if (!u.touched[t] || u.max_pixels[t] == 0) continue;
     if (!has_copy0[t])
       return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
-    // A kept input (GroupSchedule::keeps_inputs) is loaded once and needs no second copy.
-    const bool ping_pong = u.stored[t] || (u.loaded[t] && !u.kept[t]);
+    // A kept input is loaded once and needs no second copy; a sweep's activations have one.
+    const bool ping_pong = !u.op_major && (u.stored[t] || (u.loaded[t] && !u.kept[t]));
     if (g.double_buffered && ping_pong && !has_copy1[t]) {
       return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name +
                   "' is double-buffered but has one copy");
@@ -310,7 +420,7 @@ Status check_tiling_copies(const std::string& where, const Net& net, const Group
 // Two buffers of a group tiling that share bytes while both live: only deep reuse, y
 // overwriting x at the step where x is read for the last time, replayed tile by tile.
 Status check_deep_reuse(const std::string& where, const Net& net, const Machine& machine,
-                        const GroupSchedule& g, const TilingNeeds& u,
+                        const GroupSchedule& g, const GroupNeeds& u,
                         const std::vector<Span>& required, size_t i, size_t j, int first) {
   const BufferAlloc& a = g.buffers[i];
   const BufferAlloc& b = g.buffers[j];
@@ -347,174 +457,15 @@ Status check_deep_reuse(const std::string& where, const Net& net, const Machine&
   return {};
 }
 
-Status check_group_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
-                           size_t group_index) {
-  const std::string where = "group " + std::to_string(group_index) + ": ";
-  const TilingNeeds u = tiling_needs(net, g);
-  std::vector<Span> required(g.buffers.size());
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const BufferAlloc& b = g.buffers[i];
-    if (auto s = check_placement(where, machine, b); !s.ok()) return s;
-    Span need;
-    if (auto s = tiling_buffer_need(where, net, g, u, b, need); !s.ok()) return s;
-    if (auto s = check_lifetime(where, b, need); !s.ok()) return s;
-    required[i] = need;
-  }
-  if (auto s = check_tiling_copies(where, net, g, u); !s.ok()) return s;
-  return check_overlaps(g, required, [&](size_t i, size_t j, int first) {
-    return check_deep_reuse(where, net, machine, g, u, required, i, j, first);
-  });
-}
-
-// Ops a weight sweep runs whole, as blocks of their own (every channel at once).
-bool runs_whole(const Op& op) {
-  return op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool || op.kind == OpKind::Concat;
-}
-
-// A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
-// the elementwise ops after it run interleaved slice by slice, and a windowed pool or a Concat
-// is a block of its own run whole, so a tensor is live over whole blocks; a tensor made and
-// consumed within one block (not stored) holds one slice. Buffers that share bytes while both live
-// must be one in-place chain: the same offset and layout, each link an elementwise op writing over
-// an input it reads last that its block's conv does not read (then slice k's output bytes are
-// exactly the input bytes slice k consumed).
-// A sweep's blocks and phases, restated, and per net tensor its producer, last reader and box.
-struct SweepNeeds {
-  std::vector<int> pos_of;  // per net op: its position in the group, -1 outside
-  std::vector<size_t> block;
-  std::vector<int> block_end;
-  std::vector<int> end_phase, phase_last;
-  std::vector<Box> boxes;
-  std::vector<int> producer, last_reader;  // per tensor: positions (-1: loaded / never read)
-  std::vector<char> touched, stored;
-  bool dense(const Net& net, const GroupSchedule& g, size_t p) const {
-    const Op& op = net.op(g.ops[p]);
-    return op.kind == OpKind::Conv && op.groups == 1;
-  }
-  bool slice_local(size_t t) const {
-    return producer[t] >= 0 && !stored[t] && last_reader[t] >= 0 &&
-           block[static_cast<size_t>(last_reader[t])] == block[static_cast<size_t>(producer[t])];
-  }
-};
-
-// The sweep's blocks, checking its ops: a dense conv first, then per-slice elementwise ops of a
-// conv's block, or pools and Concats run whole.
-Status sweep_blocks(const std::string& where, const Net& net, const GroupSchedule& g,
-                    SweepNeeds& u) {
-  const size_t n = g.ops.size();
-  if (g.row_tiles * g.col_tiles * g.channel_tiles != 1) return fail(where + "more than one tile");
-  if (g.op_slices.size() != n) return fail(where + "slice counts do not match the ops");
-  u.pos_of.assign(net.ops.size(), -1);
-  for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
-  u.block.assign(n, 0);
-  u.block_end.assign(n, 0);
-  for (size_t p = 0; p < n; ++p) {
-    const Op& op = net.op(g.ops[p]);
-    const bool dense = u.dense(net, g, p);
-    if (p == 0 && !dense) return fail(where + "does not start with a dense conv");
-    const bool whole = runs_whole(op);
-    if (!dense && !whole && op.kind != OpKind::Eltwise && op.kind != OpKind::Add)
-      return fail(where + "op '" + op.name + "' cannot run per slice");
-    if (dense != (g.op_slices[p] > 0) || g.op_slices[p] > net.tensor(op.output).shape.c)
-      return fail(where + "op '" + op.name + "' has " + std::to_string(g.op_slices[p]) + " slices");
-    if (!dense && !whole && runs_whole(net.op(g.ops[u.block[p - 1]])))
-      return fail(where + "op '" + op.name + "' follows '" + net.op(g.ops[u.block[p - 1]]).name +
-                  "', which runs whole, not per slice");
-    u.block[p] = dense || whole ? p : u.block[p - 1];
-    u.block_end[u.block[p]] = static_cast<int>(p) + 1;
-  }
-  // Phases: each slice of a conv (its block's ops on those channels); an op run whole joins the
-  // phase before it. A stored tensor is stored after the phase that completes it; the compute
-  // of the phase after next waits for that store, so its bytes are in use through the next
-  // phase (through the group's end when no phase after next exists).
-  u.end_phase.assign(n, -1);
-  for (size_t p = 0; p < n; ++p) {
-    if (u.dense(net, g, p)) {
-      u.phase_last.insert(u.phase_last.end(), static_cast<size_t>(g.op_slices[p]), u.block_end[p]);
-    } else if (runs_whole(net.op(g.ops[p]))) {
-      u.phase_last.back() = std::max(u.phase_last.back(), static_cast<int>(p) + 1);
-    }
-    u.end_phase[p] = static_cast<int>(u.phase_last.size()) - 1;
-  }
-  return {};
-}
-
-// Per tensor: its box (one tile), producer, last reader, whether touched and stored.
-void sweep_tensors(const Net& net, const GroupSchedule& g, SweepNeeds& u) {
-  const size_t tensors = net.tensors.size();
-  std::vector<Box> requested(tensors);
-  for (int t : g.outputs) requested[static_cast<size_t>(t)] = full_box(net.tensor(t).shape);
-  u.boxes = transfer(net, g.ops, requested).need;
-  u.producer.assign(tensors, -1);
-  u.last_reader.assign(tensors, -1);
-  u.touched.assign(tensors, 0);
-  u.stored.assign(tensors, 0);
-  for (size_t p = 0; p < g.ops.size(); ++p) {
-    const Op& op = net.op(g.ops[p]);
-    for (int t : op.inputs) {
-      u.touched[static_cast<size_t>(t)] = 1;
-      u.last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
-    }
-    u.touched[static_cast<size_t>(op.output)] = 1;
-    u.producer[static_cast<size_t>(op.output)] = static_cast<int>(p);
-    bool external = net.tensor(op.output).network_output;
-    for (int c : net.tensor(op.output).consumers) external |= u.pos_of[static_cast<size_t>(c)] < 0;
-    u.stored[static_cast<size_t>(op.output)] = external;
-  }
-}
-
-// The steps buffer `b` of a sweep is used over (into `need`), checking that a tensor buffer
-// holds a tensor of the group and is large enough (a slice-local tensor's, one slice).
-Status sweep_buffer_need(const std::string& where, const Net& net, const GroupSchedule& g,
-                         const SweepNeeds& u, const BufferAlloc& b, Span& need) {
-  const int last_step = static_cast<int>(g.ops.size()) + 1;
-  const int phases = static_cast<int>(u.phase_last.size());
-  if (b.tensor >= 0) {
-    const auto t = static_cast<size_t>(b.tensor);
-    if (!u.touched[t])
-      return fail(where + "buffer '" + b.name + "' holds a tensor the group never touches");
-    const int first =
-        u.producer[t] < 0 ? 0 : static_cast<int>(u.block[static_cast<size_t>(u.producer[t])]) + 1;
-    int last =
-        u.last_reader[t] >= 0 ? u.block_end[u.block[static_cast<size_t>(u.last_reader[t])]] : first;
-    if (u.stored[t]) {
-      const int ready = u.end_phase[static_cast<size_t>(std::max(u.producer[t], 0))];
-      last = std::max(
-          last, ready + 2 < phases ? u.phase_last[static_cast<size_t>(ready + 1)] : last_step);
-    }
-    need = {first, last};
-    int64_t channels = u.boxes[t].c.size();
-    if (u.slice_local(t)) {
-      const size_t conv = u.block[static_cast<size_t>(u.producer[t])];
-      channels = (net.tensor(net.op(g.ops[conv]).output).shape.c + g.op_slices[conv] - 1) /
-                 g.op_slices[conv];
-    }
-    const int64_t pixels = u.boxes[t].h.size() * u.boxes[t].w.size();
-    if (b.pixel_bytes < channels * net.activation_bytes || b.size_bytes < pixels * b.pixel_bytes)
-      return fail(where + "buffer '" + b.name + "' has " + std::to_string(b.size_bytes) +
-                  " bytes of " + std::to_string(b.pixel_bytes) + "-byte pixels but needs " +
-                  std::to_string(pixels) + " pixels of " +
-                  std::to_string(channels * net.activation_bytes) + " bytes");
-  } else if (b.role == BufferRole::Weights) {
-    need = {0, last_step};  // the slice pair serves every conv's slices, ping-ponging
-    if (g.prefetched && b.copy == 0) need.first = -1;  // slice 0, during the previous group
-  } else {
-    if (b.op < 0 || u.pos_of[static_cast<size_t>(b.op)] < 0)
-      return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
-    const auto p = static_cast<size_t>(u.pos_of[static_cast<size_t>(b.op)]);
-    need = {static_cast<int>(p) + 1, u.block_end[u.block[p]]};
-  }
-  return {};
-}
-
 // Every in-place link (BufferAlloc::reuses) of a sweep is legal: the same offset and layout, an
 // elementwise op over an input it reads last that its block's conv does not read. A tensor
 // buffer holds the whole box when its pixel has every channel, else one slice (the layout
 // codegen uses); an in-place chain keeps one layout.
 Status check_in_place_links(const std::string& where, const Net& net, const GroupSchedule& g,
-                            const SweepNeeds& u) {
+                            const GroupNeeds& u) {
   auto holds_whole = [&](const BufferAlloc& b) {
-    return b.pixel_bytes >= u.boxes[static_cast<size_t>(b.tensor)].c.size() * net.activation_bytes;
+    return b.pixel_bytes >=
+           u.tiles.front()[static_cast<size_t>(b.tensor)].c.size() * net.activation_bytes;
   };
   for (const BufferAlloc& y : g.buffers) {
     if (y.reuses < 0) continue;
@@ -522,7 +473,7 @@ Status check_in_place_links(const std::string& where, const Net& net, const Grou
       return fail(where + "buffer '" + y.name + "' reuses no buffer");
     const BufferAlloc& x = g.buffers[static_cast<size_t>(y.reuses)];
     const int p = y.tensor >= 0 ? u.producer[static_cast<size_t>(y.tensor)] : -1;
-    bool legal = p >= 0 && x.tensor >= 0 && !u.dense(net, g, static_cast<size_t>(p)) &&
+    bool legal = p >= 0 && x.tensor >= 0 && !is_dense(net, g, static_cast<size_t>(p)) &&
                  !runs_whole(net.op(g.ops[static_cast<size_t>(p)])) && x.offset == y.offset &&
                  x.pixel_bytes == y.pixel_bytes && x.size_bytes == y.size_bytes &&
                  x.scratchpad == y.scratchpad;
@@ -543,38 +494,11 @@ Status check_in_place_links(const std::string& where, const Net& net, const Grou
   return {};
 }
 
-// A weight sweep (GroupSchedule::weight_sweep), restated: one tile; blocks of a dense conv and
-// the elementwise ops after it run interleaved slice by slice, and a windowed pool or a Concat
-// is a block of its own run whole, so a tensor is live over whole blocks; a tensor made and
-// consumed within one block (not stored) holds one slice. Buffers that share bytes while both live
-// must be one in-place chain: the same offset and layout, each link an elementwise op writing over
-// an input it reads last that its block's conv does not read (then slice k's output bytes are
-// exactly the input bytes slice k consumed).
-Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
-                           size_t group_index) {
-  const std::string where = "group " + std::to_string(group_index) + ": weight sweep: ";
-  SweepNeeds u;
-  if (auto s = sweep_blocks(where, net, g, u); !s.ok()) return s;
-  sweep_tensors(net, g, u);
-  std::vector<Span> required(g.buffers.size());
-  std::vector<char> has_buffer(net.tensors.size(), 0);
-  int weight_copies = 0;
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const BufferAlloc& b = g.buffers[i];
-    if (auto s = check_placement(where, machine, b); !s.ok()) return s;
-    Span need;
-    if (auto s = sweep_buffer_need(where, net, g, u, b, need); !s.ok()) return s;
-    if (b.tensor >= 0) has_buffer[static_cast<size_t>(b.tensor)] = 1;
-    if (b.tensor < 0 && b.role == BufferRole::Weights) ++weight_copies;
-    if (auto s = check_lifetime(where, b, need); !s.ok()) return s;
-    required[i] = need;
-  }
-  if (weight_copies != 2) return fail(where + "needs two weight slice buffers");
-  for (size_t t = 0; t < net.tensors.size(); ++t) {
-    if (u.touched[t] && !u.boxes[t].empty() && !has_buffer[t])
-      return fail(where + "tensor '" + net.tensor(static_cast<int>(t)).name + "' has no buffer");
-  }
-  // Every in-place link, then every overlap must lie within one chain.
+// Buffers of a sweep that share bytes while both live: only one in-place chain, every link
+// legal (then slice k's output bytes are exactly the input bytes slice k consumed).
+Status check_in_place_chains(const std::string& where, const Net& net, const Machine& machine,
+                             const GroupSchedule& g, const GroupNeeds& u,
+                             const std::vector<Span>& required) {
   if (auto s = check_in_place_links(where, net, g, u); !s.ok()) return s;
   std::vector<size_t> root(g.buffers.size());
   for (size_t i = 0; i < g.buffers.size(); ++i) {
@@ -587,6 +511,33 @@ Status check_sweep_buffers(const Net& net, const Machine& machine, const GroupSc
   return check_overlaps(g, required, [&](size_t i, size_t j, int first) {
     if (root[i] == root[j]) return Status{};
     return overlap_failure(where, machine, g.buffers[i], g.buffers[j], first);
+  });
+}
+
+// A group's buffers against its loop nest: each lies in its scratchpad, holds what every tile
+// needs and is declared live over every step it is used; every tensor has its copies; buffers
+// that share bytes while both live are a deep-reuse claim, replayed (a group tiling), or one
+// in-place chain (a weight sweep, whose blocks interleave slice by slice).
+Status check_group_buffers(const Net& net, const Machine& machine, const GroupSchedule& g,
+                           size_t group_index) {
+  const std::string where =
+      "group " + std::to_string(group_index) + (g.weight_sweep ? ": weight sweep: " : ": ");
+  GroupNeeds u;
+  if (auto s = loop_nest(where, net, g, u); !s.ok()) return s;
+  tensor_needs(net, g, u);
+  std::vector<Span> required(g.buffers.size());
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const BufferAlloc& b = g.buffers[i];
+    if (auto s = check_placement(where, machine, b); !s.ok()) return s;
+    Span need;
+    if (auto s = buffer_need(where, net, g, u, b, need); !s.ok()) return s;
+    if (auto s = check_lifetime(where, b, need); !s.ok()) return s;
+    required[i] = need;
+  }
+  if (auto s = check_copies(where, net, g, u); !s.ok()) return s;
+  if (u.op_major) return check_in_place_chains(where, net, machine, g, u, required);
+  return check_overlaps(g, required, [&](size_t i, size_t j, int first) {
+    return check_deep_reuse(where, net, machine, g, u, required, i, j, first);
   });
 }
 
@@ -667,11 +618,8 @@ Status check_schedule(const Net& net, const Machine& machine, const Schedule& sc
         }
       }
     }
-    if (g.weight_sweep) {
-      if (auto s = check_sweep_buffers(net, machine, g, gi); !s.ok()) return s;
-    } else if (!g.dram_view) {
+    if (!g.dram_view)
       if (auto s = check_group_buffers(net, machine, g, gi); !s.ok()) return s;
-    }
     if (auto s = check_prefetch(machine, schedule, gi); !s.ok()) return s;
     for (int op : g.ops) {
       const int out = net.op(op).output;

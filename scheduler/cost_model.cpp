@@ -193,9 +193,73 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
          8;
 }
 
+int64_t accumulator_bytes(const Machine& machine, int64_t rows_per_step, const Box& out,
+                          int64_t channels) {
+  return std::min(rows_per_step, out.h.size()) * out.w.size() *
+         ceil_div(channels, machine.matrix_cols) * machine.matrix_cols * machine.accumulator_bytes;
+}
+
 int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts) {
   const int64_t channels = net.tensor(op.output).shape.c;
   return onchip_weight_bytes(net, machine, op, Interval{0, ceil_div(channels, parts)});
+}
+
+void set_tile_shape(const GroupInfo& g, const TileGeometry& geo, GroupSchedule& gs) {
+  const auto last_out = static_cast<size_t>(g.out_local.back());
+  Box first = geo.requested[last_out];
+  for (int64_t t = 1; first.empty() && t < geo.tiles; ++t)
+    first = geo.requested[static_cast<size_t>(t) * g.tensors.size() + last_out];
+  gs.tile_rows = first.h.size();
+  gs.tile_cols = first.w.size();
+  gs.tile_channels = first.c.size();
+}
+
+const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Machine& machine,
+                                                      const GroupInfo& g, const TileGeometry& geo,
+                                                      const std::vector<char>& kept, bool cache) {
+  TileGeometry::ActivationCosts& act = geo.costs[cache ? 1 : 0];
+  if (act.done) return act;
+  const size_t locals = g.tensors.size();
+  act.load.assign(static_cast<size_t>(geo.tiles), 0);
+  act.compute.assign(static_cast<size_t>(geo.tiles), 0);
+  act.store.assign(static_cast<size_t>(geo.tiles), 0);
+  std::vector<Box> previous(cache ? locals : 0);  // cache mode: the previous row tile's boxes
+  for (int64_t t = 0; t < geo.tiles; ++t) {
+    const Box* need = &geo.need[static_cast<size_t>(t) * locals];
+    const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
+    auto fresh = [&](size_t l) {
+      Box box = need[l];
+      if (cache && !previous[l].empty() && !box.empty()) {
+        box.h.b = std::max(box.h.b, previous[l].h.e);
+        if (box.h.e < box.h.b) box.h.e = box.h.b;
+      }
+      return box;
+    };
+    for (size_t l = 0; l < locals; ++l) {
+      if (g.is_input[l] && !(kept[l] && t > 0)) {
+        const Box box = fresh(l);
+        act.read_bytes += box.elements() * net.activation_bytes;
+        act.load[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], box);
+      }
+      if (g.stored[l]) {
+        act.written_bytes += req[l].elements() * net.activation_bytes;
+        act.store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
+      }
+    }
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      const Op& op = net.op(g.ops[pos]);
+      const size_t out = static_cast<size_t>(g.out_local[pos]);
+      act.compute[static_cast<size_t>(t)] +=
+          compute_cycles_of(net, machine, op, fresh(out), geo.rows_per_step[pos]);
+    }
+    if (cache) {
+      for (size_t l = 0; l < locals; ++l) {
+        if (!need[l].empty()) previous[l] = need[l];
+      }
+    }
+  }
+  act.done = true;
+  return act;
 }
 
 GroupSchedule schedule_of_group(const Net& net, const GroupInfo& g, const PlanOptions& options) {

@@ -52,6 +52,11 @@ int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
                             bool streamed = false);
 
+/// Accumulator bytes of one matrix instruction producing `channels` output channels of box
+/// `out`, `rows_per_step` rows at a time: whole column blocks of accumulator words.
+int64_t accumulator_bytes(const Machine& machine, int64_t rows_per_step, const Box& out,
+                          int64_t channels);
+
 /// The widest of `parts` near-equal output-channel slices of `op`, packed on chip (the packed
 /// size grows with the channel count alone; the widest part has ceil(C / parts) channels).
 int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts);
@@ -64,6 +69,19 @@ struct Cutoff {
   bool active() const { return cycles >= 0 || bytes >= 0; }
 };
 
+/// The tile shape a schedule reports: the first non-empty tile of the last op's output (a
+/// stored tensor with fewer rows than the tiling has tiles leaves some tiles empty).
+void set_tile_shape(const GroupInfo& g, const TileGeometry& geo, GroupSchedule& gs);
+
+/// The activation traffic and per-tile engine cycles (weights excluded) of the tiling `geo`
+/// (a weight sweep: its one tile) with cached halos or not, computed on first use: every
+/// residency and buffering choice of the tiling shares them. A cached halo's rows, computed or
+/// read by the previous row tile, are neither computed nor read again. `kept`: per local, an
+/// input the first tile loads for all (kept_inputs).
+const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Machine& machine,
+                                                      const GroupInfo& g, const TileGeometry& geo,
+                                                      const std::vector<char>& kept, bool cache);
+
 /// The model of a group tiling `m` (not a sweep) whose per-tile boxes and sizes are `geo`:
 /// buffers, allocation, traffic and cycles; fails when the buffers do not fit or the mapping
 /// exceeds `cutoff`.
@@ -71,7 +89,9 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
                                     const TileGeometry& geo, const Mapping& m,
                                     const PlanOptions& options, Cutoff cutoff = {});
 
-/// The model of a weight sweep `m` (docs/scheduler.md, "Weight sweeps"; sweep.cpp).
+/// The model of a weight sweep `m` (docs/scheduler.md, "Weight sweeps"; sweep_model.cpp): its
+/// one tile measured as a tiling's (tile_group, measure_geometry, activation_costs), its blocks'
+/// slices phase by phase.
 Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, const GroupInfo& g,
                                      const Mapping& m, const PlanOptions& options);
 

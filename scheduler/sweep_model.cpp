@@ -23,7 +23,6 @@ struct SweepPlan {
   std::vector<int> end_phase;              // per op position: the phase its last work runs in
   std::vector<int> phase_last_step;        // per phase: the last step of any op it runs
   std::vector<int> producer, last_reader;  // per local: op positions (-1: none)
-  std::vector<char> conv_reads;            // per local: a conv reads it
   std::vector<char> slice_local;           // per local: holds one slice
   std::vector<int> overwrites;             // per local: the local it overwrites in place, or -1
   std::vector<size_t> chain;               // per local: the root of its in-place chain
@@ -109,17 +108,15 @@ int64_t slice_channels(const Net& net, const GroupInfo& g, const Mapping& m, siz
 
 // Fills `s`'s per-local figures: producers and readers, slice-local tensors, in-place chains
 // and each chain's layout (every member has the chain's: the widest pixel any needs).
-void sweep_locals(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
-                  const TileGeometry& one, const PlanOptions& options, SweepPlan& s) {
+void sweep_locals(const Net& net, const GroupInfo& g, const Mapping& m, const TileGeometry& one,
+                  const PlanOptions& options, SweepPlan& s) {
   const size_t locals = g.tensors.size();
   s.producer.assign(locals, -1);
   s.last_reader.assign(locals, -1);
-  s.conv_reads.assign(locals, 0);
   for (size_t pos = 0; pos < g.ops.size(); ++pos) {
     s.producer[static_cast<size_t>(g.out_local[pos])] = static_cast<int>(pos);
     for (int l : g.in_local[pos]) {
       s.last_reader[static_cast<size_t>(l)] = static_cast<int>(pos);
-      if (is_dense_conv(net.op(g.ops[pos]))) s.conv_reads[static_cast<size_t>(l)] = 1;
     }
   }
   s.slice_local.assign(locals, 0);
@@ -136,13 +133,13 @@ void sweep_locals(const Net& net, const Machine& machine, const GroupInfo& g, co
     size_t r = l;
     while (s.overwrites[r] >= 0) r = static_cast<size_t>(s.overwrites[r]);
     s.chain[l] = r;
-    int64_t channels = one.need[l].c.size();
-    if (s.slice_local[l]) {
-      channels = slice_channels(net, g, m, s.block[static_cast<size_t>(s.producer[l])]);
-    } else if (s.conv_reads[l]) {
-      channels = ceil_div(channels, machine.matrix_rows) * machine.matrix_rows;
-    }
-    s.chain_pixel_bytes[r] = std::max(s.chain_pixel_bytes[r], channels * net.activation_bytes);
+    // The whole box's pixel as a tiling measures it (channels padded where a conv reads it),
+    // or one slice's.
+    const int64_t pixel =
+        s.slice_local[l] ? slice_channels(net, g, m, s.block[static_cast<size_t>(s.producer[l])]) *
+                               net.activation_bytes
+                         : one.pixel_bytes[l];
+    s.chain_pixel_bytes[r] = std::max(s.chain_pixel_bytes[r], pixel);
   }
 }
 
@@ -211,9 +208,8 @@ void sweep_buffers(const Net& net, const Machine& machine, const GroupInfo& g, c
     a.role = BufferRole::Accumulator;
     a.kind = BufferKind::Accumulators;
     a.op = g.ops[pos];
-    a.size_bytes = std::min(gs.rows_per_step[pos], out.h.size()) * out.w.size() *
-                   ceil_div(slice_channels(net, g, m, pos), machine.matrix_cols) *
-                   machine.matrix_cols * machine.accumulator_bytes;
+    a.size_bytes =
+        accumulator_bytes(machine, gs.rows_per_step[pos], out, slice_channels(net, g, m, pos));
     a.first_step = static_cast<int>(pos) + 1;
     a.last_step = s.last_step_of_block(pos);
     add_buffer(buffers, a, machine, options, store_step);
@@ -345,25 +341,19 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
                    const TileGeometry& one, const PlanOptions& options, const SweepPlan& s,
                    GroupSchedule& gs) {
   const int n_phases = s.phases();
-  int64_t activation_load_cycles = 0, store_cycles = 0;
+  // Activations as the one tile of a tiling loads and stores them: every input once, every
+  // stored output whole, each after the phase that completes it (early stores).
+  const std::vector<char> none(g.tensors.size(), 0);
+  const TileGeometry::ActivationCosts& act = activation_costs(net, machine, g, one, none, false);
+  gs.traffic.activations_read = act.read_bytes;
+  gs.traffic.activations_written = act.written_bytes;
   std::vector<int64_t> phase_store(static_cast<size_t>(n_phases), 0);  // stores after phase w
   for (size_t l = 0; l < g.tensors.size(); ++l) {
-    if (g.is_input[l]) {
-      gs.traffic.activations_read += one.need[l].elements() * net.activation_bytes;
-      activation_load_cycles += dma_cycles_for_box(net, machine, g.tensors[l], one.need[l]);
-    }
-    if (g.stored[l]) {
-      const Box whole = full_box(net.tensor(g.tensors[l]).shape);
-      gs.traffic.activations_written += whole.elements() * net.activation_bytes;
-      const int64_t cycles = dma_cycles_for_box(net, machine, g.tensors[l], whole);
-      store_cycles += cycles;
-      phase_store[static_cast<size_t>(s.end_phase[static_cast<size_t>(s.producer[l])])] += cycles;
-    }
+    if (g.stored[l])
+      phase_store[static_cast<size_t>(s.end_phase[static_cast<size_t>(s.producer[l])])] +=
+          dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
   }
-  const Shape3 last = net.tensor(net.op(g.ops.back()).output).shape;
-  gs.tile_rows = last.h;
-  gs.tile_cols = last.w;
-  gs.tile_channels = last.c;
+  set_tile_shape(g, one, gs);
   SweepPhases ph = sweep_phases(net, machine, g, m, one, s, gs);
   const size_t phases = ph.load.size();
   if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
@@ -371,8 +361,8 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
   // Prefetched: slice 0 is on chip when the group starts (its load is no longer on the LOAD
   // engine's path; phase 0 waits for the activations only).
   if (options.prefetch_occupied != nullptr && phases > 0) ph.load[0] = 0;
-  sweep_timeline(ph, phase_store, activation_load_cycles, gs);
-  gs.store_cycles = store_cycles;
+  sweep_timeline(ph, phase_store, act.load[0], gs);
+  gs.store_cycles = act.store[0];
   return {};
 }
 
@@ -382,21 +372,16 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
                                      const Mapping& m, const PlanOptions& options) {
   SweepPlan s;
   if (auto valid = sweep_blocks(net, g, m, s); !valid.ok()) return valid.failure();
-  const TileGeometry one = tile_group(net, g, Mapping{});
-  sweep_locals(net, machine, g, m, one, options, s);
+  TileGeometry one = tile_group(net, g, Mapping{});
+  measure_geometry(net, machine, g, one);
+  sweep_locals(net, g, m, one, options, s);
 
   GroupSchedule gs = schedule_of_group(net, g, options);
   gs.weights_resident = false;
   gs.double_buffered = true;
   gs.weight_sweep = true;
   gs.op_slices = m.op_slices;
-  gs.rows_per_step.assign(g.ops.size(), 1);
-  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-    if (is_dense_conv(net.op(g.ops[pos]))) {
-      gs.rows_per_step[pos] = conv_rows_per_step(
-          machine, std::max<int64_t>(1, one.need[static_cast<size_t>(g.out_local[pos])].w.size()));
-    }
-  }
+  gs.rows_per_step = one.rows_per_step;
   sweep_buffers(net, machine, g, m, one, options, s, gs);
   if (auto placed = allocate_chains(machine, options, gs); !placed.ok()) return placed.failure();
   if (auto costed = sweep_costs(net, machine, g, m, one, options, s, gs); !costed.ok())

@@ -81,10 +81,8 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
         previous_c = box.c;
       }
       if (has_matrix_work(op)) {
-        const int64_t rows = std::min(geo.rows_per_step[pos], box.h.size());
-        acc_max[pos] = std::max(acc_max[pos], rows * box.w.size() *
-                                                  ceil_div(box.c.size(), machine.matrix_cols) *
-                                                  machine.matrix_cols * machine.accumulator_bytes);
+        acc_max[pos] = std::max(
+            acc_max[pos], accumulator_bytes(machine, geo.rows_per_step[pos], box, box.c.size()));
       }
     }
   }

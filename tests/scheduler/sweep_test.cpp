@@ -197,6 +197,39 @@ TEST(WeightSweep, checker_rejects_an_in_place_output_at_another_offset) {
   EXPECT_EQ(one_copy.reason(), "group 0: weight sweep: needs two weight slice buffers");
 }
 
+// One buffer checker serves both loop nests (issue 35): a buffer must hold what every tile
+// needs, which in a sweep is one slice for a tensor made and consumed within its block: a
+// (conv a's output, read by relu_a only) holds 16 / 2 = 8 channels of 1 B per pixel, 4 x 4
+// pixels; b (conv b's, read by the add of its block) 8 / 2 = 4 channels. An op's buffer must
+// belong to an op of the group, in a sweep and in a group tiling alike.
+TEST(WeightSweep, one_checker_holds_slices_and_op_buffers_to_the_nest) {
+  const Net net = mini_block();
+  const Machine machine = unified_machine(1024, 4, 4, 16);
+  auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  EXPECT_TRUE(check_alone(net, machine, r.value()).ok());
+  EXPECT_EQ(
+      check_alone(net, machine, r.value(), "a", [](BufferAlloc& b) { b.pixel_bytes = 4; }).reason(),
+      "group 0: weight sweep: buffer 'a' has 128 bytes of 4-byte pixels but a tile needs 16 "
+      "pixels of 8 bytes");
+  EXPECT_EQ(
+      check_alone(net, machine, r.value(), "b", [](BufferAlloc& b) { b.size_bytes = 63; }).reason(),
+      "group 0: weight sweep: buffer 'b' has 63 bytes of 4-byte pixels but a tile needs 16 "
+      "pixels of 4 bytes");
+  EXPECT_EQ(
+      check_alone(net, machine, r.value(), "acc:a", [](BufferAlloc& b) { b.op = -1; }).reason(),
+      "group 0: weight sweep: buffer 'acc:a' belongs to no op of the group");
+  // The same ops as a group tiling (one tile, resident weights, on 4 KiB): acc:a claimed by an
+  // op outside the group (index 7: there are six ops).
+  const Machine larger = unified_machine(4096, 4, 4, 16);
+  auto tiled = evaluate_mapping(net, larger, {1, 2, 3, 4, 5}, Mapping{}, PlanOptions{});
+  ASSERT_TRUE(tiled.ok()) << tiled.reason();
+  EXPECT_TRUE(check_alone(net, larger, tiled.value()).ok());
+  EXPECT_EQ(
+      check_alone(net, larger, tiled.value(), "acc:a", [](BufferAlloc& b) { b.op = 7; }).reason(),
+      "group 0: buffer 'acc:a' belongs to no op of the group");
+}
+
 // A per-slice op may not write over an input its block's conv reads: the conv reads all of it
 // in every slice, after earlier slices' outputs landed. Here conv c and the add both read relu_a.
 TEST(WeightSweep, no_in_place_output_over_an_input_its_block_conv_reads) {
