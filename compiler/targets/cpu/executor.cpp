@@ -112,7 +112,8 @@ void Executor::Impl::plan_fusions(const ir::Graph& graph) {
       const auto& a = graph.tensor(op.inputs[0]);
       const auto& b = graph.tensor(op.inputs[1]);
       const auto& y = graph.tensor(op.outputs[0]);
-      if (!(a.dtype == y.dtype && b.dtype == y.dtype &&
+      // Equal shapes only: a broadcast is the row-major kernel's, which fuses nothing.
+      if (!(a.dtype == y.dtype && b.dtype == y.dtype && a.shape == b.shape &&
             (y.dtype == DType::i8 || y.dtype == DType::i16)))
         continue;
       Fusion f;
