@@ -15,6 +15,7 @@
 #include "compiler/zoo/zoo.hpp"
 #include "support/diagnostic.hpp"
 #include "support/npy.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tessel::cpu {
 namespace {
@@ -226,6 +227,34 @@ INSTANTIATE_TEST_SUITE_P(Zoo, TinyNets,
                                            Tiny{"tiny_inception", 25.0}, Tiny{"tiny_mlp", 25.0},
                                            Tiny{"tiny_depthwise", 25.0}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
+
+// A broadcasting Add (a bias row over [rows, C]) followed by a Relu: the fast path fuses an
+// equal-shape integer Add with its Relu, and must not absorb the Relu of an Add it does not run
+// itself (the row-major kernel runs the broadcast). Before session 27 the fused run skipped the
+// Relu: negative outputs, unlike the observed run.
+TEST(QuantizedExecutor, BroadcastAddThenReluKeepsTheRelu) {
+  testing::GraphBuilder b("bias_relu", 7);
+  const std::string x = b.input("x", {4, 8});
+  const std::string sum = b.op("sum", ir::OpKind::Add, {x, b.random("bias", {8}, 0.0, 0.5)});
+  b.op("y", ir::OpKind::Relu, {sum});
+  ASSERT_TRUE(b.graph.set_outputs({"y"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
+  quant::QuantConfig config;
+  auto q = quantize_model(b.graph, config, synthetic_samples(b.graph, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  Executor executor(q.value().graph);
+  const std::map<std::string, TensorData> feed = {{"x", default_input({4, 8}, 0)}};
+  auto fused = executor.run(feed);
+  RunOptions keep;
+  keep.keep_intermediates = true;  // no fusion
+  auto alone = executor.run(feed, keep);
+  ASSERT_TRUE(fused.ok() && alone.ok());
+  const auto y = fused.value().at("y").to_f32();
+  EXPECT_EQ(y, alone.value().at("y").to_f32());
+  // Half of N(0, 1) + bias is negative: the Relu has work to do, and did it.
+  EXPECT_EQ(*std::min_element(y.begin(), y.end()), 0.0f);
+  EXPECT_GT(*std::max_element(y.begin(), y.end()), 0.0f);
+}
 
 TEST(CalibrationFolder, WrongShapeAndDtypeAreNamedErrors) {
   const auto g = zoo::build_model("tiny_conv").value();

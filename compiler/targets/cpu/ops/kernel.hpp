@@ -1,4 +1,4 @@
-// Op kernels registered by kind: the executor's ops beyond its built-in fast paths.
+// Op kernels registered by kind: one table, every op kind the executor runs.
 #pragma once
 
 #include <string>
@@ -37,14 +37,24 @@ struct KernelArgs {
 /// args.where() and says why (an unsupported dtype, an accumulator leaving int32, ...).
 using OpKernel = Result<std::vector<TensorData>> (*)(const KernelArgs& args);
 
-/// The kernel registered for `kind`, or nullptr (the executor's built-in ops have none).
-OpKernel find_op_kernel(ir::OpKind kind);
+struct ChannelsLastArgs;  // ops/channels_last.hpp (internal to the executor)
 
-/// One registration: a kind and its kernel.
+/// A channels-last kernel: runs its op on the executor's values in the layouts it chooses
+/// (4-D values NHWC where that pays), with per-op state kept across runs. Returns true when it
+/// ran the op, false when this form of the op is the row-major kernel's (a broadcasting Add),
+/// or fails with a message that starts with the op's "%name (Kind)".
+using ChannelsLastKernel = Result<bool> (*)(ChannelsLastArgs& args);
+
+/// One registration: a kind and its kernels (at least one of the two). A kind with both runs
+/// the channels-last kernel first and the row-major one when that declines.
 struct KernelEntry {
   ir::OpKind kind;
-  OpKernel kernel;
+  OpKernel kernel = nullptr;
+  ChannelsLastKernel channels_last = nullptr;
 };
+
+/// The kernels registered for `kind` (both null for a kind the executor cannot run).
+const KernelEntry& find_kernels(ir::OpKind kind);
 
 // One table per family, each in its own file under ops/ (the registry concatenates them).
 std::vector<KernelEntry> elementwise_kernels();    // Add (broadcast), Sub, Mul, Div, Pow, Where
@@ -54,5 +64,6 @@ std::vector<KernelEntry> normalization_kernels();  // LayerNorm, RMSNorm, masked
 std::vector<KernelEntry> reduction_kernels();      // ReduceMean, ReduceSum, ReduceMax
 std::vector<KernelEntry> movement_kernels();  // Transpose, Slice, Gather, Expand, Trilu, Resize
 std::vector<KernelEntry> layout_kernels();    // Concat, Split, Pad, Flatten, Reshape, BN, Scale
+// The channels-last families are declared in ops/channels_last.hpp.
 
 }  // namespace tessel::cpu
