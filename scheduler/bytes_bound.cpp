@@ -412,8 +412,8 @@ ConvTiles conv_tiles(const Net& net, int conv, bool output_needed) {
   return t;
 }
 
-StreamedLoads streamed_input_loads(const ConvTiles& t, int64_t weights, int64_t maps,
-                                   bool unified) {
+StreamedLoads streamed_input_loads(const ConvTiles& t, int64_t weights, int64_t maps, bool unified,
+                                   bool power_of_two_parts) {
   StreamedLoads best;
   if (!t.valid || t.per_channel <= 0 || t.rows.empty() || t.cols.empty()) return best;
   auto consider = [&](int64_t bytes, int64_t parts, int64_t rows, int64_t cols) {
@@ -424,10 +424,15 @@ StreamedLoads streamed_input_loads(const ConvTiles& t, int64_t weights, int64_t 
   if (unified ? t.whole_box_bytes + t.per_channel <= weights
               : t.whole_box_bytes <= maps && t.per_channel <= weights) {
     const int64_t room = unified ? weights - t.whole_box_bytes : weights;
-    consider(t.whole_box_bytes, fewest_channel_parts(t.channels, t.per_channel, room), 1, 1);
+    int64_t parts = fewest_channel_parts(t.channels, t.per_channel, room);
+    while (power_of_two_parts && (parts & (parts - 1)) != 0) ++parts;
+    consider(t.whole_box_bytes, parts, 1, 1);
   }
   // k parts, each loading every tile's box: the widest slice and the largest box fit together.
-  for (int64_t k = fewest_channel_parts(t.channels, t.per_channel, weights); k <= t.channels; ++k) {
+  int64_t first = fewest_channel_parts(t.channels, t.per_channel, weights);
+  while (power_of_two_parts && (first & (first - 1)) != 0) ++first;
+  const int64_t last = power_of_two_parts ? std::min<int64_t>(t.channels, 1024) : t.channels;
+  for (int64_t k = first; k <= last; k = power_of_two_parts ? 2 * k : k + 1) {
     if (best.bytes >= 0 && k * t.read_bytes >= best.bytes) break;  // every grid loads >= read
     const int64_t slice = (t.channels + k - 1) / k * t.per_channel;
     if (slice > weights) continue;
@@ -546,6 +551,14 @@ int64_t BytesBoundModel::group_floor(size_t first, size_t length, const Machine&
   if (!group_fits(first, g, length, c)) return -1;
   if (g.view) return 0;
   return g.traffic + head_rereads(first, g, c) + g.fixed_bytes;
+}
+
+StreamedLoads BytesBoundModel::head_streamed_loads(size_t first, const Machine& machine,
+                                                   bool power_of_two_parts) const {
+  if (first >= heads_.size() || heads_[first].op < 0) return {};
+  const Capacities c(machine);
+  return streamed_input_loads(tiles_[static_cast<size_t>(heads_[first].op)], c.weights, c.maps,
+                              c.unified, power_of_two_parts);
 }
 
 // The least over partitions into groups that fit of the bytes their cuts move (a DP over the

@@ -78,9 +78,11 @@ struct ConvTiles {
 ConvTiles conv_tiles(const Net& net, int conv, bool output_needed = true);
 
 /// The least input bytes any streaming group headed by the conv loads, with `weights` and `maps`
-/// bytes of capacity (one buffer of `weights` bytes when `unified`).
+/// bytes of capacity (one buffer of `weights` bytes when `unified`). `power_of_two_parts`: only
+/// the part counts the map space offers (powers of two up to 1024), a planner's floor, not a
+/// bound (for `deep_fusion_run --gap`).
 StreamedLoads streamed_input_loads(const ConvTiles& conv, int64_t weights, int64_t maps,
-                                   bool unified);
+                                   bool unified, bool power_of_two_parts = false);
 
 /// The capacity-independent part of the bound of one network (per tensor: its span's conv
 /// weights, the largest sweep cut, what a crossing stores and loads; per conv reader: its
@@ -141,6 +143,11 @@ class BytesBoundModel {
   /// -1 where the execution model's facts rule every mapping of it out (`optimal` then does not
   /// plan it; docs/scheduler.md, "Search speed").
   int64_t group_floor(size_t first, size_t length, const Machine& machine) const;
+
+  /// F9 for the dense conv at position `first` on `machine` (bytes -1: not a dense conv, or no
+  /// tiling fits), as streamed_input_loads.
+  StreamedLoads head_streamed_loads(size_t first, const Machine& machine,
+                                    bool power_of_two_parts = false) const;
 
  private:
   struct HeadConv {
