@@ -8,6 +8,7 @@
 #include <map>
 
 #include "scheduler/bound.hpp"
+#include "scheduler/cost_model.hpp"
 #include "scheduler/map_space.hpp"
 
 namespace tessel::sched {
@@ -40,9 +41,6 @@ bool views_an_input(const Net& net, int tensor) {
                      [&](int t) { return net.tensor(t).network_output || views_an_input(net, t); });
 }
 
-bool is_dense_conv(const Op& op) {
-  return op.kind == OpKind::Conv && op.groups == 1;
-}
 bool is_elementwise(OpKind kind) {
   return kind == OpKind::Eltwise || kind == OpKind::Add;
 }
@@ -413,28 +411,33 @@ ConvTiles conv_tiles(const Net& net, int conv, bool output_needed) {
 }
 
 StreamedLoads streamed_input_loads(const ConvTiles& t, int64_t weights, int64_t maps, bool unified,
-                                   bool power_of_two_parts) {
+                                   bool power_of_two_parts,
+                                   const std::function<int64_t(int64_t)>& widest_slice) {
   StreamedLoads best;
   if (!t.valid || t.per_channel <= 0 || t.rows.empty() || t.cols.empty()) return best;
   auto consider = [&](int64_t bytes, int64_t parts, int64_t rows, int64_t cols) {
     if (best.bytes >= 0 && bytes >= best.bytes) return;
     best = {bytes, parts, rows, cols};
   };
+  auto slice_of = [&](int64_t k) {
+    return widest_slice ? widest_slice(k) : (t.channels + k - 1) / k * t.per_channel;
+  };
+  auto allowed = [&](int64_t k) { return !power_of_two_parts || (k & (k - 1)) == 0; };
   // One tile: the input is kept whole and loaded once, beside a slice of one channel at least.
-  if (unified ? t.whole_box_bytes + t.per_channel <= weights
-              : t.whole_box_bytes <= maps && t.per_channel <= weights) {
+  if (unified ? t.whole_box_bytes + slice_of(t.channels) <= weights
+              : t.whole_box_bytes <= maps && slice_of(t.channels) <= weights) {
     const int64_t room = unified ? weights - t.whole_box_bytes : weights;
     int64_t parts = fewest_channel_parts(t.channels, t.per_channel, room);
-    while (power_of_two_parts && (parts & (parts - 1)) != 0) ++parts;
+    while (parts < t.channels && (slice_of(parts) > room || !allowed(parts))) ++parts;
     consider(t.whole_box_bytes, parts, 1, 1);
   }
   // k parts, each loading every tile's box: the widest slice and the largest box fit together.
   int64_t first = fewest_channel_parts(t.channels, t.per_channel, weights);
-  while (power_of_two_parts && (first & (first - 1)) != 0) ++first;
+  while (!allowed(first)) ++first;
   const int64_t last = power_of_two_parts ? std::min<int64_t>(t.channels, 1024) : t.channels;
   for (int64_t k = first; k <= last; k = power_of_two_parts ? 2 * k : k + 1) {
     if (best.bytes >= 0 && k * t.read_bytes >= best.bytes) break;  // every grid loads >= read
-    const int64_t slice = (t.channels + k - 1) / k * t.per_channel;
+    const int64_t slice = slice_of(k);
     if (slice > weights) continue;
     const int64_t room = unified ? weights - slice : maps;
     const int64_t pixels = room / t.pixel_bytes;  // of the largest box
@@ -481,6 +484,7 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
                   : chain.size();
   groups_.reserve(chain.size());
   heads_.assign(chain.size(), HeadConv{});
+  net_ = std::make_shared<const Net>(net);
   tiles_.assign(static_cast<size_t>(net.size()), ConvTiles{});
   size_t pos = 0;
   for (int op = 0; op < net.size(); ++op) {
@@ -499,7 +503,16 @@ BytesBoundModel::Capacities::Capacities(const Machine& machine)
     : weights(scratchpad_bytes(machine, BufferKind::Weights)),
       maps(scratchpad_bytes(machine, BufferKind::Activations)),
       unified(machine.scratchpad(BufferKind::Weights) ==
-              machine.scratchpad(BufferKind::Activations)) {}
+              machine.scratchpad(BufferKind::Activations)),
+      on(&machine) {}
+
+StreamedLoads BytesBoundModel::packed_streamed_loads(int op, const Capacities& c,
+                                                     bool power_of_two_parts) const {
+  const Op& o = net_->op(op);
+  return streamed_input_loads(tiles_[static_cast<size_t>(op)], c.weights, c.maps, c.unified,
+                              power_of_two_parts,
+                              [&](int64_t k) { return widest_slice_bytes(*net_, *c.on, o, k); });
+}
 
 bool BytesBoundModel::sweep_fits(const GroupTerms& g, const Capacities& c) const {
   if (g.sweep_maps < 0) return false;  // F5
@@ -516,7 +529,11 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
     const HeadConv& head = heads_[first];
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
-    const int64_t held = g.streams ? (tiles != nullptr ? tiles->per_channel : 0) : g.conv_weights;
+    // A streaming head holds one packed slice of one channel at least.
+    const int64_t held = !g.streams ? g.conv_weights
+                         : tiles != nullptr && tiles->valid
+                             ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
+                             : 0;
     if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps)) return true;
   }
   return sweep_fits(g, c);
@@ -524,8 +541,7 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
 
 int64_t BytesBoundModel::streamed_loads(int op, int64_t weight_bytes, int64_t channels,
                                         int64_t read_bytes, const Capacities& c) const {
-  const StreamedLoads loads =
-      streamed_input_loads(tiles_[static_cast<size_t>(op)], c.weights, c.maps, c.unified);
+  const StreamedLoads loads = packed_streamed_loads(op, c, false);
   if (loads.bytes >= 0) return loads.bytes;
   // A space-to-depth stem, or no tiling fits beside any slice (no schedule exists): step 3
   // without F9.
@@ -557,8 +573,7 @@ StreamedLoads BytesBoundModel::head_streamed_loads(size_t first, const Machine& 
                                                    bool power_of_two_parts) const {
   if (first >= heads_.size() || heads_[first].op < 0) return {};
   const Capacities c(machine);
-  return streamed_input_loads(tiles_[static_cast<size_t>(heads_[first].op)], c.weights, c.maps,
-                              c.unified, power_of_two_parts);
+  return packed_streamed_loads(heads_[first].op, c, power_of_two_parts);
 }
 
 // The least over partitions into groups that fit of the bytes their cuts move (a DP over the

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,8 +83,11 @@ ConvTiles conv_tiles(const Net& net, int conv, bool output_needed = true);
 /// bytes of capacity (one buffer of `weights` bytes when `unified`). `power_of_two_parts`: only
 /// the part counts the map space offers (powers of two up to 1024), a planner's floor, not a
 /// bound (for `deep_fusion_run --gap`).
+/// `widest_slice(k)`: the on-chip bytes of the widest of k parts (the packed layout,
+/// `widest_slice_bytes`); empty: ceil(C / k) channels of compact weights.
 StreamedLoads streamed_input_loads(const ConvTiles& conv, int64_t weights, int64_t maps,
-                                   bool unified, bool power_of_two_parts = false);
+                                   bool unified, bool power_of_two_parts = false,
+                                   const std::function<int64_t(int64_t)>& widest_slice = {});
 
 /// The capacity-independent part of the bound of one network (per tensor: its span's conv
 /// weights, the largest sweep cut, what a crossing stores and loads; per conv reader: its
@@ -157,9 +162,12 @@ class BytesBoundModel {
   /// The scratchpads the facts check: the weights' and the activations' capacities.
   struct Capacities {
     int64_t weights = 0, maps = 0;
-    bool unified = false;  ///< one scratchpad holds both
+    bool unified = false;         ///< one scratchpad holds both
+    const Machine* on = nullptr;  ///< the machine (packed slice sizes)
     explicit Capacities(const Machine& machine);
   };
+  /// F9 for conv `op` with its packed slices on `c.machine`.
+  StreamedLoads packed_streamed_loads(int op, const Capacities& c, bool power_of_two_parts) const;
   bool group_fits(size_t first, const GroupTerms& g, size_t length, const Capacities& c) const;
   bool sweep_fits(const GroupTerms& g, const Capacities& c) const;
   /// The least input bytes conv `op` loads where it must stream its weights in channel parts
@@ -179,6 +187,7 @@ class BytesBoundModel {
   std::vector<TensorTerms> terms_;
   std::vector<std::vector<GroupTerms>> groups_;  ///< per first position
   std::vector<HeadConv> heads_;                  ///< per position: a dense conv reading its input
+  std::shared_ptr<const Net> net_;               ///< a copy: packed slice sizes per machine
   std::vector<ConvTiles> tiles_;                 ///< per op: a dense conv's tile geometry (F9)
 };
 
