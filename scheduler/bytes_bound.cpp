@@ -8,6 +8,7 @@
 #include <map>
 
 #include "scheduler/bound.hpp"
+#include "scheduler/cost_model.hpp"
 #include "scheduler/map_space.hpp"
 
 namespace tessel::sched {
@@ -40,9 +41,6 @@ bool views_an_input(const Net& net, int tensor) {
                      [&](int t) { return net.tensor(t).network_output || views_an_input(net, t); });
 }
 
-bool is_dense_conv(const Op& op) {
-  return op.kind == OpKind::Conv && op.groups == 1;
-}
 bool is_elementwise(OpKind kind) {
   return kind == OpKind::Eltwise || kind == OpKind::Add;
 }
@@ -348,6 +346,118 @@ int64_t fewest_channel_parts(int64_t channels, int64_t per_channel, int64_t capa
   return (channels + most - 1) / most;
 }
 
+namespace {
+/// Input positions the windows of outputs [ob, oe) touch along one axis: shape.cpp's
+/// window_axis, clamped to the input.
+int64_t window_extent(int64_t in, int64_t ob, int64_t oe, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t pad_begin) {
+  const int64_t b = std::max<int64_t>(ob * stride - pad_begin, 0);
+  const int64_t e = std::min((oe - 1) * stride + (kernel - 1) * dilation + 1 - pad_begin, in);
+  return std::max<int64_t>(e - b, 0);
+}
+}  // namespace
+
+std::vector<AxisTiling> axis_tilings(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                                     int64_t dilation, int64_t pad_begin) {
+  std::vector<AxisTiling> all;
+  for (int64_t n = 1; n <= out; ++n) {
+    AxisTiling a{n, 0, 0};
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ob = out * i / n, oe = out * (i + 1) / n;  // as group_info's part()
+      if (ob >= oe) continue;
+      const int64_t extent = window_extent(in, ob, oe, kernel, stride, dilation, pad_begin);
+      a.widest = std::max(a.widest, extent);
+      a.total += extent;
+    }
+    all.push_back(a);
+  }
+  std::stable_sort(all.begin(), all.end(), [](const AxisTiling& x, const AxisTiling& y) {
+    return x.widest != y.widest ? x.widest < y.widest : x.total < y.total;
+  });
+  std::vector<AxisTiling> front;  // widest ascending, total strictly descending
+  for (const AxisTiling& a : all)
+    if (front.empty() || a.total < front.back().total) front.push_back(a);
+  return front;
+}
+
+int64_t ConvTiles::min_box_bytes() const {
+  if (!valid || rows.empty() || cols.empty()) return 0;
+  return rows.front().widest * cols.front().widest * pixel_bytes;
+}
+
+ConvTiles conv_tiles(const Net& net, int conv, bool output_needed) {
+  ConvTiles t;
+  const Op& op = net.op(conv);
+  if (!is_dense_conv(op) || op.inputs.empty() || op.space_to_depth.channels > 0 || !output_needed)
+    return t;
+  const Tensor& input = net.tensor(op.inputs[0]);
+  if (input.space_to_depth != 1) return t;
+  const Shape3& in = input.shape;
+  const Shape3& out = net.tensor(op.output).shape;
+  if (out.c <= 0 || out.h <= 0 || out.w <= 0) return t;
+  const Window& w = op.window;
+  t.valid = true;
+  t.pixel_bytes = in.c * net.activation_bytes;  // a dense conv reads every input channel
+  t.channels = out.c;
+  t.per_channel = op.weight_bytes / out.c;
+  t.read_bytes = bytes_read_by(net, conv, op.inputs[0]);
+  t.rows = axis_tilings(in.h, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top);
+  t.cols = axis_tilings(in.w, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left);
+  t.whole_box_bytes =
+      window_extent(in.h, 0, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top) *
+      window_extent(in.w, 0, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left) *
+      t.pixel_bytes;
+  return t;
+}
+
+StreamedLoads streamed_input_loads(const ConvTiles& t, int64_t weights, int64_t maps, bool unified,
+                                   bool power_of_two_parts,
+                                   const std::function<int64_t(int64_t)>& widest_slice) {
+  StreamedLoads best;
+  if (!t.valid || t.per_channel <= 0 || t.rows.empty() || t.cols.empty()) return best;
+  auto consider = [&](int64_t bytes, int64_t parts, int64_t rows, int64_t cols) {
+    if (best.bytes >= 0 && bytes >= best.bytes) return;
+    best = {bytes, parts, rows, cols};
+  };
+  auto slice_of = [&](int64_t k) {
+    return widest_slice ? widest_slice(k) : (t.channels + k - 1) / k * t.per_channel;
+  };
+  auto allowed = [&](int64_t k) { return !power_of_two_parts || (k & (k - 1)) == 0; };
+  // One tile: the input is kept whole and loaded once, beside a slice of one channel at least.
+  if (unified ? t.whole_box_bytes + slice_of(t.channels) <= weights
+              : t.whole_box_bytes <= maps && slice_of(t.channels) <= weights) {
+    const int64_t room = unified ? weights - t.whole_box_bytes : weights;
+    int64_t parts = fewest_channel_parts(t.channels, t.per_channel, room);
+    while (parts < t.channels && (slice_of(parts) > room || !allowed(parts))) ++parts;
+    consider(t.whole_box_bytes, parts, 1, 1);
+  }
+  // k parts, each loading every tile's box: the widest slice and the largest box fit together.
+  int64_t first = fewest_channel_parts(t.channels, t.per_channel, weights);
+  while (!allowed(first)) ++first;
+  const int64_t last = power_of_two_parts ? std::min<int64_t>(t.channels, 1024) : t.channels;
+  for (int64_t k = first; k <= last; k = power_of_two_parts ? 2 * k : k + 1) {
+    if (best.bytes >= 0 && k * t.read_bytes >= best.bytes) break;  // every grid loads >= read
+    const int64_t slice = slice_of(k);
+    if (slice > weights) continue;
+    const int64_t room = unified ? weights - slice : maps;
+    const int64_t pixels = room / t.pixel_bytes;  // of the largest box
+    for (const AxisTiling& r : t.rows) {
+      if (r.widest > pixels) break;
+      const int64_t widest = pixels / r.widest;
+      auto c = std::upper_bound(t.cols.begin(), t.cols.end(), widest,
+                                [](int64_t v, const AxisTiling& a) { return v < a.widest; });
+      if (c == t.cols.begin()) continue;
+      --c;
+      if (r.parts == 1 && c->parts == 1) {  // one tile keeps the input: counted above
+        if (c == t.cols.begin()) continue;
+        --c;
+      }
+      consider(k * r.total * c->total * t.pixel_bytes, k, r.parts, c->parts);
+    }
+  }
+  return best;
+}
+
 BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(group_caps) {
   compulsory_ = net.model_weight_bytes() + net.total_requant_table_bytes() + net.io_bytes();
   base_ = compulsory_;
@@ -374,12 +484,17 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
                   : chain.size();
   groups_.reserve(chain.size());
   heads_.assign(chain.size(), HeadConv{});
+  net_ = std::make_shared<const Net>(net);
+  tiles_.assign(static_cast<size_t>(net.size()), ConvTiles{});
   size_t pos = 0;
   for (int op = 0; op < net.size(); ++op) {
     const Op& o = net.op(op);
     if (o.kind == OpKind::Input) continue;
-    if (is_dense_conv(o))
-      heads_[pos] = {o.weight_bytes, net.tensor(o.output).shape.c, builder.read(op, o.inputs[0])};
+    if (is_dense_conv(o)) {
+      const int64_t read = builder.read(op, o.inputs[0]);
+      heads_[pos] = {op, o.weight_bytes, net.tensor(o.output).shape.c, read};
+      tiles_[static_cast<size_t>(op)] = conv_tiles(net, op, read > 0);
+    }
     groups_.push_back(chain.from(pos++, longest));
   }
 }
@@ -388,36 +503,77 @@ BytesBoundModel::Capacities::Capacities(const Machine& machine)
     : weights(scratchpad_bytes(machine, BufferKind::Weights)),
       maps(scratchpad_bytes(machine, BufferKind::Activations)),
       unified(machine.scratchpad(BufferKind::Weights) ==
-              machine.scratchpad(BufferKind::Activations)) {}
+              machine.scratchpad(BufferKind::Activations)),
+      on(&machine) {}
 
-bool BytesBoundModel::group_fits(const GroupTerms& g, size_t length, const Capacities& c) const {
-  const PlanOptions limits;
-  // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep).
-  if ((!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) &&
-      (g.streams || g.conv_weights <= c.weights))
-    return true;
+StreamedLoads BytesBoundModel::packed_streamed_loads(int op, const Capacities& c,
+                                                     bool power_of_two_parts) const {
+  const Op& o = net_->op(op);
+  return streamed_input_loads(tiles_[static_cast<size_t>(op)], c.weights, c.maps, c.unified,
+                              power_of_two_parts,
+                              [&](int64_t k) { return widest_slice_bytes(*net_, *c.on, o, k); });
+}
+
+bool BytesBoundModel::sweep_fits(const GroupTerms& g, const Capacities& c) const {
   if (g.sweep_maps < 0) return false;  // F5
   return c.unified ? g.sweep_maps + g.sweep_weights <= c.maps
                    : g.sweep_maps <= c.maps && g.sweep_weights <= c.weights;
 }
 
-int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g,
-                                      const Capacities& c) const {
+bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t length,
+                                 const Capacities& c) const {
+  const PlanOptions limits;
+  // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep), with F9:
+  // a head conv's largest input box beside its weights (a slice of one channel at least).
+  if (!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) {
+    const HeadConv& head = heads_[first];
+    const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
+    const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
+    // A streaming head holds one packed slice of one channel at least.
+    const int64_t held = !g.streams ? g.conv_weights
+                         : tiles != nullptr && tiles->valid
+                             ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
+                             : 0;
+    if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps)) return true;
+  }
+  return sweep_fits(g, c);
+}
+
+int64_t BytesBoundModel::streamed_loads(int op, int64_t weight_bytes, int64_t channels,
+                                        int64_t read_bytes, const Capacities& c) const {
+  const StreamedLoads loads = packed_streamed_loads(op, c, false);
+  if (loads.bytes >= 0) return loads.bytes;
+  // A space-to-depth stem, or no tiling fits beside any slice (no schedule exists): step 3
+  // without F9.
+  return fewest_channel_parts(channels, weight_bytes / channels, c.weights) * read_bytes;
+}
+
+int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g, const Capacities& c,
+                                      int64_t streamed) const {
   const HeadConv& head = heads_[first];
-  // Weights that do not fit and an input that does not either: the group streams k parts.
-  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || head.read_bytes <= c.maps) return 0;
-  const int64_t parts =
-      fewest_channel_parts(head.channels, head.weight_bytes / head.channels, c.weights);
-  return std::max<int64_t>(0, parts * head.read_bytes - g.head_input_load);
+  // Weights that do not fit, in a group that is no sweep that fits: the group streams k parts
+  // of the head's weights, each loading the input boxes of its tiles (F7, F9).
+  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || sweep_fits(g, c)) return 0;
+  const int64_t loads =
+      streamed >= 0 ? streamed
+                    : streamed_loads(head.op, head.weight_bytes, head.channels, head.read_bytes, c);
+  return std::max<int64_t>(0, loads - g.head_input_load);
 }
 
 int64_t BytesBoundModel::group_floor(size_t first, size_t length, const Machine& machine) const {
   if (first >= groups_.size() || length < 1 || length > groups_[first].size()) return -1;
   const Capacities c(machine);
   const GroupTerms& g = groups_[first][length - 1];
-  if (!group_fits(g, length, c)) return -1;
+  if (!group_fits(first, g, length, c)) return -1;
   if (g.view) return 0;
   return g.traffic + head_rereads(first, g, c) + g.fixed_bytes;
+}
+
+StreamedLoads BytesBoundModel::head_streamed_loads(size_t first, const Machine& machine,
+                                                   bool power_of_two_parts) const {
+  if (first >= heads_.size() || heads_[first].op < 0) return {};
+  const Capacities c(machine);
+  return packed_streamed_loads(heads_[first].op, c, power_of_two_parts);
 }
 
 // The least over partitions into groups that fit of the bytes their cuts move (a DP over the
@@ -431,10 +587,15 @@ void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) con
   best[0] = 0;
   for (size_t i = 0; i < n; ++i) {
     if (best[i] == kNone) continue;
+    const HeadConv& head = heads_[i];
+    const int64_t streamed =
+        head.read_bytes > 0 && head.weight_bytes > c.weights
+            ? streamed_loads(head.op, head.weight_bytes, head.channels, head.read_bytes, c)
+            : -1;  // the same for every length: once
     for (size_t length = 1; length <= groups_[i].size(); ++length) {
       const GroupTerms& g = groups_[i][length - 1];
-      if (!group_fits(g, length, c)) continue;
-      const int64_t cost = g.traffic + head_rereads(i, g, c);
+      if (!group_fits(i, g, length, c)) continue;
+      const int64_t cost = g.traffic + head_rereads(i, g, c, streamed);
       int64_t& to = best[i + length];
       if (to == kNone || best[i] + cost < to) {
         to = best[i] + cost;
@@ -451,6 +612,7 @@ void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) con
 BytesBound BytesBoundModel::at(const Machine& machine) const {
   const int64_t weights_capacity = scratchpad_bytes(machine, BufferKind::Weights);
   const int64_t maps_capacity = scratchpad_bytes(machine, BufferKind::Activations);
+  const Capacities c(machine);
   BytesBound bound;
   for (const auto& sp : machine.scratchpads) bound.capacity_bytes += sp.size_bytes;
   bound.compulsory_bytes = compulsory_;
@@ -461,10 +623,9 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
     int64_t reader_loads = 0, reader_extra = 0;
     for (const Reader& r : t.readers) {
       if (r.weight_bytes <= weights_capacity || r.read_bytes <= maps_capacity) continue;
-      const int64_t parts =
-          fewest_channel_parts(r.channels, r.weight_bytes / r.channels, weights_capacity);
-      reader_loads += parts * r.read_bytes;
-      reader_extra += (parts - 1) * r.read_bytes;
+      const int64_t loads = streamed_loads(r.op, r.weight_bytes, r.channels, r.read_bytes, c);
+      reader_loads += loads;
+      reader_extra += loads - r.read_bytes;
     }
     ForcedTraffic forced;
     forced.tensor = t.tensor;

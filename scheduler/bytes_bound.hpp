@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,52 @@ struct BytesBound {
   int64_t bytes = 0;  ///< max(per_tensor_bytes, chain_bytes): no schedule moves fewer
   std::vector<ForcedTraffic> forced;
 };
+
+/// One axis of a dense conv's tile grids (F9, docs/bounds.md): `parts` near-equal parts of the
+/// output extent (as tiles split stored tensors), the widest input extent one part's windows
+/// touch (clamped to the input: padding is never loaded) and the sum of those extents.
+struct AxisTiling {
+  int64_t parts = 1, widest = 0, total = 0;
+};
+
+/// The part counts 1 .. `out` of one axis that no other count beats in both `widest` and
+/// `total` (fewer parts first: `widest` descending, `total` ascending; parts = 1 is first).
+std::vector<AxisTiling> axis_tilings(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                                     int64_t dilation, int64_t pad_begin);
+
+/// A dense conv's input traffic in a weight-streaming group (F7, F9): each of `parts` channel
+/// parts loads the input box of each of the `row_tiles` x `col_tiles` tiles, and the widest
+/// weight slice and the largest box are on chip together (one tile alone keeps the input
+/// whole, loaded once).
+struct StreamedLoads {
+  int64_t bytes = -1;  ///< the least input bytes over every feasible (parts, grid); -1: none
+  int64_t parts = 0, row_tiles = 0, col_tiles = 0;
+};
+
+/// The geometry of one dense conv that the F9 floor needs (built once per net).
+struct ConvTiles {
+  bool valid = false;           ///< a dense conv, not a space-to-depth stem, output needed
+  int64_t pixel_bytes = 0;      ///< one input pixel, every input channel
+  int64_t per_channel = 0;      ///< compact weights of one output channel
+  int64_t channels = 0;         ///< output channels
+  int64_t read_bytes = 0;       ///< bytes_read_by (every output element computed)
+  int64_t whole_box_bytes = 0;  ///< the input box of one tile (rows and columns whole)
+  std::vector<AxisTiling> rows, cols;
+  /// The least bytes the largest input box of any tiling holds: the widest one-position window
+  /// of each axis (a tiling computes every position, so some tile's box holds that window).
+  int64_t min_box_bytes() const;
+};
+ConvTiles conv_tiles(const Net& net, int conv, bool output_needed = true);
+
+/// The least input bytes any streaming group headed by the conv loads, with `weights` and `maps`
+/// bytes of capacity (one buffer of `weights` bytes when `unified`). `power_of_two_parts`: only
+/// the part counts the map space offers (powers of two up to 1024), a planner's floor, not a
+/// bound (for `deep_fusion_run --gap`).
+/// `widest_slice(k)`: the on-chip bytes of the widest of k parts (the packed layout,
+/// `widest_slice_bytes`); empty: ceil(C / k) channels of compact weights.
+StreamedLoads streamed_input_loads(const ConvTiles& conv, int64_t weights, int64_t maps,
+                                   bool unified, bool power_of_two_parts = false,
+                                   const std::function<int64_t(int64_t)>& widest_slice = {});
 
 /// The capacity-independent part of the bound of one network (per tensor: its span's conv
 /// weights, the largest sweep cut, what a crossing stores and loads; per conv reader: its
@@ -101,19 +149,35 @@ class BytesBoundModel {
   /// plan it; docs/scheduler.md, "Search speed").
   int64_t group_floor(size_t first, size_t length, const Machine& machine) const;
 
+  /// F9 for the dense conv at position `first` on `machine` (bytes -1: not a dense conv, or no
+  /// tiling fits), as streamed_input_loads.
+  StreamedLoads head_streamed_loads(size_t first, const Machine& machine,
+                                    bool power_of_two_parts = false) const;
+
  private:
   struct HeadConv {
+    int op = -1;
     int64_t weight_bytes = 0, channels = 0, read_bytes = 0;  ///< read_bytes 0: none
   };
   /// The scratchpads the facts check: the weights' and the activations' capacities.
   struct Capacities {
     int64_t weights = 0, maps = 0;
-    bool unified = false;  ///< one scratchpad holds both
+    bool unified = false;         ///< one scratchpad holds both
+    const Machine* on = nullptr;  ///< the machine (packed slice sizes)
     explicit Capacities(const Machine& machine);
   };
-  bool group_fits(const GroupTerms& g, size_t length, const Capacities& c) const;
-  /// Bytes the group's head conv loads beyond head_input_load (step 3), 0 if none.
-  int64_t head_rereads(size_t first, const GroupTerms& g, const Capacities& c) const;
+  /// F9 for conv `op` with its packed slices on `c.machine`.
+  StreamedLoads packed_streamed_loads(int op, const Capacities& c, bool power_of_two_parts) const;
+  bool group_fits(size_t first, const GroupTerms& g, size_t length, const Capacities& c) const;
+  bool sweep_fits(const GroupTerms& g, const Capacities& c) const;
+  /// The least input bytes conv `op` loads where it must stream its weights in channel parts
+  /// (step 3 with F9; the old k x read where no tiling fits: no schedule exists then).
+  int64_t streamed_loads(int op, int64_t weight_bytes, int64_t channels, int64_t read_bytes,
+                         const Capacities& c) const;
+  /// Bytes the group's head conv loads beyond head_input_load (step 3), 0 if none;
+  /// `streamed`: streamed_loads of the head, when known (-1: compute it).
+  int64_t head_rereads(size_t first, const GroupTerms& g, const Capacities& c,
+                       int64_t streamed = -1) const;
   void chain_bound(const Machine& machine, BytesBound& bound) const;
 
   bool group_caps_ = false;
@@ -123,6 +187,8 @@ class BytesBoundModel {
   std::vector<TensorTerms> terms_;
   std::vector<std::vector<GroupTerms>> groups_;  ///< per first position
   std::vector<HeadConv> heads_;                  ///< per position: a dense conv reading its input
+  std::shared_ptr<const Net> net_;               ///< a copy: packed slice sizes per machine
+  std::vector<ConvTiles> tiles_;                 ///< per op: a dense conv's tile geometry (F9)
 };
 
 /// The bound of `net` on `machine` (BytesBoundModel(net).at(machine)).

@@ -214,6 +214,18 @@ void print_gap(const tessel::sched::ScheduledNet& result, const tessel::HwConfig
     } else {
       std::fprintf(stderr, "no mapping (%s)\n", plan.reason().c_str());
     }
+    // F9 (docs/bounds.md): the head conv's least input loads over every part count and tile
+    // grid, and over the map space's power-of-two part counts only (a planner's floor).
+    const StreamedLoads any = model.head_streamed_loads(first, machine);
+    const StreamedLoads pow2 = model.head_streamed_loads(first, machine, true);
+    if (any.bytes >= 0 && any.parts > 1)
+      std::fprintf(stderr,
+                   "    F9 head input loads %.3f MB (%lld parts, %lldx%lld tiles); power-of-two "
+                   "parts %.3f MB (%lld parts, %lldx%lld tiles)\n",
+                   mb(any.bytes), static_cast<long long>(any.parts),
+                   static_cast<long long>(any.row_tiles), static_cast<long long>(any.col_tiles),
+                   mb(pow2.bytes), static_cast<long long>(pow2.parts),
+                   static_cast<long long>(pow2.row_tiles), static_cast<long long>(pow2.col_tiles));
   }
 }
 
