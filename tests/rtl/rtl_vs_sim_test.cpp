@@ -49,13 +49,20 @@ std::vector<std::uint8_t> initial_dram(const json& spec) {
   return dram;
 }
 
+/// Microbenchmarks whose instructions hw/rtl does not implement yet (docs/isa.md says which):
+/// the row normaliser's softmax and norm (issue 34), checked on the simulator only.
+bool rtl_lacks(const std::string& name) {
+  return name == "softmax" || name == "norm";
+}
+
 std::vector<std::string> program_names() {
   std::vector<std::string> names;
   if (!fs::exists(kPrograms)) return names;
   for (const auto& file : fs::directory_iterator(kPrograms)) {
     const std::string name = file.path().filename().string();
     const std::string suffix = ".expect.json";
-    if (name.size() > suffix.size() && name.ends_with(suffix))
+    if (name.size() > suffix.size() && name.ends_with(suffix) &&
+        !rtl_lacks(name.substr(0, name.size() - suffix.size())))
       names.push_back(name.substr(0, name.size() - suffix.size()));
   }
   std::sort(names.begin(), names.end());
