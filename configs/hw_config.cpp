@@ -40,6 +40,7 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
   if (c.vector.lookup_table) j["vector"]["lookup_table"] = true;
   if (c.vector.row_reduce) j["vector"]["row_reduce"] = true;
   if (c.vector.broadcast_multiply) j["vector"]["broadcast_multiply"] = true;
+  if (c.vector.row_normalise) j["vector"]["row_normalise"] = true;
   j["scratchpads"] = nlohmann::ordered_json::array();
   for (const auto& pad : c.scratchpads) {
     nlohmann::ordered_json holds = nlohmann::ordered_json::array();
@@ -218,6 +219,7 @@ std::string to_yaml(const HwConfig& c) {
   if (c.vector.lookup_table) out << "  lookup_table: true\n";
   if (c.vector.row_reduce) out << "  row_reduce: true\n";
   if (c.vector.broadcast_multiply) out << "  broadcast_multiply: true\n";
+  if (c.vector.row_normalise) out << "  row_normalise: true\n";
   out << "scratchpads:\n";
   for (const auto& pad : c.scratchpads) {
     out << "  - name: " << quoted(pad.name) << "\n"
@@ -309,7 +311,8 @@ std::string describe(const HwConfig& c) {
   row("vector unit", std::to_string(c.vector.lanes) + " lanes" +
                          (c.vector.lookup_table ? ", lookup table" : "") +
                          (c.vector.row_reduce ? ", row reductions" : "") +
-                         (c.vector.broadcast_multiply ? ", broadcast multiply" : ""));
+                         (c.vector.broadcast_multiply ? ", broadcast multiply" : "") +
+                         (c.vector.row_normalise ? ", row normalisation" : ""));
   for (const auto& pad : c.scratchpads) {
     std::string holds;
     for (DataKind kind : pad.holds)

@@ -67,6 +67,9 @@ struct VectorUnitConfig {
   /// The unit multiplies two operands, the second broadcast per pixel or per channel, and
   /// requantizes (ISA `mul`: the graph's broadcasting Mul: gating, SE blocks, row scales).
   bool broadcast_multiply = false;
+  /// The unit normalises rows (ISA `softmax` and `norm`: the integer Softmax with an optional
+  /// causal mask, LayerNorm and RMSNorm, each row's statistics, reciprocal or rsqrt inside).
+  bool row_normalise = false;
 
   bool operator==(const VectorUnitConfig&) const = default;
 };

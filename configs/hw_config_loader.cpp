@@ -25,7 +25,7 @@ const std::vector<std::string> kTopKeys = {"name",   "description", "clock_mhz",
 const std::vector<std::string> kMatrixKeys = {
     "rows", "cols", "input_bits", "weight_bits", "accumulator_bits", "fill_cycles", "drain_cycles"};
 const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce",
-                                              "broadcast_multiply"};
+                                              "broadcast_multiply", "row_normalise"};
 const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port_width_bytes",
                                                   "holds"};
 const std::vector<std::string> kDramKeys = {"bandwidth", "latency_ns", "burst_bytes",
@@ -825,12 +825,15 @@ HwConfigCheck check_hw_config_text(std::string_view text, const std::string& fil
     const auto row_reduce = val.read_flag(reduce, "vector.row_reduce");
     const YAML::Node multiply = val.get(node, "vector", "broadcast_multiply", false);
     const auto broadcast_multiply = val.read_flag(multiply, "vector.broadcast_multiply");
+    const YAML::Node normalise = val.get(node, "vector", "row_normalise", false);
+    const auto row_normalise = val.read_flag(normalise, "vector.row_normalise");
     if ((table.IsDefined() && !lookup_table) || (reduce.IsDefined() && !row_reduce) ||
-        (multiply.IsDefined() && !broadcast_multiply))
+        (multiply.IsDefined() && !broadcast_multiply) || (normalise.IsDefined() && !row_normalise))
       ok = false;
     c.vector.lookup_table = lookup_table.value_or(false);
     c.vector.row_reduce = row_reduce.value_or(false);
     c.vector.broadcast_multiply = broadcast_multiply.value_or(false);
+    c.vector.row_normalise = row_normalise.value_or(false);
   });
   section("scratchpads", true, read_scratchpads);
   section("dram", true, read_dram);

@@ -208,6 +208,10 @@ Status check_rules(const Instruction& instruction) {
           if (x.mode == ReduceMode::kSumsq && x.elem != Elem::kI8)
             return fail(field_error("elem", static_cast<std::int64_t>(x.elem),
                                     "must be i8 when mode = sumsq (int16 squares overflow int32)"));
+        } else if constexpr (std::is_same_v<T, Softmax>) {
+          // A mask offset without the causal mask would be silently ignored: a bad mask.
+          if (!x.causal && x.mask_offset != 0)
+            return fail(field_error("mask_offset", x.mask_offset, "must be 0 unless causal = 1"));
         } else if constexpr (std::is_same_v<T, Vcfg>) {
           if (x.lo > x.hi)
             return fail(field_error("hi", x.hi, "below lo = " + std::to_string(x.lo)));

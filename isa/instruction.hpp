@@ -17,6 +17,19 @@ namespace tessel::isa {
 /// One encoded instruction: kInstructionBytes bytes, bit k in byte k/8 at bit k%8.
 using Word = std::array<std::uint8_t, kInstructionBytes>;
 
+/// `softmax`'s table operand: exp_high[0..255] then exp_low[0..255], unsigned 16-bit entries
+/// (docs/isa.md, "softmax").
+inline constexpr std::int64_t kSoftmaxTableEntries = 512;
+inline constexpr std::int64_t kSoftmaxTableBytes = 2 * kSoftmaxTableEntries;
+
+/// `norm`'s parameter operand: the int64 epsilon term E, then per channel k the int32 G_k, the
+/// int32 r_k and the int64 B_k (docs/isa.md, "norm").
+inline constexpr std::int64_t kNormParamHeaderBytes = 8;
+inline constexpr std::int64_t kNormParamChannelBytes = 16;
+constexpr std::int64_t norm_param_bytes(std::int64_t channels) {
+  return kNormParamHeaderBytes + kNormParamChannelBytes * channels;
+}
+
 /// Every opcode, in table order (the order of Instruction's alternatives).
 std::span<const OpcodeSpec> opcode_specs();
 
@@ -42,7 +55,8 @@ Result<Instruction> make_instruction(const OpcodeSpec& spec, std::span<const std
 /// Every rule that needs no hardware config: each field within its legal range, token flags that
 /// the engine has (load has no previous engine, store no next one), and the cross-field rules of
 /// docs/isa.md (pad_value fits elem, a conv/pool input keeps at least one stored row and column,
-/// pool padding smaller than the window, depthwise convs have ic_blocks = 1, lo <= hi).
+/// pool padding smaller than the window, depthwise convs have ic_blocks = 1, lo <= hi, softmax's
+/// mask_offset is 0 unless causal).
 /// The message names the field: "field 'pop_prev' = 1: the load engine has no previous engine".
 Status check(const Instruction& instruction);
 

@@ -188,6 +188,26 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
           f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
                 x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
                 mask({K::kActivations, K::kOutputs})));
+        } else if constexpr (std::is_same_v<T, Softmax>) {
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, elem_bytes(x.elem), false,
+                mask({K::kActivations, K::kOutputs})));
+          f(Access{"table_sp", "table_addr", x.table_sp, x.table_addr,
+                   x.table_addr + kSoftmaxTableBytes, false,
+                   mask({K::kWeights, K::kAccumulators})});
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
+                mask({K::kActivations, K::kOutputs})));
+        } else if constexpr (std::is_same_v<T, Norm>) {
+          f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
+                x.src_stride_y, x.src_stride_x, elem_bytes(x.elem), false,
+                mask({K::kActivations, K::kOutputs})));
+          f(Access{"param_sp", "param_addr", x.param_sp, x.param_addr,
+                   x.param_addr + norm_param_bytes(x.c_size), false,
+                   mask({K::kWeights, K::kAccumulators})});
+          f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
+                x.dst_stride_y, x.dst_stride_x, elem_bytes(x.dst_elem), true,
+                mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Reduce>) {
           f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
                 x.src_stride_y, x.src_stride_x, elem_bytes(x.elem), false,
@@ -280,6 +300,11 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
     return FieldProblem{"opcode",
                         "opcode 'mul' needs a vector unit with a broadcast multiplier, which this "
                         "config lacks (vector.broadcast_multiply: true)"};
+  if ((std::holds_alternative<Softmax>(instruction) || std::holds_alternative<Norm>(instruction)) &&
+      !target.row_normalise)
+    return FieldProblem{"opcode", "opcode '" + std::string(mnemonic(instruction)) +
+                                      "' needs a vector unit with row normalisation, which this "
+                                      "config lacks (vector.row_normalise: true)"};
   // Allocation-free unless a check fails: validate runs once per simulated instruction.
   std::optional<FieldProblem> problem;
   for_each_access(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits,

@@ -36,6 +36,7 @@ struct TargetInfo {
   bool lookup_table = false;        ///< the vector unit runs `lut` (vector.lookup_table)
   bool row_reduce = false;          ///< the vector unit runs `reduce` (vector.row_reduce)
   bool broadcast_multiply = false;  ///< the vector unit runs `mul` (vector.broadcast_multiply)
+  bool row_normalise = false;  ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
 };
 
 /// One SRAM operand of an instruction: the bytes [begin, end) of scratchpad `sp` it touches.
@@ -62,7 +63,8 @@ struct FieldProblem {
 
 /// Checks `instruction` (which passed check()) against `target`: scratchpad ids exist, every
 /// operand's bytes lie inside its scratchpad, the scratchpad may hold the operand's kind,
-/// conv's elem matches the matrix input width, `lut`, `reduce` and `mul` have their unit. The first
+/// conv's elem matches the matrix input width, `lut`, `reduce`, `mul`, `softmax` and `norm` have
+/// their unit. The first
 /// problem, or nullopt.
 std::optional<FieldProblem> validate(const Instruction& instruction, const TargetInfo& target);
 

@@ -55,6 +55,18 @@ std::int64_t conv_macs(const Conv& conv, const ComputeParams& params) {
   return positions * conv_passes(conv) * per_vector;
 }
 
+std::int64_t softmax_cycles(const Softmax& x, std::int64_t lanes) {
+  return ceil_div(kSoftmaxTableEntries, lanes) +
+         std::int64_t{x.y_size} * x.x_size *
+             (3 * ceil_div(x.c_size, lanes) + kSoftmaxReciprocalCycles) +
+         kVectorPipelineCycles;
+}
+
+std::int64_t norm_cycles(const Norm& x, std::int64_t lanes) {
+  return std::int64_t{x.y_size} * x.x_size * (2 * ceil_div(x.c_size, lanes) + kNormScaleCycles) +
+         kVectorPipelineCycles;
+}
+
 std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams& params) {
   return std::visit(
       [&](const auto& x) -> std::int64_t {
@@ -68,6 +80,10 @@ std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams&
                              std::is_same_v<T, Mul>) {
           return std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +
                  kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, Softmax>) {
+          return softmax_cycles(x, params.vector_lanes);
+        } else if constexpr (std::is_same_v<T, Norm>) {
+          return norm_cycles(x, params.vector_lanes);
         } else if constexpr (std::is_same_v<T, Lut>) {
           return ceil_div(kLutEntries, params.vector_lanes) +
                  std::int64_t{x.y_size} * x.x_size * ceil_div(x.c_size, params.vector_lanes) +

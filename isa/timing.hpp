@@ -14,6 +14,14 @@ inline constexpr std::int64_t kVectorPipelineCycles = 4;
 /// Entries of a `lut` table (one per 8-bit input code); the unit loads V of them per cycle.
 inline constexpr std::int64_t kLutEntries = 256;
 
+/// `softmax`'s reciprocal R = floor(2^45 / S): a restoring divider, one quotient bit a cycle
+/// (R <= 2^30: 31 bits), once per row between the sum and the normalising pass.
+inline constexpr std::int64_t kSoftmaxReciprocalCycles = 31;
+
+/// `norm`'s row scale (intops::norm_scale): isqrt of a number below 2^62, two root bits a
+/// cycle (31), then inv = floor(2^54 / s) with s >= 2^29.5, one quotient bit a cycle (25).
+inline constexpr std::int64_t kNormScaleCycles = 56;
+
 /// The config numbers the formulas use.
 struct ComputeParams {
   std::int64_t matrix_rows = 0;   ///< R
@@ -29,6 +37,15 @@ std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
 /// MACs the array performs for a conv (padded channels included): P * passes * R * C, or
 /// P * passes * C when depthwise.
 std::int64_t conv_macs(const Conv& conv, const ComputeParams& params);
+
+/// softmax: ceil(512 / V) (the exp tables enter V entries a cycle) + y * x * (3 * ceil(c / V)
+/// + kSoftmaxReciprocalCycles) + P_v: per row a max pass, a sum-of-exp pass, the reciprocal
+/// and the normalising pass (docs/timing.md, "softmax").
+std::int64_t softmax_cycles(const Softmax& x, std::int64_t lanes);
+
+/// norm: y * x * (2 * ceil(c / V) + kNormScaleCycles) + P_v: per row a statistics pass, the
+/// row scale and the normalising pass (docs/timing.md, "norm").
+std::int64_t norm_cycles(const Norm& x, std::int64_t lanes);
 
 /// The cost of any COMPUTE-engine instruction or nop (conv, vector ops, vcfg, finish, nop).
 /// Returns 0 for load and store, whose cost depends on the DRAM model.

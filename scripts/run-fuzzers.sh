@@ -41,6 +41,19 @@ cp "$root"/tests/isa/programs/*.tasm "$out/corpus/asm/"
 { printf 'TISA\003\000\040\000\001\000\000\000\000\000\000\000\012'; head -c 31 /dev/zero; } \
   > "$out/corpus/decode/finish.bin"
 printf 'TISA\002\000\040\000\000\000\000\000\000\000\000\000' > "$out/corpus/decode/empty_v2.bin"
+# The row normaliser's encodings (ISA v3, opcodes 16 and 17): a causal softmax with a negative
+# mask_offset (a signed 18-bit field up to its last bit) and a norm at its widest row (c_size 2^14).
+python3 - "$out/corpus/decode/row_normalise.bin" <<'PY'
+import sys
+softmax, norm = bytearray(32), bytearray(32)
+for at, v in {0: 0x10, 2: 0x12, 3: 0x13, 13: 0x01, 14: 0x04, 15: 0x10, 25: 0xf0, 26: 0xff,
+              27: 0x7f}.items():
+    softmax[at] = v
+for at, v in {0: 0x11, 13: 0x01, 14: 0x04, 17: 0x04, 25: 0x10}.items():
+    norm[at] = v
+header = b"TISA\x03\x00\x20\x00" + (2).to_bytes(8, "little")
+open(sys.argv[1], "wb").write(header + softmax + norm)
+PY
 
 # The config loader: the shipped configs and the catalogue of malformed ones.
 cp "$root"/configs/hw/*.yaml "$root"/tests/configs/bad/*.yaml "$out/corpus/config/"

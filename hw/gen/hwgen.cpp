@@ -39,6 +39,7 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.vector_lookup_table = config.vector.lookup_table ? 1 : 0;
   p.vector_row_reduce = config.vector.row_reduce ? 1 : 0;
   p.vector_broadcast_multiply = config.vector.broadcast_multiply ? 1 : 0;
+  p.vector_row_normalise = config.vector.row_normalise ? 1 : 0;
   if (config.scratchpads.size() > static_cast<std::size_t>(kMaxScratchpads))
     return fail("scratchpads: " + std::to_string(config.scratchpads.size()) +
                 " scratchpads; the RTL supports at most 16 (the ISA's 4-bit sp field)");
@@ -117,6 +118,8 @@ std::string config_package_sv(const HwParams& p) {
   param("VECTOR_ROW_REDUCE", p.vector_row_reduce, "1: reduce's row reducer is built");
   param("VECTOR_BROADCAST_MULTIPLY", p.vector_broadcast_multiply,
         "1: mul's operand-b path is built");
+  param("VECTOR_ROW_NORMALISE", p.vector_row_normalise,
+        "1: softmax's and norm's row normaliser is built");
   out << "\n  // Scratchpads, in config order (sp id = index).\n";
   param("MAX_SCRATCHPADS", kMaxScratchpads, "the ISA's 4-bit sp field");
   param("NUM_SCRATCHPADS", p.scratchpads.size(), "");

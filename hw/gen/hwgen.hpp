@@ -38,6 +38,7 @@ struct HwParams {
   std::uint32_t vector_lookup_table = 0;  ///< 1: the unit has `lut`'s table (vector.lookup_table)
   std::uint32_t vector_row_reduce = 0;    ///< 1: the unit has `reduce` (vector.row_reduce)
   std::uint32_t vector_broadcast_multiply = 0;  ///< 1: the unit has `mul`
+  std::uint32_t vector_row_normalise = 0;       ///< 1: the unit has `softmax` and `norm`
   std::vector<HwScratchpad> scratchpads;
   std::uint32_t sp_addr_bits = 0;  ///< bits of a byte address in the largest scratchpad
   std::uint32_t dram_addr_bits = 40;

@@ -21,6 +21,7 @@ package tessel_cfg_pkg;
   localparam int unsigned VECTOR_LOOKUP_TABLE = 1;  // 1: lut's 256-entry table is built
   localparam int unsigned VECTOR_ROW_REDUCE = 1;  // 1: reduce's row reducer is built
   localparam int unsigned VECTOR_BROADCAST_MULTIPLY = 1;  // 1: mul's operand-b path is built
+  localparam int unsigned VECTOR_ROW_NORMALISE = 1;  // 1: softmax's and norm's row normaliser is built
 
   // Scratchpads, in config order (sp id = index).
   localparam int unsigned MAX_SCRATCHPADS = 16;  // the ISA's 4-bit sp field

@@ -165,10 +165,8 @@ void Accelerator::finish_instruction(Engine& engine, std::uint64_t now) {
   const DecodedInstruction& decoded = entry.decoded;
   if (datapath_) datapath_->execute(decoded.instruction);
   if (worker_) worker_->execute(decoded.instruction);
-  if (datapath_ || worker_)
-    if (const auto* requant = std::get_if<isa::Requant>(&decoded.instruction);
-        requant && requant->per_channel)
-      per_channel_requants_.push_back({running.start_cycle, entry.index});
+  if ((datapath_ || worker_) && is_data_checked(decoded.instruction))
+    per_channel_requants_.push_back({running.start_cycle, entry.index});
 
   if (decoded.push_prev) push_fifo(engine.id, true)->visible += 1;
   if (decoded.push_next) push_fifo(engine.id, false)->visible += 1;

@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "isa/timing.hpp"
+
 namespace tessel::sim {
 namespace {
 
@@ -79,6 +81,12 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
                              std::is_same_v<T, isa::Mul>) {
           return std::uint64_t{x.y_size} * x.x_size * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
+        } else if constexpr (std::is_same_v<T, isa::Softmax>) {
+          return static_cast<std::uint64_t>(
+              isa::timing::softmax_cycles(x, static_cast<std::int64_t>(lanes)));
+        } else if constexpr (std::is_same_v<T, isa::Norm>) {
+          return static_cast<std::uint64_t>(
+              isa::timing::norm_cycles(x, static_cast<std::int64_t>(lanes)));
         } else if constexpr (std::is_same_v<T, isa::Lut>) {
           // The table's 256 entries enter the unit V a cycle, then the box streams through.
           return ceil_div(256, lanes) +
@@ -212,6 +220,20 @@ void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out
           const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;
           out.push_back({x.table_sp, 256 * element_bytes(x.dst_elem), 0});
           out.push_back({x.src_sp, n, 0});
+          out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
+        } else if constexpr (std::is_same_v<T, isa::Softmax>) {
+          // Three reads of every row (max, sum of exp, normalise), one write.
+          const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;
+          out.push_back({x.table_sp, static_cast<std::uint64_t>(isa::kSoftmaxTableBytes), 0});
+          out.push_back({x.src_sp, 3 * n * element_bytes(x.elem), 0});
+          out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
+        } else if constexpr (std::is_same_v<T, isa::Norm>) {
+          // Two reads of every row (statistics, normalise); E and a channel's (G, r, B) once a row.
+          const std::uint64_t pixels = std::uint64_t{x.y_size} * x.x_size;
+          const std::uint64_t n = pixels * x.c_size;
+          out.push_back({x.param_sp,
+                         pixels * static_cast<std::uint64_t>(isa::norm_param_bytes(x.c_size)), 0});
+          out.push_back({x.src_sp, 2 * n * element_bytes(x.elem), 0});
           out.push_back({x.dst_sp, 0, n * element_bytes(x.dst_elem)});
         } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           const std::uint64_t pixels = std::uint64_t{x.y_size} * x.x_size;

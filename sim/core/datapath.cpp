@@ -98,6 +98,10 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
           execute_reduce(x);
         } else if constexpr (std::is_same_v<T, isa::Mul>) {
           execute_mul(x);
+        } else if constexpr (std::is_same_v<T, isa::Softmax>) {
+          execute_softmax(x);
+        } else if constexpr (std::is_same_v<T, isa::Norm>) {
+          execute_norm(x);
         }
         // nop, finish: no data effect.
       },
@@ -223,6 +227,14 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
         } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Softmax>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              element_bytes(x.elem));
+          settle(x.table_sp, x.table_addr, x.table_addr + isa::kSoftmaxTableBytes);
+        } else if constexpr (std::is_same_v<T, isa::Norm>) {
+          box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
+              element_bytes(x.elem));
+          settle(x.param_sp, x.param_addr, x.param_addr + isa::norm_param_bytes(x.c_size));
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
           box(x.src_sp, x.src_addr,
               (std::int64_t{x.out_h} - 1) * x.stride_h + x.kh - x.pad_top - x.pad_bottom,
@@ -352,7 +364,8 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
                        element_bytes(x.dst_elem)));
-        } else if constexpr (std::is_same_v<T, isa::Mul>) {
+        } else if constexpr (std::is_same_v<T, isa::Mul> || std::is_same_v<T, isa::Softmax> ||
+                             std::is_same_v<T, isa::Norm>) {
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,
                        element_bytes(x.dst_elem)));

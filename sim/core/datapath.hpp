@@ -116,6 +116,14 @@ struct DenseWeights {
 void pack_dense_weights(const isa::Conv& x, int rows, int cols, int weight_bytes,
                         const std::uint8_t* raw, DenseWeights& out);
 
+/// Whether the datapath checks `instruction`'s data (a table or parameters in SRAM) before it
+/// runs, and may record a Datapath::BadTable: a per-channel requantize, softmax, norm.
+inline bool is_data_checked(const isa::Instruction& instruction) {
+  if (const auto* requant = std::get_if<isa::Requant>(&instruction)) return requant->per_channel;
+  return std::holds_alternative<isa::Softmax>(instruction) ||
+         std::holds_alternative<isa::Norm>(instruction);
+}
+
 /// Scratchpad and DRAM contents and the instruction semantics over them.
 /// Precondition of execute(): the instruction passed isa::check and every byte it touches is
 /// inside its scratchpads and DRAM (the simulator checks bounds before executing).
@@ -166,10 +174,11 @@ class Datapath {
   const VectorRegisters& registers() const { return registers_; }
 
   /// A requantize whose per-channel table held an entry outside docs/isa.md's ranges
-  /// (`0 <= M < 2^31`, `0 <= r <= 62`): table entries are data, so no check of the instruction
-  /// word sees them. `per_channel_requant` counts the per-channel requantizes this datapath
-  /// ran before it (the simulator maps it to the instruction); `message` names the channel,
-  /// the entry's scratchpad and byte, and its values.
+  /// (`0 <= M < 2^31`, `0 <= r <= 62`), a softmax whose exp table or a norm whose parameters
+  /// did: table entries are data, so no check of the instruction word sees them.
+  /// `per_channel_requant` counts the data-checked instructions (per-channel requantizes,
+  /// softmax, norm: is_data_checked) this datapath ran before it (the simulator maps it to the
+  /// instruction); `message` names the channel or entry, its scratchpad and byte, and values.
   struct BadTable {
     std::uint64_t per_channel_requant = 0;
     std::string message;
@@ -226,6 +235,13 @@ class Datapath {
   void execute_reduce(const isa::Reduce& x);
   /// The broadcast multiply (datapath_v3.cpp): intops::mul_requantize, the golden Mul's rule.
   void execute_mul(const isa::Mul& x);
+  /// The row normaliser (sim/core/datapath_norm.cpp): intops::softmax_row and intops::norm_row,
+  /// the golden Softmax's and LayerNorm/RMSNorm's rules, after checking their table or
+  /// parameters (a bad entry: nothing written, bad_table_ set).
+  void execute_softmax(const isa::Softmax& x);
+  void execute_norm(const isa::Norm& x);
+  /// Records the first data fault of a data-checked instruction (bad_table_).
+  void note_bad_data(std::string message);
   /// Calls fn(begin, end) over [0, count): split between this thread and the helper when
   /// there is one and `elements` (the instruction's work) is at least kSplitMinElements,
   /// else in one call. `fn` must be safe to run on disjoint ranges at once.
@@ -240,7 +256,7 @@ class Datapath {
   bool reference_kernels_ = false;
   VectorRegisters registers_;
   std::vector<std::string> scratchpad_names_;
-  std::uint64_t per_channel_requants_ = 0;  // run so far
+  std::uint64_t per_channel_requants_ = 0;  // data-checked instructions run so far
   std::optional<BadTable> bad_table_;
   int matrix_rows_ = 0;
   int matrix_cols_ = 0;

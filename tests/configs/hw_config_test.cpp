@@ -288,6 +288,14 @@ TEST(HwConfigLoader, vector_units_are_true_or_false_default_absent_and_hash_only
                                "vector.broadcast_multiply: expected true or false, got 'on'"});
   EXPECT_NE(content_hash(with), content_hash(plain));
   EXPECT_EQ(content_hash(tiny({{"vector.row_reduce", "false"}})), content_hash(plain));
+  // The row normaliser (softmax, norm): the same rules.
+  EXPECT_FALSE(plain.vector.row_normalise);
+  EXPECT_TRUE(tiny({{"vector.row_normalise", "true"}}).vector.row_normalise);
+  EXPECT_NE(content_hash(tiny({{"vector.row_normalise", "true"}})), content_hash(plain));
+  EXPECT_EQ(content_hash(tiny({{"vector.row_normalise", "false"}})), content_hash(plain));
+  EXPECT_EQ(diagnostics_of(kTiny, {{"vector.row_normalise", "yes"}}),
+            std::vector<std::string>{"override vector.row_normalise=yes: error: "
+                                     "vector.row_normalise: expected true or false, got 'yes'"});
   EXPECT_EQ(diagnostics_of(kTiny, {{"vector.lookup_table", "yes"}}),
             std::vector<std::string>{"override vector.lookup_table=yes: error: "
                                      "vector.lookup_table: expected true or false, got 'yes'"});

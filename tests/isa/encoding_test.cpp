@@ -287,5 +287,45 @@ TEST(IsaEncoding, mul_fields_land_on_their_table_bits) {
   ASSERT_FALSE(reserved.ok());
 }
 
+TEST(IsaEncoding, softmax_fields_land_on_their_table_bits_and_a_bad_mask_is_refused) {
+  Softmax x;
+  x.src_sp = 2;         // bits 16-19
+  x.dst_sp = 1;         // bits 20-23
+  x.table_sp = 3;       // bits 24-27
+  x.elem = Elem::kI16;  // bits 28-29: code 1
+  x.y_size = 1;         // bit 104 = byte 13 bit 0
+  x.x_size = 1;         // bit 114 = byte 14 bit 2
+  x.c_size = 1;         // bit 124 = byte 15 bit 4
+  x.causal = true;      // bit 204 = byte 25 bit 4
+  x.mask_offset = -1;   // bits 205-222: 18 ones (byte 25 bits 5-7, byte 26, byte 27 bits 0-6)
+  EXPECT_EQ(encoded(x), word_of({0x10, 0,    0x12, 0x13, 0, 0, 0, 0, 0, 0, 0, 0,    0,    0x01,
+                                 0x04, 0x10, 0,    0,    0, 0, 0, 0, 0, 0, 0, 0xf0, 0xff, 0x7f}));
+  auto back = decode(encoded(x));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), Instruction{x});
+  // A mask offset without the causal mask would be ignored: refused, naming the field.
+  x.causal = false;
+  x.mask_offset = 3;
+  auto bad = encode(x);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.reason(), "field 'mask_offset' = 3: must be 0 unless causal = 1");
+}
+
+TEST(IsaEncoding, norm_rows_are_one_to_two_to_the_fourteen_elements) {
+  Norm x;
+  x.centre = true;  // bit 204 = byte 25 bit 4
+  x.c_size = 16384;
+  auto word = encode(x);
+  ASSERT_TRUE(word.ok()) << word.reason();
+  EXPECT_EQ(word.value()[0], 0x11);
+  EXPECT_EQ(word.value()[25], 0x10);
+  for (const std::uint32_t c : {0u, 16385u}) {
+    x.c_size = c;
+    auto bad = encode(x);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.reason(), "field 'c_size' = " + std::to_string(c) + " out of range [1, 16384]");
+  }
+}
+
 }  // namespace
 }  // namespace tessel::isa

@@ -70,14 +70,16 @@ TEST(Hwgen, shipped_configs_derive) {
   EXPECT_EQ(p.sp_addr_bits, 17u);         // 128 KiB unified
   EXPECT_EQ(p.dram_latency_cycles, 48u);  // 120 ns at 400 MHz
   EXPECT_EQ(p.dma_bytes_per_cycle, 32u);  // burst 32
-  // ISA version 3's units: edge-small declares none, micro all three (docs/config.md).
+  // ISA version 3's units: edge-small declares none, micro all four (docs/config.md).
   EXPECT_EQ(p.vector_lookup_table, 0u);
   EXPECT_EQ(p.vector_row_reduce, 0u);
   EXPECT_EQ(p.vector_broadcast_multiply, 0u);
+  EXPECT_EQ(p.vector_row_normalise, 0u);
   const HwParams m = derive_hw_params(micro()).value();
   EXPECT_EQ(m.vector_lookup_table, 1u);
   EXPECT_EQ(m.vector_row_reduce, 1u);
   EXPECT_EQ(m.vector_broadcast_multiply, 1u);
+  EXPECT_EQ(m.vector_row_normalise, 1u);
 }
 
 TEST(Hwgen, seventeen_scratchpads_are_refused) {

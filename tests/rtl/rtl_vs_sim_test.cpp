@@ -49,13 +49,20 @@ std::vector<std::uint8_t> initial_dram(const json& spec) {
   return dram;
 }
 
+/// Microbenchmarks whose instructions hw/rtl does not implement yet (docs/isa.md says which):
+/// the row normaliser's softmax and norm (issue 34), checked on the simulator only.
+bool rtl_lacks(const std::string& name) {
+  return name == "softmax" || name == "norm";
+}
+
 std::vector<std::string> program_names() {
   std::vector<std::string> names;
   if (!fs::exists(kPrograms)) return names;
   for (const auto& file : fs::directory_iterator(kPrograms)) {
     const std::string name = file.path().filename().string();
     const std::string suffix = ".expect.json";
-    if (name.size() > suffix.size() && name.ends_with(suffix))
+    if (name.size() > suffix.size() && name.ends_with(suffix) &&
+        !rtl_lacks(name.substr(0, name.size() - suffix.size())))
       names.push_back(name.substr(0, name.size() - suffix.size()));
   }
   std::sort(names.begin(), names.end());
@@ -241,6 +248,29 @@ TEST(RtlVector, mul_without_its_unit_is_refused_at_its_start_like_the_simulator)
   EXPECT_EQ(rtl->report.fault->message,
             "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
             "lacks (vector.broadcast_multiply: true)");
+}
+
+// The row normaliser's softmax and norm are not in hw/rtl yet: the RTL's decoder rejects them
+// at fetch and the harness names the opcode (never a silent wrong answer). Instruction 3 of
+// the microbenchmarks.
+TEST(RtlVector, the_row_normaliser_is_refused_by_name_until_it_is_built) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  ASSERT_TRUE(config.vector.row_normalise);
+  for (const std::string name : {"softmax", "norm"}) {
+    const auto words = sim::read_program_words((kPrograms / (name + ".tasm")).string(), &config);
+    RtlOptions options;
+    options.watchdog_cycles = 100'000;
+    auto rtl =
+        run_rtl(config, words, sim::DramImage::from_bytes(std::vector<std::uint8_t>(kDramBytes, 0)),
+                options);
+    ASSERT_TRUE(rtl.ok()) << rtl.reason();
+    ASSERT_TRUE(rtl.value().report.fault.has_value()) << name;
+    EXPECT_EQ(rtl.value().report.fault->kind, "illegal_instruction");
+    EXPECT_EQ(rtl.value().report.fault->instruction_index, 3);
+    EXPECT_EQ(rtl.value().report.fault->engine, "fetch");
+    EXPECT_EQ(rtl.value().report.fault->message,
+              "opcode '" + name + "' is not implemented in hw/rtl yet (the simulator runs it)");
+  }
 }
 
 // The DMA's addresses are registers stepped as its loops advance (no per-cycle products): a

@@ -3,11 +3,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "configs/hw_config.hpp"
 #include "isa/assembler.hpp"
 #include "isa/program.hpp"
+#include "sim/inputs.hpp"
 #include "sim/simulator.hpp"
 #include "support/cli.hpp"
 
@@ -330,6 +332,114 @@ TEST(SimFaults, requant_output_that_breaks_its_own_table_is_invalid_data_at_the_
   EXPECT_EQ(result.report.fault->message,
             "requantize table entry of channel 3 (act byte 280): M = 1073741824, r = 2130706463; "
             "docs/isa.md allows 0 <= M < 2^31 and 0 <= r <= 62");
+}
+
+// The microbenchmark `name` of tests/isa/programs (its DRAM from the sidecar's dram_init), with
+// `mutate` applied to the DRAM image first; on `config` (default: the sidecar's, micro).
+SimResult run_microbenchmark(const std::string& name,
+                             const std::function<void(std::vector<std::uint8_t>&)>& mutate,
+                             const HwConfig* config = nullptr) {
+  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/tests/isa/programs/";
+  std::ifstream in(dir + name + ".expect.json");
+  const auto spec = nlohmann::json::parse(in);
+  const HwConfig micro = load_hw_config(kMicro);
+  const HwConfig& hw = config ? *config : micro;
+  DramImage image;
+  image.size_bytes = 1 << 16;
+  image.bytes.assign(image.size_bytes, 0);
+  for (const auto& block : spec["dram_init"]) {
+    const std::size_t at = std::stoul(block["addr"].get<std::string>(), nullptr, 16);
+    const std::size_t width = block["elem"] == "i8" ? 1 : block["elem"] == "i16" ? 2 : 4;
+    std::size_t i = 0;
+    for (const auto& v : block["values"]) {
+      const auto value = v.get<std::int64_t>();
+      for (std::size_t b = 0; b < width; ++b)
+        image.bytes[at + i * width + b] = static_cast<std::uint8_t>(value >> (8 * b));
+      ++i;
+    }
+  }
+  mutate(image.bytes);
+  SimOptions options;
+  options.record_instruction_cycles = true;
+  // Assembled against micro (which has every unit), so that `config` may lack one.
+  return run_twice(hw, read_program_words(dir + name + ".tasm", &micro), std::move(image), options);
+}
+
+// softmax and norm (the row normaliser, ISA version 3): refused without the unit; a bad exp
+// table entry or norm parameter (data: no check of the instruction word sees it) is an
+// invalid_data fault at the instruction's start naming the entry, its byte and value.
+TEST(SimFaults, row_normaliser_without_its_unit_is_located) {
+  HwConfig config = load_hw_config(kMicro);
+  config.vector.row_normalise = false;
+  for (const std::string name : {"softmax", "norm"}) {
+    const SimResult result = run_microbenchmark(
+        name, [](auto&) {}, &config);
+    ASSERT_TRUE(result.report.fault) << name;
+    EXPECT_EQ(result.report.fault->kind, "illegal_instruction");
+    EXPECT_EQ(result.report.fault->instruction_index, 3);
+    EXPECT_EQ(result.report.fault->message,
+              "opcode '" + name +
+                  "' needs a vector unit with row normalisation, which this config lacks "
+                  "(vector.row_normalise: true)");
+  }
+}
+
+TEST(SimFaults, softmax_table_entry_out_of_range_is_invalid_data_at_the_softmax) {
+  const SimResult valid = run_microbenchmark("softmax", [](auto&) {});
+  ASSERT_FALSE(valid.report.fault);
+  struct Case {
+    std::size_t byte;  // DRAM byte of the table (loaded to wgt 0) set to 0xff, with the next
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // exp_low[0] of the second table (wgt 0x400 + 512): exp 0 must be 2^15.
+      {0x4000 + 0x600,
+       "softmax table entry exp_low[0] (wgt byte 1536) = 65535; docs/isa.md allows entries <= "
+       "32768 and needs exp_low[0] = 32768 (exp 0)"},
+      // exp_high[3] of the first table.
+      {0x4000 + 6,
+       "softmax table entry exp_high[3] (wgt byte 6) = 65535; docs/isa.md allows entries <= "
+       "32768 and no more"},
+  };
+  for (const Case& c : cases) {
+    const SimResult result = run_microbenchmark("softmax", [&](std::vector<std::uint8_t>& dram) {
+      dram[c.byte] = dram[c.byte + 1] = 0xff;
+    });
+    ASSERT_TRUE(result.report.fault);
+    const SimFault& fault = *result.report.fault;
+    EXPECT_EQ(fault.kind, "invalid_data");
+    const std::uint64_t index = c.byte >= 0x4400 ? 5 : 3;
+    EXPECT_EQ(fault.instruction_index, static_cast<std::int64_t>(index));
+    EXPECT_EQ(fault.instruction_text.rfind("softmax ", 0), 0u) << fault.instruction_text;
+    EXPECT_EQ(fault.message, c.message);
+    EXPECT_EQ(fault.cycle, start_of(valid.report, index));
+    EXPECT_EQ(result.report.cycles, valid.report.cycles);
+  }
+}
+
+TEST(SimFaults, norm_parameter_out_of_range_is_invalid_data_at_the_norm) {
+  const SimResult valid = run_microbenchmark("norm", [](auto&) {});
+  ASSERT_FALSE(valid.report.fault);
+  // Channel 1's r (params at wgt 0: E, then 16 bytes a channel; r at 8 + 16 + 4) = 70.
+  SimResult result = run_microbenchmark("norm", [](std::vector<std::uint8_t>& dram) {
+    dram[0x4000 + 28] = 70;
+    dram[0x4000 + 29] = 0;
+  });
+  ASSERT_TRUE(result.report.fault);
+  EXPECT_EQ(result.report.fault->kind, "invalid_data");
+  EXPECT_EQ(result.report.fault->instruction_index, 3);
+  EXPECT_EQ(result.report.fault->cycle, start_of(valid.report, 3));
+  EXPECT_EQ(result.report.fault->message,
+            "norm parameters of channel 1 (wgt byte 24): G = 1073741824, r = 70, B = "
+            "35184372088832; docs/isa.md allows |G| < 2^31, 0 <= r <= 62, |B| <= 2^61");
+  // The second norm's E (wgt 0x80) negative.
+  result = run_microbenchmark("norm", [](std::vector<std::uint8_t>& dram) {
+    for (int b = 0; b < 8; ++b) dram[0x4080 + b] = 0xff;
+  });
+  ASSERT_TRUE(result.report.fault);
+  EXPECT_EQ(result.report.fault->instruction_index, 5);
+  EXPECT_EQ(result.report.fault->message,
+            "norm epsilon term E (wgt byte 128) = -1; docs/isa.md allows 0 <= E < 2^60");
 }
 
 TEST(SimCli, fault_exits_with_two_and_writes_status_fault) {

@@ -22,6 +22,8 @@ package tessel_isa_pkg;
   localparam logic [7:0] OP_LUT = 8'd11;
   localparam logic [7:0] OP_REDUCE = 8'd12;
   localparam logic [7:0] OP_MUL = 8'd13;
+  localparam logic [7:0] OP_SOFTMAX = 8'd16;
+  localparam logic [7:0] OP_NORM = 8'd17;
 
   localparam logic [1:0] ENGINE_LOAD = 2'd0;
   localparam logic [1:0] ENGINE_COMPUTE = 2'd1;
@@ -539,6 +541,94 @@ package tessel_isa_pkg;
     logic pop_prev;
     logic [7:0] opcode;
   } mul_insn_t;
+
+  // softmax: Row softmax of each pixel's c_size elements, the golden integer Softmax (intops::softmax_row): max, exp by two 256-entry u16 tables at table_addr (exp_high then exp_low), sum, R = floor(2^45 / S), p = rha(e * R, 15), dst = requantize(p) with vcfg's M, r, zp, lo, hi; causal: column c of the pixel at x index i is kept only if c <= i + mask_offset.
+  localparam int unsigned SOFTMAX_SRC_SP_LSB = 16, SOFTMAX_SRC_SP_W = 4;
+  localparam int unsigned SOFTMAX_DST_SP_LSB = 20, SOFTMAX_DST_SP_W = 4;
+  localparam int unsigned SOFTMAX_TABLE_SP_LSB = 24, SOFTMAX_TABLE_SP_W = 4;
+  localparam int unsigned SOFTMAX_ELEM_LSB = 28, SOFTMAX_ELEM_W = 2;
+  localparam int unsigned SOFTMAX_DST_ELEM_LSB = 30, SOFTMAX_DST_ELEM_W = 2;
+  localparam int unsigned SOFTMAX_SRC_ADDR_LSB = 32, SOFTMAX_SRC_ADDR_W = 24;
+  localparam int unsigned SOFTMAX_DST_ADDR_LSB = 56, SOFTMAX_DST_ADDR_W = 24;
+  localparam int unsigned SOFTMAX_TABLE_ADDR_LSB = 80, SOFTMAX_TABLE_ADDR_W = 24;
+  localparam int unsigned SOFTMAX_Y_SIZE_LSB = 104, SOFTMAX_Y_SIZE_W = 10;
+  localparam int unsigned SOFTMAX_X_SIZE_LSB = 114, SOFTMAX_X_SIZE_W = 10;
+  localparam int unsigned SOFTMAX_C_SIZE_LSB = 124, SOFTMAX_C_SIZE_W = 16;
+  localparam int unsigned SOFTMAX_SRC_STRIDE_Y_LSB = 140, SOFTMAX_SRC_STRIDE_Y_W = 18;
+  localparam int unsigned SOFTMAX_SRC_STRIDE_X_LSB = 158, SOFTMAX_SRC_STRIDE_X_W = 14;
+  localparam int unsigned SOFTMAX_DST_STRIDE_Y_LSB = 172, SOFTMAX_DST_STRIDE_Y_W = 18;
+  localparam int unsigned SOFTMAX_DST_STRIDE_X_LSB = 190, SOFTMAX_DST_STRIDE_X_W = 14;
+  localparam int unsigned SOFTMAX_CAUSAL_LSB = 204, SOFTMAX_CAUSAL_W = 1;
+  localparam int unsigned SOFTMAX_MASK_OFFSET_LSB = 205, SOFTMAX_MASK_OFFSET_W = 18;
+  typedef struct packed {
+    logic [32:0] reserved_223;
+    logic [17:0] mask_offset;  // signed
+    logic causal;
+    logic [13:0] dst_stride_x;
+    logic [17:0] dst_stride_y;
+    logic [13:0] src_stride_x;
+    logic [17:0] src_stride_y;
+    logic [15:0] c_size;
+    logic [9:0] x_size;
+    logic [9:0] y_size;
+    logic [23:0] table_addr;
+    logic [23:0] dst_addr;
+    logic [23:0] src_addr;
+    logic [1:0] dst_elem;
+    logic [1:0] elem;
+    logic [3:0] table_sp;
+    logic [3:0] dst_sp;
+    logic [3:0] src_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } softmax_insn_t;
+
+  // norm: Row normalisation of each pixel's c_size elements, the golden integer LayerNorm (centre) or RMSNorm (intops::norm_row): S1, S2, inv and g from intops::norm_scale, t = rha(c * inv, 38 - g), dst = clamp(rha(t * G_k + B_k, r_k), lo, hi); params at param_addr: int64 E, then per channel {int32 G, int32 r, int64 B}; lo, hi from vcfg.
+  localparam int unsigned NORM_SRC_SP_LSB = 16, NORM_SRC_SP_W = 4;
+  localparam int unsigned NORM_DST_SP_LSB = 20, NORM_DST_SP_W = 4;
+  localparam int unsigned NORM_PARAM_SP_LSB = 24, NORM_PARAM_SP_W = 4;
+  localparam int unsigned NORM_ELEM_LSB = 28, NORM_ELEM_W = 2;
+  localparam int unsigned NORM_DST_ELEM_LSB = 30, NORM_DST_ELEM_W = 2;
+  localparam int unsigned NORM_SRC_ADDR_LSB = 32, NORM_SRC_ADDR_W = 24;
+  localparam int unsigned NORM_DST_ADDR_LSB = 56, NORM_DST_ADDR_W = 24;
+  localparam int unsigned NORM_PARAM_ADDR_LSB = 80, NORM_PARAM_ADDR_W = 24;
+  localparam int unsigned NORM_Y_SIZE_LSB = 104, NORM_Y_SIZE_W = 10;
+  localparam int unsigned NORM_X_SIZE_LSB = 114, NORM_X_SIZE_W = 10;
+  localparam int unsigned NORM_C_SIZE_LSB = 124, NORM_C_SIZE_W = 16;
+  localparam int unsigned NORM_SRC_STRIDE_Y_LSB = 140, NORM_SRC_STRIDE_Y_W = 18;
+  localparam int unsigned NORM_SRC_STRIDE_X_LSB = 158, NORM_SRC_STRIDE_X_W = 14;
+  localparam int unsigned NORM_DST_STRIDE_Y_LSB = 172, NORM_DST_STRIDE_Y_W = 18;
+  localparam int unsigned NORM_DST_STRIDE_X_LSB = 190, NORM_DST_STRIDE_X_W = 14;
+  localparam int unsigned NORM_CENTRE_LSB = 204, NORM_CENTRE_W = 1;
+  typedef struct packed {
+    logic [50:0] reserved_205;
+    logic centre;
+    logic [13:0] dst_stride_x;
+    logic [17:0] dst_stride_y;
+    logic [13:0] src_stride_x;
+    logic [17:0] src_stride_y;
+    logic [15:0] c_size;
+    logic [9:0] x_size;
+    logic [9:0] y_size;
+    logic [23:0] param_addr;
+    logic [23:0] dst_addr;
+    logic [23:0] src_addr;
+    logic [1:0] dst_elem;
+    logic [1:0] elem;
+    logic [3:0] param_sp;
+    logic [3:0] dst_sp;
+    logic [3:0] src_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } norm_insn_t;
 
 endpackage
 /* verilator lint_on UNUSEDPARAM */

@@ -77,6 +77,11 @@ def compute_cost(op, f, cfg):
     lanes = lambda c: -(-c // cfg["V"])
     if op in ("requant", "add", "copy", "reduce", "mul"):
         return f["y_size"] * f["x_size"] * lanes(f["c_size"]) + VECTOR_PIPELINE
+    if op == "softmax":  # 512 exp entries V a cycle; per row max, sum, reciprocal, normalise
+        return (lanes(512) + f["y_size"] * f["x_size"] * (3 * lanes(f["c_size"]) + 31)
+                + VECTOR_PIPELINE)
+    if op == "norm":  # per row statistics, rsqrt and reciprocal (56), normalise
+        return f["y_size"] * f["x_size"] * (2 * lanes(f["c_size"]) + 56) + VECTOR_PIPELINE
     if op == "lut":  # the 256-entry table enters V entries a cycle, then the box streams
         return lanes(256) + f["y_size"] * f["x_size"] * lanes(f["c_size"]) + VECTOR_PIPELINE
     if op == "pool":
