@@ -112,6 +112,32 @@ std::vector<Case> matrix_cases(bool latency = false) {
 
 INSTANTIATE_TEST_SUITE_P(Matrix, Zoo, ::testing::ValuesIn(matrix_cases()), case_name);
 
+// Issue 36: today's CNNs (HardSwish/SiLU/sigmoid gates by table lookup, SE blocks' broadcast
+// Mul, ResNeXt's grouped convs) on the one shipped config with the lookup-table and
+// broadcast-multiply units, every policy: bit exact, bytes as scheduled class by class, cycles
+// within 5% of the prediction.
+class ModernCnn : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ModernCnn, simulator_matches_golden_and_schedule) {
+  const Case& c = GetParam();
+  const HwConfig config = load_hw_config(config_path(c.config));
+  auto r = pipeline::run_policy(prepared(c.model, config, c.policy), config, c.policy);
+  ASSERT_TRUE(r.ok()) << r.reason();
+  expect_consistent(r.value(), config);
+  RecordProperty("cycle_ratio", std::to_string(cycle_ratio(r.value())));
+  EXPECT_LE(cycle_ratio(r.value()), 1.05);
+  EXPECT_GE(cycle_ratio(r.value()), 0.95);
+}
+
+std::vector<Case> modern_cnn_cases() {
+  std::vector<Case> out;
+  for (const char* model : {"mobilenet_v3_large", "efficientnet_b0", "resnext50_32x4d"})
+    for (const char* policy : kPolicies) out.push_back({model, "cloud-large", policy});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modern, ModernCnn, ::testing::ValuesIn(modern_cnn_cases()), case_name);
+
 // Issue 37, item 2: the schedule's predicted energy (scheduler/energy_counts.cpp) against the
 // simulator's counts x the same table, by component. DRAM is compared without instruction fetch
 // (the program's, not the schedule's); leakage follows the cycles (within the 10% above).
