@@ -149,7 +149,23 @@ int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, 
   const int64_t table = table_bytes_for(net, op, c);
   traffic.weights_read += slice;
   traffic.requant_tables_read += table;
-  return dma_cycles_for_bytes(machine, slice + table);
+  return weight_dma_cycles(net, machine, op, c, slice + table);
+}
+
+int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
+                          int64_t bytes) {
+  // A block-diagonal grouped conv's weights are one DMA per group (each its own row padding,
+  // docs/codegen.md "Grouped convolution"); everything else one run.
+  if (op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net, op) && !c.empty()) {
+    const int64_t out_per_group = net.tensor(op.output).shape.c / op.groups;
+    if (out_per_group < machine.matrix_cols) {
+      const int64_t groups = ceil_div(c.size(), out_per_group);
+      const int64_t table = table_bytes_for(net, op, c);
+      return groups * dma_cycles_for_bytes(machine, (bytes - table) / groups) +
+             dma_cycles_for_bytes(machine, table);
+    }
+  }
+  return dma_cycles_for_bytes(machine, bytes);
 }
 
 namespace {
