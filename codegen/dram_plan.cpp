@@ -12,9 +12,11 @@ namespace tessel::codegen::detail {
 Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values) {
   if (auto s = plan_activation_regions(); !s.ok()) return s;
   if (auto s = plan_weight_regions(); !s.ok()) return s;
+  if (auto s = plan_table_regions(); !s.ok()) return s;
   out_.dram.assign(static_cast<size_t>(out_.layout.size_bytes()), 0);
   if (auto s = write_input_values(input_values); !s.ok()) return s;
-  return write_weight_values();
+  if (auto s = write_weight_values(); !s.ok()) return s;
+  return write_table_values();
 }
 
 Status Lowering::plan_activation_regions() {
@@ -192,6 +194,19 @@ Status Lowering::write_weight_values() {
                 write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
         }
         if (m.depthwise) continue;
+        if (m.block_diagonal) {  // [ocb][group of the block][ky][kx][r < in_pg][c < out_pg]
+          const int64_t out_pg = m.co / m.groups;
+          for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+            const int64_t c0 = slice.b + ob * cols_;
+            const int64_t cn = std::min(cols_, slice.e - c0);
+            for (int64_t j = 0; j * out_pg < cn; ++j)
+              for (int64_t y = 0; y < m.kh; ++y)
+                for (int64_t x = 0; x < m.kw; ++x)
+                  for (int64_t r = 0; r < m.ci; ++r, at += out_pg * weight_bytes_)
+                    write_weight_row(at, m, c0 + j * out_pg, out_pg, r, y, x);
+          }
+          continue;
+        }
         // [chunk][ocb][icb of the chunk][ky][kx][r < rn][c < cn]: a reduction chunk is one
         // contiguous run (one chunk, the whole reduction, unless the schedule chunks a Gemm).
         const int64_t ic_blocks = ceil_div(m.ci, rows_);

@@ -56,6 +56,9 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (gs.weight_sweep) return lower_sweep_group(index, gs);
   conv_params_.clear();
   extra_top_.clear();
+  table_copy_of_.clear();
+  table_at_.clear();
+  table_channels_.clear();
   if (auto s = place_group_ops(where, gs); !s.ok()) return s;
   size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
@@ -173,6 +176,8 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
         return fail(where + ": " + s.reason());
     }
   }
+  if (auto s = emit_table_loads(gs, tiling, tile, window, phases.front().loads); !s.ok())
+    return fail(where + ": " + s.reason());
   if (first_tile && gs.prefetched) {
     // The first tile's weight loads run in the previous group's tail (into bytes the
     // scheduler proved free there); the tile's own loads start with its activations.

@@ -70,6 +70,13 @@ struct MatrixOp {
   int64_t kh = 1, kw = 1;                ///< kernel (Gemm: 1 x 1)
   int64_t in_c = 1, in_h = 1, in_w = 1;  ///< Gemm: the stored input's shape (K = product)
   bool depthwise = false;
+  /// A grouped (not depthwise) conv: `groups` groups of ci inputs and co / groups outputs, run
+  /// `pack` groups per conv instruction, block-diagonally (pack > 1, or one group narrower than
+  /// C), or a conv instruction per group (docs/codegen.md, "Grouped convolution").
+  int64_t groups = 1, pack = 1;
+  bool block_diagonal = false;
+  /// Output channels one conv instruction computes (a grouped conv's unit; co otherwise).
+  int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
   bool gemm = false;
   bool trans_b = false;
   const ir::Tensor* weights = nullptr;
@@ -258,6 +265,11 @@ class Lowering {
   /// reduction chunk opens a phase (its weight loads, then its conv).
   Status emit_conv(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<Phase>& phases);
+  /// A grouped conv's instructions for one step: `whole` (the slice's conv) split into one conv
+  /// per unit of MatrixOp::pack groups.
+  void emit_grouped_convs(const MatrixOp& m, const isa::Conv& whole, const TileView& in, int64_t y0,
+                          int64_t x0, const SliceParams& slice,
+                          std::vector<isa::Instruction>& compute) const;
   /// The requant of conv `c`'s accumulator rows into `out` at (y, x): `rows` x `cols` pixels of
   /// the slice's channels, with the slice's (M, r) table in scratchpad `param_sp`.
   isa::Requant requant_of(const isa::Conv& c, const TileView& out, const SliceParams& slice,
@@ -270,6 +282,21 @@ class Lowering {
   /// docs/scheduler.md "Activation folding"), if any: the output is the activation's.
   Status fold_activation(const sched::Op& op, isa::Vcfg& cfg) const;
   Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
+                  std::vector<isa::Instruction>& code);
+  // ---- table_ops.cpp: unary functions by table lookup (`lut`) and the broadcast `mul` ----
+  /// The 256-entry table of a lookup-table Eltwise (its quantized graph op's constant input).
+  Result<const ir::Tensor*> lookup_table_of(const sched::Op& op) const;
+  /// DRAM regions "lut:<op>" of every lookup table, and their contents.
+  Status plan_table_regions();
+  Status write_table_values();
+  /// The loads of the tile's lookup tables, as the scheduler streams weights.
+  Status emit_table_loads(const sched::GroupSchedule& gs, const GroupTiling& tiling, int64_t tile,
+                          const std::vector<Box>& need, std::vector<isa::Instruction>& loads);
+  Status emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op, bool pipelined,
+                         std::vector<isa::Instruction>& loads);
+  Status emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op,
+                     const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  Status emit_mul(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
@@ -315,6 +342,11 @@ class Lowering {
   Emitter emitter_;
   int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;
   isa::Elem act_elem_ = isa::Elem::kI8, weight_elem_ = isa::Elem::kI8;
+  // Lookup tables of the group being lowered: the copy last loaded into, where it lies
+  // (scratchpad, address) and the channels it was loaded for (table_ops.cpp).
+  std::map<int, int> table_copy_of_;
+  std::map<int, std::pair<int, int64_t>> table_at_;
+  std::map<int, sched::Interval> table_channels_;
   std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
   // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).

@@ -45,10 +45,23 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
     m.ci = ws[1];
     m.kh = ws[2];
     m.kw = ws[3];
-    m.depthwise = op.groups > 1;
-    if (op.groups > 1 && !(op.groups == m.co && m.ci == 1))
-      return fail("conv '" + op.name + "': grouped convolution (groups " +
-                  std::to_string(op.groups) + ") is not supported by codegen yet");
+    m.depthwise = op.groups > 1 && op.groups == m.co && m.ci == 1;
+    if (op.groups > 1 && !m.depthwise) {
+      // Grouped: block-diagonal blocks of `pack` groups where a group is narrower than the
+      // array, a dense conv per group where it is a whole number of column blocks.
+      const int64_t out_pg = m.co / op.groups;
+      m.groups = op.groups;
+      m.pack = sched::conv_groups_per_block(machine_, op.groups, m.ci, out_pg);
+      m.block_diagonal = out_pg < cols_;
+      const bool aligned =
+          m.block_diagonal ? cols_ % out_pg == 0 && m.pack * m.ci <= rows_ : out_pg % cols_ == 0;
+      if (!aligned)
+        return fail("conv '" + op.name + "': grouped convolution (groups " +
+                    std::to_string(op.groups) + ", " + std::to_string(m.ci) + " inputs and " +
+                    std::to_string(out_pg) + " outputs per group) does not align with the " +
+                    std::to_string(rows_) + " x " + std::to_string(cols_) +
+                    " array (a group must divide the columns, or be whole column blocks)");
+    }
     if (op.space_to_depth.channels > 0) {
       const sched::SpaceToDepthConv& s2d = op.space_to_depth;
       if (s2d.channels != m.ci || s2d.kernel_h != m.kh || s2d.kernel_w != m.kw)
@@ -142,6 +155,10 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   std::vector<SliceBytes> bytes;
   int64_t dram = out_.layout.find("w:" + op.name)->offset;
   for (const sched::Interval c : slices) {
+    if (m.groups > 1 && (c.b % m.unit_out() != 0 || c.e % (m.co / m.groups) != 0))
+      return fail("conv '" + op.name + "': output channel slice [" + std::to_string(c.b) + ", " +
+                  std::to_string(c.e) + ") does not start at a block of " + std::to_string(m.pack) +
+                  " groups (" + std::to_string(m.unit_out()) + " channels)");
     const int64_t oc_blocks = ceil_div(c.size(), cols_);
     SliceBytes b;
     // With reduction chunks the buffer holds one chunk of every output block.
@@ -249,7 +266,7 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
     int64_t dram = sp.dram_weights +
                    sp.channels.size() * std::min(m.ci, b0 * rows_) * m.kh * m.kw * weight_bytes_;
     auto weights_load = [&](int64_t sram, int64_t y, int64_t x, int64_t c, int64_t sy, int64_t sx,
-                            int64_t pad_right) {
+                            int64_t pad_right, int64_t pad_left = 0) {
       isa::Load l;
       l.sp = static_cast<std::uint32_t>(p.sp);
       l.elem = weight_elem_;
@@ -264,6 +281,7 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       l.sram_stride_y = static_cast<std::uint32_t>(sy);
       l.sram_stride_x = static_cast<std::uint32_t>(sx);
       l.pad_right = static_cast<std::uint32_t>(pad_right);
+      l.pad_left = static_cast<std::uint32_t>(pad_left);
       dram += y * x * c * weight_bytes_;
       out_.traffic.weights_read += y * x * c * weight_bytes_;
       // A block that continues the previous load in DRAM and in SRAM with the same row shape
@@ -276,7 +294,7 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
             prev->x_size == l.x_size && prev->c_size == l.c_size &&
             prev->dram_stride_y == l.dram_stride_y && prev->dram_stride_x == l.dram_stride_x &&
             prev->sram_stride_y == l.sram_stride_y && prev->sram_stride_x == l.sram_stride_x &&
-            prev->pad_top == 0 && prev->pad_bottom == 0 && prev->pad_left == 0 &&
+            prev->pad_top == 0 && prev->pad_bottom == 0 && prev->pad_left == 0 && l.pad_left == 0 &&
             prev->pad_right == l.pad_right &&
             prev->sram_addr + static_cast<std::uint64_t>(prev->y_size) * prev->sram_stride_y *
                                   static_cast<std::uint64_t>(weight_bytes_) ==
@@ -299,6 +317,17 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       if (m.depthwise) {
         weights_load(sp.w_addr + ob * m.kh * m.kw * cols_ * weight_bytes_, m.kh * m.kw, 1, cn,
                      cols_, cols_, 0);
+        continue;
+      }
+      if (m.block_diagonal) {
+        // One load per group of the block: its out_pg columns at column j * out_pg, its in_pg
+        // rows at row j * in_pg, every other row of those columns zero (the load's row
+        // padding); the block's groups together write every column they use.
+        const int64_t out_pg = m.co / m.groups;
+        const int64_t block = ob * m.kh * m.kw * rows_ * cols_ * weight_bytes_;
+        for (int64_t j = 0; j * out_pg < cn; ++j)
+          weights_load(sp.w_addr + block + j * out_pg * weight_bytes_, m.kh * m.kw, m.ci, out_pg,
+                       rows_ * cols_, cols_, rows_ - (j + 1) * m.ci, j * m.ci);
         continue;
       }
       for (int64_t ib = b0; ib < b1; ++ib) {
@@ -447,7 +476,11 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.in_stride_x = static_cast<std::uint32_t>(in_stride_x);
     c.acc_stride_y = static_cast<std::uint32_t>(out_w * acc_px);
     c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
-    phases.back().compute.push_back(c);
+    if (m.groups > 1) {
+      emit_grouped_convs(m, c, in_view.value(), y0, x0, *slice, phases.back().compute);
+    } else {
+      phases.back().compute.push_back(c);
+    }
     // Reduction chunks (a streamed Gemm): chunk k loads into the buffer chunk k-1's conv read,
     // or, double-buffered, into the other copy, then accumulates onto the accumulator
     // (docs/codegen.md, "Gemm reduction chunks").
@@ -472,6 +505,29 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
         requant_of(c, out_view.value(), *slice, p.sp, r, out_box.w.b, rows, out_w));
   }
   return {};
+}
+
+void Lowering::emit_grouped_convs(const MatrixOp& m, const isa::Conv& whole, const TileView& in,
+                                  int64_t y0, int64_t x0, const SliceParams& slice,
+                                  std::vector<isa::Instruction>& compute) const {
+  // One conv per unit of `pack` groups (a block-diagonal block, or one group of whole column
+  // blocks): its inputs from the unit's first group's channel, its weight blocks and its
+  // accumulator columns after the previous units' (docs/codegen.md, "Grouped convolution").
+  const int64_t out_pg = m.co / m.groups, unit = m.unit_out();
+  const int64_t unit_blocks = ceil_div(unit, cols_);
+  const int64_t ic_blocks = ceil_div(m.ci, rows_);
+  for (int64_t first = slice.channels.b; first < slice.channels.e; first += unit) {
+    const int64_t u = (first - slice.channels.b) / unit;
+    const int64_t blocks = ceil_div(std::min(unit, slice.channels.e - first), cols_);
+    isa::Conv c = whole;
+    c.in_addr = static_cast<std::uint32_t>(in.addr(y0, x0, first / out_pg * m.ci));
+    c.w_addr = static_cast<std::uint32_t>(whole.w_addr + u * unit_blocks * ic_blocks * m.kh * m.kw *
+                                                             rows_ * cols_ * weight_bytes_);
+    c.bias_addr = static_cast<std::uint32_t>(whole.bias_addr + u * unit_blocks * cols_ * 4);
+    c.acc_addr = static_cast<std::uint32_t>(whole.acc_addr + u * unit_blocks * cols_ * 4);
+    c.oc_blocks = static_cast<std::uint32_t>(blocks);
+    compute.push_back(c);
+  }
 }
 
 isa::Requant Lowering::requant_of(const isa::Conv& c, const TileView& out, const SliceParams& slice,

@@ -5,6 +5,7 @@
 
 #include "codegen/lowering.hpp"
 #include "compiler/quant/realize.hpp"
+#include "compiler/quant/workload_params.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -38,6 +39,7 @@ const OpEmitter* Lowering::emitter_for(sched::OpKind kind) {
       {sched::OpKind::AvgPool, false, &Lowering::emit_pool, false},
       {sched::OpKind::GlobalPool, false, &Lowering::emit_pool, false},
       {sched::OpKind::Concat, false, &Lowering::emit_concat, false},
+      {sched::OpKind::Mul, false, &Lowering::emit_mul, false},
   };
   for (const OpEmitter& e : kEmitters)
     if (e.kind == kind) return &e;
@@ -75,6 +77,7 @@ Status Lowering::emit_eltwise(const sched::GroupSchedule& gs, const sched::Op& o
   const auto id = graph_.find_op(op.name);
   if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
   const ir::Op& ir_op = graph_.op(*id);
+  if (op.lookup_table) return emit_lookup(gs, op, need, code);
   if (ir_op.kind != ir::OpKind::Relu && ir_op.kind != ir::OpKind::Clip)
     return fail("op '" + op.name + "' (" + op.type + ") is not supported by codegen yet");
   const Box& box = need[static_cast<size_t>(op.output)];
@@ -196,9 +199,15 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
     if (ir_op.kind == ir::OpKind::AveragePool && ir_op.get_int("count_include_pad") == 0 &&
         (win.pad_top || win.pad_left || win.pad_bottom || win.pad_right))
       return fail("pool '" + op.name + "': count_include_pad = 0 with padding");
-    const auto p =
+    intops::Requant p =
         quant::average_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.outputs[0]),
                               win.kernel_h * win.kernel_w);
+    if (ir_op.kind == ir::OpKind::ReduceMean) {  // its own requantizer (bit exact with golden)
+      auto r = quant::reduce_params(ir_op, graph_.tensor(ir_op.inputs[0]),
+                                    graph_.tensor(ir_op.outputs[0]));
+      if (!r.ok()) return r.failure();
+      p = r.value();
+    }
     isa::Vcfg cfg;
     cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
     cfg.shift = static_cast<std::uint32_t>(p.shift);

@@ -23,7 +23,11 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       const Shape3 in = net.tensor(op.inputs[0]).shape;
       const int64_t out_channels = net.tensor(op.output).shape.c;
       const bool depthwise = is_depthwise(net, op);
-      const int64_t out_per_group = out_channels / op.groups;
+      // A conv instruction per block of `pack` groups (block-diagonal; 1: per group).
+      const int64_t pack = depthwise ? 1
+                                     : conv_groups_per_block(machine, op.groups, in.c / op.groups,
+                                                             out_channels / op.groups);
+      const int64_t out_per_group = out_channels / op.groups * pack;
       const int64_t instructions =
           depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
       const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
@@ -31,9 +35,9 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       // one requant pass. The full steps all cost the same.
       auto step_cycles = [&](int64_t rows) {
         const int64_t step_pixels = rows * out.w.size();
-        return instructions * conv_instruction_cycles(machine, step_pixels, oc, in.c / op.groups,
-                                                      op.window.kernel_h, op.window.kernel_w,
-                                                      depthwise) +
+        return instructions * conv_instruction_cycles(machine, step_pixels, oc,
+                                                      in.c / op.groups * pack, op.window.kernel_h,
+                                                      op.window.kernel_w, depthwise) +
                vector_instruction_cycles(machine, step_pixels, channels);
       };
       const int64_t full_steps = out.h.size() / rows_per_step;
@@ -57,8 +61,10 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       // One copy per input slice.
       return vector_instruction_cycles(machine, pixels, channels) +
              static_cast<int64_t>(op.inputs.size() - 1) * kVectorPipelineCycles;
-    default:  // Eltwise, Add, Pad, Softmax, Reshape: one vector pass
-      return vector_instruction_cycles(machine, pixels, channels);
+    default:  // Eltwise, Add, Mul, Pad, Softmax, Reshape: one vector pass
+      // A `lut` first reads its 256-entry table, V entries a cycle (docs/timing.md).
+      return vector_instruction_cycles(machine, pixels, channels) +
+             (op.lookup_table ? ceil_div(256, machine.vector_lanes) : 0);
   }
 }
 
@@ -127,6 +133,7 @@ int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
 
 int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
+  if (op.lookup_table) return op.weight_bytes;  // the whole table for any channels
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
 }
@@ -142,7 +149,23 @@ int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, 
   const int64_t table = table_bytes_for(net, op, c);
   traffic.weights_read += slice;
   traffic.requant_tables_read += table;
-  return dma_cycles_for_bytes(machine, slice + table);
+  return weight_dma_cycles(net, machine, op, c, slice + table);
+}
+
+int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
+                          int64_t bytes) {
+  // A block-diagonal grouped conv's weights are one DMA per group (each its own row padding,
+  // docs/codegen.md "Grouped convolution"); everything else one run.
+  if (op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net, op) && !c.empty()) {
+    const int64_t out_per_group = net.tensor(op.output).shape.c / op.groups;
+    if (out_per_group < machine.matrix_cols) {
+      const int64_t groups = ceil_div(c.size(), out_per_group);
+      const int64_t table = table_bytes_for(net, op, c);
+      return groups * dma_cycles_for_bytes(machine, (bytes - table) / groups) +
+             dma_cycles_for_bytes(machine, table);
+    }
+  }
+  return dma_cycles_for_bytes(machine, bytes);
 }
 
 namespace {

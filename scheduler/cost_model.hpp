@@ -25,6 +25,10 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
 
 /// Cycles of one DMA of `bytes` contiguous bytes (burst-aligned).
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes);
+/// DMA cycles of loading `bytes` of op `op`'s weights (and tables) for output channels `c`: one
+/// run, or for a block-diagonal grouped conv one DMA per group and one for the table.
+int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
+                          int64_t bytes);
 
 /// Weight bytes an op needs to produce output channels `c` (per-channel share, exact for
 /// conv/Gemm weights + bias and per-channel BN/Scale parameters).

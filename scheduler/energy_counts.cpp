@@ -219,7 +219,23 @@ class Counter {
       case OpKind::Softmax:
       case OpKind::Input:
         return;
-      default:  // Eltwise (ReLU, Clip), Pad: one one-operand add
+      case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast), no vector op
+        const int64_t bytes = out.elements() * net_.activation_bytes;
+        read(tensor_sp(op.inputs[0]), bytes);
+        read(tensor_sp(op.inputs[1]), bytes);
+        write(tensor_sp(op.output), bytes);
+        return;
+      }
+      default:
+        if (op.lookup_table) {  // ISA lut: the table, then the source; result bytes looked up
+          const int64_t bytes = out.elements() * net_.activation_bytes;
+          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), op.weight_bytes);
+          read(tensor_sp(op.inputs[0]), out.elements());
+          write(tensor_sp(op.output), bytes);
+          out_.lut_bytes += static_cast<uint64_t>(bytes);
+          return;
+        }
+        // Eltwise (ReLU, Clip), Pad: one one-operand add
         unary(tensor_sp(op.inputs[0]), tensor_sp(op.output), out.elements());
         return;
     }

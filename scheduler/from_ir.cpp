@@ -2,12 +2,14 @@
 // attributes.
 #include "scheduler/from_ir.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "compiler/ir/analysis.hpp"
+#include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 
@@ -84,6 +86,8 @@ class GraphConverter {
         return add_batch_norm(op, std::move(out));
       case ir::OpKind::Gemm:
         return add_gemm(op, std::move(out));
+      case ir::OpKind::Mul:
+        return add_mul(op, std::move(out));
       case ir::OpKind::Relu:
       case ir::OpKind::Clip: {
         bool folded = false;
@@ -93,6 +97,7 @@ class GraphConverter {
       default:
         break;
     }
+    if (ir::is_unary_function(op.kind)) return add_lookup_table(op, std::move(out));
     if (auto s = generic_kind(op, out); !s.ok()) return s;
     return add_generic(op, std::move(out));
   }
@@ -251,6 +256,68 @@ class GraphConverter {
     return {};
   }
 
+  // A unary function (Sigmoid, HardSwish, Silu, ...): one Eltwise kind, run by table lookup
+  // (ISA `lut`, docs/codegen.md "Unary functions"). Its weights are the 256-entry table, of the
+  // output's element type; the quantized graph passes it as the op's constant second input.
+  Status add_lookup_table(const ir::Op& op, Op out) {
+    const std::string what = "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
+    if (!machine_.lookup_table)
+      return fail(what + " needs a vector unit with lookup tables (vector.lookup_table: true); " +
+                  "config '" + machine_.name + "' has none");
+    if (net_.activation_bytes != 1)
+      return fail(what + ": the lut instruction looks up 8-bit codes; " +
+                  std::to_string(8 * net_.activation_bytes) +
+                  "-bit activations (interpolated tables) are not supported yet");
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    out.kind = OpKind::Eltwise;
+    out.lookup_table = true;
+    out.inputs = {x.value()};
+    out.weight_bytes = 256 * net_.activation_bytes;
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // Mul of two activations, equal-shaped or the second one value per channel (C x 1 x 1, an
+  // SE block's scale) broadcast over the pixels: ISA `mul`. The full operand is input 0.
+  Status add_mul(const ir::Op& op, Op out) {
+    const std::string what = "op '" + op.name + "' (Mul)";
+    if (!machine_.broadcast_multiply)
+      return fail(what + " needs a vector unit with a broadcast multiply " +
+                  "(vector.broadcast_multiply: true); config '" + machine_.name + "' has none");
+    if (op.inputs.size() != 2) return fail(what + " with other than two inputs");
+    std::vector<int> xs;
+    for (size_t i = 0; i < 2; ++i) {
+      if (graph_.tensor(op.inputs[i]).constant)
+        return fail(what + ": a Mul by the constant '" + op.inputs[i] +
+                    "' is not supported by the accelerator path yet");
+      auto x = input_tensor(op, i);
+      if (!x.ok()) return x.failure();
+      xs.push_back(x.value());
+    }
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    const Shape3 y = net_.tensor(t.value()).shape;
+    auto per_channel = [&](int x) {
+      const Shape3 s = net_.tensor(x).shape;
+      return s.c == y.c && s.h == 1 && s.w == 1;
+    };
+    if (net_.tensor(xs[0]).shape != y) std::swap(xs[0], xs[1]);
+    if (net_.tensor(xs[0]).shape != y || !(net_.tensor(xs[1]).shape == y || per_channel(xs[1])))
+      return fail(what + ": operands " + ir::shape_string(graph_.tensor(op.inputs[0]).shape) +
+                  " x " + ir::shape_string(graph_.tensor(op.inputs[1]).shape) +
+                  " (only equal shapes or one value per channel are supported)");
+    out.kind = OpKind::Mul;
+    out.inputs = xs;
+    out.output = t.value();
+    out.vector_elements = y.elements();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
   // Activation folding: the producer's output clamp applies it, and its output
   // tensor takes the activation's name (the pre-activation values are never
   // stored).
@@ -281,6 +348,20 @@ class GraphConverter {
       case ir::OpKind::GlobalAveragePool:
         out.kind = OpKind::GlobalPool;
         break;
+      case ir::OpKind::ReduceMean: {
+        // A mean over the spatial axes of an NCHW tensor is a global average pool (the pool
+        // instruction, with ReduceMean's requantizer: docs/codegen.md).
+        const auto& in = graph_.tensor(op.inputs[0]).shape;
+        std::vector<int64_t> axes = op.get_ints("axes");
+        for (int64_t& a : axes)
+          if (a < 0) a += static_cast<int64_t>(in.size());
+        std::sort(axes.begin(), axes.end());
+        if (in.size() != 4 || axes != std::vector<int64_t>{2, 3})
+          return fail("op '" + op.name + "': ReduceMean over axes other than the spatial ones " +
+                      "(H, W of a 4-D tensor) is not supported by the accelerator path yet");
+        out.kind = OpKind::GlobalPool;
+        break;
+      }
       case ir::OpKind::Relu:
       case ir::OpKind::Clip:
       case ir::OpKind::Quantize:

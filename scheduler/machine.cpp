@@ -53,6 +53,8 @@ Machine machine_from_config(const HwConfig& config) {
   m.burst_bytes = config.dram.burst_bytes;
   m.max_outstanding = config.dram.max_outstanding_requests;
   m.clock_mhz = config.clock_mhz;
+  m.lookup_table = config.vector.lookup_table;
+  m.broadcast_multiply = config.vector.broadcast_multiply;
   return m;
 }
 
@@ -86,6 +88,14 @@ int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t 
   const int64_t weight_load = depthwise ? 1 : machine.matrix_rows;
   return weight_load + passes * std::max(pixels, weight_load) + machine.matrix_fill_cycles +
          machine.matrix_drain_cycles;
+}
+
+int64_t conv_groups_per_block(const Machine& machine, int64_t groups, int64_t in_per_group,
+                              int64_t out_per_group) {
+  if (groups <= 1 || out_per_group <= 0 || in_per_group <= 0) return 1;
+  if (out_per_group >= machine.matrix_cols || machine.matrix_cols % out_per_group != 0) return 1;
+  const int64_t k = std::min(machine.matrix_cols / out_per_group, groups);
+  return k * in_per_group <= machine.matrix_rows ? k : 1;
 }
 
 int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels) {

@@ -41,6 +41,10 @@ struct Machine {
   int64_t burst_bytes = 64;              ///< B: DRAM burst
   int64_t max_outstanding = 8;           ///< O: bursts in flight
   double clock_mhz = 100;
+  /// The vector unit's optional instructions (docs/config.md): `lut` (vector.lookup_table),
+  /// `mul` (vector.broadcast_multiply). net_from_graph refuses an op that needs a missing one.
+  bool lookup_table = false;
+  bool broadcast_multiply = false;
   /// The config's energy table (configs/energy_model.hpp), for the energy and EDP objectives;
   /// null for hand-built machines (those objectives then fail, naming why).
   std::shared_ptr<const EnergyTable> energy;
@@ -68,6 +72,13 @@ inline constexpr int64_t kVectorPipelineCycles = 4;
 int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,
                                 int64_t in_channels, int64_t kernel_h, int64_t kernel_w,
                                 bool depthwise);
+
+/// Groups of a grouped (not depthwise) conv that one conv instruction runs, packed
+/// block-diagonally into one R x C array block (docs/codegen.md, "Grouped convolution"):
+/// k = min(C / out_per_group, groups) when out_per_group < C divides C and k * in_per_group <= R;
+/// 1 otherwise (a conv instruction per group, each group dense on its own channels).
+int64_t conv_groups_per_block(const Machine& machine, int64_t groups, int64_t in_per_group,
+                              int64_t out_per_group);
 
 /// `requant`, `add`, `copy`: pixels * ceil(channels / V) + P_v (0 for no pixels).
 int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels);

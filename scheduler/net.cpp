@@ -35,6 +35,8 @@ const char* to_string(OpKind kind) {
       return "softmax";
     case OpKind::Reshape:
       return "reshape";
+    case OpKind::Mul:
+      return "mul";
   }
   return "?";
 }

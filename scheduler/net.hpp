@@ -21,6 +21,8 @@ enum class OpKind {
   Gemm,        ///< fully connected layer: needs its whole input, ends a group
   Softmax,     ///< needs its whole input, ends a group
   Reshape,     ///< Flatten/Reshape: a view of its input in DRAM, costs nothing
+  Mul,         ///< elementwise product, the second operand equal-shaped or one value per channel
+               ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels (ISA `mul`)
 };
 
 /// Printable name of a kind ("conv", "maxpool", ...).
@@ -91,6 +93,10 @@ struct Op {
   /// empty: none). `output` is then the activation's output tensor, and the pre-activation
   /// tensor never exists (docs/scheduler.md, "Activation folding").
   std::string activation;
+  /// Eltwise: a unary function of 8-bit codes by table lookup (Sigmoid, HardSigmoid, HardSwish,
+  /// Silu, Tanh, Gelu, ...: one mechanism, ISA `lut`). Its 256-entry table is its
+  /// `weight_bytes`, needed whole by every tile (weight_bytes_for), not per channel.
+  bool lookup_table = false;
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.

@@ -42,7 +42,8 @@ int64_t load_resident_weights(const Net& net, const Machine& machine, const Grou
     const Op& o = net.op(op);
     gs.traffic.weights_read += o.weight_bytes;
     gs.traffic.requant_tables_read += o.requant_table_bytes;
-    cycles += dma_cycles_for_bytes(machine, o.weight_bytes + o.requant_table_bytes);
+    cycles += weight_dma_cycles(net, machine, o, Interval{0, net.tensor(o.output).shape.c},
+                                o.weight_bytes + o.requant_table_bytes);
   }
   return cycles;
 }

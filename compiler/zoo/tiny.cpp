@@ -68,4 +68,45 @@ ir::Graph build_tiny_stem(const ZooOptions& options) {
   return net.finish({x});
 }
 
+ir::Graph build_tiny_se(const ZooOptions& options) {
+  // The modern-CNN ops of the accelerator path (issue 36): a unary function per kind the lut
+  // instruction runs (HardSwish, SiLU, HardSigmoid, Sigmoid) and an SE block's per-channel Mul.
+  NetBuilder net("tiny_se", options);
+  std::string x = net.input("input", 8, 8, 8);
+  x = net.batch_norm(net.conv(x, "expand", conv_spec(16, 1)), "expand_bn");
+  x = net.op("expand_hswish", ir::OpKind::HardSwish, {x});
+  ConvSpec depthwise = conv_spec(16, 3, 1, 1);
+  depthwise.group = 16;
+  x = net.batch_norm(net.conv(x, "dw", depthwise), "dw_bn");
+  x = net.op("dw_silu", ir::OpKind::Silu, {x});
+  std::string s = net.global_average_pool(x, "se.pool");
+  ConvSpec fc1 = conv_spec(4, 1);
+  fc1.bias = true;
+  s = net.relu(net.conv(s, "se.fc1", fc1), "se.relu");
+  ConvSpec fc2 = conv_spec(16, 1);
+  fc2.bias = true;
+  fc2.gain = 1.0;
+  s = net.op("se.gate", ir::OpKind::HardSigmoid, {net.conv(s, "se.fc2", fc2)},
+             {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+  x = net.op("se.scale", ir::OpKind::Mul, {s, x});
+  x = net.batch_norm(net.conv(x, "project", conv_spec(8, 1)), "project_bn");
+  return net.finish({net.op("sigmoid", ir::OpKind::Sigmoid, {x})});
+}
+
+ir::Graph build_tiny_grouped(const ZooOptions& options) {
+  // Grouped convolutions as ResNeXt has them (issue 36): 4 groups of 8 channels, then 8 groups
+  // of 4 (block-diagonal on arrays of 8 columns and more; a conv per group where a group is a
+  // whole number of column blocks).
+  NetBuilder net("tiny_grouped", options);
+  std::string x = net.input("input", 8, 8, 8);
+  x = net.conv_bn_relu(x, "conv1", "bn1", "relu1", conv_spec(32, 1));
+  ConvSpec g4 = conv_spec(32, 3, 1, 1);
+  g4.group = 4;
+  x = net.conv_bn_relu(x, "conv2", "bn2", "relu2", g4);
+  ConvSpec g8 = conv_spec(32, 3, 2, 1);
+  g8.group = 8;
+  x = net.conv_bn_relu(x, "conv3", "bn3", "relu3", g8);
+  return net.finish({net.conv(x, "conv4", conv_spec(16, 1))});
+}
+
 }  // namespace tessel::zoo::detail

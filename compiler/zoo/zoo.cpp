@@ -27,6 +27,9 @@ const std::vector<Entry>& entries() {
        build_mobilenet_v2},
       {{"vit_b_16", "ViT-B/16, 224x224, 12 pre-norm encoder blocks, 197 tokens", false, false},
        build_vit_b_16},
+      {{"resnext50_32x4d",
+        "ResNeXt-50 32x4d, 224x224, Bottleneck x [3,4,6,3], 3x3 convs in 32 groups", false, false},
+       build_resnext50_32x4d},
       {{"mobilenet_v3_large", "MobileNet-v3-large, 224x224, SE blocks, HardSwish", false, false},
        build_mobilenet_v3_large},
       {{"efficientnet_b0", "EfficientNet-B0, 224x224, MBConv with SE, SiLU", false, false},
@@ -56,6 +59,14 @@ const std::vector<Entry>& entries() {
       {{"tiny_stem", "3x16x16 -> conv7x7/2(8)-bn-relu -> maxpool3/2 -> conv3x3(8, bias) -> relu",
         true},
        build_tiny_stem},
+      {{"tiny_se",
+        "8x8x8 -> 1x1(16) HardSwish -> dw3x3 SiLU -> SE (pool, fc, HardSigmoid, Mul) -> 1x1(8) "
+        "Sigmoid",
+        true},
+       build_tiny_se},
+      {{"tiny_grouped",
+        "8x8x8 -> 1x1(32) -> 3x3 groups 4 (8 per group) -> 3x3/2 groups 8 -> 1x1(16)", true},
+       build_tiny_grouped},
   };
   return table;
 }

@@ -30,17 +30,32 @@ TEST_P(TinyPipeline, every_policy_is_bit_exact_and_moves_the_predicted_bytes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, TinyPipeline,
-                         ::testing::Values(Case{"tiny_conv", "vta-pynq"},
-                                           Case{"tiny_residual", "edge-small"},
-                                           Case{"tiny_depthwise", "npc19-deepfusion"}),
-                         [](const ::testing::TestParamInfo<Case>& param_info) {
-                           std::string name =
-                               param_info.param.model + "_" + param_info.param.config;
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tiny, TinyPipeline,
+    ::testing::Values(Case{"tiny_conv", "vta-pynq"}, Case{"tiny_residual", "edge-small"},
+                      Case{"tiny_depthwise", "npc19-deepfusion"}, Case{"tiny_se", "cloud-large"},
+                      Case{"tiny_grouped", "edge-small"}, Case{"tiny_grouped", "cloud-large"}),
+    [](const ::testing::TestParamInfo<Case>& param_info) {
+      std::string name = param_info.param.model + "_" + param_info.param.config;
+      for (char& ch : name)
+        if (ch == '-') ch = '_';
+      return name;
+    });
+
+// Issue 36: a config without the lookup-table unit refuses the first unary function, naming
+// the op and the config key (edge-small declares no optional vector unit).
+TEST(TinyPipeline, a_config_without_the_lut_unit_refuses_naming_the_op_and_the_unit) {
+  const HwConfig config = load_hw_config(config_path("edge-small"));
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_se").value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto r = pipeline::run_policy(model.value(), config, "fusion");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.reason().find("'expand_hswish' (HardSwish)"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("vector.lookup_table: true"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("'edge-small'"), std::string::npos) << r.reason();
+}
 
 TEST(TinyPipeline, timing_only_gives_the_full_runs_cycles_and_bytes) {
   const HwConfig config = load_hw_config(config_path("edge-small"));

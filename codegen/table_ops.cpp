@@ -1,0 +1,199 @@
+// The vector-unit ops of ISA version 3 (docs/codegen.md, "Unary functions and broadcast Mul"):
+// a unary function by table lookup (`lut`, every function of an 8-bit input through one
+// mechanism), its table's DRAM region, placement and loads, and the broadcast `mul` of two
+// activations (equal shapes, or an SE block's per-channel scale).
+#include <algorithm>
+
+#include "codegen/lowering.hpp"
+#include "compiler/ir/unary.hpp"
+#include "compiler/quant/workload_params.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessel::codegen::detail {
+
+namespace {
+constexpr int64_t kTableEntries = 256;
+
+std::string table_region(const sched::Op& op) {
+  return "lut:" + op.name;
+}
+}  // namespace
+
+Result<const ir::Tensor*> Lowering::lookup_table_of(const sched::Op& op) const {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  if (!ir::is_unary_function(ir_op.kind) || ir_op.inputs.size() < 2 || ir_op.inputs[1].empty())
+    return fail("op '" + op.name + "' (" + op.type +
+                ") has no lookup table in the quantized graph (quantize the model first)");
+  const ir::Tensor& table = graph_.tensor(ir_op.inputs[1]);
+  if (static_cast<int64_t>(table.int_values.size()) != kTableEntries)
+    return fail("op '" + op.name + "': table '" + table.name + "' has " +
+                std::to_string(table.int_values.size()) + " entries; the lut instruction takes " +
+                std::to_string(kTableEntries) + " (an 8-bit input)");
+  return &table;
+}
+
+Status Lowering::plan_table_regions() {
+  for (size_t g = 0; g < host_from_; ++g) {
+    for (int index : schedule_.groups[g].ops) {
+      const sched::Op& op = net_.op(index);
+      if (!op.lookup_table) continue;
+      auto table = lookup_table_of(op);
+      if (!table.ok()) return table.failure();
+      if (auto r = out_.layout.add(table_region(op), RegionKind::Weights, op.weight_bytes); !r.ok())
+        return r.failure();
+    }
+  }
+  return {};
+}
+
+Status Lowering::write_table_values() {
+  for (size_t g = 0; g < host_from_; ++g) {
+    for (int index : schedule_.groups[g].ops) {
+      const sched::Op& op = net_.op(index);
+      if (!op.lookup_table) continue;
+      const ir::Tensor* table = lookup_table_of(op).value();
+      const int64_t at = out_.layout.find(table_region(op))->offset;
+      const int64_t entry = op.weight_bytes / kTableEntries;
+      for (int64_t i = 0; i < kTableEntries; ++i)
+        write_bytes(at + i * entry, table->int_values[static_cast<size_t>(i)],
+                    static_cast<int>(entry));
+    }
+  }
+  return {};
+}
+
+Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op,
+                                 bool pipelined, std::vector<isa::Instruction>& loads) {
+  // Copy 0, or under double buffering the other copy than the one the running tile reads.
+  const int index = static_cast<int>(&op - net_.ops.data());
+  int& copy = table_copy_of_[index];
+  copy = pipelined && !gs.weights_resident ? (copy + 1) % 2 : 0;
+  const std::string name = "w:" + op.name + (copy == 1 ? "#1" : "");
+  const sched::BufferAlloc* buffer = nullptr;
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Weights && b.name == name) buffer = &b;
+  if (buffer == nullptr || buffer->size_bytes < op.weight_bytes)
+    return fail("op '" + op.name + "': the schedule has no " + std::to_string(op.weight_bytes) +
+                "-byte buffer '" + name + "' for its lookup table");
+  isa::Load l;
+  l.sp = static_cast<std::uint32_t>(buffer->scratchpad);
+  l.elem = act_elem_;
+  l.kind = isa::Traffic::kWeights;
+  l.sram_addr = static_cast<std::uint32_t>(buffer->offset);
+  l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(table_region(op))->offset);
+  l.c_size = static_cast<std::uint32_t>(kTableEntries);
+  l.dram_stride_x = l.c_size;
+  l.sram_stride_x = l.c_size;
+  loads.push_back(l);
+  table_at_[index] = {buffer->scratchpad, buffer->offset};
+  out_.traffic.weights_read += op.weight_bytes;
+  return {};
+}
+
+Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTiling& tiling,
+                                  int64_t tile, const std::vector<Box>& need,
+                                  std::vector<isa::Instruction>& loads) {
+  // As the scheduler streams weights (tiling_model.cpp, stream_weights): resident, once before
+  // the first tile; streamed, every tile, unless the group keeps slices and the op's channels
+  // are those of the table already loaded.
+  for (int o : gs.ops) {
+    const sched::Op& op = net_.op(o);
+    if (!op.lookup_table) continue;
+    if (gs.weights_resident) {
+      if (tile > 0) continue;
+    } else {
+      const sched::Interval c = need[static_cast<size_t>(op.output)].c;
+      const auto last = table_channels_.find(o);
+      const bool kept =
+          gs.keeps_weight_slices() && last != table_channels_.end() && last->second == c;
+      table_channels_[o] = c;
+      if (kept || c.empty()) continue;  // no load for an empty box (weight_bytes_for: 0)
+    }
+    if (auto s = emit_table_load(gs, op, tiling.pipelined, loads); !s.ok()) return s;
+  }
+  return {};
+}
+
+Status Lowering::emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op,
+                             const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const Box& box = need[static_cast<size_t>(op.output)];
+  if (box.empty()) return {};
+  auto in = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
+  if (!in.ok()) return in.failure();
+  auto out = view_of(gs, op.output, box);
+  if (!out.ok()) return out.failure();
+  const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+  if (at == table_at_.end()) return fail("op '" + op.name + "': its lookup table was not loaded");
+  isa::Lut lut;
+  lut.src_sp = static_cast<std::uint32_t>(in.value().sp);
+  lut.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  lut.table_sp = static_cast<std::uint32_t>(at->second.first);
+  lut.dst_elem = act_elem_;
+  lut.src_addr = static_cast<std::uint32_t>(in.value().addr(box.h.b, box.w.b, box.c.b));
+  lut.dst_addr = static_cast<std::uint32_t>(out.value().addr(box.h.b, box.w.b, box.c.b));
+  lut.table_addr = static_cast<std::uint32_t>(at->second.second);
+  lut.y_size = static_cast<std::uint32_t>(box.h.size());
+  lut.x_size = static_cast<std::uint32_t>(box.w.size());
+  lut.c_size = static_cast<std::uint32_t>(box.c.size());
+  lut.src_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
+  lut.src_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
+  lut.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
+  lut.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
+  code.push_back(lut);
+  return {};
+}
+
+Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
+                          const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  if (op.inputs.size() != 2 || ir_op.inputs.size() != 2)
+    return fail("mul '" + op.name + "' with other than two inputs");
+  const Box& box = need[static_cast<size_t>(op.output)];
+  if (box.empty()) return {};
+  const int a_t = op.inputs[0], b_t = op.inputs[1];
+  auto a = view_of(gs, a_t, need[static_cast<size_t>(a_t)]);
+  if (!a.ok()) return a.failure();
+  auto b = view_of(gs, b_t, need[static_cast<size_t>(b_t)]);
+  if (!b.ok()) return b.failure();
+  auto y = view_of(gs, op.output, box);
+  if (!y.ok()) return y.failure();
+  const bool per_channel = net_.tensor(b_t).shape.h == 1 && net_.tensor(b_t).shape.w == 1 &&
+                           net_.tensor(op.output).shape.elements() != net_.tensor(b_t).shape.c;
+  const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
+                                   graph_.tensor(ir_op.outputs[0]));
+  isa::Vcfg cfg;
+  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
+  cfg.shift = static_cast<std::uint32_t>(p.shift);
+  cfg.zp = p.zero_point;
+  cfg.lo = p.lo;
+  cfg.hi = p.hi;
+  code.push_back(cfg);
+  isa::Mul mul;
+  mul.a_sp = static_cast<std::uint32_t>(a.value().sp);
+  mul.b_sp = static_cast<std::uint32_t>(b.value().sp);
+  mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
+  mul.elem = act_elem_;
+  mul.dst_elem = act_elem_;
+  mul.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
+  mul.b_addr = static_cast<std::uint32_t>(per_channel ? b.value().addr(0, 0, box.c.b)
+                                                      : b.value().addr(box.h.b, box.w.b, box.c.b));
+  mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
+  mul.y_size = static_cast<std::uint32_t>(box.h.size());
+  mul.x_size = static_cast<std::uint32_t>(box.w.size());
+  mul.c_size = static_cast<std::uint32_t>(box.c.size());
+  mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
+  mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
+  // Per channel: b's strides are 0, the same C values for every pixel (docs/isa.md, `mul`).
+  mul.b_stride_y = per_channel ? 0 : static_cast<std::uint32_t>(b.value().stride_y());
+  mul.b_stride_x = per_channel ? 0 : static_cast<std::uint32_t>(b.value().pixel_elems);
+  mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
+  mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
+  code.push_back(mul);
+  return {};
+}
+
+}  // namespace tessel::codegen::detail

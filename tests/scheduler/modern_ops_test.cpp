@@ -1,0 +1,111 @@
+// The modern-CNN op kinds (issue 36): a unary function as a lookup-table Eltwise (ISA `lut`), a
+// broadcast Mul (ISA `mul`), their refusal on a config without the unit, their input needs and
+// their cycles and table bytes, all by hand.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler/zoo/zoo.hpp"
+#include "scheduler/checker.hpp"
+#include "scheduler/cost_model.hpp"
+#include "scheduler/from_ir.hpp"
+#include "scheduler/policy.hpp"
+#include "scheduler/shape.hpp"
+
+namespace tessel::sched {
+namespace {
+
+Machine modern_machine(bool lookup_table = true, bool broadcast_multiply = true) {
+  Machine m = unified_machine(256 * 1024);  // 16 x 16 array, V = 16
+  m.name = "test";
+  m.lookup_table = lookup_table;
+  m.broadcast_multiply = broadcast_multiply;
+  return m;
+}
+
+ir::Graph tiny_se() {
+  auto graph = zoo::build_model("tiny_se", {.with_weights = false});
+  EXPECT_TRUE(graph.ok()) << graph.reason();
+  return graph.value();
+}
+
+std::map<std::string, const Op*> by_name(const Net& net) {
+  std::map<std::string, const Op*> ops;
+  for (const Op& op : net.ops) ops[op.name] = &op;
+  return ops;
+}
+
+TEST(ModernOps, unary_functions_are_one_lookup_table_kind_and_the_se_scale_a_broadcast_mul) {
+  auto net = net_from_graph(tiny_se(), modern_machine(), NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const auto ops = by_name(net.value());
+  for (const char* name : {"expand_hswish", "dw_silu", "se.gate", "sigmoid"}) {
+    ASSERT_EQ(ops.count(name), 1u) << name;
+    EXPECT_EQ(ops.at(name)->kind, OpKind::Eltwise) << name;
+    EXPECT_TRUE(ops.at(name)->lookup_table) << name;
+    EXPECT_EQ(ops.at(name)->weight_bytes, 256) << name;  // 256 one-byte entries
+  }
+  EXPECT_EQ(ops.count("se.relu"), 0u);  // a Relu folds into its conv's clamp, as before
+  ASSERT_EQ(ops.count("se.scale"), 1u);
+  const Op& mul = *ops.at("se.scale");
+  EXPECT_EQ(mul.kind, OpKind::Mul);
+  ASSERT_EQ(mul.inputs.size(), 2u);
+  // The full operand first (the graph lists the scale first), the per-channel scale second.
+  EXPECT_EQ(net.value().tensor(mul.inputs[0]).shape, (Shape3{16, 8, 8}));
+  EXPECT_EQ(net.value().tensor(mul.inputs[1]).shape, (Shape3{16, 1, 1}));
+  EXPECT_EQ(net.value().tensor(mul.output).shape, (Shape3{16, 8, 8}));
+}
+
+TEST(ModernOps, a_config_without_the_unit_is_refused_naming_the_op_and_the_unit) {
+  auto no_lut = net_from_graph(tiny_se(), modern_machine(false, true), NetForm::Folded);
+  ASSERT_FALSE(no_lut.ok());
+  EXPECT_NE(no_lut.reason().find("'expand_hswish' (HardSwish)"), std::string::npos)
+      << no_lut.reason();
+  EXPECT_NE(no_lut.reason().find("vector.lookup_table"), std::string::npos) << no_lut.reason();
+  auto no_mul = net_from_graph(tiny_se(), modern_machine(true, false), NetForm::Folded);
+  ASSERT_FALSE(no_mul.ok());
+  EXPECT_NE(no_mul.reason().find("'se.scale' (Mul)"), std::string::npos) << no_mul.reason();
+  EXPECT_NE(no_mul.reason().find("vector.broadcast_multiply"), std::string::npos)
+      << no_mul.reason();
+}
+
+// By hand, V = 16 lanes, P_v = 4: a lut over 8 x 8 pixels of 16 channels reads its table in
+// 256 / 16 = 16 cycles, then 64 pixels x 1 chunk: 16 + 64 + 4 = 84; the Mul 64 + 4 = 68. The
+// table is needed whole by any channel slice: 256 bytes for channels [4, 8) too.
+TEST(ModernOps, lut_and_mul_cycles_and_table_bytes_by_hand) {
+  const Machine machine = modern_machine();
+  auto net = net_from_graph(tiny_se(), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const auto ops = by_name(net.value());
+  const Box whole{{0, 16}, {0, 8}, {0, 8}};
+  EXPECT_EQ(compute_cycles_of(net.value(), machine, *ops.at("expand_hswish"), whole, 1), 84);
+  EXPECT_EQ(compute_cycles_of(net.value(), machine, *ops.at("se.scale"), whole, 1), 68);
+  EXPECT_EQ(weight_bytes_for(net.value(), *ops.at("dw_silu"), Interval{4, 8}), 256);
+  EXPECT_EQ(weight_bytes_for(net.value(), *ops.at("dw_silu"), Interval{}), 0);
+  // The Mul's input needs: the full operand at the output box, the scale at its one pixel.
+  const Box tile{{4, 12}, {2, 5}, {0, 8}};
+  const Op& mul = *ops.at("se.scale");
+  EXPECT_EQ(deduce_input(net.value(), mul, 0, tile).box, tile);
+  EXPECT_EQ(deduce_input(net.value(), mul, 1, tile).box, (Box{{4, 12}, {0, 1}, {0, 1}}));
+}
+
+TEST(ModernOps, every_policy_schedules_the_se_net_and_the_checker_accepts_it) {
+  const Machine machine = modern_machine();
+  auto net = net_from_graph(tiny_se(), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    auto s = run_policy(net.value(), machine, policy, Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << policy << ": " << s.reason();
+    const Status checked = check_schedule(net.value(), machine, s.value());
+    EXPECT_TRUE(checked.ok()) << policy << ": " << checked.reason();
+    // Layerwise loads each op's weights once: the four tables (4 x 256) beside the convs.
+    if (std::string(policy) == "layerwise") {
+      int64_t weights = 0;
+      for (const Op& op : net.value().ops) weights += op.weight_bytes;
+      EXPECT_EQ(s.value().traffic.weights_read, weights);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched
