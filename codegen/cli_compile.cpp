@@ -102,9 +102,11 @@ void print_summary(const CompileOptions& o, const HwConfig& config, const Compil
             << " instructions, DRAM image " << c.layout.size_bytes() << " bytes\n"
             << "DMA bytes: weights " << c.traffic.weights_read << " (+ requant tables "
             << c.traffic.requant_table_read << "), activations in " << c.traffic.activations_read
-            << ", out " << c.traffic.activations_written << "\n"
+            << ", out " << c.traffic.activations_written << ", instruction fetch "
+            << instruction_fetch_bytes(c) << "\n"
             << "scheduler predicted: weights " << p.weights_read << ", activations in "
-            << p.activations_read << ", out " << p.activations_written << "\n"
+            << p.activations_read << ", out " << p.activations_written << ", instruction fetch "
+            << scheduled.schedule.instruction_fetch_bytes.value_or(0) << "\n"
             << "wrote " << o.out << "/{program.bin,program.tasm,dram.bin,schedule.json,"
             << "compile.json,hw.yaml}\n";
 }
@@ -248,6 +250,8 @@ int run_compile(CompileOptions o) {
     return 1;
   }
   lap("codegen");
+  // The schedule's DRAM and energy prediction count the program's fetch from here on.
+  scheduled.value().schedule.instruction_fetch_bytes = instruction_fetch_bytes(compiled.value());
   if (auto s = write_compile_folder(compiled.value(), scheduled.value(), config, o.out, hw_text);
       !s.ok()) {
     std::cerr << "error: " << s.reason() << '\n';
@@ -272,8 +276,8 @@ cli::Runner setup_compile(CLI::App& command) {
       ->capture_default_str();
   command
       .add_option("--objective", o->objective,
-                  "What optimal (and opfusion) minimise: bytes | latency | energy | edp "
-                  "(docs/scheduler.md, docs/energy.md)")
+                  "What optimal (and opfusion) minimise: " + sched::objective_names() +
+                      " (docs/scheduler.md, docs/energy.md)")
       ->capture_default_str();
   command.add_option("--quant", o->quant,
                      "Quantization YAML (default: every default, bits from the config's matrix)");

@@ -123,6 +123,15 @@ Result<CompiledProgram> compile(
     const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
     const std::map<std::string, std::vector<std::int32_t>>& input_values);
 
+/// The DRAM bytes the accelerator reads to fetch `compiled`'s program: each instruction once,
+/// isa::kInstructionBytes each (what the simulator counts as TrafficKind::kInstructions). Known
+/// only here, after code generation: the layers above write it into the schedule's prediction
+/// (sched::Schedule::instruction_fetch_bytes; docs/energy.md, "Instruction fetch").
+inline std::int64_t instruction_fetch_bytes(const CompiledProgram& compiled) {
+  return static_cast<std::int64_t>(compiled.program.instructions.size()) *
+         static_cast<std::int64_t>(isa::kInstructionBytes);
+}
+
 /// compile.json: the layout map, per-group instruction counts and the bytes moved.
 nlohmann::json compile_json(const CompiledProgram& compiled, const sched::ScheduledNet& scheduled);
 

@@ -127,10 +127,14 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
   j["dram_bytes"] = {{"weights_read", t.weights_read},
                      {"activations_read", t.activations_read},
                      {"activations_written", t.activations_written},
-                     {"requant_tables_read", t.requant_table_read}};
+                     {"requant_tables_read", t.requant_table_read},
+                     {"instructions_read", instruction_fetch_bytes(compiled)}};
   j["predicted_dram_bytes"] = {{"weights_read", p.weights_read},
                                {"activations_read", p.activations_read},
                                {"activations_written", p.activations_written}};
+  // The pipeline fills the schedule's instruction fetch in from the program (codegen.hpp).
+  if (scheduled.schedule.instruction_fetch_bytes)
+    j["predicted_dram_bytes"]["instructions_read"] = *scheduled.schedule.instruction_fetch_bytes;
   return j;
 }
 

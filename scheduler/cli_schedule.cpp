@@ -86,7 +86,7 @@ cli::Runner setup_schedule(CLI::App& command) {
       ->capture_default_str();
   command
       .add_option("--objective", o->objective,
-                  "bytes | latency | energy | edp (optimal, opfusion; docs/energy.md)")
+                  objective_names() + " (optimal, opfusion; docs/energy.md)")
       ->capture_default_str();
   command.add_option("--json", o->json, "Write the schedule as JSON to this file ('-': stdout)");
   command.add_option("--mapping", o->mapping,

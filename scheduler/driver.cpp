@@ -13,12 +13,23 @@
 
 namespace tessel::sched {
 
+const std::vector<Objective>& objectives() {
+  static const std::vector<Objective> all = {Objective::Bytes, Objective::Latency,
+                                             Objective::Energy, Objective::Edp};
+  return all;
+}
+
+std::string objective_names(const std::string& separator) {
+  std::string out;
+  for (Objective objective : objectives())
+    out += (out.empty() ? "" : separator) + std::string(to_string(objective));
+  return out;
+}
+
 Result<Objective> parse_objective(const std::string& text) {
-  if (text == "bytes") return Objective::Bytes;
-  if (text == "latency") return Objective::Latency;
-  if (text == "energy") return Objective::Energy;
-  if (text == "edp") return Objective::Edp;
-  return fail("unknown objective '" + text + "' (known: bytes, latency, energy, edp)");
+  for (Objective objective : objectives())
+    if (text == to_string(objective)) return objective;
+  return fail("unknown objective '" + text + "' (known: " + objective_names(", ") + ")");
 }
 
 Objective objective_option(const std::string& text) {

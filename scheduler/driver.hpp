@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/graph.hpp"
 #include "configs/hw_config.hpp"
@@ -36,7 +37,15 @@ Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const 
 /// followed by the totals.
 std::string format_table(const ScheduledNet& result);
 
-/// Parses "bytes" or "latency".
+/// Every objective, in the order the CLIs list them (bytes, latency, energy, edp).
+const std::vector<Objective>& objectives();
+
+/// Their names joined by `separator` ("bytes | latency | energy | edp"): the one list that
+/// parse_objective's refusal and every CLI's --objective help (tessel schedule, compile, run)
+/// print.
+std::string objective_names(const std::string& separator = " | ");
+
+/// Parses one of objective_names() ("bytes", "latency", "energy", "edp").
 Result<Objective> parse_objective(const std::string& text);
 
 /// The value of a CLI's `--objective` option: parse_objective, or the input error naming

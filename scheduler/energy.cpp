@@ -29,23 +29,33 @@ void add(ActionCounts& to, const ActionCounts& c) {
 
 }  // namespace
 
-ScheduleEnergy predict_energy(const Schedule& schedule, const Net& net, const HwConfig& config) {
-  const EnergyTable table = energy_table(config);
-  const Machine machine = machine_from_config(config);
+ScheduleEnergy predict_energy(const std::vector<GroupSchedule>& groups, int64_t cycles,
+                              std::optional<int64_t> fetch_bytes, const Net& net,
+                              const Machine& machine) {
+  const EnergyTable& table = *machine.energy;
+  const size_t scratchpads = table.scratchpads.size();
   ScheduleEnergy out;
-  out.counts.sram_read_bytes.assign(config.scratchpads.size(), 0);
-  out.counts.sram_write_bytes.assign(config.scratchpads.size(), 0);
-  for (const auto& g : schedule.groups) {
-    ActionCounts counts = count_group_actions(net, machine, g, config.scratchpads.size());
+  out.counts.sram_read_bytes.assign(scratchpads, 0);
+  out.counts.sram_write_bytes.assign(scratchpads, 0);
+  for (const auto& g : groups) {
+    ActionCounts counts = count_group_actions(net, machine, g, scratchpads);
     counts.cycles = static_cast<std::uint64_t>(g.cycles);
-    out.groups.push_back(energy_of(table, counts, config.clock_mhz));
+    out.groups.push_back(energy_of(table, counts, machine.clock_mhz));
     add(out.counts, counts);
     out.group_counts.push_back(std::move(counts));
   }
-  // The schedule's own totals (its cycles include what no single group owns).
-  out.counts.cycles = static_cast<std::uint64_t>(schedule.cycles);
-  out.total = energy_of(table, out.counts, config.clock_mhz);
+  // The schedule's own totals: its cycles, and the program's instruction fetch, which no group
+  // owns.
+  out.counts.cycles = static_cast<std::uint64_t>(cycles);
+  if (fetch_bytes) out.counts.dram_bytes += static_cast<std::uint64_t>(*fetch_bytes);
+  out.instruction_fetch_bytes = fetch_bytes;
+  out.total = energy_of(table, out.counts, machine.clock_mhz);
   return out;
+}
+
+ScheduleEnergy predict_energy(const Schedule& schedule, const Net& net, const HwConfig& config) {
+  return predict_energy(schedule.groups, schedule.cycles, schedule.instruction_fetch_bytes, net,
+                        machine_from_config(config));
 }
 
 void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energy,
@@ -64,9 +74,17 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
         i < energy.counts.sram_write_bytes.size() ? energy.counts.sram_write_bytes[i] : 0;
   }
   j["predicted_energy_pj"] = {
-      {"mac", e.mac_pj},       {"sram", e.sram_pj},  {"sram_by_scratchpad", by_sp},
-      {"vector", e.vector_pj}, {"dram", e.dram_pj},  {"leakage", e.leakage_pj},
-      {"total", e.total_pj()}, {"by_group", groups}, {"not_counted", {"instruction fetch (DRAM)"}}};
+      {"mac", e.mac_pj},       {"sram", e.sram_pj}, {"sram_by_scratchpad", by_sp},
+      {"vector", e.vector_pj}, {"dram", e.dram_pj}, {"leakage", e.leakage_pj},
+      {"total", e.total_pj()}, {"by_group", groups}};
+  // Instruction fetch is the program's: known once code generation has made it (tessel run,
+  // tessel compile), not to `tessel schedule` (docs/energy.md, "Instruction fetch").
+  if (energy.instruction_fetch_bytes)
+    j["predicted_energy_pj"]["instruction_fetch"] =
+        static_cast<double>(*energy.instruction_fetch_bytes) *
+        energy_table(config).dram_pj_per_byte;
+  else
+    j["predicted_energy_pj"]["not_counted"] = {"instruction fetch (DRAM): no program yet"};
   const ActionCounts& c = energy.counts;
   j["predicted_counts"] = {{"mac_slots", c.macs},
                            {"sram_read_bytes", reads},
@@ -80,6 +98,8 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
                            {"square_elements", c.square_elements},
                            {"dram_bytes", c.dram_bytes},
                            {"cycles", c.cycles}};
+  if (energy.instruction_fetch_bytes)
+    j["predicted_counts"]["instruction_fetch_bytes"] = *energy.instruction_fetch_bytes;
   j["predicted_edp_pj_s"] = e.edp_pj_s();
   j["area_mm2"] = e.area_mm2;
 }

@@ -2,6 +2,7 @@
 #include "scheduler/energy_objective.hpp"
 
 #include "configs/energy_model.hpp"
+#include "scheduler/energy.hpp"
 #include "scheduler/energy_counts.hpp"
 
 namespace tessel::sched {
@@ -36,19 +37,53 @@ double energy_cost_bound(const Net& net, const Machine& machine, const std::vect
          lambda * static_cast<double>(bound.cycles);
 }
 
-Result<GroupSchedule> plan_group_for_energy(const Net& net, const Machine& machine,
-                                            const std::vector<int>& ops, PlanOptions options,
-                                            double lambda) {
+Result<std::vector<GroupSchedule>> plan_group_candidates(const Net& net, const Machine& machine,
+                                                         const std::vector<int>& ops,
+                                                         PlanOptions options) {
   options.objective = Objective::Bytes;
   auto bytes = plan_group(net, machine, ops, options);
   options.objective = Objective::Latency;
   auto latency = plan_group(net, machine, ops, options);
-  if (!bytes.ok()) return latency;
-  if (!latency.ok()) return bytes;
-  return energy_cost(net, machine, latency.value(), lambda) <
-                 energy_cost(net, machine, bytes.value(), lambda)
-             ? std::move(latency)
-             : std::move(bytes);
+  if (!bytes.ok() && !latency.ok()) return latency.failure();
+  std::vector<GroupSchedule> out;
+  if (bytes.ok()) out.push_back(std::move(bytes).value());
+  if (latency.ok()) out.push_back(std::move(latency).value());
+  return out;
+}
+
+Result<GroupSchedule> plan_group_for_energy(const Net& net, const Machine& machine,
+                                            const std::vector<int>& ops, PlanOptions options,
+                                            double lambda) {
+  auto candidates = plan_group_candidates(net, machine, ops, options);
+  if (!candidates.ok()) return candidates.failure();
+  std::vector<GroupSchedule>& c = candidates.value();
+  // The latency-best only where strictly cheaper (the bytes-best first, as before).
+  if (c.size() == 2 &&
+      energy_cost(net, machine, c[1], lambda) < energy_cost(net, machine, c[0], lambda))
+    return std::move(c[1]);
+  return std::move(c[0]);
+}
+
+double schedule_score(const Net& net, const Machine& machine,
+                      const std::vector<GroupSchedule>& groups, Objective objective) {
+  int64_t cycles = 0;
+  for (const auto& g : groups) cycles += g.cycles;  // as finalize_schedule totals them
+  const EnergyBreakdown total = predict_energy(groups, cycles, std::nullopt, net, machine).total;
+  return objective == Objective::Edp ? total.edp_pj_s() : total.total_pj();
+}
+
+int least_score(const Net& net, const Machine& machine,
+                const std::vector<std::vector<GroupSchedule>>& candidates, Objective objective) {
+  int best = -1;
+  double best_score = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const double score = schedule_score(net, machine, candidates[i], objective);
+    if (best < 0 || score < best_score) {
+      best = static_cast<int>(i);
+      best_score = score;
+    }
+  }
+  return best;
 }
 
 }  // namespace tessel::sched

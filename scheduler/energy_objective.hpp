@@ -40,6 +40,25 @@ Result<GroupSchedule> plan_group_for_energy(const Net& net, const Machine& machi
                                             const std::vector<int>& ops, PlanOptions options,
                                             double lambda);
 
+/// The group's bytes-best and latency-best mappings (those that fit, in that order): the
+/// candidates plan_group_for_energy chooses between. Fails as plan_group does when neither fits.
+Result<std::vector<GroupSchedule>> plan_group_candidates(const Net& net, const Machine& machine,
+                                                         const std::vector<int>& ops,
+                                                         PlanOptions options);
+
+/// What the energy objectives minimise over whole schedules, as predict_energy totals it (the
+/// groups' counts summed, then x the table once; leakage over the sum of the groups' cycles;
+/// instruction fetch, the program's, left out): Energy: the total pJ; Edp: pJ x seconds.
+/// `objective` must be Energy or Edp.
+double schedule_score(const Net& net, const Machine& machine,
+                      const std::vector<GroupSchedule>& groups, Objective objective);
+
+/// The index of the least schedule_score among `candidates` (the first of equals; -1 when
+/// empty). The policies end with it, so that their schedule is never worse under the objective
+/// than any candidate they also made, the bytes and latency schedules among them.
+int least_score(const Net& net, const Machine& machine,
+                const std::vector<std::vector<GroupSchedule>>& candidates, Objective objective);
+
 /// Fails unless `machine` carries an energy table (machine_from_config sets one).
 Status require_energy_table(const Machine& machine);
 

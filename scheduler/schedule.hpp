@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,12 @@ struct Schedule {
   std::string lower_bound_tensor;  ///< the tensor t of that bound, or empty as above
   int64_t macs = 0;
   double search_seconds = 0;
+  /// The DRAM bytes the accelerator reads to fetch the program compiled from this schedule
+  /// (instructions x isa::kInstructionBytes, as the simulator counts them): filled in by the
+  /// layer above the scheduler and code generation once the program exists (tessel run, tessel
+  /// compile: codegen::instruction_fetch_bytes); nullopt before (tessel schedule), where the
+  /// DRAM and energy totals say they leave it out (docs/energy.md, "Instruction fetch").
+  std::optional<int64_t> instruction_fetch_bytes;
 };
 
 }  // namespace tessel::sched

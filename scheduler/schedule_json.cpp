@@ -81,6 +81,9 @@ ordered_json to_json(const Schedule& s, const Net& net) {
                     {"search_depth_latency", s.features.search_depth_latency}};
   j["tool_version"] = s.tool_version;
   j["dram_bytes"] = traffic_json(s.traffic);
+  // The program's instruction fetch, once code generation has made it (tessel compile's
+  // schedule.json); a schedule alone has no such key (docs/energy.md, "Instruction fetch").
+  if (s.instruction_fetch_bytes) j["instruction_fetch_bytes"] = *s.instruction_fetch_bytes;
   j["compulsory_bytes"] = s.compulsory_bytes;
   j["cycles"] = s.cycles;
   j["roofline_cycles"] = s.roofline_cycles;
@@ -169,6 +172,8 @@ Result<Schedule> schedule_from_json(const nlohmann::json& j) {
     }
     s.tool_version = j.at("tool_version").get<std::string>();
     s.traffic = traffic_from(j.at("dram_bytes"));
+    if (j.contains("instruction_fetch_bytes"))
+      s.instruction_fetch_bytes = j.at("instruction_fetch_bytes").get<int64_t>();
     s.compulsory_bytes = j.at("compulsory_bytes").get<int64_t>();
     s.cycles = j.at("cycles").get<int64_t>();
     s.roofline_cycles = j.at("roofline_cycles").get<int64_t>();

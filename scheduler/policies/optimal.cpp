@@ -2,6 +2,7 @@
 // cross-group weight prefetch against the best partition's last group when enabled).
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "scheduler/bytes_bound.hpp"
 #include "scheduler/energy_objective.hpp"
@@ -65,28 +66,36 @@ Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lamb
         k = i;
         while (k > 0 && choice[k].dram_view) k = start[k];
       }
-      auto plan = plan_group_for_energy(net, machine, group, options, lambda);
-      if (!plan.ok()) {
+      // Each of the group's bytes-best and latency-best mappings, with and without the
+      // prefetch against choice[k]: the cheapest of up to four (the prefetch can turn the
+      // choice between the two mappings).
+      auto candidates = plan_group_candidates(net, machine, group, options);
+      if (!candidates.ok()) {
         const bool mid_block = j + 1 < n && (net.op(seq[j + 1]).kind == OpKind::Eltwise ||
                                              net.op(seq[j + 1]).kind == OpKind::Add);
         if (options.allow_weight_sweep && mid_block && is_weight_sweep_group(net, group)) continue;
         break;
       }
-      double cost = energy_cost(net, machine, plan.value(), lambda);
-      if (k > 0) {
-        options.objective = Objective::Bytes;  // prefetch keeps the mapping; no ranking in it
-        auto prefetched = plan_prefetched(net, machine, choice[k], plan.value(), options);
-        if (prefetched.ok()) {
-          const double c = energy_cost(net, machine, prefetched.value(), lambda);
-          if (c < cost) {
-            cost = c;
-            plan = std::move(prefetched);
-          }
+      std::optional<GroupSchedule> plan;
+      double cost = kInf;
+      auto consider = [&](GroupSchedule&& g) {
+        const double c = energy_cost(net, machine, g, lambda);
+        if (c < cost) {
+          cost = c;
+          plan = std::move(g);
         }
+      };
+      for (GroupSchedule& g : candidates.value()) {
+        if (k > 0) {
+          options.objective = Objective::Bytes;  // prefetch keeps the mapping; no ranking in it
+          auto prefetched = plan_prefetched(net, machine, choice[k], g, options);
+          if (prefetched.ok()) consider(std::move(prefetched).value());
+        }
+        consider(std::move(g));
       }
       if (best[i] + cost < best[j + 1]) {
         best[j + 1] = best[i] + cost;
-        choice[j + 1] = std::move(plan).value();
+        choice[j + 1] = std::move(*plan);
         start[j + 1] = i;
       }
     }
@@ -102,29 +111,36 @@ Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lamb
   return out;
 }
 
+Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
+                                       const MapSpaceFeatures& features);
+
 /// Energy: lambda = 0. EDP (E x T, not a sum over groups): a schedule minimising E x T also
 /// minimises E + lambda T at lambda = E / T (its first-order condition), so the DP runs at
-/// lambda = 0 and then at lambda_{k+1} = E_k / T_k of the previous result, three runs in all,
-/// keeping the least E x T.
+/// lambda = 0 and then at lambda_{k+1} = E_k / T_k of the previous result, three runs in all.
+/// The DP's sum is the schedule's total only where prefetch leaves each group's cost its own
+/// (a group's prefetch depends on the group before it), so the result is the least under the
+/// objective, compared on the schedule's total (least_score), of those runs and the bytes and
+/// latency schedules: never worse than either (docs/energy.md, "Optimising energy").
 Result<std::vector<GroupSchedule>> run_energy_objective(const Net& net, const Machine& machine,
                                                         Objective objective,
                                                         const MapSpaceFeatures& features) {
   if (auto ok = require_energy_table(machine); !ok.ok()) return ok.failure();
   auto first = run_energy(net, machine, 0, features);
-  if (!first.ok() || objective == Objective::Energy) {
-    if (!first.ok()) return first.failure();
-    return std::move(first.value().groups);
-  }
-  EnergyRun best = std::move(first).value();
-  double lambda = best.cycles > 0 ? best.energy_pj / best.cycles : 0;
-  for (int round = 0; round < 2 && lambda > 0; ++round) {
+  if (!first.ok()) return first.failure();
+  std::vector<std::vector<GroupSchedule>> candidates;
+  double lambda = first.value().cycles > 0 ? first.value().energy_pj / first.value().cycles : 0;
+  candidates.push_back(std::move(first.value().groups));
+  for (int round = 0; objective == Objective::Edp && round < 2 && lambda > 0; ++round) {
     auto next = run_energy(net, machine, lambda, features);
     if (!next.ok()) break;
-    const EnergyRun& r = next.value();
-    lambda = r.cycles > 0 ? r.energy_pj / r.cycles : 0;
-    if (r.energy_pj * r.cycles < best.energy_pj * best.cycles) best = std::move(next).value();
+    lambda = next.value().cycles > 0 ? next.value().energy_pj / next.value().cycles : 0;
+    candidates.push_back(std::move(next.value().groups));
   }
-  return std::move(best.groups);
+  for (Objective other : {Objective::Bytes, Objective::Latency}) {
+    auto groups = run(net, machine, other, features);
+    if (groups.ok()) candidates.push_back(std::move(groups).value());
+  }
+  return std::move(candidates[least_score(net, machine, candidates, objective)]);
 }
 
 Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,

@@ -44,6 +44,16 @@ TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) 
   EXPECT_EQ(j["dram_bytes"]["weights_read"], j["predicted_dram_bytes"]["weights_read"]);
   EXPECT_EQ(run({"sim", dir.string(), "--json", (dir / "sim.json").string()}), 0);
   EXPECT_TRUE(fs::exists(dir / "sim.json"));
+  // Instruction fetch (issue 35 item 6): the schedule's prediction counts the program's fetch,
+  // which the simulator reads from DRAM, byte for byte; the compile folder's schedule.json too.
+  std::ifstream sim_in(dir / "sim.json");
+  const auto sim = nlohmann::json::parse(sim_in);
+  const auto fetched = sim["dram_bytes"]["read_by_kind"]["instructions"].get<std::int64_t>();
+  EXPECT_GT(fetched, 0);
+  EXPECT_EQ(j["predicted_dram_bytes"]["instructions_read"], fetched);
+  EXPECT_EQ(j["dram_bytes"]["instructions_read"], fetched);
+  std::ifstream schedule_in(dir / "schedule.json");
+  EXPECT_EQ(nlohmann::json::parse(schedule_in)["instruction_fetch_bytes"], fetched);
   // A compile folder also gets the dequantized output and a report with per-group rows.
   const NpyArray output = read_npy((dir / "output.npy").string());
   EXPECT_EQ(output.dtype, NpyDtype::f32);

@@ -54,6 +54,8 @@ inline void expect_consistent(const pipeline::PolicyResult& r, const HwConfig& c
   EXPECT_EQ(code.requant_table_read, predicted.requant_tables_read);
   EXPECT_EQ(code.activations_read, predicted.activations_read);
   EXPECT_EQ(code.activations_written, predicted.activations_written);
+  // Instruction fetch: the pipeline fills the schedule's in from the program (issue 35 item 6).
+  EXPECT_EQ(r.sim_instructions_read(), r.scheduled.schedule.instruction_fetch_bytes.value_or(-1));
   std::printf("%s: cycles simulated %llu, predicted %lld (x%.3f); %.2f s sim\n", r.policy.c_str(),
               static_cast<unsigned long long>(r.report.cycles),
               static_cast<long long>(r.scheduled.schedule.cycles), cycle_ratio(r),

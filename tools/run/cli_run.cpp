@@ -18,6 +18,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/energy.hpp"
 #include "scheduler/policy.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -85,7 +86,8 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
            .read_bytes_by_kind[static_cast<std::size_t>(sim::TrafficKind::kInstructions)]}};
   j["predicted_dram_bytes"] = {{"weights_read", p.weights_read},
                                {"activations_read", p.activations_read},
-                               {"activations_written", p.activations_written}};
+                               {"activations_written", p.activations_written},
+                               {"instructions_read", s.instruction_fetch_bytes.value_or(0)}};
   j["x_compulsory"] = static_cast<double>(data_read_bytes(r.report) +
                                           static_cast<std::int64_t>(r.report.dram.write_bytes())) /
                       static_cast<double>(std::max<std::int64_t>(s.compulsory_bytes, 1));
@@ -96,6 +98,11 @@ nlohmann::json policy_json(const PolicyResult& r, const HwConfig& config) {
                       {"dram", e.dram_pj}, {"leakage", e.leakage_pj}, {"total", e.total_pj()}};
     j["edp_pj_s"] = e.edp_pj_s();
     j["area_mm2"] = e.area_mm2;
+    // The schedule's prediction of the same, instruction fetch included (docs/energy.md).
+    const auto predicted = sched::predict_energy(s, r.scheduled.net, config).total;
+    j["predicted_energy_pj"] = {{"mac", predicted.mac_pj},         {"sram", predicted.sram_pj},
+                                {"vector", predicted.vector_pj},   {"dram", predicted.dram_pj},
+                                {"leakage", predicted.leakage_pj}, {"total", predicted.total_pj()}};
   }
   if (r.bit_exact) j["bit_exact"] = *r.bit_exact;
   if (!r.mismatch.empty()) j["mismatch"] = r.mismatch;
@@ -352,8 +359,8 @@ cli::Runner setup(CLI::App& command) {
   command.add_option("-p,--policy", args->policies, "Policies to run (default: every policy)");
   command
       .add_option("--objective", args->objective,
-                  "What optimal (and opfusion) minimise: bytes | latency | energy | edp "
-                  "(docs/scheduler.md, docs/energy.md)")
+                  "What optimal (and opfusion) minimise: " + sched::objective_names() +
+                      " (docs/scheduler.md, docs/energy.md)")
       ->capture_default_str();
   command.add_option("--input-seed", args->input_seed, "Seed of the default network input")
       ->capture_default_str();

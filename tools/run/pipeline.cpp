@@ -86,6 +86,10 @@ std::int64_t PolicyResult::sim_activations_written() const {
          by_kind(report, sim::TrafficKind::kOutputs, true);
 }
 
+std::int64_t PolicyResult::sim_instructions_read() const {
+  return by_kind(report, sim::TrafficKind::kInstructions, false);
+}
+
 Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantConfig& qconfig,
                                     std::uint64_t input_seed, bool pools_before_concat) {
   PreparedModel model;
@@ -181,6 +185,8 @@ Result<PolicyResult> compile_policy(const PreparedModel& model, const HwConfig& 
   auto compiled = codegen::compile(model.quantized, r.scheduled, config, model.input_values);
   if (!compiled.ok()) return fail(policy + ": " + compiled.reason());
   r.compiled = std::move(compiled.value());
+  // The schedule's prediction counts the program's instruction fetch from here on.
+  r.scheduled.schedule.instruction_fetch_bytes = codegen::instruction_fetch_bytes(r.compiled);
   r.words.reserve(r.compiled.program.instructions.size());
   for (const auto& instruction : r.compiled.program.instructions) {
     auto word = isa::encode(instruction);

@@ -73,6 +73,8 @@ struct PolicyResult {
   std::int64_t sim_weights_read() const;
   std::int64_t sim_activations_read() const;
   std::int64_t sim_activations_written() const;
+  /// Simulated instruction fetch (the schedule's instruction_fetch_bytes predicts it).
+  std::int64_t sim_instructions_read() const;
 };
 
 /// Schedules `model.prepared` with `policy` (objective: bytes), compiles `model.quantized`,
