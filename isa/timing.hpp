@@ -30,6 +30,15 @@ std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
 /// P * passes * C when depthwise.
 std::int64_t conv_macs(const Conv& conv, const ComputeParams& params);
 
+/// matmul: W + passes * max(m_size, W) + F + D with passes = ceil(n_size / C) * ceil(k_size / R)
+/// and W = R (b row-major: one array row a cycle) or C (transposed: one array column a cycle)
+/// (docs/timing.md, "matmul").
+std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params);
+
+/// MACs the array performs for a matmul (masked rows and columns included, as conv counts
+/// padded channels): m_size * passes * R * C.
+std::int64_t matmul_macs(const Matmul& matmul, const ComputeParams& params);
+
 /// The cost of any COMPUTE-engine instruction or nop (conv, vector ops, vcfg, finish, nop).
 /// Returns 0 for load and store, whose cost depends on the DRAM model.
 std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams& params);

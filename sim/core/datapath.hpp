@@ -226,6 +226,9 @@ class Datapath {
   void execute_reduce(const isa::Reduce& x);
   /// The broadcast multiply (datapath_v3.cpp): intops::mul_requantize, the golden Mul's rule.
   void execute_mul(const isa::Mul& x);
+  /// The matrix unit's MatMul of two activations (datapath_matmul.cpp): the golden
+  /// executor's integer MatMul, b row-major or read transposed.
+  void execute_matmul(const isa::Matmul& x);
   /// Calls fn(begin, end) over [0, count): split between this thread and the helper when
   /// there is one and `elements` (the instruction's work) is at least kSplitMinElements,
   /// else in one call. `fn` must be safe to run on disjoint ranges at once.
