@@ -63,7 +63,8 @@ module tessel_matrix #(
   assign dw = !mm && f.depthwise;
   logic [1:0] phase;  // 0: load block 0, 1: passes, 2: done
   logic [31:0] j, k, passes, npix, pass_len, wrows;
-  logic [31:0] r_kh, r_kw, r_icbs;  // kernel and reduction blocks (matmul: 1, 1, k blocks)
+  logic [3:0] r_kh, r_kw;  // kernel height and width (matmul: 1)
+  logic [15:0] r_icbs;     // reduction blocks (conv: input-channel blocks, matmul: k blocks)
   logic [15:0] lkb, lnb;            // matmul: the block of b loading now (k block, n block)
   logic [9:0] oy, ox;
   logic [15:0] icb, ocb;
@@ -91,18 +92,22 @@ module tessel_matrix #(
   logic signed [31:0] iy, ix, in_h, in_w;
   logic in_win, first, use_bias, mac, load_row, swap, newpass;
   logic [31:0] in_byte, acc_byte, w_byte;
-  logic [31:0] klim, nlim, wlim;  // valid rows / columns of the block loading, written columns
+  localparam int unsigned WL = $clog2(C + 1);
+  logic [31:0] klim, nlim, wrest;  // valid rows / columns of the block loading; n left
+  logic [WL-1:0] wcols;           // accumulator columns written (matmul: up to n_size)
   localparam int unsigned NV = R > C ? R : C;
   logic [3:0] pb_sp;     // port b's request of this step: the accumulators, or the bias on a
   logic [31:0] pb_addr;  // first pass with init=bias
   // ---- stage B: the previous cycle's step, whose read data are here now
   logic b_on, b_in_win, b_first, b_mac, b_load_row, b_swap, b_newpass;
-  logic [31:0] b_j, b_acc, b_klim, b_nlim, b_wlim;
+  logic [31:0] b_j, b_acc, b_klim, b_nlim;
+  logic [WL-1:0] b_wcols;
   // ---- the output stage: the step whose column sums are ready now, LAT cycles after stage B
   // (the same cycle without a systolic array), and port b's request made LAT cycles after
   // stage A, whose data it reads now
   logic o_on, o_first, o_mac, o_fwd, q_use_bias;
-  logic [31:0] o_acc, o_wlim, q_addr;
+  logic [31:0] o_acc, q_addr;
+  logic [WL-1:0] o_wcols;
   logic [3:0] q_sp;
   logic [C*32-1:0] o_fwd_data;  // the accumulators written at the edge o_fwd says
   logic drained;                // no step in the array's pipeline
@@ -131,7 +136,7 @@ module tessel_matrix #(
     w_byte = wptr;
     klim = R;
     nlim = C;
-    wlim = C;
+    wrest = C;
     if (AO && mm) begin  // row j of a and of the accumulators; b's row or column j of its block
       in_win = 1'b1;
       in_byte = 32'(fm.a_addr) + (j * 32'(fm.a_stride) + 32'(icb) * R) * IB;
@@ -141,8 +146,9 @@ module tessel_matrix #(
                                     : (32'(lkb) * R + j) * 32'(fm.b_stride) + 32'(lnb) * C) * IB;
       klim = 32'(fm.k_size) - 32'(lkb) * R;
       nlim = 32'(fm.n_size) - 32'(lnb) * C;
-      wlim = 32'(fm.n_size) - 32'(ocb) * C;
+      wrest = 32'(fm.n_size) - 32'(ocb) * C;
     end
+    wcols = wrest >= C ? WL'(C) : WL'(wrest);
     pb_addr = use_bias ? 32'(f.bias_addr) + 32'(ocb) * C * 4 : acc_byte;
   end
   // (Outside the block above: without a systolic array q_* are pb_*, and one block reading
@@ -256,7 +262,7 @@ module tessel_matrix #(
       else
         for (int unsigned r = 0; r < R; r++) dot = dot + DOT_W'($signed(prod[PW*(r*C+c)+:PW]));
       wr_data[32*c+:32] = sum + 32'(dot);
-      wr_mask[4*c+:4] = 32'(c) < o_wlim ? 4'hf : 4'h0;  // matmul: no column past n_size
+      wr_mask[4*c+:4] = 32'(c) < 32'(o_wcols) ? 4'hf : 4'h0;  // matmul: none past n_size
     end
   end
 
@@ -273,7 +279,7 @@ module tessel_matrix #(
     b_acc <= acc_byte;
     b_klim <= klim;
     b_nlim <= nlim;
-    b_wlim <= wlim;
+    b_wcols <= wcols;
     // This cycle's accumulator read sees the memory before the previous step's write, made at
     // this edge: when both are the same accumulators, the write's data replace the read's.
     o_fwd <= wr_en && !q_use_bias && wr_addr == q_addr;
@@ -286,26 +292,27 @@ module tessel_matrix #(
 
   // ---- the output stage: stage B's step and stage A's port-b request, LAT cycles later
   if (LAT == 0) begin : g_no_delay
-    assign {o_on, o_first, o_mac, o_acc, o_wlim} = {b_on, b_first, b_mac, b_acc, b_wlim};
+    assign {o_on, o_first, o_mac, o_acc, o_wcols} = {b_on, b_first, b_mac, b_acc, b_wcols};
     assign {q_use_bias, q_sp, q_addr} = {use_bias, pb_sp, pb_addr};
     assign drained = 1'b1;
   end else begin : g_delay
-    logic [LAT*67-1:0] o_line;  // {on, first, mac, acc, wlim} a stage, the newest at [66:0]
+    localparam int unsigned OW = 35 + WL;  // {on, first, mac, acc, wcols}
+    logic [LAT*OW-1:0] o_line;  // a stage each, the newest at [OW-1:0]
     logic [LAT*37-1:0] q_line;  // {use_bias, sp, addr}
     always_ff @(posedge clk) begin
-      o_line[66:0] <= {!rst && b_on, b_first, !rst && b_mac, b_acc, b_wlim};
+      o_line[OW-1:0] <= {!rst && b_on, b_first, !rst && b_mac, b_acc, b_wcols};
       q_line[36:0] <= {use_bias, pb_sp, pb_addr};
       for (int unsigned i = 1; i < LAT; i++) begin
-        o_line[67*i+:67] <= o_line[67*(i-1)+:67];
+        o_line[OW*i+:OW] <= o_line[OW*(i-1)+:OW];
         q_line[37*i+:37] <= q_line[37*(i-1)+:37];
       end
       if (rst) o_line <= '0;
     end
-    assign {o_on, o_first, o_mac, o_acc, o_wlim} = o_line[(LAT-1)*67+:67];
+    assign {o_on, o_first, o_mac, o_acc, o_wcols} = o_line[(LAT-1)*OW+:OW];
     assign {q_use_bias, q_sp, q_addr} = q_line[(LAT-1)*37+:37];
     always_comb begin
       drained = 1'b1;
-      for (int unsigned i = 0; i < LAT; i++) if (o_line[67*i+66]) drained = 1'b0;
+      for (int unsigned i = 0; i < LAT; i++) if (o_line[OW*i+OW-1]) drained = 1'b0;
     end
   end
 
@@ -422,13 +429,13 @@ module tessel_matrix #(
         p = 32'(gm.m_size);
         w = gm.transpose_b ? 32'(C) : 32'(R);
         passes <= nblk * kblk;
-        {r_kh, r_kw, r_icbs} <= {32'd1, 32'd1, kblk};
+        {r_kh, r_kw, r_icbs} <= {4'd1, 4'd1, kblk[15:0]};
       end else begin
         p = 32'(g.out_h) * 32'(g.out_w);
         w = g.depthwise ? 32'd1 : 32'(R);
         passes <= g.depthwise ? 32'(g.oc_blocks) * 32'(g.kh) * 32'(g.kw)
                               : 32'(g.oc_blocks) * 32'(g.ic_blocks) * 32'(g.kh) * 32'(g.kw);
-        {r_kh, r_kw, r_icbs} <= {32'(g.kh), 32'(g.kw), g.depthwise ? 32'd1 : 32'(g.ic_blocks)};
+        {r_kh, r_kw, r_icbs} <= {g.kh, g.kw, g.depthwise ? 16'd1 : 16'(g.ic_blocks)};
       end
       npix <= p;
       wrows <= w;
@@ -441,7 +448,7 @@ module tessel_matrix #(
     end else if (phase != 2'd2) begin
       if (load_row) wptr <= wptr + C * WB;
       if (AO && mm && load_row && j == wrows - 1) begin  // a block of b loaded: the next one
-        if (32'(lkb) == r_icbs - 1) begin
+        if (lkb == r_icbs - 16'd1) begin
           lkb <= '0;
           lnb <= lnb + 1'b1;
         end else lkb <= lkb + 1'b1;
@@ -457,13 +464,13 @@ module tessel_matrix #(
         ox <= '0;
         k <= k + 1;
         if (k == passes - 1) phase <= 2'd2;
-        if (32'(kx) != r_kw - 1) kx <= kx + 1'b1;
+        if (kx != r_kw - 4'd1) kx <= kx + 1'b1;
         else begin
           kx <= '0;
-          if (32'(ky) != r_kh - 1) ky <= ky + 1'b1;
+          if (ky != r_kh - 4'd1) ky <= ky + 1'b1;
           else begin
             ky <= '0;
-            if (32'(icb) != r_icbs - 1) icb <= icb + 1'b1;
+            if (icb != r_icbs - 16'd1) icb <= icb + 1'b1;
             else begin
               icb <= '0;
               ocb <= ocb + 1'b1;
