@@ -34,6 +34,7 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
                  {"accumulator_bits", c.matrix.accumulator_bits},
                  {"fill_cycles", c.matrix.fill_cycles},
                  {"drain_cycles", c.matrix.drain_cycles}};
+  if (c.matrix.activation_operands) j["matrix"]["activation_operands"] = true;
   j["vector"] = {{"lanes", c.vector.lanes}};
   // The units are written when present, so that a config without them keeps its JSON (and
   // the content hashes made from it) as before they existed.
@@ -215,6 +216,7 @@ std::string to_yaml(const HwConfig& c) {
       << "  accumulator_bits: " << c.matrix.accumulator_bits << "\n"
       << "  fill_cycles: " << c.matrix.fill_cycles << "\n"
       << "  drain_cycles: " << c.matrix.drain_cycles << "\n";
+  if (c.matrix.activation_operands) out << "  activation_operands: true\n";
   out << "vector:\n  lanes: " << c.vector.lanes << "\n";
   if (c.vector.lookup_table) out << "  lookup_table: true\n";
   if (c.vector.row_reduce) out << "  row_reduce: true\n";
@@ -307,7 +309,8 @@ std::string describe(const HwConfig& c) {
                          std::to_string(c.matrix.weight_bits) + "-bit weights, " +
                          std::to_string(c.matrix.accumulator_bits) + "-bit accumulators, fill " +
                          std::to_string(c.matrix.fill_cycles) + " / drain " +
-                         std::to_string(c.matrix.drain_cycles) + " cycles");
+                         std::to_string(c.matrix.drain_cycles) + " cycles" +
+                         (c.matrix.activation_operands ? ", activation operands" : ""));
   row("vector unit", std::to_string(c.vector.lanes) + " lanes" +
                          (c.vector.lookup_table ? ", lookup table" : "") +
                          (c.vector.row_reduce ? ", row reductions" : "") +

@@ -42,6 +42,9 @@ struct MatrixUnitConfig {
   int accumulator_bits = 0;  ///< multiple of 8 in [16, 64], >= input_bits + weight_bits
   int fill_cycles = 0;       ///< cycles before the first result of a tile (default: rows)
   int drain_cycles = 0;      ///< cycles after the last input of a tile (default: cols)
+  /// The array takes its held operand from an activation scratchpad too, row-major or
+  /// transposed (ISA `matmul`: MatMul of two activations, Q x K^T without a transpose pass).
+  bool activation_operands = false;
 
   /// Bytes of one rows x cols weight block.
   std::int64_t weight_tile_bytes() const;

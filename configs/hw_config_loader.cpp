@@ -23,7 +23,8 @@ const std::vector<std::string> kTopKeys = {"name",   "description", "clock_mhz",
                                            "vector", "scratchpads", "dram",      "queues",
                                            "energy", "fpga"};
 const std::vector<std::string> kMatrixKeys = {
-    "rows", "cols", "input_bits", "weight_bits", "accumulator_bits", "fill_cycles", "drain_cycles"};
+    "rows",        "cols",         "input_bits",         "weight_bits", "accumulator_bits",
+    "fill_cycles", "drain_cycles", "activation_operands"};
 const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce",
                                               "broadcast_multiply", "row_normalise"};
 const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port_width_bytes",
@@ -379,8 +380,21 @@ void read_matrix(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
   const YAML::Node drain = v.get(node, path, "drain_cycles", false);
   const auto fill_cycles = narrow(v.read_int(fill, "matrix.fill_cycles", 0, 1'000'000));
   const auto drain_cycles = narrow(v.read_int(drain, "matrix.drain_cycles", 0, 1'000'000));
+  const YAML::Node operands = v.get(node, path, "activation_operands", false);
+  const auto activation_operands = v.read_flag(operands, "matrix.activation_operands");
+  // An activation held in the array sits in the weight registers: they must be as wide.
+  if (activation_operands.value_or(false) && input_bits && weight_bits &&
+      *weight_bits < *input_bits) {
+    v.error(operands, "matrix.activation_operands",
+            "needs weight_bits >= input_bits (an activation operand is held in the weight "
+            "registers), got " +
+                std::to_string(*weight_bits) + " < " + std::to_string(*input_bits));
+    complete = false;
+    return;
+  }
   if (!rows || !cols || !input_bits || !weight_bits || !accumulator_bits ||
-      (fill.IsDefined() && !fill_cycles) || (drain.IsDefined() && !drain_cycles)) {
+      (fill.IsDefined() && !fill_cycles) || (drain.IsDefined() && !drain_cycles) ||
+      (operands.IsDefined() && !activation_operands)) {
     complete = false;
     return;
   }
@@ -391,6 +405,7 @@ void read_matrix(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
   m.accumulator_bits = *accumulator_bits;
   m.fill_cycles = fill_cycles.value_or(*rows);
   m.drain_cycles = drain_cycles.value_or(*cols);
+  m.activation_operands = activation_operands.value_or(false);
 }
 
 /// One scratchpad plus where its fields were, for the cross-field checks.

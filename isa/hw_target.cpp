@@ -32,6 +32,7 @@ TargetInfo target_from_config(const HwConfig& config) {
   target.lookup_table = config.vector.lookup_table;
   target.row_reduce = config.vector.row_reduce;
   target.broadcast_multiply = config.vector.broadcast_multiply;
+  target.activation_operands = config.matrix.activation_operands;
   target.row_normalise = config.vector.row_normalise;
   return target;
 }

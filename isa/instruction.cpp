@@ -208,6 +208,13 @@ Status check_rules(const Instruction& instruction) {
           if (x.mode == ReduceMode::kSumsq && x.elem != Elem::kI8)
             return fail(field_error("elem", static_cast<std::int64_t>(x.elem),
                                     "must be i8 when mode = sumsq (int16 squares overflow int32)"));
+        } else if constexpr (std::is_same_v<T, Matmul>) {
+          // The golden executor's operand shift leaves at least 2 bits of each operand
+          // (intops::matmul_operand_shift): at most 6 for int8, 14 for int16.
+          if (x.elem == Elem::kI8 && x.operand_shift > 6)
+            return fail(field_error("operand_shift", x.operand_shift,
+                                    "must be at most 6 when elem = i8 (2 bits of each operand "
+                                    "left)"));
         } else if constexpr (std::is_same_v<T, Softmax>) {
           // A mask offset without the causal mask would be silently ignored: a bad mask.
           if (!x.causal && x.mask_offset != 0)

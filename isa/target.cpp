@@ -142,6 +142,25 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
                   x.acc_stride_y, x.acc_stride_x, 4, false, mask({K::kAccumulators})));
           f(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.out_h, x.out_w, out_channels,
                 x.acc_stride_y, x.acc_stride_x, 4, true, mask({K::kAccumulators})));
+        } else if constexpr (std::is_same_v<T, Matmul>) {
+          // a: m_size rows of k_size; b: k_size rows of n_size, or n_size rows of k_size when
+          // read transposed; the accumulators m_size rows of n_size (exactly the result box:
+          // columns past n_size are neither read nor written).
+          const auto bytes = elem_bytes(x.elem);
+          const KindMask operand = mask({K::kActivations, K::kOutputs});
+          f(box("a_sp", "a_addr", x.a_sp, x.a_addr, x.m_size, 1, x.k_size, x.a_stride, 0, bytes,
+                false, operand));
+          f(box("b_sp", "b_addr", x.b_sp, x.b_addr, x.transpose_b ? x.n_size : x.k_size, 1,
+                x.transpose_b ? x.k_size : x.n_size, x.b_stride, 0, bytes, false, operand));
+          if (x.init == Init::kBias)
+            f(Access{"bias_sp", "bias_addr", x.bias_sp, x.bias_addr,
+                     x.bias_addr + std::int64_t{x.n_size} * 4, false,
+                     mask({K::kWeights, K::kAccumulators})});
+          if (x.init == Init::kAcc)
+            f(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.m_size, 1, x.n_size, x.acc_stride,
+                  0, 4, false, mask({K::kAccumulators})));
+          f(box("acc_sp", "acc_addr", x.acc_sp, x.acc_addr, x.m_size, 1, x.n_size, x.acc_stride, 0,
+                4, true, mask({K::kAccumulators})));
         } else if constexpr (std::is_same_v<T, Requant>) {
           f(box("src_sp", "src_addr", x.src_sp, x.src_addr, x.y_size, x.x_size, x.c_size,
                 x.src_stride_y, x.src_stride_x, 4, false, mask({K::kAccumulators})));
@@ -285,6 +304,19 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
     if (bits != target.input_bits)
       return FieldProblem{
           "elem", "field 'elem' = " + std::string(kElemNames[static_cast<int>(conv->elem)]) +
+                      " but the matrix unit takes " + std::to_string(target.input_bits) +
+                      "-bit inputs (matrix.input_bits)"};
+  }
+  if (const auto* matmul = std::get_if<Matmul>(&instruction)) {
+    if (!target.activation_operands)
+      return FieldProblem{"opcode",
+                          "opcode 'matmul' needs a matrix unit that takes both operands from "
+                          "activations, which this config lacks (matrix.activation_operands: "
+                          "true)"};
+    const int bits = matmul->elem == Elem::kI8 ? 8 : 16;
+    if (bits != target.input_bits)
+      return FieldProblem{
+          "elem", "field 'elem' = " + std::string(kElemNames[static_cast<int>(matmul->elem)]) +
                       " but the matrix unit takes " + std::to_string(target.input_bits) +
                       "-bit inputs (matrix.input_bits)"};
   }

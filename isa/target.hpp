@@ -29,14 +29,15 @@ struct ScratchpadInfo {
 /// (isa/hw_target.hpp builds one from a HwConfig).
 struct TargetInfo {
   std::vector<ScratchpadInfo> scratchpads;
-  int matrix_rows = 0;              ///< R: input channels per block
-  int matrix_cols = 0;              ///< C: output channels per block
-  int input_bits = 8;               ///< conv input element width
-  int weight_bits = 8;              ///< conv weight element width
-  bool lookup_table = false;        ///< the vector unit runs `lut` (vector.lookup_table)
-  bool row_reduce = false;          ///< the vector unit runs `reduce` (vector.row_reduce)
-  bool broadcast_multiply = false;  ///< the vector unit runs `mul` (vector.broadcast_multiply)
-  bool row_normalise = false;  ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
+  int matrix_rows = 0;               ///< R: input channels per block
+  int matrix_cols = 0;               ///< C: output channels per block
+  int input_bits = 8;                ///< conv input element width
+  int weight_bits = 8;               ///< conv weight element width
+  bool lookup_table = false;         ///< the vector unit runs `lut` (vector.lookup_table)
+  bool row_reduce = false;           ///< the vector unit runs `reduce` (vector.row_reduce)
+  bool broadcast_multiply = false;   ///< the vector unit runs `mul` (vector.broadcast_multiply)
+  bool activation_operands = false;  ///< the matrix unit runs `matmul` (matrix.activation_operands)
+  bool row_normalise = false;          ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
 };
 
 /// One SRAM operand of an instruction: the bytes [begin, end) of scratchpad `sp` it touches.
@@ -63,8 +64,8 @@ struct FieldProblem {
 
 /// Checks `instruction` (which passed check()) against `target`: scratchpad ids exist, every
 /// operand's bytes lie inside its scratchpad, the scratchpad may hold the operand's kind,
-/// conv's elem matches the matrix input width, `lut`, `reduce`, `mul`, `softmax` and `norm` have
-/// their unit. The first
+/// conv's and matmul's elem match the matrix input width, `lut`, `reduce`, `mul`, `matmul`,
+/// `softmax` and `norm` have their unit. The first
 /// problem, or nullopt.
 std::optional<FieldProblem> validate(const Instruction& instruction, const TargetInfo& target);
 

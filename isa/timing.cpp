@@ -55,6 +55,23 @@ std::int64_t conv_macs(const Conv& conv, const ComputeParams& params) {
   return positions * conv_passes(conv) * per_vector;
 }
 
+namespace {
+
+std::int64_t matmul_passes(const Matmul& matmul, const ComputeParams& params) {
+  return ceil_div(matmul.n_size, params.matrix_cols) * ceil_div(matmul.k_size, params.matrix_rows);
+}
+
+}  // namespace
+
+std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params) {
+  const std::int64_t load = matmul.transpose_b ? params.matrix_cols : params.matrix_rows;
+  return load + matmul_passes(matmul, params) * std::max<std::int64_t>(matmul.m_size, load) +
+         params.fill_cycles + params.drain_cycles;
+}
+
+std::int64_t matmul_macs(const Matmul& matmul, const ComputeParams& params) {
+  return std::int64_t{matmul.m_size} * matmul_passes(matmul, params) * params.matrix_rows *
+         params.matrix_cols;
 std::int64_t softmax_cycles(const Softmax& x, std::int64_t lanes) {
   return ceil_div(kSoftmaxTableEntries, lanes) +
          std::int64_t{x.y_size} * x.x_size *
@@ -75,6 +92,8 @@ std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams&
           return 0;
         } else if constexpr (std::is_same_v<T, Conv>) {
           return conv_cycles(x, params);
+        } else if constexpr (std::is_same_v<T, Matmul>) {
+          return matmul_cycles(x, params);
         } else if constexpr (std::is_same_v<T, Requant> || std::is_same_v<T, Add> ||
                              std::is_same_v<T, Copy> || std::is_same_v<T, Reduce> ||
                              std::is_same_v<T, Mul>) {

@@ -38,6 +38,14 @@ std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
 /// P * passes * C when depthwise.
 std::int64_t conv_macs(const Conv& conv, const ComputeParams& params);
 
+/// matmul: W + passes * max(m_size, W) + F + D with passes = ceil(n_size / C) * ceil(k_size / R)
+/// and W = R (b row-major: one array row a cycle) or C (transposed: one array column a cycle)
+/// (docs/timing.md, "matmul").
+std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params);
+
+/// MACs the array performs for a matmul (masked rows and columns included, as conv counts
+/// padded channels): m_size * passes * R * C.
+std::int64_t matmul_macs(const Matmul& matmul, const ComputeParams& params);
 /// softmax: ceil(512 / V) (the exp tables enter V entries a cycle) + y * x * (3 * ceil(c / V)
 /// + kSoftmaxReciprocalCycles) + P_v: per row a max pass, a sum-of-exp pass, the reciprocal
 /// and the normalising pass (docs/timing.md, "softmax").

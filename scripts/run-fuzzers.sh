@@ -35,12 +35,16 @@ for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.c
   objects+=("$object")
 done
 
-# Seeds: the microbenchmark programs, a one-instruction .bin (header + finish) of the current ISA
-# version and an empty one of the oldest readable version (it is written back as the current one).
+# Seeds: the microbenchmark programs, one-instruction .bins (header + finish, header + matmul) of
+# the current ISA version and an empty one of the oldest readable version (it is written back as
+# the current one).
 cp "$root"/tests/isa/programs/*.tasm "$out/corpus/asm/"
 { printf 'TISA\003\000\040\000\001\000\000\000\000\000\000\000\012'; head -c 31 /dev/zero; } \
   > "$out/corpus/decode/finish.bin"
 printf 'TISA\002\000\040\000\000\000\000\000\000\000\000\000' > "$out/corpus/decode/empty_v2.bin"
+# One matmul (opcode 14: m, n, k = 1, transpose_b) so the decoder's mutations start from its fields.
+{ printf 'TISA\003\000\040\000\001\000\000\000\000\000\000\000\016\000\000\200'; head -c 12 /dev/zero
+  printf '\001\020\000\020'; head -c 12 /dev/zero; } > "$out/corpus/decode/matmul.bin"
 # The row normaliser's encodings (ISA v3, opcodes 16 and 17): a causal softmax with a negative
 # mask_offset (a signed 18-bit field up to its last bit) and a norm at its widest row (c_size 2^14).
 python3 - "$out/corpus/decode/row_normalise.bin" <<'PY'

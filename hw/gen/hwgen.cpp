@@ -39,6 +39,7 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.vector_lookup_table = config.vector.lookup_table ? 1 : 0;
   p.vector_row_reduce = config.vector.row_reduce ? 1 : 0;
   p.vector_broadcast_multiply = config.vector.broadcast_multiply ? 1 : 0;
+  p.matrix_activation_operands = config.matrix.activation_operands ? 1 : 0;
   p.vector_row_normalise = config.vector.row_normalise ? 1 : 0;
   if (config.scratchpads.size() > static_cast<std::size_t>(kMaxScratchpads))
     return fail("scratchpads: " + std::to_string(config.scratchpads.size()) +
@@ -111,6 +112,8 @@ std::string config_package_sv(const HwParams& p) {
   param("ACCUMULATOR_BITS", p.accumulator_bits, "config figure; SRAM accumulators are int32");
   param("FILL_CYCLES", p.fill_cycles, "F");
   param("DRAIN_CYCLES", p.drain_cycles, "D");
+  param("MATRIX_ACTIVATION_OPERANDS", p.matrix_activation_operands,
+        "1: matmul's activation operand path is built");
   out << "\n  // Vector unit.\n";
   param("VECTOR_LANES", p.vector_lanes, "V: elements per cycle");
   param("VECTOR_PIPE_CYCLES", p.vector_pipe_cycles, "P_v: vector pipeline latency");

@@ -33,6 +33,7 @@ struct HwParams {
   std::uint32_t accumulator_bits = 0;  ///< the config's; SRAM accumulators are int32 (ISA)
   std::uint32_t fill_cycles = 0;
   std::uint32_t drain_cycles = 0;
+  std::uint32_t matrix_activation_operands = 0;  ///< 1: the array runs `matmul`
   std::uint32_t vector_lanes = 0;
   std::uint32_t vector_pipe_cycles = 4;   ///< P_v of docs/timing.md
   std::uint32_t vector_lookup_table = 0;  ///< 1: the unit has `lut`'s table (vector.lookup_table)

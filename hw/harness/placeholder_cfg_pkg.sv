@@ -14,6 +14,7 @@ package tessel_cfg_pkg;
   localparam int unsigned ACCUMULATOR_BITS = 32;  // config figure; SRAM accumulators are int32
   localparam int unsigned FILL_CYCLES = 4;  // F
   localparam int unsigned DRAIN_CYCLES = 4;  // D
+  localparam int unsigned MATRIX_ACTIVATION_OPERANDS = 1;  // 1: matmul's activation operand path is built
 
   // Vector unit.
   localparam int unsigned VECTOR_LANES = 4;  // V: elements per cycle

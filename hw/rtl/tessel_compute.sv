@@ -1,4 +1,4 @@
-// The COMPUTE engine: runs conv (matrix unit), vcfg/requant/add/pool/copy/lut/reduce/mul (vector
+// The COMPUTE engine: runs conv and matmul (matrix unit), vcfg/requant/add/pool/copy/lut/reduce/mul (vector
 // unit), nop and finish, one at a time, each for exactly its docs/timing.md cost.
 //
 // At the start cycle s the cost is computed from the instruction word; the engine finishes at
@@ -26,6 +26,8 @@ module tessel_compute #(
     output logic [CW-1:0]  wr_mask
 );
   localparam int unsigned R = tessel_cfg_pkg::MATRIX_ROWS;
+  localparam int unsigned C = tessel_cfg_pkg::MATRIX_COLS;
+  localparam bit AO = tessel_cfg_pkg::MATRIX_ACTIVATION_OPERANDS != 0;
   localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
   localparam int unsigned FD = tessel_cfg_pkg::FILL_CYCLES + tessel_cfg_pkg::DRAIN_CYCLES;
   localparam int unsigned PV = tessel_cfg_pkg::VECTOR_PIPE_CYCLES;
@@ -57,6 +59,8 @@ module tessel_compute #(
   tessel_isa_pkg::lut_insn_t lu;
   tessel_isa_pkg::reduce_insn_t rd;
   tessel_isa_pkg::mul_insn_t mu;
+  tessel_isa_pkg::matmul_insn_t mm;
+  assign mm = insn;
   assign mu = insn;
   assign lu = insn;
   assign rd = insn;
@@ -67,13 +71,21 @@ module tessel_compute #(
   assign cp = insn;
   assign vc = insn;
   always_comb begin
-    logic [47:0] p, w, passes;
+    logic [47:0] p, w, passes, mw, mpasses;
+    logic [31:0] kblk, nblk;
     p = 48'(cv.out_h) * 48'(cv.out_w);
     w = cv.depthwise ? 48'd1 : 48'(R);
     passes = cv.depthwise ? 48'(cv.oc_blocks) * 48'(cv.kh) * 48'(cv.kw)
                           : 48'(cv.oc_blocks) * 48'(cv.ic_blocks) * 48'(cv.kh) * 48'(cv.kw);
+    // matmul: b's block loads a row (R) or, transposed, a column (C) a cycle
+    mw = mm.transpose_b ? 48'(C) : 48'(R);
+    nblk = (32'(mm.n_size) + 32'(C) - 32'd1) / 32'(C);
+    kblk = (32'(mm.k_size) + 32'(R) - 32'd1) / 32'(R);
+    mpasses = 48'(nblk) * 48'(kblk);
     case (op)
       tessel_isa_pkg::OP_CONV: cost = w + passes * (p > w ? p : w) + 48'(FD);
+      tessel_isa_pkg::OP_MATMUL:
+        cost = mw + mpasses * (48'(mm.m_size) > mw ? 48'(mm.m_size) : mw) + 48'(FD);
       tessel_isa_pkg::OP_REQUANT:
         cost = 48'(rq.y_size) * 48'(rq.x_size) * chunks(rq.c_size) + 48'(PV);
       tessel_isa_pkg::OP_ADD: cost = 48'(ad.y_size) * 48'(ad.x_size) * chunks(ad.c_size) + 48'(PV);
@@ -91,7 +103,8 @@ module tessel_compute #(
   end
 
   logic start_conv, start_vec, conv_done, vec_done, seq_done;
-  assign start_conv = start && op == tessel_isa_pkg::OP_CONV;
+  assign start_conv = start && (op == tessel_isa_pkg::OP_CONV
+                             || (AO && op == tessel_isa_pkg::OP_MATMUL));
   assign start_vec = start && (op == tessel_isa_pkg::OP_REQUANT || op == tessel_isa_pkg::OP_ADD
                             || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY
                             || op == tessel_isa_pkg::OP_LUT || op == tessel_isa_pkg::OP_REDUCE
@@ -153,7 +166,7 @@ module tessel_compute #(
       running <= 1'b1;
       rem <= cost - 1;
       is_finish <= op == tessel_isa_pkg::OP_FINISH;
-      is_conv <= op == tessel_isa_pkg::OP_CONV;
+      is_conv <= op == tessel_isa_pkg::OP_CONV || (AO && op == tessel_isa_pkg::OP_MATMUL);
       if (op == tessel_isa_pkg::OP_VCFG) begin
         mult_a <= vc.mult_a;
         mult_b <= vc.mult_b;

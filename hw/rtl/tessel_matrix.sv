@@ -1,6 +1,15 @@
 // The matrix unit: an R x C int8/int16 weight-stationary MAC array with int32 accumulators in
-// SRAM, sequencing one conv instruction (docs/isa.md "conv", docs/timing.md "conv"), and
-// tessel_mac_pair, its two-int8-products-per-DSP48E1 multiply.
+// SRAM, sequencing one conv instruction (docs/isa.md "conv", docs/timing.md "conv") or, with
+// MATRIX_ACTIVATION_OPERANDS, one matmul (docs/isa.md "matmul"), and tessel_mac_pair, its
+// two-int8-products-per-DSP48E1 multiply.
+//
+// matmul runs conv's schedule with b in place of the weights (passes: column block, then
+// reduction block; a pass streams the m_size rows of a, one R-element chunk a cycle): a block
+// of b loads one array row a cycle (row-major, C elements of one k from port c) or one array
+// column a cycle (transpose_b: R elements of one stored row n), rows k >= k_size and columns
+// n >= n_size of a last block loaded as zeros; the accumulator write masks the columns past
+// n_size. Its fields sit at conv's bits up to bit 127 (sps, elem, init, addresses), so only
+// the sizes, strides, bias_sp and transpose_b (conv's depthwise bit) are read apart.
 //
 // Schedule (cycles after the start cycle s): W cycles load weight block 0 into the shadow
 // buffer, one array row (C weights) per cycle; then for each pass (a weight block: dense
@@ -44,11 +53,21 @@ module tessel_matrix #(
   localparam int unsigned IB = tessel_cfg_pkg::INPUT_BITS / 8;
   localparam int unsigned WB = tessel_cfg_pkg::WEIGHT_BITS / 8;
 
+  localparam bit AO = tessel_cfg_pkg::MATRIX_ACTIVATION_OPERANDS != 0;
+
   tessel_isa_pkg::conv_insn_t f, g;
+  tessel_isa_pkg::matmul_insn_t fm, gm;
   assign g = insn;
+  assign gm = insn;
+  logic mm, tr, dw;  // a matmul; its b read transposed; a depthwise conv
+  assign dw = !mm && f.depthwise;
   logic [1:0] phase;  // 0: load block 0, 1: passes, 2: done
   logic [31:0] j, k, passes, npix, pass_len, wrows;
-  logic [9:0] oy, ox, icb, ocb;
+  logic [3:0] r_kh, r_kw;  // kernel height and width (matmul: 1)
+  logic [15:0] r_icbs;     // reduction blocks (conv: input-channel blocks, matmul: k blocks)
+  logic [15:0] lkb, lnb;            // matmul: the block of b loading now (k block, n block)
+  logic [9:0] oy, ox;
+  logic [15:0] icb, ocb;
   logic [3:0] ky, kx;
   logic [31:0] wptr;
   // weights: entry (r, c) at [16*(r*C+c) +: 16], sign-extended to 16 bits
@@ -72,18 +91,23 @@ module tessel_matrix #(
   // ---- stage A: the sequencer's step and its addresses
   logic signed [31:0] iy, ix, in_h, in_w;
   logic in_win, first, use_bias, mac, load_row, swap, newpass;
-  logic [31:0] in_byte, acc_byte;
+  logic [31:0] in_byte, acc_byte, w_byte;
+  localparam int unsigned WL = $clog2(C + 1);
+  logic [31:0] klim, nlim, wrest;  // valid rows / columns of the block loading; n left
+  logic [WL-1:0] wcols;           // accumulator columns written (matmul: up to n_size)
   localparam int unsigned NV = R > C ? R : C;
   logic [3:0] pb_sp;     // port b's request of this step: the accumulators, or the bias on a
   logic [31:0] pb_addr;  // first pass with init=bias
   // ---- stage B: the previous cycle's step, whose read data are here now
   logic b_on, b_in_win, b_first, b_mac, b_load_row, b_swap, b_newpass;
-  logic [31:0] b_j, b_acc;
+  logic [31:0] b_j, b_acc, b_klim, b_nlim;
+  logic [WL-1:0] b_wcols;
   // ---- the output stage: the step whose column sums are ready now, LAT cycles after stage B
   // (the same cycle without a systolic array), and port b's request made LAT cycles after
   // stage A, whose data it reads now
   logic o_on, o_first, o_mac, o_fwd, q_use_bias;
   logic [31:0] o_acc, q_addr;
+  logic [WL-1:0] o_wcols;
   logic [3:0] q_sp;
   logic [C*32-1:0] o_fwd_data;  // the accumulators written at the edge o_fwd says
   logic drained;                // no step in the array's pipeline
@@ -105,16 +129,32 @@ module tessel_matrix #(
     swap = (phase == 2'd0 && j == wrows - 1) || (phase == 2'd1 && j == pass_len - 1);
     newpass = phase == 2'd1 && j == 0;  // the first step of a pass: its weights in the array
     in_byte = 32'(f.in_addr) + (32'(iy) * 32'(f.in_stride_y) + 32'(ix) * 32'(f.in_stride_x)
-            + (f.depthwise ? 32'(ocb) * C : 32'(icb) * R)) * IB;
+            + (dw ? 32'(ocb) * C : 32'(icb) * R)) * IB;
     acc_byte = 32'(f.acc_addr) + (32'(oy) * 32'(f.acc_stride_y) + 32'(ox) * 32'(f.acc_stride_x)
              + 32'(ocb) * C) * 4;
     pb_sp = use_bias ? f.w_sp : f.acc_sp;
+    w_byte = wptr;
+    klim = R;
+    nlim = C;
+    wrest = C;
+    if (AO && mm) begin  // row j of a and of the accumulators; b's row or column j of its block
+      in_win = 1'b1;
+      in_byte = 32'(fm.a_addr) + (j * 32'(fm.a_stride) + 32'(icb) * R) * IB;
+      acc_byte = 32'(fm.acc_addr) + (j * 32'(fm.acc_stride) + 32'(ocb) * C) * 4;
+      pb_sp = use_bias ? fm.bias_sp : fm.acc_sp;
+      w_byte = 32'(fm.b_addr) + (tr ? (32'(lnb) * C + j) * 32'(fm.b_stride) + 32'(lkb) * R
+                                    : (32'(lkb) * R + j) * 32'(fm.b_stride) + 32'(lnb) * C) * IB;
+      klim = 32'(fm.k_size) - 32'(lkb) * R;
+      nlim = 32'(fm.n_size) - 32'(lnb) * C;
+      wrest = 32'(fm.n_size) - 32'(ocb) * C;
+    end
+    wcols = wrest >= C ? WL'(C) : WL'(wrest);
     pb_addr = use_bias ? 32'(f.bias_addr) + 32'(ocb) * C * 4 : acc_byte;
   end
   // (Outside the block above: without a systolic array q_* are pb_*, and one block reading
   // what it writes through them would be a combinational loop to Verilator.)
   assign rd_sp = {f.w_sp, q_sp, f.in_sp};
-  assign rd_addr = {wptr, q_addr, in_byte};
+  assign rd_addr = {w_byte, q_addr, in_byte};
 
   // ---- products. Depthwise weights sit on the diagonal of the weight buffer (entry (c, c)
   // holds channel c's weight, the rest 0) when R >= C, so that a depthwise pass is the same
@@ -130,11 +170,28 @@ module tessel_matrix #(
   logic [NV*16-1:0] in_vec;  // entry i at [16*i +: 16], sign-extended; 0 outside the window
   logic [R*C*PW-1:0] prod;   // in[r] * w[r][c] at [PW*(r*C+c) +: PW]
 
+  // matmul's operand shift: round half away from zero of x / 2^u (docs/quantization.md), a
+  // magnitude add and shift per operand lane; u = 0 keeps x (and conv never shifts).
+  // (No `return`: Yosys 0.23 reads functions that assign their name.)
+  function automatic logic [15:0] rha_of(input logic on, input logic [15:0] x,
+                                         input logic [3:0] u);
+    logic [16:0] mag, neg;
+    mag = x[15] ? 17'd0 - {x[15], x} : {1'b0, x};
+    mag = (mag + (17'd1 << (u - 4'd1))) >> u;
+    neg = 17'd0 - mag;
+    if (!on || u == 4'd0) rha_of = x;
+    else if (x[15]) rha_of = neg[15:0];
+    else rha_of = mag[15:0];
+  endfunction
+  function automatic logic [15:0] rha(input logic [15:0] x, input logic [3:0] u);
+    rha = rha_of(AO && mm, x, u);
+  endfunction
+
   always_comb
     for (int unsigned i = 0; i < NV; i++) begin
       if (!b_in_win) in_vec[16*i+:16] = 0;
-      else if (IB == 1) in_vec[16*i+:16] = 16'($signed(rd_data[8*i+:8]));
-      else in_vec[16*i+:16] = rd_data[16*i+:16];
+      else if (IB == 1) in_vec[16*i+:16] = rha(16'($signed(rd_data[8*i+:8])), fm.operand_shift);
+      else in_vec[16*i+:16] = rha(rd_data[16*i+:16], fm.operand_shift);
     end
 
   for (genvar r = 0; r < R; r++) begin : g_row
@@ -167,12 +224,21 @@ module tessel_matrix #(
     for (int unsigned r = 0; r < R; r++)
       for (int unsigned c = 0; c < C; c++) begin
         wnext_d[16*(r*C+c)+:16] = wnext[16*(r*C+c)+:16];
-        if (b_load_row && f.depthwise && DIAG) begin  // one row: channel c to entry (c, c)
+        if (b_load_row && dw && DIAG) begin  // one row: channel c to entry (c, c)
           if (r != c) wnext_d[16*(r*C+c)+:16] = '0;
           else if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
-        end else if (b_load_row && 32'(r) == b_j) begin
-          if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
+        end else if (AO && b_load_row && tr && 32'(c) == b_j) begin  // matmul: b's column c
+          if (32'(r) >= b_klim || 32'(c) >= b_nlim) wnext_d[16*(r*C+c)+:16] = '0;
+          else if (IB == 1)
+            wnext_d[16*(r*C+c)+:16] = rha(16'($signed(rd_data[2*CW*8+8*r+:8])), fm.operand_shift);
+          else wnext_d[16*(r*C+c)+:16] = rha(rd_data[2*CW*8+16*r+:16], fm.operand_shift);
+        end else if (b_load_row && !tr && 32'(r) == b_j) begin
+          if (AO && mm && (32'(r) >= b_klim || 32'(c) >= b_nlim)) wnext_d[16*(r*C+c)+:16] = '0;
+          else if (AO && mm && IB == 1)
+            wnext_d[16*(r*C+c)+:16] = rha(16'($signed(rd_data[2*CW*8+8*c+:8])), fm.operand_shift);
+          else if (AO && mm) wnext_d[16*(r*C+c)+:16] = rha(rd_data[2*CW*8+16*c+:16], fm.operand_shift);
+          else if (WB == 1) wnext_d[16*(r*C+c)+:16] = 16'($signed(rd_data[2*CW*8+8*c+:8]));
           else wnext_d[16*(r*C+c)+:16] = rd_data[2*CW*8+16*c+:16];
         end
       end
@@ -191,12 +257,12 @@ module tessel_matrix #(
       // int32 products and sums wrap around (docs/isa.md); here none wraps before the last add
       dot = '0;
       if (SYSTOLIC) dot = $signed(sys_dot[DOT_W*c+:DOT_W]);
-      else if (f.depthwise && !DIAG)
+      else if (dw && !DIAG)
         dot = DOT_W'($signed(in_vec[16*c+:IB*8]) * $signed(wcur[16*c+:WB*8]));
       else
         for (int unsigned r = 0; r < R; r++) dot = dot + DOT_W'($signed(prod[PW*(r*C+c)+:PW]));
       wr_data[32*c+:32] = sum + 32'(dot);
-      wr_mask[4*c+:4] = 4'hf;
+      wr_mask[4*c+:4] = 32'(c) < 32'(o_wcols) ? 4'hf : 4'h0;  // matmul: none past n_size
     end
   end
 
@@ -211,6 +277,9 @@ module tessel_matrix #(
     b_newpass <= !rst && newpass;
     b_j <= j;
     b_acc <= acc_byte;
+    b_klim <= klim;
+    b_nlim <= nlim;
+    b_wcols <= wcols;
     // This cycle's accumulator read sees the memory before the previous step's write, made at
     // this edge: when both are the same accumulators, the write's data replace the read's.
     o_fwd <= wr_en && !q_use_bias && wr_addr == q_addr;
@@ -223,26 +292,27 @@ module tessel_matrix #(
 
   // ---- the output stage: stage B's step and stage A's port-b request, LAT cycles later
   if (LAT == 0) begin : g_no_delay
-    assign {o_on, o_first, o_mac, o_acc} = {b_on, b_first, b_mac, b_acc};
+    assign {o_on, o_first, o_mac, o_acc, o_wcols} = {b_on, b_first, b_mac, b_acc, b_wcols};
     assign {q_use_bias, q_sp, q_addr} = {use_bias, pb_sp, pb_addr};
     assign drained = 1'b1;
   end else begin : g_delay
-    logic [LAT*35-1:0] o_line;  // {on, first, mac, acc} a stage, the newest at [34:0]
+    localparam int unsigned OW = 35 + WL;  // {on, first, mac, acc, wcols}
+    logic [LAT*OW-1:0] o_line;  // a stage each, the newest at [OW-1:0]
     logic [LAT*37-1:0] q_line;  // {use_bias, sp, addr}
     always_ff @(posedge clk) begin
-      o_line[34:0] <= {!rst && b_on, b_first, !rst && b_mac, b_acc};
+      o_line[OW-1:0] <= {!rst && b_on, b_first, !rst && b_mac, b_acc, b_wcols};
       q_line[36:0] <= {use_bias, pb_sp, pb_addr};
       for (int unsigned i = 1; i < LAT; i++) begin
-        o_line[35*i+:35] <= o_line[35*(i-1)+:35];
+        o_line[OW*i+:OW] <= o_line[OW*(i-1)+:OW];
         q_line[37*i+:37] <= q_line[37*(i-1)+:37];
       end
       if (rst) o_line <= '0;
     end
-    assign {o_on, o_first, o_mac, o_acc} = o_line[(LAT-1)*35+:35];
+    assign {o_on, o_first, o_mac, o_acc, o_wcols} = o_line[(LAT-1)*OW+:OW];
     assign {q_use_bias, q_sp, q_addr} = q_line[(LAT-1)*37+:37];
     always_comb begin
       drained = 1'b1;
-      for (int unsigned i = 0; i < LAT; i++) if (o_line[35*i+34]) drained = 1'b0;
+      for (int unsigned i = 0; i < LAT; i++) if (o_line[OW*i+OW-1]) drained = 1'b0;
     end
   end
 
@@ -258,7 +328,7 @@ module tessel_matrix #(
   localparam int unsigned NP = C / 2;
   logic [C*DOT_W-1:0] sys_dot;  // the output stage's column sums (column c at [DOT_W*c])
   if (SYSTOLIC) begin : g_sys
-    localparam int unsigned EW = 8 + 2 + 8 * C;  // an entry: {x, np, ld, wd}
+    localparam int unsigned EW = C + 8 + 2 + 8 * C;  // an entry: {ce, x, np, ld, wd}
     logic [R*NP*EW-1:0] pe_in;     // what element (r, q) works on now: [EW*(r*NP+q)]
     logic [R*NP*EW-1:0] pe_pass;   // what it hands to (r, q + 1)
     logic [R*NP*16-1:0] pe_wc, pe_wn;          // current and next weights {hi, lo}
@@ -267,10 +337,18 @@ module tessel_matrix #(
     always_comb
       for (int unsigned r = 0; r < R; r++) begin
         logic [8*C-1:0] wd;
-        for (int unsigned c = 0; c < C; c++)
-          wd[8*c+:8] = f.depthwise && c != r ? 8'd0 : rd_data[2*CW*8+8*c+:8];
-        entry[EW*r+:EW] = {in_vec[16*r+:8], b_newpass,
-                           b_load_row && (f.depthwise || b_j == 32'(r)), wd};
+        logic [C-1:0] ce;  // the columns the entry loads: all, or a transposed load's one
+        for (int unsigned c = 0; c < C; c++) begin
+          logic [15:0] shifted;  // matmul's operand, rounded by the shift (int8: stays 8 bits)
+          ce[c] = !tr || 32'(c) == b_j;
+          shifted = rha(16'($signed(rd_data[2*CW*8+8*(tr ? r : c)+:8])), fm.operand_shift);
+          if (AO && mm && (32'(r) >= b_klim || 32'(c) >= b_nlim)) wd[8*c+:8] = 8'd0;
+          else if (tr) wd[8*c+:8] = shifted[7:0];  // column b_j holds b's k = r
+          else if (AO && mm) wd[8*c+:8] = shifted[7:0];
+          else wd[8*c+:8] = dw && c != r ? 8'd0 : rd_data[2*CW*8+8*c+:8];
+        end
+        entry[EW*r+:EW] = {ce, in_vec[16*r+:8], b_newpass,
+                           b_load_row && (dw || tr || b_j == 32'(r)), wd};
       end
     for (genvar r = 0; r < R; r++) begin : g_srow
       // Row r's entries, r cycles late.
@@ -310,7 +388,8 @@ module tessel_matrix #(
           pe_pass[EW*I+:EW] <= pe_in[EW*I+:EW];
           if (rst) pe_pass[EW*I+8*C+:2] <= 2'b00;
           if (np) pe_wc[16*I+:16] <= pe_wn[16*I+:16];
-          if (ld) pe_wn[16*I+:16] <= pe_in[EW*I+16*q+:16];
+          if (ld && pe_in[EW*I+8*C+10+2*q]) pe_wn[16*I+:8] <= pe_in[EW*I+16*q+:8];
+          if (ld && pe_in[EW*I+8*C+10+2*q+1]) pe_wn[16*I+8+:8] <= pe_in[EW*I+16*q+8+:8];
         end
       end
     end
@@ -337,22 +416,43 @@ module tessel_matrix #(
   always_ff @(posedge clk) begin
     if (rst) phase <= 2'd2;
     else if (start) begin
-      logic [31:0] p, w;
+      logic [31:0] p, w, kblk, nblk;
+      logic is_mm;
       f <= g;
-      p = 32'(g.out_h) * 32'(g.out_w);
-      w = g.depthwise ? 32'd1 : 32'(R);
+      fm <= gm;
+      is_mm = AO && insn[7:0] == tessel_isa_pkg::OP_MATMUL;
+      mm <= is_mm;
+      tr <= is_mm && gm.transpose_b;
+      kblk = (32'(gm.k_size) + R - 1) / R;
+      nblk = (32'(gm.n_size) + C - 1) / C;
+      if (is_mm) begin
+        p = 32'(gm.m_size);
+        w = gm.transpose_b ? 32'(C) : 32'(R);
+        passes <= nblk * kblk;
+        {r_kh, r_kw, r_icbs} <= {4'd1, 4'd1, kblk[15:0]};
+      end else begin
+        p = 32'(g.out_h) * 32'(g.out_w);
+        w = g.depthwise ? 32'd1 : 32'(R);
+        passes <= g.depthwise ? 32'(g.oc_blocks) * 32'(g.kh) * 32'(g.kw)
+                              : 32'(g.oc_blocks) * 32'(g.ic_blocks) * 32'(g.kh) * 32'(g.kw);
+        {r_kh, r_kw, r_icbs} <= {g.kh, g.kw, g.depthwise ? 16'd1 : 16'(g.ic_blocks)};
+      end
       npix <= p;
       wrows <= w;
       pass_len <= p > w ? p : w;
-      passes <= g.depthwise ? 32'(g.oc_blocks) * 32'(g.kh) * 32'(g.kw)
-                            : 32'(g.oc_blocks) * 32'(g.ic_blocks) * 32'(g.kh) * 32'(g.kw);
       phase <= 2'd0;
       j <= '0;
       k <= '0;
       wptr <= 32'(g.w_addr);
-      {oy, ox, icb, ocb, ky, kx} <= '0;
+      {oy, ox, icb, ocb, ky, kx, lkb, lnb} <= '0;
     end else if (phase != 2'd2) begin
       if (load_row) wptr <= wptr + C * WB;
+      if (AO && mm && load_row && j == wrows - 1) begin  // a block of b loaded: the next one
+        if (lkb == r_icbs - 16'd1) begin
+          lkb <= '0;
+          lnb <= lnb + 1'b1;
+        end else lkb <= lkb + 1'b1;
+      end
       if (phase == 2'd0) begin
         if (j == wrows - 1) begin
           phase <= 2'd1;
@@ -364,13 +464,13 @@ module tessel_matrix #(
         ox <= '0;
         k <= k + 1;
         if (k == passes - 1) phase <= 2'd2;
-        if (kx != f.kw - 1) kx <= kx + 1'b1;
+        if (kx != r_kw - 4'd1) kx <= kx + 1'b1;
         else begin
           kx <= '0;
-          if (ky != f.kh - 1) ky <= ky + 1'b1;
+          if (ky != r_kh - 4'd1) ky <= ky + 1'b1;
           else begin
             ky <= '0;
-            if (!f.depthwise && icb != f.ic_blocks - 1) icb <= icb + 1'b1;
+            if (icb != r_icbs - 16'd1) icb <= icb + 1'b1;
             else begin
               icb <= '0;
               ocb <= ocb + 1'b1;

@@ -90,7 +90,7 @@ module tessel_top (
   assign flags = prog_data[11:8];
 
   always_comb begin
-    legal_opcode = op >= tessel_isa_pkg::OP_NOP && op <= tessel_isa_pkg::OP_MUL;
+    legal_opcode = op >= tessel_isa_pkg::OP_NOP && op <= tessel_isa_pkg::OP_MATMUL;
     case (op)
       tessel_isa_pkg::OP_LOAD: eng = 2'd0;
       tessel_isa_pkg::OP_STORE: eng = 2'd2;

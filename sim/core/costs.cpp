@@ -73,6 +73,14 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
           return weight_load + passes * std::max(pixels, weight_load) +
                  static_cast<std::uint64_t>(config.matrix.fill_cycles) +
                  static_cast<std::uint64_t>(config.matrix.drain_cycles);
+        } else if constexpr (std::is_same_v<T, isa::Matmul>) {
+          // b's block loads a row (R rows) or, transposed, a column (C columns) a cycle.
+          const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
+          const std::uint64_t load = x.transpose_b ? cols : rows;
+          const std::uint64_t passes = ceil_div(x.n_size, cols) * ceil_div(x.k_size, rows);
+          return load + passes * std::max<std::uint64_t>(x.m_size, load) +
+                 static_cast<std::uint64_t>(config.matrix.fill_cycles) +
+                 static_cast<std::uint64_t>(config.matrix.drain_cycles);
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
           return std::uint64_t{x.out_h} * x.out_w * x.kh * x.kw * ceil_div(x.c_size, lanes) +
                  kVectorPipelineCycles;
@@ -100,12 +108,15 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
 }
 
 std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& config) {
+  const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
+  const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
+  if (const auto* matmul = std::get_if<isa::Matmul>(&instruction))
+    return std::uint64_t{matmul->m_size} * ceil_div(matmul->n_size, cols) *
+           ceil_div(matmul->k_size, rows) * rows * cols;
   const auto* conv = std::get_if<isa::Conv>(&instruction);
   if (!conv) return 0;
   const std::uint64_t pixels = std::uint64_t{conv->out_h} * conv->out_w;
   const std::uint64_t kernel = std::uint64_t{conv->kh} * conv->kw;
-  const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
-  const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
   if (conv->depthwise) return pixels * conv->oc_blocks * kernel * cols;
   return pixels * conv->oc_blocks * conv->ic_blocks * kernel * rows * cols;
 }
@@ -187,6 +198,17 @@ void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out
           out.push_back({x.w_sp, passes * block_elements * weight_bytes, 0});
           if (x.init == isa::Init::kBias) out.push_back({x.w_sp, out_channels * 4, 0});
           const std::uint64_t acc_bytes = pixels * out_channels * 4;
+          out.push_back({x.acc_sp, x.init == isa::Init::kAcc ? acc_bytes : 0, acc_bytes});
+        } else if constexpr (std::is_same_v<T, isa::Matmul>) {
+          // Elements read, not lanes: a's k_size per row once per column block, b once; the
+          // accumulators (and the bias) once per tile, as conv counts them.
+          const std::uint64_t e = element_bytes(x.elem);
+          const std::uint64_t n_blocks = ceil_div(x.n_size, cols);
+          const std::uint64_t acc_bytes = std::uint64_t{x.m_size} * x.n_size * 4;
+          out.push_back({x.a_sp, std::uint64_t{x.m_size} * n_blocks * x.k_size * e, 0});
+          out.push_back({x.b_sp, std::uint64_t{x.k_size} * x.n_size * e, 0});
+          if (x.init == isa::Init::kBias)
+            out.push_back({x.bias_sp, std::uint64_t{x.n_size} * 4, 0});
           out.push_back({x.acc_sp, x.init == isa::Init::kAcc ? acc_bytes : 0, acc_bytes});
         } else if constexpr (std::is_same_v<T, isa::Requant>) {
           const std::uint64_t n = std::uint64_t{x.y_size} * x.x_size * x.c_size;

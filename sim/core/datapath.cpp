@@ -1,7 +1,7 @@
 // Datapath: loops over the 3-D boxes of docs/isa.md; arithmetic from support/int_ops.hpp. This
 // file: dispatch, deferred loads and the write tracking; the units' instructions are in
-// datapath_dma.cpp (load, store), datapath_matrix.cpp (conv), datapath_vector.cpp (requant, add,
-// pool, copy) and datapath_v3.cpp (lut, reduce).
+// datapath_dma.cpp (load, store), datapath_matrix.cpp (conv), datapath_matmul.cpp (matmul),
+// datapath_vector.cpp (requant, add, pool, copy) and datapath_v3.cpp (lut, reduce, mul).
 #include "sim/core/datapath.hpp"
 
 #include <algorithm>
@@ -98,6 +98,8 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
           execute_reduce(x);
         } else if constexpr (std::is_same_v<T, isa::Mul>) {
           execute_mul(x);
+        } else if constexpr (std::is_same_v<T, isa::Matmul>) {
+          execute_matmul(x);
         } else if constexpr (std::is_same_v<T, isa::Softmax>) {
           execute_softmax(x);
         } else if constexpr (std::is_same_v<T, isa::Norm>) {
@@ -227,6 +229,12 @@ bool Datapath::settle_before(const isa::Instruction& instruction) {
         } else if constexpr (std::is_same_v<T, isa::Reduce>) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               element_bytes(x.elem));
+        } else if constexpr (std::is_same_v<T, isa::Matmul>) {
+          box(x.a_sp, x.a_addr, x.m_size, x.a_stride, 1, 0, x.k_size, element_bytes(x.elem));
+          box(x.b_sp, x.b_addr, x.transpose_b ? x.n_size : x.k_size, x.b_stride, 1, 0,
+              x.transpose_b ? x.k_size : x.n_size, element_bytes(x.elem));
+          if (x.init == isa::Init::kBias)
+            settle(x.bias_sp, x.bias_addr, x.bias_addr + 4 * std::uint64_t{x.n_size});
         } else if constexpr (std::is_same_v<T, isa::Softmax>) {
           box(x.src_sp, x.src_addr, x.y_size, x.src_stride_y, x.x_size, x.src_stride_x, x.c_size,
               element_bytes(x.elem));
@@ -356,6 +364,9 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
           sram(x.acc_sp, x.acc_addr,
                box_end(x.acc_addr, x.out_h, x.acc_stride_y, x.out_w, x.acc_stride_x,
                        std::uint64_t{x.oc_blocks} * static_cast<std::uint64_t>(matrix_cols), 4));
+        } else if constexpr (std::is_same_v<T, isa::Matmul>) {
+          sram(x.acc_sp, x.acc_addr,
+               box_end(x.acc_addr, x.m_size, x.acc_stride, 1, 0, x.n_size, 4));
         } else if constexpr (std::is_same_v<T, isa::Requant>) {
           sram(x.dst_sp, x.dst_addr,
                box_end(x.dst_addr, x.y_size, x.dst_stride_y, x.x_size, x.dst_stride_x, x.c_size,

@@ -235,6 +235,9 @@ class Datapath {
   void execute_reduce(const isa::Reduce& x);
   /// The broadcast multiply (datapath_v3.cpp): intops::mul_requantize, the golden Mul's rule.
   void execute_mul(const isa::Mul& x);
+  /// The matrix unit's MatMul of two activations (datapath_matmul.cpp): the golden
+  /// executor's integer MatMul, b row-major or read transposed.
+  void execute_matmul(const isa::Matmul& x);
   /// The row normaliser (sim/core/datapath_norm.cpp): intops::softmax_row and intops::norm_row,
   /// the golden Softmax's and LayerNorm/RMSNorm's rules, after checking their table or
   /// parameters (a bad entry: nothing written, bad_table_ set).

@@ -269,6 +269,26 @@ TEST(HwConfigLoader, cross_field_problems_are_all_reported_together) {
                 "tiny.yaml:13:3: error: scratchpads: no scratchpad may hold accumulators"}));
 }
 
+TEST(HwConfigLoader, activation_operands_is_true_or_false_default_absent_and_hashed_when_true) {
+  const HwConfig plain = tiny({});
+  EXPECT_FALSE(plain.matrix.activation_operands);
+  const HwConfig with = tiny({{"matrix.activation_operands", "true"}});
+  EXPECT_TRUE(with.matrix.activation_operands);
+  EXPECT_NE(content_hash(with), content_hash(plain));
+  EXPECT_EQ(content_hash(tiny({{"matrix.activation_operands", "false"}})), content_hash(plain));
+  EXPECT_EQ(diagnostics_of(kTiny, {{"matrix.activation_operands", "yes"}}),
+            std::vector<std::string>{"override matrix.activation_operands=yes: error: "
+                                     "matrix.activation_operands: expected true or false, got "
+                                     "'yes'"});
+  EXPECT_EQ(diagnostics_of(kTiny, {{"matrix.activation_operand", "true"}}),
+            std::vector<std::string>{"override matrix.activation_operand=true: error: "
+                                     "matrix.activation_operand: unknown key; did you mean "
+                                     "'activation_operands'?"});
+  auto again = parse_hw_config(to_yaml(with), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.reason();
+  EXPECT_EQ(again.value(), with);
+}
+
 TEST(HwConfigLoader, vector_units_are_true_or_false_default_absent_and_hash_only_when_present) {
   const HwConfig plain = tiny({});
   EXPECT_FALSE(plain.vector.lookup_table);

@@ -287,6 +287,46 @@ TEST(IsaEncoding, mul_fields_land_on_their_table_bits) {
   ASSERT_FALSE(reserved.ok());
 }
 
+TEST(IsaEncoding, matmul_fields_land_on_their_table_bits) {
+  Matmul x;
+  x.a_sp = 2;            // bits 16-19
+  x.b_sp = 1;            // bits 20-23
+  x.acc_sp = 3;          // bits 24-27
+  x.elem = Elem::kI16;   // bit 28
+  x.init = Init::kAcc;   // bits 29-30: code 2
+  x.transpose_b = true;  // bit 31
+  x.a_addr = 0x102;      // bits 32-55: bytes 4-6
+  x.acc_addr = 0x200;    // bits 80-103: bytes 10-12
+  x.m_size = 1;          // bit 128 = byte 16 bit 0
+  x.n_size = 1;          // bit 140 = byte 17 bit 4
+  x.k_size = 1;          // bit 156 = byte 19 bit 4
+  x.bias_sp = 5;         // bits 226-229 = byte 28 bits 2-5
+  x.operand_shift = 3;   // bits 230-233: byte 28 bits 6, 7
+  EXPECT_EQ(encoded(x),
+            word_of({0x0e, 0,    0x12, 0xd3, 0x02, 0x01, 0, 0, 0, 0, 0, 0x02, 0, 0,   0,
+                     0,    0x01, 0x10, 0,    0x10, 0,    0, 0, 0, 0, 0, 0,    0, 0xd4}));
+  auto back = decode(encoded(x));
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), Instruction{x});
+  // Bits 234-255 are reserved.
+  auto reserved = decode(word_of({0x0e, 0,    0,    0, 0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                  0,    0x01, 0x10, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x04}));
+  ASSERT_FALSE(reserved.ok());
+  // A zero size is out of range: k_size (bits 156-171) left 0.
+  auto empty = decode(word_of({0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x10}));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.reason().find("k_size"), std::string::npos) << empty.reason();
+  // The operand shift leaves 2 bits of an int8 operand: u = 7 (bits 230-232) is refused for i8,
+  // u = 7 is legal for i16 (at most 14, the table's max).
+  auto wide = decode(word_of({0x0e, 0,    0,    0, 0,    0, 0, 0, 0, 0, 0, 0, 0, 0,    0,
+                              0,    0x01, 0x10, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0x01}));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.reason().find("operand_shift"), std::string::npos) << wide.reason();
+  Matmul sixteen = x;
+  sixteen.operand_shift = 14;
+  EXPECT_TRUE(decode(encoded(sixteen)).ok());
+  sixteen.operand_shift = 15;  // past the table's max
+  EXPECT_FALSE(encode(sixteen).ok());
 TEST(IsaEncoding, softmax_fields_land_on_their_table_bits_and_a_bad_mask_is_refused) {
   Softmax x;
   x.src_sp = 2;         // bits 16-19

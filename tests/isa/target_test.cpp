@@ -255,5 +255,81 @@ TEST(IsaTarget, mul_is_refused_without_its_unit_and_b_must_fit) {
   EXPECT_EQ(problem->field, "b_sp");
 }
 
+// matmul: Q [3][6] x K^T with K stored [5][6] (transposed read), by hand.
+Matmul qk_transposed() {
+  Matmul x;
+  x.a_sp = 0;
+  x.b_sp = 3;
+  x.acc_sp = 2;
+  x.transpose_b = true;
+  x.b_addr = 0x40;
+  x.acc_addr = 0x100;
+  x.m_size = 3;
+  x.n_size = 5;
+  x.k_size = 6;
+  x.a_stride = 8;
+  x.b_stride = 6;
+  x.acc_stride = 5;
+  return x;
+}
+
+TEST(IsaTarget, matmul_operands_are_exact_boxes_and_b_follows_its_stored_order) {
+  auto accesses = sram_accesses(qk_transposed(), 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 3u);  // a, b, accumulators (written)
+  // a: 3 rows of 6 at stride 8: last element 2 * 8 + 5 = 21 -> 22
+  EXPECT_EQ(accesses[0].addr_field, "a_addr");
+  EXPECT_EQ(accesses[0].end, 22);
+  // b transposed: stored 5 rows (n) of 6 (k) at stride 6: 0x40 + 4 * 6 + 6 = 0x40 + 30
+  EXPECT_EQ(accesses[1].addr_field, "b_addr");
+  EXPECT_EQ(accesses[1].end, 0x40 + 30);
+  // accumulators: 3 rows of 5 int32 at stride 5, only the n_size columns: 0x100 + 15 * 4
+  EXPECT_EQ(accesses[2].end, 0x100 + 60);
+  EXPECT_TRUE(accesses[2].is_write);
+  // Row-major b: 6 rows (k) of 5 (n) at stride 6: 0x40 + 5 * 6 + 5 = 0x40 + 35.
+  Matmul row_major = qk_transposed();
+  row_major.transpose_b = false;
+  row_major.init = Init::kBias;
+  row_major.bias_sp = 1;
+  row_major.bias_addr = 0x20;
+  accesses = sram_accesses(row_major, 4, 4, 8);
+  ASSERT_EQ(accesses.size(), 4u);  // a, b, bias, accumulators
+  EXPECT_EQ(accesses[1].end, 0x40 + 35);
+  EXPECT_EQ(accesses[2].addr_field, "bias_addr");
+  EXPECT_EQ(accesses[2].end, 0x20 + 20);  // n_size int32
+}
+
+TEST(IsaTarget, matmul_is_refused_without_activation_operands_and_located_otherwise) {
+  TargetInfo t = split_target();
+  auto problem = validate(qk_transposed(), t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "opcode");
+  EXPECT_EQ(problem->message,
+            "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
+            "which this config lacks (matrix.activation_operands: true)");
+  t.activation_operands = true;
+  EXPECT_FALSE(validate(qk_transposed(), t).has_value());
+  // b in the outputs scratchpad (1 KiB) from 0x3f0: 30 bytes end past it.
+  Matmul far = qk_transposed();
+  far.b_addr = 0x3f0;
+  problem = validate(far, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "b_addr");
+  EXPECT_EQ(problem->message,
+            "field 'b_addr' = 0x3f0: the operand's last byte 0x40d is beyond scratchpad 'out' "
+            "(1 KiB)");
+  // a from the weights: not an activation.
+  Matmul weights = qk_transposed();
+  weights.a_sp = 1;
+  problem = validate(weights, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "a_sp");
+  // 16-bit operands on an 8-bit array.
+  Matmul wide = qk_transposed();
+  wide.elem = Elem::kI16;
+  problem = validate(wide, t);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field, "elem");
+}
+
 }  // namespace
 }  // namespace tessel::isa

@@ -73,5 +73,36 @@ TEST(IsaTiming, unaligned_runs_cover_extra_bursts) {
   EXPECT_EQ(bursts_covering({64, 1}, 64), 1u);
 }
 
+// docs/timing.md's matmul examples on cloud-large (R = C = 128, F + D = 128 + 128), by hand.
+TEST(IsaTiming, matmul_loads_b_by_rows_or_transposed_by_columns) {
+  const ComputeParams cloud{128, 128, 128, 128, 128};
+  Matmul qk;  // one head's Q x K^T: 512 queries x 512 keys, d = 64, K stored [512][64]
+  qk.transpose_b = true;
+  qk.m_size = 512;
+  qk.n_size = 512;
+  qk.k_size = 64;
+  // W = C = 128; passes = 4 column blocks x 1 reduction block; 128 + 4 * 512 + 256
+  EXPECT_EQ(matmul_cycles(qk, cloud), 2432);
+  EXPECT_EQ(matmul_macs(qk, cloud), 512 * 4 * 128 * 128);
+  Matmul sv;  // scores x V: 512 x 64, K = 512, V row-major
+  sv.m_size = 512;
+  sv.n_size = 64;
+  sv.k_size = 512;
+  EXPECT_EQ(matmul_cycles(sv, cloud), 128 + 4 * 512 + 256);
+  Matmul decode = qk;  // one decode step's query row: every pass bound by the block load
+  decode.m_size = 1;
+  EXPECT_EQ(matmul_cycles(decode, cloud), 128 + 4 * 128 + 256);
+  // A non-square array: the transposed load takes C cycles, the row-major one R (micro's F, D).
+  const ComputeParams wide{4, 8, 4, 4, 4};
+  Matmul x;
+  x.m_size = 2;
+  x.n_size = 9;  // 2 column blocks of 8
+  x.k_size = 5;  // 2 reduction blocks of 4
+  EXPECT_EQ(matmul_cycles(x, wide), 4 + 4 * 4 + 8);
+  x.transpose_b = true;
+  EXPECT_EQ(matmul_cycles(x, wide), 8 + 4 * 8 + 8);
+  EXPECT_EQ(compute_cycles(Instruction{x}, wide), 8 + 4 * 8 + 8);
+}
+
 }  // namespace
 }  // namespace tessel::isa::timing

@@ -74,8 +74,10 @@ TEST(Hwgen, shipped_configs_derive) {
   EXPECT_EQ(p.vector_lookup_table, 0u);
   EXPECT_EQ(p.vector_row_reduce, 0u);
   EXPECT_EQ(p.vector_broadcast_multiply, 0u);
+  EXPECT_EQ(p.matrix_activation_operands, 0u);
   EXPECT_EQ(p.vector_row_normalise, 0u);
   const HwParams m = derive_hw_params(micro()).value();
+  EXPECT_EQ(m.matrix_activation_operands, 1u);
   EXPECT_EQ(m.vector_lookup_table, 1u);
   EXPECT_EQ(m.vector_row_reduce, 1u);
   EXPECT_EQ(m.vector_broadcast_multiply, 1u);

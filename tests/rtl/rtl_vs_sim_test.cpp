@@ -3,6 +3,8 @@
 // cycles, the same DRAM bytes, counters and final DRAM contents.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -250,6 +252,81 @@ TEST(RtlVector, mul_without_its_unit_is_refused_at_its_start_like_the_simulator)
             "lacks (vector.broadcast_multiply: true)");
 }
 
+// ISA version 3's matmul on micro (R = C = 4, the systolic array), beyond the microbenchmark:
+// passes longer than a block load (m = 6 and 9 rows against W = 4), k and n with partial last
+// blocks both ways (k 9 = 4 + 4 + 1, n 7 = 4 + 3; k 7, n 6), a transposed and a row-major b,
+// and init=acc over a whole multi-block reduction (the second row-major matmul doubles the
+// first's sums). The accumulators are checked against the definition, the rest against the
+// simulator (cycles, starts, counters, final DRAM).
+TEST(RtlMatmul, long_passes_and_partial_blocks_equal_the_definition_and_the_simulator) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      "load sp=0 kind=activations elem=i8 sram_addr=0x0 dram_addr=0x1000 y_size=1 x_size=1 "
+      "c_size=256 push_next=1\n"
+      "matmul a_sp=0 b_sp=0 acc_sp=2 elem=i8 init=zero transpose_b=1 a_addr=0x0 b_addr=0x40 "
+      "acc_addr=0x0 m_size=6 n_size=7 k_size=9 a_stride=9 b_stride=9 acc_stride=7 pop_prev=1\n"
+      "matmul a_sp=0 b_sp=0 acc_sp=2 elem=i8 init=zero a_addr=0x80 b_addr=0xc0 acc_addr=0x100 "
+      "m_size=9 n_size=6 k_size=7 a_stride=7 b_stride=6 acc_stride=6\n"
+      "matmul a_sp=0 b_sp=0 acc_sp=2 elem=i8 init=acc a_addr=0x80 b_addr=0xc0 acc_addr=0x100 "
+      "m_size=9 n_size=6 k_size=7 a_stride=7 b_stride=6 acc_stride=6 push_next=1\n"
+      "store sp=2 kind=outputs elem=i32 sram_addr=0x0 dram_addr=0x3000 y_size=1 x_size=1 "
+      "c_size=118 pop_prev=1 push_prev=1\n"
+      "finish pop_next=1\n";
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  std::uint32_t state = 12345;
+  for (std::size_t i = 0; i < 256; ++i) {
+    state = state * 1103515245u + 12345u;
+    dram[0x1000 + i] = static_cast<std::uint8_t>(state >> 16);
+  }
+  dram[0x1000] = 0x80;  // -128 meets -128 and 127 in the first products
+  dram[0x1040] = 0x80;
+  dram[0x1041] = 0x7f;
+  const auto rtl = run_on_both(config, text, "matmul_rtl.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  ASSERT_FALSE(rtl->report.fault.has_value());
+  const auto at = [&](std::size_t addr) { return static_cast<std::int8_t>(dram[0x1000 + addr]); };
+  const auto acc = [&](std::size_t word) {
+    std::int32_t v = 0;
+    std::memcpy(&v, rtl->dram.data() + 0x3000 + 4 * word, 4);
+    return v;
+  };
+  for (std::size_t m = 0; m < 6; ++m)
+    for (std::size_t n = 0; n < 7; ++n) {
+      std::int32_t sum = 0;
+      for (std::size_t k = 0; k < 9; ++k) sum += at(9 * m + k) * at(0x40 + 9 * n + k);
+      EXPECT_EQ(acc(7 * m + n), sum) << "Q K^T m " << m << " n " << n;
+    }
+  for (std::size_t m = 0; m < 9; ++m)
+    for (std::size_t n = 0; n < 6; ++n) {
+      std::int32_t sum = 0;
+      for (std::size_t k = 0; k < 7; ++k) sum += at(0x80 + 7 * m + k) * at(0xc0 + 6 * k + n);
+      EXPECT_EQ(acc(64 + 6 * m + n), 2 * sum) << "x V m " << m << " n " << n;
+    }
+  for (std::size_t word = 42; word < 64; ++word) EXPECT_EQ(acc(word), 0) << "word " << word;
+}
+
+// matmul on a config without matrix.activation_operands (edge-small: the RTL built without
+// MATRIX_ACTIVATION_OPERANDS) is refused at its start as the simulator does, naming the key.
+// nop: d 0, s 1, f 2; matmul: d 1, s 2 -> fault at cycle 2.
+TEST(RtlMatmul, matmul_without_activation_operands_is_refused_at_its_start_like_the_simulator) {
+  const HwConfig config =
+      load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string());
+  ASSERT_FALSE(config.matrix.activation_operands);
+  const std::string text =
+      "nop engine=compute\n"
+      "matmul a_sp=0 b_sp=0 acc_sp=0 elem=i8 a_addr=0x0 b_addr=0x40 acc_addr=0x80 m_size=2 "
+      "n_size=8 k_size=8 a_stride=8 b_stride=8 acc_stride=8\n"
+      "finish\n";
+  const auto rtl =
+      run_on_both(config, text, "matmul_no_unit.tasm", std::vector<std::uint8_t>(kDramBytes, 0));
+  ASSERT_TRUE(rtl.has_value());
+  ASSERT_TRUE(rtl->report.fault.has_value());
+  EXPECT_EQ(rtl->report.fault->kind, "illegal_instruction");
+  EXPECT_EQ(rtl->report.fault->instruction_index, 1);
+  EXPECT_EQ(rtl->report.fault->cycle, 2u);
+  EXPECT_EQ(rtl->report.fault->message,
+            "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
+            "which this config lacks (matrix.activation_operands: true)");
 // The row normaliser's softmax and norm are not in hw/rtl yet: the RTL's decoder rejects them
 // at fetch and the harness names the opcode (never a silent wrong answer). Instruction 3 of
 // the microbenchmarks.

@@ -179,6 +179,57 @@ TEST(SimFaults, mul_without_its_unit_or_with_b_past_the_scratchpad_is_located) {
   }
 }
 
+// matmul (ISA version 3): refused without the matrix unit's activation operands, its
+// accumulators checked as the m_size x n_size box (with the unit, the last row ends 4 bytes past
+// acc), and a zero size refused at fetch, naming the field.
+TEST(SimFaults, matmul_without_its_unit_past_its_scratchpad_or_empty_is_located) {
+  isa::Matmul x;
+  x.acc_sp = 2;
+  x.m_size = 2;
+  x.n_size = 4;
+  x.k_size = 4;
+  x.a_stride = x.b_stride = 4;
+  x.acc_stride = 4;
+  for (const bool with_unit : {false, true}) {
+    x.acc_addr = with_unit ? 0xfe4 : 0;  // 0xfe4 + (1 * 4 + 4) * 4 = 0x1004
+    HwConfig config = load_hw_config(kMicro);
+    config.matrix.activation_operands = with_unit;
+    DramImage image;
+    image.size_bytes = 1 << 20;
+    image.bytes.assign(image.size_bytes, 0);
+    const SimReport report =
+        run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})},
+                  std::move(image), SimOptions{})
+            .report;
+    ASSERT_TRUE(report.fault);
+    EXPECT_EQ(report.fault->instruction_index, 1);
+    EXPECT_EQ(report.fault->engine, "compute");
+    EXPECT_EQ(report.fault->cycle, 2u);  // nop: d=0 s=1 f=2; matmul: d=1, starts at 2
+    if (!with_unit) {
+      EXPECT_EQ(report.fault->kind, "illegal_instruction");
+      EXPECT_EQ(report.fault->message,
+                "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
+                "which this config lacks (matrix.activation_operands: true)");
+    } else {
+      EXPECT_EQ(report.fault->kind, "out_of_bounds");
+      EXPECT_EQ(report.fault->message,
+                "field 'acc_addr' = 0xfe4: the operand's last byte 0x1003 is beyond scratchpad "
+                "'acc' (4 KiB)");
+    }
+  }
+  // k_size = 0 cannot be encoded: a raw word (the fields above, k_size's bits cleared) faults
+  // at fetch, in its dispatch cycle, naming the field.
+  isa::Word empty = word_of(x);
+  empty[19] = 0;  // k_size = 4 is bit 158: byte 19, bit 6
+  const SimReport report = run({word_of(isa::Nop{}), empty, word_of(isa::Finish{})});
+  ASSERT_TRUE(report.fault);
+  EXPECT_EQ(report.fault->kind, "illegal_instruction");
+  EXPECT_EQ(report.fault->engine, "fetch");
+  EXPECT_EQ(report.fault->instruction_index, 1);
+  EXPECT_EQ(report.fault->cycle, 1u);
+  EXPECT_NE(report.fault->message.find("'k_size' = 0"), std::string::npos) << report.fault->message;
+}
+
 TEST(SimFaults, pushes_into_a_full_fifo_nobody_pops_deadlock_as_overflow) {
   isa::Load pushing = load(0, 0, 0x1000, 16);
   pushing.push_next = true;  // token FIFO depth K = 2 and COMPUTE never pops

@@ -22,6 +22,7 @@ package tessel_isa_pkg;
   localparam logic [7:0] OP_LUT = 8'd11;
   localparam logic [7:0] OP_REDUCE = 8'd12;
   localparam logic [7:0] OP_MUL = 8'd13;
+  localparam logic [7:0] OP_MATMUL = 8'd14;
   localparam logic [7:0] OP_SOFTMAX = 8'd16;
   localparam logic [7:0] OP_NORM = 8'd17;
 
@@ -542,6 +543,45 @@ package tessel_isa_pkg;
     logic [7:0] opcode;
   } mul_insn_t;
 
+  // matmul: MatMul of two activations on the matrix unit: acc[m][n] (+)= sum over k < k_size of rha(a[m][k], u) * rha(b[k][n], u); b is held in the array, read row-major ([K][N]) or transposed (stored [N][K]: Q x K^T).
+  localparam int unsigned MATMUL_A_SP_LSB = 16, MATMUL_A_SP_W = 4;
+  localparam int unsigned MATMUL_B_SP_LSB = 20, MATMUL_B_SP_W = 4;
+  localparam int unsigned MATMUL_ACC_SP_LSB = 24, MATMUL_ACC_SP_W = 4;
+  localparam int unsigned MATMUL_ELEM_LSB = 28, MATMUL_ELEM_W = 1;
+  localparam int unsigned MATMUL_INIT_LSB = 29, MATMUL_INIT_W = 2;
+  localparam int unsigned MATMUL_TRANSPOSE_B_LSB = 31, MATMUL_TRANSPOSE_B_W = 1;
+  localparam int unsigned MATMUL_A_ADDR_LSB = 32, MATMUL_A_ADDR_W = 24;
+  localparam int unsigned MATMUL_B_ADDR_LSB = 56, MATMUL_B_ADDR_W = 24;
+  localparam int unsigned MATMUL_ACC_ADDR_LSB = 80, MATMUL_ACC_ADDR_W = 24;
+  localparam int unsigned MATMUL_BIAS_ADDR_LSB = 104, MATMUL_BIAS_ADDR_W = 24;
+  localparam int unsigned MATMUL_M_SIZE_LSB = 128, MATMUL_M_SIZE_W = 12;
+  localparam int unsigned MATMUL_N_SIZE_LSB = 140, MATMUL_N_SIZE_W = 16;
+  localparam int unsigned MATMUL_K_SIZE_LSB = 156, MATMUL_K_SIZE_W = 16;
+  localparam int unsigned MATMUL_A_STRIDE_LSB = 172, MATMUL_A_STRIDE_W = 18;
+  localparam int unsigned MATMUL_B_STRIDE_LSB = 190, MATMUL_B_STRIDE_W = 18;
+  localparam int unsigned MATMUL_ACC_STRIDE_LSB = 208, MATMUL_ACC_STRIDE_W = 18;
+  localparam int unsigned MATMUL_BIAS_SP_LSB = 226, MATMUL_BIAS_SP_W = 4;
+  localparam int unsigned MATMUL_OPERAND_SHIFT_LSB = 230, MATMUL_OPERAND_SHIFT_W = 4;
+  typedef struct packed {
+    logic [21:0] reserved_234;
+    logic [3:0] operand_shift;
+    logic [3:0] bias_sp;
+    logic [17:0] acc_stride;
+    logic [17:0] b_stride;
+    logic [17:0] a_stride;
+    logic [15:0] k_size;
+    logic [15:0] n_size;
+    logic [11:0] m_size;
+    logic [23:0] bias_addr;
+    logic [23:0] acc_addr;
+    logic [23:0] b_addr;
+    logic [23:0] a_addr;
+    logic transpose_b;
+    logic [1:0] init;
+    logic elem;
+    logic [3:0] acc_sp;
+    logic [3:0] b_sp;
+    logic [3:0] a_sp;
   // softmax: Row softmax of each pixel's c_size elements, the golden integer Softmax (intops::softmax_row): max, exp by two 256-entry u16 tables at table_addr (exp_high then exp_low), sum, R = floor(2^45 / S), p = rha(e * R, 15), dst = requantize(p) with vcfg's M, r, zp, lo, hi; causal: column c of the pixel at x index i is kept only if c <= i + mask_offset.
   localparam int unsigned SOFTMAX_SRC_SP_LSB = 16, SOFTMAX_SRC_SP_W = 4;
   localparam int unsigned SOFTMAX_DST_SP_LSB = 20, SOFTMAX_DST_SP_W = 4;
@@ -585,6 +625,7 @@ package tessel_isa_pkg;
     logic pop_next;
     logic pop_prev;
     logic [7:0] opcode;
+  } matmul_insn_t;
   } softmax_insn_t;
 
   // norm: Row normalisation of each pixel's c_size elements, the golden integer LayerNorm (centre) or RMSNorm (intops::norm_row): S1, S2, inv and g from intops::norm_scale, t = rha(c * inv, 38 - g), dst = clamp(rha(t * G_k + B_k, r_k), lo, hi); params at param_addr: int64 E, then per channel {int32 G, int32 r, int64 B}; lo, hi from vcfg.

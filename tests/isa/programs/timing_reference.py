@@ -74,6 +74,10 @@ def compute_cost(op, f, cfg):
         passes = f["oc_blocks"] * f["kh"] * f["kw"] * (1 if dw else f["ic_blocks"])
         w = 1 if dw else cfg["R"]
         return w + passes * max(positions, w) + cfg["F"] + cfg["D"]
+    if op == "matmul":  # b loads a row (R) or, transposed, a column (C) of the array a cycle
+        w = cfg["C"] if get(f, "transpose_b") else cfg["R"]
+        passes = -(-f["n_size"] // cfg["C"]) * -(-f["k_size"] // cfg["R"])
+        return w + passes * max(f["m_size"], w) + cfg["F"] + cfg["D"]
     lanes = lambda c: -(-c // cfg["V"])
     if op in ("requant", "add", "copy", "reduce", "mul"):
         return f["y_size"] * f["x_size"] * lanes(f["c_size"]) + VECTOR_PIPELINE
