@@ -370,6 +370,8 @@ double kl_divergence(std::span<const double> p_in, std::span<const double> q_in)
 
 double choose_threshold(const TensorStats& stats, const ThresholdOptions& options) {
   if (stats.max_abs() <= 0.0) return 0.0;
+  if (options.bits > 8 && options.wide_headroom > 0.0)
+    return options.wide_headroom * stats.max_abs();
   const int levels = 1 << (options.bits - 1);  // 128 for int8
   if (options.method == CalibrationMethod::minmax || stats.histogram().empty())
     return stats.max_abs();

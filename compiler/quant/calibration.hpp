@@ -66,11 +66,16 @@ struct ThresholdOptions {
   CalibrationMethod method = CalibrationMethod::entropy;
   double percentile = 99.99;  ///< for `percentile`, in (0, 100]
   int bits = 8;               ///< quantized width: 2^(bits-1) - 1 positive levels
+  /// Wider than 8 bits and > 0: T = wide_headroom * max |x| whatever `method` says (a 16-bit
+  /// tensor has range to spare, and clipping, not rounding, is its error; docs/quantization.md,
+  /// "Width-aware thresholds"). 0: every width uses `method`.
+  double wide_headroom = 0.0;
 };
 
 /// The clipping threshold T >= 0 for `stats` under `options` (0 only for an all-zero tensor).
 /// `entropy` with more quantization levels than histogram bins (16 bits over 2048 bins) has
-/// nothing to merge and returns max_abs (documented in docs/quantization.md).
+/// nothing to merge and returns max_abs (documented in docs/quantization.md). A width above 8
+/// bits with `wide_headroom > 0` returns wide_headroom * max_abs for every method.
 double choose_threshold(const TensorStats& stats, const ThresholdOptions& options);
 
 /// KL(p || q) of two histograms after TVM/TensorRT's smoothing (zeros get eps = 1e-4 of mass

@@ -15,7 +15,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"bits",           "method",           "percentile",
                                            "histogram_bins", "calibration",      "allow_zero_range",
-                                           "layers",         "table_input_bits", "norm_input_bits"};
+                                           "layers",         "table_input_bits", "norm_input_bits",
+                                           "wide_headroom"};
 const std::vector<std::string> kCalibrationKeys = {"samples", "seed"};
 const std::vector<std::string> kLayerKeys = {"bits"};
 
@@ -94,6 +95,12 @@ QuantConfig parse_quant_config(const std::string& yaml_text, const std::string& 
     if (!(config.percentile > 0.0 && config.percentile <= 100.0))
       reader.fail(n, "percentile", "must be in (0, 100], got " + n.Scalar());
   }
+  if (const auto n = root["wide_headroom"]) {
+    config.wide_headroom = reader.scalar<double>(n, "wide_headroom", "a number");
+    if (!(config.wide_headroom == 0.0 ||
+          (config.wide_headroom >= 1.0 && config.wide_headroom <= 256.0)))
+      reader.fail(n, "wide_headroom", "must be 0 (off) or in [1, 256], got " + n.Scalar());
+  }
   if (const auto n = root["histogram_bins"]) {
     config.histogram_bins = reader.scalar<int>(n, "histogram_bins", "an integer");
     if (config.histogram_bins < 16 || config.histogram_bins > (1 << 20))
@@ -148,6 +155,7 @@ std::string to_yaml(const QuantConfig& config) {
   out << YAML::Key << "bits" << YAML::Value << config.bits;
   out << YAML::Key << "method" << YAML::Value << std::string(to_string(config.method));
   out << YAML::Key << "percentile" << YAML::Value << config.percentile;
+  out << YAML::Key << "wide_headroom" << YAML::Value << config.wide_headroom;
   out << YAML::Key << "histogram_bins" << YAML::Value << config.histogram_bins;
   out << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "samples" << YAML::Value << config.calibration_samples;

@@ -20,7 +20,10 @@ struct LayerOverride {
 struct QuantConfig {
   int bits = 8;  ///< default width of activations and weights: 8 or 16
   CalibrationMethod method = CalibrationMethod::percentile;
-  double percentile = 99.99;           ///< for method percentile, in (0, 100]
+  double percentile = 99.99;  ///< for method percentile, in (0, 100]
+  /// Classes wider than 8 bits: threshold = wide_headroom * max |x| over the samples, whatever
+  /// `method` is (docs/quantization.md, "Width-aware thresholds"); 0 applies `method` to them.
+  double wide_headroom = 2.0;
   int histogram_bins = 2048;           ///< histogram resolution for percentile/entropy/mse, >= 16
   int calibration_samples = 4;         ///< synthetic samples (or the first N files of --calib)
   std::uint64_t calibration_seed = 1;  ///< sample k uses default_input seed `seed + k`

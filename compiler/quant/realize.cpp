@@ -813,6 +813,7 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
   j["config"] = {{"bits", config.bits},
                  {"method", std::string(to_string(config.method))},
                  {"percentile", config.percentile},
+                 {"wide_headroom", config.wide_headroom},
                  {"histogram_bins", config.histogram_bins},
                  {"calibration_samples", config.calibration_samples},
                  {"calibration_seed", config.calibration_seed},

@@ -141,6 +141,18 @@ TEST(Calibration, EntropyAtSixteenBitsFallsBackToMax) {
   EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::entropy, 99.99, 16}), 7.0);
 }
 
+TEST(Calibration, WideHeadroomScalesTheMaximumAtSixteenBitsOnly) {
+  // Ten unit bins over [0, 10], one value each: percentile 50 gives 5 at 8 bits; at 16 bits with
+  // headroom 2 every method gives 2 * 10, and headroom 0 leaves the method's own threshold.
+  const auto stats = TensorStats::from_histogram(10.0, std::vector<double>(10, 1.0));
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::percentile, 50.0, 8, 2.0}), 5.0);
+  for (auto m : {CalibrationMethod::minmax, CalibrationMethod::percentile,
+                 CalibrationMethod::entropy, CalibrationMethod::mse})
+    EXPECT_EQ(choose_threshold(stats, {m, 50.0, 16, 2.0}), 20.0);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::percentile, 50.0, 16, 0.0}), 5.0);
+  EXPECT_EQ(choose_threshold(stats, {CalibrationMethod::minmax, 50.0, 16, 1.5}), 15.0);
+}
+
 TEST(Calibration, AllZeroTensorHasThresholdZero) {
   TensorStats stats;
   ASSERT_TRUE(stats.observe_range(std::vector<float>{0.0f, 0.0f}).ok());
@@ -148,7 +160,7 @@ TEST(Calibration, AllZeroTensorHasThresholdZero) {
   stats.observe_histogram(std::vector<float>{0.0f, 0.0f});
   for (auto m : {CalibrationMethod::minmax, CalibrationMethod::percentile,
                  CalibrationMethod::entropy, CalibrationMethod::mse})
-    EXPECT_EQ(choose_threshold(stats, {m, 99.99, 8}), 0.0);
+    for (int bits : {8, 16}) EXPECT_EQ(choose_threshold(stats, {m, 99.99, bits, 2.0}), 0.0);
 }
 
 TEST(Calibration, KlDivergenceOfEqualDistributionsIsZero) {

@@ -20,6 +20,7 @@ TEST(QuantConfig, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.bits, 8);
   EXPECT_EQ(c.method, CalibrationMethod::percentile);
   EXPECT_EQ(c.percentile, 99.99);
+  EXPECT_EQ(c.wide_headroom, 2.0);
   EXPECT_EQ(c.calibration_samples, 4);
   EXPECT_FALSE(c.allow_zero_range);
   EXPECT_TRUE(c.layers.empty());
@@ -29,6 +30,7 @@ TEST(QuantConfig, ReadsEveryKey) {
   const auto c = parse_quant_config(R"(bits: 16
 method: kl
 percentile: 99.9
+wide_headroom: 0
 histogram_bins: 1024
 calibration:
   samples: 2
@@ -42,13 +44,14 @@ layers:
   EXPECT_EQ(c.bits, 16);
   EXPECT_EQ(c.method, CalibrationMethod::entropy);
   EXPECT_EQ(c.percentile, 99.9);
+  EXPECT_EQ(c.wide_headroom, 0.0);
   EXPECT_EQ(c.histogram_bins, 1024);
   EXPECT_EQ(c.calibration_samples, 2);
   EXPECT_EQ(c.calibration_seed, 9u);
   EXPECT_TRUE(c.allow_zero_range);
   ASSERT_EQ(c.layers.count("conv1"), 1u);
   EXPECT_EQ(c.layers.at("conv1").bits, 8);
-  EXPECT_EQ(c.layers.at("conv1").location.str(), "q.yaml:10:3");
+  EXPECT_EQ(c.layers.at("conv1").location.str(), "q.yaml:11:3");
   EXPECT_EQ(to_yaml(parse_quant_config(to_yaml(c), "x")), to_yaml(c));
 }
 
@@ -56,7 +59,7 @@ TEST(QuantConfig, UnknownKeyIsLocatedWithASuggestion) {
   EXPECT_EQ(error_of("bits: 8\nmethd: mse\n"),
             "q.yaml:2:1: error: methd: unknown key; did you mean 'method'? (expected one of: "
             "bits, method, percentile, histogram_bins, calibration, allow_zero_range, layers, "
-            "table_input_bits, norm_input_bits)");
+            "table_input_bits, norm_input_bits, wide_headroom)");
   EXPECT_EQ(error_of("calibration:\n  sample: 3\n"),
             "q.yaml:2:3: error: calibration.sample: unknown key; did you mean 'samples'? "
             "(expected one of: samples, seed)");
@@ -73,6 +76,8 @@ TEST(QuantConfig, BadValuesAreLocated) {
             "percentile, entropy (or kl) or mse); did you mean 'kl'?");
   EXPECT_EQ(error_of("percentile: 0\n"),
             "q.yaml:1:13: error: percentile: must be in (0, 100], got 0");
+  EXPECT_EQ(error_of("wide_headroom: 0.5\n"),
+            "q.yaml:1:16: error: wide_headroom: must be 0 (off) or in [1, 256], got 0.5");
   EXPECT_EQ(error_of("calibration:\n  samples: 0\n"),
             "q.yaml:2:12: error: calibration.samples: must be at least 1, got 0");
   EXPECT_EQ(error_of("- 1\n- 2\n"),

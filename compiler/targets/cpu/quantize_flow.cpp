@@ -135,8 +135,8 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
   QuantizedModel model;
   for (const auto& tensor : plan.value().observed) {
     const int bits = plan.value().class_bits[plan.value().class_of.at(tensor)];
-    model.tensor_thresholds[tensor] =
-        quant::choose_threshold(stats[tensor], {config.method, config.percentile, bits});
+    model.tensor_thresholds[tensor] = quant::choose_threshold(
+        stats[tensor], {config.method, config.percentile, bits, config.wide_headroom});
   }
   auto thresholds = quant::class_thresholds(plan.value(), model.tensor_thresholds, config);
   if (!thresholds) return fail(thresholds.reason());
