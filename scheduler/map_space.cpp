@@ -95,6 +95,18 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
   return {};
 }
 
+std::vector<int64_t> channel_part_counts(int64_t channels, int64_t cols) {
+  std::vector<int64_t> counts = {1};
+  for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) counts.push_back(k);
+  if (cols > 0) {
+    const int64_t blocks = (channels + cols - 1) / cols;
+    for (int64_t w = 1; w <= blocks; ++w) counts.push_back((blocks + w - 1) / w);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  }
+  return counts;
+}
+
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options) {
   std::vector<Mapping> out;
@@ -117,8 +129,8 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   }
   if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
   const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
-  std::vector<int64_t> channel_counts = {1};
-  for (int64_t k = 2; k <= channels && k <= 1024; k *= 2) channel_counts.push_back(k);
+  const std::vector<int64_t> channel_counts =
+      channel_part_counts(channels, options.channel_part_blocks);
   std::vector<int64_t> col_counts = {1};
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
   auto push = [&](int64_t rows, int64_t cols, int64_t channel_tiles) {
@@ -258,10 +270,14 @@ Status check_mapping(const Net& net, const Machine& machine, const std::vector<i
       return fail(
           "loops (channels): channel tiles need a conv or Gemm followed only by "
           "elementwise ops, or a group of per-channel ops");
-    if (!power_of_two(m.channel_tiles) || m.channel_tiles > std::min<int64_t>(channels, 1024))
+    const std::vector<int64_t> counts = channel_part_counts(channels, machine.matrix_cols);
+    if (!std::binary_search(counts.begin(), counts.end(), m.channel_tiles))
       return fail("loops (channels): " + std::to_string(m.channel_tiles) +
                   " channel tiles (a power of two up to " +
-                  std::to_string(std::min<int64_t>(channels, 1024)) + ")");
+                  std::to_string(std::min<int64_t>(channels, 1024)) +
+                  ", or ceil(B / w) parts of the B = " +
+                  std::to_string((channels + machine.matrix_cols - 1) / machine.matrix_cols) +
+                  " column blocks)");
   }
   if (m.halo == HaloMode::Cache &&
       (m.row_tiles == 1 || m.col_tiles > 1 || m.channel_tiles > 1 || m.double_buffered))

@@ -63,6 +63,11 @@ struct PlanOptions {
   /// BytesBoundModel::group_floor); once a mapping reaches it, the bytes search tries only
   /// tilings that could be as small and faster. -1: none.
   int64_t bytes_floor = -1;
+  /// Channel part counts beyond powers of two (`optimal`; docs/scheduler.md "Channel part
+  /// counts"): the matrix unit's columns, or 0 for powers of two only. With C output channels
+  /// in B = ceil(C / cols) column blocks, the map space also offers, for every widest part of
+  /// w whole blocks, the fewest parts that reach it: ceil(B / w).
+  int64_t channel_part_blocks = 0;
 };
 
 /// Can `ops` (ascending indices, no Input) form one group? Reshape and aliased Concat groups
@@ -98,6 +103,12 @@ bool runs_whole_in_sweep(const Op& op);
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
                                               const std::vector<int>& ops);
 
+/// The channel part counts of a group whose first op has `channels` output channels: 1 and the
+/// powers of two up to min(channels, 1024); with `cols` > 0 (PlanOptions::channel_part_blocks)
+/// also ceil(B / w) for every w in 1..B, B = ceil(channels / cols) (the fewest near-equal parts
+/// whose widest spans w column blocks); ascending, distinct.
+std::vector<int64_t> channel_part_counts(int64_t channels, int64_t cols);
+
 /// The map space of a group, largest tiles first (row tiles ascending); a per-channel group's
 /// channel splits (is_channel_split_group) last, fewest channel tiles first.
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
@@ -105,13 +116,14 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
 
 /// Whether `m` is a point of the map space of `ops` (the rules enumerate_mappings and
 /// enumerate_sweep_mappings follow; row and column counts need not be ones they list): row
-/// (column) tiles at most the rows (columns) of the group's stored outputs; channel tiles a
-/// power of two up to the first op's output channels (1024 at most), only in a weight-streaming
-/// or per-channel group; halo caching only with row tiles alone and not double-buffered; a
-/// weight sweep only of a sweep-shaped group, one tile, weights streamed and double-buffered,
-/// each dense conv a power of two of slices up to one per matrix column block and the other
-/// ops none. A hand-written mapping is checked here before the model costs it; fails naming
-/// the mapping's key ("halo: ...").
+/// (column) tiles at most the rows (columns) of the group's stored outputs; channel tiles one of
+/// channel_part_counts(first op's output channels, machine.matrix_cols) (a power of two up to
+/// the channels, 1024 at most, or the fewest parts for a widest part of whole column blocks),
+/// only in a weight-streaming or per-channel group; halo caching only with row tiles alone and not
+/// double-buffered; a weight sweep only of a sweep-shaped group, one tile, weights streamed and
+/// double-buffered, each dense conv a power of two of slices up to one per matrix column block and
+/// the other ops none. A hand-written mapping is checked here before the model costs it; fails
+/// naming the mapping's key ("halo: ...").
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m);
 

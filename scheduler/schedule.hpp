@@ -167,6 +167,12 @@ struct MapSpaceFeatures {
   /// floor (docs/scheduler.md, "Search speed"). Changes no schedule: a switch for
   /// bench/scheduler's side-by-side timing, not part of the map space (not in the JSON).
   bool bound_stop = true;
+  /// `optimal` also offers channel part counts that are not powers of two: the fewest
+  /// near-equal parts whose widest spans w whole matrix column blocks (PlanOptions::
+  /// channel_part_blocks; docs/scheduler.md "Channel part counts"). On by default (session 27);
+  /// off only for bench/scheduler's side-by-side timing (not in the JSON: a schedule's
+  /// channel_tiles say which count it uses, and check_mapping accepts both kinds).
+  bool block_channel_parts = true;
 };
 
 /// A whole network's schedule and its predicted figures.

@@ -45,6 +45,7 @@ Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lamb
   options.search_depth_bytes = features.search_depth_bytes;
   options.search_depth_latency = features.search_depth_latency;
   options.column_tiles_every_row = features.column_tiles_every_row;
+  if (features.block_channel_parts) options.channel_part_blocks = machine.matrix_cols;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -153,6 +154,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
   options.search_depth_bytes = features.search_depth_bytes;
   options.search_depth_latency = features.search_depth_latency;
   options.column_tiles_every_row = features.column_tiles_every_row;
+  if (features.block_channel_parts) options.channel_part_blocks = machine.matrix_cols;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -272,7 +272,8 @@ TEST(ExplicitMapping, bad_mappings_are_refused_naming_group_op_and_key) {
     j[ops][1]["loops"][loop]["tiles"] = tiles;
   };
   EXPECT_EQ(refusal([&](auto& j) { both_ops(j, 0, 3); }, machine),
-            "group 0: mapping.loops (channels): 3 channel tiles (a power of two up to 8)");
+            "group 0: mapping.loops (channels): 3 channel tiles (a power of two up to 8, or "
+            "ceil(B / w) parts of the B = 2 column blocks)");
   EXPECT_EQ(refusal([&](auto& j) { both_ops(j, 1, 9); }, machine),
             "group 0: mapping.loops (rows): 9 row tiles (1 to the 8 rows of the stored outputs)");
   EXPECT_EQ(refusal(
