@@ -293,7 +293,11 @@ class Lowering {
   Status emit_table_loads(const sched::GroupSchedule& gs, const GroupTiling& tiling, int64_t tile,
                           const std::vector<Box>& need, std::vector<isa::Instruction>& loads);
   Status emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op, bool pipelined,
-                         std::vector<isa::Instruction>& loads);
+                         sched::Interval channels, std::vector<isa::Instruction>& loads);
+  /// A global pool wider than the pool window (sched::Op::pool_by_conv): per sub-window one
+  /// depthwise conv of all-one weights into int32 sums, then vcfg (M, r) and one requant.
+  Status emit_pool_by_conv(const sched::GroupSchedule& gs, const sched::Op& op,
+                           const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op,
                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_mul(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
@@ -345,6 +349,7 @@ class Lowering {
   // Lookup tables of the group being lowered: the copy last loaded into, where it lies
   // (scratchpad, address) and the channels it was loaded for (table_ops.cpp).
   std::map<int, int> table_copy_of_;
+  std::map<int, int64_t> ones_blocks_;  // a pool-by-conv's blocks of ones loaded
   std::map<int, std::pair<int, int64_t>> table_at_;
   std::map<int, sched::Interval> table_channels_;
   std::map<int, ConvParams> conv_params_;     // by scheduler op index, for the current group

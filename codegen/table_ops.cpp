@@ -7,6 +7,8 @@
 #include "codegen/lowering.hpp"
 #include "compiler/ir/unary.hpp"
 #include "compiler/quant/workload_params.hpp"
+#include "scheduler/cost_model.hpp"
+#include "scheduler/group_info.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -15,7 +17,7 @@ namespace {
 constexpr int64_t kTableEntries = 256;
 
 std::string table_region(const sched::Op& op) {
-  return "lut:" + op.name;
+  return (op.pool_by_conv ? "ones:" : "lut:") + op.name;
 }
 }  // namespace
 
@@ -38,9 +40,9 @@ Status Lowering::plan_table_regions() {
   for (size_t g = 0; g < host_from_; ++g) {
     for (int index : schedule_.groups[g].ops) {
       const sched::Op& op = net_.op(index);
-      if (!op.lookup_table) continue;
-      auto table = lookup_table_of(op);
-      if (!table.ok()) return table.failure();
+      if (!op.lookup_table && !op.pool_by_conv) continue;
+      if (op.lookup_table)
+        if (auto table = lookup_table_of(op); !table.ok()) return table.failure();
       if (auto r = out_.layout.add(table_region(op), RegionKind::Weights, op.weight_bytes); !r.ok())
         return r.failure();
     }
@@ -52,9 +54,14 @@ Status Lowering::write_table_values() {
   for (size_t g = 0; g < host_from_; ++g) {
     for (int index : schedule_.groups[g].ops) {
       const sched::Op& op = net_.op(index);
-      if (!op.lookup_table) continue;
-      const ir::Tensor* table = lookup_table_of(op).value();
+      if (!op.lookup_table && !op.pool_by_conv) continue;
       const int64_t at = out_.layout.find(table_region(op))->offset;
+      if (op.pool_by_conv) {  // one pixel of ones, matrix_cols weights
+        for (int64_t i = 0; i < op.weight_bytes / act_bytes_; ++i)
+          write_bytes(at + i * act_bytes_, 1, static_cast<int>(act_bytes_));
+        continue;
+      }
+      const ir::Tensor* table = lookup_table_of(op).value();
       const int64_t entry = op.weight_bytes / kTableEntries;
       for (int64_t i = 0; i < kTableEntries; ++i)
         write_bytes(at + i * entry, table->int_values[static_cast<size_t>(i)],
@@ -65,7 +72,8 @@ Status Lowering::write_table_values() {
 }
 
 Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op,
-                                 bool pipelined, std::vector<isa::Instruction>& loads) {
+                                 bool pipelined, sched::Interval channels,
+                                 std::vector<isa::Instruction>& loads) {
   // Copy 0, or under double buffering the other copy than the one the running tile reads.
   const int index = static_cast<int>(&op - net_.ops.data());
   int& copy = table_copy_of_[index];
@@ -74,9 +82,12 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   const sched::BufferAlloc* buffer = nullptr;
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Weights && b.name == name) buffer = &b;
-  if (buffer == nullptr || buffer->size_bytes < op.weight_bytes)
-    return fail("op '" + op.name + "': the schedule has no " + std::to_string(op.weight_bytes) +
-                "-byte buffer '" + name + "' for its lookup table");
+  const int64_t need_bytes =
+      op.pool_by_conv ? sched::pool_ones_bytes(net_, machine_, op, channels) : op.weight_bytes;
+  if (buffer == nullptr || buffer->size_bytes < need_bytes)
+    return fail("op '" + op.name + "': the schedule has no " + std::to_string(need_bytes) +
+                "-byte buffer '" + name + "' for its " +
+                (op.pool_by_conv ? "all-one weights" : "lookup table"));
   isa::Load l;
   l.sp = static_cast<std::uint32_t>(buffer->scratchpad);
   l.elem = act_elem_;
@@ -86,6 +97,26 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   l.c_size = static_cast<std::uint32_t>(kTableEntries);
   l.dram_stride_x = l.c_size;
   l.sram_stride_x = l.c_size;
+  if (op.pool_by_conv) {
+    // One DRAM pixel of ones (cols elements) and its padding of value 1: `taps` pixels a row,
+    // one row per block of cols channels (docs/codegen.md, "SE pools wider than the pool
+    // window"): the weights scratchpad takes only DMA writes.
+    const sched::Shape3 in = net_.tensor(op.inputs[0]).shape;
+    const int64_t taps = ceil_div(in.h, sched::pool_sub_windows(in.h)) *
+                         ceil_div(in.w, sched::pool_sub_windows(in.w));
+    const int64_t blocks = ceil_div(channels.size(), cols_);
+    if (taps - 1 > field_max("load", "pad_right") || blocks - 1 > field_max("load", "pad_bottom"))
+      return fail("pool '" + op.name + "': " + std::to_string(blocks) + " blocks of " +
+                  std::to_string(taps) + " taps of ones exceed one load's padding");
+    l.c_size = static_cast<std::uint32_t>(cols_);
+    l.dram_stride_x = l.c_size;
+    l.sram_stride_x = l.c_size;
+    l.sram_stride_y = static_cast<std::uint32_t>(taps * cols_);
+    l.pad_right = static_cast<std::uint32_t>(taps - 1);
+    l.pad_bottom = static_cast<std::uint32_t>(blocks - 1);
+    l.pad_value = 1;
+    ones_blocks_[index] = blocks;
+  }
   loads.push_back(l);
   table_at_[index] = {buffer->scratchpad, buffer->offset};
   out_.traffic.weights_read += op.weight_bytes;
@@ -100,8 +131,10 @@ Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTil
   // are those of the table already loaded.
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
-    if (!op.lookup_table) continue;
+    if (!op.lookup_table && !op.pool_by_conv) continue;
+    sched::Interval channels = need[static_cast<size_t>(op.output)].c;
     if (gs.weights_resident) {
+      channels = {0, net_.tensor(op.output).shape.c};
       if (tile > 0) continue;
     } else {
       const sched::Interval c = need[static_cast<size_t>(op.output)].c;
@@ -111,7 +144,7 @@ Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTil
       table_channels_[o] = c;
       if (kept || c.empty()) continue;  // no load for an empty box (weight_bytes_for: 0)
     }
-    if (auto s = emit_table_load(gs, op, tiling.pipelined, loads); !s.ok()) return s;
+    if (auto s = emit_table_load(gs, op, tiling.pipelined, channels, loads); !s.ok()) return s;
   }
   return {};
 }

@@ -6,6 +6,8 @@
 #include "codegen/lowering.hpp"
 #include "compiler/quant/realize.hpp"
 #include "compiler/quant/workload_params.hpp"
+#include "scheduler/cost_model.hpp"
+#include "scheduler/group_info.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -187,11 +189,6 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
     win.kernel_h = in_shape.h;
     win.kernel_w = in_shape.w;
   }
-  const int64_t max_window = field_max("pool", "kh"), max_pad = field_max("pool", "pad_top");
-  if (win.kernel_h > max_window || win.kernel_w > max_window)
-    return fail("pool '" + op.name + "': a " + std::to_string(win.kernel_h) + "x" +
-                std::to_string(win.kernel_w) + " window (the pool instruction takes at most " +
-                std::to_string(max_window) + ")");
   if (win.dilation_h != 1 || win.dilation_w != 1)
     return fail("pool '" + op.name + "': dilated pooling is not supported");
   const bool average = op.kind != sched::OpKind::MaxPool;
@@ -215,7 +212,13 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
     cfg.lo = p.lo;
     cfg.hi = p.hi;
     code.push_back(cfg);
+    if (op.pool_by_conv) return emit_pool_by_conv(gs, op, need, code);
   }
+  const int64_t max_window = field_max("pool", "kh"), max_pad = field_max("pool", "pad_top");
+  if (win.kernel_h > max_window || win.kernel_w > max_window)
+    return fail("pool '" + op.name + "': a " + std::to_string(win.kernel_h) + "x" +
+                std::to_string(win.kernel_w) + " window (the pool instruction takes at most " +
+                std::to_string(max_window) + ")");
   const int64_t ya = out_box.h.b * win.stride_h - win.pad_top;
   const int64_t yb = (out_box.h.e - 1) * win.stride_h + win.kernel_h - win.pad_top;
   const int64_t xa = out_box.w.b * win.stride_w - win.pad_left;
@@ -252,6 +255,69 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
   pool.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
   pool.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
   code.push_back(pool);
+  return {};
+}
+
+Status Lowering::emit_pool_by_conv(const sched::GroupSchedule& gs, const sched::Op& op,
+                                   const std::vector<Box>& need,
+                                   std::vector<isa::Instruction>& code) {
+  // docs/codegen.md, "SE pools wider than the pool window": the sum of every sub-window into
+  // int32 accumulators (depthwise convs of the ones, init zero then acc), then the vcfg already
+  // emitted (the pool's M, r) and one requant: the golden pool's clamp(rha(sum * M, r) + z).
+  const int index = static_cast<int>(&op - net_.ops.data());
+  const Box& out_box = need[static_cast<size_t>(op.output)];
+  const int in_t = op.inputs[0];
+  const sched::Shape3 in_shape = net_.tensor(in_t).shape;
+  auto in = view_of(gs, in_t, need[static_cast<size_t>(in_t)]);
+  if (!in.ok()) return in.failure();
+  auto out = view_of(gs, op.output, out_box);
+  if (!out.ok()) return out.failure();
+  const sched::BufferAlloc* acc = nullptr;
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  const auto ones = table_at_.find(index);
+  const int64_t blocks = ceil_div(out_box.c.size(), cols_);
+  if (acc == nullptr || ones == table_at_.end() || ones_blocks_[index] < blocks)
+    return fail("pool '" + op.name + "': the schedule has no accumulator or all-one weights");
+  const int64_t nh = sched::pool_sub_windows(in_shape.h), nw = sched::pool_sub_windows(in_shape.w);
+  isa::Conv c;
+  c.in_sp = static_cast<std::uint32_t>(in.value().sp);
+  c.w_sp = static_cast<std::uint32_t>(ones->second.first);
+  c.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
+  c.elem = act_elem_;
+  c.depthwise = true;
+  c.w_addr = static_cast<std::uint32_t>(ones->second.second);
+  c.acc_addr = static_cast<std::uint32_t>(acc->offset);
+  c.out_h = c.out_w = c.ic_blocks = 1;
+  c.oc_blocks = static_cast<std::uint32_t>(blocks);
+  c.stride_h = c.stride_w = c.dil_h = c.dil_w = 1;
+  c.in_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
+  c.in_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
+  c.acc_stride_y = c.acc_stride_x = static_cast<std::uint32_t>(blocks * cols_);
+  for (int64_t i = 0; i < nh; ++i) {
+    for (int64_t j = 0; j < nw; ++j) {
+      const sched::Interval ys = sched::part(in_shape.h, nh, i),
+                            xs = sched::part(in_shape.w, nw, j);
+      c.init = i == 0 && j == 0 ? isa::Init::kZero : isa::Init::kAcc;
+      c.in_addr = static_cast<std::uint32_t>(in.value().addr(ys.b, xs.b, out_box.c.b));
+      c.kh = static_cast<std::uint32_t>(ys.size());
+      c.kw = static_cast<std::uint32_t>(xs.size());
+      code.push_back(c);
+    }
+  }
+  isa::Requant q;
+  q.src_sp = c.acc_sp;
+  q.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  q.dst_elem = act_elem_;
+  q.per_channel = false;
+  q.src_addr = c.acc_addr;
+  q.dst_addr = static_cast<std::uint32_t>(out.value().addr(0, 0, out_box.c.b));
+  q.y_size = q.x_size = 1;
+  q.c_size = static_cast<std::uint32_t>(out_box.c.size());
+  q.src_stride_y = q.src_stride_x = c.acc_stride_x;
+  q.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
+  q.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
+  code.push_back(q);
   return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "scheduler/group_info.hpp"
 #include "scheduler/plan.hpp"
 
 namespace tessel::sched {
@@ -55,7 +56,15 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
                                      channels);
     case OpKind::GlobalPool: {
       const Shape3 in = net.tensor(op.inputs[0]).shape;
-      return pool_instruction_cycles(machine, 1, in.h * in.w, channels);
+      if (!op.pool_by_conv) return pool_instruction_cycles(machine, 1, in.h * in.w, channels);
+      // One depthwise conv of one pixel per sub-window, then one requant (docs/codegen.md).
+      const int64_t nh = pool_sub_windows(in.h), nw = pool_sub_windows(in.w);
+      int64_t cycles = vector_instruction_cycles(machine, 1, channels);
+      for (int64_t i = 0; i < nh; ++i)
+        for (int64_t j = 0; j < nw; ++j)
+          cycles += conv_instruction_cycles(machine, 1, channels, 1, part(in.h, nh, i).size(),
+                                            part(in.w, nw, j).size(), true);
+      return cycles;
     }
     case OpKind::Concat:
       // One copy per input slice.
@@ -133,7 +142,8 @@ int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
 
 int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
-  if (op.lookup_table) return op.weight_bytes;  // the whole table for any channels
+  // The whole table (or pixel of ones) for any channels.
+  if (op.lookup_table || op.pool_by_conv) return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
 }
@@ -187,8 +197,9 @@ int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op) 
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
                             bool streamed) {
   if (c.empty() || (op.weight_bytes == 0 && op.requant_table_bytes == 0)) return 0;
-  if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
+  if (op.pool_by_conv) return pool_ones_bytes(net, machine, op, c);
+  if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
   // Codegen packs a slice from its first channel (docs/codegen.md).
   const int64_t oc_blocks = ceil_div(c.size(), cols);
   const Shape3 in = net.tensor(op.inputs[0]).shape;
@@ -212,6 +223,18 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
   // Packed blocks, the bias vector of whole blocks and the table, rounded up to 8 bytes.
   return ceil_div(blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
                       c.size() * kRequantEntryBytes,
+                  8) *
+         8;
+}
+
+int64_t pool_ones_bytes(const Net& net, const Machine& machine, const Op& op, Interval c) {
+  // The depthwise blocks of ones: one per block of matrix_cols channels, as many taps as the
+  // largest sub-window (docs/codegen.md, "SE pools wider than the pool window").
+  const Shape3 in = net.tensor(op.inputs[0]).shape;
+  const int64_t taps =
+      ceil_div(in.h, pool_sub_windows(in.h)) * ceil_div(in.w, pool_sub_windows(in.w));
+  return ceil_div(ceil_div(c.size(), machine.matrix_cols) * taps * machine.matrix_cols *
+                      machine.weight_bytes,
                   8) *
          8;
 }

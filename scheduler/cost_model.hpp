@@ -58,6 +58,9 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
 
 /// Accumulator bytes of one matrix instruction producing `channels` output channels of box
 /// `out`, `rows_per_step` rows at a time: whole column blocks of accumulator words.
+/// A pool-by-conv's on-chip ones for channels `c` (depthwise blocks of the largest sub-window).
+int64_t pool_ones_bytes(const Net& net, const Machine& machine, const Op& op, Interval c);
+
 int64_t accumulator_bytes(const Machine& machine, int64_t rows_per_step, const Box& out,
                           int64_t channels);
 

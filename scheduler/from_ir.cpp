@@ -12,6 +12,7 @@
 #include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
+#include "scheduler/group_info.hpp"
 
 namespace tessel::sched {
 
@@ -259,6 +260,15 @@ class GraphConverter {
   // A unary function (Sigmoid, HardSwish, Silu, ...): one Eltwise kind, run by table lookup
   // (ISA `lut`, docs/codegen.md "Unary functions"). Its weights are the 256-entry table, of the
   // output's element type; the quantized graph passes it as the op's constant second input.
+  // A global pool wider than the pool instruction's window runs as depthwise convs of all-one
+  // weights (docs/codegen.md): its weights are one DRAM pixel of ones, matrix_cols elements.
+  void mark_pool_by_conv(const ir::Op& op, Op& out) const {
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    if (in.size() != 4 || (in[2] <= kPoolWindowMax && in[3] <= kPoolWindowMax)) return;
+    out.pool_by_conv = true;
+    out.weight_bytes = machine_.matrix_cols * net_.activation_bytes;
+  }
+
   Status add_lookup_table(const ir::Op& op, Op out) {
     const std::string what = "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
     if (!machine_.lookup_table)
@@ -347,6 +357,7 @@ class GraphConverter {
       }
       case ir::OpKind::GlobalAveragePool:
         out.kind = OpKind::GlobalPool;
+        mark_pool_by_conv(op, out);
         break;
       case ir::OpKind::ReduceMean: {
         // A mean over the spatial axes of an NCHW tensor is a global average pool (the pool
@@ -360,6 +371,7 @@ class GraphConverter {
           return fail("op '" + op.name + "': ReduceMean over axes other than the spatial ones " +
                       "(H, W of a 4-D tensor) is not supported by the accelerator path yet");
         out.kind = OpKind::GlobalPool;
+        mark_pool_by_conv(op, out);
         break;
       }
       case ir::OpKind::Relu:

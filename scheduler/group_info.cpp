@@ -16,7 +16,11 @@ bool is_view(const Op& op, const PlanOptions& options) {
 }
 
 bool has_matrix_work(const Op& op) {
-  return op.kind == OpKind::Conv || op.kind == OpKind::Gemm;
+  return op.kind == OpKind::Conv || op.kind == OpKind::Gemm || op.pool_by_conv;
+}
+
+int64_t pool_sub_windows(int64_t extent) {
+  return (extent + kPoolWindowMax - 1) / kPoolWindowMax;
 }
 
 bool is_dense_conv(const Op& op) {

@@ -22,6 +22,12 @@ bool is_view(const Op& op, const PlanOptions& options);
 /// Conv or Gemm: the matrix unit's ops.
 bool has_matrix_work(const Op& op);
 
+/// The pool instruction's widest window (its 4-bit kh, kw fields; docs/isa.md).
+inline constexpr int64_t kPoolWindowMax = 15;
+/// Sub-windows a pool-by-conv splits an extent into (each at most kPoolWindowMax; the extent
+/// split evenly, as `part`).
+int64_t pool_sub_windows(int64_t extent);
+
 /// A conv of one group (the convs a weight sweep slices).
 bool is_dense_conv(const Op& op);
 

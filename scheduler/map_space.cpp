@@ -11,7 +11,8 @@
 namespace tessel::sched {
 
 bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops) {
-  if (ops.empty() || !has_matrix_work(net.op(ops[0]))) return false;
+  // A pool by convs (its ones loaded as a table's) is no weight sweep.
+  if (ops.empty() || !has_matrix_work(net.op(ops[0])) || net.op(ops[0]).pool_by_conv) return false;
   for (size_t i = 1; i < ops.size(); ++i) {
     const OpKind kind = net.op(ops[i]).kind;
     if (kind != OpKind::Eltwise && kind != OpKind::Add) return false;

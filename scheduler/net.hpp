@@ -97,6 +97,12 @@ struct Op {
   /// Silu, Tanh, Gelu, ...: one mechanism, ISA `lut`). Its 256-entry table is its
   /// `weight_bytes`, needed whole by every tile (weight_bytes_for), not per channel.
   bool lookup_table = false;
+  /// GlobalPool over a map wider than the pool instruction's window (15): lowered as depthwise
+  /// convs of all-one weights into int32 sums, one per sub-window, then one requantize
+  /// (docs/codegen.md, "SE pools wider than the pool window"). Its `weight_bytes` is the one
+  /// DRAM pixel of ones (matrix_cols elements) that every load of the ones reads, needed whole
+  /// by every tile (weight_bytes_for), as a lookup table.
+  bool pool_by_conv = false;
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.

@@ -48,7 +48,8 @@ std::vector<int64_t> channel_blocks(const Net& net, const Machine& machine, cons
     if (!has_matrix_work(op)) continue;
     for (int in : g.in_local[pos]) {
       int64_t& block = block_of[static_cast<size_t>(in)];
-      block = std::max(block, is_depthwise(net, op) ? machine.matrix_cols : machine.matrix_rows);
+      block = std::max(block, is_depthwise(net, op) || op.pool_by_conv ? machine.matrix_cols
+                                                                       : machine.matrix_rows);
     }
   }
   return block_of;

@@ -28,6 +28,7 @@ ir::Graph build_tiny_depthwise(const ZooOptions& options);
 ir::Graph build_tiny_stem(const ZooOptions& options);
 ir::Graph build_resnext50_32x4d(const ZooOptions& options);
 ir::Graph build_tiny_se(const ZooOptions& options);
+ir::Graph build_tiny_se_wide(const ZooOptions& options);
 ir::Graph build_tiny_grouped(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

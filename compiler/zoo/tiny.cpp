@@ -68,11 +68,13 @@ ir::Graph build_tiny_stem(const ZooOptions& options) {
   return net.finish({x});
 }
 
-ir::Graph build_tiny_se(const ZooOptions& options) {
-  // The modern-CNN ops of the accelerator path (issue 36): a unary function per kind the lut
-  // instruction runs (HardSwish, SiLU, HardSigmoid, Sigmoid) and an SE block's per-channel Mul.
-  NetBuilder net("tiny_se", options);
-  std::string x = net.input("input", 8, 8, 8);
+namespace {
+// The modern-CNN ops of the accelerator path (issue 36): a unary function per kind the lut
+// instruction runs (HardSwish, SiLU, HardSigmoid, Sigmoid) and an SE block's per-channel Mul,
+// over an h x w map.
+ir::Graph tiny_se_net(const char* name, int64_t h, int64_t w, const ZooOptions& options) {
+  NetBuilder net(name, options);
+  std::string x = net.input("input", 8, h, w);
   x = net.batch_norm(net.conv(x, "expand", conv_spec(16, 1)), "expand_bn");
   x = net.op("expand_hswish", ir::OpKind::HardSwish, {x});
   ConvSpec depthwise = conv_spec(16, 3, 1, 1);
@@ -91,6 +93,17 @@ ir::Graph build_tiny_se(const ZooOptions& options) {
   x = net.op("se.scale", ir::OpKind::Mul, {s, x});
   x = net.batch_norm(net.conv(x, "project", conv_spec(8, 1)), "project_bn");
   return net.finish({net.op("sigmoid", ir::OpKind::Sigmoid, {x})});
+}
+}  // namespace
+
+ir::Graph build_tiny_se(const ZooOptions& options) {
+  return tiny_se_net("tiny_se", 8, 8, options);
+}
+
+ir::Graph build_tiny_se_wide(const ZooOptions& options) {
+  // The SE pool over a 20 x 32 map, wider than the pool instruction's 15 x 15 window: 2 x 3
+  // sub-windows of 10 x 10 and 10 x 11 (docs/codegen.md, "SE pools wider than the pool window").
+  return tiny_se_net("tiny_se_wide", 20, 32, options);
 }
 
 ir::Graph build_tiny_grouped(const ZooOptions& options) {

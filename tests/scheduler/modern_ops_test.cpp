@@ -9,6 +9,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/group_info.hpp"
 #include "scheduler/policy.hpp"
 #include "scheduler/shape.hpp"
 
@@ -105,6 +106,34 @@ TEST(ModernOps, every_policy_schedules_the_se_net_and_the_checker_accepts_it) {
       EXPECT_EQ(s.value().traffic.weights_read, weights);
     }
   }
+}
+
+// An SE pool wider than the pool window (tiny_se_wide: 16 channels over 20 x 32) runs as
+// depthwise convs of ones, one per sub-window: rows 10 + 10, columns 10 + 11 + 11
+// (docs/codegen.md).
+TEST(ModernOps, a_pool_wider_than_the_pool_window_is_priced_as_sub_window_convs_by_hand) {
+  const Machine machine = modern_machine();  // 16 x 16, fill 16, drain 16, V = 16
+  auto graph = zoo::build_model("tiny_se_wide", {.with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  auto net = net_from_graph(graph.value(), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const Op& pool = *by_name(net.value()).at("se.pool");
+  EXPECT_EQ(pool.kind, OpKind::GlobalPool);
+  EXPECT_TRUE(pool.pool_by_conv);
+  EXPECT_TRUE(has_matrix_work(pool));
+  EXPECT_EQ(pool.weight_bytes, 16);  // one pixel of 16 ones, the DRAM bytes of every load
+  EXPECT_EQ(weight_bytes_for(net.value(), pool, Interval{4, 8}), 16);
+  EXPECT_EQ(weight_bytes_for(net.value(), pool, Interval{}), 0);
+  // On chip: one depthwise block of the largest sub-window's 10 x 11 taps x 16 columns.
+  EXPECT_EQ(onchip_weight_bytes(net.value(), machine, pool, Interval{0, 16}), 1760);
+  // Six convs of one pixel, 1 + taps + 16 + 16 each: 6 x 33 + 2 x (100 + 110 + 110) = 838;
+  // then the requant, 1 x ceil(16 / 16) + 4.
+  const Box out{{0, 16}, {0, 1}, {0, 1}};
+  EXPECT_EQ(compute_cycles_of(net.value(), machine, pool, out, 1), 838 + 5);
+  // The narrow SE pool of tiny_se keeps the pool instruction.
+  auto narrow = net_from_graph(tiny_se(), machine, NetForm::Folded);
+  ASSERT_TRUE(narrow.ok()) << narrow.reason();
+  EXPECT_FALSE(by_name(narrow.value()).at("se.pool")->pool_by_conv);
 }
 
 }  // namespace
