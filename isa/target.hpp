@@ -37,7 +37,7 @@ struct TargetInfo {
   bool row_reduce = false;           ///< the vector unit runs `reduce` (vector.row_reduce)
   bool broadcast_multiply = false;   ///< the vector unit runs `mul` (vector.broadcast_multiply)
   bool activation_operands = false;  ///< the matrix unit runs `matmul` (matrix.activation_operands)
-  bool row_normalise = false;          ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
+  bool row_normalise = false;  ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
 };
 
 /// One SRAM operand of an instruction: the bytes [begin, end) of scratchpad `sp` it touches.

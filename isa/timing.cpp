@@ -72,6 +72,8 @@ std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params) {
 std::int64_t matmul_macs(const Matmul& matmul, const ComputeParams& params) {
   return std::int64_t{matmul.m_size} * matmul_passes(matmul, params) * params.matrix_rows *
          params.matrix_cols;
+}
+
 std::int64_t softmax_cycles(const Softmax& x, std::int64_t lanes) {
   return ceil_div(kSoftmaxTableEntries, lanes) +
          std::int64_t{x.y_size} * x.x_size *

@@ -327,6 +327,8 @@ TEST(IsaEncoding, matmul_fields_land_on_their_table_bits) {
   EXPECT_TRUE(decode(encoded(sixteen)).ok());
   sixteen.operand_shift = 15;  // past the table's max
   EXPECT_FALSE(encode(sixteen).ok());
+}
+
 TEST(IsaEncoding, softmax_fields_land_on_their_table_bits_and_a_bad_mask_is_refused) {
   Softmax x;
   x.src_sp = 2;         // bits 16-19

@@ -327,6 +327,8 @@ TEST(RtlMatmul, matmul_without_activation_operands_is_refused_at_its_start_like_
   EXPECT_EQ(rtl->report.fault->message,
             "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
             "which this config lacks (matrix.activation_operands: true)");
+}
+
 // The row normaliser's softmax and norm are not in hw/rtl yet: the RTL's decoder rejects them
 // at fetch and the harness names the opcode (never a silent wrong answer). Instruction 3 of
 // the microbenchmarks.

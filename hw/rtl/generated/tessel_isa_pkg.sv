@@ -582,6 +582,14 @@ package tessel_isa_pkg;
     logic [3:0] acc_sp;
     logic [3:0] b_sp;
     logic [3:0] a_sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } matmul_insn_t;
+
   // softmax: Row softmax of each pixel's c_size elements, the golden integer Softmax (intops::softmax_row): max, exp by two 256-entry u16 tables at table_addr (exp_high then exp_low), sum, R = floor(2^45 / S), p = rha(e * R, 15), dst = requantize(p) with vcfg's M, r, zp, lo, hi; causal: column c of the pixel at x index i is kept only if c <= i + mask_offset.
   localparam int unsigned SOFTMAX_SRC_SP_LSB = 16, SOFTMAX_SRC_SP_W = 4;
   localparam int unsigned SOFTMAX_DST_SP_LSB = 20, SOFTMAX_DST_SP_W = 4;
@@ -625,7 +633,6 @@ package tessel_isa_pkg;
     logic pop_next;
     logic pop_prev;
     logic [7:0] opcode;
-  } matmul_insn_t;
   } softmax_insn_t;
 
   // norm: Row normalisation of each pixel's c_size elements, the golden integer LayerNorm (centre) or RMSNorm (intops::norm_row): S1, S2, inv and g from intops::norm_scale, t = rha(c * inv, 38 - g), dst = clamp(rha(t * G_k + B_k, r_k), lo, hi); params at param_addr: int64 E, then per channel {int32 G, int32 r, int64 B}; lo, hi from vcfg.
