@@ -227,29 +227,36 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
             << "padded box y " << y << " x " << x << " c " << c;
 }
 
-// ISA version 3's mul on a config without vector.broadcast_multiply (edge-small: the RTL built
-// without VECTOR_BROADCAST_MULTIPLY): the harness refuses it at its start as the simulator does,
-// naming the unit. vcfg: d 0, s 1, f 2; mul: d 1, s 2 -> fault at cycle 2.
-TEST(RtlVector, mul_without_its_unit_is_refused_at_its_start_like_the_simulator) {
+/// `text` (the second instruction needs a unit edge-small lacks) run on edge-small's RTL and
+/// simulator: refused at its start (cycle 2) as an illegal instruction with `message`.
+void expect_refused_on_edge_small(const std::string& text, const std::string& file,
+                                  const std::string& message) {
   const HwConfig config =
       load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string());
-  ASSERT_FALSE(config.vector.broadcast_multiply);
-  const std::string text =
-      "vcfg mult_a=0x40000000 mult_b=0 shift=31 zp=0 lo=-128 hi=127\n"
-      "mul a_sp=0 b_sp=0 dst_sp=0 elem=i8 dst_elem=i8 a_addr=0x0 b_addr=0x40 dst_addr=0x80 "
-      "y_size=1 x_size=1 c_size=8 a_stride_y=8 a_stride_x=8 b_stride_y=8 b_stride_x=8 "
-      "dst_stride_y=8 dst_stride_x=8\n"
-      "finish\n";
-  const auto rtl =
-      run_on_both(config, text, "mul_no_unit.tasm", std::vector<std::uint8_t>(kDramBytes, 0));
+  const auto rtl = run_on_both(config, text, file, std::vector<std::uint8_t>(kDramBytes, 0));
   ASSERT_TRUE(rtl.has_value());
   ASSERT_TRUE(rtl->report.fault.has_value());
   EXPECT_EQ(rtl->report.fault->kind, "illegal_instruction");
   EXPECT_EQ(rtl->report.fault->instruction_index, 1);
   EXPECT_EQ(rtl->report.fault->cycle, 2u);
-  EXPECT_EQ(rtl->report.fault->message,
-            "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
-            "lacks (vector.broadcast_multiply: true)");
+  EXPECT_EQ(rtl->report.fault->message, message);
+}
+
+// ISA version 3's mul on a config without vector.broadcast_multiply (edge-small: the RTL built
+// without VECTOR_BROADCAST_MULTIPLY): the harness refuses it at its start as the simulator does,
+// naming the unit. vcfg: d 0, s 1, f 2; mul: d 1, s 2 -> fault at cycle 2.
+TEST(RtlVector, mul_without_its_unit_is_refused_at_its_start_like_the_simulator) {
+  ASSERT_FALSE(load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string())
+                   .vector.broadcast_multiply);
+  expect_refused_on_edge_small(
+      "vcfg mult_a=0x40000000 mult_b=0 shift=31 zp=0 lo=-128 hi=127\n"
+      "mul a_sp=0 b_sp=0 dst_sp=0 elem=i8 dst_elem=i8 a_addr=0x0 b_addr=0x40 dst_addr=0x80 "
+      "y_size=1 x_size=1 c_size=8 a_stride_y=8 a_stride_x=8 b_stride_y=8 b_stride_x=8 "
+      "dst_stride_y=8 dst_stride_x=8\n"
+      "finish\n",
+      "mul_no_unit.tasm",
+      "opcode 'mul' needs a vector unit with a broadcast multiplier, which this config "
+      "lacks (vector.broadcast_multiply: true)");
 }
 
 // ISA version 3's matmul on micro (R = C = 4, the systolic array), beyond the microbenchmark:
@@ -309,24 +316,16 @@ TEST(RtlMatmul, long_passes_and_partial_blocks_equal_the_definition_and_the_simu
 // MATRIX_ACTIVATION_OPERANDS) is refused at its start as the simulator does, naming the key.
 // nop: d 0, s 1, f 2; matmul: d 1, s 2 -> fault at cycle 2.
 TEST(RtlMatmul, matmul_without_activation_operands_is_refused_at_its_start_like_the_simulator) {
-  const HwConfig config =
-      load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string());
-  ASSERT_FALSE(config.matrix.activation_operands);
-  const std::string text =
+  ASSERT_FALSE(load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string())
+                   .matrix.activation_operands);
+  expect_refused_on_edge_small(
       "nop engine=compute\n"
       "matmul a_sp=0 b_sp=0 acc_sp=0 elem=i8 a_addr=0x0 b_addr=0x40 acc_addr=0x80 m_size=2 "
       "n_size=8 k_size=8 a_stride=8 b_stride=8 acc_stride=8\n"
-      "finish\n";
-  const auto rtl =
-      run_on_both(config, text, "matmul_no_unit.tasm", std::vector<std::uint8_t>(kDramBytes, 0));
-  ASSERT_TRUE(rtl.has_value());
-  ASSERT_TRUE(rtl->report.fault.has_value());
-  EXPECT_EQ(rtl->report.fault->kind, "illegal_instruction");
-  EXPECT_EQ(rtl->report.fault->instruction_index, 1);
-  EXPECT_EQ(rtl->report.fault->cycle, 2u);
-  EXPECT_EQ(rtl->report.fault->message,
-            "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
-            "which this config lacks (matrix.activation_operands: true)");
+      "finish\n",
+      "matmul_no_unit.tasm",
+      "opcode 'matmul' needs a matrix unit that takes both operands from activations, "
+      "which this config lacks (matrix.activation_operands: true)");
 }
 
 // The row normaliser's softmax and norm are not in hw/rtl yet: the RTL's decoder rejects them

@@ -55,6 +55,17 @@ SimReport run(const std::vector<isa::Word>& words, bool timing_only = false) {
   return run_twice(load_hw_config(kMicro), words, std::move(image), options).report;
 }
 
+/// `x` after a nop, then finish, on `config` over 1 MiB of zero DRAM (so that its start is
+/// cycle 2: nop d=0 s=1 f=2, x d=1 s=2): the unit and operand checks of one instruction.
+SimReport after_nop(const HwConfig& config, const isa::Instruction& x) {
+  DramImage image;
+  image.size_bytes = 1 << 20;
+  image.bytes.assign(image.size_bytes, 0);
+  return run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})},
+                   std::move(image), SimOptions{})
+      .report;
+}
+
 isa::Load load(std::uint32_t sp, std::uint32_t sram_addr, std::uint64_t dram_addr,
                std::uint32_t c_size) {
   isa::Load x;
@@ -122,13 +133,7 @@ TEST(SimFaults, lut_on_a_config_without_a_lookup_table_is_illegal_naming_the_uni
   isa::Lut x;
   x.table_sp = 1;
   x.y_size = x.x_size = x.c_size = 1;
-  DramImage image;
-  image.size_bytes = 1 << 20;
-  image.bytes.assign(image.size_bytes, 0);
-  const SimReport report =
-      run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})}, std::move(image),
-                SimOptions{})
-          .report;
+  const SimReport report = after_nop(config, x);
   ASSERT_TRUE(report.fault);
   EXPECT_EQ(report.fault->kind, "illegal_instruction");
   EXPECT_EQ(report.fault->instruction_index, 1);
@@ -154,13 +159,7 @@ TEST(SimFaults, mul_without_its_unit_or_with_b_past_the_scratchpad_is_located) {
     x.b_addr = with_unit ? 0xfff : 0x10;
     HwConfig config = load_hw_config(kMicro);
     config.vector.broadcast_multiply = with_unit;
-    DramImage image;
-    image.size_bytes = 1 << 20;
-    image.bytes.assign(image.size_bytes, 0);
-    const SimReport report =
-        run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})},
-                  std::move(image), SimOptions{})
-            .report;
+    const SimReport report = after_nop(config, x);
     ASSERT_TRUE(report.fault);
     EXPECT_EQ(report.fault->instruction_index, 1);
     EXPECT_EQ(report.fault->engine, "compute");
@@ -194,13 +193,7 @@ TEST(SimFaults, matmul_without_its_unit_past_its_scratchpad_or_empty_is_located)
     x.acc_addr = with_unit ? 0xfe4 : 0;  // 0xfe4 + (1 * 4 + 4) * 4 = 0x1004
     HwConfig config = load_hw_config(kMicro);
     config.matrix.activation_operands = with_unit;
-    DramImage image;
-    image.size_bytes = 1 << 20;
-    image.bytes.assign(image.size_bytes, 0);
-    const SimReport report =
-        run_twice(config, {word_of(isa::Nop{}), word_of(x), word_of(isa::Finish{})},
-                  std::move(image), SimOptions{})
-            .report;
+    const SimReport report = after_nop(config, x);
     ASSERT_TRUE(report.fault);
     EXPECT_EQ(report.fault->instruction_index, 1);
     EXPECT_EQ(report.fault->engine, "compute");
