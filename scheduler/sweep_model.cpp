@@ -8,9 +8,11 @@
 // slice k consumed.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/timeline.hpp"
 
 namespace tessel::sched {
 
@@ -257,18 +259,14 @@ Status allocate_chains(const Machine& machine, const PlanOptions& options, Group
   return {};
 }
 
-// Per phase: its slice's load cycles and its compute cycles. Weight phases in program order:
+// The steps of the one timeline (timeline.hpp), one per phase: its slice's load cycles and its
+// compute cycles (the stores come from sweep_costs). Weight phases in program order:
 // slice k of a conv, then the block's per-slice ops on it. A pool or Concat block runs whole at
 // the end of the phase before it (the last slice of the blocks before it: everything it can
 // read is complete then).
-struct SweepPhases {
-  std::vector<int64_t> load, compute;
-};
-
-SweepPhases sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g,
-                         const Mapping& m, const TileGeometry& one, const SweepPlan& s,
-                         GroupSchedule& gs) {
-  SweepPhases ph;
+StepCosts sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
+                       const TileGeometry& one, const SweepPlan& s, GroupSchedule& gs) {
+  StepCosts ph;
   const size_t n_ops = g.ops.size();
   for (size_t pos = 0; pos < n_ops; ++pos) {
     const Op& op = net.op(g.ops[pos]);
@@ -294,48 +292,6 @@ SweepPhases sweep_phases(const Net& net, const Machine& machine, const GroupInfo
   return ph;
 }
 
-// The sweep's timeline. LOAD: activations, then the slices in order, slice w waiting until
-// phase w-2 has computed (its copy is free). STORE: after phase w, the tensors it completed
-// (early stores). COMPUTE: phase w after its slice, phase w-1 and the stores of phase w-2. Loads
-// and stores share one DRAM bus: each DMA starts when the bus is free, a load before a store
-// that becomes ready at the same time (docs/timing.md: LOAD first).
-void sweep_timeline(const SweepPhases& ph, const std::vector<int64_t>& phase_store,
-                    int64_t activation_load_cycles, GroupSchedule& gs) {
-  const size_t phases = ph.load.size();
-  const std::vector<int64_t>& phase_load = ph.load;
-  const std::vector<int64_t>& phase_compute = ph.compute;
-  std::vector<int64_t> load_end(phases), compute_end(phases), store_end(phases, 0);
-  int64_t bus = activation_load_cycles;  // the DRAM bus is free from here
-  int64_t load_free = activation_load_cycles, tail_dma = 0;
-  auto store_after = [&](size_t w) {  // the stores of phase w, once it has computed
-    if (phase_store[w] == 0) return;
-    bus = std::max(bus, compute_end[w]) + phase_store[w];
-    store_end[w] = bus;
-  };
-  for (size_t w = 0; w < phases; ++w) {
-    const int64_t start = std::max(bus, w >= 2 ? compute_end[w - 2] : int64_t{0});
-    load_end[w] = start + phase_load[w];
-    bus = load_free = load_end[w];
-    if (w >= 2) store_after(w - 2);
-    if (w + 1 == phases && w >= 2) tail_dma += phase_store[w - 2];
-    compute_end[w] = std::max({load_end[w], w >= 1 ? compute_end[w - 1] : int64_t{0},
-                               w >= 2 ? store_end[w - 2] : int64_t{0}}) +
-                     phase_compute[w];
-  }
-  for (size_t w = phases >= 2 ? phases - 2 : 0; w < phases; ++w) {
-    store_after(w);
-    tail_dma += phase_store[w];
-  }
-  gs.load_cycles = activation_load_cycles;
-  for (size_t w = 0; w < phases; ++w) {
-    gs.load_cycles += phase_load[w];
-    gs.compute_cycles += phase_compute[w];
-  }
-  gs.cycles = std::max(phases > 0 ? compute_end.back() : activation_load_cycles, bus);
-  gs.tail_cycles = gs.cycles - load_free;
-  gs.tail_dma_cycles = tail_dma;
-}
-
 // The sweep's traffic and cycles into `gs`.
 Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
                    const TileGeometry& one, const PlanOptions& options, const SweepPlan& s,
@@ -354,15 +310,28 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
           dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
   }
   set_tile_shape(g, one, gs);
-  SweepPhases ph = sweep_phases(net, machine, g, m, one, s, gs);
+  StepCosts ph = sweep_phases(net, machine, g, m, one, s, gs);
   const size_t phases = ph.load.size();
   if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
   gs.prologue_weight_cycles = phases > 0 ? ph.load[0] : 0;
   // Prefetched: slice 0 is on chip when the group starts (its load is no longer on the LOAD
   // engine's path; phase 0 waits for the activations only).
   if (options.prefetch_occupied != nullptr && phases > 0) ph.load[0] = 0;
-  sweep_timeline(ph, phase_store, act.load[0], gs);
+  gs.load_cycles = act.load[0];
+  for (size_t w = 0; w < phases; ++w) {
+    gs.load_cycles += ph.load[w];
+    gs.compute_cycles += ph.compute[w];
+  }
   gs.store_cycles = act.store[0];
+  // The one timeline (timeline.hpp): the activations first, then phase by phase, slices and
+  // stores rotating through the mapping's copies (a sweep is double-buffered).
+  ph.store = std::move(phase_store);
+  ph.before = act.load[0];
+  ph.copies = m.double_buffered ? 2 : 1;
+  const Timeline tl = run_timeline(ph);
+  gs.cycles = tl.cycles;
+  gs.tail_cycles = tl.tail_cycles;
+  gs.tail_dma_cycles = tl.tail_dma_cycles;
   return {};
 }
 

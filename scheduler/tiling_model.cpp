@@ -1,12 +1,12 @@
 // The model of a group tiling (docs/scheduler.md, "Cycles"): tiles run in order, each loading
 // its inputs' boxes (and streamed weight slices), computing its ops and storing its outputs'
-// parts; double-buffered tiles overlap one tile's compute with the next tile's loads and the
-// previous tile's stores.
+// parts; the steps of the one timeline (timeline.hpp), double-buffered or not.
 #include <algorithm>
 #include <string>
 
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/timeline.hpp"
 
 namespace tessel::sched {
 
@@ -46,34 +46,6 @@ int64_t load_resident_weights(const Net& net, const Machine& machine, const Grou
                                 o.weight_bytes + o.requant_table_bytes);
   }
   return cycles;
-}
-
-// The group's cycles from its tiles' loads, computes and stores, after `before` cycles of
-// resident weight loads: in sequence, or double-buffered, where tile t computes while tile t+1
-// loads and tile t-1 stores; the loads and the stores share one DRAM bus, so they take their
-// sum (docs/scheduler.md, "Cycles"). Also the tail (after the LOAD engine's last DMA) and the
-// tail's DMA.
-void tile_pipeline(const std::vector<int64_t>& load, const std::vector<int64_t>& compute,
-                   const std::vector<int64_t>& store, int64_t before, bool double_buffered,
-                   GroupSchedule& gs) {
-  const size_t T = load.size();
-  if (double_buffered) {
-    int64_t cycles = before + load[0];
-    int64_t last_load_end = cycles;  // the LOAD engine's last DMA (with its slot's stores)
-    for (size_t t = 0; t < T; ++t) {
-      const int64_t next_load = t + 1 < T ? load[t + 1] : 0;
-      const int64_t prev_store = t > 0 ? store[t - 1] : 0;
-      if (t + 2 == T) last_load_end = cycles + next_load + prev_store;
-      cycles += std::max(compute[t], next_load + prev_store);
-    }
-    gs.cycles = cycles + store[T - 1];
-    gs.tail_cycles = gs.cycles - last_load_end;
-    gs.tail_dma_cycles = store[T - 1] + (T >= 2 ? store[T - 2] : 0);
-  } else {
-    gs.cycles = before + gs.load_cycles + gs.compute_cycles + gs.store_cycles;
-    gs.tail_cycles = compute[T - 1] + store[T - 1];
-    gs.tail_dma_cycles = store[T - 1];
-  }
 }
 
 Status check_cutoff(const GroupSchedule& gs, Cutoff cutoff) {
@@ -152,7 +124,12 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
       gs.load_cycles -= gs.prologue_weight_cycles;
     }
   }
-  tile_pipeline(load, act.compute, act.store, resident_weight_cycles, m.double_buffered, gs);
+  // The one timeline (timeline.hpp): tiles in order, rotating through one or two copies.
+  const Timeline tl =
+      run_timeline(load, act.compute, act.store, resident_weight_cycles, m.double_buffered ? 2 : 1);
+  gs.cycles = tl.cycles;
+  gs.tail_cycles = tl.tail_cycles;
+  gs.tail_dma_cycles = tl.tail_dma_cycles;
   if (auto within = check_cutoff(gs, cutoff); !within.ok()) return within.failure();
   if (cutoff.active()) {
     if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
