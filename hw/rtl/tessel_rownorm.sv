@@ -169,6 +169,7 @@ module tessel_rownorm #(
     s2_d = b_first ? 48'd0 : s2;
     for (int unsigned l = 0; l < V; l++) begin
       logic signed [31:0] a, res;
+      logic signed [15:0] a16;  // an i8 or i16 element: 16 x 16 and 16 x 17 multiplies
       logic lane_on, kept;
       logic [15:0] u;
       logic [31:0] ehl;
@@ -179,6 +180,7 @@ module tessel_rownorm #(
       logic signed [63:0] ci, tg, pm, sq;
       logic signed [31:0] t;
       a = elem_at(rd_data[CW*8-1:0], l, e);
+      a16 = a[15:0];
       lane_on = b_lane0 + l < 32'(csz);
       kept = lane_on && (!sm.causal || $signed(b_lane0 + l) <= lim);
       // softmax: u = m - x (kept lanes: 0 .. 65535), e = rha(hi[u >> 8] * lo[u & 255], 15)
@@ -192,11 +194,11 @@ module tessel_rownorm #(
       // times 2^16: |t| <= sqrt(N) 2^16 < 2^24 (docs/isa.md's bounds), so 32 bits hold it.
       // (Products are written with narrow signed operands and a wide result, so that
       // synthesis builds multipliers of the operands' widths: same values.)
-      c = a * $signed({1'b0, csz}) - (nm.centre ? 33'(s1) : 33'sd0);
+      c = a16 * $signed({1'b0, csz}) - (nm.centre ? 33'(s1) : 33'sd0);
       ci = c * $signed({1'b0, wzero ? 25'd0 : dv_q[24:0]});
       t = 32'(rha(ci, 6'd38 - 6'(g)));
       tg = t * $signed(params[128*l+:32]);
-      sq = a * a;
+      sq = a16 * a16;
       if (b_phase == PH_PASS1 && is_sm && kept) begin
         if (!any_d || a > rmax_d) rmax_d = a;
         any_d = 1'b1;
