@@ -194,15 +194,8 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
     if (top->fault) {  // registered at the end of the faulting cycle
       const auto index = static_cast<std::int64_t>(top->fault_index);
       auto decoded = isa::decode(program[static_cast<std::size_t>(index)]);
-      // The row normaliser (softmax, norm) is in the ISA and the simulator, not in hw/rtl yet:
-      // the RTL's decoder rejects its opcodes, and the report says so by name.
-      const bool unbuilt = decoded.ok() && (std::holds_alternative<isa::Softmax>(decoded.value()) ||
-                                            std::holds_alternative<isa::Norm>(decoded.value()));
       set_fault("illegal_instruction", t - 1, "fetch", index,
-                !decoded.ok() ? decoded.reason()
-                : unbuilt     ? "opcode '" + std::string(isa::mnemonic(decoded.value())) +
-                                "' is not implemented in hw/rtl yet (the simulator runs it)"
-                          : "the RTL decoder rejected the word");
+                !decoded.ok() ? decoded.reason() : "the RTL decoder rejected the word");
       break;
     }
     // Finishes (results and tokens visible at t).

@@ -5,5 +5,6 @@ hw/rtl/tessel_sram.sv
 hw/rtl/tessel_dma.sv
 hw/rtl/tessel_matrix.sv
 hw/rtl/tessel_vector.sv
+hw/rtl/tessel_rownorm.sv
 hw/rtl/tessel_compute.sv
 hw/rtl/tessel_top.sv

@@ -1,5 +1,6 @@
 // The COMPUTE engine: runs conv and matmul (matrix unit), vcfg/requant/add/pool/copy/lut/reduce/mul (vector
-// unit), nop and finish, one at a time, each for exactly its docs/timing.md cost.
+// unit), softmax and norm (the vector unit's row normaliser, tessel_rownorm), nop and finish,
+// one at a time, each for exactly its docs/timing.md cost.
 //
 // At the start cycle s the cost is computed from the instruction word; the engine finishes at
 // s + cost (and not before its sequencer is done; with every shipped config the sequencers
@@ -31,8 +32,9 @@ module tessel_compute #(
   localparam int unsigned V = tessel_cfg_pkg::VECTOR_LANES;
   localparam int unsigned FD = tessel_cfg_pkg::FILL_CYCLES + tessel_cfg_pkg::DRAIN_CYCLES;
   localparam int unsigned PV = tessel_cfg_pkg::VECTOR_PIPE_CYCLES;
+  localparam bit RN = tessel_cfg_pkg::VECTOR_ROW_NORMALISE != 0;
 
-  logic running, is_finish, is_conv;
+  logic running, is_finish, is_conv, is_rn;
   logic [47:0] rem;
   logic [7:0] op;
   assign op = insn[7:0];
@@ -60,7 +62,11 @@ module tessel_compute #(
   tessel_isa_pkg::reduce_insn_t rd;
   tessel_isa_pkg::mul_insn_t mu;
   tessel_isa_pkg::matmul_insn_t mm;
+  tessel_isa_pkg::softmax_insn_t sm;
+  tessel_isa_pkg::norm_insn_t nm;
   assign mm = insn;
+  assign sm = insn;
+  assign nm = insn;
   assign mu = insn;
   assign lu = insn;
   assign rd = insn;
@@ -98,26 +104,37 @@ module tessel_compute #(
       tessel_isa_pkg::OP_POOL:
         cost = 48'(pl.out_h) * 48'(pl.out_w) * 48'(pl.kh) * 48'(pl.kw) * chunks(pl.c_size)
              + 48'(PV);
+      // the row normaliser (built with RN only; the harness refuses both opcodes without it):
+      // softmax's 512 table entries, then per row its max, sum, 31 divider steps and output
+      // pass; norm's statistics pass, 56 scale steps and output pass
+      tessel_isa_pkg::OP_SOFTMAX:
+        cost = RN ? chunks(16'd512) + 48'(sm.y_size) * 48'(sm.x_size)
+                    * (48'd3 * chunks(sm.c_size) + 48'd31) + 48'(PV) : 48'd1;
+      tessel_isa_pkg::OP_NORM:
+        cost = RN ? 48'(nm.y_size) * 48'(nm.x_size) * (48'd2 * chunks(nm.c_size) + 48'd56)
+                    + 48'(PV) : 48'd1;
       default: cost = 48'd1;  // nop, vcfg, finish
     endcase
   end
 
-  logic start_conv, start_vec, conv_done, vec_done, seq_done;
+  logic start_conv, start_vec, start_rn, conv_done, vec_done, rn_done, seq_done;
   assign start_conv = start && (op == tessel_isa_pkg::OP_CONV
                              || (AO && op == tessel_isa_pkg::OP_MATMUL));
   assign start_vec = start && (op == tessel_isa_pkg::OP_REQUANT || op == tessel_isa_pkg::OP_ADD
                             || op == tessel_isa_pkg::OP_POOL || op == tessel_isa_pkg::OP_COPY
                             || op == tessel_isa_pkg::OP_LUT || op == tessel_isa_pkg::OP_REDUCE
                             || op == tessel_isa_pkg::OP_MUL);
-  assign seq_done = conv_done && vec_done;
+  assign start_rn = start && RN && (op == tessel_isa_pkg::OP_SOFTMAX
+                                 || op == tessel_isa_pkg::OP_NORM);
+  assign seq_done = conv_done && vec_done && rn_done;
 
-  logic [3*4-1:0] m_rd_sp, v_rd_sp;
-  logic [3*32-1:0] m_rd_addr, v_rd_addr;
-  logic m_wr_en, v_wr_en;
-  logic [3:0] m_wr_sp, v_wr_sp;
-  logic [31:0] m_wr_addr, v_wr_addr;
-  logic [CW*8-1:0] m_wr_data, v_wr_data;
-  logic [CW-1:0] m_wr_mask, v_wr_mask;
+  logic [3*4-1:0] m_rd_sp, v_rd_sp, n_rd_sp;
+  logic [3*32-1:0] m_rd_addr, v_rd_addr, n_rd_addr;
+  logic m_wr_en, v_wr_en, n_wr_en;
+  logic [3:0] m_wr_sp, v_wr_sp, n_wr_sp;
+  logic [31:0] m_wr_addr, v_wr_addr, n_wr_addr;
+  logic [CW*8-1:0] m_wr_data, v_wr_data, n_wr_data;
+  logic [CW-1:0] m_wr_mask, v_wr_mask, n_wr_mask;
 
   tessel_matrix #(.CW(CW)) u_matrix (
       .clk, .rst, .start(start_conv), .insn, .work_done(conv_done),
@@ -132,8 +149,28 @@ module tessel_compute #(
       .wr_en(v_wr_en), .wr_sp(v_wr_sp), .wr_addr(v_wr_addr), .wr_data(v_wr_data),
       .wr_mask(v_wr_mask));
 
+  if (RN) begin : g_rownorm
+    tessel_rownorm #(.CW(CW)) u_rownorm (
+        .clk, .rst, .start(start_rn), .insn, .mult_a, .shift, .zp, .lo, .hi,
+        .work_done(rn_done),
+        .rd_sp(n_rd_sp), .rd_addr(n_rd_addr), .rd_data,
+        .wr_en(n_wr_en), .wr_sp(n_wr_sp), .wr_addr(n_wr_addr), .wr_data(n_wr_data),
+        .wr_mask(n_wr_mask));
+  end else begin : g_no_rownorm  // not built: nothing to read, write or wait for
+    assign rn_done = 1'b1;
+    assign {n_rd_sp, n_rd_addr, n_wr_en, n_wr_sp, n_wr_addr, n_wr_data, n_wr_mask} = '0;
+  end
+
   always_comb begin
-    if (is_conv) begin
+    if (RN && is_rn) begin
+      rd_sp = n_rd_sp;
+      rd_addr = n_rd_addr;
+      wr_en = n_wr_en;
+      wr_sp = n_wr_sp;
+      wr_addr = n_wr_addr;
+      wr_data = n_wr_data;
+      wr_mask = n_wr_mask;
+    end else if (is_conv) begin
       rd_sp = m_rd_sp;
       rd_addr = m_rd_addr;
       wr_en = m_wr_en;
@@ -161,12 +198,14 @@ module tessel_compute #(
     if (rst) begin
       running <= 1'b0;
       is_conv <= 1'b0;
+      is_rn <= 1'b0;
       {mult_a, mult_b, shift, zp, lo, hi} <= '0;
     end else if (start) begin
       running <= 1'b1;
       rem <= cost - 1;
       is_finish <= op == tessel_isa_pkg::OP_FINISH;
       is_conv <= op == tessel_isa_pkg::OP_CONV || (AO && op == tessel_isa_pkg::OP_MATMUL);
+      is_rn <= op == tessel_isa_pkg::OP_SOFTMAX || op == tessel_isa_pkg::OP_NORM;
       if (op == tessel_isa_pkg::OP_VCFG) begin
         mult_a <= vc.mult_a;
         mult_b <= vc.mult_b;

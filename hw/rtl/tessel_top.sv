@@ -67,8 +67,11 @@ module tessel_top (
   localparam int unsigned CW0 = R * IB > C * IB ? R * IB : C * IB;
   localparam int unsigned CW1 = CW0 > C * WB ? CW0 : C * WB;
   localparam int unsigned CW2 = CW1 > 4 * C ? CW1 : 4 * C;
-  localparam int unsigned CW = CW2 > 4 * V ? CW2 : 4 * V;  // (a chunk's requant parameters,
-                                                            // 8 V bytes, come on two ports)
+  localparam int unsigned CW3 = CW2 > 4 * V ? CW2 : 4 * V;  // (a chunk's requant parameters,
+                                                             // 8 V bytes, come on two ports)
+  // The row normaliser's norm reads 16 V bytes of parameters a chunk, 8 V on each of b and c.
+  localparam bit RN = tessel_cfg_pkg::VECTOR_ROW_NORMALISE != 0;
+  localparam int unsigned CW = RN && 8 * V > CW3 ? 8 * V : CW3;
 
   logic rst;
   assign rst = !rst_n;
@@ -90,7 +93,8 @@ module tessel_top (
   assign flags = prog_data[11:8];
 
   always_comb begin
-    legal_opcode = op >= tessel_isa_pkg::OP_NOP && op <= tessel_isa_pkg::OP_MATMUL;
+    legal_opcode = (op >= tessel_isa_pkg::OP_NOP && op <= tessel_isa_pkg::OP_MATMUL)
+                || op == tessel_isa_pkg::OP_SOFTMAX || op == tessel_isa_pkg::OP_NORM;
     case (op)
       tessel_isa_pkg::OP_LOAD: eng = 2'd0;
       tessel_isa_pkg::OP_STORE: eng = 2'd2;
@@ -306,8 +310,9 @@ module tessel_top (
   // the write = accumulators or a vector result.
   localparam int unsigned NV = R > C ? R : C;
   localparam int unsigned A_BYTES = NV * IB > 4 * V ? NV * IB : 4 * V;
-  localparam int unsigned B_BYTES = 4 * C > 4 * V ? 4 * C : 4 * V;
-  localparam int unsigned C_BYTES = C * WB > 4 * V ? C * WB : 4 * V;
+  localparam int unsigned PV_BYTES = RN ? 8 * V : 4 * V;  // (norm: 8 V bytes of parameters)
+  localparam int unsigned B_BYTES = 4 * C > PV_BYTES ? 4 * C : PV_BYTES;
+  localparam int unsigned C_BYTES = C * WB > PV_BYTES ? C * WB : PV_BYTES;
   tessel_sram #(.DW(DW), .CW(CW), .A_BYTES(A_BYTES), .B_BYTES(B_BYTES), .C_BYTES(C_BYTES),
                 .W_BYTES(B_BYTES)) u_sram (
       .clk, .clk2x, .lw_en(ld_lw_en), .lw_sp(ld_lw_sp), .lw_addr(ld_lw_addr), .lw_data(ld_lw_data),

@@ -15,6 +15,7 @@
 #include "isa/assembler.hpp"
 #include "sim/inputs.hpp"
 #include "sim/simulator.hpp"
+#include "support/int_nonlinear.hpp"
 
 namespace tessel::hw {
 namespace {
@@ -51,20 +52,13 @@ std::vector<std::uint8_t> initial_dram(const json& spec) {
   return dram;
 }
 
-/// Microbenchmarks whose instructions hw/rtl does not implement yet (docs/isa.md says which):
-/// the row normaliser's softmax and norm (issue 34), checked on the simulator only.
-bool rtl_lacks(const std::string& name) {
-  return name == "softmax" || name == "norm";
-}
-
 std::vector<std::string> program_names() {
   std::vector<std::string> names;
   if (!fs::exists(kPrograms)) return names;
   for (const auto& file : fs::directory_iterator(kPrograms)) {
     const std::string name = file.path().filename().string();
     const std::string suffix = ".expect.json";
-    if (name.size() > suffix.size() && name.ends_with(suffix) &&
-        !rtl_lacks(name.substr(0, name.size() - suffix.size())))
+    if (name.size() > suffix.size() && name.ends_with(suffix))
       names.push_back(name.substr(0, name.size() - suffix.size()));
   }
   std::sort(names.begin(), names.end());
@@ -328,27 +322,266 @@ TEST(RtlMatmul, matmul_without_activation_operands_is_refused_at_its_start_like_
       "which this config lacks (matrix.activation_operands: true)");
 }
 
-// The row normaliser's softmax and norm are not in hw/rtl yet: the RTL's decoder rejects them
-// at fetch and the harness names the opcode (never a silent wrong answer). Instruction 3 of
-// the microbenchmarks.
-TEST(RtlVector, the_row_normaliser_is_refused_by_name_until_it_is_built) {
-  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
-  ASSERT_TRUE(config.vector.row_normalise);
-  for (const std::string name : {"softmax", "norm"}) {
-    const auto words = sim::read_program_words((kPrograms / (name + ".tasm")).string(), &config);
-    RtlOptions options;
-    options.watchdog_cycles = 100'000;
-    auto rtl =
-        run_rtl(config, words, sim::DramImage::from_bytes(std::vector<std::uint8_t>(kDramBytes, 0)),
-                options);
-    ASSERT_TRUE(rtl.ok()) << rtl.reason();
-    ASSERT_TRUE(rtl.value().report.fault.has_value()) << name;
-    EXPECT_EQ(rtl.value().report.fault->kind, "illegal_instruction");
-    EXPECT_EQ(rtl.value().report.fault->instruction_index, 3);
-    EXPECT_EQ(rtl.value().report.fault->engine, "fetch");
-    EXPECT_EQ(rtl.value().report.fault->message,
-              "opcode '" + name + "' is not implemented in hw/rtl yet (the simulator runs it)");
+// The row normaliser on a config without vector.row_normalise (edge-small: the RTL built
+// without VECTOR_ROW_NORMALISE): the harness refuses softmax and norm at their start as the
+// simulator does, naming the key. nop: d 0, s 1, f 2; softmax / norm: d 1, s 2 -> cycle 2.
+TEST(RtlVector, the_row_normaliser_without_its_unit_is_refused_at_its_start_like_the_simulator) {
+  ASSERT_FALSE(load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string())
+                   .vector.row_normalise);
+  expect_refused_on_edge_small(
+      "nop engine=compute\n"
+      "softmax src_sp=0 dst_sp=0 table_sp=0 elem=i8 dst_elem=i8 src_addr=0x0 dst_addr=0x40 "
+      "table_addr=0x400 y_size=1 x_size=1 c_size=8 src_stride_y=8 src_stride_x=8 "
+      "dst_stride_y=8 dst_stride_x=8\n"
+      "finish\n",
+      "softmax_no_unit.tasm",
+      "opcode 'softmax' needs a vector unit with row normalisation, which this config lacks "
+      "(vector.row_normalise: true)");
+  expect_refused_on_edge_small(
+      "nop engine=compute\n"
+      "norm src_sp=0 dst_sp=0 param_sp=0 elem=i8 dst_elem=i8 src_addr=0x0 dst_addr=0x40 "
+      "param_addr=0x400 y_size=1 x_size=1 c_size=8 src_stride_y=8 src_stride_x=8 "
+      "dst_stride_y=8 dst_stride_x=8 centre=1\n"
+      "finish\n",
+      "norm_no_unit.tasm",
+      "opcode 'norm' needs a vector unit with row normalisation, which this config lacks "
+      "(vector.row_normalise: true)");
+}
+
+/// Little-endian `bytes`-byte value `v` at dram[at].
+void put_le(std::vector<std::uint8_t>& dram, std::size_t at, std::uint64_t v, int bytes) {
+  for (int b = 0; b < bytes; ++b) dram.at(at + b) = static_cast<std::uint8_t>(v >> (8 * b));
+}
+
+/// The little-endian signed `bytes`-byte value at dram[at].
+std::int32_t get_le(const std::vector<std::uint8_t>& dram, std::size_t at, int bytes) {
+  std::uint32_t u = 0;
+  for (int b = bytes - 1; b >= 0; --b) u = (u << 8) | dram.at(at + b);
+  return bytes == 1   ? static_cast<std::int8_t>(u)
+         : bytes == 2 ? static_cast<std::int16_t>(u)
+                      : static_cast<std::int32_t>(u);
+}
+
+/// Each {instruction index, cycles} of `costs` ran exactly that long (finish - start).
+void expect_costs(const sim::SimReport& report,
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& costs) {
+  for (const auto& [index, cycles] : costs) {
+    bool found = false;
+    for (const auto& c : report.instruction_cycles)
+      if (c.index == index) {
+        found = true;
+        EXPECT_EQ(c.finish_cycle - c.start_cycle, cycles) << "instruction " << index;
+      }
+    EXPECT_TRUE(found) << "instruction " << index << " did not run";
   }
+}
+
+/// A deterministic stream of pseudo-random numbers in [lo, hi].
+struct Lcg {
+  std::uint64_t state;
+  std::int64_t next(std::int64_t lo, std::int64_t hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + static_cast<std::int64_t>((state >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+};
+
+/// One softmax or norm of a test below: its box, element sizes and addresses (act scratchpad,
+/// dst in the stored copy at DRAM 0x3000), for the golden check.
+struct RowBox {
+  std::uint64_t y, x, c, src, dst, stride_y, stride_x, e, de;
+};
+
+// softmax on micro (V = 4) beyond the microbenchmark, against the golden executor's
+// intops::softmax_row and the simulator (cycles, starts, counters, final DRAM): rows of 11, 9
+// and 17 elements (partial last chunks), several pixels and rows, i8 and i16 scores with tables
+// of two input scales (the i16 scores reach exp_high[23]), a causal mask whose offset -1 masks
+// the whole first row (all 0) and one whose offset 5 keeps 6 .. 9 keys, an in-place softmax,
+// an i8 -> i16 one and a zero point.
+TEST(RtlRowNormaliser, softmax_rows_equal_the_golden_rule_and_the_simulator) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      "load sp=1 kind=weights elem=i16 sram_addr=0x0 dram_addr=0x4000 y_size=1 x_size=1 "
+      "c_size=1024 push_next=1\n"
+      "load sp=0 kind=activations elem=i8 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
+      "c_size=512 push_next=1\n"
+      "vcfg mult_a=1065353216 mult_b=0 shift=53 zp=-100 lo=-128 hi=127 pop_prev=1\n"
+      // A: i8, causal, offset -1: query x keeps keys 0 .. x - 1 (query 0 none)
+      "softmax src_sp=0 dst_sp=0 table_sp=1 elem=i8 dst_elem=i8 src_addr=0x0 dst_addr=0x200 "
+      "table_addr=0x0 y_size=2 x_size=3 c_size=11 src_stride_y=33 src_stride_x=11 "
+      "dst_stride_y=33 dst_stride_x=11 causal=1 mask_offset=-1 pop_prev=1\n"
+      // B: i8 in place, no mask
+      "softmax src_sp=0 dst_sp=0 table_sp=1 elem=i8 dst_elem=i8 src_addr=0x60 dst_addr=0x60 "
+      "table_addr=0x0 y_size=1 x_size=2 c_size=11 src_stride_y=22 src_stride_x=11 "
+      "dst_stride_y=22 dst_stride_x=11\n"
+      "vcfg mult_a=2147418112 mult_b=0 shift=46 zp=0 lo=-32768 hi=32767\n"
+      // C: i16, causal, offset 5
+      "softmax src_sp=0 dst_sp=0 table_sp=1 elem=i16 dst_elem=i16 src_addr=0x100 "
+      "dst_addr=0x280 table_addr=0x400 y_size=2 x_size=2 c_size=9 src_stride_y=18 "
+      "src_stride_x=9 dst_stride_y=18 dst_stride_x=9 causal=1 mask_offset=5\n"
+      // D: i8 scores, i16 probabilities
+      "softmax src_sp=0 dst_sp=0 table_sp=1 elem=i8 dst_elem=i16 src_addr=0xa0 dst_addr=0x300 "
+      "table_addr=0x0 y_size=1 x_size=1 c_size=17 src_stride_y=17 src_stride_x=17 "
+      "dst_stride_y=17 dst_stride_x=17 push_next=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x3000 y_size=1 x_size=1 "
+      "c_size=1024 pop_prev=1 push_prev=1\n"
+      "finish pop_next=1\n";
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  // exp tables: 2^15 exp(-s u) for s = 0.05 (i8 scores, at 0x0) and 0.002 (i16, at 0x400)
+  std::array<intops::SoftmaxParams, 2> params;
+  const double scales[2] = {0.05, 0.002};
+  for (int t = 0; t < 2; ++t)
+    for (int i = 0; i < 256; ++i) {
+      params[t].exp_high[i] =
+          static_cast<std::int32_t>(std::llround(32768.0 * std::exp(-scales[t] * 256 * i)));
+      params[t].exp_low[i] =
+          static_cast<std::int32_t>(std::llround(32768.0 * std::exp(-scales[t] * i)));
+      put_le(dram, 0x4000 + 0x400 * t + 2 * i, params[t].exp_high[i], 2);
+      put_le(dram, 0x4000 + 0x400 * t + 512 + 2 * i, params[t].exp_low[i], 2);
+    }
+  Lcg rng{7};
+  for (std::size_t i = 0; i < 0x100; ++i)
+    put_le(dram, 0x2000 + i, static_cast<std::uint64_t>(rng.next(-128, 127)), 1);
+  for (std::size_t i = 0; i < 36; ++i)
+    put_le(dram, 0x2100 + 2 * i, static_cast<std::uint64_t>(rng.next(-3000, 3000)), 2);
+  put_le(dram, 0x2100, static_cast<std::uint64_t>(-32768), 2);  // u up to 35768: a big step
+  const std::vector<std::uint8_t> input = dram;
+
+  const auto rtl = run_on_both(config, text, "softmax_rtl.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  ASSERT_FALSE(rtl->report.fault.has_value()) << rtl->report.fault->str();
+  // cost 128 + y x (3 ceil(c / 4) + 31) + 4: A 128 + 6 x 40 + 4 = 372, B 128 + 2 x 40 + 4 = 212,
+  // C 128 + 4 x 40 + 4 = 292, D 128 + 46 + 4 = 178
+  const intops::Requant q8{1065353216, 53, -100, -128, 127}, q16{2147418112, 46, 0, -32768, 32767};
+  struct Case {
+    RowBox box;
+    int table;
+    intops::Requant q;
+    bool causal;
+    std::int64_t offset;
+  };
+  const Case cases[] = {{{2, 3, 11, 0x0, 0x200, 33, 11, 1, 1}, 0, q8, true, -1},
+                        {{1, 2, 11, 0x60, 0x60, 22, 11, 1, 1}, 0, q8, false, 0},
+                        {{2, 2, 9, 0x100, 0x280, 18, 9, 2, 2}, 1, q16, true, 5},
+                        {{1, 1, 17, 0xa0, 0x300, 17, 17, 1, 2}, 0, q16, false, 0}};
+  int index = 0;
+  for (const Case& k : cases) {
+    ++index;
+    params[k.table].output = k.q;
+    for (std::uint64_t y = 0; y < k.box.y; ++y)
+      for (std::uint64_t x = 0; x < k.box.x; ++x) {
+        std::vector<std::int32_t> row(k.box.c), want(k.box.c);
+        std::vector<std::uint8_t> keep(k.box.c);
+        const std::uint64_t pixel = y * k.box.stride_y + x * k.box.stride_x;
+        for (std::uint64_t c = 0; c < k.box.c; ++c) {
+          row[c] =
+              get_le(input, 0x2000 + k.box.src + (pixel + c) * k.box.e, static_cast<int>(k.box.e));
+          keep[c] = static_cast<std::int64_t>(c) <= static_cast<std::int64_t>(x) + k.offset;
+        }
+        intops::softmax_row(row.data(), k.causal ? keep.data() : nullptr,
+                            static_cast<std::int64_t>(k.box.c), params[k.table], want.data());
+        for (std::uint64_t c = 0; c < k.box.c; ++c)
+          EXPECT_EQ(get_le(rtl->dram, 0x3000 + k.box.dst + (pixel + c) * k.box.de,
+                           static_cast<int>(k.box.de)),
+                    want[c])
+              << "softmax " << index << " y " << y << " x " << x << " c " << c;
+      }
+  }
+  EXPECT_EQ(get_le(rtl->dram, 0x3200, 1), 0) << "a fully masked row is 0";
+  expect_costs(rtl->report, {{3, 372}, {4, 212}, {6, 292}, {7, 178}});
+}
+
+// norm on micro (V = 4) beyond the microbenchmark, against the golden executor's
+// intops::norm_row and the simulator: a LayerNorm of i8 rows of 13 (in place; one row constant
+// with E = 0, so W = 0 and every t = 0), an RMSNorm of i16 rows of 10 with E > 0, and an i16 ->
+// i8 LayerNorm of rows of 6 with a large E; channels with random G (both signs), r in 30 .. 31
+// and B, and one channel with G = 0, r = 0, B = 5 (the output is B).
+TEST(RtlRowNormaliser, norm_rows_equal_the_golden_rule_and_the_simulator) {
+  const HwConfig config = load_hw_config((kPrograms / "micro.yaml").string());
+  const std::string text =
+      "load sp=1 kind=weights elem=i8 sram_addr=0x0 dram_addr=0x4000 y_size=1 x_size=1 "
+      "c_size=1024 push_next=1\n"
+      "load sp=0 kind=activations elem=i8 sram_addr=0x0 dram_addr=0x2000 y_size=1 x_size=1 "
+      "c_size=512 push_next=1\n"
+      "vcfg mult_a=0 mult_b=0 shift=0 zp=0 lo=-128 hi=127 pop_prev=1\n"
+      // A: LayerNorm, i8, in place, y 1 x 3 c 13 (params 8 + 16 x 13 = 216 B at 0x0)
+      "norm src_sp=0 dst_sp=0 param_sp=1 elem=i8 dst_elem=i8 src_addr=0x0 dst_addr=0x0 "
+      "param_addr=0x0 y_size=1 x_size=3 c_size=13 src_stride_y=39 src_stride_x=13 "
+      "dst_stride_y=39 dst_stride_x=13 centre=1 pop_prev=1\n"
+      // C: LayerNorm, i16 -> i8, y 1 x 2 c 6 (params 104 B at 0x200)
+      "norm src_sp=0 dst_sp=0 param_sp=1 elem=i16 dst_elem=i8 src_addr=0x180 dst_addr=0x300 "
+      "param_addr=0x200 y_size=1 x_size=2 c_size=6 src_stride_y=12 src_stride_x=6 "
+      "dst_stride_y=12 dst_stride_x=6 centre=1\n"
+      "vcfg mult_a=0 mult_b=0 shift=0 zp=0 lo=-32768 hi=32767\n"
+      // B: RMSNorm, i16, y 2 x 1 c 10 (params 168 B at 0x100)
+      "norm src_sp=0 dst_sp=0 param_sp=1 elem=i16 dst_elem=i16 src_addr=0x40 dst_addr=0x80 "
+      "param_addr=0x100 y_size=2 x_size=1 c_size=10 src_stride_y=10 src_stride_x=10 "
+      "dst_stride_y=10 dst_stride_x=10 push_next=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x3000 y_size=1 x_size=1 "
+      "c_size=1024 pop_prev=1 push_prev=1\n"
+      "finish pop_next=1\n";
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  Lcg rng{11};
+  struct Case {
+    RowBox box;
+    bool centre;
+    std::int64_t epsilon;
+    std::uint64_t params;
+    std::int32_t lo, hi;
+  };
+  const Case cases[] = {
+      {{1, 3, 13, 0x0, 0x0, 39, 13, 1, 1}, true, 0, 0x0, -128, 127},
+      {{1, 2, 6, 0x180, 0x300, 12, 6, 2, 1}, true, std::int64_t{1} << 40, 0x200, -128, 127},
+      {{2, 1, 10, 0x40, 0x80, 10, 10, 2, 2}, false, 12345, 0x100, -32768, 32767}};
+  std::vector<std::vector<intops::NormAffine>> affine;
+  for (const Case& k : cases) {
+    put_le(dram, 0x4000 + k.params, static_cast<std::uint64_t>(k.epsilon), 8);
+    affine.emplace_back(k.box.c);
+    for (std::uint64_t c = 0; c < k.box.c; ++c) {
+      intops::NormAffine& a = affine.back()[c];
+      a.multiplier = static_cast<std::int32_t>(rng.next(1 << 19, 1 << 21) * (c % 2 ? -1 : 1));
+      a.shift = static_cast<int>(rng.next(30, 31));
+      a.bias = rng.next(-(std::int64_t{1} << 36), std::int64_t{1} << 36);
+      if (c == 2) a = {0, 0, 5};
+      const std::uint64_t at = 0x4000 + k.params + 8 + 16 * c;
+      put_le(dram, at, static_cast<std::uint32_t>(a.multiplier), 4);
+      put_le(dram, at + 4, static_cast<std::uint64_t>(a.shift), 4);
+      put_le(dram, at + 8, static_cast<std::uint64_t>(a.bias), 8);
+    }
+    const std::int64_t span = k.box.e == 1 ? 127 : 20000;
+    for (std::uint64_t y = 0; y < k.box.y; ++y)
+      for (std::uint64_t x = 0; x < k.box.x; ++x)
+        for (std::uint64_t c = 0; c < k.box.c; ++c)
+          put_le(dram, 0x2000 + k.box.src + (y * k.box.stride_y + x * k.box.stride_x + c) * k.box.e,
+                 static_cast<std::uint64_t>(x == 1 && k.epsilon == 0 ? -7 : rng.next(-span, span)),
+                 static_cast<int>(k.box.e));
+  }
+  const std::vector<std::uint8_t> input = dram;
+
+  const auto rtl = run_on_both(config, text, "norm_rtl.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  ASSERT_FALSE(rtl->report.fault.has_value()) << rtl->report.fault->str();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Case& k = cases[i];
+    for (std::uint64_t y = 0; y < k.box.y; ++y)
+      for (std::uint64_t x = 0; x < k.box.x; ++x) {
+        std::vector<std::int32_t> row(k.box.c), want(k.box.c);
+        const std::uint64_t pixel = y * k.box.stride_y + x * k.box.stride_x;
+        for (std::uint64_t c = 0; c < k.box.c; ++c)
+          row[c] =
+              get_le(input, 0x2000 + k.box.src + (pixel + c) * k.box.e, static_cast<int>(k.box.e));
+        intops::norm_row(row.data(), static_cast<std::int64_t>(k.box.c), k.centre, k.epsilon,
+                         affine[i].data(), k.lo, k.hi, want.data());
+        for (std::uint64_t c = 0; c < k.box.c; ++c)
+          EXPECT_EQ(get_le(rtl->dram, 0x3000 + k.box.dst + (pixel + c) * k.box.de,
+                           static_cast<int>(k.box.de)),
+                    want[c])
+              << "norm " << i << " y " << y << " x " << x << " c " << c;
+      }
+  }
+  // the constant row (A, x 1): W = 0, t = 0, so channel k is clamp(rha(B_k, r_k)); channel 2: 5
+  EXPECT_EQ(get_le(rtl->dram, 0x3000 + 13 + 2, 1), 5);
+  // cost y x (2 ceil(c / 4) + 56) + 4: A 3 x 64 + 4 = 196, C 2 x 60 + 4 = 124, B 2 x 62 + 4 = 128
+  expect_costs(rtl->report, {{3, 196}, {4, 124}, {6, 128}});
 }
 
 // The DMA's addresses are registers stepped as its loops advance (no per-cycle products): a
