@@ -304,11 +304,73 @@ void check_quantization(const YAML::Node& section, const Reader& reader) {
 }  // namespace
 
 const std::vector<std::string>& spec_keys() {
-  static const std::vector<std::string> keys = {"name", "mode",         "objective", "tiles_2d",
-                                                "hw",   "quantization", "models",    "policies",
-                                                "axes", "analytic",     "sim",       "synthetic"};
+  static const std::vector<std::string> keys = {
+      "name",   "mode",     "objective", "objectives", "tiles_2d", "hw",       "quantization",
+      "models", "policies", "axes",      "analytic",   "sim",      "synthetic"};
   return keys;
 }
+
+const std::vector<std::string>& energy_objective_policies() {
+  static const std::vector<std::string> policies = {"optimal", "opfusion"};
+  return policies;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& names, const std::string& separator) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : separator) + name;
+  return out;
+}
+
+bool is_energy_objective(const std::string& objective) {
+  return objective == "energy" || objective == "edp";
+}
+
+bool pairs(const std::string& policy, const std::string& objective) {
+  const auto& takers = energy_objective_policies();
+  return !is_energy_objective(objective) ||
+         std::find(takers.begin(), takers.end(), policy) != takers.end();
+}
+
+/// The spec's objectives: `objective` (one name) or `objectives` (a list), "bytes" when neither;
+/// each known, listed once, and taken by at least one of `policies`.
+std::vector<std::string> objectives_of(const YAML::Node& root, const Reader& reader,
+                                       const std::vector<std::string>& policies) {
+  if (root["objective"] && root["objectives"])
+    reader.error(root["objectives"], "objectives",
+                 "give either objective (one name) or objectives (a list), not both");
+  const char* key = root["objectives"] ? "objectives" : "objective";
+  const YAML::Node node = root[key];
+  std::vector<std::string> names;
+  if (!node) {
+    names.push_back("bytes");
+  } else if (root["objective"]) {
+    names.push_back(reader.string_of(node, key));
+  } else {
+    names = reader.names_of(node, key);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const YAML::Node at = node && node.IsSequence() ? node[i] : node;
+    const std::string where =
+        node && node.IsSequence() ? std::string(key) + "[" + std::to_string(i) + "]" : key;
+    const std::string& name = names[i];
+    if (std::find(kObjectives.begin(), kObjectives.end(), name) == kObjectives.end())
+      reader.error(at, where,
+                   "unknown objective '" + name + "'" + did_you_mean(name, kObjectives) +
+                       " (one of bytes, latency, energy, edp)");
+    bool taken = false;
+    for (const std::string& policy : policies) taken = taken || pairs(policy, name);
+    if (!taken)
+      reader.error(
+          at, where,
+          "objective '" + name + "' is for the " + join(energy_objective_policies(), " and ") +
+              " policies; none of the spec's policies (" + join(policies, ", ") + ") takes it");
+  }
+  return names;
+}
+
+}  // namespace
 
 SweepSpec load_spec(const std::filesystem::path& file) {
   return parse_spec(files::read_file(file.string(), files::kMaxConfigBytes), file);
@@ -337,13 +399,6 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
     reader.error(root["mode"], "mode",
                  "unknown mode '" + spec.mode + "'" + did_you_mean(spec.mode, kModes) +
                      " (one of analytic, sim, synthetic)");
-  }
-  spec.objective = root["objective"] ? reader.string_of(root["objective"], "objective") : "bytes";
-  if (std::find(kObjectives.begin(), kObjectives.end(), spec.objective) == kObjectives.end()) {
-    reader.error(root["objective"], "objective",
-                 "unknown objective '" + spec.objective + "'" +
-                     did_you_mean(spec.objective, kObjectives) +
-                     " (one of bytes, latency, energy, edp)");
   }
   if (root["tiles_2d"]) {
     const nlohmann::json value =
@@ -388,6 +443,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   spec.models = reader.names_of(root["models"], "models");
   if (!root["policies"]) reader.error(root, "policies", "missing; a list of policy names");
   spec.policies = reader.names_of(root["policies"], "policies");
+  spec.objectives = objectives_of(root, reader, spec.policies);
 
   AxisParser axes(reader);
   const std::vector<Row> rows = axes.parse(root["axes"]);
@@ -470,17 +526,22 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   for (const std::string& model : spec.models) {
     for (const auto& config : configs) {
       for (const std::string& policy : spec.policies) {
-        SweepPoint point;
-        point.index = spec.points.size();
-        point.model = model;
-        point.policy = policy;
-        point.config = config;
-        // The map space joins the id only where it is not the default, so the ids of specs
-        // without the key stay as they were.
-        point.id =
-            stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' + spec.mode +
-                            '\n' + spec.objective + (spec.tiles_2d ? "" : "\nno-2d-tiles"));
-        spec.points.push_back(std::move(point));
+        for (const std::string& objective : spec.objectives) {
+          if (!pairs(policy, objective)) continue;
+          SweepPoint point;
+          point.index = spec.points.size();
+          point.model = model;
+          point.policy = policy;
+          point.objective = objective;
+          point.config = config;
+          // The map space joins the id only where it is not the default, so the ids of specs
+          // without the key stay as they were (and a point's id does not depend on the other
+          // objectives listed beside its own).
+          point.id = stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' +
+                                     spec.mode + '\n' + objective +
+                                     (spec.tiles_2d ? "" : "\nno-2d-tiles"));
+          spec.points.push_back(std::move(point));
+        }
       }
     }
   }

@@ -203,8 +203,83 @@ TEST(SpecErrors, UnknownObjectiveNamesTheFourAndEnergyObjectivesParse) {
   for (const char* objective : {"energy", "edp"}) {
     const SweepSpec spec =
         parse_spec(header() + "models: m\npolicies: p\nobjective: " + objective + "\n", "a.yaml");
-    EXPECT_EQ(spec.objective, objective);
+    EXPECT_EQ(spec.objectives, std::vector<std::string>{objective});
+    EXPECT_EQ(spec.points[0].objective, objective);
   }
+}
+
+// `objectives`: the spec's own list, innermost in the enumeration; the energy objectives pair
+// only with optimal and opfusion; a point's id is the one a one-objective spec gives it.
+TEST(Spec, ObjectivesListRunsEachPolicyUnderEveryObjectiveItTakes) {
+  const SweepSpec spec = parse_spec(
+      header() + "models: m
+policies: [layerwise, optimal]
+objectives: [bytes, energy, edp]
+",
+      "a.yaml");
+  EXPECT_EQ(spec.objectives, (std::vector<std::string>{"bytes", "energy", "edp"}));
+  ASSERT_EQ(spec.points.size(), 4u);  // layerwise: bytes; optimal: bytes, energy, edp
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"layerwise", "bytes"}, {"optimal", "bytes"}, {"optimal", "energy"}, {"optimal", "edp"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(spec.points[i].index, i);
+    EXPECT_EQ(spec.points[i].policy, expected[i].first);
+    EXPECT_EQ(spec.points[i].objective, expected[i].second);
+  }
+  const SweepSpec energy =
+      parse_spec(header() + "models: m
+policies: optimal
+objective: energy
+", "b.yaml");
+  const SweepSpec bytes = parse_spec(header() + "models: m
+policies: optimal
+", "c.yaml");
+  EXPECT_EQ(spec.points[2].id, energy.points[0].id);
+  EXPECT_EQ(spec.points[1].id, bytes.points[0].id);
+  EXPECT_EQ(bytes.objectives, std::vector<std::string>{"bytes"});  // the default
+}
+
+TEST(SpecErrors, ObjectivesListErrorsAreLocatedAtTheEntry) {
+  const std::string top = "mode: analytic
+hw: x
+models: m
+policies: [layerwise, optimal]
+";
+  EXPECT_EQ(first_error(top + "objectives: [bytes, enrgy]
+"),
+            "spec.yaml:5:21: error: objectives[1]: unknown objective 'enrgy'; did you mean "
+            "'energy'? (one of bytes, latency, energy, edp)");
+  EXPECT_EQ(first_error(top + "objectives: [bytes, latency, bytes]
+"),
+            "spec.yaml:5:31: error: objectives[2]: 'bytes' is listed twice");
+  EXPECT_EQ(first_error(top + "objectives: []
+"),
+            "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
+  EXPECT_EQ(first_error(top + "objectives: {bytes: 1}
+"),
+            "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
+  EXPECT_EQ(first_error(top + "objective: bytes
+objectives: [latency]
+"),
+            "spec.yaml:6:13: error: objectives: give either objective (one name) or objectives "
+            "(a list), not both");
+  EXPECT_EQ(first_error("mode: analytic
+hw: x
+models: m
+policies: [layerwise, fusion]
+"
+                        "objectives: [bytes, edp]
+"),
+            "spec.yaml:5:21: error: objectives[1]: objective 'edp' is for the optimal and "
+            "opfusion policies; none of the spec's policies (layerwise, fusion) takes it");
+  EXPECT_EQ(first_error("mode: analytic
+hw: x
+models: m
+policies: fusion
+objective: energy
+"),
+            "spec.yaml:5:12: error: objective: objective 'energy' is for the optimal and opfusion "
+            "policies; none of the spec's policies (fusion) takes it");
 }
 
 TEST(SpecErrors, OverrideKeyMissingFromTheBaseConfigIsLocated) {
