@@ -65,10 +65,12 @@ inline void expect_consistent(const pipeline::PolicyResult& r, const HwConfig& c
               r.simulate_seconds);
 }
 
-/// How closely expect_energy_matches holds the counts: the total within 1% (the zoo matrix),
-/// or also every count but the cycles equal (MAC slots, SRAM bytes per scratchpad, each vector
-/// count, DRAM bytes).
-enum class CountMatch { Total, Exact };
+/// How closely expect_energy_matches holds the counts: the total within 1% (the zoo matrix);
+/// also every count but the cycles equal (MAC slots, SRAM bytes per scratchpad, each vector
+/// count, DRAM bytes) and so the energy without leakage equal; or that without the total
+/// (`ExactWithoutLeakage`: the small nets, whose simulated cycles, and so leakage, run
+/// 1.06-1.29x the prediction on cloud-large, docs/codegen.md; nothing here bounds them).
+enum class CountMatch { Total, Exact, ExactWithoutLeakage };
 
 /// Issue 37, item 2: the schedule's predicted energy (scheduler/energy_counts.cpp) against the
 /// simulator's counts x the same table, by component. DRAM includes instruction fetch on both
@@ -103,8 +105,11 @@ inline void expect_energy_matches(const std::string& label, const pipeline::Poli
   ::testing::Test::RecordProperty("energy_ratio",
                                   std::to_string(ratio(sim.total_pj(), p.total_pj())));
   EXPECT_EQ(counts.dram_bytes, predicted.counts.dram_bytes);  // every class, fetch included
-  EXPECT_NEAR(ratio(sim.total_pj(), p.total_pj()), 1.0, 0.01);
-  if (match != CountMatch::Exact) return;
+  if (match != CountMatch::ExactWithoutLeakage) {
+    EXPECT_NEAR(ratio(sim.total_pj(), p.total_pj()), 1.0, 0.01);
+  }
+  if (match == CountMatch::Total) return;
+  EXPECT_NEAR(ratio(sim.total_pj() - sim.leakage_pj, p.total_pj() - p.leakage_pj), 1.0, 1e-12);
   EXPECT_EQ(counts.macs, predicted.counts.macs);
   EXPECT_EQ(counts.sram_read_bytes, predicted.counts.sram_read_bytes);
   EXPECT_EQ(counts.sram_write_bytes, predicted.counts.sram_write_bytes);
