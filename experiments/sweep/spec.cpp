@@ -333,41 +333,53 @@ bool pairs(const std::string& policy, const std::string& objective) {
          std::find(takers.begin(), takers.end(), policy) != takers.end();
 }
 
+/// Where objective `i` of the spec was written: the list's entry, or the one name.
+std::pair<YAML::Node, std::string> objective_at(const YAML::Node& root, std::size_t i) {
+  if (root["objectives"] && root["objectives"].IsSequence())
+    return {root["objectives"][i], "objectives[" + std::to_string(i) + "]"};
+  if (root["objectives"]) return {root["objectives"], "objectives"};
+  return {root["objective"], "objective"};
+}
+
 /// The spec's objectives: `objective` (one name) or `objectives` (a list), "bytes" when neither;
-/// each known, listed once, and taken by at least one of `policies`.
-std::vector<std::string> objectives_of(const YAML::Node& root, const Reader& reader,
-                                       const std::vector<std::string>& policies) {
+/// each known and listed once.
+std::vector<std::string> objectives_of(const YAML::Node& root, const Reader& reader) {
   if (root["objective"] && root["objectives"])
     reader.error(root["objectives"], "objectives",
                  "give either objective (one name) or objectives (a list), not both");
-  const char* key = root["objectives"] ? "objectives" : "objective";
-  const YAML::Node node = root[key];
   std::vector<std::string> names;
-  if (!node) {
-    names.push_back("bytes");
+  if (root["objectives"]) {
+    names = reader.names_of(root["objectives"], "objectives");
   } else if (root["objective"]) {
-    names.push_back(reader.string_of(node, key));
+    names.push_back(reader.string_of(root["objective"], "objective"));
   } else {
-    names = reader.names_of(node, key);
+    names.push_back("bytes");
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const YAML::Node at = node && node.IsSequence() ? node[i] : node;
-    const std::string where =
-        node && node.IsSequence() ? std::string(key) + "[" + std::to_string(i) + "]" : key;
     const std::string& name = names[i];
-    if (std::find(kObjectives.begin(), kObjectives.end(), name) == kObjectives.end())
+    if (std::find(kObjectives.begin(), kObjectives.end(), name) == kObjectives.end()) {
+      const auto [at, where] = objective_at(root, i);
       reader.error(at, where,
                    "unknown objective '" + name + "'" + did_you_mean(name, kObjectives) +
                        " (one of bytes, latency, energy, edp)");
-    bool taken = false;
-    for (const std::string& policy : policies) taken = taken || pairs(policy, name);
-    if (!taken)
-      reader.error(
-          at, where,
-          "objective '" + name + "' is for the " + join(energy_objective_policies(), " and ") +
-              " policies; none of the spec's policies (" + join(policies, ", ") + ") takes it");
+    }
   }
   return names;
+}
+
+/// Every objective is taken by at least one of the spec's policies.
+void check_objectives_taken(const YAML::Node& root, const Reader& reader, const SweepSpec& spec) {
+  for (std::size_t i = 0; i < spec.objectives.size(); ++i) {
+    const std::string& name = spec.objectives[i];
+    bool taken = false;
+    for (const std::string& policy : spec.policies) taken = taken || pairs(policy, name);
+    if (taken) continue;
+    const auto [at, where] = objective_at(root, i);
+    reader.error(
+        at, where,
+        "objective '" + name + "' is for the " + join(energy_objective_policies(), " and ") +
+            " policies; none of the spec's policies (" + join(spec.policies, ", ") + ") takes it");
+  }
 }
 
 }  // namespace
@@ -400,6 +412,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
                  "unknown mode '" + spec.mode + "'" + did_you_mean(spec.mode, kModes) +
                      " (one of analytic, sim, synthetic)");
   }
+  spec.objectives = objectives_of(root, reader);
   if (root["tiles_2d"]) {
     const nlohmann::json value =
         root["tiles_2d"].IsScalar() ? scalar_json(root["tiles_2d"]) : nlohmann::json();
@@ -443,7 +456,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   spec.models = reader.names_of(root["models"], "models");
   if (!root["policies"]) reader.error(root, "policies", "missing; a list of policy names");
   spec.policies = reader.names_of(root["policies"], "policies");
-  spec.objectives = objectives_of(root, reader, spec.policies);
+  check_objectives_taken(root, reader, spec);
 
   AxisParser axes(reader);
   const std::vector<Row> rows = axes.parse(root["axes"]);

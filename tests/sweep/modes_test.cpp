@@ -107,14 +107,9 @@ TEST(AnalyticMode, Tiles2dOffIsTheDriversRowsThenColumnsSchedule) {
 // opfusion) is the scheduler's: every other policy refuses them.
 TEST(AnalyticMode, EachPointRunsUnderItsOwnObjective) {
   const SweepSpec spec =
-      parse_spec("mode: analytic
-hw: " + edge_config_path() +
-                     "
-models: tiny_residual
-policies: [fusion, opfusion, optimal]
-"
-                     "objectives: [bytes, latency, energy, edp]
-",
+      parse_spec("mode: analytic\nhw: " + edge_config_path() +
+                     "\nmodels: tiny_residual\npolicies: [fusion, opfusion, optimal]\n"
+                     "objectives: [bytes, latency, energy, edp]\n",
                  "objectives.yaml");
   ASSERT_EQ(spec.points.size(), 2u + 4 + 4);
   auto evaluator = make_evaluator(spec);

@@ -201,8 +201,8 @@ TEST(SpecErrors, UnknownObjectiveNamesTheFourAndEnergyObjectivesParse) {
             "spec.yaml:2:12: error: objective: unknown objective 'enrgy'; did you mean 'energy'? "
             "(one of bytes, latency, energy, edp)");
   for (const char* objective : {"energy", "edp"}) {
-    const SweepSpec spec =
-        parse_spec(header() + "models: m\npolicies: p\nobjective: " + objective + "\n", "a.yaml");
+    const SweepSpec spec = parse_spec(
+        header() + "models: m\npolicies: optimal\nobjective: " + objective + "\n", "a.yaml");
     EXPECT_EQ(spec.objectives, std::vector<std::string>{objective});
     EXPECT_EQ(spec.points[0].objective, objective);
   }
@@ -212,10 +212,7 @@ TEST(SpecErrors, UnknownObjectiveNamesTheFourAndEnergyObjectivesParse) {
 // only with optimal and opfusion; a point's id is the one a one-objective spec gives it.
 TEST(Spec, ObjectivesListRunsEachPolicyUnderEveryObjectiveItTakes) {
   const SweepSpec spec = parse_spec(
-      header() + "models: m
-policies: [layerwise, optimal]
-objectives: [bytes, energy, edp]
-",
+      header() + "models: m\npolicies: [layerwise, optimal]\nobjectives: [bytes, energy, edp]\n",
       "a.yaml");
   EXPECT_EQ(spec.objectives, (std::vector<std::string>{"bytes", "energy", "edp"}));
   ASSERT_EQ(spec.points.size(), 4u);  // layerwise: bytes; optimal: bytes, energy, edp
@@ -227,58 +224,34 @@ objectives: [bytes, energy, edp]
     EXPECT_EQ(spec.points[i].objective, expected[i].second);
   }
   const SweepSpec energy =
-      parse_spec(header() + "models: m
-policies: optimal
-objective: energy
-", "b.yaml");
-  const SweepSpec bytes = parse_spec(header() + "models: m
-policies: optimal
-", "c.yaml");
+      parse_spec(header() + "models: m\npolicies: optimal\nobjective: energy\n", "b.yaml");
+  const SweepSpec bytes = parse_spec(header() + "models: m\npolicies: optimal\n", "c.yaml");
   EXPECT_EQ(spec.points[2].id, energy.points[0].id);
   EXPECT_EQ(spec.points[1].id, bytes.points[0].id);
   EXPECT_EQ(bytes.objectives, std::vector<std::string>{"bytes"});  // the default
 }
 
 TEST(SpecErrors, ObjectivesListErrorsAreLocatedAtTheEntry) {
-  const std::string top = "mode: analytic
-hw: x
-models: m
-policies: [layerwise, optimal]
-";
-  EXPECT_EQ(first_error(top + "objectives: [bytes, enrgy]
-"),
+  const std::string top = "mode: analytic\nhw: x\nmodels: m\npolicies: [layerwise, optimal]\n";
+  EXPECT_EQ(first_error(top + "objectives: [bytes, enrgy]\n"),
             "spec.yaml:5:21: error: objectives[1]: unknown objective 'enrgy'; did you mean "
             "'energy'? (one of bytes, latency, energy, edp)");
-  EXPECT_EQ(first_error(top + "objectives: [bytes, latency, bytes]
-"),
-            "spec.yaml:5:31: error: objectives[2]: 'bytes' is listed twice");
-  EXPECT_EQ(first_error(top + "objectives: []
-"),
+  EXPECT_EQ(first_error(top + "objectives: [bytes, latency, bytes]\n"),
+            "spec.yaml:5:30: error: objectives[2]: 'bytes' is listed twice");
+  EXPECT_EQ(first_error(top + "objectives: []\n"),
             "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
-  EXPECT_EQ(first_error(top + "objectives: {bytes: 1}
-"),
+  EXPECT_EQ(first_error(top + "objectives: {bytes: 1}\n"),
             "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
-  EXPECT_EQ(first_error(top + "objective: bytes
-objectives: [latency]
-"),
+  EXPECT_EQ(first_error(top + "objective: bytes\nobjectives: [latency]\n"),
             "spec.yaml:6:13: error: objectives: give either objective (one name) or objectives "
             "(a list), not both");
-  EXPECT_EQ(first_error("mode: analytic
-hw: x
-models: m
-policies: [layerwise, fusion]
-"
-                        "objectives: [bytes, edp]
-"),
-            "spec.yaml:5:21: error: objectives[1]: objective 'edp' is for the optimal and "
+  // Checked once the policies are read (after hw, so with a base config that exists).
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: [layerwise, fusion]\n"
+                                   "objectives: [bytes, edp]\n"),
+            "spec.yaml:6:21: error: objectives[1]: objective 'edp' is for the optimal and "
             "opfusion policies; none of the spec's policies (layerwise, fusion) takes it");
-  EXPECT_EQ(first_error("mode: analytic
-hw: x
-models: m
-policies: fusion
-objective: energy
-"),
-            "spec.yaml:5:12: error: objective: objective 'energy' is for the optimal and opfusion "
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: fusion\nobjective: energy\n"),
+            "spec.yaml:6:12: error: objective: objective 'energy' is for the optimal and opfusion "
             "policies; none of the spec's policies (fusion) takes it");
 }
 
