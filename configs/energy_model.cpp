@@ -121,6 +121,29 @@ EnergyTable energy_table(const HwConfig& config) {
   table.lut_pj_per_byte = e * sram_64bit_access_pj_45nm(1024) / 8;
   table.reduce_pj = e * kAdd32Pj;
   table.square_pj = e * kMult8Pj;
+  // The ISA v3 vector instructions, each step priced by Horowitz's figures with a multiplier's
+  // energy proportional to the product of its operand widths (8 x 8: 0.2 pJ, 16 x 32: 8x that),
+  // at 8-bit operands (docs/energy.md gives every step):
+  // mul: the 8 x 8 product a * b, its 16-bit product times the 32-bit M, the rounding and
+  // zero-point adds.
+  table.mul_pj = e * (kMult8Pj + 8 * kMult8Pj + 2 * kAdd32Pj);
+  // softmax, per element: the max compare, u = m - x, two 16-bit table entries (exp_high,
+  // exp_low: 4 bytes of the unit's 1 KiB table), their 16 x 16 product and its rounding, the
+  // sum's add, e * R (16 x 32) and its rounding, times M (16 x 32), rounding and zero point.
+  table.softmax_pj = e * (2 * kAdd32Pj + 4 * kMult8Pj + kAdd32Pj + kAdd32Pj + 8 * kMult8Pj +
+                          kAdd32Pj + 8 * kMult8Pj + 2 * kAdd32Pj) +
+                     4 * table.lut_pj_per_byte;
+  // softmax, per row: R = floor(2^45 / S) by restoring division, one step per quotient bit (at
+  // most 31; 32 counted), each a 64-bit subtract (two 32-bit adds).
+  table.softmax_row_pj = e * 32 * 2 * kAdd32Pj;
+  // norm, per element: the S1 add, x^2 (8 x 8) and its 64-bit S2 add (two 32-bit adds), N x
+  // (14 x 8 bits, 2 units) and the subtract of S1, c * inv (32 x 32) and its rounding, t * G
+  // (32 x 32), the add of B and its rounding.
+  table.norm_pj = e * (kAdd32Pj + kMult8Pj + 2 * kAdd32Pj + 2 * kMult8Pj + kAdd32Pj + kMult32Pj +
+                       kAdd32Pj + kMult32Pj + 2 * kAdd32Pj);
+  // norm, per row: D = N S2 - S1^2 (two 32 x 32 multiplies, a subtract), the integer square
+  // root of W (31 steps) and inv = 2^54 / s (32 steps), each step a 64-bit subtract.
+  table.norm_row_pj = e * (2 * kMult32Pj + kAdd32Pj + (31 + 32) * 2 * kAdd32Pj);
   table.dram_pj_per_byte = settings.dram_pj_per_byte.value_or(dram.pj_per_bit * 8);
   table.leakage_mw_per_mm2 = settings.leakage_mw_per_mm2.value_or(kLeakageMwPerMm2);
   for (const auto& sp : config.scratchpads) {
@@ -138,6 +161,32 @@ EnergyTable energy_table(const HwConfig& config) {
   return table;
 }
 
+VectorCounts& VectorCounts::operator+=(const VectorCounts& o) {
+  requant_elements += o.requant_elements;
+  add_elements += o.add_elements;
+  pool_window_elements += o.pool_window_elements;
+  lut_bytes += o.lut_bytes;
+  reduce_elements += o.reduce_elements;
+  square_elements += o.square_elements;
+  mul_elements += o.mul_elements;
+  softmax_elements += o.softmax_elements;
+  softmax_rows += o.softmax_rows;
+  norm_elements += o.norm_elements;
+  norm_rows += o.norm_rows;
+  return *this;
+}
+
+double vector_energy_pj(const EnergyTable& table, const VectorCounts& counts) {
+  const auto d = [](std::uint64_t n) { return static_cast<double>(n); };
+  return table.requant_pj * d(counts.requant_elements) + table.add_pj * d(counts.add_elements) +
+         table.pool_pj * d(counts.pool_window_elements) +
+         table.lut_pj_per_byte * d(counts.lut_bytes) + table.reduce_pj * d(counts.reduce_elements) +
+         table.square_pj * d(counts.square_elements) + table.mul_pj * d(counts.mul_elements) +
+         table.softmax_pj * d(counts.softmax_elements) +
+         table.softmax_row_pj * d(counts.softmax_rows) + table.norm_pj * d(counts.norm_elements) +
+         table.norm_row_pj * d(counts.norm_rows);
+}
+
 EnergyBreakdown energy_of(const EnergyTable& table, const ActionCounts& counts, double clock_mhz) {
   EnergyBreakdown out;
   out.mac_pj = table.mac_pj * static_cast<double>(counts.macs);
@@ -150,12 +199,7 @@ EnergyBreakdown energy_of(const EnergyTable& table, const ActionCounts& counts, 
     out.sram_pj_by_scratchpad.push_back(pj);
     out.sram_pj += pj;
   }
-  out.vector_pj = table.requant_pj * static_cast<double>(counts.requant_elements) +
-                  table.add_pj * static_cast<double>(counts.add_elements) +
-                  table.pool_pj * static_cast<double>(counts.pool_window_elements) +
-                  table.lut_pj_per_byte * static_cast<double>(counts.lut_bytes) +
-                  table.reduce_pj * static_cast<double>(counts.reduce_elements) +
-                  table.square_pj * static_cast<double>(counts.square_elements);
+  out.vector_pj = vector_energy_pj(table, counts);
   out.dram_pj = table.dram_pj_per_byte * static_cast<double>(counts.dram_bytes);
   out.runtime_s = clock_mhz > 0 ? static_cast<double>(counts.cycles) / (clock_mhz * 1e6) : 0.0;
   out.area_mm2 = table.area_mm2();

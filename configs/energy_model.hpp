@@ -65,6 +65,11 @@ struct EnergyTable {
   double lut_pj_per_byte = 0;   ///< one byte of table entry looked up by `lut`
   double reduce_pj = 0;         ///< one source element of `reduce` (a 32-bit add or compare)
   double square_pj = 0;         ///< one 8 x 8 multiply of a `reduce` sum of squares
+  double mul_pj = 0;            ///< one element of `mul` (product, rescale, rounding)
+  double softmax_pj = 0;        ///< one element of `softmax` (its per-element steps)
+  double softmax_row_pj = 0;    ///< one row of `softmax` (its reciprocal 2^45 / S)
+  double norm_pj = 0;           ///< one element of `norm` (statistics, normalise, affine)
+  double norm_row_pj = 0;       ///< one row of `norm` (D, its square root and reciprocal)
   double dram_pj_per_byte = 0;  ///< one byte read from or written to DRAM
   double leakage_mw_per_mm2 = 0;
   std::vector<ScratchpadEnergy> scratchpads;  ///< config order
@@ -79,20 +84,51 @@ struct EnergyTable {
 /// none), with every explicit entry overriding the derived figure.
 EnergyTable energy_table(const HwConfig& config);
 
-/// The actions a run performs (counted by the simulator, predicted by the scheduler).
-struct ActionCounts {
-  std::uint64_t macs = 0;
-  std::vector<std::uint64_t> sram_read_bytes;   ///< per scratchpad, config order (or empty)
-  std::vector<std::uint64_t> sram_write_bytes;  ///< per scratchpad, config order (or empty)
+/// The vector unit's counted actions (docs/energy.md; the simulator's per-instruction
+/// `vector_ops` and the scheduler's prediction): elements, table bytes and rows.
+struct VectorCounts {
   std::uint64_t requant_elements = 0;
   std::uint64_t add_elements = 0;
   std::uint64_t pool_window_elements = 0;
-  std::uint64_t lut_bytes = 0;        ///< table-entry bytes looked up (`lut`)
-  std::uint64_t reduce_elements = 0;  ///< source elements reduced (`reduce`)
-  std::uint64_t square_elements = 0;  ///< of those, squared first (mode sumsq)
+  std::uint64_t lut_bytes = 0;         ///< table-entry bytes looked up (`lut`)
+  std::uint64_t reduce_elements = 0;   ///< source elements reduced (`reduce`)
+  std::uint64_t square_elements = 0;   ///< of those, squared first (mode sumsq)
+  std::uint64_t mul_elements = 0;      ///< elements of `mul`
+  std::uint64_t softmax_elements = 0;  ///< elements of `softmax` rows
+  std::uint64_t softmax_rows = 0;      ///< rows of `softmax`
+  std::uint64_t norm_elements = 0;     ///< elements of `norm` rows
+  std::uint64_t norm_rows = 0;         ///< rows of `norm`
+
+  /// f(name, value) for every count, in the reports' order and with their JSON names.
+  template <class F>
+  void for_each(F&& f) const {
+    f("requant_elements", requant_elements);
+    f("add_elements", add_elements);
+    f("pool_window_elements", pool_window_elements);
+    f("lut_bytes", lut_bytes);
+    f("reduce_elements", reduce_elements);
+    f("square_elements", square_elements);
+    f("mul_elements", mul_elements);
+    f("softmax_elements", softmax_elements);
+    f("softmax_rows", softmax_rows);
+    f("norm_elements", norm_elements);
+    f("norm_rows", norm_rows);
+  }
+  VectorCounts& operator+=(const VectorCounts& o);
+  bool operator==(const VectorCounts&) const = default;
+};
+
+/// The actions a run performs (counted by the simulator, predicted by the scheduler).
+struct ActionCounts : VectorCounts {
+  std::uint64_t macs = 0;
+  std::vector<std::uint64_t> sram_read_bytes;   ///< per scratchpad, config order (or empty)
+  std::vector<std::uint64_t> sram_write_bytes;  ///< per scratchpad, config order (or empty)
   std::uint64_t dram_bytes = 0;
   std::uint64_t cycles = 0;  ///< for leakage and EDP
 };
+
+/// The vector unit's energy of `counts` under `table`, in pJ.
+double vector_energy_pj(const EnergyTable& table, const VectorCounts& counts);
 
 /// Energy by component, in picojoules; EDP in pJ * s.
 struct EnergyBreakdown {

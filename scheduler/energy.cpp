@@ -18,12 +18,7 @@ void add(ActionCounts& to, const ActionCounts& c) {
     to.sram_read_bytes[i] += c.sram_read_bytes[i];
   for (size_t i = 0; i < c.sram_write_bytes.size(); ++i)
     to.sram_write_bytes[i] += c.sram_write_bytes[i];
-  to.requant_elements += c.requant_elements;
-  to.add_elements += c.add_elements;
-  to.pool_window_elements += c.pool_window_elements;
-  to.lut_bytes += c.lut_bytes;
-  to.reduce_elements += c.reduce_elements;
-  to.square_elements += c.square_elements;
+  static_cast<VectorCounts&>(to) += c;
   to.dram_bytes += c.dram_bytes;
 }
 
@@ -86,18 +81,12 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
   else
     j["predicted_energy_pj"]["not_counted"] = {"instruction fetch (DRAM): no program yet"};
   const ActionCounts& c = energy.counts;
-  j["predicted_counts"] = {{"mac_slots", c.macs},
-                           {"sram_read_bytes", reads},
-                           {"sram_write_bytes", writes},
-                           {"requant_elements", c.requant_elements},
-                           {"add_elements", c.add_elements},
-                           {"pool_window_elements", c.pool_window_elements},
-                           // Code generation emits no lut or reduce yet: 0 until it does.
-                           {"lut_bytes", c.lut_bytes},
-                           {"reduce_elements", c.reduce_elements},
-                           {"square_elements", c.square_elements},
-                           {"dram_bytes", c.dram_bytes},
-                           {"cycles", c.cycles}};
+  j["predicted_counts"] = {
+      {"mac_slots", c.macs}, {"sram_read_bytes", reads}, {"sram_write_bytes", writes}};
+  // Code generation emits no reduce, softmax or norm yet: 0 until it does.
+  c.for_each([&](const char* name, std::uint64_t n) { j["predicted_counts"][name] = n; });
+  j["predicted_counts"]["dram_bytes"] = c.dram_bytes;
+  j["predicted_counts"]["cycles"] = c.cycles;
   if (energy.instruction_fetch_bytes)
     j["predicted_counts"]["instruction_fetch_bytes"] = *energy.instruction_fetch_bytes;
   j["predicted_edp_pj_s"] = e.edp_pj_s();

@@ -4,7 +4,9 @@
 #include "scheduler/energy_counts.hpp"
 
 #include <algorithm>
+#include <map>
 
+#include "scheduler/group_info.hpp"
 #include "scheduler/shape.hpp"
 
 namespace tessel::sched {
@@ -13,6 +15,8 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
+
+constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.md)
 
 bool depthwise(const Net& net, const Op& op) {
   return op.kind == OpKind::Conv && op.groups > 1 &&
@@ -182,6 +186,65 @@ class Counter {
     out_.pool_window_elements += static_cast<uint64_t>(outputs * window);
   }
 
+  // A global pool wider than the pool window (Op::pool_by_conv; codegen's emit_pool_by_conv):
+  // per sub-window one depthwise conv of all-one weights over the channels' blocks (init zero,
+  // then acc), then one requant of the int32 sums (per tensor: no table read).
+  void pool_by_conv(const Op& op, int op_index, const Box& out) {
+    const Shape3 in = net_.tensor(op.inputs[0]).shape;
+    const int64_t C = m_.matrix_cols;
+    const int64_t oc_blocks = ceil_div(out.c.size(), C);
+    const int64_t windows = pool_sub_windows(in.h) * pool_sub_windows(in.w);
+    // The sub-windows tile the map: their taps sum to H x W.
+    const int64_t taps = in.h * in.w;
+    const int acc_sp = op_sp(op_index, BufferRole::Accumulator, BufferKind::Accumulators);
+    out_.macs += static_cast<uint64_t>(oc_blocks * taps * C);
+    read(tensor_sp(op.inputs[0]), oc_blocks * taps * C * net_.activation_bytes);
+    read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights),
+         oc_blocks * taps * C * m_.weight_bytes);
+    write(acc_sp, windows * oc_blocks * C * 4);
+    read(acc_sp, (windows - 1) * oc_blocks * C * 4);
+    const int64_t n = out.c.size();
+    read(acc_sp, n * 4);
+    write(tensor_sp(op.output), n * net_.activation_bytes);
+    out_.requant_elements += static_cast<uint64_t>(n);
+  }
+
+  // The table of a lut op or the ones of a pool_by_conv loaded into its weights buffer
+  // (codegen's emit_table_load): 256 entries of the activation type; the ones' blocks of
+  // `taps` pixels, one per block of matrix_cols channels (the load's padding of value 1).
+  void table_load(const Op& op, int op_index, Interval channels) {
+    const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    if (!op.pool_by_conv) {
+      write(sp, kLutEntries * net_.activation_bytes);
+      return;
+    }
+    const Shape3 in = net_.tensor(op.inputs[0]).shape;
+    const int64_t taps =
+        ceil_div(in.h, pool_sub_windows(in.h)) * ceil_div(in.w, pool_sub_windows(in.w));
+    write(sp, ceil_div(channels.size(), m_.matrix_cols) * taps * m_.matrix_cols *
+                  net_.activation_bytes);
+  }
+
+  // As codegen's emit_table_loads: resident, every table once before the first tile (all
+  // channels); streamed, every tile whose window has channels of the op, unless the group keeps
+  // slices and the channels are those loaded last.
+  void table_loads(int64_t tile, const std::vector<Box>& window) {
+    for (int o : g_.ops) {
+      const Op& op = net_.op(o);
+      if (!op.lookup_table && !op.pool_by_conv) continue;
+      const Interval c = window[static_cast<size_t>(op.output)].c;
+      if (g_.weights_resident) {
+        if (tile == 0) table_load(op, o, Interval{0, net_.tensor(op.output).shape.c});
+        continue;
+      }
+      auto last = table_channels_.find(o);
+      const bool kept =
+          g_.keeps_weight_slices() && last != table_channels_.end() && last->second == c;
+      table_channels_[o] = c;
+      if (!kept && !c.empty()) table_load(op, o, c);
+    }
+  }
+
   void compute(int op_index, const Box& out, int64_t rows_per_step) {
     const Op& op = net_.op(op_index);
     if (out.empty()) return;
@@ -193,7 +256,11 @@ class Counter {
       case OpKind::MaxPool:
       case OpKind::AvgPool:
       case OpKind::GlobalPool:
-        pool(op, out);
+        if (op.pool_by_conv) {
+          pool_by_conv(op, op_index, out);
+        } else {
+          pool(op, out);
+        }
         return;
       case OpKind::Add: {
         const int64_t n = out.elements();
@@ -219,11 +286,12 @@ class Counter {
       case OpKind::Softmax:
       case OpKind::Input:
         return;
-      case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast), no vector op
+      case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
         const int64_t bytes = out.elements() * net_.activation_bytes;
         read(tensor_sp(op.inputs[0]), bytes);
         read(tensor_sp(op.inputs[1]), bytes);
         write(tensor_sp(op.output), bytes);
+        out_.mul_elements += static_cast<uint64_t>(out.elements());
         return;
       }
       default:
@@ -303,6 +371,7 @@ class Counter {
         weight_load(op, o,
                     g_.weights_resident ? all : window[static_cast<size_t>(op.output)].c.size());
       }
+      table_loads(t, window);
       for (int x : g_.inputs) {
         if (kept[static_cast<size_t>(x)] && t > 0) continue;
         const Box& box = need[static_cast<size_t>(x)];
@@ -352,6 +421,7 @@ class Counter {
   const Machine& m_;
   const GroupSchedule& g_;
   ActionCounts out_;
+  std::map<int, Interval> table_channels_;  // per table op, the channels loaded last
 };
 
 }  // namespace

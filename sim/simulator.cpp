@@ -141,12 +141,7 @@ ActionCounts action_counts(const SimReport& report) {
     counts.sram_read_bytes.push_back(sp.read_bytes);
     counts.sram_write_bytes.push_back(sp.write_bytes);
   }
-  counts.requant_elements = report.vector_ops.requant_elements;
-  counts.add_elements = report.vector_ops.add_elements;
-  counts.pool_window_elements = report.vector_ops.pool_window_elements;
-  counts.lut_bytes = report.vector_ops.lut_bytes;
-  counts.reduce_elements = report.vector_ops.reduce_elements;
-  counts.square_elements = report.vector_ops.square_elements;
+  static_cast<VectorCounts&>(counts) = report.vector_ops;
   counts.dram_bytes = report.dram.total_bytes();
   counts.cycles = report.cycles;
   return counts;
@@ -177,6 +172,8 @@ nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report
   area["matrix"] = table.matrix_area_mm2;
   area["vector"] = table.vector_area_mm2;
   area["total"] = table.area_mm2();
+  nlohmann::json vector_ops = nlohmann::json::object();
+  report.vector_ops.for_each([&](const char* name, std::uint64_t n) { vector_ops[name] = n; });
   return {{"energy_pj",
            {{"mac", energy.mac_pj},
             {"sram", energy.sram_pj},
@@ -185,13 +182,7 @@ nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report
             {"dram", energy.dram_pj},
             {"leakage", energy.leakage_pj},
             {"total", energy.total_pj()}}},
-          {"vector_ops",
-           {{"requant_elements", report.vector_ops.requant_elements},
-            {"add_elements", report.vector_ops.add_elements},
-            {"pool_window_elements", report.vector_ops.pool_window_elements},
-            {"lut_bytes", report.vector_ops.lut_bytes},
-            {"reduce_elements", report.vector_ops.reduce_elements},
-            {"square_elements", report.vector_ops.square_elements}}},
+          {"vector_ops", vector_ops},
           {"runtime_s", energy.runtime_s},
           {"edp_pj_s", energy.edp_pj_s()},
           {"area_mm2", area},
@@ -205,6 +196,11 @@ nlohmann::json energy_json(const EnergyEstimate& energy, const SimReport& report
             {"lut_pj_per_byte", table.lut_pj_per_byte},
             {"reduce_pj", table.reduce_pj},
             {"square_pj", table.square_pj},
+            {"mul_pj", table.mul_pj},
+            {"softmax_pj", table.softmax_pj},
+            {"softmax_row_pj", table.softmax_row_pj},
+            {"norm_pj", table.norm_pj},
+            {"norm_row_pj", table.norm_row_pj},
             {"dram_pj_per_byte", table.dram_pj_per_byte},
             {"leakage_mw_per_mm2", table.leakage_mw_per_mm2},
             {"sram", sram_table},

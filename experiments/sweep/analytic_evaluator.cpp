@@ -78,9 +78,9 @@ std::int64_t nanoseconds_since(Clock::time_point start) {
 
 class AnalyticEvaluator final : public PointEvaluator {
  public:
-  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective,
-                    sched::MapSpaceFeatures features, bool check)
-      : graphs_(std::move(graphs)), objective_(objective), features_(features), check_(check) {}
+  AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::MapSpaceFeatures features,
+                    bool check)
+      : graphs_(std::move(graphs)), features_(features), check_(check) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
@@ -92,8 +92,12 @@ class AnalyticEvaluator final : public PointEvaluator {
     if (!net.ok()) return Evaluation::invalid(net.reason());
     phase_ns_[kNet] += nanoseconds_since(start);
 
+    // The spec checked the point's objective (validate_scheduled_spec).
+    const auto objective = sched::parse_objective(point.objective);
+    if (!objective.ok()) return Evaluation::invalid("objective: " + objective.reason());
     start = Clock::now();
-    auto schedule = sched::run_policy(*net.value(), machine, point.policy, objective_, features_);
+    auto schedule =
+        sched::run_policy(*net.value(), machine, point.policy, objective.value(), features_);
     phase_ns_[kPolicy] += nanoseconds_since(start);
     if (!schedule.ok()) return Evaluation::invalid(schedule.reason());
 
@@ -147,7 +151,6 @@ class AnalyticEvaluator final : public PointEvaluator {
   }
 
   const std::map<std::string, ir::Graph> graphs_;
-  const sched::Objective objective_;
   const sched::MapSpaceFeatures features_;
   const bool check_;
   std::mutex nets_mutex_;
@@ -168,8 +171,10 @@ sched::MapSpaceFeatures features_of(const SweepSpec& spec) {
 
 Result<bool> validate_scheduled_spec(const SweepSpec& spec, const std::string& mode,
                                      const std::string& flag, bool fallback) {
-  auto objective = sched::parse_objective(spec.objective);
-  if (!objective.ok()) return fail("objective: " + objective.reason());
+  for (const std::string& name : spec.objectives) {
+    auto objective = sched::parse_objective(name);
+    if (!objective.ok()) return fail("objectives: " + objective.reason());
+  }
   for (const std::string& policy : spec.policies) {
     auto found = sched::find_policy(policy);
     if (!found.ok()) return fail("policies: " + found.reason());
@@ -191,7 +196,6 @@ Result<bool> validate_scheduled_spec(const SweepSpec& spec, const std::string& m
 Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec& spec) {
   auto check = validate_scheduled_spec(spec, "analytic", "check", true);
   if (!check.ok()) return fail(check.reason());
-  const sched::Objective objective = sched::parse_objective(spec.objective).value();
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     zoo::LoadOptions load;
@@ -202,8 +206,8 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
       return fail("models: " + std::string(e.what()));
     }
   }
-  return std::unique_ptr<PointEvaluator>(std::make_unique<AnalyticEvaluator>(
-      std::move(graphs), objective, features_of(spec), check.value()));
+  return std::unique_ptr<PointEvaluator>(
+      std::make_unique<AnalyticEvaluator>(std::move(graphs), features_of(spec), check.value()));
 }
 
 }  // namespace tessel::sweep

@@ -36,7 +36,7 @@ std::string results_line(const SweepSpec& spec, const SweepPoint& point,
   line["model"] = point.model;
   line["policy"] = point.policy;
   line["mode"] = spec.mode;
-  line["objective"] = spec.objective;
+  line["objective"] = point.objective;
   line["tiles_2d"] = spec.tiles_2d;
   line["axes"] = point.config->axes;
   line["config_hash"] = point.config->config_hash;

@@ -99,12 +99,9 @@ struct QuantizedNet {
 
 class SimEvaluator final : public PointEvaluator {
  public:
-  SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::Objective objective,
-               sched::MapSpaceFeatures features, bool functional)
-      : graphs_(std::move(graphs)),
-        objective_(objective),
-        features_(features),
-        functional_(functional) {}
+  SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::MapSpaceFeatures features,
+               bool functional)
+      : graphs_(std::move(graphs)), features_(features), functional_(functional) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
@@ -114,8 +111,11 @@ class SimEvaluator final : public PointEvaluator {
     const QuantizedNet& q = *net.value();
     phase_ns_[kPrepare] += nanoseconds_since(start);
 
+    const auto objective = sched::parse_objective(point.objective);
+    if (!objective.ok()) return Evaluation::invalid("objective: " + objective.reason());
     start = Clock::now();
-    auto scheduled = sched::schedule_graph(q.prepared, hw, point.policy, objective_, features_);
+    auto scheduled =
+        sched::schedule_graph(q.prepared, hw, point.policy, objective.value(), features_);
     phase_ns_[kSchedule] += nanoseconds_since(start);
     if (!scheduled.ok()) return Evaluation::invalid(scheduled.reason());
 
@@ -320,7 +320,6 @@ class SimEvaluator final : public PointEvaluator {
   }
 
   const std::map<std::string, ir::Graph> graphs_;
-  const sched::Objective objective_;
   const sched::MapSpaceFeatures features_;
   const bool functional_;
   std::mutex nets_mutex_;
@@ -335,7 +334,6 @@ class SimEvaluator final : public PointEvaluator {
 Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec) {
   auto functional = validate_scheduled_spec(spec, "sim", "functional", false);
   if (!functional.ok()) return fail(functional.reason());
-  const sched::Objective objective = sched::parse_objective(spec.objective).value();
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     try {
@@ -344,8 +342,8 @@ Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec
       return fail("models: " + std::string(e.what()));
     }
   }
-  return std::unique_ptr<PointEvaluator>(std::make_unique<SimEvaluator>(
-      std::move(graphs), objective, features_of(spec), functional.value()));
+  return std::unique_ptr<PointEvaluator>(
+      std::make_unique<SimEvaluator>(std::move(graphs), features_of(spec), functional.value()));
 }
 
 }  // namespace tessel::sweep

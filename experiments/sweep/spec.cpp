@@ -304,11 +304,85 @@ void check_quantization(const YAML::Node& section, const Reader& reader) {
 }  // namespace
 
 const std::vector<std::string>& spec_keys() {
-  static const std::vector<std::string> keys = {"name", "mode",         "objective", "tiles_2d",
-                                                "hw",   "quantization", "models",    "policies",
-                                                "axes", "analytic",     "sim",       "synthetic"};
+  static const std::vector<std::string> keys = {
+      "name",   "mode",     "objective", "objectives", "tiles_2d", "hw",       "quantization",
+      "models", "policies", "axes",      "analytic",   "sim",      "synthetic"};
   return keys;
 }
+
+const std::vector<std::string>& energy_objective_policies() {
+  static const std::vector<std::string> policies = {"optimal", "opfusion"};
+  return policies;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& names, const std::string& separator) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : separator) + name;
+  return out;
+}
+
+bool is_energy_objective(const std::string& objective) {
+  return objective == "energy" || objective == "edp";
+}
+
+bool pairs(const std::string& policy, const std::string& objective) {
+  const auto& takers = energy_objective_policies();
+  return !is_energy_objective(objective) ||
+         std::find(takers.begin(), takers.end(), policy) != takers.end();
+}
+
+/// Where objective `i` of the spec was written: the list's entry, or the one name.
+std::pair<YAML::Node, std::string> objective_at(const YAML::Node& root, std::size_t i) {
+  if (root["objectives"] && root["objectives"].IsSequence())
+    return {root["objectives"][i], "objectives[" + std::to_string(i) + "]"};
+  if (root["objectives"]) return {root["objectives"], "objectives"};
+  return {root["objective"], "objective"};
+}
+
+/// The spec's objectives: `objective` (one name) or `objectives` (a list), "bytes" when neither;
+/// each known and listed once.
+std::vector<std::string> objectives_of(const YAML::Node& root, const Reader& reader) {
+  if (root["objective"] && root["objectives"])
+    reader.error(root["objectives"], "objectives",
+                 "give either objective (one name) or objectives (a list), not both");
+  std::vector<std::string> names;
+  if (root["objectives"]) {
+    names = reader.names_of(root["objectives"], "objectives");
+  } else if (root["objective"]) {
+    names.push_back(reader.string_of(root["objective"], "objective"));
+  } else {
+    names.push_back("bytes");
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    if (std::find(kObjectives.begin(), kObjectives.end(), name) == kObjectives.end()) {
+      const auto [at, where] = objective_at(root, i);
+      reader.error(at, where,
+                   "unknown objective '" + name + "'" + did_you_mean(name, kObjectives) +
+                       " (one of bytes, latency, energy, edp)");
+    }
+  }
+  return names;
+}
+
+/// Every objective is taken by at least one of the spec's policies.
+void check_objectives_taken(const YAML::Node& root, const Reader& reader, const SweepSpec& spec) {
+  for (std::size_t i = 0; i < spec.objectives.size(); ++i) {
+    const std::string& name = spec.objectives[i];
+    bool taken = false;
+    for (const std::string& policy : spec.policies) taken = taken || pairs(policy, name);
+    if (taken) continue;
+    const auto [at, where] = objective_at(root, i);
+    reader.error(
+        at, where,
+        "objective '" + name + "' is for the " + join(energy_objective_policies(), " and ") +
+            " policies; none of the spec's policies (" + join(spec.policies, ", ") + ") takes it");
+  }
+}
+
+}  // namespace
 
 SweepSpec load_spec(const std::filesystem::path& file) {
   return parse_spec(files::read_file(file.string(), files::kMaxConfigBytes), file);
@@ -338,13 +412,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
                  "unknown mode '" + spec.mode + "'" + did_you_mean(spec.mode, kModes) +
                      " (one of analytic, sim, synthetic)");
   }
-  spec.objective = root["objective"] ? reader.string_of(root["objective"], "objective") : "bytes";
-  if (std::find(kObjectives.begin(), kObjectives.end(), spec.objective) == kObjectives.end()) {
-    reader.error(root["objective"], "objective",
-                 "unknown objective '" + spec.objective + "'" +
-                     did_you_mean(spec.objective, kObjectives) +
-                     " (one of bytes, latency, energy, edp)");
-  }
+  spec.objectives = objectives_of(root, reader);
   if (root["tiles_2d"]) {
     const nlohmann::json value =
         root["tiles_2d"].IsScalar() ? scalar_json(root["tiles_2d"]) : nlohmann::json();
@@ -388,6 +456,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   spec.models = reader.names_of(root["models"], "models");
   if (!root["policies"]) reader.error(root, "policies", "missing; a list of policy names");
   spec.policies = reader.names_of(root["policies"], "policies");
+  check_objectives_taken(root, reader, spec);
 
   AxisParser axes(reader);
   const std::vector<Row> rows = axes.parse(root["axes"]);
@@ -470,17 +539,22 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   for (const std::string& model : spec.models) {
     for (const auto& config : configs) {
       for (const std::string& policy : spec.policies) {
-        SweepPoint point;
-        point.index = spec.points.size();
-        point.model = model;
-        point.policy = policy;
-        point.config = config;
-        // The map space joins the id only where it is not the default, so the ids of specs
-        // without the key stay as they were.
-        point.id =
-            stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' + spec.mode +
-                            '\n' + spec.objective + (spec.tiles_2d ? "" : "\nno-2d-tiles"));
-        spec.points.push_back(std::move(point));
+        for (const std::string& objective : spec.objectives) {
+          if (!pairs(policy, objective)) continue;
+          SweepPoint point;
+          point.index = spec.points.size();
+          point.model = model;
+          point.policy = policy;
+          point.objective = objective;
+          point.config = config;
+          // The map space joins the id only where it is not the default, so the ids of specs
+          // without the key stay as they were (and a point's id does not depend on the other
+          // objectives listed beside its own).
+          point.id = stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' +
+                                     spec.mode + '\n' + objective +
+                                     (spec.tiles_2d ? "" : "\nno-2d-tiles"));
+          spec.points.push_back(std::move(point));
+        }
       }
     }
   }

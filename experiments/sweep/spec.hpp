@@ -37,6 +37,7 @@ struct SweepPoint {
   std::string id;  ///< stable_hash_hex(config_hash, model, policy, mode, objective): survives edits
   std::string model;
   std::string policy;
+  std::string objective;  ///< what the point's policy minimises (one of the spec's objectives)
   std::shared_ptr<const ResolvedConfig> config;
 };
 
@@ -44,12 +45,16 @@ struct SweepPoint {
 ///
 /// Enumeration order: models (outermost), then axis combinations (axis groups combined as a
 /// product, first group outermost; within a `product` group the first key is outermost), then
-/// policies (innermost).
+/// policies, then objectives (innermost; a policy that does not take an energy objective has no
+/// point for it).
 struct SweepSpec {
   std::filesystem::path file;  ///< absolute path of the spec (children and shards re-read it)
   std::string name;
-  std::string mode;       ///< "analytic", "sim" or "synthetic" (a test fixture, see README)
-  std::string objective;  ///< what search policies minimise: "bytes" (DRAM, default) or "latency"
+  std::string mode;  ///< "analytic", "sim" or "synthetic" (a test fixture, see README)
+  /// What search policies minimise, each point under one (spec key `objective`, one name, or
+  /// `objectives`, a list): "bytes" (DRAM, default), "latency", "energy", "edp". The energy
+  /// objectives pair only with the policies that take them (kEnergyObjectivePolicies).
+  std::vector<std::string> objectives;
   /// Spec key `tiles_2d`: MapSpaceFeatures::column_tiles_every_row of optimal, opfusion and
   /// layerwise (default true, as `tessel schedule`; false: `--no-2d-tiles`).
   bool tiles_2d = true;
@@ -60,6 +65,10 @@ struct SweepSpec {
   YAML::Node options;                  ///< the mode's own section (`synthetic:`, `sim:`), or null
   std::vector<SweepPoint> points;
 };
+
+/// The policies that take the energy and edp objectives (sched::run_policy refuses the others;
+/// tests/sweep/analytic_test.cpp holds the two to each other).
+const std::vector<std::string>& energy_objective_policies();
 
 /// Spec keys and their meaning, for did-you-mean and docs.
 const std::vector<std::string>& spec_keys();

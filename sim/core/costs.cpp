@@ -136,6 +136,14 @@ VectorOps vector_ops(const isa::Instruction& instruction) {
   } else if (const auto* reduce = std::get_if<isa::Reduce>(&instruction)) {
     ops.reduce_elements = std::uint64_t{reduce->y_size} * reduce->x_size * reduce->c_size;
     if (reduce->mode == isa::ReduceMode::kSumsq) ops.square_elements = ops.reduce_elements;
+  } else if (const auto* mul = std::get_if<isa::Mul>(&instruction)) {
+    ops.mul_elements = std::uint64_t{mul->y_size} * mul->x_size * mul->c_size;
+  } else if (const auto* softmax = std::get_if<isa::Softmax>(&instruction)) {
+    ops.softmax_rows = std::uint64_t{softmax->y_size} * softmax->x_size;
+    ops.softmax_elements = ops.softmax_rows * softmax->c_size;  // masked columns too
+  } else if (const auto* norm = std::get_if<isa::Norm>(&instruction)) {
+    ops.norm_rows = std::uint64_t{norm->y_size} * norm->x_size;
+    ops.norm_elements = ops.norm_rows * norm->c_size;
   }
   return ops;
 }

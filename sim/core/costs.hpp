@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
 #include "sim/dram/dram_model.hpp"
@@ -26,29 +27,14 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
 /// 0 for every other instruction.
 std::uint64_t mac_count(const isa::Instruction& instruction, const HwConfig& config);
 
-/// The vector unit's element operations of one instruction (docs/energy.md): requant one per
-/// element of its box, add one per element, pool one per window position of every output
-/// (padding included, as its SRAM reads), lut the bytes of the table entries it looks up (one
-/// entry of dst_elem per element), reduce one add or compare per source element and, for a sum
-/// of squares, one 8 x 8 multiply per element too; 0 for every other instruction (a copy only
-/// moves).
-struct VectorOps {
-  std::uint64_t requant_elements = 0;
-  std::uint64_t add_elements = 0;
-  std::uint64_t pool_window_elements = 0;
-  std::uint64_t lut_bytes = 0;
-  std::uint64_t reduce_elements = 0;
-  std::uint64_t square_elements = 0;
-  VectorOps& operator+=(const VectorOps& o) {
-    requant_elements += o.requant_elements;
-    add_elements += o.add_elements;
-    pool_window_elements += o.pool_window_elements;
-    lut_bytes += o.lut_bytes;
-    reduce_elements += o.reduce_elements;
-    square_elements += o.square_elements;
-    return *this;
-  }
-};
+/// The vector unit's operations of one instruction (docs/energy.md): requant one per element
+/// of its box, add one per element, pool one per window position of every output (padding
+/// included, as its SRAM reads), lut the bytes of the table entries it looks up (one entry of
+/// dst_elem per element), reduce one add or compare per source element and, for a sum of
+/// squares, one 8 x 8 multiply per element too, mul one per element, softmax and norm one per
+/// element of their rows and one per row; 0 for every other instruction (a copy only moves;
+/// conv and matmul are the matrix unit's MACs).
+using VectorOps = VectorCounts;
 VectorOps vector_ops(const isa::Instruction& instruction);
 
 /// The DRAM side of a load or store: `rows` rows of `pixels` runs of `run_bytes` each, in walk

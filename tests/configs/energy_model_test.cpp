@@ -59,7 +59,15 @@ TEST(EnergyModel, tiny_config_figures_by_hand_at_45nm_ddr3) {
   EXPECT_NEAR(t.lut_pj_per_byte, 3.8024910689444225 / 8, 1e-12);  // a 1 KiB array's byte
   EXPECT_NEAR(t.reduce_pj, 0.1, 1e-15);                           // one 32-bit add or compare
   EXPECT_NEAR(t.square_pj, 0.2, 1e-15);                           // one 8 x 8 multiply
-  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);                    // 1.3 nJ per 64 bits
+  // ISA v3 (docs/energy.md gives the steps): mul 0.2 + 8 x 0.2 + 2 x 0.1; softmax 4.7 of
+  // adds and multiplies + 4 table bytes; its row 32 steps x 0.2; norm 7.5; its row
+  // 2 x 3.1 + 0.1 + 63 x 0.2.
+  EXPECT_NEAR(t.mul_pj, 2.0, 1e-12);
+  EXPECT_NEAR(t.softmax_pj, 4.7 + 4 * 3.8024910689444225 / 8, 1e-12);
+  EXPECT_NEAR(t.softmax_row_pj, 6.4, 1e-12);
+  EXPECT_NEAR(t.norm_pj, 7.5, 1e-12);
+  EXPECT_NEAR(t.norm_row_pj, 18.9, 1e-12);
+  EXPECT_DOUBLE_EQ(t.dram_pj_per_byte, 162.5);  // 1.3 nJ per 64 bits
   EXPECT_DOUBLE_EQ(t.leakage_mw_per_mm2, 1.0);
   ASSERT_EQ(t.scratchpads.size(), 1u);
   // 512 B banks, clamped to 1 KiB: a / 8 per byte, read and write alike.
@@ -112,6 +120,8 @@ TEST(EnergyModel, nodes_scale_energy_by_feature_and_vdd_squared_and_area_by_feat
   const double area_scale = (7.0 / 45) * (7.0 / 45);                   // 0.0241975...
   EXPECT_NEAR(t.mac_pj, 0.3 * energy_scale, 1e-15);
   EXPECT_NEAR(t.square_pj, 0.2 * energy_scale, 1e-15);
+  EXPECT_NEAR(t.mul_pj, 2.0 * energy_scale, 1e-12);
+  EXPECT_NEAR(t.norm_row_pj, 18.9 * energy_scale, 1e-12);
   EXPECT_NEAR(t.lut_pj_per_byte, 3.8024910689444225 / 8 * energy_scale, 1e-12);
   EXPECT_NEAR(t.scratchpads[0].read_pj_per_byte, 3.8024910689444225 / 8 * energy_scale, 1e-12);
   EXPECT_NEAR(t.area_mm2(), 0.014882864 * area_scale, 1e-12);

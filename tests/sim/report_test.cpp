@@ -138,6 +138,29 @@ TEST(SimReport, vector_ops_count_requant_add_and_pool_elements) {
   reduce.mode = isa::ReduceMode::kSumsq;
   EXPECT_EQ(vector_ops(reduce).reduce_elements, 28u);
   EXPECT_EQ(vector_ops(reduce).square_elements, 28u);  // and a square before each add
+  isa::Mul mul;
+  mul.y_size = 2;
+  mul.x_size = 3;
+  mul.c_size = 7;
+  mul.b_per_pixel = true;  // b's one element a pixel: still one product per element
+  EXPECT_EQ(vector_ops(mul).mul_elements, 42u);
+  isa::Softmax softmax;
+  softmax.y_size = 2;
+  softmax.x_size = 3;
+  softmax.c_size = 9;
+  EXPECT_EQ(vector_ops(softmax).softmax_elements, 54u);
+  EXPECT_EQ(vector_ops(softmax).softmax_rows, 6u);  // one row a pixel
+  isa::Norm norm;
+  norm.y_size = 1;
+  norm.x_size = 4;
+  norm.c_size = 10;
+  EXPECT_EQ(vector_ops(norm).norm_elements, 40u);
+  EXPECT_EQ(vector_ops(norm).norm_rows, 4u);
+  isa::Matmul matmul;
+  matmul.m_size = 3;
+  matmul.n_size = 5;
+  matmul.k_size = 6;
+  EXPECT_EQ(vector_ops(matmul), VectorOps{});  // the matrix unit's: MAC slots only
 }
 
 // The ISA v3 microbenchmarks (tests/isa/programs, whose comments give the boxes) run on micro
@@ -174,6 +197,50 @@ TEST(SimReport, lut_and_reduce_energy_by_hand) {
   EXPECT_EQ(reduce.vector_ops.lut_bytes, 0u);
   ASSERT_TRUE(reduce.energy);
   EXPECT_NEAR(reduce.energy->vector_pj, 7.7, 1e-12);
+}
+
+// Issue 37: the rest of ISA v3 on the same microbenchmarks. The per-action figures (45 nm,
+// docs/energy.md), from Horowitz's 8 x 8 multiply 0.2 pJ (a multiplier's energy in proportion
+// to the product of its operand widths), 32 x 32 multiply 3.1 pJ and 32-bit add 0.1 pJ:
+//   mul element:     0.2 (a x b) + 8 x 0.2 (16-bit product x 32-bit M) + 2 x 0.1 = 2.0 pJ
+//   softmax element: 0.1 + 0.1 (max, m - x) + 4 table bytes x a / 8 + 0.8 (16 x 16) + 0.1
+//                    + 0.1 (sum) + 1.6 + 0.1 (x R) + 1.6 + 0.2 (x M, zero point)
+//                    = 4.7 + 4 x 0.47531138... = 6.60124553... pJ
+//   softmax row:     32 division steps x a 64-bit subtract (0.2) = 6.4 pJ
+//   norm element:    0.1 (S1) + 0.2 + 0.2 (x^2, S2) + 0.4 + 0.1 (N x - S1) + 3.1 + 0.1 (x inv)
+//                    + 3.1 + 0.1 + 0.1 (x G + B, rounding) = 7.5 pJ
+//   norm row:        2 x 3.1 + 0.1 (D) + 63 steps x 0.2 (square root, reciprocal) = 18.9 pJ
+TEST(SimReport, mul_softmax_norm_and_matmul_energy_by_hand) {
+  const double lut_byte = 3.8024910689444225 / 8;
+  // mul.tasm: 1x2x6 (b per pixel), 1x2x6 (per channel), 1x1x8 (per element): 32 elements.
+  const SimReport mul = run_isa_program("mul.tasm");
+  ASSERT_TRUE(mul.ok()) << mul.fault->str();
+  EXPECT_EQ(mul.vector_ops.mul_elements, 32u);
+  ASSERT_TRUE(mul.energy);
+  EXPECT_NEAR(mul.energy->vector_pj, 32 * 2.0, 1e-9);
+  // softmax.tasm: 1x3 rows of 5 (causal: masked columns are processed too), 1x1 of 6.
+  const SimReport softmax = run_isa_program("softmax.tasm");
+  ASSERT_TRUE(softmax.ok()) << softmax.fault->str();
+  EXPECT_EQ(softmax.vector_ops.softmax_elements, 21u);
+  EXPECT_EQ(softmax.vector_ops.softmax_rows, 4u);
+  ASSERT_TRUE(softmax.energy);
+  EXPECT_NEAR(softmax.energy->vector_pj, 21 * (4.7 + 4 * lut_byte) + 4 * 6.4, 1e-9);
+  // norm.tasm: 1x2 rows of 6 (LayerNorm), 1x1 of 4 (RMSNorm).
+  const SimReport norm = run_isa_program("norm.tasm");
+  ASSERT_TRUE(norm.ok()) << norm.fault->str();
+  EXPECT_EQ(norm.vector_ops.norm_elements, 16u);
+  EXPECT_EQ(norm.vector_ops.norm_rows, 3u);
+  ASSERT_TRUE(norm.energy);
+  EXPECT_NEAR(norm.energy->vector_pj, 16 * 7.5 + 3 * 18.9, 1e-9);
+  // matmul.tasm: the matrix unit's MAC slots, m x n blocks x k blocks x R x C on the 4 x 4
+  // array: 3 x 2 x 2 + 2 x 1 x 1 + 2 x 1 x 1 + 1 x 1 x 1 = 17 passes of 16 slots, 0.3 pJ each
+  // (int8 x int8 into int32: 0.2 + 0.1); no vector operation.
+  const SimReport matmul = run_isa_program("matmul.tasm");
+  ASSERT_TRUE(matmul.ok()) << matmul.fault->str();
+  EXPECT_EQ(matmul.macs, 272u);
+  ASSERT_TRUE(matmul.energy);
+  EXPECT_NEAR(matmul.energy->mac_pj, 272 * 0.3, 1e-9);
+  EXPECT_EQ(matmul.energy->vector_pj, 0.0);
 }
 
 TEST(SimReport, json_carries_status_bytes_engines_and_version) {

@@ -2,6 +2,7 @@
 // simulator called directly, invalid points with their reasons, timing-only vs functional.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "compiler/zoo/load_model.hpp"
@@ -10,6 +11,7 @@
 #include "experiments/sweep/runner.hpp"
 #include "experiments/sweep/spec.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/policy.hpp"
 #include "tests/sweep/sweep_test_util.hpp"
 
 namespace tessel::sweep {
@@ -98,6 +100,41 @@ TEST(AnalyticMode, Tiles2dOffIsTheDriversRowsThenColumnsSchedule) {
   }
   EXPECT_GT(ok, 10);
   EXPECT_GT(differ, 0);
+}
+
+// A spec's objective list: each point scheduled under its own objective, equal to the driver's
+// schedule under it; and the sweep's pairing rule (energy objectives only for optimal and
+// opfusion) is the scheduler's: every other policy refuses them.
+TEST(AnalyticMode, EachPointRunsUnderItsOwnObjective) {
+  const SweepSpec spec =
+      parse_spec("mode: analytic\nhw: " + edge_config_path() +
+                     "\nmodels: tiny_residual\npolicies: [fusion, opfusion, optimal]\n"
+                     "objectives: [bytes, latency, energy, edp]\n",
+                 "objectives.yaml");
+  ASSERT_EQ(spec.points.size(), 2u + 4 + 4);
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  zoo::LoadOptions load;
+  load.zoo.with_weights = false;
+  const ir::Graph graph = zoo::load_model("tiny_residual", load);
+  for (const SweepPoint& point : spec.points) {
+    SCOPED_TRACE(point.policy + " " + point.objective);
+    const Evaluation got = evaluate(*evaluator.value(), point);
+    ASSERT_EQ(got.status, Evaluation::Status::ok) << got.reason;
+    auto expected = sched::schedule_graph(graph, *point.config->hw, point.policy,
+                                          sched::parse_objective(point.objective).value());
+    ASSERT_TRUE(expected.ok()) << expected.reason();
+    EXPECT_EQ(got.figures,
+              schedule_figures(expected.value().schedule, expected.value().net, *point.config->hw));
+  }
+  const auto& takers = energy_objective_policies();
+  for (const sched::Policy& p : sched::policies()) {
+    const std::string policy(p.name);
+    const bool takes = std::find(takers.begin(), takers.end(), policy) != takers.end();
+    auto r =
+        sched::schedule_graph(graph, *spec.points[0].config->hw, policy, sched::Objective::Energy);
+    EXPECT_EQ(r.ok(), takes) << policy << ": " << (r.ok() ? "" : r.reason());
+  }
 }
 
 TEST(AnalyticMode, UnknownOptionIsRefused) {

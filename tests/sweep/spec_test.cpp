@@ -201,10 +201,58 @@ TEST(SpecErrors, UnknownObjectiveNamesTheFourAndEnergyObjectivesParse) {
             "spec.yaml:2:12: error: objective: unknown objective 'enrgy'; did you mean 'energy'? "
             "(one of bytes, latency, energy, edp)");
   for (const char* objective : {"energy", "edp"}) {
-    const SweepSpec spec =
-        parse_spec(header() + "models: m\npolicies: p\nobjective: " + objective + "\n", "a.yaml");
-    EXPECT_EQ(spec.objective, objective);
+    const SweepSpec spec = parse_spec(
+        header() + "models: m\npolicies: optimal\nobjective: " + objective + "\n", "a.yaml");
+    EXPECT_EQ(spec.objectives, std::vector<std::string>{objective});
+    EXPECT_EQ(spec.points[0].objective, objective);
   }
+}
+
+// `objectives`: the spec's own list, innermost in the enumeration; the energy objectives pair
+// only with optimal and opfusion; a point's id is the one a one-objective spec gives it.
+TEST(Spec, ObjectivesListRunsEachPolicyUnderEveryObjectiveItTakes) {
+  const SweepSpec spec = parse_spec(
+      header() + "models: m\npolicies: [layerwise, optimal]\nobjectives: [bytes, energy, edp]\n",
+      "a.yaml");
+  EXPECT_EQ(spec.objectives, (std::vector<std::string>{"bytes", "energy", "edp"}));
+  ASSERT_EQ(spec.points.size(), 4u);  // layerwise: bytes; optimal: bytes, energy, edp
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"layerwise", "bytes"}, {"optimal", "bytes"}, {"optimal", "energy"}, {"optimal", "edp"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(spec.points[i].index, i);
+    EXPECT_EQ(spec.points[i].policy, expected[i].first);
+    EXPECT_EQ(spec.points[i].objective, expected[i].second);
+  }
+  const SweepSpec energy =
+      parse_spec(header() + "models: m\npolicies: optimal\nobjective: energy\n", "b.yaml");
+  const SweepSpec bytes = parse_spec(header() + "models: m\npolicies: optimal\n", "c.yaml");
+  EXPECT_EQ(spec.points[2].id, energy.points[0].id);
+  EXPECT_EQ(spec.points[1].id, bytes.points[0].id);
+  EXPECT_EQ(bytes.objectives, std::vector<std::string>{"bytes"});  // the default
+}
+
+TEST(SpecErrors, ObjectivesListErrorsAreLocatedAtTheEntry) {
+  const std::string top = "mode: analytic\nhw: x\nmodels: m\npolicies: [layerwise, optimal]\n";
+  EXPECT_EQ(first_error(top + "objectives: [bytes, enrgy]\n"),
+            "spec.yaml:5:21: error: objectives[1]: unknown objective 'enrgy'; did you mean "
+            "'energy'? (one of bytes, latency, energy, edp)");
+  EXPECT_EQ(first_error(top + "objectives: [bytes, latency, bytes]\n"),
+            "spec.yaml:5:30: error: objectives[2]: 'bytes' is listed twice");
+  EXPECT_EQ(first_error(top + "objectives: []\n"),
+            "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
+  EXPECT_EQ(first_error(top + "objectives: {bytes: 1}\n"),
+            "spec.yaml:5:13: error: objectives: expected a name or a non-empty list of names");
+  EXPECT_EQ(first_error(top + "objective: bytes\nobjectives: [latency]\n"),
+            "spec.yaml:6:13: error: objectives: give either objective (one name) or objectives "
+            "(a list), not both");
+  // Checked once the policies are read (after hw, so with a base config that exists).
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: [layerwise, fusion]\n"
+                                   "objectives: [bytes, edp]\n"),
+            "spec.yaml:6:21: error: objectives[1]: objective 'edp' is for the optimal and "
+            "opfusion policies; none of the spec's policies (layerwise, fusion) takes it");
+  EXPECT_EQ(first_error(header() + "models: m\npolicies: fusion\nobjective: energy\n"),
+            "spec.yaml:6:12: error: objective: objective 'energy' is for the optimal and opfusion "
+            "policies; none of the spec's policies (fusion) takes it");
 }
 
 TEST(SpecErrors, OverrideKeyMissingFromTheBaseConfigIsLocated) {
