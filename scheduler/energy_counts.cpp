@@ -216,6 +216,7 @@ class Counter {
         }
         return;
       case OpKind::Reshape:
+      case OpKind::Slice:
       case OpKind::Softmax:
       case OpKind::Input:
         return;
