@@ -53,6 +53,12 @@ Status Lowering::plan_activation_regions() {
       }
       continue;
     }
+    if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Slice) {
+      // A channel slice lies in its input's region, as a concat's input in the concat's.
+      const sched::Op& slice = net_.op(gs.ops.front());
+      slice_of_[slice.output] = {slice.inputs[0], slice.channel_offset};
+      continue;
+    }
     if (gs.dram_view) {
       const sched::Op& view = net_.op(gs.ops.front());
       if (view.kind != sched::OpKind::Reshape)
