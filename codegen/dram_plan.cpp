@@ -165,8 +165,10 @@ Status Lowering::write_input_values(
     if (region->kind != RegionKind::Input) continue;
     auto it = input_values.find(ir_name);
     if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
-    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW
-    const int64_t c = shape[1], h = shape[2], wd = shape[3];
+    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW; other ranks row-major
+    const bool nchw = shape.size() == 4;
+    const int64_t c = nchw ? shape[1] : 1, wd = nchw ? shape[3] : 1;
+    const int64_t h = nchw ? shape[2] : ir::element_count(shape);
     if (static_cast<int64_t>(it->second.size()) != c * h * wd)
       return fail("network input '" + ir_name + "': " + std::to_string(it->second.size()) +
                   " values for " + std::to_string(c * h * wd) + " elements");
