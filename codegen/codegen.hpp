@@ -141,6 +141,12 @@ std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::
                                     std::int64_t channels, std::int64_t rows, std::int64_t cols,
                                     int element_bytes);
 
+/// Reads a tensor of graph rank `rank` back in its graph order: a 4-D (NCHW) tensor from NHWC,
+/// any other rank as stored (row-major: token tensors [1, S, d], a Gemm's [N, K]).
+std::vector<std::int32_t> read_tensor(const std::vector<std::uint8_t>& dram, std::int64_t offset,
+                                      const sched::Shape3& shape, std::size_t rank,
+                                      int element_bytes);
+
 /// Writes program.bin, program.tasm, dram.bin, schedule.json and compile.json into `folder`
 /// (created if missing), host.json (the host part's graph) when there are host ops, and
 /// hw.yaml when `hw_yaml_text` is not empty. Fails naming the file that cannot be written.

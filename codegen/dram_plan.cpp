@@ -53,6 +53,12 @@ Status Lowering::plan_activation_regions() {
       }
       continue;
     }
+    if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Slice) {
+      // A channel slice lies in its input's region, as a concat's input in the concat's.
+      const sched::Op& slice = net_.op(gs.ops.front());
+      slice_of_[slice.output] = {slice.inputs[0], slice.channel_offset};
+      continue;
+    }
     if (gs.dram_view) {
       const sched::Op& view = net_.op(gs.ops.front());
       if (view.kind != sched::OpKind::Reshape)
@@ -159,8 +165,10 @@ Status Lowering::write_input_values(
     if (region->kind != RegionKind::Input) continue;
     auto it = input_values.find(ir_name);
     if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
-    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW
-    const int64_t c = shape[1], h = shape[2], wd = shape[3];
+    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW; other ranks row-major
+    const bool nchw = shape.size() == 4;
+    const int64_t c = nchw ? shape[1] : 1, wd = nchw ? shape[3] : 1;
+    const int64_t h = nchw ? shape[2] : ir::element_count(shape);
     if (static_cast<int64_t>(it->second.size()) != c * h * wd)
       return fail("network input '" + ir_name + "': " + std::to_string(it->second.size()) +
                   " values for " + std::to_string(c * h * wd) + " elements");

@@ -79,6 +79,9 @@ struct MatrixOp {
   int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
   bool gemm = false;
   bool trans_b = false;
+  /// A token-wise Linear (a Gemm over [S, K] rows, docs/scheduler.md "Transformers"): a 1x1
+  /// conv, weight (o, i) at [o][i] (transB) or [i][o].
+  bool token_linear = false;
   const ir::Tensor* weights = nullptr;
   const ir::Tensor* bias = nullptr;  ///< nullptr without one
   /// A conv over a space-to-depth input (sched::SpaceToDepthConv; channels 0: none): ci, kh
@@ -95,6 +98,8 @@ struct MatrixOp {
       return weights->int_values[static_cast<size_t>(
           ((o * s2d.channels + k) * s2d.kernel_h + oy) * s2d.kernel_w + ox)];
     }
+    if (token_linear)
+      return weights->int_values[static_cast<size_t>(trans_b ? o * ci + i : i * co + o)];
     if (!gemm) return weights->int_values[static_cast<size_t>(((o * ci + i) * kh + y) * kw + x)];
     const int64_t pixel = i / in_c, c = i % in_c;                       // HWC order on chip
     const int64_t k = (c * in_h + pixel / in_w) * in_w + pixel % in_w;  // NCHW flatten order
@@ -304,6 +309,18 @@ class Lowering {
                   std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  // ---- transformer_ops.cpp: norm, softmax, matmul of two activations (docs/codegen.md) ----
+  Result<const ir::Op*> quantized_op(const sched::Op& op) const;
+  /// The DRAM bytes of a table-like operand: a norm's E and (G, r, B) per channel, a softmax's
+  /// two exp tables, a Mul by a constant scalar's 256-entry table.
+  Result<std::vector<std::uint8_t>> param_bytes(const sched::Op& op) const;
+  Status emit_norm(const sched::GroupSchedule& gs, const sched::Op& op,
+                   const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  Status emit_row_softmax(const sched::GroupSchedule& gs, const sched::Op& op,
+                          const std::vector<Box>& need, std::vector<isa::Instruction>& code);
+  /// A matmul per head into the op's accumulators, then one per-tensor requant.
+  Status emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op,
+                     const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   /// A Concat inside a group: one exact copy per input into its channels of the output buffer.
   Status emit_concat(const sched::GroupSchedule& gs, const sched::Op& op,
                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);

@@ -72,6 +72,14 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
       m.kh = op.window.kernel_h;
       m.kw = op.window.kernel_w;
     }
+  } else if (m.op->kind == ir::OpKind::Gemm && op.kind == sched::OpKind::Conv) {
+    m.token_linear = true;
+    m.trans_b = m.op->get_int("transB") != 0;
+    m.co = net_.tensor(op.output).shape.c;
+    m.ci = net_.tensor(op.inputs[0]).shape.c;
+    if (ws.size() != 2 || ws[0] * ws[1] != m.co * m.ci)
+      return fail("linear '" + op.name + "': weights do not match a " + std::to_string(m.ci) +
+                  " -> " + std::to_string(m.co) + " layer");
   } else if (m.op->kind == ir::OpKind::Gemm) {
     m.gemm = true;
     m.trans_b = m.op->get_int("transB") != 0;

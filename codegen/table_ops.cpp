@@ -19,6 +19,20 @@ constexpr int64_t kTableEntries = 256;
 std::string table_region(const sched::Op& op) {
   return (op.pool_by_conv ? "ones:" : "lut:") + op.name;
 }
+
+// Ops whose operand loads like a lookup table: whole, into a weight buffer, once per tile or
+// once while resident (the norm's parameters and the softmax's exp tables too).
+bool loads_table(const sched::Op& op) {
+  return op.lookup_table || op.pool_by_conv || op.kind == sched::OpKind::Norm ||
+         op.kind == sched::OpKind::RowSoftmax;
+}
+
+// A table computed by codegen (param_bytes) rather than read from the graph's table tensor.
+bool computed_table(const ir::Graph& graph, const sched::Op& op) {
+  if (op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax) return true;
+  const auto id = graph.find_op(op.name);
+  return op.lookup_table && id && graph.op(*id).kind == ir::OpKind::Mul;
+}
 }  // namespace
 
 Result<const ir::Tensor*> Lowering::lookup_table_of(const sched::Op& op) const {
@@ -40,9 +54,12 @@ Status Lowering::plan_table_regions() {
   for (size_t g = 0; g < host_from_; ++g) {
     for (int index : schedule_.groups[g].ops) {
       const sched::Op& op = net_.op(index);
-      if (!op.lookup_table && !op.pool_by_conv) continue;
-      if (op.lookup_table)
+      if (!loads_table(op)) continue;
+      if (computed_table(graph_, op)) {
+        if (auto bytes = param_bytes(op); !bytes.ok()) return bytes.failure();
+      } else if (op.lookup_table) {
         if (auto table = lookup_table_of(op); !table.ok()) return table.failure();
+      }
       if (auto r = out_.layout.add(table_region(op), RegionKind::Weights, op.weight_bytes); !r.ok())
         return r.failure();
     }
@@ -54,8 +71,14 @@ Status Lowering::write_table_values() {
   for (size_t g = 0; g < host_from_; ++g) {
     for (int index : schedule_.groups[g].ops) {
       const sched::Op& op = net_.op(index);
-      if (!op.lookup_table && !op.pool_by_conv) continue;
+      if (!loads_table(op)) continue;
       const int64_t at = out_.layout.find(table_region(op))->offset;
+      if (computed_table(graph_, op)) {
+        const std::vector<std::uint8_t> bytes = param_bytes(op).value();  // checked when planned
+        for (size_t i = 0; i < bytes.size(); ++i)
+          write_bytes(at + static_cast<int64_t>(i), bytes[i], 1);
+        continue;
+      }
       if (op.pool_by_conv) {  // one pixel of ones, matrix_cols weights
         for (int64_t i = 0; i < op.weight_bytes / act_bytes_; ++i)
           write_bytes(at + i * act_bytes_, 1, static_cast<int>(act_bytes_));
@@ -87,14 +110,14 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   if (buffer == nullptr || buffer->size_bytes < need_bytes)
     return fail("op '" + op.name + "': the schedule has no " + std::to_string(need_bytes) +
                 "-byte buffer '" + name + "' for its " +
-                (op.pool_by_conv ? "all-one weights" : "lookup table"));
+                (op.pool_by_conv ? "all-one weights" : "lookup table or parameters"));
   isa::Load l;
   l.sp = static_cast<std::uint32_t>(buffer->scratchpad);
   l.elem = act_elem_;
   l.kind = isa::Traffic::kWeights;
   l.sram_addr = static_cast<std::uint32_t>(buffer->offset);
   l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(table_region(op))->offset);
-  l.c_size = static_cast<std::uint32_t>(kTableEntries);
+  l.c_size = static_cast<std::uint32_t>(op.pool_by_conv ? kTableEntries : need_bytes / act_bytes_);
   l.dram_stride_x = l.c_size;
   l.sram_stride_x = l.c_size;
   if (op.pool_by_conv) {
@@ -131,7 +154,7 @@ Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTil
   // are those of the table already loaded.
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
-    if (!op.lookup_table && !op.pool_by_conv) continue;
+    if (!loads_table(op)) continue;
     sched::Interval channels = need[static_cast<size_t>(op.output)].c;
     if (gs.weights_resident) {
       channels = {0, net_.tensor(op.output).shape.c};

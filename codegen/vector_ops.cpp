@@ -42,6 +42,9 @@ const OpEmitter* Lowering::emitter_for(sched::OpKind kind) {
       {sched::OpKind::GlobalPool, false, &Lowering::emit_pool, false},
       {sched::OpKind::Concat, false, &Lowering::emit_concat, false},
       {sched::OpKind::Mul, false, &Lowering::emit_mul, false},
+      {sched::OpKind::Norm, false, &Lowering::emit_norm, false},
+      {sched::OpKind::RowSoftmax, false, &Lowering::emit_row_softmax, false},
+      {sched::OpKind::MatMul, false, &Lowering::emit_matmul, false},
   };
   for (const OpEmitter& e : kEmitters)
     if (e.kind == kind) return &e;

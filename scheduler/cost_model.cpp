@@ -66,6 +66,17 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
                                             part(in.w, nw, j).size(), true);
       return cycles;
     }
+    case OpKind::Norm:  // one norm over the tile's pixels (docs/codegen.md "Transformers")
+      return norm_instruction_cycles(machine, pixels, channels);
+    case OpKind::RowSoftmax:  // one softmax over every row of the tile's pixels
+      return softmax_instruction_cycles(machine, pixels * (channels / op.row_length),
+                                        op.row_length);
+    case OpKind::MatMul: {  // a matmul per head, then one requant of all heads' accumulators
+      const HeadMatMul& mm = op.matmul;
+      return mm.heads * matmul_instruction_cycles(machine, out.h.size(), mm.n_size, mm.k_size,
+                                                  mm.transpose_b) +
+             vector_instruction_cycles(machine, pixels, channels);
+    }
     case OpKind::Concat:
       // One copy per input slice.
       return vector_instruction_cycles(machine, pixels, channels) +
@@ -143,7 +154,9 @@ int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
 int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
   // The whole table (or pixel of ones) for any channels.
-  if (op.lookup_table || op.pool_by_conv) return op.weight_bytes;
+  if (op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
+      op.kind == OpKind::RowSoftmax)
+    return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
 }

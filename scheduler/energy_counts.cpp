@@ -283,6 +283,7 @@ class Counter {
         }
         return;
       case OpKind::Reshape:
+      case OpKind::Slice:
       case OpKind::Softmax:
       case OpKind::Input:
         return;

@@ -23,9 +23,13 @@ constexpr int64_t kBiasBytes = 4;
 Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
   const auto& s = tensor.shape;
   if (s.empty()) return fail("op '" + op_name + "': tensor '" + tensor.name + "' has no shape");
+  // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
+  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
+  // "Transformers"): row-major in DRAM either way, as NHWC is.
+  if (s.size() == 2) return Shape3{s[1], s[0], 1};
   if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
   if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
-  if (s.size() == 2) return Shape3{s[1], 1, 1};
+  if (s.size() == 3) return Shape3{s[2], s[1], 1};
   int64_t elements = 1;
   for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
   return Shape3{elements, 1, 1};
@@ -88,7 +92,26 @@ class GraphConverter {
       case ir::OpKind::Gemm:
         return add_gemm(op, std::move(out));
       case ir::OpKind::Mul:
+        if (scalar_constant_operand(op) >= 0) return add_scalar_mul(op, std::move(out));
         return add_mul(op, std::move(out));
+      case ir::OpKind::LayerNormalization:
+      case ir::OpKind::RMSNormalization:
+        return add_norm(op, std::move(out));
+      case ir::OpKind::MatMul:
+        return add_matmul(op, std::move(out));
+      case ir::OpKind::Transpose:
+        return add_transpose(op);
+      case ir::OpKind::Slice:
+        return add_slice(op, std::move(out));
+      case ir::OpKind::Reshape:
+        if (views_.count(op.inputs[0]) || (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
+                                           graph_.tensor(op.outputs[0]).shape.size() == 4))
+          return add_view_reshape(op);
+        if (token_alias(op)) return {};
+        break;
+      case ir::OpKind::Softmax:
+        if (!only_graph_output(op.outputs[0])) return add_row_softmax(op, std::move(out));
+        break;
       case ir::OpKind::Relu:
       case ir::OpKind::Clip: {
         bool folded = false;
@@ -247,6 +270,7 @@ class GraphConverter {
     auto t = new_tensor(op.outputs[0], op.name);
     if (!t.ok()) return t.failure();
     out.output = t.value();
+    if (net_.tensor(x.value()).shape.h > 1) return add_token_linear(op, std::move(out));
     const int64_t k = net_.tensor(x.value()).shape.elements();
     const int64_t n = net_.tensor(out.output).shape.c;
     const bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
@@ -324,6 +348,296 @@ class GraphConverter {
     out.inputs = xs;
     out.output = t.value();
     out.vector_elements = y.elements();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // ---- Transformers (docs/scheduler.md "Transformers") -----------------------------------
+
+  /// A head view: an IR tensor [1, S, H, hd] (split), [1, H, S, hd] (heads_first) or
+  /// [1, H, hd, S] (heads_first, transposed) over net tensor `tensor`, whose pixel s holds head
+  /// h's row s at channels offset + h * head_dim. Head splits and merges are these views, never
+  /// copies.
+  struct HeadView {
+    int tensor = -1;
+    int64_t offset = 0, heads = 1, head_dim = 0;
+    bool heads_first = false, transposed = false;
+  };
+
+  std::string describe_op(const ir::Op& op) const {
+    return "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
+  }
+
+  bool only_graph_output(const std::string& tensor) const {
+    if (!consumers_of(tensor).empty()) return false;
+    for (const std::string& o : graph_.outputs())
+      if (o == tensor) return true;
+    return false;
+  }
+
+  Status need_unit(const ir::Op& op, bool present, const std::string& unit) const {
+    if (present) return {};
+    return fail(describe_op(op) + " needs " + unit + "; config '" + machine_.name + "' has none");
+  }
+
+  // The index of a Mul's one-element constant operand, or -1.
+  int scalar_constant_operand(const ir::Op& op) const {
+    for (size_t i = 0; i < op.inputs.size() && op.inputs.size() == 2; ++i) {
+      const ir::Tensor& t = graph_.tensor(op.inputs[i]);
+      if (t.constant && ir::element_count(t.shape) == 1) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // The view of IR tensor `name`: its head view, or a whole net tensor of one head.
+  Result<HeadView> view_of(const ir::Op& op, const std::string& name) {
+    if (auto it = views_.find(name); it != views_.end()) return it->second;
+    auto it = tensor_of_.find(name);
+    if (it == tensor_of_.end())
+      return fail(describe_op(op) + ": input '" + name + "' is no activation");
+    const Shape3 s = net_.tensor(it->second).shape;
+    return HeadView{it->second, 0, 1, s.c, true, false};
+  }
+
+  // A token-wise Linear (a Gemm of [S, K] by a constant [K, N]): a 1x1 conv over the S pixels,
+  // K input and N output channels.
+  Status add_token_linear(const ir::Op& op, Op out) {
+    const Shape3 in = net_.tensor(out.inputs[0]).shape;
+    const Shape3 y = net_.tensor(out.output).shape;
+    const bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
+    out.kind = OpKind::Conv;
+    out.weight_bytes = in.c * y.c * machine_.weight_bytes + (bias ? y.c * kBiasBytes : 0);
+    out.requant_table_bytes = y.c * kRequantEntryBytes;
+    out.macs = y.elements() * in.c;
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // A Reshape between [1, S, d] and [S, d] (a Linear's flatten and unflatten): the same token
+  // tensor, no op, so that the ops around it may share a group. Not for a graph output (its
+  // name is the output's).
+  bool token_alias(const ir::Op& op) {
+    const auto it = tensor_of_.find(op.inputs[0]);
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const auto& out = graph_.tensor(op.outputs[0]).shape;
+    const auto rank = [](const ir::Shape& s) { return s.size() == 2 || s.size() == 3; };
+    if (it == tensor_of_.end() || !rank(in) || !rank(out) || in.back() != out.back() ||
+        ir::element_count(in) != ir::element_count(out) || only_graph_output(op.outputs[0]))
+      return false;
+    for (const std::string& o : graph_.outputs())
+      if (o == op.outputs[0]) return false;
+    if (net_.tensor(it->second).shape.h <= 1) return false;  // a classifier's flatten stays
+    tensor_of_[op.outputs[0]] = it->second;
+    return true;
+  }
+
+  // A channel slice of a token tensor (Slice of its last axis, step 1): a DRAM view.
+  Status add_slice(const ir::Op& op, Op out) {
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const auto& starts = op.get_ints("starts");
+    const auto& ends = op.get_ints("ends");
+    const auto& axes = op.get_ints("axes");
+    const auto& steps = op.get_ints("steps");
+    int64_t first = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
+      const bool whole = starts[i] == 0 && ends[i] >= in[axis] && steps[i] == 1;
+      if (axis + 1 == in.size() && steps[i] == 1) {
+        first = starts[i];
+      } else if (!whole) {
+        return fail(describe_op(op) +
+                    ": only a slice of the last axis with step 1 (a channel slice) " +
+                    "is supported by the accelerator path");
+      }
+    }
+    out.kind = OpKind::Slice;
+    out.inputs = {x.value()};
+    out.channel_offset = first;
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // A Reshape that splits a token tensor into heads or merges a head view back: no op.
+  Status add_view_reshape(const ir::Op& op) {
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    if (auto it = views_.find(op.inputs[0]); it != views_.end()) {
+      const HeadView v = it->second;
+      const Shape3 base = net_.tensor(v.tensor).shape;
+      if (y.size() == 3 && !v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c &&
+          y[0] == 1 && y[1] == base.h && y[2] == base.c) {
+        tensor_of_[op.outputs[0]] = v.tensor;  // the merged heads are the tensor itself
+        return {};
+      }
+      return fail(describe_op(op) + ": a reshape of a head view other than the merge of its heads");
+    }
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    const Shape3 base = net_.tensor(x.value()).shape;
+    if (y.size() != 4 || y[0] != 1 || y[1] != base.h || base.w != 1 || y[2] * y[3] != base.c)
+      return fail(describe_op(op) + ": a reshape to " + ir::shape_string(y) +
+                  " (only [1, S, d] -> [1, S, heads, d / heads] is supported)");
+    views_[op.outputs[0]] = HeadView{x.value(), 0, y[2], y[3], false, false};
+    return {};
+  }
+
+  // Transposes of head views: (0, 2, 1, 3) swaps heads and tokens, (0, 2, 3, 1) also reads the
+  // tokens as columns (K^T), (0, 1, 3, 2) on heads-first swaps rows and columns.
+  Status add_transpose(const ir::Op& op) {
+    auto it = views_.find(op.inputs[0]);
+    if (it == views_.end())
+      return fail(describe_op(op) +
+                  ": a transpose of other than a head view is not supported by the " +
+                  "accelerator path yet");
+    HeadView v = it->second;
+    const auto& perm = op.get_ints("perm");
+    using P = std::vector<int64_t>;
+    if (perm == P{0, 2, 1, 3} && !v.transposed) {
+      v.heads_first = !v.heads_first;
+    } else if (perm == P{0, 2, 3, 1} && !v.heads_first && !v.transposed) {
+      v.heads_first = v.transposed = true;
+    } else if (perm == P{0, 1, 3, 2} && v.heads_first) {
+      v.transposed = !v.transposed;
+    } else {
+      return fail(describe_op(op) + ": this permutation of a head view is not supported");
+    }
+    views_[op.outputs[0]] = v;
+    return {};
+  }
+
+  // x * c for a one-element constant c: a unary function of the 8-bit codes, so one table
+  // lookup (ISA `lut`, the golden rule's every code in the table; attention's 1/sqrt(d)).
+  Status add_scalar_mul(const ir::Op& op, Op out) {
+    const std::string x = op.inputs[static_cast<size_t>(1 - scalar_constant_operand(op))];
+    if (auto s = need_unit(op, machine_.lookup_table,
+                           "a vector unit with lookup tables (vector.lookup_table: true)");
+        !s.ok())
+      return s;
+    if (net_.activation_bytes != 1)
+      return fail(describe_op(op) + ": a Mul by a constant runs as an 8-bit table lookup; " +
+                  std::to_string(8 * net_.activation_bytes) + "-bit activations are not supported");
+    auto v = view_of(op, x);
+    if (!v.ok()) return v.failure();
+    out.kind = OpKind::Eltwise;
+    out.lookup_table = true;
+    out.inputs = {v.value().tensor};
+    out.weight_bytes = 256;
+    const Shape3 shape = net_.tensor(v.value().tensor).shape;
+    const int t = net_.add_tensor(op.outputs[0], shape);
+    out.output = t;
+    net_.add_op(std::move(out));
+    if (views_.count(x)) {
+      HeadView w = v.value();
+      w.tensor = t;
+      views_[op.outputs[0]] = w;
+    } else {
+      tensor_of_[op.outputs[0]] = t;
+    }
+    return {};
+  }
+
+  Status add_norm(const ir::Op& op, Op out) {
+    if (auto s =
+            need_unit(op, machine_.row_normalise, "a row normaliser (vector.row_normalise: true)");
+        !s.ok())
+      return s;
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const int64_t axis = op.get_int("axis");
+    if (axis != -1 && axis != static_cast<int64_t>(in.size()) - 1)
+      return fail(describe_op(op) + ": only a norm over the last axis is supported");
+    const Shape3 s = net_.tensor(x.value()).shape;
+    out.kind = OpKind::Norm;
+    out.centre = op.kind == ir::OpKind::LayerNormalization;
+    out.inputs = {x.value()};
+    out.weight_bytes = 8 + 16 * s.c;  // E, then per channel int32 G, int32 r, int64 B
+    out.vector_elements = s.elements();
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  Status add_row_softmax(const ir::Op& op, Op out) {
+    if (auto s =
+            need_unit(op, machine_.row_normalise, "a row normaliser (vector.row_normalise: true)");
+        !s.ok())
+      return s;
+    if (op.inputs.size() > 1)
+      return fail(describe_op(op) +
+                  ": a masked Softmax is not supported by the accelerator path yet");
+    const int64_t axis = op.get_int("axis");
+    const auto rank = static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
+    if (axis != -1 && axis != rank - 1)
+      return fail(describe_op(op) + ": only a Softmax over the last axis is supported");
+    auto v = view_of(op, op.inputs[0]);
+    if (!v.ok()) return v.failure();
+    const HeadView h = v.value();
+    const Shape3 s = net_.tensor(h.tensor).shape;
+    if (h.offset != 0 || h.transposed || h.heads * h.head_dim != s.c)
+      return fail(describe_op(op) + ": a Softmax of a partial or transposed head view");
+    out.kind = OpKind::RowSoftmax;
+    out.inputs = {h.tensor};
+    out.row_length = h.head_dim;
+    out.weight_bytes = 1024;  // exp_high, exp_low: 512 u16 entries
+    out.vector_elements = s.elements();
+    const int t = net_.add_tensor(op.outputs[0], s);
+    out.output = t;
+    net_.add_op(std::move(out));
+    HeadView y = h;
+    y.tensor = t;
+    if (views_.count(op.inputs[0]))
+      views_[op.outputs[0]] = y;
+    else
+      tensor_of_[op.outputs[0]] = t;
+    return {};
+  }
+
+  // MatMul of two activations, per head: operands are head views (heads first), the result a
+  // token tensor with the heads side by side, seen as heads first.
+  Status add_matmul(const ir::Op& op, Op out) {
+    if (auto s = need_unit(op, machine_.activation_operands,
+                           "a matrix unit with activation operands "
+                           "(matrix.activation_operands: true)");
+        !s.ok())
+      return s;
+    for (const std::string& in : op.inputs)
+      if (graph_.tensor(in).constant)
+        return fail(describe_op(op) + ": a MatMul by the constant '" + in +
+                    "' is not supported by the accelerator path (write it as a Gemm)");
+    auto a = view_of(op, op.inputs[0]);
+    auto b = view_of(op, op.inputs[1]);
+    if (!a.ok()) return a.failure();
+    if (!b.ok()) return b.failure();
+    const HeadView va = a.value(), vb = b.value();
+    if (!va.heads_first || va.transposed || !vb.heads_first || va.heads != vb.heads)
+      return fail(describe_op(op) + ": operands that are not per-head views of token tensors");
+    HeadMatMul& mm = out.matmul;
+    mm.heads = va.heads;
+    mm.m_size = net_.tensor(va.tensor).shape.h;
+    mm.k_size = va.head_dim;
+    mm.transpose_b = vb.transposed;
+    mm.n_size = vb.transposed ? net_.tensor(vb.tensor).shape.h : vb.head_dim;
+    const int64_t b_k = vb.transposed ? vb.head_dim : net_.tensor(vb.tensor).shape.h;
+    if (b_k != mm.k_size)
+      return fail(describe_op(op) + ": reduction " + std::to_string(mm.k_size) + " against " +
+                  std::to_string(b_k));
+    mm.a_offset = va.offset;
+    mm.a_head_stride = va.head_dim;
+    mm.b_offset = vb.offset;
+    mm.b_head_stride = vb.head_dim;
+    out.kind = OpKind::MatMul;
+    out.inputs = {va.tensor, vb.tensor};
+    out.macs = mm.heads * mm.m_size * mm.n_size * mm.k_size;
+    const int t = net_.add_tensor(op.outputs[0], Shape3{mm.heads * mm.n_size, mm.m_size, 1});
+    out.output = t;
+    views_[op.outputs[0]] = HeadView{t, 0, mm.heads, mm.n_size, true, false};
     net_.add_op(std::move(out));
     return {};
   }
@@ -468,8 +782,9 @@ class GraphConverter {
   const NetForm form_;
   const MapSpaceFeatures& features_;
   Net net_;
-  std::map<std::string, int, std::less<>> tensor_of_;  // IR tensor name -> Net tensor
-  std::set<int> network_inputs_;                       // Net tensors of Input ops
+  std::map<std::string, int, std::less<>> tensor_of_;   // IR tensor name -> Net tensor
+  std::map<std::string, HeadView, std::less<>> views_;  // IR tensor name -> its head view
+  std::set<int> network_inputs_;                        // Net tensors of Input ops
 };
 
 }  // namespace

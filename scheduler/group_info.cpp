@@ -12,7 +12,8 @@ Interval part(int64_t extent, int64_t parts, int64_t i) {
 }
 
 bool is_view(const Op& op, const PlanOptions& options) {
-  return op.kind == OpKind::Reshape || (op.kind == OpKind::Concat && options.alias_concat);
+  return op.kind == OpKind::Reshape || op.kind == OpKind::Slice ||
+         (op.kind == OpKind::Concat && options.alias_concat);
 }
 
 bool has_matrix_work(const Op& op) {

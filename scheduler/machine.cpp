@@ -55,6 +55,8 @@ Machine machine_from_config(const HwConfig& config) {
   m.clock_mhz = config.clock_mhz;
   m.lookup_table = config.vector.lookup_table;
   m.broadcast_multiply = config.vector.broadcast_multiply;
+  m.row_normalise = config.vector.row_normalise;
+  m.activation_operands = config.matrix.activation_operands;
   return m;
 }
 
@@ -101,6 +103,26 @@ int64_t conv_groups_per_block(const Machine& machine, int64_t groups, int64_t in
 int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels) {
   if (pixels <= 0 || channels <= 0) return 0;
   return pixels * ceil_div(channels, machine.vector_lanes) + kVectorPipelineCycles;
+}
+
+int64_t matmul_instruction_cycles(const Machine& machine, int64_t m, int64_t n, int64_t k,
+                                  bool transpose_b) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const int64_t passes = ceil_div(n, machine.matrix_cols) * ceil_div(k, machine.matrix_rows);
+  const int64_t load = transpose_b ? machine.matrix_cols : machine.matrix_rows;
+  return load + passes * std::max(m, load) + machine.matrix_fill_cycles +
+         machine.matrix_drain_cycles;
+}
+
+int64_t softmax_instruction_cycles(const Machine& machine, int64_t rows, int64_t row) {
+  if (rows <= 0 || row <= 0) return 0;
+  return ceil_div(512, machine.vector_lanes) +
+         rows * (3 * ceil_div(row, machine.vector_lanes) + 31) + kVectorPipelineCycles;
+}
+
+int64_t norm_instruction_cycles(const Machine& machine, int64_t rows, int64_t row) {
+  if (rows <= 0 || row <= 0) return 0;
+  return rows * (2 * ceil_div(row, machine.vector_lanes) + 56) + kVectorPipelineCycles;
 }
 
 int64_t pool_instruction_cycles(const Machine& machine, int64_t out_pixels, int64_t window,

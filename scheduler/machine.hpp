@@ -45,6 +45,9 @@ struct Machine {
   /// `mul` (vector.broadcast_multiply). net_from_graph refuses an op that needs a missing one.
   bool lookup_table = false;
   bool broadcast_multiply = false;
+  /// `softmax` and `norm` (vector.row_normalise); `matmul` (matrix.activation_operands).
+  bool row_normalise = false;
+  bool activation_operands = false;
   /// The config's energy table (configs/energy_model.hpp), for the energy and EDP objectives;
   /// null for hand-built machines (those objectives then fail, naming why).
   std::shared_ptr<const EnergyTable> energy;
@@ -86,6 +89,18 @@ int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_
 /// `pool`: out_pixels * kh * kw * ceil(channels / V) + P_v.
 int64_t pool_instruction_cycles(const Machine& machine, int64_t out_pixels, int64_t window,
                                 int64_t channels);
+
+/// `matmul` of m rows by n columns over a reduction of k (docs/timing.md "matmul"): W +
+/// ceil(n / C) * ceil(k / R) * max(m, W) + F + D, W = R (C when transpose_b).
+int64_t matmul_instruction_cycles(const Machine& machine, int64_t m, int64_t n, int64_t k,
+                                  bool transpose_b);
+
+/// `softmax` of rows x pixels rows of `row` elements: ceil(512 / V) + rows * (3 ceil(row / V) +
+/// 31) + P_v (docs/timing.md "softmax, norm").
+int64_t softmax_instruction_cycles(const Machine& machine, int64_t rows, int64_t row);
+
+/// `norm` of `rows` rows of `row` elements: rows * (2 ceil(row / V) + 56) + P_v.
+int64_t norm_instruction_cycles(const Machine& machine, int64_t rows, int64_t row);
 
 /// A DMA instruction of `bursts` bursts alone on an idle DRAM: ceil(L + N * T), T = B / b
 /// (exact when (O - 1) * T >= L + 1, the slots covering the latency; otherwise each group of O

@@ -37,6 +37,14 @@ const char* to_string(OpKind kind) {
       return "reshape";
     case OpKind::Mul:
       return "mul";
+    case OpKind::Norm:
+      return "norm";
+    case OpKind::RowSoftmax:
+      return "rowsoftmax";
+    case OpKind::MatMul:
+      return "matmul";
+    case OpKind::Slice:
+      return "slice";
   }
   return "?";
 }

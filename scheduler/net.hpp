@@ -23,6 +23,13 @@ enum class OpKind {
   Reshape,     ///< Flatten/Reshape: a view of its input in DRAM, costs nothing
   Mul,         ///< elementwise product, the second operand equal-shaped or one value per channel
                ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels (ISA `mul`)
+  // Transformers (docs/scheduler.md "Transformers"): a token tensor [S, d] is C = d, H = S,
+  // W = 1, stored row-major (channels last), as every tensor is.
+  Norm,        ///< LayerNorm / RMSNorm of each pixel's channels (ISA `norm`)
+  RowSoftmax,  ///< integer Softmax of each pixel's channels in rows of `row_length` (ISA
+               ///< `softmax`); the float classifier Softmax on the host is `Softmax`
+  MatMul,      ///< MatMul of two activations, one per head (ISA `matmul`): see HeadMatMul
+  Slice,       ///< channels [channel_offset, channel_offset + C) of its input: a DRAM view
 };
 
 /// Printable name of a kind ("conv", "maxpool", ...).
@@ -69,6 +76,19 @@ struct SpaceToDepthConv {
   int64_t shift_h = 0, shift_w = 0;
 };
 
+/// A MatMul of two activations per head (OpKind::MatMul). Head h reads a(m, k) at pixel m,
+/// channel a_offset + h * a_head_stride + k of input 0; b(k, n) at pixel k, channel b_offset +
+/// h * b_head_stride + n of input 1 (transpose_b: pixel n, channel b_offset + h * b_head_stride
+/// + k: K stored as [S][d] rows, read transposed by the matrix unit); it writes pixel m,
+/// channels h * n_size + n of the output (heads side by side: the head merge is a view).
+struct HeadMatMul {
+  int64_t heads = 1;
+  int64_t m_size = 0, k_size = 0, n_size = 0;  ///< per head
+  int64_t a_offset = 0, a_head_stride = 0;
+  int64_t b_offset = 0, b_head_stride = 0;
+  bool transpose_b = false;
+};
+
 /// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
 struct Op {
   std::string name;
@@ -103,6 +123,13 @@ struct Op {
   /// DRAM pixel of ones (matrix_cols elements) that every load of the ones reads, needed whole
   /// by every tile (weight_bytes_for), as a lookup table.
   bool pool_by_conv = false;
+  /// Slice: the first input channel of the view.
+  int64_t channel_offset = 0;
+  /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
+  int64_t row_length = 0;
+  /// Norm: LayerNorm (subtract the mean) or RMSNorm.
+  bool centre = true;
+  HeadMatMul matmul;  ///< MatMul
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.

@@ -107,7 +107,8 @@ int64_t prefetch_saving_bound(const Net& net, const Machine& machine, const std:
 GroupBound group_lower_bound(const Net& net, const Machine& machine, const std::vector<int>& ops) {
   GroupBound bound;
   if (ops.size() == 1 &&
-      (net.op(ops[0]).kind == OpKind::Reshape || net.op(ops[0]).kind == OpKind::Concat)) {
+      (net.op(ops[0]).kind == OpKind::Reshape || net.op(ops[0]).kind == OpKind::Concat ||
+       net.op(ops[0]).kind == OpKind::Slice)) {
     return bound;  // possibly a DRAM view: free
   }
   const GroupInfo g = describe(net, ops);

@@ -195,7 +195,8 @@ class SeparableTiling {
             std::max(sizes.weight_slice_max[pos], onchip_weight_bytes(net_, machine_, op, c, true));
         previous_c = c;
       }
-      if (has_matrix_work(op)) {
+      if (op.kind == OpKind::MatMul) sizes.rows_per_step[pos] = largest(*hs, out);
+      if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
         const int64_t rows = exact ? std::min(sizes.rows_per_step[pos], largest(*hs, out)) : 1;
         sizes.acc_max[pos] = rows * largest(*ws, out) *
                              ceil_div(largest(*cs, out), machine_.matrix_cols) *

@@ -110,9 +110,22 @@ InputNeed deduce_input(const Net& net, const Op& op, int input_index, const Box&
       break;
     case OpKind::Input:
       break;
+    case OpKind::Norm:
+    case OpKind::RowSoftmax:
+      // A pixel's rows are whole: every channel of the tile's pixels.
+      need.box = out.empty() ? Box{} : Box{{0, in.c}, out.h, out.w};
+      break;
+    case OpKind::MatMul:
+      // Output rows m need rows m of a (every channel) and all of b.
+      if (input_index == 0)
+        need.box = out.empty() ? Box{} : Box{{0, in.c}, out.h, out.w};
+      else
+        need.box = out.empty() ? Box{} : full_box(in);
+      break;
     case OpKind::Gemm:
     case OpKind::Softmax:
     case OpKind::Reshape:
+    case OpKind::Slice:
       need.box = full_box(in);
       break;
   }

@@ -72,6 +72,11 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
       widest = std::max(widest, geo.need[static_cast<size_t>(t) * locals + out].w.size());
     }
     if (op.kind == OpKind::Conv) geo.rows_per_step[pos] = conv_rows_per_step(machine, widest);
+    if (op.kind == OpKind::MatMul) {  // one matmul per head over the tile's rows
+      for (int64_t t = 0; t < geo.tiles; ++t)
+        geo.rows_per_step[pos] = std::max(geo.rows_per_step[pos],
+                                          geo.need[static_cast<size_t>(t) * locals + out].h.size());
+    }
     Interval previous_c{-1, -1};
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const Box& box = geo.need[static_cast<size_t>(t) * locals + out];
@@ -81,7 +86,7 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
             std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c, true));
         previous_c = box.c;
       }
-      if (has_matrix_work(op)) {
+      if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
         acc_max[pos] = std::max(
             acc_max[pos], accumulator_bytes(machine, geo.rows_per_step[pos], box, box.c.size()));
       }

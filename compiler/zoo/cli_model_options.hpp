@@ -19,6 +19,7 @@ struct ModelOptionValues {
   bool no_weights = false;
   std::int64_t sequence = 0;              ///< transformer tokens (0: the model's default)
   std::int64_t kv_length = 0;             ///< decode KV cache length (0: the model's default)
+  std::int64_t layers = 0;                ///< transformer stack layers (0: the model's default)
   std::vector<std::string> input_shapes;  ///< NAME:D0xD1x... (ONNX inputs)
 
   /// Adds `[MODEL]` (positional) and --model, --batch, --seed, --no-weights, --input-shape.
@@ -33,6 +34,10 @@ struct ModelOptionValues {
     command
         .add_option("--kv-length", kv_length,
                     "KV cache length of a decode zoo model (0: its default)")
+        ->check(CLI::NonNegativeNumber);
+    command
+        .add_option("--layers", layers,
+                    "Layers of a transformer stack zoo model (bert_base, gpt2; 0: all 12)")
         ->check(CLI::NonNegativeNumber);
     command.add_flag("--no-weights", no_weights,
                      "Build zoo models with shapes only (constants without payload)");
@@ -49,6 +54,7 @@ struct ModelOptionValues {
     options.zoo.with_weights = !no_weights;
     options.zoo.sequence = sequence;
     options.zoo.kv_length = kv_length;
+    options.zoo.layers = layers;
     for (const std::string& spec : input_shapes) {
       const std::size_t colon = spec.rfind(':');
       ir::Shape shape;

@@ -30,5 +30,6 @@ ir::Graph build_resnext50_32x4d(const ZooOptions& options);
 ir::Graph build_tiny_se(const ZooOptions& options);
 ir::Graph build_tiny_se_wide(const ZooOptions& options);
 ir::Graph build_tiny_grouped(const ZooOptions& options);
+ir::Graph build_tiny_attention(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

@@ -73,23 +73,44 @@ std::int64_t or_default(std::int64_t value, std::int64_t fallback) {
 
 }  // namespace
 
+namespace {
+
+/// One nn.TransformerEncoderLayer(d, heads, d_ff, activation="gelu", batch_first=True),
+/// post-norm: self-attention, Add, LayerNorm, Linear, GELU, Linear, Add, LayerNorm.
+std::string encoder_layer(NetBuilder& net, const std::string& x, const std::string& p,
+                          const Heads& h, std::int64_t d_ff, double epsilon) {
+  const std::string a = torch_self_attention(net, x, p + ".self_attn", h, "");
+  const std::string n1 = net.layer_norm(net.add(x, a, p + ".add1"), p + ".norm1", epsilon);
+  std::string f = net.dense(n1, p + ".linear1", d_ff, 2.0);
+  f = net.op(p + ".gelu", OpKind::Gelu, {f});
+  f = net.dense(f, p + ".linear2", h.model_dim);
+  return net.layer_norm(net.add(n1, f, p + ".add2"), p + ".norm2", epsilon);
+}
+
+}  // namespace
+
 // nn.TransformerEncoderLayer(768, 12, 3072, activation="gelu", batch_first=True,
-// layer_norm_eps=1e-12) x 12, post-norm: BERT-base's encoder on its embeddings' output.
+// layer_norm_eps=1e-12) x `layers` (12), post-norm: BERT-base's encoder on its embeddings'
+// output.
 ir::Graph build_bert_base(const ZooOptions& options) {
   const std::int64_t seq = or_default(options.sequence, 128);
+  const std::int64_t layers = or_default(options.layers, 12);
   const Heads h{options.batch, 768, 12, 12, 64};
   NetBuilder net("bert_base", options);
   std::string x = net.input_shaped("input", {options.batch, seq, 768});
-  for (int i = 0; i < 12; ++i) {
-    const std::string p = "layers." + std::to_string(i);
-    const std::string a = torch_self_attention(net, x, p + ".self_attn", h, "");
-    x = net.layer_norm(net.add(x, a, p + ".add1"), p + ".norm1", 1e-12);
-    std::string f = net.dense(x, p + ".linear1", 3072, 2.0);
-    f = net.op(p + ".gelu", OpKind::Gelu, {f});
-    f = net.dense(f, p + ".linear2", 768);
-    x = net.layer_norm(net.add(x, f, p + ".add2"), p + ".norm2", 1e-12);
-  }
+  for (std::int64_t i = 0; i < layers; ++i)
+    x = encoder_layer(net, x, "layers." + std::to_string(i), h, 3072, 1e-12);
   return net.finish({x});
+}
+
+// The tiny transformer of the default tests: one encoder layer as bert_base's, sequence
+// `--seq` (16), d 32, 2 heads of 16, GELU MLP of 64, LayerNorm eps 1e-5.
+ir::Graph build_tiny_attention(const ZooOptions& options) {
+  const std::int64_t seq = or_default(options.sequence, 16);
+  const Heads h{options.batch, 32, 2, 2, 16};
+  NetBuilder net("tiny_attention", options);
+  const std::string x = net.input_shaped("input", {options.batch, seq, 32});
+  return net.finish({encoder_layer(net, x, "layers.0", h, 64, 1e-5)});
 }
 
 namespace {
@@ -128,15 +149,18 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
 
 }  // namespace
 
-// GPT-2 (124M) decoder stack, prefill of `sequence` tokens (default 128), on the embeddings'
-// output; the tied LM head is left out (it is one Gemm by the token table).
+// GPT-2 (124M) decoder stack of `layers` blocks (12), prefill of `sequence` tokens (default
+// 128), on the embeddings' output; the tied LM head is left out (it is one Gemm by the token
+// table).
 ir::Graph build_gpt2(const ZooOptions& options) {
   const std::int64_t seq = or_default(options.sequence, 128);
+  const std::int64_t layers = or_default(options.layers, 12);
   const Heads h{options.batch, 768, 12, 12, 64};
   NetBuilder net("gpt2", options);
   std::string x = net.input_shaped("input", {options.batch, seq, 768});
   const std::string mask = causal_mask(net, "causal_mask", seq);
-  for (int i = 0; i < 12; ++i) x = gpt2_block(net, x, i, h, mask, "", "", nullptr, nullptr);
+  for (std::int64_t i = 0; i < layers; ++i)
+    x = gpt2_block(net, x, static_cast<int>(i), h, mask, "", "", nullptr, nullptr);
   return net.finish({net.layer_norm(x, "ln_f", 1e-5)});
 }
 

@@ -36,10 +36,13 @@ const std::vector<Entry>& entries() {
        build_efficientnet_b0},
       {{"convnext_tiny", "ConvNeXt-Tiny, 224x224, 7x7 depthwise, LayerNorm, GELU", false, false},
        build_convnext_tiny},
-      {{"bert_base", "BERT-base encoder (12 post-norm layers, d 768), --seq tokens (128)", false,
+      {{"bert_base",
+        "BERT-base encoder (--layers post-norm layers (12), d 768), --seq tokens (128)", false,
         false},
        build_bert_base},
-      {{"gpt2", "GPT-2 124M decoder prefill (12 pre-norm layers, causal), --seq tokens (128)",
+      {{"gpt2",
+        "GPT-2 124M decoder prefill (--layers pre-norm layers (12), causal), --seq tokens "
+        "(128)",
         false, false},
        build_gpt2},
       {{"gpt2_decode", "GPT-2 124M one decode step against a --kv-length cache (1024)", false,
@@ -70,6 +73,9 @@ const std::vector<Entry>& entries() {
       {{"tiny_grouped",
         "8x8x8 -> 1x1(32) -> 3x3 groups 4 (8 per group) -> 3x3/2 groups 8 -> 1x1(16)", true},
        build_tiny_grouped},
+      {{"tiny_attention",
+        "one post-norm encoder layer: sequence 16, d 32, 2 heads, LayerNorm, GELU MLP of 64", true},
+       build_tiny_attention},
   };
   return table;
 }

@@ -18,6 +18,7 @@ struct ZooOptions {
                               ///< scheduling studies where values do not matter)
   std::int64_t sequence = 0;  ///< tokens of a transformer's input (0: the model's default)
   std::int64_t kv_length = 0;  ///< a decode graph's KV cache length (0: the model's default)
+  std::int64_t layers = 0;     ///< layers of a transformer stack (bert_base, gpt2; 0: the model's)
 };
 
 /// One zoo entry.
@@ -47,7 +48,8 @@ bool is_zoo_model(const std::string& name);
 /// identity in eval mode and is left out; AdaptiveAvgPool2d((1,1)) is GlobalAveragePool and
 /// VGG's AdaptiveAvgPool2d((7,7)) on a 7x7 map is AveragePool 1x1, and Inception-v3's nested
 /// torch.cat in InceptionE is one 6-input Concat, as torch.onnx exports them.
-/// Tiny nets: tiny_conv, tiny_residual, tiny_inception, tiny_mlp, tiny_depthwise.
+/// Tiny nets: tiny_conv, tiny_residual, tiny_inception, tiny_mlp, tiny_depthwise, ...,
+/// tiny_attention (one post-norm encoder layer at sequence 16, d 32).
 ///
 /// Weights: He-normal, std = sqrt(gain / fan_in), gain 2 before a ReLU and 1 otherwise (the
 /// classifier, linear bottlenecks); biases N(0, 0.01^2); BatchNorm gamma = 1 + 0.1 n,

@@ -39,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"tiny_conv", "vta-pynq"}, Case{"tiny_residual", "edge-small"},
                       Case{"tiny_depthwise", "npc19-deepfusion"}, Case{"tiny_se", "cloud-large"},
                       Case{"tiny_se_wide", "cloud-large"}, Case{"tiny_grouped", "edge-small"},
-                      Case{"tiny_grouped", "cloud-large"}),
+                      Case{"tiny_grouped", "cloud-large"}, Case{"tiny_attention", "cloud-large"}),
     [](const ::testing::TestParamInfo<Case>& param_info) {
       std::string name = param_info.param.model + "_" + param_info.param.config;
       for (char& ch : name)
@@ -58,6 +58,23 @@ TEST(TinyPipeline, a_config_without_the_lut_unit_refuses_naming_the_op_and_the_u
   auto r = pipeline::run_policy(model.value(), config, "fusion");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.reason().find("'expand_hswish' (HardSwish)"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("vector.lookup_table: true"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("'edge-small'"), std::string::npos) << r.reason();
+}
+
+// Issue 36 part 3: a transformer layer on a config without the row normaliser, the matrix
+// unit's activation operands or the lookup table refuses its first such op by name and unit
+// (edge-small has none of them; the attention scale's table lookup comes first).
+TEST(TinyPipeline, a_transformer_on_a_config_without_its_units_is_refused_by_name) {
+  const HwConfig config = load_hw_config(config_path("edge-small"));
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_attention").value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto r = pipeline::run_policy(model.value(), config, "layerwise");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.reason().find("'layers.0.self_attn.q_scaled' (Mul)"), std::string::npos)
+      << r.reason();
   EXPECT_NE(r.reason().find("vector.lookup_table: true"), std::string::npos) << r.reason();
   EXPECT_NE(r.reason().find("'edge-small'"), std::string::npos) << r.reason();
 }

@@ -140,6 +140,31 @@ std::vector<Case> modern_cnn_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Modern, ModernCnn, ::testing::ValuesIn(modern_cnn_cases()), case_name);
 
+// Issue 36 part 3: one BERT-base layer at sequence 128 (`--layers 1 --seq 128`) on cloud-large
+// (the config with the matmul and row-normaliser units) under every policy: bit exact, bytes as
+// scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers").
+TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  zoo::ZooOptions options;
+  options.layers = 1;
+  options.sequence = 128;
+  auto built = zoo::build_model("bert_base", options);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(built.value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : kPolicies) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    RecordProperty(std::string(policy) + "_cycle_ratio", std::to_string(cycle_ratio(r.value())));
+    EXPECT_LE(cycle_ratio(r.value()), 1.05);  // 1.005-1.006 in session 28
+    EXPECT_GE(cycle_ratio(r.value()), 0.95);
+  }
+}
+
 // ---- timing-only: the whole matrix, bytes and cycles ---------------------------------------
 
 class ZooTiming : public ::testing::TestWithParam<Case> {};

@@ -12,8 +12,9 @@ namespace tessel::zoo {
 namespace {
 
 ir::Graph shapes_only(const std::string& name, std::int64_t batch = 1, std::int64_t seq = 0,
-                      std::int64_t kv = 0) {
+                      std::int64_t kv = 0, std::int64_t layers = 0) {
   ZooOptions options;
+  options.layers = layers;
   options.with_weights = false;
   options.batch = batch;
   options.sequence = seq;
@@ -92,6 +93,27 @@ TEST(ModernZoo, decode_stats_count_the_kv_cache_as_graph_inputs) {
   EXPECT_EQ(s.value().constant_bytes, 85'056'012);
   EXPECT_EQ(s.value().graph_input_bytes, 768 + 24 * 12 * 1024 * 64);
   EXPECT_EQ(s.value().graph_output_bytes, 768 + 24 * 12 * 64);
+}
+
+// `--layers N` builds N of the stack's layers: one BERT layer is 1/12 of the parameters (plus
+// its attention scale), and one GPT-2 block is the block, ln_f and the mask.
+TEST(ModernZoo, the_layers_option_builds_that_many_layers) {
+  EXPECT_EQ(ir::parameter_count(shapes_only("bert_base", 1, 128, 0, 1)), 7'087'872 + 1);
+  EXPECT_EQ(ir::parameter_count(shapes_only("bert_base", 1, 128, 0, 3)), 3 * 7'087'872 + 3);
+  EXPECT_EQ(ir::parameter_count(shapes_only("gpt2", 1, 128, 0, 2)),
+            2 * 7'087'872 + 1536 + 2 + 128 * 128);
+  const std::int64_t s = 128, proj = 768 * (2304 + 768 + 3072 + 3072);
+  EXPECT_EQ(total_macs(shapes_only("bert_base", 1, s, 0, 1)), s * proj + 2 * 12 * s * s * 64);
+}
+
+// tiny_attention by hand: S 16, d 32, 2 heads of 16, MLP 64. Parameters: in_proj 32*96 + 96,
+// out_proj 32*32 + 32, linear1 32*64 + 64, linear2 64*32 + 32, two LayerNorms 2*64, the scale 1:
+// 8,545. MACs: 16*32*(96 + 32 + 64) + 16*64*32 projections, 2 * 2 * 16*16*16 attention.
+TEST(ModernZoo, tiny_attention_counts_by_hand) {
+  const ir::Graph g = shapes_only("tiny_attention");
+  EXPECT_EQ(ir::parameter_count(g), 3'168 + 1'056 + 2'112 + 2'080 + 128 + 1);
+  EXPECT_EQ(total_macs(g), 16 * 32 * (96 + 32 + 64) + 16 * 64 * 32 + 2 * 2 * 16 * 16 * 16);
+  EXPECT_EQ(g.tensor(g.outputs()[0]).shape, (ir::Shape{1, 16, 32}));
 }
 
 TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {

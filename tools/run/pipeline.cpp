@@ -53,8 +53,8 @@ std::string first_wrong_tensor(const PreparedModel& model, const PolicyResult& r
     sched::Shape3 shape;
     for (const auto& tensor : r.scheduled.net.tensors)
       if (tensor.name == region.name) shape = tensor.shape;
-    const auto got = codegen::read_nhwc(dram, region.offset, shape.c, shape.h, shape.w,
-                                        config.matrix.input_bits / 8);
+    const auto got = codegen::read_tensor(
+        dram, region.offset, shape, q.tensor(ir_name).shape.size(), config.matrix.input_bits / 8);
     if (got != it->second.to_i32()) {
       std::size_t groups = 0;
       for (const auto& g : r.scheduled.schedule.groups) {
@@ -148,9 +148,9 @@ Result<std::map<std::string, std::vector<float>>> read_outputs(
     sched::Shape3 shape;
     for (const auto& tensor : net.tensors)
       if (tensor.name == source) shape = tensor.shape;
-    const auto ints =
-        codegen::read_nhwc(dram, region->offset, shape.c, shape.h, shape.w, element_bytes);
     const ir::Tensor& t = quantized.tensor(ir_name);
+    const auto ints =
+        codegen::read_tensor(dram, region->offset, shape, t.shape.size(), element_bytes);
     if (!t.quant || t.quant->scales.empty())
       return fail("output '" + ir_name + "' has no quantization scale");
     const double scale = static_cast<double>(t.quant->scales[0]);
