@@ -490,6 +490,7 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
   for (int op = 0; op < net.size(); ++op) {
     const Op& o = net.op(op);
     if (o.kind == OpKind::Input) continue;
+    seq_.push_back(op);
     if (is_dense_conv(o)) {
       const int64_t read = builder.read(op, o.inputs[0]);
       heads_[pos] = {op, o.weight_bytes, net.tensor(o.output).shape.c, read};
@@ -499,12 +500,64 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
   }
 }
 
-BytesBoundModel::Capacities::Capacities(const Machine& machine)
+BytesBoundModel::Capacities::Capacities(const BytesBoundModel& model, const Machine& machine)
     : weights(scratchpad_bytes(machine, BufferKind::Weights)),
       maps(scratchpad_bytes(machine, BufferKind::Activations)),
       unified(machine.scratchpad(BufferKind::Weights) ==
               machine.scratchpad(BufferKind::Activations)),
-      on(&machine) {}
+      on(&machine),
+      packed(&model.packed_weights(machine)) {}
+
+int64_t BytesBoundModel::PackedWeights::conv_weights(size_t first, size_t length) const {
+  return prefix[first + length] - prefix[first];
+}
+
+int64_t BytesBoundModel::PackedWeights::one_slice(size_t first, size_t length) const {
+  size_t j = 0;
+  while ((size_t{2} << j) <= length) ++j;  // 2^j <= length < 2^(j + 1)
+  const std::vector<int64_t>& level = slice_max[j];
+  return std::max(level[first], level[first + length - (size_t{1} << j)]);
+}
+
+// Built once per array shape and weight width (optimal asks per candidate group): O(n log n).
+const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
+    const Machine& machine) const {
+  const std::lock_guard<std::mutex> lock(packed_mutex_);
+  for (const auto& p : packed_)
+    if (p->rows == machine.matrix_rows && p->cols == machine.matrix_cols &&
+        p->weight_bytes == machine.weight_bytes)
+      return *p;
+  auto p = std::make_unique<PackedWeights>();
+  p->rows = machine.matrix_rows;
+  p->cols = machine.matrix_cols;
+  p->weight_bytes = machine.weight_bytes;
+  const size_t n = seq_.size();
+  p->prefix.assign(n + 1, 0);
+  std::vector<int64_t> slice(n, 0);
+  for (size_t pos = 0; pos < n; ++pos) {
+    const Op& op = net_->op(seq_[pos]);
+    const int64_t channels = net_->tensor(op.output).shape.c;
+    // F4: a tiled group's conv holds every channel's packed weights at step 0 (resident, or a
+    // per-tile slice of all channels; buffers.cpp), as Schedule's weight buffers hold them.
+    const int64_t whole = op.kind == OpKind::Conv && channels > 0
+                              ? onchip_weight_bytes(*net_, machine, op, Interval{0, channels})
+                              : 0;
+    p->prefix[pos + 1] = p->prefix[pos] + whole;
+    // F5: a sweep's slice of a dense conv holds whole column blocks, one at least
+    // (widest_slice_bytes of one channel; every part count the sweep offers is at least that).
+    if (is_dense_conv(op) && channels > 0)
+      slice[pos] = widest_slice_bytes(*net_, machine, op, channels);
+  }
+  p->slice_max.push_back(std::move(slice));
+  for (size_t half = 1; 2 * half <= n; half *= 2) {
+    const std::vector<int64_t>& below = p->slice_max.back();
+    std::vector<int64_t> level(n - 2 * half + 1);
+    for (size_t i = 0; i < level.size(); ++i) level[i] = std::max(below[i], below[i + half]);
+    p->slice_max.push_back(std::move(level));
+  }
+  packed_.push_back(std::move(p));
+  return *packed_.back();
+}
 
 StreamedLoads BytesBoundModel::packed_streamed_loads(int op, const Capacities& c,
                                                      bool power_of_two_parts) const {
@@ -514,10 +567,13 @@ StreamedLoads BytesBoundModel::packed_streamed_loads(int op, const Capacities& c
                               [&](int64_t k) { return widest_slice_bytes(*net_, *c.on, o, k); });
 }
 
-bool BytesBoundModel::sweep_fits(const GroupTerms& g, const Capacities& c) const {
+bool BytesBoundModel::sweep_fits(size_t first, size_t length, const GroupTerms& g,
+                                 const Capacities& c) const {
   if (g.sweep_maps < 0) return false;  // F5
-  return c.unified ? g.sweep_maps + g.sweep_weights <= c.maps
-                   : g.sweep_maps <= c.maps && g.sweep_weights <= c.weights;
+  // Two copies of the widest slice buffer, each at least one packed column block of each conv.
+  const int64_t slices = std::max(g.sweep_weights, 2 * c.packed->one_slice(first, length));
+  return c.unified ? g.sweep_maps + slices <= c.maps
+                   : g.sweep_maps <= c.maps && slices <= c.weights;
 }
 
 bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t length,
@@ -530,13 +586,14 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
     // A streaming head holds one packed slice of one channel at least.
-    const int64_t held = !g.streams ? g.conv_weights
+    const int64_t held = !g.streams
+                             ? std::max(g.conv_weights, c.packed->conv_weights(first, length))
                          : tiles != nullptr && tiles->valid
                              ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
                              : 0;
     if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps)) return true;
   }
-  return sweep_fits(g, c);
+  return sweep_fits(first, length, g, c);
 }
 
 int64_t BytesBoundModel::streamed_loads(int op, int64_t weight_bytes, int64_t channels,
@@ -548,12 +605,13 @@ int64_t BytesBoundModel::streamed_loads(int op, int64_t weight_bytes, int64_t ch
   return fewest_channel_parts(channels, weight_bytes / channels, c.weights) * read_bytes;
 }
 
-int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g, const Capacities& c,
-                                      int64_t streamed) const {
+int64_t BytesBoundModel::head_rereads(size_t first, size_t length, const GroupTerms& g,
+                                      const Capacities& c, int64_t streamed) const {
   const HeadConv& head = heads_[first];
   // Weights that do not fit, in a group that is no sweep that fits: the group streams k parts
   // of the head's weights, each loading the input boxes of its tiles (F7, F9).
-  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || sweep_fits(g, c)) return 0;
+  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || sweep_fits(first, length, g, c))
+    return 0;
   const int64_t loads =
       streamed >= 0 ? streamed
                     : streamed_loads(head.op, head.weight_bytes, head.channels, head.read_bytes, c);
@@ -562,24 +620,24 @@ int64_t BytesBoundModel::head_rereads(size_t first, const GroupTerms& g, const C
 
 int64_t BytesBoundModel::group_floor(size_t first, size_t length, const Machine& machine) const {
   if (first >= groups_.size() || length < 1 || length > groups_[first].size()) return -1;
-  const Capacities c(machine);
+  const Capacities c(*this, machine);
   const GroupTerms& g = groups_[first][length - 1];
   if (!group_fits(first, g, length, c)) return -1;
   if (g.view) return 0;
-  return g.traffic + head_rereads(first, g, c) + g.fixed_bytes;
+  return g.traffic + head_rereads(first, length, g, c) + g.fixed_bytes;
 }
 
 StreamedLoads BytesBoundModel::head_streamed_loads(size_t first, const Machine& machine,
                                                    bool power_of_two_parts) const {
   if (first >= heads_.size() || heads_[first].op < 0) return {};
-  const Capacities c(machine);
+  const Capacities c(*this, machine);
   return packed_streamed_loads(heads_[first].op, c, power_of_two_parts);
 }
 
 // The least over partitions into groups that fit of the bytes their cuts move (a DP over the
 // net's order, as `optimal`'s, with each group's cost from its terms).
 void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) const {
-  const Capacities c(machine);
+  const Capacities c(*this, machine);
   const size_t n = groups_.size();
   constexpr int64_t kNone = -1;
   std::vector<int64_t> best(n + 1, kNone);
@@ -595,7 +653,7 @@ void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) con
     for (size_t length = 1; length <= groups_[i].size(); ++length) {
       const GroupTerms& g = groups_[i][length - 1];
       if (!group_fits(i, g, length, c)) continue;
-      const int64_t cost = g.traffic + head_rereads(i, g, c, streamed);
+      const int64_t cost = g.traffic + head_rereads(i, length, g, c, streamed);
       int64_t& to = best[i + length];
       if (to == kNone || best[i] + cost < to) {
         to = best[i] + cost;
@@ -612,7 +670,7 @@ void BytesBoundModel::chain_bound(const Machine& machine, BytesBound& bound) con
 BytesBound BytesBoundModel::at(const Machine& machine) const {
   const int64_t weights_capacity = scratchpad_bytes(machine, BufferKind::Weights);
   const int64_t maps_capacity = scratchpad_bytes(machine, BufferKind::Activations);
-  const Capacities c(machine);
+  const Capacities c(*this, machine);
   BytesBound bound;
   for (const auto& sp : machine.scratchpads) bound.capacity_bytes += sp.size_bytes;
   bound.compulsory_bytes = compulsory_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -128,13 +129,16 @@ class BytesBoundModel {
   /// One candidate group of the chain bound: the non-Input ops [first, first + length) of the
   /// net's order (docs/scheduler.md, "The chain bound").
   struct GroupTerms {
-    int64_t traffic = 0;          ///< loads of what it reads from outside + stores of what leaves
-    int64_t conv_weights = 0;     ///< compact weights of its convs (F4)
+    int64_t traffic = 0;  ///< loads of what it reads from outside + stores of what leaves
+    /// Compact weights of its convs (F4 holds their packed bytes, `PackedWeights`, per machine).
+    int64_t conv_weights = 0;
     int64_t head_input_load = 0;  ///< its load of the head conv's input (step 3's rereads)
     int64_t sweep_maps = -1;      ///< most map bytes live at a conv's first phase (-1: no sweep)
-    int64_t sweep_weights = 0;    ///< two weight-slice copies of at least one channel each
-    bool streams = false;         ///< may be a weight-streaming group
-    int64_t fixed_bytes = 0;      ///< its weights, tables and network outputs, each once
+    /// Two weight-slice copies of one channel's compact weights each (F5 holds two packed
+    /// slices of one column block, `PackedWeights`, per machine).
+    int64_t sweep_weights = 0;
+    bool streams = false;     ///< may be a weight-streaming group
+    int64_t fixed_bytes = 0;  ///< its weights, tables and network outputs, each once
     /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the
     /// stores its inputs' groups make into its output, as the chain counts them).
     bool view = false;
@@ -159,24 +163,38 @@ class BytesBoundModel {
     int op = -1;
     int64_t weight_bytes = 0, channels = 0, read_bytes = 0;  ///< read_bytes 0: none
   };
+  /// The on-chip bytes of the convs' weights on one machine's array (F4, F5: the packed layout
+  /// codegen places in weight buffers), by position in the net's non-Input ops.
+  struct PackedWeights {
+    int64_t rows = 0, cols = 0, weight_bytes = 0;  ///< the machine fields the packing reads
+    std::vector<int64_t> prefix;  ///< sum over positions < p of every Conv's whole packed weights
+    /// slice_max[j][p]: the most, over positions p .. p + 2^j - 1, of a dense conv's packed
+    /// one-channel slice (one column block; 0 for other ops).
+    std::vector<std::vector<int64_t>> slice_max;
+    int64_t conv_weights(size_t first, size_t length) const;
+    int64_t one_slice(size_t first, size_t length) const;
+  };
   /// The scratchpads the facts check: the weights' and the activations' capacities.
   struct Capacities {
     int64_t weights = 0, maps = 0;
     bool unified = false;         ///< one scratchpad holds both
     const Machine* on = nullptr;  ///< the machine (packed slice sizes)
-    explicit Capacities(const Machine& machine);
+    const PackedWeights* packed = nullptr;
+    Capacities(const BytesBoundModel& model, const Machine& machine);
   };
+  /// The packed weights on `machine`'s array, built once per array shape and weight width.
+  const PackedWeights& packed_weights(const Machine& machine) const;
   /// F9 for conv `op` with its packed slices on `c.machine`.
   StreamedLoads packed_streamed_loads(int op, const Capacities& c, bool power_of_two_parts) const;
   bool group_fits(size_t first, const GroupTerms& g, size_t length, const Capacities& c) const;
-  bool sweep_fits(const GroupTerms& g, const Capacities& c) const;
+  bool sweep_fits(size_t first, size_t length, const GroupTerms& g, const Capacities& c) const;
   /// The least input bytes conv `op` loads where it must stream its weights in channel parts
   /// (step 3 with F9; the old k x read where no tiling fits: no schedule exists then).
   int64_t streamed_loads(int op, int64_t weight_bytes, int64_t channels, int64_t read_bytes,
                          const Capacities& c) const;
   /// Bytes the group's head conv loads beyond head_input_load (step 3), 0 if none;
   /// `streamed`: streamed_loads of the head, when known (-1: compute it).
-  int64_t head_rereads(size_t first, const GroupTerms& g, const Capacities& c,
+  int64_t head_rereads(size_t first, size_t length, const GroupTerms& g, const Capacities& c,
                        int64_t streamed = -1) const;
   void chain_bound(const Machine& machine, BytesBound& bound) const;
 
@@ -189,6 +207,9 @@ class BytesBoundModel {
   std::vector<HeadConv> heads_;                  ///< per position: a dense conv reading its input
   std::shared_ptr<const Net> net_;               ///< a copy: packed slice sizes per machine
   std::vector<ConvTiles> tiles_;                 ///< per op: a dense conv's tile geometry (F9)
+  std::vector<int> seq_;                         ///< per position: its op
+  mutable std::mutex packed_mutex_;
+  mutable std::vector<std::unique_ptr<PackedWeights>> packed_;  ///< per array shape seen
 };
 
 /// The bound of `net` on `machine` (BytesBoundModel(net).at(machine)).

@@ -185,11 +185,15 @@ TEST(BytesBound, a_single_conv_reloads_its_input_once_per_weight_part) {
 // x (8, 8, 8) = 512 B -> c1 3x3 pad 1 -> a (16, 8, 8) = 1024 B -> c2 3x3 pad 1 -> y (16, 8, 8).
 // Weights 16 * 72 = 1152 and 16 * 144 = 2304 B, tables 128 + 128. Compulsory: 3456 + 256 + 512 +
 // 1024 = 5248. `a` stays on chip only in a group holding c1 and c2: tiled, both convs' weights
-// at once (3456 B); as a weight sweep, at c2's first phase `a` whole (the cut: 1024 B), c2's
-// output y (stored: 1024 B) and two weight-slice copies of at least one channel (2 * 144 B):
-// 2336 B. The per-tensor bound checks the cut alone (1024 B); the chain bound the whole group.
-//   S = 4096: 3456 (and c1's 72-byte window of x beside them, F9) fits: 5248;
-//   S = 2048: per tensor 5248; chain: neither 3456 nor 2336 fit, `a` crosses (stored 1024 +
+// at once (F4: packed on flat(), 16 * (72 + 12) + 16 * (144 + 12) = 3840 B; compact 3456); as a
+// weight sweep, at c2's first phase `a` whole (the cut: 1024 B), c2's output y (stored: 1024 B)
+// and two weight-slice copies of at least one packed channel of c2 (F5: 2 * 160 B; compact
+// 2 * 144): 2368 B (compact 2336). The per-tensor bound checks the cut alone (1024 B); the chain
+// bound the whole group.
+//   S = 4096: 3840 (and c1's 72-byte window of x beside them, F9) fits: 5248;
+//   S = 2350: per tensor 5248; chain: the sweep needs 2368 B: `a` crosses, 7296 (with compact
+//             slices 2336 B fit: 5248);
+//   S = 2048: per tensor 5248; chain: neither 3840 nor 2368 fit, `a` crosses (stored 1024 +
 //             loaded 1024): 7296; c2's weights (2304) exceed S but its input fits whole beside
 //             a one-channel slice (1024 + 160): one tile, no reread;
 //   S = 1024: per tensor the cut fits exactly: 5248; chain: c2 streams and `a` does not fit
@@ -222,8 +226,11 @@ TEST(BytesBound, a_conv_chain_crosses_where_neither_both_weights_nor_the_map_fit
   EXPECT_EQ(a_terms->sweep_cut, 1024);
   EXPECT_EQ(a_terms->store_bytes, 1024);
   EXPECT_EQ(a_terms->min_load_bytes, 1024);
-  const std::tuple<int64_t, int64_t, int64_t> cases[] = {
-      {4096, 5248, 5248}, {2048, 5248, 7296}, {1024, 5248, 12672}, {1000, 15232, 15232}};
+  const std::tuple<int64_t, int64_t, int64_t> cases[] = {{4096, 5248, 5248},
+                                                         {2350, 5248, 7296},
+                                                         {2048, 5248, 7296},
+                                                         {1024, 5248, 12672},
+                                                         {1000, 15232, 15232}};
   for (const auto& [capacity, per_tensor, chain] : cases) {
     const BytesBound bound = model.at(flat(capacity));
     EXPECT_EQ(bound.per_tensor_bytes, per_tensor) << capacity;
@@ -237,6 +244,9 @@ TEST(BytesBound, a_conv_chain_crosses_where_neither_both_weights_nor_the_map_fit
   EXPECT_EQ(both.sweep_maps, 2048);  // at c2: a + y; at c1: x + a = 1536
   EXPECT_EQ(both.sweep_weights, 288);
   EXPECT_FALSE(both.streams);
+  EXPECT_EQ(model.group_floor(0, 2, flat(2350)), -1);  // F5: packed slices (2368 B) do not fit
+  EXPECT_EQ(model.group_floor(0, 2, flat(2368)), 512 + 3456 + 256 + 1024);  // they fit
+  EXPECT_EQ(model.group_floor(0, 2, flat(3911)), 512 + 3456 + 256 + 1024);  // swept
   EXPECT_EQ(model.at(flat(2048)).chain_groups, (std::vector<int>{0, 1}));
   EXPECT_EQ(model.at(flat(4096)).chain_groups, (std::vector<int>{0}));
   const BytesBound small = model.at(flat(1000));
@@ -250,16 +260,19 @@ TEST(BytesBound, a_conv_chain_crosses_where_neither_both_weights_nor_the_map_fit
 
 // x (8, 16, 16) -> c1 -> a -> c2 -> b -> c3 -> y, each 3x3 pad 1 to 8 channels: every map
 // 2048 B, weights 576 B each (72 a channel), tables 64 each; compulsory 1728 + 192 + 2048 +
-// 2048 = 6016. A tiled group holds its convs' weights and its first conv's largest input box,
-// at least one inner pixel's 3 x 3 window of 8 channels (72 B, F9): two convs 1224 B, three
-// 1800 B. A sweep holds 4096 B of maps at each conv's first phase (its input and its output,
-// stored or read by the next block) and 2 * 72 B of weight slices: 4240 B, for two or three.
-//   S = 2048: all three convs in one group: 6016;
-//   S = 1300: per tensor `a` (span c1 c2: 1152 B) and `b` (c2 c3) may each stay, so 6016; but
-//             groups are contiguous: keeping both needs c1 .. c3 in one group, which fits neither
-//             tiled (1800) nor swept (4240), so one of them crosses: 6016 + 4096 = 10,112;
-//   S = 1200: no two convs share a group (1224 B beside their weights, 4240 swept): a and b
-//             cross: 6016 + 8192 = 14,208 (without F9's window, 1152 B would fit: 10,112).
+// 2048 = 6016. A tiled group holds its convs' weights (F4: packed on flat(), 8 * (72 + 4 + 8) =
+// 672 B a conv) and its first conv's largest input box, at least one inner pixel's 3 x 3 window
+// of 8 channels (72 B, F9): two convs 1416 B, three 2088 B. A sweep holds 4096 B of maps at each
+// conv's first phase (its input and its output, stored or read by the next block) and two
+// packed one-channel slices (F5: 2 * 88 B): 4272 B, for two or three.
+//   S = 2400: all three convs in one group: 6016;
+//   S = 2048: per tensor `a` (span c1 c2: 1152 B of compact weights) and `b` (c2 c3) may each
+//             stay, so 6016; but groups are contiguous: keeping both needs c1 .. c3 in one
+//             group, which fits neither tiled (2088) nor swept (4272), so one of them crosses:
+//             6016 + 4096 = 10,112 (with compact weights three convs took 1800 B: 6016);
+//   S = 1300: no two convs share a group (1416 B beside their weights, 4272 swept): a and b
+//             cross: 6016 + 8192 = 14,208 (compact: 1224 B a pair, 10,112);
+//   S = 1200: the same, 14,208 (and without F9's window, compact pairs would fit: 10,112).
 TEST(BytesBound, groups_are_contiguous_so_a_chain_of_pairs_that_fit_still_crosses_once) {
   NetBuilder b("chain3", 1, 1);
   const int x = b.input("x", {8, 16, 16});
@@ -275,7 +288,7 @@ TEST(BytesBound, groups_are_contiguous_so_a_chain_of_pairs_that_fit_still_crosse
   EXPECT_EQ(three.traffic, 2048);                       // loads x; y is the network output
   EXPECT_EQ(model.groups_from(0).at(1).traffic, 4096);  // {c1, c2}: loads x, stores b
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
-      {2048, 6016, 6016}, {1300, 6016, 10112}, {1200, 6016, 14208}};
+      {2400, 6016, 6016}, {2048, 6016, 10112}, {1300, 6016, 14208}, {1200, 6016, 14208}};
   for (const auto& [capacity, per_tensor, chain] : cases) {
     const BytesBound bound = model.at(flat(capacity));
     EXPECT_EQ(bound.compulsory_bytes, 6016);
@@ -283,8 +296,11 @@ TEST(BytesBound, groups_are_contiguous_so_a_chain_of_pairs_that_fit_still_crosse
     EXPECT_EQ(bound.bytes, chain) << capacity;
   }
   EXPECT_EQ(model.at(flat(1200)).chain_groups, (std::vector<int>{0, 1, 2}));
-  for (int64_t capacity : {1300, 1200}) {
+  // On a 4 x 4 array a conv packs to 672 B too (2 column blocks x 2 row blocks x 9 taps x 16 +
+  // 32 B of bias + 64 of table).
+  for (int64_t capacity : {2048, 1300, 1200}) {
     const Machine machine = unified_machine(capacity, 4, 4);
+    EXPECT_EQ(model.at(machine).bytes, model.at(flat(capacity)).bytes) << capacity;
     EXPECT_GT(expect_every_policy_at_least(net, machine, model.at(machine).bytes).schedules, 0);
   }
 }
