@@ -112,7 +112,7 @@ TEST(Cancel, the_steps_inside_quantize_and_compile_are_polled_too) {
   EXPECT_EQ(passes.reason(), "cancelled");
   auto realized = quant::realize(m.prepared, quantized.value().plan, quantized.value().thresholds);
   ASSERT_FALSE(realized.ok());
-  EXPECT_EQ(realized.reason(), "cancelled");
+  EXPECT_EQ(realized.reason(), "quantizing 'tiny_residual': cancelled");
   auto compiled = codegen::compile(m.quantized, scheduled.value(), config, m.input_values);
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.reason(), "cancelled");
