@@ -102,6 +102,14 @@ function(tessel_add_gtest name)
                SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 endfunction()
 
+# The C++ flags of Verilator's generated model sources, appended after the build type's, for
+# verilate(... ${TESSEL_VERILATED_CXX_FLAGS}): the "slow" classes (construction, initial blocks
+# and settling, run once per model) at -O0 and the evaluation ("fast") classes at the build
+# type's optimisation, both without debug information (generated C++ is debugged through its
+# SystemVerilog and FST traces; the hand-written harness keeps -g). Issue 38: the slow files
+# of the edge-small model cost 5.3 CPU-s at -O2 -g and 1.8 at -O0 -g0 each.
+set(TESSEL_VERILATED_CXX_FLAGS OPT_SLOW -O0 -g0 OPT_FAST -g0)
+
 # The generated config package of a Verilator model: writes the rule that runs tessel_hwgen_tool
 # on YAML (relative to the source root) into PKG_DIR/tessel_cfg_pkg.sv. verilate() runs
 # Verilator at configure time, before tessel_hwgen_tool exists, so a placeholder dated 1970

@@ -7,6 +7,7 @@
 #include "codegen/lowering.hpp"
 #include "compiler/quant/realize.hpp"
 #include "isa/hw_target.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen {
@@ -40,6 +41,7 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
   }
   if (auto s = find_host_groups(); !s.ok()) return s;
   if (auto s = plan_dram(input_values); !s.ok()) return s;
+  if (cancel_requested()) return cancelled();  // support/cancel.hpp
   if (auto s = plan_host(); !s.ok()) return s;
   out_.element_bytes = static_cast<int>(act_bytes_);
   for (const auto& [name, ir_name] : out_.io_tensors) {
@@ -56,8 +58,10 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
     io.zero_point = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
     out_.io[name] = io;
   }
-  for (size_t g = 0; g < host_from_; ++g)
+  for (size_t g = 0; g < host_from_; ++g) {
+    if (cancel_requested()) return cancelled();  // one group's lowering at most
     if (auto s = lower_group(g, schedule_.groups[g]); !s.ok()) return s;
+  }
   // The last barrier's compute->load token has no load left to take it: a load nop does.
   if (work_before_) {
     isa::Nop drain;

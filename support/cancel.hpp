@@ -34,7 +34,11 @@ class CancelScope {
 /// Whether this thread's token (if any) asks to stop. Cheap: a thread-local load and a relaxed
 /// atomic load. The polled loops: the scheduler's group search (scheduler/search.cpp), the
 /// simulator's cycle loop (sim/core/accelerator.cpp), the CPU executor's op loop
-/// (compiler/targets/cpu/executor.cpp) and the pipeline between its stages (tools/run).
+/// (compiler/targets/cpu/executor.cpp), the pass pipeline (compiler/passes/pass.cpp), the
+/// calibration's threshold searches (compiler/targets/cpu/quantize_flow.cpp), the quantized
+/// graph's realization (compiler/quant/realize.cpp), codegen's groups (codegen/codegen.cpp),
+/// the sweep runner's workers (experiments/sweep/runner.cpp) and the pipeline between its
+/// stages (tools/run).
 bool cancel_requested();
 
 /// The failure a cancelled call returns (its caller knows from its token that it was asked).

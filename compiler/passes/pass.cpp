@@ -1,6 +1,7 @@
 // The pass table and pipeline running.
 #include "compiler/passes/pass.hpp"
 
+#include "support/cancel.hpp"
 #include "support/strings.hpp"
 
 namespace tessel::passes {
@@ -55,6 +56,9 @@ Result<std::vector<const PassInfo*>> parse_pipeline(std::string_view spec) {
 
 Status run_pipeline(ir::Graph& graph, const std::vector<const PassInfo*>& pipeline) {
   for (const PassInfo* pass : pipeline) {
+    // Between passes (support/cancel.hpp); a cancelled pipeline leaves the earlier passes'
+    // rewrites in `graph` (prepare_graph works on a copy).
+    if (cancel_requested()) return cancelled();
     if (Status status = pass->run(graph); !status) {
       return fail(std::string(pass->name) + ": " + status.reason());
     }

@@ -14,6 +14,7 @@
 #include "compiler/ir/analysis.hpp"
 #include "compiler/ir/unary.hpp"
 #include "compiler/quant/realizer.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "support/strings.hpp"
 #include "support/version.hpp"
@@ -586,6 +587,7 @@ Status Realizer::run() {
   if (!order) return fail(order.reason());
   for (const auto& t : in.outputs()) graph_outputs.insert(t);
   for (const ir::OpId id : order.value()) {
+    if (cancel_requested()) return cancelled();  // one op's weights at most (support/cancel.hpp)
     const ir::Op& op = in.op(id);
     if (op.kind == OpKind::Input) {
       const ir::Tensor& x = in.tensor(op.outputs[0]);

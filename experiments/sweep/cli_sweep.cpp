@@ -26,9 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<bool> g_stop{false};
+// In-process points poll it (support/cancel.hpp): a lock-free atomic store, signal-safe.
+CancelToken g_cancel;
 
 extern "C" void request_stop(int) {
   g_stop.store(true);
+  g_cancel.request();
 }
 
 /// First SIGINT/SIGTERM: stop taking points, exit 130 (points in worker processes are
@@ -43,11 +46,12 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-/// An in-process point (analytic, sim) cannot be interrupted, and a large sim point runs for
-/// minutes. Once a stop is requested, the sweep gets `grace` to finish; past it the process ends
-/// at once with exit code 130, without recording the points still running. That is safe: every
-/// recorded line was appended by one write() (whole, or a torn tail the next open cuts away),
-/// and the ids not recorded are evaluated again on resume.
+/// An in-process point (analytic, sim) stops at its next poll of g_cancel (the scheduler's
+/// group search, codegen's groups, the simulator's cycle loop), but a step that is not polled
+/// can still run long. Once a stop is requested, the sweep gets `grace` to finish; past it the
+/// process ends at once with exit code 130, without recording the points still running. That is
+/// safe: every recorded line was appended by one write() (whole, or a torn tail the next open cuts
+/// away), and the ids not recorded are evaluated again on resume.
 class StopDeadline {
  public:
   explicit StopDeadline(std::chrono::milliseconds grace)
@@ -162,6 +166,7 @@ int run_local(const SweepSpec& spec, const SweepArgs& args) {
     options.shard = shard.value();
   }
   options.stop = &g_stop;
+  options.cancel = &g_cancel;
   options.log = &std::cerr;
   options.terminal = isatty(STDERR_FILENO) != 0;
   install_stop_handlers();

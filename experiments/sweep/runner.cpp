@@ -93,9 +93,12 @@ Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,
   const auto started = std::chrono::steady_clock::now();
 
   const auto stopping = [&] {
-    return (options.stop && options.stop->load()) || write_failure.has_value();
+    return (options.stop && options.stop->load()) ||
+           (options.cancel && options.cancel->requested()) || write_failure.has_value();
   };
   const auto work = [&] {
+    std::optional<CancelScope> scope;
+    if (options.cancel) scope.emplace(*options.cancel);
     for (;;) {
       {
         std::lock_guard lock(mutex);
@@ -109,6 +112,8 @@ Result<RunSummary> run_sweep(const SweepSpec& spec, PointEvaluator& evaluator,
       evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::steady_clock::now() - evaluate_start)
                          .count();
+      // Cancelled in flight: whatever it returned is partial (or a "cancelled" failure).
+      if (options.cancel && options.cancel->requested()) return;
       Status written;
       if (evaluation.status != Evaluation::Status::error) {
         written = file.append(results_line(spec, point, evaluation));

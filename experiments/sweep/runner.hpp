@@ -11,6 +11,7 @@
 
 #include "experiments/sweep/evaluator.hpp"
 #include "experiments/sweep/spec.hpp"
+#include "support/cancel.hpp"
 #include "support/result.hpp"
 
 namespace tessel::sweep {
@@ -31,8 +32,12 @@ struct RunOptions {
   unsigned jobs = 0;                        ///< worker threads; 0 = one per hardware thread
   std::optional<Shard> shard;               ///< evaluate only this shard's points
   const std::atomic<bool>* stop = nullptr;  ///< when set, start no new point; finish in-flight
-  std::ostream* log = nullptr;              ///< progress and notices; null = silent
-  bool terminal = false;                    ///< progress as a redrawn bar (log is a TTY)
+  /// When set, every worker evaluates under it (support/cancel.hpp): once requested, the
+  /// points in flight stop inside their schedule/compile/simulation, and a point that returns
+  /// after the request is not recorded or counted (a rerun evaluates it). Request `stop` too.
+  const CancelToken* cancel = nullptr;
+  std::ostream* log = nullptr;  ///< progress and notices; null = silent
+  bool terminal = false;        ///< progress as a redrawn bar (log is a TTY)
   std::chrono::milliseconds progress_interval = std::chrono::seconds(5);  ///< plain lines
   std::chrono::milliseconds sync_interval = std::chrono::seconds(1);      ///< fdatasync period
 };

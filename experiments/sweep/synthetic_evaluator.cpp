@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "experiments/sweep/config_override.hpp"
+#include "support/cancel.hpp"
 
 namespace tessel::sweep {
 namespace {
@@ -20,7 +21,12 @@ class SyntheticEvaluator final : public PointEvaluator {
   bool thread_safe() const override { return thread_safe_; }
 
   Evaluation evaluate(const SweepPoint& point) override {
-    if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+    // The delay stands in for a long computation: it polls the cancel token every 10 ms, as
+    // the scheduler and the simulator do (support/cancel.hpp), so a stopped sweep ends soon.
+    for (int slept = 0; slept < delay_ms_; slept += 10) {
+      if (cancel_requested()) return Evaluation::error(kCancelledReason);
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10, delay_ms_ - slept)));
+    }
     if (invalid_every_ > 0 && (point.index + 1) % static_cast<std::size_t>(invalid_every_) == 0) {
       return Evaluation::invalid("synthetic: every " + std::to_string(invalid_every_) +
                                  "th point is invalid by construction");

@@ -75,12 +75,14 @@ sweep::SweepSpec spec_from(py::handle spec) {
 }
 
 // Runs the sweep on a thread of its own while this one waits for Ctrl-C: the first
-// KeyboardInterrupt asks the runner to stop (in-flight points finish and are written), then
-// raises. Returns the summary.
+// KeyboardInterrupt asks the runner to stop (in-flight points stop at their next poll of the
+// cancel token and are not written; a rerun evaluates them), then raises. Returns the summary.
 sweep::RunSummary run_interruptible(const sweep::SweepSpec& spec, sweep::PointEvaluator& evaluator,
                                     sweep::RunOptions options) {
   std::atomic<bool> stop{false};
+  CancelToken cancel;  // the points in flight stop at their next poll, unrecorded
   options.stop = &stop;
+  options.cancel = &cancel;
   auto task =
       std::async(std::launch::async, [&] { return sweep::run_sweep(spec, evaluator, options); });
   bool interrupted = false;
@@ -94,6 +96,7 @@ sweep::RunSummary run_interruptible(const sweep::SweepSpec& spec, sweep::PointEv
     if (!interrupted && PyErr_CheckSignals() != 0) {
       interrupted = true;
       stop.store(true);
+      cancel.request();
     }
   }
   Result<sweep::RunSummary> summary = fail("not run");

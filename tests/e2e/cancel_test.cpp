@@ -1,13 +1,20 @@
 // support/cancel.hpp: under a requested CancelToken each polled stage (calibration, the
-// executor, the scheduler, the simulator) returns cancelled() and changes nothing; outside the
-// scope the same calls succeed. (The Python module's Ctrl-C: tests/python/test_interrupt.py.)
+// executor, the passes, the quantized graph's realization, the scheduler, codegen, the
+// simulator) returns cancelled() and changes nothing; outside the scope the same calls succeed;
+// a token requested from another thread stops a run between its steps. (The Python module's Ctrl-C:
+// tests/python/test_interrupt.py.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 
+#include "codegen/codegen.hpp"
+#include "compiler/passes/pass.hpp"
+#include "compiler/quant/realize.hpp"
 #include "compiler/targets/cpu/executor.hpp"
+#include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/driver.hpp"
 #include "support/cancel.hpp"
@@ -80,6 +87,58 @@ TEST(Cancel, a_requested_token_stops_every_polled_stage_and_changes_nothing) {
   auto scheduled = sched::schedule_graph(m.prepared, config, "optimal", sched::Objective::Bytes);
   ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
   EXPECT_EQ(scheduled.value().schedule.cycles, r.scheduled.schedule.cycles);
+}
+
+TEST(Cancel, the_steps_inside_quantize_and_compile_are_polled_too) {
+  const HwConfig config = load_hw_config(config_path("edge-small"));
+  const ir::Graph graph = zoo::build_model("tiny_residual").value();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(graph, qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  const pipeline::PreparedModel& m = model.value();
+  auto quantized =
+      cpu::quantize_model(m.prepared, qconfig, cpu::synthetic_samples(m.prepared, qconfig));
+  ASSERT_TRUE(quantized.ok()) << quantized.reason();
+  auto scheduled = sched::schedule_graph(m.prepared, config, "optimal", sched::Objective::Bytes);
+  ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
+
+  CancelToken token;
+  token.request();
+  const CancelScope scope(token);
+  ir::Graph passed = graph;
+  const Status passes = passes::run_passes(passed, "fold-batchnorm");
+  ASSERT_FALSE(passes.ok());
+  EXPECT_EQ(passes.reason(), "cancelled");
+  auto realized = quant::realize(m.prepared, quantized.value().plan, quantized.value().thresholds);
+  ASSERT_FALSE(realized.ok());
+  EXPECT_EQ(realized.reason(), "quantizing 'tiny_residual': cancelled");
+  auto compiled = codegen::compile(m.quantized, scheduled.value(), config, m.input_values);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.reason(), "cancelled");
+}
+
+TEST(Cancel, a_token_requested_from_another_thread_stops_the_executor_at_its_next_op) {
+  const ir::Graph graph = cpu::prepare_graph(zoo::build_model("tiny_residual").value()).value();
+  ASSERT_GT(graph.num_ops(), 3U);
+  std::map<std::string, cpu::TensorData> inputs;
+  for (const ir::OpId id : graph.inputs()) {
+    const std::string& name = graph.op(id).outputs[0];
+    inputs.emplace(name, cpu::default_input(graph.tensor(name).shape, 0));
+  }
+  CancelToken token;
+  int observed = 0;
+  cpu::RunOptions options;
+  options.observer = [&](const std::string&, const cpu::TensorData&) -> Status {
+    if (++observed == 1) std::thread([&token] { token.request(); }).join();
+    return {};
+  };
+  const CancelScope scope(token);
+  cpu::Executor executor(graph);
+  auto outputs = executor.run(inputs, options);
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.reason(), "cancelled");
+  EXPECT_EQ(observed, 1) << "the executor ran ops after the request";
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "experiments/sweep/progress.hpp"
 #include "tests/sweep/sweep_test_util.hpp"
@@ -149,6 +151,66 @@ TEST(Runner, StopRequestFinishesTheInFlightPointAndStartsNoOther) {
   EXPECT_EQ(evaluator.calls.size(), 1u);
   EXPECT_EQ(read_lines(options.out).size(), 1u);
   EXPECT_EQ(summary.value().remaining(), 11u);
+}
+
+/// Two points in flight on two threads; once both are inside evaluate(), another thread
+/// requests the token; each call then waits (bounded) until its own thread sees the request
+/// through cancel_requested() and returns ok figures, which the runner must drop as partial.
+class CancelledInFlight final : public PointEvaluator {
+ public:
+  CancelToken token;
+  std::atomic<int> entered{0}, saw_request{0};
+  std::multiset<std::size_t> calls;
+
+  Evaluation evaluate(const SweepPoint& point) override {
+    {
+      std::lock_guard lock(mutex_);
+      calls.insert(point.index);
+    }
+    const auto until = [](auto ready) {  // bounded: a missing scope fails, never hangs
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!ready() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return ready();
+    };
+    if (++entered == 2) std::thread([this] { token.request(); }).join();
+    until([this] { return entered.load() >= 2; });
+    if (until([] { return cancel_requested(); })) ++saw_request;
+    nlohmann::ordered_json figures;
+    figures["index"] = point.index;
+    return Evaluation::ok(figures);
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+TEST(Runner, CancelStopsThePointsInFlightOnEveryThreadAndRecordsNoneOfThem) {
+  TempDir dir;
+  const SweepSpec spec = small_spec();
+  CancelledInFlight evaluator;
+  RunOptions options;
+  options.out = dir / "r.jsonl";
+  options.jobs = 2;
+  options.cancel = &evaluator.token;
+  auto summary = run_sweep(spec, evaluator, options);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(evaluator.calls.size(), 2u);
+  EXPECT_EQ(evaluator.saw_request.load(), 2) << "a worker thread evaluated without the token";
+  EXPECT_TRUE(summary.value().interrupted);
+  EXPECT_EQ(summary.value().ok, 0u);
+  EXPECT_EQ(summary.value().errors, 0u);
+  EXPECT_FALSE(std::filesystem::exists(options.out) && !read_lines(options.out).empty());
+  EXPECT_FALSE(cancel_requested()) << "the calling thread's scope outlived the sweep";
+
+  // A rerun without the token evaluates every point, the two cancelled ones included.
+  FakeEvaluator rerun;
+  options.cancel = nullptr;
+  auto again = run_sweep(spec, rerun, options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value().already_done, 0u);
+  EXPECT_EQ(rerun.calls.size(), 12u);
+  EXPECT_EQ(ids_in(options.out).size(), 12u);
 }
 
 TEST(Runner, ResultsLineCarriesIdentityAxesFiguresAndVersion) {

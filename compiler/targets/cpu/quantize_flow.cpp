@@ -13,6 +13,7 @@
 #include "compiler/passes/policy_graph.hpp"
 #include "compiler/targets/cpu/executor.hpp"
 #include "compiler/targets/cpu/nhwc_kernels.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "support/npy.hpp"
 
@@ -134,6 +135,7 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
   }
   QuantizedModel model;
   for (const auto& tensor : plan.value().observed) {
+    if (cancel_requested()) return cancelled();  // a histogram search per tensor
     const int bits = plan.value().class_bits[plan.value().class_of.at(tensor)];
     model.tensor_thresholds[tensor] = quant::choose_threshold(
         stats[tensor], {config.method, config.percentile, bits, config.wide_headroom});
