@@ -252,6 +252,9 @@ Status Lowering::lower_matmul(const ir::Op& op) {
     return fail(where(op) + ": expects integer operands of rank >= 2 into an i32 accumulator");
   const int shift = quant::matmul_shift(a_t, b_t);
   if (shift < 0) return fail(where(op) + ": K is too long for int32");
+  if (op.get_int("input_shift") != 0)  // docs/quantization.md, "Input shift on Conv/Gemm"
+    return fail(where(op) + ": input_shift " + std::to_string(op.get_int("input_shift")) +
+                " (a 16-bit layer's input shift) is not lowered to the GPU yet");
   auto s = work_step(op, kMatMul, op.outputs[0], {op.inputs[0], op.inputs[1]});
   if (!s) return s.failure();
   Step step = std::move(s.value());
