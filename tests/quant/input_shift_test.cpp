@@ -59,7 +59,7 @@ TEST(InputShift, ChoiceBalancesInputAndWeightRounding) {
 TEST(InputShift, HeadroomScaleIsTheClosedForm) {
   // u = 0: 2^27 (1 + 2^-20) / (2^31 - 2 - 2^26) = 0.0645162 (w_q 15 rather than 32767).
   EXPECT_NEAR(headroom_weight_scale(1.0, kTaps, 0.0, kTaps, 16, 16, 1.0),
-              134217856.0 / 2013265918.0, 1e-12);
+              134217856.0 / 2080374782.0, 1e-12);
   // A 12-bit input (u = 4): 2^23 (1 + 2^-20) / (2^31 - 2 - 2^22).
   EXPECT_NEAR(headroom_weight_scale(1.0, kTaps, 0.0, kTaps, 16, 12, 1.0), 8388616.0 / 2143289342.0,
               1e-12);
