@@ -461,6 +461,8 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     c.elem = act_elem_;
     c.init = p.has_bias ? isa::Init::kBias : isa::Init::kZero;
     c.depthwise = m.depthwise;
+    // The quantizer's input shift (docs/quantization.md, "Input shift on Conv/Gemm").
+    c.in_shift = static_cast<std::uint32_t>(m.op->get_int("input_shift"));
     c.in_addr = static_cast<std::uint32_t>(
         m.gemm ? in_addr_base : in_view.value().addr(y0, x0, m.depthwise ? in_c0 : 0));
     c.w_addr = static_cast<std::uint32_t>(slice->w_addr);

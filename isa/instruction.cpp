@@ -194,6 +194,12 @@ Status check_rules(const Instruction& instruction) {
         } else if constexpr (std::is_same_v<T, Conv>) {
           if (x.depthwise && x.ic_blocks != 1)
             return fail(field_error("ic_blocks", x.ic_blocks, "must be 1 when depthwise = 1"));
+          // The input shift leaves at least 2 bits of the input (docs/quantization.md): at most
+          // 6 for int8, 14 for int16.
+          if (x.elem == Elem::kI8 && x.in_shift > 6)
+            return fail(field_error("in_shift", x.in_shift,
+                                    "must be at most 6 when elem = i8 (2 bits of the input "
+                                    "left)"));
           if (auto s = check_window("pad_bottom", x.out_h, x.stride_h, x.kh, x.dil_h, x.pad_top,
                                     x.pad_bottom);
               !s)

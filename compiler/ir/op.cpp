@@ -35,6 +35,13 @@ AttrSpec ceil_attr() {
   return {"ceil_mode", AttrType::Int, AttrValue(std::int64_t{0}), "1: round the output size up"};
 }
 
+// Quantized graphs: the first input's codes are rounded right by this many bits (round half
+// away) before the products (docs/quantization.md, "Input shift on Conv/Gemm").
+AttrSpec input_shift_attr() {
+  return {"input_shift", AttrType::Int, AttrValue(std::int64_t{0}),
+          "quantized: x rounded right by this many bits before the products"};
+}
+
 std::vector<AttrSpec> reduce_attrs() {
   return {{"axes", AttrType::Ints, AttrValue(Ints{}), "reduced axes ([]: every axis)"},
           {"keepdims", AttrType::Int, AttrValue(std::int64_t{1}), "1: keep reduced axes as 1"}};
@@ -54,7 +61,8 @@ std::vector<OpSchema> build_schemas() {
         stride_attr(),
         pad_attr(),
         dilation_attr(),
-        {"group", AttrType::Int, AttrValue(std::int64_t{1}), "channel groups"}},
+        {"group", AttrType::Int, AttrValue(std::int64_t{1}), "channel groups"},
+        input_shift_attr()},
        "2-D convolution (NCHW x OIHW)"},
       {OpKind::Gemm,
        "Gemm",
@@ -64,7 +72,8 @@ std::vector<OpSchema> build_schemas() {
        1,
        {{"transB", AttrType::Int, AttrValue(std::int64_t{0}), "1: B is [N,K]"},
         {"alpha", AttrType::Float, AttrValue(1.0), "product scale"},
-        {"beta", AttrType::Float, AttrValue(1.0), "bias scale"}},
+        {"beta", AttrType::Float, AttrValue(1.0), "bias scale"},
+        input_shift_attr()},
        "general matrix multiply, alpha*A*op(B) + beta*C"},
       {OpKind::MaxPool,
        "MaxPool",
@@ -175,7 +184,14 @@ std::vector<OpSchema> build_schemas() {
        1,
        {},
        "integer rescale from the input's to the output's params"},
-      {OpKind::MatMul, "MatMul", 2, 2, 1, 1, {}, "NumPy matmul, batch dims broadcast"},
+      {OpKind::MatMul,
+       "MatMul",
+       2,
+       2,
+       1,
+       1,
+       {input_shift_attr()},
+       "NumPy matmul, batch dims broadcast"},
       {OpKind::Sub, "Sub", 2, 2, 1, 1, {}, "elementwise difference, broadcasting"},
       {OpKind::Mul, "Mul", 2, 2, 1, 1, {}, "elementwise product, broadcasting"},
       {OpKind::Div, "Div", 2, 2, 1, 1, {}, "elementwise quotient, broadcasting"},

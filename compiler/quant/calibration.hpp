@@ -41,6 +41,11 @@ class TensorStats {
 
   double max_abs() const { return max_abs_; }
   std::int64_t count() const { return count_; }
+  /// E[x^2] over every value pass 1 saw (0 before any): the input statistic of the input-shift
+  /// choice (docs/quantization.md, "Input shift on Conv/Gemm").
+  double mean_square() const {
+    return count_ > 0 ? sum_squares_ / static_cast<double>(count_) : 0.0;
+  }
   /// How many of the histogrammed values were exactly 0 (they are also counted in bin 0).
   /// Entropy calibration leaves them out: zero is exact under any symmetric scale, and the
   /// exact zeros of a post-ReLU tensor (about half of it) would otherwise dominate bin 0.
@@ -56,6 +61,7 @@ class TensorStats {
  private:
   double max_abs_ = 0.0;
   std::int64_t count_ = 0;
+  double sum_squares_ = 0.0;
   std::vector<double> histogram_;
   double zero_count_ = 0.0;
   double bin_width_ = 0.0;

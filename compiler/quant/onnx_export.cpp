@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -215,6 +216,25 @@ class Exporter {
       return t;
     }
     return dequantized(t);
+  }
+
+  static const std::int64_t* find_int(const ir::Op& op, const std::string& key) {
+    const auto it = op.attrs.find(key);
+    return it == op.attrs.end() ? nullptr : std::get_if<std::int64_t>(&it->second);
+  }
+
+  // A Conv/Gemm/MatMul's input rounded right by its input shift u (docs/quantization.md, "Input
+  // shift on Conv/Gemm"): QuantizeLinear / DequantizeLinear at scale s_x * 2^u (ONNX rounds half
+  // to even where the executor rounds half away: within 1 LSB of the shifted code).
+  std::string shifted_input(const std::string& t, int u) {
+    const ir::Tensor& x = in_.tensor(t);
+    const std::string base = t + "::shift" + std::to_string(u);
+    if (!shifted_.insert(base).second) return base + "::dq";
+    const std::string scale = scalar_float(base + "::scale", std::ldexp(x.quant->scales.at(0), u));
+    const auto zero_point = quant_params(t).second;
+    node("QuantizeLinear", base + "::quantize", {float_input(t), scale, zero_point}, {base});
+    node("DequantizeLinear", base + "::dequantize", {base, scale, zero_point}, {base + "::dq"});
+    return base + "::dq";
   }
 
   void quantize(const std::string& from, const std::string& to, const std::string& op_name) {
@@ -535,6 +555,8 @@ class Exporter {
           (op.kind == OpKind::Where && slot == 0) || (op.kind == OpKind::Softmax && slot == 1);
       inputs.push_back(mask ? bool_mask(t) : float_input(t));
     }
+    if (const auto* u = find_int(op, "input_shift"); u && *u > 0)
+      inputs[0] = shifted_input(op.inputs[0], static_cast<int>(*u));
     const bool integer_out = integer_activation(in_.tensor(op.outputs[0]));
     if (!integer_out) return float_node(op, inputs, op.outputs);
     std::vector<std::string> float_outputs;
@@ -546,6 +568,7 @@ class Exporter {
   }
 
   const ir::Graph& in_;
+  std::set<std::string> shifted_;  // the inputs' shifted forms emitted so far
   OnnxExportOptions options_;
   int opset_ = 13;
   onnx::ModelProto model_;

@@ -14,6 +14,7 @@
 #include "compiler/ir/analysis.hpp"
 #include "compiler/ir/unary.hpp"
 #include "compiler/quant/realizer.hpp"
+#include "compiler/quant/workload_params.hpp"
 #include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "support/strings.hpp"
@@ -436,24 +437,10 @@ Result<std::vector<float>> Realizer::add_weight(const ir::Op& op, const ir::Tens
   for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
   const auto total = static_cast<std::int64_t>(w.f32_values.size());
   const std::int64_t per_channel = total / channels;
-  // Element i of the weights belongs to channel (i / inner) % channels: walk them as
-  // [outer][channel][inner], in storage order, so each sum adds in the same order as a flat
-  // loop would (without a 64-bit division per element).
   const std::int64_t outer = total / (channels * inner);
-  const auto for_each_weight = [&](auto&& visit) {
-    std::int64_t i = 0;
-    for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t c = 0; c < channels; ++c)
-        for (std::int64_t k = 0; k < inner; ++k, ++i)
-          visit(static_cast<std::size_t>(c), static_cast<std::size_t>(i));
-  };
-  std::vector<double> max_abs(static_cast<std::size_t>(channels), 0.0);
-  std::vector<double> sum_abs(static_cast<std::size_t>(channels), 0.0);
-  for_each_weight([&](std::size_t c, std::size_t i) {
-    const double v = std::fabs(static_cast<double>(w.f32_values[i]));
-    max_abs[c] = std::max(max_abs[c], v);
-    sum_abs[c] += v;
-  });
+  const WeightChannelStats stats = weight_channel_stats(w, axis);
+  const std::vector<double>& max_abs = stats.max_abs;
+  const std::vector<double>& sum_abs = stats.sum_abs;
   constexpr double kAccMax = 2147483647.0;
   const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
   const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
@@ -528,6 +515,28 @@ Status Realizer::add_bias(const ir::Tensor& b, const std::vector<float>& acc_sca
   return out.add_constant(std::move(q));
 }
 
+// The input shift of a Conv/Gemm/MatMul by a constant: choose_input_shift over the weights'
+// statistics and the input's calibrated mean square. u = 0 without a search where the headroom
+// rule cannot bind through the weights (A * K * qmax_w <= 2^30: every int8 layer below
+// K = 2^16) or without statistics.
+int Realizer::input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int bits,
+                          const ir::Tensor* bias, double alpha, double beta) const {
+  const std::string& x = op.inputs[0];
+  const std::int64_t k =
+      static_cast<std::int64_t>(w.f32_values.size()) / w.shape[static_cast<std::size_t>(axis)];
+  const double magnitude = -static_cast<double>(intops::qmin(bits_of(x)));
+  const auto it = mean_squares ? mean_squares->find(x) : decltype(mean_squares->end()){};
+  const bool known = mean_squares && it != mean_squares->end() && it->second > 0.0;
+  if (!known || magnitude * static_cast<double>(k) * intops::qmax(bits) <= std::ldexp(1.0, 30))
+    return 0;  // (without statistics a K too long for int32 fails in add_weight, as before)
+  std::vector<double> bias_abs;
+  if (bias)
+    for (const float b : bias->f32_values)
+      bias_abs.push_back(std::fabs(beta * static_cast<double>(b)) / alpha);
+  return choose_input_shift(weight_channel_stats(w, axis), bias_abs, bits, bits_of(x),
+                            static_cast<double>(scale_of(x)), it->second);
+}
+
 Status Realizer::matmul(const ir::Op& op) {
   const std::string& x = op.inputs[0];
   const int bits = plan.op_bits.at(op.name);
@@ -539,21 +548,30 @@ Status Realizer::matmul(const ir::Op& op) {
   const double alpha = gemm ? op.get_float("alpha") : 1.0;
   const double beta = gemm ? op.get_float("beta") : 1.0;
   const ir::Tensor* bias = op.inputs.size() == 3 ? &in.tensor(op.inputs[2]) : nullptr;
+  // The input shift u (docs/quantization.md, "Input shift on Conv/Gemm"): the layer then reads
+  // an (a - u)-bit input at scale s_x * 2^u, and the rules below are the plain ones for it.
+  const int u = input_shift(op, w, axis, bits, bias, alpha, beta);
+  if (u < 0)
+    return fail(where(op) + ": " + std::to_string(w.f32_values.size() / w.shape[axis]) +
+                " products of " + std::to_string(bits_of(x)) +
+                "-bit inputs per output cannot fit an int32 accumulator at any input shift");
+  const int input_bits = bits_of(x) - u;
+  const double input_scale = std::ldexp(static_cast<double>(scale_of(x)), u);
   std::string w_name;
-  auto w_scales = add_weight(op, w, axis, bits, bits_of(x), bias, alpha, beta,
-                             static_cast<double>(scale_of(x)), w_name);
+  auto w_scales = add_weight(op, w, axis, bits, input_bits, bias, alpha, beta, input_scale, w_name);
   if (!w_scales) return fail(w_scales.reason());
   std::vector<float> acc_scales;
   for (const float s : w_scales.value())
-    acc_scales.push_back(static_cast<float>(alpha * static_cast<double>(scale_of(x)) * s));
+    acc_scales.push_back(static_cast<float>(alpha * input_scale * s));
   ir::Op q = op;
   q.inputs = {qname(x), w_name};
+  if (u > 0) q.attrs["input_shift"] = std::int64_t{u};
   if (bias) {
     std::string b_name;
     if (auto ok = add_bias(*bias, acc_scales, beta, b_name); !ok) return ok;
     q.inputs.push_back(b_name);
-    if (auto ok = check_headroom(op, bits_of(x), &out.tensor(b_name)); !ok) return ok;
-  } else if (auto ok = check_headroom(op, bits_of(x), nullptr); !ok) {
+    if (auto ok = check_headroom(op, input_bits, &out.tensor(b_name)); !ok) return ok;
+  } else if (auto ok = check_headroom(op, input_bits, nullptr); !ok) {
     return ok;
   }
   if (gemm) {
@@ -664,11 +682,12 @@ Status Realizer::run() {
 }  // namespace detail
 
 Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
-                          const std::vector<ClassThreshold>& thresholds) {
+                          const std::vector<ClassThreshold>& thresholds,
+                          const std::map<std::string, double>* mean_squares) {
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
-  detail::Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0};
+  detail::Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0, mean_squares};
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }
@@ -880,6 +899,9 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
       e["window_elements"] = n;
       e["multiplier"] = p.multiplier;
       e["shift"] = p.shift;
+    } else if ((op.kind == OpKind::Conv || op.kind == OpKind::Gemm) &&
+               op.get_int("input_shift") > 0) {  // "Input shift on Conv/Gemm"
+      e["input_shift"] = op.get_int("input_shift");
     } else if (auto w = detail::workload_op_json(quantized, op); !w.is_null()) {
       e.update(w);
     } else {

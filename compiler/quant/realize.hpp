@@ -75,8 +75,13 @@ Result<std::vector<ClassThreshold>> class_thresholds(
 ///   their names and run on integers with their tensors' scales;
 /// - Softmax runs in float after a `Dequantize`; an integer graph output `y` is renamed `y.q`
 ///   and a `Dequantize` writes the f32 `y`, so output names do not change.
+///
+/// `mean_squares` (E[x^2] per calibrated tensor, TensorStats::mean_square) lets a Conv/Gemm/
+/// MatMul by a constant choose an input shift (docs/quantization.md, "Input shift on
+/// Conv/Gemm"); without it every input shift is 0.
 Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
-                          const std::vector<ClassThreshold>& thresholds);
+                          const std::vector<ClassThreshold>& thresholds,
+                          const std::map<std::string, double>* mean_squares = nullptr);
 
 /// The integer parameters an executor derives from a quantized graph's scales: one place,
 /// so the CPU executor, codegen and q.json agree.

@@ -409,6 +409,7 @@ nlohmann::json workload_op_json(const ir::Graph& quantized, const ir::Op& op) {
          {"shift", p.value().shift}};
   } else if (op.kind == OpKind::MatMul && y.dtype == DType::i32) {
     e = {{"operand_shift", matmul_shift(tensor(0), tensor(1))}};
+    if (op.get_int("input_shift") > 0) e["input_shift"] = op.get_int("input_shift");
   }
   return e;
 }

@@ -3,6 +3,7 @@
 // realize_workloads.cpp (the modern-workload ops of docs/quantization.md).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ struct Realizer {
   std::set<std::string> graph_outputs;
   std::vector<std::int64_t> weight_l1;  // per channel sum |w_q| of the last add_weight
   int widened_channels = 0;             // weight channels whose scale the headroom rule widened
+  /// E[x^2] per calibrated tensor (the input-shift choice); null: every input shift is 0.
+  const std::map<std::string, double>* mean_squares = nullptr;
 
   bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
   int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
@@ -76,6 +79,8 @@ struct Realizer {
   Status check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const;
   Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
                   std::string& name_out);
+  int input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int bits, const ir::Tensor* bias,
+                  double alpha, double beta) const;
   Status matmul(const ir::Op& op);
   Status run();
 

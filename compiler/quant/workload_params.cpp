@@ -1,6 +1,7 @@
 // Derived integers of the modern-workload ops, per docs/quantization.md ("Modern workloads").
 #include "compiler/quant/workload_params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -174,6 +175,73 @@ Result<intops::Requant> reduce_params(const ir::Op& op, const ir::Tensor& x, con
 int matmul_shift(const ir::Tensor& a, const ir::Tensor& b) {
   if (b.constant && b.quant && b.quant->per_channel()) return 0;
   return intops::matmul_operand_shift(dtype_bits(a.dtype), dtype_bits(b.dtype), a.shape.back());
+}
+
+WeightChannelStats weight_channel_stats(const ir::Tensor& w, int axis) {
+  const auto& shape = w.shape;
+  const std::int64_t channels = shape[static_cast<std::size_t>(axis)];
+  std::int64_t inner = 1;
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const auto total = static_cast<std::int64_t>(w.f32_values.size());
+  WeightChannelStats out;
+  out.per_channel = channels > 0 ? total / channels : 0;
+  const auto n = static_cast<std::size_t>(channels);
+  out.max_abs.assign(n, 0.0);
+  out.sum_abs.assign(n, 0.0);
+  out.sum_squares.assign(n, 0.0);
+  // Element i belongs to channel (i / inner) % channels: walk [outer][channel][inner] in
+  // storage order, so each sum adds in the order a flat loop would.
+  const std::int64_t outer = channels * inner > 0 ? total / (channels * inner) : 0;
+  std::size_t i = 0;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::size_t c = 0; c < n; ++c)
+      for (std::int64_t k = 0; k < inner; ++k, ++i) {
+        const double v = std::fabs(static_cast<double>(w.f32_values[i]));
+        out.max_abs[c] = std::max(out.max_abs[c], v);
+        out.sum_abs[c] += v;
+        out.sum_squares[c] += v * v;
+      }
+  return out;
+}
+
+double headroom_weight_scale(double max_abs, double sum_abs, double bias_abs, std::int64_t k,
+                             int weight_bits, int input_bits, double input_scale) {
+  const double magnitude = -static_cast<double>(intops::qmin(input_bits));
+  const double room = 2147483647.0 - 1.0 - magnitude * static_cast<double>(k) / 2.0;
+  const double s = max_abs > 0.0 ? max_abs / intops::qmax(weight_bits) : 1.0;
+  const double needed =
+      (magnitude * sum_abs + bias_abs / input_scale) * (1.0 + std::ldexp(1.0, -20)) / room;
+  return std::max(s, needed);
+}
+
+int choose_input_shift(const WeightChannelStats& w, const std::vector<double>& bias_abs,
+                       int weight_bits, int input_bits, double input_scale,
+                       double input_mean_square) {
+  const auto k = static_cast<double>(w.per_channel);
+  double weight_power = 0.0;
+  for (const double v : w.sum_squares) weight_power += v;
+  int best = -1;
+  double best_noise = 0.0;
+  for (int u = 0; u <= input_bits - 2; ++u) {
+    const int bits = input_bits - u;
+    const double magnitude = -static_cast<double>(intops::qmin(bits));
+    if (2147483647.0 - 1.0 - magnitude * k / 2.0 <= 0.0) continue;
+    if (best >= 0 && input_mean_square <= 0.0) break;  // no statistics: the first u with room
+    const double s_x = std::ldexp(input_scale, u);
+    double weight_noise = 0.0;
+    for (std::size_t c = 0; c < w.max_abs.size(); ++c) {
+      const double s =
+          headroom_weight_scale(w.max_abs[c], w.sum_abs[c], bias_abs.empty() ? 0.0 : bias_abs[c],
+                                w.per_channel, weight_bits, bits, s_x);
+      weight_noise += s * s;
+    }
+    const double noise = s_x * s_x * weight_power + k * input_mean_square * weight_noise;
+    if (best < 0 || noise < best_noise) {
+      best = u;
+      best_noise = noise;
+    }
+  }
+  return best;
 }
 
 }  // namespace tessel::quant

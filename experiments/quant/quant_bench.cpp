@@ -19,6 +19,7 @@
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "support/npy.hpp"
+#include "support/version.hpp"
 
 namespace {
 
@@ -30,15 +31,36 @@ ir::Graph load(const std::string& name) {
   return std::move(prepared.value());
 }
 
-int sqnr(int samples, std::vector<std::string> models) {
+// The input shifts of a quantized graph's Conv/Gemm/MatMul ops (docs/quantization.md, "Input
+// shift on Conv/Gemm"): how many layers shift, and the histogram "u:count".
+std::string input_shifts(const ir::Graph& q, int& shifted) {
+  std::map<std::int64_t, int> count;
+  shifted = 0;
+  for (ir::OpId id = 0; id < q.num_ops(); ++id) {
+    const ir::Op& op = q.op(id);
+    if (op.kind != ir::OpKind::Conv && op.kind != ir::OpKind::Gemm && op.kind != ir::OpKind::MatMul)
+      continue;
+    const std::int64_t u = op.get_int("input_shift");
+    ++count[u];
+    shifted += u > 0;
+  }
+  std::string text;
+  for (const auto& [u, n] : count)
+    text += (text.empty() ? "" : " ") + std::to_string(u) + ":" + std::to_string(n);
+  return text;
+}
+
+// bits 0: int8 under the four methods; else `bits` under the default method only.
+int sqnr(int samples, int bits, std::vector<std::string> models) {
   if (models.empty())
     models = {"resnet18", "resnet50", "vgg19", "googlenet", "inception_v3", "mobilenet_v2"};
-  const std::vector<quant::CalibrationMethod> methods = {
+  std::vector<quant::CalibrationMethod> methods = {
       quant::CalibrationMethod::minmax, quant::CalibrationMethod::percentile,
       quant::CalibrationMethod::entropy, quant::CalibrationMethod::mse};
+  if (bits > 0) methods = {quant::QuantConfig{}.method};
   std::cout << std::left << std::setw(14) << "model";
   for (auto m : methods) std::cout << std::setw(12) << quant::to_string(m);
-  std::cout << "(SQNR dB, int8 vs fp32, default input)\n";
+  std::cout << "(SQNR dB, int" << (bits > 0 ? bits : 8) << " vs fp32, default input)\n";
   for (const auto& name : models) {
     const ir::Graph g = load(name);
     const std::string input = g.op(g.inputs()[0]).outputs[0];
@@ -54,8 +76,11 @@ int sqnr(int samples, std::vector<std::string> models) {
       quant::QuantConfig config;
       config.method = method;
       config.calibration_samples = samples;
+      if (bits > 0) config.bits = bits;
       auto q = cpu::quantize_model(g, config, cpu::synthetic_samples(g, config));
       if (!q) throw std::runtime_error(q.reason());
+      int shifted = 0;
+      const std::string shifts = input_shifts(q.value().graph, shifted);
       cpu::Executor int8(q.value().graph);
       auto got = int8.run({{input, x}});
       if (!got) throw std::runtime_error(got.reason());
@@ -77,8 +102,12 @@ int sqnr(int samples, std::vector<std::string> models) {
       const double median_ratio = ratios.empty() ? 0.0 : ratios[ratios.size() / 2];
       std::cout << std::setw(12) << std::fixed << std::setprecision(2) << db << std::flush;
       std::cerr << nlohmann::json{{"model", name},
+                                  {"tool_version", tessel::version()},
+                                  {"bits", config.bits},
                                   {"method", std::string(quant::to_string(method))},
                                   {"samples", samples},
+                                  {"shifted_layers", shifted},
+                                  {"input_shifts", shifts},
                                   {"sqnr_db", db},
                                   {"median_threshold_over_max", median_ratio},
                                   {"least_threshold_over_max", least_ratio},
@@ -137,22 +166,26 @@ int speed(int runs, const std::string& name, const std::string& save_input) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || (args[0] != "sqnr" && args[0] != "speed")) {
-    std::cerr << "usage: quant_bench sqnr [--samples N] [MODEL ...] | speed [--runs N] [MODEL]\n";
+    std::cerr << "usage: quant_bench sqnr [--samples N] [--bits B] [MODEL ...] | speed [--runs N] "
+                 "[MODEL]\n";
     return 2;
   }
   int count = args[0] == "sqnr" ? 4 : 10;
   std::vector<std::string> models;
   std::string save_input;
+  int bits = 0;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if ((args[i] == "--samples" || args[i] == "--runs") && i + 1 < args.size())
       count = std::atoi(args[++i].c_str());
+    else if (args[i] == "--bits" && i + 1 < args.size())
+      bits = std::atoi(args[++i].c_str());
     else if (args[i] == "--save-input" && i + 1 < args.size())
       save_input = args[++i];
     else
       models.push_back(args[i]);
   }
   try {
-    return args[0] == "sqnr" ? sqnr(count, models)
+    return args[0] == "sqnr" ? sqnr(count, bits, models)
                              : speed(count, models.empty() ? "resnet50" : models[0], save_input);
   } catch (const std::exception& e) {
     std::cerr << "quant_bench: " << e.what() << '\n';

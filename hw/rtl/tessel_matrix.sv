@@ -170,8 +170,8 @@ module tessel_matrix #(
   logic [NV*16-1:0] in_vec;  // entry i at [16*i +: 16], sign-extended; 0 outside the window
   logic [R*C*PW-1:0] prod;   // in[r] * w[r][c] at [PW*(r*C+c) +: PW]
 
-  // matmul's operand shift: round half away from zero of x / 2^u (docs/quantization.md), a
-  // magnitude add and shift per operand lane; u = 0 keeps x (and conv never shifts).
+  // matmul's operand shift and conv's input shift: round half away from zero of x / 2^u
+  // (docs/quantization.md), a magnitude add and shift per operand lane; u = 0 keeps x.
   // (No `return`: Yosys 0.23 reads functions that assign their name.)
   function automatic logic [15:0] rha_of(input logic on, input logic [15:0] x,
                                          input logic [3:0] u);
@@ -186,12 +186,17 @@ module tessel_matrix #(
   function automatic logic [15:0] rha(input logic [15:0] x, input logic [3:0] u);
     rha = rha_of(AO && mm, x, u);
   endfunction
+  // The streamed input: matmul's a by its operand shift, a conv's input by its in_shift (the
+  // quantizer's input shift, docs/quantization.md; bits 12-15, zero in a matmul word).
+  function automatic logic [15:0] in_rha(input logic [15:0] x);
+    in_rha = AO && mm ? rha_of(1'b1, x, fm.operand_shift) : rha_of(1'b1, x, f.in_shift);
+  endfunction
 
   always_comb
     for (int unsigned i = 0; i < NV; i++) begin
       if (!b_in_win) in_vec[16*i+:16] = 0;
-      else if (IB == 1) in_vec[16*i+:16] = rha(16'($signed(rd_data[8*i+:8])), fm.operand_shift);
-      else in_vec[16*i+:16] = rha(rd_data[16*i+:16], fm.operand_shift);
+      else if (IB == 1) in_vec[16*i+:16] = in_rha(16'($signed(rd_data[8*i+:8])));
+      else in_vec[16*i+:16] = in_rha(rd_data[16*i+:16]);
     end
 
   for (genvar r = 0; r < R; r++) begin : g_row

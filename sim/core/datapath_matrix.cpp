@@ -29,9 +29,10 @@ struct ByteRange {
   }
 };
 
-/// `count` elements of `bytes` (1 or 2) at `src`, sign-extended.
+/// `count` elements of `bytes` (1 or 2) at `src`, sign-extended, then rounded right by the
+/// conv's input shift `u` (round half away; docs/quantization.md, "Input shift on Conv/Gemm").
 template <class T>
-void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst) {
+void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst, int u) {
   if (bytes == 1) {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<std::int8_t>(src[i]);
   } else if (std::endian::native == std::endian::little && sizeof(T) == 2) {
@@ -39,6 +40,9 @@ void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* 
   } else {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(read_element(src + 2 * i, 2));
   }
+  if (u > 0)
+    for (std::int64_t i = 0; i < count; ++i)
+      dst[i] = static_cast<T>(intops::round_half_away(dst[i], u));
 }
 
 }  // namespace
@@ -188,6 +192,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
   const std::int64_t in_w = (std::int64_t{x.out_w} - 1) * x.stride_w +
                             (std::int64_t{x.kw} - 1) * x.dil_w + 1 - x.pad_left - x.pad_right;
   const std::int64_t weight_count = taps * out_channels * (x.depthwise ? 1 : in_channels);
+  const int u = static_cast<int>(x.in_shift);  // the input shift: every input element read
 
   // The fast loop reads each output pixel's inputs (and all weights, up front) before it writes
   // the pixel's accumulators, where docs/isa.md interleaves reads and writes per output
@@ -263,7 +268,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
     const std::uint8_t* image = in;
     std::int64_t row_bytes = std::int64_t{x.in_stride_y} * 2;
     std::int64_t col_bytes = std::int64_t{x.in_stride_x} * 2;
-    if (ib != 2 || in_channels % 2 != 0 || padded || kept) {
+    if (ib != 2 || in_channels % 2 != 0 || padded || kept || u > 0) {
       const std::int64_t padded_h = in_h + x.pad_top + x.pad_bottom;
       const std::int64_t padded_w = in_w + x.pad_left + x.pad_right;
       const std::int64_t pixel_stride =
@@ -301,7 +306,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
           const std::uint8_t* src = in + to_u64(iy * x.in_stride_y) * ib;
           std::int16_t* dst = row + x.pad_left * pixel_stride;
           if (dense_rows) {
-            widen(src, ib, in_w * in_channels, dst);
+            widen(src, ib, in_w * in_channels, dst, u);
             continue;
           }
           if (kept) {
@@ -309,13 +314,14 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
               const std::uint8_t* pixel = src + to_u64(ix * x.in_stride_x) * ib;
               std::int16_t* out = dst + ix * pixel_stride;
               for (const KeptRun& run : kept_runs_)
-                widen(pixel + to_u64(run.channel) * ib, ib, run.count, out + run.at);
+                widen(pixel + to_u64(run.channel) * ib, ib, run.count, out + run.at, u);
               for (std::int64_t j = kept_present; j < pixel_stride; ++j) out[j] = 0;
             }
             continue;
           }
           for (std::int64_t ix = 0; ix < in_w; ++ix) {
-            widen(src + to_u64(ix * x.in_stride_x) * ib, ib, in_channels, dst + ix * pixel_stride);
+            widen(src + to_u64(ix * x.in_stride_x) * ib, ib, in_channels, dst + ix * pixel_stride,
+                  u);
           }
         }
       });
@@ -391,7 +397,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
           const std::int64_t ix = ox * x.stride_w + kx * x.dil_w - x.pad_left;
           if (ix < 0 || ix >= in_w) continue;
           widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
-                pixel_.data());
+                pixel_.data(), u);
           const std::int64_t tap = ky * x.kw + kx;
           kernels::accumulate_depthwise(pixel_.data(), packed_weights_.data() + tap * out_channels,
                                         out_channels, sums_.data());
@@ -416,6 +422,7 @@ void Datapath::execute_conv_reference(const isa::Conv& x) {
   const std::uint8_t* weights = scratchpads_[x.w_sp].data() + x.w_addr;
   const std::uint8_t* bias = scratchpads_[x.w_sp].data() + x.bias_addr;
   std::uint8_t* acc = scratchpads_[x.acc_sp].data() + x.acc_addr;
+  const int u = static_cast<int>(x.in_shift);
 
   for (std::int64_t oy = 0; oy < x.out_h; ++oy) {
     for (std::int64_t ox = 0; ox < x.out_w; ++ox) {
@@ -435,7 +442,8 @@ void Datapath::execute_conv_reference(const isa::Conv& x) {
             if (x.depthwise) {
               // [cb][ky][kx][c]
               const std::int64_t w_index = ((ocb * x.kh + ky) * x.kw + kx) * cols + oc;
-              const std::int32_t a = read_element(in_pixel + o * static_cast<std::int64_t>(ib), ib);
+              const auto a = static_cast<std::int32_t>(intops::round_half_away(
+                  read_element(in_pixel + o * static_cast<std::int64_t>(ib), ib), u));
               const std::int32_t w =
                   read_element(weights + w_index * static_cast<std::int64_t>(wb), wb);
               sum += static_cast<std::uint32_t>(a * w);
@@ -444,8 +452,8 @@ void Datapath::execute_conv_reference(const isa::Conv& x) {
                 const std::int64_t icb = i / rows, r = i % rows;
                 const std::int64_t w_index =
                     ((((ocb * x.ic_blocks + icb) * x.kh + ky) * x.kw + kx) * rows + r) * cols + oc;
-                const std::int32_t a =
-                    read_element(in_pixel + i * static_cast<std::int64_t>(ib), ib);
+                const auto a = static_cast<std::int32_t>(intops::round_half_away(
+                    read_element(in_pixel + i * static_cast<std::int64_t>(ib), ib), u));
                 const std::int32_t w =
                     read_element(weights + w_index * static_cast<std::int64_t>(wb), wb);
                 sum += static_cast<std::uint32_t>(a * w);

@@ -101,7 +101,7 @@ TEST(CudaWorkloadOps, MatMulRoundsOperandsByTheShiftThenRequantizes) {
   a.x = dense(a_v, {1, 2});
   a.second = dense(b_v, {2, 1});
   a.y = dense(y, {1, 1});
-  a.operand_shift = 1;
+  a.operand_shift = a.second_shift = 1;
   EXPECT_EQ(run(a, 1), (std::vector<std::int32_t>{-10}));
   const std::int32_t multiplier = 1 << 30, shift = 31;
   a.epilogue.multiplier = &multiplier;
@@ -109,6 +109,11 @@ TEST(CudaWorkloadOps, MatMulRoundsOperandsByTheShiftThenRequantizes) {
   a.epilogue.requant_lo = -128;
   a.epilogue.requant_hi = 127;
   EXPECT_EQ(run(a, 1), (std::vector<std::int32_t>{-5}));
+  // A constant weight matrix's input shift rounds a alone (docs/quantization.md): u = 2 on a,
+  // 0 on b: rha(3,2) = 1, rha(5,2) = 1 (1.25): 1 * 2 + 1 * -7 = -5, halved: -3 (-2.5 away).
+  a.operand_shift = 2;
+  a.second_shift = 0;
+  EXPECT_EQ(run(a, 1), (std::vector<std::int32_t>{-3}));
 }
 
 TEST(CudaWorkloadOps, SoftmaxOfEqualCodesIsOneHalfAndAMaskedRowKeepsOne) {

@@ -125,6 +125,49 @@ TEST(SimDatapath, conv_sums_wrap_around_in_int32) {
   }
 }
 
+// The input shift rounds every input element half away from zero before the products
+// (docs/isa.md, conv): codes 24, -40, 8, -8 with in_shift 4 are 2, -3, 1, -1 (1.5, -2.5, 0.5,
+// -0.5 away from 0). Dense: column 0 sums them (-1), column 1 triples input 0 (6). Depthwise:
+// channel c is rha(x_c) * (c + 1): 2, -6, 3, -4. Both loops, both widths.
+TEST(SimDatapath, conv_input_shift_rounds_each_input_half_away_by_hand) {
+  const std::int32_t x[4] = {24, -40, 8, -8};
+  for (const int bits : {8, 16}) {
+    const HwConfig config = matrix_config(4, 4, bits);
+    const int e = bits / 8;
+    for (const bool reference : {false, true}) {
+      for (const bool depthwise : {false, true}) {
+        std::vector<std::uint8_t> dram;
+        Datapath datapath(config, dram, reference);
+        std::span<std::uint8_t> sp = datapath.scratchpad(0);
+        const std::uint32_t w_addr = 0x100, acc_addr = 0x400;
+        for (int i = 0; i < 4; ++i) write_element(sp.data() + i * e, e, x[i]);
+        if (depthwise) {
+          for (int c = 0; c < 4; ++c) write_element(sp.data() + w_addr + c * e, e, c + 1);
+        } else {
+          for (int r = 0; r < 4; ++r) write_element(sp.data() + w_addr + (r * 4) * e, e, 1);
+          write_element(sp.data() + w_addr + 1 * e, e, 3);  // row 0 (input 0), column 1
+        }
+        isa::Conv conv;
+        conv.elem = bits == 8 ? isa::Elem::kI8 : isa::Elem::kI16;
+        conv.depthwise = depthwise;
+        conv.in_shift = 4;
+        conv.w_addr = w_addr;
+        conv.acc_addr = acc_addr;
+        conv.in_stride_y = conv.in_stride_x = 4;
+        conv.acc_stride_y = conv.acc_stride_x = 4;
+        datapath.execute(conv);
+        const std::vector<std::int32_t> expected = depthwise
+                                                       ? std::vector<std::int32_t>{2, -6, 3, -4}
+                                                       : std::vector<std::int32_t>{-1, 6, 0, 0};
+        for (int c = 0; c < 4; ++c)
+          EXPECT_EQ(int32_at(sp, acc_addr + c * 4), expected[c])
+              << "channel " << c << " i" << bits << (reference ? " reference" : " fast")
+              << (depthwise ? " depthwise" : " dense");
+      }
+    }
+  }
+}
+
 /// A random conv whose operands lie apart in one scratchpad (so the fast loop applies).
 isa::Conv random_conv(std::mt19937& rng, const HwConfig& config, bool depthwise) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -174,6 +217,9 @@ isa::Conv random_conv(std::mt19937& rng, const HwConfig& config, bool depthwise)
       static_cast<std::uint32_t>(config.matrix.weight_bits / 8);
   conv.bias_addr = conv.w_addr + weight_bytes + 4 * static_cast<std::uint32_t>(pick(0, 3));
   conv.acc_addr = conv.bias_addr + out_channels * 4 + 4 * static_cast<std::uint32_t>(pick(0, 3));
+  // The input shift on a third of the convs (docs/isa.md: up to bits - 2).
+  if (pick(0, 2) == 0)
+    conv.in_shift = static_cast<std::uint32_t>(pick(1, config.matrix.input_bits - 2));
   return conv;
 }
 

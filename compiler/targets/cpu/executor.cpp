@@ -92,7 +92,7 @@ void Executor::Impl::plan_fusions(const ir::Graph& graph) {
       const auto& w = graph.tensor(op.inputs[1]);
       const auto& acc = graph.tensor(op.outputs[0]);
       if (!((x.dtype == DType::i8 || x.dtype == DType::u8) && w.dtype == DType::i8 && w.constant &&
-            acc.dtype == DType::i32 && acc.shape.size() == 4))
+            acc.dtype == DType::i32 && acc.shape.size() == 4 && op.get_int("input_shift") == 0))
         continue;
       const auto rq_id = sole_reader(graph, op.outputs[0]);
       if (!rq_id) continue;

@@ -139,10 +139,12 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
     const int bits = plan.value().class_bits[plan.value().class_of.at(tensor)];
     model.tensor_thresholds[tensor] = quant::choose_threshold(
         stats[tensor], {config.method, config.percentile, bits, config.wide_headroom});
+    model.tensor_mean_squares[tensor] = stats[tensor].mean_square();
   }
   auto thresholds = quant::class_thresholds(plan.value(), model.tensor_thresholds, config);
   if (!thresholds) return fail(thresholds.reason());
-  auto graph = quant::realize(float_graph, plan.value(), thresholds.value());
+  auto graph =
+      quant::realize(float_graph, plan.value(), thresholds.value(), &model.tensor_mean_squares);
   if (!graph) return fail(graph.reason());
   model.graph = std::move(graph.value());
   model.plan = std::move(plan.value());

@@ -34,8 +34,9 @@ struct QuantizedModel {
   ir::Graph graph;  ///< the quantized graph (docs/quantization.md, "The quantized graph")
   quant::ScalePlan plan;
   std::vector<quant::ClassThreshold> thresholds;
-  std::map<std::string, double> tensor_thresholds;  ///< per calibrated tensor
-  nlohmann::json scales;                            ///< q.json
+  std::map<std::string, double> tensor_thresholds;    ///< per calibrated tensor
+  std::map<std::string, double> tensor_mean_squares;  ///< E[x^2] per calibrated tensor
+  nlohmann::json scales;                              ///< q.json
 };
 
 /// `float_graph` must be prepared (BatchNorm folded: `prepare_graph`; shapes inferred).

@@ -143,6 +143,9 @@ Status Lowering::lower_conv(const ir::Op& op) {
   const auto& w_t = graph_.tensor(op.inputs[1]);
   const auto& acc_t = graph_.tensor(op.outputs[0]);
   if (x_t.dtype == DType::f32) return fail(where(op) + ": a float Conv/Gemm (quantize first)");
+  if (op.get_int("input_shift") != 0)  // docs/quantization.md, "Input shift on Conv/Gemm"
+    return fail(where(op) + ": input_shift " + std::to_string(op.get_int("input_shift")) +
+                " (a 16-bit layer's input shift) is not lowered to the GPU yet");
   if (!w_t.constant || !w_t.has_data())
     return fail(where(op) + ": weights must be constants with values");
   if (!place_.count(op.inputs[0])) return fail(where(op) + ": input not computed on the GPU");

@@ -252,6 +252,11 @@ Status Lowering::lower_matmul(const ir::Op& op) {
     return fail(where(op) + ": expects integer operands of rank >= 2 into an i32 accumulator");
   const int shift = quant::matmul_shift(a_t, b_t);
   if (shift < 0) return fail(where(op) + ": K is too long for int32");
+  // A MatMul by a constant weight matrix rounds a alone by its input shift (shift is 0 then;
+  // docs/quantization.md, "Input shift on Conv/Gemm").
+  const auto in_shift = static_cast<int>(op.get_int("input_shift"));
+  if (in_shift != 0 && shift != 0)
+    return fail(where(op) + ": input_shift on a MatMul of two activations");
   auto s = work_step(op, kMatMul, op.outputs[0], {op.inputs[0], op.inputs[1]});
   if (!s) return s.failure();
   Step step = std::move(s.value());
@@ -266,7 +271,8 @@ Status Lowering::lower_matmul(const ir::Op& op) {
   b_dims[r - 1] = b_t.shape.back();
   step.work.x = broadcast_to(step.work.x, a_dims);
   step.work.second = broadcast_to(step.work.second, b_dims);
-  step.work.operand_shift = shift;
+  step.work.operand_shift = in_shift > 0 ? in_shift : shift;
+  step.work.second_shift = shift;
   step.macs = ir::element_count(ys) * k;
   Chain chain{op.outputs[0], 1};
   fuse_tail(step, chain, false);

@@ -98,8 +98,11 @@ struct WorkArgs {
   const void* table = nullptr;
   std::int32_t entries = 0, lo = 0, hi = 0;
   // kMatMul: x = a with dims [batch.., M, K], second = b with dims [batch.., K, N] (both
-  // broadcast to y's batch dims); operand shift u; the epilogue (requantize) on channel n.
+  // broadcast to y's batch dims); operand shift u of a, second_shift of b (both u for two
+  // activations; the input shift and 0 for a constant weight matrix: docs/quantization.md);
+  // the epilogue (requantize) on channel n.
   std::int32_t operand_shift = 0;
+  std::int32_t second_shift = 0;
   Epilogue epilogue;
   // kNorm
   std::int32_t centre = 1;
@@ -229,7 +232,7 @@ TESSEL_HD std::int32_t work_element(const WorkArgs& a, std::int64_t linear) {
             load_int(a.x.data, a.x.type, a_at + k * a.x.strides[r - 1]), a.operand_shift);
         const std::int64_t bv = intops::round_half_away(
             load_int(a.second.data, a.second.type, b_at + k * a.second.strides[r - 2]),
-            a.operand_shift);
+            a.second_shift);
         sum += av * bv;
       }
       // int32 wrap as the GPU adder; the golden executor rejects a sum outside int32.

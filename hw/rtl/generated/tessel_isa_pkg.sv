@@ -172,6 +172,7 @@ package tessel_isa_pkg;
   localparam int unsigned CONV_IN_STRIDE_X_LSB = 212, CONV_IN_STRIDE_X_W = 13;
   localparam int unsigned CONV_ACC_STRIDE_Y_LSB = 225, CONV_ACC_STRIDE_Y_W = 18;
   localparam int unsigned CONV_ACC_STRIDE_X_LSB = 243, CONV_ACC_STRIDE_X_W = 13;
+  localparam int unsigned CONV_IN_SHIFT_LSB = 12, CONV_IN_SHIFT_W = 4;
   typedef struct packed {
     logic [12:0] acc_stride_x;
     logic [17:0] acc_stride_y;
@@ -201,7 +202,7 @@ package tessel_isa_pkg;
     logic [3:0] acc_sp;
     logic [3:0] w_sp;
     logic [3:0] in_sp;
-    logic [3:0] reserved_12;
+    logic [3:0] in_shift;
     logic push_next;
     logic push_prev;
     logic pop_next;

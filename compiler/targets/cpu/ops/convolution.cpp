@@ -10,6 +10,7 @@
 #include "compiler/targets/cpu/int_gemm.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
 #include "compiler/targets/cpu/ops/channels_last.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::cpu {
 
@@ -163,12 +164,31 @@ KernelCache::~KernelCache() = default;
 
 namespace {
 
+TensorData shifted_input(const TensorData& x, int u) {
+  TensorData out = x;
+  with_int(out, [&](auto* v) {
+    for (std::int64_t i = 0; i < out.size(); ++i)
+      v[i] = static_cast<std::remove_pointer_t<decltype(v)>>(intops::round_half_away(v[i], u));
+  });
+  return out;
+}
+
+Status check_input_shift(const ir::Graph& graph, const ir::Op& op, int u) {
+  const ir::DType x = graph.tensor(op.inputs[0]).dtype;
+  const int bits = x == DType::i16 ? 16 : x == DType::i8 ? 8 : 0;
+  if (u == 0 || (bits > 0 && u > 0 && u <= bits - 2)) return {};
+  return fail("%" + op.name + " (" + std::string(ir::to_string(op.kind)) + "): input_shift " +
+              std::to_string(u) + " on a " + std::string(ir::to_string(x)) +
+              " input (an integer input of b bits takes 0 .. b - 2)");
+}
+
 /// The failure of a convolution whose accumulator left int32: the reference names the first
 /// element (or says why it cannot run).
 Failure accumulator_overflow(ChannelsLastArgs& a, const TensorData& w, const TensorData* b,
-                             const ir::WindowGeometry& g, const ir::Shape& ys) {
+                             const ir::WindowGeometry& g, const ir::Shape& ys, int u = 0) {
   TensorData check(DType::i32, ys);
-  auto ok = conv_int_reference(a.values.nchw(a.op.inputs[0]), w, b, g, check);
+  const TensorData& x = a.values.nchw(a.op.inputs[0]);
+  auto ok = conv_int_reference(u > 0 ? shifted_input(x, u) : x, w, b, g, check);
   return fail(a.where() + ": " + (ok ? "int32 accumulator overflow" : ok.reason()));
 }
 
@@ -257,12 +277,15 @@ Result<bool> conv_onednn(ChannelsLastArgs& a, const TensorData& w, const TensorD
   return bias_overflow(a, acc, bias, ys);
 }
 
-/// 16-bit data: im2col + int64-accumulated dot products (oneDNN has no s16 conv).
+/// 16-bit data, or any input shift: im2col + int64-accumulated dot products (oneDNN has no s16
+/// conv), on the input rounded right by the op's input_shift u.
 Result<bool> conv_im2col(ChannelsLastArgs& a, const TensorData& w, const TensorData* b,
-                         bool constant_weights) {
+                         bool constant_weights, int u) {
   const auto& y_t = a.graph.tensor(a.op.outputs[0]);
   const auto g = ir::window_geometry(a.op);
-  const TensorData& x = a.values.channels_last(a.op.inputs[0]);
+  TensorData shifted;
+  if (u > 0) shifted = shifted_input(a.values.channels_last(a.op.inputs[0]), u);
+  const TensorData& x = u > 0 ? shifted : a.values.channels_last(a.op.inputs[0]);
   const auto &xs = x.shape(), &ys = y_t.shape;
   std::vector<std::int16_t> x16;
   const std::int16_t* xp = as_int16(x, x16);
@@ -273,7 +296,7 @@ Result<bool> conv_im2col(ChannelsLastArgs& a, const TensorData& w, const TensorD
   if (!nhwc::conv_im2col_s16(xp, w16.data(), b ? b->data<std::int32_t>() : nullptr,
                              a.y.data<std::int32_t>(), xs[0], xs[1], xs[2], xs[3], ys[1], ys[2],
                              ys[3], g))
-    return accumulator_overflow(a, w, b, g, ys);  // out of int32 somewhere
+    return accumulator_overflow(a, w, b, g, ys, u);  // out of int32 somewhere
   return true;
 }
 
@@ -286,17 +309,20 @@ Result<bool> conv(ChannelsLastArgs& a) {
   // Weights that are not constants (ONNX node tests feed them as inputs) cannot be reordered
   // once: rebuild the primitive for every run.
   const bool constant_weights = a.graph.tensor(op.inputs[1]).constant;
+  const int u = static_cast<int>(op.get_int("input_shift"));
+  if (auto ok = check_input_shift(a.graph, op, u); !ok) return fail(ok.reason());
   const bool onednn_int = (x_t.dtype == DType::i8 || x_t.dtype == DType::u8) &&
-                          w.dtype() == DType::i8 && y_t.dtype == DType::i32;
+                          w.dtype() == DType::i8 && y_t.dtype == DType::i32 && u == 0;
   if (x_t.dtype == DType::f32 || onednn_int)
     return conv_onednn(a, w, b, onednn_int, constant_weights);
   if (y_t.dtype == DType::i32 && x_t.dtype != DType::i32 &&
       (w.dtype() == DType::i8 || w.dtype() == DType::i16) && (!b || b->dtype() == DType::i32))
-    return conv_im2col(a, w, b, constant_weights);
+    return conv_im2col(a, w, b, constant_weights, u);
   if (y_t.dtype == DType::i32) {
     a.y = a.allocate();
+    const TensorData& x = a.values.nchw(op.inputs[0]);
     if (auto ok =
-            conv_int_reference(a.values.nchw(op.inputs[0]), w, b, ir::window_geometry(op), a.y);
+            conv_int_reference(u > 0 ? shifted_input(x, u) : x, w, b, ir::window_geometry(op), a.y);
         !ok)
       return fail(a.where() + ": " + ok.reason());
     return true;
@@ -308,7 +334,11 @@ Result<bool> conv(ChannelsLastArgs& a) {
 
 Result<bool> gemm(ChannelsLastArgs& args) {
   const ir::Op& op = args.op;
-  const TensorData& a = args.values.nchw(op.inputs[0]);
+  const int u = static_cast<int>(op.get_int("input_shift"));
+  if (auto ok = check_input_shift(args.graph, op, u); !ok) return fail(ok.reason());
+  TensorData shifted;
+  if (u > 0) shifted = shifted_input(args.values.nchw(op.inputs[0]), u);
+  const TensorData& a = u > 0 ? shifted : args.values.nchw(op.inputs[0]);
   const TensorData& b = args.values.nchw(op.inputs[1]);
   const TensorData* c = op.inputs.size() > 2 ? &args.values.nchw(op.inputs[2]) : nullptr;
   args.y = args.allocate();

@@ -93,7 +93,15 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
   const int shift = quant::matmul_shift(args.input_tensor(0), args.input_tensor(1));
   if (shift < 0)
     return fail(args.where() + ": K = " + std::to_string(K) + " is too long for int32");
-  if (a.dtype() == ir::DType::i8 && b.dtype() == ir::DType::i8 && shift == 0) {
+  // A MatMul by a constant weight matrix (shift 0) rounds a alone by its input_shift
+  // (docs/quantization.md, "Input shift on Conv/Gemm").
+  const std::int64_t in_shift = args.op.get_int("input_shift");
+  const int bits_a = a.dtype() == ir::DType::i16 ? 16 : a.dtype() == ir::DType::i8 ? 8 : 0;
+  if (in_shift != 0 && (shift != 0 || in_shift < 0 || in_shift > bits_a - 2))
+    return fail(
+        args.where() + ": input_shift " + std::to_string(in_shift) +
+        " (only a MatMul by a constant per-channel weight matrix takes one, 0 .. bits - 2)");
+  if (a.dtype() == ir::DType::i8 && b.dtype() == ir::DType::i8 && shift == 0 && in_shift == 0) {
     matmul_s8(a.data<std::int8_t>(), b.data<std::int8_t>(), y.data<std::int32_t>(), as, b.shape(),
               ys);
     return ops::one(std::move(y));
@@ -103,6 +111,9 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
     for (auto& v : av) v = static_cast<std::int32_t>(intops::round_half_away(v, shift));
     for (auto& v : bv) v = static_cast<std::int32_t>(intops::round_half_away(v, shift));
   }
+  if (in_shift > 0)
+    for (auto& v : av)
+      v = static_cast<std::int32_t>(intops::round_half_away(v, static_cast<int>(in_shift)));
   std::int32_t* out = y.data<std::int32_t>();
   std::vector<std::int64_t> row(static_cast<std::size_t>(N));
   bool overflow = false;
