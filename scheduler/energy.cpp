@@ -45,6 +45,17 @@ ScheduleEnergy predict_energy(const std::vector<GroupSchedule>& groups, int64_t 
   if (fetch_bytes) out.counts.dram_bytes += static_cast<std::uint64_t>(*fetch_bytes);
   out.instruction_fetch_bytes = fetch_bytes;
   out.total = energy_of(table, out.counts, machine.clock_mhz);
+  for (const auto& g : groups) {
+    for (int op : g.ops) {
+      const OpKind kind = net.op(op).kind;
+      if (kind != OpKind::MatMul && kind != OpKind::Norm && kind != OpKind::RowSoftmax) continue;
+      const std::string name = to_string(kind);
+      if (std::find(out.unmodelled_kinds.begin(), out.unmodelled_kinds.end(), name) ==
+          out.unmodelled_kinds.end())
+        out.unmodelled_kinds.push_back(name);
+    }
+  }
+  std::sort(out.unmodelled_kinds.begin(), out.unmodelled_kinds.end());
   return out;
 }
 
@@ -72,6 +83,8 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
       {"mac", e.mac_pj},       {"sram", e.sram_pj}, {"sram_by_scratchpad", by_sp},
       {"vector", e.vector_pj}, {"dram", e.dram_pj}, {"leakage", e.leakage_pj},
       {"total", e.total_pj()}, {"by_group", groups}};
+  if (!energy.unmodelled_kinds.empty())
+    j["predicted_energy_unmodelled_kinds"] = energy.unmodelled_kinds;
   // Instruction fetch is the program's: known once code generation has made it (tessel run,
   // tessel compile), not to `tessel schedule` (docs/energy.md, "Instruction fetch").
   if (energy.instruction_fetch_bytes)

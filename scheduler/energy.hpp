@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,11 @@ struct ScheduleEnergy {
   /// The program's instruction fetch in `counts.dram_bytes` (Schedule::instruction_fetch_bytes;
   /// in no group), or nullopt where the schedule has no program yet and the total leaves it out.
   std::optional<int64_t> instruction_fetch_bytes;
+  /// Op kinds in the schedule whose actions the count model does not follow yet (the
+  /// transformer kinds `matmul`, `norm`, `rowsoftmax`: counted as a plain unary pass, so the
+  /// prediction is an approximation there). Empty: every action is counted as the simulator
+  /// counts it. The JSON says so (`predicted_energy_unmodelled_kinds`).
+  std::vector<std::string> unmodelled_kinds;
 };
 
 /// energy_table(config) x what the cost model counts (count_group_actions: MAC slots, SRAM
