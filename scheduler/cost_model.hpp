@@ -1,7 +1,7 @@
 // The cost model (Timeloop's Model): the cycles and bytes of one mapping of a group, group
 // tiling (evaluate_with) or weight sweep (evaluate_sweep), from the timing formulas of
-// docs/timing.md; both run their steps on the one timeline (timeline.hpp). Internal to scheduler/; plan.hpp's evaluate_mapping and dma_cycles_for_box
-// are its public face.
+// docs/timing.md; both run their steps on the one timeline (timeline.hpp). Internal to scheduler/;
+// plan.hpp's evaluate_mapping and dma_cycles_for_box are its public face.
 #pragma once
 
 #include <vector>
