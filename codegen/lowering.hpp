@@ -44,6 +44,24 @@ struct TileView {
   }
 };
 
+/// Sets the source and destination fields that every one-source vector instruction over an
+/// H x W x C box shares (`lut`, `norm`, ...: the generated structs name them alike): scratchpads,
+/// the box's first element in `in` and `out`, its sizes and the HWC strides.
+template <class Insn>
+void set_box_operands(Insn& insn, const TileView& in, const TileView& out, const Box& box) {
+  insn.src_sp = static_cast<std::uint32_t>(in.sp);
+  insn.dst_sp = static_cast<std::uint32_t>(out.sp);
+  insn.src_addr = static_cast<std::uint32_t>(in.addr(box.h.b, box.w.b, box.c.b));
+  insn.dst_addr = static_cast<std::uint32_t>(out.addr(box.h.b, box.w.b, box.c.b));
+  insn.y_size = static_cast<std::uint32_t>(box.h.size());
+  insn.x_size = static_cast<std::uint32_t>(box.w.size());
+  insn.c_size = static_cast<std::uint32_t>(box.c.size());
+  insn.src_stride_y = static_cast<std::uint32_t>(in.stride_y());
+  insn.src_stride_x = static_cast<std::uint32_t>(in.pixel_elems);
+  insn.dst_stride_y = static_cast<std::uint32_t>(out.stride_y());
+  insn.dst_stride_x = static_cast<std::uint32_t>(out.pixel_elems);
+}
+
 /// A one-operand vector `add` (a = b; the `vcfg` before it sets the map): the box of `rows x
 /// cols x channels` elements at (y, x, in_c) of `in` to (y, x, out_c) of `out`. Copies (halo
 /// rows, concat slices) and ReLU/Clip are this instruction.

@@ -183,20 +183,10 @@ Status Lowering::emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op
   const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
   if (at == table_at_.end()) return fail("op '" + op.name + "': its lookup table was not loaded");
   isa::Lut lut;
-  lut.src_sp = static_cast<std::uint32_t>(in.value().sp);
-  lut.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  set_box_operands(lut, in.value(), out.value(), box);
   lut.table_sp = static_cast<std::uint32_t>(at->second.first);
   lut.dst_elem = act_elem_;
-  lut.src_addr = static_cast<std::uint32_t>(in.value().addr(box.h.b, box.w.b, box.c.b));
-  lut.dst_addr = static_cast<std::uint32_t>(out.value().addr(box.h.b, box.w.b, box.c.b));
   lut.table_addr = static_cast<std::uint32_t>(at->second.second);
-  lut.y_size = static_cast<std::uint32_t>(box.h.size());
-  lut.x_size = static_cast<std::uint32_t>(box.w.size());
-  lut.c_size = static_cast<std::uint32_t>(box.c.size());
-  lut.src_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
-  lut.src_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
-  lut.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
-  lut.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
   code.push_back(lut);
   return {};
 }

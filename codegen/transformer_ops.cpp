@@ -86,20 +86,10 @@ Status Lowering::emit_norm(const sched::GroupSchedule& gs, const sched::Op& op,
   cfg.hi = p.value().hi;
   code.push_back(cfg);
   isa::Norm n;
-  n.src_sp = static_cast<std::uint32_t>(in.value().sp);
-  n.dst_sp = static_cast<std::uint32_t>(out.value().sp);
+  set_box_operands(n, in.value(), out.value(), box);  // box.c.b is 0: whole rows (above)
   n.param_sp = static_cast<std::uint32_t>(at->second.first);
   n.elem = n.dst_elem = act_elem_;
-  n.src_addr = static_cast<std::uint32_t>(in.value().addr(box.h.b, box.w.b, 0));
-  n.dst_addr = static_cast<std::uint32_t>(out.value().addr(box.h.b, box.w.b, 0));
   n.param_addr = static_cast<std::uint32_t>(at->second.second);
-  n.y_size = static_cast<std::uint32_t>(box.h.size());
-  n.x_size = static_cast<std::uint32_t>(box.w.size());
-  n.c_size = static_cast<std::uint32_t>(box.c.size());
-  n.src_stride_y = static_cast<std::uint32_t>(in.value().stride_y());
-  n.src_stride_x = static_cast<std::uint32_t>(in.value().pixel_elems);
-  n.dst_stride_y = static_cast<std::uint32_t>(out.value().stride_y());
-  n.dst_stride_x = static_cast<std::uint32_t>(out.value().pixel_elems);
   n.centre = op.centre;
   code.push_back(n);
   return {};
