@@ -51,6 +51,12 @@ bool may_sweep(const Op& op) {
          op.kind == OpKind::Concat;
 }
 
+/// Ops a weight sweep runs as a block of their own (sweep_model.cpp's blocks: a dense conv and
+/// the per-slice ops after it, or a pool or Concat run whole, runs_whole_in_sweep).
+bool starts_sweep_block(const Op& op) {
+  return is_dense_conv(op) || runs_whole_in_sweep(op);
+}
+
 class TermBuilder {
  public:
   explicit TermBuilder(const Net& net) : net_(net) {
@@ -128,9 +134,10 @@ class TermBuilder {
     out.span_weights = streams ? 0 : conv_weights;
     if (!out.sweep_shaped) return;
     for (int o : span) {
-      if (!is_dense_conv(net_.op(o))) continue;
-      // The cut at o: tensors made before o (or loaded) and read by o or a later op of the
-      // span, each whole as far as those readers read it.
+      if (!starts_sweep_block(net_.op(o))) continue;
+      // The cut at o (a conv's first phase, or a pool's or Concat's block): tensors made before
+      // o (or loaded) and read by o or a later op of the span, each whole as far as those
+      // readers read it.
       std::map<int, int64_t> cut;
       for (int q = o; q <= last; ++q) {
         const Op& op = net_.op(q);
@@ -151,11 +158,6 @@ class TermBuilder {
   std::vector<bool> needed_;
 };
 
-/// Ops a weight sweep runs as a block of their own (sweep_model.cpp's blocks).
-bool starts_sweep_block(const Op& op) {
-  return is_dense_conv(op) || op.kind == OpKind::MaxPool || op.kind == OpKind::AvgPool ||
-         op.kind == OpKind::Concat;
-}
 /// Ops that run alone in their group (F6).
 bool runs_alone(const Op& op) {
   return op.kind == OpKind::Softmax || op.kind == OpKind::Reshape;
@@ -184,7 +186,9 @@ class ChainBuilder {
     for (size_t p = 0; p < seq_.size(); ++p)
       position[static_cast<size_t>(seq_[p])] = static_cast<int>(p);
     // Per dense conv: whether a reader of its output lies past its sweep block (the output is
-    // then whole at the conv's first phase) and the most any reader reads of it.
+    // then whole at the conv's first phase) and the most any reader reads of it. A pool's or a
+    // Concat's block is itself (a sweep runs no per-slice op after it), so every reader of its
+    // output lies past it.
     late_read_.assign(seq_.size(), -1);
     size_t next_block = seq_.size();
     for (size_t p = seq_.size(); p-- > 0;) {
@@ -197,6 +201,11 @@ class ChainBuilder {
           late |= static_cast<size_t>(position[static_cast<size_t>(c)]) >= next_block;
         }
         late_read_[p] = late ? most : 0;
+      } else if (runs_whole_in_sweep(op)) {
+        int64_t most = 0;
+        for (int c : net.tensor(op.output).consumers)
+          most = std::max(most, terms.read(c, op.output));
+        late_read_[p] = most;
       }
       if (starts_sweep_block(op)) next_block = p;
     }
@@ -213,6 +222,7 @@ class ChainBuilder {
     BytesBoundModel::GroupTerms g;
     int64_t loads = 0, stores = 0, parameters = 0, outputs = 0;
     bool sweep = is_dense_conv(h);
+    int convs = 0;
     phases_.clear();
     for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
       const int q = seq_[pos];
@@ -226,8 +236,9 @@ class ChainBuilder {
       parameters += op.weight_bytes + op.requant_table_bytes;
       if (net_.tensor(op.output).network_output) outputs += net_.tensor_bytes(op.output);
       sweep = sweep && may_sweep(op);
+      if (starts_sweep_block(op)) phases_.push_back({q, pos, {}, 0});
       if (is_dense_conv(op)) {
-        phases_.push_back({q, pos, {}, 0});
+        ++convs;
         const int64_t channels = std::max<int64_t>(1, net_.tensor(op.output).shape.c);
         g.sweep_weights = std::max(g.sweep_weights, 2 * (op.weight_bytes / channels));
       }
@@ -272,7 +283,7 @@ class ChainBuilder {
       g.view = length == 1 && is_view_op(op);
       g.fixed_bytes = parameters + (g.view ? 0 : outputs);
       g.sweep_maps = -1;
-      if (sweep && phases_.size() >= 2) {
+      if (sweep && convs >= 2) {
         g.sweep_maps = 0;
         for (const Phase& phase : phases_)
           g.sweep_maps = std::max(g.sweep_maps, phase.sum + output_at(phase, q));
@@ -296,9 +307,10 @@ class ChainBuilder {
     return net_.op(p).kind != OpKind::Input && p >= op;
   }
 
-  /// Bytes of conv `phase.op`'s output buffer at its first phase in a sweep ending at op `last`:
-  /// whole when stored (read past the group or a network output), else the most its readers
-  /// read when one of them is past the conv's block, else 0 (slice-local: one slice).
+  /// Bytes of conv `phase.op`'s output buffer at its first phase in a sweep ending at op `last`
+  /// (or of a pool's or Concat's at its block): whole when stored (read past the group or a
+  /// network output), else the most its readers read when one of them is past the op's block,
+  /// else 0 (slice-local: one slice).
   int64_t output_at(const Phase& phase, int last) const {
     const int t = net_.op(phase.op).output;
     if (net_.tensor(t).network_output || last_reader_[static_cast<size_t>(t)] > last)

@@ -133,7 +133,8 @@ class BytesBoundModel {
     /// Compact weights of its convs (F4 holds their packed bytes, `PackedWeights`, per machine).
     int64_t conv_weights = 0;
     int64_t head_input_load = 0;  ///< its load of the head conv's input (step 3's rereads)
-    int64_t sweep_maps = -1;      ///< most map bytes live at a conv's first phase (-1: no sweep)
+    /// Most map bytes live at a conv's first phase or a pool's or Concat's block (-1: no sweep).
+    int64_t sweep_maps = -1;
     /// Two weight-slice copies of one channel's compact weights each (F5 holds two packed
     /// slices of one column block, `PackedWeights`, per machine).
     int64_t sweep_weights = 0;

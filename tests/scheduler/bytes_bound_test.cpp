@@ -182,6 +182,59 @@ TEST(BytesBound, a_single_conv_reloads_its_input_once_per_weight_part) {
   expect_schedules_at_least(net, model, {2000, 1024, 1000, 500});
 }
 
+// x (32, 4, 4) = 512 B -> c1 3x3 pad 1 -> a (64, 4, 4) = 1024 B -> MaxPool 3x3 s1 pad 1 -> p
+// (64, 4, 4) = 1024 B -> c2 1x1 -> y (16, 4, 4) = 256 B. Weights 64 * 288 = 18,432 and 16 * 64
+// = 1024 B, tables 512 + 128; compulsory 19,456 + 640 + 512 + 256 = 20,864. No tiled group
+// holds c1 with the pool (F4: 18,432 B; a pool is no streaming op), so `a` stays on chip only
+// in a sweep {c1, pool, c2} (at least two convs). Its maps (F5): at c1's first phase x and a
+// (read by the pool, past c1's block): 1536 B; at the pool's block (a block of its own) a and
+// p, whole: 2048 B; at c2's first phase p and y (the network output): 1280 B. Two slice copies
+// of at least c1's packed one-channel slice (flat(): 288 + 4 + 8 = 300, rounded up to 304 B):
+// 608 B. So the sweep fits from 2656 B (before the pool's block counted: 1536 + 608 = 2144).
+//   S = 2400: the sweep does not fit, `a` crosses (its store and one load: 2048 B): c1 alone
+//             streams its weights but keeps x whole beside a slice (512 + 304 B), {pool, c2}
+//             is tiled (c2's 16 * (64 + 12) = 1216 B packed): 20,864 + 2048 = 22,912
+//             (before: 20,864);
+//   S = 2656: the sweep fits: 20,864.
+// The per-tensor cut of `a`'s span {c1, pool} (tensors made before the op, readers in the span)
+// is x's 512 B at c1's phase and a's 1024 B at the pool's block: it fits at 2400 B.
+TEST(BytesBound, a_sweep_holds_a_pools_input_and_output_whole_at_its_block) {
+  NetBuilder b("pool_sweep", 1, 1);
+  const int x = b.input("x", {32, 4, 4});
+  const int a = b.conv("c1", x, 64, 3, 1, 1);
+  const int p = b.pool("pool", a, OpKind::MaxPool, 3, 1, 1);
+  b.conv("c2", p, 16, 1);
+  const Net net = b.build();
+  const BytesBoundModel model(net);
+  const auto& all = model.groups_from(0).at(2);
+  EXPECT_EQ(all.sweep_maps, 2048);
+  EXPECT_EQ(all.traffic, 512);                           // loads x; y is the network output
+  EXPECT_EQ(model.groups_from(0).at(1).sweep_maps, -1);  // one conv: no sweep
+  const auto& terms = model.terms();
+  const auto a_terms =
+      std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.tensor == a; });
+  ASSERT_NE(a_terms, terms.end());
+  EXPECT_EQ(a_terms->sweep_cut, 1024);
+  EXPECT_EQ(a_terms->span_weights, 18432);
+  const std::tuple<int64_t, int64_t, int64_t> cases[] = {
+      {2400, 20864, 22912}, {2655, 20864, 22912}, {2656, 20864, 20864}};
+  for (const auto& [capacity, per_tensor, chain] : cases) {
+    const BytesBound bound = model.at(flat(capacity));
+    EXPECT_EQ(bound.compulsory_bytes, 20864);
+    EXPECT_EQ(bound.per_tensor_bytes, per_tensor) << capacity;
+    EXPECT_EQ(bound.chain_bytes, chain) << capacity;
+  }
+  EXPECT_EQ(model.at(flat(2400)).chain_groups, (std::vector<int>{0, 1}));
+  EXPECT_EQ(model.group_floor(0, 3, flat(2655)), -1);
+  EXPECT_EQ(model.group_floor(0, 3, flat(2656)), 512 + 19456 + 640 + 256);
+  // Every policy, both objectives, at or above the bound (4 x 4 array) at and around the
+  // capacities where the pool's block decides.
+  for (int64_t capacity : {2400, 2656, 3000, 4096}) {
+    const Machine machine = unified_machine(capacity, 4, 4);
+    expect_every_policy_at_least(net, machine, model.at(machine).bytes);
+  }
+}
+
 // x (8, 8, 8) = 512 B -> c1 3x3 pad 1 -> a (16, 8, 8) = 1024 B -> c2 3x3 pad 1 -> y (16, 8, 8).
 // Weights 16 * 72 = 1152 and 16 * 144 = 2304 B, tables 128 + 128. Compulsory: 3456 + 256 + 512 +
 // 1024 = 5248. `a` stays on chip only in a group holding c1 and c2: tiled, both convs' weights
