@@ -224,6 +224,7 @@ class ChainBuilder {
     bool sweep = is_dense_conv(h);
     int convs = 0;
     phases_.clear();
+    matmul_phases_.clear();
     for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
       const int q = seq_[pos];
       const Op& op = net_.op(q);
@@ -237,6 +238,12 @@ class ChainBuilder {
       if (net_.tensor(op.output).network_output) outputs += net_.tensor_bytes(op.output);
       sweep = sweep && may_sweep(op);
       if (starts_sweep_block(op)) phases_.push_back({q, pos, {}, 0});
+      if (op.kind == OpKind::MatMul && op.inputs.size() > 1) {
+        // F10: at each MatMul's step at or before q, q's `b` operand is live whole if made
+        // before that MatMul (or loaded).
+        matmul_phases_.push_back({q, pos, {}, 0});
+        add_to_cuts(matmul_phases_, op.inputs[1], terms_.read(q, op.inputs[1]));
+      }
       if (is_dense_conv(op)) {
         ++convs;
         const int64_t channels = std::max<int64_t>(1, net_.tensor(op.output).shape.c);
@@ -261,16 +268,7 @@ class ChainBuilder {
         } else if (last_reader_[t] == q) {
           stores -= stores_[t];  // its last reader joined: it no longer leaves the group
         }
-        for (Phase& phase : phases_) {  // the cut at each conv at or before q (F5)
-          if (made_at_or_after(s, phase.op)) continue;
-          auto it = std::find_if(phase.cut.begin(), phase.cut.end(),
-                                 [&](const auto& e) { return e.first == s; });
-          if (it == phase.cut.end()) it = phase.cut.insert(phase.cut.end(), {s, 0});
-          if (bytes > it->second) {
-            phase.sum += bytes - it->second;
-            it->second = bytes;
-          }
-        }
+        add_to_cuts(phases_, s, bytes);  // the cut at each block at or before q (F5)
       }
       if (last_reader_[static_cast<size_t>(op.output)] >= 0)
         stores += stores_[static_cast<size_t>(op.output)];
@@ -282,6 +280,8 @@ class ChainBuilder {
       g.traffic = length == 1 && is_view_op(op) ? stores : loads + stores;
       g.view = length == 1 && is_view_op(op);
       g.fixed_bytes = parameters + (g.view ? 0 : outputs);
+      g.matmul_maps = 0;
+      for (const Phase& phase : matmul_phases_) g.matmul_maps = std::max(g.matmul_maps, phase.sum);
       g.sweep_maps = -1;
       if (sweep && convs >= 2) {
         g.sweep_maps = 0;
@@ -300,6 +300,21 @@ class ChainBuilder {
     std::vector<std::pair<int, int64_t>> cut;
     int64_t sum = 0;
   };
+
+  /// `tensor`, read `bytes` at an op, joins the cut of each phase it was made before (or
+  /// loaded): each tensor counted once, as many bytes as its widest read.
+  void add_to_cuts(std::vector<Phase>& phases, int tensor, int64_t bytes) {
+    for (Phase& phase : phases) {
+      if (made_at_or_after(tensor, phase.op)) continue;
+      auto it = std::find_if(phase.cut.begin(), phase.cut.end(),
+                             [&](const auto& e) { return e.first == tensor; });
+      if (it == phase.cut.end()) it = phase.cut.insert(phase.cut.end(), {tensor, 0});
+      if (bytes > it->second) {
+        phase.sum += bytes - it->second;
+        it->second = bytes;
+      }
+    }
+  }
 
   /// Whether an op at or after `op` (not an Input) makes `tensor`.
   bool made_at_or_after(int tensor, int op) const {
@@ -328,6 +343,7 @@ class ChainBuilder {
   std::vector<int> epoch_of_;
   int epoch_ = 0;
   std::vector<Phase> phases_;
+  std::vector<Phase> matmul_phases_;  // per MatMul of the group: its `b` operands' cut (F10)
 };
 
 int64_t scratchpad_bytes(const Machine& machine, BufferKind kind) {
@@ -603,7 +619,10 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
                          : tiles != nullptr && tiles->valid
                              ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
                              : 0;
-    if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps)) return true;
+    // F10: a MatMul's step holds the `b` operands (of it and of later MatMuls) whole.
+    if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps) &&
+        g.matmul_maps <= c.maps)
+      return true;
   }
   return sweep_fits(first, length, g, c);
 }

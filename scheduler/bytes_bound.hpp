@@ -138,6 +138,9 @@ class BytesBoundModel {
     /// Two weight-slice copies of one channel's compact weights each (F5 holds two packed
     /// slices of one column block, `PackedWeights`, per machine).
     int64_t sweep_weights = 0;
+    /// F10: the most bytes of activation-MatMul `b` operands (each whole: a MatMul's output rows
+    /// need all of `b`) live at one MatMul's step (0: no MatMul).
+    int64_t matmul_maps = 0;
     bool streams = false;     ///< may be a weight-streaming group
     int64_t fixed_bytes = 0;  ///< its weights, tables and network outputs, each once
     /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the

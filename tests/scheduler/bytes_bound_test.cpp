@@ -235,6 +235,82 @@ TEST(BytesBound, a_sweep_holds_a_pools_input_and_output_whole_at_its_block) {
   }
 }
 
+/// An op of `kind` reading `inputs`, its output `shape` (the attention case's MatMul and
+/// RowSoftmax: the bound reads only their kinds, inputs and outputs).
+int add_row_op(Net& net, const std::string& name, OpKind kind, std::vector<int> inputs,
+               Shape3 shape) {
+  Op op;
+  op.name = name;
+  op.kind = kind;
+  op.inputs = std::move(inputs);
+  op.output = net.add_tensor(name, shape);
+  net.add_op(std::move(op));
+  return net.ops.back().output;
+}
+
+// Attention, 16 tokens, 2 heads of 8 (docs/scheduler.md "Transformers": a token tensor is C = d,
+// H = S, W = 1): q, k, v network inputs (16 x 16 x 1, 256 B each), scores = q k^T per head
+// (2 heads x 16 keys = 32 channels of 16 rows: 512 B), RowSoftmax -> probs (512 B), context =
+// probs v (256 B, the network output). Compulsory: 768 + 256 = 1024. A MatMul's output rows need
+// all of its `b` (deduce_input), so at the scores MatMul's step of a group holding both
+// MatMuls, k and v (loaded: live from step 0 to their reader) are on chip whole: 512 B (F10).
+//   S >= 512: one group, the scores and probs never leave: 1024;
+//   256 <= S < 512: no group holds both MatMuls; {scores} {softmax, context} stores and loads
+//             the scores (+1024), {scores, softmax} {context} the probs (+1024): 2048;
+//   S < 256: no group holds a MatMul (its b alone): no partition (chain -1), the per-tensor
+//             bound (1024) stands.
+TEST(BytesBound, attention_scores_cross_where_k_and_v_do_not_fit_together) {
+  Net net;
+  net.name = "attention";
+  const int q = net.add_tensor("q", {16, 16, 1});
+  const int k = net.add_tensor("k", {16, 16, 1});
+  const int v = net.add_tensor("v", {16, 16, 1});
+  for (int t : {q, k, v}) {
+    Op in;
+    in.name = net.tensor(t).name;
+    in.kind = OpKind::Input;
+    in.output = t;
+    net.add_op(std::move(in));
+  }
+  const int scores = add_row_op(net, "scores", OpKind::MatMul, {q, k}, {32, 16, 1});
+  const int probs = add_row_op(net, "softmax", OpKind::RowSoftmax, {scores}, {32, 16, 1});
+  add_row_op(net, "context", OpKind::MatMul, {probs, v}, {16, 16, 1});
+  net.finalize();
+  const BytesBoundModel model(net);
+  EXPECT_EQ(model.groups_from(0).at(2).matmul_maps, 512);  // at scores: k and v
+  EXPECT_EQ(model.groups_from(0).at(0).matmul_maps, 256);  // k
+  EXPECT_EQ(model.groups_from(1).at(1).matmul_maps, 256);  // {softmax, context}: v
+  EXPECT_EQ(model.groups_from(1).at(0).matmul_maps, 0);
+  const std::tuple<int64_t, int64_t> cases[] = {
+      {4096, 1024}, {512, 1024}, {511, 2048}, {256, 2048}, {255, -1}};
+  for (const auto& [capacity, chain] : cases) {
+    const BytesBound bound = model.at(flat(capacity));
+    EXPECT_EQ(bound.compulsory_bytes, 1024) << capacity;
+    EXPECT_EQ(bound.per_tensor_bytes, 1024) << capacity;
+    EXPECT_EQ(bound.chain_bytes, chain) << capacity;
+    EXPECT_EQ(bound.bytes, std::max<int64_t>(1024, chain)) << capacity;
+  }
+  EXPECT_EQ(model.group_floor(0, 3, flat(511)), -1);
+  EXPECT_EQ(model.group_floor(0, 3, flat(512)), 768 + 256);
+  // tiny_attention (k and v: Slices of the in_proj output, 512 B each, loaded by the group):
+  // every policy, both objectives, at or above the bound.
+  Machine units = unified_machine(1 << 20);
+  units.lookup_table = units.row_normalise = units.activation_operands = true;
+  auto graph = zoo::build_model("tiny_attention", {.with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  auto tiny = net_from_graph(graph.value(), units, NetForm::Folded);
+  ASSERT_TRUE(tiny.ok()) << tiny.reason();
+  const BytesBoundModel tiny_model(tiny.value());
+  int found = 0;
+  for (int64_t capacity : {2048, 8192, 65536}) {
+    Machine machine = units;
+    machine.scratchpads[0].size_bytes = capacity;
+    found +=
+        expect_every_policy_at_least(tiny.value(), machine, tiny_model.at(machine).bytes).schedules;
+  }
+  EXPECT_GT(found, 0);
+}
+
 // x (8, 8, 8) = 512 B -> c1 3x3 pad 1 -> a (16, 8, 8) = 1024 B -> c2 3x3 pad 1 -> y (16, 8, 8).
 // Weights 16 * 72 = 1152 and 16 * 144 = 2304 B, tables 128 + 128. Compulsory: 3456 + 256 + 512 +
 // 1024 = 5248. `a` stays on chip only in a group holding c1 and c2: tiled, both convs' weights
