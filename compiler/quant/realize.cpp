@@ -543,28 +543,34 @@ int Realizer::input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int b
 }
 
 bool Realizer::nonnegative(const std::string& t, int depth) const {
+  if (const auto known = nonnegative_memo.find(t); known != nonnegative_memo.end())
+    return known->second;
   const auto id = in.producer(t);
   if (!id || depth > 64) return false;
   const ir::Op& op = in.op(*id);
-  switch (op.kind) {
-    case OpKind::Relu:
-      return true;
-    case OpKind::Clip:
-      return op.get_float("min") >= 0.0;
-    case OpKind::Pad:
-      return op.get_float("value") >= 0.0 && nonnegative(op.inputs[0], depth + 1);
-    case OpKind::MaxPool:
-    case OpKind::AveragePool:
-    case OpKind::GlobalAveragePool:
-    case OpKind::Flatten:
-    case OpKind::Reshape:
-      return nonnegative(op.inputs[0], depth + 1);
-    case OpKind::Concat:
-      return std::all_of(op.inputs.begin(), op.inputs.end(),
-                         [&](const std::string& x) { return nonnegative(x, depth + 1); });
-    default:
-      return false;
-  }
+  const bool result = [&] {
+    switch (op.kind) {
+      case OpKind::Relu:
+        return true;
+      case OpKind::Clip:
+        return op.get_float("min") >= 0.0;
+      case OpKind::Pad:
+        return op.get_float("value") >= 0.0 && nonnegative(op.inputs[0], depth + 1);
+      case OpKind::MaxPool:
+      case OpKind::AveragePool:
+      case OpKind::GlobalAveragePool:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+        return nonnegative(op.inputs[0], depth + 1);
+      case OpKind::Concat:
+        return std::all_of(op.inputs.begin(), op.inputs.end(),
+                           [&](const std::string& x) { return nonnegative(x, depth + 1); });
+      default:
+        return false;
+    }
+  }();
+  nonnegative_memo[t] = result;
+  return result;
 }
 
 Status Realizer::matmul(const ir::Op& op) {
@@ -718,7 +724,8 @@ Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
-  detail::Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0, mean_squares};
+  detail::Realizer r{graph,        plan,  thresholds, ir::Graph(graph.name()), {}, {}, 0,
+                     mean_squares, false, {}};
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }

@@ -55,6 +55,7 @@ struct Realizer {
   // The layer being realized reads an input whose codes are >= 0 by construction
   // (nonnegative(); set by matmul() for input_shift, add_weight and check_headroom).
   bool nonnegative_input = false;
+  mutable std::map<std::string, bool> nonnegative_memo;  // nonnegative() per tensor (DAGs)
 
   bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
   int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
