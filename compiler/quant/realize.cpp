@@ -440,7 +440,7 @@ Result<std::vector<float>> Realizer::add_weight(const ir::Op& op, const ir::Tens
   const std::int64_t outer = total / (channels * inner);
   const WeightChannelStats stats = weight_channel_stats(w, axis);
   const std::vector<double>& max_abs = stats.max_abs;
-  const std::vector<double>& sum_abs = stats.sum_abs;
+  const std::vector<double> sum_abs = stats.headroom_sums(nonnegative_input);
   constexpr double kAccMax = 2147483647.0;
   const double input_magnitude = -static_cast<double>(intops::qmin(input_bits));
   const double room = kAccMax - 1.0 - input_magnitude * static_cast<double>(per_channel) / 2.0;
@@ -472,6 +472,7 @@ Result<std::vector<float>> Realizer::add_weight(const ir::Op& op, const ir::Tens
   q.int_values.resize(w.f32_values.size());
   name_out = q.name;
   weight_l1.assign(static_cast<std::size_t>(channels), 0);
+  std::vector<std::int64_t> positive(static_cast<std::size_t>(channels), 0);
   const std::span<const float> values(w.f32_values);
   const std::span<std::int32_t> ints(q.int_values);
   for (std::int64_t o = 0, i = 0; o < outer; ++o)  // each channel's runs of `inner` weights
@@ -479,7 +480,11 @@ Result<std::vector<float>> Realizer::add_weight(const ir::Op& op, const ir::Tens
       const auto first = static_cast<std::size_t>(i), count = static_cast<std::size_t>(inner);
       weight_l1[c] += quantize_values(values.subspan(first, count), scales[c], bits,
                                       ints.subspan(first, count));
+      for (const std::int32_t v : ints.subspan(first, count)) positive[c] += std::max(v, 0);
     }
+  if (nonnegative_input)  // an input >= 0 meets the positive and the negative weights apart
+    for (std::size_t c = 0; c < weight_l1.size(); ++c)
+      weight_l1[c] = std::max(positive[c], weight_l1[c] - positive[c]);
   if (auto ok = out.add_constant(std::move(q)); !ok) return fail(ok.reason());
   return scales;
 }
@@ -534,7 +539,38 @@ int Realizer::input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int b
     for (const float b : bias->f32_values)
       bias_abs.push_back(std::fabs(beta * static_cast<double>(b)) / alpha);
   return choose_input_shift(weight_channel_stats(w, axis), bias_abs, bits, bits_of(x),
-                            static_cast<double>(scale_of(x)), it->second);
+                            static_cast<double>(scale_of(x)), it->second, nonnegative_input);
+}
+
+bool Realizer::nonnegative(const std::string& t, int depth) const {
+  if (const auto known = nonnegative_memo.find(t); known != nonnegative_memo.end())
+    return known->second;
+  const auto id = in.producer(t);
+  if (!id || depth > 64) return false;
+  const ir::Op& op = in.op(*id);
+  const bool result = [&] {
+    switch (op.kind) {
+      case OpKind::Relu:
+        return true;
+      case OpKind::Clip:
+        return op.get_float("min") >= 0.0;
+      case OpKind::Pad:
+        return op.get_float("value") >= 0.0 && nonnegative(op.inputs[0], depth + 1);
+      case OpKind::MaxPool:
+      case OpKind::AveragePool:
+      case OpKind::GlobalAveragePool:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+        return nonnegative(op.inputs[0], depth + 1);
+      case OpKind::Concat:
+        return std::all_of(op.inputs.begin(), op.inputs.end(),
+                           [&](const std::string& x) { return nonnegative(x, depth + 1); });
+      default:
+        return false;
+    }
+  }();
+  nonnegative_memo[t] = result;
+  return result;
 }
 
 Status Realizer::matmul(const ir::Op& op) {
@@ -548,6 +584,7 @@ Status Realizer::matmul(const ir::Op& op) {
   const double alpha = gemm ? op.get_float("alpha") : 1.0;
   const double beta = gemm ? op.get_float("beta") : 1.0;
   const ir::Tensor* bias = op.inputs.size() == 3 ? &in.tensor(op.inputs[2]) : nullptr;
+  nonnegative_input = nonnegative(x);
   // The input shift u (docs/quantization.md, "Input shift on Conv/Gemm"): the layer then reads
   // an (a - u)-bit input at scale s_x * 2^u, and the rules below are the plain ones for it.
   const int u = input_shift(op, w, axis, bits, bias, alpha, beta);
@@ -687,7 +724,8 @@ Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
-  detail::Realizer r{graph, plan, thresholds, ir::Graph(graph.name()), {}, {}, 0, mean_squares};
+  detail::Realizer r{graph,        plan,  thresholds, ir::Graph(graph.name()), {}, {}, 0,
+                     mean_squares, false, {}};
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }

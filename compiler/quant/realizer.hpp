@@ -46,10 +46,16 @@ struct Realizer {
   const std::vector<ClassThreshold>& thresholds;
   ir::Graph out;
   std::set<std::string> graph_outputs;
-  std::vector<std::int64_t> weight_l1;  // per channel sum |w_q| of the last add_weight
-  int widened_channels = 0;             // weight channels whose scale the headroom rule widened
+  // Per channel accumulator sum of the last add_weight's w_q: sum |w_q|, or max(sum w_q+,
+  // sum |w_q-|) when its layer's input is nonnegative (the headroom rule's bound).
+  std::vector<std::int64_t> weight_l1;
+  int widened_channels = 0;  // weight channels whose scale the headroom rule widened
   /// E[x^2] per calibrated tensor (the input-shift choice); null: every input shift is 0.
   const std::map<std::string, double>* mean_squares = nullptr;
+  // The layer being realized reads an input whose codes are >= 0 by construction
+  // (nonnegative(); set by matmul() for input_shift, add_weight and check_headroom).
+  bool nonnegative_input = false;
+  mutable std::map<std::string, bool> nonnegative_memo;  // nonnegative() per tensor (DAGs)
 
   bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
   int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
@@ -77,6 +83,9 @@ struct Realizer {
                                         int input_bits, const ir::Tensor* bias, double alpha,
                                         double beta, double input_scale, std::string& name_out);
   Status check_headroom(const ir::Op& op, int input_bits, const ir::Tensor* bias_q) const;
+  /// Every integer value of activation `t` is >= 0 by construction (docs/quantization.md,
+  /// "Accumulator headroom": Relu, Clip with min >= 0, and what keeps the sign after them).
+  bool nonnegative(const std::string& t, int depth = 0) const;
   Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
                   std::string& name_out);
   int input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int bits, const ir::Tensor* bias,

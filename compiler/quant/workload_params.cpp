@@ -189,6 +189,8 @@ WeightChannelStats weight_channel_stats(const ir::Tensor& w, int axis) {
   out.max_abs.assign(n, 0.0);
   out.sum_abs.assign(n, 0.0);
   out.sum_squares.assign(n, 0.0);
+  out.sum_positive.assign(n, 0.0);
+  out.sum_negative.assign(n, 0.0);
   // Element i belongs to channel (i / inner) % channels: walk [outer][channel][inner] in
   // storage order, so each sum adds in the order a flat loop would.
   const std::int64_t outer = channels * inner > 0 ? total / (channels * inner) : 0;
@@ -196,12 +198,22 @@ WeightChannelStats weight_channel_stats(const ir::Tensor& w, int axis) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::size_t c = 0; c < n; ++c)
       for (std::int64_t k = 0; k < inner; ++k, ++i) {
-        const double v = std::fabs(static_cast<double>(w.f32_values[i]));
+        const double signed_v = static_cast<double>(w.f32_values[i]);
+        const double v = std::fabs(signed_v);
         out.max_abs[c] = std::max(out.max_abs[c], v);
         out.sum_abs[c] += v;
+        (signed_v > 0.0 ? out.sum_positive : out.sum_negative)[c] += v;
         out.sum_squares[c] += v * v;
       }
   return out;
+}
+
+std::vector<double> WeightChannelStats::headroom_sums(bool nonnegative_input) const {
+  if (!nonnegative_input) return sum_abs;
+  std::vector<double> sums(sum_abs.size());
+  for (std::size_t c = 0; c < sums.size(); ++c)
+    sums[c] = std::max(sum_positive[c], sum_negative[c]);
+  return sums;
 }
 
 double headroom_weight_scale(double max_abs, double sum_abs, double bias_abs, std::int64_t k,
@@ -216,8 +228,9 @@ double headroom_weight_scale(double max_abs, double sum_abs, double bias_abs, st
 
 int choose_input_shift(const WeightChannelStats& w, const std::vector<double>& bias_abs,
                        int weight_bits, int input_bits, double input_scale,
-                       double input_mean_square) {
+                       double input_mean_square, bool nonnegative_input) {
   const auto k = static_cast<double>(w.per_channel);
+  const std::vector<double> sums = w.headroom_sums(nonnegative_input);
   double weight_power = 0.0;
   for (const double v : w.sum_squares) weight_power += v;
   int best = -1;
@@ -231,7 +244,7 @@ int choose_input_shift(const WeightChannelStats& w, const std::vector<double>& b
     double weight_noise = 0.0;
     for (std::size_t c = 0; c < w.max_abs.size(); ++c) {
       const double s =
-          headroom_weight_scale(w.max_abs[c], w.sum_abs[c], bias_abs.empty() ? 0.0 : bias_abs[c],
+          headroom_weight_scale(w.max_abs[c], sums[c], bias_abs.empty() ? 0.0 : bias_abs[c],
                                 w.per_channel, weight_bits, bits, s_x);
       weight_noise += s * s;
     }

@@ -62,13 +62,19 @@ int matmul_shift(const ir::Tensor& a, const ir::Tensor& b);
 /// choice's inputs).
 struct WeightChannelStats {
   std::vector<double> max_abs, sum_abs, sum_squares;
-  std::int64_t per_channel = 0;  ///< K: weights per output channel
+  std::vector<double> sum_positive, sum_negative;  ///< sums of the w > 0 and of |w| for w < 0
+  std::int64_t per_channel = 0;                    ///< K: weights per output channel
+
+  /// The weights' accumulator sum per channel: sum |w| for an input of either sign;
+  /// max(sum w+, sum |w-|) for an input >= 0 (docs/quantization.md, "Accumulator headroom").
+  std::vector<double> headroom_sums(bool nonnegative_input) const;
 };
 /// The statistics of `w` (f32) with output channels on `axis`, each sum in storage order.
 WeightChannelStats weight_channel_stats(const ir::Tensor& w, int axis);
 
 /// The headroom rule's scale of one channel (docs/quantization.md, "Accumulator headroom"):
 /// max(max|w| / qmax(weight_bits), (A * sum|w| + bias_abs / input_scale) * (1 + 2^-20) / room)
+/// (`sum_abs`: WeightChannelStats::headroom_sums, max(sum w+, sum |w-|) for an input >= 0)
 /// with A = 2^(input_bits - 1) and room = 2^31 - 2 - A * K / 2 (in double; the caller rounds it
 /// up to a float). `bias_abs` is |beta * b_c| / alpha. Requires room > 0.
 double headroom_weight_scale(double max_abs, double sum_abs, double bias_abs, std::int64_t k,
@@ -79,8 +85,10 @@ double headroom_weight_scale(double max_abs, double sum_abs, double bias_abs, st
 /// N(u) = 4^u s_x^2 sum w^2 + K m_x sum_c s_w[c](u)^2, where s_w[c](u) is the headroom scale
 /// for an (input_bits - u)-bit input at scale s_x 2^u. 0 when `input_mean_square` <= 0 (no
 /// statistics). -1 when no u leaves room (K too long for int32 at any shift).
+/// `nonnegative_input`: the input's codes are >= 0 by construction (the headroom rule then
+/// bounds max(sum w+, sum |w-|) instead of sum |w|).
 int choose_input_shift(const WeightChannelStats& w, const std::vector<double>& bias_abs,
                        int weight_bits, int input_bits, double input_scale,
-                       double input_mean_square);
+                       double input_mean_square, bool nonnegative_input = false);
 
 }  // namespace tessel::quant

@@ -162,14 +162,14 @@ Compared compare_isolated(const ir::Graph& graph, const fs::path& dir,
   if (!quantized.ok()) return {};
   const ir::Graph& q = quantized.value().graph;
   std::map<std::string, TensorData> feeds;
-  std::string args;
+  Feeds files;
   std::uint64_t seed = 0;
   for (const ir::OpId id : graph.inputs()) {
     const std::string& name = graph.op(id).outputs[0];
     feeds[name] = cpu::default_input(graph.tensor(name).shape, seed);
     const fs::path file = dir / ("input" + std::to_string(seed++) + ".npy");
     write_npy(file.string(), feeds[name].to_npy());
-    args += " --feed " + quoted(name + "=" + file.string());
+    files.emplace_back(name, file);
   }
   cpu::Executor executor(q);
   cpu::RunOptions keep;
@@ -187,10 +187,10 @@ Compared compare_isolated(const ir::Graph& graph, const fs::path& dir,
     const std::string& t = isolated.value().golden_inputs[k];
     const fs::path file = dir / ("golden" + std::to_string(k) + ".npy");
     write_npy(file.string(), ours.value().at(t).to_npy());
-    args += " --feed " + quoted(quant::golden_input_name(t) + "=" + file.string());
+    files.emplace_back(quant::golden_input_name(t), file);
   }
-  run_ort(dir / "isolated.onnx", args + " --out-dir " + quoted((dir / "isolated").string()) +
-                                     " --save-optimized " +
+  run_ort(dir / "isolated.onnx", feeds_file_argument(files, dir / "feeds.json") + " --out-dir " +
+                                     quoted((dir / "isolated").string()) + " --save-optimized " +
                                      quoted((dir / "optimized.onnx").string()));
   if (::testing::Test::HasFatalFailure()) return {};
   return {compare(isolated.value().intermediates, ours.value(), read_outputs(dir / "isolated")), q};

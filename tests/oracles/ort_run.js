@@ -6,6 +6,9 @@
 //   node ort_run.js MODEL.onnx --feed NAME=FILE.npy [--feed ...] --out-dir DIR [--threads T]
 //     feeds every named input, writes every output to DIR/<k>.npy in its own dtype and
 //     DIR/outputs.json = [{"name": NAME, "file": "<k>.npy"}, ...] in the model's output order.
+//     --feeds FEEDS.json reads more feeds from a file, [[NAME, FILE.npy], ...]: the isolated
+//     exports have hundreds of inputs, and onnxruntime-node 1.30 segfaults while it initialises
+//     when the process's command line is long (tests/oracles/README.md).
 //     --save-optimized FILE.onnx also writes the graph onnxruntime runs after its optimizations
 //     (which QDQ groups became QLinear* integer ops).
 //
@@ -61,12 +64,25 @@ async function runAll(args) {
   if (optimized) options.optimizedModelFilePath = optimized;
   const session = await ort.InferenceSession.create(model, options);
   const feeds = {};
+  const feed = (name, file) => {
+    const x = readNpy(file);
+    feeds[name] = new ort.Tensor(x.type, x.data, x.shape);
+  };
   for (let i = 0; i < args.length; ++i) {
     if (args[i] !== '--feed') continue;
     const spec = args[i + 1];
     const eq = spec.lastIndexOf('=');
-    const x = readNpy(spec.slice(eq + 1));
-    feeds[spec.slice(0, eq)] = new ort.Tensor(x.type, x.data, x.shape);
+    feed(spec.slice(0, eq), spec.slice(eq + 1));
+  }
+  const feedsFile = option(args, '--feeds');
+  if (feedsFile) {
+    let list;
+    try { list = JSON.parse(fs.readFileSync(feedsFile, 'utf8')); } catch (e) { throw new Error(`${feedsFile}: ${e.message}`); }
+    if (!Array.isArray(list)) throw new Error(`${feedsFile}: not a list of [name, file] pairs`);
+    list.forEach((pair, k) => {
+      if (!Array.isArray(pair) || pair.length !== 2) throw new Error(`${feedsFile}: entry ${k} is not [name, file]`);
+      feed(pair[0], pair[1]);
+    });
   }
   const start = process.hrtime.bigint();
   const result = await session.run(feeds);

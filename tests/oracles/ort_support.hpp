@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/targets/cpu/executor.hpp"
@@ -77,6 +78,20 @@ inline void run_ort(const fs::path& model, const std::string& args) {
                               quoted(std::string(TESSEL_SOURCE_DIR) + "/tests/oracles/ort_run.js") +
                               " " + quoted(model.string()) + " " + args;
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+// Named .npy feeds for ort_run.js --out-dir, in order.
+using Feeds = std::vector<std::pair<std::string, fs::path>>;
+
+// Writes `feeds` to `file` ([[name, path], ...]) and returns the ort_run.js argument that reads
+// it. Many feeds go through a file, not the command line: onnxruntime-node 1.30 segfaults while
+// it initialises when the command line is long (~40 KB; the isolated bert_base export has 397
+// golden inputs, ~50 KB of --feed arguments).
+inline std::string feeds_file_argument(const Feeds& feeds, const fs::path& file) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [name, path] : feeds) list.push_back({name, path.string()});
+  std::ofstream(file) << list.dump(1);
+  return "--feeds " + quoted(file.string());
 }
 
 // onnxruntime's outputs by name (ort_run.js --out-dir).

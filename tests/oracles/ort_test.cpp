@@ -127,15 +127,16 @@ TEST_P(OnnxRuntime, Int8ExecutorMatchesTheQdqExportWithinOneLsb) {
   auto isolated = quant::export_qdq_onnx(q, isolate);
   ASSERT_TRUE(isolated.ok()) << isolated.reason();
   std::ofstream(dir / "isolated.onnx", std::ios::binary) << isolated.value().bytes;
-  std::string feeds = "--feed " + quoted(m.input + "=" + (dir / "input.npy").string());
+  Feeds feeds{{m.input, dir / "input.npy"}};
   for (std::size_t k = 0; k < isolated.value().golden_inputs.size(); ++k) {
     const std::string& t = isolated.value().golden_inputs[k];
     const fs::path file = dir / ("golden" + std::to_string(k) + ".npy");
     write_npy(file.string(), ours.value().at(t).to_npy());
-    feeds += " --feed " + quoted(quant::golden_input_name(t) + "=" + file.string());
+    feeds.emplace_back(quant::golden_input_name(t), file);
   }
   ASSERT_NO_FATAL_FAILURE(
-      run_ort(dir / "isolated.onnx", feeds + " --out-dir " + quoted((dir / "isolated").string())));
+      run_ort(dir / "isolated.onnx", feeds_file_argument(feeds, dir / "feeds.json") +
+                                         " --out-dir " + quoted((dir / "isolated").string())));
   const auto layers =
       compare(isolated.value().intermediates, ours.value(), read_outputs(dir / "isolated"));
   summarize(model, "layers isolated", layers);

@@ -35,7 +35,8 @@ TEST(QuantFlow, TinyResidualAtSixteenBitsRuns) {
   // docs/next-steps.md item 7: at 16 bits with max|w| / 32767 weight scales this net's
   // accumulators left int32 in the golden executor. With the headroom rule every Conv channel
   // satisfies 2^(15 - u) * sum|w_q| + |b_q| <= 2^31 - 1 (u the layer's input shift, which makes
-  // the input 2^(15 - u) at most: docs/quantization.md), and the network runs.
+  // the input 2^(15 - u) at most: docs/quantization.md), and the network runs. conv2 reads a
+  // Relu (codes >= 0): there sum|w_q| becomes max(sum w_q+, sum |w_q-|).
   const ir::Graph g = prepared("tiny_residual");
   const auto q = quantize(g, 16);
   int narrowed = 0;
@@ -46,13 +47,16 @@ TEST(QuantFlow, TinyResidualAtSixteenBitsRuns) {
     ASSERT_EQ(w.dtype, ir::DType::i16) << op.name;
     const std::int64_t channels = w.shape[0],
                        per_channel = std::int64_t(w.int_values.size()) / channels;
+    const auto producer = q.graph.producer(op.inputs[0]);
+    const bool nonnegative = producer && q.graph.op(*producer).kind == ir::OpKind::Relu;
     for (std::int64_t c = 0; c < channels; ++c) {
-      std::int64_t l1 = 0, max_abs = 0;
+      std::int64_t positive = 0, negative = 0, max_abs = 0;
       for (std::int64_t k = 0; k < per_channel; ++k) {
-        const std::int64_t v = std::abs(w.int_values[std::size_t(c * per_channel + k)]);
-        l1 += v;
-        max_abs = std::max(max_abs, v);
+        const std::int64_t v = w.int_values[std::size_t(c * per_channel + k)];
+        (v > 0 ? positive : negative) += std::abs(v);
+        max_abs = std::max(max_abs, std::abs(v));
       }
+      const std::int64_t l1 = nonnegative ? std::max(positive, negative) : positive + negative;
       const std::int64_t bias =
           op.inputs.size() == 3
               ? std::abs(std::int64_t{q.graph.tensor(op.inputs[2]).int_values[std::size_t(c)]})

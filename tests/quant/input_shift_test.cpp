@@ -126,5 +126,80 @@ TEST(InputShift, AShiftTheInputCannotTakeIsRefusedNamingTheOp) {
   EXPECT_NE(out.reason().find("%y (Conv): input_shift 15"), std::string::npos) << out.reason();
 }
 
+// The headroom rule with an input >= 0 (docs/quantization.md, "Accumulator headroom"): 4096
+// weights alternating +1, -1 (sum |w| = 4096, sum w+ = sum |w-| = 2048) behind a Relu or not.
+// `chain`: the ops from %x to %r, the conv's input ("" reads %x itself).
+ir::Graph realize_alternating(const std::string& chain) {
+  std::string values;
+  for (int i = 0; i < kTaps; ++i) values += std::string(i ? ", " : "") + (i % 2 ? "-1" : "1");
+  const std::string x = chain.empty() ? "%x" : "%r";
+  ir::Graph g = ir::parse_text("graph t {\n  input %x : f32[1,4096,1,1]\n" + chain +
+                                   "  const %w : f32[1,4096,1,1] = [" + values + "]\n  %y = Conv(" +
+                                   x + ", %w) {kernel=1x1} : f32[?]\n  output %y\n}",
+                               "t");
+  EXPECT_TRUE(ir::infer_all_shapes(g).ok());
+  QuantConfig config;
+  config.bits = 16;
+  const auto plan = plan_scales(g, config).value();
+  const double t_x = 32767.0 / 32768.0;
+  const auto t =
+      class_thresholds(plan, {{"x", t_x}, {"p", t_x}, {"r", t_x}, {"y", 100.0}}, config).value();
+  auto q = realize(g, plan, t, nullptr);  // no statistics: u = 0, the plain headroom rule
+  EXPECT_TRUE(q.ok()) << q.reason();
+  return q.ok() ? std::move(q.value()) : ir::Graph{};
+}
+
+TEST(InputShift, AnInputAtLeastZeroMeetsPositiveAndNegativeWeightsApart) {
+  // Signed input: s_w = 2^15 4096 (1 + 2^-20) / (2^31 - 2 - 2^26) = 1 / 15.49998: w_q = +-15.
+  const ir::Graph signed_q = realize_alternating("");
+  EXPECT_EQ(signed_q.tensor("w").int_values[0], 15);
+  EXPECT_EQ(signed_q.tensor("w").int_values[1], -15);
+  // Behind a Relu the codes are 0..32767, so |acc| <= 2^15 max(sum w_q+, sum |w_q-|):
+  // s_w = 2^15 2048 (1 + 2^-20) / (2^31 - 2 - 2^26) = 1 / 30.99997: w_q = +-31, one bit more.
+  const ir::Graph q = realize_alternating("  %r = Relu(%x) : f32[?]\n");
+  EXPECT_EQ(q.tensor("w").int_values[0], 31);
+  EXPECT_EQ(q.tensor("w").int_values[1], -31);
+  EXPECT_GE(q.tensor("w").quant->scales[0], 67108928.0 / 2080374782.0);
+  // The worst input for it: 32767 on every +1 weight, 0 (the Relu of a negative) on the others:
+  // acc = 32767 * 2048 * 31 = 2080311296 <= 2^31 - 1, and the executor's int32 check passes.
+  std::vector<float> x(kTaps);
+  for (int i = 0; i < kTaps; ++i) x[i] = i % 2 ? -1.0f : 32767.0f / 32768.0f;
+  cpu::Executor executor(q);
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto out = executor.run({{"x", cpu::TensorData::from_f32({1, kTaps, 1, 1}, x)}}, options);
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().at("y.acc").to_i32(), std::vector<std::int32_t>{2080311296});
+}
+
+TEST(InputShift, TheSignIsFollowedThroughPoolsAndNotThroughArithmetic) {
+  // Relu -> MaxPool keeps codes >= 0 (w_q = +-31); Relu -> Neg is negative: signed rule (+-15).
+  const ir::Graph pooled =
+      realize_alternating("  %p = Relu(%x) : f32[?]\n  %r = MaxPool(%p) {kernel=1x1} : f32[?]\n");
+  EXPECT_EQ(pooled.tensor("w").int_values[0], 31);
+  const ir::Graph negated =
+      realize_alternating("  %p = Relu(%x) : f32[?]\n  %r = Neg(%p) : f32[?]\n");
+  EXPECT_EQ(negated.tensor("w").int_values[0], 15);
+}
+
+TEST(InputShift, WeightStatsSplitPositiveAndNegativeSums) {
+  WeightChannelStats w;
+  w.sum_abs = {6.0};
+  w.sum_positive = {2.0};
+  w.sum_negative = {4.0};
+  EXPECT_EQ(w.headroom_sums(false), std::vector<double>{6.0});
+  EXPECT_EQ(w.headroom_sums(true), std::vector<double>{4.0});
+  const ir::Tensor t = [] {
+    ir::Tensor w3;
+    w3.name = "w";
+    w3.shape = {2, 3};
+    w3.f32_values = {1.0f, -2.0f, 0.5f, -1.0f, -1.0f, 3.0f};
+    return w3;
+  }();
+  const WeightChannelStats s = weight_channel_stats(t, 0);
+  EXPECT_EQ(s.sum_positive, (std::vector<double>{1.5, 3.0}));
+  EXPECT_EQ(s.sum_negative, (std::vector<double>{2.0, 2.0}));
+}
+
 }  // namespace
 }  // namespace tessel::quant
