@@ -12,6 +12,7 @@
 #include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
+#include "scheduler/causal_mask.hpp"
 #include "scheduler/group_info.hpp"
 
 namespace tessel::sched {
@@ -569,9 +570,11 @@ class GraphConverter {
             need_unit(op, machine_.row_normalise, "a row normaliser (vector.row_normalise: true)");
         !s.ok())
       return s;
-    if (op.inputs.size() > 1)
-      return fail(describe_op(op) +
-                  ": a masked Softmax is not supported by the accelerator path yet");
+    const std::optional<int64_t> diagonal = causal_diagonal(graph_, op);
+    if (op.inputs.size() > 1 && !diagonal)
+      return fail(describe_op(op) + ": its mask '" + op.inputs[1] +
+                  "' is not a constant causal band (key j kept iff j <= query i + k, k >= 0, "
+                  "the same for every head), the only mask the accelerator path supports");
     const int64_t axis = op.get_int("axis");
     const auto rank = static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
     if (axis != -1 && axis != rank - 1)
@@ -585,6 +588,8 @@ class GraphConverter {
     out.kind = OpKind::RowSoftmax;
     out.inputs = {h.tensor};
     out.row_length = h.head_dim;
+    out.causal = diagonal.has_value();
+    out.mask_diagonal = diagonal.value_or(0);
     out.weight_bytes = 1024;  // exp_high, exp_low: 512 u16 entries
     out.vector_elements = s.elements();
     const int t = net_.add_tensor(op.outputs[0], s);

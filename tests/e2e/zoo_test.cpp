@@ -165,6 +165,32 @@ TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_eve
   }
 }
 
+// Issue 36 part 3: one GPT-2 layer at sequence 128 (`gpt2 --layers 1 --seq 128`, prefill) on
+// cloud-large under every policy: its causal mask as the softmax's band
+// (scheduler/causal_mask.hpp), GELU tanh as a table; bit exact, bytes as scheduled class by
+// class, cycles sim/pred within 5%.
+TEST(Transformer, one_gpt2_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  zoo::ZooOptions options;
+  options.layers = 1;
+  options.sequence = 128;
+  auto built = zoo::build_model("gpt2", options);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(built.value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : kPolicies) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    RecordProperty(std::string(policy) + "_cycle_ratio", std::to_string(cycle_ratio(r.value())));
+    EXPECT_LE(cycle_ratio(r.value()), 1.05);
+    EXPECT_GE(cycle_ratio(r.value()), 0.95);
+  }
+}
+
 // ---- timing-only: the whole matrix, bytes and cycles ---------------------------------------
 
 class ZooTiming : public ::testing::TestWithParam<Case> {};
