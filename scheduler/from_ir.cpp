@@ -104,6 +104,9 @@ class GraphConverter {
         return add_transpose(op);
       case ir::OpKind::Slice:
         return add_slice(op, std::move(out));
+      case ir::OpKind::Split:
+        if (graph_.tensor(op.inputs[0]).shape.size() <= 3) return add_split(op, std::move(out));
+        break;
       case ir::OpKind::Reshape:
         if (views_.count(op.inputs[0]) || (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
                                            graph_.tensor(op.outputs[0]).shape.size() == 4))
@@ -460,6 +463,32 @@ class GraphConverter {
     if (!t.ok()) return t.failure();
     out.output = t.value();
     net_.add_op(std::move(out));
+    return {};
+  }
+
+  // A Split of a token tensor's last axis (an exported q|k|v split): one channel-slice view per
+  // output, named `<split>.<i>`, exactly as the Slices it stands for.
+  Status add_split(const ir::Op& op, Op out) {
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const int64_t axis = op.get_int("axis");
+    if (axis != -1 && axis != static_cast<int64_t>(in.size()) - 1)
+      return fail(describe_op(op) + ": only a Split of a token tensor's last axis (channels) " +
+                  "is supported by the accelerator path");
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    int64_t first = 0;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      Op slice = out;
+      slice.name = op.name + "." + std::to_string(i);
+      slice.kind = OpKind::Slice;
+      slice.inputs = {x.value()};
+      slice.channel_offset = first;
+      auto t = new_tensor(op.outputs[i], op.name);
+      if (!t.ok()) return t.failure();
+      slice.output = t.value();
+      first += net_.tensor(t.value()).shape.c;
+      net_.add_op(std::move(slice));
+    }
     return {};
   }
 

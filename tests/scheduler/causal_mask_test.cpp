@@ -3,6 +3,7 @@
 // scheduler's view.
 #include <gtest/gtest.h>
 
+#include "compiler/ir/shape_inference.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/causal_mask.hpp"
 #include "scheduler/from_ir.hpp"
@@ -95,18 +96,51 @@ TEST(CausalMask, a_mask_without_values_is_refused) {
   EXPECT_FALSE(diagonal_of({4, 5}, {}).has_value());
 }
 
-// A Softmax with any other mask is refused by name, naming the mask.
+// A Softmax on the accelerator with any other mask is refused by name, naming the mask:
+// tiny_causal with its mask made a padding mask (the last key of every query masked).
 TEST(CausalMask, the_scheduler_refuses_a_padding_mask_naming_the_op_and_the_mask) {
-  std::vector<float> padding(20, 1.0f);
-  padding[4] = 0.0f;
-  const ir::Graph graph = masked_softmax({4, 5}, padding);
+  auto graph = zoo::build_model("tiny_causal", {.with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  std::vector<float>& keep = graph.value().tensor_mut("causal_mask").f32_values;
+  ASSERT_EQ(keep.size(), 256u);
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 16 == 15 ? 0.0f : 1.0f;
   Machine machine = unified_machine(1024 * 1024);
   machine.lookup_table = machine.row_normalise = machine.activation_operands = true;
-  auto net = net_from_graph(graph, machine, NetForm::Folded);
+  auto net = net_from_graph(graph.value(), machine, NetForm::Folded);
   ASSERT_FALSE(net.ok());
-  EXPECT_NE(net.reason().find("'softmax' (Softmax)"), std::string::npos) << net.reason();
-  EXPECT_NE(net.reason().find("its mask 'mask' is not a constant causal band"), std::string::npos)
+  EXPECT_NE(net.reason().find("'h.0.attn.softmax' (Softmax)"), std::string::npos) << net.reason();
+  EXPECT_NE(net.reason().find("its mask 'causal_mask' is not a constant causal band"),
+            std::string::npos)
       << net.reason();
+}
+
+// An exported q|k|v Split of a token tensor's last axis ([1, 16, 96] -> three [1, 16, 32]) is
+// three channel-slice views at offsets 0, 32 and 64, as the zoo's Slices are.
+TEST(CausalMask, a_split_of_the_last_axis_is_one_channel_slice_per_output) {
+  ir::Graph graph;
+  ASSERT_TRUE(graph.add_input("qkv", {1, 16, 96}).ok());
+  ASSERT_TRUE(graph
+                  .add_op(ir::Op{"split",
+                                 ir::OpKind::Split,
+                                 {"qkv"},
+                                 {"q", "k", "v"},
+                                 {{"axis", std::int64_t{-1}},
+                                  {"split", std::vector<std::int64_t>{32, 32, 32}}}})
+                  .ok());
+  ASSERT_TRUE(graph.add_op(ir::Op{"qk", ir::OpKind::Add, {"q", "k"}, {"qk"}, {}}).ok());
+  ASSERT_TRUE(graph.add_op(ir::Op{"qkv_sum", ir::OpKind::Add, {"qk", "v"}, {"sum"}, {}}).ok());
+  ASSERT_TRUE(graph.set_outputs({"sum"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(graph).ok());
+  auto net = net_from_graph(graph, unified_machine(1024 * 1024), NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  std::vector<std::pair<std::string, int64_t>> slices;
+  for (const Op& op : net.value().ops)
+    if (op.kind == OpKind::Slice) {
+      slices.emplace_back(op.name, op.channel_offset);
+      EXPECT_EQ(net.value().tensor(op.output).shape, (Shape3{32, 16, 1})) << op.name;
+    }
+  EXPECT_EQ(slices, (std::vector<std::pair<std::string, int64_t>>{
+                        {"split.0", 0}, {"split.1", 32}, {"split.2", 64}}));
 }
 
 // tiny_causal (one GPT-2 block, sequence 16, 2 heads of 16): its softmax is one RowSoftmax of
