@@ -1,6 +1,6 @@
 // The causal-mask recogniser (scheduler/causal_mask.hpp) on hand-written masks: the band's
 // diagonal from its values, and every mask it must refuse; then tiny_causal's RowSoftmax in the
-// scheduler's view.
+// scheduler's view, and the exported q|k|v Split as slice views (the rest of what GPT-2 needs).
 #include <gtest/gtest.h>
 
 #include "compiler/ir/shape_inference.hpp"
@@ -116,7 +116,7 @@ TEST(CausalMask, the_scheduler_refuses_a_padding_mask_naming_the_op_and_the_mask
 
 // An exported q|k|v Split of a token tensor's last axis ([1, 16, 96] -> three [1, 16, 32]) is
 // three channel-slice views at offsets 0, 32 and 64, as the zoo's Slices are.
-TEST(CausalMask, a_split_of_the_last_axis_is_one_channel_slice_per_output) {
+TEST(SplitView, a_split_of_the_last_axis_is_one_channel_slice_per_output) {
   ir::Graph graph;
   ASSERT_TRUE(graph.add_input("qkv", {1, 16, 96}).ok());
   ASSERT_TRUE(graph
