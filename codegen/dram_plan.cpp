@@ -256,7 +256,9 @@ Status Lowering::write_weight_values() {
 void Lowering::write_weight_row(int64_t at, const MatrixOp& m, int64_t o0, int64_t count, int64_t i,
                                 int64_t y, int64_t x) {
   const int bytes = static_cast<int>(weight_bytes_);
-  if (m.s2d.channels > 0 || m.gemm) {
+  // A token-wise Linear without transB stores its weights [ci][co] (a MatMul by a constant, HF
+  // GPT-2's Conv1D), not the conv's [co][ci]: the general MatrixOp::weight.
+  if (m.s2d.channels > 0 || m.gemm || (m.token_linear && !m.trans_b)) {
     for (int64_t c = 0; c < count; ++c)
       write_bytes(at + c * weight_bytes_, m.weight(o0 + c, i, y, x), bytes);
     return;

@@ -135,6 +135,15 @@ Status Lowering::emit_row_softmax(const sched::GroupSchedule& gs, const sched::O
   s.src_stride_y = s.dst_stride_y = static_cast<std::uint32_t>(op.row_length);
   s.src_stride_x = static_cast<std::uint32_t>(in.value().stride_y());
   s.dst_stride_x = static_cast<std::uint32_t>(out.value().stride_y());
+  if (op.causal) {
+    // The mask's query index is the instruction's pixel x: the tile's first query is box.h.b.
+    const std::int64_t offset = op.mask_diagonal + box.h.b;
+    if (offset > field_max("softmax", "mask_offset"))
+      return fail("softmax '" + op.name + "': the causal diagonal " + std::to_string(offset) +
+                  " does not fit the instruction's mask_offset");
+    s.causal = true;
+    s.mask_offset = static_cast<std::int32_t>(offset);
+  }
   code.push_back(s);
   return {};
 }

@@ -12,6 +12,7 @@
 #include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
+#include "scheduler/causal_mask.hpp"
 #include "scheduler/group_info.hpp"
 
 namespace tessel::sched {
@@ -103,6 +104,9 @@ class GraphConverter {
         return add_transpose(op);
       case ir::OpKind::Slice:
         return add_slice(op, std::move(out));
+      case ir::OpKind::Split:
+        if (graph_.tensor(op.inputs[0]).shape.size() <= 3) return add_split(op, std::move(out));
+        break;
       case ir::OpKind::Reshape:
         if (views_.count(op.inputs[0]) || (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
                                            graph_.tensor(op.outputs[0]).shape.size() == 4))
@@ -462,6 +466,32 @@ class GraphConverter {
     return {};
   }
 
+  // A Split of a token tensor's last axis (an exported q|k|v split): one channel-slice view per
+  // output, named `<split>.<i>`, exactly as the Slices it stands for.
+  Status add_split(const ir::Op& op, Op out) {
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const int64_t axis = op.get_int("axis");
+    if (axis != -1 && axis != static_cast<int64_t>(in.size()) - 1)
+      return fail(describe_op(op) + ": only a Split of a token tensor's last axis (channels) " +
+                  "is supported by the accelerator path");
+    auto x = input_tensor(op, 0);
+    if (!x.ok()) return x.failure();
+    int64_t first = 0;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      Op slice = out;
+      slice.name = op.name + "." + std::to_string(i);
+      slice.kind = OpKind::Slice;
+      slice.inputs = {x.value()};
+      slice.channel_offset = first;
+      auto t = new_tensor(op.outputs[i], op.name);
+      if (!t.ok()) return t.failure();
+      slice.output = t.value();
+      first += net_.tensor(t.value()).shape.c;
+      net_.add_op(std::move(slice));
+    }
+    return {};
+  }
+
   // A Reshape that splits a token tensor into heads or merges a head view back: no op.
   Status add_view_reshape(const ir::Op& op) {
     const auto& y = graph_.tensor(op.outputs[0]).shape;
@@ -569,9 +599,11 @@ class GraphConverter {
             need_unit(op, machine_.row_normalise, "a row normaliser (vector.row_normalise: true)");
         !s.ok())
       return s;
-    if (op.inputs.size() > 1)
-      return fail(describe_op(op) +
-                  ": a masked Softmax is not supported by the accelerator path yet");
+    const std::optional<int64_t> diagonal = causal_diagonal(graph_, op);
+    if (op.inputs.size() > 1 && !diagonal)
+      return fail(describe_op(op) + ": its mask '" + op.inputs[1] +
+                  "' is not a constant causal band (key j kept iff j <= query i + k, k >= 0, "
+                  "the same for every head), the only mask the accelerator path supports");
     const int64_t axis = op.get_int("axis");
     const auto rank = static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
     if (axis != -1 && axis != rank - 1)
@@ -585,6 +617,8 @@ class GraphConverter {
     out.kind = OpKind::RowSoftmax;
     out.inputs = {h.tensor};
     out.row_length = h.head_dim;
+    out.causal = diagonal.has_value();
+    out.mask_diagonal = diagonal.value_or(0);
     out.weight_bytes = 1024;  // exp_high, exp_low: 512 u16 entries
     out.vector_elements = s.elements();
     const int t = net_.add_tensor(op.outputs[0], s);

@@ -127,6 +127,10 @@ struct Op {
   int64_t channel_offset = 0;
   /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
   int64_t row_length = 0;
+  /// RowSoftmax with a causal mask (ISA `softmax` `causal`; scheduler/causal_mask.hpp): key j
+  /// of query i is kept iff j <= i + mask_diagonal.
+  bool causal = false;
+  int64_t mask_diagonal = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;
   HeadMatMul matmul;  ///< MatMul

@@ -211,7 +211,7 @@ std::string NetBuilder::constant(const std::string& name, ir::Shape shape,
   ir::Tensor tensor;
   tensor.name = name;
   tensor.shape = std::move(shape);
-  if (options_.with_weights) tensor.f32_values = std::move(values);
+  tensor.f32_values = std::move(values);  // structure, not weights: kept in shape-only graphs
   if (Status added = graph_.add_constant(std::move(tensor)); !added)
     throw std::logic_error("zoo: " + added.reason());
   return name;

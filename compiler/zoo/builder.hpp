@@ -67,7 +67,8 @@ class NetBuilder {
   std::string input_shaped(const std::string& name, ir::Shape shape);
   /// A seeded N(mean, std_dev^2) parameter; returns its name.
   std::string parameter(const std::string& name, ir::Shape shape, double mean, double std_dev);
-  /// A constant with the given values (not seeded: masks, rotary tables, scalars).
+  /// A constant with the given values (not seeded: masks, rotary tables, scalars), kept in
+  /// shape-only graphs too (the scheduler reads a causal mask's band from it).
   std::string constant(const std::string& name, ir::Shape shape, std::vector<float> values);
   /// Any op with one output named `name`.
   std::string op(const std::string& name, ir::OpKind kind, std::vector<std::string> inputs,

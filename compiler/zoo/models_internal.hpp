@@ -31,5 +31,6 @@ ir::Graph build_tiny_se(const ZooOptions& options);
 ir::Graph build_tiny_se_wide(const ZooOptions& options);
 ir::Graph build_tiny_grouped(const ZooOptions& options);
 ir::Graph build_tiny_attention(const ZooOptions& options);
+ir::Graph build_tiny_causal(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

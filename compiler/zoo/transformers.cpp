@@ -164,6 +164,19 @@ ir::Graph build_gpt2(const ZooOptions& options) {
   return net.finish({net.layer_norm(x, "ln_f", 1e-5)});
 }
 
+// The tiny causal transformer of the default tests: one GPT-2 block as gpt2's (pre-norm,
+// causal mask, GELU tanh MLP of 4 d) and the final LayerNorm, sequence `--seq` (16), d 32,
+// 2 heads of 16.
+ir::Graph build_tiny_causal(const ZooOptions& options) {
+  const std::int64_t seq = or_default(options.sequence, 16);
+  const Heads h{options.batch, 32, 2, 2, 16};
+  NetBuilder net("tiny_causal", options);
+  const std::string x = net.input_shaped("input", {options.batch, seq, 32});
+  const std::string mask = causal_mask(net, "causal_mask", seq);
+  const std::string y = gpt2_block(net, x, 0, h, mask, "", "", nullptr, nullptr);
+  return net.finish({net.layer_norm(y, "ln_f", 1e-5)});
+}
+
 // One GPT-2 decode step: one token per sequence against a KV cache of `kv_length` (default
 // 1024) per layer; the outputs are the hidden state and each layer's new key and value rows
 // (what the step appends to the cache).

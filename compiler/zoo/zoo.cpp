@@ -76,6 +76,10 @@ const std::vector<Entry>& entries() {
       {{"tiny_attention",
         "one post-norm encoder layer: sequence 16, d 32, 2 heads, LayerNorm, GELU MLP of 64", true},
        build_tiny_attention},
+      {{"tiny_causal",
+        "one pre-norm GPT-2 block: sequence 16, d 32, 2 heads, causal mask, GELU tanh MLP of 128",
+        true},
+       build_tiny_causal},
   };
   return table;
 }

@@ -223,8 +223,10 @@ class SimEvaluator final : public PointEvaluator {
         if (tensor.name == source) shape = tensor.shape;
       const auto golden = q.golden.find(ir_name);
       if (golden == q.golden.end()) return fail("the golden run has no tensor " + ir_name);
-      all_equal = all_equal && codegen::read_nhwc(dram, region->offset, shape.c, shape.h, shape.w,
-                                                  hw.matrix.input_bits / 8) == golden->second;
+      // In the tensor's graph order (NCHW from NHWC; token tensors [1, S, d] as stored).
+      const std::size_t rank = q.quantized.tensor(ir_name).shape.size();
+      all_equal = all_equal && codegen::read_tensor(dram, region->offset, shape, rank,
+                                                    hw.matrix.input_bits / 8) == golden->second;
       ++outputs;
     }
     if (outputs == 0) return fail("the program has no network output to check");

@@ -127,5 +127,68 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
   }
 }
 
+// Issue 36 part 3: a causal GPT-2 block (tiny_causal: sequence 16, d 32, 2 heads, GELU tanh)
+// on cloud-large under every policy: bit exact against the golden masked Softmax, bytes as
+// scheduled, its softmax the ISA's causal band (scheduler/causal_mask.hpp) with the diagonal at
+// each tile's first query, never the mask loaded from DRAM.
+TEST(TinyPipeline, a_causal_block_runs_its_mask_as_the_softmax_band_bit_exact) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_causal").value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    std::int64_t queries = 0;  // rows of every causal softmax, each starting at its offset
+    for (const isa::Instruction& instruction : r.value().compiled.program.instructions) {
+      const auto* softmax = std::get_if<isa::Softmax>(&instruction);
+      if (softmax == nullptr) continue;
+      EXPECT_TRUE(softmax->causal);
+      EXPECT_EQ(softmax->mask_offset, queries);  // tiles in query order, diagonal 0
+      EXPECT_EQ(softmax->c_size, 16u);
+      EXPECT_EQ(softmax->y_size, 2u);
+      queries += softmax->x_size;
+    }
+    EXPECT_EQ(queries, 16);
+  }
+}
+
+// An exported MatMul by a constant (HF GPT-2's Conv1D) is a Gemm without transB, its weights
+// [K][N]: tiny_causal with every Linear written so (weights transposed, transB 0) is as bit
+// exact as with transB (codegen's weight rows read [ci][co], dram_plan.cpp).
+TEST(TinyPipeline, token_linears_without_trans_b_are_bit_exact) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  ir::Graph graph = zoo::build_model("tiny_causal").value();
+  int rewritten = 0;
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+    const ir::Op& op = graph.op(id);
+    if (op.kind != ir::OpKind::Gemm || op.get_int("transB") == 0) continue;
+    ir::Tensor& w = graph.tensor_mut(op.inputs[1]);
+    const std::int64_t n = w.shape[0], k = w.shape[1];
+    std::vector<float> kn(w.f32_values.size());
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t c = 0; c < k; ++c)
+        kn[static_cast<std::size_t>(c * n + r)] = w.f32_values[static_cast<std::size_t>(r * k + c)];
+    w.f32_values = std::move(kn);
+    w.shape = {k, n};
+    graph.attrs(id)["transB"] = std::int64_t{0};
+    ++rewritten;
+  }
+  ASSERT_EQ(rewritten, 4);  // c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(graph, qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+  }
+}
+
 }  // namespace
 }  // namespace tessel::e2e

@@ -215,6 +215,34 @@ TEST(SimMode, TimingOnlyGivesTheFunctionalRunsCyclesAndBytes) {
   EXPECT_EQ(compared, 10);
 }
 
+// A transformer's outputs are token tensors [1, S, d], stored as S pixels of d channels: the sim
+// evaluator reads them in graph order (codegen::read_tensor), so tiny_causal (one GPT-2 block,
+// causal softmax) on cloud-large is bit exact under every policy.
+TEST(SimMode, TokenTensorOutputsOfACausalBlockAreBitExact) {
+  TempDir dir;
+  const SweepSpec spec =
+      parse_spec("mode: sim\nsim: {functional: true}\nhw: " + std::string(TESSEL_SOURCE_DIR) +
+                     "/configs/hw/cloud-large.yaml\nmodels: [tiny_causal]\n"
+                     "policies: [layerwise, opfusion, fusion, fusion+reuse, optimal]\n"
+                     "axes: {dram.bandwidth: [25.6GB/s]}\n",
+                 "modes.yaml");
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  RunOptions options;
+  options.out = dir / "r.jsonl";
+  options.jobs = 2;
+  auto summary = run_sweep(spec, *evaluator.value(), options);
+  ASSERT_TRUE(summary.ok()) << summary.reason();
+  EXPECT_EQ(summary.value().ok, 5U);
+  const auto lines = read_lines(dir / "r.jsonl");
+  ASSERT_EQ(lines.size(), 5U);
+  for (const std::string& text : lines) {
+    const auto line = nlohmann::json::parse(text);
+    ASSERT_EQ(line["status"], "ok") << text;
+    EXPECT_EQ(line["figures"]["bit_exact"], true) << line["policy"];
+  }
+}
+
 // A design point codegen cannot lower (tiny_conv's 3 input channels on a 32-row array leave 29
 // zero weight rows in a block; the DMA pads at most 15) is an invalid point, not a crash.
 TEST(SimMode, CodegenLimitIsAnInvalidPointNamingTheGroupAndOp) {

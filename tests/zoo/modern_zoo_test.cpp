@@ -116,6 +116,23 @@ TEST(ModernZoo, tiny_attention_counts_by_hand) {
   EXPECT_EQ(g.tensor(g.outputs()[0]).shape, (ir::Shape{1, 16, 32}));
 }
 
+// tiny_causal by hand: S 16, d 32, 2 heads of 16, MLP 4 d = 128. Parameters: c_attn 32*96 + 96,
+// attn.c_proj 32*32 + 32, mlp.c_fc 32*128 + 128, mlp.c_proj 128*32 + 32, three LayerNorms of
+// 2 * 32, the scale and the 16 x 16 causal mask.
+TEST(ModernZoo, tiny_causal_counts_by_hand) {
+  const ir::Graph g = shapes_only("tiny_causal");
+  EXPECT_EQ(ir::parameter_count(g), 3'168 + 1'056 + 4'224 + 4'128 + 192 + 1 + 256);
+  EXPECT_EQ(total_macs(g), 16 * 32 * (96 + 32 + 128) + 16 * 128 * 32 + 2 * 2 * 16 * 16 * 16);
+  EXPECT_EQ(g.tensor(g.outputs()[0]).shape, (ir::Shape{1, 16, 32}));
+  // The mask keeps its values in a shape-only graph: key j of query i iff j <= i.
+  const ir::Tensor& mask = g.tensor("causal_mask");
+  ASSERT_EQ(mask.f32_values.size(), 256u);
+  EXPECT_EQ(mask.f32_values[0 * 16 + 0], 1.0f);
+  EXPECT_EQ(mask.f32_values[0 * 16 + 1], 0.0f);
+  EXPECT_EQ(mask.f32_values[5 * 16 + 5], 1.0f);
+  EXPECT_EQ(mask.f32_values[5 * 16 + 6], 0.0f);
+}
+
 TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
   for (const ModelInfo& info : models()) {
     const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||

@@ -33,6 +33,7 @@ namespace {
 
 struct RunArgs {
   std::string model = "resnet18";
+  zoo::ZooOptions zoo;  ///< --seq, --layers, --kv-length (0: the model's default)
   std::string hw = default_hw_config_path();
   std::string out = "out/run";
   std::string quant;
@@ -188,7 +189,9 @@ int run(const RunArgs& args) {
   const sched::Objective objective = sched::objective_option(args.objective);
   const std::string hw_path = resolve_hw(args.hw);
   const HwConfig config = load_hw_config(hw_path);
-  const ir::Graph graph = zoo::load_model(args.model);
+  zoo::LoadOptions load;
+  load.zoo = args.zoo;
+  const ir::Graph graph = zoo::load_model(args.model, load);
   quant::QuantConfig qconfig;
   if (!args.quant.empty()) {
     qconfig = quant::load_quant_config(args.quant);
@@ -276,6 +279,9 @@ int run(const RunArgs& args) {
               "");
   nlohmann::json report;
   report["model"] = args.model;
+  // The zoo options that shape the model, so that a figure is reproducible from its JSON.
+  report["model_options"] = {
+      {"seq", args.zoo.sequence}, {"layers", args.zoo.layers}, {"kv_length", args.zoo.kv_length}};
   report["config"] = {{"name", config.name}, {"path", hw_path}, {"hash", content_hash(config)}};
   report["tool_version"] = version();
   report["mode"] = args.timing_only ? "timing-only" : "full";
@@ -350,6 +356,16 @@ cli::Runner setup(CLI::App& command) {
   auto args = std::make_shared<RunArgs>();
   command.add_option("-m,--model", args->model, "Zoo model name or model file")
       ->capture_default_str();
+  command.add_option("--seq", args->zoo.sequence, "Tokens of a transformer zoo model (0: default)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--layers", args->zoo.layers,
+                  "Layers of a transformer stack zoo model (bert_base, gpt2; 0: all 12)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--kv-length", args->zoo.kv_length,
+                  "KV cache length of a decode zoo model (0: its default)")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--hw", args->hw, "Hardware config: a YAML path or a name in configs/hw/")
       ->capture_default_str();
   command.add_option("-o,--out", args->out, "Folder for report.json and trace.json")
