@@ -122,11 +122,9 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
       return fail("op '" + op.name + "' is a DRAM view (" + to_string(op.kind) +
                   ") and must be alone in its group");
     }
-    // A Norm runs alone; a RowSoftmax or an activation MatMul only alone or in an attention
-    // chain (docs/scheduler-mapping.md "Attention fusion").
-    if (op.kind == OpKind::Norm && ops.size() > 1)
-      return fail("op '" + op.name + "' (" + to_string(op.kind) +
-                  ") runs alone in its group (fusion into its consumer is not supported yet)");
+    // A Norm groups as a per-pixel op (no mapping splits its channels: docs/scheduler-mapping.md
+    // "LayerNorm in a group"); a RowSoftmax or an activation MatMul only alone or in an
+    // attention chain ("Attention fusion").
     if ((op.kind == OpKind::RowSoftmax || op.kind == OpKind::MatMul) && ops.size() > 1) {
       if (auto chain = check_attention_chain(net, ops); !chain.ok())
         return fail("op '" + op.name + "' (" + to_string(op.kind) + ") runs alone or in an " +
