@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/lowering.hpp"
+#include "scheduler/map_space.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -36,7 +37,7 @@ std::vector<Box> Lowering::requested_boxes(const sched::GroupSchedule& gs, int64
 
 std::vector<char> Lowering::kept_inputs(const sched::GroupSchedule& gs) const {
   std::vector<char> kept(net_.tensors.size(), 0);
-  if (!gs.keeps_inputs()) return kept;
+  if (!sched::keeps_inputs(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles)) return kept;
   std::vector<std::vector<Box>> boxes;
   for (int64_t tile = 0; tile < gs.tiles(); ++tile)
     boxes.push_back(sched::transfer(net_, gs.ops, requested_boxes(gs, tile)).need);

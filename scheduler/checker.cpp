@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
 
 namespace tessel::sched {
@@ -293,10 +294,11 @@ void tensor_needs(const Net& net, const GroupSchedule& g, GroupNeeds& u) {
     u.stored[static_cast<size_t>(op.output)] = external;
   }
   u.tiles = tile_boxes(net, g);
-  // Kept inputs (GroupSchedule::keeps_inputs): loaded once, the same box in every tile.
+  // Kept inputs (keeps_inputs in map_space.hpp): loaded once, the same box in every tile.
   u.kept.assign(tensors, 0);
+  const bool keeps = keeps_inputs(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles);
   for (size_t t = 0; t < tensors; ++t) {
-    if (!u.loaded[t] || !g.keeps_inputs()) continue;
+    if (!u.loaded[t] || !keeps) continue;
     u.kept[t] = 1;
     for (const auto& boxes : u.tiles) u.kept[t] = u.kept[t] && boxes[t] == u.tiles.front()[t];
   }

@@ -334,7 +334,7 @@ class Counter {
     for (int64_t t = 0; t < T; ++t) windows.push_back(transfer(net_, g_.ops, requested(t)).need);
     // Kept inputs: the same box in every tile, loaded by the first.
     std::vector<char> kept(net_.tensors.size(), 0);
-    if (g_.keeps_inputs()) {
+    if (keeps_inputs(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles)) {
       for (int t : g_.inputs) {
         bool same = true;
         for (const auto& w : windows)

@@ -143,7 +143,7 @@ void derive_tiling(const Net& net, const GroupSchedule& gs, const GroupInfo& g,
                    const BufferNames& names, GroupMapping& m) {
   const Mapping choice = mapping_of(gs);
   const TileGeometry geo = tile_group(net, g, choice);
-  const std::vector<char> kept = kept_inputs(g, geo, choice);
+  const std::vector<char> kept = kept_inputs(net, g, geo, choice);
   const std::vector<char> halo = halo_locals(gs, g, geo);
   const auto residency = [&](int local) {
     const size_t l = static_cast<size_t>(local);

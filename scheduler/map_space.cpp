@@ -75,6 +75,38 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops) {
   return convs >= 2;
 }
 
+bool is_attention_op(const Op& op) {
+  return op.kind == OpKind::MatMul || op.kind == OpKind::RowSoftmax ||
+         (op.kind == OpKind::Eltwise && op.lookup_table);
+}
+
+Status check_attention_chain(const Net& net, const std::vector<int>& ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = net.op(ops[i]);
+    if (!is_attention_op(op))
+      return fail("op '" + op.name + "' (" + to_string(op.kind) +
+                  ") is not a MatMul, RowSoftmax or lookup table");
+    if (i == 0) continue;
+    // Row blocks split the chain's rows: each op reads the one before as its row operand
+    // (a MatMul's first input; the only input of the others), so a block's rows stay on chip.
+    const Op& before = net.op(ops[i - 1]);
+    if (op.inputs.empty() || op.inputs[0] != before.output)
+      return fail("op '" + op.name + "' does not read '" + before.name + "' as its row operand");
+    const Tensor& between = net.tensor(before.output);
+    if (between.network_output || between.consumers.size() != 1)
+      return fail("'" + before.name + "' is read outside the chain");
+  }
+  return {};
+}
+
+bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                  int64_t channels) {
+  if (GroupSchedule::keeps_inputs(rows, cols, channels)) return true;
+  if (rows <= 1 || cols != 1 || channels != 1) return false;
+  return std::any_of(ops.begin(), ops.end(),
+                     [&](int op) { return net.op(op).kind == OpKind::MatMul; });
+}
+
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.empty()) return fail("empty group");
   if (ops.size() > static_cast<size_t>(options.max_group_ops) &&
@@ -90,12 +122,13 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
       return fail("op '" + op.name + "' is a DRAM view (" + to_string(op.kind) +
                   ") and must be alone in its group");
     }
-    // Attention fusion is not built yet (docs/scheduler.md "Transformers"): the row ops and the
-    // activation MatMul run in groups of their own.
-    if ((op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax || op.kind == OpKind::MatMul) &&
-        ops.size() > 1) {
-      return fail("op '" + op.name + "' (" + to_string(op.kind) +
-                  ") runs alone in its group (transformer fusion is not supported yet)");
+    // A Norm groups as a per-pixel op (no mapping splits its channels: docs/scheduler-mapping.md
+    // "LayerNorm in a group"); a RowSoftmax or an activation MatMul only alone or in an
+    // attention chain ("Attention fusion").
+    if ((op.kind == OpKind::RowSoftmax || op.kind == OpKind::MatMul) && ops.size() > 1) {
+      if (auto chain = check_attention_chain(net, ops); !chain.ok())
+        return fail("op '" + op.name + "' (" + to_string(op.kind) + ") runs alone or in an " +
+                    "attention chain: " + chain.reason());
     }
     if (op.kind == OpKind::Softmax && ops.size() > 1) {  // docs/codegen.md "Host ops"
       return fail("op '" + op.name + "' (Softmax) runs on the host and must be alone in its group");

@@ -74,6 +74,20 @@ struct PlanOptions {
 /// must be alone.
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
 
+/// An attention chain (docs/scheduler-mapping.md "Attention fusion"): activation MatMuls,
+/// RowSoftmaxes and lookup tables, each reading the one before as its row operand (a MatMul's
+/// first input), every intermediate read only by the next; the one group a RowSoftmax or an
+/// activation MatMul shares.
+Status check_attention_chain(const Net& net, const std::vector<int>& ops);
+
+/// Whether the tiles of group `ops` (`rows` x `cols` x `channels` of them) keep every input whose
+/// box is the same in every tile (loaded by the first tile, one copy): channel tiles alone
+/// (GroupSchedule::keeps_inputs), or row blocks of a group holding an activation MatMul, whose
+/// second operand (K, V) each row block reads whole (docs/scheduler-mapping.md "Attention
+/// fusion").
+bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                  int64_t channels);
+
 /// Channel tiles that stream weights: a matrix op (Conv/Gemm) first, followed only by
 /// elementwise ops (Eltwise, Add), so every op's output channels follow the matrix op's.
 bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);

@@ -136,17 +136,19 @@ class SeparableTiling {
     return total;
   }
 
-  /// kept_inputs of tiling `m` (only channel tiles split it: each channel part's box of an input
-  /// is its channel run's, so the input is kept where every run is the same); `m` must separate.
+  /// kept_inputs of tiling `m` (each tile's box of an input is a product of its axes' runs, so
+  /// the input is kept where every run of every axis is the same); `m` must separate.
   std::vector<char> kept_inputs(const Mapping& m) {
-    const Axis* cs = axes(m)[0];
+    const auto a = axes(m);
     const size_t locals = g_.tensors.size();
     std::vector<char> kept(locals, 0);
-    if (!GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
+    if (!keeps_inputs(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
+    const int64_t counts[3] = {m.channel_tiles, m.row_tiles, m.col_tiles};
     for (size_t l = 0; l < locals; ++l) {
       kept[l] = g_.is_input[l];
-      for (int64_t k = 1; k < m.channel_tiles && kept[l]; ++k)
-        kept[l] = cs->parts[static_cast<size_t>(k) * locals + l] == cs->parts[l];
+      for (size_t axis = 0; axis < 3; ++axis)
+        for (int64_t k = 1; k < counts[axis] && kept[l]; ++k)
+          kept[l] = a[axis]->parts[static_cast<size_t>(k) * locals + l] == a[axis]->parts[l];
     }
     return kept;
   }
@@ -165,7 +167,7 @@ class SeparableTiling {
     const Axis* hs = axis(1, m.row_tiles);
     const Axis* ws = axis(2, m.col_tiles);
     exact = cs->separates && hs->separates && ws->separates;
-    if (!exact && GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles))
+    if (!exact && keeps_inputs(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles))
       return false;
     for (const Axis* a : {cs, hs, ws})
       if (std::find(a->clean.begin(), a->clean.end(), 1) == a->clean.end()) return false;

@@ -149,10 +149,11 @@ int64_t reuse_gap_of(const Net& net, const GroupInfo& g, const TileGeometry& geo
   return memo;
 }
 
-std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const Mapping& m) {
+std::vector<char> kept_inputs(const Net& net, const GroupInfo& g, const TileGeometry& geo,
+                              const Mapping& m) {
   const size_t locals = g.tensors.size();
   std::vector<char> kept(locals, 0);
-  if (!GroupSchedule::keeps_inputs(m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
+  if (!keeps_inputs(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) return kept;
   for (size_t l = 0; l < locals; ++l) {
     if (!g.is_input[l]) continue;
     kept[l] = 1;

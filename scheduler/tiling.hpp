@@ -55,10 +55,12 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
 int64_t reuse_gap_of(const Net& net, const GroupInfo& g, const TileGeometry& geo, size_t pos,
                      size_t i);
 
-/// Per local tensor: whether it is a kept input (GroupSchedule::keeps_inputs): channel tiles
-/// alone, and every tile reads the same box of it (a conv's input, all channels), so the first
-/// tile loads it and the others find it on chip. An input read per channel part (a residual
-/// add's other operand) is loaded by every tile.
-std::vector<char> kept_inputs(const GroupInfo& g, const TileGeometry& geo, const Mapping& m);
+/// Per local tensor: whether it is a kept input (keeps_inputs in map_space.hpp): channel tiles
+/// alone or an attention chain's row blocks, and every tile reads the same box of it (a conv's
+/// input, all channels; a MatMul's K or V, all rows), so the first tile loads it and the others
+/// find it on chip. An input read per part (a residual add's other operand, Q) is loaded by
+/// every tile.
+std::vector<char> kept_inputs(const Net& net, const GroupInfo& g, const TileGeometry& geo,
+                              const Mapping& m);
 
 }  // namespace tessel::sched

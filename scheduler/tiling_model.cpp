@@ -87,9 +87,9 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   // row/column tiles of its channels run (channel parts are the outer tile loop).
   const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
                                                               m.col_tiles, m.channel_tiles);
-  // Channel tiles alone (one row, one column tile): every tile reads the same input box, which
-  // stays on chip from the first tile (output-channel tiling with a resident input).
-  const std::vector<char> kept = kept_inputs(g, geo, m);
+  // Channel tiles alone (one row, one column tile), or an attention chain's row blocks: an input
+  // box the same in every tile (a conv's whole input; K, V) stays on chip from the first tile.
+  const std::vector<char> kept = kept_inputs(net, g, geo, m);
   if (!cutoff.active()) {
     if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);
         !placed.ok())

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/zoo/zoo.hpp"
+#include "scheduler/schedule_json.hpp"
 #include "tests/e2e/checks.hpp"
 
 namespace tessel::e2e {
@@ -127,6 +128,7 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
   }
 }
 
+<<<<<<< HEAD
 // Issue 36 part 3: a causal GPT-2 block (tiny_causal: sequence 16, d 32, 2 heads, GELU tanh)
 // on cloud-large under every policy: bit exact against the golden masked Softmax, bytes as
 // scheduled, its softmax the ISA's causal band (scheduler/causal_mask.hpp) with the diagonal at
@@ -188,6 +190,75 @@ TEST(TinyPipeline, token_linears_without_trans_b_are_bit_exact) {
     ASSERT_TRUE(r.ok()) << r.reason();
     expect_consistent(r.value(), config);
   }
+=======
+// Attention fusion in row blocks (docs/scheduler-mapping.md "Attention fusion"): optimal's
+// schedule of tiny_attention on cloud-large with its chain q_scaled -> scores -> softmax ->
+// context re-mapped by hand to 4 row blocks of 4 queries, K and V kept, costed and checked
+// from the mapping, compiled and simulated: bit exact, simulated bytes = the schedule's class
+// by class, and the chain reads Q, K and V (16 x 32 bytes each) and writes the context once.
+TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_attention").value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto searched =
+      sched::schedule_graph(model.value().prepared, config, "optimal", sched::Objective::Bytes);
+  ASSERT_TRUE(searched.ok()) << searched.reason();
+  nlohmann::json json = sched::to_json(searched.value().schedule, searched.value().net);
+  const std::string attn = "layers.0.self_attn";
+  bool edited = false;
+  for (nlohmann::json& group : json["groups"]) {
+    if (group["op_names"] !=
+        nlohmann::json{attn + ".q_scaled", attn + ".scores", attn + ".softmax", attn + ".context"})
+      continue;
+    edited = true;
+    nlohmann::json choices = {{"op_names", group["op_names"]}, {"mapping", group["mapping"]}};
+    for (nlohmann::json& op : choices["mapping"]["ops"]) {
+      for (const char* derived : {"rows_per_step", "accumulator"}) op.erase(derived);
+      for (nlohmann::json& loop : op["loops"]) {
+        loop.erase("size");
+        if (loop["axis"] == "rows") loop["tiles"] = 4;
+      }
+      for (nlohmann::json& operand : op["operands"]) {
+        for (const char* derived : {"buffers", "store"}) operand.erase(derived);
+        const std::string tensor = operand.value("tensor", "");
+        if (tensor == attn + ".k" || tensor == attn + ".v") {
+          operand["residency"] = "kept";
+          operand["double_buffered"] = false;
+        }
+      }
+    }
+    group = choices;
+  }
+  ASSERT_TRUE(edited) << "optimal did not fuse the attention chain";
+  auto mapped = sched::schedule_graph_from_mappings(model.value().prepared, config, json);
+  ASSERT_TRUE(mapped.ok()) << mapped.reason();
+  pipeline::PolicyResult r;
+  r.policy = "optimal (4 row blocks)";
+  r.scheduled = std::move(mapped.value());
+  const sched::GroupSchedule* chain = nullptr;
+  for (const sched::GroupSchedule& g : r.scheduled.schedule.groups)
+    if (g.ops.size() == 4 && r.scheduled.net.op(g.ops[1]).name == attn + ".scores") chain = &g;
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(chain->row_tiles, 4);
+  EXPECT_EQ(chain->traffic.activations_read, 3 * 16 * 32);
+  EXPECT_EQ(chain->traffic.activations_written, 16 * 32);
+  auto compiled =
+      codegen::compile(model.value().quantized, r.scheduled, config, model.value().input_values);
+  ASSERT_TRUE(compiled.ok()) << compiled.reason();
+  r.compiled = std::move(compiled.value());
+  r.scheduled.schedule.instruction_fetch_bytes = codegen::instruction_fetch_bytes(r.compiled);
+  for (const auto& instruction : r.compiled.program.instructions) {
+    auto word = isa::encode(instruction);
+    ASSERT_TRUE(word.ok()) << word.reason();
+    r.words.push_back(word.value());
+  }
+  ASSERT_TRUE(pipeline::simulate_policy(model.value(), config, r).ok());
+  expect_consistent(r, config);
+  EXPECT_LE(cycle_ratio(r), 1.05);  // 15,202 / 14,894 (x1.021) in session 29
+  EXPECT_GE(cycle_ratio(r), 0.95);
+>>>>>>> s29-attn
 }
 
 }  // namespace

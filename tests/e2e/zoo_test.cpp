@@ -220,6 +220,39 @@ TEST(Transformer, the_exported_gpt2_is_bit_exact_with_the_scheduled_bytes) {
   }
 }
 
+// Issue 36 part 3, attention fusion: one BERT-base layer at sequence 512 on cloud-large under
+// `optimal`. The chain q_scaled -> scores -> softmax -> context is one group in row blocks
+// (acc:scores is 512 x 12 x 4 = 24 KiB per query row against 4 MiB of accumulators, so it needs
+// more than one) that reads Q, K and V once each (K and V kept: 3 x 512 x 768 bytes) and writes
+// the context once (512 x 768); simulated bit exact with the scheduled bytes class by class
+// (docs/scheduler-mapping.md "Attention fusion"). About a minute of simulation.
+TEST(Transformer, bert_attention_at_sequence_512_runs_fused_in_row_blocks) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  zoo::ZooOptions options;
+  options.layers = 1;
+  options.sequence = 512;
+  auto built = zoo::build_model("bert_base", options);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(built.value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto r = pipeline::run_policy(model.value(), config, "optimal");
+  ASSERT_TRUE(r.ok()) << r.reason();
+  expect_consistent(r.value(), config);
+  EXPECT_LE(cycle_ratio(r.value()), 1.05);
+  EXPECT_GE(cycle_ratio(r.value()), 0.95);
+  const sched::Net& net = r.value().scheduled.net;
+  const sched::GroupSchedule* chain = nullptr;
+  for (const sched::GroupSchedule& g : r.value().scheduled.schedule.groups)
+    if (g.ops.size() == 4 && net.op(g.ops[1]).name == "layers.0.self_attn.scores") chain = &g;
+  ASSERT_NE(chain, nullptr) << "the attention chain is not one group";
+  EXPECT_EQ(net.op(chain->ops[3]).name, "layers.0.self_attn.context");
+  EXPECT_GT(chain->row_tiles, 1);
+  EXPECT_EQ(chain->traffic.activations_read, 3 * 512 * 768);
+  EXPECT_EQ(chain->traffic.activations_written, 512 * 768);
+}
+
 // ---- timing-only: the whole matrix, bytes and cycles ---------------------------------------
 
 class ZooTiming : public ::testing::TestWithParam<Case> {};
