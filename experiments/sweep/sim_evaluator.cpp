@@ -21,6 +21,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "experiments/sweep/analytic_evaluator.hpp"
 #include "experiments/sweep/config_override.hpp"
+#include "experiments/sweep/zoo_options.hpp"
 #include "isa/instruction.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/policy.hpp"
@@ -337,7 +338,9 @@ Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     try {
-      graphs.emplace(model, zoo::load_model(model));  // with the zoo's seeded weights
+      const ModelSource& source = spec.model_sources.at(model);
+      // With the zoo's seeded weights.
+      graphs.emplace(model, zoo::load_model(source.source, zoo_load_options(source)));
     } catch (const InputError& e) {
       return fail("models: " + std::string(e.what()));
     }
