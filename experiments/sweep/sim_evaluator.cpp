@@ -207,7 +207,8 @@ class SimEvaluator final : public PointEvaluator {
     figures["sim_mac_utilisation"] = report.mac_utilisation;
   }
 
-  /// Every network output in the simulated DRAM equals the golden executor's tensor.
+  /// Every network output in the simulated DRAM equals the golden executor's tensor (read back
+  /// as tools/run/pipeline.cpp's read_outputs does).
   static Result<bool> outputs_match(const QuantizedNet& q, const sched::Net& net,
                                     const codegen::CompiledProgram& code,
                                     const std::vector<std::uint8_t>& dram, const HwConfig& hw) {
@@ -224,8 +225,11 @@ class SimEvaluator final : public PointEvaluator {
         if (tensor.name == source) shape = tensor.shape;
       const auto golden = q.golden.find(ir_name);
       if (golden == q.golden.end()) return fail("the golden run has no tensor " + ir_name);
-      all_equal = all_equal && codegen::read_nhwc(dram, region->offset, shape.c, shape.h, shape.w,
-                                                  hw.matrix.input_bits / 8) == golden->second;
+      // In the graph's order, as the golden tensor: NCHW from NHWC for 4-D, token tensors
+      // ([1, S, d]) as stored (read_nhwc read those transposed: never equal).
+      const std::size_t rank = q.quantized.tensor(ir_name).shape.size();
+      all_equal = all_equal && codegen::read_tensor(dram, region->offset, shape, rank,
+                                                    hw.matrix.input_bits / 8) == golden->second;
       ++outputs;
     }
     if (outputs == 0) return fail("the program has no network output to check");

@@ -225,6 +225,24 @@ TEST(SimMode, SimulatedBytesAreThePredictionPlusRequantTablesAndOutputsAreBitExa
   EXPECT_NE(evaluator.value()->timing_report().find("sim (functional)"), std::string::npos);
 }
 
+// A transformer's output is a token tensor [1, S, d] stored row-major: the functional check reads
+// it in that order (it read it as NHWC before and called every transformer point inexact);
+// tiny_attention at sequence 8 (a models: mapping) on cloud-large, which has the attention units.
+TEST(SimMode, TinyAttentionIsBitExactUnderEveryPolicy) {
+  const SweepSpec spec =
+      parse_spec("mode: sim\nsim: {functional: true}\nhw: " + std::string(TESSEL_SOURCE_DIR) +
+                     "/configs/hw/cloud-large.yaml\nmodels: [{zoo: tiny_attention, seq: 8}]\n"
+                     "policies: [layerwise, opfusion, fusion, fusion+reuse, optimal]\n",
+                 "modes.yaml");
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  for (const SweepPoint& point : spec.points) {
+    const Evaluation got = evaluate(*evaluator.value(), point);
+    ASSERT_EQ(got.status, Evaluation::Status::ok) << point.policy << ": " << got.reason;
+    EXPECT_TRUE(got.figures.at("bit_exact").get<bool>()) << point.policy;
+  }
+}
+
 TEST(SimMode, TimingOnlyGivesTheFunctionalRunsCyclesAndBytes) {
   const std::string models = "[tiny_depthwise]";
   const std::string axes = "\n  scratchpads[0].size: [32KiB, 128KiB]";
