@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The transformer sweep's tables, from `tessel sweep` results (JSONL, docs/sweep.md).
 
-    table.py results.jsonl --out DIR [--bandwidth GBPS]
+    table.py results.jsonl --out DIR [--bandwidth GBPS] [--sim SIM.jsonl]
 
 Writes DIR/sweep.csv (every point, flattened: model, policy, axes, status, figures) and, at one
 DRAM bandwidth (default: the config's own, cloud-large's 1.2 TB/s), DIR/table.md and
@@ -9,6 +9,12 @@ DIR/table.csv: per model and on-chip capacity (all buffers), each policy's DRAM 
 compulsory bytes, / the DRAM-bytes bound) and predicted cycles (and / the lower bound), and
 layerwise's bytes and cycles over each policy's ("x vs layerwise": how much fusion saves).
 A point without a schedule (status invalid) is a row with its reason.
+
+--sim: results of a `mode: sim` sweep with `functional: true` (spec-sim.yaml.in); writes
+DIR/sim_table.md and DIR/sim_table.csv: per model and policy, the predicted and simulated DRAM
+bytes (the simulator's total less its instruction fetch, which the schedule's bytes leave out;
+equal means the classes agree in sum), the predicted and simulated cycles and their ratio, and
+whether the outputs are bit exact against the golden executor.
 """
 import argparse
 import csv
@@ -93,11 +99,39 @@ def bandwidth_text(gbps):
     return f"{gbps / 1000:g}TB/s" if gbps >= 1000 else f"{gbps:g}GB/s"
 
 
+def sim_table(rows, out):
+    header = ["model", "policy", "predicted_bytes", "simulated_bytes", "bytes_equal",
+              "predicted_cycles", "simulated_cycles", "sim_over_predicted", "bit_exact", "note"]
+    lines = ["Simulated (`mode: sim`, functional) against predicted; simulated bytes exclude the "
+             "instruction fetch.", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    table_rows = []
+    order = {p: i for i, p in enumerate(POLICIES)}
+    for r in sorted(rows, key=lambda r: (r["model"], order.get(r["policy"], 99), r["policy"])):
+        if r["status"] != "ok":
+            row = [r["model"], r["policy"]] + [""] * 7 + [r.get("reason", r["status"])]
+        else:
+            f = r["figures"]
+            simulated = f["sim_dram_bytes"]["total"] - f["sim_dram_bytes"].get("instructions_read", 0)
+            predicted = f["dram_bytes"]["total"]
+            row = [r["model"], r["policy"], predicted, simulated, predicted == simulated,
+                   f["cycles"], f["sim_cycles"], f"{f['sim_cycles'] / f['cycles']:.4f}",
+                   f.get("bit_exact", ""), ""]
+        table_rows.append(row)
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    with open(out / "sim_table.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(table_rows)
+    (out / "sim_table.md").write_text("\n".join(lines) + "\n")
+    return lines
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results", type=pathlib.Path)
     p.add_argument("--out", type=pathlib.Path, required=True)
     p.add_argument("--bandwidth", type=float, default=1200.0, help="GB/s (default 1200)")
+    p.add_argument("--sim", type=pathlib.Path, help="a functional sim sweep's results")
     args = p.parse_args()
     rows = read(args.results)
     if not rows:
@@ -140,6 +174,8 @@ def main():
         w.writerows(table_rows)
     (args.out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if args.sim:
+        print("\n".join(sim_table(read(args.sim), args.out)))
 
 
 if __name__ == "__main__":

@@ -51,6 +51,26 @@ class TableTest(unittest.TestCase):
             with open(tmp / "sweep.csv") as f:
                 self.assertEqual(len(list(csv.reader(f))), 1 + 4)  # every point, any bandwidth
 
+    def test_sim_table_subtracts_the_instruction_fetch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            (tmp / "r.jsonl").write_text(point("layerwise", 1200, 2_000_000, 300) + "\n")
+            sim = json.loads(point("optimal", 1200, 1_250_000, 200))
+            sim["figures"].update({"sim_dram_bytes": {"total": 1_253_648,
+                                                      "instructions_read": 3_648},
+                                   "sim_cycles": 201, "bit_exact": True})
+            (tmp / "s.jsonl").write_text(json.dumps(sim) + "\n" +
+                                         point("layerwise", 1200, reason="no fit") + "\n")
+            subprocess.run([sys.executable, str(HERE / "table.py"), str(tmp / "r.jsonl"), "--out",
+                            str(tmp), "--sim", str(tmp / "s.jsonl")], check=True,
+                           capture_output=True)
+            with open(tmp / "sim_table.csv") as f:
+                rows = list(csv.reader(f))
+            # 1,253,648 - 3,648 = 1,250,000 B: equal to the prediction; 201 / 200 cycles.
+            self.assertEqual(rows[1:], [
+                ["m", "layerwise"] + [""] * 7 + ["no fit"],
+                ["m", "optimal", "1250000", "1250000", "True", "200", "201", "1.0050", "True", ""]])
+
 
 if __name__ == "__main__":
     unittest.main()
