@@ -120,6 +120,11 @@ def main():
               f"(goal <= 2 s)")
     print(f"tessel sim, median of {args.repeats} (fastest in brackets); x = / onnxruntime "
           f"default threads ({ort_s:.4f} s), x1 = / onnxruntime 1 thread ({ort1_s:.4f} s):")
+    summary = {"model": args.label, "tessel_model": args.tessel_model, "hw": args.hw,
+               "policy": args.policy, "objective": args.objective,
+               "tool_version": json.loads((args.work / "after-full" / "report.json").read_text())
+               .get("tool_version"), "onnxruntime_s": ort_s, "onnxruntime_1thread_s": ort1_s,
+               "repeats": args.repeats, "rows": []}
     print(f"  {'binary':7} {'mode':12} {'threads':>7} {'simulate s':>18} {'x':>6} {'x1':>6} "
           f"{'sim CPU s':>9} {'process wall s':>18} {'x':>6} {'CPU s':>6}   goal")
     for label, _ in binaries:
@@ -137,6 +142,12 @@ def main():
             goal = "<= 2x" if mode == "full" else f"<= {args.timing_goal}x"
             sim_cpus = [r[4] for r in rows if r[4] is not None]
             sim_cpu = f"{statistics.median(sim_cpus):9.4f}" if sim_cpus else f"{'n/a':>9}"
+            summary["rows"].append({
+                "binary": label, "mode": mode, "threads": rows[0][3],
+                "simulate_s": statistics.median(sims) if sims else None,
+                "simulate_fastest_s": min(sims) if sims else None,
+                "x": statistics.median(sims) / ort_s if sims else None,
+                "process_wall_s": wall, "goal": goal})
             print(f"  {label:7} {mode:12} {rows[0][3]:>7} {sim_text:>18} {x} {x1} {sim_cpu} "
                   f"{wall:8.4f} ({min(r[0] for r in rows):.4f}) {wall / ort_s:6.2f} {cpu:6.3f}"
                   f"   {goal}")
@@ -151,6 +162,8 @@ def main():
                 line += f"; output.npy identical: {same_output}"
             print(line)
     print(f"load average now {open('/proc/loadavg').read().split()[:3]}")
+    (args.work / "speed.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"wrote {args.work / 'speed.json'}")
 
 
 if __name__ == "__main__":
