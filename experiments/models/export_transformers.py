@@ -4,7 +4,7 @@
 Run with Debian's interpreter (python3-torch 1.13, python3-onnx 1.12):
 
     /usr/bin/python3 experiments/models/export_transformers.py [--out DIR] [--force]
-        [--seq N] [--kv-length L] [NAME ...]
+        [--seq N] [--kv-length L] [--layers N] [NAME ...]
 
 For each NAME (default: bert_base gpt2 gpt2_decode llama_block) it writes, into DIR (default
 ${TESSEL_CACHE:-<repo>/.cache}/models), NAME.onnx (opset 17, batch 1, random weights,
@@ -18,6 +18,8 @@ versions), the same networks that Tessel's zoo builders write (compiler/zoo/tran
   gpt2_decode  one decode step: the token [1, 1, 768] and each layer's past key/value
                [1, 12, L, 64] (L 1024) as inputs; outputs: the hidden state and each layer's
                new key and value rows;
+  (--layers N: N layers instead of 12 for bert_base and gpt2, as the zoo's --layers; bench/e2e/
+  speed_bert.sh times one BERT layer);
   llama_block  one Llama layer at TinyLlama-1.1B's sizes: RMSNorm, rotary, grouped-query
                attention (32 query, 4 key/value heads), SwiGLU 5632.
 
@@ -163,30 +165,30 @@ def modules(torch):
     return {"gpt2": Gpt2, "gpt2_decode": Gpt2Decode, "llama_block": LlamaBlock}
 
 
-def build(torch, name, seq, kv_length):
+def build(torch, name, seq, kv_length, layers=12):
     torch.manual_seed(SEED)
     nn = torch.nn
     if name == "bert_base":
         layer = nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, activation="gelu",
                                            layer_norm_eps=1e-12, batch_first=True)
-        model = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
+        model = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         # TransformerEncoder deep-copies one layer: give every layer weights of its own.
         model.layers = nn.ModuleList(
             nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, activation="gelu",
                                        layer_norm_eps=1e-12, batch_first=True)
-            for _ in range(12))
+            for _ in range(layers))
         return model.eval(), (torch.randn(1, seq, 768),)
     classes = modules(torch)
     if name == "gpt2":
-        return classes["gpt2"]().eval(), (torch.randn(1, seq, 768),)
+        return classes["gpt2"](layers).eval(), (torch.randn(1, seq, 768),)
     if name == "gpt2_decode":
         past = tuple(torch.randn(1, 12, kv_length, 64) for _ in range(24))
         return classes["gpt2_decode"]().eval(), (torch.randn(1, 1, 768), *past)
     return classes["llama_block"](seq=seq).eval(), (torch.randn(1, seq, 2048),)
 
 
-def export_one(torch, onnx, name, seq, kv_length, out_dir: Path):
-    model, example = build(torch, name, seq, kv_length)
+def export_one(torch, onnx, name, seq, kv_length, out_dir: Path, layers=12):
+    model, example = build(torch, name, seq, kv_length, layers)
     with torch.no_grad():
         outputs = model(*example)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -206,7 +208,7 @@ def export_one(torch, onnx, name, seq, kv_length, out_dir: Path):
         op_counts[node.op_type] = op_counts.get(node.op_type, 0) + 1
     meta = {
         "name": name, "onnx_file": onnx_path.name, "opset": OPSET, "seed": SEED,
-        "sequence": seq, "kv_length": kv_length,
+        "sequence": seq, "kv_length": kv_length, "layers": layers,
         "inputs": [{"name": n, "shape": list(t.shape)} for n, t in zip(input_names, example)],
         "outputs": [{"name": n, "shape": list(t.shape)} for n, t in zip(output_names, outputs)],
         "parameters": sum(p.numel() for p in model.parameters()),
@@ -226,6 +228,7 @@ def main(argv):
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--seq", type=int, default=128, help="tokens (bert_base, gpt2, llama)")
     parser.add_argument("--kv-length", type=int, default=1024, help="gpt2_decode's cache")
+    parser.add_argument("--layers", type=int, default=12, help="layers (bert_base, gpt2)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in NAMES]
     if unknown:
@@ -245,7 +248,7 @@ def main(argv):
             print(f"{name}: present")
             continue
         try:
-            meta = export_one(torch, onnx, name, args.seq, args.kv_length, out_dir)
+            meta = export_one(torch, onnx, name, args.seq, args.kv_length, out_dir, args.layers)
         except Exception as error:  # report every model, then fail
             print(f"{name}: export failed: {error}", file=sys.stderr)
             failed.append(name)

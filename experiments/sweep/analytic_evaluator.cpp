@@ -9,6 +9,7 @@
 
 #include "compiler/zoo/load_model.hpp"
 #include "experiments/sweep/config_override.hpp"
+#include "experiments/sweep/zoo_options.hpp"
 #include "hw/fpga/bram_map.hpp"
 #include "scheduler/bytes_bound.hpp"
 #include "scheduler/checker.hpp"
@@ -198,10 +199,10 @@ Result<std::unique_ptr<PointEvaluator>> make_analytic_evaluator(const SweepSpec&
   if (!check.ok()) return fail(check.reason());
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
-    zoo::LoadOptions load;
+    zoo::LoadOptions load = zoo_load_options(spec.model_sources.at(model));
     load.zoo.with_weights = false;  // scheduling needs shapes only
     try {
-      graphs.emplace(model, zoo::load_model(model, load));
+      graphs.emplace(model, zoo::load_model(spec.model_sources.at(model).source, load));
     } catch (const InputError& e) {
       return fail("models: " + std::string(e.what()));
     }

@@ -21,6 +21,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "experiments/sweep/analytic_evaluator.hpp"
 #include "experiments/sweep/config_override.hpp"
+#include "experiments/sweep/zoo_options.hpp"
 #include "isa/instruction.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/policy.hpp"
@@ -206,7 +207,8 @@ class SimEvaluator final : public PointEvaluator {
     figures["sim_mac_utilisation"] = report.mac_utilisation;
   }
 
-  /// Every network output in the simulated DRAM equals the golden executor's tensor.
+  /// Every network output in the simulated DRAM equals the golden executor's tensor (read back
+  /// as tools/run/pipeline.cpp's read_outputs does).
   static Result<bool> outputs_match(const QuantizedNet& q, const sched::Net& net,
                                     const codegen::CompiledProgram& code,
                                     const std::vector<std::uint8_t>& dram, const HwConfig& hw) {
@@ -223,7 +225,8 @@ class SimEvaluator final : public PointEvaluator {
         if (tensor.name == source) shape = tensor.shape;
       const auto golden = q.golden.find(ir_name);
       if (golden == q.golden.end()) return fail("the golden run has no tensor " + ir_name);
-      // In the tensor's graph order (NCHW from NHWC; token tensors [1, S, d] as stored).
+      // In the graph's order, as the golden tensor: NCHW from NHWC for 4-D, token tensors
+      // ([1, S, d]) as stored (read_nhwc read those transposed: never equal).
       const std::size_t rank = q.quantized.tensor(ir_name).shape.size();
       all_equal = all_equal && codegen::read_tensor(dram, region->offset, shape, rank,
                                                     hw.matrix.input_bits / 8) == golden->second;
@@ -339,7 +342,9 @@ Result<std::unique_ptr<PointEvaluator>> make_sim_evaluator(const SweepSpec& spec
   std::map<std::string, ir::Graph> graphs;
   for (const std::string& model : spec.models) {
     try {
-      graphs.emplace(model, zoo::load_model(model));  // with the zoo's seeded weights
+      const ModelSource& source = spec.model_sources.at(model);
+      // With the zoo's seeded weights.
+      graphs.emplace(model, zoo::load_model(source.source, zoo_load_options(source)));
     } catch (const InputError& e) {
       return fail("models: " + std::string(e.what()));
     }

@@ -1,6 +1,7 @@
 // Parsing and validating sweep specs, expanding axes and enumerating design points.
 #include "experiments/sweep/spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -382,7 +383,69 @@ void check_objectives_taken(const YAML::Node& root, const Reader& reader, const 
   }
 }
 
+/// The `models:` list: names, or mappings {zoo: NAME, batch, seq, kv_length, layers, name}.
+void parse_models(const YAML::Node& node, const Reader& reader, SweepSpec& spec) {
+  static const std::vector<std::string> keys = {"zoo", "name",      "batch",
+                                                "seq", "kv_length", "layers"};
+  if (!(node.IsScalar() || (node.IsSequence() && node.size() > 0)))
+    reader.error(node, "models", "expected a name or a non-empty list of names or mappings");
+  for (std::size_t i = 0; i < (node.IsScalar() ? 1 : node.size()); ++i) {
+    const YAML::Node item = node.IsScalar() ? node : node[i];
+    const std::string item_key = "models[" + std::to_string(i) + "]";
+    ModelSource source;
+    std::string label;
+    if (item.IsMap()) {
+      for (const auto& entry : item) {
+        const std::string key = entry.first.as<std::string>();
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+          reader.error(entry.first, item_key + "." + key,
+                       "unknown model key" + did_you_mean(key, keys) +
+                           " (zoo, name, batch, seq, kv_length, layers)");
+      }
+      if (!item["zoo"]) reader.error(item, item_key + ".zoo", "missing; the zoo model's name");
+      source.source = reader.string_of(item["zoo"], item_key + ".zoo");
+      const auto count = [&](const char* key, std::int64_t minimum, std::int64_t& out) {
+        if (!item[key]) return;
+        const std::string where = item_key + "." + key;
+        const double value = reader.number_of(item[key], where);
+        if (value != std::floor(value) || value < static_cast<double>(minimum) || value > 1e9)
+          reader.error(item[key], where, "expected a whole number >= " + std::to_string(minimum));
+        out = static_cast<std::int64_t>(value);
+      };
+      count("batch", 1, source.batch);
+      count("seq", 1, source.sequence);
+      count("kv_length", 1, source.kv_length);
+      count("layers", 1, source.layers);
+      label = item["name"] ? reader.string_of(item["name"], item_key + ".name") : source.source;
+      if (!item["name"]) {
+        std::string options = source.options_text();
+        std::replace(options.begin(), options.end(), ',', '-');
+        options.erase(std::remove(options.begin(), options.end(), '='), options.end());
+        if (!options.empty()) label += "-" + options;
+      }
+    } else {
+      label = reader.string_of(item, item_key);
+      source.source = label;
+    }
+    if (!spec.model_sources.emplace(label, source).second)
+      reader.error(item, item_key, "'" + label + "' is listed twice");
+    spec.models.push_back(label);
+  }
+}
+
 }  // namespace
+
+std::string ModelSource::options_text() const {
+  std::string out;
+  const auto add = [&](const char* key, std::int64_t value, std::int64_t unset) {
+    if (value != unset) out += (out.empty() ? "" : ",") + std::string(key) + std::to_string(value);
+  };
+  add("batch=", batch, 1);
+  add("layers=", layers, 0);
+  add("seq=", sequence, 0);
+  add("kv_length=", kv_length, 0);
+  return out;
+}
 
 SweepSpec load_spec(const std::filesystem::path& file) {
   return parse_spec(files::read_file(file.string(), files::kMaxConfigBytes), file);
@@ -453,7 +516,7 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
   }
 
   if (!root["models"]) reader.error(root, "models", "missing; a list of model names");
-  spec.models = reader.names_of(root["models"], "models");
+  parse_models(root["models"], reader, spec);
   if (!root["policies"]) reader.error(root, "policies", "missing; a list of policy names");
   spec.policies = reader.names_of(root["policies"], "policies");
   check_objectives_taken(root, reader, spec);
@@ -550,8 +613,11 @@ SweepSpec parse_spec(const std::string& text, const std::filesystem::path& file)
           // The map space joins the id only where it is not the default, so the ids of specs
           // without the key stay as they were (and a point's id does not depend on the other
           // objectives listed beside its own).
-          point.id = stable_hash_hex(config->config_hash + '\n' + model + '\n' + policy + '\n' +
-                                     spec.mode + '\n' + objective +
+          // A mapping entry's options join the id (plain names keep the ids they had).
+          const std::string options = spec.model_sources.at(model).options_text();
+          point.id = stable_hash_hex(config->config_hash + '\n' + model +
+                                     (options.empty() ? "" : "\n" + options) + '\n' + policy +
+                                     '\n' + spec.mode + '\n' + objective +
                                      (spec.tiles_2d ? "" : "\nno-2d-tiles"));
           spec.points.push_back(std::move(point));
         }

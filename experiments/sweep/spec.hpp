@@ -3,7 +3,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -41,6 +43,20 @@ struct SweepPoint {
   std::shared_ptr<const ResolvedConfig> config;
 };
 
+/// How a `models:` entry is built. A plain name (`resnet50`, a .onnx/.tir/.json path) has the
+/// defaults; a mapping entry (`{zoo: bert_base, layers: 1, seq: 128}`) sets the zoo's options,
+/// as `--batch`, `--seq`, `--kv-length` and `--layers` do on the command line.
+struct ModelSource {
+  std::string source;          ///< the zoo name or model file (the `zoo:` key of a mapping)
+  std::int64_t batch = 1;      ///< `batch:` (zoo models' N)
+  std::int64_t sequence = 0;   ///< `seq:` (0: the model's default)
+  std::int64_t kv_length = 0;  ///< `kv_length:` (0: the model's default)
+  std::int64_t layers = 0;     ///< `layers:` (0: the model's default)
+  /// The options that differ from the defaults, as `layers=1,seq=128` (empty for a plain name);
+  /// joins the point ids, so that results of other options are never taken for these.
+  std::string options_text() const;
+};
+
 /// A parsed, validated sweep spec and its enumerated points.
 ///
 /// Enumeration order: models (outermost), then axis combinations (axis groups combined as a
@@ -59,7 +75,11 @@ struct SweepSpec {
   /// layerwise (default true, as `tessel schedule`; false: `--no-2d-tiles`).
   bool tiles_2d = true;
   std::filesystem::path hw_file;  ///< base hw config file; empty when given inline
+  /// The models' labels (SweepPoint::model, the results' `model`): a plain entry's name, or a
+  /// mapping entry's `name:` (default: the zoo name and its options, `bert_base-layers1-seq128`).
   std::vector<std::string> models;
+  /// How each label is built (ModelSource), keyed by label; every label has an entry.
+  std::map<std::string, ModelSource, std::less<>> model_sources;
   std::vector<std::string> policies;
   std::vector<std::string> axis_keys;  ///< every axis key, in spec order
   YAML::Node options;                  ///< the mode's own section (`synthetic:`, `sim:`), or null

@@ -137,6 +137,39 @@ TEST(AnalyticMode, EachPointRunsUnderItsOwnObjective) {
   }
 }
 
+// A models: mapping builds the zoo model with its options: tiny_attention at sequence 8 (its
+// default is 16) has the figures of the graph built with sequence 8, and its compulsory bytes
+// are the default's less 8 rows of the input and 8 of the output (d 32, int8: 2 x 8 x 32 B).
+TEST(AnalyticMode, ModelMappingBuildsTheZooModelWithItsOptions) {
+  // cloud-large: attention needs the vector unit's lookup tables, which edge-small lacks.
+  const SweepSpec spec = parse_spec(
+      "mode: analytic\nhw: " + std::string(TESSEL_SOURCE_DIR) +
+          "/configs/hw/cloud-large.yaml\nmodels: [tiny_attention, {zoo: tiny_attention, seq: "
+          "8}]\npolicies: [layerwise, opfusion, fusion, fusion+reuse, optimal]\n",
+      "modes.yaml");
+  ASSERT_EQ(spec.models, (std::vector<std::string>{"tiny_attention", "tiny_attention-seq8"}));
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  zoo::LoadOptions load;
+  load.zoo.with_weights = false;
+  load.zoo.sequence = 8;
+  const ir::Graph seq8 = zoo::load_model("tiny_attention", load);
+  std::map<std::string, std::int64_t> compulsory;
+  for (const SweepPoint& point : spec.points) {
+    const Evaluation got = evaluate(*evaluator.value(), point);
+    ASSERT_EQ(got.status, Evaluation::Status::ok) << point.model << " " << got.reason;
+    compulsory[point.model] = got.figures.at("compulsory_bytes").get<std::int64_t>();
+    if (point.model != "tiny_attention-seq8") continue;
+    auto expected =
+        sched::schedule_graph(seq8, *point.config->hw, point.policy, sched::Objective::Bytes);
+    ASSERT_TRUE(expected.ok()) << expected.reason();
+    EXPECT_EQ(got.figures,
+              schedule_figures(expected.value().schedule, expected.value().net, *point.config->hw))
+        << point.policy;
+  }
+  EXPECT_EQ(compulsory.at("tiny_attention") - compulsory.at("tiny_attention-seq8"), 2 * 8 * 32);
+}
+
 TEST(AnalyticMode, UnknownOptionIsRefused) {
   const SweepSpec spec = spec_of("mode: analytic\nanalytic: {chek: false}", "[tiny_conv]",
                                  "{dram.bandwidth: [1GB/s]}");
@@ -190,6 +223,24 @@ TEST(SimMode, SimulatedBytesAreThePredictionPlusRequantTablesAndOutputsAreBitExa
         static_cast<double>(number(f, "sim_cycles")) / static_cast<double>(number(f, "cycles")));
   }
   EXPECT_NE(evaluator.value()->timing_report().find("sim (functional)"), std::string::npos);
+}
+
+// A transformer's output is a token tensor [1, S, d] stored row-major: the functional check reads
+// it in that order (it read it as NHWC before and called every transformer point inexact);
+// tiny_attention at sequence 8 (a models: mapping) on cloud-large, which has the attention units.
+TEST(SimMode, TinyAttentionIsBitExactUnderEveryPolicy) {
+  const SweepSpec spec =
+      parse_spec("mode: sim\nsim: {functional: true}\nhw: " + std::string(TESSEL_SOURCE_DIR) +
+                     "/configs/hw/cloud-large.yaml\nmodels: [{zoo: tiny_attention, seq: 8}]\n"
+                     "policies: [layerwise, opfusion, fusion, fusion+reuse, optimal]\n",
+                 "modes.yaml");
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  for (const SweepPoint& point : spec.points) {
+    const Evaluation got = evaluate(*evaluator.value(), point);
+    ASSERT_EQ(got.status, Evaluation::Status::ok) << point.policy << ": " << got.reason;
+    EXPECT_TRUE(got.figures.at("bit_exact").get<bool>()) << point.policy;
+  }
 }
 
 TEST(SimMode, TimingOnlyGivesTheFunctionalRunsCyclesAndBytes) {

@@ -295,5 +295,51 @@ TEST(SpecErrors, DuplicateModelAndMissingHwFile) {
             "spec.yaml:2:5: error: hw: no such file: /no/such.yaml");
 }
 
+TEST(Spec, ModelMappingSetsZooOptionsLabelsAndIds) {
+  const SweepSpec spec = parse_spec(header() +
+                                        "models:\n"
+                                        "  - bert_base\n"
+                                        "  - {zoo: bert_base, layers: 1, seq: 128}\n"
+                                        "  - {zoo: gpt2, batch: 8, kv_length: 1024, name: g8}\n"
+                                        "policies: p\n",
+                                    "spec.yaml");
+  EXPECT_EQ(spec.models, (std::vector<std::string>{"bert_base", "bert_base-layers1-seq128", "g8"}));
+  const ModelSource& plain = spec.model_sources.at("bert_base");
+  EXPECT_EQ(plain.source, "bert_base");
+  EXPECT_EQ(plain.options_text(), "");
+  const ModelSource& bert = spec.model_sources.at("bert_base-layers1-seq128");
+  EXPECT_EQ(bert.source, "bert_base");
+  EXPECT_EQ(bert.layers, 1);
+  EXPECT_EQ(bert.sequence, 128);
+  EXPECT_EQ(bert.batch, 1);
+  EXPECT_EQ(bert.kv_length, 0);
+  const ModelSource& gpt = spec.model_sources.at("g8");
+  EXPECT_EQ(gpt.source, "gpt2");
+  EXPECT_EQ(gpt.options_text(), "batch=8,kv_length=1024");
+  ASSERT_EQ(spec.points.size(), 3u);
+  EXPECT_EQ(spec.points[2].model, "g8");
+  // A named entry's options join its id: the same name with other options is another point.
+  const SweepSpec other = parse_spec(
+      header() + "models: [{zoo: gpt2, batch: 1, kv_length: 1024, name: g8}]\npolicies: p\n",
+      "spec.yaml");
+  EXPECT_NE(other.points[0].id, spec.points[2].id);
+  const SweepSpec plain_only = parse_spec(header() + "models: bert_base\npolicies: p\n", "s.yaml");
+  EXPECT_EQ(plain_only.points[0].id, spec.points[0].id);
+}
+
+TEST(SpecErrors, ModelMappingErrorsAreLocated) {
+  EXPECT_EQ(first_error(header() + "models: [{zoo: gpt2, seqs: 4}]\npolicies: p\n"),
+            "spec.yaml:4:22: error: models[0].seqs: unknown model key; did you mean 'seq'? (zoo, "
+            "name, batch, seq, kv_length, layers)");
+  EXPECT_EQ(first_error(header() + "models: [{layers: 1}]\npolicies: p\n"),
+            "spec.yaml:4:10: error: models[0].zoo: missing; the zoo model's name");
+  EXPECT_EQ(first_error(header() + "models: [{zoo: gpt2, batch: 0}]\npolicies: p\n"),
+            "spec.yaml:4:29: error: models[0].batch: expected a whole number >= 1");
+  EXPECT_EQ(first_error(header() + "models: [{zoo: gpt2, layers: 1.5}]\npolicies: p\n"),
+            "spec.yaml:4:30: error: models[0].layers: expected a whole number >= 1");
+  EXPECT_EQ(first_error(header() + "models: [gpt2-layers1, {zoo: gpt2, layers: 1}]\npolicies: p\n"),
+            "spec.yaml:4:24: error: models[1]: 'gpt2-layers1' is listed twice");
+}
+
 }  // namespace
 }  // namespace tessel::sweep
