@@ -128,7 +128,6 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
   }
 }
 
-<<<<<<< HEAD
 // Issue 36 part 3: a causal GPT-2 block (tiny_causal: sequence 16, d 32, 2 heads, GELU tanh)
 // on cloud-large under every policy: bit exact against the golden masked Softmax, bytes as
 // scheduled, its softmax the ISA's causal band (scheduler/causal_mask.hpp) with the diagonal at
@@ -190,7 +189,8 @@ TEST(TinyPipeline, token_linears_without_trans_b_are_bit_exact) {
     ASSERT_TRUE(r.ok()) << r.reason();
     expect_consistent(r.value(), config);
   }
-=======
+}
+
 // Attention fusion in row blocks (docs/scheduler-mapping.md "Attention fusion"): optimal's
 // schedule of tiny_attention on cloud-large with its chain q_scaled -> scores -> softmax ->
 // context re-mapped by hand to 4 row blocks of 4 queries, K and V kept, costed and checked
@@ -258,7 +258,6 @@ TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) 
   expect_consistent(r, config);
   EXPECT_LE(cycle_ratio(r), 1.05);  // 15,202 / 14,894 (x1.021) in session 29
   EXPECT_GE(cycle_ratio(r), 0.95);
->>>>>>> s29-attn
 }
 
 }  // namespace
