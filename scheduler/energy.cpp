@@ -48,7 +48,7 @@ ScheduleEnergy predict_energy(const std::vector<GroupSchedule>& groups, int64_t 
   for (const auto& g : groups) {
     for (int op : g.ops) {
       const OpKind kind = net.op(op).kind;
-      if (kind != OpKind::MatMul && kind != OpKind::Norm && kind != OpKind::RowSoftmax) continue;
+      if (counts_kind(kind)) continue;
       const std::string name = to_string(kind);
       if (std::find(out.unmodelled_kinds.begin(), out.unmodelled_kinds.end(), name) ==
           out.unmodelled_kinds.end())
@@ -96,7 +96,8 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
   const ActionCounts& c = energy.counts;
   j["predicted_counts"] = {
       {"mac_slots", c.macs}, {"sram_read_bytes", reads}, {"sram_write_bytes", writes}};
-  // Code generation emits no reduce, softmax or norm yet: 0 until it does.
+  // Every vector count, the ones no op of the schedule uses 0 (code generation emits no `reduce`
+  // yet).
   c.for_each([&](const char* name, std::uint64_t n) { j["predicted_counts"][name] = n; });
   j["predicted_counts"]["dram_bytes"] = c.dram_bytes;
   j["predicted_counts"]["cycles"] = c.cycles;

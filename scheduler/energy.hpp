@@ -25,10 +25,10 @@ struct ScheduleEnergy {
   /// The program's instruction fetch in `counts.dram_bytes` (Schedule::instruction_fetch_bytes;
   /// in no group), or nullopt where the schedule has no program yet and the total leaves it out.
   std::optional<int64_t> instruction_fetch_bytes;
-  /// Op kinds in the schedule whose actions the count model does not follow yet (the
-  /// transformer kinds `matmul`, `norm`, `rowsoftmax`: counted as a plain unary pass, so the
-  /// prediction is an approximation there). Empty: every action is counted as the simulator
-  /// counts it. The JSON says so (`predicted_energy_unmodelled_kinds`).
+  /// Op kinds in the schedule whose actions the count model does not follow (counts_kind:
+  /// none since the transformer kinds `matmul`, `norm`, `rowsoftmax` are counted). Empty: every
+  /// action is counted as the simulator counts it; otherwise the JSON names them
+  /// (`predicted_energy_unmodelled_kinds`).
   std::vector<std::string> unmodelled_kinds;
 };
 

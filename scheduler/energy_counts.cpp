@@ -18,6 +18,12 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.md)
 
+// Ops whose operand loads whole like a lookup table (codegen's loads_table).
+bool loads_table(const Op& op) {
+  return op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
+         op.kind == OpKind::RowSoftmax;
+}
+
 bool depthwise(const Net& net, const Op& op) {
   return op.kind == OpKind::Conv && op.groups > 1 &&
          op.groups == net.tensor(op.inputs[0]).shape.c &&
@@ -209,11 +215,65 @@ class Counter {
     out_.requant_elements += static_cast<uint64_t>(n);
   }
 
-  // The table of a lut op or the ones of a pool_by_conv loaded into its weights buffer
-  // (codegen's emit_table_load): 256 entries of the activation type; the ones' blocks of
+  // A norm (LayerNorm, RMSNorm) over the box's pixels, each pixel's channels one row (codegen's
+  // emit_norm; the box has whole rows): per row its parameters (E, then G, r, B of every
+  // channel: the op's `weight_bytes`), two reads of the row (statistics, normalise), one write.
+  void norm(const Op& op, int op_index, const Box& out) {
+    const int64_t rows = out.h.size() * out.w.size();
+    const int64_t n = rows * out.c.size();
+    read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), rows * op.weight_bytes);
+    read(tensor_sp(op.inputs[0]), 2 * n * net_.activation_bytes);
+    write(tensor_sp(op.output), n * net_.activation_bytes);
+    out_.norm_rows += static_cast<uint64_t>(rows);
+    out_.norm_elements += static_cast<uint64_t>(n);
+  }
+
+  // One softmax over every row of `row_length` channels of the box's pixels (codegen's
+  // emit_row_softmax): its exp tables once (the op's `weight_bytes`, 1 KiB), three reads of
+  // every row (max, sum of exp, normalise), one write.
+  void row_softmax(const Op& op, int op_index, const Box& out) {
+    const int64_t n = out.elements();
+    read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), op.weight_bytes);
+    read(tensor_sp(op.inputs[0]), 3 * n * net_.activation_bytes);
+    write(tensor_sp(op.output), n * net_.activation_bytes);
+    out_.softmax_rows += static_cast<uint64_t>(
+        out.h.size() * out.w.size() * (out.c.size() / std::max<int64_t>(1, op.row_length)));
+    out_.softmax_elements += static_cast<uint64_t>(n);
+  }
+
+  // An activation MatMul producing the box's rows (codegen's emit_matmul): per head one matmul
+  // of m = rows (init zero: the accumulators written, not read) with the MAC slots of the array
+  // (m x column blocks x reduction blocks x R x C), a's k elements per row once per column
+  // block, b's k x n once; then one per-tensor requant of every head's accumulators.
+  void matmul(const Op& op, int op_index, const Box& out) {
+    const HeadMatMul& mm = op.matmul;
+    const int64_t R = m_.matrix_rows, C = m_.matrix_cols;
+    const int64_t m = out.h.size() * out.w.size();
+    const int64_t n_blocks = ceil_div(mm.n_size, C);
+    const int64_t e = net_.activation_bytes;
+    const int acc_sp = op_sp(op_index, BufferRole::Accumulator, BufferKind::Accumulators);
+    for (int64_t h = 0; h < mm.heads; ++h) {
+      out_.macs += static_cast<uint64_t>(m * n_blocks * ceil_div(mm.k_size, R) * R * C);
+      read(tensor_sp(op.inputs[0]), m * n_blocks * mm.k_size * e);
+      read(tensor_sp(op.inputs[1]), mm.k_size * mm.n_size * e);
+      write(acc_sp, m * mm.n_size * 4);
+    }
+    const int64_t n = m * mm.heads * mm.n_size;
+    read(acc_sp, n * 4);
+    write(tensor_sp(op.output), n * e);
+    out_.requant_elements += static_cast<uint64_t>(n);
+  }
+
+  // The table of a lut op, the parameters of a norm, the exp tables of a softmax or the ones
+  // of a pool_by_conv loaded into its weights buffer (codegen's emit_table_load): 256 entries
+  // of the activation type; the norm's and softmax's `weight_bytes`; the ones' blocks of
   // `taps` pixels, one per block of matrix_cols channels (the load's padding of value 1).
   void table_load(const Op& op, int op_index, Interval channels) {
     const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax) {
+      write(sp, op.weight_bytes);
+      return;
+    }
     if (!op.pool_by_conv) {
       write(sp, kLutEntries * net_.activation_bytes);
       return;
@@ -231,7 +291,7 @@ class Counter {
   void table_loads(int64_t tile, const std::vector<Box>& window) {
     for (int o : g_.ops) {
       const Op& op = net_.op(o);
-      if (!op.lookup_table && !op.pool_by_conv) continue;
+      if (!loads_table(op)) continue;
       const Interval c = window[static_cast<size_t>(op.output)].c;
       if (g_.weights_resident) {
         if (tile == 0) table_load(op, o, Interval{0, net_.tensor(op.output).shape.c});
@@ -286,6 +346,15 @@ class Counter {
       case OpKind::Slice:
       case OpKind::Softmax:
       case OpKind::Input:
+        return;
+      case OpKind::Norm:
+        norm(op, op_index, out);
+        return;
+      case OpKind::RowSoftmax:
+        row_softmax(op, op_index, out);
+        return;
+      case OpKind::MatMul:
+        matmul(op, op_index, out);
         return;
       case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
         const int64_t bytes = out.elements() * net_.activation_bytes;
@@ -426,6 +495,30 @@ class Counter {
 };
 
 }  // namespace
+
+bool counts_kind(OpKind kind) {
+  switch (kind) {
+    case OpKind::Input:
+    case OpKind::Conv:
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+    case OpKind::Pad:
+    case OpKind::Eltwise:
+    case OpKind::Add:
+    case OpKind::Concat:
+    case OpKind::GlobalPool:
+    case OpKind::Gemm:
+    case OpKind::Softmax:
+    case OpKind::Reshape:
+    case OpKind::Mul:
+    case OpKind::Norm:
+    case OpKind::RowSoftmax:
+    case OpKind::MatMul:
+    case OpKind::Slice:
+      return true;
+  }
+  return false;
+}
 
 ActionCounts count_group_actions(const Net& net, const Machine& machine, const GroupSchedule& group,
                                  size_t scratchpads) {

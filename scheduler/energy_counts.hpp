@@ -15,6 +15,12 @@ namespace tessel::sched {
 /// pool window positions) and its DRAM bytes (the schedule's traffic; instruction fetch is not
 /// the schedule's). Tiles as codegen walks them: channel parts outermost, halo rows copied in
 /// cache mode, kept inputs and slices loaded once, weights padded to whole input-channel blocks.
+/// Whether count_group_actions counts an op of this kind as the instructions codegen emits for
+/// it (every kind since the transformer kinds were added: matmul, norm, rowsoftmax). A kind
+/// added to OpKind must be listed here (the switch has no default), so that the prediction
+/// names it (ScheduleEnergy::unmodelled_kinds) until it is counted.
+bool counts_kind(OpKind kind);
+
 ActionCounts count_group_actions(const Net& net, const Machine& machine, const GroupSchedule& group,
                                  size_t scratchpads);
 

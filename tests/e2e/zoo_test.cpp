@@ -145,7 +145,9 @@ INSTANTIATE_TEST_SUITE_P(Modern, ModernCnn, ::testing::ValuesIn(modern_cnn_cases
 
 // Issue 36 part 3: one BERT-base layer at sequence 128 (`--layers 1 --seq 128`) on cloud-large
 // (the config with the matmul and row-normaliser units) under every policy: bit exact, bytes as
-// scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers").
+// scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers"); issue
+// 37: every count of the prediction (matmul, norm, softmax included) equal to the simulator's,
+// the total energy within 1%.
 TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
   zoo::ZooOptions options;
@@ -165,6 +167,10 @@ TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_eve
     RecordProperty(std::string(policy) + "_cycle_ratio", std::to_string(cycle_ratio(r.value())));
     EXPECT_LE(cycle_ratio(r.value()), 1.05);  // 1.005-1.006 in session 28
     EXPECT_GE(cycle_ratio(r.value()), 0.95);
+    EXPECT_TRUE(sched::predict_energy(r.value().scheduled.schedule, r.value().scheduled.net, config)
+                    .unmodelled_kinds.empty());
+    expect_energy_matches(std::string("bert_base --layers 1 --seq 128 cloud-large ") + policy,
+                          r.value(), config, CountMatch::Exact);
   }
 }
 

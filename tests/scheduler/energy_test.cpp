@@ -175,3 +175,103 @@ TEST(ScheduleEnergy, timeloop_weight_stationary_layer_dram_matches_the_published
 
 }  // namespace
 }  // namespace tessel::sched
+
+namespace tessel::sched {
+namespace {
+
+// A tiny attention tail on micro.yaml (4 x 4 array, one 64 KiB scratchpad, 1 pJ/MAC, SRAM 0.5 /
+// 0.25 pJ/B, DRAM 10 pJ/B): x, 4 tokens of 8 channels (C 8, H 4, W 1), -> LayerNorm -> a
+// softmax in rows of 4 (2 heads) -> P x V per head (P the softmax's output, V x's heads: m 4,
+// k 4 tokens, n 4). Layerwise, every op alone, one tile each; counted by hand as the simulator
+// counts the instructions codegen emits (sim/core/costs.cpp: norm, softmax, matmul, requant).
+TEST(ScheduleEnergy, norm_softmax_and_matmul_by_hand_from_their_counts) {
+  const HwConfig config = load_hw_config(kMicro);
+  const Machine machine = machine_from_config(config);
+  Net net;
+  net.name = "attention_tail";
+  const int x = net.add_tensor("x", {8, 4, 1});
+  Op input;
+  input.name = "x";
+  input.kind = OpKind::Input;
+  input.output = x;
+  net.add_op(input);
+  Op norm;
+  norm.name = "norm";
+  norm.kind = OpKind::Norm;
+  norm.inputs = {x};
+  norm.output = net.add_tensor("y", {8, 4, 1});
+  norm.weight_bytes = 8 + 16 * 8;  // E, then G, r, B per channel: 136 B
+  norm.vector_elements = 32;
+  net.add_op(norm);
+  Op softmax;
+  softmax.name = "softmax";
+  softmax.kind = OpKind::RowSoftmax;
+  softmax.inputs = {norm.output};
+  softmax.output = net.add_tensor("p", {8, 4, 1});
+  softmax.row_length = 4;
+  softmax.weight_bytes = 1024;  // the two exp tables
+  softmax.vector_elements = 32;
+  net.add_op(softmax);
+  Op matmul;
+  matmul.name = "pv";
+  matmul.kind = OpKind::MatMul;
+  matmul.inputs = {softmax.output, x};
+  matmul.output = net.add_tensor("o", {8, 4, 1});
+  matmul.matmul = HeadMatMul{2, 4, 4, 4, 0, 4, 0, 4, false};
+  matmul.macs = 2 * 4 * 4 * 4;
+  net.add_op(matmul);
+  net.finalize();
+
+  auto schedule = run_policy(net, machine, "layerwise", Objective::Bytes);
+  ASSERT_TRUE(schedule.ok()) << schedule.reason();
+  ASSERT_EQ(schedule.value().groups.size(), 3u);
+  for (const auto& g : schedule.value().groups) ASSERT_EQ(g.tiles(), 1);
+  const ScheduleEnergy e = predict_energy(schedule.value(), net, config);
+  EXPECT_TRUE(e.unmodelled_kinds.empty());
+  ASSERT_EQ(e.group_counts.size(), 3u);
+
+  // Norm: load x (32 B) and the parameters (136 B); per row (4) the parameters read (544 B),
+  // the row read twice (64 B) and written (32 B); the store reads the 32 output bytes.
+  const ActionCounts& n = e.group_counts[0];
+  EXPECT_EQ(n.sram_read_bytes[0], 544u + 64u + 32u);
+  EXPECT_EQ(n.sram_write_bytes[0], 32u + 136u + 32u);
+  EXPECT_EQ(n.norm_rows, 4u);
+  EXPECT_EQ(n.norm_elements, 32u);
+  EXPECT_EQ(n.macs, 0u);
+  EXPECT_EQ(n.dram_bytes, 32u + 136u + 32u);
+
+  // Softmax: load y (32 B) and the tables (1,024 B); the tables read once (1,024 B), every row
+  // three times (96 B), written once (32 B); the store reads 32 B. 4 pixels x 2 rows.
+  const ActionCounts& s = e.group_counts[1];
+  EXPECT_EQ(s.sram_read_bytes[0], 1024u + 96u + 32u);
+  EXPECT_EQ(s.sram_write_bytes[0], 32u + 1024u + 32u);
+  EXPECT_EQ(s.softmax_rows, 8u);
+  EXPECT_EQ(s.softmax_elements, 32u);
+  EXPECT_EQ(s.dram_bytes, 32u + 1024u + 32u);
+
+  // MatMul: load p's rows (32 B) and all of x (32 B); per head one matmul of 4 rows: MAC slots
+  // 4 x 1 column block x 1 reduction block x 16 = 64, a read 4 x 1 x 4 = 16 B, b 4 x 4 = 16 B,
+  // accumulators written 4 x 4 x 4 = 64 B; then one requant of both heads: 128 accumulator
+  // bytes read, 32 output bytes written, 32 elements; the store reads 32 B.
+  const ActionCounts& m = e.group_counts[2];
+  EXPECT_EQ(m.macs, 128u);
+  EXPECT_EQ(m.sram_read_bytes[0], 2 * (16u + 16u) + 128u + 32u);
+  EXPECT_EQ(m.sram_write_bytes[0], 64u + 2 * 64u + 32u);
+  EXPECT_EQ(m.requant_elements, 32u);
+  EXPECT_EQ(m.add_elements, 0u);
+  EXPECT_EQ(m.dram_bytes, 64u + 32u);
+
+  // Energy: MAC 128 x 1 pJ; vector: the norm 32 x 7.5 + 4 x 18.9, the softmax 32 x 6.60 + 8 x
+  // 6.4, the requant 32 x 3.3 (docs/energy.md's figures at 45 nm; the softmax element's 6.60 is
+  // 4.70 pJ of arithmetic and four bytes of its 1 KiB exp table at E64(1 KiB) / 8 each).
+  const double softmax_element = 4.70 + 4 * 3.80249 / 8;
+  EXPECT_NEAR(energy_table(config).softmax_pj, softmax_element, 1e-5);
+  const EnergyBreakdown& t = e.total;
+  EXPECT_DOUBLE_EQ(t.mac_pj, 128.0);
+  EXPECT_NEAR(t.vector_pj, 32 * 7.5 + 4 * 18.9 + 32 * softmax_element + 8 * 6.4 + 32 * 3.3, 1e-3);
+  EXPECT_DOUBLE_EQ(t.sram_pj, (640 + 1152 + 224) * 0.5 + (200 + 1088 + 224) * 0.25);
+  EXPECT_DOUBLE_EQ(t.dram_pj, (200 + 1088 + 96) * 10.0);
+}
+
+}  // namespace
+}  // namespace tessel::sched
