@@ -5,6 +5,7 @@
 // Verilator model exactly as on the simulator: every group's cycles, every instruction's
 // dispatch, start and finish, DRAM bytes and counters, and the final DRAM image; the simulator's
 // outputs equal the golden executor's (the pipeline's bit-exact check), so the RTL's do too.
+// Also on tests/rtl/micro-tree.yaml (the adder-tree MAC array) when its model is built.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -19,10 +20,11 @@ namespace {
 
 const char* const kPolicies[] = {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"};
 
-TEST(RtlTransformer, tiny_attention_on_micro_equals_the_simulator_under_every_policy) {
-  const HwConfig config =
-      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/tests/isa/programs/micro.yaml");
-  if (!rtl_model_built_for(config)) GTEST_SKIP() << "no RTL model built for micro";
+/// tiny_attention compiled for `config_file` (relative to the source root) under every policy,
+/// each program run on both and compared (expect_rtl_equals_simulator).
+void expect_tiny_attention_equal_on(const std::string& config_file, const std::string& name) {
+  const HwConfig config = load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/" + config_file);
+  if (!rtl_model_built_for(config)) GTEST_SKIP() << "no RTL model built for " << name;
   auto graph = zoo::build_model("tiny_attention");
   ASSERT_TRUE(graph.ok()) << graph.reason();
   quant::QuantConfig qconfig;
@@ -48,9 +50,19 @@ TEST(RtlTransformer, tiny_attention_on_micro_equals_the_simulator_under_every_po
     EXPECT_EQ(count["norm"], 2);
     EXPECT_GE(count["softmax"], 1);
     EXPECT_GE(count["lut"], 2);
-    expect_rtl_equals_simulator(r.value(), config,
-                                std::string("tiny_attention on micro, ") + policy);
+    expect_rtl_equals_simulator(r.value(), config, "tiny_attention on " + name + ", " + policy);
   }
+}
+
+// micro's MAC array is systolic (F + D = 8 >= R + C/2 + 1 = 7).
+TEST(RtlTransformer, tiny_attention_on_micro_equals_the_simulator_under_every_policy) {
+  expect_tiny_attention_equal_on("tests/isa/programs/micro.yaml", "micro");
+}
+
+// micro-tree (fill 2, drain 2) builds it as an adder tree per column: matmul's other form. Its
+// RTL model is built only when TESSEL_RTL_CONFIGS names it; skipped otherwise.
+TEST(RtlTransformer, tiny_attention_on_the_adder_tree_array_equals_the_simulator) {
+  expect_tiny_attention_equal_on("tests/rtl/micro-tree.yaml", "micro-tree");
 }
 
 }  // namespace
