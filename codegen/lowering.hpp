@@ -199,13 +199,15 @@ class Lowering {
         net_(scheduled.net),
         schedule_(scheduled.schedule),
         config_(config),
-        machine_(sched::machine_from_config(config)),
+        machine_(scheduled.machine),
         out_(out),
         emitter_(config.queues.token_fifo_depth) {
-    rows_ = config.matrix.rows;
-    cols_ = config.matrix.cols;
-    act_bytes_ = config.matrix.input_bits / 8;
-    weight_bytes_ = config.matrix.weight_bits / 8;
+    // The matrix geometry and element sizes from the schedule's hardware view (compile()
+    // checked it describes `config`).
+    rows_ = machine_.matrix_rows;
+    cols_ = machine_.matrix_cols;
+    act_bytes_ = machine_.activation_bytes;
+    weight_bytes_ = machine_.weight_bytes;
     act_elem_ = act_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
     weight_elem_ = weight_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
   }
@@ -387,7 +389,7 @@ class Lowering {
   const sched::Net& net_;
   const sched::Schedule& schedule_;
   const HwConfig& config_;
-  sched::Machine machine_;
+  const sched::Machine& machine_;  // the schedule's hardware view (ScheduledNet::machine)
   CompiledProgram& out_;
   Emitter emitter_;
   int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;
