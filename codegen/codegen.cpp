@@ -94,6 +94,18 @@ Result<CompiledProgram> compile(
                 "' (" + std::to_string(config.matrix.rows) + "x" +
                 std::to_string(config.matrix.cols) + ", " +
                 std::to_string(config.matrix.input_bits) + "-bit)");
+  for (size_t i = 0; i < config.scratchpads.size(); ++i) {
+    const auto& pad = config.scratchpads[i];
+    if (i >= m.scratchpads.size() || m.scratchpads[i].name != pad.name ||
+        m.scratchpads[i].size_bytes != pad.size_bytes)
+      return fail("the schedule was made for other scratchpads than config '" + config.name +
+                  "' has (its scratchpad '" + pad.name + "': " + std::to_string(pad.size_bytes) +
+                  " bytes)");
+  }
+  if (m.scratchpads.size() != config.scratchpads.size())
+    return fail("the schedule was made for other scratchpads than config '" + config.name +
+                "' has (" + std::to_string(m.scratchpads.size()) + " against " +
+                std::to_string(config.scratchpads.size()) + ")");
   CompiledProgram out;
   out.layout = DramLayout(m.burst_bytes);
   detail::Lowering lowering(quantized, scheduled, config, out);

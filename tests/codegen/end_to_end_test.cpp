@@ -127,6 +127,13 @@ TEST(CodegenHardwareView, a_schedule_compiles_for_the_hardware_it_was_made_for_o
   EXPECT_EQ(other.reason(),
             "the schedule was made for hardware 'edge-small' (8x8, 8-bit), not config 'vta-pynq' "
             "(16x16, 8-bit)");
+  HwConfig smaller = edge;  // the same name and matrix, a smaller scratchpad
+  smaller.scratchpads[0].size_bytes = 64 * 1024;
+  auto resized = compile(graph, scheduled.value(), smaller, {{"input.q", zeros}});
+  ASSERT_FALSE(resized.ok());
+  EXPECT_EQ(resized.reason(),
+            "the schedule was made for other scratchpads than config 'edge-small' has (its "
+            "scratchpad 'unified': 65536 bytes)");
   sched::ScheduledNet bare = scheduled.value();
   bare.machine = sched::Machine{};
   auto none = compile(graph, bare, edge, {{"input.q", zeros}});
