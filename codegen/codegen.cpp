@@ -79,8 +79,35 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
 Result<CompiledProgram> compile(
     const ir::Graph& quantized, const sched::ScheduledNet& scheduled, const HwConfig& config,
     const std::map<std::string, std::vector<std::int32_t>>& input_values) {
+  // The schedule carries the hardware view it was made for; it must be this config's.
+  const sched::Machine& m = scheduled.machine;
+  if (m.name.empty())
+    return fail(
+        "the schedule carries no hardware view (sched::ScheduledNet::machine, which "
+        "schedule_graph sets)");
+  if (m.name != config.name || m.matrix_rows != config.matrix.rows ||
+      m.matrix_cols != config.matrix.cols || m.activation_bytes * 8 != config.matrix.input_bits ||
+      m.weight_bytes * 8 != config.matrix.weight_bits || m.burst_bytes != config.dram.burst_bytes)
+    return fail("the schedule was made for hardware '" + m.name + "' (" +
+                std::to_string(m.matrix_rows) + "x" + std::to_string(m.matrix_cols) + ", " +
+                std::to_string(m.activation_bytes * 8) + "-bit), not config '" + config.name +
+                "' (" + std::to_string(config.matrix.rows) + "x" +
+                std::to_string(config.matrix.cols) + ", " +
+                std::to_string(config.matrix.input_bits) + "-bit)");
+  for (size_t i = 0; i < config.scratchpads.size(); ++i) {
+    const auto& pad = config.scratchpads[i];
+    if (i >= m.scratchpads.size() || m.scratchpads[i].name != pad.name ||
+        m.scratchpads[i].size_bytes != pad.size_bytes)
+      return fail("the schedule was made for other scratchpads than config '" + config.name +
+                  "' has (its scratchpad '" + pad.name + "': " + std::to_string(pad.size_bytes) +
+                  " bytes)");
+  }
+  if (m.scratchpads.size() != config.scratchpads.size())
+    return fail("the schedule was made for other scratchpads than config '" + config.name +
+                "' has (" + std::to_string(m.scratchpads.size()) + " against " +
+                std::to_string(config.scratchpads.size()) + ")");
   CompiledProgram out;
-  out.layout = DramLayout(config.dram.burst_bytes);
+  out.layout = DramLayout(m.burst_bytes);
   detail::Lowering lowering(quantized, scheduled, config, out);
   if (auto s = lowering.run(input_values); !s.ok()) return s.failure();
   return out;

@@ -10,9 +10,24 @@
 namespace tessel::codegen::detail {
 
 Status Lowering::place_group_ops(const std::string& where, const sched::GroupSchedule& gs) {
+  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
+  if (gs.weight_sweep &&
+      (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size()))
+    return fail(where + ": malformed (a conv first, one slice count per op)");
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
     const OpEmitter* emitter = emitter_for(op.kind);
+    if (gs.weight_sweep) {
+      // An op-major nest: each conv's slices through the sweep's pair of slice buffers, the
+      // ops of its block per slice, pools and Concats whole.
+      if (is_conv(o)) {
+        if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
+      } else if (!sched::runs_whole_in_sweep(op) && (emitter == nullptr || !emitter->per_slice)) {
+        return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                    ") cannot run per slice");
+      }
+      continue;
+    }
     if (emitter == nullptr)
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") is not supported by codegen yet");
@@ -20,6 +35,14 @@ Status Lowering::place_group_ops(const std::string& where, const sched::GroupSch
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
   }
   return {};
+}
+
+Status Lowering::emit_op(const sched::GroupSchedule& gs, size_t pos, const std::vector<Box>& need,
+                         std::vector<Phase>& phases) {
+  const sched::Op& op = net_.op(gs.ops[pos]);
+  const OpEmitter& emitter = *emitter_for(op.kind);  // place_group_ops checked every op
+  return emitter.matrix ? emit_conv(gs, pos, op, need, phases)
+                        : (this->*emitter.emit)(gs, op, need, phases.back().compute);
 }
 
 std::vector<Box> Lowering::requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const {
@@ -52,9 +75,9 @@ std::vector<char> Lowering::kept_inputs(const sched::GroupSchedule& gs) const {
 }
 
 Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
-  const std::string where = "group " + std::to_string(index);
   if (gs.dram_view) return {};  // a view costs nothing and moves nothing
-  if (gs.weight_sweep) return lower_sweep_group(index, gs);
+  const std::string where =
+      "group " + std::to_string(index) + (gs.weight_sweep ? " (weight sweep)" : "");
   conv_params_.clear();
   extra_top_.clear();
   table_copy_of_.clear();
@@ -63,6 +86,24 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (auto s = place_group_ops(where, gs); !s.ok()) return s;
   size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
+  // The mapping's loop nest as steps (docs/codegen.md "One lowering walk"): a tile-major nest's
+  // tiles, or an op-major nest's slice phases (one step each).
+  std::vector<TileCode> steps;
+  bool pipelined = gs.weight_sweep;  // a sweep's slice pair always ping-pongs
+  const Status walked =
+      gs.weight_sweep ? sweep_steps(where, gs, steps) : tile_steps(where, gs, steps, pipelined);
+  if (!walked.ok()) return walked;
+  if (auto s = place_prefetch(where, before); !s.ok()) return s;
+  const Status emitted =
+      pipelined ? emit_double_buffered(where, steps) : emit_serialised(where, steps);
+  if (!emitted.ok()) return emitted;
+  record_group(gs, before, traffic_before);
+  mark_prefetch_point(before);
+  return {};
+}
+
+Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule& gs,
+                            std::vector<TileCode>& tiles, bool& pipelined) {
   // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
   // rows, then columns.
   // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
@@ -76,6 +117,7 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   // buffer, then only fresh input rows are loaded and fresh output rows computed.
   tiling.cache = gs.halo == sched::HaloMode::Cache;
   tiling.pipelined = gs.double_buffered && !tiling.cache;
+  pipelined = tiling.pipelined;
   // Kept inputs (GroupSchedule::keeps_inputs): the same box in every tile, loaded once.
   tiling.kept = kept_inputs(gs);
   // A double-buffered Gemm with reduction chunks ping-pongs chunk by chunk: phase q of the
@@ -86,7 +128,6 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
     chunked = chunked || (params != conv_params_.end() && params->second.chunks > 1);
   }
   chunk_pingpong_ = tiling.pipelined && tiling.streamed && chunked;
-  std::vector<TileCode> tiles;
   std::vector<Box> previous(net_.tensors.size());
   int64_t weight_phase = 0;  // phases emitted so far (chunk ping-pong)
   for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
@@ -106,12 +147,6 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   table_copy_ = -1;
   chunk_pingpong_ = false;
   layout_.clear();
-  if (auto s = place_prefetch(where, before); !s.ok()) return s;
-  const Status emitted =
-      tiling.pipelined ? emit_double_buffered(where, tiles) : emit_serialised(where, tiles);
-  if (!emitted.ok()) return emitted;
-  record_group(gs, before, traffic_before);
-  mark_prefetch_point(before);
   return {};
 }
 
@@ -196,13 +231,8 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
       return fail(where + ": " + s.reason());
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
-  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
-    const sched::Op& op = net_.op(gs.ops[pos]);
-    const OpEmitter& emitter = *emitter_for(op.kind);  // place_group_ops checked every op
-    const Status s = emitter.matrix ? emit_conv(gs, pos, op, need, phases)
-                                    : (this->*emitter.emit)(gs, op, need, phases.back().compute);
-    if (!s.ok()) return fail(where + ": " + s.reason());
-  }
+  for (size_t pos = 0; pos < gs.ops.size(); ++pos)
+    if (auto s = emit_op(gs, pos, need, phases); !s.ok()) return fail(where + ": " + s.reason());
   for (int t : gs.outputs) {
     const Box& box = requested[static_cast<size_t>(t)];
     if (box.empty()) continue;  // more tiles than rows: this tile stores nothing
@@ -279,25 +309,27 @@ Status Lowering::emit_serialised(const std::string& where, std::vector<TileCode>
 }
 
 Status Lowering::emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles) {
-  // Double buffering (docs/codegen.md): tile t uses copy t % 2 of every input and stored
-  // output. A tile is one phase (loads, compute), or one per Gemm reduction chunk; phase q
-  // of the group uses copy q % 2 of the weights. Program order loads(0), then per phase:
-  // loads(q+1), compute(q), and after a tile's last phase its stores, so the next phase's
-  // loads are queued before this phase's compute. Tokens:
+  // Double buffering (docs/codegen.md): step t (a tile, or a weight sweep's slice phase) uses
+  // copy t % 2 of every input and stored output. A step is one phase (loads, compute), or one
+  // per Gemm reduction chunk; phase q of the group uses copy q % 2 of the weights. Program
+  // order loads(0), then per phase: loads(q+1), compute(q), and after a step's last phase its
+  // stores (a sweep's step may store nothing), so the next phase's loads are queued before
+  // this phase's compute. Tokens:
   //   load->compute   each phase's loads -> its compute;
-  //   compute->store  each tile's last compute -> its stores;
+  //   compute->store  each step's last compute -> its stores;
   //   compute->load   compute(q) -> loads(q+2) (copy q % 2 of the inputs and weights is free
   //                   again; a chunk's tile table, in copy t % 2, is read by then: tile t+2's
   //                   first phase comes at least two phases after tile t's last);
-  //   store->compute  stores(t) -> tile t+2's first compute (copy t % 2 of the outputs is
-  //                   free again).
-  // Two compute nops at the end take the last stores' tokens; the second frees the next
+  //   store->compute  stores(t) -> step t+2's first compute (copy t % 2 of the outputs is
+  //                   free again; a sweep's: the bytes may be overwritten from then on).
+  // Compute nops at the end take the last two steps' store tokens; the last one frees the next
   // group's loads, as the serialised barrier does.
   const size_t n = tiles.size();
-  std::vector<std::pair<size_t, size_t>> order;  // (tile, phase) of every phase, in order
+  std::vector<std::pair<size_t, size_t>> order;  // (step, phase) of every phase, in order
   for (size_t t = 0; t < n; ++t)
     for (size_t j = 0; j < tiles[t].phases.size(); ++j) order.emplace_back(t, j);
   const size_t phases = order.size();
+  auto stores = [&](size_t t) { return !tiles[t].stores.empty(); };
   for (size_t q = 0; q < phases; ++q) {
     const auto [t, j] = order[q];
     Phase& ph = tiles[t].phases[j];
@@ -306,14 +338,15 @@ Status Lowering::emit_double_buffered(const std::string& where, std::vector<Tile
     set_flag(ph.loads.back(), [](auto& x) { x.push_next = true; });
     set_flag(ph.compute.front(), [&](auto& x) {
       x.pop_prev = true;
-      x.pop_next = first && t >= 2;
+      x.pop_next = first && t >= 2 && stores(t - 2);
     });
     set_flag(ph.compute.back(), [&](auto& x) {
-      x.push_next = last;
+      x.push_next = last && stores(t);
       x.push_prev = q + 2 < phases;
     });
   }
   for (size_t t = 0; t < n; ++t) {
+    if (!stores(t)) continue;
     set_flag(tiles[t].stores.front(), [](auto& x) { x.pop_prev = true; });
     set_flag(tiles[t].stores.back(), [](auto& x) { x.push_prev = true; });
   }
@@ -328,15 +361,17 @@ Status Lowering::emit_double_buffered(const std::string& where, std::vector<Tile
     if (j + 1 == tiles[t].phases.size())
       if (auto s = emit_all(where, tiles[t].stores); !s.ok()) return s;
   }
-  if (n >= 2) {
-    isa::Nop drain;
+  size_t pending = 0;  // store->compute tokens the end of the group takes
+  for (size_t t = n >= 2 ? n - 2 : 0; t < n; ++t) pending += stores(t) ? 1 : 0;
+  for (size_t k = 0; k + 1 < pending; ++k) {
+    isa::Nop drain;  // takes one more of the last two steps' store tokens
     drain.engine = isa::Engine::kCompute;
     drain.pop_next = true;
     if (auto s = emitter_.emit(drain); !s.ok()) return fail(where + ": " + s.reason());
   }
   isa::Nop barrier;  // waits for a store, frees the next load
   barrier.engine = isa::Engine::kCompute;
-  barrier.pop_next = true;
+  barrier.pop_next = pending > 0;
   barrier.push_prev = true;
   if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
   work_before_ = true;

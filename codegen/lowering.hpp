@@ -175,8 +175,9 @@ struct OpEmitter {
   bool per_slice = false;
 };
 
-/// One tile of a tiled group: halo copies before it, its load/compute phases (one, or one per
-/// Gemm reduction chunk), its stores.
+/// One step of a group's loop nest: a tile of a tile-major nest (halo copies before it, its
+/// load/compute phases, one or one per Gemm reduction chunk, its stores), or a slice phase of a
+/// weight sweep (one phase; the stores of the outputs it completes, perhaps none).
 struct TileCode {
   std::vector<isa::Instruction> prelude;
   std::vector<Phase> phases;
@@ -198,13 +199,15 @@ class Lowering {
         net_(scheduled.net),
         schedule_(scheduled.schedule),
         config_(config),
-        machine_(sched::machine_from_config(config)),
+        machine_(scheduled.machine),
         out_(out),
         emitter_(config.queues.token_fifo_depth) {
-    rows_ = config.matrix.rows;
-    cols_ = config.matrix.cols;
-    act_bytes_ = config.matrix.input_bits / 8;
-    weight_bytes_ = config.matrix.weight_bits / 8;
+    // The matrix geometry and element sizes from the schedule's hardware view (compile()
+    // checked it describes `config`).
+    rows_ = machine_.matrix_rows;
+    cols_ = machine_.matrix_cols;
+    act_bytes_ = machine_.activation_bytes;
+    weight_bytes_ = machine_.weight_bytes;
     act_elem_ = act_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
     weight_elem_ = weight_bytes_ == 1 ? isa::Elem::kI8 : isa::Elem::kI16;
   }
@@ -234,11 +237,23 @@ class Lowering {
   int64_t chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
                           const MatrixOp& m) const;
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  /// The one lowering walk of a group (docs/codegen.md "One lowering walk"): places its ops'
+  /// parameters, walks its mapping's loop nest into steps (tile_steps, sweep_steps), emits
+  /// them under the token protocol (serialised, or double-buffered) and records its figures.
   Status lower_group(size_t index, const sched::GroupSchedule& gs);
   /// The op emitter of `kind`, or nullptr when codegen does not support it.
   static const OpEmitter* emitter_for(sched::OpKind kind);
-  /// Checks every op of a tiled group has an emitter and places its matrix ops' weights.
+  /// Checks every op of a group has an emitter (in a weight sweep: runs per slice or whole)
+  /// and places its matrix ops' weights (a sweep's convs: place_sweep_conv).
   Status place_group_ops(const std::string& where, const sched::GroupSchedule& gs);
+  /// Emits op `gs.ops[pos]` through the emitter registered for its kind: a matrix op's conv
+  /// and requant steps into `phases` (emit_conv), any other op into the last phase's compute.
+  Status emit_op(const sched::GroupSchedule& gs, size_t pos, const std::vector<Box>& need,
+                 std::vector<Phase>& phases);
+  /// A tile-major nest's steps: one per tile, in the scheduler's tile order (lower_tile);
+  /// `pipelined` says whether they run double-buffered.
+  Status tile_steps(const std::string& where, const sched::GroupSchedule& gs,
+                    std::vector<TileCode>& tiles, bool& pipelined);
   /// The tile's requested box of every stored output (the scheduler's tiling rule).
   std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
   /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
@@ -254,23 +269,21 @@ class Lowering {
                    std::vector<isa::Instruction>& prelude) const;
   /// The serialised tile protocol: token flags and program order, a barrier after each tile.
   Status emit_serialised(const std::string& where, std::vector<TileCode>& tiles);
-  /// The double-buffered tile protocol (docs/codegen.md).
+  /// The double-buffered protocol (docs/codegen.md) of a tiling's tiles and a weight sweep's
+  /// slice steps alike.
   Status emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles);
   Status emit_all(const std::string& where, std::vector<isa::Instruction>& list);
-  /// A weight sweep (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"): one tile;
-  /// each conv's slices in turn through the ping-pong pair `w:sweep`/`w:sweep#1`, the block's
-  /// elementwise ops per slice, stores at the end.
-  Status lower_sweep_group(size_t index, const sched::GroupSchedule& gs);
-  /// Checks a sweep's ops (a conv first; then convs, per-slice or whole ops) and places its convs.
-  Status place_sweep_ops(const std::string& where, const sched::GroupSchedule& gs);
-  /// The sweep's phases (one per conv slice; whole ops at the end of the phase before them) and
-  /// per tensor made in the group the phase that completes it.
+  /// An op-major nest's steps (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"):
+  /// one tile; each conv's slices in turn through the ping-pong pair `w:sweep`/`w:sweep#1`,
+  /// one step each with the block's elementwise ops, each output stored after the step that
+  /// completes it (early stores), the activations loaded with the first step.
+  Status sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
+                     std::vector<TileCode>& steps);
+  /// The sweep's steps (one per conv slice; whole ops at the end of the step before them) and
+  /// per tensor made in the group the step that completes it.
   Status sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
-                      const std::vector<Box>& whole, std::vector<Phase>& phases,
+                      const std::vector<Box>& whole, std::vector<TileCode>& steps,
                       std::map<int, size_t>& ready_phase);
-  /// The sweep's token flags and program order (docs/codegen.md, "Weight sweeps").
-  Status emit_sweep(const std::string& where, std::vector<Phase>& phases,
-                    std::vector<std::vector<isa::Instruction>>& stores);
   /// Slice addresses of a sweep conv: every slice at the pair's first copy (copy1_delta to the
   /// second).
   Status place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op);
@@ -376,7 +389,7 @@ class Lowering {
   const sched::Net& net_;
   const sched::Schedule& schedule_;
   const HwConfig& config_;
-  sched::Machine machine_;
+  const sched::Machine& machine_;  // the schedule's hardware view (ScheduledNet::machine)
   CompiledProgram& out_;
   Emitter emitter_;
   int64_t rows_ = 16, cols_ = 16, act_bytes_ = 1, weight_bytes_ = 1;

@@ -232,13 +232,13 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
       p.copy1_delta = ceil_div(need, 64) * 64;
       top += p.copy1_delta;
     }
-    const int64_t size = config_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
+    const int64_t size = machine_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
     const int64_t copies = wbuf1 != nullptr ? 2 : 1;
     if (top > size)
       return fail("op '" + op.name + "': packed weights, bias and requant table need " +
                   std::to_string(copies) + " x " + std::to_string(need) +
                   " bytes; the schedule reserved " + std::to_string(wbuf->size_bytes) +
-                  " and scratchpad '" + config_.scratchpads[static_cast<size_t>(p.sp)].name +
+                  " and scratchpad '" + machine_.scratchpads[static_cast<size_t>(p.sp)].name +
                   "' has " + std::to_string(size - (top - copies * ceil_div(need, 64) * 64)) +
                   " bytes free above the schedule's peak");
   }

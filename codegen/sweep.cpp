@@ -60,30 +60,8 @@ Status Lowering::place_sweep_conv(const sched::GroupSchedule& gs, const sched::O
   return {};
 }
 
-Status Lowering::place_sweep_ops(const std::string& where, const sched::GroupSchedule& gs) {
-  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
-  if (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size())
-    return fail(where + ": malformed (a conv first, one slice count per op)");
-  for (int o : gs.ops) {
-    const sched::Op& op = net_.op(o);
-    const OpEmitter* emitter = emitter_for(op.kind);
-    if (is_conv(o)) {
-      if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
-    } else if (!sched::runs_whole_in_sweep(op) && (emitter == nullptr || !emitter->per_slice)) {
-      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
-                  ") cannot run per slice");
-    }
-  }
-  return {};
-}
-
-Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs) {
-  const std::string where = "group " + std::to_string(index) + " (weight sweep)";
-  conv_params_.clear();
-  extra_top_.clear();
-  if (auto s = place_sweep_ops(where, gs); !s.ok()) return s;
-  size_t before = emitter_.size();
-  const CodeTraffic traffic_before = out_.traffic;
+Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
+                             std::vector<TileCode>& steps) {
   // One tile: every stored output whole, shape transfer for the rest.
   std::vector<Box> requested(net_.tensors.size());
   for (int t : gs.outputs)
@@ -101,14 +79,12 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
       return fail(where + ": " + s.reason());
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
-  std::vector<Phase> phases;
-  std::map<int, size_t> ready_phase;  // per tensor made here: the phase that completes it
-  if (auto s = sweep_phases(where, gs, whole, phases, ready_phase); !s.ok()) return s;
+  std::map<int, size_t> ready_phase;  // per tensor made here: the step that completes it
+  if (auto s = sweep_phases(where, gs, whole, steps, ready_phase); !s.ok()) return s;
   weight_copy_ = 0;
   layout_ = whole;
-  // Early stores (docs/codegen.md, "Weight sweeps"): each output after the phase that
+  // Early stores (docs/codegen.md, "Weight sweeps"): each output after the step that
   // completes it.
-  std::vector<std::vector<isa::Instruction>> stores(phases.size());
   for (int t : gs.outputs) {
     const Box& box = requested[static_cast<size_t>(t)];
     auto view = view_of(gs, t, whole[static_cast<size_t>(t)]);
@@ -116,31 +92,27 @@ Status Lowering::lower_sweep_group(size_t index, const sched::GroupSchedule& gs)
     const auto ready = ready_phase.find(t);
     if (ready == ready_phase.end())
       return fail(where + ": output '" + net_.tensor(t).name + "' is made by no op of the group");
-    stores[ready->second].push_back(store_of(t, box, view.value()));
+    steps[ready->second].stores.push_back(store_of(t, box, view.value()));
   }
   layout_.clear();
-  if (phases.empty() || gs.outputs.empty()) return fail(where + ": nothing to compute or store");
+  if (steps.empty() || gs.outputs.empty()) return fail(where + ": nothing to compute or store");
+  std::vector<isa::Instruction>& first_loads = steps.front().phases.front().loads;
   if (gs.prefetched) {
-    // Slice 0 (copy 0) loads in the previous group's tail; phase 0 waits for the activations.
-    prefetch_ = std::move(phases.front().loads);
-    phases.front().loads.clear();
+    // Slice 0 (copy 0) loads in the previous group's tail; step 0 waits for the activations.
+    prefetch_ = std::move(first_loads);
+    first_loads.clear();
     if (activation_loads.empty()) {
       isa::Nop nop;
       nop.engine = isa::Engine::kLoad;
       activation_loads.push_back(nop);
     }
   }
-  phases.front().loads.insert(phases.front().loads.begin(), activation_loads.begin(),
-                              activation_loads.end());
-  if (auto s = place_prefetch(where, before); !s.ok()) return s;
-  if (auto s = emit_sweep(where, phases, stores); !s.ok()) return s;
-  record_group(gs, before, traffic_before);
-  mark_prefetch_point(before);
+  first_loads.insert(first_loads.begin(), activation_loads.begin(), activation_loads.end());
   return {};
 }
 
 Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
-                              const std::vector<Box>& whole, std::vector<Phase>& phases,
+                              const std::vector<Box>& whole, std::vector<TileCode>& steps,
                               std::map<int, size_t>& ready_phase) {
   auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
   auto is_whole = [&](int o) { return sched::runs_whole_in_sweep(net_.op(o)); };
@@ -158,11 +130,11 @@ Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedu
   for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
     if (is_whole(gs.ops[pos])) {
       const sched::Op& op = net_.op(gs.ops[pos]);
-      if (phases.empty()) return fail(where + ": '" + op.name + "' before the first conv");
-      ready_phase[op.output] = phases.size() - 1;
+      if (steps.empty()) return fail(where + ": '" + op.name + "' before the first conv");
+      ready_phase[op.output] = steps.size() - 1;
       layout_ = whole;
-      const Status s = (this->*emitter_for(op.kind)->emit)(gs, op, whole, phases.back().compute);
-      if (!s.ok()) return fail(where + ": " + s.reason());
+      if (auto s = emit_op(gs, pos, whole, steps.back().phases); !s.ok())
+        return fail(where + ": " + s.reason());
       continue;
     }
     if (!is_conv(gs.ops[pos])) continue;
@@ -172,7 +144,7 @@ Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedu
       ++block_end;
     const auto slices = slices_of(gs.ops[pos]);
     for (size_t k = 0; k < slices.size(); ++k) {
-      weight_copy_ = static_cast<int>(phases.size() % 2);
+      weight_copy_ = static_cast<int>(steps.size() % 2);
       std::vector<Phase> phase(1);
       if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
         return fail(where + ": " + s.reason());
@@ -190,72 +162,15 @@ Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedu
         if (q > pos)
           for (int t : op.inputs) slice_of(t);
       }
-      if (auto s = emit_conv(gs, pos, conv, need, phase); !s.ok())
-        return fail(where + ": " + s.reason());
+      if (auto s = emit_op(gs, pos, need, phase); !s.ok()) return fail(where + ": " + s.reason());
       if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
-      std::vector<isa::Instruction>& compute = phase.front().compute;
-      for (size_t q = pos + 1; q < block_end; ++q) {
-        const sched::Op& op = net_.op(gs.ops[q]);
-        const Status s = (this->*emitter_for(op.kind)->emit)(gs, op, need, compute);
-        if (!s.ok()) return fail(where + ": " + s.reason());
-      }
-      phases.push_back(std::move(phase.front()));
+      for (size_t q = pos + 1; q < block_end; ++q)
+        if (auto s = emit_op(gs, q, need, phase); !s.ok()) return fail(where + ": " + s.reason());
+      steps.push_back(TileCode{{}, std::move(phase), {}});
     }
     for (size_t q = pos; q < block_end; ++q)
-      ready_phase[net_.op(gs.ops[q]).output] = phases.size() - 1;
+      ready_phase[net_.op(gs.ops[q]).output] = steps.size() - 1;
   }
-  return {};
-}
-
-Status Lowering::emit_sweep(const std::string& where, std::vector<Phase>& phases,
-                            std::vector<std::vector<isa::Instruction>>& stores) {
-  // Tokens (docs/codegen.md, "Weight sweeps"): phase w's loads -> its compute (load->compute);
-  // compute of phase w frees its slice copy for phase w + 2's loads (compute->load); the
-  // compute of phase w -> the stores it completed (compute->store); those stores -> the compute
-  // of phase w + 2 (store->compute: their bytes may be overwritten from then on), or, for the
-  // last two phases' stores, -> the end of the group, whose barrier frees the next group's
-  // loads.
-  const size_t n = phases.size();
-  for (size_t w = 0; w < n; ++w) {
-    set_flag(phases[w].loads.front(),
-             [&](auto& x) { x.pop_next = w == 0 ? work_before_ : w >= 2; });
-    set_flag(phases[w].loads.back(), [](auto& x) { x.push_next = true; });
-    set_flag(phases[w].compute.front(), [&](auto& x) {
-      x.pop_prev = true;
-      if (w >= 2 && !stores[w - 2].empty()) x.pop_next = true;
-    });
-    set_flag(phases[w].compute.back(), [&](auto& x) {
-      if (w + 2 < n) x.push_prev = true;
-      if (!stores[w].empty()) x.push_next = true;
-    });
-    if (!stores[w].empty()) {
-      set_flag(stores[w].front(), [](auto& x) { x.pop_prev = true; });
-      set_flag(stores[w].back(), [](auto& x) { x.push_prev = true; });
-    }
-  }
-  size_t pending = 0;  // store->compute tokens the end of the group takes
-  for (size_t w = n >= 2 ? n - 2 : 0; w < n; ++w) pending += stores[w].empty() ? 0 : 1;
-  // Program order: loads of phase w + 1 before the compute of phase w (the prefetch), the
-  // stores of phase w after its compute.
-  if (auto s = emit_all(where, phases[0].loads); !s.ok()) return s;
-  for (size_t w = 0; w < n; ++w) {
-    if (w + 1 < n)
-      if (auto s = emit_all(where, phases[w + 1].loads); !s.ok()) return s;
-    if (auto s = emit_all(where, phases[w].compute); !s.ok()) return s;
-    if (auto s = emit_all(where, stores[w]); !s.ok()) return s;
-  }
-  for (size_t k = 0; k + 1 < pending; ++k) {
-    isa::Nop wait;  // takes one more of the last two phases' store tokens
-    wait.engine = isa::Engine::kCompute;
-    wait.pop_next = true;
-    if (auto s = emitter_.emit(wait); !s.ok()) return fail(where + ": " + s.reason());
-  }
-  isa::Nop barrier;
-  barrier.engine = isa::Engine::kCompute;
-  barrier.pop_next = pending > 0;
-  barrier.push_prev = true;
-  if (auto s = emitter_.emit(barrier); !s.ok()) return fail(where + ": " + s.reason());
-  work_before_ = true;
   return {};
 }
 

@@ -52,7 +52,7 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
   if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok()) {
     return fail("schedule failed the allocation checker: " + checked.reason());
   }
-  ScheduledNet out{std::move(net).value(), std::move(schedule).value()};
+  ScheduledNet out{std::move(net).value(), std::move(schedule).value(), machine};
   out.schedule.config = config.name;
   return out;
 }
@@ -72,7 +72,7 @@ Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const 
   if (!schedule.ok()) return schedule.failure();
   if (auto checked = check_schedule(net.value(), machine, schedule.value()); !checked.ok())
     return fail("schedule failed the allocation checker: " + checked.reason());
-  ScheduledNet out{std::move(net).value(), std::move(schedule).value()};
+  ScheduledNet out{std::move(net).value(), std::move(schedule).value(), machine};
   out.schedule.config = config.name;
   out.schedule.tool_version = version();
   return out;

@@ -14,10 +14,14 @@
 
 namespace tessel::sched {
 
-/// A schedule together with the Net it indexes.
+/// A schedule together with the Net it indexes and the hardware view it was made for.
 struct ScheduledNet {
   Net net;
   Schedule schedule;
+  /// The scheduler's view of the config the schedule was made for (machine_from_config):
+  /// code generation lowers against it rather than rebuilding it (issue 35), and refuses a
+  /// config that is not the one it describes.
+  Machine machine;
 };
 
 /// Builds the policy's form of `graph` for `config`, runs `policy`, stamps the config name and

@@ -3,6 +3,7 @@
 
 Usage:
   scripts/schedule_identity.py run TESSEL OUT_DIR [--programs] [--models m1,m2] [--configs ...]
+      [--programs-only] [--program-models m1,m2] [--program-configs c1,c2]
   scripts/schedule_identity.py compare BEFORE_DIR AFTER_DIR
   scripts/schedule_identity.py recost TESSEL AFTER_DIR
 
@@ -14,7 +15,9 @@ tool_version dropped), then compiles every compile folder's schedule.json again 
 `run` writes `tessel schedule --json` for every model x config x policy/objective (the six zoo
 models, the four configs of configs/hw, layerwise/fusion/fusion+reuse under bytes and
 opfusion/optimal under bytes and latency: 168 schedules), and with --programs `tessel compile`
-program.bin files for a smaller set (PROGRAM_CASES). `compare` normalises both sides and
+program.bin files for a smaller set (PROGRAM_CASES, or --program-models x --program-configs
+under fusion+reuse bytes and optimal bytes/latency); --programs-only skips the schedules (a
+change to code generation alone). `compare` normalises both sides and
 reports every difference:
 - tool_version and search_seconds are dropped (they differ by build and by run);
 - a group written with an explicit `mapping` (issue 35) has it turned back into the flat keys
@@ -51,7 +54,7 @@ def arg_list(args, flag, default):
 
 def run(tessel, out, args):
     os.makedirs(out, exist_ok=True)
-    models = arg_list(args, "--models", MODELS)
+    models = [] if "--programs-only" in args else arg_list(args, "--models", MODELS)
     configs = arg_list(args, "--configs", CONFIGS)
     for model in models:
         for config in configs:
@@ -69,7 +72,14 @@ def run(tessel, out, args):
                     os.replace(path + ".tmp", path)
                 print(path, r.returncode, flush=True)
     if "--programs" in args:
-        for model, config, policy, objective in PROGRAM_CASES:
+        cases = PROGRAM_CASES
+        if "--program-models" in args or "--program-configs" in args:
+            cases = [(m, c, p, o)
+                     for m in arg_list(args, "--program-models", ["resnet18", "mobilenet_v2"])
+                     for c in arg_list(args, "--program-configs", ["edge-small", "npc19-deepfusion"])
+                     for p, o in [("fusion+reuse", "bytes"), ("optimal", "bytes"),
+                                  ("optimal", "latency")]]
+        for model, config, policy, objective in cases:
             folder = os.path.join(out, stem(model, config, policy, objective) + ".compile")
             if os.path.exists(os.path.join(folder, "program.bin")):
                 continue
