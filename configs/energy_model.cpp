@@ -25,6 +25,14 @@ constexpr double kSramUm2PerByte = 8 * 0.346 / 0.5;
 // Assumed static power density of a low-power 45 nm process (docs/energy.md says why).
 constexpr double kLeakageMwPerMm2 = 1.0;
 
+// One multiply of an a-bit by a b-bit operand at 45 nm, in pJ: Horowitz's measured 32 x 32
+// figure, otherwise his 8 x 8 one in proportion to the product of the widths (a multiplier's
+// energy grows with its partial products: 8 x 32 is 4x, 16 x 16 is 4x the 8 x 8 one).
+double multiply_pj(int a_bits, int b_bits) {
+  if (a_bits == 32 && b_bits == 32) return kMult32Pj;
+  return kMult8Pj * a_bits * b_bits / 64;
+}
+
 }  // namespace
 
 double TechnologyNode::energy_scale() const {
@@ -110,40 +118,49 @@ EnergyTable energy_table(const HwConfig& config) {
   table.dram_technology = settings.dram_pj_per_byte ? "explicit" : std::string(dram.name);
   table.mac_pj =
       settings.mac_pj.value_or(e * (kMult8Pj * product_ratio + kAdd32Pj * accumulator_ratio));
-  // requant: a 32 x 32-bit multiply, the rounding add and the zero-point add; add: two
-  // 8 x 32-bit rescale multiplies (4x an 8 x 8 one) and two adds; pool: one 32-bit add/compare.
+  // The vector unit's operands are activations of the matrix unit's input width (8 or 16
+  // bits; docs/energy.md "Vector operands at 16 bits"): a multiplier taking an activation is
+  // priced by the product of its operand widths; the adds and compares keep the 8-bit figures'
+  // 32-bit (or 64-bit) adders, which a 16-bit operand also fits.
+  const int w = m.input_bits;
+  // requant: a 32 x 32-bit multiply (the int32 accumulator, whatever the activation width), the
+  // rounding add and the zero-point add; add: two w x 32-bit rescale multiplies (8 x 32: 4x an
+  // 8 x 8 one) and two adds; pool: one 32-bit add/compare.
   table.requant_pj = settings.vector_op_pj.value_or(e * (kMult32Pj + 2 * kAdd32Pj));
-  table.add_pj = settings.vector_op_pj.value_or(e * (2 * 4 * kMult8Pj + 2 * kAdd32Pj));
+  table.add_pj = settings.vector_op_pj.value_or(e * (2 * multiply_pj(w, 32) + 2 * kAdd32Pj));
   table.pool_pj = e * kAdd32Pj;
   // lut: one entry read from the unit's 256-entry table (at most 512 B), priced per byte by the
   // SRAM curve at its smallest array (1 KiB); reduce: a 32-bit add (sum) or compare (max) per
-  // element, and an 8 x 8 multiply before it for a sum of squares (i8 only).
+  // element, and an 8 x 8 multiply before it for a sum of squares (i8 only: the ISA refuses
+  // sumsq of i16). Neither depends on w: an i16 entry is counted as its two bytes.
   table.lut_pj_per_byte = e * sram_64bit_access_pj_45nm(1024) / 8;
   table.reduce_pj = e * kAdd32Pj;
   table.square_pj = e * kMult8Pj;
-  // The ISA v3 vector instructions, each step priced by Horowitz's figures with a multiplier's
-  // energy proportional to the product of its operand widths (8 x 8: 0.2 pJ, 16 x 32: 8x that),
-  // at 8-bit operands (docs/energy.md gives every step):
-  // mul: the 8 x 8 product a * b, its 16-bit product times the 32-bit M, the rounding and
-  // zero-point adds.
-  table.mul_pj = e * (kMult8Pj + 8 * kMult8Pj + 2 * kAdd32Pj);
+  // The ISA v3 vector instructions, each step priced by Horowitz's figures (docs/energy.md
+  // gives every step):
+  // mul: the w x w product a * b, its 2w-bit product times the 32-bit M (16 x 32: 8x an 8 x 8
+  // multiply; 32 x 32 at w = 16), the rounding and zero-point adds.
+  table.mul_pj = e * (multiply_pj(w, w) + multiply_pj(2 * w, 32) + 2 * kAdd32Pj);
   // softmax, per element: the max compare, u = m - x, two 16-bit table entries (exp_high,
   // exp_low: 4 bytes of the unit's 1 KiB table), their 16 x 16 product and its rounding, the
   // sum's add, e * R (16 x 32) and its rounding, times M (16 x 32), rounding and zero point.
+  // Only the compare and the subtract see the activation, so the figure does not depend on w.
   table.softmax_pj = e * (2 * kAdd32Pj + 4 * kMult8Pj + kAdd32Pj + kAdd32Pj + 8 * kMult8Pj +
                           kAdd32Pj + 8 * kMult8Pj + 2 * kAdd32Pj) +
                      4 * table.lut_pj_per_byte;
   // softmax, per row: R = floor(2^45 / S) by restoring division, one step per quotient bit (at
   // most 31; 32 counted), each a 64-bit subtract (two 32-bit adds).
   table.softmax_row_pj = e * 32 * 2 * kAdd32Pj;
-  // norm, per element: the S1 add, x^2 (8 x 8) and its 64-bit S2 add (two 32-bit adds), N x
-  // (14 x 8 bits, 2 units) and the subtract of S1, c * inv (32 x 32) and its rounding, t * G
-  // (32 x 32), the add of B and its rounding.
-  table.norm_pj = e * (kAdd32Pj + kMult8Pj + 2 * kAdd32Pj + 2 * kMult8Pj + kAdd32Pj + kMult32Pj +
-                       kAdd32Pj + kMult32Pj + 2 * kAdd32Pj);
-  // norm, per row: D = N S2 - S1^2 (two 32 x 32 multiplies, a subtract), the integer square
-  // root of W (31 steps) and inv = 2^54 / s (32 steps), each step a 64-bit subtract.
-  table.norm_row_pj = e * (2 * kMult32Pj + kAdd32Pj + (31 + 32) * 2 * kAdd32Pj);
+  // norm, per element: the S1 add, x^2 (w x w) and its 64-bit S2 add (two 32-bit adds), N x
+  // (N's 14 bits taken as 16, x w bits) and the subtract of S1, c * inv (32 x 32: c has 22 bits
+  // at w = 8, 30 at 16) and its rounding, t * G (32 x 32), the add of B and its rounding.
+  table.norm_pj = e * (kAdd32Pj + multiply_pj(w, w) + 2 * kAdd32Pj + multiply_pj(16, w) + kAdd32Pj +
+                       kMult32Pj + kAdd32Pj + kMult32Pj + 2 * kAdd32Pj);
+  // norm, per row: D = N S2 - S1^2 (two 32 x 32 multiplies at w = 8; at w = 16 S2 needs 44
+  // bits, so N S2 is a 32 x 64 multiply, two 32 x 32 ones), a subtract, the integer square root
+  // of W (31 steps) and inv = 2^54 / s (32 steps), each step a 64-bit subtract.
+  const double n_s2_multiplies = w > 8 ? 2 : 1;
+  table.norm_row_pj = e * ((n_s2_multiplies + 1) * kMult32Pj + kAdd32Pj + (31 + 32) * 2 * kAdd32Pj);
   table.dram_pj_per_byte = settings.dram_pj_per_byte.value_or(dram.pj_per_bit * 8);
   table.leakage_mw_per_mm2 = settings.leakage_mw_per_mm2.value_or(kLeakageMwPerMm2);
   for (const auto& sp : config.scratchpads) {

@@ -81,6 +81,45 @@ TEST(EnergyModel, tiny_config_figures_by_hand_at_45nm_ddr3) {
   EXPECT_NEAR(t.area_mm2(), 0.014882864, 1e-12);
 }
 
+// docs/energy.md "Vector operands at 16 bits": with 16-bit activations the multipliers that
+// take an activation grow with the product of their operand widths (0.2 pJ per 8 x 8, 3.1 for
+// 32 x 32); adds, compares, table bytes and the int32 requant do not change.
+TEST(EnergyModel, vector_figures_at_16_bit_operands_by_hand) {
+  const EnergyTable t =
+      energy_table(tiny({{"matrix.input_bits", "16"}, {"matrix.weight_bits", "16"}}));
+  EXPECT_NEAR(t.mac_pj, 0.9, 1e-15);      // 16 x 16 multiply 4 x 0.2 + 32-bit add 0.1
+  EXPECT_NEAR(t.requant_pj, 3.3, 1e-15);  // int32 x M: the same 32 x 32 multiply
+  EXPECT_NEAR(t.add_pj, 3.4, 1e-15);      // two 16 x 32 multiplies (8 x 0.2 each) + two adds
+  EXPECT_NEAR(t.pool_pj, 0.1, 1e-15);
+  EXPECT_NEAR(t.lut_pj_per_byte, 3.8024910689444225 / 8, 1e-12);  // i16 entries: 2 bytes each
+  EXPECT_NEAR(t.reduce_pj, 0.1, 1e-15);
+  EXPECT_NEAR(t.square_pj, 0.2, 1e-15);  // sumsq is i8 only
+  // mul: 16 x 16 (0.8) + its 32-bit product x the 32-bit M (3.1) + 2 adds (0.2).
+  EXPECT_NEAR(t.mul_pj, 4.1, 1e-12);
+  // softmax: the activation only enters the max compare and m - x (adds): unchanged.
+  EXPECT_NEAR(t.softmax_pj, 4.7 + 4 * 3.8024910689444225 / 8, 1e-12);
+  EXPECT_NEAR(t.softmax_row_pj, 6.4, 1e-12);
+  // norm: 7.5 with x^2 16 x 16 (0.8 for 0.2) and N x (16 x 16: 0.8 for 0.4) = 8.5; its row
+  // N S2 as two 32 x 32 multiplies (S2 has 44 bits), S1^2 one: 3 x 3.1 + 0.1 + 63 x 0.2 = 22.0.
+  EXPECT_NEAR(t.norm_pj, 8.5, 1e-12);
+  EXPECT_NEAR(t.norm_row_pj, 22.0, 1e-12);
+  // The 8-bit table of the same config: every figure as tiny_config_figures_by_hand.
+  const EnergyTable t8 = energy_table(tiny());
+  EXPECT_EQ(t8.add_pj, 2 * 4 * 0.2 + 2 * 0.1);
+  EXPECT_EQ(t8.mul_pj, 0.2 + 8 * 0.2 + 2 * 0.1);
+
+  // One 16-bit vector op of each kind by hand: 10 mul elements, 6 add elements, a norm of 2
+  // rows of 8 elements; nothing else.
+  ActionCounts counts;
+  counts.mul_elements = 10;
+  counts.add_elements = 6;
+  counts.norm_elements = 16;
+  counts.norm_rows = 2;
+  const EnergyBreakdown e = energy_of(t, counts, 100);
+  EXPECT_NEAR(e.vector_pj, 10 * 4.1 + 6 * 3.4 + 16 * 8.5 + 2 * 22.0, 1e-9);  // 241.4 pJ
+  EXPECT_NEAR(e.total_pj(), 241.4, 1e-9);
+}
+
 TEST(EnergyModel, energy_of_counts_by_hand) {
   const EnergyTable t = energy_table(tiny());
   ActionCounts counts;
