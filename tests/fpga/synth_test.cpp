@@ -69,7 +69,7 @@ TEST(FpgaSynth, edge_small_synthesises_within_the_bound_with_its_scratchpads_in_
   EXPECT_EQ(r.units[2].module, "tessel_rownorm");
   EXPECT_EQ(r.units[2].instances, 0) << "edge-small declares no row normaliser";
   EXPECT_EQ(r.units[3].module, "tessel_sram");
-  EXPECT_EQ(r.units[3].counts.bram36, 64) << "the scratchpads' 64 RAMB36E1 (two copies of 32)";
+  EXPECT_EQ(r.units[3].counts.bram36, rule.value().bram36) << "the scratchpads' block RAM";
   EXPECT_EQ(r.units[4].instances, 2);  // load and store DMA
   EXPECT_EQ(r.units[5].instances, 3);  // three instruction queues
   std::int64_t lut = 0;
