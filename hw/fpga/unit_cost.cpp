@@ -40,7 +40,9 @@ void count_instances(const ModuleCells& modules, const std::string& module, std:
                      std::map<std::string, std::int64_t>& instances) {
   instances[module] += times;
   for (const auto& [type, count] : modules.at(module)) {
-    if (modules.contains(type)) count_instances(modules, type, times * count, instances);
+    if (modules.contains(type) && type != module) {
+      count_instances(modules, type, times * count, instances);
+    }
   }
 }
 
@@ -143,10 +145,12 @@ Result<std::vector<UnitCost>> unit_costs(const ModuleCells& modules, const std::
     Cells cells;
     for (const auto& [name, own] : modules) {
       if (module_base_name(name) != unit.module || !instances.contains(name)) continue;
-      for (const auto& [type, count] : own) {
-        if (!modules.contains(type)) continue;
+      std::map<std::string, std::int64_t> below;  // every module under this one, at any depth
+      count_instances(modules, name, 1, below);
+      for (const auto& [inner, count] : below) {
+        if (inner == name) continue;
         for (const FpgaUnit& other : units) {
-          if (module_base_name(type) == other.module) {
+          if (module_base_name(inner) == other.module) {
             return fail("unit '" + unit.name + "' (" + unit.module + ") instantiates unit '" +
                         other.name + "' (" + other.module + "): its cells would count twice");
           }

@@ -145,6 +145,12 @@ TEST(FpgaUnitCost, bad_input_fails_with_a_located_reason) {
   ASSERT_FALSE(nested.ok());
   EXPECT_EQ(nested.reason(),
             "unit 'mids' (mid) instantiates unit 'adders' (leaf): its cells would count twice");
+  // Two levels down: top's unit instantiates mid, which instantiates the paramod leaf.
+  auto deep =
+      unit_costs(modules.value(), "top", {{"all", "top", ""}, {"adders", "leaf", ""}}, whole);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.reason(),
+            "unit 'all' (top) instantiates unit 'adders' (leaf): its cells would count twice");
   ResourceCounts smaller = whole;
   smaller.ff = 35;
   auto more = unit_costs(modules.value(), "top", {{"adders", "leaf", ""}}, smaller);
