@@ -23,6 +23,24 @@ struct FpgaCliOptions {
   std::vector<std::string> sets;
 };
 
+/// The per-unit rows (resources.json "units"), one line each, the note at the end.
+void print_units(const std::vector<UnitCost>& units) {
+  if (units.empty()) return;
+  std::cout << "  per unit (synthesised: the hierarchical netlist, a module with its submodules):\n"
+            << "    " << std::left << std::setw(20) << "unit" << std::right << std::setw(5)
+            << "inst" << std::setw(9) << "LUT" << std::setw(9) << "LUTRAM" << std::setw(9) << "FF"
+            << std::setw(9) << "BRAM36e" << std::setw(6) << "DSP" << std::setw(8) << "CARRY4"
+            << "\n";
+  for (const UnitCost& u : units) {
+    const ResourceCounts& c = u.counts;
+    std::cout << "    " << std::left << std::setw(20) << u.name << std::right << std::setw(5)
+              << u.instances << std::setw(9) << c.lut << std::setw(9) << c.lut_as_memory
+              << std::setw(9) << c.ff << std::setw(9) << std::setprecision(1)
+              << c.bram36_equivalent() << std::setw(6) << c.dsp << std::setw(8) << c.carry << "  "
+              << u.note << "\n";
+  }
+}
+
 void print_summary(const FlowResult& result, const std::string& out) {
   std::cout << "tessel fpga: " << result.files.size() << " files in " << out << " for "
             << result.target.part << " (" << to_string(result.target.part_source) << ") at "
@@ -52,6 +70,7 @@ void print_summary(const FlowResult& result, const std::string& out) {
               << r.scratchpad_bram->bram36_equivalent()
               << " analytic = " << r.bram36_equivalent_total() << "\n";
   }
+  print_units(r.units);
   std::cout << "  Fmax: none from Yosys (see fmax_reason in resources.json)\n"
             << "  " << out << "/resources.json\n";
 }

@@ -217,6 +217,7 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
   const fs::path log = out / "yosys.log";
   fs::remove(log, error);
   fs::remove(out / yosys_outputs.stat_json, error);
+  fs::remove(out / yosys_outputs.stat_hier_text, error);
   auto run = run_tool({options.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"}, out.string(),
                       (out / "yosys.out").string(), options.timeout);
   if (!run) return run.failure();
@@ -243,8 +244,12 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
     return fail("yosys failed (exit " + std::to_string(run.value().exit_code) + "): " +
                 (line.empty() ? "no ERROR line in the log" : line) + "; log: " + log.string());
   }
-  result.files.insert(result.files.end(), {"yosys.log", yosys_outputs.stat_json,
-                                           yosys_outputs.netlist_json, yosys_outputs.netlist_edif});
+  result.files.push_back("yosys.log");
+  if (fs::exists(out / yosys_outputs.stat_hier_text)) {
+    result.files.push_back(yosys_outputs.stat_hier_text);
+  }
+  result.files.insert(result.files.end(), {yosys_outputs.stat_json, yosys_outputs.netlist_json,
+                                           yosys_outputs.netlist_edif});
 
   auto counts = counts_from_yosys_stat(read_text(out / yosys_outputs.stat_json),
                                        (out / yosys_outputs.stat_json).string());
@@ -283,6 +288,14 @@ Result<FlowResult> run_flow(const HwConfig& config, const FlowDesign& design,
   resources.synth_seconds = run.value().seconds;
   resources.counts = counts.value().first;
   resources.fmax_reason = std::string(kNoFmaxReason);
+  if (!design.units.empty()) {
+    const fs::path hier = out / yosys_outputs.stat_hier_text;
+    auto modules = parse_yosys_stat_text(read_text(hier), hier.string());
+    if (!modules) return modules.failure();
+    auto units = unit_costs(modules.value(), design.top, design.units, resources.counts);
+    if (!units) return fail(hier.string() + ": " + units.reason());
+    resources.units = std::move(units.value());
+  }
   if (auto written = write_file(out, "resources.json", to_json(resources), result.files);
       !written) {
     return written.failure();

@@ -12,6 +12,7 @@
 #include "hw/fpga/resources.hpp"
 #include "hw/fpga/test_program.hpp"
 #include "hw/fpga/tool_run.hpp"
+#include "hw/fpga/unit_cost.hpp"
 #include "support/result.hpp"
 
 namespace tessel::fpga {
@@ -41,6 +42,8 @@ struct FlowDesign {
   std::optional<ScratchpadBramMap> analytic_scratchpads;
   std::vector<std::string> include_dirs;  ///< absolute; passed to both tools, not copied
   std::vector<SourceFile> data_files;     ///< extra $readmemh images written into OUT/<name>
+  /// Units resources.json reports apart (each a module with its submodules; unit_cost.hpp).
+  std::vector<FpgaUnit> units;
   std::string clock_port = "clk";
   /// A second clock port at twice the rate (the scratchpads' clk2x); empty: none.
   std::string double_rate_clock_port;

@@ -57,6 +57,55 @@ Json counts_json(const std::map<std::string, std::int64_t>& cells) {
   return out;
 }
 
+Json unit_json(const UnitCost& u) {
+  const ResourceCounts& c = u.counts;
+  return {{"name", u.name},
+          {"module", u.module},
+          {"instances", u.instances},
+          {"lut", c.lut},
+          {"lut_as_memory", c.lut_as_memory},
+          {"ff", c.ff},
+          {"latch", c.latch},
+          {"bram18", c.bram18},
+          {"bram36", c.bram36},
+          {"bram36_equivalent", c.bram36_equivalent()},
+          {"dsp", c.dsp},
+          {"carry", c.carry},
+          {"muxf", c.muxf},
+          {"io", c.io},
+          {"clock_buffers", c.clock_buffers},
+          {"note", u.note}};
+}
+
+/// Reads one "units" row back; `key` names the value being read (for the caller's message).
+UnitCost parse_unit(const Json& e, const std::string& at, std::string& key) {
+  UnitCost u;
+  key = at + "name";
+  u.name = e.at("name").get<std::string>();
+  key = at + "module";
+  u.module = e.at("module").get<std::string>();
+  key = at + "note";
+  u.note = e.at("note").get<std::string>();
+  auto count = [&](const char* name, std::int64_t& field) {
+    key = at + name;
+    field = e.at(name).get<std::int64_t>();
+    if (field < 0) throw std::out_of_range("negative");
+  };
+  count("instances", u.instances);
+  count("lut", u.counts.lut);
+  count("lut_as_memory", u.counts.lut_as_memory);
+  count("ff", u.counts.ff);
+  count("latch", u.counts.latch);
+  count("bram18", u.counts.bram18);
+  count("bram36", u.counts.bram36);
+  count("dsp", u.counts.dsp);
+  count("carry", u.counts.carry);
+  count("muxf", u.counts.muxf);
+  count("io", u.counts.io);
+  count("clock_buffers", u.counts.clock_buffers);
+  return u;
+}
+
 Json scratchpad_bram_json(const ScratchpadBramMap& map) {
   Json list = Json::array();
   for (const ScratchpadBram& s : map.scratchpads) {
@@ -133,6 +182,15 @@ ScratchpadBramMap parse_scratchpad_bram(const Json& in, std::string& key) {
 
 }  // namespace
 
+ResourceCounts classify_cells(const std::map<std::string, std::int64_t>& cells) {
+  ResourceCounts counts;
+  for (const auto& [type, n] : cells) {
+    counts.cells_by_type[type] = n;
+    if (!classify(type, n, counts)) counts.unclassified[type] = n;
+  }
+  return counts;
+}
+
 Result<std::pair<ResourceCounts, std::string>> counts_from_yosys_stat(
     std::string_view json_text, const std::string& file_label) {
   Json stat;
@@ -193,6 +251,10 @@ std::string to_json(const FpgaResources& r) {
   out["bram36_equivalent_total"] = r.bram36_equivalent_total();
   out["fmax_mhz"] = r.fmax_mhz ? Json(*r.fmax_mhz) : Json(nullptr);
   out["fmax_reason"] = r.fmax_reason;
+  Json units = Json::array();
+  for (const UnitCost& u : r.units) units.push_back(unit_json(u));
+  out["units_method"] = r.units.empty() ? "" : std::string(kUnitsMethod);
+  out["units"] = units;
   out["cells_by_type"] = counts_json(c.cells_by_type);
   out["unclassified_cells"] = counts_json(c.unclassified);
   return out.dump(2) + "\n";
@@ -252,6 +314,15 @@ Result<FpgaResources> parse_resources(std::string_view text, const std::string& 
     key = "scratchpad_bram";
     if (!in.at("scratchpad_bram").is_null()) {
       r.scratchpad_bram = parse_scratchpad_bram(in.at("scratchpad_bram"), key);
+    }
+    // "units" (since session 29) is optional: files written before it have none.
+    if (in.contains("units")) {
+      key = "units";
+      const Json& list = in.at("units");
+      if (!list.is_array()) throw std::out_of_range("not a list");
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        r.units.push_back(parse_unit(list.at(i), "units[" + std::to_string(i) + "].", key));
+      }
     }
     key = "fmax_mhz";
     if (!in.at("fmax_mhz").is_null()) r.fmax_mhz = in.at("fmax_mhz").get<double>();

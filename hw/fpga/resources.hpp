@@ -37,6 +37,26 @@ struct ResourceCounts {
   bool operator==(const ResourceCounts&) const = default;
 };
 
+/// One row of the per-unit breakdown (hw/fpga/unit_cost.hpp): what one unit of the design costs.
+struct UnitCost {
+  std::string name;
+  std::string module;          ///< "" for the "other" row
+  std::int64_t instances = 0;  ///< instances of the module in the design (0: not built)
+  ResourceCounts counts;       ///< the instances' cells with their submodules'
+  std::string note;
+
+  bool operator==(const UnitCost&) const = default;
+};
+
+/// The name of the last row: the design's cells in none of the units.
+inline constexpr std::string_view kOtherUnit = "other";
+
+/// How resources.json's "units" are measured (written beside them).
+inline constexpr std::string_view kUnitsMethod =
+    "synthesised: Yosys `stat` of the hierarchical netlist after synth_xilinx, before flatten "
+    "(yosys_stat_hier.txt); a unit is every instance of its module with its submodules; "
+    "'other' is the whole design minus the units";
+
 /// Why resources.json carries no Fmax: Yosys 0.23 has no usable Xilinx timing model.
 inline constexpr std::string_view kNoFmaxReason =
     "Yosys 0.23 gives no Fmax for Xilinx netlists: its `sta` pass has no timing arcs for CARRY4 "
@@ -62,6 +82,9 @@ struct FpgaResources {
   /// The scratchpads' block RAM, mapped analytically (bram_map.hpp), when they were black boxes.
   /// Never part of `counts`, which are Yosys's figures only.
   std::optional<ScratchpadBramMap> scratchpad_bram;
+  /// Per unit, from the hierarchical netlist (unit_cost.hpp); the last row is "other". Empty
+  /// when the design names no units.
+  std::vector<UnitCost> units;
 
   /// counts.bram36_equivalent() plus the analytic scratchpad_bram (when present): the design's
   /// block-RAM tiles, synthesised and analytic together.
@@ -78,6 +101,9 @@ struct FpgaResources {
 /// the tool. Fails on text that is not such JSON, naming `file_label`.
 Result<std::pair<ResourceCounts, std::string>> counts_from_yosys_stat(
     std::string_view json_text, const std::string& file_label);
+
+/// The cells of `cells` (type -> count) in the groups above; types in none go to unclassified.
+ResourceCounts classify_cells(const std::map<std::string, std::int64_t>& cells);
 
 /// resources.json text (schema "tessel.fpga.resources/2", docs/fpga.md): 2-space indented, keys in
 /// a fixed order.

@@ -88,6 +88,7 @@ std::string yosys_script(const SynthesisInputs& inputs, const FpgaTarget& target
   // flatten before stat: Yosys 0.23's `stat -json` writes its hierarchy text into the JSON
   // when the design has two or more levels of submodules (black boxes stay cells).
   out << "synth_xilinx -family " << target.yosys_family << " -top " << inputs.top << "\n"
+      << "tee -q -o " << outputs.stat_hier_text << " stat\n"
       << "flatten\n"
       << "tee -q -o " << outputs.stat_json << " stat -json\n"
       << "write_json " << outputs.netlist_json << "\n"

@@ -47,10 +47,12 @@ struct YosysOutputs {
   std::string netlist_json = "netlist.json";
   std::string netlist_edif = "netlist.edif";
   std::string stat_json = "yosys_stat.json";
+  std::string stat_hier_text = "yosys_stat_hier.txt";  ///< `stat` before flatten: per module
 };
 
 /// A Yosys script: read_verilog -sv of every source (`yosys_sources` when not empty), `synth_xilinx
-/// -family <family> -top <top>` (flattening, as Vivado does by default), `tee -q -o <stat> stat
+/// -family <family> -top <top>`, `tee -q -o <stat_hier_text> stat` (each module's own cells, the
+/// per-unit breakdown's input), `flatten` (as Vivado does by default), `tee -q -o <stat> stat
 /// -json`, write_json, write_edif.
 std::string yosys_script(const SynthesisInputs& inputs, const FpgaTarget& target,
                          const YosysOutputs& outputs);

@@ -58,6 +58,32 @@ std::string wrapper_package_sv(const WrapperParams& params) {
   return out.str();
 }
 
+std::vector<FpgaUnit> tessel_units(const HwConfig& config) {
+  // The activation-operand path and the lookup table are parameters of tessel_matrix and
+  // tessel_vector, not modules: their rows include them; the notes give what each was measured
+  // to add alone (docs/fpga.md, "Session 29").
+  const std::string matrix =
+      config.matrix.activation_operands
+          ? "includes the activation-operand path (matrix.activation_operands: matmul), measured "
+            "alone on edge-small's 8 x 8 at +6,076 LUT, +371 FF, +15 DSP48E1"
+          : "no activation-operand path (matrix.activation_operands false)";
+  const std::string vector =
+      config.vector.lookup_table
+          ? "includes the lookup table (vector.lookup_table: lut), measured alone on "
+            "edge-small's 8 lanes at +23,250 LUT, +4,130 FF"
+          : "no lookup table (vector.lookup_table false)";
+  const std::string rownorm = config.vector.row_normalise
+                                  ? "softmax and norm (vector.row_normalise)"
+                                  : "not built (vector.row_normalise false)";
+  return {
+      {"matrix array", "tessel_matrix", matrix},
+      {"vector unit", "tessel_vector", vector},
+      {"row normaliser", "tessel_rownorm", rownorm},
+      {"scratchpads", "tessel_sram", "every scratchpad's banks, in block RAM on clk2x"},
+      {"DMA", "tessel_dma", "the load and the store engine"},
+      {"instruction queues", "tessel_insn_queue", "the load, store and compute engines' queues"}};
+}
+
 Result<FlowDesign> tessel_fpga_design(const HwConfig& config, const TestProgram& test,
                                       const std::string& root) {
   auto params = wrapper_params(config, test);
@@ -95,6 +121,7 @@ Result<FlowDesign> tessel_fpga_design(const HwConfig& config, const TestProgram&
   // Everything is synthesised, the scratchpads too (block RAM on clk2x, hw/rtl/tessel_sram.sv;
   // docs/fpga.md, "The scratchpads in block RAM").
   design.double_rate_clock_port = "clk2x";
+  design.units = tessel_units(config);
 
   // Two banks of DW-byte words: even words in bank 0, odd words in bank 1.
   const auto dw = static_cast<std::size_t>(params.value().dram_word_bytes);

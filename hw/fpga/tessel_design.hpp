@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "configs/hw_config.hpp"
 #include "hw/fpga/flow.hpp"
@@ -25,6 +26,11 @@ Result<WrapperParams> wrapper_params(const HwConfig& config, const TestProgram& 
 
 /// `package tessel_fpga_pkg; localparam int unsigned PROGRAM_WORDS = 5; ... endpackage`.
 std::string wrapper_package_sv(const WrapperParams& params);
+
+/// The units resources.json reports apart for `config` (unit_cost.hpp): the matrix array,
+/// the vector unit, the row normaliser, the scratchpads, the DMA engines and the instruction
+/// queues, with notes naming the config's opt-in units each row includes.
+std::vector<FpgaUnit> tessel_units(const HwConfig& config);
 
 /// The sources of the FPGA image, in read order: hw/rtl/filelist.f with ${CFG_PKG} the
 /// generated tessel_cfg_pkg.sv (hw/gen), then the generated tessel_fpga_pkg.sv, then

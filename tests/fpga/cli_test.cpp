@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "configs/hw_config.hpp"
 #include "hw/gen/hwgen.hpp"
 #include "support/cli.hpp"
@@ -119,6 +121,50 @@ TEST_F(FpgaCli, bad_config_is_a_located_input_error) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find((dir_ / "bad.yaml").string() + ":2:"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// The per-unit rows through the CLI, with a stand-in "yosys" (no synthesis) whose hierarchical
+// stat holds a matrix unit (32 DSP48E1, 100 LUT6) and the two DMA engines (5 and 7 LUT4) under
+// the top's 10 FDRE: the rows are those sums, "other" the top's own flip-flops.
+TEST_F(FpgaCli, units_are_reported_in_resources_json_and_the_text) {
+  fs::create_directories(dir_);
+  const fs::path fake = dir_ / "fake_yosys.sh";
+  std::ofstream(fake)
+      << "#!/bin/sh\ncat > yosys_stat_hier.txt <<'X'\n"
+      << "=== $paramod\\tessel_dma\\IS_STORE=1'0 ===\n   Number of cells: 5\n     LUT4 5\n"
+      << "=== $paramod\\tessel_dma\\IS_STORE=1'1 ===\n   Number of cells: 7\n     LUT4 7\n"
+      << "=== tessel_matrix ===\n   Number of cells: 132\n     DSP48E1 32\n     LUT6 100\n"
+      << "=== tessel_fpga_top ===\n   Number of cells: 13\n     FDRE 10\n     tessel_matrix 1\n"
+      << "     $paramod\\tessel_dma\\IS_STORE=1'0 1\n     $paramod\\tessel_dma\\IS_STORE=1'1 1\n"
+      << "X\necho '{\"creator\": \"fake\", \"design\": {\"num_cells_by_type\": {\"DSP48E1\": 32, "
+         "\"LUT6\": 100, \"LUT4\": 12, \"FDRE\": 10}}}' > yosys_stat.json\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path out = dir_ / "out";
+  testing::internal::CaptureStdout();
+  const int status = cli::run_args({"fpga", "--hw", kConfigs + "edge-small.yaml", "--out",
+                                    out.string(), "--yosys", fake.string()});
+  const std::string text = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(status, 0) << text;
+  const auto json = nlohmann::json::parse(read(out / "resources.json"));
+  EXPECT_EQ(json["config"]["name"], "edge-small");
+  EXPECT_EQ(json["tool"], "fake");
+  const auto& units = json["units"];
+  ASSERT_EQ(units.size(), 7u);
+  EXPECT_EQ(units[0]["name"], "matrix array");
+  EXPECT_EQ(units[0]["lut"], 100);
+  EXPECT_EQ(units[0]["dsp"], 32);
+  EXPECT_EQ(units[0]["note"], "no activation-operand path (matrix.activation_operands false)");
+  EXPECT_EQ(units[2]["instances"], 0);  // no row normaliser on edge-small
+  EXPECT_EQ(units[4]["name"], "DMA");
+  EXPECT_EQ(units[4]["instances"], 2);
+  EXPECT_EQ(units[4]["lut"], 5 + 7);
+  EXPECT_EQ(units[6]["name"], "other");
+  EXPECT_EQ(units[6]["ff"], 10);
+  EXPECT_EQ(units[6]["lut"], 0);
+  EXPECT_NE(text.find("    matrix array            1      100        0        0      0.0    32"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    DMA                     2       12"), std::string::npos) << text;
 }
 
 }  // namespace

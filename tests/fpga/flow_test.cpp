@@ -290,6 +290,38 @@ TEST_F(FpgaFlow, yosys_reads_the_black_box_stand_in_and_vivado_the_real_source) 
   EXPECT_EQ(back.value(), r);
 }
 
+TEST_F(FpgaFlow, units_are_measured_on_the_hierarchical_netlist) {
+  if (!have_yosys()) GTEST_SKIP() << "yosys not found on PATH";
+  const HwConfig config = load_hw_config(kEdge);
+  FlowDesign design;
+  design.top = "bb_top";
+  design.sources = {{"bb_leaf.sv", kData + "bb_leaf.sv", ""},
+                    {"bb_top.sv", kData + "bb_top.sv", ""}};
+  design.units = {{"multiplier", "bb_leaf", "the 8 x 8 multiply"}};
+  auto result = run_flow(config, design, make_test_program(config).value(), {}, dir_.string());
+  ASSERT_TRUE(result.ok()) << result.reason();
+  const FpgaResources& r = *result.value().resources;
+  EXPECT_NE(read(dir_ / "synth.ys").find("tee -q -o yosys_stat_hier.txt stat\nflatten\n"),
+            std::string::npos);
+  ASSERT_EQ(r.units.size(), 2u);
+  // bb_leaf is one DSP48E1 and nothing else; bb_top's own cells are q's 16 FFs, 1 + 16 inputs,
+  // 16 outputs and the clock buffer.
+  const UnitCost& leaf = r.units[0];
+  EXPECT_EQ(leaf.name, "multiplier");
+  EXPECT_EQ(leaf.instances, 1);
+  EXPECT_EQ(leaf.counts.dsp, 1);
+  EXPECT_EQ(leaf.counts.ff + leaf.counts.lut + leaf.counts.io, 0);
+  const UnitCost& other = r.units[1];
+  EXPECT_EQ(other.name, "other");
+  EXPECT_EQ(other.counts.dsp, 0);
+  EXPECT_EQ(other.counts.ff, 16);
+  EXPECT_EQ(other.counts.io, 33);
+  EXPECT_EQ(r.counts.dsp, 1);
+  auto back = read_resources((dir_ / "resources.json").string());
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value(), r);
+}
+
 TEST_F(FpgaFlow, a_black_box_missing_from_the_netlist_fails) {
   // A stand-in "yosys" whose netlist has q's flip-flops but no bb_leaf cell, as when the logic
   // around a black box is trimmed away.

@@ -141,6 +141,7 @@ TEST(FpgaYosys, script_reads_every_source_then_synth_xilinx_stat_and_netlists) {
             "read_verilog -sv -I/inc rtl/pkg.sv\n"
             "read_verilog -sv -I/inc rtl/top.sv\n"
             "synth_xilinx -family xc7 -top top\n"
+            "tee -q -o yosys_stat_hier.txt stat\n"
             "flatten\n"
             "tee -q -o yosys_stat.json stat -json\n"
             "write_json netlist.json\n"

@@ -61,6 +61,20 @@ TEST(FpgaSynth, edge_small_synthesises_within_the_bound_with_its_scratchpads_in_
   // The wrapper's program ROM and DRAM banks are block RAM or LUT RAM, never flip-flops only
   // (session 21: LUT RAM, 1,100 LUTs).
   EXPECT_GT(r.counts.bram18 + (r.counts.bram36 - 64) + r.counts.lut_as_memory, 0);
+  // The per-unit rows (docs/fpga.md, "What each unit costs"): six units and "other".
+  ASSERT_EQ(r.units.size(), 7u);
+  EXPECT_EQ(r.units[0].module, "tessel_matrix");
+  EXPECT_EQ(r.units[0].instances, 1);
+  EXPECT_GE(r.units[0].counts.dsp, 32) << "the 32 tessel_mac_pair DSP48E1 are in the matrix row";
+  EXPECT_EQ(r.units[2].module, "tessel_rownorm");
+  EXPECT_EQ(r.units[2].instances, 0) << "edge-small declares no row normaliser";
+  EXPECT_EQ(r.units[3].module, "tessel_sram");
+  EXPECT_EQ(r.units[3].counts.bram36, rule.value().bram36) << "the scratchpads' block RAM";
+  EXPECT_EQ(r.units[4].instances, 2);  // load and store DMA
+  EXPECT_EQ(r.units[5].instances, 3);  // three instruction queues
+  std::int64_t lut = 0;
+  for (const UnitCost& u : r.units) lut += u.counts.lut;
+  EXPECT_EQ(lut, r.counts.lut);
   auto back = read_resources((dir / "resources.json").string());
   ASSERT_TRUE(back.ok()) << back.reason();
   EXPECT_EQ(back.value(), r);
