@@ -186,8 +186,14 @@ Result<Machine> machine_from_json(const nlohmann::json& json) {
 Status check_machine_json(const nlohmann::json& json, const Machine& config_view) {
   auto made = machine_from_json(json);
   if (!made.ok()) return made.failure();
-  const std::string d =
-      first_difference(machine_to_json(made.value()), machine_to_json(config_view), "machine");
+  // The hardware first, the name last: a name alone differs only for a renamed config.
+  auto made_json = machine_to_json(made.value());
+  auto has_json = machine_to_json(config_view);
+  const ordered_json made_name = made_json["name"], has_name = has_json["name"];
+  made_json.erase("name");
+  has_json.erase("name");
+  std::string d = first_difference(made_json, has_json, "machine");
+  if (d.empty()) d = first_difference(made_name, has_name, "machine.name");
   if (!d.empty()) return fail(d);
   return {};
 }

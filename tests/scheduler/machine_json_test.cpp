@@ -81,6 +81,8 @@ TEST(MachineJson, a_view_for_other_hardware_is_refused_naming_the_key) {
   view["scratchpads"].erase(3);
   view["scratchpad_for"]["outputs"] = 0;
   EXPECT_EQ(reason_of(view, vta), "machine.scratchpads: schedule made for 3 entries, config has 4");
+  view["name"] = "edge-small";  // the hardware is named before the name
+  EXPECT_EQ(reason_of(view, vta), "machine.scratchpads: schedule made for 3 entries, config has 4");
   view = nlohmann::json::parse(kVtaView);
   view["name"] = "edge-small";
   EXPECT_EQ(reason_of(view, vta),
