@@ -181,8 +181,10 @@ Status write_compile_folder(const CompiledProgram& compiled, const sched::Schedu
       !s.ok())
     return s;
   if (auto s = write_text("dram.bin", as_text(compiled.dram)); !s.ok()) return s;
-  if (auto s = write_text("schedule.json",
-                          json_text(sched::to_json(scheduled.schedule, scheduled.net), 2) + "\n");
+  if (auto s = write_text(
+          "schedule.json",
+          json_text(sched::to_json(scheduled.schedule, scheduled.net, scheduled.machine), 2) +
+              "\n");
       !s.ok())
     return s;
   if (!compiled.host.empty())

@@ -179,7 +179,7 @@ cli::Runner setup_schedule(CLI::App& command) {
       }
     }
     if (!o->json.empty()) {
-      auto j = to_json(result.value().schedule, result.value().net);
+      auto j = to_json(result.value().schedule, result.value().net, result.value().machine);
       add_predicted_energy(j, energy, config);
       if (!comparison.is_null()) j["objective_comparison"] = comparison;
       const auto text = tessel::json_text(j, 1) + "\n";

@@ -5,6 +5,7 @@
 
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/machine_json.hpp"
 #include "scheduler/mapped_schedule.hpp"
 #include "scheduler/policy.hpp"
 #include "support/cancel.hpp"
@@ -66,6 +67,12 @@ Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const 
   auto features = features_from_json(json);
   if (!features.ok()) return features.failure();
   const Machine machine = machine_from_config(config);
+  // The hardware view the schedule was made for must be this config's (docs/scheduler-
+  // mapping.md, "The hardware view"); a schedule without one is read for the config given.
+  if (json.contains("machine")) {
+    if (auto same = check_machine_json(json.at("machine"), machine); !same.ok())
+      return same.failure();
+  }
   auto net = net_from_graph(graph, machine, found.value()->form, features.value());
   if (!net.ok()) return net.failure();
   auto schedule = schedule_from_mappings(net.value(), machine, json);

@@ -2,6 +2,7 @@
 #include "scheduler/schedule_json.hpp"
 
 #include "scheduler/group_mapping.hpp"
+#include "scheduler/machine_json.hpp"
 
 namespace tessel::sched {
 
@@ -66,10 +67,13 @@ Status read_flat_mapping(const nlohmann::json& gj, GroupSchedule& g) {
 
 }  // namespace
 
-ordered_json to_json(const Schedule& s, const Net& net) {
+namespace {
+
+ordered_json schedule_json(const Schedule& s, const Net& net, const Machine* machine) {
   ordered_json j;
   j["model"] = s.model;
   j["config"] = s.config;
+  if (machine) j["machine"] = machine_to_json(*machine);
   j["policy"] = s.policy;
   j["objective"] = s.objective;
   j["map_space"] = {{"weight_sweep", s.features.weight_sweep},
@@ -151,11 +155,27 @@ ordered_json to_json(const Schedule& s, const Net& net) {
   return j;
 }
 
+}  // namespace
+
+ordered_json to_json(const Schedule& s, const Net& net) {
+  return schedule_json(s, net, nullptr);
+}
+
+ordered_json to_json(const Schedule& s, const Net& net, const Machine& machine) {
+  return schedule_json(s, net, &machine);
+}
+
 Result<Schedule> schedule_from_json(const nlohmann::json& j) {
   try {
     Schedule s;
     s.model = j.at("model").get<std::string>();
     s.config = j.at("config").get<std::string>();
+    // The hardware view (schedules written before session 29 have none): checked for form here;
+    // schedule_graph_from_mappings compares it with the config's.
+    if (j.contains("machine")) {
+      if (auto view = machine_from_json(j.at("machine")); !view.ok())
+        return fail("schedule JSON: " + view.reason());
+    }
     s.policy = j.at("policy").get<std::string>();
     s.objective = j.at("objective").get<std::string>();
     // Schedules written before session 12 have no map_space (the defaults of their day).

@@ -19,7 +19,8 @@ program.bin files for a smaller set (PROGRAM_CASES, or --program-models x --prog
 under fusion+reuse bytes and optimal bytes/latency); --programs-only skips the schedules (a
 change to code generation alone). `compare` normalises both sides and
 reports every difference:
-- tool_version and search_seconds are dropped (they differ by build and by run);
+- tool_version and search_seconds are dropped (they differ by build and by run), and so is
+  machine, the hardware view written since session 29 (the config's, not a figure);
 - a group written with an explicit `mapping` (issue 35) has it turned back into the flat keys
   older schedules carried (row_tiles, col_tiles, channel_tiles, halo, weights_resident,
   double_buffered, weight_sweep, op_slices, memory_reuse, rows_per_step), by the rules of
@@ -125,6 +126,7 @@ def flat_from_mapping(group):
 
 def normalise(schedule):
     schedule.pop("tool_version", None)
+    schedule.pop("machine", None)  # the hardware view (session 29): the config's, not a figure
     schedule.pop("search_seconds", None)
     for group in schedule.get("groups", []):
         if "mapping" in group:

@@ -177,7 +177,7 @@ void bind_schedule_class(py::module_& m) {
   using S = Schedule;
   // The JSON of `tessel schedule --json`: the schedule and its predicted energy.
   auto json = [](const S& s) {
-    auto j = sched::to_json(s.scheduled->schedule, s.scheduled->net);
+    auto j = sched::to_json(s.scheduled->schedule, s.scheduled->net, s.scheduled->machine);
     sched::add_predicted_energy(
         j, sched::predict_energy(s.scheduled->schedule, s.scheduled->net, s.config), s.config);
     return j;
