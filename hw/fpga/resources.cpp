@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 namespace tessel::fpga {
 namespace {
@@ -57,24 +58,47 @@ Json counts_json(const std::map<std::string, std::int64_t>& cells) {
   return out;
 }
 
+/// The resource counts in their JSON order (one table for writing and reading them back).
+struct CountField {
+  const char* name;
+  std::int64_t ResourceCounts::*field;
+};
+constexpr CountField kCountFields[] = {
+    {"lut", &ResourceCounts::lut},
+    {"lut_as_memory", &ResourceCounts::lut_as_memory},
+    {"ff", &ResourceCounts::ff},
+    {"latch", &ResourceCounts::latch},
+    {"bram18", &ResourceCounts::bram18},
+    {"bram36", &ResourceCounts::bram36},
+    {"dsp", &ResourceCounts::dsp},
+    {"carry", &ResourceCounts::carry},
+    {"muxf", &ResourceCounts::muxf},
+    {"io", &ResourceCounts::io},
+    {"clock_buffers", &ResourceCounts::clock_buffers},
+};
+
+/// `c` as JSON, each count under its name and the derived RAMB36 equivalent after bram36.
+void put_counts(Json& out, const ResourceCounts& c) {
+  for (const CountField& f : kCountFields) {
+    out[f.name] = c.*f.field;
+    if (std::string_view(f.name) == "bram36") out["bram36_equivalent"] = c.bram36_equivalent();
+  }
+}
+
+/// Reads every count of `in` into `c`; `key` names the value being read (`at` + its name).
+void parse_counts(const Json& in, const std::string& at, ResourceCounts& c, std::string& key) {
+  for (const CountField& f : kCountFields) {
+    key = at + f.name;
+    c.*f.field = in.at(f.name).get<std::int64_t>();
+    if (c.*f.field < 0) throw std::out_of_range("negative");
+  }
+}
+
 Json unit_json(const UnitCost& u) {
-  const ResourceCounts& c = u.counts;
-  return {{"name", u.name},
-          {"module", u.module},
-          {"instances", u.instances},
-          {"lut", c.lut},
-          {"lut_as_memory", c.lut_as_memory},
-          {"ff", c.ff},
-          {"latch", c.latch},
-          {"bram18", c.bram18},
-          {"bram36", c.bram36},
-          {"bram36_equivalent", c.bram36_equivalent()},
-          {"dsp", c.dsp},
-          {"carry", c.carry},
-          {"muxf", c.muxf},
-          {"io", c.io},
-          {"clock_buffers", c.clock_buffers},
-          {"note", u.note}};
+  Json out = {{"name", u.name}, {"module", u.module}, {"instances", u.instances}};
+  put_counts(out, u.counts);
+  out["note"] = u.note;
+  return out;
 }
 
 /// Reads one "units" row back; `key` names the value being read (for the caller's message).
@@ -86,23 +110,10 @@ UnitCost parse_unit(const Json& e, const std::string& at, std::string& key) {
   u.module = e.at("module").get<std::string>();
   key = at + "note";
   u.note = e.at("note").get<std::string>();
-  auto count = [&](const char* name, std::int64_t& field) {
-    key = at + name;
-    field = e.at(name).get<std::int64_t>();
-    if (field < 0) throw std::out_of_range("negative");
-  };
-  count("instances", u.instances);
-  count("lut", u.counts.lut);
-  count("lut_as_memory", u.counts.lut_as_memory);
-  count("ff", u.counts.ff);
-  count("latch", u.counts.latch);
-  count("bram18", u.counts.bram18);
-  count("bram36", u.counts.bram36);
-  count("dsp", u.counts.dsp);
-  count("carry", u.counts.carry);
-  count("muxf", u.counts.muxf);
-  count("io", u.counts.io);
-  count("clock_buffers", u.counts.clock_buffers);
+  key = at + "instances";
+  u.instances = e.at("instances").get<std::int64_t>();
+  if (u.instances < 0) throw std::out_of_range("negative");
+  parse_counts(e, at, u.counts, key);
   return u;
 }
 
@@ -233,19 +244,8 @@ std::string to_json(const FpgaResources& r) {
   out["tool"] = r.tool;
   out["tessel_version"] = r.tessel_version;
   out["synth_seconds"] = r.synth_seconds;
-  const ResourceCounts& c = r.counts;
-  out["resources"] = {{"lut", c.lut},
-                      {"lut_as_memory", c.lut_as_memory},
-                      {"ff", c.ff},
-                      {"latch", c.latch},
-                      {"bram18", c.bram18},
-                      {"bram36", c.bram36},
-                      {"bram36_equivalent", c.bram36_equivalent()},
-                      {"dsp", c.dsp},
-                      {"carry", c.carry},
-                      {"muxf", c.muxf},
-                      {"io", c.io},
-                      {"clock_buffers", c.clock_buffers}};
+  out["resources"] = Json::object();
+  put_counts(out["resources"], r.counts);
   out["black_boxes"] = r.black_boxes;
   out["scratchpad_bram"] = r.scratchpad_bram ? scratchpad_bram_json(*r.scratchpad_bram) : Json();
   out["bram36_equivalent_total"] = r.bram36_equivalent_total();
@@ -255,8 +255,8 @@ std::string to_json(const FpgaResources& r) {
   for (const UnitCost& u : r.units) units.push_back(unit_json(u));
   out["units_method"] = r.units.empty() ? "" : std::string(kUnitsMethod);
   out["units"] = units;
-  out["cells_by_type"] = counts_json(c.cells_by_type);
-  out["unclassified_cells"] = counts_json(c.unclassified);
+  out["cells_by_type"] = counts_json(r.counts.cells_by_type);
+  out["unclassified_cells"] = counts_json(r.counts.unclassified);
   return out.dump(2) + "\n";
 }
 
@@ -292,23 +292,7 @@ Result<FpgaResources> parse_resources(std::string_view text, const std::string& 
     r.tessel_version = in.at("tessel_version").get<std::string>();
     key = "synth_seconds";
     r.synth_seconds = in.at("synth_seconds").get<double>();
-    const Json& res = in.at("resources");
-    auto count = [&](const char* name, std::int64_t& field) {
-      key = std::string("resources.") + name;
-      field = res.at(name).get<std::int64_t>();
-      if (field < 0) throw std::out_of_range("negative");
-    };
-    count("lut", r.counts.lut);
-    count("lut_as_memory", r.counts.lut_as_memory);
-    count("ff", r.counts.ff);
-    count("latch", r.counts.latch);
-    count("bram18", r.counts.bram18);
-    count("bram36", r.counts.bram36);
-    count("dsp", r.counts.dsp);
-    count("carry", r.counts.carry);
-    count("muxf", r.counts.muxf);
-    count("io", r.counts.io);
-    count("clock_buffers", r.counts.clock_buffers);
+    parse_counts(in.at("resources"), "resources.", r.counts, key);
     key = "black_boxes";
     r.black_boxes = in.at("black_boxes").get<std::vector<std::string>>();
     key = "scratchpad_bram";
