@@ -143,6 +143,19 @@ std::vector<Case> modern_cnn_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Modern, ModernCnn, ::testing::ValuesIn(modern_cnn_cases()), case_name);
 
+// One layer of the zoo transformer `name` at `sequence` tokens, quantized at `config`'s width.
+Result<pipeline::PreparedModel> one_layer_prepared(const std::string& name, std::int64_t sequence,
+                                                   const HwConfig& config) {
+  zoo::ZooOptions options;
+  options.layers = 1;
+  options.sequence = sequence;
+  auto built = zoo::build_model(name, options);
+  if (!built.ok()) return built.failure();
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  return pipeline::prepare_model(built.value(), qconfig);
+}
+
 // Issue 36 part 3: one BERT-base layer at sequence 128 (`--layers 1 --seq 128`) on cloud-large
 // (the config with the matmul and row-normaliser units) under every policy: bit exact, bytes as
 // scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers"); issue
@@ -150,14 +163,7 @@ INSTANTIATE_TEST_SUITE_P(Modern, ModernCnn, ::testing::ValuesIn(modern_cnn_cases
 // the total energy within 1%.
 TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  zoo::ZooOptions options;
-  options.layers = 1;
-  options.sequence = 128;
-  auto built = zoo::build_model("bert_base", options);
-  ASSERT_TRUE(built.ok()) << built.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(built.value(), qconfig);
+  auto model = one_layer_prepared("bert_base", 128, config);
   ASSERT_TRUE(model.ok()) << model.reason();
   for (const char* policy : kPolicies) {
     SCOPED_TRACE(policy);
@@ -180,14 +186,7 @@ TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_eve
 // class, cycles sim/pred within 5%.
 TEST(Transformer, one_gpt2_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  zoo::ZooOptions options;
-  options.layers = 1;
-  options.sequence = 128;
-  auto built = zoo::build_model("gpt2", options);
-  ASSERT_TRUE(built.ok()) << built.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(built.value(), qconfig);
+  auto model = one_layer_prepared("gpt2", 128, config);
   ASSERT_TRUE(model.ok()) << model.reason();
   for (const char* policy : kPolicies) {
     SCOPED_TRACE(policy);
@@ -234,14 +233,7 @@ TEST(Transformer, the_exported_gpt2_is_bit_exact_with_the_scheduled_bytes) {
 // (docs/scheduler-mapping.md "Attention fusion"). About a minute of simulation.
 TEST(Transformer, bert_attention_at_sequence_512_runs_fused_in_row_blocks) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  zoo::ZooOptions options;
-  options.layers = 1;
-  options.sequence = 512;
-  auto built = zoo::build_model("bert_base", options);
-  ASSERT_TRUE(built.ok()) << built.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(built.value(), qconfig);
+  auto model = one_layer_prepared("bert_base", 512, config);
   ASSERT_TRUE(model.ok()) << model.reason();
   auto r = pipeline::run_policy(model.value(), config, "optimal");
   ASSERT_TRUE(r.ok()) << r.reason();
