@@ -9,6 +9,13 @@
 namespace tessel::e2e {
 namespace {
 
+// The tiny zoo net `name`, quantized at `config`'s width.
+Result<pipeline::PreparedModel> tiny_prepared(const std::string& name, const HwConfig& config) {
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  return pipeline::prepare_model(zoo::build_model(name).value(), qconfig);
+}
+
 struct Case {
   std::string model, config;
 };
@@ -57,9 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
 // the op and the config key (edge-small declares no optional vector unit).
 TEST(TinyPipeline, a_config_without_the_lut_unit_refuses_naming_the_op_and_the_unit) {
   const HwConfig config = load_hw_config(config_path("edge-small"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_se").value(), qconfig);
+  auto model = tiny_prepared("tiny_se", config);
   ASSERT_TRUE(model.ok()) << model.reason();
   auto r = pipeline::run_policy(model.value(), config, "fusion");
   ASSERT_FALSE(r.ok());
@@ -73,9 +78,7 @@ TEST(TinyPipeline, a_config_without_the_lut_unit_refuses_naming_the_op_and_the_u
 // (edge-small has none of them; the attention scale's table lookup comes first).
 TEST(TinyPipeline, a_transformer_on_a_config_without_its_units_is_refused_by_name) {
   const HwConfig config = load_hw_config(config_path("edge-small"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_attention").value(), qconfig);
+  auto model = tiny_prepared("tiny_attention", config);
   ASSERT_TRUE(model.ok()) << model.reason();
   auto r = pipeline::run_policy(model.value(), config, "layerwise");
   ASSERT_FALSE(r.ok());
@@ -87,9 +90,7 @@ TEST(TinyPipeline, a_transformer_on_a_config_without_its_units_is_refused_by_nam
 
 TEST(TinyPipeline, timing_only_gives_the_full_runs_cycles_and_bytes) {
   const HwConfig config = load_hw_config(config_path("edge-small"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_residual").value(), qconfig);
+  auto model = tiny_prepared("tiny_residual", config);
   ASSERT_TRUE(model.ok()) << model.reason();
   auto full = pipeline::run_policy(model.value(), config, "fusion");
   pipeline::RunOptions timing;
@@ -108,9 +109,7 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
        {Case{"tiny_residual", "edge-small"}, Case{"tiny_conv", "npc19-deepfusion"}}) {
     SCOPED_TRACE(c.model + " on " + c.config);
     const HwConfig config = load_hw_config(config_path(c.config));
-    quant::QuantConfig qconfig;
-    qconfig.bits = config.matrix.input_bits;
-    auto model = pipeline::prepare_model(zoo::build_model(c.model).value(), qconfig);
+    auto model = tiny_prepared(c.model, config);
     ASSERT_TRUE(model.ok()) << model.reason();
     pipeline::RunOptions latency;
     latency.objective = sched::Objective::Latency;
@@ -130,9 +129,7 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
 // each tile's first query, never the mask loaded from DRAM.
 TEST(TinyPipeline, a_causal_block_runs_its_mask_as_the_softmax_band_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_causal").value(), qconfig);
+  auto model = tiny_prepared("tiny_causal", config);
   ASSERT_TRUE(model.ok()) << model.reason();
   for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
     SCOPED_TRACE(policy);
@@ -194,9 +191,7 @@ TEST(TinyPipeline, token_linears_without_trans_b_are_bit_exact) {
 // by class, and the chain reads Q, K and V (16 x 32 bytes each) and writes the context once.
 TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_attention").value(), qconfig);
+  auto model = tiny_prepared("tiny_attention", config);
   ASSERT_TRUE(model.ok()) << model.reason();
   auto searched =
       sched::schedule_graph(model.value().prepared, config, "optimal", sched::Objective::Bytes);
