@@ -851,7 +851,20 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
   bound.per_tensor_bytes = bound.base_bytes + bound.crossing_bytes + bound.reread_bytes;
   chain_bound(machine, bound);
   bound.bytes = std::max(bound.per_tensor_bytes, bound.chain_bytes);
+  bound.own_bytes = bound.bytes;
   return bound;
+}
+
+void lift_to_larger_capacities(std::vector<BytesBound>& rows) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return rows[a].capacity_bytes > rows[b].capacity_bytes; });
+  int64_t most = 0;  // the largest bound at a capacity at or above this row's
+  for (size_t i : order) {
+    most = std::max(most, rows[i].own_bytes);
+    rows[i].bytes = most;
+  }
 }
 
 BytesBound bytes_lower_bound(const Net& net, const Machine& machine) {

@@ -41,6 +41,9 @@ struct BytesBound {
   /// begin.
   std::vector<int> chain_groups;
   int64_t bytes = 0;  ///< max(per_tensor_bytes, chain_bytes): no schedule moves fewer
+  /// The bound from this capacity's facts alone; `bytes` may be higher after
+  /// lift_to_larger_capacities (a larger capacity's bound holds here too).
+  int64_t own_bytes = 0;
   std::vector<ForcedTraffic> forced;
 };
 
@@ -233,6 +236,13 @@ class BytesBoundModel {
   mutable std::mutex packed_mutex_;
   mutable std::vector<std::unique_ptr<PackedWeights>> packed_;  ///< per array shape seen
 };
+
+/// Makes bounds of one model at several capacities non-increasing in capacity (docs/bounds.md,
+/// "Monotone in capacity"): every schedule that fits a capacity fits each larger one (every
+/// scratchpad no smaller, as scale_scratchpads makes them) and moves the same bytes there, so
+/// the bound at a larger capacity also holds at a smaller one. Each row's `bytes` becomes the
+/// most of its own and every larger capacity's; `own_bytes` keeps its own. Any order.
+void lift_to_larger_capacities(std::vector<BytesBound>& rows);
 
 /// The bound of `net` on `machine` (BytesBoundModel(net).at(machine)).
 BytesBound bytes_lower_bound(const Net& net, const Machine& machine);
