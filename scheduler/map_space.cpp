@@ -221,6 +221,11 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   return out;
 }
 
+int64_t finest_sweep_slices(const Net& net, const Machine& machine, const Op& op) {
+  const int64_t channels = std::max<int64_t>(1, net.tensor(op.output).shape.c);
+  return ceil_div(channels, std::max<int64_t>(1, machine.matrix_cols));
+}
+
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
                                               const std::vector<int>& ops) {
   std::vector<Mapping> out;
@@ -247,6 +252,13 @@ std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& mac
     }
     if (out.empty() || out.back().op_slices != m.op_slices) out.push_back(std::move(m));
   }
+  // The finest slicing: one column block per slice (ceil(C / cols) near-equal parts, any count),
+  // the fewest weight bytes a sweep can hold; the halving budgets above stop at a power of two.
+  Mapping finest = out.back();
+  for (size_t pos = 0; pos < ops.size(); ++pos)
+    if (is_dense_conv(net.op(ops[pos])))
+      finest.op_slices[pos] = finest_sweep_slices(net, machine, net.op(ops[pos]));
+  if (finest.op_slices != out.back().op_slices) out.push_back(std::move(finest));
   return out;
 }
 
@@ -277,10 +289,11 @@ Status check_sweep_mapping(const Net& net, const Machine& machine, const std::ve
       continue;
     }
     const int64_t most = std::max<int64_t>(1, net.tensor(op.output).shape.c / machine.matrix_cols);
-    if (!power_of_two(m.op_slices[pos]) || m.op_slices[pos] > most)
+    const int64_t finest = finest_sweep_slices(net, machine, op);
+    if (m.op_slices[pos] != finest && (!power_of_two(m.op_slices[pos]) || m.op_slices[pos] > most))
       return fail(at + ": " + std::to_string(m.op_slices[pos]) + " slices of '" + op.name +
-                  "' (a power of two up to " + std::to_string(most) +
-                  ", one per matrix column block)");
+                  "' (a power of two up to " + std::to_string(most) + ", or " +
+                  std::to_string(finest) + ": one per matrix column block)");
   }
   return {};
 }

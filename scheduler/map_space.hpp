@@ -110,10 +110,15 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops);
 /// once): MaxPool, AvgPool and Concat.
 bool runs_whole_in_sweep(const Op& op);
 
+/// A dense conv's finest sweep slicing: ceil(C / matrix_cols) near-equal slices, one column
+/// block each (any count, not only a power of two; docs/scheduler-mapping.md).
+int64_t finest_sweep_slices(const Net& net, const Machine& machine, const Op& op);
+
 /// The weight-sweep mappings of a group (none unless is_weight_sweep_group): per budget of
 /// `capacity / 2^i` bytes (i = 1..10) of the weights' scratchpad, each conv takes the fewest
 /// power-of-two slices (at most one per matrix column block) whose packed slice fits it;
-/// distinct slice vectors only, coarsest first.
+/// distinct slice vectors only, coarsest first; last, every conv at its finest slicing
+/// (`finest_sweep_slices`) where that differs.
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
                                               const std::vector<int>& ops);
 
