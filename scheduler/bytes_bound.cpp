@@ -107,6 +107,22 @@ class TermBuilder {
   }
 
  private:
+  /// Whether a group that may chunk the MLP's hidden dimension (hidden_chunks) holds `span`,
+  /// the span of tensor `t`: the span itself, or the span with its head extended back over the
+  /// elementwise ops before it to the first Linear A (t a hidden tensor of the E's).
+  bool in_hidden_chunks(int t, const std::vector<int>& span) const {
+    if (span.empty()) return false;
+    if (hidden_chunks(net_, span).found()) return true;
+    int head = net_.tensor(t).producer;
+    while (head >= 0 && net_.op(head).kind == OpKind::Eltwise && net_.op(head).inputs.size() == 1)
+      head = net_.tensor(net_.op(head).inputs[0]).producer;
+    if (head < 0 || head == net_.tensor(t).producer) return false;
+    std::vector<int> group;
+    for (int p = head; p <= span.back(); ++p)
+      if (net_.op(p).kind != OpKind::Input) group.push_back(p);
+    return hidden_chunks(net_, group).found();
+  }
+
   /// The span: every non-Input op from the producer to the last reader. Groups are contiguous
   /// in the net's order, so a group that keeps `t` on chip holds all of them.
   void span_terms(int t, BytesBoundModel::TensorTerms& out) const {
@@ -132,7 +148,7 @@ class TermBuilder {
       if (op.kind == OpKind::Conv) conv_weights += op.weight_bytes;
     }
     // The MLP's hidden chunks hold one chunk of each Linear's weights (map_space.hpp).
-    out.span_weights = streams || hidden_chunks(net_, span).found() ? 0 : conv_weights;
+    out.span_weights = streams || in_hidden_chunks(t, span) ? 0 : conv_weights;
     if (!out.sweep_shaped) return;
     for (int o : span) {
       if (!starts_sweep_block(net_.op(o))) continue;

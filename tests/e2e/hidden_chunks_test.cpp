@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/zoo/builder.hpp"
+#include "scheduler/bytes_bound.hpp"
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/plan.hpp"
@@ -119,6 +120,26 @@ TEST(HiddenChunks, optimal_chunks_the_mlp_and_the_simulation_is_bit_exact) {
   const Status checked =
       sched::check_schedule(scheduled.net, scheduled.machine, scheduled.schedule);
   EXPECT_TRUE(checked.ok()) << checked.reason();
+  // The bytes bound stays at or below the schedule (before session 30 it ruled the group out).
+  EXPECT_LE(sched::bytes_lower_bound(scheduled.net, scheduled.machine).bytes,
+            scheduled.schedule.traffic.total());
+}
+
+// The bytes bound with a 2 KiB weight scratchpad: linear2's 2,176 compact bytes alone exceed it,
+// so without the chunks its input (gelu's output) could never share a group with gelu; a group
+// chunking the hidden dimension holds a chunk of each Linear, so the bound forces neither hidden
+// tensor across DRAM.
+TEST(HiddenChunks, the_bytes_bound_forces_no_hidden_tensor_across_dram) {
+  sched::Machine machine = sched::machine_from_config(chunk_config());
+  machine.scratchpads[static_cast<size_t>(machine.scratchpad(sched::BufferKind::Weights))]
+      .size_bytes = 2048;
+  auto net = sched::net_from_graph(tiny_mlp_block(), machine, sched::NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const sched::BytesBound bound = sched::bytes_lower_bound(net.value(), machine);
+  for (const sched::ForcedTraffic& f : bound.forced) {
+    EXPECT_NE(net.value().tensor(f.tensor).name, "linear1") << f.why;
+    EXPECT_NE(net.value().tensor(f.tensor).name, "gelu") << f.why;
+  }
 }
 
 }  // namespace
