@@ -134,7 +134,8 @@ Status Lowering::plan_weight_regions() {
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       channel_tiles_[index] = gs.channel_tiles;
-      if (gs.weight_sweep) {  // each conv its own slice count
+      if (hidden_reducer(gs) == index) channel_tiles_[index] = 1;  // its chunks split the inputs
+      if (gs.weight_sweep) {                                       // each conv its own slice count
         const auto pos =
             static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());
         if (pos < gs.op_slices.size()) channel_tiles_[index] = gs.op_slices[pos];

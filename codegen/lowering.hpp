@@ -256,6 +256,17 @@ class Lowering {
                     std::vector<TileCode>& tiles, bool& pipelined);
   /// The tile's requested box of every stored output (the scheduler's tiling rule).
   std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
+  /// Tile `tile`'s stored boxes (`requested`) and every tensor's box (`need`): the shape transfer
+  /// of requested_boxes, or the MLP's hidden chunks' rule (sched::hidden_chunk_boxes).
+  void tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
+                  std::vector<Box>& need) const;
+  /// The op index of the reducer B of a group that chunks the MLP's hidden dimension
+  /// (sched::chunks_hidden), else -1.
+  int hidden_reducer(const sched::GroupSchedule& gs) const;
+  /// The reducer's conv over chunk `hidden_chunk_` of its inputs, per step of rows: init bias
+  /// (chunk 0) or acc onto accumulators that hold every row; the requant at the last chunk.
+  Status emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                           const std::vector<Box>& need, std::vector<Phase>& phases);
   /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
   std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
   /// Appends tile `tile`'s loads, phases and stores to `tiles`.
@@ -424,6 +435,8 @@ class Lowering {
   // `table_copy_` (the tile's parity). -1: no chunk ping-pong (the table goes with the blocks).
   int table_copy_ = -1;
   bool chunk_pingpong_ = false;
+  // The MLP's hidden chunks: the chunk (channel part) of the current tile; -1 in other groups.
+  int64_t hidden_chunk_ = -1;
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
   static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
     for (const auto& b : gs.buffers)

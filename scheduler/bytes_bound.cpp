@@ -120,6 +120,22 @@ class TermBuilder {
   }
 
  private:
+  /// Whether a group that may chunk the MLP's hidden dimension (hidden_chunks) holds `span`,
+  /// the span of tensor `t`: the span itself, or the span with its head extended back over the
+  /// elementwise ops before it to the first Linear A (t a hidden tensor of the E's).
+  bool in_hidden_chunks(int t, const std::vector<int>& span) const {
+    if (span.empty()) return false;
+    if (hidden_chunks(net_, span).found()) return true;
+    int head = net_.tensor(t).producer;
+    while (head >= 0 && net_.op(head).kind == OpKind::Eltwise && net_.op(head).inputs.size() == 1)
+      head = net_.tensor(net_.op(head).inputs[0]).producer;
+    if (head < 0 || head == net_.tensor(t).producer) return false;
+    std::vector<int> group;
+    for (int p = head; p <= span.back(); ++p)
+      if (net_.op(p).kind != OpKind::Input) group.push_back(p);
+    return hidden_chunks(net_, group).found();
+  }
+
   /// The span: every non-Input op from the producer to the last reader. Groups are contiguous
   /// in the net's order, so a group that keeps `t` on chip holds all of them.
   void span_terms(int t, BytesBoundModel::TensorTerms& out) const {
@@ -144,7 +160,8 @@ class TermBuilder {
       out.sweep_shaped &= may_sweep(op);
       if (op.kind == OpKind::Conv) conv_weights += op.weight_bytes;
     }
-    out.span_weights = streams ? 0 : conv_weights;
+    // The MLP's hidden chunks hold one chunk of each Linear's weights (map_space.hpp).
+    out.span_weights = streams || in_hidden_chunks(t, span) ? 0 : conv_weights;
     if (!out.sweep_shaped) return;
     for (int o : span) {
       if (!starts_sweep_block(net_.op(o))) continue;
@@ -238,9 +255,12 @@ class ChainBuilder {
     int convs = 0;
     phases_.clear();
     matmul_phases_.clear();
+    std::vector<int> ops;
     for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
       const int q = seq_[pos];
       const Op& op = net_.op(q);
+      ops.push_back(q);
+      g.hidden_chunks = hidden_chunks(net_, ops).found();
       const size_t length = pos - first + 1;
       if (length > 1 && (runs_alone(op) || runs_alone(h))) break;  // F6: so is every longer one
       g.streams = length == 1
@@ -713,6 +733,9 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
   // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep), with F9:
   // a head conv's largest input box beside its weights (a slice of one channel at least).
   if (!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) {
+    // The MLP's hidden chunks: a chunk's weights may be as small as one block (a lower bound
+    // takes every such group as fitting).
+    if (g.hidden_chunks) return true;
     const HeadConv& head = heads_[first];
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
@@ -750,8 +773,10 @@ int64_t BytesBoundModel::head_rereads(size_t first, size_t length, const GroupTe
                                       const Capacities& c, int64_t streamed) const {
   const HeadConv& head = heads_[first];
   // Weights that do not fit, in a group that is no sweep that fits: the group streams k parts
-  // of the head's weights, each loading the input boxes of its tiles (F7, F9).
-  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || sweep_fits(first, length, g, c))
+  // of the head's weights, each loading the input boxes of its tiles (F7, F9). The MLP's hidden
+  // chunks keep the input over the parts: none.
+  if (head.read_bytes <= 0 || g.hidden_chunks || head.weight_bytes <= c.weights ||
+      sweep_fits(first, length, g, c))
     return 0;
   const int64_t loads =
       streamed >= 0 ? streamed

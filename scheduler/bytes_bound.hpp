@@ -144,8 +144,9 @@ class BytesBoundModel {
     /// F10: the most bytes of activation-MatMul `b` operands (each whole: a MatMul's output rows
     /// need all of `b`) live at one MatMul's step (0: no MatMul).
     int64_t matmul_maps = 0;
-    bool streams = false;     ///< may be a weight-streaming group
-    int64_t fixed_bytes = 0;  ///< its weights, tables and network outputs, each once
+    bool streams = false;        ///< may be a weight-streaming group
+    bool hidden_chunks = false;  ///< may chunk the MLP's hidden dimension (map_space.hpp)
+    int64_t fixed_bytes = 0;     ///< its weights, tables and network outputs, each once
     /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the
     /// stores its inputs' groups make into its output, as the chain counts them).
     bool view = false;

@@ -230,7 +230,8 @@ TEST(Transformer, the_exported_gpt2_is_bit_exact_with_the_scheduled_bytes) {
 // (acc:scores is 512 x 12 x 4 = 24 KiB per query row against 4 MiB of accumulators, so it needs
 // more than one) that reads Q, K and V once each (K and V kept: 3 x 512 x 768 bytes) and writes
 // the context once (512 x 768); simulated bit exact with the scheduled bytes class by class
-// (docs/scheduler-mapping.md "Attention fusion"). About a minute of simulation.
+// (docs/scheduler-mapping.md "Attention fusion"); the MLP in hidden chunks (below). About a
+// minute of simulation.
 TEST(Transformer, bert_attention_at_sequence_512_runs_fused_in_row_blocks) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
   auto model = one_layer_prepared("bert_base", 512, config);
@@ -249,6 +250,22 @@ TEST(Transformer, bert_attention_at_sequence_512_runs_fused_in_row_blocks) {
   EXPECT_GT(chain->row_tiles, 1);
   EXPECT_EQ(chain->traffic.activations_read, 3 * 512 * 768);
   EXPECT_EQ(chain->traffic.activations_written, 512 * 768);
+  // The MLP's hidden chunks (docs/scheduler-mapping.md "The MLP's hidden chunks"): linear1 ->
+  // gelu -> linear2 -> add2 -> norm2 is one group in channel tiles of the 3072 hidden channels
+  // (the two Linears' 4.7 MB exceed the 4 MiB weight scratchpad), so the 512 x 3072 hidden
+  // activations never reach DRAM: it reads norm1's output once (linear1's input and add2's,
+  // kept) and writes norm2's, 512 x 768 bytes each.
+  const sched::GroupSchedule* mlp = nullptr;
+  for (const sched::GroupSchedule& g : r.value().scheduled.schedule.groups)
+    if (net.op(g.ops.front()).name == "layers.0.linear1") mlp = &g;
+  ASSERT_NE(mlp, nullptr);
+  ASSERT_EQ(mlp->ops.size(), 5u);
+  EXPECT_EQ(net.op(mlp->ops[2]).name, "layers.0.linear2");
+  EXPECT_EQ(net.op(mlp->ops[4]).name, "layers.0.norm2");
+  EXPECT_GT(mlp->channel_tiles, 1);
+  EXPECT_EQ(mlp->row_tiles, 1);
+  EXPECT_EQ(mlp->traffic.activations_read, 512 * 768);
+  EXPECT_EQ(mlp->traffic.activations_written, 512 * 768);
 }
 
 // ---- timing-only: the whole matrix, bytes and cycles ---------------------------------------
