@@ -20,7 +20,7 @@ constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.m
 
 // Ops whose operand loads whole like a lookup table (codegen's loads_table).
 bool loads_table(const Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
+  return op.lookup_table || op.pool_by_conv || op.constant_operand || op.kind == OpKind::Norm ||
          op.kind == OpKind::RowSoftmax;
 }
 
@@ -359,7 +359,10 @@ class Counter {
       case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
         const int64_t bytes = out.elements() * net_.activation_bytes;
         read(tensor_sp(op.inputs[0]), bytes);
-        read(tensor_sp(op.inputs[1]), bytes);
+        if (op.constant_operand)  // b: the constant, loaded whole like a table
+          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
+        else
+          read(tensor_sp(op.inputs[1]), bytes);
         write(tensor_sp(op.output), bytes);
         out_.mul_elements += static_cast<uint64_t>(out.elements());
         return;

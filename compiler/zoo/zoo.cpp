@@ -80,6 +80,11 @@ const std::vector<Entry>& entries() {
         "one pre-norm GPT-2 block: sequence 16, d 32, 2 heads, causal mask, GELU tanh MLP of 128",
         true},
        build_tiny_causal},
+      {{"tiny_llama",
+        "one Llama layer: sequence 8, d 32, 4 heads of 8 on 2 key/value heads (GQA), RMSNorm, "
+        "rotary, causal, SwiGLU of 64",
+        true},
+       build_tiny_llama},
   };
   return table;
 }
