@@ -29,8 +29,7 @@ bool loads_table(const sched::Op& op) {
 
 // A table computed by codegen (param_bytes) rather than read from the graph's table tensor.
 bool computed_table(const ir::Graph& graph, const sched::Op& op) {
-  if (op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax ||
-      op.constant_operand)
+  if (op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax || op.constant_operand)
     return true;
   const auto id = graph.find_op(op.name);
   return op.lookup_table && id && graph.op(*id).kind == ir::OpKind::Mul;
@@ -247,8 +246,8 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
 
 // A Mul by a constant (sched::Op::constant_operand): b is the constant, loaded whole like a
 // table, element (y, x, c) at y * constant_stride_y + x * constant_stride_x + c.
-Status Lowering::emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op,
-                                   ir::OpId id, const std::vector<Box>& need,
+Status Lowering::emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op, ir::OpId id,
+                                   const std::vector<Box>& need,
                                    std::vector<isa::Instruction>& code) {
   const ir::Op& ir_op = graph_.op(id);
   const Box& box = need[static_cast<size_t>(op.output)];

@@ -266,11 +266,12 @@ class Counter {
 
   // The table of a lut op, the parameters of a norm, the exp tables of a softmax or the ones
   // of a pool_by_conv loaded into its weights buffer (codegen's emit_table_load): 256 entries
-  // of the activation type; the norm's and softmax's `weight_bytes`; the ones' blocks of
-  // `taps` pixels, one per block of matrix_cols channels (the load's padding of value 1).
+  // of the activation type; the norm's, softmax's and a constant Mul's `weight_bytes`; the
+  // ones' blocks of `taps` pixels, one per block of matrix_cols channels (the load's padding of
+  // value 1).
   void table_load(const Op& op, int op_index, Interval channels) {
     const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
-    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax) {
+    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax || op.constant_operand) {
       write(sp, op.weight_bytes);
       return;
     }

@@ -466,10 +466,10 @@ class GraphConverter {
     const auto rank = static_cast<int64_t>(y_ir.size());
     const bool pixels = head_pixels_.count(x.value()) > 0;
     if (graph_.tensor(op.inputs[1 - c]).shape != y_ir || rank < 2 ||
-        static_cast<int64_t>(k.size()) > rank || (!pixels && xs.w != 1) ||
-        y_ir.back() != xs.c || y_ir[static_cast<size_t>(rank - 2)] != xs.h)
-      return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " +
-                  ir::shape_string(k) + " of " + ir::shape_string(y_ir) +
+        static_cast<int64_t>(k.size()) > rank || (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
+        y_ir[static_cast<size_t>(rank - 2)] != xs.h)
+      return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
+                  " of " + ir::shape_string(y_ir) +
                   " (only a constant broadcast over the rows or heads of a token tensor is "
                   "supported by the accelerator path)");
     // Element strides of the constant along each IR axis of the output (0: broadcast).
@@ -507,7 +507,6 @@ class GraphConverter {
   }
 
   // ---- Transformers (docs/scheduler.md "Transformers") -----------------------------------
-
 
   std::string describe_op(const ir::Op& op) const {
     return "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
@@ -649,8 +648,8 @@ class GraphConverter {
         views_[op.outputs[0]] = v;
         return {};
       }
-      if (y.size() == 4 && v.grouped && y[0] == 1 && y[1] == v.heads * v.repeat &&
-          y[2] == rows && y[3] == v.head_dim) {
+      if (y.size() == 4 && v.grouped && y[0] == 1 && y[1] == v.heads * v.repeat && y[2] == rows &&
+          y[3] == v.head_dim) {
         v.grouped = false;  // [1, H * repeat, S, hd]: head h reads stored head h / repeat
         v.heads *= v.repeat;
         views_[op.outputs[0]] = v;
@@ -701,8 +700,7 @@ class GraphConverter {
                   "accelerator path yet");
     HeadView v = it->second;
     const auto& perm = op.get_ints("perm");
-    if (v.grouped)
-      return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
+    if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
     using P = std::vector<int64_t>;
     if (perm == P{0, 2, 1, 3} && !v.transposed) {
       v.heads_first = !v.heads_first;

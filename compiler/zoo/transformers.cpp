@@ -228,8 +228,7 @@ struct LlamaSizes {
 /// One Llama decoder layer (pre-norm RMSNorm eps 1e-5, rotary of theta 10000 in the
 /// rotate_half form, grouped-query attention by Expand, causal mask, SwiGLU MLP), as
 /// transformers' LlamaDecoderLayer exports, on the embeddings' output.
-ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes,
-                      const ZooOptions& options) {
+ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes, const ZooOptions& options) {
   const Heads& h = sizes.heads;
   const std::int64_t seq = sizes.sequence;
   const std::int64_t groups = h.heads / h.kv_heads;
@@ -275,8 +274,8 @@ ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes,
   const std::string h1 =
       net.add(x, net.dense(attn, a + ".o_proj", h.model_dim, 1.0, false), "add1");
   const std::string n2 = net.rms_norm(h1, "post_attention_layernorm", 1e-5);
-  const std::string gate = net.op(
-      "mlp.act", OpKind::Silu, {net.dense(n2, "mlp.gate_proj", sizes.mlp_hidden, 2.0, false)});
+  const std::string gate = net.op("mlp.act", OpKind::Silu,
+                                  {net.dense(n2, "mlp.gate_proj", sizes.mlp_hidden, 2.0, false)});
   const std::string up = net.dense(n2, "mlp.up_proj", sizes.mlp_hidden, 1.0, false);
   const std::string glu = net.op("mlp.glu", OpKind::Mul, {gate, up});
   return net.finish(

@@ -49,7 +49,7 @@ const std::vector<Entry>& entries() {
         false},
        build_gpt2_decode},
       {{"llama_block", "one Llama layer at TinyLlama sizes (RMSNorm, rotary, GQA 32/4, SwiGLU)",
-        false, false},
+        false},
        build_llama_block},
       {{"tiny_conv", "3x8x8 -> conv3x3(4, bias) -> relu", true}, build_tiny_conv},
       {{"tiny_residual", "conv-bn-relu-conv-bn + skip add + relu on 4x8x8", true},
