@@ -9,6 +9,7 @@
 
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/from_ir_shapes.hpp"
 #include "scheduler/machine.hpp"
 
 namespace tessel::sched {
@@ -74,6 +75,22 @@ TEST(Rotary, the_cos_and_sin_tables_are_constant_operands_broadcast_over_the_hea
     EXPECT_EQ(mul.weight_bytes, 64);
   }
   EXPECT_EQ(net.tensor(op_named(net, "self_attn.q_rotary.cos").output).shape, (Shape3{8, 8, 4}));
+}
+
+// The strides of a constant against [1, 4, 8, 8] head pixels (4 heads, 8 rows, 8 channels) and
+// against [1, 8, 8] tokens, by hand; and the constants the mul cannot address.
+TEST(Rotary, constant_strides_follow_the_broadcast_and_refuse_what_mul_cannot_address) {
+  using Strides = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(constant_strides({8, 8}, {1, 4, 8, 8}, true).value(), (Strides{8, 0}));
+  EXPECT_EQ(constant_strides({4, 1, 8}, {1, 4, 8, 8}, true).value(), (Strides{0, 8}));
+  EXPECT_EQ(constant_strides({1, 4, 8, 8}, {1, 4, 8, 8}, true).value(), (Strides{8, 64}));
+  EXPECT_EQ(constant_strides({8}, {1, 8, 8}, false).value(), (Strides{0, 0}));
+  EXPECT_EQ(constant_strides({8, 8}, {1, 8, 8}, false).value(), (Strides{8, 0}));
+  EXPECT_EQ(constant_strides({2, 8, 8}, {1, 4, 8, 8}, true).reason(), "does not broadcast");
+  EXPECT_EQ(constant_strides({8, 1}, {1, 4, 8, 8}, true).reason(),
+            "is broadcast along the channels (only whole channels are supported)");
+  EXPECT_EQ(constant_strides({4, 8, 8}, {1, 4, 8, 8}, false).reason(),
+            "varies along axis 1, which the accelerator path does not address");
 }
 
 // Grouped-query attention: the Expand of 2 key/value heads to 4 is no op; head h of the
