@@ -156,7 +156,7 @@ int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
   // The whole table (or pixel of ones) for any channels.
   if (op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
-      op.kind == OpKind::RowSoftmax)
+      op.kind == OpKind::RowSoftmax || op.constant_operand)
     return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
@@ -384,6 +384,8 @@ bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOption
   for (int x : op.inputs) {
     const Tensor& t = net.tensor(x);
     if (net.op(t.producer).kind == OpKind::Input || t.network_output) return false;
+    // A view's output (a Slice, a Reshape) is no group's store: the Concat copies it.
+    if (is_view(net.op(t.producer), options)) return false;
     if (std::count(op.inputs.begin(), op.inputs.end(), x) > 1) return false;  // two slices
     for (int c : t.consumers)
       if (c != ops[0] && net.op(c).kind == OpKind::Concat) return false;

@@ -22,7 +22,8 @@ enum class OpKind {
   Softmax,     ///< needs its whole input, ends a group
   Reshape,     ///< Flatten/Reshape: a view of its input in DRAM, costs nothing
   Mul,         ///< elementwise product, the second operand equal-shaped or one value per channel
-               ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels (ISA `mul`)
+               ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels, or a constant
+               ///< (Op::constant_operand) (ISA `mul`)
   // Transformers (docs/scheduler.md "Transformers"): a token tensor [S, d] is C = d, H = S,
   // W = 1, stored row-major (channels last), as every tensor is.
   Norm,        ///< LayerNorm / RMSNorm of each pixel's channels (ISA `norm`)
@@ -87,6 +88,8 @@ struct HeadMatMul {
   int64_t a_offset = 0, a_head_stride = 0;
   int64_t b_offset = 0, b_head_stride = 0;
   bool transpose_b = false;
+  /// Grouped-query attention: heads that share one `b` head (head h reads b head h / this).
+  int64_t b_head_repeat = 1;
 };
 
 /// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
@@ -131,6 +134,12 @@ struct Op {
   /// of query i is kept iff j <= i + mask_diagonal.
   bool causal = false;
   int64_t mask_diagonal = 0;
+  /// Mul by a constant (a rotary embedding's cos/sin table): `inputs` holds the activation
+  /// only; the constant, stored compact as this op's `weight_bytes`, loads whole like a lookup
+  /// table, and output element (y, x, c) multiplies its element y * constant_stride_y + x *
+  /// constant_stride_x + c (a stride 0 broadcasts; ISA `mul`'s b strides).
+  bool constant_operand = false;
+  int64_t constant_stride_y = 0, constant_stride_x = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;
   HeadMatMul matmul;  ///< MatMul

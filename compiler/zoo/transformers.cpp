@@ -217,14 +217,22 @@ std::string rotary(NetBuilder& net, const std::string& x, const std::string& nam
 
 }  // namespace
 
-// One Llama decoder layer at TinyLlama-1.1B's sizes (hidden 2048, 32 heads, 4 key/value heads
-// of 64, SwiGLU 5632, RMSNorm eps 1e-5, rope theta 10000), prefill of `sequence` tokens
-// (default 128), causal.
-ir::Graph build_llama_block(const ZooOptions& options) {
-  const std::int64_t seq = or_default(options.sequence, 128);
-  const Heads h{options.batch, 2048, 32, 4, 64};
+namespace {
+
+/// One Llama decoder layer's sizes.
+struct LlamaSizes {
+  Heads heads;
+  std::int64_t sequence, mlp_hidden;
+};
+
+/// One Llama decoder layer (pre-norm RMSNorm eps 1e-5, rotary of theta 10000 in the
+/// rotate_half form, grouped-query attention by Expand, causal mask, SwiGLU MLP), as
+/// transformers' LlamaDecoderLayer exports, on the embeddings' output.
+ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes, const ZooOptions& options) {
+  const Heads& h = sizes.heads;
+  const std::int64_t seq = sizes.sequence;
   const std::int64_t groups = h.heads / h.kv_heads;
-  NetBuilder net("llama_block", options);
+  NetBuilder net(name, options);
   const std::string x = net.input_shaped("input", {options.batch, seq, h.model_dim});
   // Rotary tables: angle(s, j) = s * theta^(-2 (j mod hd/2) / hd), duplicated halves.
   std::vector<float> cos_values, sin_values;
@@ -252,13 +260,13 @@ ir::Graph build_llama_block(const ZooOptions& options) {
   q = rotary(net, q, a + ".q_rotary", cos, sin, h.head_dim);
   k = rotary(net, k, a + ".k_rotary", cos, sin, h.head_dim);
   // Grouped-query attention: each key/value head serves `groups` query heads.
-  const auto repeat = [&](const std::string& t, const std::string& name) {
+  const auto repeat = [&](const std::string& t, const std::string& prefix) {
     const std::string r =
-        net.reshape(t, name + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
+        net.reshape(t, prefix + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
     const std::string e =
-        net.op(name + ".repeat", OpKind::Expand, {r},
+        net.op(prefix + ".repeat", OpKind::Expand, {r},
                {{"shape", ir::Shape{options.batch, h.kv_heads, groups, seq, h.head_dim}}});
-    return net.reshape(e, name + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
+    return net.reshape(e, prefix + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
   };
   const std::string kT = net.transpose(repeat(k, a + ".k"), a + ".kT", {0, 1, 3, 2});
   v = repeat(v, a + ".v");
@@ -266,12 +274,30 @@ ir::Graph build_llama_block(const ZooOptions& options) {
   const std::string h1 =
       net.add(x, net.dense(attn, a + ".o_proj", h.model_dim, 1.0, false), "add1");
   const std::string n2 = net.rms_norm(h1, "post_attention_layernorm", 1e-5);
-  const std::string gate =
-      net.op("mlp.act", OpKind::Silu, {net.dense(n2, "mlp.gate_proj", 5632, 2.0, false)});
-  const std::string up = net.dense(n2, "mlp.up_proj", 5632, 1.0, false);
+  const std::string gate = net.op("mlp.act", OpKind::Silu,
+                                  {net.dense(n2, "mlp.gate_proj", sizes.mlp_hidden, 2.0, false)});
+  const std::string up = net.dense(n2, "mlp.up_proj", sizes.mlp_hidden, 1.0, false);
   const std::string glu = net.op("mlp.glu", OpKind::Mul, {gate, up});
   return net.finish(
       {net.add(h1, net.dense(glu, "mlp.down_proj", h.model_dim, 1.0, false), "add2")});
+}
+
+}  // namespace
+
+// One Llama decoder layer at TinyLlama-1.1B's sizes (hidden 2048, 32 heads, 4 key/value heads
+// of 64, SwiGLU 5632, RMSNorm eps 1e-5, rope theta 10000), prefill of `sequence` tokens
+// (default 128), causal.
+ir::Graph build_llama_block(const ZooOptions& options) {
+  return llama_layer("llama_block",
+                     {{options.batch, 2048, 32, 4, 64}, or_default(options.sequence, 128), 5632},
+                     options);
+}
+
+// The tiny Llama layer of the default tests: llama_block's graph at sequence `--seq` (8),
+// d 32, 4 heads of 8 sharing 2 key/value heads, SwiGLU of 64.
+ir::Graph build_tiny_llama(const ZooOptions& options) {
+  return llama_layer("tiny_llama",
+                     {{options.batch, 32, 4, 2, 8}, or_default(options.sequence, 8), 64}, options);
 }
 
 }  // namespace tessel::zoo::detail

@@ -19,7 +19,9 @@
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "compiler/zoo/zoo.hpp"
+#include "scheduler/driver.hpp"
 #include "tests/e2e/checks.hpp"
+#include "tests/support/unit_refusal.hpp"
 
 namespace tessel::e2e {
 namespace {
@@ -70,6 +72,23 @@ const pipeline::PreparedModel& prepared(const std::string& model, const HwConfig
 
 const char* const kPolicies[] = {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"};
 
+// True when `model` needs a unit `config` lacks: its shapes-only graph's layerwise schedule is
+// refused naming that unit (checked: test_support::missing_unit), before any quantization. A
+// model refused for anything else fails the case later, at its run.
+bool refused_for_a_missing_unit(const std::string& model, const HwConfig& config) {
+  zoo::ZooOptions shapes_only;
+  shapes_only.with_weights = false;
+  auto shapes = zoo::build_model(model, shapes_only);
+  if (!shapes.ok()) return false;
+  auto s = sched::schedule_graph(shapes.value(), config, "layerwise", sched::Objective::Bytes);
+  if (s.ok()) return false;
+  const auto unit = test_support::missing_unit(s.reason(), config);
+  if (!unit) return false;
+  std::printf("%s on %s: refused, %s missing (%s)\n", model.c_str(), config.name.c_str(),
+              unit->c_str(), s.reason().c_str());
+  return true;
+}
+
 // ---- functional: bit exact, bytes, cycles --------------------------------------------------
 
 class Zoo : public ::testing::TestWithParam<Case> {};
@@ -77,6 +96,7 @@ class Zoo : public ::testing::TestWithParam<Case> {};
 TEST_P(Zoo, simulator_matches_golden_and_schedule) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
+  if (refused_for_a_missing_unit(c.model, config)) return;  // the refusal names the unit
   const pipeline::PreparedModel& model = prepared(c.model, config, c.policy);
   auto r = pipeline::run_policy(model, config, c.policy);
   ASSERT_TRUE(r.ok()) << r.reason();
@@ -279,6 +299,7 @@ TEST_P(ZooTiming, dram_bytes_equal_the_schedule_and_cycles_are_within_ten_percen
   // e.g. VGG-19's chunked classifier.0, docs/codegen.md "Gemm reduction chunks").
   const auto colon = c.policy.find(':');
   const std::string policy = c.policy.substr(0, colon);
+  if (refused_for_a_missing_unit(c.model, config)) return;  // the refusal names the unit
   const pipeline::PreparedModel& model = prepared(c.model, config, policy);
   pipeline::RunOptions timing;
   timing.timing_only = true;

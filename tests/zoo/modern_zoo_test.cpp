@@ -137,9 +137,8 @@ TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
   for (const ModelInfo& info : models()) {
     const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||
                         info.name == "gpt2" || info.name == "gpt2_decode" ||
-                        info.name == "llama_block" || info.name == "mobilenet_v3_large" ||
-                        info.name == "efficientnet_b0" || info.name == "convnext_tiny" ||
-                        info.name == "resnext50_32x4d";
+                        info.name == "mobilenet_v3_large" || info.name == "efficientnet_b0" ||
+                        info.name == "convnext_tiny" || info.name == "resnext50_32x4d";
     EXPECT_EQ(info.accelerated, !modern) << info.name;
   }
 }
