@@ -115,9 +115,11 @@ ir::Graph build_tiny_attention(const ZooOptions& options) {
 
 namespace {
 
-/// One GPT-2 block (pre-norm, GELU tanh). `past`: the layer's cached keys [B, H, L, hd] and
-/// values; empty for prefill (causal mask over the sequence). Returns the block's output and,
-/// for decode, sets `present_key`/`present_value` to the new rows appended to the cache.
+/// One GPT-2 block (pre-norm, GELU tanh). `past_key`/`past_value`: the layer's cached keys and
+/// values as token tensors [B, L, d] (row-major `[L][d]`, the layout the c_attn slice writes, so
+/// that the step appends a row: docs/scheduler.md "Decode"); empty for prefill (causal mask over
+/// the sequence). Returns the block's output and, for decode, sets `present_key`/`present_value`
+/// to the new rows [B, 1, d] appended to the cache.
 std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
                        const std::string& mask, const std::string& past_key,
                        const std::string& past_value, std::string* present_key,
@@ -128,16 +130,19 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
   const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
   const std::string q = split_heads(net, net.slice(qkv, p + ".attn.q", 2, 0, d), p + ".attn.q",
                                     h.heads, h.head_dim, false);
-  std::string k = split_heads(net, net.slice(qkv, p + ".attn.k", 2, d, 2 * d), p + ".attn.k",
-                              h.heads, h.head_dim, false);
-  std::string v = split_heads(net, net.slice(qkv, p + ".attn.v", 2, 2 * d, 3 * d), p + ".attn.v",
-                              h.heads, h.head_dim, false);
+  std::string k = net.slice(qkv, p + ".attn.k", 2, d, 2 * d);
+  std::string v = net.slice(qkv, p + ".attn.v", 2, 2 * d, 3 * d);
+  std::string k_name = p + ".attn.k", v_name = p + ".attn.v";
   if (!past_key.empty()) {
     *present_key = k;
     *present_value = v;
-    k = net.concat_axis({past_key, k}, p + ".attn.key_cache", 2);
-    v = net.concat_axis({past_value, v}, p + ".attn.value_cache", 2);
+    k_name = p + ".attn.key_cache";
+    v_name = p + ".attn.value_cache";
+    k = net.concat_axis({past_key, k}, k_name, 1);
+    v = net.concat_axis({past_value, v}, v_name, 1);
   }
+  k = split_heads(net, k, k_name, h.heads, h.head_dim, false);
+  v = split_heads(net, v, v_name, h.heads, h.head_dim, false);
   const std::string kT = net.transpose(k, p + ".attn.kT", {0, 1, 3, 2});
   const std::string a = attend(net, p + ".attn", q, kT, v, mask, h);
   const std::string h1 = net.add(x, net.dense(a, p + ".attn.c_proj", d), p + ".add1");
@@ -145,6 +150,28 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
   std::string f = net.dense(n2, p + ".mlp.c_fc", 4 * d, 2.0);
   f = net.op(p + ".mlp.act", OpKind::Gelu, {f}, {{"approximate", std::string("tanh")}});
   return net.add(h1, net.dense(f, p + ".mlp.c_proj", d), p + ".add2");
+}
+
+/// One decode step of `layers` GPT-2 blocks at the sizes `h`: the token [B, 1, d] and each
+/// layer's past keys and values [B, L, d] in; the hidden state after ln_f and each layer's new
+/// key and value rows [B, 1, d] (what the step appends to the cache) out.
+ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache) {
+  const std::int64_t d = h.model_dim;
+  std::string x = net.input_shaped("input", {h.batch, 1, d});
+  std::vector<std::string> outputs;
+  std::vector<std::string> presents;
+  for (int i = 0; i < layers; ++i) {
+    const std::string past = "past." + std::to_string(i);
+    const std::string pk = net.input_shaped(past + ".key", {h.batch, cache, d});
+    const std::string pv = net.input_shaped(past + ".value", {h.batch, cache, d});
+    std::string key, value;
+    x = gpt2_block(net, x, i, h, "", pk, pv, &key, &value);
+    presents.push_back(key);
+    presents.push_back(value);
+  }
+  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
+  outputs.insert(outputs.end(), presents.begin(), presents.end());
+  return net.finish(outputs);
 }
 
 }  // namespace
@@ -178,27 +205,22 @@ ir::Graph build_tiny_causal(const ZooOptions& options) {
 }
 
 // One GPT-2 decode step: one token per sequence against a KV cache of `kv_length` (default
-// 1024) per layer; the outputs are the hidden state and each layer's new key and value rows
-// (what the step appends to the cache).
+// 1024) per layer, `layers` (12) layers; the outputs are the hidden state and each layer's new
+// key and value rows (what the step appends to the cache).
 ir::Graph build_gpt2_decode(const ZooOptions& options) {
   const std::int64_t cache = or_default(options.kv_length, 1024);
-  const Heads h{options.batch, 768, 12, 12, 64};
+  const std::int64_t layers = or_default(options.layers, 12);
   NetBuilder net("gpt2_decode", options);
-  std::string x = net.input_shaped("input", {options.batch, 1, 768});
-  std::vector<std::string> outputs;
-  std::vector<std::string> presents;
-  for (int i = 0; i < 12; ++i) {
-    const std::string past = "past." + std::to_string(i);
-    const std::string pk = net.input_shaped(past + ".key", {options.batch, 12, cache, 64});
-    const std::string pv = net.input_shaped(past + ".value", {options.batch, 12, cache, 64});
-    std::string key, value;
-    x = gpt2_block(net, x, i, h, "", pk, pv, &key, &value);
-    presents.push_back(key);
-    presents.push_back(value);
-  }
-  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
-  outputs.insert(outputs.end(), presents.begin(), presents.end());
-  return net.finish(outputs);
+  return decode_stack(net, Heads{options.batch, 768, 12, 12, 64}, layers, cache);
+}
+
+// The tiny decode step of the default tests: one GPT-2 block as gpt2_decode's (d 32, 2 heads
+// of 16, GELU tanh MLP of 128) against a cache of `--kv-length` (16) rows, and ln_f.
+ir::Graph build_tiny_decode(const ZooOptions& options) {
+  const std::int64_t cache = or_default(options.kv_length, 16);
+  NetBuilder net("tiny_decode", options);
+  return decode_stack(net, Heads{options.batch, 32, 2, 2, 16}, or_default(options.layers, 1),
+                      cache);
 }
 
 namespace {
