@@ -61,6 +61,7 @@ Status Lowering::plan_activation_regions() {
       // A channel slice lies in its input's region, as a concat's input in the concat's.
       const sched::Op& slice = net_.op(gs.ops.front());
       slice_of_[slice.output] = {slice.inputs[0], slice.channel_offset};
+      if (slice.row_offset != 0) row_of_[slice.output] = slice.row_offset;
       continue;
     }
     if (gs.dram_view) {
@@ -155,6 +156,10 @@ Status Lowering::place_row_slice_regions() {
     const DramPlace place = place_of(tensor);
     if (place.region == nullptr)
       return fail("tensor '" + t.name + "': the concat it lies in has no DRAM region");
+    if (place.channel_offset != 0 || place.pixel_channels != t.shape.c)
+      return fail("network " + std::string(is_input ? "input" : "output") + " '" + t.name +
+                  "' is a part of its rows in DRAM (a channel slice); it cannot be read or " +
+                  "written there");
     const int64_t offset = place.row_offset * t.shape.w * place.pixel_channels * act_bytes_;
     auto placed =
         out_.layout.add_within(t.name, is_input ? RegionKind::Input : RegionKind::Output,

@@ -28,9 +28,12 @@ Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
   // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
   // "Transformers"): row-major in DRAM either way, as NHWC is.
   if (s.size() == 2) return Shape3{s[1], s[0], 1};
+  // [B, S, d] tokens are B * S rows in DRAM, sequence after sequence: per-token ops (Linears,
+  // norms, adds) need no more; ops that mix tokens see the sequences through row slices (a
+  // batched decode step, docs/scheduler.md "Decode"), and the head views refuse B > 1.
+  if (s.size() == 3) return Shape3{s[2], s[0] * s[1], 1};
   if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
   if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
-  if (s.size() == 3) return Shape3{s[2], s[1], 1};
   int64_t elements = 1;
   for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
   return Shape3{elements, 1, 1};
@@ -448,21 +451,26 @@ class GraphConverter {
     const auto& ends = op.get_ints("ends");
     const auto& axes = op.get_ints("axes");
     const auto& steps = op.get_ints("steps");
-    int64_t first = 0;
+    int64_t first = 0, first_row = 0;
     for (size_t i = 0; i < axes.size(); ++i) {
       const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
       const bool whole = starts[i] == 0 && ends[i] >= in[axis] && steps[i] == 1;
+      // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1).
+      const bool rows = in.size() == 3 && steps[i] == 1 && (axis == 0 || (axis == 1 && in[0] == 1));
       if (axis + 1 == in.size() && steps[i] == 1) {
         first = starts[i];
+      } else if (rows && !whole) {
+        first_row = starts[i] * (axis == 0 ? in[1] : 1);
       } else if (!whole) {
         return fail(describe_op(op) +
-                    ": only a slice of the last axis with step 1 (a channel slice) " +
-                    "is supported by the accelerator path");
+                    ": only a slice of the last axis (channels) or of a token tensor's rows, " +
+                    "with step 1, is supported by the accelerator path");
       }
     }
     out.kind = OpKind::Slice;
     out.inputs = {x.value()};
     out.channel_offset = first;
+    out.row_offset = first_row;
     auto t = new_tensor(op.outputs[0], op.name);
     if (!t.ok()) return t.failure();
     out.output = t.value();
@@ -683,10 +691,12 @@ class GraphConverter {
   // ---- Decode (docs/scheduler.md "Decode") ----------------------------------------------
 
   // A Concat of 3-D token tensors [1, S_i, d] along the tokens (axis 1): the KV cache append.
+  // Along the sequences (axis 0: a batch of rows, sequence after sequence) or one sequence's
+  // tokens (axis 1 of [1, S, d]).
   bool is_token_concat(const ir::Op& op) const {
     const auto& y = graph_.tensor(op.outputs[0]).shape;
     const int64_t axis = op.get_int("axis");
-    return y.size() == 3 && (axis == 1 || axis == -2);
+    return y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1));
   }
 
   // The append as a row view: input i at rows [offset_i, ...) of the output's region. A network
@@ -696,7 +706,6 @@ class GraphConverter {
   // the view it reads is renamed `<name>/view`).
   Status add_row_concat(const ir::Op& op, Op out) {
     const auto& y = graph_.tensor(op.outputs[0]).shape;
-    if (y[0] != 1) return fail(describe_op(op) + ": batch " + std::to_string(y[0]) + " is not 1");
     int64_t row = 0;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       auto x = input_tensor(op, i);

@@ -134,6 +134,8 @@ struct Op {
   bool pool_by_conv = false;
   /// Slice: the first input channel of the view.
   int64_t channel_offset = 0;
+  /// Slice: the first input row (token) of the view: one sequence of a batch of token rows.
+  int64_t row_offset = 0;
   /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
   int64_t row_length = 0;
   /// RowSoftmax with a causal mask (ISA `softmax` `causal`; scheduler/causal_mask.hpp): key j

@@ -2,6 +2,7 @@
 // experiments/models/export_transformers.py exports the same networks from torch.nn modules.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/models_internal.hpp"
@@ -115,36 +116,62 @@ ir::Graph build_tiny_attention(const ZooOptions& options) {
 
 namespace {
 
-/// One GPT-2 block (pre-norm, GELU tanh). `past_key`/`past_value`: the layer's cached keys and
-/// values as token tensors [B, L, d] (row-major `[L][d]`, the layout the c_attn slice writes, so
-/// that the step appends a row: docs/scheduler.md "Decode"); empty for prefill (causal mask over
-/// the sequence). Returns the block's output and, for decode, sets `present_key`/`present_value`
-/// to the new rows [B, 1, d] appended to the cache.
-std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
-                       const std::string& mask, const std::string& past_key,
-                       const std::string& past_value, std::string* present_key,
-                       std::string* present_value) {
-  const std::string p = "h." + std::to_string(i);
+/// GPT-2 attention of the q|k|v rows `qkv` [1, S, 3d] (names from `pa`: `pa.q`, ...). `past_key`
+/// and `past_value`: the sequence's cached keys and values as token tensors [1, L, d] (row-major
+/// `[L][d]`, the layout the c_attn slice writes, so that the step appends a row:
+/// docs/scheduler.md "Decode"); empty for prefill. For decode, appends the new key and value
+/// rows [1, 1, d] to `presents`. Returns the context [1, S, d].
+std::string gpt2_attention(NetBuilder& net, const std::string& pa, const std::string& qkv,
+                           const Heads& h, const std::string& mask, const std::string& past_key,
+                           const std::string& past_value, std::vector<std::string>* presents) {
   const std::int64_t d = h.model_dim;
-  const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-5);
-  const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
-  const std::string q = split_heads(net, net.slice(qkv, p + ".attn.q", 2, 0, d), p + ".attn.q",
-                                    h.heads, h.head_dim, false);
-  std::string k = net.slice(qkv, p + ".attn.k", 2, d, 2 * d);
-  std::string v = net.slice(qkv, p + ".attn.v", 2, 2 * d, 3 * d);
-  std::string k_name = p + ".attn.k", v_name = p + ".attn.v";
+  const std::string q =
+      split_heads(net, net.slice(qkv, pa + ".q", 2, 0, d), pa + ".q", h.heads, h.head_dim, false);
+  std::string k = net.slice(qkv, pa + ".k", 2, d, 2 * d);
+  std::string v = net.slice(qkv, pa + ".v", 2, 2 * d, 3 * d);
+  std::string k_name = pa + ".k", v_name = pa + ".v";
   if (!past_key.empty()) {
-    *present_key = k;
-    *present_value = v;
-    k_name = p + ".attn.key_cache";
-    v_name = p + ".attn.value_cache";
+    presents->push_back(k);
+    presents->push_back(v);
+    k_name = pa + ".key_cache";
+    v_name = pa + ".value_cache";
     k = net.concat_axis({past_key, k}, k_name, 1);
     v = net.concat_axis({past_value, v}, v_name, 1);
   }
   k = split_heads(net, k, k_name, h.heads, h.head_dim, false);
   v = split_heads(net, v, v_name, h.heads, h.head_dim, false);
-  const std::string kT = net.transpose(k, p + ".attn.kT", {0, 1, 3, 2});
-  const std::string a = attend(net, p + ".attn", q, kT, v, mask, h);
+  const std::string kT = net.transpose(k, pa + ".kT", {0, 1, 3, 2});
+  return attend(net, pa, q, kT, v, mask, h);
+}
+
+/// One GPT-2 block (pre-norm, GELU tanh). `past_keys`/`past_values`: for decode, each
+/// sequence's cache [1, L, d] (gpt2_attention); empty for prefill (causal mask over the
+/// sequence). A batch of B > 1 decode steps shares the Linears (B token rows) and runs each
+/// sequence's attention on its rows of q|k|v (`h.i.attn.s<b>.*`, a row slice), the contexts
+/// concatenated back into B rows. Returns the block's output; decode appends each sequence's
+/// new key and value rows to `presents`.
+std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
+                       const std::string& mask, const std::vector<std::string>& past_keys,
+                       const std::vector<std::string>& past_values,
+                       std::vector<std::string>* presents) {
+  const std::string p = "h." + std::to_string(i);
+  const std::int64_t d = h.model_dim;
+  const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-5);
+  const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
+  std::string a;
+  if (past_keys.size() <= 1) {
+    a = gpt2_attention(net, p + ".attn", qkv, h, mask, past_keys.empty() ? "" : past_keys[0],
+                       past_values.empty() ? "" : past_values[0], presents);
+  } else {
+    std::vector<std::string> contexts;
+    for (size_t b = 0; b < past_keys.size(); ++b) {
+      const std::string pa = p + ".attn.s" + std::to_string(b);
+      const auto row = static_cast<std::int64_t>(b);
+      contexts.push_back(gpt2_attention(net, pa, net.slice(qkv, pa + ".qkv", 0, row, row + 1), h,
+                                        mask, past_keys[b], past_values[b], presents));
+    }
+    a = net.concat_axis(contexts, p + ".attn.contexts", 0);
+  }
   const std::string h1 = net.add(x, net.dense(a, p + ".attn.c_proj", d), p + ".add1");
   const std::string n2 = net.layer_norm(h1, p + ".ln_2", 1e-5);
   std::string f = net.dense(n2, p + ".mlp.c_fc", 4 * d, 2.0);
@@ -152,22 +179,25 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
   return net.add(h1, net.dense(f, p + ".mlp.c_proj", d), p + ".add2");
 }
 
-/// One decode step of `layers` GPT-2 blocks at the sizes `h`: the token [B, 1, d] and each
-/// layer's past keys and values [B, L, d] in; the hidden state after ln_f and each layer's new
-/// key and value rows [B, 1, d] (what the step appends to the cache) out.
+/// One decode step of `layers` GPT-2 blocks at the sizes `h`: the tokens [B, 1, d] (one per
+/// sequence) and each layer's past keys and values, one [1, L, d] per sequence, in; the hidden
+/// state after ln_f and each layer's new key and value rows [1, 1, d] per sequence (what the
+/// step appends to the caches) out.
 ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache) {
   const std::int64_t d = h.model_dim;
   std::string x = net.input_shaped("input", {h.batch, 1, d});
   std::vector<std::string> outputs;
   std::vector<std::string> presents;
   for (int i = 0; i < layers; ++i) {
-    const std::string past = "past." + std::to_string(i);
-    const std::string pk = net.input_shaped(past + ".key", {h.batch, cache, d});
-    const std::string pv = net.input_shaped(past + ".value", {h.batch, cache, d});
-    std::string key, value;
-    x = gpt2_block(net, x, i, h, "", pk, pv, &key, &value);
-    presents.push_back(key);
-    presents.push_back(value);
+    // One cache region per sequence (`past.<i>.key`, or `past.<i>.key.<b>` in a batch).
+    std::vector<std::string> keys, values;
+    for (std::int64_t b = 0; b < h.batch; ++b) {
+      const std::string past = "past." + std::to_string(i);
+      const std::string tag = h.batch == 1 ? "" : "." + std::to_string(b);
+      keys.push_back(net.input_shaped(past + ".key" + tag, {1, cache, d}));
+      values.push_back(net.input_shaped(past + ".value" + tag, {1, cache, d}));
+    }
+    x = gpt2_block(net, x, i, h, "", keys, values, &presents);
   }
   outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
   outputs.insert(outputs.end(), presents.begin(), presents.end());
@@ -187,7 +217,7 @@ ir::Graph build_gpt2(const ZooOptions& options) {
   std::string x = net.input_shaped("input", {options.batch, seq, 768});
   const std::string mask = causal_mask(net, "causal_mask", seq);
   for (std::int64_t i = 0; i < layers; ++i)
-    x = gpt2_block(net, x, static_cast<int>(i), h, mask, "", "", nullptr, nullptr);
+    x = gpt2_block(net, x, static_cast<int>(i), h, mask, {}, {}, nullptr);
   return net.finish({net.layer_norm(x, "ln_f", 1e-5)});
 }
 
@@ -200,7 +230,7 @@ ir::Graph build_tiny_causal(const ZooOptions& options) {
   NetBuilder net("tiny_causal", options);
   const std::string x = net.input_shaped("input", {options.batch, seq, 32});
   const std::string mask = causal_mask(net, "causal_mask", seq);
-  const std::string y = gpt2_block(net, x, 0, h, mask, "", "", nullptr, nullptr);
+  const std::string y = gpt2_block(net, x, 0, h, mask, {}, {}, nullptr);
   return net.finish({net.layer_norm(y, "ln_f", 1e-5)});
 }
 
