@@ -207,6 +207,45 @@ TEST(TinyPipeline, a_decode_step_appends_its_rows_to_the_cache_in_place_bit_exac
   }
 }
 
+// A batch of 3 decode steps (tiny_decode --batch 3): the Linears run once over the 3 token rows
+// (their weights loaded as at batch 1), each sequence's attention on its row of q|k|v against
+// its own cache; bit exact (the hidden states and 3 x 2 new rows), bytes as scheduled, and in
+// each of the 6 caches one 32-byte row stored, its 17 rows loaded once.
+TEST(TinyPipeline, a_batch_of_decode_steps_shares_the_weights_and_keeps_one_cache_each) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  zoo::ZooOptions options;
+  options.batch = 3;
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_decode", options).value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto one = tiny_prepared("tiny_decode", config);
+  ASSERT_TRUE(one.ok()) << one.reason();
+  for (const char* policy : {"layerwise", "fusion", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    EXPECT_EQ(r.value().outputs.size(), 7u);
+    for (int b = 0; b < 3; ++b)
+      for (const std::string which : {"key", "value"}) {
+        const std::string cache = "h.0.attn.s" + std::to_string(b) + "." + which + "_cache";
+        EXPECT_EQ(dma_bytes_within<isa::Store>(r.value().compiled, cache),
+                  (std::pair<std::int64_t, int>{32, 1}))
+            << cache;
+        EXPECT_EQ(dma_bytes_within<isa::Load>(r.value().compiled, cache).first, 17 * 32) << cache;
+      }
+    // The four Linears' weights (and requant tables) cross once, as at batch 1.
+    auto single = pipeline::run_policy(one.value(), config, policy);
+    ASSERT_TRUE(single.ok()) << single.reason();
+    const auto& t = r.value().scheduled.schedule.traffic;
+    const auto& t1 = single.value().scheduled.schedule.traffic;
+    EXPECT_EQ(t.requant_tables_read, t1.requant_tables_read);
+    // Per sequence the attention loads its own scale table (256 B) and exp tables (1 KiB).
+    EXPECT_EQ(t.weights_read, t1.weights_read + 2 * (256 + 1024));
+  }
+}
+
 // An exported MatMul by a constant (HF GPT-2's Conv1D) is a Gemm without transB, its weights
 // [K][N]: tiny_causal with every Linear written so (weights transposed, transB 0) is as bit
 // exact as with transB (codegen's weight rows read [ci][co], dram_plan.cpp).

@@ -101,5 +101,34 @@ TEST(Decode, every_policy_runs_the_append_as_a_view_and_the_copy_as_one_row) {
   }
 }
 
+// tiny_decode --batch 2: the Linears see the 2 tokens as 2 rows (c_attn a 1x1 conv over 2
+// pixels); sequence 1's attention reads row 1 of q|k|v through a row-slice view
+// (`h.0.attn.s1.qkv`, row_offset 1) and its own cache `past.0.key.1`; the two contexts return
+// as rows 0 and 1 of a row Concat view (each through its copy).
+TEST(Decode, a_batch_shares_the_linears_and_slices_each_sequence_by_rows) {
+  auto graph = zoo::build_model("tiny_decode", {.batch = 2, .with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  auto built = net_from_graph(graph.value(), decode_machine(), NetForm::Folded);
+  ASSERT_TRUE(built.ok()) << built.reason();
+  const Net& net = built.value();
+  const Op& c_attn = op_named(net, "h.0.attn.c_attn");
+  EXPECT_EQ(c_attn.kind, OpKind::Conv);
+  EXPECT_EQ(net.tensor(c_attn.output).shape, (Shape3{96, 2, 1}));
+  EXPECT_EQ(c_attn.macs, 2 * 32 * 96);
+  const Op& row = op_named(net, "h.0.attn.s1.qkv");
+  EXPECT_EQ(row.kind, OpKind::Slice);
+  EXPECT_EQ(row.row_offset, 1);
+  EXPECT_EQ(row.channel_offset, 0);
+  EXPECT_EQ(net.tensor(row.output).shape, (Shape3{96, 1, 1}));
+  const Op& cache = op_named(net, "h.0.attn.s1.key_cache");
+  EXPECT_TRUE(cache.concat_rows);
+  EXPECT_EQ(net.tensor(cache.inputs[0]).name, "past.0.key.1");
+  const Op& contexts = op_named(net, "h.0.attn.contexts");
+  EXPECT_TRUE(contexts.concat_rows);
+  EXPECT_EQ(contexts.concat_offsets, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(net.tensor(contexts.output).shape, (Shape3{32, 2, 1}));
+  EXPECT_TRUE(net.op(net.tensor(contexts.inputs[1]).producer).copy_only);
+}
+
 }  // namespace
 }  // namespace tessel::sched

@@ -56,13 +56,15 @@ TEST(ModernZoo, outputs_have_the_expected_shapes_at_batch_two) {
   }
   const ir::Graph bert = shapes_only("bert_base", 2, 64);
   EXPECT_EQ(bert.tensor(bert.outputs()[0]).shape, (ir::Shape{2, 64, 768}));
+  // A batch of decode steps: one cache per layer and sequence, token rows [1, L, d], and its
+  // new rows [1, 1, d] (docs/scheduler.md "Decode"): 1 + 12 x 2 x 3 inputs and outputs.
   const ir::Graph decode = shapes_only("gpt2_decode", 3, 0, 256);
-  ASSERT_EQ(decode.outputs().size(), 25u);  // hidden state, then 12 x (key, value) rows
+  ASSERT_EQ(decode.outputs().size(), 73u);  // hidden state, then 12 x 3 x (key, value) rows
   EXPECT_EQ(decode.tensor(decode.outputs()[0]).shape, (ir::Shape{3, 1, 768}));
-  // The cache and its new rows are token tensors [B, L, d] (docs/scheduler.md "Decode").
-  EXPECT_EQ(decode.tensor(decode.outputs()[1]).shape, (ir::Shape{3, 1, 768}));
-  EXPECT_EQ(decode.inputs().size(), 25u);
-  EXPECT_EQ(decode.tensor("past.11.value").shape, (ir::Shape{3, 256, 768}));
+  EXPECT_EQ(decode.tensor(decode.outputs()[1]).shape, (ir::Shape{1, 1, 768}));
+  EXPECT_EQ(decode.outputs()[72], "h.11.attn.s2.v");
+  EXPECT_EQ(decode.inputs().size(), 73u);
+  EXPECT_EQ(decode.tensor("past.11.value.2").shape, (ir::Shape{1, 256, 768}));
   const ir::Graph llama = shapes_only("llama_block", 1, 32);
   EXPECT_EQ(llama.tensor(llama.outputs()[0]).shape, (ir::Shape{1, 32, 2048}));
 }
