@@ -224,6 +224,10 @@ class Lowering {
   Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
   /// Regions of the activations the program loads or stores; concat slices and views.
   Status plan_activation_regions();
+  /// The inputs of a row Concat (the KV cache append) as row slices of its output's region.
+  Status place_row_concat(const sched::Op& concat);
+  /// Regions within their concat's region for row slices that are network inputs or outputs.
+  Status place_row_slice_regions();
   /// Compact weight, bias and requant-table regions of every matrix op.
   Status plan_weight_regions();
   Status write_input_values(const std::map<std::string, std::vector<std::int32_t>>& input_values);
@@ -376,6 +380,7 @@ class Lowering {
     const DramRegion* region = nullptr;
     int64_t channel_offset = 0;  ///< of the tensor's channel 0 within each stored pixel
     int64_t pixel_channels = 0;  ///< channels per stored pixel (the DMA's x stride)
+    int64_t row_offset = 0;      ///< of the tensor's row 0 within the region (a row Concat)
   };
   DramPlace place_of(int tensor) const;
   /// The tensor whose region holds `tensor` (itself unless it is a concat slice) and the
@@ -417,6 +422,7 @@ class Lowering {
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
   // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).
   std::map<int, std::pair<int, int64_t>> slice_of_;
+  std::map<int, int64_t> row_of_;            // inputs of a row Concat (KV append): row offset in it
   size_t host_from_ = 0;                     // groups [host_from_, end) run on the host
   std::map<std::string, int> tensor_index_;  // scheduler tensor name -> index
   std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles

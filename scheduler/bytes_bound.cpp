@@ -40,7 +40,8 @@ int64_t widest_position_window(int64_t in, int64_t out, int64_t kernel, int64_t 
   return widest;
 }
 bool is_view_op(const Op& op) {
-  return op.kind == OpKind::Reshape || op.kind == OpKind::Concat || op.kind == OpKind::Slice;
+  return op.kind == OpKind::Reshape || (op.kind == OpKind::Concat && !op.copy_only) ||
+         op.kind == OpKind::Slice;
 }
 
 /// A Reshape or Concat that reads a network input or a network output, directly or through

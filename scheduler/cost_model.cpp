@@ -375,7 +375,7 @@ GroupSchedule view_group(const Net& net, const std::vector<int>& ops) {
 bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.size() != 1 || !is_view(net.op(ops[0]), options)) return false;
   const Op& op = net.op(ops[0]);
-  if (op.kind != OpKind::Concat) return true;
+  if (op.kind != OpKind::Concat || op.concat_rows) return true;  // rows: inputs placed in it
   // Producers store into a view's channel slices, so each input must be stored by a group and
   // nowhere else: not a network input (never stored), not a network output (its own region),
   // not an input of a second Concat or twice of this one (one slice only). Codegen refuses these

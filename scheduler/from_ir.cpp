@@ -75,6 +75,9 @@ class GraphConverter {
       case ir::OpKind::Softmax:
         if (!only_graph_output(op.outputs[0])) return add_row_softmax(op, std::move(out));
         break;
+      case ir::OpKind::Concat:
+        if (is_token_concat(op)) return add_row_concat(op, std::move(out));
+        break;
       case ir::OpKind::Relu:
       case ir::OpKind::Clip: {
         bool folded = false;
@@ -91,6 +94,7 @@ class GraphConverter {
 
   Net take() {
     net_.finalize();
+    for (int t : copied_outputs_) net_.tensors[static_cast<size_t>(t)].network_output = true;
     return std::move(net_);
   }
 
@@ -524,21 +528,26 @@ class GraphConverter {
     const auto& ends = op.get_ints("ends");
     const auto& axes = op.get_ints("axes");
     const auto& steps = op.get_ints("steps");
-    int64_t first = 0;
+    int64_t first = 0, first_row = 0;
     for (size_t i = 0; i < axes.size(); ++i) {
       const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
       const bool whole = starts[i] == 0 && ends[i] >= in[axis] && steps[i] == 1;
+      // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1).
+      const bool rows = in.size() == 3 && steps[i] == 1 && (axis == 0 || (axis == 1 && in[0] == 1));
       if (axis + 1 == in.size() && steps[i] == 1) {
         first = starts[i];
+      } else if (rows && !whole) {
+        first_row = starts[i] * (axis == 0 ? in[1] : 1);
       } else if (!whole) {
         return fail(describe_op(op) +
-                    ": only a slice of the last axis with step 1 (a channel slice) " +
-                    "is supported by the accelerator path");
+                    ": only a slice of the last axis (channels) or of a token tensor's rows, " +
+                    "with step 1, is supported by the accelerator path");
       }
     }
     out.kind = OpKind::Slice;
     out.inputs = {x.value()};
     out.channel_offset = first;
+    out.row_offset = first_row;
     auto t = new_tensor(op.outputs[0], op.name);
     if (!t.ok()) return t.failure();
     out.output = t.value();
@@ -794,6 +803,74 @@ class GraphConverter {
     return {};
   }
 
+  // ---- Decode (docs/scheduler.md "Decode") ----------------------------------------------
+
+  // A Concat of 3-D token tensors [1, S_i, d] along the tokens (axis 1): the KV cache append.
+  // Along the sequences (axis 0: a batch of rows, sequence after sequence) or one sequence's
+  // tokens (axis 1 of [1, S, d]).
+  bool is_token_concat(const ir::Op& op) const {
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    const int64_t axis = op.get_int("axis");
+    return y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1));
+  }
+
+  // The append as a row view: input i at rows [offset_i, ...) of the output's region. A network
+  // input (the past cache) is written there in the DRAM image; any other input is copied there
+  // by a one-input `copy_only` Concat (its producer, a channel slice of c_attn's output, is a
+  // view itself, and a network output keeps its name: the copy takes the IR tensor's name and
+  // the view it reads is renamed `<name>/view`).
+  Status add_row_concat(const ir::Op& op, Op out) {
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    int64_t row = 0;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      auto x = input_tensor(op, i);
+      if (!x.ok()) return x.failure();
+      const Shape3 s = net_.tensor(x.value()).shape;
+      if (s.c != y[2] || s.w != 1)
+        return fail(describe_op(op) + ": input '" + op.inputs[i] + "' is not a token tensor of " +
+                    std::to_string(y[2]) + " channels");
+      int t = x.value();
+      if (!network_inputs_.count(t)) {
+        auto copied = add_append_copy(op, i, t);
+        if (!copied.ok()) return copied.failure();
+        t = copied.value();
+      }
+      out.inputs.push_back(t);
+      out.concat_offsets.push_back(row);
+      row += s.h;
+    }
+    out.kind = OpKind::Concat;
+    out.concat_rows = true;
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // The copy of input `i` (net tensor `x`) of row Concat `op` into its row slice.
+  Result<int> add_append_copy(const ir::Op& op, size_t i, int x) {
+    const std::string& name = op.inputs[i];
+    Tensor& source = net_.tensors[static_cast<size_t>(x)];
+    const bool keeps_name = source.name == name;
+    if (keeps_name) source.name = name + "/view";
+    Op copy;
+    copy.name = op.name + ".append." + std::to_string(i);
+    copy.type = "Concat";
+    copy.kind = OpKind::Concat;
+    copy.copy_only = true;
+    copy.inputs = {x};
+    copy.concat_offsets = {0};
+    const int t = net_.add_tensor(keeps_name ? name : copy.name, source.shape);
+    copy.output = t;
+    copy.vector_elements = net_.tensor(t).shape.elements();
+    net_.add_op(std::move(copy));
+    if (keeps_name) tensor_of_[name] = t;
+    for (const std::string& o : graph_.outputs())
+      if (o == name) copied_outputs_.push_back(t);
+    return t;
+  }
+
   // Activation folding: the producer's output clamp applies it, and its output
   // tensor takes the activation's name (the pre-activation values are never
   // stored).
@@ -950,6 +1027,7 @@ class GraphConverter {
   std::set<int> head_pixels_;                           // Net tensors in head-pixel form
   std::map<int, int> pixels_of_;  // token tensor -> its head-pixel Reshape view
   std::map<int, int> tokens_of_;  // head-pixel tensor -> its token Reshape view
+  std::vector<int> copied_outputs_;  // append copies of graph outputs (which have a consumer)
 };
 
 }  // namespace

@@ -189,7 +189,8 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
     const Op& op = net.op(ops[i]);
     if (op.kind == OpKind::Input) return fail("op '" + op.name + "' is a network input");
     if (i > 0 && ops[i] <= ops[i - 1]) return fail("group ops are not ascending");
-    if ((op.kind == OpKind::Reshape || op.kind == OpKind::Slice) && ops.size() > 1) {
+    if ((op.kind == OpKind::Reshape || op.kind == OpKind::Slice || op.concat_rows) &&
+        ops.size() > 1) {
       return fail("op '" + op.name + "' is a DRAM view (" + to_string(op.kind) +
                   ") and must be alone in its group");
     }

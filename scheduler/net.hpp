@@ -107,8 +107,17 @@ struct Op {
   int64_t requant_table_bytes = 0;
   int64_t macs = 0;                     ///< multiply-accumulates (Conv, Gemm)
   int64_t vector_elements = 0;          ///< elements the vector unit processes (everything else)
-  std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input
-  SpaceToDepthConv space_to_depth;      ///< Conv: the stem rewrite, if any
+  std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input (row offset
+                                        ///< when `concat_rows`)
+  /// Concat along the tokens (rows, H) of token tensors: the KV cache append of a decode step
+  /// (docs/scheduler.md "Decode"). Always a DRAM view: input i lies at rows
+  /// [concat_offsets[i], ...) of the output's region (a network input written there, the new
+  /// rows stored there by a `copy_only` Concat), so the step moves the new rows, never the cache.
+  bool concat_rows = false;
+  /// A one-input Concat that copies its input into a row slice of a `concat_rows` view (the new
+  /// K/V row, a channel slice of c_attn's output, stored into the cache): never a view itself.
+  bool copy_only = false;
+  SpaceToDepthConv space_to_depth;  ///< Conv: the stem rewrite, if any
   /// Of `weight_bytes`: the zero weights the space-to-depth rewrite adds (moved, stored, but
   /// not the model's: left out of the compulsory bytes).
   int64_t zero_weight_bytes = 0;
@@ -128,6 +137,8 @@ struct Op {
   bool pool_by_conv = false;
   /// Slice: the first input channel of the view.
   int64_t channel_offset = 0;
+  /// Slice: the first input row (token) of the view: one sequence of a batch of token rows.
+  int64_t row_offset = 0;
   /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
   int64_t row_length = 0;
   /// RowSoftmax with a causal mask (ISA `softmax` `causal`; scheduler/causal_mask.hpp): key j

@@ -45,7 +45,8 @@ const std::vector<Entry>& entries() {
         "(128)",
         false, false},
        build_gpt2},
-      {{"gpt2_decode", "GPT-2 124M one decode step against a --kv-length cache (1024)", false,
+      {{"gpt2_decode",
+        "GPT-2 124M one decode step (--layers (12)) against a --kv-length cache (1024)", false,
         false},
        build_gpt2_decode},
       {{"llama_block", "one Llama layer at TinyLlama sizes (RMSNorm, rotary, GQA 32/4, SwiGLU)",
@@ -85,6 +86,9 @@ const std::vector<Entry>& entries() {
         "rotary, causal, SwiGLU of 64",
         true},
        build_tiny_llama},
+      {{"tiny_decode",
+        "one GPT-2 decode step: d 32, 2 heads, one block against a --kv-length cache (16)", true},
+       build_tiny_decode},
   };
   return table;
 }
