@@ -80,6 +80,11 @@ const std::vector<Entry>& entries() {
         "one pre-norm GPT-2 block: sequence 16, d 32, 2 heads, causal mask, GELU tanh MLP of 128",
         true},
        build_tiny_causal},
+      {{"tiny_layout",
+        "8x6x6 -> conv3x3(16) -> NHWC LayerNorm, Linear(32) GELU Linear(16) -> NCHW + skip -> "
+        "flatten, permute to 36 tokens -> LayerNorm, Linear(24), LayerNorm",
+        true},
+       build_tiny_layout},
   };
   return table;
 }
