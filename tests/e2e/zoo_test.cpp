@@ -70,6 +70,19 @@ const pipeline::PreparedModel& prepared(const std::string& model, const HwConfig
 
 const char* const kPolicies[] = {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"};
 
+// A config without a unit that the model needs (lookup tables, a broadcast multiply, a row
+// normaliser, activation operands) may refuse it, naming the op, the unit and the config (issue
+// 36: MobileNet-v3's HardSwish on edge-small); then the case checks that and ends.
+template <class R>
+bool refused_for_a_missing_unit(const R& r, const HwConfig& config) {
+  const bool every_unit = config.vector.lookup_table && config.vector.broadcast_multiply &&
+                          config.vector.row_normalise && config.matrix.activation_operands;
+  if (r.ok() || every_unit) return false;
+  EXPECT_NE(r.reason().find("config '" + config.name + "' has none"), std::string::npos)
+      << r.reason();
+  return true;
+}
+
 // ---- functional: bit exact, bytes, cycles --------------------------------------------------
 
 class Zoo : public ::testing::TestWithParam<Case> {};
@@ -79,6 +92,7 @@ TEST_P(Zoo, simulator_matches_golden_and_schedule) {
   const HwConfig config = load_hw_config(config_path(c.config));
   const pipeline::PreparedModel& model = prepared(c.model, config, c.policy);
   auto r = pipeline::run_policy(model, config, c.policy);
+  if (refused_for_a_missing_unit(r, config)) return;
   ASSERT_TRUE(r.ok()) << r.reason();
   expect_consistent(r.value(), config);
   RecordProperty("cycle_ratio", std::to_string(cycle_ratio(r.value())));
@@ -268,6 +282,7 @@ TEST_P(ZooTiming, dram_bytes_equal_the_schedule_and_cycles_are_within_ten_percen
   if (colon != std::string::npos)
     timing.objective = sched::parse_objective(c.policy.substr(colon + 1)).value();
   auto r = pipeline::run_policy(model, config, policy, timing);
+  if (refused_for_a_missing_unit(r, config)) return;
   ASSERT_TRUE(r.ok()) << r.reason();
   const auto& predicted = r.value().scheduled.schedule.traffic;
   const auto& code = r.value().compiled.traffic;

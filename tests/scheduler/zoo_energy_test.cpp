@@ -27,11 +27,18 @@ TEST(ZooEnergyObjective, optimal_energy_and_edp_are_never_worse_than_bytes_or_la
       const HwConfig config =
           load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml");
       EnergyBreakdown e[4];
+      bool refused = false;
       for (size_t i = 0; i < objectives().size(); ++i) {
         auto s = schedule_graph(graph, config, "optimal", objectives()[i], {});
+        if (!s.ok() &&
+            s.reason().find("config '" + config.name + "' has none") != std::string::npos) {
+          refused = true;  // a unit the model needs is missing (MobileNet-v3 on edge-small)
+          break;
+        }
         ASSERT_TRUE(s.ok()) << info.name << " " << name << ": " << s.reason();
         e[i] = predict_energy(s.value().schedule, s.value().net, config).total;
       }
+      if (refused) continue;
       const std::string where = info.name + " on " + name;
       EXPECT_LE(e[2].total_pj(), e[0].total_pj()) << where;  // energy vs bytes
       EXPECT_LE(e[2].total_pj(), e[1].total_pj()) << where;  // energy vs latency
@@ -41,7 +48,9 @@ TEST(ZooEnergyObjective, optimal_energy_and_edp_are_never_worse_than_bytes_or_la
       ++cells;
     }
   }
-  EXPECT_EQ(cells, 24);  // six models x four configs
+  // Six classic models x four configs, ResNeXt-50 on all four, MobileNet-v3 and EfficientNet
+  // on cloud-large only (the others lack the lookup table).
+  EXPECT_EQ(cells, 30);
 }
 
 }  // namespace
