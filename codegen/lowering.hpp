@@ -322,6 +322,8 @@ class Lowering {
   // ---- table_ops.cpp: unary functions by table lookup (`lut`) and the broadcast `mul` ----
   /// The 256-entry table of a lookup-table Eltwise (its quantized graph op's constant input).
   Result<const ir::Tensor*> lookup_table_of(const sched::Op& op) const;
+  /// A Mul by a per-channel constant: the constant in the quantized graph, one code a channel.
+  Result<const ir::Tensor*> constant_operand_of(const sched::Op& op) const;
   /// DRAM regions "lut:<op>" of every lookup table, and their contents.
   Status plan_table_regions();
   Status write_table_values();

@@ -17,14 +17,14 @@ namespace {
 constexpr int64_t kTableEntries = 256;
 
 std::string table_region(const sched::Op& op) {
-  return (op.pool_by_conv ? "ones:" : "lut:") + op.name;
+  return (op.pool_by_conv ? "ones:" : sched::is_constant_mul(op) ? "scale:" : "lut:") + op.name;
 }
 
 // Ops whose operand loads like a lookup table: whole, into a weight buffer, once per tile or
 // once while resident (the norm's parameters and the softmax's exp tables too).
 bool loads_table(const sched::Op& op) {
   return op.lookup_table || op.pool_by_conv || op.kind == sched::OpKind::Norm ||
-         op.kind == sched::OpKind::RowSoftmax;
+         op.kind == sched::OpKind::RowSoftmax || sched::is_constant_mul(op);
 }
 
 // A table computed by codegen (param_bytes) rather than read from the graph's table tensor.
@@ -50,6 +50,23 @@ Result<const ir::Tensor*> Lowering::lookup_table_of(const sched::Op& op) const {
   return &table;
 }
 
+Result<const ir::Tensor*> Lowering::constant_operand_of(const sched::Op& op) const {
+  const auto id = graph_.find_op(op.name);
+  if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
+  const ir::Op& ir_op = graph_.op(*id);
+  for (const std::string& name : ir_op.inputs) {
+    const ir::Tensor& c = graph_.tensor(name);
+    if (!c.constant) continue;
+    if (static_cast<int64_t>(c.int_values.size()) * act_bytes_ != op.weight_bytes)
+      return fail("mul '" + op.name + "': constant '" + name + "' has " +
+                  std::to_string(c.int_values.size()) + " integer values; " +
+                  std::to_string(op.weight_bytes / act_bytes_) +
+                  " channels need one each (quantize the model first)");
+    return &c;
+  }
+  return fail("mul '" + op.name + "' has no constant operand in the quantized graph");
+}
+
 Status Lowering::plan_table_regions() {
   for (size_t g = 0; g < host_from_; ++g) {
     for (int index : schedule_.groups[g].ops) {
@@ -59,6 +76,8 @@ Status Lowering::plan_table_regions() {
         if (auto bytes = param_bytes(op); !bytes.ok()) return bytes.failure();
       } else if (op.lookup_table) {
         if (auto table = lookup_table_of(op); !table.ok()) return table.failure();
+      } else if (sched::is_constant_mul(op)) {
+        if (auto c = constant_operand_of(op); !c.ok()) return c.failure();
       }
       if (auto r = out_.layout.add(table_region(op), RegionKind::Weights, op.weight_bytes); !r.ok())
         return r.failure();
@@ -77,6 +96,13 @@ Status Lowering::write_table_values() {
         const std::vector<std::uint8_t> bytes = param_bytes(op).value();  // checked when planned
         for (size_t i = 0; i < bytes.size(); ++i)
           write_bytes(at + static_cast<int64_t>(i), bytes[i], 1);
+        continue;
+      }
+      if (sched::is_constant_mul(op)) {  // the per-channel constant's codes, C elements
+        const auto& values = constant_operand_of(op).value()->int_values;
+        for (size_t i = 0; i < values.size(); ++i)
+          write_bytes(at + static_cast<int64_t>(i) * act_bytes_, values[i],
+                      static_cast<int>(act_bytes_));
         continue;
       }
       if (op.pool_by_conv) {  // one pixel of ones, matrix_cols weights
@@ -196,19 +222,32 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   const auto id = graph_.find_op(op.name);
   if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
   const ir::Op& ir_op = graph_.op(*id);
-  if (op.inputs.size() != 2 || ir_op.inputs.size() != 2)
+  const bool constant = sched::is_constant_mul(op);
+  if ((op.inputs.size() != 2 && !constant) || ir_op.inputs.size() != 2)
     return fail("mul '" + op.name + "' with other than two inputs");
   const Box& box = need[static_cast<size_t>(op.output)];
   if (box.empty()) return {};
-  const int a_t = op.inputs[0], b_t = op.inputs[1];
+  const int a_t = op.inputs[0];
   auto a = view_of(gs, a_t, need[static_cast<size_t>(a_t)]);
   if (!a.ok()) return a.failure();
-  auto b = view_of(gs, b_t, need[static_cast<size_t>(b_t)]);
+  // The constant's C values, loaded whole (emit_table_load), read as a 1 x 1 x C tile.
+  Result<TileView> b = TileView{};
+  if (constant) {
+    const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+    if (at == table_at_.end()) return fail("mul '" + op.name + "': its constant was not loaded");
+    const int64_t channels = net_.tensor(op.output).shape.c;
+    b = TileView{at->second.first, at->second.second, Box{{0, channels}, {0, 1}, {0, 1}}, channels,
+                 act_bytes_};
+  } else {
+    b = view_of(gs, op.inputs[1], need[static_cast<size_t>(op.inputs[1])]);
+  }
   if (!b.ok()) return b.failure();
   auto y = view_of(gs, op.output, box);
   if (!y.ok()) return y.failure();
-  const bool per_channel = net_.tensor(b_t).shape.h == 1 && net_.tensor(b_t).shape.w == 1 &&
-                           net_.tensor(op.output).shape.elements() != net_.tensor(b_t).shape.c;
+  const sched::Shape3 b_shape = constant ? sched::Shape3{net_.tensor(op.output).shape.c, 1, 1}
+                                         : net_.tensor(op.inputs[1]).shape;
+  const bool per_channel =
+      b_shape.h == 1 && b_shape.w == 1 && net_.tensor(op.output).shape.elements() != b_shape.c;
   const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
                                    graph_.tensor(ir_op.outputs[0]));
   isa::Vcfg cfg;

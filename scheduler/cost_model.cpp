@@ -155,7 +155,7 @@ int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
   // The whole table (or pixel of ones) for any channels.
   if (op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
-      op.kind == OpKind::RowSoftmax)
+      op.kind == OpKind::RowSoftmax || is_constant_mul(op))
     return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();

@@ -21,7 +21,7 @@ constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.m
 // Ops whose operand loads whole like a lookup table (codegen's loads_table).
 bool loads_table(const Op& op) {
   return op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
-         op.kind == OpKind::RowSoftmax;
+         op.kind == OpKind::RowSoftmax || is_constant_mul(op);
 }
 
 bool depthwise(const Net& net, const Op& op) {
@@ -264,13 +264,14 @@ class Counter {
     out_.requant_elements += static_cast<uint64_t>(n);
   }
 
-  // The table of a lut op, the parameters of a norm, the exp tables of a softmax or the ones
+  // The table of a lut op, the parameters of a norm, the exp tables of a softmax, the constant
+  // of a constant Mul or the ones
   // of a pool_by_conv loaded into its weights buffer (codegen's emit_table_load): 256 entries
   // of the activation type; the norm's and softmax's `weight_bytes`; the ones' blocks of
   // `taps` pixels, one per block of matrix_cols channels (the load's padding of value 1).
   void table_load(const Op& op, int op_index, Interval channels) {
     const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
-    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax) {
+    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax || is_constant_mul(op)) {
       write(sp, op.weight_bytes);
       return;
     }
@@ -359,7 +360,10 @@ class Counter {
       case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
         const int64_t bytes = out.elements() * net_.activation_bytes;
         read(tensor_sp(op.inputs[0]), bytes);
-        read(tensor_sp(op.inputs[1]), bytes);
+        if (is_constant_mul(op))  // b: the per-channel constant, loaded as a table is
+          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
+        else
+          read(tensor_sp(op.inputs[1]), bytes);
         write(tensor_sp(op.output), bytes);
         out_.mul_elements += static_cast<uint64_t>(out.elements());
         return;

@@ -330,11 +330,10 @@ class GraphConverter {
       return fail(what + " needs a vector unit with a broadcast multiply " +
                   "(vector.broadcast_multiply: true); config '" + machine_.name + "' has none");
     if (op.inputs.size() != 2) return fail(what + " with other than two inputs");
+    for (size_t i = 0; i < 2; ++i)
+      if (graph_.tensor(op.inputs[i]).constant) return add_constant_mul(op, std::move(out), i);
     std::vector<int> xs;
     for (size_t i = 0; i < 2; ++i) {
-      if (graph_.tensor(op.inputs[i]).constant)
-        return fail(what + ": a Mul by the constant '" + op.inputs[i] +
-                    "' is not supported by the accelerator path yet");
       auto x = input_tensor(op, i);
       if (!x.ok()) return x.failure();
       xs.push_back(x.value());
@@ -355,6 +354,39 @@ class GraphConverter {
     out.inputs = xs;
     out.output = t.value();
     out.vector_elements = y.elements();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // Mul by a constant of one value per channel (ConvNeXt's layer scale): ISA `mul` with the
+  // constant, loaded whole as a table is, as the broadcast operand; the op's one input is the
+  // activation.
+  Status add_constant_mul(const ir::Op& op, Op out, size_t constant) {
+    const std::string& c = op.inputs[constant];
+    const std::string& x_name = op.inputs[1 - constant];
+    if (graph_.tensor(x_name).constant) return fail(describe_op(op) + ": a Mul of two constants");
+    auto x = input_tensor(op, 1 - constant);
+    if (!x.ok()) return x.failure();
+    // Right-aligned against the activation, every axis of one but the channel axis, whole.
+    const auto& cs = graph_.tensor(c).shape;
+    const auto& xs = graph_.tensor(x_name).shape;
+    const auto k = static_cast<size_t>(channel_axis_of(x_name));
+    bool per_channel = cs.size() <= xs.size();
+    for (size_t i = 0; per_channel && i < cs.size(); ++i) {
+      const size_t axis = xs.size() - cs.size() + i;
+      per_channel = cs[i] == (axis == k ? xs[k] : 1);
+    }
+    if (!per_channel || cs.size() + k < xs.size())
+      return fail(describe_op(op) + ": a Mul by the constant '" + c + "' " + ir::shape_string(cs) +
+                  " (only a scalar or one value per channel is " +
+                  "supported by the accelerator path)");
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.kind = OpKind::Mul;
+    out.inputs = {x.value()};
+    out.output = t.value();
+    out.weight_bytes = net_.tensor(t.value()).shape.c * net_.activation_bytes;
+    out.vector_elements = net_.tensor(t.value()).shape.elements();
     net_.add_op(std::move(out));
     return {};
   }

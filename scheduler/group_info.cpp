@@ -20,6 +20,10 @@ bool has_matrix_work(const Op& op) {
   return op.kind == OpKind::Conv || op.kind == OpKind::Gemm || op.pool_by_conv;
 }
 
+bool is_constant_mul(const Op& op) {
+  return op.kind == OpKind::Mul && op.inputs.size() == 1;
+}
+
 int64_t pool_sub_windows(int64_t extent) {
   return (extent + kPoolWindowMax - 1) / kPoolWindowMax;
 }

@@ -22,6 +22,10 @@ bool is_view(const Op& op, const PlanOptions& options);
 /// Conv or Gemm: the matrix unit's ops.
 bool has_matrix_work(const Op& op);
 
+/// A Mul by a per-channel constant (one activation input; the constant, its weights, loads
+/// whole as a lookup table does: docs/scheduler.md "Layout views").
+bool is_constant_mul(const Op& op);
+
 /// The pool instruction's widest window (its 4-bit kh, kw fields; docs/isa.md).
 inline constexpr int64_t kPoolWindowMax = 15;
 /// Sub-windows a pool-by-conv splits an extent into (each at most kPoolWindowMax; the extent

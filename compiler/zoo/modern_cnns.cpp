@@ -192,8 +192,9 @@ ir::Graph build_convnext_tiny(const ZooOptions& options) {
 namespace tessel::zoo::detail {
 
 // The layout views of ConvNeXt and ViT in a few KB (docs/scheduler.md "Layout views"): a conv's
-// NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back into a
-// residual add, then flattened and permuted to tokens for a LayerNorm, a Linear and a LayerNorm.
+// NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back, scaled
+// per channel by a constant (ConvNeXt's layer scale) into a residual add, then flattened and
+// permuted to tokens for a LayerNorm, a Linear and a LayerNorm.
 ir::Graph build_tiny_layout(const ZooOptions& options) {
   NetBuilder net("tiny_layout", options);
   const std::int64_t b = options.batch;
@@ -205,7 +206,8 @@ ir::Graph build_tiny_layout(const ZooOptions& options) {
   y = net.layer_norm(y, "norm", 1e-6);
   y = net.op("gelu", ir::OpKind::Gelu, {net.dense(y, "fc1", 32, 2.0)});
   y = net.transpose(net.dense(y, "fc2", 16), "to_nchw", {0, 3, 1, 2});
-  x = net.add(x, y, "add");
+  const std::string gamma = net.parameter("layer_scale", {16, 1, 1}, 0.5, 0.05);
+  x = net.add(x, net.op("layer_scale.mul", ir::OpKind::Mul, {y, gamma}), "add");
   x = net.reshape(x, "flatten", {b, 16, 36});    // [B, 16, 36]
   x = net.transpose(x, "to_tokens", {0, 2, 1});  // [B, 36, 16]
   x = net.dense(net.layer_norm(x, "tokens.norm", 1e-6), "tokens.fc", 24);

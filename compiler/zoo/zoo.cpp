@@ -81,7 +81,8 @@ const std::vector<Entry>& entries() {
         true},
        build_tiny_causal},
       {{"tiny_layout",
-        "8x6x6 -> conv3x3(16) -> NHWC LayerNorm, Linear(32) GELU Linear(16) -> NCHW + skip -> "
+        "8x6x6 -> conv3x3(16) -> NHWC LayerNorm, Linear(32) GELU Linear(16) -> NCHW x layer "
+        "scale + skip -> "
         "flatten, permute to 36 tokens -> LayerNorm, Linear(24), LayerNorm",
         true},
        build_tiny_layout},

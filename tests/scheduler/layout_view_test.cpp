@@ -56,12 +56,13 @@ TEST(LayoutView, a_reshape_is_a_view_when_it_merges_or_splits_only_pixels) {
 Machine layout_machine() {
   Machine m = unified_machine(1024 * 1024);
   m.name = "test";
-  m.lookup_table = m.row_normalise = m.activation_operands = true;
+  m.lookup_table = m.row_normalise = m.activation_operands = m.broadcast_multiply = true;
   return m;
 }
 
-// conv -> NHWC LayerNorm, Linear, GELU, Linear -> NCHW + skip -> tokens LayerNorm, Linear,
-// LayerNorm: ten ops, none of them a Transpose or a Reshape; every tensor on the 6 x 6 grid.
+// conv -> NHWC LayerNorm, Linear, GELU, Linear -> NCHW x layer scale + skip -> tokens
+// LayerNorm, Linear, LayerNorm: eleven ops (the input's one of them), none a Transpose or a
+// Reshape; every tensor on the 6 x 6 grid.
 TEST(LayoutView, tiny_layouts_permutes_and_flattens_are_no_ops) {
   auto graph = zoo::build_model("tiny_layout", {.with_weights = false});
   ASSERT_TRUE(graph.ok()) << graph.reason();
@@ -70,7 +71,7 @@ TEST(LayoutView, tiny_layouts_permutes_and_flattens_are_no_ops) {
   const Net& n = net.value();
   std::map<std::string, const Op*> ops;
   for (const Op& op : n.ops) ops[op.name] = &op;
-  EXPECT_EQ(n.ops.size(), 10u);
+  EXPECT_EQ(n.ops.size(), 11u);
   const Op& conv = *ops.at("conv");
   const Op& norm = *ops.at("norm");
   const Op& fc1 = *ops.at("fc1");
@@ -82,7 +83,12 @@ TEST(LayoutView, tiny_layouts_permutes_and_flattens_are_no_ops) {
   EXPECT_EQ(n.tensor(fc1.output).shape, (Shape3{32, 6, 6}));
   EXPECT_EQ(fc1.macs, 36 * 16 * 32);
   EXPECT_EQ(ops.at("gelu")->lookup_table, true);
-  EXPECT_EQ(add.inputs, (std::vector<int>{conv.output, ops.at("fc2")->output}));
+  // The layer scale: a Mul of fc2's output (NCHW again: no op) by 16 constant codes, its weights.
+  const Op& scale = *ops.at("layer_scale.mul");
+  EXPECT_EQ(scale.kind, OpKind::Mul);
+  EXPECT_EQ(scale.inputs, (std::vector<int>{ops.at("fc2")->output}));
+  EXPECT_EQ(scale.weight_bytes, 16);
+  EXPECT_EQ(add.inputs, (std::vector<int>{conv.output, scale.output}));
   const Op& tokens_norm = *ops.at("tokens.norm");
   EXPECT_EQ(tokens_norm.inputs, (std::vector<int>{add.output}));  // flatten, permute: no op
   EXPECT_EQ(n.tensor(tokens_norm.output).shape, (Shape3{16, 6, 6}));
@@ -122,6 +128,21 @@ void expect_refused(const Result<Net>& net, const std::string& op, const std::st
   ASSERT_FALSE(net.ok());
   EXPECT_NE(net.reason().find(op), std::string::npos) << net.reason();
   EXPECT_NE(net.reason().find(why), std::string::npos) << net.reason();
+}
+
+TEST(LayoutView, a_mul_by_a_constant_of_other_than_one_value_per_channel_is_refused) {
+  ir::Graph g("mul");
+  ASSERT_TRUE(g.add_input("x", {1, 4, 2, 3}).ok());
+  ir::Tensor c;
+  c.name = "c";
+  c.shape = {3};  // one value per column, not per channel
+  c.f32_values = {1, 2, 3};
+  ASSERT_TRUE(g.add_constant(std::move(c)));
+  ASSERT_TRUE(g.add_op(ir::Op{"scale", ir::OpKind::Mul, {"x", "c"}, {"y"}, {}}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(g));
+  ASSERT_TRUE(g.set_outputs({"y"}));
+  expect_refused(net_from_graph(g, layout_machine(), NetForm::Folded), "'scale' (Mul)",
+                 "a Mul by the constant 'c' [3] (only a scalar or one value per channel");
 }
 
 TEST(LayoutView, what_is_no_view_is_refused_naming_the_op) {
