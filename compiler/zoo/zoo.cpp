@@ -34,7 +34,7 @@ const std::vector<Entry>& entries() {
        build_mobilenet_v3_large},
       {{"efficientnet_b0", "EfficientNet-B0, 224x224, MBConv with SE, SiLU", false, true},
        build_efficientnet_b0},
-      {{"convnext_tiny", "ConvNeXt-Tiny, 224x224, 7x7 depthwise, LayerNorm, GELU", false, false},
+      {{"convnext_tiny", "ConvNeXt-Tiny, 224x224, 7x7 depthwise, LayerNorm, GELU", false, true},
        build_convnext_tiny},
       {{"bert_base",
         "BERT-base encoder (--layers post-norm layers (12), d 768), --seq tokens (128)", false,
