@@ -22,21 +22,6 @@ namespace {
 
 constexpr int64_t kBiasBytes = 4;
 
-Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
-  const auto& s = tensor.shape;
-  if (s.empty()) return fail("op '" + op_name + "': tensor '" + tensor.name + "' has no shape");
-  // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
-  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
-  // "Transformers"): row-major in DRAM either way, as NHWC is.
-  if (s.size() == 2) return Shape3{s[1], s[0], 1};
-  if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
-  if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
-  if (s.size() == 3) return Shape3{s[2], s[1], 1};
-  int64_t elements = 1;
-  for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
-  return Shape3{elements, 1, 1};
-}
-
 // The space-to-depth rewrite of a stride-2 conv over an input of `in`
 // (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer
 // matrix steps per output pixel and column block (input-channel blocks x taps);
@@ -367,16 +352,8 @@ class GraphConverter {
     if (graph_.tensor(x_name).constant) return fail(describe_op(op) + ": a Mul of two constants");
     auto x = input_tensor(op, 1 - constant);
     if (!x.ok()) return x.failure();
-    // Right-aligned against the activation, every axis of one but the channel axis, whole.
     const auto& cs = graph_.tensor(c).shape;
-    const auto& xs = graph_.tensor(x_name).shape;
-    const auto k = static_cast<size_t>(channel_axis_of(x_name));
-    bool per_channel = cs.size() <= xs.size();
-    for (size_t i = 0; per_channel && i < cs.size(); ++i) {
-      const size_t axis = xs.size() - cs.size() + i;
-      per_channel = cs[i] == (axis == k ? xs[k] : 1);
-    }
-    if (!per_channel || cs.size() + k < xs.size())
+    if (!broadcasts_per_channel(cs, graph_.tensor(x_name).shape, channel_axis_of(x_name)))
       return fail(describe_op(op) + ": a Mul by the constant '" + c + "' " + ir::shape_string(cs) +
                   " (only a scalar or one value per channel is " +
                   "supported by the accelerator path)");
@@ -564,11 +541,10 @@ class GraphConverter {
   // The net shape of IR tensor `name`: from its layout, or, for an output of an op that keeps
   // its input's pixel grid (`grid_hint_`), that grid when channels and pixel count agree.
   Result<Shape3> net_shape(const std::string& name, const std::string& op_name) {
-    Result<Shape3> s = Shape3{};
-    if (auto it = channel_axis_.find(name); it != channel_axis_.end())
-      s = layout_shape(graph_.tensor(name).shape, it->second);
-    else
-      s = shape3(graph_.tensor(name), op_name);
+    const auto it = channel_axis_.find(name);
+    Result<Shape3> s = activation_shape(
+        graph_.tensor(name).shape,
+        it == channel_axis_.end() ? std::nullopt : std::optional<int64_t>(it->second));
     if (!s.ok()) return fail("op '" + op_name + "': tensor '" + name + "': " + s.reason());
     if (grid_hint_ && grid_hint_->c == s.value().c &&
         grid_hint_->h * grid_hint_->w == s.value().h * s.value().w)

@@ -46,6 +46,29 @@ Result<Shape3> layout_shape(const ir::Shape& shape, int64_t channel_axis) {
   return Shape3{c, pixels[0], pixels[1]};
 }
 
+Result<Shape3> activation_shape(const ir::Shape& shape, std::optional<int64_t> channel_axis) {
+  if (shape.empty()) return fail("the tensor has no shape");
+  // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
+  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
+  // "Transformers"): row-major in DRAM either way, as NHWC is.
+  if (shape.size() >= 2 && shape.size() <= 4)
+    return layout_shape(shape, channel_axis.value_or(default_channel_axis(shape.size())));
+  if (shape[0] != 1)
+    return fail("tensor " + ir::shape_string(shape) + ": batch " + std::to_string(shape[0]) +
+                " is not 1");
+  return Shape3{product(shape, 1, shape.size()), 1, 1};
+}
+
+bool broadcasts_per_channel(const ir::Shape& constant, const ir::Shape& x, int64_t channel_axis) {
+  const auto k = static_cast<size_t>(channel_axis);
+  if (constant.size() > x.size() || k >= x.size() || constant.size() + k < x.size()) return false;
+  for (size_t i = 0; i < constant.size(); ++i) {
+    const size_t axis = x.size() - constant.size() + i;
+    if (constant[i] != (axis == k ? x[k] : 1)) return false;
+  }
+  return true;
+}
+
 std::optional<int64_t> transpose_channel_axis(const ir::Shape& in, int64_t channel_axis,
                                               const std::vector<int64_t>& perm) {
   if (perm.size() != in.size()) return std::nullopt;

@@ -23,6 +23,16 @@ int64_t default_channel_axis(size_t rank);
 /// axes remain.
 Result<Shape3> layout_shape(const ir::Shape& shape, int64_t channel_axis);
 
+/// The C x H x W of an activation of IR `shape`: `layout_shape` at `channel_axis` (by default
+/// the rank's) for ranks 2 to 4; any other rank is its elements as channels of one pixel (a
+/// classifier's vector). Fails for a tensor without a shape or with a batch other than 1.
+Result<Shape3> activation_shape(const ir::Shape& shape, std::optional<int64_t> channel_axis);
+
+/// Whether a constant of `constant` shape, broadcast (right-aligned, as ONNX does) against an
+/// activation `x` with channels at `channel_axis`, holds one value per channel: every axis 1
+/// but the channel axis, which it covers whole.
+bool broadcasts_per_channel(const ir::Shape& constant, const ir::Shape& x, int64_t channel_axis);
+
 /// The channel axis of `perm` applied to `in` (channels at `channel_axis`) when the permutation
 /// moves no byte: every other axis longer than 1 keeps its order (the pixels stay row-major;
 /// only where the channels sit in the IR shape changes). nullopt when it reorders pixels.

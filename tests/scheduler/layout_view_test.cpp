@@ -34,6 +34,23 @@ TEST(LayoutView, the_shape_is_the_channel_axis_by_the_other_axes_in_order) {
   EXPECT_FALSE(layout_shape({1, 2, 3, 4, 5}, 1).ok());  // three pixel axes
 }
 
+TEST(LayoutView, an_activation_of_another_rank_is_its_elements_as_channels) {
+  EXPECT_EQ(activation_shape({1, 16, 6, 5}, std::nullopt).value(), (Shape3{16, 6, 5}));
+  EXPECT_EQ(activation_shape({1, 6, 5, 16}, 3).value(), (Shape3{16, 6, 5}));
+  EXPECT_EQ(activation_shape({1, 2, 3, 4, 5}, std::nullopt).value(), (Shape3{120, 1, 1}));
+  EXPECT_FALSE(activation_shape({2, 2, 3, 4, 5}, std::nullopt).ok());
+  EXPECT_FALSE(activation_shape({}, std::nullopt).ok());
+}
+
+TEST(LayoutView, a_constant_broadcasts_per_channel_when_only_its_channel_axis_is_not_one) {
+  EXPECT_TRUE(broadcasts_per_channel({16, 1, 1}, {1, 16, 6, 5}, 1));  // ConvNeXt's layer scale
+  EXPECT_TRUE(broadcasts_per_channel({1, 16, 1, 1}, {1, 16, 6, 5}, 1));
+  EXPECT_TRUE(broadcasts_per_channel({16}, {1, 6, 5, 16}, 3));   // channels last
+  EXPECT_FALSE(broadcasts_per_channel({16}, {1, 16, 6, 5}, 1));  // aligns with W
+  EXPECT_FALSE(broadcasts_per_channel({16, 6, 1}, {1, 16, 6, 5}, 1));
+  EXPECT_FALSE(broadcasts_per_channel({1, 1}, {1, 16, 6, 5}, 1));  // a scalar: not per channel
+}
+
 TEST(LayoutView, a_transpose_is_a_view_when_the_pixels_keep_their_order) {
   EXPECT_EQ(transpose_channel_axis({1, 16, 6, 5}, 1, {0, 2, 3, 1}), 3);  // NCHW -> NHWC
   EXPECT_EQ(transpose_channel_axis({1, 6, 5, 16}, 3, {0, 3, 1, 2}), 1);  // and back
