@@ -2,6 +2,7 @@
 // (MBConv, SiLU, SE) and ConvNeXt-Tiny (7x7 depthwise, LayerNorm, GELU MLP, layer scale).
 // Exported as torch.onnx writes them: SE's pooling is GlobalAveragePool and its scaling a
 // broadcasting Mul; SiLU (Sigmoid + Mul) appears fused, as the fuse-patterns pass makes it.
+// tiny_layout holds ConvNeXt's permutes and layer scale and ViT's patch flatten in a few KB.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -186,10 +187,6 @@ ir::Graph build_convnext_tiny(const ZooOptions& options) {
   x = net.flatten(x, "classifier.1");
   return net.finish({net.linear(x, "classifier.2", 1000)});
 }
-
-}  // namespace tessel::zoo::detail
-
-namespace tessel::zoo::detail {
 
 // The layout views of ConvNeXt and ViT in a few KB (docs/scheduler.md "Layout views"): a conv's
 // NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back, scaled
