@@ -878,7 +878,9 @@ class GraphConverter {
         if (axis < 0) axis += static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
         if (axis != channel_axis_of(op.inputs[0])) {
           return fail("op '" + op.name + "': Concat along axis " +
-                      std::to_string(op.get_int("axis")) + " (only channels are supported)");
+                      std::to_string(op.get_int("axis")) + ", not the channel axis " +
+                      std::to_string(channel_axis_of(op.inputs[0])) +
+                      " (only channels are supported; pixels or tokens need a row-offset view)");
         }
         out.kind = OpKind::Concat;
         break;

@@ -174,5 +174,15 @@ TEST(LayoutView, what_is_no_view_is_refused_naming_the_op) {
                  "layout view");
 }
 
+// ViT-B/16's patch embedding (conv, flatten, permute to tokens) passes as views; its class
+// token's Concat along the tokens is refused by name, not taken as a channel concat.
+TEST(LayoutView, vits_patch_permute_is_a_view_and_its_token_concat_is_refused) {
+  auto graph = zoo::build_model("vit_b_16", {.with_weights = false});
+  ASSERT_TRUE(graph.ok()) << graph.reason();
+  expect_refused(net_from_graph(graph.value(), layout_machine(), NetForm::Folded),
+                 "op 'class_token.concat': Concat along axis 1, not the channel axis 2",
+                 "row-offset view");
+}
+
 }  // namespace
 }  // namespace tessel::sched
