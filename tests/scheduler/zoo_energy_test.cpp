@@ -1,4 +1,4 @@
-// Issue 37 on the zoo (label `zoo`, outside the default preset; ~2 CPU-minutes): on every zoo
+// Issue 37 on the zoo (label `zoo`, outside the default preset; ~5 CPU-minutes): on every zoo
 // model x shipped config, `optimal`'s energy schedule is never worse in predicted energy than its
 // bytes and latency schedules, and its edp schedule never worse in E x T than those three,
 // compared exactly as `tessel schedule` reports them (docs/energy.md, "Optimising energy").
