@@ -15,6 +15,7 @@
 #include "scheduler/causal_mask.hpp"
 #include "scheduler/from_ir_shapes.hpp"
 #include "scheduler/group_info.hpp"
+#include "scheduler/layout_view.hpp"
 
 namespace tessel::sched {
 
@@ -36,6 +37,7 @@ class GraphConverter {
   }
 
   Status add(const ir::Op& op) {
+    if (auto s = carry_layout(op); !s.ok()) return s;
     Op out;
     out.name = op.name;
     out.type = std::string(ir::to_string(op.kind));
@@ -66,6 +68,7 @@ class GraphConverter {
         if (graph_.tensor(op.inputs[0]).shape.size() <= 3) return add_split(op, std::move(out));
         break;
       case ir::OpKind::Reshape:
+        if (layout_reshape_applies(op)) return add_layout_reshape(op);
         if (views_.count(op.inputs[0]) || is_head_pixels(op.inputs[0]) ||
             (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
              graph_.tensor(op.outputs[0]).shape.size() == 4))
@@ -132,7 +135,7 @@ class GraphConverter {
       head_pixels_.insert(t);
       return t;
     }
-    auto s = shape3(graph_.tensor(name), op_name);
+    auto s = net_shape(name, op_name);
     if (!s.ok()) return s.failure();
     const int t = net_.add_tensor(name, s.value());
     tensor_of_[name] = t;
@@ -410,35 +413,42 @@ class GraphConverter {
     return {};
   }
 
-  // Mul of an activation by constant `op.inputs[c]` that broadcasts against it along the
-  // tensor's rows and columns, whole along its channels (the last axis): a rotary embedding's
-  // [S, hd] cos/sin table against [1, H, S, hd] head pixels (the same rows for every head), a
-  // per-channel scale. ISA `mul` with b the constant, loaded whole like a lookup table.
+  // Mul of an activation by constant `op.inputs[c]`: ISA `mul` with b the constant, loaded
+  // whole like a lookup table (Op::constant_operand). Two broadcasts: one value per channel
+  // wherever the tensor's channels lie (ConvNeXt's layer scale [C, 1, 1] against NCHW), strides
+  // (0, 0); or a constant along the rows and columns, whole along its channels (the last axis):
+  // a rotary embedding's [S, hd] cos/sin table against [1, H, S, hd] head pixels (the same rows
+  // for every head).
   Status add_constant_mul(const ir::Op& op, Op out, size_t c) {
     const std::string what = describe_op(op);
-    auto x = pixel_tensor(op, op.inputs[1 - c]);
+    const std::string& x_name = op.inputs[1 - c];
+    if (graph_.tensor(x_name).constant) return fail(what + ": a Mul of two constants");
+    auto x = pixel_tensor(op, x_name);
     if (!x.ok()) return x.failure();
     const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
     const ir::Shape& y_ir = graph_.tensor(op.outputs[0]).shape;
     const Shape3 xs = net_.tensor(x.value()).shape;
-    // The IR axis of each net axis: channels last; rows the one before; head pixels' columns
-    // the heads before that (a token tensor has one column).
-    const auto rank = static_cast<int64_t>(y_ir.size());
     const bool pixels = head_pixels_.count(x.value()) > 0;
-    if (graph_.tensor(op.inputs[1 - c]).shape != y_ir || rank < 2 ||
-        static_cast<int64_t>(k.size()) > rank || (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
-        y_ir[static_cast<size_t>(rank - 2)] != xs.h)
-      return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
-                  " of " + ir::shape_string(y_ir) +
-                  " (only a constant broadcast over the rows or heads of a token tensor is "
-                  "supported by the accelerator path)");
-    auto strides = constant_strides(k, y_ir, pixels);
-    if (!strides.ok())
-      return fail(what + ": the constant '" + op.inputs[c] + "' " + strides.reason());
+    std::pair<int64_t, int64_t> strides{0, 0};
+    if (pixels || !broadcasts_per_channel(k, graph_.tensor(x_name).shape, channel_axis_of(x_name))) {
+      // The IR axis of each net axis: channels last; rows the one before; head pixels' columns
+      // the heads before that (a token tensor has one column).
+      const auto rank = static_cast<int64_t>(y_ir.size());
+      if (graph_.tensor(x_name).shape != y_ir || rank < 2 ||
+          static_cast<int64_t>(k.size()) > rank || (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
+          y_ir[static_cast<size_t>(rank - 2)] != xs.h)
+        return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " +
+                    ir::shape_string(k) + " of " + ir::shape_string(y_ir) +
+                    " (only one value per channel, or a constant broadcast over the rows or heads "
+                    "of a token tensor, is supported by the accelerator path)");
+      auto s = constant_strides(k, y_ir, pixels);
+      if (!s.ok()) return fail(what + ": the constant '" + op.inputs[c] + "' " + s.reason());
+      strides = s.value();
+    }
     out.kind = OpKind::Mul;
     out.constant_operand = true;
-    out.constant_stride_y = strides.value().first;
-    out.constant_stride_x = strides.value().second;
+    out.constant_stride_y = strides.first;
+    out.constant_stride_x = strides.second;
     out.inputs = {x.value()};
     out.weight_bytes = ir::element_count(k) * net_.activation_bytes;
     auto t = new_tensor(op.outputs[0], op.name);
@@ -491,7 +501,8 @@ class GraphConverter {
   // K input and N output channels.
   Status add_token_linear(const ir::Op& op, Op out) {
     const Shape3 in = net_.tensor(out.inputs[0]).shape;
-    const Shape3 y = net_.tensor(out.output).shape;
+    Shape3& y = net_.tensors[static_cast<size_t>(out.output)].shape;
+    if (y.h * y.w == in.h * in.w) y = Shape3{y.c, in.h, in.w};  // a token-wise op keeps the grid
     const bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
     out.kind = OpKind::Conv;
     out.weight_bytes = in.c * y.c * machine_.weight_bytes + (bias ? y.c * kBiasBytes : 0);
@@ -638,14 +649,126 @@ class GraphConverter {
     return {};
   }
 
+  // ---- Layout views (docs/scheduler.md "Layout views") ------------------------------------
+  // Every activation is stored pixel-major with its channels innermost, whatever the IR's axis
+  // order; `channel_axis_` records the IR tensors whose channels are not at their rank's
+  // default axis (an NCHW tensor permuted to NHWC, a conv output flattened to [1, C, H*W]).
+
+  int64_t channel_axis_of(const std::string& name) const {
+    if (auto it = channel_axis_.find(name); it != channel_axis_.end()) return it->second;
+    return default_channel_axis(graph_.tensor(name).shape.size());
+  }
+
+  // The net shape of IR tensor `name`: from its layout, or, for an output of an op that keeps
+  // its input's pixel grid (`grid_hint_`), that grid when channels and pixel count agree.
+  Result<Shape3> net_shape(const std::string& name, const std::string& op_name) {
+    const auto it = channel_axis_.find(name);
+    Result<Shape3> s = activation_shape(
+        graph_.tensor(name).shape,
+        it == channel_axis_.end() ? std::nullopt : std::optional<int64_t>(it->second));
+    if (!s.ok()) return fail("op '" + op_name + "': tensor '" + name + "': " + s.reason());
+    if (grid_hint_ && grid_hint_->c == s.value().c &&
+        grid_hint_->h * grid_hint_->w == s.value().h * s.value().w)
+      return *grid_hint_;
+    return s;
+  }
+
+  // Ops that read every pixel's channels alike keep their input's layout and pixel grid; any
+  // other op reading a tensor in a recorded layout is refused, naming both.
+  Status carry_layout(const ir::Op& op) {
+    grid_hint_.reset();
+    const bool views = op.kind == ir::OpKind::Transpose || op.kind == ir::OpKind::Reshape;
+    const bool elementwise =
+        ir::is_unary_function(op.kind) || op.kind == ir::OpKind::LayerNormalization ||
+        op.kind == ir::OpKind::RMSNormalization || op.kind == ir::OpKind::Add ||
+        op.kind == ir::OpKind::Mul || op.kind == ir::OpKind::Relu || op.kind == ir::OpKind::Clip ||
+        op.kind == ir::OpKind::Quantize || op.kind == ir::OpKind::Dequantize ||
+        op.kind == ir::OpKind::Requantize || op.kind == ir::OpKind::Scale;
+    for (const std::string& in : op.inputs) {
+      if (in.empty() || graph_.tensor(in).constant || views) continue;
+      if (elementwise && !grid_hint_)
+        if (auto it = tensor_of_.find(in); it != tensor_of_.end())
+          grid_hint_ = net_.tensor(it->second).shape;
+      auto it = channel_axis_.find(in);
+      if (it == channel_axis_.end()) continue;
+      if (!elementwise)
+        return fail(describe_op(op) + " reads '" + in + "' with its channels at axis " +
+                    std::to_string(it->second) + " (a layout view); only elementwise ops and " +
+                    "norms over the channels read such a tensor on the accelerator path");
+      for (const std::string& o : op.outputs)
+        if (graph_.tensor(o).shape.size() == graph_.tensor(in).shape.size())
+          channel_axis_[o] = it->second;
+    }
+    return {};
+  }
+
+  // IR tensor `name` as net tensor `x` with its channels at `axis`: the same bytes, so the same
+  // net tensor when the channels and the pixel count agree (its grid stays the producer's).
+  Status alias_layout(const ir::Op& op, int x, const std::string& name, int64_t axis) {
+    const auto& shape = graph_.tensor(name).shape;
+    auto s = layout_shape(shape, axis);
+    if (!s.ok()) return fail(describe_op(op) + ": " + s.reason());
+    const Shape3 have = net_.tensor(x).shape;
+    if (s.value().c != have.c || s.value().h * s.value().w != have.h * have.w)
+      return fail(describe_op(op) + ": " + ir::shape_string(shape) + " is not a view of '" +
+                  net_.tensor(x).name + "'");
+    tensor_of_[name] = x;
+    if (axis != default_channel_axis(shape.size()))
+      channel_axis_[name] = axis;
+    else
+      channel_axis_.erase(name);
+    return {};
+  }
+
+  // A Transpose that only moves the channel axis (NCHW <-> NHWC, a conv output's [1, C, S] to
+  // tokens [1, S, C]): no op, no byte moved. One that reorders pixels is refused.
+  Status add_layout_transpose(const ir::Op& op) {
+    auto x = input_tensor(op, 0);
+    if (!x.ok())
+      return fail(describe_op(op) + ": a transpose of other than an activation or a head view");
+    const auto& perm = op.get_ints("perm");
+    const auto axis =
+        transpose_channel_axis(graph_.tensor(op.inputs[0]).shape, channel_axis_of(op.inputs[0]),
+                               std::vector<int64_t>(perm.begin(), perm.end()));
+    if (!axis)
+      return fail(describe_op(op) + ": perm " + ir::shape_string(ir::Shape(perm)) + " of " +
+                  ir::shape_string(graph_.tensor(op.inputs[0]).shape) +
+                  " reorders pixels, which needs a data movement the accelerator path does not " +
+                  "have yet (only moving the channel axis is a layout view)");
+    return alias_layout(op, x.value(), op.outputs[0], *axis);
+  }
+
+  // A Reshape that merges or splits pixel axes and keeps the channel axis whole, of a tensor in
+  // a recorded layout or into or out of rank 4 (a conv output's flatten, a Linear's unflatten
+  // to [1, H, W, C]); not a head split (the channel axis split in two).
+  bool layout_reshape_applies(const ir::Op& op) const {
+    const std::string& in = op.inputs[0];
+    if (views_.count(in) || !tensor_of_.count(in)) return false;
+    const auto& x = graph_.tensor(in).shape;
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    if (channel_axis_.count(in)) return true;
+    const auto axis = reshape_channel_axis(x, channel_axis_of(in), y);
+    if (!axis || only_graph_output(op.outputs[0])) return false;
+    return (x.size() == 4 && y.size() == 3) || (x.size() < 4 && y.size() == 4 && *axis == 3);
+  }
+
+  Status add_layout_reshape(const ir::Op& op) {
+    const auto axis =
+        reshape_channel_axis(graph_.tensor(op.inputs[0]).shape, channel_axis_of(op.inputs[0]),
+                             graph_.tensor(op.outputs[0]).shape);
+    if (!axis)
+      return fail(describe_op(op) + ": a reshape of '" + op.inputs[0] + "' (channels at axis " +
+                  std::to_string(channel_axis_of(op.inputs[0])) + ") to " +
+                  ir::shape_string(graph_.tensor(op.outputs[0]).shape) +
+                  " that splits or mixes its channels");
+    return alias_layout(op, tensor_of_.at(op.inputs[0]), op.outputs[0], *axis);
+  }
+
   // Transposes of head views: (0, 2, 1, 3) swaps heads and tokens, (0, 2, 3, 1) also reads the
   // tokens as columns (K^T), (0, 1, 3, 2) on heads-first swaps rows and columns.
   Status add_transpose(const ir::Op& op) {
     auto it = views_.find(op.inputs[0]);
-    if (it == views_.end())
-      return fail(describe_op(op) +
-                  ": a transpose of other than a head view is not supported by the " +
-                  "accelerator path yet");
+    if (it == views_.end()) return add_layout_transpose(op);
     HeadView v = it->second;
     const auto& perm = op.get_ints("perm");
     if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
@@ -703,9 +826,11 @@ class GraphConverter {
     auto x = input_tensor(op, 0);
     if (!x.ok()) return x.failure();
     const auto& in = graph_.tensor(op.inputs[0]).shape;
-    const int64_t axis = op.get_int("axis");
-    if (axis != -1 && axis != static_cast<int64_t>(in.size()) - 1)
-      return fail(describe_op(op) + ": only a norm over the last axis is supported");
+    int64_t axis = op.get_int("axis");
+    if (axis < 0) axis += static_cast<int64_t>(in.size());
+    if (axis != static_cast<int64_t>(in.size()) - 1 || axis != channel_axis_of(op.inputs[0]))
+      return fail(describe_op(op) + ": only a norm over the last axis, holding the channels, " +
+                  "is supported (a norm of an NCHW tensor needs its channels moved last first)");
     const Shape3 s = net_.tensor(x.value()).shape;
     out.kind = OpKind::Norm;
     out.centre = op.kind == ir::OpKind::LayerNormalization;
@@ -935,11 +1060,20 @@ class GraphConverter {
                       ir::shape_string(graph_.tensor(op.inputs[1]).shape) +
                       ") is not supported by the accelerator path yet");
         out.kind = OpKind::Add;
+        for (const std::string& in : op.inputs)
+          if (auto it = tensor_of_.find(in);
+              it != tensor_of_.end() && grid_hint_ && net_.tensor(it->second).shape != *grid_hint_)
+            return fail("op '" + op.name + "': Add of '" + op.inputs[0] + "' and '" + in +
+                        "', stored on different pixel grids");
         break;
       case ir::OpKind::Concat: {
-        if (op.get_int("axis") != 1 && !concat_of_channels_last(op)) {
+        int64_t axis = op.get_int("axis");
+        if (axis < 0) axis += static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
+        if (axis != channel_axis_of(op.inputs[0]) && !concat_of_channels_last(op)) {
           return fail("op '" + op.name + "': Concat along axis " +
-                      std::to_string(op.get_int("axis")) + " (only channels are supported)");
+                      std::to_string(op.get_int("axis")) + ", not the channel axis " +
+                      std::to_string(channel_axis_of(op.inputs[0])) +
+                      " (only channels are supported; pixels or tokens need a row-offset view)");
         }
         out.kind = OpKind::Concat;
         break;
@@ -1028,6 +1162,8 @@ class GraphConverter {
   std::map<int, int> pixels_of_;  // token tensor -> its head-pixel Reshape view
   std::map<int, int> tokens_of_;  // head-pixel tensor -> its token Reshape view
   std::vector<int> copied_outputs_;  // append copies of graph outputs (which have a consumer)
+  std::map<std::string, int64_t, std::less<>> channel_axis_;  // IR tensor -> its channel axis
+  std::optional<Shape3> grid_hint_;  // the pixel grid the op being added keeps
 };
 
 }  // namespace

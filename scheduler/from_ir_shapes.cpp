@@ -5,24 +5,6 @@
 
 namespace tessel::sched {
 
-Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
-  const auto& s = tensor.shape;
-  if (s.empty()) return fail("op '" + op_name + "': tensor '" + tensor.name + "' has no shape");
-  // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
-  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
-  // "Transformers"): row-major in DRAM either way, as NHWC is.
-  if (s.size() == 2) return Shape3{s[1], s[0], 1};
-  // [B, S, d] tokens are B * S rows in DRAM, sequence after sequence: per-token ops (Linears,
-  // norms, adds) need no more; ops that mix tokens see the sequences through row slices (a
-  // batched decode step, docs/scheduler.md "Decode"), and the head views refuse B > 1.
-  if (s.size() == 3) return Shape3{s[2], s[0] * s[1], 1};
-  if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
-  if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
-  int64_t elements = 1;
-  for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
-  return Shape3{elements, 1, 1};
-}
-
 // The space-to-depth rewrite of a stride-2 conv over an input of `in`
 // (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer
 // matrix steps per output pixel and column block (input-channel blocks x taps);

@@ -13,11 +13,6 @@
 
 namespace tessel::sched {
 
-/// The C x H x W view of an IR tensor (docs/scheduler.md "Transformers": a 2-D [N, K] or 3-D
-/// [1, S, d] token tensor is d channels of S pixels; 4-D is NCHW); fails naming `op_name` for
-/// no shape or a batch other than 1.
-Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name);
-
 /// The space-to-depth rewrite of a stride-2 conv of `w`, `groups` over an input of `in`
 /// (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer matrix steps
 /// per output pixel and column block (input-channel blocks x taps); nullopt otherwise.

@@ -34,5 +34,6 @@ ir::Graph build_tiny_attention(const ZooOptions& options);
 ir::Graph build_tiny_causal(const ZooOptions& options);
 ir::Graph build_tiny_llama(const ZooOptions& options);
 ir::Graph build_tiny_decode(const ZooOptions& options);
+ir::Graph build_tiny_layout(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

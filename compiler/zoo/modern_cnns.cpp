@@ -2,6 +2,7 @@
 // (MBConv, SiLU, SE) and ConvNeXt-Tiny (7x7 depthwise, LayerNorm, GELU MLP, layer scale).
 // Exported as torch.onnx writes them: SE's pooling is GlobalAveragePool and its scaling a
 // broadcasting Mul; SiLU (Sigmoid + Mul) appears fused, as the fuse-patterns pass makes it.
+// tiny_layout holds ConvNeXt's permutes and layer scale and ViT's patch flatten in a few KB.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -185,6 +186,29 @@ ir::Graph build_convnext_tiny(const ZooOptions& options) {
   x = layer_norm_2d(net, net.global_average_pool(x, "avgpool"), "classifier.0");
   x = net.flatten(x, "classifier.1");
   return net.finish({net.linear(x, "classifier.2", 1000)});
+}
+
+// The layout views of ConvNeXt and ViT in a few KB (docs/scheduler.md "Layout views"): a conv's
+// NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back, scaled
+// per channel by a constant (ConvNeXt's layer scale) into a residual add, then flattened and
+// permuted to tokens for a LayerNorm, a Linear and a LayerNorm.
+ir::Graph build_tiny_layout(const ZooOptions& options) {
+  NetBuilder net("tiny_layout", options);
+  const std::int64_t b = options.batch;
+  std::string x = net.input("input", 8, 6, 6);
+  ConvSpec spec = conv_spec(16, 3, 1, 1);
+  spec.bias = true;
+  x = net.conv(x, "conv", spec);                              // [B, 16, 6, 6]
+  std::string y = net.transpose(x, "to_nhwc", {0, 2, 3, 1});  // [B, 6, 6, 16]
+  y = net.layer_norm(y, "norm", 1e-6);
+  y = net.op("gelu", ir::OpKind::Gelu, {net.dense(y, "fc1", 32, 2.0)});
+  y = net.transpose(net.dense(y, "fc2", 16), "to_nchw", {0, 3, 1, 2});
+  const std::string gamma = net.parameter("layer_scale", {16, 1, 1}, 0.5, 0.05);
+  x = net.add(x, net.op("layer_scale.mul", ir::OpKind::Mul, {y, gamma}), "add");
+  x = net.reshape(x, "flatten", {b, 16, 36});    // [B, 16, 36]
+  x = net.transpose(x, "to_tokens", {0, 2, 1});  // [B, 36, 16]
+  x = net.dense(net.layer_norm(x, "tokens.norm", 1e-6), "tokens.fc", 24);
+  return net.finish({net.layer_norm(x, "tokens.out_norm", 1e-6)});
 }
 
 }  // namespace tessel::zoo::detail

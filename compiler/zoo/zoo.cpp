@@ -28,13 +28,13 @@ const std::vector<Entry>& entries() {
       {{"vit_b_16", "ViT-B/16, 224x224, 12 pre-norm encoder blocks, 197 tokens", false, false},
        build_vit_b_16},
       {{"resnext50_32x4d",
-        "ResNeXt-50 32x4d, 224x224, Bottleneck x [3,4,6,3], 3x3 convs in 32 groups", false, false},
+        "ResNeXt-50 32x4d, 224x224, Bottleneck x [3,4,6,3], 3x3 convs in 32 groups", false, true},
        build_resnext50_32x4d},
-      {{"mobilenet_v3_large", "MobileNet-v3-large, 224x224, SE blocks, HardSwish", false, false},
+      {{"mobilenet_v3_large", "MobileNet-v3-large, 224x224, SE blocks, HardSwish", false, true},
        build_mobilenet_v3_large},
-      {{"efficientnet_b0", "EfficientNet-B0, 224x224, MBConv with SE, SiLU", false, false},
+      {{"efficientnet_b0", "EfficientNet-B0, 224x224, MBConv with SE, SiLU", false, true},
        build_efficientnet_b0},
-      {{"convnext_tiny", "ConvNeXt-Tiny, 224x224, 7x7 depthwise, LayerNorm, GELU", false, false},
+      {{"convnext_tiny", "ConvNeXt-Tiny, 224x224, 7x7 depthwise, LayerNorm, GELU", false, true},
        build_convnext_tiny},
       {{"bert_base",
         "BERT-base encoder (--layers post-norm layers (12), d 768), --seq tokens (128)", false,
@@ -89,6 +89,12 @@ const std::vector<Entry>& entries() {
       {{"tiny_decode",
         "one GPT-2 decode step: d 32, 2 heads, one block against a --kv-length cache (16)", true},
        build_tiny_decode},
+      {{"tiny_layout",
+        "8x6x6 -> conv3x3(16) -> NHWC LayerNorm, Linear(32) GELU Linear(16) -> NCHW x layer "
+        "scale + skip -> "
+        "flatten, permute to 36 tokens -> LayerNorm, Linear(24), LayerNorm",
+        true},
+       build_tiny_layout},
   };
   return table;
 }

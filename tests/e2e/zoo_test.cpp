@@ -135,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, Zoo, ::testing::ValuesIn(matrix_cases()), case_
 // Issue 36: today's CNNs on the one shipped config with the lookup-table and broadcast-multiply
 // units (cloud-large), every policy: bit exact, bytes as scheduled class by class, cycles within
 // 5% of the prediction. ResNeXt-50 (grouped convs), MobileNet-v3-large and EfficientNet-B0
-// (SE blocks) run.
+// (SE blocks) and ConvNeXt-Tiny (its NCHW <-> NHWC permutes as layout views, LayerNorm, GELU,
+// the layer scale's Mul by a per-channel constant) run.
 class ModernCnn : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModernCnn, simulator_matches_golden_and_schedule) {
@@ -156,7 +157,8 @@ std::vector<Case> modern_cnn_cases() {
   std::vector<Case> out;
   // MobileNet-v3-large and EfficientNet-B0: their SE pools wider than the pool window run as
   // sub-window convs of all-one weights (docs/codegen.md, "SE pools wider than the pool window").
-  for (const char* model : {"resnext50_32x4d", "mobilenet_v3_large", "efficientnet_b0"})
+  for (const char* model :
+       {"resnext50_32x4d", "mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"})
     for (const char* policy : kPolicies) out.push_back({model, "cloud-large", policy});
   return out;
 }

@@ -161,12 +161,13 @@ TEST(ModernZoo, tiny_decode_counts_by_hand) {
             32 * (96 + 32 + 128) + 128 * 32 + 2 * 2 * 16 * 6);
 }
 
+// The modern models the accelerator path does not run whole on every config that has their
+// units yet are marked for the golden executors only (ResNeXt-50, MobileNet-v3, EfficientNet-B0,
+// ConvNeXt-Tiny and llama_block run: issue 36, part 3).
 TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
   for (const ModelInfo& info : models()) {
     const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||
-                        info.name == "gpt2" || info.name == "gpt2_decode" ||
-                        info.name == "mobilenet_v3_large" || info.name == "efficientnet_b0" ||
-                        info.name == "convnext_tiny" || info.name == "resnext50_32x4d";
+                        info.name == "gpt2" || info.name == "gpt2_decode";
     EXPECT_EQ(info.accelerated, !modern) << info.name;
   }
 }
