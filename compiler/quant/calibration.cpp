@@ -73,6 +73,74 @@ Status TensorStats::observe_range(std::span<const float> values) {
   return {};
 }
 
+void TensorStats::observe_moments(std::span<const float> values,
+                                  std::span<const std::int64_t> shape, bool channels_last) {
+  if (shape.size() < 2 || values.empty()) return;
+  const auto channels = static_cast<std::size_t>(shape[1]);
+  std::size_t inner = 1;
+  for (std::size_t d = 2; d < shape.size(); ++d) inner *= static_cast<std::size_t>(shape[d]);
+  if (channels == 0 || values.size() % (channels * inner) != 0) return;
+  const std::size_t outer = values.size() / (channels * inner);
+  if (channel_sum_.empty()) {
+    channel_sum_.assign(channels, 0.0);
+    channel_squares_.assign(channels, 0.0);
+  }
+  if (channel_sum_.size() != channels) return;
+  // Per channel in a fixed order (the executor's layout), so the sums are deterministic.
+  for (std::size_t o = 0, i = 0; o < outer; ++o) {
+    if (channels_last) {
+      for (std::size_t p = 0; p < inner; ++p)
+        for (std::size_t c = 0; c < channels; ++c, ++i) {
+          const double v = values[i];
+          channel_sum_[c] += v;
+          channel_squares_[c] += v * v;
+        }
+    } else {
+      for (std::size_t c = 0; c < channels; ++c) {
+        double sum = 0.0, squares = 0.0;
+        for (std::size_t p = 0; p < inner; ++p, ++i) {
+          const double v = values[i];
+          sum += v;
+          squares += v * v;
+        }
+        channel_sum_[c] += sum;
+        channel_squares_[c] += squares;
+      }
+    }
+  }
+  channel_count_ += static_cast<double>(outer * inner);
+  if (shape.size() < 3 || channels_last) return;
+  const auto last = static_cast<std::size_t>(shape.back());
+  if (last_sum_.empty()) {
+    last_sum_.assign(last, 0.0);
+    last_squares_.assign(last, 0.0);
+  }
+  if (last_sum_.size() != last || values.size() % last != 0) return;
+  for (std::size_t i = 0; i < values.size();)
+    for (std::size_t j = 0; j < last; ++j, ++i) {
+      const double v = values[i];
+      last_sum_[j] += v;
+      last_squares_[j] += v * v;
+    }
+  last_count_ += static_cast<double>(values.size() / last);
+}
+
+ChannelMoments TensorStats::moments() const {
+  const auto axis = [](const std::vector<double>& sum, const std::vector<double>& squares,
+                       double count) {
+    AxisMoments m;
+    if (count <= 0.0) return m;
+    m.count = count;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      m.mean.push_back(sum[i] / count);
+      m.mean_square.push_back(squares[i] / count);
+    }
+    return m;
+  };
+  return {axis(channel_sum_, channel_squares_, channel_count_),
+          axis(last_sum_, last_squares_, last_count_)};
+}
+
 void TensorStats::start_histogram(int bins) {
   histogram_.assign(static_cast<std::size_t>(std::max(bins, 1)), 0.0);
   zero_count_ = 0.0;

@@ -26,6 +26,22 @@ Result<CalibrationMethod> parse_calibration_method(std::string_view text);
 /// The accepted spellings, for did-you-mean suggestions.
 std::vector<std::string> calibration_method_names();
 
+/// First and second moments of a tensor per index of one axis, over every other axis and every
+/// sample: what bias correction needs (docs/quantization.md, "Bias correction").
+struct AxisMoments {
+  std::vector<double> mean, mean_square;  ///< E[x], E[x^2] per index of the axis
+  double count = 0.0;                     ///< values averaged per index
+  bool empty() const { return mean.empty(); }
+};
+
+/// A tensor's moments per index of axis 1 (a Conv's input channels, a Gemm's K) and, for a
+/// tensor of rank >= 3 in plain (not channels-last) layout, per index of its last axis (the K
+/// of a MatMul by a constant).
+struct ChannelMoments {
+  AxisMoments channel;
+  AxisMoments last;
+};
+
 /// The statistics of one tensor's |x| across calibration samples, in two passes: pass 1 finds
 /// max |x|; pass 2 fills a histogram of |x| over [0, max |x|] with `bins` equal bins (values at
 /// the top edge fall into the last bin). The minmax method needs pass 1 only.
@@ -46,6 +62,12 @@ class TensorStats {
   double mean_square() const {
     return count_ > 0 ? sum_squares_ / static_cast<double>(count_) : 0.0;
   }
+  /// Moments per index of axis 1 and of the last axis (ChannelMoments) of `values`, whose
+  /// logical shape is `shape` (NCHW), stored NHWC when `channels_last` (rank 4 only).
+  void observe_moments(std::span<const float> values, std::span<const std::int64_t> shape,
+                       bool channels_last);
+  /// The moments observe_moments saw (empty axes before any).
+  ChannelMoments moments() const;
   /// How many of the histogrammed values were exactly 0 (they are also counted in bin 0).
   /// Entropy calibration leaves them out: zero is exact under any symmetric scale, and the
   /// exact zeros of a post-ReLU tensor (about half of it) would otherwise dominate bin 0.
@@ -62,6 +84,8 @@ class TensorStats {
   double max_abs_ = 0.0;
   std::int64_t count_ = 0;
   double sum_squares_ = 0.0;
+  std::vector<double> channel_sum_, channel_squares_, last_sum_, last_squares_;
+  double channel_count_ = 0.0, last_count_ = 0.0;
   std::vector<double> histogram_;
   double zero_count_ = 0.0;
   double bin_width_ = 0.0;

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"bits",           "method",           "percentile",
                                            "histogram_bins", "calibration",      "allow_zero_range",
                                            "layers",         "table_input_bits", "norm_input_bits",
-                                           "wide_headroom"};
+                                           "wide_headroom",  "bias_correction"};
 const std::vector<std::string> kCalibrationKeys = {"samples", "seed"};
 const std::vector<std::string> kLayerKeys = {"bits"};
 
@@ -108,6 +108,8 @@ QuantConfig parse_quant_config(const std::string& yaml_text, const std::string& 
   }
   if (const auto n = root["allow_zero_range"])
     config.allow_zero_range = reader.scalar<bool>(n, "allow_zero_range", "true or false");
+  if (const auto n = root["bias_correction"])
+    config.bias_correction = reader.scalar<bool>(n, "bias_correction", "true or false");
   if (const auto n = root["table_input_bits"])
     config.table_input_bits = reader.bits(n, "table_input_bits");
   if (const auto n = root["norm_input_bits"])
@@ -164,6 +166,7 @@ std::string to_yaml(const QuantConfig& config) {
   out << YAML::Key << "allow_zero_range" << YAML::Value << config.allow_zero_range;
   out << YAML::Key << "table_input_bits" << YAML::Value << config.table_input_bits;
   out << YAML::Key << "norm_input_bits" << YAML::Value << config.norm_input_bits;
+  out << YAML::Key << "bias_correction" << YAML::Value << config.bias_correction;
   if (!config.layers.empty()) {
     out << YAML::Key << "layers" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, layer] : config.layers)

@@ -39,6 +39,10 @@ struct QuantConfig {
   /// LayerNormalization/RMSNormalization and Add/Sub, at least one norm among them, and is no
   /// graph output (docs/quantization.md, "Norm inputs"). 8 (the default) leaves it at `bits`.
   int norm_input_bits = 8;
+  /// Fold the mean output error of each Conv/Gemm's weight rounding, E[x] . (s_w w_q - w), into
+  /// its int32 bias, E[x] per input channel from calibration (docs/quantization.md, "Bias
+  /// correction"). Changes only the bias integers.
+  bool bias_correction = true;
   std::map<std::string, LayerOverride> layers;  ///< op name -> override
   std::string source;                           ///< the YAML file, "" for defaults
 };

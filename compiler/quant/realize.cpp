@@ -503,7 +503,7 @@ Status Realizer::check_headroom(const ir::Op& op, int input_bits, const ir::Tens
 }
 
 Status Realizer::add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
-                          std::string& name_out) {
+                          std::string& name_out, const std::vector<double>& shift, int input_bits) {
   ir::Tensor q;
   q.name = out.has_tensor(b.name) ? out.unique_name(b.name) : b.name;
   q.dtype = DType::i32;
@@ -512,9 +512,15 @@ Status Realizer::add_bias(const ir::Tensor& b, const std::vector<float>& acc_sca
                             static_cast<int>(b.shape.size()) - 1};
   q.int_values.resize(b.f32_values.size());
   for (std::size_t c = 0; c < b.f32_values.size(); ++c) {
-    const double v = beta * b.f32_values[c] / static_cast<double>(acc_scales[c]);
-    q.int_values[c] =
-        static_cast<std::int32_t>(std::clamp(std::round(v), -2147483648.0, 2147483647.0));
+    const double corrected = beta * b.f32_values[c] - (shift.empty() ? 0.0 : shift[c]);
+    const double v = corrected / static_cast<double>(acc_scales[c]);
+    double limit = 2147483647.0;
+    if (!shift.empty()) {  // the corrected bias keeps the accumulator bound the weights left
+      const double magnitude = -static_cast<double>(intops::qmin(input_bits));
+      const double plain = std::fabs(std::round(beta * b.f32_values[c] / acc_scales[c]));
+      limit = std::max(plain, 2147483647.0 - magnitude * static_cast<double>(weight_l1[c]));
+    }
+    q.int_values[c] = static_cast<std::int32_t>(std::clamp(std::round(v), -limit, limit));
   }
   name_out = q.name;
   return out.add_constant(std::move(q));
@@ -534,12 +540,15 @@ int Realizer::input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int b
   const bool known = mean_squares && it != mean_squares->end() && it->second > 0.0;
   if (!known || magnitude * static_cast<double>(k) * intops::qmax(bits) <= std::ldexp(1.0, 30))
     return 0;  // (without statistics a K too long for int32 fails in add_weight, as before)
+  // With bias correction the weights' rounding meets the input's variance, not its mean square.
+  double input_power = it->second;
+  if (const AxisMoments* m = correction_moments(op)) input_power = corrected_power(*m);
   std::vector<double> bias_abs;
   if (bias)
     for (const float b : bias->f32_values)
       bias_abs.push_back(std::fabs(beta * static_cast<double>(b)) / alpha);
   return choose_input_shift(weight_channel_stats(w, axis), bias_abs, bits, bits_of(x),
-                            static_cast<double>(scale_of(x)), it->second, nonnegative_input);
+                            static_cast<double>(scale_of(x)), input_power, nonnegative_input);
 }
 
 bool Realizer::nonnegative(const std::string& t, int depth) const {
@@ -605,7 +614,10 @@ Status Realizer::matmul(const ir::Op& op) {
   if (u > 0) q.attrs["input_shift"] = std::int64_t{u};
   if (bias) {
     std::string b_name;
-    if (auto ok = add_bias(*bias, acc_scales, beta, b_name); !ok) return ok;
+    std::vector<double> shift;
+    if (const AxisMoments* m = correction_moments(op))
+      shift = bias_shift(op, w, out.tensor(w_name), *m, alpha);
+    if (auto ok = add_bias(*bias, acc_scales, beta, b_name, shift, input_bits); !ok) return ok;
     q.inputs.push_back(b_name);
     if (auto ok = check_headroom(op, input_bits, &out.tensor(b_name)); !ok) return ok;
   } else if (auto ok = check_headroom(op, input_bits, nullptr); !ok) {
@@ -720,12 +732,14 @@ Status Realizer::run() {
 
 Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
                           const std::vector<ClassThreshold>& thresholds,
-                          const std::map<std::string, double>* mean_squares) {
+                          const std::map<std::string, double>* mean_squares,
+                          const std::map<std::string, ChannelMoments>* moments) {
   if (thresholds.size() != plan.classes.size())
     return fail("realize: " + std::to_string(thresholds.size()) + " thresholds for " +
                 std::to_string(plan.classes.size()) + " scale classes");
   detail::Realizer r{graph,        plan,  thresholds, ir::Graph(graph.name()), {}, {}, 0,
                      mean_squares, false, {}};
+  r.moments = moments;
   if (auto ok = r.run(); !ok) return fail("quantizing '" + graph.name() + "': " + ok.reason());
   return std::move(r.out);
 }
@@ -878,7 +892,8 @@ nlohmann::json scales_json(const ir::Graph& quantized, const QuantConfig& config
                  {"calibration_seed", config.calibration_seed},
                  {"allow_zero_range", config.allow_zero_range},
                  {"table_input_bits", config.table_input_bits},
-                 {"norm_input_bits", config.norm_input_bits}};
+                 {"norm_input_bits", config.norm_input_bits},
+                 {"bias_correction", config.bias_correction}};
   nlohmann::json layers = nlohmann::json::object();
   for (const auto& [name, layer] : config.layers) layers[name] = {{"bits", layer.bits}};
   j["config"]["layers"] = layers;

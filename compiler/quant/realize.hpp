@@ -78,10 +78,13 @@ Result<std::vector<ClassThreshold>> class_thresholds(
 ///
 /// `mean_squares` (E[x^2] per calibrated tensor, TensorStats::mean_square) lets a Conv/Gemm/
 /// MatMul by a constant choose an input shift (docs/quantization.md, "Input shift on
-/// Conv/Gemm"); without it every input shift is 0.
+/// Conv/Gemm"); without it every input shift is 0. `moments` (per-channel E[x], E[x^2] per
+/// calibrated tensor, TensorStats::moments) turns on bias correction of every Conv/Gemm with a
+/// bias (docs/quantization.md, "Bias correction"); null: biases are beta * b rounded.
 Result<ir::Graph> realize(const ir::Graph& graph, const ScalePlan& plan,
                           const std::vector<ClassThreshold>& thresholds,
-                          const std::map<std::string, double>* mean_squares = nullptr);
+                          const std::map<std::string, double>* mean_squares = nullptr,
+                          const std::map<std::string, ChannelMoments>* moments = nullptr);
 
 /// The integer parameters an executor derives from a quantized graph's scales: one place,
 /// so the CPU executor, codegen and q.json agree.

@@ -37,6 +37,10 @@ bool joins_scale_class(ir::OpKind kind);
 /// integer contract allows them (docs/quantization.md); a refusal names the op and the reason.
 Result<std::vector<std::string>> workload_activations(const ir::Graph& graph, const ir::Op& op);
 
+/// The power bias correction leaves for the weights' rounding to meet: the input's variance
+/// averaged over the channels, plus the mean's estimate noise (var / count).
+double corrected_power(const AxisMoments& m);
+
 /// The derived integers of a workload op for q.json (null for another op).
 nlohmann::json workload_op_json(const ir::Graph& quantized, const ir::Op& op);
 
@@ -56,6 +60,8 @@ struct Realizer {
   // (nonnegative(); set by matmul() for input_shift, add_weight and check_headroom).
   bool nonnegative_input = false;
   mutable std::map<std::string, bool> nonnegative_memo;  // nonnegative() per tensor (DAGs)
+  /// Per-channel moments per calibrated tensor (bias correction); null: no correction.
+  const std::map<std::string, ChannelMoments>* moments = nullptr;
 
   bool integer(const std::string& t) const { return plan.class_of.count(t) != 0; }
   int bits_of(const std::string& t) const { return plan.class_bits[plan.class_of.at(t)]; }
@@ -86,8 +92,21 @@ struct Realizer {
   /// Every integer value of activation `t` is >= 0 by construction (docs/quantization.md,
   /// "Accumulator headroom": Relu, Clip with min >= 0, and what keeps the sign after them).
   bool nonnegative(const std::string& t, int depth = 0) const;
+  /// `shift` (empty, or per channel): subtracted from beta * b before rounding (bias
+  /// correction), the result then kept within the accumulator bound of an `input_bits` input.
   Status add_bias(const ir::Tensor& b, const std::vector<float>& acc_scales, double beta,
-                  std::string& name_out);
+                  std::string& name_out, const std::vector<double>& shift = {}, int input_bits = 0);
+  // bias_correction.cpp (docs/quantization.md, "Bias correction")
+  /// The input moments bias correction uses for `op` (a Conv's per input channel, a Gemm's per
+  /// K index), or null where it does not apply (no bias, no statistics, a mean too small for
+  /// its estimate: mean^2 <= 2 var / count averaged over the channels).
+  const AxisMoments* correction_moments(const ir::Op& op) const;
+  /// alpha * sum_k (s_w[c] w_q[c,k] - w[c,k]) E[x_k] per output channel c: the mean output
+  /// error of the weights just quantized (`w_q`), E[x_k] from `m` and, for a Conv, the share of
+  /// output positions whose tap k reads inside the input (zero padding reads 0).
+  std::vector<double> bias_shift(const ir::Op& op, const ir::Tensor& w, const ir::Tensor& w_q,
+                                 const AxisMoments& m, double alpha) const;
+
   int input_shift(const ir::Op& op, const ir::Tensor& w, int axis, int bits, const ir::Tensor* bias,
                   double alpha, double beta) const;
   Status matmul(const ir::Op& op);

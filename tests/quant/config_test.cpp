@@ -23,6 +23,7 @@ TEST(QuantConfig, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.wide_headroom, 2.0);
   EXPECT_EQ(c.calibration_samples, 4);
   EXPECT_FALSE(c.allow_zero_range);
+  EXPECT_TRUE(c.bias_correction);
   EXPECT_TRUE(c.layers.empty());
 }
 
@@ -36,6 +37,7 @@ calibration:
   samples: 2
   seed: 9
 allow_zero_range: true
+bias_correction: false
 layers:
   conv1:
     bits: 8
@@ -49,9 +51,10 @@ layers:
   EXPECT_EQ(c.calibration_samples, 2);
   EXPECT_EQ(c.calibration_seed, 9u);
   EXPECT_TRUE(c.allow_zero_range);
+  EXPECT_FALSE(c.bias_correction);
   ASSERT_EQ(c.layers.count("conv1"), 1u);
   EXPECT_EQ(c.layers.at("conv1").bits, 8);
-  EXPECT_EQ(c.layers.at("conv1").location.str(), "q.yaml:11:3");
+  EXPECT_EQ(c.layers.at("conv1").location.str(), "q.yaml:12:3");
   EXPECT_EQ(to_yaml(parse_quant_config(to_yaml(c), "x")), to_yaml(c));
 }
 
@@ -59,7 +62,7 @@ TEST(QuantConfig, UnknownKeyIsLocatedWithASuggestion) {
   EXPECT_EQ(error_of("bits: 8\nmethd: mse\n"),
             "q.yaml:2:1: error: methd: unknown key; did you mean 'method'? (expected one of: "
             "bits, method, percentile, histogram_bins, calibration, allow_zero_range, layers, "
-            "table_input_bits, norm_input_bits, wide_headroom)");
+            "table_input_bits, norm_input_bits, wide_headroom, bias_correction)");
   EXPECT_EQ(error_of("calibration:\n  sample: 3\n"),
             "q.yaml:2:3: error: calibration.sample: unknown key; did you mean 'samples'? "
             "(expected one of: samples, seed)");
@@ -78,6 +81,8 @@ TEST(QuantConfig, BadValuesAreLocated) {
             "q.yaml:1:13: error: percentile: must be in (0, 100], got 0");
   EXPECT_EQ(error_of("wide_headroom: 0.5\n"),
             "q.yaml:1:16: error: wide_headroom: must be 0 (off) or in [1, 256], got 0.5");
+  EXPECT_EQ(error_of("bias_correction: maybe\n"),
+            "q.yaml:1:18: error: bias_correction: expected true or false, got 'maybe'");
   EXPECT_EQ(error_of("calibration:\n  samples: 0\n"),
             "q.yaml:2:12: error: calibration.samples: must be at least 1, got 0");
   EXPECT_EQ(error_of("- 1\n- 2\n"),

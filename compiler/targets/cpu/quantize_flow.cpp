@@ -110,6 +110,7 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
       return fail("calibration: activation %" + tensor + " holds " + reason +
                   " (check the weights and the calibration inputs)");
     }
+    if (config.bias_correction) s.observe_moments(values, value.shape(), channels_last);
     if (!histograms) return {};
     auto& pending = waiting[tensor];
     pending.push_back(values);
@@ -140,11 +141,13 @@ Result<QuantizedModel> quantize_model(const ir::Graph& float_graph,
     model.tensor_thresholds[tensor] = quant::choose_threshold(
         stats[tensor], {config.method, config.percentile, bits, config.wide_headroom});
     model.tensor_mean_squares[tensor] = stats[tensor].mean_square();
+    if (config.bias_correction) model.tensor_moments[tensor] = stats[tensor].moments();
   }
   auto thresholds = quant::class_thresholds(plan.value(), model.tensor_thresholds, config);
   if (!thresholds) return fail(thresholds.reason());
   auto graph =
-      quant::realize(float_graph, plan.value(), thresholds.value(), &model.tensor_mean_squares);
+      quant::realize(float_graph, plan.value(), thresholds.value(), &model.tensor_mean_squares,
+                     config.bias_correction ? &model.tensor_moments : nullptr);
   if (!graph) return fail(graph.reason());
   model.graph = std::move(graph.value());
   model.plan = std::move(plan.value());

@@ -36,7 +36,9 @@ struct QuantizedModel {
   std::vector<quant::ClassThreshold> thresholds;
   std::map<std::string, double> tensor_thresholds;    ///< per calibrated tensor
   std::map<std::string, double> tensor_mean_squares;  ///< E[x^2] per calibrated tensor
-  nlohmann::json scales;                              ///< q.json
+  /// Per-channel moments per calibrated tensor (config.bias_correction only; else empty)
+  std::map<std::string, quant::ChannelMoments> tensor_moments;
+  nlohmann::json scales;  ///< q.json
 };
 
 /// `float_graph` must be prepared (BatchNorm folded: `prepare_graph`; shapes inferred).

@@ -34,7 +34,8 @@ Result<ir::Graph> quantized_model(const std::string& model, std::int64_t batch,
   const ir::Graph many = prepared(model, batch, sequence);
   auto plan = quant::plan_scales(many, config);
   if (!plan) return plan.failure();
-  return quant::realize(many, plan.value(), q.value().thresholds, &q.value().tensor_mean_squares);
+  return quant::realize(many, plan.value(), q.value().thresholds, &q.value().tensor_mean_squares,
+                        config.bias_correction ? &q.value().tensor_moments : nullptr);
 }
 
 Result<GpuPeaks> gpu_peaks(const std::string& name) {
