@@ -10,27 +10,21 @@
 namespace tessel::codegen::detail {
 
 Status Lowering::place_group_ops(const std::string& where, const sched::GroupSchedule& gs) {
-  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
-  if (gs.weight_sweep &&
-      (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size()))
+  if (gs.weight_sweep && (gs.ops.empty() || net_.op(gs.ops.front()).kind != sched::OpKind::Conv ||
+                          gs.op_slices.size() != gs.ops.size()))
     return fail(where + ": malformed (a conv first, one slice count per op)");
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
     const OpEmitter* emitter = emitter_for(op.kind);
-    if (gs.weight_sweep) {
-      // An op-major nest: each conv's slices through the sweep's pair of slice buffers, the
-      // ops of its block per slice, pools and Concats whole.
-      if (is_conv(o)) {
-        if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
-      } else if (!sched::runs_whole_in_sweep(op) && (emitter == nullptr || !emitter->per_slice)) {
-        return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
-                    ") cannot run per slice");
-      }
-      continue;
-    }
     if (emitter == nullptr)
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") is not supported by codegen yet");
+    // An op-major nest (a weight sweep) runs each conv's slices through the sweep's pair of
+    // slice buffers, the ops of its block per slice, pools and Concats whole.
+    if (gs.weight_sweep && !emitter->matrix && !emitter->per_slice &&
+        !sched::runs_whole_in_sweep(op))
+      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                  ") cannot run per slice");
     if (emitter->matrix)
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
   }

@@ -149,6 +149,12 @@ struct ConvParams {
   int64_t chunks = 1;  ///< reduction chunks per slice
 };
 
+/// The one or two buffers a matrix op's weight slices go through (Lowering::weight_copies).
+struct WeightCopies {
+  const sched::BufferAlloc* copy[2] = {nullptr, nullptr};  ///< copy 1: nullptr when one copy
+  bool shared = false;  ///< a weight sweep's pair, shared by its convs
+};
+
 /// One load-then-compute step of a tile. A tile is one phase, or, with Gemm reduction chunks,
 /// one phase per chunk: chunk k's weights load once chunk k-1's conv has read the buffer.
 struct Phase {
@@ -167,7 +173,7 @@ using VectorEmit = Status (Lowering::*)(const sched::GroupSchedule& gs, const sc
 /// are by name in scheduler/policy.cpp). A kind with no entry is not supported by codegen.
 struct OpEmitter {
   sched::OpKind kind = sched::OpKind::Input;
-  /// A matrix op (Conv, Gemm): weight slices placed per group (place_conv), loaded per tile
+  /// A matrix op (Conv, Gemm): weight slices placed per group (place_conv), loaded per step
   /// (emit_conv_loads), its conv and requant steps emitted by emit_conv into the tile's phases.
   bool matrix = false;
   VectorEmit emit = nullptr;  ///< the others: emitted into the tile's last compute phase
@@ -236,7 +242,20 @@ class Lowering {
   /// Input blocks per reduction chunk of matrix op `op` in group `gs` (ConvParams::chunk_blocks).
   int64_t chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
                           const MatrixOp& m) const;
+  /// Places matrix op `op`'s weight slices in the buffers its weights go through
+  /// (weight_copies): resident, every slice one after another; streamed, every slice at the
+  /// buffer's offset (copy1_delta to the second copy). A buffer of the op's own too small for
+  /// the packed form moves above the schedule's peak (place_above_peak); a weight sweep's pair
+  /// must hold every slice.
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  /// The buffers `op`'s weights go through: its own `w:<op>` (and `w:<op>#1` when streamed and
+  /// double-buffered), or in a weight sweep the pair `w:sweep`/`w:sweep#1` its convs share.
+  Result<WeightCopies> weight_copies(const sched::GroupSchedule& gs, const sched::Op& op) const;
+  /// Moves an op's packed weights (`need` bytes a copy) above the schedule's peak where its
+  /// buffer is smaller (the scheduler sizes compact bytes) or shares bytes with an earlier
+  /// step's buffer; sets `base` and `p.copy1_delta` there. Fails when the scratchpad is full.
+  Status place_above_peak(const sched::GroupSchedule& gs, const sched::Op& op, int64_t need,
+                          const WeightCopies& copies, ConvParams& p, int64_t& base);
   /// The one lowering walk of a group (docs/codegen.md "One lowering walk"): places its ops'
   /// parameters, walks its mapping's loop nest into steps (tile_steps, sweep_steps), emits
   /// them under the token protocol (serialised, or double-buffered) and records its figures.
@@ -244,7 +263,7 @@ class Lowering {
   /// The op emitter of `kind`, or nullptr when codegen does not support it.
   static const OpEmitter* emitter_for(sched::OpKind kind);
   /// Checks every op of a group has an emitter (in a weight sweep: runs per slice or whole)
-  /// and places its matrix ops' weights (a sweep's convs: place_sweep_conv).
+  /// and places its matrix ops' weights (place_conv).
   Status place_group_ops(const std::string& where, const sched::GroupSchedule& gs);
   /// Emits op `gs.ops[pos]` through the emitter registered for its kind: a matrix op's conv
   /// and requant steps into `phases` (emit_conv), any other op into the last phase's compute.
@@ -284,9 +303,6 @@ class Lowering {
   Status sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
                       const std::vector<Box>& whole, std::vector<TileCode>& steps,
                       std::map<int, size_t>& ready_phase);
-  /// Slice addresses of a sweep conv: every slice at the pair's first copy (copy1_delta to the
-  /// second).
-  Status place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op);
   /// Appends the per-group figures (instruction counts, bytes moved) of the instructions
   /// emitted since `before` / `traffic_before`.
   void record_group(const sched::GroupSchedule& gs, size_t before,

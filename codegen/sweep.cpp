@@ -10,56 +10,6 @@
 
 namespace tessel::codegen::detail {
 
-Status Lowering::place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
-  const int index = static_cast<int>(&op - net_.ops.data());
-  auto matrix = matrix_op(op);
-  if (!matrix.ok()) return matrix.failure();
-  const MatrixOp& m = matrix.value();
-  if (m.gemm || m.depthwise)
-    return fail("op '" + op.name + "' in a weight sweep is not a dense conv");
-  const sched::BufferAlloc* copies[2] = {nullptr, nullptr};
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Weights && (b.name == "w:sweep" || b.name == "w:sweep#1"))
-      copies[b.copy == 1 ? 1 : 0] = &b;
-  if (copies[0] == nullptr || copies[1] == nullptr)
-    return fail("the weight sweep has no pair of slice buffers (w:sweep, w:sweep#1)");
-  if (copies[0]->scratchpad != copies[1]->scratchpad)
-    return fail("the weight sweep's slice buffers lie in different scratchpads");
-  ConvParams p;
-  p.sp = copies[0]->scratchpad;
-  p.has_bias = m.bias != nullptr;
-  p.chunk_blocks = ceil_div(m.ci, rows_);
-  p.chunks = 1;
-  p.copy1_delta = copies[1]->offset - copies[0]->offset;
-  const int64_t max_ic_blocks = field_max("conv", "ic_blocks");
-  if (p.chunk_blocks > max_ic_blocks)
-    return fail("op '" + op.name + "': " + std::to_string(p.chunk_blocks) +
-                " input blocks in one conv instruction (ic_blocks takes at most " +
-                std::to_string(max_ic_blocks) + ")");
-  int64_t dram = out_.layout.find("w:" + op.name)->offset;
-  for (const sched::Interval c : slices_of(index)) {
-    const int64_t oc_blocks = ceil_div(c.size(), cols_);
-    const int64_t packed = oc_blocks * p.chunk_blocks * m.kh * m.kw * rows_ * cols_ * weight_bytes_;
-    const int64_t bias = p.has_bias ? oc_blocks * cols_ * 4 : 0;
-    const int64_t need = ceil_div(packed + bias + c.size() * 8, 8) * 8;
-    for (const sched::BufferAlloc* w : copies)
-      if (need > w->size_bytes)
-        return fail("op '" + op.name + "': a slice of " + std::to_string(c.size()) +
-                    " channels needs " + std::to_string(need) + " bytes; '" + w->name + "' has " +
-                    std::to_string(w->size_bytes));
-    SliceParams sp;
-    sp.channels = c;
-    sp.dram_weights = dram;
-    dram += c.size() * m.ci * m.kh * m.kw * weight_bytes_;
-    sp.w_addr = copies[0]->offset;
-    sp.bias_addr = sp.w_addr + packed;
-    sp.table_addr = sp.bias_addr + bias;
-    p.slices.push_back(sp);
-  }
-  conv_params_[index] = p;
-  return {};
-}
-
 Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
                              std::vector<TileCode>& steps) {
   // One tile: every stored output whole, shape transfer for the rest.
