@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "codegen/lowering.hpp"
+#include "scheduler/group_mapping.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "support/diagnostic.hpp"
 
@@ -80,12 +82,15 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (auto s = place_group_ops(where, gs); !s.ok()) return s;
   size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
-  // The mapping's loop nest as steps (docs/codegen.md "One lowering walk"): a tile-major nest's
-  // tiles, or an op-major nest's slice phases (one step each).
+  // The mapping's loop nest as steps (docs/codegen.md "One lowering walk"): the one
+  // enumeration of its steps (sched::nest_steps: a tile-major nest's tiles, an op-major nest's
+  // conv slices), each lowered into a TileCode.
+  auto nest = sched::nest_steps(net_, sched::derive_mapping(net_, gs));
+  if (!nest.ok()) return fail(where + ": " + nest.reason());
   std::vector<TileCode> steps;
   bool pipelined = gs.weight_sweep;  // a sweep's slice pair always ping-pongs
-  const Status walked =
-      gs.weight_sweep ? sweep_steps(where, gs, steps) : tile_steps(where, gs, steps, pipelined);
+  const Status walked = gs.weight_sweep ? sweep_steps(where, gs, nest.value(), steps)
+                                        : tile_steps(where, gs, nest.value(), steps, pipelined);
   if (!walked.ok()) return walked;
   if (auto s = place_prefetch(where, before); !s.ok()) return s;
   const Status emitted =
@@ -97,7 +102,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
 }
 
 Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule& gs,
-                            std::vector<TileCode>& tiles, bool& pipelined) {
+                            const std::vector<sched::NestStep>& nest, std::vector<TileCode>& tiles,
+                            bool& pipelined) {
   // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
   // rows, then columns.
   // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
@@ -124,16 +130,19 @@ Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule
   chunk_pingpong_ = tiling.pipelined && tiling.streamed && chunked;
   std::vector<Box> previous(net_.tensors.size());
   int64_t weight_phase = 0;  // phases emitted so far (chunk ping-pong)
-  for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
+  if (static_cast<int64_t>(nest.size()) != gs.tiles())
+    return fail(where + ": the mapping's loops give " + std::to_string(nest.size()) +
+                " tiles, the schedule " + std::to_string(gs.tiles()));
+  for (const sched::NestStep& step : nest) {
+    const int64_t tile = step.tile;
     copy_ = tiling.pipelined ? static_cast<int>(tile % 2) : 0;
     // Streamed slices ping-pong per load: every tile, or every channel part when kept.
-    weight_copy_ =
-        tiling.pipelined && tiling.streamed
-            ? static_cast<int>((gs.keeps_weight_slices() ? gs.channel_part(tile) : tile) % 2)
-            : 0;
+    weight_copy_ = tiling.pipelined && tiling.streamed
+                       ? static_cast<int>((gs.keeps_weight_slices() ? step.channel_part : tile) % 2)
+                       : 0;
     table_copy_ = chunk_pingpong_ ? static_cast<int>(tile % 2) : -1;
     if (chunk_pingpong_) weight_copy_ = static_cast<int>(weight_phase % 2);
-    if (auto s = lower_tile(where, gs, tiling, tile, previous, tiles); !s.ok()) return s;
+    if (auto s = lower_tile(where, gs, tiling, step, previous, tiles); !s.ok()) return s;
     weight_phase += static_cast<int64_t>(tiles.back().phases.size());
   }
   copy_ = 0;
@@ -178,9 +187,9 @@ void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box
 }
 
 Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule& gs,
-                            const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
-                            std::vector<TileCode>& tiles) {
-  const int64_t kt = gs.channel_part(tile);
+                            const GroupTiling& tiling, const sched::NestStep& step,
+                            std::vector<Box>& previous, std::vector<TileCode>& tiles) {
+  const int64_t tile = step.tile, kt = step.channel_part;
   const std::vector<Box> requested = requested_boxes(gs, tile);
   const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
   const auto& window = ranges.need;
@@ -197,7 +206,7 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
     const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
     // Resident: every slice once, before the first tile; streamed: the tile's slice, once
     // per channel part when the part's row/column tiles keep it.
-    const bool new_part = gs.row_part(tile) == 0 && gs.col_part(tile) == 0;
+    const bool new_part = step.row_part == 0 && step.col_part == 0;
     const bool load_slice =
         gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
     if (matrix && load_slice) {

@@ -15,6 +15,7 @@
 #include "compiler/ir/graph.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/program.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/machine.hpp"
 #include "scheduler/shape.hpp"
 #include "support/int_ops.hpp"
@@ -272,15 +273,16 @@ class Lowering {
   /// A tile-major nest's steps: one per tile, in the scheduler's tile order (lower_tile);
   /// `pipelined` says whether they run double-buffered.
   Status tile_steps(const std::string& where, const sched::GroupSchedule& gs,
-                    std::vector<TileCode>& tiles, bool& pipelined);
+                    const std::vector<sched::NestStep>& nest, std::vector<TileCode>& tiles,
+                    bool& pipelined);
   /// The tile's requested box of every stored output (the scheduler's tiling rule).
   std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
   /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
   std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
-  /// Appends tile `tile`'s loads, phases and stores to `tiles`.
+  /// Appends the loads, phases and stores of the tile of nest step `step` to `tiles`.
   Status lower_tile(const std::string& where, const sched::GroupSchedule& gs,
-                    const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
-                    std::vector<TileCode>& tiles);
+                    const GroupTiling& tiling, const sched::NestStep& step,
+                    std::vector<Box>& previous, std::vector<TileCode>& tiles);
   /// Halo caching: trims `need` to the fresh rows and appends the copies that move the rows a
   /// tile shares with the previous one (`previous`, updated) to the top of their buffers.
   void halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
@@ -297,12 +299,13 @@ class Lowering {
   /// one step each with the block's elementwise ops, each output stored after the step that
   /// completes it (early stores), the activations loaded with the first step.
   Status sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
-                     std::vector<TileCode>& steps);
-  /// The sweep's steps (one per conv slice; whole ops at the end of the step before them) and
-  /// per tensor made in the group the step that completes it.
+                     const std::vector<sched::NestStep>& nest, std::vector<TileCode>& steps);
+  /// The sweep's steps, one per step of `nest` (a conv slice with its block's ops; whole ops at
+  /// the end of the step before them) and per tensor made in the group the step that
+  /// completes it.
   Status sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
-                      const std::vector<Box>& whole, std::vector<TileCode>& steps,
-                      std::map<int, size_t>& ready_phase);
+                      const std::vector<sched::NestStep>& nest, const std::vector<Box>& whole,
+                      std::vector<TileCode>& steps, std::map<int, size_t>& ready_phase);
   /// Appends the per-group figures (instruction counts, bytes moved) of the instructions
   /// emitted since `before` / `traffic_before`.
   void record_group(const sched::GroupSchedule& gs, size_t before,

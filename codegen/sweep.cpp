@@ -11,6 +11,7 @@
 namespace tessel::codegen::detail {
 
 Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
+                             const std::vector<sched::NestStep>& nest,
                              std::vector<TileCode>& steps) {
   // One tile: every stored output whole, shape transfer for the rest.
   std::vector<Box> requested(net_.tensors.size());
@@ -30,7 +31,7 @@ Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedul
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
   std::map<int, size_t> ready_phase;  // per tensor made here: the step that completes it
-  if (auto s = sweep_phases(where, gs, whole, steps, ready_phase); !s.ok()) return s;
+  if (auto s = sweep_phases(where, gs, nest, whole, steps, ready_phase); !s.ok()) return s;
   weight_copy_ = 0;
   layout_ = whole;
   // Early stores (docs/codegen.md, "Weight sweeps"): each output after the step that
@@ -62,10 +63,9 @@ Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedul
 }
 
 Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
+                              const std::vector<sched::NestStep>& nest,
                               const std::vector<Box>& whole, std::vector<TileCode>& steps,
                               std::map<int, size_t>& ready_phase) {
-  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
-  auto is_whole = [&](int o) { return sched::runs_whole_in_sweep(net_.op(o)); };
   // A buffer holds its tensor's whole box when its pixel has every channel, else the slice
   // being computed (docs/scheduler.md, "Weight sweeps").
   std::vector<char> holds_slice(net_.tensors.size(), 0);
@@ -74,52 +74,51 @@ Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedu
     const Box& box = whole[static_cast<size_t>(b.tensor)];
     holds_slice[static_cast<size_t>(b.tensor)] = b.pixel_bytes < box.c.size() * act_bytes_;
   }
-  // Weight phases: slice k of a conv and its block's elementwise ops on those channels. A pool
-  // or Concat runs whole, over every channel, at the end of the phase before it (the blocks
-  // before it are complete then).
-  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
-    if (is_whole(gs.ops[pos])) {
-      const sched::Op& op = net_.op(gs.ops[pos]);
-      if (steps.empty()) return fail(where + ": '" + op.name + "' before the first conv");
-      ready_phase[op.output] = steps.size() - 1;
+  // The nest's steps (sched::nest_steps): slice k of a conv and its block's elementwise ops on
+  // those channels; a pool or Concat runs whole, over every channel, at the end of the step
+  // before it (the blocks before it are complete then).
+  for (size_t i = 0; i < nest.size(); ++i) {
+    const sched::NestStep& at = nest[i];
+    const sched::Op& conv = net_.op(gs.ops[at.first_op]);
+    const auto slices = slices_of(gs.ops[at.first_op]);
+    if (at.slice < 0 || static_cast<size_t>(at.slice) >= slices.size())
+      return fail(where + ": slice " + std::to_string(at.slice) + " of '" + conv.name + "' (" +
+                  std::to_string(slices.size()) + " slices)");
+    const auto k = static_cast<size_t>(at.slice);
+    weight_copy_ = static_cast<int>(steps.size() % 2);
+    std::vector<Phase> phase(1);
+    if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
+      return fail(where + ": " + s.reason());
+    std::vector<Box> need = whole;
+    layout_ = whole;
+    auto slice_of = [&](int t) {
+      Box box = whole[static_cast<size_t>(t)];
+      box.c = slices[k];
+      need[static_cast<size_t>(t)] = box;
+      if (holds_slice[static_cast<size_t>(t)]) layout_[static_cast<size_t>(t)] = box;
+    };
+    for (size_t q = at.first_op; q < at.end_op; ++q) {
+      const sched::Op& op = net_.op(gs.ops[q]);
+      slice_of(op.output);
+      if (q > at.first_op)
+        for (int t : op.inputs) slice_of(t);
+    }
+    if (auto s = emit_op(gs, at.first_op, need, phase); !s.ok())
+      return fail(where + ": " + s.reason());
+    if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
+    for (size_t q = at.first_op + 1; q < at.end_op; ++q)
+      if (auto s = emit_op(gs, q, need, phase); !s.ok()) return fail(where + ": " + s.reason());
+    steps.push_back(TileCode{{}, std::move(phase), {}});
+    // The block's last slice completes its ops' outputs.
+    if (i + 1 == nest.size() || nest[i + 1].first_op != at.first_op)
+      for (size_t q = at.first_op; q < at.end_op; ++q)
+        ready_phase[net_.op(gs.ops[q]).output] = steps.size() - 1;
+    for (size_t pos : at.whole_ops) {
+      ready_phase[net_.op(gs.ops[pos]).output] = steps.size() - 1;
       layout_ = whole;
       if (auto s = emit_op(gs, pos, whole, steps.back().phases); !s.ok())
         return fail(where + ": " + s.reason());
-      continue;
     }
-    if (!is_conv(gs.ops[pos])) continue;
-    const sched::Op& conv = net_.op(gs.ops[pos]);
-    size_t block_end = pos + 1;
-    while (block_end < gs.ops.size() && !is_conv(gs.ops[block_end]) && !is_whole(gs.ops[block_end]))
-      ++block_end;
-    const auto slices = slices_of(gs.ops[pos]);
-    for (size_t k = 0; k < slices.size(); ++k) {
-      weight_copy_ = static_cast<int>(steps.size() % 2);
-      std::vector<Phase> phase(1);
-      if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
-        return fail(where + ": " + s.reason());
-      std::vector<Box> need = whole;
-      layout_ = whole;
-      auto slice_of = [&](int t) {
-        Box box = whole[static_cast<size_t>(t)];
-        box.c = slices[k];
-        need[static_cast<size_t>(t)] = box;
-        if (holds_slice[static_cast<size_t>(t)]) layout_[static_cast<size_t>(t)] = box;
-      };
-      for (size_t q = pos; q < block_end; ++q) {
-        const sched::Op& op = net_.op(gs.ops[q]);
-        slice_of(op.output);
-        if (q > pos)
-          for (int t : op.inputs) slice_of(t);
-      }
-      if (auto s = emit_op(gs, pos, need, phase); !s.ok()) return fail(where + ": " + s.reason());
-      if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
-      for (size_t q = pos + 1; q < block_end; ++q)
-        if (auto s = emit_op(gs, q, need, phase); !s.ok()) return fail(where + ": " + s.reason());
-      steps.push_back(TileCode{{}, std::move(phase), {}});
-    }
-    for (size_t q = pos; q < block_end; ++q)
-      ready_phase[net_.op(gs.ops[q]).output] = steps.size() - 1;
   }
   return {};
 }
