@@ -2,6 +2,7 @@
 #include "scheduler/loop_nest.hpp"
 
 #include <string>
+#include <utility>
 
 #include "scheduler/group_info.hpp"
 #include "scheduler/map_space.hpp"
@@ -85,6 +86,26 @@ Result<std::vector<NestStep>> nest_steps(const Net& net, const GroupMapping& map
       return op_major_steps(net, mapping);
   }
   return fail("unknown loop nest");
+}
+
+GroupMapping mapping_loops(const Net& net, const std::vector<int>& ops, const Mapping& m) {
+  GroupMapping mapping;
+  mapping.nest = m.weight_sweep ? LoopNest::OpMajor : LoopNest::TileMajor;
+  int64_t block_slices = 1;  // the slices of the conv whose block the op is in
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    OpMapping om;
+    om.op = ops[pos];
+    if (!m.weight_sweep) {
+      om.loops = {
+          {"channels", m.channel_tiles, 0}, {"rows", m.row_tiles, 0}, {"cols", m.col_tiles, 0}};
+    } else {
+      const Op& op = net.op(ops[pos]);
+      if (is_dense_conv(op) && pos < m.op_slices.size()) block_slices = m.op_slices[pos];
+      om.loops = {{"channels", runs_whole_in_sweep(op) ? 1 : block_slices, 0}};
+    }
+    mapping.ops.push_back(std::move(om));
+  }
+  return mapping;
 }
 
 }  // namespace tessel::sched

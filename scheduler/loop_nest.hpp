@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scheduler/group_mapping.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/net.hpp"
 #include "support/result.hpp"
 
@@ -41,5 +42,12 @@ struct NestStep {
 /// Fails naming the op where a nest is not one of these (a tile-major op without the three
 /// loops, an op-major nest not starting with a conv).
 Result<std::vector<NestStep>> nest_steps(const Net& net, const GroupMapping& mapping);
+
+/// The loops of search mapping `m` over `ops` as an explicit mapping (nest, and per op its
+/// loops with tile counts, sizes 0): what nest_steps reads, before the model has placed
+/// anything. A weight sweep is op-major, each dense conv's `channels` loop its slices, the ops
+/// of its block the same, a pool or Concat one; a tiling is tile-major, every op the mapping's
+/// channel, row and column tiles.
+GroupMapping mapping_loops(const Net& net, const std::vector<int>& ops, const Mapping& m);
 
 }  // namespace tessel::sched

@@ -12,6 +12,7 @@
 
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/timeline.hpp"
 
 namespace tessel::sched {
@@ -259,35 +260,32 @@ Status allocate_chains(const Machine& machine, const PlanOptions& options, Group
   return {};
 }
 
-// The steps of the one timeline (timeline.hpp), one per phase: its slice's load cycles and its
-// compute cycles (the stores come from sweep_costs). Weight phases in program order:
-// slice k of a conv, then the block's per-slice ops on it. A pool or Concat block runs whole at
-// the end of the phase before it (the last slice of the blocks before it: everything it can
-// read is complete then).
-StepCosts sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
-                       const TileGeometry& one, const SweepPlan& s, GroupSchedule& gs) {
+// The steps of the one timeline (timeline.hpp), one per step of the sweep's loop nest
+// (nest_steps: slice k of a conv, then the block's per-slice ops on it; a pool or Concat block
+// runs whole at the end of the step before it, the last slice of the blocks before it:
+// everything it can read is complete then): its slice's load cycles and its compute cycles (the
+// stores come from sweep_costs).
+Result<StepCosts> sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g,
+                               const Mapping& m, const TileGeometry& one, GroupSchedule& gs) {
+  auto steps = nest_steps(net, mapping_loops(net, g.ops, m));
+  if (!steps.ok()) return steps.failure();
   StepCosts ph;
-  const size_t n_ops = g.ops.size();
-  for (size_t pos = 0; pos < n_ops; ++pos) {
-    const Op& op = net.op(g.ops[pos]);
-    if (runs_whole_in_sweep(op)) {
-      ph.compute.back() +=
-          compute_cycles_of(net, machine, op, one.need[static_cast<size_t>(g.out_local[pos])], 1);
-      continue;
-    }
-    if (!is_dense_conv(op)) continue;
-    const int64_t channels = net.tensor(op.output).shape.c;
-    for (int64_t k = 0; k < m.op_slices[pos]; ++k) {
-      const Interval c = part(channels, m.op_slices[pos], k);
-      ph.load.push_back(load_weight_slice(net, machine, op, c, gs.traffic));
-      int64_t compute = 0;
-      for (size_t q = pos; q < n_ops && s.block[q] == pos; ++q) {
-        const Box& out = one.need[static_cast<size_t>(g.out_local[q])];
-        compute += compute_cycles_of(net, machine, net.op(g.ops[q]), Box{c, out.h, out.w},
-                                     gs.rows_per_step[q]);
-      }
-      ph.compute.push_back(compute);
-    }
+  auto compute_of = [&](size_t pos, Interval channels) {
+    const Box& out = one.need[static_cast<size_t>(g.out_local[pos])];
+    return compute_cycles_of(net, machine, net.op(g.ops[pos]), Box{channels, out.h, out.w},
+                             gs.rows_per_step[pos]);
+  };
+  for (const NestStep& step : steps.value()) {
+    const Op& conv = net.op(g.ops[step.first_op]);
+    const Interval c =
+        part(net.tensor(conv.output).shape.c, m.op_slices[step.first_op], step.slice);
+    ph.load.push_back(load_weight_slice(net, machine, conv, c, gs.traffic));
+    int64_t compute = 0;
+    for (size_t q = step.first_op; q < step.end_op; ++q) compute += compute_of(q, c);
+    for (size_t pos : step.whole_ops)
+      compute += compute_cycles_of(net, machine, net.op(g.ops[pos]),
+                                   one.need[static_cast<size_t>(g.out_local[pos])], 1);
+    ph.compute.push_back(compute);
   }
   return ph;
 }
@@ -310,7 +308,9 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
           dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
   }
   set_tile_shape(g, one, gs);
-  StepCosts ph = sweep_phases(net, machine, g, m, one, s, gs);
+  auto phased = sweep_phases(net, machine, g, m, one, gs);
+  if (!phased.ok()) return phased.failure();
+  StepCosts ph = std::move(phased.value());
   const size_t phases = ph.load.size();
   if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
   gs.prologue_weight_cycles = phases > 0 ? ph.load[0] : 0;

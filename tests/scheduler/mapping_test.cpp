@@ -371,6 +371,20 @@ TEST(ExplicitMapping, nest_steps_enumerate_tiles_and_conv_slices) {
   ASSERT_EQ(derived.value().size(), 4u);
   EXPECT_EQ(derived.value()[1].whole_ops, (std::vector<size_t>{2}));
   EXPECT_EQ(derived.value()[3], (NestStep{0, 0, 0, 0, 3, 5, 1, {}}));
+  // The cost model's steps (of the search mapping, before anything is placed) are the same.
+  auto searched = nest_steps(net, mapping_loops(net, {1, 2, 3, 4, 5}, m));
+  ASSERT_TRUE(searched.ok()) << searched.reason();
+  EXPECT_EQ(searched.value(), derived.value());
+  Mapping rows;
+  rows.row_tiles = 2;
+  rows.channel_tiles = 2;
+  rows.weights_resident = false;
+  auto tiled_loops = nest_steps(net, mapping_loops(net, {1, 2}, rows));
+  ASSERT_TRUE(tiled_loops.ok()) << tiled_loops.reason();
+  ASSERT_EQ(tiled_loops.value().size(), 4u);
+  EXPECT_EQ(tiled_loops.value()[2], (NestStep{2, 1, 0, 0, 0, 2, -1, {}}));
+  EXPECT_EQ(nest_steps(net, derive_mapping(net, planned(net, machine, {1, 2}, rows))).value(),
+            tiled_loops.value());
 
   GroupMapping view;
   view.nest = LoopNest::DramView;
