@@ -23,6 +23,7 @@ namespace {
 struct SweepPlan {
   std::vector<size_t> block;               // per op position: position of its block's conv
   std::vector<int> block_last;             // per conv position: its block's last step
+  std::vector<NestStep> steps;             // the phases: the nest's steps (nest_steps)
   std::vector<int> end_phase;              // per op position: the phase its last work runs in
   std::vector<int> phase_last_step;        // per phase: the last step of any op it runs
   std::vector<int> producer, last_reader;  // per local: op positions (-1: none)
@@ -59,16 +60,21 @@ Status sweep_blocks(const Net& net, const GroupInfo& g, const Mapping& m, SweepP
     if (is_dense_conv(op) ? slices < 1 || slices > channels : slices != 0)
       return fail("weight sweep: op '" + op.name + "' has " + std::to_string(slices) + " slices");
   }
+  // Phases in program order: the steps of the sweep's loop nest (nest_steps).
+  auto steps = nest_steps(net, mapping_loops(net, g.ops, m));
+  if (!steps.ok()) return steps.failure();
+  s.steps = std::move(steps.value());
   s.end_phase.assign(n_ops, -1);
-  for (size_t pos = 0; pos < n_ops; ++pos) {
-    const Op& op = net.op(g.ops[pos]);
-    if (is_dense_conv(op)) {
-      s.phase_last_step.insert(s.phase_last_step.end(), static_cast<size_t>(m.op_slices[pos]),
-                               s.block_last[pos]);
-    } else if (runs_whole_in_sweep(op)) {
-      s.phase_last_step.back() = std::max(s.phase_last_step.back(), static_cast<int>(pos) + 1);
+  for (size_t w = 0; w < s.steps.size(); ++w) {
+    const NestStep& step = s.steps[w];
+    int last = s.block_last[step.first_op];
+    for (size_t pos = step.first_op; pos < step.end_op; ++pos)
+      s.end_phase[pos] = static_cast<int>(w);
+    for (size_t pos : step.whole_ops) {
+      last = std::max(last, static_cast<int>(pos) + 1);
+      s.end_phase[pos] = static_cast<int>(w);
     }
-    s.end_phase[pos] = static_cast<int>(s.phase_last_step.size()) - 1;
+    s.phase_last_step.push_back(last);
   }
   return {};
 }
@@ -265,17 +271,15 @@ Status allocate_chains(const Machine& machine, const PlanOptions& options, Group
 // runs whole at the end of the step before it, the last slice of the blocks before it:
 // everything it can read is complete then): its slice's load cycles and its compute cycles (the
 // stores come from sweep_costs).
-Result<StepCosts> sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g,
-                               const Mapping& m, const TileGeometry& one, GroupSchedule& gs) {
-  auto steps = nest_steps(net, mapping_loops(net, g.ops, m));
-  if (!steps.ok()) return steps.failure();
+StepCosts sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
+                       const TileGeometry& one, const SweepPlan& s, GroupSchedule& gs) {
   StepCosts ph;
   auto compute_of = [&](size_t pos, Interval channels) {
     const Box& out = one.need[static_cast<size_t>(g.out_local[pos])];
     return compute_cycles_of(net, machine, net.op(g.ops[pos]), Box{channels, out.h, out.w},
                              gs.rows_per_step[pos]);
   };
-  for (const NestStep& step : steps.value()) {
+  for (const NestStep& step : s.steps) {
     const Op& conv = net.op(g.ops[step.first_op]);
     const Interval c =
         part(net.tensor(conv.output).shape.c, m.op_slices[step.first_op], step.slice);
@@ -308,9 +312,7 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
           dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
   }
   set_tile_shape(g, one, gs);
-  auto phased = sweep_phases(net, machine, g, m, one, gs);
-  if (!phased.ok()) return phased.failure();
-  StepCosts ph = std::move(phased.value());
+  StepCosts ph = sweep_phases(net, machine, g, m, one, s, gs);
   const size_t phases = ph.load.size();
   if (static_cast<int>(phases) != n_phases) return fail("internal: weight sweep phase count");
   gs.prologue_weight_cycles = phases > 0 ? ph.load[0] : 0;
