@@ -230,42 +230,6 @@ void sweep_buffers(const Net& net, const Machine& machine, const GroupInfo& g, c
   }
 }
 
-// Places `gs`'s buffers: one request per in-place chain, its members sharing one offset.
-Status allocate_chains(const Machine& machine, const PlanOptions& options, GroupSchedule& gs) {
-  std::vector<BufferAlloc>& buffers = gs.buffers;
-  std::vector<int> root(buffers.size());
-  std::vector<int> request_of(buffers.size(), -1);
-  std::vector<AllocRequest> requests;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    int r = static_cast<int>(i);
-    while (buffers[static_cast<size_t>(r)].reuses >= 0) r = buffers[static_cast<size_t>(r)].reuses;
-    root[i] = r;
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    if (root[i] != static_cast<int>(i)) continue;
-    const BufferAlloc& b = buffers[i];
-    request_of[i] = static_cast<int>(requests.size());
-    requests.push_back({b.size_bytes, b.first_step, b.last_step, b.scratchpad, -1, 0});
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    AllocRequest& r = requests[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
-    r.first_step = std::min(r.first_step, buffers[i].first_step);
-    r.last_step = std::max(r.last_step, buffers[i].last_step);
-    r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
-  }
-  if (options.prefetch_occupied != nullptr)
-    requests.insert(requests.end(), options.prefetch_occupied->begin(),
-                    options.prefetch_occupied->end());
-  auto placed = allocate(requests, machine.capacities());
-  if (!placed.ok()) return placed.failure();
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    buffers[i].offset =
-        placed.value().offsets[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
-  }
-  gs.peak_bytes = placed.value().peak_bytes;
-  return {};
-}
-
 // The steps of the one timeline (timeline.hpp), one per step of the sweep's loop nest
 // (nest_steps: slice k of a conv, then the block's per-slice ops on it; a pool or Concat block
 // runs whole at the end of the step before it, the last slice of the blocks before it:
@@ -354,7 +318,9 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   gs.op_slices = m.op_slices;
   gs.rows_per_step = one.rows_per_step;
   sweep_buffers(net, machine, g, m, one, options, s, gs);
-  if (auto placed = allocate_chains(machine, options, gs); !placed.ok()) return placed.failure();
+  // One request per in-place chain, its members sharing one offset.
+  if (auto placed = allocate_buffers(machine, options, true, gs); !placed.ok())
+    return placed.failure();
   if (auto costed = sweep_costs(net, machine, g, m, one, options, s, gs); !costed.ok())
     return costed.failure();
   name_buffers(net, gs.buffers);
