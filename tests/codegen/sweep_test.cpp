@@ -212,18 +212,12 @@ TEST(WeightSweepCodegen, optimal_with_sweeps_is_bit_exact_on_tiny_nets) {
 // vector (8 x 4 = 32) and the 4 channels' (M, r) table (4 x 8 = 32): 640 bytes.
 TEST(WeightSweepCodegen, a_sweep_pair_too_small_for_a_packed_slice_is_refused) {
   const HwConfig config = load_hw_config(config_path("edge-small"));
-  auto prepared = cpu::prepare_graph(zoo::build_model("tiny_residual").value());
-  ASSERT_TRUE(prepared.ok()) << prepared.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = 8;
-  auto quantized = cpu::quantize_model(prepared.value(), qconfig,
-                                       cpu::synthetic_samples(prepared.value(), qconfig));
-  ASSERT_TRUE(quantized.ok()) << quantized.reason();
-  auto scheduled =
-      sched::schedule_graph(prepared.value(), config, "optimal", sched::Objective::Bytes);
+  ir::Graph prepared, graph;
+  ASSERT_NO_FATAL_FAILURE(
+      test::prepare_and_quantize(zoo::build_model("tiny_residual").value(), 8, prepared, graph));
+  auto scheduled = sched::schedule_graph(prepared, config, "optimal", sched::Objective::Bytes);
   ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
   one_sweep(config, 1)(scheduled.value());
-  const ir::Graph& graph = quantized.value().graph;
   const auto& shape = graph.tensor("input.q").shape;
   const std::vector<std::int32_t> zeros(static_cast<size_t>(shape[1] * shape[2] * shape[3]), 0);
   ASSERT_TRUE(compile(graph, scheduled.value(), config, {{"input.q", zeros}}).ok());
