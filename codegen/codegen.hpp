@@ -58,6 +58,7 @@ struct ChannelSlice {
   std::string region;               ///< the DRAM region (the outermost concat's output)
   std::int64_t channel_offset = 0;  ///< the tensor's channel 0 within each stored pixel
   std::int64_t pixel_channels = 0;  ///< channels per stored pixel of the region
+  std::int64_t row_offset = 0;      ///< the tensor's row 0 within the region (a row Concat)
 };
 
 /// An integer tensor the host reads from the final DRAM: a host op's input that the program

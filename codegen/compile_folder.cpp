@@ -69,7 +69,8 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
     j["slices"].push_back({{"tensor", name},
                            {"region", slice.region},
                            {"channel_offset", slice.channel_offset},
-                           {"pixel_channels", slice.pixel_channels}});
+                           {"pixel_channels", slice.pixel_channels},
+                           {"row_offset", slice.row_offset}});
   for (const GroupCode& g : compiled.groups) {
     j["groups"].push_back({{"ops", g.ops},
                            {"tiles", g.tiles},

@@ -34,6 +34,12 @@ class DramLayout {
 
   /// Adds a region and returns its offset. Fails on a duplicate name or a size below 1.
   Result<std::int64_t> add(const std::string& name, RegionKind kind, std::int64_t size_bytes);
+  /// Adds a region that lies `offset_bytes` into the region `parent` (its bytes are the
+  /// parent's: a decode step's past cache and new row inside the KV cache, docs/codegen.md
+  /// "KV cache"). Fails on a duplicate name, an unknown parent or a region that leaves it.
+  Result<std::int64_t> add_within(const std::string& name, RegionKind kind,
+                                  const std::string& parent, std::int64_t offset_bytes,
+                                  std::int64_t size_bytes);
   /// The region called `name`, or nullptr.
   const DramRegion* find(const std::string& name) const;
   const std::vector<DramRegion>& regions() const { return regions_; }

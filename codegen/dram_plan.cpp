@@ -32,6 +32,10 @@ Status Lowering::plan_activation_regions() {
   }
   for (size_t g = 0; g < host_from_; ++g) {
     const sched::GroupSchedule& gs = schedule_.groups[g];
+    if (gs.dram_view && net_.op(gs.ops.front()).concat_rows) {
+      if (auto s = place_row_concat(net_.op(gs.ops.front())); !s.ok()) return s;
+      continue;
+    }
     if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Concat) {
       const sched::Op& concat = net_.op(gs.ops.front());
       for (size_t i = 0; i < concat.inputs.size(); ++i) {
@@ -57,6 +61,7 @@ Status Lowering::plan_activation_regions() {
       // A channel slice lies in its input's region, as a concat's input in the concat's.
       const sched::Op& slice = net_.op(gs.ops.front());
       slice_of_[slice.output] = {slice.inputs[0], slice.channel_offset};
+      if (slice.row_offset != 0) row_of_[slice.output] = slice.row_offset;
       continue;
     }
     if (gs.dram_view) {
@@ -117,10 +122,52 @@ Status Lowering::plan_activation_regions() {
       out_.views[view] = source;
     }
   }
+  if (auto s = place_row_slice_regions(); !s.ok()) return s;
   for (const auto& [tensor, unused] : slice_of_) {
     const DramPlace place = place_of(tensor);
     out_.slices[net_.tensor(tensor).name] = {place.region->name, place.channel_offset,
-                                             place.pixel_channels};
+                                             place.pixel_channels, place.row_offset};
+  }
+  return {};
+}
+
+Status Lowering::place_row_concat(const sched::Op& concat) {
+  // A row Concat (the KV cache append, docs/codegen.md "KV cache"): input i lies at rows
+  // [concat_offsets[i], ...) of the output's region; a network input is written there, any
+  // other input stored there by the copy that makes it.
+  for (size_t i = 0; i < concat.inputs.size(); ++i) {
+    const int x = concat.inputs[i];
+    if (slice_of_.count(x))
+      return fail("concat '" + concat.name + "': input '" + net_.tensor(x).name +
+                  "' is already a slice of another concat (a tensor lies in one place only)");
+    slice_of_[x] = {concat.output, 0};
+    row_of_[x] = concat.concat_offsets[i];
+  }
+  return {};
+}
+
+Status Lowering::place_row_slice_regions() {
+  // A network input or output that is a row slice is a region within its concat's region, so
+  // that the image writes it and the run reads it where it lies.
+  for (const auto& [tensor, row] : row_of_) {
+    const sched::Tensor& t = net_.tensor(tensor);
+    const bool is_input = net_.op(t.producer).kind == sched::OpKind::Input;
+    if (!is_input && !t.network_output) continue;
+    const DramPlace place = place_of(tensor);
+    if (place.region == nullptr)
+      return fail("tensor '" + t.name + "': the concat it lies in has no DRAM region");
+    if (place.channel_offset != 0 || place.pixel_channels != t.shape.c)
+      return fail("network " + std::string(is_input ? "input" : "output") + " '" + t.name +
+                  "' is a part of its rows in DRAM (a channel slice); it cannot be read or " +
+                  "written there");
+    const int64_t offset = place.row_offset * t.shape.w * place.pixel_channels * act_bytes_;
+    auto placed =
+        out_.layout.add_within(t.name, is_input ? RegionKind::Input : RegionKind::Output,
+                               place.region->name, offset, t.shape.elements() * act_bytes_);
+    if (!placed.ok()) return placed.failure();
+    auto name = int_tensor(t.name);
+    if (!name.ok()) return name.failure();
+    out_.io_tensors[t.name] = name.value();
   }
   return {};
 }
@@ -134,7 +181,8 @@ Status Lowering::plan_weight_regions() {
       const sched::Op& op = net_.op(index);
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       channel_tiles_[index] = gs.channel_tiles;
-      if (gs.weight_sweep) {  // each conv its own slice count
+      if (hidden_reducer(gs) == index) channel_tiles_[index] = 1;  // its chunks split the inputs
+      if (gs.weight_sweep) {                                       // each conv its own slice count
         const auto pos =
             static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());
         if (pos < gs.op_slices.size()) channel_tiles_[index] = gs.op_slices[pos];
@@ -295,6 +343,8 @@ std::pair<int, int64_t> Lowering::root_of(int tensor) const {
 Lowering::DramPlace Lowering::place_of(int tensor) const {
   const auto [root, offset] = root_of(tensor);
   DramPlace place;
+  for (int t = tensor; slice_of_.count(t); t = slice_of_.at(t).first)
+    if (auto it = row_of_.find(t); it != row_of_.end()) place.row_offset += it->second;
   place.region = region_of(net_.tensor(root).name);
   place.channel_offset = offset;
   // A Reshape output keeps its own shape over its source's bytes (a whole-tensor view).
@@ -311,7 +361,8 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
   dma.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, box.c.b));
   dma.dram_addr = static_cast<std::uint64_t>(
       place.region->offset +
-      ((box.h.b * width + box.w.b) * place.pixel_channels + place.channel_offset + box.c.b) *
+      (((place.row_offset + box.h.b) * width + box.w.b) * place.pixel_channels +
+       place.channel_offset + box.c.b) *
           act_bytes_);
   dma.y_size = static_cast<std::uint32_t>(box.h.size());
   dma.x_size = static_cast<std::uint32_t>(box.w.size());

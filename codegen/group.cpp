@@ -37,6 +37,8 @@ Status Lowering::emit_op(const sched::GroupSchedule& gs, size_t pos, const std::
                          std::vector<Phase>& phases) {
   const sched::Op& op = net_.op(gs.ops[pos]);
   const OpEmitter& emitter = *emitter_for(op.kind);  // place_group_ops checked every op
+  if (hidden_chunk_ >= 0 && gs.ops[pos] == hidden_reducer(gs))
+    return emit_hidden_chunk(gs, pos, op, need, phases);
   return emitter.matrix ? emit_conv(gs, pos, op, need, phases)
                         : (this->*emitter.emit)(gs, op, need, phases.back().compute);
 }
@@ -54,12 +56,30 @@ std::vector<Box> Lowering::requested_boxes(const sched::GroupSchedule& gs, int64
   return requested;
 }
 
+int Lowering::hidden_reducer(const sched::GroupSchedule& gs) const {
+  if (gs.weight_sweep || gs.dram_view ||
+      !sched::chunks_hidden(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles))
+    return -1;
+  return gs.ops[static_cast<size_t>(sched::hidden_chunks(net_, gs.ops).reducer)];
+}
+
+void Lowering::tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
+                          std::vector<Box>& need) const {
+  if (hidden_reducer(gs) >= 0) {
+    sched::hidden_chunk_boxes(net_, gs.ops, gs.channel_tiles, tile, need, requested);
+    return;
+  }
+  requested = requested_boxes(gs, tile);
+  need = sched::transfer(net_, gs.ops, requested).need;
+}
+
 std::vector<char> Lowering::kept_inputs(const sched::GroupSchedule& gs) const {
   std::vector<char> kept(net_.tensors.size(), 0);
   if (!sched::keeps_inputs(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles)) return kept;
-  std::vector<std::vector<Box>> boxes;
+  std::vector<std::vector<Box>> boxes(static_cast<size_t>(gs.tiles()));
+  std::vector<Box> requested;
   for (int64_t tile = 0; tile < gs.tiles(); ++tile)
-    boxes.push_back(sched::transfer(net_, gs.ops, requested_boxes(gs, tile)).need);
+    tile_boxes(gs, tile, requested, boxes[static_cast<size_t>(tile)]);
   for (int t : gs.inputs) {
     kept[static_cast<size_t>(t)] = 1;
     for (const auto& b : boxes)
@@ -190,9 +210,10 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
                             const GroupTiling& tiling, const sched::NestStep& step,
                             std::vector<Box>& previous, std::vector<TileCode>& tiles) {
   const int64_t tile = step.tile, kt = step.channel_part;
-  const std::vector<Box> requested = requested_boxes(gs, tile);
-  const sched::TileRanges ranges = sched::transfer(net_, gs.ops, requested);
-  const auto& window = ranges.need;
+  std::vector<Box> requested, window;
+  tile_boxes(gs, tile, requested, window);
+  const int reducer = hidden_reducer(gs);
+  hidden_chunk_ = reducer >= 0 ? kt : -1;
   std::vector<Box> need = window;  // what this tile loads and computes
   std::vector<isa::Instruction> prelude, stores;
   std::vector<Phase> phases(1);
@@ -209,7 +230,10 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
     const bool new_part = step.row_part == 0 && step.col_part == 0;
     const bool load_slice =
         gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
-    if (matrix && load_slice) {
+    if (matrix && o == reducer) {  // hidden chunks: chunk kt of B's one slice
+      if (auto s = emit_conv_loads(op, 0, phases.front().loads, kt); !s.ok())
+        return fail(where + ": " + s.reason());
+    } else if (matrix && load_slice) {
       const int slice = gs.weights_resident ? -1 : static_cast<int>(kt);
       if (auto s = emit_conv_loads(op, slice, phases.front().loads); !s.ok())
         return fail(where + ": " + s.reason());
@@ -255,6 +279,9 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
   }
   if (tiling.pipelined && phases.size() > 1 && !chunk_pingpong_)
     return fail(where + ": reduction chunks in a double-buffered group");
+  if (reducer >= 0 && tiling.pipelined)
+    return fail(where + ": the MLP's hidden chunks are serialised (the schedule double-buffers)");
+  hidden_chunk_ = -1;
   tiles.push_back({std::move(prelude), std::move(phases), std::move(stores)});
   return {};
 }

@@ -231,6 +231,10 @@ class Lowering {
   Status plan_dram(const std::map<std::string, std::vector<std::int32_t>>& input_values);
   /// Regions of the activations the program loads or stores; concat slices and views.
   Status plan_activation_regions();
+  /// The inputs of a row Concat (the KV cache append) as row slices of its output's region.
+  Status place_row_concat(const sched::Op& concat);
+  /// Regions within their concat's region for row slices that are network inputs or outputs.
+  Status place_row_slice_regions();
   /// Compact weight, bias and requant-table regions of every matrix op.
   Status plan_weight_regions();
   Status write_input_values(const std::map<std::string, std::vector<std::int32_t>>& input_values);
@@ -277,6 +281,17 @@ class Lowering {
                     bool& pipelined);
   /// The tile's requested box of every stored output (the scheduler's tiling rule).
   std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
+  /// Tile `tile`'s stored boxes (`requested`) and every tensor's box (`need`): the shape transfer
+  /// of requested_boxes, or the MLP's hidden chunks' rule (sched::hidden_chunk_boxes).
+  void tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
+                  std::vector<Box>& need) const;
+  /// The op index of the reducer B of a group that chunks the MLP's hidden dimension
+  /// (sched::chunks_hidden), else -1.
+  int hidden_reducer(const sched::GroupSchedule& gs) const;
+  /// The reducer's conv over chunk `hidden_chunk_` of its inputs, per step of rows: init bias
+  /// (chunk 0) or acc onto accumulators that hold every row; the requant at the last chunk.
+  Status emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                           const std::vector<Box>& need, std::vector<Phase>& phases);
   /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
   std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
   /// Appends the loads, phases and stores of the tile of nest step `step` to `tiles`.
@@ -357,6 +372,8 @@ class Lowering {
                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_mul(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
+  Status emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op, ir::OpId id,
+                           const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   // ---- transformer_ops.cpp: norm, softmax, matmul of two activations (docs/codegen.md) ----
@@ -382,6 +399,7 @@ class Lowering {
     const DramRegion* region = nullptr;
     int64_t channel_offset = 0;  ///< of the tensor's channel 0 within each stored pixel
     int64_t pixel_channels = 0;  ///< channels per stored pixel (the DMA's x stride)
+    int64_t row_offset = 0;      ///< of the tensor's row 0 within the region (a row Concat)
   };
   DramPlace place_of(int tensor) const;
   /// The tensor whose region holds `tensor` (itself unless it is a concat slice) and the
@@ -423,6 +441,7 @@ class Lowering {
   std::map<std::string, std::string> alias_;  // Reshape output -> the tensor it views
   // Input of an aliased (DRAM view) Concat -> (the concat's output tensor, channel offset).
   std::map<int, std::pair<int, int64_t>> slice_of_;
+  std::map<int, int64_t> row_of_;            // inputs of a row Concat (KV append): row offset in it
   size_t host_from_ = 0;                     // groups [host_from_, end) run on the host
   std::map<std::string, int> tensor_index_;  // scheduler tensor name -> index
   std::map<int, int64_t> channel_tiles_;     // matrix op index -> its group's channel tiles
@@ -443,6 +462,8 @@ class Lowering {
   // `table_copy_` (the tile's parity). -1: no chunk ping-pong (the table goes with the blocks).
   int table_copy_ = -1;
   bool chunk_pingpong_ = false;
+  // The MLP's hidden chunks: the chunk (channel part) of the current tile; -1 in other groups.
+  int64_t hidden_chunk_ = -1;
   std::vector<Box> layout_;  // per tensor: the window its buffer holds in the current tile
   static bool has_copy(const sched::GroupSchedule& gs, int tensor, int copy) {
     for (const auto& b : gs.buffers)

@@ -110,7 +110,8 @@ int64_t Lowering::chunk_blocks_of(const sched::GroupSchedule& gs, const sched::O
                                   const MatrixOp& m) const {
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
   const sched::BufferAlloc* wbuf = wbuf_of(gs, op);
-  if (!m.gemm || gs.weights_resident || wbuf == nullptr) return ic_blocks;
+  const bool reducer = hidden_reducer(gs) == static_cast<int>(&op - net_.ops.data());
+  if ((!m.gemm && !reducer) || gs.weights_resident || wbuf == nullptr) return ic_blocks;
   // The schedule's mapping says the reduction loop (GroupSchedule::reduction_chunk_inputs, the
   // `reduction` loop of docs/scheduler.md "The explicit mapping"); a schedule without it (a JSON
   // of before session 26) has the chunk read back from the size its buffer reserved.
@@ -596,6 +597,83 @@ isa::Requant Lowering::requant_of(const isa::Conv& c, const TileView& out, const
   q.dst_stride_y = static_cast<std::uint32_t>(out.stride_y());
   q.dst_stride_x = static_cast<std::uint32_t>(out.pixel_elems);
   return q;
+}
+
+}  // namespace tessel::codegen::detail
+
+namespace tessel::codegen::detail {
+
+Status Lowering::emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
+                                   const std::vector<Box>& need, std::vector<Phase>& phases) {
+  const MatrixOp m = matrix_op(op).value();
+  const ConvParams& p = conv_params_.at(static_cast<int>(&op - net_.ops.data()));
+  const int in_t = op.inputs[0];
+  const Box& out_box = need[static_cast<size_t>(op.output)];
+  const Box& in_box = need[static_cast<size_t>(in_t)];
+  if (out_box.empty() || in_box.empty()) return {};
+  if (p.slices.size() != 1 || p.chunks != gs.channel_tiles ||
+      in_box.c.size() != p.chunk_blocks * rows_)
+    return fail("op '" + op.name + "': hidden chunks of " + std::to_string(in_box.c.size()) +
+                " channels, but its weights are " + std::to_string(p.slices.size()) +
+                " slice(s) of " + std::to_string(p.chunks) + " chunks of " +
+                std::to_string(p.chunk_blocks) + " input blocks");
+  const SliceParams& slice = p.slices.front();
+  auto in_view = view_of(gs, in_t, in_box);
+  if (!in_view.ok()) return in_view.failure();
+  auto out_view = view_of(gs, op.output, out_box);
+  if (!out_view.ok()) return out_view.failure();
+  const sched::BufferAlloc* acc = nullptr;
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  if (acc == nullptr) return fail("op '" + op.name + "': the schedule has no accumulator");
+  const bool last = hidden_chunk_ + 1 == gs.channel_tiles;
+  std::vector<isa::Instruction>& code = phases.back().compute;
+  if (last) {  // the requant's zero point and clamp
+    const auto rq_uses = graph_.consumers(m.op->outputs[0]);
+    const ir::Op& rq = graph_.op(rq_uses[0].op);
+    const auto params =
+        quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
+    isa::Vcfg cfg;
+    cfg.zp = params[0].zero_point;
+    cfg.lo = params[0].lo;
+    cfg.hi = params[0].hi;
+    if (Status s = fold_activation(op, cfg); !s) return s;
+    code.push_back(cfg);
+  }
+  const int64_t acc_px = ceil_div(slice.channels.size(), cols_) * cols_;
+  const int64_t out_w = out_box.w.size();
+  int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
+  if (step < 1) step = out_box.h.size();
+  for (int64_t r = out_box.h.b; r < out_box.h.e; r += step) {
+    const int64_t rows = std::min(step, out_box.h.e - r);
+    isa::Conv c;
+    c.in_sp = static_cast<std::uint32_t>(in_view.value().sp);
+    c.w_sp = static_cast<std::uint32_t>(p.sp);
+    c.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
+    c.elem = act_elem_;
+    // Chunk 0 starts from the bias; every later chunk adds onto the rows' sums.
+    c.init = hidden_chunk_ > 0 ? isa::Init::kAcc : p.has_bias ? isa::Init::kBias : isa::Init::kZero;
+    c.in_shift = static_cast<std::uint32_t>(m.op->get_int("input_shift"));
+    c.in_addr = static_cast<std::uint32_t>(in_view.value().addr(r, out_box.w.b, in_box.c.b));
+    c.w_addr = static_cast<std::uint32_t>(slice.w_addr);
+    // The accumulators hold every row of the output: this step's rows at their offset.
+    c.acc_addr = static_cast<std::uint32_t>(acc->offset + (r - out_box.h.b) * out_w * acc_px *
+                                                              machine_.accumulator_bytes);
+    c.bias_addr = static_cast<std::uint32_t>(slice.bias_addr);
+    c.out_h = static_cast<std::uint32_t>(rows);
+    c.out_w = static_cast<std::uint32_t>(out_w);
+    c.ic_blocks = static_cast<std::uint32_t>(p.chunk_blocks);
+    c.oc_blocks = static_cast<std::uint32_t>(acc_px / cols_);
+    c.kh = c.kw = c.stride_h = c.stride_w = c.dil_h = c.dil_w = 1;
+    c.in_stride_y = static_cast<std::uint32_t>(in_view.value().stride_y());
+    c.in_stride_x = static_cast<std::uint32_t>(in_view.value().pixel_elems);
+    c.acc_stride_y = static_cast<std::uint32_t>(out_w * acc_px);
+    c.acc_stride_x = static_cast<std::uint32_t>(acc_px);
+    code.push_back(c);
+    if (last)
+      code.push_back(requant_of(c, out_view.value(), slice, p.sp, r, out_box.w.b, rows, out_w));
+  }
+  return {};
 }
 
 }  // namespace tessel::codegen::detail

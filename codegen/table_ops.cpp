@@ -23,13 +23,14 @@ std::string table_region(const sched::Op& op) {
 // Ops whose operand loads like a lookup table: whole, into a weight buffer, once per tile or
 // once while resident (the norm's parameters and the softmax's exp tables too).
 bool loads_table(const sched::Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.kind == sched::OpKind::Norm ||
-         op.kind == sched::OpKind::RowSoftmax;
+  return op.lookup_table || op.pool_by_conv || op.constant_operand ||
+         op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax;
 }
 
 // A table computed by codegen (param_bytes) rather than read from the graph's table tensor.
 bool computed_table(const ir::Graph& graph, const sched::Op& op) {
-  if (op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax) return true;
+  if (op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax || op.constant_operand)
+    return true;
   const auto id = graph.find_op(op.name);
   return op.lookup_table && id && graph.op(*id).kind == ir::OpKind::Mul;
 }
@@ -196,8 +197,9 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   const auto id = graph_.find_op(op.name);
   if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
   const ir::Op& ir_op = graph_.op(*id);
-  if (op.inputs.size() != 2 || ir_op.inputs.size() != 2)
+  if (!op.constant_operand && (op.inputs.size() != 2 || ir_op.inputs.size() != 2))
     return fail("mul '" + op.name + "' with other than two inputs");
+  if (op.constant_operand) return emit_constant_mul(gs, op, *id, need, code);
   const Box& box = need[static_cast<size_t>(op.output)];
   if (box.empty()) return {};
   const int a_t = op.inputs[0], b_t = op.inputs[1];
@@ -236,6 +238,53 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   // Per channel: b's strides are 0, the same C values for every pixel (docs/isa.md, `mul`).
   mul.b_stride_y = per_channel ? 0 : static_cast<std::uint32_t>(b.value().stride_y());
   mul.b_stride_x = per_channel ? 0 : static_cast<std::uint32_t>(b.value().pixel_elems);
+  mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
+  mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
+  code.push_back(mul);
+  return {};
+}
+
+// A Mul by a constant (sched::Op::constant_operand): b is the constant, loaded whole like a
+// table, element (y, x, c) at y * constant_stride_y + x * constant_stride_x + c.
+Status Lowering::emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op, ir::OpId id,
+                                   const std::vector<Box>& need,
+                                   std::vector<isa::Instruction>& code) {
+  const ir::Op& ir_op = graph_.op(id);
+  const Box& box = need[static_cast<size_t>(op.output)];
+  if (box.empty()) return {};
+  auto a = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
+  if (!a.ok()) return a.failure();
+  auto y = view_of(gs, op.output, box);
+  if (!y.ok()) return y.failure();
+  const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+  if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
+  const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
+                                   graph_.tensor(ir_op.outputs[0]));
+  isa::Vcfg cfg;
+  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
+  cfg.shift = static_cast<std::uint32_t>(p.shift);
+  cfg.zp = p.zero_point;
+  cfg.lo = p.lo;
+  cfg.hi = p.hi;
+  code.push_back(cfg);
+  isa::Mul mul;
+  mul.a_sp = static_cast<std::uint32_t>(a.value().sp);
+  mul.b_sp = static_cast<std::uint32_t>(at->second.first);
+  mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
+  mul.elem = act_elem_;
+  mul.dst_elem = act_elem_;
+  mul.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
+  mul.b_addr = static_cast<std::uint32_t>(
+      at->second.second +
+      (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
+  mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
+  mul.y_size = static_cast<std::uint32_t>(box.h.size());
+  mul.x_size = static_cast<std::uint32_t>(box.w.size());
+  mul.c_size = static_cast<std::uint32_t>(box.c.size());
+  mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
+  mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
+  mul.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
+  mul.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
   mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
   mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
   code.push_back(mul);

@@ -46,6 +46,13 @@ Result<std::vector<std::uint8_t>> Lowering::param_bytes(const sched::Op& op) con
         quant::softmax_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.outputs[0]));
     for (std::int32_t e : p.exp_high) put(bytes, e, 2);
     for (std::int32_t e : p.exp_low) put(bytes, e, 2);
+  } else if (op.constant_operand) {
+    // The constant as stored (row-major, compact): what a Mul by it reads as operand b.
+    const bool first = graph_.tensor(ir_op.inputs[0]).constant;
+    const ir::Tensor& c = graph_.tensor(ir_op.inputs[first ? 0 : 1]);
+    if (static_cast<std::int64_t>(c.int_values.size()) != ir::element_count(c.shape))
+      return fail("op '" + op.name + "': the constant '" + c.name + "' has no integer values");
+    for (std::int32_t v : c.int_values) put(bytes, v, static_cast<int>(act_bytes_));
   } else if (ir_op.kind == ir::OpKind::Mul) {
     // x * c as a table of every 8-bit code x (entry x + 128), the golden rule's own values.
     const bool first = graph_.tensor(ir_op.inputs[0]).constant;
@@ -184,7 +191,8 @@ Status Lowering::emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op
     m.transpose_b = mm.transpose_b;
     m.a_addr = static_cast<std::uint32_t>(
         a.value().addr(box.h.b, box.w.b, mm.a_offset + h * mm.a_head_stride));
-    m.b_addr = static_cast<std::uint32_t>(b.value().addr(0, 0, mm.b_offset + h * mm.b_head_stride));
+    m.b_addr = static_cast<std::uint32_t>(
+        b.value().addr(0, 0, mm.b_offset + h / mm.b_head_repeat * mm.b_head_stride));
     m.acc_addr = static_cast<std::uint32_t>(acc->offset + h * mm.n_size * 4);
     m.m_size = static_cast<std::uint32_t>(box.h.size());
     m.n_size = static_cast<std::uint32_t>(mm.n_size);

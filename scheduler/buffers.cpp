@@ -87,9 +87,13 @@ void weight_and_accumulator_buffers(const Net& net, const Machine& machine, cons
                                     const PlanOptions& options, bool keep_slices,
                                     std::vector<BufferAlloc>& buffers) {
   const int store_step = static_cast<int>(g.ops.size()) + 1;
+  const int hidden_reducer = chunks_hidden(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)
+                                 ? hidden_chunks(net, g.ops).reducer
+                                 : -1;
   for (size_t pos = 0; pos < g.ops.size(); ++pos) {
     const Op& op = net.op(g.ops[pos]);
     const int step = static_cast<int>(pos) + 1;
+    const bool reducer = hidden_reducer == static_cast<int>(pos);
     if (sizes.weight_slice_max[pos] > 0) {
       BufferAlloc w;
       w.role = BufferRole::Weights;
@@ -111,7 +115,8 @@ void weight_and_accumulator_buffers(const Net& net, const Machine& machine, cons
       // Double-buffered streamed weights ping-pong like activations: two copies, each live
       // over whole tiles (the next tile's slice loads while this tile's conv reads the other).
       const bool ping_pong = m.double_buffered && !m.weights_resident;
-      const bool whole_tile = m.weights_resident || keep_slices || ping_pong;
+      // The MLP's hidden chunks: B's bias and table, loaded with chunk 0, stay to the last tile.
+      const bool whole_tile = m.weights_resident || keep_slices || ping_pong || reducer;
       w.first_step = 0;
       w.last_step = whole_tile ? store_step : step;
       add_buffer(buffers, w, machine, options, store_step);
@@ -127,6 +132,10 @@ void weight_and_accumulator_buffers(const Net& net, const Machine& machine, cons
       a.op = g.ops[pos];
       a.size_bytes = sizes.acc_max[pos];
       a.first_step = a.last_step = step;
+      if (reducer) {  // B's partial sums stay on chip from the first chunk to the last
+        a.first_step = 0;
+        a.last_step = store_step;
+      }
       add_buffer(buffers, a, machine, options, store_step);
     }
   }

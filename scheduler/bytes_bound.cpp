@@ -5,6 +5,7 @@
 #include "scheduler/bytes_bound.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "scheduler/bound.hpp"
@@ -26,8 +27,21 @@ int64_t positions_read(int64_t in, int64_t out, int64_t kernel, int64_t stride, 
   return std::count(read.begin(), read.end(), 1);
 }
 
+/// The widest input extent one output position's window touches along an axis (taps on
+/// padding left out).
+int64_t widest_position_window(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t pad_begin) {
+  int64_t widest = 0;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t b = std::max<int64_t>(o * stride - pad_begin, 0);
+    const int64_t e = std::min(o * stride + (kernel - 1) * dilation + 1 - pad_begin, in);
+    widest = std::max(widest, e - b);
+  }
+  return widest;
+}
 bool is_view_op(const Op& op) {
-  return op.kind == OpKind::Reshape || op.kind == OpKind::Concat || op.kind == OpKind::Slice;
+  return op.kind == OpKind::Reshape || (op.kind == OpKind::Concat && !op.copy_only) ||
+         op.kind == OpKind::Slice;
 }
 
 /// A Reshape or Concat that reads a network input or a network output, directly or through
@@ -107,6 +121,22 @@ class TermBuilder {
   }
 
  private:
+  /// Whether a group that may chunk the MLP's hidden dimension (hidden_chunks) holds `span`,
+  /// the span of tensor `t`: the span itself, or the span with its head extended back over the
+  /// elementwise ops before it to the first Linear A (t a hidden tensor of the E's).
+  bool in_hidden_chunks(int t, const std::vector<int>& span) const {
+    if (span.empty()) return false;
+    if (hidden_chunks(net_, span).found()) return true;
+    int head = net_.tensor(t).producer;
+    while (head >= 0 && net_.op(head).kind == OpKind::Eltwise && net_.op(head).inputs.size() == 1)
+      head = net_.tensor(net_.op(head).inputs[0]).producer;
+    if (head < 0 || head == net_.tensor(t).producer) return false;
+    std::vector<int> group;
+    for (int p = head; p <= span.back(); ++p)
+      if (net_.op(p).kind != OpKind::Input) group.push_back(p);
+    return hidden_chunks(net_, group).found();
+  }
+
   /// The span: every non-Input op from the producer to the last reader. Groups are contiguous
   /// in the net's order, so a group that keeps `t` on chip holds all of them.
   void span_terms(int t, BytesBoundModel::TensorTerms& out) const {
@@ -131,7 +161,8 @@ class TermBuilder {
       out.sweep_shaped &= may_sweep(op);
       if (op.kind == OpKind::Conv) conv_weights += op.weight_bytes;
     }
-    out.span_weights = streams ? 0 : conv_weights;
+    // The MLP's hidden chunks hold one chunk of each Linear's weights (map_space.hpp).
+    out.span_weights = streams || in_hidden_chunks(t, span) ? 0 : conv_weights;
     if (!out.sweep_shaped) return;
     for (int o : span) {
       if (!starts_sweep_block(net_.op(o))) continue;
@@ -225,9 +256,12 @@ class ChainBuilder {
     int convs = 0;
     phases_.clear();
     matmul_phases_.clear();
+    std::vector<int> ops;
     for (size_t pos = first; pos < seq_.size() && pos - first < longest; ++pos) {
       const int q = seq_[pos];
       const Op& op = net_.op(q);
+      ops.push_back(q);
+      g.hidden_chunks = hidden_chunks(net_, ops).found();
       const size_t length = pos - first + 1;
       if (length > 1 && (runs_alone(op) || runs_alone(h))) break;  // F6: so is every longer one
       g.streams = length == 1
@@ -345,6 +379,16 @@ class ChainBuilder {
   std::vector<Phase> phases_;
   std::vector<Phase> matmul_phases_;  // per MatMul of the group: its `b` operands' cut (F10)
 };
+
+/// An accumulator element's bytes where accumulators share the one scratchpad of weights and
+/// activations (F11 counts them there), else 0.
+int64_t shared_accumulator_bytes(const Machine& machine) {
+  const int pad = machine.scratchpad(BufferKind::Accumulators);
+  return pad == machine.scratchpad(BufferKind::Weights) &&
+                 pad == machine.scratchpad(BufferKind::Activations)
+             ? machine.accumulator_bytes
+             : 0;
+}
 
 int64_t scratchpad_bytes(const Machine& machine, BufferKind kind) {
   return machine.scratchpads[static_cast<size_t>(machine.scratchpad(kind))].size_bytes;
@@ -514,17 +558,43 @@ BytesBoundModel::BytesBoundModel(const Net& net, bool group_caps) : group_caps_(
   heads_.assign(chain.size(), HeadConv{});
   net_ = std::make_shared<const Net>(net);
   tiles_.assign(static_cast<size_t>(net.size()), ConvTiles{});
+  window_pixels_.assign(chain.size(), 0);
+  window_cols_.assign(chain.size(), 0);
+  std::vector<size_t> position_of(static_cast<size_t>(net.size()), chain.size());
   size_t pos = 0;
   for (int op = 0; op < net.size(); ++op) {
     const Op& o = net.op(op);
     if (o.kind == OpKind::Input) continue;
     seq_.push_back(op);
+    // F11: a conv computing every output pixel (a space-to-depth stem left out) reads, in some
+    // tile, the widest window of one position along each axis.
+    if (o.kind == OpKind::Conv && !o.inputs.empty() && o.space_to_depth.channels == 0 &&
+        net.tensor(o.inputs[0]).space_to_depth == 1 && builder.read(op, o.inputs[0]) > 0) {
+      const Shape3& in = net.tensor(o.inputs[0]).shape;
+      const Shape3& out = net.tensor(o.output).shape;
+      const Window& w = o.window;
+      window_cols_[pos] =
+          widest_position_window(in.w, out.w, w.kernel_w, w.stride_w, w.dilation_w, w.pad_left);
+      window_pixels_[pos] =
+          widest_position_window(in.h, out.h, w.kernel_h, w.stride_h, w.dilation_h, w.pad_top) *
+          window_cols_[pos];
+      position_of[static_cast<size_t>(op)] = pos;
+    }
     if (is_dense_conv(o)) {
       const int64_t read = builder.read(op, o.inputs[0]);
       heads_[pos] = {op, o.weight_bytes, net.tensor(o.output).shape.c, read};
       tiles_[static_cast<size_t>(op)] = conv_tiles(net, op, read > 0);
     }
     groups_.push_back(chain.from(pos++, longest));
+  }
+  conv_readers_.assign(seq_.size(), {});
+  for (size_t j = 0; j < seq_.size(); ++j) {
+    const int out = net.op(seq_[j]).output;
+    for (int r : net.tensor(out).consumers) {
+      const size_t at = position_of[static_cast<size_t>(r)];
+      if (at < seq_.size() && net.op(r).inputs[0] == out) conv_readers_[j].push_back(at);
+    }
+    std::sort(conv_readers_[j].begin(), conv_readers_[j].end());
   }
 }
 
@@ -540,11 +610,31 @@ int64_t BytesBoundModel::PackedWeights::conv_weights(size_t first, size_t length
   return prefix[first + length] - prefix[first];
 }
 
-int64_t BytesBoundModel::PackedWeights::one_slice(size_t first, size_t length) const {
+namespace {
+int64_t range_max(const std::vector<std::vector<int64_t>>& table, size_t first, size_t length) {
   size_t j = 0;
   while ((size_t{2} << j) <= length) ++j;  // 2^j <= length < 2^(j + 1)
-  const std::vector<int64_t>& level = slice_max[j];
+  const std::vector<int64_t>& level = table[j];
   return std::max(level[first], level[first + length - (size_t{1} << j)]);
+}
+
+std::vector<std::vector<int64_t>> range_max_table(std::vector<int64_t> values) {
+  std::vector<std::vector<int64_t>> table;
+  const size_t n = values.size();
+  table.push_back(std::move(values));
+  for (size_t half = 1; 2 * half <= n; half *= 2) {
+    const std::vector<int64_t>& below = table.back();
+    std::vector<int64_t> level(n - 2 * half + 1);
+    for (size_t i = 0; i < level.size(); ++i) level[i] = std::max(below[i], below[i + half]);
+    table.push_back(std::move(level));
+  }
+  return table;
+}
+
+}  // namespace
+
+int64_t BytesBoundModel::PackedWeights::one_slice(size_t first, size_t length) const {
+  return range_max(slice_max, first, length);
 }
 
 // Built once per array shape and weight width (optimal asks per candidate group): O(n log n).
@@ -553,15 +643,19 @@ const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
   const std::lock_guard<std::mutex> lock(packed_mutex_);
   for (const auto& p : packed_)
     if (p->rows == machine.matrix_rows && p->cols == machine.matrix_cols &&
-        p->weight_bytes == machine.weight_bytes)
+        p->weight_bytes == machine.weight_bytes &&
+        p->accumulator_bytes == shared_accumulator_bytes(machine))
       return *p;
   auto p = std::make_unique<PackedWeights>();
   p->rows = machine.matrix_rows;
   p->cols = machine.matrix_cols;
   p->weight_bytes = machine.weight_bytes;
+  p->accumulator_bytes = shared_accumulator_bytes(machine);
   const size_t n = seq_.size();
   p->prefix.assign(n + 1, 0);
   std::vector<int64_t> slice(n, 0);
+  p->window.assign(n, 0);
+  p->acc_pixel.assign(n, 0);
   for (size_t pos = 0; pos < n; ++pos) {
     const Op& op = net_->op(seq_[pos]);
     const int64_t channels = net_->tensor(op.output).shape.c;
@@ -575,14 +669,18 @@ const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
     // (widest_slice_bytes of one channel; every part count the sweep offers is at least that).
     if (is_dense_conv(op) && channels > 0)
       slice[pos] = widest_slice_bytes(*net_, machine, op, channels);
+    // F11: the conv's input box (every channel, padded to the block its reader packs: columns
+    // for a depthwise conv, rows else; tiling.cpp channel_blocks) and one accumulator pixel.
+    if (window_pixels_[pos] > 0) {
+      const int64_t block = is_depthwise(*net_, op) ? machine.matrix_cols : machine.matrix_rows;
+      const int64_t in_channels = net_->tensor(op.inputs[0]).shape.c;
+      p->window[pos] =
+          window_pixels_[pos] * ceil_div(in_channels, block) * block * net_->activation_bytes;
+      p->acc_pixel[pos] =
+          ceil_div(channels, machine.matrix_cols) * machine.matrix_cols * p->accumulator_bytes;
+    }
   }
-  p->slice_max.push_back(std::move(slice));
-  for (size_t half = 1; 2 * half <= n; half *= 2) {
-    const std::vector<int64_t>& below = p->slice_max.back();
-    std::vector<int64_t> level(n - 2 * half + 1);
-    for (size_t i = 0; i < level.size(); ++i) level[i] = std::max(below[i], below[i + half]);
-    p->slice_max.push_back(std::move(level));
-  }
+  p->slice_max = range_max_table(std::move(slice));
   packed_.push_back(std::move(p));
   return *packed_.back();
 }
@@ -604,12 +702,41 @@ bool BytesBoundModel::sweep_fits(size_t first, size_t length, const GroupTerms& 
                    : g.sweep_maps <= c.maps && slices <= c.weights;
 }
 
+// F11 (docs/bounds.md): at conv j's step, the weights of j and of every later conv of the
+// group (live from step 0 to their op's step at least), j's input box and output box (the
+// output may overwrite the input in place: the larger of the two counts), each holding the
+// widest window of one position of its conv reader with every channel, and j's accumulator,
+// a row of its output box at least (as wide as its widest in-group reader's window).
+BytesBoundModel::TiledSteps BytesBoundModel::tiled_steps(size_t first, size_t length,
+                                                         const Capacities& c) const {
+  const PackedWeights& p = *c.packed;
+  const size_t end = first + length;
+  TiledSteps most;
+  for (size_t j = first; j < end; ++j) {
+    if (window_pixels_[j] <= 0) continue;
+    int64_t out_box = 0, acc_cols = 1;
+    for (size_t r : conv_readers_[j]) {
+      if (r >= end) break;
+      out_box = std::max(out_box, p.window[r]);
+      acc_cols = std::max(acc_cols, window_cols_[r]);
+    }
+    const int64_t boxes = std::max(p.window[j], out_box);
+    most.maps = std::max(most.maps, boxes);
+    most.unified =
+        std::max(most.unified, p.prefix[end] - p.prefix[j] + boxes + acc_cols * p.acc_pixel[j]);
+  }
+  return most;
+}
+
 bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t length,
                                  const Capacities& c) const {
   const PlanOptions limits;
   // F4 (and with the group caps, F8: a group longer than max_group_ops is a sweep), with F9:
   // a head conv's largest input box beside its weights (a slice of one channel at least).
   if (!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) {
+    // The MLP's hidden chunks: a chunk's weights may be as small as one block (a lower bound
+    // takes every such group as fitting).
+    if (g.hidden_chunks) return true;
     const HeadConv& head = heads_[first];
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
@@ -619,9 +746,16 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
                          : tiles != nullptr && tiles->valid
                              ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
                              : 0;
+    // F11: with no channel tiles (not streaming), each conv's step holds its input window,
+    // its accumulator and the weights of it and every later conv.
+    bool steps_fit = true;
+    if (!g.streams) {
+      const TiledSteps steps = tiled_steps(first, length, c);
+      steps_fit = c.unified ? steps.unified <= c.weights : steps.maps <= c.maps;
+    }
     // F10: a MatMul's step holds the `b` operands (of it and of later MatMuls) whole.
     if (held <= c.weights && (c.unified ? held + box <= c.weights : box <= c.maps) &&
-        g.matmul_maps <= c.maps)
+        g.matmul_maps <= c.maps && steps_fit)
       return true;
   }
   return sweep_fits(first, length, g, c);
@@ -640,8 +774,10 @@ int64_t BytesBoundModel::head_rereads(size_t first, size_t length, const GroupTe
                                       const Capacities& c, int64_t streamed) const {
   const HeadConv& head = heads_[first];
   // Weights that do not fit, in a group that is no sweep that fits: the group streams k parts
-  // of the head's weights, each loading the input boxes of its tiles (F7, F9).
-  if (head.read_bytes <= 0 || head.weight_bytes <= c.weights || sweep_fits(first, length, g, c))
+  // of the head's weights, each loading the input boxes of its tiles (F7, F9). The MLP's hidden
+  // chunks keep the input over the parts: none.
+  if (head.read_bytes <= 0 || g.hidden_chunks || head.weight_bytes <= c.weights ||
+      sweep_fits(first, length, g, c))
     return 0;
   const int64_t loads =
       streamed >= 0 ? streamed
@@ -741,7 +877,20 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
   bound.per_tensor_bytes = bound.base_bytes + bound.crossing_bytes + bound.reread_bytes;
   chain_bound(machine, bound);
   bound.bytes = std::max(bound.per_tensor_bytes, bound.chain_bytes);
+  bound.own_bytes = bound.bytes;
   return bound;
+}
+
+void lift_to_larger_capacities(std::vector<BytesBound>& rows) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return rows[a].capacity_bytes > rows[b].capacity_bytes; });
+  int64_t most = 0;  // the largest bound at a capacity at or above this row's
+  for (size_t i : order) {
+    most = std::max(most, rows[i].own_bytes);
+    rows[i].bytes = most;
+  }
 }
 
 BytesBound bytes_lower_bound(const Net& net, const Machine& machine) {

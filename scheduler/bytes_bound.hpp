@@ -41,6 +41,9 @@ struct BytesBound {
   /// begin.
   std::vector<int> chain_groups;
   int64_t bytes = 0;  ///< max(per_tensor_bytes, chain_bytes): no schedule moves fewer
+  /// The bound from this capacity's facts alone; `bytes` may be higher after
+  /// lift_to_larger_capacities (a larger capacity's bound holds here too).
+  int64_t own_bytes = 0;
   std::vector<ForcedTraffic> forced;
 };
 
@@ -141,8 +144,9 @@ class BytesBoundModel {
     /// F10: the most bytes of activation-MatMul `b` operands (each whole: a MatMul's output rows
     /// need all of `b`) live at one MatMul's step (0: no MatMul).
     int64_t matmul_maps = 0;
-    bool streams = false;     ///< may be a weight-streaming group
-    int64_t fixed_bytes = 0;  ///< its weights, tables and network outputs, each once
+    bool streams = false;        ///< may be a weight-streaming group
+    bool hidden_chunks = false;  ///< may chunk the MLP's hidden dimension (map_space.hpp)
+    int64_t fixed_bytes = 0;     ///< its weights, tables and network outputs, each once
     /// A Concat or Reshape alone: a DRAM view that moves nothing itself (`traffic` counts the
     /// stores its inputs' groups make into its output, as the chain counts them).
     bool view = false;
@@ -169,12 +173,19 @@ class BytesBoundModel {
   };
   /// The on-chip bytes of the convs' weights on one machine's array (F4, F5: the packed layout
   /// codegen places in weight buffers), by position in the net's non-Input ops.
+  /// A range-maximum table: level j, position p: the most over positions p .. p + 2^j - 1.
+  using RangeMax = std::vector<std::vector<int64_t>>;
   struct PackedWeights {
     int64_t rows = 0, cols = 0, weight_bytes = 0;  ///< the machine fields the packing reads
+    int64_t accumulator_bytes = 0;                 ///< 0: accumulators in a scratchpad of their own
     std::vector<int64_t> prefix;  ///< sum over positions < p of every Conv's whole packed weights
-    /// slice_max[j][p]: the most, over positions p .. p + 2^j - 1, of a dense conv's packed
-    /// one-channel slice (one column block; 0 for other ops).
-    std::vector<std::vector<int64_t>> slice_max;
+    /// A dense conv's packed one-channel slice (one column block; 0 for other ops).
+    RangeMax slice_max;
+    /// F11, per position: a Conv's input window (its widest one-position window, every
+    /// channel padded to the block it packs: columns for a depthwise conv, rows else) in bytes
+    /// (0 for other ops), and its accumulator's bytes per pixel where accumulators share the
+    /// one scratchpad (0 else).
+    std::vector<int64_t> window, acc_pixel;
     int64_t conv_weights(size_t first, size_t length) const;
     int64_t one_slice(size_t first, size_t length) const;
   };
@@ -211,10 +222,28 @@ class BytesBoundModel {
   std::vector<HeadConv> heads_;                  ///< per position: a dense conv reading its input
   std::shared_ptr<const Net> net_;               ///< a copy: packed slice sizes per machine
   std::vector<ConvTiles> tiles_;                 ///< per op: a dense conv's tile geometry (F9)
-  std::vector<int> seq_;                         ///< per position: its op
+  /// F11, per position: a Conv's widest one-position input window in pixels and its width
+  /// (0: none), and the positions of the Convs with a window that read its output.
+  std::vector<int64_t> window_pixels_, window_cols_;
+  std::vector<std::vector<size_t>> conv_readers_;
+  /// F11: the most bytes live at one conv's step of a tiled group [first, first + length)
+  /// with no channel tiles (weights, window boxes and accumulators on one scratchpad), and
+  /// the largest window box alone.
+  struct TiledSteps {
+    int64_t unified = 0, maps = 0;
+  };
+  TiledSteps tiled_steps(size_t first, size_t length, const Capacities& c) const;
+  std::vector<int> seq_;  ///< per position: its op
   mutable std::mutex packed_mutex_;
   mutable std::vector<std::unique_ptr<PackedWeights>> packed_;  ///< per array shape seen
 };
+
+/// Makes bounds of one model at several capacities non-increasing in capacity (docs/bounds.md,
+/// "Monotone in capacity"): every schedule that fits a capacity fits each larger one (every
+/// scratchpad no smaller, as scale_scratchpads makes them) and moves the same bytes there, so
+/// the bound at a larger capacity also holds at a smaller one. Each row's `bytes` becomes the
+/// most of its own and every larger capacity's; `own_bytes` keeps its own. Any order.
+void lift_to_larger_capacities(std::vector<BytesBound>& rows);
 
 /// The bound of `net` on `machine` (BytesBoundModel(net).at(machine)).
 BytesBound bytes_lower_bound(const Net& net, const Machine& machine);

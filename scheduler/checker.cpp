@@ -27,6 +27,16 @@ std::vector<std::vector<Box>> tile_boxes(const Net& net, const GroupSchedule& g)
   std::vector<char> in_group(net.ops.size(), 0);
   for (int op : g.ops) in_group[static_cast<size_t>(op)] = 1;
   std::vector<std::vector<Box>> tiles;
+  if (chunks_hidden(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles)) {
+    // The MLP's hidden chunks: tile k computes the hidden tensors' channel part k
+    // (hidden_chunk_boxes, the rule every stage reads).
+    std::vector<Box> need, requested;
+    for (int64_t k = 0; k < g.channel_tiles; ++k) {
+      hidden_chunk_boxes(net, g.ops, g.channel_tiles, k, need, requested);
+      tiles.push_back(need);
+    }
+    return tiles;
+  }
   auto part = [](int64_t extent, int64_t parts, int64_t i) {
     return Interval{extent * i / parts, extent * (i + 1) / parts};
   };
@@ -191,9 +201,10 @@ bool is_dense(const Net& net, const GroupSchedule& g, size_t p) {
 // sweep's slice-local tensor: one slice).
 struct GroupNeeds {
   bool op_major = false;
-  int last_step = 0;                       // n + 1: the stores
-  std::vector<int> pos_of;                 // per net op: its position in the group, -1 outside
-  std::vector<Span> op_span;               // per position: the steps its work is live over
+  int hidden_reducer = -1;    // the MLP's hidden chunks: B, whose weights and sums live every tile
+  int last_step = 0;          // n + 1: the stores
+  std::vector<int> pos_of;    // per net op: its position in the group, -1 outside
+  std::vector<Span> op_span;  // per position: the steps its work is live over
   std::vector<int> producer, last_reader;  // per tensor: positions (-1: loaded / never read)
   std::vector<char> touched, loaded, stored, kept;
   std::vector<std::vector<Box>> tiles;
@@ -256,6 +267,8 @@ Status loop_nest(const std::string& where, const Net& net, const GroupSchedule& 
   const size_t n = g.ops.size();
   u.op_major = g.weight_sweep;
   u.last_step = static_cast<int>(n) + 1;
+  if (chunks_hidden(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles))
+    u.hidden_reducer = g.ops[static_cast<size_t>(hidden_chunks(net, g.ops).reducer)];
   u.pos_of.assign(net.ops.size(), -1);
   for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
   if (u.op_major)
@@ -366,8 +379,9 @@ Status buffer_need(const std::string& where, const Net& net, const GroupSchedule
     // double-buffered streamed slices (two copies ping-pong), a sweep's slice pair (it serves
     // every conv's slices); a slice reloaded every tile is written by the tile's loads (step
     // 0) and read at its op's step.
-    const bool whole =
-        u.op_major || g.weights_resident || g.keeps_weight_slices() || g.double_buffered;
+    // Hidden chunks: B's bias and table, loaded with its first chunk, are read by the last tile.
+    const bool whole = u.op_major || g.weights_resident || g.keeps_weight_slices() ||
+                       g.double_buffered || (b.op >= 0 && b.op == u.hidden_reducer);
     if (!whole && u.position(b.op) < 0)
       return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
     need = whole ? Span{0, u.last_step}
@@ -378,6 +392,8 @@ Status buffer_need(const std::string& where, const Net& net, const GroupSchedule
   if (u.position(b.op) < 0)
     return fail(where + "buffer '" + b.name + "' belongs to no op of the group");
   need = u.op_span[static_cast<size_t>(u.position(b.op))];
+  // Hidden chunks: B's accumulators add every tile's chunk; they live over whole tiles.
+  if (b.role == BufferRole::Accumulator && b.op == u.hidden_reducer) need = {0, u.last_step};
   return {};
 }
 

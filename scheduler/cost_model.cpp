@@ -15,13 +15,14 @@ int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width) {
 }
 
 int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
-                          int64_t rows_per_step) {
+                          int64_t rows_per_step, int64_t reduction_channels, bool requant) {
   if (out.empty()) return 0;
   const int64_t pixels = out.h.size() * out.w.size();
   const int64_t channels = out.c.size();
   switch (op.kind) {
     case OpKind::Conv: {
-      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      Shape3 in = net.tensor(op.inputs[0]).shape;
+      if (reduction_channels > 0) in.c = reduction_channels;
       const int64_t out_channels = net.tensor(op.output).shape.c;
       const bool depthwise = is_depthwise(net, op);
       // A conv instruction per block of `pack` groups (block-diagonal; 1: per group).
@@ -39,7 +40,7 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
         return instructions * conv_instruction_cycles(machine, step_pixels, oc,
                                                       in.c / op.groups * pack, op.window.kernel_h,
                                                       op.window.kernel_w, depthwise) +
-               vector_instruction_cycles(machine, step_pixels, channels);
+               (requant ? vector_instruction_cycles(machine, step_pixels, channels) : 0);
       };
       const int64_t full_steps = out.h.size() / rows_per_step;
       const int64_t rest = out.h.size() % rows_per_step;
@@ -155,7 +156,7 @@ int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
   // The whole table (or pixel of ones) for any channels.
   if (op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
-      op.kind == OpKind::RowSoftmax)
+      op.kind == OpKind::RowSoftmax || op.constant_operand)
     return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
@@ -189,6 +190,30 @@ int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, 
     }
   }
   return dma_cycles_for_bytes(machine, bytes);
+}
+
+int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& op,
+                             int64_t chunk_inputs, int64_t k, Traffic& traffic) {
+  const int64_t out_channels = net.tensor(op.output).shape.c;
+  const int64_t weights = out_channels * chunk_inputs * machine.weight_bytes;
+  const int64_t bias = k == 0 ? op.weight_bytes - out_channels * net.tensor(op.inputs[0]).shape.c *
+                                                      machine.weight_bytes
+                              : 0;
+  const int64_t table = k == 0 ? op.requant_table_bytes : 0;
+  traffic.weights_read += weights + bias;
+  traffic.requant_tables_read += table;
+  return dma_cycles_for_bytes(machine, weights + bias + table);
+}
+
+int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
+                           int64_t chunk_inputs) {
+  const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
+  const int64_t channels = net.tensor(op.output).shape.c;
+  const int64_t oc_blocks = ceil_div(channels, cols);
+  return ceil_div(oc_blocks * ceil_div(chunk_inputs, rows) * rows * cols * machine.weight_bytes +
+                      oc_blocks * cols * 4 + channels * kRequantEntryBytes,
+                  8) *
+         8;
 }
 
 namespace {
@@ -308,8 +333,12 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       const Op& op = net.op(g.ops[pos]);
       const size_t out = static_cast<size_t>(g.out_local[pos]);
+      // The MLP's hidden chunks: the reducer's conv over its tile's chunk, requantized last.
+      const bool reducer = static_cast<int>(pos) == geo.hidden_reducer;
       act.compute[static_cast<size_t>(t)] +=
-          compute_cycles_of(net, machine, op, fresh(out), geo.rows_per_step[pos]);
+          compute_cycles_of(net, machine, op, fresh(out), geo.rows_per_step[pos],
+                            reducer ? net.tensor(op.inputs[0]).shape.c / geo.hidden_parts : 0,
+                            !reducer || t + 1 == geo.tiles);
     }
     if (cache) {
       for (size_t l = 0; l < locals; ++l) {
@@ -346,7 +375,7 @@ GroupSchedule view_group(const Net& net, const std::vector<int>& ops) {
 bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.size() != 1 || !is_view(net.op(ops[0]), options)) return false;
   const Op& op = net.op(ops[0]);
-  if (op.kind != OpKind::Concat) return true;
+  if (op.kind != OpKind::Concat || op.concat_rows) return true;  // rows: inputs placed in it
   // Producers store into a view's channel slices, so each input must be stored by a group and
   // nowhere else: not a network input (never stored), not a network output (its own region),
   // not an input of a second Concat or twice of this one (one slice only). Codegen refuses these
@@ -355,6 +384,8 @@ bool is_view_group(const Net& net, const std::vector<int>& ops, const PlanOption
   for (int x : op.inputs) {
     const Tensor& t = net.tensor(x);
     if (net.op(t.producer).kind == OpKind::Input || t.network_output) return false;
+    // A view's output (a Slice, a Reshape) is no group's store: the Concat copies it.
+    if (is_view(net.op(t.producer), options)) return false;
     if (std::count(op.inputs.begin(), op.inputs.end(), x) > 1) return false;  // two slices
     for (int c : t.consumers)
       if (c != ops[0] && net.op(c).kind == OpKind::Concat) return false;

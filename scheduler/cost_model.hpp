@@ -19,9 +19,12 @@ namespace tessel::sched {
 /// is not bound by the weight-block load), never more than the tile has.
 int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width);
 
-/// COMPUTE-engine cycles of one op producing box `out` of its output in one tile.
+/// COMPUTE-engine cycles of one op producing box `out` of its output in one tile. A conv's
+/// reduction chunk (the MLP's hidden chunks): `reduction_channels` > 0 input channels of its
+/// reduction (0: all), and its requant pass only where `requant`.
 int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
-                          int64_t rows_per_step);
+                          int64_t rows_per_step, int64_t reduction_channels = 0,
+                          bool requant = true);
 
 /// Cycles of one DMA of `bytes` contiguous bytes (burst-aligned).
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes);
@@ -41,6 +44,18 @@ int64_t table_bytes_for(const Net& net, const Op& op, Interval c);
 /// `traffic` and returns the DMA's cycles (one DMA of both).
 int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
                           Traffic& traffic);
+
+/// Loads reduction chunk `k` (input channels [k x chunk, (k + 1) x chunk)) of a dense 1x1 conv's
+/// weights for all its output channels, and with chunk 0 its bias and requant table (the MLP's
+/// hidden chunks): adds their bytes to `traffic`, returns the DMA's cycles.
+int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& op,
+                             int64_t chunk_inputs, int64_t k, Traffic& traffic);
+
+/// On-chip bytes of one reduction chunk of `chunk_inputs` input channels of a dense 1x1 conv for
+/// all its output channels: packed blocks, the bias vector and the table (onchip_weight_bytes'
+/// layout with the chunk's input blocks).
+int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
+                           int64_t chunk_inputs);
 
 /// Input blocks (of the matrix rows) of one reduction chunk of `op` when streamed: a Gemm
 /// whose one output block's whole reduction exceeds the weights' scratchpad accumulates it in

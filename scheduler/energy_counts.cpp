@@ -7,6 +7,7 @@
 #include <map>
 
 #include "scheduler/group_info.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
 
 namespace tessel::sched {
@@ -20,7 +21,7 @@ constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.m
 
 // Ops whose operand loads whole like a lookup table (codegen's loads_table).
 bool loads_table(const Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
+  return op.lookup_table || op.pool_by_conv || op.constant_operand || op.kind == OpKind::Norm ||
          op.kind == OpKind::RowSoftmax;
 }
 
@@ -110,6 +111,43 @@ class Counter {
     const bool bias = op.weight_bytes > kernel * in_channels(op) * all * wb;
     if (bias) write(sp, channels * 4);
     write(sp, channels * kRequantEntryBytes);
+  }
+
+  // The MLP's hidden chunks (codegen's emit_conv of the reducer B): tile k of `parts` loads
+  // chunk k of B's weights (all output channels; the bias and table with chunk 0) and runs one
+  // conv per step over the chunk's input blocks (init bias at k = 0, else acc), requantizing
+  // every step's sums at the last chunk only.
+  void hidden_chunk(const Op& op, int op_index, const Box& out, int64_t rows_per_step, int64_t k,
+                    int64_t parts) {
+    const int64_t R = m_.matrix_rows, C = m_.matrix_cols, wb = m_.weight_bytes;
+    const int64_t all = net_.tensor(op.output).shape.c;
+    const int64_t chunk_blocks = in_channels(op) / parts / R;
+    const int64_t oc_blocks = ceil_div(all, C);
+    const bool bias = op.weight_bytes > in_channels(op) * all * wb;
+    const int w_sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    const int acc_sp = op_sp(op_index, BufferRole::Accumulator, BufferKind::Accumulators);
+    write(w_sp, all * chunk_blocks * R * wb);
+    if (k == 0) {
+      if (bias) write(w_sp, all * 4);
+      write(w_sp, all * kRequantEntryBytes);
+    }
+    const int64_t passes = oc_blocks * chunk_blocks;
+    const int64_t step = std::max<int64_t>(1, rows_per_step);
+    for (int64_t r = 0; r < out.h.size(); r += step) {
+      const int64_t pixels = std::min(step, out.h.size() - r) * out.w.size();
+      out_.macs += static_cast<uint64_t>(pixels * passes * R * C);
+      read(tensor_sp(op.inputs[0]), pixels * passes * R * net_.activation_bytes);
+      read(w_sp, passes * R * C * wb);
+      if (k == 0 && bias) read(w_sp, oc_blocks * C * 4);
+      if (k > 0) read(acc_sp, pixels * oc_blocks * C * 4);
+      write(acc_sp, pixels * oc_blocks * C * 4);
+      if (k + 1 < parts) continue;
+      const int64_t n = pixels * all;
+      read(acc_sp, n * 4);
+      read(w_sp, all * kRequantEntryBytes);
+      write(tensor_sp(op.output), n * net_.activation_bytes);
+      out_.requant_elements += static_cast<uint64_t>(n);
+    }
   }
 
   // Input blocks per conv instruction of `op` (codegen's chunk_blocks_of, docs/codegen.md "Gemm
@@ -266,11 +304,12 @@ class Counter {
 
   // The table of a lut op, the parameters of a norm, the exp tables of a softmax or the ones
   // of a pool_by_conv loaded into its weights buffer (codegen's emit_table_load): 256 entries
-  // of the activation type; the norm's and softmax's `weight_bytes`; the ones' blocks of
-  // `taps` pixels, one per block of matrix_cols channels (the load's padding of value 1).
+  // of the activation type; the norm's, softmax's and a constant Mul's `weight_bytes`; the
+  // ones' blocks of `taps` pixels, one per block of matrix_cols channels (the load's padding of
+  // value 1).
   void table_load(const Op& op, int op_index, Interval channels) {
     const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
-    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax) {
+    if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax || op.constant_operand) {
       write(sp, op.weight_bytes);
       return;
     }
@@ -359,7 +398,10 @@ class Counter {
       case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
         const int64_t bytes = out.elements() * net_.activation_bytes;
         read(tensor_sp(op.inputs[0]), bytes);
-        read(tensor_sp(op.inputs[1]), bytes);
+        if (op.constant_operand)  // b: the constant, loaded whole like a table
+          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
+        else
+          read(tensor_sp(op.inputs[1]), bytes);
         write(tensor_sp(op.output), bytes);
         out_.mul_elements += static_cast<uint64_t>(out.elements());
         return;
@@ -398,9 +440,23 @@ class Counter {
   void tiles() {
     const int64_t T = g_.tiles();
     const bool cache = g_.halo == HaloMode::Cache;
-    std::vector<std::vector<Box>> windows;
+    std::vector<std::vector<Box>> windows, stored;
     windows.reserve(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) windows.push_back(transfer(net_, g_.ops, requested(t)).need);
+    // The MLP's hidden chunks: tile t is chunk t (hidden_chunk_boxes), B runs hidden_chunk.
+    const bool hidden = chunks_hidden(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles);
+    const int reducer =
+        hidden ? g_.ops[static_cast<size_t>(hidden_chunks(net_, g_.ops).reducer)] : -1;
+    for (int64_t t = 0; t < T; ++t) {
+      if (hidden) {
+        std::vector<Box> need, req;
+        hidden_chunk_boxes(net_, g_.ops, T, t, need, req);
+        windows.push_back(std::move(need));
+        stored.push_back(std::move(req));
+        continue;
+      }
+      windows.push_back(transfer(net_, g_.ops, requested(t)).need);
+      stored.push_back(requested(t));
+    }
     // Kept inputs: the same box in every tile, loaded by the first.
     std::vector<char> kept(net_.tensors.size(), 0);
     if (keeps_inputs(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles)) {
@@ -436,7 +492,7 @@ class Counter {
       const bool load_slice = g_.weights_resident ? t == 0 : !g_.keeps_weight_slices() || new_part;
       for (int o : g_.ops) {
         const Op& op = net_.op(o);
-        if (!is_matrix(op) || !load_slice) continue;
+        if (!is_matrix(op) || !load_slice || o == reducer) continue;
         const int64_t all = net_.tensor(op.output).shape.c;
         weight_load(op, o,
                     g_.weights_resident ? all : window[static_cast<size_t>(op.output)].c.size());
@@ -449,10 +505,15 @@ class Counter {
       }
       for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
         const int o = g_.ops[pos];
-        compute(o, need[static_cast<size_t>(net_.op(o).output)],
-                pos < g_.rows_per_step.size() ? g_.rows_per_step[pos] : 1);
+        const int64_t rows = pos < g_.rows_per_step.size() ? g_.rows_per_step[pos] : 1;
+        const Box& out = need[static_cast<size_t>(net_.op(o).output)];
+        if (o == reducer) {
+          hidden_chunk(net_.op(o), o, out, rows, t, T);
+          continue;
+        }
+        compute(o, out, rows);
       }
-      const std::vector<Box> req = requested(t);
+      const std::vector<Box>& req = stored[static_cast<size_t>(t)];
       for (int x : g_.outputs)
         read(tensor_sp(x), req[static_cast<size_t>(x)].elements() * net_.activation_bytes);
     }

@@ -13,6 +13,7 @@
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "scheduler/causal_mask.hpp"
+#include "scheduler/from_ir_shapes.hpp"
 #include "scheduler/group_info.hpp"
 
 namespace tessel::sched {
@@ -20,51 +21,6 @@ namespace tessel::sched {
 namespace {
 
 constexpr int64_t kBiasBytes = 4;
-
-Result<Shape3> shape3(const ir::Tensor& tensor, const std::string& op_name) {
-  const auto& s = tensor.shape;
-  if (s.empty()) return fail("op '" + op_name + "': tensor '" + tensor.name + "' has no shape");
-  // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
-  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
-  // "Transformers"): row-major in DRAM either way, as NHWC is.
-  if (s.size() == 2) return Shape3{s[1], s[0], 1};
-  if (s[0] != 1) return fail("op '" + op_name + "': batch " + std::to_string(s[0]) + " is not 1");
-  if (s.size() == 4) return Shape3{s[1], s[2], s[3]};
-  if (s.size() == 3) return Shape3{s[2], s[1], 1};
-  int64_t elements = 1;
-  for (size_t i = 1; i < s.size(); ++i) elements *= s[i];
-  return Shape3{elements, 1, 1};
-}
-
-// The space-to-depth rewrite of a stride-2 conv over an input of `in`
-// (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer
-// matrix steps per output pixel and column block (input-channel blocks x taps);
-// nullopt otherwise. `out_h`/`out_w`: the conv's output size. Fills the
-// rewritten window and the record of the original.
-std::optional<std::pair<Window, SpaceToDepthConv>> space_to_depth_rewrite(
-    const Window& w, int64_t groups, Shape3 in, int64_t out_h, int64_t out_w, int64_t rows) {
-  if (groups != 1 || w.stride_h != 2 || w.stride_w != 2 || w.dilation_h != 1 || w.dilation_w != 1 ||
-      in.h % 2 != 0 || in.w % 2 != 0 || rows < 1)
-    return std::nullopt;
-  SpaceToDepthConv s2d{in.c, w.kernel_h, w.kernel_w, w.pad_top % 2, w.pad_left % 2};
-  Window out;
-  // Original row 2 oy - pad_top + ky = 2 (oy - pad_top') + (ky + shift): s2d
-  // row oy - pad_top' + (ky + shift) / 2, parity (ky + shift) % 2.
-  out.kernel_h = (w.kernel_h - 1 + s2d.shift_h) / 2 + 1;
-  out.kernel_w = (w.kernel_w - 1 + s2d.shift_w) / 2 + 1;
-  out.pad_top = (w.pad_top + s2d.shift_h) / 2;
-  out.pad_left = (w.pad_left + s2d.shift_w) / 2;
-  // The last output reads s2d row out_h - 1 - pad_top' + kernel' - 1; beyond
-  // in.h / 2 is padding (zero, as the original's rows beyond in.h).
-  out.pad_bottom = out_h + out.kernel_h - 1 - out.pad_top - in.h / 2;
-  out.pad_right = out_w + out.kernel_w - 1 - out.pad_left - in.w / 2;
-  if (out.pad_bottom < 0 || out.pad_right < 0) return std::nullopt;
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t before = ceil_div(in.c, rows) * w.kernel_h * w.kernel_w;
-  const int64_t after = ceil_div(4 * in.c, rows) * out.kernel_h * out.kernel_w;
-  if (after >= before) return std::nullopt;
-  return std::make_pair(out, s2d);
-}
 
 // Builds a Net op by op in topological order: the kinds with rules of their own
 // (Input, Conv, BatchNormalization, Gemm, a foldable activation) each in a
@@ -102,19 +58,25 @@ class GraphConverter {
         return add_matmul(op, std::move(out));
       case ir::OpKind::Transpose:
         return add_transpose(op);
+      case ir::OpKind::Expand:
+        return add_expand(op);
       case ir::OpKind::Slice:
         return add_slice(op, std::move(out));
       case ir::OpKind::Split:
         if (graph_.tensor(op.inputs[0]).shape.size() <= 3) return add_split(op, std::move(out));
         break;
       case ir::OpKind::Reshape:
-        if (views_.count(op.inputs[0]) || (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
-                                           graph_.tensor(op.outputs[0]).shape.size() == 4))
+        if (views_.count(op.inputs[0]) || is_head_pixels(op.inputs[0]) ||
+            (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
+             graph_.tensor(op.outputs[0]).shape.size() == 4))
           return add_view_reshape(op);
         if (token_alias(op)) return {};
         break;
       case ir::OpKind::Softmax:
         if (!only_graph_output(op.outputs[0])) return add_row_softmax(op, std::move(out));
+        break;
+      case ir::OpKind::Concat:
+        if (is_token_concat(op)) return add_row_concat(op, std::move(out));
         break;
       case ir::OpKind::Relu:
       case ir::OpKind::Clip: {
@@ -132,10 +94,25 @@ class GraphConverter {
 
   Net take() {
     net_.finalize();
+    for (int t : copied_outputs_) net_.tensors[static_cast<size_t>(t)].network_output = true;
     return std::move(net_);
   }
 
  private:
+  /// A head view: an IR tensor [1, S, H, hd] (split), [1, H, S, hd] (heads_first) or
+  /// [1, H, hd, S] (heads_first, transposed) over net tensor `tensor`, whose pixel s holds head
+  /// h's row s at channels offset + h * head_dim. Head splits and merges are these views, never
+  /// copies.
+  struct HeadView {
+    int tensor = -1;
+    int64_t offset = 0, heads = 1, head_dim = 0;
+    bool heads_first = false, transposed = false;
+    /// Grouped-query attention: heads that read one stored head (head h reads h / repeat).
+    int64_t repeat = 1;
+    /// [1, stored heads, repeat, S, hd]: the 5-D form between a Reshape and an Expand.
+    bool grouped = false;
+  };
+
   auto consumers_of(const std::string& t) const { return graph_.consumers(t); }
 
   Result<int> input_tensor(const ir::Op& op, size_t i) {
@@ -147,11 +124,89 @@ class GraphConverter {
   }
 
   Result<int> new_tensor(const std::string& name, const std::string& op_name) {
+    const ir::Shape& ir_shape = graph_.tensor(name).shape;
+    if (ir_shape.size() == 4 && ir_shape[0] == 1 && reads_head_pixels(op_name)) {
+      // [1, H, S, X] computed from head pixels: X channels of pixel (s, h), as its inputs.
+      const int t = net_.add_tensor(name, Shape3{ir_shape[3], ir_shape[2], ir_shape[1]});
+      tensor_of_[name] = t;
+      head_pixels_.insert(t);
+      return t;
+    }
     auto s = shape3(graph_.tensor(name), op_name);
     if (!s.ok()) return s.failure();
     const int t = net_.add_tensor(name, s.value());
     tensor_of_[name] = t;
     return t;
+  }
+
+  // ---- Head pixels (docs/scheduler.md "Transformers": rotary embeddings) -----------------
+  // A heads-first view [1, H, S, hd] of a whole token tensor [S][H hd] is, byte for byte, the
+  // tensor of S rows of H pixels of hd channels: pixel (s, h) holds head h's row s. Ops on
+  // each head's rows elementwise (a rotary embedding's slices of the head dimension, its
+  // negation, its Concat, its multiplies by the [S, hd] cos/sin tables, its Add) run on that
+  // form, where a slice of the head dimension is a channel slice and a table broadcast over
+  // the heads is a stride-0 operand. The change of form is a Reshape (a DRAM view) each way.
+
+  bool is_head_pixels(const std::string& name) const {
+    const auto it = tensor_of_.find(name);
+    return it != tensor_of_.end() && head_pixels_.count(it->second);
+  }
+
+  bool reads_head_pixels(const std::string& op_name) const {
+    const auto id = graph_.find_op(op_name);
+    if (!id) return false;
+    for (const std::string& in : graph_.op(*id).inputs)
+      if (!in.empty() && is_head_pixels(in)) return true;
+    return false;
+  }
+
+  // A Net op reshaping tensor `x` to `shape` (a DRAM view, no IR op), and its output.
+  int reshape_view(int x, const std::string& name, Shape3 shape) {
+    Op view;
+    view.name = name;
+    view.type = "Reshape";
+    view.kind = OpKind::Reshape;
+    view.inputs = {x};
+    view.output = net_.add_tensor(name, shape);
+    net_.add_op(view);
+    return view.output;
+  }
+
+  // The net tensor an elementwise op reads for IR tensor `name`: its tensor, or, for a whole
+  // heads-first view, the head-pixel form of the token tensor.
+  Result<int> pixel_tensor(const ir::Op& op, const std::string& name) {
+    if (auto it = tensor_of_.find(name); it != tensor_of_.end()) return it->second;
+    const auto it = views_.find(name);
+    if (it == views_.end())
+      return fail(describe_op(op) + ": input '" + name + "' is not an activation");
+    const HeadView& v = it->second;
+    const Shape3 base = net_.tensor(v.tensor).shape;
+    if (!v.heads_first || v.transposed || v.repeat != 1 || v.offset != 0 ||
+        v.heads * v.head_dim != base.c || base.w != 1)
+      return fail(describe_op(op) + ": input '" + name +
+                  "' is a partial, transposed or repeated head view; only a whole [1, heads, "
+                  "tokens, head_dim] view is read elementwise");
+    auto cached = pixels_of_.find(v.tensor);
+    if (cached == pixels_of_.end()) {
+      const int t = reshape_view(v.tensor, net_.tensor(v.tensor).name + ".head_pixels",
+                                 Shape3{v.head_dim, base.h, v.heads});
+      head_pixels_.insert(t);
+      cached = pixels_of_.emplace(v.tensor, t).first;
+    }
+    tensor_of_[name] = cached->second;  // the same bytes: later readers share the view
+    return cached->second;
+  }
+
+  // The heads-first view of a head-pixel tensor: its token form (a Reshape view back).
+  HeadView token_view(int pixels) {
+    auto cached = tokens_of_.find(pixels);
+    const Shape3 s = net_.tensor(pixels).shape;
+    if (cached == tokens_of_.end()) {
+      const int t =
+          reshape_view(pixels, net_.tensor(pixels).name + ".tokens", Shape3{s.c * s.w, s.h, 1});
+      cached = tokens_of_.emplace(pixels, t).first;
+    }
+    return HeadView{cached->second, 0, s.w, s.c, true, false};
   }
 
   // The net op that an activation `op` reading net tensor `x` folds into, or
@@ -327,12 +382,11 @@ class GraphConverter {
       return fail(what + " needs a vector unit with a broadcast multiply " +
                   "(vector.broadcast_multiply: true); config '" + machine_.name + "' has none");
     if (op.inputs.size() != 2) return fail(what + " with other than two inputs");
+    for (size_t i = 0; i < 2; ++i)
+      if (graph_.tensor(op.inputs[i]).constant) return add_constant_mul(op, std::move(out), i);
     std::vector<int> xs;
     for (size_t i = 0; i < 2; ++i) {
-      if (graph_.tensor(op.inputs[i]).constant)
-        return fail(what + ": a Mul by the constant '" + op.inputs[i] +
-                    "' is not supported by the accelerator path yet");
-      auto x = input_tensor(op, i);
+      auto x = pixel_tensor(op, op.inputs[i]);
       if (!x.ok()) return x.failure();
       xs.push_back(x.value());
     }
@@ -356,17 +410,46 @@ class GraphConverter {
     return {};
   }
 
-  // ---- Transformers (docs/scheduler.md "Transformers") -----------------------------------
+  // Mul of an activation by constant `op.inputs[c]` that broadcasts against it along the
+  // tensor's rows and columns, whole along its channels (the last axis): a rotary embedding's
+  // [S, hd] cos/sin table against [1, H, S, hd] head pixels (the same rows for every head), a
+  // per-channel scale. ISA `mul` with b the constant, loaded whole like a lookup table.
+  Status add_constant_mul(const ir::Op& op, Op out, size_t c) {
+    const std::string what = describe_op(op);
+    auto x = pixel_tensor(op, op.inputs[1 - c]);
+    if (!x.ok()) return x.failure();
+    const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
+    const ir::Shape& y_ir = graph_.tensor(op.outputs[0]).shape;
+    const Shape3 xs = net_.tensor(x.value()).shape;
+    // The IR axis of each net axis: channels last; rows the one before; head pixels' columns
+    // the heads before that (a token tensor has one column).
+    const auto rank = static_cast<int64_t>(y_ir.size());
+    const bool pixels = head_pixels_.count(x.value()) > 0;
+    if (graph_.tensor(op.inputs[1 - c]).shape != y_ir || rank < 2 ||
+        static_cast<int64_t>(k.size()) > rank || (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
+        y_ir[static_cast<size_t>(rank - 2)] != xs.h)
+      return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
+                  " of " + ir::shape_string(y_ir) +
+                  " (only a constant broadcast over the rows or heads of a token tensor is "
+                  "supported by the accelerator path)");
+    auto strides = constant_strides(k, y_ir, pixels);
+    if (!strides.ok())
+      return fail(what + ": the constant '" + op.inputs[c] + "' " + strides.reason());
+    out.kind = OpKind::Mul;
+    out.constant_operand = true;
+    out.constant_stride_y = strides.value().first;
+    out.constant_stride_x = strides.value().second;
+    out.inputs = {x.value()};
+    out.weight_bytes = ir::element_count(k) * net_.activation_bytes;
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    out.vector_elements = net_.tensor(t.value()).shape.elements();
+    net_.add_op(std::move(out));
+    return {};
+  }
 
-  /// A head view: an IR tensor [1, S, H, hd] (split), [1, H, S, hd] (heads_first) or
-  /// [1, H, hd, S] (heads_first, transposed) over net tensor `tensor`, whose pixel s holds head
-  /// h's row s at channels offset + h * head_dim. Head splits and merges are these views, never
-  /// copies.
-  struct HeadView {
-    int tensor = -1;
-    int64_t offset = 0, heads = 1, head_dim = 0;
-    bool heads_first = false, transposed = false;
-  };
+  // ---- Transformers (docs/scheduler.md "Transformers") -----------------------------------
 
   std::string describe_op(const ir::Op& op) const {
     return "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
@@ -399,6 +482,7 @@ class GraphConverter {
     auto it = tensor_of_.find(name);
     if (it == tensor_of_.end())
       return fail(describe_op(op) + ": input '" + name + "' is no activation");
+    if (head_pixels_.count(it->second)) return token_view(it->second);
     const Shape3 s = net_.tensor(it->second).shape;
     return HeadView{it->second, 0, 1, s.c, true, false};
   }
@@ -437,28 +521,33 @@ class GraphConverter {
 
   // A channel slice of a token tensor (Slice of its last axis, step 1): a DRAM view.
   Status add_slice(const ir::Op& op, Op out) {
-    auto x = input_tensor(op, 0);
+    auto x = pixel_tensor(op, op.inputs[0]);
     if (!x.ok()) return x.failure();
     const auto& in = graph_.tensor(op.inputs[0]).shape;
     const auto& starts = op.get_ints("starts");
     const auto& ends = op.get_ints("ends");
     const auto& axes = op.get_ints("axes");
     const auto& steps = op.get_ints("steps");
-    int64_t first = 0;
+    int64_t first = 0, first_row = 0;
     for (size_t i = 0; i < axes.size(); ++i) {
       const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
       const bool whole = starts[i] == 0 && ends[i] >= in[axis] && steps[i] == 1;
+      // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1).
+      const bool rows = in.size() == 3 && steps[i] == 1 && (axis == 0 || (axis == 1 && in[0] == 1));
       if (axis + 1 == in.size() && steps[i] == 1) {
         first = starts[i];
+      } else if (rows && !whole) {
+        first_row = starts[i] * (axis == 0 ? in[1] : 1);
       } else if (!whole) {
         return fail(describe_op(op) +
-                    ": only a slice of the last axis with step 1 (a channel slice) " +
-                    "is supported by the accelerator path");
+                    ": only a slice of the last axis (channels) or of a token tensor's rows, " +
+                    "with step 1, is supported by the accelerator path");
       }
     }
     out.kind = OpKind::Slice;
     out.inputs = {x.value()};
     out.channel_offset = first;
+    out.row_offset = first_row;
     auto t = new_tensor(op.outputs[0], op.name);
     if (!t.ok()) return t.failure();
     out.output = t.value();
@@ -492,11 +581,28 @@ class GraphConverter {
     return {};
   }
 
-  // A Reshape that splits a token tensor into heads or merges a head view back: no op.
+  // A Reshape that splits a token tensor into heads or merges a head view back, or groups and
+  // ungroups the heads around grouped-query attention's Expand: no op.
   Status add_view_reshape(const ir::Op& op) {
     const auto& y = graph_.tensor(op.outputs[0]).shape;
+    if (is_head_pixels(op.inputs[0]) && !views_.count(op.inputs[0]))
+      views_[op.inputs[0]] = token_view(tensor_of_.at(op.inputs[0]));
     if (auto it = views_.find(op.inputs[0]); it != views_.end()) {
-      const HeadView v = it->second;
+      HeadView v = it->second;
+      const int64_t rows = v.heads_first && !v.transposed ? net_.tensor(v.tensor).shape.h : -1;
+      if (y.size() == 5 && !v.grouped && v.repeat == 1 && rows > 0 && y[0] == 1 &&
+          y[1] == v.heads && y[2] == 1 && y[3] == rows && y[4] == v.head_dim) {
+        v.grouped = true;  // [1, H, 1, S, hd]
+        views_[op.outputs[0]] = v;
+        return {};
+      }
+      if (y.size() == 4 && v.grouped && y[0] == 1 && y[1] == v.heads * v.repeat && y[2] == rows &&
+          y[3] == v.head_dim) {
+        v.grouped = false;  // [1, H * repeat, S, hd]: head h reads stored head h / repeat
+        v.heads *= v.repeat;
+        views_[op.outputs[0]] = v;
+        return {};
+      }
       const Shape3 base = net_.tensor(v.tensor).shape;
       if (y.size() == 3 && !v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c &&
           y[0] == 1 && y[1] == base.h && y[2] == base.c) {
@@ -515,6 +621,23 @@ class GraphConverter {
     return {};
   }
 
+  // Expand of grouped heads [1, H, 1, S, hd] -> [1, H, G, S, hd] (grouped-query attention's
+  // repeat_kv): a view in which each stored head serves G heads.
+  Status add_expand(const ir::Op& op) {
+    auto it = views_.find(op.inputs[0]);
+    const auto& in = graph_.tensor(op.inputs[0]).shape;
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    if (it == views_.end() || !it->second.grouped || it->second.repeat != 1 || y.size() != 5 ||
+        in.size() != 5 || y[0] != in[0] || y[1] != in[1] || y[3] != in[3] || y[4] != in[4])
+      return fail(describe_op(op) +
+                  ": only the repeat of grouped heads [1, H, 1, S, hd] -> [1, H, G, S, hd] "
+                  "(grouped-query attention) is supported by the accelerator path");
+    HeadView v = it->second;
+    v.repeat = y[2];
+    views_[op.outputs[0]] = v;
+    return {};
+  }
+
   // Transposes of head views: (0, 2, 1, 3) swaps heads and tokens, (0, 2, 3, 1) also reads the
   // tokens as columns (K^T), (0, 1, 3, 2) on heads-first swaps rows and columns.
   Status add_transpose(const ir::Op& op) {
@@ -525,6 +648,7 @@ class GraphConverter {
                   "accelerator path yet");
     HeadView v = it->second;
     const auto& perm = op.get_ints("perm");
+    if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
     using P = std::vector<int64_t>;
     if (perm == P{0, 2, 1, 3} && !v.transposed) {
       v.heads_first = !v.heads_first;
@@ -550,6 +674,7 @@ class GraphConverter {
     if (net_.activation_bytes != 1)
       return fail(describe_op(op) + ": a Mul by a constant runs as an 8-bit table lookup; " +
                   std::to_string(8 * net_.activation_bytes) + "-bit activations are not supported");
+    const bool as_view = views_.count(x) || is_head_pixels(x);
     auto v = view_of(op, x);
     if (!v.ok()) return v.failure();
     out.kind = OpKind::Eltwise;
@@ -560,7 +685,7 @@ class GraphConverter {
     const int t = net_.add_tensor(op.outputs[0], shape);
     out.output = t;
     net_.add_op(std::move(out));
-    if (views_.count(x)) {
+    if (as_view) {
       HeadView w = v.value();
       w.tensor = t;
       views_[op.outputs[0]] = w;
@@ -650,7 +775,8 @@ class GraphConverter {
     if (!a.ok()) return a.failure();
     if (!b.ok()) return b.failure();
     const HeadView va = a.value(), vb = b.value();
-    if (!va.heads_first || va.transposed || !vb.heads_first || va.heads != vb.heads)
+    if (!va.heads_first || va.transposed || !vb.heads_first || va.heads != vb.heads ||
+        va.repeat != 1 || va.grouped || vb.grouped)
       return fail(describe_op(op) + ": operands that are not per-head views of token tensors");
     HeadMatMul& mm = out.matmul;
     mm.heads = va.heads;
@@ -666,6 +792,7 @@ class GraphConverter {
     mm.a_head_stride = va.head_dim;
     mm.b_offset = vb.offset;
     mm.b_head_stride = vb.head_dim;
+    mm.b_head_repeat = vb.repeat;
     out.kind = OpKind::MatMul;
     out.inputs = {va.tensor, vb.tensor};
     out.macs = mm.heads * mm.m_size * mm.n_size * mm.k_size;
@@ -674,6 +801,74 @@ class GraphConverter {
     views_[op.outputs[0]] = HeadView{t, 0, mm.heads, mm.n_size, true, false};
     net_.add_op(std::move(out));
     return {};
+  }
+
+  // ---- Decode (docs/scheduler.md "Decode") ----------------------------------------------
+
+  // A Concat of 3-D token tensors [1, S_i, d] along the tokens (axis 1): the KV cache append.
+  // Along the sequences (axis 0: a batch of rows, sequence after sequence) or one sequence's
+  // tokens (axis 1 of [1, S, d]).
+  bool is_token_concat(const ir::Op& op) const {
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    const int64_t axis = op.get_int("axis");
+    return y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1));
+  }
+
+  // The append as a row view: input i at rows [offset_i, ...) of the output's region. A network
+  // input (the past cache) is written there in the DRAM image; any other input is copied there
+  // by a one-input `copy_only` Concat (its producer, a channel slice of c_attn's output, is a
+  // view itself, and a network output keeps its name: the copy takes the IR tensor's name and
+  // the view it reads is renamed `<name>/view`).
+  Status add_row_concat(const ir::Op& op, Op out) {
+    const auto& y = graph_.tensor(op.outputs[0]).shape;
+    int64_t row = 0;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      auto x = input_tensor(op, i);
+      if (!x.ok()) return x.failure();
+      const Shape3 s = net_.tensor(x.value()).shape;
+      if (s.c != y[2] || s.w != 1)
+        return fail(describe_op(op) + ": input '" + op.inputs[i] + "' is not a token tensor of " +
+                    std::to_string(y[2]) + " channels");
+      int t = x.value();
+      if (!network_inputs_.count(t)) {
+        auto copied = add_append_copy(op, i, t);
+        if (!copied.ok()) return copied.failure();
+        t = copied.value();
+      }
+      out.inputs.push_back(t);
+      out.concat_offsets.push_back(row);
+      row += s.h;
+    }
+    out.kind = OpKind::Concat;
+    out.concat_rows = true;
+    auto t = new_tensor(op.outputs[0], op.name);
+    if (!t.ok()) return t.failure();
+    out.output = t.value();
+    net_.add_op(std::move(out));
+    return {};
+  }
+
+  // The copy of input `i` (net tensor `x`) of row Concat `op` into its row slice.
+  Result<int> add_append_copy(const ir::Op& op, size_t i, int x) {
+    const std::string& name = op.inputs[i];
+    Tensor& source = net_.tensors[static_cast<size_t>(x)];
+    const bool keeps_name = source.name == name;
+    if (keeps_name) source.name = name + "/view";
+    Op copy;
+    copy.name = op.name + ".append." + std::to_string(i);
+    copy.type = "Concat";
+    copy.kind = OpKind::Concat;
+    copy.copy_only = true;
+    copy.inputs = {x};
+    copy.concat_offsets = {0};
+    const int t = net_.add_tensor(keeps_name ? name : copy.name, source.shape);
+    copy.output = t;
+    copy.vector_elements = net_.tensor(t).shape.elements();
+    net_.add_op(std::move(copy));
+    if (keeps_name) tensor_of_[name] = t;
+    for (const std::string& o : graph_.outputs())
+      if (o == name) copied_outputs_.push_back(t);
+    return t;
   }
 
   // Activation folding: the producer's output clamp applies it, and its output
@@ -742,7 +937,7 @@ class GraphConverter {
         out.kind = OpKind::Add;
         break;
       case ir::OpKind::Concat: {
-        if (op.get_int("axis") != 1) {
+        if (op.get_int("axis") != 1 && !concat_of_channels_last(op)) {
           return fail("op '" + op.name + "': Concat along axis " +
                       std::to_string(op.get_int("axis")) + " (only channels are supported)");
         }
@@ -783,6 +978,16 @@ class GraphConverter {
     return {};
   }
 
+  // A Concat of head-pixel tensors along their last axis (their channels): a rotary
+  // embedding's rotate_half.
+  bool concat_of_channels_last(const ir::Op& op) const {
+    const auto rank = static_cast<int64_t>(graph_.tensor(op.outputs[0]).shape.size());
+    const int64_t axis = op.get_int("axis");
+    if (axis != -1 && axis != rank - 1) return false;
+    return std::all_of(op.inputs.begin(), op.inputs.end(),
+                       [&](const std::string& in) { return is_head_pixels(in); });
+  }
+
   // Generic path: activation inputs (constants are weights), one output.
   Status add_generic(const ir::Op& op, Op out) {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -819,6 +1024,10 @@ class GraphConverter {
   std::map<std::string, int, std::less<>> tensor_of_;   // IR tensor name -> Net tensor
   std::map<std::string, HeadView, std::less<>> views_;  // IR tensor name -> its head view
   std::set<int> network_inputs_;                        // Net tensors of Input ops
+  std::set<int> head_pixels_;                           // Net tensors in head-pixel form
+  std::map<int, int> pixels_of_;  // token tensor -> its head-pixel Reshape view
+  std::map<int, int> tokens_of_;  // head-pixel tensor -> its token Reshape view
+  std::vector<int> copied_outputs_;  // append copies of graph outputs (which have a consumer)
 };
 
 }  // namespace

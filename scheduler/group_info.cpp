@@ -13,7 +13,7 @@ Interval part(int64_t extent, int64_t parts, int64_t i) {
 
 bool is_view(const Op& op, const PlanOptions& options) {
   return op.kind == OpKind::Reshape || op.kind == OpKind::Slice ||
-         (op.kind == OpKind::Concat && options.alias_concat);
+         (op.kind == OpKind::Concat && (op.concat_rows || (options.alias_concat && !op.copy_only)));
 }
 
 bool has_matrix_work(const Op& op) {

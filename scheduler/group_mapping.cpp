@@ -161,7 +161,9 @@ void derive_tiling(const Net& net, const GroupSchedule& gs, const GroupInfo& g,
                 {"cols", gs.col_tiles, first.w.size()}};
     if (pos < gs.reduction_chunk_inputs.size() && gs.reduction_chunk_inputs[pos] > 0) {
       const int64_t chunk = gs.reduction_chunk_inputs[pos];
-      const int64_t inputs = net.tensor(op.inputs[0]).shape.elements();
+      // A Gemm reduces over its whole input, a conv (the MLP's hidden chunks) over its channels.
+      const Shape3 in = net.tensor(op.inputs[0]).shape;
+      const int64_t inputs = op.kind == OpKind::Gemm ? in.elements() : in.c;
       om.loops.push_back({"reduction", ceil_div(inputs, chunk), chunk});
     }
     if (pos < gs.rows_per_step.size()) om.rows_per_step = gs.rows_per_step[pos];

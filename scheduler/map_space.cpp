@@ -107,6 +107,77 @@ bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int
                      [&](int op) { return net.op(op).kind == OpKind::MatMul; });
 }
 
+namespace {
+
+bool is_token_linear(const Op& op) {
+  const Window& w = op.window;
+  return is_dense_conv(op) && op.groups == 1 && w.kernel_h == 1 && w.kernel_w == 1 &&
+         w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 && w.pad_bottom == 0 &&
+         w.pad_left == 0 && w.pad_right == 0 && op.space_to_depth.channels == 0;
+}
+
+// Read only by `next` (the next op of the chain), and not a network output.
+bool only_read_by(const Net& net, int tensor, int next) {
+  const Tensor& t = net.tensor(tensor);
+  return !t.network_output && t.consumers.size() == 1 && t.consumers[0] == next;
+}
+
+}  // namespace
+
+HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops) {
+  if (ops.size() < 2 || !is_token_linear(net.op(ops[0]))) return {};
+  size_t b = 1;
+  while (b < ops.size() && net.op(ops[b]).kind == OpKind::Eltwise) ++b;
+  if (b == ops.size() || !is_token_linear(net.op(ops[b]))) return {};
+  std::vector<int> hidden;  // A's and the E's outputs
+  for (size_t i = 0; i < b; ++i) {
+    const Op& op = net.op(ops[i]);
+    if (i > 0 && (op.inputs.size() != 1 || op.inputs[0] != net.op(ops[i - 1]).output)) return {};
+    if (!only_read_by(net, op.output, ops[i + 1])) return {};
+    hidden.push_back(op.output);
+  }
+  if (net.op(ops[b]).inputs[0] != hidden.back()) return {};
+  for (size_t i = b + 1; i < ops.size(); ++i) {
+    const Op& op = net.op(ops[i]);
+    if (op.kind != OpKind::Add && op.kind != OpKind::Eltwise && op.kind != OpKind::Norm) return {};
+    for (int in : op.inputs)
+      if (std::find(hidden.begin(), hidden.end(), in) != hidden.end()) return {};
+  }
+  return {0, static_cast<int>(b)};
+}
+
+bool chunks_hidden(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                   int64_t channels) {
+  return channels > 1 && rows * cols == 1 && hidden_chunks(net, ops).found();
+}
+
+void hidden_chunk_boxes(const Net& net, const std::vector<int>& ops, int64_t parts, int64_t k,
+                        std::vector<Box>& need, std::vector<Box>& requested) {
+  const HiddenChunks hc = hidden_chunks(net, ops);
+  const bool last = k + 1 == parts;
+  requested.assign(net.tensors.size(), Box{});
+  std::vector<Box> whole(net.tensors.size());
+  for (int op : ops) {
+    const Tensor& t = net.tensor(net.op(op).output);
+    bool stored = t.network_output;
+    for (int consumer : t.consumers)
+      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
+    if (stored) whole[static_cast<size_t>(net.op(op).output)] = full_box(t.shape);
+  }
+  need = transfer(net, ops, whole).need;
+  if (last) requested = whole;
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    const int out = net.op(ops[pos]).output;
+    Box& box = need[static_cast<size_t>(out)];
+    if (static_cast<int>(pos) < hc.reducer) {
+      const int64_t channels = net.tensor(out).shape.c;
+      box.c = {channels * k / parts, channels * (k + 1) / parts};
+    } else if (static_cast<int>(pos) > hc.reducer && !last) {
+      box = Box{};
+    }
+  }
+}
+
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options) {
   if (ops.empty()) return fail("empty group");
   if (ops.size() > static_cast<size_t>(options.max_group_ops) &&
@@ -118,7 +189,8 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
     const Op& op = net.op(ops[i]);
     if (op.kind == OpKind::Input) return fail("op '" + op.name + "' is a network input");
     if (i > 0 && ops[i] <= ops[i - 1]) return fail("group ops are not ascending");
-    if ((op.kind == OpKind::Reshape || op.kind == OpKind::Slice) && ops.size() > 1) {
+    if ((op.kind == OpKind::Reshape || op.kind == OpKind::Slice || op.concat_rows) &&
+        ops.size() > 1) {
       return fail("op '" + op.name + "' is a DRAM view (" + to_string(op.kind) +
                   ") and must be alone in its group");
     }
@@ -205,6 +277,12 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
       }
     }
   }
+  // The MLP's hidden chunks: one row and one column tile, weights streamed one chunk at a time,
+  // serialised (the second matrix op's bias and table stay in its one weight buffer).
+  if (hidden_chunks(net, ops).found() && options.allow_streamed_weights) {
+    for (int64_t parts : channel_counts)
+      if (parts > 1) out.push_back({1, 1, parts, HaloMode::Recompute, false, false});
+  }
   // A group of per-channel ops (pools, elementwise, Add) splits by channels as a last resort,
   // after every whole-channel tiling: a global pool cannot be split by rows, and a channel
   // split only trades contiguous DMA rows for per-pixel runs (no byte is saved).
@@ -219,6 +297,11 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     }
   }
   return out;
+}
+
+int64_t finest_sweep_slices(const Net& net, const Machine& machine, const Op& op) {
+  const int64_t channels = std::max<int64_t>(1, net.tensor(op.output).shape.c);
+  return ceil_div(channels, std::max<int64_t>(1, machine.matrix_cols));
 }
 
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
@@ -247,6 +330,13 @@ std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& mac
     }
     if (out.empty() || out.back().op_slices != m.op_slices) out.push_back(std::move(m));
   }
+  // The finest slicing: one column block per slice (ceil(C / cols) near-equal parts, any count),
+  // the fewest weight bytes a sweep can hold; the halving budgets above stop at a power of two.
+  Mapping finest = out.back();
+  for (size_t pos = 0; pos < ops.size(); ++pos)
+    if (is_dense_conv(net.op(ops[pos])))
+      finest.op_slices[pos] = finest_sweep_slices(net, machine, net.op(ops[pos]));
+  if (finest.op_slices != out.back().op_slices) out.push_back(std::move(finest));
   return out;
 }
 
@@ -277,15 +367,32 @@ Status check_sweep_mapping(const Net& net, const Machine& machine, const std::ve
       continue;
     }
     const int64_t most = std::max<int64_t>(1, net.tensor(op.output).shape.c / machine.matrix_cols);
-    if (!power_of_two(m.op_slices[pos]) || m.op_slices[pos] > most)
+    const int64_t finest = finest_sweep_slices(net, machine, op);
+    if (m.op_slices[pos] != finest && (!power_of_two(m.op_slices[pos]) || m.op_slices[pos] > most))
       return fail(at + ": " + std::to_string(m.op_slices[pos]) + " slices of '" + op.name +
-                  "' (a power of two up to " + std::to_string(most) +
-                  ", one per matrix column block)");
+                  "' (a power of two up to " + std::to_string(most) + ", or " +
+                  std::to_string(finest) + ": one per matrix column block)");
   }
   return {};
 }
 
 }  // namespace
+
+Status check_hidden_chunks(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                           const Mapping& m) {
+  const Op& producer = net.op(ops[static_cast<size_t>(hidden_chunks(net, ops).producer)]);
+  const int64_t hidden = net.tensor(producer.output).shape.c;
+  if (m.row_tiles != 1 || m.col_tiles != 1 || m.weights_resident || m.double_buffered)
+    return fail(
+        "loops (channels): hidden chunks run one row and one column tile, their weights "
+        "streamed and not double-buffered");
+  if (hidden % m.channel_tiles != 0 || hidden / m.channel_tiles % machine.matrix_rows != 0)
+    return fail("loops (channels): " + std::to_string(m.channel_tiles) + " chunks of the " +
+                std::to_string(hidden) + " hidden channels of '" + producer.name +
+                "' (each chunk whole blocks of the " + std::to_string(machine.matrix_rows) +
+                " matrix rows)");
+  return {};
+}
 
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m) {
@@ -307,7 +414,9 @@ Status check_mapping(const Net& net, const Machine& machine, const std::vector<i
     return fail("loops (cols): " + std::to_string(m.col_tiles) + " column tiles (1 to the " +
                 std::to_string(max_cols) + " columns of the stored outputs)");
   const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
-  if (m.channel_tiles != 1) {
+  if (m.channel_tiles != 1 && hidden_chunks(net, ops).found()) {
+    if (auto s = check_hidden_chunks(net, machine, ops, m); !s.ok()) return s;
+  } else if (m.channel_tiles != 1) {
     if (!is_weight_streaming_group(net, ops) && !is_channel_split_group(net, ops))
       return fail(
           "loops (channels): channel tiles need a conv or Gemm followed only by "

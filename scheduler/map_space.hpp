@@ -88,6 +88,35 @@ Status check_attention_chain(const Net& net, const std::vector<int>& ops);
 bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
                   int64_t channels);
 
+/// The MLP's hidden chunks (docs/scheduler-mapping.md "The MLP's hidden chunks"): a group
+/// `[A, E..., B, T...]` whose first op A is a dense 1x1 conv (a token-wise Linear), E lookup-table
+/// or other elementwise ops each reading the op before, B a dense 1x1 conv reading the last of
+/// them (the hidden tensor), every tensor from A to B's input read only by the next op, and T
+/// Adds, Eltwises and Norms after B that read no hidden tensor. Its channel tiles split the hidden
+/// dimension: tile k computes channels part k of A and the E's, B adds that part's products onto
+/// accumulators kept over the tiles (reduction chunk k), and the last tile requantizes B and runs
+/// the T's. `producer`/`reducer`: the positions of A and B in `ops`; -1 when no such group.
+struct HiddenChunks {
+  int producer = -1;
+  int reducer = -1;
+  bool found() const { return reducer > 0; }
+};
+HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops);
+
+/// Whether tiles `rows` x `cols` x `channels` of group `ops` chunk its hidden dimension: more
+/// than one channel tile, one row and one column tile, a HiddenChunks group.
+bool chunks_hidden(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                   int64_t channels);
+
+/// Tile `k` of `parts` hidden chunks of group `ops` (chunks_hidden): per net tensor, the box the
+/// tile computes or reads (`need`) and the part of a stored output it stores (`requested`). The
+/// shape transfer of the group's whole stored outputs, with A's and the E's outputs narrowed to
+/// channel part k (near-equal parts, GroupSchedule::channel_part's `part`); before the last part
+/// the T's outputs and every stored box are empty. B's output box is whole in every tile (its
+/// accumulators); the one planner, checker, energy counts and codegen all read.
+void hidden_chunk_boxes(const Net& net, const std::vector<int>& ops, int64_t parts, int64_t k,
+                        std::vector<Box>& need, std::vector<Box>& requested);
+
 /// Channel tiles that stream weights: a matrix op (Conv/Gemm) first, followed only by
 /// elementwise ops (Eltwise, Add), so every op's output channels follow the matrix op's.
 bool is_weight_streaming_group(const Net& net, const std::vector<int>& ops);
@@ -110,10 +139,15 @@ bool is_weight_sweep_group(const Net& net, const std::vector<int>& ops);
 /// once): MaxPool, AvgPool and Concat.
 bool runs_whole_in_sweep(const Op& op);
 
+/// A dense conv's finest sweep slicing: ceil(C / matrix_cols) near-equal slices, one column
+/// block each (any count, not only a power of two; docs/scheduler-mapping.md).
+int64_t finest_sweep_slices(const Net& net, const Machine& machine, const Op& op);
+
 /// The weight-sweep mappings of a group (none unless is_weight_sweep_group): per budget of
 /// `capacity / 2^i` bytes (i = 1..10) of the weights' scratchpad, each conv takes the fewest
 /// power-of-two slices (at most one per matrix column block) whose packed slice fits it;
-/// distinct slice vectors only, coarsest first.
+/// distinct slice vectors only, coarsest first; last, every conv at its finest slicing
+/// (`finest_sweep_slices`) where that differs.
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
                                               const std::vector<int>& ops);
 
@@ -140,6 +174,12 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
 /// naming the mapping's key ("halo: ...").
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m);
+
+/// The hidden-chunk rules of check_mapping (a HiddenChunks group with channel tiles): one row and
+/// one column tile, weights streamed, not double-buffered, each chunk of the hidden channels a
+/// whole number of matrix-row blocks (B's reduction chunks; every chunk the same size).
+Status check_hidden_chunks(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                           const Mapping& m);
 
 /// The mapping `group` was evaluated with (its tile counts, halo, residency, buffering, sweep).
 Mapping mapping_of(const GroupSchedule& group);

@@ -22,7 +22,8 @@ enum class OpKind {
   Softmax,     ///< needs its whole input, ends a group
   Reshape,     ///< Flatten/Reshape: a view of its input in DRAM, costs nothing
   Mul,         ///< elementwise product, the second operand equal-shaped or one value per channel
-               ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels (ISA `mul`)
+               ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels, or a constant
+               ///< (Op::constant_operand) (ISA `mul`)
   // Transformers (docs/scheduler.md "Transformers"): a token tensor [S, d] is C = d, H = S,
   // W = 1, stored row-major (channels last), as every tensor is.
   Norm,        ///< LayerNorm / RMSNorm of each pixel's channels (ISA `norm`)
@@ -87,6 +88,8 @@ struct HeadMatMul {
   int64_t a_offset = 0, a_head_stride = 0;
   int64_t b_offset = 0, b_head_stride = 0;
   bool transpose_b = false;
+  /// Grouped-query attention: heads that share one `b` head (head h reads b head h / this).
+  int64_t b_head_repeat = 1;
 };
 
 /// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
@@ -104,8 +107,17 @@ struct Op {
   int64_t requant_table_bytes = 0;
   int64_t macs = 0;                     ///< multiply-accumulates (Conv, Gemm)
   int64_t vector_elements = 0;          ///< elements the vector unit processes (everything else)
-  std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input
-  SpaceToDepthConv space_to_depth;      ///< Conv: the stem rewrite, if any
+  std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input (row offset
+                                        ///< when `concat_rows`)
+  /// Concat along the tokens (rows, H) of token tensors: the KV cache append of a decode step
+  /// (docs/scheduler.md "Decode"). Always a DRAM view: input i lies at rows
+  /// [concat_offsets[i], ...) of the output's region (a network input written there, the new
+  /// rows stored there by a `copy_only` Concat), so the step moves the new rows, never the cache.
+  bool concat_rows = false;
+  /// A one-input Concat that copies its input into a row slice of a `concat_rows` view (the new
+  /// K/V row, a channel slice of c_attn's output, stored into the cache): never a view itself.
+  bool copy_only = false;
+  SpaceToDepthConv space_to_depth;  ///< Conv: the stem rewrite, if any
   /// Of `weight_bytes`: the zero weights the space-to-depth rewrite adds (moved, stored, but
   /// not the model's: left out of the compulsory bytes).
   int64_t zero_weight_bytes = 0;
@@ -125,12 +137,20 @@ struct Op {
   bool pool_by_conv = false;
   /// Slice: the first input channel of the view.
   int64_t channel_offset = 0;
+  /// Slice: the first input row (token) of the view: one sequence of a batch of token rows.
+  int64_t row_offset = 0;
   /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
   int64_t row_length = 0;
   /// RowSoftmax with a causal mask (ISA `softmax` `causal`; scheduler/causal_mask.hpp): key j
   /// of query i is kept iff j <= i + mask_diagonal.
   bool causal = false;
   int64_t mask_diagonal = 0;
+  /// Mul by a constant (a rotary embedding's cos/sin table): `inputs` holds the activation
+  /// only; the constant, stored compact as this op's `weight_bytes`, loads whole like a lookup
+  /// table, and output element (y, x, c) multiplies its element y * constant_stride_y + x *
+  /// constant_stride_x + c (a stride 0 broadcasts; ISA `mul`'s b strides).
+  bool constant_operand = false;
+  int64_t constant_stride_y = 0, constant_stride_x = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;
   HeadMatMul matmul;  ///< MatMul

@@ -163,6 +163,7 @@ class SeparableTiling {
   /// axis has no clean part, or the tiling keeps inputs and the axes do not separate (a kept
   /// input has one copy where a reloaded one may have two: no lower bound).
   bool sizes(const Mapping& m, BufferSizes& sizes, bool& exact) {
+    if (chunks_hidden(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) return false;
     const Axis* cs = axis(0, m.channel_tiles);
     const Axis* hs = axis(1, m.row_tiles);
     const Axis* ws = axis(2, m.col_tiles);
@@ -224,6 +225,8 @@ class SeparableTiling {
 
   // The channel, row and column runs of tiling `m`; all null where one does not separate.
   std::array<const Axis*, 3> axes(const Mapping& m) {
+    // The MLP's hidden chunks narrow some tensors' channels and not others: no separable runs.
+    if (chunks_hidden(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) return {};
     const std::array<const Axis*, 3> a = {axis(0, m.channel_tiles), axis(1, m.row_tiles),
                                           axis(2, m.col_tiles)};
     if (!a[0]->separates || !a[1]->separates || !a[2]->separates) return {};

@@ -96,7 +96,9 @@ InputNeed deduce_input(const Net& net, const Op& op, int input_index, const Box&
       break;
     case OpKind::Mul:
       // A per-channel operand (C x 1 x 1) is read at its one pixel for every output pixel.
-      need.box = in.h == 1 && in.w == 1 && !out.empty() ? Box{out.c, {0, 1}, {0, 1}} : out;
+      need.box = !op.constant_operand && in.h == 1 && in.w == 1 && !out.empty()
+                     ? Box{out.c, {0, 1}, {0, 1}}
+                     : out;
       break;
     case OpKind::Concat: {
       const int64_t offset = op.concat_offsets[static_cast<size_t>(input_index)];

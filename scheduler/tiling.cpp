@@ -21,6 +21,20 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
   geo.need.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
   geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
+  if (chunks_hidden(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) {
+    std::vector<Box> need, requested;
+    geo.hidden_parts = m.channel_tiles;
+    geo.hidden_reducer = hidden_chunks(net, g.ops).reducer;
+    for (int64_t k = 0; k < geo.tiles; ++k) {
+      hidden_chunk_boxes(net, g.ops, m.channel_tiles, k, need, requested);
+      for (size_t l = 0; l < locals; ++l) {
+        geo.need[static_cast<size_t>(k) * locals + l] = need[static_cast<size_t>(g.tensors[l])];
+        geo.requested[static_cast<size_t>(k) * locals + l] =
+            requested[static_cast<size_t>(g.tensors[l])];
+      }
+    }
+    return geo;
+  }
   int64_t tile = 0;
   // Channel parts outermost: with streamed weights, one slice serves all row/column tiles of
   // its channels before the next slice is loaded.
@@ -93,6 +107,16 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
     }
   }
 
+  if (geo.hidden_parts > 0) {
+    // The reducer (B) holds one reduction chunk of its weights for all output channels and
+    // accumulates every row of its output over the chunks.
+    const auto pos = static_cast<size_t>(geo.hidden_reducer);
+    const Op& op = net.op(g.ops[pos]);
+    const int64_t hidden = net.tensor(op.inputs[0]).shape.c;
+    weight_slice_max[pos] = onchip_chunk_bytes(net, machine, op, hidden / geo.hidden_parts);
+    const Box& out = geo.need[static_cast<size_t>(g.out_local[pos])];
+    acc_max[pos] = accumulator_bytes(machine, out.h.size(), out, out.c.size());
+  }
   std::vector<int64_t>& pixel_bytes = geo.pixel_bytes;
   std::vector<int64_t>& max_pixels = geo.max_pixels;
   pixel_bytes.assign(locals, 0);

@@ -22,6 +22,10 @@ struct BufferSizes {
 /// Tile geometry results shared by every (halo, weights, buffering) choice.
 struct TileGeometry : BufferSizes {
   int64_t tiles = 0;
+  /// The MLP's hidden chunks (chunks_hidden): the chunk count and the reducer's position (B); 0
+  /// and -1 for every other tiling.
+  int64_t hidden_parts = 0;
+  int hidden_reducer = -1;
   std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
   std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
   // Deep-reuse gap per (op position, input index), computed on first use (-1: not yet).

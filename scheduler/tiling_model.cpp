@@ -23,8 +23,17 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
   for (int64_t t = 0; t < geo.tiles; ++t) {
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      if (static_cast<int>(pos) == geo.hidden_reducer) {  // reduction chunk t of B
+        const Op& op = net.op(g.ops[pos]);
+        const int64_t cycles = load_reduction_chunk(
+            net, machine, op, net.tensor(op.inputs[0]).shape.c / geo.hidden_parts, t, gs.traffic);
+        load[static_cast<size_t>(t)] += cycles;
+        if (t == 0) gs.prologue_weight_cycles += cycles;
+        continue;
+      }
       const Interval c = need[static_cast<size_t>(g.out_local[pos])].c;
-      if (keep_slices && c == loaded[pos]) continue;  // the slice is still on chip
+      if (keep_slices && c == loaded[pos]) continue;    // the slice is still on chip
+      if (geo.hidden_parts > 0 && c.empty()) continue;  // an op after B, before the last chunk
       loaded[pos] = c;
       const int64_t cycles = load_weight_slice(net, machine, net.op(g.ops[pos]), c, gs.traffic);
       load[static_cast<size_t>(t)] += cycles;
@@ -83,6 +92,12 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     for (size_t pos = 0; pos < g.ops.size(); ++pos)
       gs.reduction_chunk_inputs[pos] =
           gemm_chunk_blocks(net, machine, net.op(g.ops[pos])) * machine.matrix_rows;
+  if (geo.hidden_parts > 0) {  // the MLP's hidden chunks: B's reduction loop is the chunks
+    if (auto s = check_hidden_chunks(net, machine, g.ops, m); !s.ok()) return s.failure();
+    const Op& reducer = net.op(g.ops[static_cast<size_t>(geo.hidden_reducer)]);
+    gs.reduction_chunk_inputs[static_cast<size_t>(geo.hidden_reducer)] =
+        net.tensor(reducer.inputs[0]).shape.c / geo.hidden_parts;
+  }
   // Streamed weights with channel tiles: each slice is loaded once and kept while the
   // row/column tiles of its channels run (channel parts are the outer tile loop).
   const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,

@@ -32,5 +32,7 @@ ir::Graph build_tiny_se_wide(const ZooOptions& options);
 ir::Graph build_tiny_grouped(const ZooOptions& options);
 ir::Graph build_tiny_attention(const ZooOptions& options);
 ir::Graph build_tiny_causal(const ZooOptions& options);
+ir::Graph build_tiny_llama(const ZooOptions& options);
+ir::Graph build_tiny_decode(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

@@ -2,6 +2,7 @@
 // experiments/models/export_transformers.py exports the same networks from torch.nn modules.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/models_internal.hpp"
@@ -115,36 +116,92 @@ ir::Graph build_tiny_attention(const ZooOptions& options) {
 
 namespace {
 
-/// One GPT-2 block (pre-norm, GELU tanh). `past`: the layer's cached keys [B, H, L, hd] and
-/// values; empty for prefill (causal mask over the sequence). Returns the block's output and,
-/// for decode, sets `present_key`/`present_value` to the new rows appended to the cache.
+/// GPT-2 attention of the q|k|v rows `qkv` [1, S, 3d] (names from `pa`: `pa.q`, ...). `past_key`
+/// and `past_value`: the sequence's cached keys and values as token tensors [1, L, d] (row-major
+/// `[L][d]`, the layout the c_attn slice writes, so that the step appends a row:
+/// docs/scheduler.md "Decode"); empty for prefill. For decode, appends the new key and value
+/// rows [1, 1, d] to `presents`. Returns the context [1, S, d].
+std::string gpt2_attention(NetBuilder& net, const std::string& pa, const std::string& qkv,
+                           const Heads& h, const std::string& mask, const std::string& past_key,
+                           const std::string& past_value, std::vector<std::string>* presents) {
+  const std::int64_t d = h.model_dim;
+  const std::string q =
+      split_heads(net, net.slice(qkv, pa + ".q", 2, 0, d), pa + ".q", h.heads, h.head_dim, false);
+  std::string k = net.slice(qkv, pa + ".k", 2, d, 2 * d);
+  std::string v = net.slice(qkv, pa + ".v", 2, 2 * d, 3 * d);
+  std::string k_name = pa + ".k", v_name = pa + ".v";
+  if (!past_key.empty()) {
+    presents->push_back(k);
+    presents->push_back(v);
+    k_name = pa + ".key_cache";
+    v_name = pa + ".value_cache";
+    k = net.concat_axis({past_key, k}, k_name, 1);
+    v = net.concat_axis({past_value, v}, v_name, 1);
+  }
+  k = split_heads(net, k, k_name, h.heads, h.head_dim, false);
+  v = split_heads(net, v, v_name, h.heads, h.head_dim, false);
+  const std::string kT = net.transpose(k, pa + ".kT", {0, 1, 3, 2});
+  return attend(net, pa, q, kT, v, mask, h);
+}
+
+/// One GPT-2 block (pre-norm, GELU tanh). `past_keys`/`past_values`: for decode, each
+/// sequence's cache [1, L, d] (gpt2_attention); empty for prefill (causal mask over the
+/// sequence). A batch of B > 1 decode steps shares the Linears (B token rows) and runs each
+/// sequence's attention on its rows of q|k|v (`h.i.attn.s<b>.*`, a row slice), the contexts
+/// concatenated back into B rows. Returns the block's output; decode appends each sequence's
+/// new key and value rows to `presents`.
 std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
-                       const std::string& mask, const std::string& past_key,
-                       const std::string& past_value, std::string* present_key,
-                       std::string* present_value) {
+                       const std::string& mask, const std::vector<std::string>& past_keys,
+                       const std::vector<std::string>& past_values,
+                       std::vector<std::string>* presents) {
   const std::string p = "h." + std::to_string(i);
   const std::int64_t d = h.model_dim;
   const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-5);
   const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
-  const std::string q = split_heads(net, net.slice(qkv, p + ".attn.q", 2, 0, d), p + ".attn.q",
-                                    h.heads, h.head_dim, false);
-  std::string k = split_heads(net, net.slice(qkv, p + ".attn.k", 2, d, 2 * d), p + ".attn.k",
-                              h.heads, h.head_dim, false);
-  std::string v = split_heads(net, net.slice(qkv, p + ".attn.v", 2, 2 * d, 3 * d), p + ".attn.v",
-                              h.heads, h.head_dim, false);
-  if (!past_key.empty()) {
-    *present_key = k;
-    *present_value = v;
-    k = net.concat_axis({past_key, k}, p + ".attn.key_cache", 2);
-    v = net.concat_axis({past_value, v}, p + ".attn.value_cache", 2);
+  std::string a;
+  if (past_keys.size() <= 1) {
+    a = gpt2_attention(net, p + ".attn", qkv, h, mask, past_keys.empty() ? "" : past_keys[0],
+                       past_values.empty() ? "" : past_values[0], presents);
+  } else {
+    std::vector<std::string> contexts;
+    for (size_t b = 0; b < past_keys.size(); ++b) {
+      const std::string pa = p + ".attn.s" + std::to_string(b);
+      const auto row = static_cast<std::int64_t>(b);
+      contexts.push_back(gpt2_attention(net, pa, net.slice(qkv, pa + ".qkv", 0, row, row + 1), h,
+                                        mask, past_keys[b], past_values[b], presents));
+    }
+    a = net.concat_axis(contexts, p + ".attn.contexts", 0);
   }
-  const std::string kT = net.transpose(k, p + ".attn.kT", {0, 1, 3, 2});
-  const std::string a = attend(net, p + ".attn", q, kT, v, mask, h);
   const std::string h1 = net.add(x, net.dense(a, p + ".attn.c_proj", d), p + ".add1");
   const std::string n2 = net.layer_norm(h1, p + ".ln_2", 1e-5);
   std::string f = net.dense(n2, p + ".mlp.c_fc", 4 * d, 2.0);
   f = net.op(p + ".mlp.act", OpKind::Gelu, {f}, {{"approximate", std::string("tanh")}});
   return net.add(h1, net.dense(f, p + ".mlp.c_proj", d), p + ".add2");
+}
+
+/// One decode step of `layers` GPT-2 blocks at the sizes `h`: the tokens [B, 1, d] (one per
+/// sequence) and each layer's past keys and values, one [1, L, d] per sequence, in; the hidden
+/// state after ln_f and each layer's new key and value rows [1, 1, d] per sequence (what the
+/// step appends to the caches) out.
+ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache) {
+  const std::int64_t d = h.model_dim;
+  std::string x = net.input_shaped("input", {h.batch, 1, d});
+  std::vector<std::string> outputs;
+  std::vector<std::string> presents;
+  for (int i = 0; i < layers; ++i) {
+    // One cache region per sequence (`past.<i>.key`, or `past.<i>.key.<b>` in a batch).
+    std::vector<std::string> keys, values;
+    for (std::int64_t b = 0; b < h.batch; ++b) {
+      const std::string past = "past." + std::to_string(i);
+      const std::string tag = h.batch == 1 ? "" : "." + std::to_string(b);
+      keys.push_back(net.input_shaped(past + ".key" + tag, {1, cache, d}));
+      values.push_back(net.input_shaped(past + ".value" + tag, {1, cache, d}));
+    }
+    x = gpt2_block(net, x, i, h, "", keys, values, &presents);
+  }
+  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
+  outputs.insert(outputs.end(), presents.begin(), presents.end());
+  return net.finish(outputs);
 }
 
 }  // namespace
@@ -160,7 +217,7 @@ ir::Graph build_gpt2(const ZooOptions& options) {
   std::string x = net.input_shaped("input", {options.batch, seq, 768});
   const std::string mask = causal_mask(net, "causal_mask", seq);
   for (std::int64_t i = 0; i < layers; ++i)
-    x = gpt2_block(net, x, static_cast<int>(i), h, mask, "", "", nullptr, nullptr);
+    x = gpt2_block(net, x, static_cast<int>(i), h, mask, {}, {}, nullptr);
   return net.finish({net.layer_norm(x, "ln_f", 1e-5)});
 }
 
@@ -173,32 +230,27 @@ ir::Graph build_tiny_causal(const ZooOptions& options) {
   NetBuilder net("tiny_causal", options);
   const std::string x = net.input_shaped("input", {options.batch, seq, 32});
   const std::string mask = causal_mask(net, "causal_mask", seq);
-  const std::string y = gpt2_block(net, x, 0, h, mask, "", "", nullptr, nullptr);
+  const std::string y = gpt2_block(net, x, 0, h, mask, {}, {}, nullptr);
   return net.finish({net.layer_norm(y, "ln_f", 1e-5)});
 }
 
 // One GPT-2 decode step: one token per sequence against a KV cache of `kv_length` (default
-// 1024) per layer; the outputs are the hidden state and each layer's new key and value rows
-// (what the step appends to the cache).
+// 1024) per layer, `layers` (12) layers; the outputs are the hidden state and each layer's new
+// key and value rows (what the step appends to the cache).
 ir::Graph build_gpt2_decode(const ZooOptions& options) {
   const std::int64_t cache = or_default(options.kv_length, 1024);
-  const Heads h{options.batch, 768, 12, 12, 64};
+  const std::int64_t layers = or_default(options.layers, 12);
   NetBuilder net("gpt2_decode", options);
-  std::string x = net.input_shaped("input", {options.batch, 1, 768});
-  std::vector<std::string> outputs;
-  std::vector<std::string> presents;
-  for (int i = 0; i < 12; ++i) {
-    const std::string past = "past." + std::to_string(i);
-    const std::string pk = net.input_shaped(past + ".key", {options.batch, 12, cache, 64});
-    const std::string pv = net.input_shaped(past + ".value", {options.batch, 12, cache, 64});
-    std::string key, value;
-    x = gpt2_block(net, x, i, h, "", pk, pv, &key, &value);
-    presents.push_back(key);
-    presents.push_back(value);
-  }
-  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
-  outputs.insert(outputs.end(), presents.begin(), presents.end());
-  return net.finish(outputs);
+  return decode_stack(net, Heads{options.batch, 768, 12, 12, 64}, layers, cache);
+}
+
+// The tiny decode step of the default tests: one GPT-2 block as gpt2_decode's (d 32, 2 heads
+// of 16, GELU tanh MLP of 128) against a cache of `--kv-length` (16) rows, and ln_f.
+ir::Graph build_tiny_decode(const ZooOptions& options) {
+  const std::int64_t cache = or_default(options.kv_length, 16);
+  NetBuilder net("tiny_decode", options);
+  return decode_stack(net, Heads{options.batch, 32, 2, 2, 16}, or_default(options.layers, 1),
+                      cache);
 }
 
 namespace {
@@ -217,14 +269,22 @@ std::string rotary(NetBuilder& net, const std::string& x, const std::string& nam
 
 }  // namespace
 
-// One Llama decoder layer at TinyLlama-1.1B's sizes (hidden 2048, 32 heads, 4 key/value heads
-// of 64, SwiGLU 5632, RMSNorm eps 1e-5, rope theta 10000), prefill of `sequence` tokens
-// (default 128), causal.
-ir::Graph build_llama_block(const ZooOptions& options) {
-  const std::int64_t seq = or_default(options.sequence, 128);
-  const Heads h{options.batch, 2048, 32, 4, 64};
+namespace {
+
+/// One Llama decoder layer's sizes.
+struct LlamaSizes {
+  Heads heads;
+  std::int64_t sequence, mlp_hidden;
+};
+
+/// One Llama decoder layer (pre-norm RMSNorm eps 1e-5, rotary of theta 10000 in the
+/// rotate_half form, grouped-query attention by Expand, causal mask, SwiGLU MLP), as
+/// transformers' LlamaDecoderLayer exports, on the embeddings' output.
+ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes, const ZooOptions& options) {
+  const Heads& h = sizes.heads;
+  const std::int64_t seq = sizes.sequence;
   const std::int64_t groups = h.heads / h.kv_heads;
-  NetBuilder net("llama_block", options);
+  NetBuilder net(name, options);
   const std::string x = net.input_shaped("input", {options.batch, seq, h.model_dim});
   // Rotary tables: angle(s, j) = s * theta^(-2 (j mod hd/2) / hd), duplicated halves.
   std::vector<float> cos_values, sin_values;
@@ -252,13 +312,13 @@ ir::Graph build_llama_block(const ZooOptions& options) {
   q = rotary(net, q, a + ".q_rotary", cos, sin, h.head_dim);
   k = rotary(net, k, a + ".k_rotary", cos, sin, h.head_dim);
   // Grouped-query attention: each key/value head serves `groups` query heads.
-  const auto repeat = [&](const std::string& t, const std::string& name) {
+  const auto repeat = [&](const std::string& t, const std::string& prefix) {
     const std::string r =
-        net.reshape(t, name + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
+        net.reshape(t, prefix + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
     const std::string e =
-        net.op(name + ".repeat", OpKind::Expand, {r},
+        net.op(prefix + ".repeat", OpKind::Expand, {r},
                {{"shape", ir::Shape{options.batch, h.kv_heads, groups, seq, h.head_dim}}});
-    return net.reshape(e, name + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
+    return net.reshape(e, prefix + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
   };
   const std::string kT = net.transpose(repeat(k, a + ".k"), a + ".kT", {0, 1, 3, 2});
   v = repeat(v, a + ".v");
@@ -266,12 +326,30 @@ ir::Graph build_llama_block(const ZooOptions& options) {
   const std::string h1 =
       net.add(x, net.dense(attn, a + ".o_proj", h.model_dim, 1.0, false), "add1");
   const std::string n2 = net.rms_norm(h1, "post_attention_layernorm", 1e-5);
-  const std::string gate =
-      net.op("mlp.act", OpKind::Silu, {net.dense(n2, "mlp.gate_proj", 5632, 2.0, false)});
-  const std::string up = net.dense(n2, "mlp.up_proj", 5632, 1.0, false);
+  const std::string gate = net.op("mlp.act", OpKind::Silu,
+                                  {net.dense(n2, "mlp.gate_proj", sizes.mlp_hidden, 2.0, false)});
+  const std::string up = net.dense(n2, "mlp.up_proj", sizes.mlp_hidden, 1.0, false);
   const std::string glu = net.op("mlp.glu", OpKind::Mul, {gate, up});
   return net.finish(
       {net.add(h1, net.dense(glu, "mlp.down_proj", h.model_dim, 1.0, false), "add2")});
+}
+
+}  // namespace
+
+// One Llama decoder layer at TinyLlama-1.1B's sizes (hidden 2048, 32 heads, 4 key/value heads
+// of 64, SwiGLU 5632, RMSNorm eps 1e-5, rope theta 10000), prefill of `sequence` tokens
+// (default 128), causal.
+ir::Graph build_llama_block(const ZooOptions& options) {
+  return llama_layer("llama_block",
+                     {{options.batch, 2048, 32, 4, 64}, or_default(options.sequence, 128), 5632},
+                     options);
+}
+
+// The tiny Llama layer of the default tests: llama_block's graph at sequence `--seq` (8),
+// d 32, 4 heads of 8 sharing 2 key/value heads, SwiGLU of 64.
+ir::Graph build_tiny_llama(const ZooOptions& options) {
+  return llama_layer("tiny_llama",
+                     {{options.batch, 32, 4, 2, 8}, or_default(options.sequence, 8), 64}, options);
 }
 
 }  // namespace tessel::zoo::detail

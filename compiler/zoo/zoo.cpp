@@ -45,11 +45,12 @@ const std::vector<Entry>& entries() {
         "(128)",
         false, false},
        build_gpt2},
-      {{"gpt2_decode", "GPT-2 124M one decode step against a --kv-length cache (1024)", false,
+      {{"gpt2_decode",
+        "GPT-2 124M one decode step (--layers (12)) against a --kv-length cache (1024)", false,
         false},
        build_gpt2_decode},
       {{"llama_block", "one Llama layer at TinyLlama sizes (RMSNorm, rotary, GQA 32/4, SwiGLU)",
-        false, false},
+        false},
        build_llama_block},
       {{"tiny_conv", "3x8x8 -> conv3x3(4, bias) -> relu", true}, build_tiny_conv},
       {{"tiny_residual", "conv-bn-relu-conv-bn + skip add + relu on 4x8x8", true},
@@ -80,6 +81,14 @@ const std::vector<Entry>& entries() {
         "one pre-norm GPT-2 block: sequence 16, d 32, 2 heads, causal mask, GELU tanh MLP of 128",
         true},
        build_tiny_causal},
+      {{"tiny_llama",
+        "one Llama layer: sequence 8, d 32, 4 heads of 8 on 2 key/value heads (GQA), RMSNorm, "
+        "rotary, causal, SwiGLU of 64",
+        true},
+       build_tiny_llama},
+      {{"tiny_decode",
+        "one GPT-2 decode step: d 32, 2 heads, one block against a --kv-length cache (16)", true},
+       build_tiny_decode},
   };
   return table;
 }

@@ -19,3 +19,14 @@ mkdir -p "$here/results"
 "${TESSEL_PYTHON:-/usr/bin/python3}" "$here/energy_vs_buffer.py" "$here/results/results-energy.jsonl" \
   --out "$here/results/plots-energy" --json "$here/results/optima-energy.json" \
   --config npc19-deepfusion
+# A transformer: one BERT-base layer (sequence 128) on cloud-large, the three buffers scaled
+# together (spec-transformer.yaml), under the bytes and the energy objective.
+"$tessel" sweep "$here/spec-transformer.yaml" --out "$here/results/results-transformer.jsonl" "$@"
+"$tessel" sweep "$here/spec-transformer-energy.yaml" \
+  --out "$here/results/results-transformer-energy.jsonl" "$@"
+"${TESSEL_PYTHON:-/usr/bin/python3}" "$here/energy_vs_buffer.py" \
+  "$here/results/results-transformer.jsonl" --out "$here/results/plots-transformer" \
+  --json "$here/results/optima-transformer.json" --config cloud-large
+"${TESSEL_PYTHON:-/usr/bin/python3}" "$here/energy_vs_buffer.py" \
+  "$here/results/results-transformer-energy.jsonl" --out "$here/results/plots-transformer-energy" \
+  --json "$here/results/optima-transformer-energy.json" --config cloud-large

@@ -16,9 +16,11 @@ versions), the same networks that Tessel's zoo builders write (compiler/zoo/tran
   gpt2         GPT-2 124M's 12 pre-norm blocks (GELU tanh, causal) and ln_f, prefill of seq
                tokens, on the embeddings' output; the tied LM head left out;
   gpt2_decode  one decode step: the token [1, 1, 768] and each layer's past key/value
-               [1, 12, L, 64] (L 1024) as inputs; outputs: the hidden state and each layer's
-               new key and value rows;
-  (--layers N: N layers instead of 12 for bert_base and gpt2, as the zoo's --layers; bench/e2e/
+               [1, L, 768] (L 1024; token rows, heads side by side, so that the step appends a
+               row: docs/scheduler.md "Decode") as inputs; outputs: the hidden state and each
+               layer's new key and value rows [1, 1, 768];
+  (--layers N: N layers instead of 12 for bert_base, gpt2 and gpt2_decode, as the zoo's
+  --layers; bench/e2e/
   speed_bert.sh times one BERT layer);
   llama_block  one Llama layer at TinyLlama-1.1B's sizes: RMSNorm, rotary, grouped-query
                attention (32 query, 4 key/value heads), SwiGLU 5632.
@@ -64,11 +66,11 @@ def modules(torch):
 
         def forward(self, x, mask=None, past=None):
             q, k, v = self.c_attn(x).split(x.shape[-1], dim=2)
+            present = (k, v)  # the new rows [B, S, d]
+            if past is not None:  # the cache as token rows [B, L, d]: the step appends a row
+                k = torch.cat([past[0], k], dim=1)
+                v = torch.cat([past[1], v], dim=1)
             q, k, v = self.split(q), self.split(k), self.split(v)
-            present = (k, v)
-            if past is not None:
-                k = torch.cat([past[0], k], dim=2)
-                v = torch.cat([past[1], v], dim=2)
             scores = torch.matmul(q * (1.0 / math.sqrt(self.hd)), k.transpose(-1, -2))
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
@@ -182,8 +184,8 @@ def build(torch, name, seq, kv_length, layers=12):
     if name == "gpt2":
         return classes["gpt2"](layers).eval(), (torch.randn(1, seq, 768),)
     if name == "gpt2_decode":
-        past = tuple(torch.randn(1, 12, kv_length, 64) for _ in range(24))
-        return classes["gpt2_decode"]().eval(), (torch.randn(1, 1, 768), *past)
+        past = tuple(torch.randn(1, kv_length, 768) for _ in range(2 * layers))
+        return classes["gpt2_decode"](layers).eval(), (torch.randn(1, 1, 768), *past)
     return classes["llama_block"](seq=seq).eval(), (torch.randn(1, seq, 2048),)
 
 

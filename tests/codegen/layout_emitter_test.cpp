@@ -33,6 +33,31 @@ TEST(DramLayout, duplicate_and_empty_regions_are_rejected) {
   EXPECT_EQ(empty.reason(), "DRAM region 'y': size 0 bytes (must be at least 1)");
 }
 
+// A KV cache of 4 rows x 8 bytes after a 100-byte region: the past (rows 0..2) and the new row
+// (row 3) are regions within it, at its offset + 0 and + 24; the image does not grow.
+TEST(DramLayout, regions_within_a_region_share_its_bytes) {
+  DramLayout layout(64);
+  ASSERT_TRUE(layout.add("token", RegionKind::Input, 100).ok());
+  auto cache = layout.add("cache", RegionKind::Activations, 32);
+  auto past = layout.add_within("past", RegionKind::Input, "cache", 0, 24);
+  auto row = layout.add_within("row", RegionKind::Output, "cache", 24, 8);
+  ASSERT_TRUE(cache.ok() && past.ok() && row.ok());
+  EXPECT_EQ(cache.value(), 128);
+  EXPECT_EQ(past.value(), 128);
+  EXPECT_EQ(row.value(), 152);
+  EXPECT_EQ(layout.size_bytes(), 192);
+  EXPECT_EQ(layout.find("row")->kind, RegionKind::Output);
+  auto outside = layout.add_within("late", RegionKind::Output, "cache", 25, 8);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.reason(),
+            "DRAM region 'late': bytes [25, 33) do not lie in region 'cache' (32 bytes)");
+  auto orphan = layout.add_within("x", RegionKind::Output, "nowhere", 0, 8);
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.reason(), "DRAM region 'x': no region 'nowhere' to place it in");
+  EXPECT_EQ(layout.add_within("row", RegionKind::Output, "cache", 0, 8).reason(),
+            "DRAM region 'row' is placed twice");
+}
+
 isa::Instruction load_pushing() {
   isa::Load l;
   l.push_next = true;

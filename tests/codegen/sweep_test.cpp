@@ -7,6 +7,7 @@
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 #include "tests/codegen/e2e_check.hpp"
@@ -186,6 +187,45 @@ TEST(WeightSweepCodegen, pools_before_a_concat_are_bit_exact_in_a_sweep) {
     SCOPED_TRACE(std::string(name) + ": optimal");
     expect_end_to_end(model, config, "optimal");
   }
+}
+
+// The finest sweep slicing (sched::finest_sweep_slices): ceil(C / 16) near-equal slices on a
+// 16-column array, not a power of two. A 48-channel 3x3 conv (3 x 16) then a 40-channel 1x1
+// conv (3 slices of 13, 13, 14; each Relu folds into its conv), each as the sweep's only slicing:
+// the checker accepts it, the program runs bit exact and moves the bytes the schedule predicts; a
+// power-of-two count above C / 16 (4 for 48 channels) is still refused by name.
+TEST(WeightSweepCodegen, finest_slicing_three_slices_is_bit_exact) {
+  zoo::NetBuilder builder("finest_slices", zoo::ZooOptions{});
+  std::string x = builder.input("input", 6, 6, 8);
+  x = builder.relu(builder.conv(x, "a", zoo::conv_spec(48, 3, 1, 1)), "a.relu");
+  x = builder.relu(builder.conv(x, "b", zoo::conv_spec(40, 1)), "b.relu");
+  const ir::Graph model = builder.finish({x});
+  const HwConfig config = load_hw_config(config_path("npc19-deepfusion"));
+  sched::ScheduledNet scheduled;
+  expect_end_to_end(model, config, "optimal", nullptr, &scheduled, {}, one_sweep(config, 3));
+  ASSERT_EQ(scheduled.schedule.groups.size(), 1u);
+  EXPECT_EQ(scheduled.schedule.groups[0].op_slices, (std::vector<int64_t>{3, 3}));
+  const sched::Machine machine = sched::machine_from_config(config);
+  for (int op : sched::schedulable_ops(scheduled.net)) {
+    if (scheduled.net.op(op).kind == sched::OpKind::Conv) {
+      EXPECT_EQ(sched::finest_sweep_slices(scheduled.net, machine, scheduled.net.op(op)), 3);
+    }
+  }
+  sched::Mapping four;
+  four.weights_resident = false;
+  four.double_buffered = true;
+  four.weight_sweep = true;
+  four.op_slices = {4, 3};  // the Relus fold into the convs
+  const std::vector<int> ops = sched::schedulable_ops(scheduled.net);
+  sched::Mapping three = four;
+  three.op_slices = {3, 3};
+  EXPECT_TRUE(sched::check_mapping(scheduled.net, machine, ops, three).ok());
+  const Status refused = sched::check_mapping(scheduled.net, machine, ops, four);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.reason().find("4 slices of 'a' (a power of two up to 3, or 3: one per "
+                                  "matrix column block)"),
+            std::string::npos)
+      << refused.reason();
 }
 
 // `optimal` with sweeps on: whatever it picks compiles, runs bit exact and moves the bytes it

@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"tiny_conv", "vta-pynq"}, Case{"tiny_residual", "edge-small"},
                       Case{"tiny_depthwise", "npc19-deepfusion"}, Case{"tiny_se", "cloud-large"},
                       Case{"tiny_se_wide", "cloud-large"}, Case{"tiny_grouped", "edge-small"},
-                      Case{"tiny_grouped", "cloud-large"}, Case{"tiny_attention", "cloud-large"}),
+                      Case{"tiny_grouped", "cloud-large"}, Case{"tiny_attention", "cloud-large"},
+                      Case{"tiny_llama", "cloud-large"}),
     [](const ::testing::TestParamInfo<Case>& param_info) {
       std::string name = param_info.param.model + "_" + param_info.param.config;
       for (char& ch : name)
@@ -147,6 +148,102 @@ TEST(TinyPipeline, a_causal_block_runs_its_mask_as_the_softmax_band_bit_exact) {
       queries += softmax->x_size;
     }
     EXPECT_EQ(queries, 16);
+  }
+}
+
+// Bytes that the program's activation DMAs of kind `Dma` (isa::Load or isa::Store) move within
+// DRAM region `region`, and how many such DMAs there are.
+template <class Dma>
+std::pair<std::int64_t, int> dma_bytes_within(const codegen::CompiledProgram& compiled,
+                                              const std::string& region) {
+  const codegen::DramRegion* r = compiled.layout.find(region);
+  EXPECT_NE(r, nullptr) << region;
+  if (r == nullptr) return {0, 0};
+  std::pair<std::int64_t, int> moved{0, 0};
+  for (const isa::Instruction& instruction : compiled.program.instructions) {
+    const auto* dma = std::get_if<Dma>(&instruction);
+    if (dma == nullptr || dma->kind == isa::Traffic::kWeights) continue;
+    const auto at = static_cast<std::int64_t>(dma->dram_addr);
+    if (at < r->offset || at >= r->offset + r->size_bytes) continue;
+    moved.first += std::int64_t{dma->y_size} * dma->x_size * dma->c_size;
+    ++moved.second;
+  }
+  return moved;
+}
+
+// Issue 36 item 3, LLM decode (tiny_decode: one GPT-2 block, d 32, a cache of L = 16 rows) on
+// cloud-large under every policy: bit exact (the hidden state and both new rows), bytes as
+// scheduled. The cache is a [L + 1][d] region: the past keys are written into rows 0..15 by the
+// image (a region within it), the step stores exactly one row of 32 bytes at row 16 (the new
+// key, read back from there as its output), and the scores MatMul loads the 17 rows once:
+// 544 bytes (docs/scheduler.md "Decode").
+TEST(TinyPipeline, a_decode_step_appends_its_rows_to_the_cache_in_place_bit_exact) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  auto model = tiny_prepared("tiny_decode", config);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    EXPECT_EQ(r.value().outputs.size(), 3u);  // ln_f, h.0.attn.k, h.0.attn.v
+    EXPECT_EQ(r.value().outputs.count("h.0.attn.v"), 1u);
+    const codegen::CompiledProgram& code = r.value().compiled;
+    for (const std::string which : {"key", "value"}) {
+      const std::string cache = "h.0.attn." + which + "_cache";
+      const codegen::DramRegion* region = code.layout.find(cache);
+      const codegen::DramRegion* past = code.layout.find("past.0." + which);
+      const codegen::DramRegion* row =
+          code.layout.find(which == "key" ? "h.0.attn.k" : "h.0.attn.v");
+      ASSERT_TRUE(region && past && row) << cache;
+      EXPECT_EQ(region->size_bytes, 17 * 32);
+      EXPECT_EQ(past->offset, region->offset);
+      EXPECT_EQ(past->size_bytes, 16 * 32);
+      EXPECT_EQ(row->offset, region->offset + 16 * 32);
+      EXPECT_EQ(row->kind, codegen::RegionKind::Output);
+      const auto stored = dma_bytes_within<isa::Store>(code, cache);
+      EXPECT_EQ(stored, (std::pair<std::int64_t, int>{32, 1})) << cache;
+      EXPECT_EQ(dma_bytes_within<isa::Load>(code, cache).first, 17 * 32) << cache;
+    }
+  }
+}
+
+// A batch of 3 decode steps (tiny_decode --batch 3): the Linears run once over the 3 token rows
+// (their weights loaded as at batch 1), each sequence's attention on its row of q|k|v against
+// its own cache; bit exact (the hidden states and 3 x 2 new rows), bytes as scheduled, and in
+// each of the 6 caches one 32-byte row stored, its 17 rows loaded once.
+TEST(TinyPipeline, a_batch_of_decode_steps_shares_the_weights_and_keeps_one_cache_each) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  zoo::ZooOptions options;
+  options.batch = 3;
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(zoo::build_model("tiny_decode", options).value(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  auto one = tiny_prepared("tiny_decode", config);
+  ASSERT_TRUE(one.ok()) << one.reason();
+  for (const char* policy : {"layerwise", "fusion", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    EXPECT_EQ(r.value().outputs.size(), 7u);
+    for (int b = 0; b < 3; ++b)
+      for (const std::string which : {"key", "value"}) {
+        const std::string cache = "h.0.attn.s" + std::to_string(b) + "." + which + "_cache";
+        EXPECT_EQ(dma_bytes_within<isa::Store>(r.value().compiled, cache),
+                  (std::pair<std::int64_t, int>{32, 1}))
+            << cache;
+        EXPECT_EQ(dma_bytes_within<isa::Load>(r.value().compiled, cache).first, 17 * 32) << cache;
+      }
+    // The four Linears' weights (and requant tables) cross once, as at batch 1.
+    auto single = pipeline::run_policy(one.value(), config, policy);
+    ASSERT_TRUE(single.ok()) << single.reason();
+    const auto& t = r.value().scheduled.schedule.traffic;
+    const auto& t1 = single.value().scheduled.schedule.traffic;
+    EXPECT_EQ(t.requant_tables_read, t1.requant_tables_read);
+    // Per sequence the attention loads its own scale table (256 B) and exp tables (1 KiB).
+    EXPECT_EQ(t.weights_read, t1.weights_read + 2 * (256 + 1024));
   }
 }
 

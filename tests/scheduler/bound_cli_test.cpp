@@ -68,11 +68,38 @@ TEST(BoundCli, rows_and_json_on_a_hand_computed_net) {
   EXPECT_EQ(j["rows"][0]["capacity_bytes"], 500);
   EXPECT_EQ(j["rows"][0]["compulsory_bytes"], 1696);
   EXPECT_EQ(j["rows"][0]["bound_bytes"], 2720);
+  EXPECT_EQ(j["rows"][0]["own_bound_bytes"], 2720);  // 768 KiB's 1696 is lower
   EXPECT_EQ(j["rows"][0]["per_tensor_bytes"], 2720);
   EXPECT_EQ(j["rows"][0]["chain_bytes"], -1);
   EXPECT_EQ(j["rows"][0]["crossing_bytes"], 1024);
   EXPECT_EQ(j["rows"][1]["capacity_bytes"], 786432);
   EXPECT_EQ(j["rows"][1]["bound_bytes"], 1696);
+}
+
+// Monotone in capacity: a schedule that fits 500 B fits 6000 B, so 6000 B's bound holds at 500 B.
+// tiny_residual as above; at 6000 B one conv's group fits (4680 B of packed weights, its
+// 3 x 3 window of 4 channels padded to 16, 288 B, and one 64-byte accumulator pixel: F11), two
+// do not (9360 B tiled or swept), so every partition cuts between the convs: the first conv's
+// 512-byte map is stored and loaded, and the network input, read by the first conv and the
+// Add, is loaded twice: 1696 + 1024 + 512 = 3232. At 500 B no partition exists and the
+// per-tensor bound (2720) is lifted to 3232; `own_bound_bytes` keeps 2720.
+TEST(BoundCli, a_smaller_capacity_takes_a_larger_ones_bound) {
+  const CliRun run = tessel(
+      "bound --model tiny_residual --hw configs/hw/npc19-deepfusion.yaml --capacities "
+      "6000,500,768KiB --json -");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = nlohmann::json::parse(run.out)["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["capacity_bytes"], 6000);
+  EXPECT_EQ(rows[0]["bound_bytes"], 3232);
+  EXPECT_EQ(rows[0]["own_bound_bytes"], 3232);
+  EXPECT_EQ(rows[0]["chain_bytes"], 3232);
+  EXPECT_EQ(rows[1]["capacity_bytes"], 500);
+  EXPECT_EQ(rows[1]["bound_bytes"], 3232);
+  EXPECT_EQ(rows[1]["own_bound_bytes"], 2720);
+  EXPECT_EQ(rows[1]["chain_bytes"], -1);
+  EXPECT_EQ(rows[2]["bound_bytes"], 1696);
+  EXPECT_EQ(rows[2]["own_bound_bytes"], 1696);
 }
 
 // Without --capacities: the config's own 768 KiB and 64 KiB .. 16 MiB doubling, ascending.

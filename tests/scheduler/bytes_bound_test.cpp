@@ -434,6 +434,54 @@ TEST(BytesBound, groups_are_contiguous_so_a_chain_of_pairs_that_fit_still_crosse
   }
 }
 
+// F11, an inverted residual without its skip: x (2, 4, 4) -> e 1x1 -> 8 channels -> d 3x3 pad 1
+// depthwise -> p 1x1 -> 2 channels (y, the output). Compulsory: weights 16 + 72 + 16, tables
+// 8 B a channel (64 + 64 + 16), x and y 32 B each: 312. Packed on flat() (a channel: its
+// compact weights, a 4-byte bias, an 8-byte table entry): e 8 x 14 = 112, d 8 x 21 = 168,
+// p 2 x 20 = 40. At each conv's step of a tiled group with no channel tiles: the weights of it
+// and of every later conv, the larger of its input box and its output box (each at least its
+// conv reader's widest 3 x 3 or 1 x 1 window, every channel: d's 72 B), and its accumulator,
+// 4 B a channel, as wide as that reader's window (3 columns for d's input):
+//   {e, d, p}: e's step 320 + 72 + 3 x 32 = 488; d's 208 + 72 + 32 = 312; p's 40 + 8 + 8 = 56;
+//   {e, d}: e's 280 + 72 + 96 = 448;  {d, p}: d's 312;  {d}: 272;  {e}: 112 + 2 + 32 = 146.
+// (F9 alone, the head's 2-byte window beside the 320 B of weights: {e, d, p} from 322 B.)
+//   S >= 488: one group: 312;
+//   S = 487 .. 312: {e} {d, p} or {e, d} {p}: 128 B stored and loaded once more: 568;
+//   S = 311 .. 272: three groups, both 128-byte maps cross: 824.
+TEST(BytesBound, a_tiled_group_holds_each_convs_window_beside_the_later_weights) {
+  NetBuilder b("inverted", 1, 1);
+  const int x = b.input("x", {2, 4, 4});
+  const int e = b.conv("e", x, 8, 1);
+  const int d = b.conv("d", e, 8, 3, 1, 1, 8);
+  b.conv("p", d, 2, 1);
+  const Net net = b.build();
+  const BytesBoundModel model(net);
+  const std::tuple<int64_t, int64_t> cases[] = {{1024, 312}, {488, 312}, {487, 568}, {400, 568},
+                                                {312, 568},  {311, 824}, {272, 824}};
+  for (const auto& [capacity, bytes] : cases) {
+    const BytesBound bound = model.at(flat(capacity));
+    EXPECT_EQ(bound.compulsory_bytes, 312);
+    EXPECT_EQ(bound.per_tensor_bytes, 312) << capacity;
+    EXPECT_EQ(bound.bytes, bytes) << capacity;
+  }
+  EXPECT_EQ(model.group_floor(0, 3, flat(488)), 312);
+  EXPECT_EQ(model.group_floor(0, 3, flat(487)), -1);
+  EXPECT_EQ(model.group_floor(0, 2, flat(448)), 32 + 128 + 88 + 128);  // x in, d's map out
+  EXPECT_EQ(model.group_floor(0, 2, flat(447)), -1);
+  EXPECT_EQ(model.group_floor(1, 2, flat(312)), 128 + 88 + 80 + 32);
+  EXPECT_EQ(model.group_floor(1, 2, flat(311)), -1);
+  EXPECT_EQ(model.at(flat(300)).chain_groups, (std::vector<int>{0, 1, 2}));
+  for (int64_t capacity : {1024, 600, 488, 487, 400, 312}) {
+    const Machine machine = flat(capacity);
+    const Found found = expect_every_policy_at_least(net, machine, model.at(machine).bytes);
+    EXPECT_EQ(found.schedules, 10) << capacity;
+    // Tight where the whole chain fits with room, and just under F11's 488 B: {e} {d, p}.
+    if (capacity == 1024 || capacity == 487) {
+      EXPECT_EQ(found.least_bytes, model.at(machine).bytes) << capacity;
+    }
+  }
+}
+
 // z (8, 8, 8) -> c0 1x1 -> x -> c1 3x3 pad 1 -> a -> c2 3x3 pad 1 -> b; y = b + x (the network
 // output). Every map is 512 B; weights 64 + 576 + 576 = 1216, tables 3 * 64 = 192; compulsory
 // 1216 + 192 + 512 + 512 = 2432. The residual x lives from c0 to the Add, so a group keeping it

@@ -56,11 +56,15 @@ TEST(ModernZoo, outputs_have_the_expected_shapes_at_batch_two) {
   }
   const ir::Graph bert = shapes_only("bert_base", 2, 64);
   EXPECT_EQ(bert.tensor(bert.outputs()[0]).shape, (ir::Shape{2, 64, 768}));
+  // A batch of decode steps: one cache per layer and sequence, token rows [1, L, d], and its
+  // new rows [1, 1, d] (docs/scheduler.md "Decode"): 1 + 12 x 2 x 3 inputs and outputs.
   const ir::Graph decode = shapes_only("gpt2_decode", 3, 0, 256);
-  ASSERT_EQ(decode.outputs().size(), 25u);  // hidden state, then 12 x (key, value) rows
+  ASSERT_EQ(decode.outputs().size(), 73u);  // hidden state, then 12 x 3 x (key, value) rows
   EXPECT_EQ(decode.tensor(decode.outputs()[0]).shape, (ir::Shape{3, 1, 768}));
-  EXPECT_EQ(decode.tensor(decode.outputs()[1]).shape, (ir::Shape{3, 12, 1, 64}));
-  EXPECT_EQ(decode.inputs().size(), 25u);
+  EXPECT_EQ(decode.tensor(decode.outputs()[1]).shape, (ir::Shape{1, 1, 768}));
+  EXPECT_EQ(decode.outputs()[72], "h.11.attn.s2.v");
+  EXPECT_EQ(decode.inputs().size(), 73u);
+  EXPECT_EQ(decode.tensor("past.11.value.2").shape, (ir::Shape{1, 256, 768}));
   const ir::Graph llama = shapes_only("llama_block", 1, 32);
   EXPECT_EQ(llama.tensor(llama.outputs()[0]).shape, (ir::Shape{1, 32, 2048}));
 }
@@ -104,6 +108,11 @@ TEST(ModernZoo, the_layers_option_builds_that_many_layers) {
             2 * 7'087'872 + 1536 + 2 + 128 * 128);
   const std::int64_t s = 128, proj = 768 * (2304 + 768 + 3072 + 3072);
   EXPECT_EQ(total_macs(shapes_only("bert_base", 1, s, 0, 1)), s * proj + 2 * 12 * s * s * 64);
+  // gpt2_decode: one block, ln_f and its scale; 1 + 2 inputs and outputs.
+  const ir::Graph decode = shapes_only("gpt2_decode", 1, 0, 64, 1);
+  EXPECT_EQ(ir::parameter_count(decode), 7'087'872 + 1536 + 1);
+  EXPECT_EQ(decode.inputs().size(), 3u);
+  EXPECT_EQ(decode.outputs().size(), 3u);
 }
 
 // tiny_attention by hand: S 16, d 32, 2 heads of 16, MLP 64. Parameters: in_proj 32*96 + 96,
@@ -133,13 +142,31 @@ TEST(ModernZoo, tiny_causal_counts_by_hand) {
   EXPECT_EQ(mask.f32_values[5 * 16 + 6], 0.0f);
 }
 
+// tiny_decode by hand: d 32, 2 heads of 16, MLP 128, cache L = 16 (default). Parameters as
+// tiny_causal's without the mask (3'168 + 1'056 + 4'224 + 4'128, three LayerNorms 192, the
+// scale 1); MACs: one token's projections 32*(96 + 32 + 128) + 128*32 and attention
+// 2 * 2 * 16 * (L + 1) (q k^T over the L + 1 keys, then p V). Inputs: the token [1, 1, 32] and
+// the past keys and values [1, 16, 32]; outputs: the hidden state and the new rows [1, 1, 32].
+TEST(ModernZoo, tiny_decode_counts_by_hand) {
+  const ir::Graph g = shapes_only("tiny_decode");
+  EXPECT_EQ(ir::parameter_count(g), 3'168 + 1'056 + 4'224 + 4'128 + 192 + 1);
+  EXPECT_EQ(total_macs(g), 32 * (96 + 32 + 128) + 128 * 32 + 2 * 2 * 16 * 17);
+  EXPECT_EQ(g.tensor("past.0.key").shape, (ir::Shape{1, 16, 32}));
+  EXPECT_EQ(g.tensor("h.0.attn.key_cache").shape, (ir::Shape{1, 17, 32}));
+  ASSERT_EQ(g.outputs().size(), 3u);
+  for (const std::string& out : g.outputs())
+    EXPECT_EQ(g.tensor(out).shape, (ir::Shape{1, 1, 32})) << out;
+  EXPECT_EQ(g.outputs()[1], "h.0.attn.k");
+  EXPECT_EQ(total_macs(shapes_only("tiny_decode", 1, 0, 5)),
+            32 * (96 + 32 + 128) + 128 * 32 + 2 * 2 * 16 * 6);
+}
+
 TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
   for (const ModelInfo& info : models()) {
     const bool modern = info.name == "vit_b_16" || info.name == "bert_base" ||
                         info.name == "gpt2" || info.name == "gpt2_decode" ||
-                        info.name == "llama_block" || info.name == "mobilenet_v3_large" ||
-                        info.name == "efficientnet_b0" || info.name == "convnext_tiny" ||
-                        info.name == "resnext50_32x4d";
+                        info.name == "mobilenet_v3_large" || info.name == "efficientnet_b0" ||
+                        info.name == "convnext_tiny" || info.name == "resnext50_32x4d";
     EXPECT_EQ(info.accelerated, !modern) << info.name;
   }
 }

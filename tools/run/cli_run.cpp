@@ -280,8 +280,10 @@ int run(const RunArgs& args) {
   nlohmann::json report;
   report["model"] = args.model;
   // The zoo options that shape the model, so that a figure is reproducible from its JSON.
-  report["model_options"] = {
-      {"seq", args.zoo.sequence}, {"layers", args.zoo.layers}, {"kv_length", args.zoo.kv_length}};
+  report["model_options"] = {{"batch", args.zoo.batch},
+                             {"seq", args.zoo.sequence},
+                             {"layers", args.zoo.layers},
+                             {"kv_length", args.zoo.kv_length}};
   report["config"] = {{"name", config.name}, {"path", hw_path}, {"hash", content_hash(config)}};
   report["tool_version"] = version();
   report["mode"] = args.timing_only ? "timing-only" : "full";
@@ -360,8 +362,13 @@ cli::Runner setup(CLI::App& command) {
       ->check(CLI::NonNegativeNumber);
   command
       .add_option("--layers", args->zoo.layers,
-                  "Layers of a transformer stack zoo model (bert_base, gpt2; 0: all 12)")
+                  "Layers of a transformer stack zoo model (bert_base, gpt2, gpt2_decode; 0: all "
+                  "12)")
       ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--batch", args->zoo.batch,
+                  "Batch of a zoo model (1; a decode model: sequences sharing the weights)")
+      ->check(CLI::PositiveNumber);
   command
       .add_option("--kv-length", args->zoo.kv_length,
                   "KV cache length of a decode zoo model (0: its default)")
