@@ -4,33 +4,29 @@
 #include <algorithm>
 
 #include "codegen/lowering.hpp"
+#include "scheduler/group_mapping.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
 
 Status Lowering::place_group_ops(const std::string& where, const sched::GroupSchedule& gs) {
-  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
-  if (gs.weight_sweep &&
-      (gs.ops.empty() || !is_conv(gs.ops.front()) || gs.op_slices.size() != gs.ops.size()))
+  if (gs.weight_sweep && (gs.ops.empty() || net_.op(gs.ops.front()).kind != sched::OpKind::Conv ||
+                          gs.op_slices.size() != gs.ops.size()))
     return fail(where + ": malformed (a conv first, one slice count per op)");
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
     const OpEmitter* emitter = emitter_for(op.kind);
-    if (gs.weight_sweep) {
-      // An op-major nest: each conv's slices through the sweep's pair of slice buffers, the
-      // ops of its block per slice, pools and Concats whole.
-      if (is_conv(o)) {
-        if (auto s = place_sweep_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
-      } else if (!sched::runs_whole_in_sweep(op) && (emitter == nullptr || !emitter->per_slice)) {
-        return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
-                    ") cannot run per slice");
-      }
-      continue;
-    }
     if (emitter == nullptr)
       return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
                   ") is not supported by codegen yet");
+    // An op-major nest (a weight sweep) runs each conv's slices through the sweep's pair of
+    // slice buffers, the ops of its block per slice, pools and Concats whole.
+    if (gs.weight_sweep && !emitter->matrix && !emitter->per_slice &&
+        !sched::runs_whole_in_sweep(op))
+      return fail(where + ": op '" + op.name + "' (" + sched::to_string(op.kind) +
+                  ") cannot run per slice");
     if (emitter->matrix)
       if (auto s = place_conv(gs, op); !s.ok()) return fail(where + ": " + s.reason());
   }
@@ -106,12 +102,15 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
   if (auto s = place_group_ops(where, gs); !s.ok()) return s;
   size_t before = emitter_.size();
   const CodeTraffic traffic_before = out_.traffic;
-  // The mapping's loop nest as steps (docs/codegen.md "One lowering walk"): a tile-major nest's
-  // tiles, or an op-major nest's slice phases (one step each).
+  // The mapping's loop nest as steps (docs/codegen.md "One lowering walk"): the one
+  // enumeration of its steps (sched::nest_steps: a tile-major nest's tiles, an op-major nest's
+  // conv slices), each lowered into a TileCode.
+  auto nest = sched::nest_steps(net_, sched::derive_mapping(net_, gs));
+  if (!nest.ok()) return fail(where + ": " + nest.reason());
   std::vector<TileCode> steps;
   bool pipelined = gs.weight_sweep;  // a sweep's slice pair always ping-pongs
-  const Status walked =
-      gs.weight_sweep ? sweep_steps(where, gs, steps) : tile_steps(where, gs, steps, pipelined);
+  const Status walked = gs.weight_sweep ? sweep_steps(where, gs, nest.value(), steps)
+                                        : tile_steps(where, gs, nest.value(), steps, pipelined);
   if (!walked.ok()) return walked;
   if (auto s = place_prefetch(where, before); !s.ok()) return s;
   const Status emitted =
@@ -123,7 +122,8 @@ Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
 }
 
 Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule& gs,
-                            std::vector<TileCode>& tiles, bool& pipelined) {
+                            const std::vector<sched::NestStep>& nest, std::vector<TileCode>& tiles,
+                            bool& pipelined) {
   // Tiles in the scheduler's order (GroupSchedule::channel_part): channel parts outermost, then
   // rows, then columns.
   // Double buffering uses the schedule's ping-pong copies: of inputs and stored outputs, and
@@ -150,16 +150,19 @@ Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule
   chunk_pingpong_ = tiling.pipelined && tiling.streamed && chunked;
   std::vector<Box> previous(net_.tensors.size());
   int64_t weight_phase = 0;  // phases emitted so far (chunk ping-pong)
-  for (int64_t tile = 0; tile < gs.tiles(); ++tile) {
+  if (static_cast<int64_t>(nest.size()) != gs.tiles())
+    return fail(where + ": the mapping's loops give " + std::to_string(nest.size()) +
+                " tiles, the schedule " + std::to_string(gs.tiles()));
+  for (const sched::NestStep& step : nest) {
+    const int64_t tile = step.tile;
     copy_ = tiling.pipelined ? static_cast<int>(tile % 2) : 0;
     // Streamed slices ping-pong per load: every tile, or every channel part when kept.
-    weight_copy_ =
-        tiling.pipelined && tiling.streamed
-            ? static_cast<int>((gs.keeps_weight_slices() ? gs.channel_part(tile) : tile) % 2)
-            : 0;
+    weight_copy_ = tiling.pipelined && tiling.streamed
+                       ? static_cast<int>((gs.keeps_weight_slices() ? step.channel_part : tile) % 2)
+                       : 0;
     table_copy_ = chunk_pingpong_ ? static_cast<int>(tile % 2) : -1;
     if (chunk_pingpong_) weight_copy_ = static_cast<int>(weight_phase % 2);
-    if (auto s = lower_tile(where, gs, tiling, tile, previous, tiles); !s.ok()) return s;
+    if (auto s = lower_tile(where, gs, tiling, step, previous, tiles); !s.ok()) return s;
     weight_phase += static_cast<int64_t>(tiles.back().phases.size());
   }
   copy_ = 0;
@@ -204,9 +207,9 @@ void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box
 }
 
 Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule& gs,
-                            const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
-                            std::vector<TileCode>& tiles) {
-  const int64_t kt = gs.channel_part(tile);
+                            const GroupTiling& tiling, const sched::NestStep& step,
+                            std::vector<Box>& previous, std::vector<TileCode>& tiles) {
+  const int64_t tile = step.tile, kt = step.channel_part;
   std::vector<Box> requested, window;
   tile_boxes(gs, tile, requested, window);
   const int reducer = hidden_reducer(gs);
@@ -224,7 +227,7 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
     const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
     // Resident: every slice once, before the first tile; streamed: the tile's slice, once
     // per channel part when the part's row/column tiles keep it.
-    const bool new_part = gs.row_part(tile) == 0 && gs.col_part(tile) == 0;
+    const bool new_part = step.row_part == 0 && step.col_part == 0;
     const bool load_slice =
         gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
     if (matrix && o == reducer) {  // hidden chunks: chunk kt of B's one slice

@@ -15,6 +15,7 @@
 #include "compiler/ir/graph.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/program.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/machine.hpp"
 #include "scheduler/shape.hpp"
 #include "support/int_ops.hpp"
@@ -149,6 +150,12 @@ struct ConvParams {
   int64_t chunks = 1;  ///< reduction chunks per slice
 };
 
+/// The one or two buffers a matrix op's weight slices go through (Lowering::weight_copies).
+struct WeightCopies {
+  const sched::BufferAlloc* copy[2] = {nullptr, nullptr};  ///< copy 1: nullptr when one copy
+  bool shared = false;  ///< a weight sweep's pair, shared by its convs
+};
+
 /// One load-then-compute step of a tile. A tile is one phase, or, with Gemm reduction chunks,
 /// one phase per chunk: chunk k's weights load once chunk k-1's conv has read the buffer.
 struct Phase {
@@ -167,7 +174,7 @@ using VectorEmit = Status (Lowering::*)(const sched::GroupSchedule& gs, const sc
 /// are by name in scheduler/policy.cpp). A kind with no entry is not supported by codegen.
 struct OpEmitter {
   sched::OpKind kind = sched::OpKind::Input;
-  /// A matrix op (Conv, Gemm): weight slices placed per group (place_conv), loaded per tile
+  /// A matrix op (Conv, Gemm): weight slices placed per group (place_conv), loaded per step
   /// (emit_conv_loads), its conv and requant steps emitted by emit_conv into the tile's phases.
   bool matrix = false;
   VectorEmit emit = nullptr;  ///< the others: emitted into the tile's last compute phase
@@ -240,7 +247,20 @@ class Lowering {
   /// Input blocks per reduction chunk of matrix op `op` in group `gs` (ConvParams::chunk_blocks).
   int64_t chunk_blocks_of(const sched::GroupSchedule& gs, const sched::Op& op,
                           const MatrixOp& m) const;
+  /// Places matrix op `op`'s weight slices in the buffers its weights go through
+  /// (weight_copies): resident, every slice one after another; streamed, every slice at the
+  /// buffer's offset (copy1_delta to the second copy). A buffer of the op's own too small for
+  /// the packed form moves above the schedule's peak (place_above_peak); a weight sweep's pair
+  /// must hold every slice.
   Status place_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+  /// The buffers `op`'s weights go through: its own `w:<op>` (and `w:<op>#1` when streamed and
+  /// double-buffered), or in a weight sweep the pair `w:sweep`/`w:sweep#1` its convs share.
+  Result<WeightCopies> weight_copies(const sched::GroupSchedule& gs, const sched::Op& op) const;
+  /// Moves an op's packed weights (`need` bytes a copy) above the schedule's peak where its
+  /// buffer is smaller (the scheduler sizes compact bytes) or shares bytes with an earlier
+  /// step's buffer; sets `base` and `p.copy1_delta` there. Fails when the scratchpad is full.
+  Status place_above_peak(const sched::GroupSchedule& gs, const sched::Op& op, int64_t need,
+                          const WeightCopies& copies, ConvParams& p, int64_t& base);
   /// The one lowering walk of a group (docs/codegen.md "One lowering walk"): places its ops'
   /// parameters, walks its mapping's loop nest into steps (tile_steps, sweep_steps), emits
   /// them under the token protocol (serialised, or double-buffered) and records its figures.
@@ -248,7 +268,7 @@ class Lowering {
   /// The op emitter of `kind`, or nullptr when codegen does not support it.
   static const OpEmitter* emitter_for(sched::OpKind kind);
   /// Checks every op of a group has an emitter (in a weight sweep: runs per slice or whole)
-  /// and places its matrix ops' weights (a sweep's convs: place_sweep_conv).
+  /// and places its matrix ops' weights (place_conv).
   Status place_group_ops(const std::string& where, const sched::GroupSchedule& gs);
   /// Emits op `gs.ops[pos]` through the emitter registered for its kind: a matrix op's conv
   /// and requant steps into `phases` (emit_conv), any other op into the last phase's compute.
@@ -257,7 +277,8 @@ class Lowering {
   /// A tile-major nest's steps: one per tile, in the scheduler's tile order (lower_tile);
   /// `pipelined` says whether they run double-buffered.
   Status tile_steps(const std::string& where, const sched::GroupSchedule& gs,
-                    std::vector<TileCode>& tiles, bool& pipelined);
+                    const std::vector<sched::NestStep>& nest, std::vector<TileCode>& tiles,
+                    bool& pipelined);
   /// The tile's requested box of every stored output (the scheduler's tiling rule).
   std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
   /// Tile `tile`'s stored boxes (`requested`) and every tensor's box (`need`): the shape transfer
@@ -273,10 +294,10 @@ class Lowering {
                            const std::vector<Box>& need, std::vector<Phase>& phases);
   /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
   std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
-  /// Appends tile `tile`'s loads, phases and stores to `tiles`.
+  /// Appends the loads, phases and stores of the tile of nest step `step` to `tiles`.
   Status lower_tile(const std::string& where, const sched::GroupSchedule& gs,
-                    const GroupTiling& tiling, int64_t tile, std::vector<Box>& previous,
-                    std::vector<TileCode>& tiles);
+                    const GroupTiling& tiling, const sched::NestStep& step,
+                    std::vector<Box>& previous, std::vector<TileCode>& tiles);
   /// Halo caching: trims `need` to the fresh rows and appends the copies that move the rows a
   /// tile shares with the previous one (`previous`, updated) to the top of their buffers.
   void halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
@@ -293,15 +314,13 @@ class Lowering {
   /// one step each with the block's elementwise ops, each output stored after the step that
   /// completes it (early stores), the activations loaded with the first step.
   Status sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
-                     std::vector<TileCode>& steps);
-  /// The sweep's steps (one per conv slice; whole ops at the end of the step before them) and
-  /// per tensor made in the group the step that completes it.
+                     const std::vector<sched::NestStep>& nest, std::vector<TileCode>& steps);
+  /// The sweep's steps, one per step of `nest` (a conv slice with its block's ops; whole ops at
+  /// the end of the step before them) and per tensor made in the group the step that
+  /// completes it.
   Status sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
-                      const std::vector<Box>& whole, std::vector<TileCode>& steps,
-                      std::map<int, size_t>& ready_phase);
-  /// Slice addresses of a sweep conv: every slice at the pair's first copy (copy1_delta to the
-  /// second).
-  Status place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op);
+                      const std::vector<sched::NestStep>& nest, const std::vector<Box>& whole,
+                      std::vector<TileCode>& steps, std::map<int, size_t>& ready_phase);
   /// Appends the per-group figures (instruction counts, bytes moved) of the instructions
   /// emitted since `before` / `traffic_before`.
   void record_group(const sched::GroupSchedule& gs, size_t before,

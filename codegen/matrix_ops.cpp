@@ -136,11 +136,39 @@ int64_t Lowering::chunk_blocks_of(const sched::GroupSchedule& gs, const sched::O
   return fit >= 1 ? std::min(fit, ic_blocks) : ic_blocks;
 }
 
+Result<WeightCopies> Lowering::weight_copies(const sched::GroupSchedule& gs,
+                                             const sched::Op& op) const {
+  WeightCopies w;
+  w.shared = gs.weight_sweep;
+  const std::string name = w.shared ? "w:sweep" : "w:" + op.name;
+  // Streamed and double-buffered weights have a second copy: a sweep's always.
+  const bool two = !gs.weights_resident && gs.double_buffered;
+  for (const auto& b : gs.buffers) {
+    if (b.role != sched::BufferRole::Weights) continue;
+    if (b.name == name) w.copy[0] = &b;
+    if (two && b.name == name + "#1") w.copy[1] = &b;
+  }
+  if (w.shared && (w.copy[0] == nullptr || w.copy[1] == nullptr))
+    return fail("the weight sweep has no pair of slice buffers (w:sweep, w:sweep#1)");
+  if (w.copy[0] == nullptr) return fail("op '" + op.name + "': the schedule has no weight buffer");
+  if (two && w.copy[1] == nullptr)
+    return fail("op '" + op.name +
+                "': the schedule double-buffers its streamed weights "
+                "but has no second weight buffer");
+  if (w.copy[1] != nullptr && w.copy[1]->scratchpad != w.copy[0]->scratchpad)
+    return fail(w.shared
+                    ? std::string("the weight sweep's slice buffers lie in different scratchpads")
+                    : "op '" + op.name + "': its two weight buffers lie in different scratchpads");
+  return w;
+}
+
 Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
   const int index = static_cast<int>(&op - net_.ops.data());
   auto matrix = matrix_op(op);
   if (!matrix.ok()) return matrix.failure();
   const MatrixOp& m = matrix.value();
+  if (gs.weight_sweep && (m.gemm || m.depthwise))
+    return fail("op '" + op.name + "' in a weight sweep is not a dense conv");
   ConvParams p;
   p.has_bias = m.bias != nullptr;
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
@@ -183,65 +211,31 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
     dram += c.size() * (m.depthwise ? 1 : m.ci) * m.kh * m.kw * weight_bytes_;
     p.slices.push_back(sp);
   }
-  // Resident weights keep every slice on chip; streamed ones reuse one slice's room per tile.
+  // Resident weights keep every slice on chip; streamed ones reuse one slice's room per tile
+  // (a sweep's: per slice step).
   int64_t need = 0;
   for (const SliceBytes& b : bytes)
     need = gs.weights_resident ? need + b.total() : std::max(need, b.total());
-  const sched::BufferAlloc* wbuf = nullptr;
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name) wbuf = &b;
-  if (wbuf == nullptr) return fail("op '" + op.name + "': the schedule has no weight buffer");
+  auto copies = weight_copies(gs, op);
+  if (!copies.ok()) return copies.failure();
+  const sched::BufferAlloc* wbuf = copies.value().copy[0];
+  const sched::BufferAlloc* wbuf1 = copies.value().copy[1];
   p.sp = wbuf->scratchpad;
+  if (wbuf1 != nullptr) p.copy1_delta = wbuf1->offset - wbuf->offset;
   int64_t base = wbuf->offset;
-  // The load engine fills a streamed slice before the tile's first op. The scheduler's slices
-  // live from that load (step 0), so none shares bytes with a buffer of an earlier step; a
-  // schedule that says otherwise (read from JSON, say) gets its slice placed above the peak.
-  bool shared_lifetime = false;
-  if (!gs.weights_resident && wbuf_of(gs, op) != nullptr) {
-    const sched::BufferAlloc& w = *wbuf_of(gs, op);
-    for (const auto& b : gs.buffers) {
-      if (&b == &w || b.scratchpad != w.scratchpad || b.first_step >= w.first_step) continue;
-      if (b.offset < w.offset + w.size_bytes && w.offset < b.offset + b.size_bytes)
-        shared_lifetime = true;  // written or read before this op's step, in these bytes
+  if (copies.value().shared) {
+    // A weight sweep's pair serves all its convs: it stays where the schedule put it, and
+    // every slice must fit both copies.
+    for (size_t k = 0; k < slices.size(); ++k) {
+      for (const sched::BufferAlloc* w : {wbuf, wbuf1}) {
+        if (bytes[k].total() > w->size_bytes)
+          return fail("op '" + op.name + "': a slice of " + std::to_string(slices[k].size()) +
+                      " channels needs " + std::to_string(bytes[k].total()) + " bytes; '" +
+                      w->name + "' has " + std::to_string(w->size_bytes));
+      }
     }
-  }
-  // Double-buffered streamed weights have a second copy of the slice buffer.
-  const sched::BufferAlloc* wbuf1 = nullptr;
-  if (!gs.weights_resident && gs.double_buffered) {
-    for (const auto& b : gs.buffers)
-      if (b.role == sched::BufferRole::Weights && b.name == "w:" + op.name + "#1") wbuf1 = &b;
-    if (wbuf1 == nullptr)
-      return fail("op '" + op.name +
-                  "': the schedule double-buffers its streamed weights "
-                  "but has no second weight buffer");
-    if (wbuf1->scratchpad != wbuf->scratchpad)
-      return fail("op '" + op.name + "': its two weight buffers lie in different scratchpads");
-    p.copy1_delta = wbuf1->offset - wbuf->offset;
-    shared_lifetime |= need > wbuf1->size_bytes;
-  }
-  if (need > wbuf->size_bytes || shared_lifetime) {
-    // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
-    // blocks plus the bias vector and requant table. Place them above the schedule's peak.
-    const int64_t peak = gs.peak_bytes.size() > static_cast<size_t>(p.sp)
-                             ? gs.peak_bytes[static_cast<size_t>(p.sp)]
-                             : 0;
-    int64_t& top = extra_top_[p.sp];
-    top = std::max(top, ceil_div(peak, 64) * 64);
-    base = top;
-    top += ceil_div(need, 64) * 64;
-    if (wbuf1 != nullptr) {  // and the second copy right above
-      p.copy1_delta = ceil_div(need, 64) * 64;
-      top += p.copy1_delta;
-    }
-    const int64_t size = machine_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
-    const int64_t copies = wbuf1 != nullptr ? 2 : 1;
-    if (top > size)
-      return fail("op '" + op.name + "': packed weights, bias and requant table need " +
-                  std::to_string(copies) + " x " + std::to_string(need) +
-                  " bytes; the schedule reserved " + std::to_string(wbuf->size_bytes) +
-                  " and scratchpad '" + machine_.scratchpads[static_cast<size_t>(p.sp)].name +
-                  "' has " + std::to_string(size - (top - copies * ceil_div(need, 64) * 64)) +
-                  " bytes free above the schedule's peak");
+  } else if (auto moved = place_above_peak(gs, op, need, copies.value(), p, base); !moved.ok()) {
+    return moved;
   }
   int64_t at = base;
   for (size_t k = 0; k < slices.size(); ++k) {
@@ -252,6 +246,48 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
     if (gs.weights_resident) at += bytes[k].total();
   }
   conv_params_[index] = p;
+  return {};
+}
+
+Status Lowering::place_above_peak(const sched::GroupSchedule& gs, const sched::Op& op, int64_t need,
+                                  const WeightCopies& copies, ConvParams& p, int64_t& base) {
+  const sched::BufferAlloc& w = *copies.copy[0];
+  const sched::BufferAlloc* w1 = copies.copy[1];
+  // The load engine fills a streamed slice before the tile's first op. The scheduler's slices
+  // live from that load (step 0), so none shares bytes with a buffer of an earlier step; a
+  // schedule that says otherwise (read from JSON, say) gets its slice placed above the peak.
+  bool shared_lifetime = false;
+  if (!gs.weights_resident) {
+    for (const auto& b : gs.buffers) {
+      if (&b == &w || b.scratchpad != w.scratchpad || b.first_step >= w.first_step) continue;
+      if (b.offset < w.offset + w.size_bytes && w.offset < b.offset + b.size_bytes)
+        shared_lifetime = true;  // written or read before this op's step, in these bytes
+    }
+  }
+  if (w1 != nullptr) shared_lifetime |= need > w1->size_bytes;
+  if (need <= w.size_bytes && !shared_lifetime) return {};
+  // The scheduler sizes weight buffers in compact bytes; the matrix unit wants whole R x C
+  // blocks plus the bias vector and requant table. Place them above the schedule's peak.
+  const int64_t peak = gs.peak_bytes.size() > static_cast<size_t>(p.sp)
+                           ? gs.peak_bytes[static_cast<size_t>(p.sp)]
+                           : 0;
+  int64_t& top = extra_top_[p.sp];
+  top = std::max(top, ceil_div(peak, 64) * 64);
+  base = top;
+  top += ceil_div(need, 64) * 64;
+  if (w1 != nullptr) {  // and the second copy right above
+    p.copy1_delta = ceil_div(need, 64) * 64;
+    top += p.copy1_delta;
+  }
+  const int64_t size = machine_.scratchpads[static_cast<size_t>(p.sp)].size_bytes;
+  const int64_t n = w1 != nullptr ? 2 : 1;
+  if (top > size)
+    return fail("op '" + op.name + "': packed weights, bias and requant table need " +
+                std::to_string(n) + " x " + std::to_string(need) +
+                " bytes; the schedule reserved " + std::to_string(w.size_bytes) +
+                " and scratchpad '" + machine_.scratchpads[static_cast<size_t>(p.sp)].name +
+                "' has " + std::to_string(size - (top - n * ceil_div(need, 64) * 64)) +
+                " bytes free above the schedule's peak");
   return {};
 }
 

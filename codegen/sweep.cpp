@@ -10,57 +10,8 @@
 
 namespace tessel::codegen::detail {
 
-Status Lowering::place_sweep_conv(const sched::GroupSchedule& gs, const sched::Op& op) {
-  const int index = static_cast<int>(&op - net_.ops.data());
-  auto matrix = matrix_op(op);
-  if (!matrix.ok()) return matrix.failure();
-  const MatrixOp& m = matrix.value();
-  if (m.gemm || m.depthwise)
-    return fail("op '" + op.name + "' in a weight sweep is not a dense conv");
-  const sched::BufferAlloc* copies[2] = {nullptr, nullptr};
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Weights && (b.name == "w:sweep" || b.name == "w:sweep#1"))
-      copies[b.copy == 1 ? 1 : 0] = &b;
-  if (copies[0] == nullptr || copies[1] == nullptr)
-    return fail("the weight sweep has no pair of slice buffers (w:sweep, w:sweep#1)");
-  if (copies[0]->scratchpad != copies[1]->scratchpad)
-    return fail("the weight sweep's slice buffers lie in different scratchpads");
-  ConvParams p;
-  p.sp = copies[0]->scratchpad;
-  p.has_bias = m.bias != nullptr;
-  p.chunk_blocks = ceil_div(m.ci, rows_);
-  p.chunks = 1;
-  p.copy1_delta = copies[1]->offset - copies[0]->offset;
-  const int64_t max_ic_blocks = field_max("conv", "ic_blocks");
-  if (p.chunk_blocks > max_ic_blocks)
-    return fail("op '" + op.name + "': " + std::to_string(p.chunk_blocks) +
-                " input blocks in one conv instruction (ic_blocks takes at most " +
-                std::to_string(max_ic_blocks) + ")");
-  int64_t dram = out_.layout.find("w:" + op.name)->offset;
-  for (const sched::Interval c : slices_of(index)) {
-    const int64_t oc_blocks = ceil_div(c.size(), cols_);
-    const int64_t packed = oc_blocks * p.chunk_blocks * m.kh * m.kw * rows_ * cols_ * weight_bytes_;
-    const int64_t bias = p.has_bias ? oc_blocks * cols_ * 4 : 0;
-    const int64_t need = ceil_div(packed + bias + c.size() * 8, 8) * 8;
-    for (const sched::BufferAlloc* w : copies)
-      if (need > w->size_bytes)
-        return fail("op '" + op.name + "': a slice of " + std::to_string(c.size()) +
-                    " channels needs " + std::to_string(need) + " bytes; '" + w->name + "' has " +
-                    std::to_string(w->size_bytes));
-    SliceParams sp;
-    sp.channels = c;
-    sp.dram_weights = dram;
-    dram += c.size() * m.ci * m.kh * m.kw * weight_bytes_;
-    sp.w_addr = copies[0]->offset;
-    sp.bias_addr = sp.w_addr + packed;
-    sp.table_addr = sp.bias_addr + bias;
-    p.slices.push_back(sp);
-  }
-  conv_params_[index] = p;
-  return {};
-}
-
 Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedule& gs,
+                             const std::vector<sched::NestStep>& nest,
                              std::vector<TileCode>& steps) {
   // One tile: every stored output whole, shape transfer for the rest.
   std::vector<Box> requested(net_.tensors.size());
@@ -80,7 +31,7 @@ Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedul
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
   std::map<int, size_t> ready_phase;  // per tensor made here: the step that completes it
-  if (auto s = sweep_phases(where, gs, whole, steps, ready_phase); !s.ok()) return s;
+  if (auto s = sweep_phases(where, gs, nest, whole, steps, ready_phase); !s.ok()) return s;
   weight_copy_ = 0;
   layout_ = whole;
   // Early stores (docs/codegen.md, "Weight sweeps"): each output after the step that
@@ -112,10 +63,9 @@ Status Lowering::sweep_steps(const std::string& where, const sched::GroupSchedul
 }
 
 Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedule& gs,
+                              const std::vector<sched::NestStep>& nest,
                               const std::vector<Box>& whole, std::vector<TileCode>& steps,
                               std::map<int, size_t>& ready_phase) {
-  auto is_conv = [&](int o) { return net_.op(o).kind == sched::OpKind::Conv; };
-  auto is_whole = [&](int o) { return sched::runs_whole_in_sweep(net_.op(o)); };
   // A buffer holds its tensor's whole box when its pixel has every channel, else the slice
   // being computed (docs/scheduler.md, "Weight sweeps").
   std::vector<char> holds_slice(net_.tensors.size(), 0);
@@ -124,52 +74,51 @@ Status Lowering::sweep_phases(const std::string& where, const sched::GroupSchedu
     const Box& box = whole[static_cast<size_t>(b.tensor)];
     holds_slice[static_cast<size_t>(b.tensor)] = b.pixel_bytes < box.c.size() * act_bytes_;
   }
-  // Weight phases: slice k of a conv and its block's elementwise ops on those channels. A pool
-  // or Concat runs whole, over every channel, at the end of the phase before it (the blocks
-  // before it are complete then).
-  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
-    if (is_whole(gs.ops[pos])) {
-      const sched::Op& op = net_.op(gs.ops[pos]);
-      if (steps.empty()) return fail(where + ": '" + op.name + "' before the first conv");
-      ready_phase[op.output] = steps.size() - 1;
+  // The nest's steps (sched::nest_steps): slice k of a conv and its block's elementwise ops on
+  // those channels; a pool or Concat runs whole, over every channel, at the end of the step
+  // before it (the blocks before it are complete then).
+  for (size_t i = 0; i < nest.size(); ++i) {
+    const sched::NestStep& at = nest[i];
+    const sched::Op& conv = net_.op(gs.ops[at.first_op]);
+    const auto slices = slices_of(gs.ops[at.first_op]);
+    if (at.slice < 0 || static_cast<size_t>(at.slice) >= slices.size())
+      return fail(where + ": slice " + std::to_string(at.slice) + " of '" + conv.name + "' (" +
+                  std::to_string(slices.size()) + " slices)");
+    const auto k = static_cast<size_t>(at.slice);
+    weight_copy_ = static_cast<int>(steps.size() % 2);
+    std::vector<Phase> phase(1);
+    if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
+      return fail(where + ": " + s.reason());
+    std::vector<Box> need = whole;
+    layout_ = whole;
+    auto slice_of = [&](int t) {
+      Box box = whole[static_cast<size_t>(t)];
+      box.c = slices[k];
+      need[static_cast<size_t>(t)] = box;
+      if (holds_slice[static_cast<size_t>(t)]) layout_[static_cast<size_t>(t)] = box;
+    };
+    for (size_t q = at.first_op; q < at.end_op; ++q) {
+      const sched::Op& op = net_.op(gs.ops[q]);
+      slice_of(op.output);
+      if (q > at.first_op)
+        for (int t : op.inputs) slice_of(t);
+    }
+    if (auto s = emit_op(gs, at.first_op, need, phase); !s.ok())
+      return fail(where + ": " + s.reason());
+    if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
+    for (size_t q = at.first_op + 1; q < at.end_op; ++q)
+      if (auto s = emit_op(gs, q, need, phase); !s.ok()) return fail(where + ": " + s.reason());
+    steps.push_back(TileCode{{}, std::move(phase), {}});
+    // The block's last slice completes its ops' outputs.
+    if (i + 1 == nest.size() || nest[i + 1].first_op != at.first_op)
+      for (size_t q = at.first_op; q < at.end_op; ++q)
+        ready_phase[net_.op(gs.ops[q]).output] = steps.size() - 1;
+    for (size_t pos : at.whole_ops) {
+      ready_phase[net_.op(gs.ops[pos]).output] = steps.size() - 1;
       layout_ = whole;
       if (auto s = emit_op(gs, pos, whole, steps.back().phases); !s.ok())
         return fail(where + ": " + s.reason());
-      continue;
     }
-    if (!is_conv(gs.ops[pos])) continue;
-    const sched::Op& conv = net_.op(gs.ops[pos]);
-    size_t block_end = pos + 1;
-    while (block_end < gs.ops.size() && !is_conv(gs.ops[block_end]) && !is_whole(gs.ops[block_end]))
-      ++block_end;
-    const auto slices = slices_of(gs.ops[pos]);
-    for (size_t k = 0; k < slices.size(); ++k) {
-      weight_copy_ = static_cast<int>(steps.size() % 2);
-      std::vector<Phase> phase(1);
-      if (auto s = emit_conv_loads(conv, static_cast<int>(k), phase.front().loads); !s.ok())
-        return fail(where + ": " + s.reason());
-      std::vector<Box> need = whole;
-      layout_ = whole;
-      auto slice_of = [&](int t) {
-        Box box = whole[static_cast<size_t>(t)];
-        box.c = slices[k];
-        need[static_cast<size_t>(t)] = box;
-        if (holds_slice[static_cast<size_t>(t)]) layout_[static_cast<size_t>(t)] = box;
-      };
-      for (size_t q = pos; q < block_end; ++q) {
-        const sched::Op& op = net_.op(gs.ops[q]);
-        slice_of(op.output);
-        if (q > pos)
-          for (int t : op.inputs) slice_of(t);
-      }
-      if (auto s = emit_op(gs, pos, need, phase); !s.ok()) return fail(where + ": " + s.reason());
-      if (phase.size() != 1) return fail(where + ": reduction chunks in a weight sweep");
-      for (size_t q = pos + 1; q < block_end; ++q)
-        if (auto s = emit_op(gs, q, need, phase); !s.ok()) return fail(where + ": " + s.reason());
-      steps.push_back(TileCode{{}, std::move(phase), {}});
-    }
-    for (size_t q = pos; q < block_end; ++q)
-      ready_phase[net_.op(gs.ops[q]).output] = steps.size() - 1;
   }
   return {};
 }

@@ -170,11 +170,64 @@ void claim_deep_reuse(const Net& net, const GroupInfo& g, const TileGeometry* ge
 
 }  // namespace
 
-std::vector<AllocRequest> buffer_requests(const Net& net, const Machine& machine,
-                                          const GroupInfo& g, const BufferSizes& sizes,
-                                          const TileGeometry* geo, const Mapping& m,
-                                          const PlanOptions& options, const std::vector<char>& kept,
-                                          bool keep_slices, std::vector<BufferAlloc>& buffers) {
+std::vector<AllocRequest> allocation_requests(const std::vector<BufferAlloc>& buffers,
+                                              const PlanOptions& options, bool in_place_chains,
+                                              std::vector<int>* request_of) {
+  std::vector<AllocRequest> requests;
+  requests.reserve(buffers.size());
+  std::vector<int> root(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int r = static_cast<int>(i);
+    if (in_place_chains)
+      while (buffers[static_cast<size_t>(r)].reuses >= 0)
+        r = buffers[static_cast<size_t>(r)].reuses;
+    root[i] = r;
+  }
+  std::vector<int> of(buffers.size(), -1);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (root[i] != static_cast<int>(i)) continue;
+    const BufferAlloc& b = buffers[i];
+    of[i] = static_cast<int>(requests.size());
+    // A deep-reuse claim is the allocator's pair; an in-place chain has none (one request).
+    requests.push_back({b.size_bytes, b.first_step, b.last_step, b.scratchpad,
+                        in_place_chains ? -1 : b.reuses, in_place_chains ? 0 : b.reuse_gap_bytes});
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    of[i] = of[static_cast<size_t>(root[i])];
+    if (!in_place_chains) continue;
+    AllocRequest& r = requests[static_cast<size_t>(of[i])];
+    r.first_step = std::min(r.first_step, buffers[i].first_step);
+    r.last_step = std::max(r.last_step, buffers[i].last_step);
+    r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
+  }
+  // Prefetch: the previous group's bytes, pinned at step -1.
+  if (options.prefetch_occupied != nullptr)
+    requests.insert(requests.end(), options.prefetch_occupied->begin(),
+                    options.prefetch_occupied->end());
+  if (request_of != nullptr) *request_of = std::move(of);
+  return requests;
+}
+
+Status allocate_buffers(const Machine& machine, const PlanOptions& options, bool in_place_chains,
+                        GroupSchedule& gs) {
+  std::vector<int> request_of;
+  const std::vector<AllocRequest> requests =
+      allocation_requests(gs.buffers, options, in_place_chains, &request_of);
+  auto placed = allocate(requests, machine.capacities());
+  if (!placed.ok()) return placed.failure();
+  for (size_t i = 0; i < gs.buffers.size(); ++i)
+    gs.buffers[i].offset = placed.value().offsets[static_cast<size_t>(request_of[i])];
+  gs.peak_bytes = placed.value().peak_bytes;
+  return {};
+}
+
+namespace {
+
+// The buffers of a tiling's mapping `m` into `buffers` (buffer_requests, place_buffers).
+void tiling_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
+                    const BufferSizes& sizes, const TileGeometry* geo, const Mapping& m,
+                    const PlanOptions& options, const std::vector<char>& kept, bool keep_slices,
+                    std::vector<BufferAlloc>& buffers) {
   buffers.clear();
   buffers.reserve(2 * g.tensors.size() + 2 * g.ops.size());
   const std::vector<int> buffer_of_local =
@@ -184,21 +237,21 @@ std::vector<AllocRequest> buffer_requests(const Net& net, const Machine& machine
     claim_deep_reuse(net, g, geo, buffer_of_local, buffers);
   // Prefetch: the prologue weights (resident: all; streamed: the first tile's slices, copy 0)
   // are loaded during the previous group, whose bytes are pinned at step -1.
-  const bool prefetch = options.prefetch_occupied != nullptr;
-  if (prefetch) {
+  if (options.prefetch_occupied != nullptr) {
     for (auto& b : buffers)
       if (b.role == BufferRole::Weights && b.copy == 0) b.first_step = -1;
   }
-  std::vector<AllocRequest> requests;
-  requests.reserve(buffers.size());
-  for (const auto& b : buffers) {
-    requests.push_back(
-        {b.size_bytes, b.first_step, b.last_step, b.scratchpad, b.reuses, b.reuse_gap_bytes});
-  }
-  if (prefetch)
-    requests.insert(requests.end(), options.prefetch_occupied->begin(),
-                    options.prefetch_occupied->end());
-  return requests;
+}
+
+}  // namespace
+
+std::vector<AllocRequest> buffer_requests(const Net& net, const Machine& machine,
+                                          const GroupInfo& g, const BufferSizes& sizes,
+                                          const TileGeometry* geo, const Mapping& m,
+                                          const PlanOptions& options, const std::vector<char>& kept,
+                                          bool keep_slices, std::vector<BufferAlloc>& buffers) {
+  tiling_buffers(net, machine, g, sizes, geo, m, options, kept, keep_slices, buffers);
+  return allocation_requests(buffers, options, false, nullptr);
 }
 
 bool tiling_may_fit(const Machine& machine, const GroupInfo& g, const BufferSizes& sizes,
@@ -239,13 +292,8 @@ bool tiling_may_fit(const Machine& machine, const GroupInfo& g, const BufferSize
 Status place_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
                      const TileGeometry& geo, const Mapping& m, const PlanOptions& options,
                      const std::vector<char>& kept, bool keep_slices, GroupSchedule& gs) {
-  const std::vector<AllocRequest> requests =
-      buffer_requests(net, machine, g, geo, &geo, m, options, kept, keep_slices, gs.buffers);
-  auto placed = allocate(requests, machine.capacities());
-  if (!placed.ok()) return placed.failure();
-  for (size_t i = 0; i < gs.buffers.size(); ++i) gs.buffers[i].offset = placed.value().offsets[i];
-  gs.peak_bytes = placed.value().peak_bytes;
-  return {};
+  tiling_buffers(net, machine, g, geo, &geo, m, options, kept, keep_slices, gs.buffers);
+  return allocate_buffers(machine, options, false, gs);
 }
 
 }  // namespace tessel::sched

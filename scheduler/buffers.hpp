@@ -22,6 +22,21 @@ int add_buffer(std::vector<BufferAlloc>& buffers, BufferAlloc b, const Machine& 
 /// slice pair, of no op: "w:sweep"), "acc:<op>"; "#1" marks the second copy.
 void name_buffers(const Net& net, std::vector<BufferAlloc>& buffers);
 
+/// The allocation requests of a group's buffers, one per buffer in order, then the previous
+/// group's pinned bytes where prefetched (options.prefetch_occupied). A buffer's `reuses` is a
+/// deep-reuse claim (a tiling's: the allocator's pair, with its gap), or with
+/// `in_place_chains` (a weight sweep's in-place outputs) a chain whose members share one
+/// offset: one request per chain, of the largest member's size over the union of their
+/// lifetimes. `request_of`, when given, receives each buffer's request.
+std::vector<AllocRequest> allocation_requests(const std::vector<BufferAlloc>& buffers,
+                                              const PlanOptions& options, bool in_place_chains,
+                                              std::vector<int>* request_of);
+
+/// The one allocation of every mapping's buffers: places `gs.buffers` (allocation_requests,
+/// then `allocate`) and sets their offsets and `gs.peak_bytes`.
+Status allocate_buffers(const Machine& machine, const PlanOptions& options, bool in_place_chains,
+                        GroupSchedule& gs);
+
 /// The buffers of mapping `m` (activation tiles, weight slices, accumulators; deep reuse) into
 /// `buffers`, and their allocation requests, prefetched weights pinned before the group
 /// included. Deep-reuse gaps come from `geo`; without one they are 0, which the demand check

@@ -12,6 +12,7 @@
 
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/timeline.hpp"
 
 namespace tessel::sched {
@@ -22,6 +23,7 @@ namespace {
 struct SweepPlan {
   std::vector<size_t> block;               // per op position: position of its block's conv
   std::vector<int> block_last;             // per conv position: its block's last step
+  std::vector<NestStep> steps;             // the phases: the nest's steps (nest_steps)
   std::vector<int> end_phase;              // per op position: the phase its last work runs in
   std::vector<int> phase_last_step;        // per phase: the last step of any op it runs
   std::vector<int> producer, last_reader;  // per local: op positions (-1: none)
@@ -58,16 +60,21 @@ Status sweep_blocks(const Net& net, const GroupInfo& g, const Mapping& m, SweepP
     if (is_dense_conv(op) ? slices < 1 || slices > channels : slices != 0)
       return fail("weight sweep: op '" + op.name + "' has " + std::to_string(slices) + " slices");
   }
+  // Phases in program order: the steps of the sweep's loop nest (nest_steps).
+  auto steps = nest_steps(net, mapping_loops(net, g.ops, m));
+  if (!steps.ok()) return steps.failure();
+  s.steps = std::move(steps.value());
   s.end_phase.assign(n_ops, -1);
-  for (size_t pos = 0; pos < n_ops; ++pos) {
-    const Op& op = net.op(g.ops[pos]);
-    if (is_dense_conv(op)) {
-      s.phase_last_step.insert(s.phase_last_step.end(), static_cast<size_t>(m.op_slices[pos]),
-                               s.block_last[pos]);
-    } else if (runs_whole_in_sweep(op)) {
-      s.phase_last_step.back() = std::max(s.phase_last_step.back(), static_cast<int>(pos) + 1);
+  for (size_t w = 0; w < s.steps.size(); ++w) {
+    const NestStep& step = s.steps[w];
+    int last = s.block_last[step.first_op];
+    for (size_t pos = step.first_op; pos < step.end_op; ++pos)
+      s.end_phase[pos] = static_cast<int>(w);
+    for (size_t pos : step.whole_ops) {
+      last = std::max(last, static_cast<int>(pos) + 1);
+      s.end_phase[pos] = static_cast<int>(w);
     }
-    s.end_phase[pos] = static_cast<int>(s.phase_last_step.size()) - 1;
+    s.phase_last_step.push_back(last);
   }
   return {};
 }
@@ -223,71 +230,30 @@ void sweep_buffers(const Net& net, const Machine& machine, const GroupInfo& g, c
   }
 }
 
-// Places `gs`'s buffers: one request per in-place chain, its members sharing one offset.
-Status allocate_chains(const Machine& machine, const PlanOptions& options, GroupSchedule& gs) {
-  std::vector<BufferAlloc>& buffers = gs.buffers;
-  std::vector<int> root(buffers.size());
-  std::vector<int> request_of(buffers.size(), -1);
-  std::vector<AllocRequest> requests;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    int r = static_cast<int>(i);
-    while (buffers[static_cast<size_t>(r)].reuses >= 0) r = buffers[static_cast<size_t>(r)].reuses;
-    root[i] = r;
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    if (root[i] != static_cast<int>(i)) continue;
-    const BufferAlloc& b = buffers[i];
-    request_of[i] = static_cast<int>(requests.size());
-    requests.push_back({b.size_bytes, b.first_step, b.last_step, b.scratchpad, -1, 0});
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    AllocRequest& r = requests[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
-    r.first_step = std::min(r.first_step, buffers[i].first_step);
-    r.last_step = std::max(r.last_step, buffers[i].last_step);
-    r.size_bytes = std::max(r.size_bytes, buffers[i].size_bytes);
-  }
-  if (options.prefetch_occupied != nullptr)
-    requests.insert(requests.end(), options.prefetch_occupied->begin(),
-                    options.prefetch_occupied->end());
-  auto placed = allocate(requests, machine.capacities());
-  if (!placed.ok()) return placed.failure();
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    buffers[i].offset =
-        placed.value().offsets[static_cast<size_t>(request_of[static_cast<size_t>(root[i])])];
-  }
-  gs.peak_bytes = placed.value().peak_bytes;
-  return {};
-}
-
-// The steps of the one timeline (timeline.hpp), one per phase: its slice's load cycles and its
-// compute cycles (the stores come from sweep_costs). Weight phases in program order:
-// slice k of a conv, then the block's per-slice ops on it. A pool or Concat block runs whole at
-// the end of the phase before it (the last slice of the blocks before it: everything it can
-// read is complete then).
+// The steps of the one timeline (timeline.hpp), one per step of the sweep's loop nest
+// (nest_steps: slice k of a conv, then the block's per-slice ops on it; a pool or Concat block
+// runs whole at the end of the step before it, the last slice of the blocks before it:
+// everything it can read is complete then): its slice's load cycles and its compute cycles (the
+// stores come from sweep_costs).
 StepCosts sweep_phases(const Net& net, const Machine& machine, const GroupInfo& g, const Mapping& m,
                        const TileGeometry& one, const SweepPlan& s, GroupSchedule& gs) {
   StepCosts ph;
-  const size_t n_ops = g.ops.size();
-  for (size_t pos = 0; pos < n_ops; ++pos) {
-    const Op& op = net.op(g.ops[pos]);
-    if (runs_whole_in_sweep(op)) {
-      ph.compute.back() +=
-          compute_cycles_of(net, machine, op, one.need[static_cast<size_t>(g.out_local[pos])], 1);
-      continue;
-    }
-    if (!is_dense_conv(op)) continue;
-    const int64_t channels = net.tensor(op.output).shape.c;
-    for (int64_t k = 0; k < m.op_slices[pos]; ++k) {
-      const Interval c = part(channels, m.op_slices[pos], k);
-      ph.load.push_back(load_weight_slice(net, machine, op, c, gs.traffic));
-      int64_t compute = 0;
-      for (size_t q = pos; q < n_ops && s.block[q] == pos; ++q) {
-        const Box& out = one.need[static_cast<size_t>(g.out_local[q])];
-        compute += compute_cycles_of(net, machine, net.op(g.ops[q]), Box{c, out.h, out.w},
-                                     gs.rows_per_step[q]);
-      }
-      ph.compute.push_back(compute);
-    }
+  auto compute_of = [&](size_t pos, Interval channels) {
+    const Box& out = one.need[static_cast<size_t>(g.out_local[pos])];
+    return compute_cycles_of(net, machine, net.op(g.ops[pos]), Box{channels, out.h, out.w},
+                             gs.rows_per_step[pos]);
+  };
+  for (const NestStep& step : s.steps) {
+    const Op& conv = net.op(g.ops[step.first_op]);
+    const Interval c =
+        part(net.tensor(conv.output).shape.c, m.op_slices[step.first_op], step.slice);
+    ph.load.push_back(load_weight_slice(net, machine, conv, c, gs.traffic));
+    int64_t compute = 0;
+    for (size_t q = step.first_op; q < step.end_op; ++q) compute += compute_of(q, c);
+    for (size_t pos : step.whole_ops)
+      compute += compute_cycles_of(net, machine, net.op(g.ops[pos]),
+                                   one.need[static_cast<size_t>(g.out_local[pos])], 1);
+    ph.compute.push_back(compute);
   }
   return ph;
 }
@@ -352,7 +318,9 @@ Result<GroupSchedule> evaluate_sweep(const Net& net, const Machine& machine, con
   gs.op_slices = m.op_slices;
   gs.rows_per_step = one.rows_per_step;
   sweep_buffers(net, machine, g, m, one, options, s, gs);
-  if (auto placed = allocate_chains(machine, options, gs); !placed.ok()) return placed.failure();
+  // One request per in-place chain, its members sharing one offset.
+  if (auto placed = allocate_buffers(machine, options, true, gs); !placed.ok())
+    return placed.failure();
   if (auto costed = sweep_costs(net, machine, g, m, one, options, s, gs); !costed.ok())
     return costed.failure();
   name_buffers(net, gs.buffers);

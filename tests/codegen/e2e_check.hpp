@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "codegen/codegen.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
@@ -21,6 +22,20 @@ namespace tessel::codegen::test {
 
 inline std::string config_path(const std::string& name) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
+}
+
+/// `model` prepared (BN folded) into `prepared` and quantized at `bits` on synthetic samples
+/// into `quantized`: for tests that schedule and compile by hand.
+inline void prepare_and_quantize(const ir::Graph& model, int bits, ir::Graph& prepared,
+                                 ir::Graph& quantized) {
+  auto p = cpu::prepare_graph(model);
+  ASSERT_TRUE(p.ok()) << p.reason();
+  quant::QuantConfig qconfig;
+  qconfig.bits = bits;
+  auto q = cpu::quantize_model(p.value(), qconfig, cpu::synthetic_samples(p.value(), qconfig));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  prepared = std::move(p.value());
+  quantized = std::move(q.value().graph);
 }
 
 /// Quantizes `model` (BN folded, bits = the config's; then pools before Concats where `policy`

@@ -105,22 +105,17 @@ TEST(CodegenLimits, weight_rows_beyond_the_dma_padding_are_reported) {
 TEST(CodegenHardwareView, a_schedule_compiles_for_the_hardware_it_was_made_for_only) {
   // The schedule carries its hardware view (ScheduledNet::machine, issue 35); code generation
   // lowers against it and refuses another config, or a schedule without one.
-  auto prepared = cpu::prepare_graph(zoo::build_model("tiny_conv").value());
+  ir::Graph prepared, graph;
+  ASSERT_NO_FATAL_FAILURE(
+      test::prepare_and_quantize(zoo::build_model("tiny_conv").value(), 8, prepared, graph));
   const HwConfig edge = load_hw_config(config_path("edge-small"));
   const HwConfig vta = load_hw_config(config_path("vta-pynq"));
-  quant::QuantConfig qconfig;
-  qconfig.bits = 8;
-  auto quantized = cpu::quantize_model(prepared.value(), qconfig,
-                                       cpu::synthetic_samples(prepared.value(), qconfig));
-  ASSERT_TRUE(quantized.ok()) << quantized.reason();
-  auto scheduled =
-      sched::schedule_graph(prepared.value(), edge, "layerwise", sched::Objective::Bytes);
+  auto scheduled = sched::schedule_graph(prepared, edge, "layerwise", sched::Objective::Bytes);
   ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
   EXPECT_EQ(scheduled.value().machine.name, "edge-small");
   EXPECT_EQ(scheduled.value().machine.matrix_rows, 8);
-  const auto& shape = quantized.value().graph.tensor("input.q").shape;
+  const auto& shape = graph.tensor("input.q").shape;
   const std::vector<std::int32_t> zeros(static_cast<size_t>(shape[1] * shape[2] * shape[3]), 0);
-  const ir::Graph& graph = quantized.value().graph;
   EXPECT_TRUE(compile(graph, scheduled.value(), edge, {{"input.q", zeros}}).ok());
   auto other = compile(graph, scheduled.value(), vta, {{"input.q", zeros}});
   ASSERT_FALSE(other.ok());

@@ -244,5 +244,31 @@ TEST(WeightSweepCodegen, optimal_with_sweeps_is_bit_exact_on_tiny_nets) {
   }
 }
 
+// One weight placement (place_conv) for tilings and sweeps: a conv's own buffer too small for
+// the packed form moves above the schedule's peak; a sweep's pair serves every conv of the
+// sweep and stays where the schedule put it, so each slice must fit both copies. tiny_residual
+// as one sweep on edge-small (8x8, 8-bit), one slice per conv: conv1 (4 -> 4, 3x3, BN folded
+// into a bias) packs one 8x8 block per kernel position (9 x 64 = 576 bytes), one block's bias
+// vector (8 x 4 = 32) and the 4 channels' (M, r) table (4 x 8 = 32): 640 bytes.
+TEST(WeightSweepCodegen, a_sweep_pair_too_small_for_a_packed_slice_is_refused) {
+  const HwConfig config = load_hw_config(config_path("edge-small"));
+  ir::Graph prepared, graph;
+  ASSERT_NO_FATAL_FAILURE(
+      test::prepare_and_quantize(zoo::build_model("tiny_residual").value(), 8, prepared, graph));
+  auto scheduled = sched::schedule_graph(prepared, config, "optimal", sched::Objective::Bytes);
+  ASSERT_TRUE(scheduled.ok()) << scheduled.reason();
+  one_sweep(config, 1)(scheduled.value());
+  const auto& shape = graph.tensor("input.q").shape;
+  const std::vector<std::int32_t> zeros(static_cast<size_t>(shape[1] * shape[2] * shape[3]), 0);
+  ASSERT_TRUE(compile(graph, scheduled.value(), config, {{"input.q", zeros}}).ok());
+  for (auto& b : scheduled.value().schedule.groups[0].buffers)
+    if (b.name == "w:sweep#1") b.size_bytes = 632;
+  auto refused = compile(graph, scheduled.value(), config, {{"input.q", zeros}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.reason(),
+            "group 0 (weight sweep): op 'conv1': a slice of 4 channels needs 640 bytes; "
+            "'w:sweep#1' has 632");
+}
+
 }  // namespace
 }  // namespace tessel::codegen

@@ -6,9 +6,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "scheduler/checker.hpp"
 #include "scheduler/group_mapping.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/mapped_schedule.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
@@ -306,6 +309,92 @@ TEST(ExplicitMapping, bad_mappings_are_refused_naming_group_op_and_key) {
                 },
                 machine),
             "groups: op 'relu' is in no group");
+}
+
+// x (8 x 4 x 4) -> conv a (1x1, 8) -> relu_a -> p (3x3/1 max pool) -> conv b (1x1, 8) -> relu_b.
+Net pool_block() {
+  NetBuilder b("pool_block", 1, 1);
+  const int x = b.input("x", {8, 4, 4});
+  const int ra = b.eltwise("relu_a", b.conv("a", x, 8, 1, 1, 0, 1, 1, true));
+  const int p = b.pool("p", ra, OpKind::MaxPool, 3, 1, 1);
+  b.eltwise("relu_b", b.conv("b", p, 8, 1, 1, 0, 1, 1, true));
+  return b.build();
+}
+
+// An op of a hand-written mapping: its op index and its loops' tile counts by axis.
+OpMapping looped(int op, std::vector<std::pair<const char*, int64_t>> loops) {
+  OpMapping om;
+  om.op = op;
+  for (const auto& [axis, tiles] : loops) om.loops.push_back({axis, tiles, 0});
+  return om;
+}
+
+// The one step enumeration (loop_nest.hpp) of hand-written mappings: a tile-major nest's tiles
+// in channel_part order, an op-major nest's conv slices with their blocks and the ops run
+// whole at the end of the step before them, and the refusals.
+TEST(ExplicitMapping, nest_steps_enumerate_tiles_and_conv_slices) {
+  const Net net = pool_block();  // ops: 1 a, 2 relu_a, 3 p, 4 b, 5 relu_b
+  GroupMapping tiled;
+  for (int op : {1, 2})
+    tiled.ops.push_back(looped(op, {{"channels", 2}, {"rows", 3}, {"cols", 2}}));
+  auto tiles = nest_steps(net, tiled);
+  ASSERT_TRUE(tiles.ok()) << tiles.reason();
+  ASSERT_EQ(tiles.value().size(), 12u);  // 2 x 3 x 2
+  // Tile 7 = (channel part 1, row part 0, col part 1): 7 = (1 * 3 + 0) * 2 + 1.
+  EXPECT_EQ(tiles.value()[7], (NestStep{7, 1, 0, 1, 0, 2, -1, {}}));
+  EXPECT_EQ(tiles.value()[11], (NestStep{11, 1, 2, 1, 0, 2, -1, {}}));
+  for (size_t i = 0; i < 12; ++i) EXPECT_EQ(tiles.value()[i].tile, static_cast<int64_t>(i));
+
+  // a in 2 slices with relu_a, p whole after a's last slice, b in 3 slices with relu_b.
+  GroupMapping sweep;
+  sweep.nest = LoopNest::OpMajor;
+  sweep.ops = {looped(1, {{"channels", 2}}), looped(2, {{"channels", 2}}),
+               looped(3, {{"channels", 1}}), looped(4, {{"channels", 3}}),
+               looped(5, {{"channels", 3}})};
+  auto slices = nest_steps(net, sweep);
+  ASSERT_TRUE(slices.ok()) << slices.reason();
+  EXPECT_EQ(slices.value(), (std::vector<NestStep>{{0, 0, 0, 0, 0, 2, 0, {}},
+                                                   {0, 0, 0, 0, 0, 2, 1, {2}},
+                                                   {0, 0, 0, 0, 3, 5, 0, {}},
+                                                   {0, 0, 0, 0, 3, 5, 1, {}},
+                                                   {0, 0, 0, 0, 3, 5, 2, {}}}));
+
+  // The same sweep planned and derived (two slices per conv): 4 steps, p after step 1.
+  const Machine machine = unified_machine(64 * 1024, 4, 4);
+  Mapping m;
+  m.weights_resident = false;
+  m.double_buffered = true;
+  m.weight_sweep = true;
+  m.op_slices = {2, 0, 0, 2, 0};
+  auto derived = nest_steps(net, derive_mapping(net, planned(net, machine, {1, 2, 3, 4, 5}, m)));
+  ASSERT_TRUE(derived.ok()) << derived.reason();
+  ASSERT_EQ(derived.value().size(), 4u);
+  EXPECT_EQ(derived.value()[1].whole_ops, (std::vector<size_t>{2}));
+  EXPECT_EQ(derived.value()[3], (NestStep{0, 0, 0, 0, 3, 5, 1, {}}));
+  // The cost model's steps (of the search mapping, before anything is placed) are the same.
+  auto searched = nest_steps(net, mapping_loops(net, {1, 2, 3, 4, 5}, m));
+  ASSERT_TRUE(searched.ok()) << searched.reason();
+  EXPECT_EQ(searched.value(), derived.value());
+  Mapping rows;
+  rows.row_tiles = 2;
+  rows.channel_tiles = 2;
+  rows.weights_resident = false;
+  auto tiled_loops = nest_steps(net, mapping_loops(net, {1, 2}, rows));
+  ASSERT_TRUE(tiled_loops.ok()) << tiled_loops.reason();
+  ASSERT_EQ(tiled_loops.value().size(), 4u);
+  EXPECT_EQ(tiled_loops.value()[2], (NestStep{2, 1, 0, 0, 0, 2, -1, {}}));
+  EXPECT_EQ(nest_steps(net, derive_mapping(net, planned(net, machine, {1, 2}, rows))).value(),
+            tiled_loops.value());
+
+  GroupMapping view;
+  view.nest = LoopNest::DramView;
+  EXPECT_TRUE(nest_steps(net, view).value().empty());
+  GroupMapping relu_first = sweep;
+  relu_first.ops.erase(relu_first.ops.begin());
+  EXPECT_EQ(nest_steps(net, relu_first).reason(), "op 'relu_a' before the first conv");
+  GroupMapping pool_first = sweep;
+  pool_first.ops.erase(pool_first.ops.begin(), pool_first.ops.begin() + 2);
+  EXPECT_EQ(nest_steps(net, pool_first).reason(), "op 'p' runs whole before the first conv");
 }
 
 }  // namespace
