@@ -1,5 +1,6 @@
-// (internal) The geometry from_ir.cpp reads off the graph IR: a tensor's C x H x W view, the
-// space-to-depth rewrite of a stem conv, a constant operand's broadcast strides.
+// (internal) The geometry the graph IR -> Net converter (from_ir.cpp and its parts) reads off
+// the graph IR: a tensor's C x H x W view, the space-to-depth rewrite of a stem conv, a constant
+// operand's broadcast strides.
 #pragma once
 
 #include <cstdint>
