@@ -372,8 +372,6 @@ class Lowering {
                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_mul(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
-  Status emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op, ir::OpId id,
-                           const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   // ---- transformer_ops.cpp: norm, softmax, matmul of two activations (docs/codegen.md) ----

@@ -192,25 +192,47 @@ Status Lowering::emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op
   return {};
 }
 
+// ISA `mul`: a times b, requantized. b is the second activation, equal-shaped (gating) or one
+// value per channel broadcast over the pixels with strides 0 (an SE block's scale), or a
+// constant (sched::Op::constant_operand) loaded whole like a table, element (y, x, c) at
+// y * constant_stride_y + x * constant_stride_x + c (a rotary table, a layer scale).
 Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
                           const std::vector<Box>& need, std::vector<isa::Instruction>& code) {
   const auto id = graph_.find_op(op.name);
   if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
   const ir::Op& ir_op = graph_.op(*id);
-  if (!op.constant_operand && (op.inputs.size() != 2 || ir_op.inputs.size() != 2))
+  if (ir_op.inputs.size() != 2 || (!op.constant_operand && op.inputs.size() != 2))
     return fail("mul '" + op.name + "' with other than two inputs");
-  if (op.constant_operand) return emit_constant_mul(gs, op, *id, need, code);
   const Box& box = need[static_cast<size_t>(op.output)];
   if (box.empty()) return {};
-  const int a_t = op.inputs[0], b_t = op.inputs[1];
+  const int a_t = op.inputs[0];
   auto a = view_of(gs, a_t, need[static_cast<size_t>(a_t)]);
   if (!a.ok()) return a.failure();
-  auto b = view_of(gs, b_t, need[static_cast<size_t>(b_t)]);
-  if (!b.ok()) return b.failure();
   auto y = view_of(gs, op.output, box);
   if (!y.ok()) return y.failure();
-  const bool per_channel = net_.tensor(b_t).shape.h == 1 && net_.tensor(b_t).shape.w == 1 &&
-                           net_.tensor(op.output).shape.elements() != net_.tensor(b_t).shape.c;
+  isa::Mul mul;
+  if (op.constant_operand) {
+    const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+    if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
+    mul.b_sp = static_cast<std::uint32_t>(at->second.first);
+    mul.b_addr = static_cast<std::uint32_t>(
+        at->second.second +
+        (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
+    mul.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
+    mul.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
+  } else {
+    const int b_t = op.inputs[1];
+    auto b = view_of(gs, b_t, need[static_cast<size_t>(b_t)]);
+    if (!b.ok()) return b.failure();
+    const bool per_channel = net_.tensor(b_t).shape.h == 1 && net_.tensor(b_t).shape.w == 1 &&
+                             net_.tensor(op.output).shape.elements() != net_.tensor(b_t).shape.c;
+    mul.b_sp = static_cast<std::uint32_t>(b.value().sp);
+    mul.b_addr = static_cast<std::uint32_t>(
+        per_channel ? b.value().addr(0, 0, box.c.b) : b.value().addr(box.h.b, box.w.b, box.c.b));
+    // Per channel: b's strides are 0, the same C values for every pixel (docs/isa.md, `mul`).
+    mul.b_stride_y = per_channel ? 0 : static_cast<std::uint32_t>(b.value().stride_y());
+    mul.b_stride_x = per_channel ? 0 : static_cast<std::uint32_t>(b.value().pixel_elems);
+  }
   const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
                                    graph_.tensor(ir_op.outputs[0]));
   isa::Vcfg cfg;
@@ -220,71 +242,17 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   cfg.lo = p.lo;
   cfg.hi = p.hi;
   code.push_back(cfg);
-  isa::Mul mul;
   mul.a_sp = static_cast<std::uint32_t>(a.value().sp);
-  mul.b_sp = static_cast<std::uint32_t>(b.value().sp);
   mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
   mul.elem = act_elem_;
   mul.dst_elem = act_elem_;
   mul.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
-  mul.b_addr = static_cast<std::uint32_t>(per_channel ? b.value().addr(0, 0, box.c.b)
-                                                      : b.value().addr(box.h.b, box.w.b, box.c.b));
   mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
   mul.y_size = static_cast<std::uint32_t>(box.h.size());
   mul.x_size = static_cast<std::uint32_t>(box.w.size());
   mul.c_size = static_cast<std::uint32_t>(box.c.size());
   mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
   mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
-  // Per channel: b's strides are 0, the same C values for every pixel (docs/isa.md, `mul`).
-  mul.b_stride_y = per_channel ? 0 : static_cast<std::uint32_t>(b.value().stride_y());
-  mul.b_stride_x = per_channel ? 0 : static_cast<std::uint32_t>(b.value().pixel_elems);
-  mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
-  mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
-  code.push_back(mul);
-  return {};
-}
-
-// A Mul by a constant (sched::Op::constant_operand): b is the constant, loaded whole like a
-// table, element (y, x, c) at y * constant_stride_y + x * constant_stride_x + c.
-Status Lowering::emit_constant_mul(const sched::GroupSchedule& gs, const sched::Op& op, ir::OpId id,
-                                   const std::vector<Box>& need,
-                                   std::vector<isa::Instruction>& code) {
-  const ir::Op& ir_op = graph_.op(id);
-  const Box& box = need[static_cast<size_t>(op.output)];
-  if (box.empty()) return {};
-  auto a = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
-  if (!a.ok()) return a.failure();
-  auto y = view_of(gs, op.output, box);
-  if (!y.ok()) return y.failure();
-  const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
-  if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
-  const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
-                                   graph_.tensor(ir_op.outputs[0]));
-  isa::Vcfg cfg;
-  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
-  cfg.shift = static_cast<std::uint32_t>(p.shift);
-  cfg.zp = p.zero_point;
-  cfg.lo = p.lo;
-  cfg.hi = p.hi;
-  code.push_back(cfg);
-  isa::Mul mul;
-  mul.a_sp = static_cast<std::uint32_t>(a.value().sp);
-  mul.b_sp = static_cast<std::uint32_t>(at->second.first);
-  mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
-  mul.elem = act_elem_;
-  mul.dst_elem = act_elem_;
-  mul.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
-  mul.b_addr = static_cast<std::uint32_t>(
-      at->second.second +
-      (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
-  mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
-  mul.y_size = static_cast<std::uint32_t>(box.h.size());
-  mul.x_size = static_cast<std::uint32_t>(box.w.size());
-  mul.c_size = static_cast<std::uint32_t>(box.c.size());
-  mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
-  mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
-  mul.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
-  mul.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
   mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
   mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
   code.push_back(mul);
