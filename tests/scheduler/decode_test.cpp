@@ -10,6 +10,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/policy.hpp"
+#include "tests/support/net_ops.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -29,12 +30,7 @@ Net tiny_decode_net() {
   return std::move(net).value();
 }
 
-const Op& op_named(const Net& net, const std::string& name) {
-  for (const Op& op : net.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op " << name;
-  return net.ops.front();
-}
+using test_support::op_named;
 
 // key_cache = Concat(past.0.key [16 rows], the new key [1 row]) of 32 channels: a row view whose
 // input 1 is the copy `h.0.attn.key_cache.append.1` of the c_attn slice; the copy keeps the

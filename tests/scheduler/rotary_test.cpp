@@ -11,6 +11,7 @@
 #include "scheduler/from_ir.hpp"
 #include "scheduler/from_ir_shapes.hpp"
 #include "scheduler/machine.hpp"
+#include "tests/support/net_ops.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -26,12 +27,7 @@ Net tiny_llama_net() {
   return std::move(net).value();
 }
 
-const Op& op_named(const Net& net, const std::string& name) {
-  for (const Op& op : net.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op " << name;
-  return net.ops.front();
-}
+using test_support::op_named;
 
 // q [8][4 x 8] is seen as 8 rows of 4 head pixels of 8 channels (a Reshape view); x1 and x2
 // are its channels [0, 4) and [4, 8); Neg and the Concat work on 4-channel head pixels.
