@@ -351,6 +351,9 @@ class Lowering {
   /// `cfg`'s clamp composed with the activation folded into `op` (sched::Op::activation;
   /// docs/scheduler.md "Activation folding"), if any: the output is the activation's.
   Status fold_activation(const sched::Op& op, isa::Vcfg& cfg) const;
+  /// The vcfg of conv `conv`'s requantizer (the Requantize that consumes it): its zero point and
+  /// clamp, composed with the activation folded into `op`.
+  Result<isa::Vcfg> conv_requant_vcfg(const sched::Op& op, const ir::Op& conv) const;
   Status emit_add(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
   // ---- table_ops.cpp: unary functions by table lookup (`lut`) and the broadcast `mul` ----

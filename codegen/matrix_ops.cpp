@@ -462,16 +462,9 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   const int64_t xb =
       (out_box.w.e - 1) * win.stride_w + (win.kernel_w - 1) * win.dilation_w + 1 - win.pad_left;
   const int64_t x0 = std::max<int64_t>(xa, 0), x1 = std::min(xb, in_shape.w);
-  const auto rq_uses = graph_.consumers(m.op->outputs[0]);
-  const ir::Op& rq = graph_.op(rq_uses[0].op);
-  const auto params =
-      quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
-  isa::Vcfg cfg;
-  cfg.zp = params[0].zero_point;
-  cfg.lo = params[0].lo;
-  cfg.hi = params[0].hi;
-  if (Status s = fold_activation(op, cfg); !s) return s;
-  phases.back().compute.push_back(cfg);
+  auto cfg = conv_requant_vcfg(op, *m.op);
+  if (!cfg.ok()) return cfg.failure();
+  phases.back().compute.push_back(cfg.value());
   int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
   if (step < 1) step = out_box.h.size();
   if (p.chunks > 1 && out_box.h.size() > step)
@@ -629,16 +622,9 @@ Status Lowering::emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, c
   const bool last = hidden_chunk_ + 1 == gs.channel_tiles;
   std::vector<isa::Instruction>& code = phases.back().compute;
   if (last) {  // the requant's zero point and clamp
-    const auto rq_uses = graph_.consumers(m.op->outputs[0]);
-    const ir::Op& rq = graph_.op(rq_uses[0].op);
-    const auto params =
-        quant::requantize_params(graph_.tensor(m.op->outputs[0]), graph_.tensor(rq.outputs[0]));
-    isa::Vcfg cfg;
-    cfg.zp = params[0].zero_point;
-    cfg.lo = params[0].lo;
-    cfg.hi = params[0].hi;
-    if (Status s = fold_activation(op, cfg); !s) return s;
-    code.push_back(cfg);
+    auto cfg = conv_requant_vcfg(op, *m.op);
+    if (!cfg.ok()) return cfg.failure();
+    code.push_back(cfg.value());
   }
   const int64_t acc_px = ceil_div(slice.channels.size(), cols_) * cols_;
   const int64_t out_w = out_box.w.size();

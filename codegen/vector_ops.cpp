@@ -114,6 +114,19 @@ intops::ClampRange Lowering::activation_clamp(const ir::Op& ir_op) const {
   return {0, intops::qmax(static_cast<int>(act_bytes_ * 8))};  // Relu: max(q, 0)
 }
 
+Result<isa::Vcfg> Lowering::conv_requant_vcfg(const sched::Op& op, const ir::Op& conv) const {
+  const auto rq_uses = graph_.consumers(conv.outputs[0]);
+  const ir::Op& rq = graph_.op(rq_uses[0].op);
+  const auto params =
+      quant::requantize_params(graph_.tensor(conv.outputs[0]), graph_.tensor(rq.outputs[0]));
+  isa::Vcfg cfg;
+  cfg.zp = params[0].zero_point;
+  cfg.lo = params[0].lo;
+  cfg.hi = params[0].hi;
+  if (Status s = fold_activation(op, cfg); !s) return s.failure();
+  return cfg;
+}
+
 Status Lowering::fold_activation(const sched::Op& op, isa::Vcfg& cfg) const {
   if (op.activation.empty()) return {};
   const auto id = graph_.find_op(op.activation);
