@@ -351,6 +351,9 @@ class Lowering {
   /// `cfg`'s clamp composed with the activation folded into `op` (sched::Op::activation;
   /// docs/scheduler.md "Activation folding"), if any: the output is the activation's.
   Status fold_activation(const sched::Op& op, isa::Vcfg& cfg) const;
+  /// The accumulator buffer `acc:<op>` the schedule gives `op` in group `gs`; nullptr if none.
+  static const sched::BufferAlloc* accumulator_of(const sched::GroupSchedule& gs,
+                                                  const sched::Op& op);
   /// The vcfg of conv `conv`'s requantizer (the Requantize that consumes it): its zero point and
   /// clamp, composed with the activation folded into `op`.
   Result<isa::Vcfg> conv_requant_vcfg(const sched::Op& op, const ir::Op& conv) const;

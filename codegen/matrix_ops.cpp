@@ -439,9 +439,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
   if (!in_view.ok()) return in_view.failure();
   auto out_view = view_of(gs, op.output, out_box);
   if (!out_view.ok()) return out_view.failure();
-  const sched::BufferAlloc* acc = nullptr;
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  const sched::BufferAlloc* acc = accumulator_of(gs, op);
   if (acc == nullptr) return fail("op '" + op.name + "': the schedule has no accumulator");
   // A Gemm is a 1x1 conv of one pixel over its input as stored, one pixel of K channels (HWC
   // order): the strides never step.
@@ -615,9 +613,7 @@ Status Lowering::emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, c
   if (!in_view.ok()) return in_view.failure();
   auto out_view = view_of(gs, op.output, out_box);
   if (!out_view.ok()) return out_view.failure();
-  const sched::BufferAlloc* acc = nullptr;
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  const sched::BufferAlloc* acc = accumulator_of(gs, op);
   if (acc == nullptr) return fail("op '" + op.name + "': the schedule has no accumulator");
   const bool last = hidden_chunk_ + 1 == gs.channel_tiles;
   std::vector<isa::Instruction>& code = phases.back().compute;

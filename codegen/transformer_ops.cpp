@@ -169,10 +169,7 @@ Status Lowering::emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op
   if (!b.ok()) return b.failure();
   auto y = view_of(gs, op.output, box);
   if (!y.ok()) return y.failure();
-  const sched::BufferAlloc* acc = nullptr;
-  for (const auto& buffer : gs.buffers)
-    if (buffer.role == sched::BufferRole::Accumulator && buffer.name == "acc:" + op.name)
-      acc = &buffer;
+  const sched::BufferAlloc* acc = accumulator_of(gs, op);
   const sched::HeadMatMul& mm = op.matmul;
   const int64_t width = mm.heads * mm.n_size;
   if (acc == nullptr || acc->size_bytes < box.h.size() * width * 4)

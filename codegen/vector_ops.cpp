@@ -114,6 +114,13 @@ intops::ClampRange Lowering::activation_clamp(const ir::Op& ir_op) const {
   return {0, intops::qmax(static_cast<int>(act_bytes_ * 8))};  // Relu: max(q, 0)
 }
 
+const sched::BufferAlloc* Lowering::accumulator_of(const sched::GroupSchedule& gs,
+                                                   const sched::Op& op) {
+  for (const auto& b : gs.buffers)
+    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) return &b;
+  return nullptr;
+}
+
 Result<isa::Vcfg> Lowering::conv_requant_vcfg(const sched::Op& op, const ir::Op& conv) const {
   const auto rq_uses = graph_.consumers(conv.outputs[0]);
   const ir::Op& rq = graph_.op(rq_uses[0].op);
@@ -288,9 +295,7 @@ Status Lowering::emit_pool_by_conv(const sched::GroupSchedule& gs, const sched::
   if (!in.ok()) return in.failure();
   auto out = view_of(gs, op.output, out_box);
   if (!out.ok()) return out.failure();
-  const sched::BufferAlloc* acc = nullptr;
-  for (const auto& b : gs.buffers)
-    if (b.role == sched::BufferRole::Accumulator && b.name == "acc:" + op.name) acc = &b;
+  const sched::BufferAlloc* acc = accumulator_of(gs, op);
   const auto ones = table_at_.find(index);
   const int64_t blocks = ceil_div(out_box.c.size(), cols_);
   if (acc == nullptr || ones == table_at_.end() || ones_blocks_[index] < blocks)
