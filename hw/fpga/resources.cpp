@@ -58,25 +58,6 @@ Json counts_json(const std::map<std::string, std::int64_t>& cells) {
   return out;
 }
 
-/// The resource counts in their JSON order (one table for writing and reading them back).
-struct CountField {
-  const char* name;
-  std::int64_t ResourceCounts::*field;
-};
-constexpr CountField kCountFields[] = {
-    {"lut", &ResourceCounts::lut},
-    {"lut_as_memory", &ResourceCounts::lut_as_memory},
-    {"ff", &ResourceCounts::ff},
-    {"latch", &ResourceCounts::latch},
-    {"bram18", &ResourceCounts::bram18},
-    {"bram36", &ResourceCounts::bram36},
-    {"dsp", &ResourceCounts::dsp},
-    {"carry", &ResourceCounts::carry},
-    {"muxf", &ResourceCounts::muxf},
-    {"io", &ResourceCounts::io},
-    {"clock_buffers", &ResourceCounts::clock_buffers},
-};
-
 /// `c` as JSON, each count under its name and the derived RAMB36 equivalent after bram36.
 void put_counts(Json& out, const ResourceCounts& c) {
   for (const CountField& f : kCountFields) {

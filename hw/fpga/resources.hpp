@@ -37,6 +37,27 @@ struct ResourceCounts {
   bool operator==(const ResourceCounts&) const = default;
 };
 
+/// A named count of ResourceCounts.
+struct CountField {
+  const char* name;
+  std::int64_t ResourceCounts::*field;
+};
+/// Every count of ResourceCounts in its JSON order: the one table that writes and reads them
+/// back (resources.json) and that the per-unit breakdown subtracts (unit_cost.cpp).
+inline constexpr CountField kCountFields[] = {
+    {"lut", &ResourceCounts::lut},
+    {"lut_as_memory", &ResourceCounts::lut_as_memory},
+    {"ff", &ResourceCounts::ff},
+    {"latch", &ResourceCounts::latch},
+    {"bram18", &ResourceCounts::bram18},
+    {"bram36", &ResourceCounts::bram36},
+    {"dsp", &ResourceCounts::dsp},
+    {"carry", &ResourceCounts::carry},
+    {"muxf", &ResourceCounts::muxf},
+    {"io", &ResourceCounts::io},
+    {"clock_buffers", &ResourceCounts::clock_buffers},
+};
+
 /// One row of the per-unit breakdown (hw/fpga/unit_cost.hpp): what one unit of the design costs.
 struct UnitCost {
   std::string name;

@@ -46,23 +46,6 @@ void count_instances(const ModuleCells& modules, const std::string& module, std:
   }
 }
 
-/// The named fields of ResourceCounts, for the subtraction and its message.
-struct Field {
-  const char* name;
-  std::int64_t ResourceCounts::*member;
-};
-constexpr Field kFields[] = {{"lut", &ResourceCounts::lut},
-                             {"lut_as_memory", &ResourceCounts::lut_as_memory},
-                             {"ff", &ResourceCounts::ff},
-                             {"latch", &ResourceCounts::latch},
-                             {"bram18", &ResourceCounts::bram18},
-                             {"bram36", &ResourceCounts::bram36},
-                             {"dsp", &ResourceCounts::dsp},
-                             {"carry", &ResourceCounts::carry},
-                             {"muxf", &ResourceCounts::muxf},
-                             {"io", &ResourceCounts::io},
-                             {"clock_buffers", &ResourceCounts::clock_buffers}};
-
 }  // namespace
 
 Result<ModuleCells> parse_yosys_stat_text(std::string_view text, const std::string& file_label) {
@@ -165,11 +148,11 @@ Result<std::vector<UnitCost>> unit_costs(const ModuleCells& modules, const std::
     row.counts = classify_cells(cells);
     row.counts.cells_by_type.clear();  // the rows carry the grouped counts only
     row.counts.unclassified.clear();
-    for (const Field& f : kFields) {
-      rest.*f.member -= row.counts.*f.member;
-      if (rest.*f.member < 0) {
+    for (const CountField& f : kCountFields) {
+      rest.*f.field -= row.counts.*f.field;
+      if (rest.*f.field < 0) {
         return fail("the units hold more " + std::string(f.name) + " than the whole design (" +
-                    std::to_string(whole.*f.member) + ")");
+                    std::to_string(whole.*f.field) + ")");
       }
     }
     rows.push_back(std::move(row));
