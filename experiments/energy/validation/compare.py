@@ -124,6 +124,8 @@ def main(argv=None):
         same = counts(report) == base
         print(f"counts of {args.report} against {args.base}: {counts(report)} "
               f"{'equal' if same else 'DIFFER: ' + str(base)}")
+        if not same:
+            sys.exit("the split changed the schedule's counts: it would not only attribute bytes")
     levels, spaces = [], []
     print(f"{'level':<15} {'Timeloop uJ':>12} {'Tessel uJ':>10} {'Tessel/Timeloop':>16}")
     for level, ref_spaces in design["levels"].items():
