@@ -15,6 +15,7 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
   if (auto s = plan_table_regions(); !s.ok()) return s;
   out_.dram.assign(static_cast<size_t>(out_.layout.size_bytes()), 0);
   if (auto s = write_input_values(input_values); !s.ok()) return s;
+  if (auto s = write_dram_constants(); !s.ok()) return s;
   if (auto s = write_weight_values(); !s.ok()) return s;
   return write_table_values();
 }
@@ -132,9 +133,9 @@ Status Lowering::plan_activation_regions() {
 }
 
 Status Lowering::place_row_concat(const sched::Op& concat) {
-  // A row Concat (the KV cache append, docs/codegen.md "KV cache"): input i lies at rows
-  // [concat_offsets[i], ...) of the output's region; a network input is written there, any
-  // other input stored there by the copy that makes it.
+  // A row Concat (the KV cache append, docs/codegen.md "KV cache"; ViT's class token): input i
+  // lies at rows [concat_offsets[i], ...) of the output's region; a network input or a constant
+  // is written there, any other input stored there by the group that makes it.
   for (size_t i = 0; i < concat.inputs.size(); ++i) {
     const int x = concat.inputs[i];
     if (slice_of_.count(x))
@@ -151,20 +152,26 @@ Status Lowering::place_row_slice_regions() {
   // that the image writes it and the run reads it where it lies.
   for (const auto& [tensor, row] : row_of_) {
     const sched::Tensor& t = net_.tensor(tensor);
-    const bool is_input = net_.op(t.producer).kind == sched::OpKind::Input;
-    if (!is_input && !t.network_output) continue;
+    const bool constant = sched::is_dram_constant(net_, tensor);
+    const bool is_input = net_.op(t.producer).kind == sched::OpKind::Input && !constant;
+    if (!is_input && !t.network_output && !constant) continue;
     const DramPlace place = place_of(tensor);
     if (place.region == nullptr)
       return fail("tensor '" + t.name + "': the concat it lies in has no DRAM region");
+    const std::string what = constant ? "constant" : is_input ? "network input" : "network output";
     if (place.channel_offset != 0 || place.pixel_channels != t.shape.c)
-      return fail("network " + std::string(is_input ? "input" : "output") + " '" + t.name +
+      return fail(what + " '" + t.name +
                   "' is a part of its rows in DRAM (a channel slice); it cannot be read or " +
                   "written there");
-    const int64_t offset = place.row_offset * t.shape.w * place.pixel_channels * act_bytes_;
-    auto placed =
-        out_.layout.add_within(t.name, is_input ? RegionKind::Input : RegionKind::Output,
-                               place.region->name, offset, t.shape.elements() * act_bytes_);
+    const int64_t offset = place.first_pixel() * place.pixel_channels * act_bytes_;
+    // A constant is written by the DRAM image as a weight is (write_dram_constants).
+    const RegionKind kind = constant   ? RegionKind::Weights
+                            : is_input ? RegionKind::Input
+                                       : RegionKind::Output;
+    auto placed = out_.layout.add_within(t.name, kind, place.region->name, offset,
+                                         t.shape.elements() * act_bytes_);
     if (!placed.ok()) return placed.failure();
+    if (constant) continue;
     auto name = int_tensor(t.name);
     if (!name.ok()) return name.failure();
     out_.io_tensors[t.name] = name.value();
@@ -226,6 +233,35 @@ Status Lowering::write_input_values(
           write_bytes(region->offset + ((y * wd + x) * c + ci) * act_bytes_,
                       it->second[static_cast<size_t>((ci * h + y) * wd + x)],
                       static_cast<int>(act_bytes_));
+  }
+  return {};
+}
+
+Status Lowering::write_dram_constants() {
+  // The quantized graph's row Concat input (at the Concat's scale), row-major as the IR holds
+  // it: a token tensor's [S][d] is its rows of channels (NHWC).
+  for (size_t g = 0; g < host_from_; ++g) {
+    const sched::GroupSchedule& gs = schedule_.groups[g];
+    const sched::Op& concat = net_.op(gs.ops.front());
+    if (!gs.dram_view || !concat.concat_rows) continue;
+    for (size_t i = 0; i < concat.inputs.size(); ++i) {
+      if (!sched::is_dram_constant(net_, concat.inputs[i])) continue;
+      const sched::Tensor& t = net_.tensor(concat.inputs[i]);
+      auto q = quantized_op(concat);
+      if (!q.ok()) return q.failure();
+      if (q.value()->inputs.size() != concat.inputs.size())
+        return fail("concat '" + concat.name + "': its quantized form has other inputs");
+      const ir::Tensor& c = graph_.tensor(q.value()->inputs[i]);
+      if (static_cast<int64_t>(c.int_values.size()) != t.shape.elements())
+        return fail("constant '" + t.name + "' ('" + c.name +
+                    "' in the quantized graph): " + std::to_string(c.int_values.size()) +
+                    " integer values for " + std::to_string(t.shape.elements()) + " elements");
+      const DramRegion* region = out_.layout.find(t.name);
+      if (region == nullptr) return fail("constant '" + t.name + "' has no DRAM region");
+      for (size_t k = 0; k < c.int_values.size(); ++k)
+        write_bytes(region->offset + static_cast<int64_t>(k) * act_bytes_, c.int_values[k],
+                    static_cast<int>(act_bytes_));
+    }
   }
   return {};
 }
@@ -346,6 +382,7 @@ Lowering::DramPlace Lowering::place_of(int tensor) const {
   for (int t = tensor; slice_of_.count(t); t = slice_of_.at(t).first)
     if (auto it = row_of_.find(t); it != row_of_.end()) place.row_offset += it->second;
   place.region = region_of(net_.tensor(root).name);
+  place.row_pixels = net_.tensor(root).shape.w;
   place.channel_offset = offset;
   // A Reshape output keeps its own shape over its source's bytes (a whole-tensor view).
   place.pixel_channels = net_.tensor(root).shape.c;
@@ -361,7 +398,7 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
   dma.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, box.c.b));
   dma.dram_addr = static_cast<std::uint64_t>(
       place.region->offset +
-      (((place.row_offset + box.h.b) * width + box.w.b) * place.pixel_channels +
+      ((place.first_pixel() + box.h.b * width + box.w.b) * place.pixel_channels +
        place.channel_offset + box.c.b) *
           act_bytes_);
   dma.y_size = static_cast<std::uint32_t>(box.h.size());

@@ -238,6 +238,8 @@ class Lowering {
   /// Compact weight, bias and requant-table regions of every matrix op.
   Status plan_weight_regions();
   Status write_input_values(const std::map<std::string, std::vector<std::int32_t>>& input_values);
+  /// The quantized values of the constants in row Concats (sched::is_dram_constant).
+  Status write_dram_constants();
   /// Weights in the block order the loads walk, biases, (M, r) tables.
   Status write_weight_values();
   /// The Conv or Gemm `op` with its integer weights; fails naming what is unsupported.
@@ -404,6 +406,9 @@ class Lowering {
     int64_t channel_offset = 0;  ///< of the tensor's channel 0 within each stored pixel
     int64_t pixel_channels = 0;  ///< channels per stored pixel (the DMA's x stride)
     int64_t row_offset = 0;      ///< of the tensor's row 0 within the region (a row Concat)
+    int64_t row_pixels = 1;      ///< pixels per row of the region (its tensor's columns)
+    /// The tensor's first pixel within the region (its pixels follow in order).
+    int64_t first_pixel() const { return row_offset * row_pixels; }
   };
   DramPlace place_of(int tensor) const;
   /// The tensor whose region holds `tensor` (itself unless it is a concat slice) and the

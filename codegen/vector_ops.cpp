@@ -151,41 +151,58 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   const auto id = graph_.find_op(op.name);
   if (!id) return fail("op '" + op.name + "' is not in the quantized graph");
   const ir::Op& ir_op = graph_.op(*id);
-  if (op.inputs.size() != 2) return fail("add '" + op.name + "' with other than two inputs");
+  if (ir_op.inputs.size() != 2 || op.inputs.size() != (op.constant_operand ? 1u : 2u))
+    return fail("add '" + op.name + "' with other than two inputs");
   const Box& box = need[static_cast<size_t>(op.output)];
   if (box.empty()) return {};
   auto a = view_of(gs, op.inputs[0], need[static_cast<size_t>(op.inputs[0])]);
   if (!a.ok()) return a.failure();
-  auto b = view_of(gs, op.inputs[1], need[static_cast<size_t>(op.inputs[1])]);
-  if (!b.ok()) return b.failure();
   auto y = view_of(gs, op.output, box);
   if (!y.ok()) return y.failure();
+  isa::Add add;
+  if (op.constant_operand) {
+    // b: the constant (sched::Op::constant_operand), loaded whole like a table, element
+    // (y, x, c) at y * constant_stride_y + x * constant_stride_x + c (as emit_mul's).
+    const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+    if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
+    add.b_sp = static_cast<std::uint32_t>(at->second.first);
+    add.b_addr = static_cast<std::uint32_t>(
+        at->second.second +
+        (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
+    add.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
+    add.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
+  } else {
+    auto b = view_of(gs, op.inputs[1], need[static_cast<size_t>(op.inputs[1])]);
+    if (!b.ok()) return b.failure();
+    add.b_sp = static_cast<std::uint32_t>(b.value().sp);
+    add.b_addr = static_cast<std::uint32_t>(b.value().addr(box.h.b, box.w.b, box.c.b));
+    add.b_stride_y = static_cast<std::uint32_t>(b.value().stride_y());
+    add.b_stride_x = static_cast<std::uint32_t>(b.value().pixel_elems);
+  }
   const auto p = quant::add_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
                                    graph_.tensor(ir_op.outputs[0]));
+  // a is the activation: a constant first in the graph swaps the multipliers (the sum is
+  // symmetric in the two products, so the result is the golden one).
+  const bool swapped = op.constant_operand && graph_.tensor(ir_op.inputs[0]).constant;
   isa::Vcfg cfg;
-  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier_a);
-  cfg.mult_b = static_cast<std::uint32_t>(p.multiplier_b);
+  cfg.mult_a = static_cast<std::uint32_t>(swapped ? p.multiplier_b : p.multiplier_a);
+  cfg.mult_b = static_cast<std::uint32_t>(swapped ? p.multiplier_a : p.multiplier_b);
   cfg.shift = static_cast<std::uint32_t>(p.shift);
   cfg.zp = p.zero_point;
   cfg.lo = p.lo;
   cfg.hi = p.hi;
   if (Status s = fold_activation(op, cfg); !s) return s;
   code.push_back(cfg);
-  isa::Add add;
   add.a_sp = static_cast<std::uint32_t>(a.value().sp);
-  add.b_sp = static_cast<std::uint32_t>(b.value().sp);
   add.dst_sp = static_cast<std::uint32_t>(y.value().sp);
   add.elem = act_elem_;
   add.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
-  add.b_addr = static_cast<std::uint32_t>(b.value().addr(box.h.b, box.w.b, box.c.b));
   add.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
   add.y_size = static_cast<std::uint32_t>(box.h.size());
   add.x_size = static_cast<std::uint32_t>(box.w.size());
   add.c_size = static_cast<std::uint32_t>(box.c.size());
   add.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
   add.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
-  add.b_stride_y = static_cast<std::uint32_t>(b.value().stride_y());
-  add.b_stride_x = static_cast<std::uint32_t>(b.value().pixel_elems);
   add.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
   add.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
   code.push_back(add);

@@ -175,8 +175,9 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
           const auto bytes = elem_bytes(x.elem);
           f(box("a_sp", "a_addr", x.a_sp, x.a_addr, x.y_size, x.x_size, x.c_size, x.a_stride_y,
                 x.a_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+          // b may be a constant loaded like a table (sched::Op::constant_operand), as mul's.
           f(box("b_sp", "b_addr", x.b_sp, x.b_addr, x.y_size, x.x_size, x.c_size, x.b_stride_y,
-                x.b_stride_x, bytes, false, mask({K::kActivations, K::kOutputs})));
+                x.b_stride_x, bytes, false, mask({K::kActivations, K::kOutputs, K::kWeights})));
           f(box("dst_sp", "dst_addr", x.dst_sp, x.dst_addr, x.y_size, x.x_size, x.c_size,
                 x.dst_stride_y, x.dst_stride_x, bytes, true, mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Pool>) {

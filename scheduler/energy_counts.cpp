@@ -304,7 +304,7 @@ class Counter {
 
   // The table of a lut op, the parameters of a norm, the exp tables of a softmax or the ones
   // of a pool_by_conv loaded into its weights buffer (codegen's emit_table_load): 256 entries
-  // of the activation type; the norm's, softmax's and a constant Mul's `weight_bytes`; the
+  // of the activation type; the norm's, softmax's and a constant Mul's or Add's `weight_bytes`; the
   // ones' blocks of `taps` pixels, one per block of matrix_cols channels (the load's padding of
   // value 1).
   void table_load(const Op& op, int op_index, Interval channels) {
@@ -365,7 +365,10 @@ class Counter {
         const int64_t n = out.elements();
         const int64_t bytes = n * net_.activation_bytes;
         read(tensor_sp(op.inputs[0]), bytes);
-        read(tensor_sp(op.inputs[1]), bytes);
+        if (op.constant_operand)  // b: the constant, loaded whole like a table
+          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
+        else
+          read(tensor_sp(op.inputs[1]), bytes);
         write(tensor_sp(op.output), bytes);
         out_.add_elements += static_cast<uint64_t>(n);
         return;

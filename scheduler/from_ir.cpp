@@ -41,6 +41,13 @@ Status GraphConverter::add(const ir::Op& op) {
     case ir::OpKind::Mul:
       if (scalar_constant_operand(op) >= 0) return add_scalar_mul(op, std::move(out));
       return add_mul(op, std::move(out));
+    case ir::OpKind::Add:
+      for (size_t c = 0; c < op.inputs.size() && op.inputs.size() == 2; ++c)
+        if (graph_.tensor(op.inputs[c]).constant)
+          return add_constant_operand(op, std::move(out), c);
+      break;
+    case ir::OpKind::Gather:
+      return add_gather(op, std::move(out));
     case ir::OpKind::LayerNormalization:
     case ir::OpKind::RMSNormalization:
       return add_norm(op, std::move(out));
@@ -287,7 +294,7 @@ Status GraphConverter::add_mul(const ir::Op& op, Op out) {
                 "(vector.broadcast_multiply: true); config '" + machine_.name + "' has none");
   if (op.inputs.size() != 2) return fail(what + " with other than two inputs");
   for (size_t i = 0; i < 2; ++i)
-    if (graph_.tensor(op.inputs[i]).constant) return add_constant_mul(op, std::move(out), i);
+    if (graph_.tensor(op.inputs[i]).constant) return add_constant_operand(op, std::move(out), i);
   std::vector<int> xs;
   for (size_t i = 0; i < 2; ++i) {
     auto x = pixel_tensor(op, op.inputs[i]);
@@ -314,16 +321,18 @@ Status GraphConverter::add_mul(const ir::Op& op, Op out) {
   return {};
 }
 
-// Mul of an activation by constant `op.inputs[c]`: ISA `mul` with b the constant, loaded
-// whole like a lookup table (Op::constant_operand). Two broadcasts: one value per channel
-// wherever the tensor's channels lie (ConvNeXt's layer scale [C, 1, 1] against NCHW), strides
-// (0, 0); or a constant along the rows and columns, whole along its channels (the last axis):
-// a rotary embedding's [S, hd] cos/sin table against [1, H, S, hd] head pixels (the same rows
-// for every head).
-Status GraphConverter::add_constant_mul(const ir::Op& op, Op out, size_t c) {
+// Mul or Add of an activation and constant `op.inputs[c]`: ISA `mul` or `add` with b the
+// constant, loaded whole like a lookup table (Op::constant_operand). Two broadcasts: one value
+// per channel wherever the tensor's channels lie (ConvNeXt's layer scale [C, 1, 1] against
+// NCHW), strides (0, 0); or a constant along the rows and columns, whole along its channels (the
+// last axis): a rotary embedding's [S, hd] cos/sin table against [1, H, S, hd] head pixels (the
+// same rows for every head), ViT's [1, S, d] position embedding against its tokens.
+Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) {
   const std::string what = describe_op(op);
+  const std::string kind = op.kind == ir::OpKind::Add ? "Add" : "Mul";
   const std::string& x_name = op.inputs[1 - c];
-  if (graph_.tensor(x_name).constant) return fail(what + ": a Mul of two constants");
+  if (graph_.tensor(x_name).constant)
+    return fail(what + ": a" + (kind == "Add" ? "n " : " ") + kind + " of two constants");
   auto x = pixel_tensor(op, x_name);
   if (!x.ok()) return x.failure();
   const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
@@ -338,15 +347,15 @@ Status GraphConverter::add_constant_mul(const ir::Op& op, Op out, size_t c) {
     if (graph_.tensor(x_name).shape != y_ir || rank < 2 || static_cast<int64_t>(k.size()) > rank ||
         (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
         y_ir[static_cast<size_t>(rank - 2)] != xs.h)
-      return fail(what + ": a Mul by the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
-                  " of " + ir::shape_string(y_ir) +
+      return fail(what + ": " + (kind == "Add" ? "an Add of" : "a Mul by") + " the constant '" +
+                  op.inputs[c] + "' " + ir::shape_string(k) + " of " + ir::shape_string(y_ir) +
                   " (only one value per channel, or a constant broadcast over the rows or heads "
                   "of a token tensor, is supported by the accelerator path)");
     auto s = constant_strides(k, y_ir, pixels);
     if (!s.ok()) return fail(what + ": the constant '" + op.inputs[c] + "' " + s.reason());
     strides = s.value();
   }
-  out.kind = OpKind::Mul;
+  out.kind = op.kind == ir::OpKind::Add ? OpKind::Add : OpKind::Mul;
   out.constant_operand = true;
   out.constant_stride_y = strides.first;
   out.constant_stride_x = strides.second;

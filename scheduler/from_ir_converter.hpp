@@ -64,7 +64,7 @@ class GraphConverter {
   void mark_pool_by_conv(const ir::Op& op, Op& out) const;
   Status add_lookup_table(const ir::Op& op, Op out);
   Status add_mul(const ir::Op& op, Op out);
-  Status add_constant_mul(const ir::Op& op, Op out, size_t c);
+  Status add_constant_operand(const ir::Op& op, Op out, size_t c);
   Status fold_activation(const ir::Op& op, bool& folded);
   Status generic_kind(const ir::Op& op, Op& out) const;
   Status add_generic(const ir::Op& op, Op out);
@@ -95,10 +95,14 @@ class GraphConverter {
   Status add_row_softmax(const ir::Op& op, Op out);
   Status add_matmul(const ir::Op& op, Op out);
 
-  // ---- from_ir_transformer.cpp: decode (the KV cache append as a row view)
+  // ---- from_ir_transformer.cpp: row Concat views (decode's KV cache append, ViT's class
+  // token) and row selection (a Gather of tokens)
   bool is_token_concat(const ir::Op& op) const;
   Status add_row_concat(const ir::Op& op, Op out);
   Result<int> add_append_copy(const ir::Op& op, size_t i, int x);
+  bool stores_into_rows(int x) const;
+  Result<int> add_dram_constant(const ir::Op& op, const std::string& name);
+  Status add_gather(const ir::Op& op, Op out);
 
   // ---- from_ir_layout.cpp: layout views
   int64_t channel_axis_of(const std::string& name) const;

@@ -456,35 +456,108 @@ bool GraphConverter::is_token_concat(const ir::Op& op) const {
   return y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1));
 }
 
-// The append as a row view: input i at rows [offset_i, ...) of the output's region. A network
-// input (the past cache) is written there in the DRAM image; any other input is copied there
-// by a one-input `copy_only` Concat (its producer, a channel slice of c_attn's output, is a
-// view itself, and a network output keeps its name: the copy takes the IR tensor's name and
-// the view it reads is renamed `<name>/view`).
+// The append as a row view: input i at rows [offset_i, ...) of the output's region, its
+// pixels in order (a conv's 14 x 14 patch grid is 196 rows). A network input (the past cache)
+// or a constant (ViT's class token: add_dram_constant) is written there in the DRAM image; a
+// tensor a group stores (the patch embedding conv's output) is stored there by that group; any
+// other input (a view: a channel slice of c_attn's output; a graph output, which keeps its own
+// region) is first copied there by a one-input `copy_only` Concat (a network output keeps its
+// name: the copy takes the IR tensor's name and the view it reads is renamed `<name>/view`).
 Status GraphConverter::add_row_concat(const ir::Op& op, Op out) {
   const auto& y = graph_.tensor(op.outputs[0]).shape;
   int64_t row = 0;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
-    auto x = input_tensor(op, i);
+    auto x = graph_.tensor(op.inputs[i]).constant ? add_dram_constant(op, op.inputs[i])
+                                                  : input_tensor(op, i);
     if (!x.ok()) return x.failure();
     const Shape3 s = net_.tensor(x.value()).shape;
-    if (s.c != y[2] || s.w != 1)
+    if (s.c != y[2])
       return fail(describe_op(op) + ": input '" + op.inputs[i] + "' is not a token tensor of " +
                   std::to_string(y[2]) + " channels");
     int t = x.value();
-    if (!network_inputs_.count(t)) {
+    if (!network_inputs_.count(t) && !stores_into_rows(t)) {
       auto copied = add_append_copy(op, i, t);
       if (!copied.ok()) return copied.failure();
       t = copied.value();
     }
     out.inputs.push_back(t);
     out.concat_offsets.push_back(row);
-    row += s.h;
+    row += s.h * s.w;
   }
   out.kind = OpKind::Concat;
   out.concat_rows = true;
   auto t = new_tensor(op.outputs[0], op.name);
   if (!t.ok()) return t.failure();
+  out.output = t.value();
+  net_.add_op(std::move(out));
+  return {};
+}
+
+// Whether net tensor `x` can be stored by its producer straight into a row Concat's slice: a
+// group stores it (its producer is no view: a Slice, a Reshape or a row Concat is no group's
+// store), it is no graph output (which keeps its own region) and no slice of another row Concat
+// yet (a tensor lies in one place only).
+bool GraphConverter::stores_into_rows(int x) const {
+  const Tensor& t = net_.tensor(x);
+  for (const Op& op : net_.ops) {
+    if (op.output == x &&
+        (op.kind == OpKind::Slice || op.kind == OpKind::Reshape || op.kind == OpKind::Concat))
+      return false;
+    if (op.concat_rows && std::find(op.inputs.begin(), op.inputs.end(), x) != op.inputs.end())
+      return false;
+  }
+  for (const std::string& o : graph_.outputs())
+    if (o == t.name) return false;
+  return true;
+}
+
+// A constant read by a row Concat (ViT's class token): an Input op of that name and type
+// "Constant" (is_dram_constant), so that it lies in its row slice as a network input does and the
+// DRAM image holds its values (docs/scheduler.md "Constants in DRAM").
+Result<int> GraphConverter::add_dram_constant(const ir::Op& op, const std::string& name) {
+  if (auto it = tensor_of_.find(name); it != tensor_of_.end()) return it->second;
+  if (graph_.tensor(name).shape.size() != 3)
+    return fail(describe_op(op) + ": the constant '" + name + "' " +
+                ir::shape_string(graph_.tensor(name).shape) + " is not a token tensor [1, S, d]");
+  auto s = net_shape(name, op.name);
+  if (!s.ok()) return s.failure();
+  Op in;
+  in.name = name;
+  in.type = "Constant";
+  in.kind = OpKind::Input;
+  const int t = net_.add_tensor(name, s.value());
+  in.output = t;
+  net_.add_op(std::move(in));
+  tensor_of_[name] = t;
+  network_inputs_.insert(t);
+  return t;
+}
+
+// A Gather of consecutive tokens of a token tensor (ViT's class token x[:, 0] before the head):
+// a row slice view of them (OpKind::Slice with `row_offset`), as a Slice of the rows is.
+Status GraphConverter::add_gather(const ir::Op& op, Op out) {
+  const auto& in = graph_.tensor(op.inputs[0]).shape;
+  int64_t axis = op.get_int("axis");
+  if (axis < 0) axis += static_cast<int64_t>(in.size());
+  const auto& indices = op.get_ints("indices");
+  bool consecutive = !indices.empty();
+  for (size_t i = 1; i < indices.size(); ++i) consecutive &= indices[i] == indices[0] + int64_t(i);
+  // The tokens: axis 1 of one sequence [1, S, d], axis 0 of [S, d].
+  const bool tokens = (in.size() == 3 && axis == 1 && in[0] == 1) || (in.size() == 2 && axis == 0);
+  if (!tokens || !consecutive)
+    return fail(describe_op(op) + ": only a Gather of consecutive tokens (rows) of a token " +
+                "tensor is supported by the accelerator path");
+  auto x = pixel_tensor(op, op.inputs[0]);
+  if (!x.ok()) return x.failure();
+  out.kind = OpKind::Slice;
+  out.inputs = {x.value()};
+  out.row_offset = indices[0];
+  auto t = new_tensor(op.outputs[0], op.name);
+  if (!t.ok()) return t.failure();
+  const Shape3 xs = net_.tensor(x.value()).shape, ys = net_.tensor(t.value()).shape;
+  if (xs.w != 1 || ys.c != xs.c || ys.h * ys.w != static_cast<int64_t>(indices.size()))
+    return fail(describe_op(op) + ": " + ir::shape_string(graph_.tensor(op.outputs[0]).shape) +
+                " is not a row slice of '" + op.inputs[0] + "'");
   out.output = t.value();
   net_.add_op(std::move(out));
   return {};

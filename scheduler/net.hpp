@@ -15,7 +15,8 @@ enum class OpKind {
   AvgPool,     ///< windowed average (count_include_pad)
   Pad,         ///< explicit spatial zero padding
   Eltwise,     ///< one-input elementwise: ReLU, Clip, BatchNorm, Scale, Requantize
-  Add,         ///< elementwise sum of same-shaped inputs (residuals)
+  Add,         ///< elementwise sum of same-shaped inputs (residuals), or of a constant
+               ///< (Op::constant_operand: a position embedding) (ISA `add`)
   Concat,      ///< channel concatenation
   GlobalPool,  ///< global average pooling: needs its whole input, ends a group
   Gemm,        ///< fully connected layer: needs its whole input, ends a group
@@ -145,10 +146,11 @@ struct Op {
   /// of query i is kept iff j <= i + mask_diagonal.
   bool causal = false;
   int64_t mask_diagonal = 0;
-  /// Mul by a constant (a rotary embedding's cos/sin table): `inputs` holds the activation
-  /// only; the constant, stored compact as this op's `weight_bytes`, loads whole like a lookup
-  /// table, and output element (y, x, c) multiplies its element y * constant_stride_y + x *
-  /// constant_stride_x + c (a stride 0 broadcasts; ISA `mul`'s b strides).
+  /// Mul or Add by a constant (a rotary embedding's cos/sin table, a layer scale, ViT's position
+  /// embedding): `inputs` holds the activation only; the constant, stored compact as this op's
+  /// `weight_bytes`, loads whole like a lookup table, and output element (y, x, c) multiplies
+  /// (adds) its element y * constant_stride_y + x * constant_stride_x + c (a stride 0
+  /// broadcasts; ISA `mul`'s and `add`'s b strides).
   bool constant_operand = false;
   int64_t constant_stride_y = 0, constant_stride_x = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
@@ -186,6 +188,16 @@ struct Net {
   /// Bytes of the network inputs and outputs, each once.
   int64_t io_bytes() const;
 };
+
+/// Whether `tensor` is a graph constant that lies in DRAM as a network input does: the output
+/// of an Input op of type "Constant" (ViT's class token, the row a row Concat places before the
+/// patch tokens; docs/scheduler.md "Layout views"). Codegen writes its quantized values into the
+/// DRAM image as it writes a weight; no run supplies it. Compulsory bytes count it with the
+/// inputs.
+inline bool is_dram_constant(const Net& net, int tensor) {
+  const Op& producer = net.op(net.tensor(tensor).producer);
+  return producer.kind == OpKind::Input && producer.type == "Constant";
+}
 
 /// Output shape of a windowed op on `in` (floor division, as ONNX with ceil_mode=0).
 /// Bytes of the requant table of a matrix op with `out_channels` outputs (docs/isa.md).

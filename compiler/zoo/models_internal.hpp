@@ -13,6 +13,7 @@ ir::Graph build_googlenet(const ZooOptions& options);
 ir::Graph build_inception_v3(const ZooOptions& options);
 ir::Graph build_mobilenet_v2(const ZooOptions& options);
 ir::Graph build_vit_b_16(const ZooOptions& options);
+ir::Graph build_tiny_vit(const ZooOptions& options);
 ir::Graph build_mobilenet_v3_large(const ZooOptions& options);
 ir::Graph build_efficientnet_b0(const ZooOptions& options);
 ir::Graph build_convnext_tiny(const ZooOptions& options);

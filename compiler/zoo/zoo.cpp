@@ -95,6 +95,11 @@ const std::vector<Entry>& entries() {
         "flatten, permute to 36 tokens -> LayerNorm, Linear(24), LayerNorm",
         true},
        build_tiny_layout},
+      {{"tiny_vit",
+        "vit_b_16's graph at 3x16x16: 4x4 patches (d 32), class token, position embedding, one "
+        "pre-norm encoder layer (2 heads, GELU MLP of 64), token 0 to a 10-way head",
+        true},
+       build_tiny_vit},
   };
   return table;
 }

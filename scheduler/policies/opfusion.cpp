@@ -68,10 +68,10 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
     const Op& o = net.op(op);
     // Fuse an elementwise op into the current group when it reads the group's last result
     // and is that result's only consumer (the producer's output then never reaches DRAM); a
-    // DRAM view (Reshape, Slice) stays alone.
+    // DRAM view (Reshape, Slice, a row Concat) stays alone.
     const OpKind last_kind = groups.empty() ? OpKind::Input : net.op(groups.back().back()).kind;
     if (!groups.empty() && is_elementwise(o) && last_kind != OpKind::Reshape &&
-        last_kind != OpKind::Slice) {
+        last_kind != OpKind::Slice && !net.op(groups.back().back()).concat_rows) {
       const int last = net.op(groups.back().back()).output;
       bool reads_last = false;
       for (int input : o.inputs) reads_last |= input == last;

@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny_depthwise", "npc19-deepfusion"}, Case{"tiny_se", "cloud-large"},
                       Case{"tiny_se_wide", "cloud-large"}, Case{"tiny_grouped", "edge-small"},
                       Case{"tiny_grouped", "cloud-large"}, Case{"tiny_attention", "cloud-large"},
-                      Case{"tiny_llama", "cloud-large"}, Case{"tiny_layout", "cloud-large"}),
+                      Case{"tiny_llama", "cloud-large"}, Case{"tiny_layout", "cloud-large"},
+                      Case{"tiny_vit", "cloud-large"}),
     [](const ::testing::TestParamInfo<Case>& param_info) {
       std::string name = param_info.param.model + "_" + param_info.param.config;
       for (char& ch : name)

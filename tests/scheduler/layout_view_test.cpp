@@ -179,11 +179,25 @@ TEST(LayoutView, what_is_no_view_is_refused_naming_the_op) {
 // token's Concat along the tokens is the row Concat of a KV-cache append (docs/scheduler.md
 // "Decode"), not a channel concat, and is refused by name because its first input, the class
 // token, is a constant.
-TEST(LayoutView, vits_patch_permute_is_a_view_and_its_token_concat_is_refused) {
+// vit_b_16's patch conv output [1, 768, 14, 14], flattened and permuted to [1, 196, 768], is
+// the conv's own tensor, stored from row 1 of the class-token Concat's 197 rows
+// (tests/scheduler/row_views_test.cpp has the rest, on tiny_vit).
+TEST(LayoutView, vits_patch_permute_is_a_view_stored_into_the_class_token_concat) {
   auto graph = zoo::build_model("vit_b_16", {.with_weights = false});
   ASSERT_TRUE(graph.ok()) << graph.reason();
-  expect_refused(net_from_graph(graph.value(), layout_machine(), NetForm::Folded),
-                 "op 'class_token.concat'", "input 'class_token' is not an activation");
+  auto net = net_from_graph(graph.value(), layout_machine(), NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const Net& n = net.value();
+  for (const Op& op : n.ops) {
+    if (op.name != "class_token.concat") continue;
+    EXPECT_TRUE(op.concat_rows);
+    EXPECT_EQ(op.concat_offsets, (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(n.op(n.tensor(op.inputs[1]).producer).name, "conv_proj");
+    EXPECT_EQ(n.tensor(op.inputs[1]).shape, (Shape3{768, 14, 14}));
+    EXPECT_EQ(n.tensor(op.output).shape, (Shape3{768, 197, 1}));
+    return;
+  }
+  ADD_FAILURE() << "no class_token.concat";
 }
 
 }  // namespace
