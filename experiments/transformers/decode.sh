@@ -15,7 +15,7 @@ build="$root/build/default"
 layers=12
 batches="1 8 32"
 kv_length=1024
-jobs=1  # one point at a time: a 12-layer batch-32 point holds ~9 GB (two: OOM on 23 GiB)
+jobs=1  # one point at a time: two 12-layer batch-32 points reached 18.2 GB (OOM on 23 GiB)
 usage="usage: $0 [--build DIR] [--layers N] [--batches \"1 8 32\"] [--kv-length N] [-j N]"
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
