@@ -1,6 +1,8 @@
 // Transformer zoo models: BERT-base, GPT-2 (prefill and decode) and a Llama block, written as
 // experiments/models/export_transformers.py exports the same networks from torch.nn modules.
 #include <cmath>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,18 +56,49 @@ std::string causal_mask(NetBuilder& net, const std::string& name, std::int64_t s
   return net.constant(name, {s, s}, std::move(keep));
 }
 
-/// nn.MultiheadAttention (one in_proj for q, k, v; out_proj), self-attention.
+/// A sequence's rows of a token tensor [B, S, X] in per_sequence: at B 1 the tensor itself, at
+/// B > 1 a row Slice `<prefix>.s<b><suffix>` [1, S, X] (a DRAM view).
+using SequenceRows =
+    std::function<std::string(const std::string& tensor, const std::string& suffix)>;
+
+/// The attention of a batch of `batch` sequences: at B 1, `attention(prefix, 0, rows)` with
+/// `rows` the identity; at B > 1, each sequence's as `attention(prefix.s<b>, b, rows)` on its
+/// own rows of the projections (`rows(t, suffix)`), the contexts a row Concat
+/// `prefix.contexts` [B, S, d]. The Linears around it take all B x S rows at once, so the batch
+/// shares their weights; only the heads are per sequence (a head view of a batched tensor is
+/// refused: docs/scheduler.md "Decode", item 4).
+std::string per_sequence(NetBuilder& net, const std::string& prefix, std::int64_t batch,
+                         const std::function<std::string(const std::string&, std::int64_t,
+                                                         const SequenceRows&)>& attention) {
+  if (batch == 1)
+    return attention(prefix, 0, [](const std::string& t, const std::string&) { return t; });
+  std::vector<std::string> contexts;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::string pa = prefix + ".s" + std::to_string(b);
+    contexts.push_back(attention(pa, b, [&](const std::string& t, const std::string& suffix) {
+      return net.slice(t, pa + suffix, 0, b, b + 1);
+    }));
+  }
+  return net.concat_axis(contexts, prefix + ".contexts", 0);
+}
+
+/// nn.MultiheadAttention (one in_proj for q, k, v; out_proj), self-attention; a batch per
+/// sequence (per_sequence).
 std::string torch_self_attention(NetBuilder& net, const std::string& x, const std::string& prefix,
                                  const Heads& h, const std::string& mask) {
   const std::int64_t d = h.model_dim;
   const std::string qkv = net.dense(x, prefix + ".in_proj", 3 * d);
-  const std::string q = split_heads(net, net.slice(qkv, prefix + ".q", 2, 0, d), prefix + ".q",
-                                    h.heads, h.head_dim, false);
-  const std::string kT = split_heads(net, net.slice(qkv, prefix + ".k", 2, d, 2 * d), prefix + ".k",
-                                     h.heads, h.head_dim, true);
-  const std::string v = split_heads(net, net.slice(qkv, prefix + ".v", 2, 2 * d, 3 * d),
-                                    prefix + ".v", h.heads, h.head_dim, false);
-  return net.dense(attend(net, prefix, q, kT, v, mask, h), prefix + ".out_proj", d);
+  const auto attention = [&](const std::string& pa, std::int64_t, const SequenceRows& rows_of) {
+    const std::string rows = rows_of(qkv, ".qkv");
+    const std::string q = split_heads(net, net.slice(rows, pa + ".q", 2, 0, d), pa + ".q", h.heads,
+                                      h.head_dim, false);
+    const std::string kT = split_heads(net, net.slice(rows, pa + ".k", 2, d, 2 * d), pa + ".k",
+                                       h.heads, h.head_dim, true);
+    const std::string v = split_heads(net, net.slice(rows, pa + ".v", 2, 2 * d, 3 * d), pa + ".v",
+                                      h.heads, h.head_dim, false);
+    return attend(net, pa, q, kT, v, mask, h);
+  };
+  return net.dense(per_sequence(net, prefix, h.batch, attention), prefix + ".out_proj", d);
 }
 
 std::int64_t or_default(std::int64_t value, std::int64_t fallback) {
@@ -146,10 +179,10 @@ std::string gpt2_attention(NetBuilder& net, const std::string& pa, const std::st
 
 /// One GPT-2 block (pre-norm, GELU tanh). `past_keys`/`past_values`: for decode, each
 /// sequence's cache [1, L, d] (gpt2_attention); empty for prefill (causal mask over the
-/// sequence). A batch of B > 1 decode steps shares the Linears (B token rows) and runs each
-/// sequence's attention on its rows of q|k|v (`h.i.attn.s<b>.*`, a row slice), the contexts
-/// concatenated back into B rows. Returns the block's output; decode appends each sequence's
-/// new key and value rows to `presents`.
+/// sequence). A batch of B > 1 sequences (prefill or decode steps) shares the Linears (B x S
+/// token rows) and runs each sequence's attention on its rows of q|k|v (`h.i.attn.s<b>.*`,
+/// per_sequence). Returns the block's output; decode appends each sequence's new key and value
+/// rows to `presents`.
 std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads& h,
                        const std::string& mask, const std::vector<std::string>& past_keys,
                        const std::vector<std::string>& past_values,
@@ -158,20 +191,13 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
   const std::int64_t d = h.model_dim;
   const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-5);
   const std::string qkv = net.dense(n1, p + ".attn.c_attn", 3 * d);
-  std::string a;
-  if (past_keys.size() <= 1) {
-    a = gpt2_attention(net, p + ".attn", qkv, h, mask, past_keys.empty() ? "" : past_keys[0],
-                       past_values.empty() ? "" : past_values[0], presents);
-  } else {
-    std::vector<std::string> contexts;
-    for (size_t b = 0; b < past_keys.size(); ++b) {
-      const std::string pa = p + ".attn.s" + std::to_string(b);
-      const auto row = static_cast<std::int64_t>(b);
-      contexts.push_back(gpt2_attention(net, pa, net.slice(qkv, pa + ".qkv", 0, row, row + 1), h,
-                                        mask, past_keys[b], past_values[b], presents));
-    }
-    a = net.concat_axis(contexts, p + ".attn.contexts", 0);
-  }
+  const auto attention = [&](const std::string& pa, std::int64_t b, const SequenceRows& rows_of) {
+    const auto at = static_cast<std::size_t>(b);
+    return gpt2_attention(net, pa, rows_of(qkv, ".qkv"), h, mask,
+                          past_keys.empty() ? "" : past_keys.at(at),
+                          past_values.empty() ? "" : past_values.at(at), presents);
+  };
+  const std::string a = per_sequence(net, p + ".attn", h.batch, attention);
   const std::string h1 = net.add(x, net.dense(a, p + ".attn.c_proj", d), p + ".add1");
   const std::string n2 = net.layer_norm(h1, p + ".ln_2", 1e-5);
   std::string f = net.dense(n2, p + ".mlp.c_fc", 4 * d, 2.0);
@@ -301,28 +327,35 @@ ir::Graph llama_layer(const std::string& name, const LlamaSizes& sizes, const Zo
 
   const std::string n1 = net.rms_norm(x, "input_layernorm", 1e-5);
   const std::string a = "self_attn";
-  std::string q = split_heads(net, net.dense(n1, a + ".q_proj", h.heads * h.head_dim, 1.0, false),
-                              a + ".q", h.heads, h.head_dim, false);
-  std::string k =
-      split_heads(net, net.dense(n1, a + ".k_proj", h.kv_heads * h.head_dim, 1.0, false), a + ".k",
-                  h.kv_heads, h.head_dim, false);
-  std::string v =
-      split_heads(net, net.dense(n1, a + ".v_proj", h.kv_heads * h.head_dim, 1.0, false), a + ".v",
-                  h.kv_heads, h.head_dim, false);
-  q = rotary(net, q, a + ".q_rotary", cos, sin, h.head_dim);
-  k = rotary(net, k, a + ".k_rotary", cos, sin, h.head_dim);
-  // Grouped-query attention: each key/value head serves `groups` query heads.
-  const auto repeat = [&](const std::string& t, const std::string& prefix) {
-    const std::string r =
-        net.reshape(t, prefix + ".group", {options.batch, h.kv_heads, 1, seq, h.head_dim});
-    const std::string e =
-        net.op(prefix + ".repeat", OpKind::Expand, {r},
-               {{"shape", ir::Shape{options.batch, h.kv_heads, groups, seq, h.head_dim}}});
-    return net.reshape(e, prefix + ".heads_all", {options.batch, h.heads, seq, h.head_dim});
+  // The projections, made at their first use (each just before its heads, as torch exports
+  // them) and shared by every sequence of a batch.
+  std::map<std::string, std::string> projected;
+  const auto rows = [&](const SequenceRows& rows_of, const std::string& which, std::int64_t n) {
+    std::string& t = projected[which];
+    if (t.empty()) t = net.dense(n1, a + "." + which + "_proj", n * h.head_dim, 1.0, false);
+    return rows_of(t, "." + which + "_rows");
   };
-  const std::string kT = net.transpose(repeat(k, a + ".k"), a + ".kT", {0, 1, 3, 2});
-  v = repeat(v, a + ".v");
-  const std::string attn = attend(net, a, q, kT, v, mask, h);
+  const auto attention = [&](const std::string& pa, std::int64_t, const SequenceRows& rows_of) {
+    std::string q =
+        split_heads(net, rows(rows_of, "q", h.heads), pa + ".q", h.heads, h.head_dim, false);
+    std::string k =
+        split_heads(net, rows(rows_of, "k", h.kv_heads), pa + ".k", h.kv_heads, h.head_dim, false);
+    std::string v =
+        split_heads(net, rows(rows_of, "v", h.kv_heads), pa + ".v", h.kv_heads, h.head_dim, false);
+    q = rotary(net, q, pa + ".q_rotary", cos, sin, h.head_dim);
+    k = rotary(net, k, pa + ".k_rotary", cos, sin, h.head_dim);
+    // Grouped-query attention: each key/value head serves `groups` query heads.
+    const auto repeat = [&](const std::string& t, const std::string& prefix) {
+      const std::int64_t b = net.shape(t)[0];
+      const std::string r = net.reshape(t, prefix + ".group", {b, h.kv_heads, 1, seq, h.head_dim});
+      const std::string e = net.op(prefix + ".repeat", OpKind::Expand, {r},
+                                   {{"shape", ir::Shape{b, h.kv_heads, groups, seq, h.head_dim}}});
+      return net.reshape(e, prefix + ".heads_all", {b, h.heads, seq, h.head_dim});
+    };
+    const std::string kT = net.transpose(repeat(k, pa + ".k"), pa + ".kT", {0, 1, 3, 2});
+    return attend(net, pa, q, kT, repeat(v, pa + ".v"), mask, h);
+  };
+  const std::string attn = per_sequence(net, a, h.batch, attention);
   const std::string h1 =
       net.add(x, net.dense(attn, a + ".o_proj", h.model_dim, 1.0, false), "add1");
   const std::string n2 = net.rms_norm(h1, "post_attention_layernorm", 1e-5);

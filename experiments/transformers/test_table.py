@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""table.py on a hand-written results file: the ratios against hand-computed values, the
-bandwidth filter, an invalid point's reason, and sweep.csv's rows (ctest transformers_table)."""
+"""table.py and decode_table.py on hand-written results files: the ratios against
+hand-computed values, the bandwidth filter, an invalid point's reason, and sweep.csv's rows
+(ctest transformers_table)."""
 import csv
 import json
 import pathlib
@@ -70,6 +71,34 @@ class TableTest(unittest.TestCase):
             self.assertEqual(rows[1:], [
                 ["m", "layerwise"] + [""] * 7 + ["no fit"],
                 ["m", "optimal", "1250000", "1250000", "True", "200", "201", "1.0050", "True", ""]])
+
+
+class DecodeTableTest(unittest.TestCase):
+    def test_bound_less_the_tokens_and_the_bandwidth_bound(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            sim = json.loads(point("optimal", 96, 9_800, 2_000))
+            sim["model"] = "dec-batch2-layers1"
+            sim["figures"].update({"compulsory_bytes": 10_000, "latency_ms": 0.002,
+                                   "sim_dram_bytes": {"total": 10_000, "instructions_read": 304},
+                                   "sim_cycles": 2_050, "bit_exact": True})
+            refused = json.loads(point("layerwise", 96, reason="op 'x' needs a row normaliser"))
+            refused["model"] = "dec-layers1"
+            (tmp / "s.jsonl").write_text(json.dumps(sim) + "\n")
+            (tmp / "r.jsonl").write_text(json.dumps(refused) + "\n")
+            subprocess.run([sys.executable, str(HERE / "decode_table.py"), f"big={tmp / 's.jsonl'}",
+                            f"small={tmp / 'r.jsonl'}", "--out", str(tmp), "--model-dim", "100"],
+                           check=True, capture_output=True)
+            with open(tmp / "decode_table.csv") as f:
+                rows = list(csv.reader(f))
+            self.assertEqual(rows[1:], [
+                # bound 10,000 - 2 x 2 x 100 = 9,600 B; simulated 10,000 - 304 = 9,696 = 1.01x.
+                # 2,000 cycles in 2 us: 1 GHz, 96 GB/s = 96 B a cycle: 9,600 / 96 = 100 cycles,
+                # 2,050 simulated = 20.5x.
+                ["big", "dec-batch2-layers1", "2", "optimal", "9696", "9800", "9600", "1.0100",
+                 "2050", "2000", "100", "20.5", "True", ""],
+                ["small", "dec-layers1", "1", "layerwise"] + [""] * 9 +
+                ["op 'x' needs a row normaliser"]])
 
 
 if __name__ == "__main__":

@@ -248,6 +248,39 @@ TEST(TinyPipeline, a_batch_of_decode_steps_shares_the_weights_and_keeps_one_cach
   }
 }
 
+// A batch of 2 prefill sequences (tiny_attention and tiny_causal --batch 2): the Linears run
+// once over the 2 x 16 token rows (their weights loaded as at batch 1), each sequence's
+// attention on its own rows of q|k|v (`<attn>.s<b>.qkv`, a row-slice view); bit exact and
+// bytes as scheduled, layerwise and optimal (fused attention).
+TEST(TinyPipeline, a_batch_of_prefill_sequences_shares_the_weights) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  for (const char* name : {"tiny_attention", "tiny_causal"}) {
+    SCOPED_TRACE(name);
+    zoo::ZooOptions options;
+    options.batch = 2;
+    quant::QuantConfig qconfig;
+    qconfig.bits = config.matrix.input_bits;
+    auto model = pipeline::prepare_model(zoo::build_model(name, options).value(), qconfig);
+    ASSERT_TRUE(model.ok()) << model.reason();
+    auto one = tiny_prepared(name, config);
+    ASSERT_TRUE(one.ok()) << one.reason();
+    for (const char* policy : {"layerwise", "optimal"}) {
+      SCOPED_TRACE(policy);
+      auto r = pipeline::run_policy(model.value(), config, policy);
+      ASSERT_TRUE(r.ok()) << r.reason();
+      expect_consistent(r.value(), config);
+      auto single = pipeline::run_policy(one.value(), config, policy);
+      ASSERT_TRUE(single.ok()) << single.reason();
+      const auto& t = r.value().scheduled.schedule.traffic;
+      const auto& t1 = single.value().scheduled.schedule.traffic;
+      EXPECT_EQ(t.requant_tables_read, t1.requant_tables_read);
+      // The second sequence's attention loads its own scale table (256 B) and exp tables
+      // (1 KiB), as a decode batch's (above).
+      EXPECT_EQ(t.weights_read, t1.weights_read + 256 + 1024);
+    }
+  }
+}
+
 // An exported MatMul by a constant (HF GPT-2's Conv1D) is a Gemm without transB, its weights
 // [K][N]: tiny_causal with every Linear written so (weights transposed, transB 0) is as bit
 // exact as with transB (codegen's weight rows read [ci][co], dram_plan.cpp).

@@ -367,7 +367,7 @@ cli::Runner setup(CLI::App& command) {
       ->check(CLI::NonNegativeNumber);
   command
       .add_option("--batch", args->zoo.batch,
-                  "Batch of a zoo model (1; a decode model: sequences sharing the weights)")
+                  "Batch of a zoo model (a transformer: sequences sharing the weights)")
       ->check(CLI::PositiveNumber);
   command
       .add_option("--kv-length", args->zoo.kv_length,
