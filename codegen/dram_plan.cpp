@@ -189,6 +189,7 @@ Status Lowering::plan_weight_regions() {
       if (op.kind != sched::OpKind::Conv && op.kind != sched::OpKind::Gemm) continue;
       channel_tiles_[index] = gs.channel_tiles;
       if (hidden_reducer(gs) == index) channel_tiles_[index] = 1;  // its chunks split the inputs
+      if (idle_in_tile(gs, index, 1)) channel_tiles_[index] = 1;   // a prefix op: whole, once
       if (gs.weight_sweep) {                                       // each conv its own slice count
         const auto pos =
             static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());

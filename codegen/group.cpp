@@ -63,6 +63,12 @@ int Lowering::hidden_reducer(const sched::GroupSchedule& gs) const {
   return gs.ops[static_cast<size_t>(sched::hidden_chunks(net_, gs.ops).reducer)];
 }
 
+bool Lowering::idle_in_tile(const sched::GroupSchedule& gs, int op, int64_t tile) const {
+  if (hidden_reducer(gs) < 0) return false;
+  const auto at = std::find(gs.ops.begin(), gs.ops.end(), op) - gs.ops.begin();
+  return !sched::hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
+}
+
 void Lowering::tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
                           std::vector<Box>& need) const {
   if (hidden_reducer(gs) >= 0) {
@@ -224,6 +230,7 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
   const bool first_tile = tile == 0;
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
+    if (idle_in_tile(gs, o, tile)) continue;  // a hidden-chunk prefix op: the first tile only
     const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
     // Resident: every slice once, before the first tile; streamed: the tile's slice, once
     // per channel part when the part's row/column tiles keep it.
@@ -258,8 +265,10 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
       return fail(where + ": " + s.reason());
     out_.traffic.activations_read += box.elements() * act_bytes_;
   }
-  for (size_t pos = 0; pos < gs.ops.size(); ++pos)
+  for (size_t pos = 0; pos < gs.ops.size(); ++pos) {
+    if (idle_in_tile(gs, gs.ops[pos], tile)) continue;
     if (auto s = emit_op(gs, pos, need, phases); !s.ok()) return fail(where + ": " + s.reason());
+  }
   for (int t : gs.outputs) {
     const Box& box = requested[static_cast<size_t>(t)];
     if (box.empty()) continue;  // more tiles than rows: this tile stores nothing

@@ -290,6 +290,9 @@ class Lowering {
   /// The op index of the reducer B of a group that chunks the MLP's hidden dimension
   /// (sched::chunks_hidden), else -1.
   int hidden_reducer(const sched::GroupSchedule& gs) const;
+  /// Whether op `op` of such a group is a prefix op (sched::HiddenChunks::runs) that does not run
+  /// in tile `tile`: it loads and runs in the first tile only.
+  bool idle_in_tile(const sched::GroupSchedule& gs, int op, int64_t tile) const;
   /// The reducer's conv over chunk `hidden_chunk_` of its inputs, per step of rows: init bias
   /// (chunk 0) or acc onto accumulators that hold every row; the requant at the last chunk.
   Status emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,

@@ -155,7 +155,7 @@ Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTil
   // are those of the table already loaded.
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
-    if (!loads_table(op)) continue;
+    if (!loads_table(op) || idle_in_tile(gs, o, tile)) continue;
     sched::Interval channels = need[static_cast<size_t>(op.output)].c;
     if (gs.weights_resident) {
       channels = {0, net_.tensor(op.output).shape.c};

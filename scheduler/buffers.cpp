@@ -230,8 +230,18 @@ void tiling_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
                     std::vector<BufferAlloc>& buffers) {
   buffers.clear();
   buffers.reserve(2 * g.tensors.size() + 2 * g.ops.size());
+  // The MLP's hidden chunks: a prefix op's output that the chunks read (A's input, a residual)
+  // or the last tile stores is made by the first tile; like a kept input it lives over them all.
+  std::vector<char> whole = kept;
+  if (chunks_hidden(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) {
+    const HiddenChunks hc = hidden_chunks(net, g.ops);
+    for (size_t l = 0; l < g.tensors.size(); ++l)
+      if (!g.is_input[l] && g.produced_step[l] <= hc.producer &&
+          (g.last_use_step[l] > hc.producer || g.stored[l]))
+        whole[l] = 1;
+  }
   const std::vector<int> buffer_of_local =
-      activation_buffers(machine, g, sizes, m, options, kept, buffers);
+      activation_buffers(machine, g, sizes, m, options, whole, buffers);
   weight_and_accumulator_buffers(net, machine, g, sizes, m, options, keep_slices, buffers);
   if (options.memory_reuse && m.halo != HaloMode::Cache)
     claim_deep_reuse(net, g, geo, buffer_of_local, buffers);

@@ -202,6 +202,7 @@ bool is_dense(const Net& net, const GroupSchedule& g, size_t p) {
 struct GroupNeeds {
   bool op_major = false;
   int hidden_reducer = -1;    // the MLP's hidden chunks: B, whose weights and sums live every tile
+  int hidden_producer = 0;    // and A's position: the prefix before it runs in the first tile
   int last_step = 0;          // n + 1: the stores
   std::vector<int> pos_of;    // per net op: its position in the group, -1 outside
   std::vector<Span> op_span;  // per position: the steps its work is live over
@@ -267,8 +268,11 @@ Status loop_nest(const std::string& where, const Net& net, const GroupSchedule& 
   const size_t n = g.ops.size();
   u.op_major = g.weight_sweep;
   u.last_step = static_cast<int>(n) + 1;
-  if (chunks_hidden(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles))
-    u.hidden_reducer = g.ops[static_cast<size_t>(hidden_chunks(net, g.ops).reducer)];
+  if (chunks_hidden(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles)) {
+    const HiddenChunks hc = hidden_chunks(net, g.ops);
+    u.hidden_reducer = g.ops[static_cast<size_t>(hc.reducer)];
+    u.hidden_producer = hc.producer;
+  }
   u.pos_of.assign(net.ops.size(), -1);
   for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
   if (u.op_major)
@@ -351,7 +355,12 @@ Span tensor_span(const GroupSchedule& g, const GroupNeeds& u, size_t t) {
     need.last = std::max(need.last, until);
   }
   const bool ping_pong = g.double_buffered && (u.loaded[t] || u.stored[t]);
-  if (!u.op_major && (g.halo == HaloMode::Cache || ping_pong || u.kept[t])) need = {0, u.last_step};
+  // A hidden-chunk prefix op's output read by the chunks or stored by the last tile: made by the
+  // first tile, live over all.
+  const bool prefix = u.producer[t] >= 0 && u.producer[t] < u.hidden_producer &&
+                      (u.last_reader[t] >= u.hidden_producer || u.stored[t]);
+  if (!u.op_major && (g.halo == HaloMode::Cache || ping_pong || u.kept[t] || prefix))
+    need = {0, u.last_step};
   return need;
 }
 

@@ -327,10 +327,11 @@ class Counter {
   // As codegen's emit_table_loads: resident, every table once before the first tile (all
   // channels); streamed, every tile whose window has channels of the op, unless the group keeps
   // slices and the channels are those loaded last.
-  void table_loads(int64_t tile, const std::vector<Box>& window) {
+  template <typename Idle>
+  void table_loads(int64_t tile, const std::vector<Box>& window, const Idle& idle) {
     for (int o : g_.ops) {
       const Op& op = net_.op(o);
-      if (!loads_table(op)) continue;
+      if (!loads_table(op) || idle(o, tile)) continue;
       const Interval c = window[static_cast<size_t>(op.output)].c;
       if (g_.weights_resident) {
         if (tile == 0) table_load(op, o, Interval{0, net_.tensor(op.output).shape.c});
@@ -447,8 +448,13 @@ class Counter {
     windows.reserve(static_cast<size_t>(T));
     // The MLP's hidden chunks: tile t is chunk t (hidden_chunk_boxes), B runs hidden_chunk.
     const bool hidden = chunks_hidden(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles);
-    const int reducer =
-        hidden ? g_.ops[static_cast<size_t>(hidden_chunks(net_, g_.ops).reducer)] : -1;
+    const HiddenChunks hc = hidden ? hidden_chunks(net_, g_.ops) : HiddenChunks{};
+    const int reducer = hidden ? g_.ops[static_cast<size_t>(hc.reducer)] : -1;
+    // A hidden-chunk prefix op (HiddenChunks::runs) loads and runs in the first tile only.
+    const auto idle = [&](int o, int64_t t) {
+      const auto at = std::find(g_.ops.begin(), g_.ops.end(), o) - g_.ops.begin();
+      return hidden && !hc.runs(static_cast<size_t>(at), t);
+    };
     for (int64_t t = 0; t < T; ++t) {
       if (hidden) {
         std::vector<Box> need, req;
@@ -495,12 +501,12 @@ class Counter {
       const bool load_slice = g_.weights_resident ? t == 0 : !g_.keeps_weight_slices() || new_part;
       for (int o : g_.ops) {
         const Op& op = net_.op(o);
-        if (!is_matrix(op) || !load_slice || o == reducer) continue;
+        if (!is_matrix(op) || !load_slice || o == reducer || idle(o, t)) continue;
         const int64_t all = net_.tensor(op.output).shape.c;
         weight_load(op, o,
                     g_.weights_resident ? all : window[static_cast<size_t>(op.output)].c.size());
       }
-      table_loads(t, window);
+      table_loads(t, window, idle);
       for (int x : g_.inputs) {
         if (kept[static_cast<size_t>(x)] && t > 0) continue;
         const Box& box = need[static_cast<size_t>(x)];
@@ -510,6 +516,7 @@ class Counter {
         const int o = g_.ops[pos];
         const int64_t rows = pos < g_.rows_per_step.size() ? g_.rows_per_step[pos] : 1;
         const Box& out = need[static_cast<size_t>(net_.op(o).output)];
+        if (idle(o, t)) continue;
         if (o == reducer) {
           hidden_chunk(net_.op(o), o, out, rows, t, T);
           continue;

@@ -124,26 +124,48 @@ bool only_read_by(const Net& net, int tensor, int next) {
 
 }  // namespace
 
-HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops) {
-  if (ops.size() < 2 || !is_token_linear(net.op(ops[0]))) return {};
-  size_t b = 1;
+namespace {
+
+// The chunked part `[A, E..., B, T...]` of group `ops`, A at position `a`; B's position, or 0.
+int hidden_reducer_from(const Net& net, const std::vector<int>& ops, size_t a) {
+  if (!is_token_linear(net.op(ops[a]))) return 0;
+  size_t b = a + 1;
   while (b < ops.size() && net.op(ops[b]).kind == OpKind::Eltwise) ++b;
-  if (b == ops.size() || !is_token_linear(net.op(ops[b]))) return {};
+  if (b == ops.size() || !is_token_linear(net.op(ops[b]))) return 0;
   std::vector<int> hidden;  // A's and the E's outputs
-  for (size_t i = 0; i < b; ++i) {
+  for (size_t i = a; i < b; ++i) {
     const Op& op = net.op(ops[i]);
-    if (i > 0 && (op.inputs.size() != 1 || op.inputs[0] != net.op(ops[i - 1]).output)) return {};
-    if (!only_read_by(net, op.output, ops[i + 1])) return {};
+    if (i > a && (op.inputs.size() != 1 || op.inputs[0] != net.op(ops[i - 1]).output)) return 0;
+    if (!only_read_by(net, op.output, ops[i + 1])) return 0;
     hidden.push_back(op.output);
   }
-  if (net.op(ops[b]).inputs[0] != hidden.back()) return {};
+  if (net.op(ops[b]).inputs[0] != hidden.back()) return 0;
   for (size_t i = b + 1; i < ops.size(); ++i) {
     const Op& op = net.op(ops[i]);
-    if (op.kind != OpKind::Add && op.kind != OpKind::Eltwise && op.kind != OpKind::Norm) return {};
+    if (op.kind != OpKind::Add && op.kind != OpKind::Eltwise && op.kind != OpKind::Norm) return 0;
     for (int in : op.inputs)
-      if (std::find(hidden.begin(), hidden.end(), in) != hidden.end()) return {};
+      if (std::find(hidden.begin(), hidden.end(), in) != hidden.end()) return 0;
   }
-  return {0, static_cast<int>(b)};
+  return static_cast<int>(b);
+}
+
+// A prefix op (before A): a token Linear, an Add, an Eltwise or a Norm (run whole by the first
+// chunk; its output stays on chip to the last, which stores it if read outside the group).
+bool is_prefix_op(const Op& op) {
+  return is_token_linear(op) || op.kind == OpKind::Add || op.kind == OpKind::Eltwise ||
+         op.kind == OpKind::Norm;
+}
+
+}  // namespace
+
+HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops) {
+  // A is the first token Linear after a (possibly empty) prefix of ops run whole by the first
+  // chunk, whose chunked part has the [A, E..., B, T...] form.
+  for (size_t a = 0; a + 1 < ops.size(); ++a) {
+    if (const int b = hidden_reducer_from(net, ops, a); b > 0) return {static_cast<int>(a), b};
+    if (!is_prefix_op(net.op(ops[a]))) return {};
+  }
+  return {};
 }
 
 bool chunks_hidden(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
@@ -169,7 +191,7 @@ void hidden_chunk_boxes(const Net& net, const std::vector<int>& ops, int64_t par
   for (size_t pos = 0; pos < ops.size(); ++pos) {
     const int out = net.op(ops[pos]).output;
     Box& box = need[static_cast<size_t>(out)];
-    if (static_cast<int>(pos) < hc.reducer) {
+    if (static_cast<int>(pos) >= hc.producer && static_cast<int>(pos) < hc.reducer) {
       const int64_t channels = net.tensor(out).shape.c;
       box.c = {channels * k / parts, channels * (k + 1) / parts};
     } else if (static_cast<int>(pos) > hc.reducer && !last) {
@@ -279,8 +301,11 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   }
   // The MLP's hidden chunks: one row and one column tile, weights streamed one chunk at a time,
   // serialised (the second matrix op's bias and table stay in its one weight buffer).
-  if (hidden_chunks(net, ops).found() && options.allow_streamed_weights) {
-    for (int64_t parts : channel_counts)
+  if (const HiddenChunks hc = hidden_chunks(net, ops);
+      hc.found() && options.allow_streamed_weights) {
+    const Op& producer = net.op(ops[static_cast<size_t>(hc.producer)]);
+    for (int64_t parts :
+         channel_part_counts(net.tensor(producer.output).shape.c, options.channel_part_blocks))
       if (parts > 1) out.push_back({1, 1, parts, HaloMode::Recompute, false, false});
   }
   // A group of per-channel ops (pools, elementwise, Add) splits by channels as a last resort,

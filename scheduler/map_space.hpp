@@ -92,14 +92,23 @@ bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int
 /// `[A, E..., B, T...]` whose first op A is a dense 1x1 conv (a token-wise Linear), E lookup-table
 /// or other elementwise ops each reading the op before, B a dense 1x1 conv reading the last of
 /// them (the hidden tensor), every tensor from A to B's input read only by the next op, and T
-/// Adds, Eltwises and Norms after B that read no hidden tensor. Its channel tiles split the hidden
+/// Adds, Eltwises and Norms after B that read no hidden tensor (A may follow a prefix, below). Its
+/// channel tiles split the hidden
 /// dimension: tile k computes channels part k of A and the E's, B adds that part's products onto
 /// accumulators kept over the tiles (reduction chunk k), and the last tile requantizes B and runs
 /// the T's. `producer`/`reducer`: the positions of A and B in `ops`; -1 when no such group.
+///
+/// Ops before A (the prefix: token Linears, Adds, Eltwises and Norms, e.g. a transformer's
+/// `out_proj, add1, norm1` before its MLP) run whole in the first tile only; their outputs stay on
+/// chip to the last tile (their boxes are whole in every tile), which stores those read outside.
 struct HiddenChunks {
   int producer = -1;
   int reducer = -1;
   bool found() const { return reducer > 0; }
+  /// Whether the op at position `pos` runs in chunk `k`: a prefix op only in the first.
+  bool runs(size_t pos, int64_t k) const { return k == 0 || static_cast<int>(pos) >= producer; }
+  /// Whether position `pos` is a prefix op (its output lives over whole tiles).
+  bool prefix(size_t pos) const { return found() && static_cast<int>(pos) < producer; }
 };
 HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops);
 
