@@ -136,17 +136,12 @@ Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule
 void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
                            std::vector<Box>& previous, std::vector<Box>& need,
                            std::vector<isa::Instruction>& prelude) const {
-  for (size_t t = 0; t < need.size(); ++t) {
-    const Box& prev = previous[t];
-    if (prev.empty() || need[t].empty()) continue;
-    need[t].h.b = std::max(need[t].h.b, prev.h.e);
-    if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
-    if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+  sched::halo_step(window, previous, need, [&](size_t t, const Box& prev) {
     // Rows [window.b, prev.e) are on chip at prev's positions: copy them up, row by row
     // (each destination lies above every later source).
     auto src = view_of(gs, static_cast<int>(t), prev);
     auto dst = view_of(gs, static_cast<int>(t), window[t]);
-    if (!src.ok() || !dst.ok()) continue;  // not buffered in this group
+    if (!src.ok() || !dst.ok()) return;  // not buffered in this group
     if (prelude.empty()) {
       isa::Vcfg cfg;
       cfg.mult_a = 1;
@@ -161,9 +156,7 @@ void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box
                                   window[t].c.b, window[t].c.b, 1, window[t].w.size(),
                                   window[t].c.size()));
     }
-  }
-  for (size_t t = 0; t < window.size(); ++t)
-    if (!window[t].empty()) previous[t] = window[t];
+  });
 }
 
 Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule& gs,

@@ -446,21 +446,13 @@ class Counter {
     for (int64_t t = 0; t < T; ++t) {
       const std::vector<Box>& window = windows[static_cast<size_t>(t)];
       std::vector<Box> need = window;
-      if (cache) {
-        for (size_t x = 0; x < need.size(); ++x) {
-          const Box& prev = previous[x];
-          if (prev.empty() || need[x].empty()) continue;
-          need[x].h.b = std::max(need[x].h.b, prev.h.e);
-          if (need[x].h.e < need[x].h.b) need[x].h.e = need[x].h.b;
-          if (window[x].h.b <= prev.h.b || window[x].h.b >= prev.h.e) continue;
-          if (!buffered(static_cast<int>(x))) continue;
+      if (cache)
+        halo_step(window, previous, need, [&](size_t x, const Box& prev) {
+          if (!buffered(static_cast<int>(x))) return;
           // The halo rows copied to the top of the buffer.
           const int sp = tensor_sp(static_cast<int>(x));
           unary(sp, sp, (prev.h.e - window[x].h.b) * window[x].w.size() * window[x].c.size());
-        }
-        for (size_t x = 0; x < window.size(); ++x)
-          if (!window[x].empty()) previous[x] = window[x];
-      }
+        });
       // Weights: resident, every slice before the first tile; streamed, the tile's slice (once
       // per channel part when kept).
       const bool new_part = g_.row_part(t) == 0 && g_.col_part(t) == 0;

@@ -1,6 +1,7 @@
 // The steps of a group's loop nest (loop_nest.hpp).
 #include "scheduler/loop_nest.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -144,6 +145,20 @@ std::vector<char> tile_kept_inputs(const Net& net, const GroupSchedule& group) {
                                      need[static_cast<size_t>(t)] == first[static_cast<size_t>(t)];
   }
   return kept;
+}
+
+void halo_step(const std::vector<Box>& window, std::vector<Box>& previous, std::vector<Box>& need,
+               const std::function<void(size_t t, const Box& prev)>& shared) {
+  for (size_t t = 0; t < need.size(); ++t) {
+    const Box& prev = previous[t];
+    if (prev.empty() || need[t].empty()) continue;
+    need[t].h.b = std::max(need[t].h.b, prev.h.e);
+    if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
+    if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+    shared(t, prev);
+  }
+  for (size_t t = 0; t < window.size(); ++t)
+    if (!window[t].empty()) previous[t] = window[t];
 }
 
 }  // namespace tessel::sched

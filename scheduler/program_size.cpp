@@ -359,19 +359,12 @@ class ProgramCounter {
   int64_t halo_copies(const GroupSchedule& gs, const std::vector<Box>& window,
                       std::vector<Box>& previous, std::vector<Box>& need) const {
     int64_t prelude = 0;
-    for (size_t t = 0; t < need.size(); ++t) {
-      const Box& prev = previous[t];
-      if (prev.empty() || need[t].empty()) continue;
-      need[t].h.b = std::max(need[t].h.b, prev.h.e);
-      if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
-      if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+    halo_step(window, previous, need, [&](size_t t, const Box& prev) {
       if (!buffered(gs, static_cast<int>(t), prev) || !buffered(gs, static_cast<int>(t), window[t]))
-        continue;
+        return;
       if (prelude == 0) prelude = 1;
       prelude += prev.h.e - window[t].h.b;
-    }
-    for (size_t t = 0; t < window.size(); ++t)
-      if (!window[t].empty()) previous[t] = window[t];
+    });
     return prelude;
   }
 
