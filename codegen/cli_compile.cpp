@@ -24,6 +24,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/program_size.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
 #include "support/files.hpp"
@@ -97,6 +98,14 @@ Result<std::map<std::string, std::vector<std::int32_t>>> default_inputs(const ir
 void print_summary(const CompileOptions& o, const HwConfig& config, const CompiledProgram& c,
                    const sched::ScheduledNet& scheduled) {
   const auto& p = scheduled.schedule.traffic;
+  // The fetch the schedule predicts without the program (what `tessel schedule` counts).
+  const auto predicted_fetch =
+      sched::predict_instruction_fetch_bytes(scheduled.net, scheduled.machine, scheduled.schedule);
+  if (!predicted_fetch.ok() || predicted_fetch.value() != instruction_fetch_bytes(c))
+    std::cerr << "warning: the schedule predicts "
+              << (predicted_fetch.ok() ? std::to_string(predicted_fetch.value()) + " bytes"
+                                       : "no size (" + predicted_fetch.reason() + ")")
+              << " of instruction fetch; the program has " << instruction_fetch_bytes(c) << "\n";
   std::cout << o.model << " on " << config.name << ", policy " << o.policy << ": "
             << c.groups.size() << " groups, " << c.program.instructions.size()
             << " instructions, DRAM image " << c.layout.size_bytes() << " bytes\n"
@@ -106,7 +115,7 @@ void print_summary(const CompileOptions& o, const HwConfig& config, const Compil
             << instruction_fetch_bytes(c) << "\n"
             << "scheduler predicted: weights " << p.weights_read << ", activations in "
             << p.activations_read << ", out " << p.activations_written << ", instruction fetch "
-            << scheduled.schedule.instruction_fetch_bytes.value_or(0) << "\n"
+            << (predicted_fetch.ok() ? predicted_fetch.value() : 0) << "\n"
             << "wrote " << o.out << "/{program.bin,program.tasm,dram.bin,schedule.json,"
             << "compile.json,hw.yaml}\n";
 }

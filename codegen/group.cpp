@@ -43,19 +43,6 @@ Status Lowering::emit_op(const sched::GroupSchedule& gs, size_t pos, const std::
                         : (this->*emitter.emit)(gs, op, need, phases.back().compute);
 }
 
-std::vector<Box> Lowering::requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const {
-  const int64_t kt = gs.channel_part(tile), rt = gs.row_part(tile), ct = gs.col_part(tile);
-  std::vector<Box> requested(net_.tensors.size());
-  for (int t : gs.outputs) {
-    const sched::Shape3 s = net_.tensor(t).shape;
-    requested[static_cast<size_t>(t)] =
-        Box{{s.c * kt / gs.channel_tiles, s.c * (kt + 1) / gs.channel_tiles},
-            {s.h * rt / gs.row_tiles, s.h * (rt + 1) / gs.row_tiles},
-            {s.w * ct / gs.col_tiles, s.w * (ct + 1) / gs.col_tiles}};
-  }
-  return requested;
-}
-
 int Lowering::hidden_reducer(const sched::GroupSchedule& gs) const {
   if (gs.weight_sweep || gs.dram_view ||
       !sched::chunks_hidden(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles))
@@ -67,33 +54,6 @@ bool Lowering::idle_in_tile(const sched::GroupSchedule& gs, int op, int64_t tile
   if (hidden_reducer(gs) < 0) return false;
   const auto at = std::find(gs.ops.begin(), gs.ops.end(), op) - gs.ops.begin();
   return !sched::hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
-}
-
-void Lowering::tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
-                          std::vector<Box>& need) const {
-  if (hidden_reducer(gs) >= 0) {
-    sched::hidden_chunk_boxes(net_, gs.ops, gs.channel_tiles, tile, need, requested);
-    return;
-  }
-  requested = requested_boxes(gs, tile);
-  need = sched::transfer(net_, gs.ops, requested).need;
-}
-
-std::vector<char> Lowering::kept_inputs(const sched::GroupSchedule& gs) const {
-  std::vector<char> kept(net_.tensors.size(), 0);
-  if (!sched::keeps_inputs(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles)) return kept;
-  std::vector<std::vector<Box>> boxes(static_cast<size_t>(gs.tiles()));
-  std::vector<Box> requested;
-  for (int64_t tile = 0; tile < gs.tiles(); ++tile)
-    tile_boxes(gs, tile, requested, boxes[static_cast<size_t>(tile)]);
-  for (int t : gs.inputs) {
-    kept[static_cast<size_t>(t)] = 1;
-    for (const auto& b : boxes)
-      kept[static_cast<size_t>(t)] =
-          kept[static_cast<size_t>(t)] &&
-          b[static_cast<size_t>(t)] == boxes.front()[static_cast<size_t>(t)];
-  }
-  return kept;
 }
 
 Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
@@ -145,7 +105,7 @@ Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule
   tiling.pipelined = gs.double_buffered && !tiling.cache;
   pipelined = tiling.pipelined;
   // Kept inputs (GroupSchedule::keeps_inputs): the same box in every tile, loaded once.
-  tiling.kept = kept_inputs(gs);
+  tiling.kept = sched::tile_kept_inputs(net_, gs);
   // A double-buffered Gemm with reduction chunks ping-pongs chunk by chunk: phase q of the
   // group (a tile's chunk) loads into copy q % 2, the tile's bias and table into copy tile % 2.
   bool chunked = false;
@@ -182,17 +142,12 @@ Status Lowering::tile_steps(const std::string& where, const sched::GroupSchedule
 void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box>& window,
                            std::vector<Box>& previous, std::vector<Box>& need,
                            std::vector<isa::Instruction>& prelude) const {
-  for (size_t t = 0; t < need.size(); ++t) {
-    const Box& prev = previous[t];
-    if (prev.empty() || need[t].empty()) continue;
-    need[t].h.b = std::max(need[t].h.b, prev.h.e);
-    if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
-    if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+  sched::halo_step(window, previous, need, [&](size_t t, const Box& prev) {
     // Rows [window.b, prev.e) are on chip at prev's positions: copy them up, row by row
     // (each destination lies above every later source).
     auto src = view_of(gs, static_cast<int>(t), prev);
     auto dst = view_of(gs, static_cast<int>(t), window[t]);
-    if (!src.ok() || !dst.ok()) continue;  // not buffered in this group
+    if (!src.ok() || !dst.ok()) return;  // not buffered in this group
     if (prelude.empty()) {
       isa::Vcfg cfg;
       cfg.mult_a = 1;
@@ -207,9 +162,7 @@ void Lowering::halo_copies(const sched::GroupSchedule& gs, const std::vector<Box
                                   window[t].c.b, window[t].c.b, 1, window[t].w.size(),
                                   window[t].c.size()));
     }
-  }
-  for (size_t t = 0; t < window.size(); ++t)
-    if (!window[t].empty()) previous[t] = window[t];
+  });
 }
 
 Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule& gs,
@@ -217,7 +170,7 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
                             std::vector<Box>& previous, std::vector<TileCode>& tiles) {
   const int64_t tile = step.tile, kt = step.channel_part;
   std::vector<Box> requested, window;
-  tile_boxes(gs, tile, requested, window);
+  sched::tile_boxes(net_, gs, tile, requested, window);
   const int reducer = hidden_reducer(gs);
   hidden_chunk_ = reducer >= 0 ? kt : -1;
   std::vector<Box> need = window;  // what this tile loads and computes

@@ -281,12 +281,6 @@ class Lowering {
   Status tile_steps(const std::string& where, const sched::GroupSchedule& gs,
                     const std::vector<sched::NestStep>& nest, std::vector<TileCode>& tiles,
                     bool& pipelined);
-  /// The tile's requested box of every stored output (the scheduler's tiling rule).
-  std::vector<Box> requested_boxes(const sched::GroupSchedule& gs, int64_t tile) const;
-  /// Tile `tile`'s stored boxes (`requested`) and every tensor's box (`need`): the shape transfer
-  /// of requested_boxes, or the MLP's hidden chunks' rule (sched::hidden_chunk_boxes).
-  void tile_boxes(const sched::GroupSchedule& gs, int64_t tile, std::vector<Box>& requested,
-                  std::vector<Box>& need) const;
   /// The op index of the reducer B of a group that chunks the MLP's hidden dimension
   /// (sched::chunks_hidden), else -1.
   int hidden_reducer(const sched::GroupSchedule& gs) const;
@@ -297,8 +291,6 @@ class Lowering {
   /// (chunk 0) or acc onto accumulators that hold every row; the requant at the last chunk.
   Status emit_hidden_chunk(const sched::GroupSchedule& gs, size_t pos, const sched::Op& op,
                            const std::vector<Box>& need, std::vector<Phase>& phases);
-  /// Per tensor: 1 for an input whose box is the same in every tile (loaded once).
-  std::vector<char> kept_inputs(const sched::GroupSchedule& gs) const;
   /// Appends the loads, phases and stores of the tile of nest step `step` to `tiles`.
   Status lower_tile(const std::string& where, const sched::GroupSchedule& gs,
                     const GroupTiling& tiling, const sched::NestStep& step,

@@ -7,9 +7,11 @@
 
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
+#include "isa/instruction.hpp"
 #include "scheduler/driver.hpp"
 #include "scheduler/energy.hpp"
 #include "scheduler/energy_objective.hpp"
+#include "scheduler/program_size.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -23,6 +25,17 @@ namespace {
 std::string resolve_hw(const std::string& hw) {
   if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
+}
+
+// The schedule's instruction fetch, predicted from its mappings (sched::predict_instructions,
+// docs/energy.md "Instruction fetch"): the program code generation will emit is known before it
+// exists. Returns why not where the lowering has no count for an op.
+std::string add_predicted_fetch(ScheduledNet& scheduled) {
+  auto fetch =
+      predict_instruction_fetch_bytes(scheduled.net, scheduled.machine, scheduled.schedule);
+  if (!fetch.ok()) return fetch.reason();
+  scheduled.schedule.instruction_fetch_bytes = fetch.value();
+  return "";
 }
 
 // The energy and EDP objectives explain their choice against the bytes and latency schedules of
@@ -48,6 +61,7 @@ nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConf
   for (Objective other : {Objective::Bytes, Objective::Latency}) {
     auto r = schedule_graph(graph, config, policy, other, features);
     if (!r.ok()) continue;
+    add_predicted_fetch(r.value());
     row(other, predict_energy(r.value().schedule, r.value().net, config), r.value().schedule);
   }
   return rows;
@@ -147,11 +161,24 @@ cli::Runner setup_schedule(CLI::App& command) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
     }
-    const ScheduleEnergy energy =
-        predict_energy(result.value().schedule, result.value().net, config);
+    const std::string no_fetch = add_predicted_fetch(result.value());
+    const Schedule& schedule = result.value().schedule;
+    const ScheduleEnergy energy = predict_energy(schedule, result.value().net, config);
     const EnergyBreakdown& e = energy.total;
     if (!o->quiet && o->json != "-") {
       std::fputs(format_table(result.value()).c_str(), stdout);
+      if (schedule.instruction_fetch_bytes) {
+        const auto fetch = *schedule.instruction_fetch_bytes;
+        const auto total = schedule.traffic.total() + fetch;
+        std::printf(
+            "instruction fetch %lld B predicted (the program's %lld instructions); DRAM "
+            "total with fetch %lld B (fetch %.2f%%)\n",
+            static_cast<long long>(fetch), static_cast<long long>(fetch / isa::kInstructionBytes),
+            static_cast<long long>(total),
+            100.0 * static_cast<double>(fetch) / static_cast<double>(total));
+      } else {
+        std::printf("instruction fetch not predicted: %s\n", no_fetch.c_str());
+      }
       std::printf(
           "energy %.4g pJ predicted (mac %.4g, sram %.4g, vector %.4g, dram %.4g, leakage "
           "%.4g), EDP %.4g pJ*s, area %.4f mm^2\n",

@@ -92,7 +92,9 @@ void add_predicted_energy(nlohmann::ordered_json& j, const ScheduleEnergy& energ
         static_cast<double>(*energy.instruction_fetch_bytes) *
         energy_table(config).dram_pj_per_byte;
   else
-    j["predicted_energy_pj"]["not_counted"] = {"instruction fetch (DRAM): no program yet"};
+    j["predicted_energy_pj"]["not_counted"] = {
+        "instruction fetch (DRAM): no program, and the schedule predicts none "
+        "(sched::predict_instructions)"};
   const ActionCounts& c = energy.counts;
   j["predicted_counts"] = {
       {"mac_slots", c.macs}, {"sram_read_bytes", reads}, {"sram_write_bytes", writes}};

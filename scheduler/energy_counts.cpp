@@ -7,6 +7,7 @@
 #include <map>
 
 #include "scheduler/group_info.hpp"
+#include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
 
@@ -427,19 +428,6 @@ class Counter {
 
   static bool is_matrix(const Op& op) { return op.kind == OpKind::Conv || op.kind == OpKind::Gemm; }
 
-  std::vector<Box> requested(int64_t tile) const {
-    const int64_t k = g_.channel_part(tile), r = g_.row_part(tile), c = g_.col_part(tile);
-    std::vector<Box> boxes(net_.tensors.size());
-    for (int t : g_.outputs) {
-      const Shape3 s = net_.tensor(t).shape;
-      boxes[static_cast<size_t>(t)] =
-          Box{{s.c * k / g_.channel_tiles, s.c * (k + 1) / g_.channel_tiles},
-              {s.h * r / g_.row_tiles, s.h * (r + 1) / g_.row_tiles},
-              {s.w * c / g_.col_tiles, s.w * (c + 1) / g_.col_tiles}};
-    }
-    return boxes;
-  }
-
   // Tiled groups (every mapping but a weight sweep).
   void tiles() {
     const int64_t T = g_.tiles();
@@ -455,46 +443,25 @@ class Counter {
       const auto at = std::find(g_.ops.begin(), g_.ops.end(), o) - g_.ops.begin();
       return hidden && !hc.runs(static_cast<size_t>(at), t);
     };
-    for (int64_t t = 0; t < T; ++t) {
-      if (hidden) {
-        std::vector<Box> need, req;
-        hidden_chunk_boxes(net_, g_.ops, T, t, need, req);
-        windows.push_back(std::move(need));
-        stored.push_back(std::move(req));
-        continue;
-      }
-      windows.push_back(transfer(net_, g_.ops, requested(t)).need);
-      stored.push_back(requested(t));
+    for (int64_t t = 0; t < T; ++t) {  // the tiling rule, or the hidden chunks' boxes
+      std::vector<Box> req, need;
+      tile_boxes(net_, g_, t, req, need);
+      windows.push_back(std::move(need));
+      stored.push_back(std::move(req));
     }
     // Kept inputs: the same box in every tile, loaded by the first.
-    std::vector<char> kept(net_.tensors.size(), 0);
-    if (keeps_inputs(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles)) {
-      for (int t : g_.inputs) {
-        bool same = true;
-        for (const auto& w : windows)
-          same = same && w[static_cast<size_t>(t)] == windows.front()[static_cast<size_t>(t)];
-        kept[static_cast<size_t>(t)] = same;
-      }
-    }
+    const std::vector<char> kept = tile_kept_inputs(net_, g_);
     std::vector<Box> previous(net_.tensors.size());
     for (int64_t t = 0; t < T; ++t) {
       const std::vector<Box>& window = windows[static_cast<size_t>(t)];
       std::vector<Box> need = window;
-      if (cache) {
-        for (size_t x = 0; x < need.size(); ++x) {
-          const Box& prev = previous[x];
-          if (prev.empty() || need[x].empty()) continue;
-          need[x].h.b = std::max(need[x].h.b, prev.h.e);
-          if (need[x].h.e < need[x].h.b) need[x].h.e = need[x].h.b;
-          if (window[x].h.b <= prev.h.b || window[x].h.b >= prev.h.e) continue;
-          if (!buffered(static_cast<int>(x))) continue;
+      if (cache)
+        halo_step(window, previous, need, [&](size_t x, const Box& prev) {
+          if (!buffered(static_cast<int>(x))) return;
           // The halo rows copied to the top of the buffer.
           const int sp = tensor_sp(static_cast<int>(x));
           unary(sp, sp, (prev.h.e - window[x].h.b) * window[x].w.size() * window[x].c.size());
-        }
-        for (size_t x = 0; x < window.size(); ++x)
-          if (!window[x].empty()) previous[x] = window[x];
-      }
+        });
       // Weights: resident, every slice before the first tile; streamed, the tile's slice (once
       // per channel part when kept).
       const bool new_part = g_.row_part(t) == 0 && g_.col_part(t) == 0;

@@ -1,6 +1,7 @@
 // The steps of a group's loop nest (loop_nest.hpp).
 #include "scheduler/loop_nest.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -106,6 +107,58 @@ GroupMapping mapping_loops(const Net& net, const std::vector<int>& ops, const Ma
     mapping.ops.push_back(std::move(om));
   }
   return mapping;
+}
+
+void tile_boxes(const Net& net, const GroupSchedule& group, int64_t tile, std::vector<Box>& stored,
+                std::vector<Box>& need) {
+  if (!group.weight_sweep && !group.dram_view &&
+      chunks_hidden(net, group.ops, group.row_tiles, group.col_tiles, group.channel_tiles)) {
+    hidden_chunk_boxes(net, group.ops, group.channel_tiles, tile, need, stored);
+    return;
+  }
+  const int64_t kt = group.channel_part(tile), rt = group.row_part(tile), ct = group.col_part(tile);
+  stored.assign(net.tensors.size(), Box{});
+  for (int t : group.outputs) {
+    const Shape3 s = net.tensor(t).shape;
+    stored[static_cast<size_t>(t)] =
+        Box{{s.c * kt / group.channel_tiles, s.c * (kt + 1) / group.channel_tiles},
+            {s.h * rt / group.row_tiles, s.h * (rt + 1) / group.row_tiles},
+            {s.w * ct / group.col_tiles, s.w * (ct + 1) / group.col_tiles}};
+  }
+  need = transfer(net, group.ops, stored).need;
+}
+
+std::vector<char> tile_kept_inputs(const Net& net, const GroupSchedule& group) {
+  std::vector<char> kept(net.tensors.size(), 0);
+  if (!keeps_inputs(net, group.ops, group.row_tiles, group.col_tiles, group.channel_tiles))
+    return kept;
+  std::vector<Box> first, stored, need;
+  for (int64_t tile = 0; tile < group.tiles(); ++tile) {
+    tile_boxes(net, group, tile, stored, need);
+    if (tile == 0) {
+      first = need;
+      for (int t : group.inputs) kept[static_cast<size_t>(t)] = 1;
+      continue;
+    }
+    for (int t : group.inputs)
+      kept[static_cast<size_t>(t)] = kept[static_cast<size_t>(t)] &&
+                                     need[static_cast<size_t>(t)] == first[static_cast<size_t>(t)];
+  }
+  return kept;
+}
+
+void halo_step(const std::vector<Box>& window, std::vector<Box>& previous, std::vector<Box>& need,
+               const std::function<void(size_t t, const Box& prev)>& shared) {
+  for (size_t t = 0; t < need.size(); ++t) {
+    const Box& prev = previous[t];
+    if (prev.empty() || need[t].empty()) continue;
+    need[t].h.b = std::max(need[t].h.b, prev.h.e);
+    if (need[t].h.e < need[t].h.b) need[t].h.e = need[t].h.b;
+    if (window[t].h.b <= prev.h.b || window[t].h.b >= prev.h.e) continue;
+    shared(t, prev);
+  }
+  for (size_t t = 0; t < window.size(); ++t)
+    if (!window[t].empty()) previous[t] = window[t];
 }
 
 }  // namespace tessel::sched

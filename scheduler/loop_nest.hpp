@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "scheduler/group_mapping.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/net.hpp"
+#include "scheduler/shape.hpp"
 #include "support/result.hpp"
 
 namespace tessel::sched {
@@ -42,6 +44,27 @@ struct NestStep {
 /// Fails naming the op where a nest is not one of these (a tile-major op without the three
 /// loops, an op-major nest not starting with a conv).
 Result<std::vector<NestStep>> nest_steps(const Net& net, const GroupMapping& mapping);
+
+/// The boxes of tile `tile` of tile-major group `group` (GroupSchedule::channel_part's order):
+/// each stored output's box (`stored`: the tile's channel, row and column part of it, near-equal
+/// parts) and every tensor's window (`need`: the shape transfer of `stored`), or, where the group
+/// chunks the MLP's hidden dimension, the chunks' boxes (hidden_chunk_boxes). The one tiling
+/// rule code generation, the energy counts and the program size read (the checker restates it
+/// on purpose).
+void tile_boxes(const Net& net, const GroupSchedule& group, int64_t tile, std::vector<Box>& stored,
+                std::vector<Box>& need);
+
+/// Per tensor: 1 for an input of tile-major group `group` whose window is the same in every tile
+/// (keeps_inputs), which the first tile loads for all.
+std::vector<char> tile_kept_inputs(const Net& net, const GroupSchedule& group);
+
+/// Halo caching (HaloMode::Cache) from one tile to the next: trims each tensor's box in `need`
+/// to the rows the previous tile's window (`previous`, then set to `window`) does not hold, and
+/// calls `shared(t, prev)` for each tensor whose rows [window[t].h.b, prev.h.e) are on chip at
+/// the previous window's positions (they move to the top of its buffer). The one rule code
+/// generation (the row copies), the energy counts and the program size read.
+void halo_step(const std::vector<Box>& window, std::vector<Box>& previous, std::vector<Box>& need,
+               const std::function<void(size_t t, const Box& prev)>& shared);
 
 /// The loops of search mapping `m` over `ops` as an explicit mapping (nest, and per op its
 /// loops with tile counts, sizes 0): what nest_steps reads, before the model has placed

@@ -54,6 +54,17 @@ TEST(CompileCli, compile_folder_runs_on_the_simulator_with_the_predicted_bytes) 
   EXPECT_EQ(j["dram_bytes"]["instructions_read"], fetched);
   std::ifstream schedule_in(dir / "schedule.json");
   EXPECT_EQ(nlohmann::json::parse(schedule_in)["instruction_fetch_bytes"], fetched);
+  // `tessel schedule`, which has no program, predicts the same fetch from the schedule alone,
+  // and its DRAM and energy totals count it.
+  const fs::path schedule_json = dir / "predicted.json";
+  ASSERT_EQ(run({"schedule", "--model", "tiny_residual", "--hw", "edge-small", "--policy",
+                 "optimal", "--quiet", "--json", schedule_json.string()}),
+            0);
+  std::ifstream predicted_in(schedule_json);
+  const auto predicted = nlohmann::json::parse(predicted_in);
+  EXPECT_EQ(predicted["instruction_fetch_bytes"], fetched);
+  EXPECT_EQ(predicted["predicted_counts"]["instruction_fetch_bytes"], fetched);
+  EXPECT_FALSE(predicted["predicted_energy_pj"].contains("not_counted"));
   // A compile folder also gets the dequantized output and a report with per-group rows.
   const NpyArray output = read_npy((dir / "output.npy").string());
   EXPECT_EQ(output.dtype, NpyDtype::f32);

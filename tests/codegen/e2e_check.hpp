@@ -16,6 +16,7 @@
 #include "compiler/targets/cpu/quantize_flow.hpp"
 #include "isa/assembler.hpp"
 #include "isa/hw_target.hpp"
+#include "scheduler/program_size.hpp"
 #include "sim/simulator.hpp"
 
 namespace tessel::codegen::test {
@@ -92,6 +93,11 @@ inline void expect_end_to_end(const ir::Graph& model, const HwConfig& config,
       compile(qgraph, scheduled.value(), config, {{input_q, golden.value().at(input_q).to_i32()}});
   ASSERT_TRUE(compiled.ok()) << compiled.reason();
   const CompiledProgram& program = compiled.value();
+  // The program's size, predicted from the schedule alone (issue 35 item 6), is the program's.
+  const auto predicted_fetch = sched::predict_instruction_fetch_bytes(
+      scheduled.value().net, scheduled.value().machine, scheduled.value().schedule);
+  ASSERT_TRUE(predicted_fetch.ok()) << predicted_fetch.reason();
+  EXPECT_EQ(predicted_fetch.value(), instruction_fetch_bytes(program));
 
   // Every instruction passes the target validation, and the text form reads back identically.
   const isa::TargetInfo target = isa::target_from_config(config);

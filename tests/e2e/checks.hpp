@@ -10,6 +10,7 @@
 #include "configs/energy_model.hpp"
 #include "isa/hw_target.hpp"
 #include "scheduler/energy.hpp"
+#include "scheduler/program_size.hpp"
 #include "sim/simulator.hpp"
 #include "tools/run/pipeline.hpp"
 
@@ -59,6 +60,11 @@ inline void expect_consistent(const pipeline::PolicyResult& r, const HwConfig& c
   EXPECT_EQ(code.activations_written, predicted.activations_written);
   // Instruction fetch: the pipeline fills the schedule's in from the program (issue 35 item 6).
   EXPECT_EQ(r.sim_instructions_read(), r.scheduled.schedule.instruction_fetch_bytes.value_or(-1));
+  // ... and the schedule predicts it before the program exists (sched::predict_instructions).
+  const auto predicted_fetch = sched::predict_instruction_fetch_bytes(
+      r.scheduled.net, r.scheduled.machine, r.scheduled.schedule);
+  EXPECT_TRUE(predicted_fetch.ok()) << predicted_fetch.reason();
+  EXPECT_EQ(predicted_fetch.ok() ? predicted_fetch.value() : -1, r.sim_instructions_read());
   std::printf("%s: cycles simulated %llu, predicted %lld (x%.3f); %.2f s sim\n", r.policy.c_str(),
               static_cast<unsigned long long>(r.report.cycles),
               static_cast<long long>(r.scheduled.schedule.cycles), cycle_ratio(r),

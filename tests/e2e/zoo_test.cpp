@@ -20,6 +20,7 @@
 #include "compiler/zoo/load_model.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/driver.hpp"
+#include "scheduler/program_size.hpp"
 #include "tests/e2e/checks.hpp"
 #include "tests/support/unit_refusal.hpp"
 
@@ -131,6 +132,30 @@ std::vector<Case> matrix_cases(bool latency = false) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, Zoo, ::testing::ValuesIn(matrix_cases()), case_name);
+
+// Issue 35 item 6: the program's size predicted from the schedule alone (sched::predict_
+// instructions, what `tessel schedule` counts as instruction fetch) is the compiled program's,
+// instruction for instruction. Compiles only, no simulation: `--gtest_filter='Matrix/ZooFetch.*'`.
+class ZooFetch : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ZooFetch, schedule_predicts_the_program_size) {
+  const Case& c = GetParam();
+  const HwConfig config = load_hw_config(config_path(c.config));
+  if (refused_for_a_missing_unit(c.model, config)) return;  // the refusal names the unit
+  const pipeline::PreparedModel& model = prepared(c.model, config, c.policy);
+  auto r = pipeline::compile_policy(model, config, c.policy);
+  ASSERT_TRUE(r.ok()) << r.reason();
+  const sched::ScheduledNet& s = r.value().scheduled;
+  const auto predicted = sched::predict_instructions(s.net, s.machine, s.schedule);
+  ASSERT_TRUE(predicted.ok()) << predicted.reason();
+  const auto program = static_cast<std::int64_t>(r.value().compiled.program.instructions.size());
+  EXPECT_EQ(predicted.value(), program);
+  std::printf("%s on %s, %s: %lld instructions predicted, %lld in the program\n", c.model.c_str(),
+              c.config.c_str(), c.policy.c_str(), static_cast<long long>(predicted.value()),
+              static_cast<long long>(program));
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, ZooFetch, ::testing::ValuesIn(matrix_cases(true)), case_name);
 
 // Issue 36: today's CNNs on the one shipped config with the lookup-table and broadcast-multiply
 // units (cloud-large), every policy: bit exact, bytes as scheduled class by class, cycles within
