@@ -134,6 +134,7 @@ class ProgramCounter {
       if (!is_matrix(net_.op(index))) continue;
       int64_t tiles = gs.channel_tiles;
       if (hidden_reducer(gs) == index) tiles = 1;
+      if (idle_in_tile(gs, index, 1)) tiles = 1;  // a hidden-chunk prefix op: whole, once
       if (gs.weight_sweep && pos < gs.op_slices.size()) tiles = gs.op_slices[pos];
       channel_tiles_[index] = tiles;
     }
@@ -153,6 +154,13 @@ class ProgramCounter {
         !chunks_hidden(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles))
       return -1;
     return gs.ops[static_cast<size_t>(hidden_chunks(net_, gs.ops).reducer)];
+  }
+
+  // codegen's idle_in_tile: a hidden-chunk prefix op runs in the first tile only.
+  bool idle_in_tile(const GroupSchedule& gs, int index, int64_t tile) const {
+    if (hidden_reducer(gs) < 0) return false;
+    const auto at = std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin();
+    return !hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
   }
 
   MatrixShape matrix_shape(const Op& op) const {
@@ -392,7 +400,7 @@ class ProgramCounter {
       const bool first_tile = tile == 0;
       int64_t weight_loads = 0, activation_loads = 0, compute = 0, stores = 0;
       for (int o : gs.ops) {
-        if (!is_matrix(net_.op(o))) continue;
+        if (!is_matrix(net_.op(o)) || idle_in_tile(gs, o, tile)) continue;
         const bool new_part = step.row_part == 0 && step.col_part == 0;
         const bool load_slice =
             gs.weights_resident ? first_tile : !gs.keeps_weight_slices() || new_part;
@@ -403,7 +411,7 @@ class ProgramCounter {
       }
       for (int o : gs.ops) {  // codegen's emit_table_loads
         const Op& op = net_.op(o);
-        if (!loads_table(op)) continue;
+        if (!loads_table(op) || idle_in_tile(gs, o, tile)) continue;
         const Interval c = window[static_cast<size_t>(op.output)].c;
         if (gs.weights_resident) {
           if (tile > 0) continue;
@@ -423,7 +431,8 @@ class ProgramCounter {
         activation_loads += net_.tensor(t).space_to_depth == 2 ? 2 : 1;
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos)
-        compute += op_code(gs, pos, need, reducer >= 0 ? kt : -1);
+        if (!idle_in_tile(gs, gs.ops[pos], tile))
+          compute += op_code(gs, pos, need, reducer >= 0 ? kt : -1);
       for (int t : gs.outputs) stores += requested[static_cast<size_t>(t)].empty() ? 0 : 1;
       // An engine with nothing to do keeps its place in the token protocol with a nop; the
       // first tile of a prefetched group has its weight loads in the previous group's tail.
