@@ -177,7 +177,7 @@ Status Lowering::emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op
   if (box.w.size() != 1 || box.c.b != 0 || box.c.e != width)
     return fail("matmul '" + op.name + "': a tile other than whole rows of every head");
   const int shift =
-      quant::matmul_shift(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]));
+      quant::matmul_shift(ir_op, graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]));
   for (int64_t h = 0; h < mm.heads; ++h) {
     isa::Matmul m;
     m.a_sp = static_cast<std::uint32_t>(a.value().sp);

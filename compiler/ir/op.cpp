@@ -190,7 +190,10 @@ std::vector<OpSchema> build_schemas() {
        2,
        1,
        1,
-       {input_shift_attr()},
+       {input_shift_attr(),
+        {"operand_shift", AttrType::Int, AttrValue(std::int64_t{-1}),
+         "quantized, two activations: both operands rounded right by this many bits (-1: the "
+         "dtypes' rule, docs/quantization.md)"}},
        "NumPy matmul, batch dims broadcast"},
       {OpKind::Sub, "Sub", 2, 2, 1, 1, {}, "elementwise difference, broadcasting"},
       {OpKind::Mul, "Mul", 2, 2, 1, 1, {}, "elementwise product, broadcasting"},

@@ -300,7 +300,16 @@ Status Realizer::activation_matmul(const ir::Op& op) {
   auto b = operand(op, 1, 0.0f, bits_of(y));  // an N-D constant: per tensor
   if (!b) return b.failure();
   const std::string a = qname(op.inputs[0]);
-  const int shift = matmul_shift(out.tensor(a), out.tensor(b.value()));
+  ir::Op q = op;
+  q.inputs = {a, b.value()};
+  int shift = matmul_shift(q, out.tensor(a), out.tensor(b.value()));
+  // The probabilities of an integer Softmax over a's last axis sum to one per row: a tighter
+  // bound than the dtypes' (docs/quantization.md, "MatMul of two activations").
+  if (const int u = probabilities_shift(a, dtype_bits(out.tensor(b.value()).dtype));
+      u >= 0 && u < shift) {
+    q.attrs["operand_shift"] = std::int64_t{u};
+    shift = u;
+  }
   if (shift < 0)
     return fail(where(op) + ": " + std::to_string(out.tensor(a).shape.back()) +
                 " products per output cannot fit an int32 accumulator");
@@ -313,8 +322,6 @@ Status Realizer::activation_matmul(const ir::Op& op) {
   acc.quant = ir::QuantParams::per_tensor(static_cast<float>(s_acc), 0);
   const std::string acc_name = acc.name;
   if (auto ok = out.declare_tensor(std::move(acc)); !ok) return ok;
-  ir::Op q = op;
-  q.inputs = {a, b.value()};
   q.outputs = {acc_name};
   if (auto id = out.add_op(std::move(q)); !id) return id.failure();
   if (auto ok = declare_int(y); !ok) return ok;
@@ -325,6 +332,19 @@ Status Realizer::activation_matmul(const ir::Op& op) {
   requantize.outputs = {qname(y)};
   if (auto id = out.add_op(std::move(requantize)); !id) return id.failure();
   return {};
+}
+
+int Realizer::probabilities_shift(const std::string& a, int bits_b) const {
+  const auto id = out.producer(a);
+  if (!id) return -1;
+  const ir::Op& softmax = out.op(*id);
+  const ir::Tensor& p = out.tensor(a);
+  if (softmax.kind != OpKind::Softmax || !is_integer(p.dtype) || p.shape.empty()) return -1;
+  const auto rank = static_cast<std::int64_t>(p.shape.size());
+  const std::int64_t axis = softmax.get_int("axis");
+  if ((axis < 0 ? axis + rank : axis) != rank - 1) return -1;
+  const intops::SoftmaxParams params = softmax_params(out.tensor(softmax.inputs[0]), p);
+  return softmax_operand_shift(params.output, dtype_bits(p.dtype), bits_b, p.shape.back());
 }
 
 Status Realizer::reduce(const ir::Op& op) {
@@ -408,7 +428,7 @@ nlohmann::json workload_op_json(const ir::Graph& quantized, const ir::Op& op) {
          {"multiplier", p.value().multiplier},
          {"shift", p.value().shift}};
   } else if (op.kind == OpKind::MatMul && y.dtype == DType::i32) {
-    e = {{"operand_shift", matmul_shift(tensor(0), tensor(1))}};
+    e = {{"operand_shift", matmul_shift(op, tensor(0), tensor(1))}};
     if (op.get_int("input_shift") > 0) e["input_shift"] = op.get_int("input_shift");
   }
   return e;

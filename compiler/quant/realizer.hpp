@@ -133,6 +133,9 @@ struct Realizer {
   Status binary(const ir::Op& op);
   Status select(const ir::Op& op);
   Status activation_matmul(const ir::Op& op);
+  /// softmax_operand_shift when the quantized `a` is an integer Softmax's output over its last
+  /// axis, else -1.
+  int probabilities_shift(const std::string& a, int bits_b) const;
   Status reduce(const ir::Op& op);
   Status softmax(const ir::Op& op);
   Status normalization(const ir::Op& op);

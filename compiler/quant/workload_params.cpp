@@ -172,9 +172,32 @@ Result<intops::Requant> reduce_params(const ir::Op& op, const ir::Tensor& x, con
   return intops::make_requant(ratio, intops::qmin(bits), intops::qmax(bits));
 }
 
-int matmul_shift(const ir::Tensor& a, const ir::Tensor& b) {
+int matmul_shift(const ir::Op& op, const ir::Tensor& a, const ir::Tensor& b) {
   if (b.constant && b.quant && b.quant->per_channel()) return 0;
-  return intops::matmul_operand_shift(dtype_bits(a.dtype), dtype_bits(b.dtype), a.shape.back());
+  const int rule =
+      intops::matmul_operand_shift(dtype_bits(a.dtype), dtype_bits(b.dtype), a.shape.back());
+  const std::int64_t u = op.attrs.count("operand_shift") ? op.get_int("operand_shift") : -1;
+  if (u == -1) return rule;  // the schema's default: no attribute written
+  return u >= 0 && u <= rule ? static_cast<int>(u) : -1;
+}
+
+int softmax_operand_shift(const intops::Requant& probabilities, int bits_a, int bits_b,
+                          std::int64_t k) {
+  if (k <= 0 || k >= (std::int64_t{1} << 30)) return -1;
+  // Every row's codes sum to at most S_a (docs/quantization.md, "MatMul of two activations"):
+  // sum p_j <= 2^30 + K / 2, each output y_j <= p_j * M / 2^r + 1/2 (and <= qmax). M < 2^31 and
+  // 2^30 + K < 2^31: the product fits 62 bits.
+  const std::uint64_t scaled = static_cast<std::uint64_t>(probabilities.multiplier) *
+                                   static_cast<std::uint64_t>((std::int64_t{1} << 30) + k) >>
+                               probabilities.shift;
+  const std::int64_t sum = std::min(static_cast<std::int64_t>(scaled) + k,
+                                    k * static_cast<std::int64_t>(intops::qmax(bits_a)));
+  for (int u = 0; u <= bits_a - 2 && u <= bits_b - 2; ++u) {
+    const std::int64_t b_max = std::int64_t{1} << (bits_b - 1 - u);
+    const std::int64_t a_sum = (sum >> u) + 1 + k;
+    if (a_sum <= std::int64_t{2147483647} / b_max) return u;
+  }
+  return -1;
 }
 
 WeightChannelStats weight_channel_stats(const ir::Tensor& w, int axis) {

@@ -53,10 +53,21 @@ Result<NormParams> norm_params(const ir::Graph& graph, const ir::Op& op);
 /// the op when an n-element sum of x's codes can leave int32.
 Result<intops::Requant> reduce_params(const ir::Op& op, const ir::Tensor& x, const ir::Tensor& y);
 
-/// The operand shift of an integer MatMul (intops::matmul_operand_shift for the dtypes of a and
-/// b and the reduced length K = a's last dim); 0 when an operand is a constant weight matrix
-/// (the headroom rule already bounds it).
-int matmul_shift(const ir::Tensor& a, const ir::Tensor& b);
+/// The operand shift of an integer MatMul `op` (a x b): the op's `operand_shift` attribute when
+/// the quantizer wrote one (softmax_operand_shift; -1, the default, means none), else
+/// intops::matmul_operand_shift for the dtypes of a and b and the reduced length K = a's last dim;
+/// 0 when b is a constant weight matrix (the headroom rule already bounds it). -1 when no shift
+/// fits int32 or the attribute lies outside [0, the dtype rule's shift].
+int matmul_shift(const ir::Op& op, const ir::Tensor& a, const ir::Tensor& b);
+
+/// The operand shift of a MatMul whose first operand holds the codes of an integer Softmax over
+/// its last axis (K = the row length), with the Softmax's output requantizer `probabilities`
+/// (docs/quantization.md, "MatMul of two activations"): the smallest u >= 0 with
+/// 2^(bits_b - 1 - u) * (floor(S_a / 2^u) + 1 + K) <= 2^31 - 1, where
+/// S_a = min(K * qmax_a, floor(M * (2^30 + K) / 2^r) + K) bounds every row's sum of codes. -1 when
+/// none leaves 2 bits.
+int softmax_operand_shift(const intops::Requant& probabilities, int bits_a, int bits_b,
+                          std::int64_t k);
 
 /// Per output channel statistics of a weight tensor (the headroom rule's and the input-shift
 /// choice's inputs).

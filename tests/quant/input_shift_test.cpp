@@ -172,6 +172,41 @@ TEST(InputShift, AnInputAtLeastZeroMeetsPositiveAndNegativeWeightsApart) {
   EXPECT_EQ(out.value().at("y.acc").to_i32(), std::vector<std::int32_t>{2080311296});
 }
 
+TEST(InputShift, ProbabilitiesTimesTheMostNegativeValuesFitWithoutAnOperandShift) {
+  // P x V at 16 bits, K = 128, every threshold 1.27: operand_shift 0 (the dtype rule: 4). Equal
+  // scores give e_j = 2^15, S = 2^22, R = 2^23, p_j = 2^23 (2^30 / 128), and the probability
+  // code rha(2^23 * 2^-30 * 32767 / 1.27) = rha(201.56) = 202. Every value at -2 clamps to
+  // -32768, so acc = -32768 * 128 * 202 = -847249408: in int32 with no operand rounded.
+  const ir::Graph g = ir::parse_text(R"(graph pv {
+  input %s : f32[1,1,128]
+  input %v : f32[1,128,1]
+  %p = Softmax(%s) {axis=2} : f32[?]
+  %y = MatMul(%p, %v) : f32[?]
+  output %y
+})",
+                                     "test");
+  ir::Graph shaped = g;
+  ASSERT_TRUE(ir::infer_all_shapes(shaped).ok());
+  QuantConfig config;
+  config.bits = 16;
+  const auto plan = plan_scales(shaped, config).value();
+  std::map<std::string, double> t;
+  for (const auto& name : plan.observed) t[name] = 1.27;
+  auto q = realize(shaped, plan, class_thresholds(plan, t, config).value());
+  ASSERT_TRUE(q.ok()) << q.reason();
+  EXPECT_EQ(q.value().op(*q.value().producer("y.acc")).get_int("operand_shift"), 0);
+  cpu::Executor executor(q.value());
+  cpu::RunOptions options;
+  options.keep_intermediates = true;
+  auto out =
+      executor.run({{"s", cpu::TensorData::from_f32({1, 1, 128}, std::vector<float>(128))},
+                    {"v", cpu::TensorData::from_f32({1, 128, 1}, std::vector<float>(128, -2.0f))}},
+                   options);
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().at("p").to_i32(), std::vector<std::int32_t>(128, 202));
+  EXPECT_EQ(out.value().at("y.acc").to_i32(), std::vector<std::int32_t>{-847249408});
+}
+
 TEST(InputShift, TheSignIsFollowedThroughPoolsAndNotThroughArithmetic) {
   // Relu -> MaxPool keeps codes >= 0 (w_q = +-31); Relu -> Neg is negative: signed rule (+-15).
   const ir::Graph pooled =

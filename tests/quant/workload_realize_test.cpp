@@ -243,6 +243,59 @@ TEST(RealizeWorkloads, ActivationMatMulWritesAnAccumulatorWithTheOperandShiftInI
                   static_cast<float>(double{s16} * double{s16} * 16.0));
 }
 
+TEST(SoftmaxOperandShift, BoundsTheAccumulatorByTheRowSumOfTheProbabilities) {
+  // M * 2^-r = 2^30 * 2^-45 = 2^-15: a probability of 1 is code 2^15. K = 128: S_a =
+  // floor(2^30 * (2^30 + 128) / 2^45) + 128 = 32768 + 128; u = 0 gives 2^15 * (32896 + 1 + 128)
+  // = 33025 * 2^15 <= 2^31 - 1 (65535 * 2^15 is the last that fits). The dtype rule needs 4.
+  const intops::Requant p15{std::int32_t{1} << 30, 45, 0, -32768, 32767};
+  EXPECT_EQ(softmax_operand_shift(p15, 16, 16, 128), 0);
+  EXPECT_EQ(intops::matmul_operand_shift(16, 16, 128), 4);
+  EXPECT_EQ(softmax_operand_shift(p15, 16, 8, 128), 0);
+  // M * 2^-r = 2^-10: S_a = 2^20 + 128 (below the clamp's 128 * 32767). u = 2: b <= 2^13 and
+  // (S_a >> 2) + 129 = 262305 > (2^31 - 1) / 2^13 = 262143; u = 3: 131217 <= 524287.
+  const intops::Requant p20{std::int32_t{1} << 30, 40, 0, -32768, 32767};
+  EXPECT_EQ(softmax_operand_shift(p20, 16, 16, 128), 3);
+  // The clamp bounds it too: M * 2^-r = 2^-5 makes S_a = K * qmax = 4 * 127 at 8 bits.
+  const intops::Requant p25{std::int32_t{1} << 30, 35, 0, -128, 127};
+  EXPECT_EQ(softmax_operand_shift(p25, 8, 16, 4), 0);  // 2^15 * (508 + 1 + 4) < 2^31
+}
+
+TEST(RealizeWorkloads, ProbabilitiesTimesValuesAtSixteenBitsTakeTheRowSumShift) {
+  // P x V with K = 128 at 16 bits: the dtype rule's u = 4 becomes the attribute operand_shift 0
+  // (probabilities at threshold 1.27 sum to 32767 / 1.27 = 25801 codes per row at most, plus
+  // the roundings), and the accumulator's scale carries no 4^u. At 8 bits nothing changes.
+  const char* text = R"(graph pv {
+  input %s : f32[1,4,128]
+  input %v : f32[1,128,4]
+  %p = Softmax(%s) {axis=2} : f32[?]
+  %y = MatMul(%p, %v) : f32[?]
+  output %y
+})";
+  auto q16 = realize_all(text, 16);
+  ASSERT_TRUE(q16.ok()) << q16.reason();
+  const ir::Op& mm = q16.value().op(*q16.value().producer("y.acc"));
+  EXPECT_EQ(mm.get_int("operand_shift"), 0);
+  EXPECT_EQ(matmul_shift(mm, q16.value().tensor(mm.inputs[0]), q16.value().tensor(mm.inputs[1])),
+            0);
+  const double s16 = static_cast<double>(static_cast<float>(1.27 / 32767));
+  EXPECT_FLOAT_EQ(q16.value().tensor("y.acc").quant->scales[0], static_cast<float>(s16 * s16));
+  auto q8 = realize_all(text, 8);
+  ASSERT_TRUE(q8.ok()) << q8.reason();
+  EXPECT_EQ(q8.value().op(*q8.value().producer("y.acc")).get_int("operand_shift"), -1);
+  // An operand_shift above the dtype rule's is refused (-1), as is a negative one other than
+  // the default -1 (the rule's 4).
+  ir::Op bad = mm;
+  bad.attrs["operand_shift"] = std::int64_t{-1};
+  EXPECT_EQ(matmul_shift(bad, q16.value().tensor(mm.inputs[0]), q16.value().tensor(mm.inputs[1])),
+            4);
+  bad.attrs["operand_shift"] = std::int64_t{5};
+  EXPECT_EQ(matmul_shift(bad, q16.value().tensor(mm.inputs[0]), q16.value().tensor(mm.inputs[1])),
+            -1);
+  bad.attrs["operand_shift"] = std::int64_t{-2};
+  EXPECT_EQ(matmul_shift(bad, q16.value().tensor(mm.inputs[0]), q16.value().tensor(mm.inputs[1])),
+            -1);
+}
+
 TEST(RealizeWorkloads, MaskedSoftmaxIsIntegerAndTheLastPlainSoftmaxStaysFloat) {
   auto q = realize_all(R"(graph sm {
   input %x : f32[2,4]

@@ -167,7 +167,8 @@ TEST(SimMatmulGolden, MatmulThenRequantEqualsTheGoldenExecutorBitForBit) {
     const ir::Graph g = golden_graph(c);
     const auto a = codes(c.m * c.k, c.bits, seed++);
     const auto b = codes(c.k * c.n, c.bits, seed++);
-    const int u = quant::matmul_shift(g.tensor("a"), g.tensor(c.transpose_b ? "bt" : "b"));
+    const int u = quant::matmul_shift(g.op(*g.producer("acc")), g.tensor("a"),
+                                      g.tensor(c.transpose_b ? "bt" : "b"));
     EXPECT_EQ(u, intops::matmul_operand_shift(c.bits, c.bits, c.k));
     const auto q = quant::requantize_params(g.tensor("acc"), g.tensor("y"));
     ASSERT_EQ(q.size(), 1u);

@@ -250,7 +250,7 @@ Status Lowering::lower_matmul(const ir::Op& op) {
   if (a_t.shape.size() < 2 || b_t.shape.size() < 2 || acc_t.dtype != DType::i32 ||
       !ir::is_integer(a_t.dtype) || !ir::is_integer(b_t.dtype))
     return fail(where(op) + ": expects integer operands of rank >= 2 into an i32 accumulator");
-  const int shift = quant::matmul_shift(a_t, b_t);
+  const int shift = quant::matmul_shift(op, a_t, b_t);
   if (shift < 0) return fail(where(op) + ": K is too long for int32");
   // A MatMul by a constant weight matrix rounds a alone by its input shift (shift is 0 then;
   // docs/quantization.md, "Input shift on Conv/Gemm").

@@ -90,9 +90,10 @@ Result<std::vector<TensorData>> matmul(const KernelArgs& args) {
                 " (float x float, or integers into an i32 accumulator)");
   // Integers: int64 sums, checked against int32 (the accumulator never saturates). Two 16-bit
   // activations are first rounded right by the operand shift that keeps every sum in int32.
-  const int shift = quant::matmul_shift(args.input_tensor(0), args.input_tensor(1));
+  const int shift = quant::matmul_shift(args.op, args.input_tensor(0), args.input_tensor(1));
   if (shift < 0)
-    return fail(args.where() + ": K = " + std::to_string(K) + " is too long for int32");
+    return fail(args.where() + ": K = " + std::to_string(K) +
+                " is too long for int32, or its operand_shift lies outside 0 .. the dtypes' shift");
   // A MatMul by a constant weight matrix (shift 0) rounds a alone by its input_shift
   // (docs/quantization.md, "Input shift on Conv/Gemm").
   const std::int64_t in_shift = args.op.get_int("input_shift");
