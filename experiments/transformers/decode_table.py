@@ -19,26 +19,15 @@ sweep spec's default label; none: 1).
 """
 import argparse
 import csv
-import json
 import pathlib
 import re
 import sys
 
+from table import read  # one reader of results lines (table.py, beside this file)
+
 HEADER = ["config", "model", "batch", "policy", "dram_bytes", "predicted_bytes", "bound_bytes",
           "x_bound", "cycles", "predicted_cycles", "bandwidth_bound_cycles", "x_bandwidth_bound",
           "bit_exact", "note"]
-
-
-def read(path):
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            sys.exit(f"{path}:{number}: not a results line ({error})")
-    return rows
 
 
 def batch_of(model):
