@@ -375,6 +375,13 @@ class Lowering {
                      const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   Status emit_mul(const sched::GroupSchedule& gs, const sched::Op& op, const std::vector<Box>& need,
                   std::vector<isa::Instruction>& code);
+  /// The b operand of an `add` or `mul` whose second input is a constant
+  /// (sched::Op::constant_operand), loaded whole like a table: element (y, x, c) of the output
+  /// `box` at y * constant_stride_y + x * constant_stride_x + c.
+  struct ConstantB {
+    std::uint32_t sp = 0, addr = 0, stride_y = 0, stride_x = 0;
+  };
+  Result<ConstantB> constant_b(const sched::Op& op, const Box& box) const;
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   // ---- transformer_ops.cpp: norm, softmax, matmul of two activations (docs/codegen.md) ----

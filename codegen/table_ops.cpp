@@ -192,6 +192,19 @@ Status Lowering::emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op
   return {};
 }
 
+Result<Lowering::ConstantB> Lowering::constant_b(const sched::Op& op, const Box& box) const {
+  const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
+  if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
+  ConstantB b;
+  b.sp = static_cast<std::uint32_t>(at->second.first);
+  b.addr = static_cast<std::uint32_t>(
+      at->second.second +
+      (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
+  b.stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
+  b.stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
+  return b;
+}
+
 // ISA `mul`: a times b, requantized. b is the second activation, equal-shaped (gating) or one
 // value per channel broadcast over the pixels with strides 0 (an SE block's scale), or a
 // constant (sched::Op::constant_operand) loaded whole like a table, element (y, x, c) at
@@ -212,14 +225,12 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   if (!y.ok()) return y.failure();
   isa::Mul mul;
   if (op.constant_operand) {
-    const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
-    if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
-    mul.b_sp = static_cast<std::uint32_t>(at->second.first);
-    mul.b_addr = static_cast<std::uint32_t>(
-        at->second.second +
-        (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
-    mul.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
-    mul.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
+    auto b = constant_b(op, box);
+    if (!b.ok()) return b.failure();
+    mul.b_sp = b.value().sp;
+    mul.b_addr = b.value().addr;
+    mul.b_stride_y = b.value().stride_y;
+    mul.b_stride_x = b.value().stride_x;
   } else {
     const int b_t = op.inputs[1];
     auto b = view_of(gs, b_t, need[static_cast<size_t>(b_t)]);

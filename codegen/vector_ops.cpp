@@ -160,17 +160,13 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   auto y = view_of(gs, op.output, box);
   if (!y.ok()) return y.failure();
   isa::Add add;
-  if (op.constant_operand) {
-    // b: the constant (sched::Op::constant_operand), loaded whole like a table, element
-    // (y, x, c) at y * constant_stride_y + x * constant_stride_x + c (as emit_mul's).
-    const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
-    if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
-    add.b_sp = static_cast<std::uint32_t>(at->second.first);
-    add.b_addr = static_cast<std::uint32_t>(
-        at->second.second +
-        (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
-    add.b_stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
-    add.b_stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
+  if (op.constant_operand) {  // b: the constant, loaded whole like a table (as emit_mul's)
+    auto b = constant_b(op, box);
+    if (!b.ok()) return b.failure();
+    add.b_sp = b.value().sp;
+    add.b_addr = b.value().addr;
+    add.b_stride_y = b.value().stride_y;
+    add.b_stride_x = b.value().stride_x;
   } else {
     auto b = view_of(gs, op.inputs[1], need[static_cast<size_t>(op.inputs[1])]);
     if (!b.ok()) return b.failure();

@@ -11,7 +11,6 @@
 #include "scheduler/driver.hpp"
 #include "scheduler/energy.hpp"
 #include "scheduler/energy_objective.hpp"
-#include "scheduler/program_size.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "support/cli.hpp"
 #include "support/diagnostic.hpp"
@@ -25,17 +24,6 @@ namespace {
 std::string resolve_hw(const std::string& hw) {
   if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
-}
-
-// The schedule's instruction fetch, predicted from its mappings (sched::predict_instructions,
-// docs/energy.md "Instruction fetch"): the program code generation will emit is known before it
-// exists. Returns why not where the lowering has no count for an op.
-std::string add_predicted_fetch(ScheduledNet& scheduled) {
-  auto fetch =
-      predict_instruction_fetch_bytes(scheduled.net, scheduled.machine, scheduled.schedule);
-  if (!fetch.ok()) return fetch.reason();
-  scheduled.schedule.instruction_fetch_bytes = fetch.value();
-  return "";
 }
 
 // The energy and EDP objectives explain their choice against the bytes and latency schedules of

@@ -8,6 +8,7 @@
 #include "scheduler/machine_json.hpp"
 #include "scheduler/mapped_schedule.hpp"
 #include "scheduler/policy.hpp"
+#include "scheduler/program_size.hpp"
 #include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "support/version.hpp"
@@ -83,6 +84,14 @@ Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const 
   out.schedule.config = config.name;
   out.schedule.tool_version = version();
   return out;
+}
+
+std::string add_predicted_fetch(ScheduledNet& scheduled) {
+  auto fetch =
+      predict_instruction_fetch_bytes(scheduled.net, scheduled.machine, scheduled.schedule);
+  if (!fetch.ok()) return fetch.reason();
+  scheduled.schedule.instruction_fetch_bytes = fetch.value();
+  return "";
 }
 
 }  // namespace tessel::sched

@@ -37,6 +37,12 @@ Result<ScheduledNet> schedule_graph(const ir::Graph& graph, const HwConfig& conf
 Result<ScheduledNet> schedule_graph_from_mappings(const ir::Graph& graph, const HwConfig& config,
                                                   const nlohmann::json& json);
 
+/// Sets `scheduled.schedule.instruction_fetch_bytes` to the program's size predicted from its
+/// mappings (predict_instruction_fetch_bytes, docs/energy.md "Instruction fetch"), as
+/// `tessel schedule` and `tessel.schedule` report it; returns why not ("" when set) where the
+/// lowering has no count for an op, leaving the fetch out.
+std::string add_predicted_fetch(ScheduledNet& scheduled);
+
 /// The per-group table `tessel schedule` prints (tiles, halo, residency, bytes, engine cycles)
 /// followed by the totals.
 std::string format_table(const ScheduledNet& result);

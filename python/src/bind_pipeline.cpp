@@ -100,7 +100,9 @@ Schedule schedule(py::handle model, py::handle hw, const std::string& policy,
   const sched::Objective goal = objective_from(objective);
   const auto graph = graph_from(model, false);  // the scheduler reads shapes only
   auto scheduled = run_cancellable("tessel.schedule", [&] {
-    return sched::schedule_graph(*graph, config, policy, goal, features);
+    auto r = sched::schedule_graph(*graph, config, policy, goal, features);
+    if (r.ok()) sched::add_predicted_fetch(r.value());  // as `tessel schedule` reports it
+    return r;
   });
   return {std::make_shared<const sched::ScheduledNet>(value_or_raise(std::move(scheduled))),
           config};
