@@ -60,11 +60,6 @@ double process_cpu_seconds() {
 }
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
-std::string resolve_hw(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
-  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
-}
-
 struct CompileOptions {
   std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant, out;
   std::string schedule;  ///< --schedule: a schedule JSON whose mappings are costed, not searched
@@ -161,7 +156,7 @@ int run_compile(CompileOptions o) {
     }
   }
   const sched::Objective objective = sched::objective_option(o.objective);
-  const std::string hw_path = resolve_hw(o.hw);
+  const std::string hw_path = resolve_hw_config(o.hw);
   files::require_output_distinct(o.out, {o.model, hw_path, o.quant, o.schedule});
   const HwConfig config = load_hw_config(hw_path);
   const std::string hw_text = files::read_file(hw_path, files::kMaxConfigBytes);  // -> hw.yaml

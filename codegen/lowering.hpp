@@ -26,9 +26,7 @@ namespace tessel::codegen::detail {
 using sched::Box;
 using std::int64_t;
 
-inline int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 
 /// Where an activation tile lives on chip: buffer offset, the box it holds, HWC strides.
 struct TileView {

@@ -15,12 +15,6 @@ namespace {
 
 constexpr double kMaxEnergy = 1e9;  // pJ per action (or mW/mm^2): far above any real figure
 
-std::string number_text(double value) {
-  std::array<char, 64> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return std::string(buffer.data(), result.ptr);
-}
-
 template <class Items>
 std::string names_of(const Items& items) {
   std::string out;
@@ -226,7 +220,7 @@ std::vector<EnergyEntry> energy_entries(const EnergyConfig& energy) {
   if (energy.dram_technology != defaults.dram_technology)
     out.push_back({"dram_technology", energy.dram_technology, std::nullopt});
   const auto number = [&](const char* key, const std::optional<double>& value) {
-    if (value) out.push_back({key, number_text(*value), *value});
+    if (value) out.push_back({key, shortest_text(*value), *value});
   };
   number("mac_pj", energy.mac_pj);
   number("sram_read_pj_per_byte", energy.sram_read_pj_per_byte);

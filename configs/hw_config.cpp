@@ -11,6 +11,7 @@
 #include "configs/energy_config.hpp"
 #include "configs/energy_model.hpp"
 #include "support/json_text.hpp"
+#include "support/strings.hpp"
 #include "support/units.hpp"
 
 namespace tessel {
@@ -70,13 +71,6 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
   }
   if (c.fpga) j["fpga"] = {{"part", c.fpga->part}, {"clock_mhz", c.fpga->clock_mhz}};
   return j;
-}
-
-/// Shortest text that reads back as the same double ("100", "390.625", "1e-05").
-std::string number_text(double value) {
-  std::array<char, 64> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return std::string(buffer.data(), result.ptr);
 }
 
 /// Shortest fixed-point text that reads back as the same double (no exponent: "1500000000"),
@@ -207,7 +201,7 @@ std::string to_yaml(const HwConfig& c) {
   std::ostringstream out;
   out << "name: " << quoted(c.name) << "\n";
   out << "description: " << quoted(c.description) << "\n";
-  out << "clock_mhz: " << number_text(c.clock_mhz) << "\n";
+  out << "clock_mhz: " << shortest_text(c.clock_mhz) << "\n";
   out << "matrix:\n"
       << "  rows: " << c.matrix.rows << "\n"
       << "  cols: " << c.matrix.cols << "\n"
@@ -236,7 +230,7 @@ std::string to_yaml(const HwConfig& c) {
   }
   out << "dram:\n"
       << "  bandwidth: " << fixed_number_text(c.dram.bandwidth_bytes_per_second) << "B/s\n"
-      << "  latency_ns: " << number_text(c.dram.latency_ns) << "\n"
+      << "  latency_ns: " << shortest_text(c.dram.latency_ns) << "\n"
       << "  burst_bytes: " << c.dram.burst_bytes << "\n"
       << "  max_outstanding_requests: " << c.dram.max_outstanding_requests << "\n";
   out << "queues:\n"
@@ -250,7 +244,7 @@ std::string to_yaml(const HwConfig& c) {
   if (c.fpga) {
     out << "fpga:\n"
         << "  part: " << quoted(c.fpga->part) << "\n"
-        << "  clock_mhz: " << number_text(c.fpga->clock_mhz) << "\n";
+        << "  clock_mhz: " << shortest_text(c.fpga->clock_mhz) << "\n";
   }
   return out.str();
 }
@@ -303,7 +297,7 @@ std::string describe(const HwConfig& c) {
   };
   out << c.name << "  (content hash " << content_hash(c) << ")\n";
   if (!c.description.empty()) out << "  " << c.description << "\n";
-  row("clock", number_text(c.clock_mhz) + " MHz");
+  row("clock", shortest_text(c.clock_mhz) + " MHz");
   row("matrix unit", std::to_string(c.matrix.rows) + " x " + std::to_string(c.matrix.cols) + ", " +
                          std::to_string(c.matrix.input_bits) + "-bit inputs, " +
                          std::to_string(c.matrix.weight_bits) + "-bit weights, " +
@@ -325,7 +319,7 @@ std::string describe(const HwConfig& c) {
                                       std::to_string(pad.port_width_bytes) + " B; holds " + holds);
   }
   row("dram", units::format_bandwidth(c.dram.bandwidth_bytes_per_second) + ", " +
-                  number_text(c.dram.latency_ns) + " ns latency (" +
+                  shortest_text(c.dram.latency_ns) + " ns latency (" +
                   std::to_string(c.dram_latency_cycles()) + " cycles), " +
                   std::to_string(c.dram.burst_bytes) + " B bursts, " +
                   std::to_string(c.dram.max_outstanding_requests) + " outstanding");
@@ -335,14 +329,14 @@ std::string describe(const HwConfig& c) {
     const EnergyTable table = energy_table(c);
     std::string sram;
     for (const auto& sp : table.scratchpads)
-      sram += (sram.empty() ? "" : ", ") + sp.name + " " + number_text(sp.read_pj_per_byte) +
-              " / " + number_text(sp.write_pj_per_byte);
-    row("energy", table.technology + ", " + number_text(table.mac_pj) + " pJ/MAC, SRAM pJ/B " +
+      sram += (sram.empty() ? "" : ", ") + sp.name + " " + shortest_text(sp.read_pj_per_byte) +
+              " / " + shortest_text(sp.write_pj_per_byte);
+    row("energy", table.technology + ", " + shortest_text(table.mac_pj) + " pJ/MAC, SRAM pJ/B " +
                       "read / write " + sram + ", DRAM " + table.dram_technology + " " +
-                      number_text(table.dram_pj_per_byte) + " pJ/B");
-    row("area", number_text(table.area_mm2()) + " mm^2");
+                      shortest_text(table.dram_pj_per_byte) + " pJ/B");
+    row("area", shortest_text(table.area_mm2()) + " mm^2");
   }
-  if (c.fpga) row("fpga", c.fpga->part + " at " + number_text(c.fpga->clock_mhz) + " MHz");
+  if (c.fpga) row("fpga", c.fpga->part + " at " + shortest_text(c.fpga->clock_mhz) + " MHz");
   out << "derived\n";
   row("MACs/cycle", std::to_string(c.macs_per_cycle()));
   row("peak", fixed(c.peak_gops(), 3) + " GOP/s");

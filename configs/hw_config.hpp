@@ -248,4 +248,8 @@ std::string hw_config_dir();
 /// hw_config_dir() + "/npc19-deepfusion.yaml": the default config of `tessel run`.
 std::string default_hw_config_path();
 
+/// What every `--hw` accepts: a path (it has a '/' or ends in .yaml/.yml) as given, otherwise a
+/// shipped config's name, hw_config_dir() + "/NAME.yaml" ("edge-small").
+std::string resolve_hw_config(const std::string& name_or_path);
+
 }  // namespace tessel

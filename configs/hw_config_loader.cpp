@@ -910,4 +910,12 @@ std::string default_hw_config_path() {
   return hw_config_dir() + "/npc19-deepfusion.yaml";
 }
 
+std::string resolve_hw_config(const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml") ||
+      name_or_path.ends_with(".yml")) {
+    return name_or_path;
+  }
+  return hw_config_dir() + "/" + name_or_path + ".yaml";
+}
+
 }  // namespace tessel

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "support/int_ops.hpp"
+
 namespace tessel::isa::timing {
 namespace {
 
@@ -11,9 +13,7 @@ std::uint64_t elem_bytes(Elem elem) {
   return elem == Elem::kI8 ? 1 : elem == Elem::kI16 ? 2 : 4;
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 
 std::int64_t conv_passes(const Conv& conv) {
   const std::int64_t kernel = std::int64_t{conv.kh} * conv.kw;

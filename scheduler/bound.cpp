@@ -6,12 +6,12 @@
 #include <numeric>
 #include <vector>
 
+#include "support/int_ops.hpp"
+
 namespace tessel::sched {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 
 /// How often the windows along one axis read each of the `in` stored positions (taps on
 /// padding are not counted). Their sum is the axis' stored (output, tap) pairs; a zero is a

@@ -25,11 +25,6 @@ namespace tessel::sched {
 namespace {
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
-std::string resolve_hw(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
-  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
-}
-
 /// "64KiB,1MiB,786432" -> bytes, each > 0 (an InputError naming --capacities otherwise).
 std::vector<int64_t> parse_capacities(const std::string& text) {
   std::vector<int64_t> out;
@@ -134,7 +129,7 @@ cli::Runner setup_bound(CLI::App& command) {
                    "also bound by the planner's group lengths (max 32 ops tiled, 64 swept)");
   command.add_flag("-q,--quiet", o->quiet, "No table");
   return [o]() {
-    const HwConfig config = load_hw_config(resolve_hw(o->hw));
+    const HwConfig config = load_hw_config(resolve_hw_config(o->hw));
     const Machine machine = machine_from_config(config);
     auto policy = find_policy(o->policy);
     if (!policy.ok()) {

@@ -21,11 +21,6 @@ namespace tessel::sched {
 namespace {
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
-std::string resolve_hw(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
-  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
-}
-
 // The energy and EDP objectives explain their choice against the bytes and latency schedules of
 // the same policy (docs/energy.md, "Optimising energy"): one row per objective.
 nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConfig& config,
@@ -128,8 +123,9 @@ cli::Runner setup_schedule(CLI::App& command) {
                 "optimal: no cross-group weight prefetch (the schedules of session 5)")
       ->excludes(prefetch);
   return [o]() {
-    if (o->json != "-") files::require_output_distinct(o->json, {o->model, resolve_hw(o->hw)});
-    const HwConfig config = load_hw_config(resolve_hw(o->hw));
+    if (o->json != "-")
+      files::require_output_distinct(o->json, {o->model, resolve_hw_config(o->hw)});
+    const HwConfig config = load_hw_config(resolve_hw_config(o->hw));
     zoo::LoadOptions load;
     load.zoo.with_weights = false;  // scheduling needs shapes only
     const ir::Graph graph = zoo::load_model(o->model, load);
@@ -201,7 +197,7 @@ cli::Runner setup_schedule(CLI::App& command) {
       if (o->json == "-") {
         std::cout << text;
       } else {
-        files::write_file(o->json, text, {o->model, resolve_hw(o->hw)});
+        files::write_file(o->json, text, {o->model, resolve_hw_config(o->hw)});
       }
     }
     return 0;

@@ -10,13 +10,10 @@
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sched {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.md)
 

@@ -3,10 +3,6 @@
 
 namespace tessel::sched {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 Interval part(int64_t extent, int64_t parts, int64_t i) {
   return {extent * i / parts, extent * (i + 1) / parts};
 }

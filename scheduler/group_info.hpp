@@ -7,10 +7,11 @@
 #include "scheduler/map_space.hpp"
 #include "scheduler/net.hpp"
 #include "scheduler/shape.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sched {
 
-int64_t ceil_div(int64_t a, int64_t b);
+using intops::ceil_div;
 
 /// Part i of `parts` near-equal parts of [0, extent).
 Interval part(int64_t extent, int64_t parts, int64_t i);

@@ -6,6 +6,7 @@
 
 #include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sched {
 
@@ -74,9 +75,7 @@ Machine unified_machine(int64_t bytes, int64_t rows, int64_t cols, double dram_b
 }
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 }  // namespace
 
 int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,

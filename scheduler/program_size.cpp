@@ -15,6 +15,7 @@
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sched {
 
@@ -22,10 +23,6 @@ namespace {
 
 // The largest `y_size` of a DMA instruction (docs/isa.md: u12), as codegen merges weight loads.
 constexpr int64_t kMaxDmaRows = 4095;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 bool is_matrix(const Op& op) {
   return op.kind == OpKind::Conv || op.kind == OpKind::Gemm;

@@ -146,4 +146,10 @@ inline std::int32_t quantize_value(float x, float scale, int bits) {
   return static_cast<std::int32_t>(std::clamp(q, lo, hi));
 }
 
+/// ceil(a / b) for a >= 0 and b > 0: tile counts, passes, words (the one rounding-up division
+/// of sizes; overflow-free while a + b fits in 64 bits).
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
 }  // namespace tessel::intops

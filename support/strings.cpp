@@ -2,6 +2,9 @@
 #include "support/strings.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <numeric>
 
 namespace tessel {
@@ -82,6 +85,22 @@ std::string to_valid_utf8(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+std::string shortest_text(double value) {
+  std::array<char, 64> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  return std::string(buffer.data(), result.ptr);
 }
 
 }  // namespace tessel

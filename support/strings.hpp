@@ -25,4 +25,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 /// description), so that what Tessel writes back (YAML, JSON) reads back the same.
 std::string to_valid_utf8(std::string_view text);
 
+/// `text` without its leading and trailing white space (std::isspace).
+std::string_view trim(std::string_view text);
+
+/// The shortest text that reads back as the same double ("100", "390.625", "1e-05").
+std::string shortest_text(double value);
+
 }  // namespace tessel

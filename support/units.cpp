@@ -9,6 +9,8 @@
 #include <limits>
 #include <utility>
 
+#include "support/strings.hpp"
+
 namespace tessel::units {
 namespace {
 
@@ -39,16 +41,6 @@ constexpr std::array<Unit, 9> kSizeUnits = {{{"B", 1},
 
 std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 /// Splits `text` into a decimal number and the unit after it (spaces between are allowed).

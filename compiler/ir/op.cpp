@@ -466,4 +466,8 @@ WindowGeometry window_geometry(const Op& op) {
   return geometry;
 }
 
+std::string where(const Op& op) {
+  return "%" + op.name + " (" + std::string(to_string(op.kind)) + ")";
+}
+
 }  // namespace tessel::ir

@@ -187,4 +187,7 @@ struct WindowGeometry {
 /// Geometry of a Conv, MaxPool or AveragePool op.
 WindowGeometry window_geometry(const Op& op);
 
+/// How a diagnostic names an op: "%name (Kind)".
+std::string where(const Op& op);
+
 }  // namespace tessel::ir

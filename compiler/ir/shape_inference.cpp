@@ -7,10 +7,6 @@
 namespace tessel::ir {
 namespace {
 
-std::string where(const Op& op) {
-  return "%" + op.name + " (" + std::string(to_string(op.kind)) + ")";
-}
-
 Failure mismatch(const Op& op, const std::string& what) {
   return fail(where(op) + ": " + what);
 }

@@ -17,9 +17,7 @@
 namespace tessel::quant::detail {
 
 /// "%name (Kind)", the start of every quantizer message about an op.
-inline std::string where(const ir::Op& op) {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
-}
+using ir::where;
 
 /// NaN/Inf in a constant, named with its element (weights must be finite to quantize).
 Status check_finite(const ir::Tensor& tensor);

@@ -12,9 +12,7 @@ namespace tessel::quant {
 
 namespace {
 
-std::string where(const ir::Op& op) {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
-}
+using ir::where;
 
 double scale(const ir::Tensor& t) {
   return static_cast<double>(t.quant->scales.at(0));

@@ -8,6 +8,7 @@
 
 #include "compiler/ir/rng.hpp"
 #include "compiler/ir/shape_inference.hpp"
+#include "compiler/zoo/models_internal.hpp"
 #include "compiler/zoo/normal_fill.hpp"
 
 namespace tessel::zoo {
@@ -295,4 +296,14 @@ ir::Graph NetBuilder::finish(const std::vector<std::string>& outputs) {
   return std::move(graph_);
 }
 
+namespace detail {
+
+std::string basic_conv(NetBuilder& net, const std::string& x, const std::string& prefix,
+                       const ConvSpec& spec) {
+  constexpr double kBasicConvEpsilon = 0.001;  // BasicConv2d's BatchNorm2d(eps=0.001)
+  return net.conv_bn_relu(x, prefix + ".conv", prefix + ".bn", prefix + ".relu", spec,
+                          kBasicConvEpsilon);
+}
+
+}  // namespace detail
 }  // namespace tessel::zoo

@@ -7,15 +7,6 @@
 namespace tessel::zoo::detail {
 namespace {
 
-constexpr double kBasicConvEpsilon = 0.001;  // BasicConv2d's BatchNorm2d(eps=0.001)
-
-/// BasicConv2d: conv (no bias) -> BN -> ReLU, named `<prefix>.conv`, `<prefix>.bn`.
-std::string basic_conv(NetBuilder& net, const std::string& x, const std::string& prefix,
-                       const ConvSpec& spec) {
-  return net.conv_bn_relu(x, prefix + ".conv", prefix + ".bn", prefix + ".relu", spec,
-                          kBasicConvEpsilon);
-}
-
 std::string inception(NetBuilder& net, const std::string& x, const std::string& name,
                       std::int64_t ch1x1, std::int64_t ch3x3red, std::int64_t ch3x3,
                       std::int64_t ch5x5red, std::int64_t ch5x5, std::int64_t pool_proj) {

@@ -7,14 +7,6 @@
 namespace tessel::zoo::detail {
 namespace {
 
-constexpr double kBasicConvEpsilon = 0.001;  // BasicConv2d's BatchNorm2d(eps=0.001)
-
-std::string basic_conv(NetBuilder& net, const std::string& x, const std::string& prefix,
-                       const ConvSpec& spec) {
-  return net.conv_bn_relu(x, prefix + ".conv", prefix + ".bn", prefix + ".relu", spec,
-                          kBasicConvEpsilon);
-}
-
 /// Rectangular kernel (kh x kw) with padding (ph, pw).
 ConvSpec rect(std::int64_t out, std::int64_t kh, std::int64_t kw, std::int64_t ph,
               std::int64_t pw) {

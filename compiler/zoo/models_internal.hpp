@@ -1,10 +1,18 @@
 // Builders of the individual zoo models (one file per family); zoo.cpp lists them.
 #pragma once
 
+#include <string>
+
 #include "compiler/ir/graph.hpp"
+#include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 
 namespace tessel::zoo::detail {
+
+/// torchvision's BasicConv2d (GoogLeNet, Inception-v3): conv (no bias) -> BatchNorm (eps 0.001)
+/// -> ReLU, named `<prefix>.conv`, `<prefix>.bn`, `<prefix>.relu`.
+std::string basic_conv(NetBuilder& net, const std::string& x, const std::string& prefix,
+                       const ConvSpec& spec);
 
 ir::Graph build_resnet18(const ZooOptions& options);
 ir::Graph build_resnet50(const ZooOptions& options);

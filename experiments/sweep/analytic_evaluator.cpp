@@ -73,10 +73,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t nanoseconds_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
-
 class AnalyticEvaluator final : public PointEvaluator {
  public:
   AnalyticEvaluator(std::map<std::string, ir::Graph> graphs, sched::MapSpaceFeatures features,

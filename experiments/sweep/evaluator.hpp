@@ -2,6 +2,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -45,6 +47,13 @@ class PointEvaluator {
   /// empty. Printed at the end of a sweep to attribute throughput.
   virtual std::string timing_report() const { return {}; }
 };
+
+/// Nanoseconds of the steady clock since `start`: the evaluators' per-phase timings.
+inline std::int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+      .count();
+}
 
 /// Evaluates `point` with `evaluator`, except for a point whose hw config the validator
 /// rejected: that one is invalid with the validator's reason, and the evaluator is not called.

@@ -35,10 +35,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t nanoseconds_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
-
 /// Runs submitted jobs one at a time on one thread that lives as long as this object: every
 /// SystemC context of the sweep is created and destroyed on the same OS thread.
 class SerialThread {

@@ -4,13 +4,12 @@
 #include <algorithm>
 
 #include "hw/gen/hwgen.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::fpga {
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 
 std::string depth_text(int depth) {
   return depth >= 1024 && depth % 1024 == 0 ? std::to_string(depth / 1024) + "K"

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "support/strings.hpp"
+
 namespace tessel::fpga {
 namespace {
 
@@ -12,13 +14,6 @@ std::string fixed3(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.3f", value);
   return text;
-}
-
-std::string trim(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return "";
-  const auto end = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(begin, end - begin + 1));
 }
 
 }  // namespace
@@ -142,7 +137,7 @@ Result<FileList> parse_file_list(std::string_view text, const std::string& file_
     std::string line = raw;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     if (const auto slashes = line.find("//"); slashes != std::string::npos) line.erase(slashes);
-    line = trim(line);
+    line = std::string(trim(line));
     if (line.empty()) continue;
     // ${NAME} substitution.
     std::string expanded;

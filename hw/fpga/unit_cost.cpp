@@ -4,17 +4,12 @@
 #include <set>
 #include <sstream>
 
+#include "support/strings.hpp"
+
 namespace tessel::fpga {
 namespace {
 
 using Cells = std::map<std::string, std::int64_t>;
-
-std::string trim(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  const auto end = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(begin, end - begin + 1));
-}
 
 Result<Cells> flatten_cells(const ModuleCells& modules, const std::string& module,
                             std::set<std::string>& open) {
@@ -57,7 +52,7 @@ Result<ModuleCells> parse_yosys_stat_text(std::string_view text, const std::stri
   bool in_cells = false;
   while (std::getline(lines, line)) {
     ++number;
-    const std::string t = trim(line);
+    const std::string t(trim(line));
     if (t.rfind("=== ", 0) == 0 && t.size() >= 8 && t.ends_with(" ===")) {
       const std::string name = t.substr(4, t.size() - 8);
       if (name == "design hierarchy") break;
@@ -92,7 +87,7 @@ Result<ModuleCells> parse_yosys_stat_text(std::string_view text, const std::stri
       return fail(file_label + ":" + std::to_string(number) + ": not a cell count line: '" + t +
                   "'");
     }
-    (*current)[trim(t.substr(0, space))] += count;
+    (*current)[std::string(trim(t.substr(0, space)))] += count;
   }
   if (modules.empty()) return fail(file_label + ": no module section (not Yosys `stat` text?)");
   return modules;

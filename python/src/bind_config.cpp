@@ -13,19 +13,13 @@
 namespace tessel::py_api {
 namespace {
 
-// What `tessel schedule --hw` accepts: a name in configs/hw/, or a path.
-std::string resolve_config_path(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml") || hw.ends_with(".yml")) return hw;
-  return hw_config_dir() + "/" + hw + ".yaml";
-}
-
 HwConfig checked(HwConfigCheck check) {
   if (!check.ok()) throw InputError(std::move(check.diagnostics));
   return std::move(*check.config);
 }
 
 HwConfig load(const std::string& path_or_name) {
-  return checked(check_hw_config_file(resolve_config_path(path_or_name)));
+  return checked(check_hw_config_file(resolve_hw_config(path_or_name)));
 }
 
 HwConfig from_dict(const py::dict& values, const std::string& label) {

@@ -5,8 +5,8 @@ namespace tessel::sched {
 
 namespace {
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures&) {
+Result<std::vector<GroupSchedule>> run_fusion(const Net& net, const Machine& machine,
+                                              Objective objective, const MapSpaceFeatures&) {
   PlanOptions options;
   options.objective = objective;
   options.memory_reuse = false;  // every buffer its own space for the whole tile
@@ -18,7 +18,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
 
 Policy make_fusion_policy() {
   return {"fusion", "the paper's greedy fusion (largest tile that allocates), no memory reuse",
-          NetForm::Folded, run};
+          NetForm::Folded, run_fusion};
 }
 
 }  // namespace tessel::sched

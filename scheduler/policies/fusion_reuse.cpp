@@ -5,8 +5,8 @@ namespace tessel::sched {
 
 namespace {
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures&) {
+Result<std::vector<GroupSchedule>> run_fusion_reuse(const Net& net, const Machine& machine,
+                                                    Objective objective, const MapSpaceFeatures&) {
   PlanOptions options;
   options.objective = objective;
   options.memory_reuse = true;
@@ -20,7 +20,7 @@ Policy make_fusion_reuse_policy() {
   return {
       "fusion+reuse",
       "the paper's method: greedy fusion with lifetime sharing (Fig. 4) and deep reuse (Fig. 5)",
-      NetForm::Folded, run};
+      NetForm::Folded, run_fusion_reuse};
 }
 
 }  // namespace tessel::sched

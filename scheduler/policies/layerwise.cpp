@@ -5,8 +5,8 @@ namespace tessel::sched {
 
 namespace {
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective,
-                                       const MapSpaceFeatures& features) {
+Result<std::vector<GroupSchedule>> run_layerwise(const Net& net, const Machine& machine, Objective,
+                                                 const MapSpaceFeatures& features) {
   PlanOptions options;
   options.objective = Objective::Bytes;  // "tiled only when it must be, least traffic"
   options.search_depth_bytes = features.search_depth_bytes;
@@ -26,7 +26,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
 Policy make_layerwise_policy() {
   return {"layerwise",
           "every layer of the unfolded (Caffe-style) graph alone, inputs and output through DRAM",
-          NetForm::Caffe, run};
+          NetForm::Caffe, run_layerwise};
 }
 
 }  // namespace tessel::sched

@@ -56,8 +56,9 @@ Result<std::vector<GroupSchedule>> choose_for_energy(const Net& net, const Machi
   return std::move(candidates[least_score(net, machine, candidates, objective)]);
 }
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures& features) {
+Result<std::vector<GroupSchedule>> run_opfusion(const Net& net, const Machine& machine,
+                                                Objective objective,
+                                                const MapSpaceFeatures& features) {
   PlanOptions options;
   options.objective = objective;
   options.search_depth_bytes = features.search_depth_bytes;
@@ -98,7 +99,7 @@ Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, O
 Policy make_opfusion_policy() {
   return {"opfusion",
           "BN folded, elementwise ops fused into their producer, every conv output to DRAM",
-          NetForm::Folded, run};
+          NetForm::Folded, run_opfusion};
 }
 
 }  // namespace tessel::sched

@@ -112,8 +112,9 @@ Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lamb
   return out;
 }
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures& features);
+Result<std::vector<GroupSchedule>> run_optimal(const Net& net, const Machine& machine,
+                                               Objective objective,
+                                               const MapSpaceFeatures& features);
 
 /// Energy: lambda = 0. EDP (E x T, not a sum over groups): a schedule minimising E x T also
 /// minimises E + lambda T at lambda = E / T (its first-order condition), so the DP runs at
@@ -138,14 +139,15 @@ Result<std::vector<GroupSchedule>> run_energy_objective(const Net& net, const Ma
     candidates.push_back(std::move(next.value().groups));
   }
   for (Objective other : {Objective::Bytes, Objective::Latency}) {
-    auto groups = run(net, machine, other, features);
+    auto groups = run_optimal(net, machine, other, features);
     if (groups.ok()) candidates.push_back(std::move(groups).value());
   }
   return std::move(candidates[least_score(net, machine, candidates, objective)]);
 }
 
-Result<std::vector<GroupSchedule>> run(const Net& net, const Machine& machine, Objective objective,
-                                       const MapSpaceFeatures& features) {
+Result<std::vector<GroupSchedule>> run_optimal(const Net& net, const Machine& machine,
+                                               Objective objective,
+                                               const MapSpaceFeatures& features) {
   if (is_energy_objective(objective))
     return run_energy_objective(net, machine, objective, features);
   PlanOptions options;
@@ -253,7 +255,7 @@ Policy make_optimal_policy() {
   return {"optimal",
           "dynamic programming over partitions of the topological order, each group's best "
           "tile/halo/weight/buffering mapping, objective bytes, latency, energy or edp",
-          NetForm::FoldedPoolsBeforeConcat, run};
+          NetForm::FoldedPoolsBeforeConcat, run_optimal};
 }
 
 }  // namespace tessel::sched

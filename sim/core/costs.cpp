@@ -6,13 +6,12 @@
 #include <variant>
 
 #include "isa/timing.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sim {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
+using intops::ceil_div;
 
 template <class Dma>
 DmaWalk walk_of(const Dma& x, DramDirection direction) {

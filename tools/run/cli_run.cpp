@@ -45,11 +45,6 @@ struct RunArgs {
 };
 
 // "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml next to the default config.
-std::string resolve_hw(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
-  return (std::filesystem::path(default_hw_config_path()).parent_path() / (hw + ".yaml")).string();
-}
-
 double mb(std::int64_t bytes) {
   return static_cast<double>(bytes) / 1e6;
 }
@@ -187,7 +182,7 @@ std::vector<nlohmann::json> run_policies(const std::vector<const PreparedModel*>
 int run(const RunArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const sched::Objective objective = sched::objective_option(args.objective);
-  const std::string hw_path = resolve_hw(args.hw);
+  const std::string hw_path = resolve_hw_config(args.hw);
   const HwConfig config = load_hw_config(hw_path);
   zoo::LoadOptions load;
   load.zoo = args.zoo;

@@ -23,9 +23,7 @@ namespace {
 using ir::DType;
 using ir::OpKind;
 
-std::string where(const ir::Op& op) {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
-}
+using ir::where;
 
 }  // namespace
 

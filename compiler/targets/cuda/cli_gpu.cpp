@@ -395,11 +395,6 @@ cli::Runner setup_gpu(CLI::App& command) {
 
 // ---- compare --------------------------------------------------------------------------------
 
-std::string resolve_hw(const std::string& hw) {
-  if (hw.find('/') != std::string::npos || hw.ends_with(".yaml")) return hw;
-  return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + hw + ".yaml";
-}
-
 struct CompareOptions {
   GpuOptions gpu;
   std::string hw = "npc19-deepfusion";
@@ -440,7 +435,7 @@ std::optional<sched::Schedule> best_schedule(const CompareOptions& o, const HwCo
 /// `tessel compare`: both columns side by side; a column that could not be computed reads
 /// "n/a: why" (exit 1 when the accelerator's did not, or on a GPU mismatch).
 int run_compare(const CompareOptions& o) {
-  const HwConfig config = load_hw_config(resolve_hw(o.hw));
+  const HwConfig config = load_hw_config(resolve_hw_config(o.hw));
   json tried = json::array();
   std::string no_schedule;
   double energy_pj = 0;

@@ -21,9 +21,7 @@ namespace tessel::cuda::detail {
 using ir::DType;
 using ir::OpKind;
 
-inline std::string where(const ir::Op& op) {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
-}
+using ir::where;
 
 inline Result<std::int32_t> elem_type(DType dtype, const ir::Op& op) {
   switch (dtype) {

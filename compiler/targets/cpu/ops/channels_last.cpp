@@ -62,7 +62,7 @@ std::pair<const TensorData*, bool> SampleValues::as_is(const std::string& name) 
 }
 
 std::string ChannelsLastArgs::where() const {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
+  return ir::where(op);
 }
 
 }  // namespace tessel::cpu

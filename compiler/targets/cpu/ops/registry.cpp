@@ -8,7 +8,7 @@
 namespace tessel::cpu {
 
 std::string KernelArgs::where() const {
-  return "%" + op.name + " (" + std::string(ir::to_string(op.kind)) + ")";
+  return ir::where(op);
 }
 
 const KernelEntry& find_kernels(ir::OpKind kind) {
