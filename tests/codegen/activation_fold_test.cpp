@@ -14,7 +14,7 @@
 #include "support/int_ops.hpp"
 #include "tests/codegen/e2e_check.hpp"
 
-namespace tessel::codegen {
+namespace tessel::codegen::activation_fold_test {
 namespace {
 
 using test::config_path;
@@ -105,4 +105,4 @@ TEST(ActivationFolding, folded_programs_are_bit_exact_and_clamp_in_the_producer)
 }
 
 }  // namespace
-}  // namespace tessel::codegen
+}  // namespace tessel::codegen::activation_fold_test

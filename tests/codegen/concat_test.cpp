@@ -13,7 +13,7 @@
 #include "scheduler/driver.hpp"
 #include "tests/codegen/e2e_check.hpp"
 
-namespace tessel::codegen {
+namespace tessel::codegen::concat_test {
 namespace {
 
 using test::config_path;
@@ -130,4 +130,4 @@ TEST(ConcatLimits, a_tensor_twice_in_one_concat_is_no_view_and_compiles) {
 }
 
 }  // namespace
-}  // namespace tessel::codegen
+}  // namespace tessel::codegen::concat_test

@@ -9,7 +9,7 @@
 #include "configs/energy_model.hpp"
 #include "configs/hw_config.hpp"
 
-namespace tessel {
+namespace tessel::energy_model_test {
 namespace {
 
 // A 2 x 2 int8 array, 2 lanes, one 1 KiB scratchpad in 2 banks of 512 B.
@@ -255,4 +255,4 @@ TEST(EnergyModel, energy_per_data_unit_parses_bits_and_bytes) {
 }
 
 }  // namespace
-}  // namespace tessel
+}  // namespace tessel::energy_model_test

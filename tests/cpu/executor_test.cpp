@@ -10,16 +10,10 @@
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
 #include "compiler/targets/cpu/kernels.hpp"
+#include "tests/support/ir_text.hpp"
 
 namespace tessel::cpu {
 namespace {
-
-ir::Graph parse(const std::string& text) {
-  ir::Graph g = ir::parse_text(text, "test");
-  auto ok = ir::infer_all_shapes(g);
-  EXPECT_TRUE(ok.ok()) << ok.reason();
-  return g;
-}
 
 std::vector<float> run_one(const ir::Graph& g, const std::string& input, TensorData x) {
   Executor executor(g);
@@ -31,7 +25,7 @@ std::vector<float> run_one(const ir::Graph& g, const std::string& input, TensorD
 
 TEST(Fp32Executor, OneByOneConvOnTwoByTwo) {
   // y[o] = sum_c w[o,c] x[c] + b[o]: two input channels, two output channels.
-  const ir::Graph g = parse(R"(graph t {
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,2,2,2]
   const %w : f32[2,2,1,1] = [1, 2, -1, 0.5]
   const %b : f32[2] = [0.5, -1]
@@ -45,7 +39,7 @@ TEST(Fp32Executor, OneByOneConvOnTwoByTwo) {
 
 TEST(Fp32Executor, ThreeByThreeConvWithPaddingSumsTheHalo) {
   // All-ones 3x3 kernel, pad 1 on a 3x3 all-ones input: corner 4, edge 6, centre 9.
-  const ir::Graph g = parse(R"(graph t {
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,1,3,3]
   const %w : f32[1,1,3,3] = [1, 1, 1, 1, 1, 1, 1, 1, 1]
   %y = Conv(%x, %w) {kernel=3x3, pad=1,1,1,1} : f32[?]
@@ -57,7 +51,7 @@ TEST(Fp32Executor, ThreeByThreeConvWithPaddingSumsTheHalo) {
 }
 
 TEST(Fp32Executor, PoolsAddReluConcatSoftmax) {
-  const ir::Graph g = parse(R"(graph t {
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,1,2,2]
   %m = MaxPool(%x) {kernel=2x2, stride=2x2} : f32[?]
   %a = AveragePool(%x) {kernel=2x2, stride=2x2} : f32[?]
@@ -78,7 +72,7 @@ TEST(Fp32Executor, PoolsAddReluConcatSoftmax) {
 }
 
 TEST(Fp32Executor, GemmWithTransposedWeightsAndBias) {
-  const ir::Graph g = parse(R"(graph t {
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,3]
   const %w : f32[2,3] = [1, 0, -1, 2, 2, 2]
   const %b : f32[2] = [10, 20]
@@ -231,7 +225,7 @@ TEST(IntegerKernels, Int16Im2colConvIsBitExactWithTheReference) {
                     .ok());
     EXPECT_EQ(y.to_i32(), expected.to_i32()) << text;
   }
-  const ir::Graph g = parse(R"(graph t {
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
   input %x : i16[1,1,2,2]
   const %w : i16[1,1,2,2] ints [32767, 32767, 32767, 32767]
   %y = Conv(%x, %w) {kernel=2x2} : i32[?]

@@ -15,16 +15,11 @@
 #include "compiler/targets/cpu/executor.hpp"
 #include "support/int_nonlinear.hpp"
 #include "support/seeded.hpp"
+#include "tests/support/int_tensor.hpp"
+#include "tests/support/ir_text.hpp"
 
 namespace tessel::cpu {
 namespace {
-
-ir::Graph parse(const std::string& text) {
-  ir::Graph g = ir::parse_text(text, "test");
-  const auto ok = ir::infer_all_shapes(g);
-  EXPECT_TRUE(ok.ok()) << ok.reason();
-  return g;
-}
 
 std::string dims(const ir::Shape& s) {
   std::string out;
@@ -48,15 +43,6 @@ std::vector<std::int32_t> codes(std::int64_t n, int bits, std::uint64_t seed) {
                  : lo + static_cast<std::int32_t>(seeded_uniform(seed, i) * (hi - lo + 1.0));
   for (auto& x : v) x = std::clamp(x, lo, hi);
   return v;
-}
-
-TensorData ints(ir::DType dtype, const ir::Shape& shape, const std::vector<std::int32_t>& v) {
-  TensorData t(dtype, shape);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (dtype == ir::DType::i8) t.data<std::int8_t>()[i] = static_cast<std::int8_t>(v[i]);
-    if (dtype == ir::DType::i16) t.data<std::int16_t>()[i] = static_cast<std::int16_t>(v[i]);
-  }
-  return t;
 }
 
 std::vector<std::int32_t> run(const ir::Graph& g, const std::map<std::string, TensorData>& in) {
@@ -100,11 +86,12 @@ std::vector<std::int32_t> matmul_by_definition(const std::vector<std::int32_t>& 
 
 void expect_matmul(const ir::Shape& as, const ir::Shape& bs, const ir::Shape& ys,
                    std::vector<std::int32_t> a, std::vector<std::int32_t> b) {
-  const auto g =
-      parse("graph mm {\n  input %a : i8[" + dims(as) + "]{scale=1, zp=0}\n" + "  input %b : i8[" +
-            dims(bs) + "]{scale=1, zp=0}\n" + "  %y = MatMul(%a, %b) : i32[" + dims(ys) +
-            "]{scale=1, zp=0}\n" + "  output %y\n}");
-  const auto got = run(g, {{"a", ints(ir::DType::i8, as, a)}, {"b", ints(ir::DType::i8, bs, b)}});
+  const auto g = test_support::parse_graph("graph mm {\n  input %a : i8[" + dims(as) +
+                                           "]{scale=1, zp=0}\n" + "  input %b : i8[" + dims(bs) +
+                                           "]{scale=1, zp=0}\n" + "  %y = MatMul(%a, %b) : i32[" +
+                                           dims(ys) + "]{scale=1, zp=0}\n" + "  output %y\n}");
+  const auto got = run(g, {{"a", test_support::int_tensor(ir::DType::i8, as, a)},
+                           {"b", test_support::int_tensor(ir::DType::i8, bs, b)}});
   EXPECT_EQ(got, matmul_by_definition(a, as, b, bs, ys));
 }
 
@@ -143,7 +130,7 @@ TEST(IntegerFastKernels, Int8GemmWithBiasMatchesTheDefinition) {
   const auto av = codes(M * K, 8, 41), wv = codes(N * K, 8, 42);
   std::vector<std::int32_t> bias(static_cast<std::size_t>(N));
   for (std::int64_t n = 0; n < N; ++n) bias[static_cast<std::size_t>(n)] = (n - 5) * 100003;
-  const auto g = parse(
+  const auto g = test_support::parse_graph(
       "graph gq {\n  input %a : i8[5,37]{scale=1, zp=0}\n  const %w : i8[11,37]"
       "{scale=1, zp=0} ints [" +
       list(wv) +
@@ -161,7 +148,7 @@ TEST(IntegerFastKernels, Int8GemmWithBiasMatchesTheDefinition) {
                wv[static_cast<std::size_t>(n * K + k)];
       want.push_back(static_cast<std::int32_t>(sum));
     }
-  EXPECT_EQ(run(g, {{"a", ints(ir::DType::i8, {M, K}, av)}}), want);
+  EXPECT_EQ(run(g, {{"a", test_support::int_tensor(ir::DType::i8, {M, K}, av)}}), want);
 }
 
 TEST(IntegerFastKernels, FloatMatMulIsThePlainDoubleLoopBitForBit) {
@@ -171,7 +158,7 @@ TEST(IntegerFastKernels, FloatMatMulIsThePlainDoubleLoopBitForBit) {
   const ir::Shape as = {2, 7, 33}, bs = {33, 300}, ys = {2, 7, 300};
   const auto av = seeded_normal_values(ir::element_count(as), 31);
   const auto bv = seeded_normal_values(ir::element_count(bs), 32);
-  const auto g = parse(
+  const auto g = test_support::parse_graph(
       "graph mmf {\n  input %a : f32[2,7,33]\n  input %b : f32[33,300]\n"
       "  %y = MatMul(%a, %b) : f32[2,7,300]\n  output %y\n}");
   Executor executor(g);
@@ -197,7 +184,7 @@ TEST(IntegerFastKernels, FloatGemmIsThePlainFloatLoopBitForBit) {
   const ir::Shape as = {9, 20}, bs = {600, 20};
   const auto av = seeded_normal_values(ir::element_count(as), 33);
   const auto bv = seeded_normal_values(ir::element_count(bs), 34);
-  const auto g = parse(
+  const auto g = test_support::parse_graph(
       "graph gf {\n  input %a : f32[9,20]\n  input %b : f32[600,20]\n"
       "  %y = Gemm(%a, %b) {transB=1} : "
       "f32[9,600]\n  output %y\n}");
@@ -230,12 +217,13 @@ void expect_binary(const BinaryCase& c, ir::DType dtype) {
   const std::string t = dtype == ir::DType::i8 ? "i8" : "i16";
   const ir::Shape ys = ir::broadcast_shapes(c.a, c.b).value();
   const auto bv = codes(ir::element_count(c.b), bits, 5);
-  const auto g = parse("graph bin {\n  input %a : " + t + "[" + dims(c.a) + "]{scale=0.5, zp=0}\n" +
-                       "  const %b : " + t + "[" + dims(c.b) + "]{scale=0.3, zp=0} ints [" +
-                       list(bv) + "]\n  %y = " + c.kind + "(%a, %b) : " + t + "[" + dims(ys) +
-                       "]{scale=0.7, zp=0}\n  output %y\n}");
+  const auto g = test_support::parse_graph("graph bin {\n  input %a : " + t + "[" + dims(c.a) +
+                                           "]{scale=0.5, zp=0}\n" + "  const %b : " + t + "[" +
+                                           dims(c.b) + "]{scale=0.3, zp=0} ints [" + list(bv) +
+                                           "]\n  %y = " + c.kind + "(%a, %b) : " + t + "[" +
+                                           dims(ys) + "]{scale=0.7, zp=0}\n  output %y\n}");
   const auto av = codes(ir::element_count(c.a), bits, 4);
-  const auto got = run(g, {{"a", ints(dtype, c.a, av)}});
+  const auto got = run(g, {{"a", test_support::int_tensor(dtype, c.a, av)}});
   const auto& ta = g.tensor("a");
   const auto& tb = g.tensor("b");
   const auto& ty = g.tensor("y");
@@ -282,17 +270,17 @@ void expect_table(ir::DType in, ir::DType out) {
   if (in_bits == 16)
     table[7] = intops::qmax(out_bits) + 1000, table[9] = intops::qmin(out_bits) - 5;
   const ir::Shape shape = {3, 4099};
-  auto g = parse("graph tab {\n  input %x : " + ti + "[" + dims(shape) +
-                 "]{scale=0.1, zp=0}\n  const %t : i32[" + std::to_string(entries) + "] ints [" +
-                 list(table) + "]\n  %y = Tanh(%x, %t) : " + to + "[" + dims(shape) +
-                 "]{scale=0.01, zp=0}\n  output %y\n}");
+  auto g = test_support::parse_graph(
+      "graph tab {\n  input %x : " + ti + "[" + dims(shape) +
+      "]{scale=0.1, zp=0}\n  const %t : i32[" + std::to_string(entries) + "] ints [" + list(table) +
+      "]\n  %y = Tanh(%x, %t) : " + to + "[" + dims(shape) + "]{scale=0.01, zp=0}\n  output %y\n}");
   g.tensor_mut("y").dtype = out;  // shape inference gives a unary op its input's dtype
   const auto xv = codes(ir::element_count(shape), in_bits, 8);
   std::vector<std::int32_t> want;
   for (const auto x : xv)
     want.push_back(intops::table_lookup(table.data(), entries, x, intops::qmin(out_bits),
                                         intops::qmax(out_bits)));
-  const auto got = run(g, {{"x", ints(in, shape, xv)}});
+  const auto got = run(g, {{"x", test_support::int_tensor(in, shape, xv)}});
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i)
     ASSERT_EQ(got[i], want[i]) << ti << " -> " << to << " at " << i << ": x = " << xv[i];
@@ -316,11 +304,11 @@ void expect_softmax(ir::DType dtype, std::int64_t rows, std::int64_t len, bool m
   const ir::Shape shape = {2, rows, len};
   const std::string mask_decl =
       masked ? "  const %keep : i8[" + dims({rows, len}) + "] ints [" + list(mask) + "]\n" : "";
-  const auto g = parse("graph sm {\n  input %x : " + t + "[" + dims(shape) +
-                       "]{scale=" + (bits == 8 ? "0.09" : "0.0007") + ", zp=0}\n" + mask_decl +
-                       "  %y = Softmax(%x" + (masked ? ", %keep" : "") + ") {axis=-1} : " + t +
-                       "[" + dims(shape) + "]{scale=" + (bits == 8 ? "0.005" : "0.00002") +
-                       ", zp=0}\n  output %y\n}");
+  const auto g = test_support::parse_graph(
+      "graph sm {\n  input %x : " + t + "[" + dims(shape) +
+      "]{scale=" + (bits == 8 ? "0.09" : "0.0007") + ", zp=0}\n" + mask_decl + "  %y = Softmax(%x" +
+      (masked ? ", %keep" : "") + ") {axis=-1} : " + t + "[" + dims(shape) +
+      "]{scale=" + (bits == 8 ? "0.005" : "0.00002") + ", zp=0}\n  output %y\n}");
   const auto xv = codes(ir::element_count(shape), bits, 11);
   const auto p = quant::softmax_params(g.tensor("x"), g.tensor("y"));
   std::vector<std::int32_t> want(xv.size());
@@ -332,7 +320,7 @@ void expect_softmax(ir::DType dtype, std::int64_t rows, std::int64_t len, bool m
                  : 1;
     intops::softmax_row(xv.data() + r * len, keep.data(), len, p, want.data() + r * len);
   }
-  EXPECT_EQ(run(g, {{"x", ints(dtype, shape, xv)}}), want)
+  EXPECT_EQ(run(g, {{"x", test_support::int_tensor(dtype, shape, xv)}}), want)
       << t << " rows " << rows << " len " << len << (masked ? " masked" : "");
 }
 
@@ -357,14 +345,14 @@ void expect_layernorm(ir::DType dtype, std::int64_t n, bool centre) {
   }
   const ir::Shape shape = {4, n};
   const std::string kind = centre ? "LayerNormalization" : "RMSNormalization";
-  const auto g = parse("graph ln {\n  input %x : " + t + "[" + dims(shape) +
-                       "]{scale=0.05, zp=0}\n  const %gamma : f32[" + std::to_string(n) + "] = [" +
-                       gamma + "]\n" +
-                       (centre ? "  const %beta : f32[" + std::to_string(n) + "] = [" + beta + "]\n"
-                               : std::string()) +
-                       "  %y = " + kind + "(%x, %gamma" + (centre ? ", %beta" : "") +
-                       ") {axis=-1, epsilon=0.00001} : " + t + "[" + dims(shape) +
-                       "]{scale=" + (bits == 8 ? "0.02" : "0.0001") + ", zp=0}\n  output %y\n}");
+  const auto g = test_support::parse_graph(
+      "graph ln {\n  input %x : " + t + "[" + dims(shape) +
+      "]{scale=0.05, zp=0}\n  const %gamma : f32[" + std::to_string(n) + "] = [" + gamma + "]\n" +
+      (centre ? "  const %beta : f32[" + std::to_string(n) + "] = [" + beta + "]\n"
+              : std::string()) +
+      "  %y = " + kind + "(%x, %gamma" + (centre ? ", %beta" : "") +
+      ") {axis=-1, epsilon=0.00001} : " + t + "[" + dims(shape) +
+      "]{scale=" + (bits == 8 ? "0.02" : "0.0001") + ", zp=0}\n  output %y\n}");
   auto xv = codes(ir::element_count(shape), bits, 23);
   for (std::int64_t k = 0; k < n; ++k) xv[static_cast<std::size_t>(2 * n + k)] = 7;  // W = E
   for (std::int64_t k = 0; k < n; ++k)  // the widest row: alternating extremes
@@ -375,7 +363,8 @@ void expect_layernorm(ir::DType dtype, std::int64_t n, bool centre) {
   for (std::int64_t r = 0; r < 4; ++r)
     intops::norm_row(xv.data() + r * n, n, p.value().centre, p.value().epsilon_term,
                      p.value().affine.data(), p.value().lo, p.value().hi, want.data() + r * n);
-  EXPECT_EQ(run(g, {{"x", ints(dtype, shape, xv)}}), want) << kind << " " << t << " n " << n;
+  EXPECT_EQ(run(g, {{"x", test_support::int_tensor(dtype, shape, xv)}}), want)
+      << kind << " " << t << " n " << n;
 }
 
 TEST(IntegerFastKernels, NormRowsMatchTheScalarRow) {

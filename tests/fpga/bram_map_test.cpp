@@ -4,7 +4,7 @@
 #include "configs/hw_config.hpp"
 #include "hw/fpga/bram_map.hpp"
 
-namespace tessel::fpga {
+namespace tessel::fpga::bram_map_test {
 namespace {
 
 const std::string kSource = TESSEL_SOURCE_DIR;
@@ -150,4 +150,4 @@ TEST(FpgaRtlBram, edge_small_vta_pynq_and_micro_by_hand) {
 }
 
 }  // namespace
-}  // namespace tessel::fpga
+}  // namespace tessel::fpga::bram_map_test

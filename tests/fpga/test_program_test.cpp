@@ -8,7 +8,7 @@
 #include "hw/fpga/test_program.hpp"
 #include "sim/simulator.hpp"
 
-namespace tessel::fpga {
+namespace tessel::fpga::test_program_test {
 namespace {
 
 const std::string kConfigs = std::string(TESSEL_SOURCE_DIR) + "/configs/hw/";
@@ -77,4 +77,4 @@ TEST(FpgaTestProgram, a_tile_that_does_not_fit_is_a_failure_naming_the_config) {
 }
 
 }  // namespace
-}  // namespace tessel::fpga
+}  // namespace tessel::fpga::test_program_test

@@ -6,7 +6,7 @@
 #include "hw/fpga/tessel_design.hpp"
 #include "hw/fpga/unit_cost.hpp"
 
-namespace tessel::fpga {
+namespace tessel::fpga::unit_cost_test {
 namespace {
 
 // Yosys 0.23's `stat` after `synth_xilinx -family xc7 -top top` of
@@ -194,4 +194,4 @@ TEST(FpgaUnitCost, tessel_units_name_the_opt_in_units_each_config_has) {
 }
 
 }  // namespace
-}  // namespace tessel::fpga
+}  // namespace tessel::fpga::unit_cost_test

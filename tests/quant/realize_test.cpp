@@ -13,16 +13,10 @@
 
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
+#include "tests/support/ir_text.hpp"
 
 namespace tessel::quant {
 namespace {
-
-ir::Graph parse(const std::string& text) {
-  ir::Graph g = ir::parse_text(text, "test");
-  const auto ok = ir::infer_all_shapes(g);
-  EXPECT_TRUE(ok.ok()) << ok.reason();
-  return g;
-}
 
 const char* kConvRelu = R"(graph t {
   input %x : f32[1,1,2,2]
@@ -34,7 +28,7 @@ const char* kConvRelu = R"(graph t {
 })";
 
 TEST(Annotate, ReluJoinsItsInputsClassAndThePreActivationIsLeftOut) {
-  const auto g = parse(kConvRelu);
+  const auto g = test_support::parse_graph(kConvRelu);
   const auto plan = plan_scales(g, QuantConfig{});
   ASSERT_TRUE(plan.ok()) << plan.reason();
   EXPECT_EQ(plan.value().observed, (std::vector<std::string>{"x", "conv", "y"}));
@@ -49,7 +43,7 @@ TEST(Annotate, ReluJoinsItsInputsClassAndThePreActivationIsLeftOut) {
 }
 
 TEST(Realize, ConvReluBecomesQuantizeConvRequantizeReluDequantize) {
-  const auto g = parse(kConvRelu);
+  const auto g = test_support::parse_graph(kConvRelu);
   const auto plan = plan_scales(g, QuantConfig{}).value();
   const auto t = class_thresholds(plan, {{"x", 1.27}, {"conv", 9.0}, {"y", 2.54}}, {}).value();
   const auto q = realize(g, plan, t);
@@ -89,7 +83,7 @@ const char* kFourTaps = R"(graph t {
 })";
 
 ir::Graph realize_four_taps(int bits) {
-  const auto g = parse(kFourTaps);
+  const auto g = test_support::parse_graph(kFourTaps);
   QuantConfig config;
   config.bits = bits;
   const auto plan = plan_scales(g, config).value();
@@ -120,7 +114,7 @@ TEST(Realize, EightBitWeightsKeepTheirFullRange) {
 }
 
 TEST(Annotate, ConcatInputsShareTheConcatScale) {
-  const auto g = parse(R"(graph t {
+  const auto g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,1,2,2]
   const %w1 : f32[1,1,1,1] = [1]
   const %w2 : f32[1,1,1,1] = [-1]
@@ -155,7 +149,7 @@ std::string class_token_graph(const std::string& token) {
 
 TEST(Annotate, AConcatConstantIsQuantizedAtTheClassScale) {
   // max |cls| = 2.54 > the activations' 1.27: threshold 2.54, scale 0.02, cls = [25, -127].
-  const auto g = parse(class_token_graph("0.5, -2.54"));
+  const auto g = test_support::parse_graph(class_token_graph("0.5, -2.54"));
   const auto plan = plan_scales(g, QuantConfig{});
   ASSERT_TRUE(plan.ok()) << plan.reason();
   ASSERT_EQ(plan.value().classes.size(), 1u);
@@ -176,7 +170,7 @@ TEST(Annotate, AConcatConstantIsQuantizedAtTheClassScale) {
   EXPECT_FLOAT_EQ(q.value().tensor("x.q").quant->scales[0], 0.02f);
 
   // A smaller constant leaves the calibrated threshold: scale 0.01, cls = [50, -25].
-  const auto g2 = parse(class_token_graph("0.5, -0.25"));
+  const auto g2 = test_support::parse_graph(class_token_graph("0.5, -0.25"));
   const auto plan2 = plan_scales(g2, QuantConfig{}).value();
   const auto t2 = class_thresholds(plan2, calibrated, {}).value();
   EXPECT_DOUBLE_EQ(t2[0].threshold, 1.27);
@@ -186,7 +180,7 @@ TEST(Annotate, AConcatConstantIsQuantizedAtTheClassScale) {
 }
 
 TEST(Annotate, AConcatConstantMustBeFinite) {
-  auto g = parse(class_token_graph("0.5, 1"));
+  auto g = test_support::parse_graph(class_token_graph("0.5, 1"));
   g.tensor_mut("cls").f32_values[1] = std::numeric_limits<float>::infinity();
   const auto plan = plan_scales(g, QuantConfig{});
   ASSERT_FALSE(plan.ok());
@@ -197,7 +191,7 @@ TEST(Annotate, AConcatConstantMustBeFinite) {
 TEST(Annotate, LayerOverrideWidensTheInputClassAndTheWeights) {
   QuantConfig config;
   config.layers["conv"] = {16, {"q.yaml", 3, 3}};
-  const auto plan = plan_scales(parse(kConvRelu), config);
+  const auto plan = plan_scales(test_support::parse_graph(kConvRelu), config);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan.value().class_bits, (std::vector<int>{16, 8}));
   EXPECT_EQ(plan.value().op_bits.at("conv"), 16);
@@ -206,20 +200,20 @@ TEST(Annotate, LayerOverrideWidensTheInputClassAndTheWeights) {
 TEST(Annotate, OverrideNamingNoOpIsLocatedInTheConfig) {
   QuantConfig config;
   config.layers["cov"] = {16, {"q.yaml", 3, 3}};
-  const auto plan = plan_scales(parse(kConvRelu), config);
+  const auto plan = plan_scales(test_support::parse_graph(kConvRelu), config);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.reason(),
             "q.yaml:3:3: error: layers.cov: no op named 'cov' in model 't'; did you mean "
             "'conv'?");
   config.layers.clear();
   config.layers["y"] = {16, {"q.yaml", 4, 3}};
-  EXPECT_EQ(plan_scales(parse(kConvRelu), config).reason(),
+  EXPECT_EQ(plan_scales(test_support::parse_graph(kConvRelu), config).reason(),
             "q.yaml:4:3: error: layers.y: op 'y' is a Relu; bits can be set only on Conv and "
             "Gemm ops");
 }
 
 TEST(Annotate, NanWeightIsNamed) {
-  auto g = parse(kConvRelu);
+  auto g = test_support::parse_graph(kConvRelu);
   g.tensor_mut("w").f32_values[0] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(plan_scales(g, {}).reason(),
             "constant %w: NaN at element 0 (weights must be finite to quantize)");
@@ -229,7 +223,7 @@ TEST(Annotate, NanWeightIsNamed) {
 }
 
 TEST(Annotate, UnfoldedBatchNormIsRejected) {
-  const auto g = parse(R"(graph t {
+  const auto g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,1,2,2]
   const %s : f32[1] = [1]
   const %z : f32[1] = [0]
@@ -242,7 +236,7 @@ TEST(Annotate, UnfoldedBatchNormIsRejected) {
 }
 
 TEST(Annotate, AveragePoolExcludingPaddingIsRejected) {
-  const auto g = parse(R"(graph t {
+  const auto g = test_support::parse_graph(R"(graph t {
   input %x : f32[1,1,4,4]
   %y = AveragePool(%x) {kernel=3x3, pad=1,1,1,1} : f32[?]
   output %y
@@ -253,7 +247,7 @@ TEST(Annotate, AveragePoolExcludingPaddingIsRejected) {
 }
 
 TEST(ClassThresholds, AllZeroRangeIsAnErrorUnlessAllowed) {
-  const auto g = parse(kConvRelu);
+  const auto g = test_support::parse_graph(kConvRelu);
   const auto plan = plan_scales(g, {}).value();
   const std::map<std::string, double> t = {{"x", 1.0}, {"conv", 0.0}, {"y", 0.0}};
   const auto bad = class_thresholds(plan, t, {});

@@ -14,20 +14,14 @@
 #include "compiler/ir/text.hpp"
 #include "compiler/quant/realize.hpp"
 #include "compiler/quant/workload_params.hpp"
+#include "tests/support/ir_text.hpp"
 
 namespace tessel::quant {
 namespace {
 
-ir::Graph parse(const std::string& text) {
-  ir::Graph g = ir::parse_text(text, "test");
-  const auto ok = ir::infer_all_shapes(g);
-  EXPECT_TRUE(ok.ok()) << ok.reason();
-  return g;
-}
-
 // Realizes `text` with every class at threshold 1.27 (scale 0.01 at 8 bits).
 Result<ir::Graph> realize_all(const std::string& text, int bits = 8, int table_input_bits = 8) {
-  const auto g = parse(text);
+  const auto g = test_support::parse_graph(text);
   QuantConfig config;
   config.bits = bits;
   config.table_input_bits = table_input_bits;
@@ -41,7 +35,7 @@ Result<ir::Graph> realize_all(const std::string& text, int bits = 8, int table_i
 }
 
 TEST(AnnotateWorkloads, MovementOpsJoinTheirInputsClassAndComputeOpsStartTheirOwn) {
-  const auto g = parse(R"(graph t {
+  const auto g = test_support::parse_graph(R"(graph t {
   input %x : f32[2,3]
   %t = Transpose(%x) {perm=1,0} : f32[?]
   %m = ReduceMax(%t) {axes=[1], keepdims=1} : f32[?]
@@ -71,7 +65,7 @@ TEST(AnnotateWorkloads, AnAccumulatorResultReadOnlyByTablesIsSixteenBits) {
   %z = Add(%y, %t) : f32[?]
   output %z
 })";
-  const auto g = parse(text);
+  const auto g = test_support::parse_graph(text);
   const auto bits = [&](const ScalePlan& plan, const std::string& t) {
     return plan.class_bits[static_cast<std::size_t>(plan.class_of.at(t))];
   };
@@ -110,7 +104,7 @@ TEST(AnnotateWorkloads, AResidualStreamAndWhatIsSummedIntoItAreNormInputBitsWide
   %y = LayerNormalization(%s, %g) : f32[?]
   output %y
 })";
-  const auto g = parse(text);
+  const auto g = test_support::parse_graph(text);
   const auto bits = [&](const ScalePlan& plan, const std::string& t) {
     return plan.class_bits[static_cast<std::size_t>(plan.class_of.at(t))];
   };
@@ -138,7 +132,7 @@ TEST(AnnotateWorkloads, AResidualStreamAndWhatIsSummedIntoItAreNormInputBitsWide
 }
 
 TEST(AnnotateWorkloads, WhereJoinsItsBranchesButNotItsConstantCondition) {
-  const auto g = parse(R"(graph w {
+  const auto g = test_support::parse_graph(R"(graph w {
   input %a : f32[2,2]
   input %b : f32[2,2]
   const %c : f32[2,2] = [1, 0, 0, 1]
@@ -350,7 +344,7 @@ TEST(RealizeWorkloads, LayerNormParamsByHand) {
   // n = 4, epsilon 0.01, s_x = 0.5: E = 16 * 0.01 / 0.25 = 0.64 -> 1. gamma = [2, -2, 0, 1],
   // s_y = 2^-4: gamma / (2^16 s_y) = gamma * 2^-12 (2^-11: M = 2^30, r = 41; 2^-12: r = 42);
   // beta = [0, 0, 1, 0]: B_2 = 16 (G_2 = 0, r = 0).
-  const auto g = parse(R"(graph ln {
+  const auto g = test_support::parse_graph(R"(graph ln {
   input %x : i8[1,4]{scale=0.5, zp=0}
   const %gamma : f32[4] = [2, -2, 0, 1]
   const %beta : f32[4] = [0, 0, 1, 0]
@@ -371,7 +365,7 @@ TEST(RealizeWorkloads, LayerNormParamsByHand) {
 }
 
 TEST(RealizeWorkloads, QJsonListsTheDerivedIntegersOfEveryNewOp) {
-  const auto g = parse(R"(graph j {
+  const auto g = test_support::parse_graph(R"(graph j {
   input %x : f32[2,4]
   const %mask : f32[1,4] = [1, 1, 0, 1]
   const %gamma : f32[4] = [1, 1, 1, 1]

@@ -7,7 +7,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/policy.hpp"
 
-namespace tessel::sched {
+namespace tessel::sched::channel_split_test {
 namespace {
 
 // A 7x7x64 global average pool, 8-bit: input 3136 B, output 64 B.
@@ -156,4 +156,4 @@ TEST(ChannelSplit, residual_tail_with_global_pool_schedules_under_every_policy) 
 }
 
 }  // namespace
-}  // namespace tessel::sched
+}  // namespace tessel::sched::channel_split_test

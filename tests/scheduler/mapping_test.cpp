@@ -17,7 +17,7 @@
 #include "scheduler/policy.hpp"
 #include "scheduler/schedule_json.hpp"
 
-namespace tessel::sched {
+namespace tessel::sched::mapping_test {
 namespace {
 
 // x (4 x 8 x 8, 8-bit) -> conv (3x3, pad 1, 8 out) -> relu.
@@ -398,4 +398,4 @@ TEST(ExplicitMapping, nest_steps_enumerate_tiles_and_conv_slices) {
 }
 
 }  // namespace
-}  // namespace tessel::sched
+}  // namespace tessel::sched::mapping_test

@@ -8,7 +8,7 @@
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 
-namespace tessel::sched {
+namespace tessel::sched::prefetch_test {
 namespace {
 
 // x (8 x 4 x 4, 8-bit) -> conv a (1x1, 8 out, bias) -> relu_a -> conv b (1x1, 8 out, bias)
@@ -217,4 +217,4 @@ TEST(Prefetch, checker_rejects_overlap_with_the_previous_group_and_stray_lifetim
 }
 
 }  // namespace
-}  // namespace tessel::sched
+}  // namespace tessel::sched::prefetch_test

@@ -13,7 +13,7 @@
 #include "scheduler/policy.hpp"
 #include "scheduler/shape.hpp"
 
-namespace tessel::sched {
+namespace tessel::sched::transformer_ops_test {
 namespace {
 
 Machine transformer_machine(bool units = true) {
@@ -148,4 +148,4 @@ TEST(TransformerOps, every_policy_schedules_tiny_attention_and_the_checker_accep
 }
 
 }  // namespace
-}  // namespace tessel::sched
+}  // namespace tessel::sched::transformer_ops_test

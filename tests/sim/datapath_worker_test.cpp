@@ -13,7 +13,7 @@
 #include "sim/core/amx_conv.hpp"
 #include "sim/core/datapath.hpp"
 
-namespace tessel::sim {
+namespace tessel::sim::datapath_worker_test {
 namespace {
 
 constexpr std::uint32_t kScratchpadBytes = 1 << 17;
@@ -238,4 +238,4 @@ TEST(SimDatapathWorker, destructor_finishes_the_queue) {
 }
 
 }  // namespace
-}  // namespace tessel::sim
+}  // namespace tessel::sim::datapath_worker_test

@@ -245,20 +245,20 @@ TEST(SimReport, mul_softmax_norm_and_matmul_energy_by_hand) {
 
 TEST(SimReport, json_carries_status_bytes_engines_and_version) {
   const HwConfig config = load_hw_config(kDir + "micro.yaml");
-  const auto json = nlohmann::json::parse(report_json(run_worked_example({}).report, config));
-  EXPECT_EQ(json["status"], "ok");
-  EXPECT_EQ(json["cycles"], 46);
-  EXPECT_EQ(json["dram_bytes"]["total"], 256);
-  EXPECT_EQ(json["dram_bytes"]["by_kind"]["instructions"], 128);
-  EXPECT_EQ(json["engines"]["store"]["busy_cycles"], 4);
-  EXPECT_EQ(json["config"]["name"], "sim-micro");
-  EXPECT_TRUE(json.contains("tool_version"));
-  EXPECT_TRUE(json.contains("energy_pj"));
-  EXPECT_EQ(json["energy_pj"]["mac"], 64.0);  // micro.yaml's explicit 1 pJ/MAC
-  EXPECT_EQ(json["energy_pj"]["sram_by_scratchpad"]["unified"], 96 * 0.5 + 128 * 0.25);
-  EXPECT_EQ(json["energy_table"]["technology"], "45nm");
-  EXPECT_TRUE(json.contains("edp_pj_s"));
-  EXPECT_TRUE(json["area_mm2"].contains("total"));
+  const auto doc = nlohmann::json::parse(report_json(run_worked_example({}).report, config));
+  EXPECT_EQ(doc["status"], "ok");
+  EXPECT_EQ(doc["cycles"], 46);
+  EXPECT_EQ(doc["dram_bytes"]["total"], 256);
+  EXPECT_EQ(doc["dram_bytes"]["by_kind"]["instructions"], 128);
+  EXPECT_EQ(doc["engines"]["store"]["busy_cycles"], 4);
+  EXPECT_EQ(doc["config"]["name"], "sim-micro");
+  EXPECT_TRUE(doc.contains("tool_version"));
+  EXPECT_TRUE(doc.contains("energy_pj"));
+  EXPECT_EQ(doc["energy_pj"]["mac"], 64.0);  // micro.yaml's explicit 1 pJ/MAC
+  EXPECT_EQ(doc["energy_pj"]["sram_by_scratchpad"]["unified"], 96 * 0.5 + 128 * 0.25);
+  EXPECT_EQ(doc["energy_table"]["technology"], "45nm");
+  EXPECT_TRUE(doc.contains("edp_pj_s"));
+  EXPECT_TRUE(doc["area_mm2"].contains("total"));
 }
 
 TEST(SimReport, trace_has_one_slice_per_instruction_and_says_when_capped) {

@@ -18,19 +18,14 @@
 #include "sim/simulator.hpp"
 #include "support/int_nonlinear.hpp"
 #include "support/seeded.hpp"
+#include "tests/support/int_tensor.hpp"
+#include "tests/support/ir_text.hpp"
 
 namespace tessel::sim {
 namespace {
 
 const std::string kMicro = std::string(TESSEL_SOURCE_DIR) + "/tests/isa/programs/micro.yaml";
 constexpr std::uint64_t kIn = 0x1000, kParams = 0x2000, kOut = 0x4000;
-
-ir::Graph parse(const std::string& text) {
-  ir::Graph g = ir::parse_text(text, "golden.tasm");
-  const auto ok = ir::infer_all_shapes(g);
-  EXPECT_TRUE(ok.ok()) << ok.reason();
-  return g;
-}
 
 /// Seeded codes of `bits` bits, with one row of the type's extremes.
 std::vector<std::int32_t> codes(std::int64_t rows, std::int64_t n, int bits, std::uint64_t seed) {
@@ -41,15 +36,6 @@ std::vector<std::int32_t> codes(std::int64_t rows, std::int64_t n, int bits, std
   for (std::int64_t k = 0; k < n; ++k)
     v[static_cast<std::size_t>(k)] = k % 2 ? intops::qmax(bits) : intops::qmin(bits);
   return v;
-}
-
-cpu::TensorData tensor(ir::DType dtype, ir::Shape shape, const std::vector<std::int32_t>& v) {
-  cpu::TensorData t(dtype, std::move(shape));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (dtype == ir::DType::i8) t.data<std::int8_t>()[i] = static_cast<std::int8_t>(v[i]);
-    if (dtype == ir::DType::i16) t.data<std::int16_t>()[i] = static_cast<std::int16_t>(v[i]);
-  }
-  return t;
 }
 
 void put(std::vector<std::uint8_t>& bytes, std::uint64_t at, std::int64_t v, int width) {
@@ -123,15 +109,16 @@ TEST(RowNormaliseGolden, causal_softmax_equals_the_golden_executor) {
       for (std::int64_t c = 0; c < kKeys; ++c)
         keep += std::string(keep.empty() ? "" : ", ") + (c <= i + kOffset ? "1" : "0");
     const std::string shape = "[" + std::to_string(kRows) + "," + std::to_string(kKeys) + "]";
-    const auto g =
-        parse("graph sm {\n  input %x : " + t + shape +
-              "{scale=" + (bits == 8 ? "0.0625" : "0.001") + ", zp=0}\n  const %keep : i8" + shape +
-              " ints [" + keep + "]\n  %y = Softmax(%x, %keep) {axis=1} : " + t + shape +
-              "{scale=" + (bits == 8 ? "0.00390625" : "0.0000152") + ", zp=0}\n  output %y\n}");
+    const auto g = test_support::parse_graph(
+        "graph sm {\n  input %x : " + t + shape + "{scale=" + (bits == 8 ? "0.0625" : "0.001") +
+        ", zp=0}\n  const %keep : i8" + shape + " ints [" + keep +
+        "]\n  %y = Softmax(%x, %keep) {axis=1} : " + t + shape +
+        "{scale=" + (bits == 8 ? "0.00390625" : "0.0000152") + ", zp=0}\n  output %y\n}");
     const auto x = codes(kRows, kKeys, bits, 41 + static_cast<std::uint64_t>(bits));
     cpu::Executor executor(g);
-    auto golden = executor.run(
-        {{"x", tensor(bits == 8 ? ir::DType::i8 : ir::DType::i16, {kRows, kKeys}, x)}});
+    auto golden =
+        executor.run({{"x", test_support::int_tensor(bits == 8 ? ir::DType::i8 : ir::DType::i16,
+                                                     {kRows, kKeys}, x)}});
     ASSERT_TRUE(golden.ok()) << golden.reason();
     const auto p = quant::softmax_params(g.tensor("x"), g.tensor("y"));
     auto image = image_with(x, bits);
@@ -165,17 +152,18 @@ TEST(RowNormaliseGolden, layernorm_and_rmsnorm_equal_the_golden_executor) {
       const std::string shape = "[" + std::to_string(kRows) + "," + std::to_string(kN) + "]";
       const std::string n = std::to_string(kN);
       const std::string kind = centre ? "LayerNormalization" : "RMSNormalization";
-      const auto g =
-          parse("graph ln {\n  input %x : " + t + shape +
-                "{scale=0.05, zp=0}\n  const %gamma : f32[" + n + "] = [" + gamma + "]\n" +
-                (centre ? "  const %beta : f32[" + n + "] = [" + beta + "]\n" : std::string()) +
-                "  %y = " + kind + "(%x, %gamma" + (centre ? ", %beta" : "") +
-                ") {axis=-1, epsilon=0.001} : " + t + shape +
-                "{scale=" + (bits == 8 ? "0.02" : "0.0001") + ", zp=0}\n  output %y\n}");
+      const auto g = test_support::parse_graph(
+          "graph ln {\n  input %x : " + t + shape + "{scale=0.05, zp=0}\n  const %gamma : f32[" +
+          n + "] = [" + gamma + "]\n" +
+          (centre ? "  const %beta : f32[" + n + "] = [" + beta + "]\n" : std::string()) +
+          "  %y = " + kind + "(%x, %gamma" + (centre ? ", %beta" : "") +
+          ") {axis=-1, epsilon=0.001} : " + t + shape +
+          "{scale=" + (bits == 8 ? "0.02" : "0.0001") + ", zp=0}\n  output %y\n}");
       const auto x = codes(kRows, kN, bits, 51 + static_cast<std::uint64_t>(bits) + centre);
       cpu::Executor executor(g);
       auto golden =
-          executor.run({{"x", tensor(bits == 8 ? ir::DType::i8 : ir::DType::i16, {kRows, kN}, x)}});
+          executor.run({{"x", test_support::int_tensor(bits == 8 ? ir::DType::i8 : ir::DType::i16,
+                                                       {kRows, kN}, x)}});
       ASSERT_TRUE(golden.ok()) << golden.reason();
       auto params = quant::norm_params(g, g.op(g.producer("y").value()));
       ASSERT_TRUE(params.ok()) << params.reason();

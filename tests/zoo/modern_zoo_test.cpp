@@ -8,7 +8,7 @@
 #include "compiler/stats/stats.hpp"
 #include "compiler/zoo/zoo.hpp"
 
-namespace tessel::zoo {
+namespace tessel::zoo::modern_zoo_test {
 namespace {
 
 ir::Graph shapes_only(const std::string& name, std::int64_t batch = 1, std::int64_t seq = 0,
@@ -173,4 +173,4 @@ TEST(ModernZoo, modern_models_are_marked_for_the_golden_executors_only) {
 }
 
 }  // namespace
-}  // namespace tessel::zoo
+}  // namespace tessel::zoo::modern_zoo_test
