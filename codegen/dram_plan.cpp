@@ -417,24 +417,26 @@ Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, i
   l.kind = isa::Traffic::kActivations;
   set_dma_box(l, tensor, box, view);
   const sched::Tensor& t = net_.tensor(tensor);
-  if (t.space_to_depth != 2) {
+  const int64_t f = t.space_to_depth;
+  if (f == 1) {
     loads.push_back(l);
     return {};
   }
-  // Channel (2a + b) C + k of pixel (y, x) is channel k of stored pixel (2y + a, 2x + b): for
-  // each a, stored row 2y + a from column 2x is the pixels' channels [2aC, 2aC + 2C), in order.
-  const int64_t c = t.shape.c / 4, stored_w = 2 * t.shape.w;
+  // Channel (f a + b) C + k of pixel (y, x) is channel k of stored pixel (f y + a, f x + b): for
+  // each a, stored row f y + a from column f x is the pixels' channels [f a C, f (a + 1) C), in
+  // order.
+  const int64_t c = t.shape.c / (f * f), stored_w = f * t.shape.w;
   if (box.c.b != 0 || box.c.e != t.shape.c)
     return fail("tensor '" + t.name + "' (space-to-depth) is loaded without all its channels");
   const DramPlace place = place_of(tensor);
-  for (int64_t a = 0; a < 2; ++a) {
+  for (int64_t a = 0; a < f; ++a) {
     isa::Load g = l;
-    g.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, 2 * a * c));
+    g.sram_addr = static_cast<std::uint32_t>(view.addr(box.h.b, box.w.b, f * a * c));
     g.dram_addr = static_cast<std::uint64_t>(
-        place.region->offset + ((2 * box.h.b + a) * stored_w + 2 * box.w.b) * c * act_bytes_);
-    g.c_size = static_cast<std::uint32_t>(2 * c);
-    g.dram_stride_y = static_cast<std::uint32_t>(2 * stored_w * c);
-    g.dram_stride_x = static_cast<std::uint32_t>(2 * c);
+        place.region->offset + ((f * box.h.b + a) * stored_w + f * box.w.b) * c * act_bytes_);
+    g.c_size = static_cast<std::uint32_t>(f * c);
+    g.dram_stride_y = static_cast<std::uint32_t>(f * stored_w * c);
+    g.dram_stride_x = static_cast<std::uint32_t>(f * c);
     loads.push_back(g);
   }
   return {};

@@ -108,12 +108,9 @@ struct MatrixOp {
   int64_t weight_count() const { return co * ci * kh * kw; }
   /// Integer weight of output channel o, input channel i, kernel position (y, x).
   std::int32_t weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
-    if (s2d.channels > 0) {  // channel (2a + b) C + k at (y, x): original k at (2y + a, 2x + b)
-      const int64_t parity = i / s2d.channels, k = i % s2d.channels;
-      const int64_t oy = 2 * y + parity / 2 - s2d.shift_h, ox = 2 * x + parity % 2 - s2d.shift_w;
-      if (oy < 0 || oy >= s2d.kernel_h || ox < 0 || ox >= s2d.kernel_w) return 0;
-      return weights->int_values[static_cast<size_t>(
-          ((o * s2d.channels + k) * s2d.kernel_h + oy) * s2d.kernel_w + ox)];
+    if (s2d.channels > 0) {  // channel (f a + b) C + k at (y, x): original k at (f y + a, f x + b)
+      const int64_t at = s2d.original_weight(o, i, y, x);
+      return at < 0 ? 0 : weights->int_values[static_cast<size_t>(at)];
     }
     if (token_linear)
       return weights->int_values[static_cast<size_t>(trans_b ? o * ci + i : i * co + o)];

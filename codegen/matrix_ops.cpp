@@ -68,7 +68,7 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
         return fail("conv '" + op.name + "': the space-to-depth rewrite does not match its " +
                     "weights '" + m.weights->name + "'");
       m.s2d = s2d;
-      m.ci = 4 * s2d.channels;
+      m.ci = s2d.factor * s2d.factor * s2d.channels;
       m.kh = op.window.kernel_h;
       m.kw = op.window.kernel_w;
     }

@@ -121,6 +121,23 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   l.c_size = static_cast<std::uint32_t>(op.pool_by_conv ? kTableEntries : need_bytes / act_bytes_);
   l.dram_stride_x = l.c_size;
   l.sram_stride_x = l.c_size;
+  if (const int64_t n = need_bytes / act_bytes_;
+      !op.pool_by_conv && n > field_max("load", "c_size")) {
+    // More elements than one pixel's c_size (a ViT's position embedding, 197 x 768): the
+    // contiguous run as x pixels of c elements, c the largest divisor of n a pixel can hold.
+    int64_t c =
+        std::min(n, std::min(field_max("load", "c_size"), field_max("load", "sram_stride_x")));
+    while (c > 0 && (n % c != 0 || n / c > field_max("load", "x_size"))) --c;
+    if (c == 0 || n / c > field_max("load", "x_size"))
+      return fail("op '" + op.name + "': its " + std::to_string(n) +
+                  "-element constant is not x pixels of c elements that one load can describe");
+    l.c_size = static_cast<std::uint32_t>(c);
+    l.x_size = static_cast<std::uint32_t>(n / c);
+    l.dram_stride_x = l.c_size;
+    l.sram_stride_x = l.c_size;
+    l.dram_stride_y = static_cast<std::uint32_t>(n);
+    l.sram_stride_y = static_cast<std::uint32_t>(n);
+  }
   if (op.pool_by_conv) {
     // One DRAM pixel of ones (cols elements) and its padding of value 1: `taps` pixels a row,
     // one row per block of cols channels (docs/codegen.md, "SE pools wider than the pool

@@ -128,19 +128,20 @@ int64_t box_bursts(const Shape3& shape, const Box& box, int64_t element_bytes,
 
 int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, const Box& box) {
   const Tensor& t = net.tensor(tensor);
-  if (t.space_to_depth == 2 && !box.empty()) {
-    // One DMA per row parity a (codegen): stored rows 2y + a, from stored column 2 x0, whole
+  const int64_t f = t.space_to_depth;
+  if (f > 1 && !box.empty()) {
+    // One DMA per row phase a (codegen): stored rows f y + a, from stored column f x0, whole
     // pixels (the box has every channel; docs/scheduler.md, "Space-to-depth stem"). As a box of
-    // the stored tensor seen with two stored rows per row: columns a W + [2 x0, 2 x1).
-    const int64_t stored_w = 2 * t.shape.w;
-    const Shape3 row_pairs{t.shape.c / 4, t.shape.h, 2 * stored_w};
+    // the stored tensor seen with f stored rows per row: columns a W + [f x0, f x1).
+    const int64_t stored_w = f * t.shape.w;
+    const Shape3 row_groups{t.shape.c / (f * f), t.shape.h, f * stored_w};
     int64_t cycles = 0;
-    for (int64_t a = 0; a < 2; ++a) {
-      Box parity = box;
-      parity.c = {0, row_pairs.c};
-      parity.w = {a * stored_w + 2 * box.w.b, a * stored_w + 2 * box.w.e};
+    for (int64_t a = 0; a < f; ++a) {
+      Box phase = box;
+      phase.c = {0, row_groups.c};
+      phase.w = {a * stored_w + f * box.w.b, a * stored_w + f * box.w.e};
       cycles += dma_instruction_cycles(
-          machine, box_bursts(row_pairs, parity, net.activation_bytes, machine.burst_bytes));
+          machine, box_bursts(row_groups, phase, net.activation_bytes, machine.burst_bytes));
     }
     return cycles;
   }

@@ -185,8 +185,9 @@ Status GraphConverter::add_conv(const ir::Op& op, Op out) {
                                         machine_.matrix_rows)) {
       out.window = r->first;
       out.space_to_depth = r->second;
-      in.shape = Shape3{4 * in.shape.c, in.shape.h / 2, in.shape.w / 2};
-      in.space_to_depth = 2;
+      const int64_t f = r->second.factor;
+      in.shape = Shape3{f * f * in.shape.c, in.shape.h / f, in.shape.w / f};
+      in.space_to_depth = f;
       const int64_t taps = out.window.kernel_h * out.window.kernel_w;
       out.zero_weight_bytes = w[0] * (in.shape.c * taps - per_output) * wb;
       out.weight_bytes += out.zero_weight_bytes;  // stored and moved as the conv's

@@ -3,34 +3,37 @@
 
 #include <vector>
 
+#include "support/int_ops.hpp"
+
 namespace tessel::sched {
 
-// The space-to-depth rewrite of a stride-2 conv over an input of `in`
-// (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer
-// matrix steps per output pixel and column block (input-channel blocks x taps);
-// nullopt otherwise. `out_h`/`out_w`: the conv's output size. Fills the
-// rewritten window and the record of the original.
+// The space-to-depth rewrite of a stride-f conv over an input of `in` (docs/scheduler.md,
+// "Space-to-depth stem"), when it applies and takes fewer matrix steps per output pixel and
+// column block (input-channel blocks x taps); nullopt otherwise. `out_h`/`out_w`: the conv's
+// output size. Fills the rewritten window and the record of the original.
 std::optional<std::pair<Window, SpaceToDepthConv>> space_to_depth_rewrite(
     const Window& w, int64_t groups, Shape3 in, int64_t out_h, int64_t out_w, int64_t rows) {
-  if (groups != 1 || w.stride_h != 2 || w.stride_w != 2 || w.dilation_h != 1 || w.dilation_w != 1 ||
-      in.h % 2 != 0 || in.w % 2 != 0 || rows < 1)
+  const int64_t f = w.stride_h;
+  if (groups != 1 || f < 2 || w.stride_w != f || w.dilation_h != 1 || w.dilation_w != 1 ||
+      in.h % f != 0 || in.w % f != 0 || rows < 1)
     return std::nullopt;
-  SpaceToDepthConv s2d{in.c, w.kernel_h, w.kernel_w, w.pad_top % 2, w.pad_left % 2};
+  // Original row f oy - pad_top + ky = f (oy - pad_top') + (ky + shift) with shift =
+  // -pad_top mod f and pad_top' = (pad_top + shift) / f: s2d row oy - pad_top' + (ky + shift) / f,
+  // phase (ky + shift) % f.
+  const int64_t shift_h = (f - w.pad_top % f) % f, shift_w = (f - w.pad_left % f) % f;
+  SpaceToDepthConv s2d{in.c, w.kernel_h, w.kernel_w, shift_h, shift_w, f};
   Window out;
-  // Original row 2 oy - pad_top + ky = 2 (oy - pad_top') + (ky + shift): s2d
-  // row oy - pad_top' + (ky + shift) / 2, parity (ky + shift) % 2.
-  out.kernel_h = (w.kernel_h - 1 + s2d.shift_h) / 2 + 1;
-  out.kernel_w = (w.kernel_w - 1 + s2d.shift_w) / 2 + 1;
-  out.pad_top = (w.pad_top + s2d.shift_h) / 2;
-  out.pad_left = (w.pad_left + s2d.shift_w) / 2;
-  // The last output reads s2d row out_h - 1 - pad_top' + kernel' - 1; beyond
-  // in.h / 2 is padding (zero, as the original's rows beyond in.h).
-  out.pad_bottom = out_h + out.kernel_h - 1 - out.pad_top - in.h / 2;
-  out.pad_right = out_w + out.kernel_w - 1 - out.pad_left - in.w / 2;
+  out.kernel_h = (w.kernel_h - 1 + shift_h) / f + 1;
+  out.kernel_w = (w.kernel_w - 1 + shift_w) / f + 1;
+  out.pad_top = (w.pad_top + shift_h) / f;
+  out.pad_left = (w.pad_left + shift_w) / f;
+  // The last output reads s2d row out_h - 1 - pad_top' + kernel' - 1; beyond in.h / f is
+  // padding (zero, as the original's rows beyond in.h).
+  out.pad_bottom = out_h + out.kernel_h - 1 - out.pad_top - in.h / f;
+  out.pad_right = out_w + out.kernel_w - 1 - out.pad_left - in.w / f;
   if (out.pad_bottom < 0 || out.pad_right < 0) return std::nullopt;
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t before = ceil_div(in.c, rows) * w.kernel_h * w.kernel_w;
-  const int64_t after = ceil_div(4 * in.c, rows) * out.kernel_h * out.kernel_w;
+  const int64_t before = intops::ceil_div(in.c, rows) * w.kernel_h * w.kernel_w;
+  const int64_t after = intops::ceil_div(f * f * in.c, rows) * out.kernel_h * out.kernel_w;
   if (after >= before) return std::nullopt;
   return std::make_pair(out, s2d);
 }

@@ -14,7 +14,8 @@
 
 namespace tessel::sched {
 
-/// The space-to-depth rewrite of a stride-2 conv of `w`, `groups` over an input of `in`
+/// The space-to-depth rewrite of a stride-f conv (f >= 2 on both axes) of `w`, `groups` over an
+/// input of `in`
 /// (docs/scheduler.md, "Space-to-depth stem"), when it applies and takes fewer matrix steps
 /// per output pixel and column block (input-channel blocks x taps); nullopt otherwise.
 /// `out_h`/`out_w`: the conv's output size; `rows`: the matrix rows.

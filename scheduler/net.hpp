@@ -61,21 +61,34 @@ struct Tensor {
   int producer = -1;           ///< op index; -1 never happens after Net::finalize
   std::vector<int> consumers;  ///< op indices, ascending
   bool network_output = false;
-  /// 2 for a network input that the stem conv reads space-to-depth (docs/scheduler.md,
-  /// "Space-to-depth stem"): `shape` is (4c, h/2, w/2) of the (c, h, w) tensor stored in DRAM
-  /// (NHWC), channel (2a + b) c + k of pixel (y, x) being channel k of stored pixel
-  /// (2y + a, 2x + b). A load of it is one DMA per row parity a. 1 for every other tensor.
+  /// The factor f >= 2 of a network input that the stem conv reads space-to-depth
+  /// (docs/scheduler.md, "Space-to-depth stem"): `shape` is (f^2 c, h/f, w/f) of the (c, h, w)
+  /// tensor stored in DRAM (NHWC), channel (f a + b) c + k of pixel (y, x) being channel k of
+  /// stored pixel (f y + a, f x + b). A load of it is one DMA per row phase a. 1 for every other
+  /// tensor.
   int64_t space_to_depth = 1;
 };
 
-/// A conv rewritten to read a space-to-depth input (Tensor::space_to_depth): the original
-/// kernel, input channels and the parity of its top/left padding. Weight (o, (2a + b) C + k, y,
-/// x) of the rewritten conv is the original's (o, k, 2y + a - shift_h, 2x + b - shift_w), 0
-/// where that position lies outside the original kernel.
+/// A conv of stride f rewritten to read a space-to-depth input of factor f
+/// (Tensor::space_to_depth): the original kernel, input channels and the shift of its top/left
+/// padding to a multiple of f. Weight (o, (f a + b) C + k, y, x) of the rewritten conv is the
+/// original's (o, k, f y + a - shift_h, f x + b - shift_w), 0 where that position lies outside
+/// the original kernel.
 struct SpaceToDepthConv {
   int64_t channels = 0;  ///< the original input channels C; 0: not rewritten
   int64_t kernel_h = 0, kernel_w = 0;
   int64_t shift_h = 0, shift_w = 0;
+  int64_t factor = 2;  ///< f: the original stride
+
+  /// The original's weight index (o, k, ky, kx) of the rewritten weight (o, i, y, x), or -1 for
+  /// an added zero.
+  int64_t original_weight(int64_t o, int64_t i, int64_t y, int64_t x) const {
+    const int64_t phase = i / channels, k = i % channels;
+    const int64_t ky = factor * y + phase / factor - shift_h;
+    const int64_t kx = factor * x + phase % factor - shift_w;
+    if (ky < 0 || ky >= kernel_h || kx < 0 || kx >= kernel_w) return -1;
+    return ((o * channels + k) * kernel_h + ky) * kernel_w + kx;
+  }
 };
 
 /// A MatMul of two activations per head (OpKind::MatMul). Head h reads a(m, k) at pixel m,

@@ -178,7 +178,8 @@ class ProgramCounter {
         m.pack = conv_groups_per_block(machine_, op.groups, m.ci, out_pg);
         m.block_diagonal = out_pg < cols_;
       }
-      if (op.space_to_depth.channels > 0) m.ci = 4 * op.space_to_depth.channels;
+      if (op.space_to_depth.channels > 0)
+        m.ci = op.space_to_depth.factor * op.space_to_depth.factor * op.space_to_depth.channels;
     }
     // weight_bytes holds the weights as stored and the int32 bias, compact.
     m.has_bias = op.weight_bytes > m.co * m.ci * m.kh * m.kw * machine_.weight_bytes;
@@ -425,7 +426,7 @@ class ProgramCounter {
         const Box& box = need[static_cast<size_t>(t)];
         if (box.empty()) continue;
         if (kept[static_cast<size_t>(t)] && !first_tile) continue;
-        activation_loads += net_.tensor(t).space_to_depth == 2 ? 2 : 1;
+        activation_loads += net_.tensor(t).space_to_depth;  // one DMA per row phase
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos)
         if (!idle_in_tile(gs, gs.ops[pos], tile))
@@ -453,7 +454,7 @@ class ProgramCounter {
     int64_t n = 0, activation_loads = 0;
     for (int t : gs.inputs) {
       if (whole[static_cast<size_t>(t)].empty()) continue;
-      activation_loads += net_.tensor(t).space_to_depth == 2 ? 2 : 1;
+      activation_loads += net_.tensor(t).space_to_depth;
     }
     n += activation_loads;
     if (gs.prefetched && activation_loads == 0) ++n;  // a load nop starts step 0

@@ -36,8 +36,9 @@ struct ModelOptionValues {
                     "KV cache length of a decode zoo model (0: its default)")
         ->check(CLI::NonNegativeNumber);
     command
-        .add_option("--layers", layers,
-                    "Layers of a transformer stack zoo model (bert_base, gpt2; 0: all 12)")
+        .add_option(
+            "--layers", layers,
+            "Layers of a transformer stack zoo model (bert_base, gpt2, vit_b_16; 0: all 12)")
         ->check(CLI::NonNegativeNumber);
     command.add_flag("--no-weights", no_weights,
                      "Build zoo models with shapes only (constants without payload)");

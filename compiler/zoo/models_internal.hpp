@@ -1,6 +1,7 @@
 // Builders of the individual zoo models (one file per family); zoo.cpp lists them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/ir/graph.hpp"
@@ -8,6 +9,11 @@
 #include "compiler/zoo/zoo.hpp"
 
 namespace tessel::zoo::detail {
+
+/// A size option (ZooOptions::layers, sequence, ...) or the model's own when it is 0.
+inline std::int64_t or_default(std::int64_t value, std::int64_t fallback) {
+  return value > 0 ? value : fallback;
+}
 
 /// torchvision's BasicConv2d (GoogLeNet, Inception-v3): conv (no bias) -> BatchNorm (eps 0.001)
 /// -> ReLU, named `<prefix>.conv`, `<prefix>.bn`, `<prefix>.relu`.

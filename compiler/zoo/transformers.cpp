@@ -101,10 +101,6 @@ std::string torch_self_attention(NetBuilder& net, const std::string& x, const st
   return net.dense(per_sequence(net, prefix, h.batch, attention), prefix + ".out_proj", d);
 }
 
-std::int64_t or_default(std::int64_t value, std::int64_t fallback) {
-  return value > 0 ? value : fallback;
-}
-
 }  // namespace
 
 namespace {

@@ -37,7 +37,8 @@ ir::Graph build_vit(const VitSizes& z, const ZooOptions& options) {
   x = net.add(x, pos, "encoder.pos_add");
   const std::string scale = net.constant(
       "attention.scale", {1}, {static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)))});
-  for (int i = 0; i < z.layers; ++i) {
+  const std::int64_t layers = or_default(options.layers, z.layers);  // --layers: the first N
+  for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "encoder.layers.encoder_layer_" + std::to_string(i);
     const std::string a = p + ".self_attention";
     const std::string n1 = net.layer_norm(x, p + ".ln_1", 1e-6);

@@ -19,11 +19,13 @@ namespace {
 using test::config_path;
 using test::expect_end_to_end;
 
-// 3 x 16 x 16 -> conv k x k / 2, pad p (8 channels) -> BN -> ReLU -> conv 3x3 (8) -> ReLU.
-ir::Graph stem_net(std::int64_t kernel, std::int64_t pad) {
-  zoo::NetBuilder net("stem_k" + std::to_string(kernel) + "p" + std::to_string(pad), {});
+// 3 x 16 x 16 -> conv k x k / s, pad p (8 channels) -> BN -> ReLU -> conv 3x3 (8) -> ReLU.
+ir::Graph stem_net(std::int64_t kernel, std::int64_t pad, std::int64_t stride = 2) {
+  zoo::NetBuilder net(
+      "stem_k" + std::to_string(kernel) + "s" + std::to_string(stride) + "p" + std::to_string(pad),
+      {});
   std::string x = net.input("input", 3, 16, 16);
-  x = net.conv_bn_relu(x, "conv1", "bn1", "relu1", zoo::conv_spec(8, kernel, 2, pad));
+  x = net.conv_bn_relu(x, "conv1", "bn1", "relu1", zoo::conv_spec(8, kernel, stride, pad));
   x = net.relu(net.conv(x, "conv2", zoo::conv_spec(8, 3, 1, 1)), "relu2");
   return net.finish({x});
 }
@@ -42,6 +44,48 @@ TEST(SpaceToDepthStem, every_pad_parity_is_bit_exact_under_every_policy) {
         const sched::Net& net = scheduled.net;
         ASSERT_EQ(net.tensor(0).space_to_depth, 2) << "the input is not read space-to-depth";
         EXPECT_EQ(net.tensor(0).shape, (sched::Shape3{12, 8, 8}));
+      }
+    }
+  }
+}
+
+TEST(SpaceToDepthStem, a_stride_f_stem_reads_f_row_phases_bit_exact_under_every_policy) {
+  // Patch convs (kernel = stride: ConvNeXt's 4/4, ViT's 16/16; 8/8) and 8x8 / 4 pad 2 (shift 2,
+  // a 3x3 kernel after): the input is 3 f^2 x 16/f x 16/f, each load f DMAs of stored rows.
+  struct Case {
+    int kernel, stride, pad;
+  };
+  for (const Case& c : {Case{4, 4, 0}, Case{8, 4, 2}, Case{8, 8, 0}, Case{16, 16, 0}}) {
+    for (const char* config : {"npc19-deepfusion", "edge-small"}) {
+      for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+        SCOPED_TRACE(std::to_string(c.kernel) + "x" + std::to_string(c.kernel) + " / " +
+                     std::to_string(c.stride) + " pad " + std::to_string(c.pad) + " on " + config +
+                     ", " + policy);
+        sched::ScheduledNet scheduled;
+        CompiledProgram compiled;
+        expect_end_to_end(stem_net(c.kernel, c.pad, c.stride), load_hw_config(config_path(config)),
+                          policy, &compiled, &scheduled);
+        const std::int64_t f = c.stride;
+        ASSERT_EQ(scheduled.net.tensor(0).space_to_depth, f);
+        EXPECT_EQ(scheduled.net.tensor(0).shape, (sched::Shape3{3 * f * f, 16 / f, 16 / f}));
+        // Every load of the input is one of f row phases: c_size f x 3 channels, a stored row
+        // group (f rows of 16 pixels x 3 channels) per s2d row.
+        const DramRegion* input = nullptr;
+        for (const auto& region : compiled.layout.regions())
+          if (region.kind == RegionKind::Input) input = &region;
+        ASSERT_NE(input, nullptr);
+        std::int64_t loads = 0;
+        for (const auto& instruction : compiled.program.instructions)
+          if (const auto* l = std::get_if<isa::Load>(&instruction))
+            if (static_cast<std::int64_t>(l->dram_addr) >= input->offset &&
+                static_cast<std::int64_t>(l->dram_addr) < input->offset + input->size_bytes) {
+              ++loads;
+              EXPECT_EQ(l->c_size, static_cast<std::uint32_t>(3 * f));
+              EXPECT_EQ(l->dram_stride_x, static_cast<std::uint32_t>(3 * f));
+              EXPECT_EQ(l->dram_stride_y, static_cast<std::uint32_t>(3 * 16 * f));
+            }
+        EXPECT_GT(loads, 0);
+        EXPECT_EQ(loads % f, 0);
       }
     }
   }

@@ -227,6 +227,28 @@ TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_eve
   }
 }
 
+// Issue 36 part 3: one ViT-B/16 encoder layer (`vit_b_16 --layers 1`, 224 x 224) on
+// cloud-large under every policy: its 16/16 patch conv as a 1x1 conv over the input's 16 x 16
+// space-to-depth view (768 channels, docs/scheduler.md "Space-to-depth stem"), the class token
+// and the position embedding as DRAM constants; bit exact, bytes as scheduled class by class,
+// cycles sim/pred within 5%, every energy count as predicted.
+TEST(Transformer, one_vit_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  auto model = one_layer_prepared("vit_b_16", 0, config);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : kPolicies) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    EXPECT_EQ(r.value().scheduled.net.tensor(0).space_to_depth, 16);
+    EXPECT_LE(cycle_ratio(r.value()), 1.05);
+    EXPECT_GE(cycle_ratio(r.value()), 0.95);
+    expect_energy_matches(std::string("vit_b_16 --layers 1 cloud-large ") + policy, r.value(),
+                          config, CountMatch::Exact);
+  }
+}
+
 // Issue 36 part 3: one GPT-2 layer at sequence 128 (`gpt2 --layers 1 --seq 128`, prefill) on
 // cloud-large under every policy: its causal mask as the softmax's band
 // (scheduler/causal_mask.hpp), GELU tanh as a table; bit exact, bytes as scheduled class by

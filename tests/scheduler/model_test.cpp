@@ -629,6 +629,51 @@ TEST(FromIr, space_to_depth_stem_rewrites_a_stride_2_conv_by_hand) {
   }
 }
 
+TEST(FromIr, space_to_depth_stem_of_factor_f_is_the_convs_stride) {
+  // 3 x 16 x 16 on a 16-row array (1-byte weights, no bias). Stride f: the input becomes
+  // 3 f^2 x 16/f x 16/f; shift = -pad mod f, kernel (k - 1 + shift) / f + 1, pad (pad + shift) / f.
+  struct Case {
+    int64_t kernel, stride, pad, out, kernel2, pad_top, pad_bottom, shift;
+  };
+  const Machine machine = unified_machine(256 * 1024);
+  // A patch conv (ConvNeXt's 4/4 stem, ViT's 16/16), and 8x8 / 4 pad 2: original row
+  // 4 oy - 2 + ky is s2d row oy - 1 + (ky + 2) / 4, so taps ky 0-1, 2-5, 6-7 -> 3 rows.
+  for (const Case& c : {Case{4, 4, 0, 4, 1, 0, 0, 0}, Case{8, 4, 2, 4, 3, 1, 1, 2},
+                        Case{16, 16, 0, 1, 1, 0, 0, 0}, Case{8, 8, 0, 2, 1, 0, 0, 0}}) {
+    SCOPED_TRACE("kernel " + std::to_string(c.kernel) + " stride " + std::to_string(c.stride));
+    auto net =
+        net_from_graph(stem_graph(3, 16, c.kernel, c.stride, c.pad), machine, NetForm::Folded);
+    ASSERT_TRUE(net.ok()) << net.reason();
+    const Net& n = net.value();
+    const int64_t f = c.stride, channels = 3 * f * f;
+    EXPECT_EQ(n.tensor(0).space_to_depth, f);
+    EXPECT_EQ(n.tensor(0).shape, (Shape3{channels, 16 / f, 16 / f}));
+    const Op& conv = n.op(1);
+    EXPECT_EQ(conv.window.kernel_h, c.kernel2);
+    EXPECT_EQ(conv.window.stride_h, 1);
+    EXPECT_EQ(conv.window.pad_top, c.pad_top);
+    EXPECT_EQ(conv.window.pad_bottom, c.pad_bottom);
+    EXPECT_EQ(n.tensor(conv.output).shape, (Shape3{8, c.out, c.out}));
+    EXPECT_EQ(conv.space_to_depth.factor, f);
+    EXPECT_EQ(conv.space_to_depth.shift_h, c.shift);
+    EXPECT_EQ(conv.macs, 8 * c.out * c.out * 3 * c.kernel * c.kernel);
+    EXPECT_EQ(conv.weight_bytes, 8 * channels * c.kernel2 * c.kernel2);
+    EXPECT_EQ(conv.zero_weight_bytes,
+              8 * (channels * c.kernel2 * c.kernel2 - 3 * c.kernel * c.kernel));
+    auto s = run_policy(n, machine, "optimal", Objective::Bytes);
+    ASSERT_TRUE(s.ok()) << s.reason();
+    EXPECT_TRUE(check_schedule(n, machine, s.value()).ok());
+  }
+  // The weight map of 8x8 / 4 pad 2 (shift 2): s2d channel (4 a + b) 3 + k at tap (y, x) is
+  // original (k, 4 y + a - 2, 4 x + b - 2); a = b = 1 at tap (0, 0) is before the kernel.
+  const SpaceToDepthConv s2d{3, 8, 8, 2, 2, 4};
+  EXPECT_EQ(s2d.original_weight(0, (4 * 1 + 1) * 3, 0, 0), -1);
+  EXPECT_EQ(s2d.original_weight(0, (4 * 2 + 3) * 3 + 1, 0, 0), (1 * 8 + 0) * 8 + 1);
+  EXPECT_EQ(s2d.original_weight(1, (4 * 3 + 0) * 3 + 2, 1, 1), ((1 * 3 + 2) * 8 + 5) * 8 + 2);
+  EXPECT_EQ(s2d.original_weight(1, (4 * 3 + 0) * 3 + 2, 2, 1), -1);  // row 4 * 2 + 3 - 2 = 9
+  EXPECT_EQ(s2d.original_weight(0, 0, 2, 2), (0 * 8 + 6) * 8 + 6);
+}
+
 TEST(FromIr, space_to_depth_stem_only_where_it_saves_matrix_steps) {
   const Machine machine = unified_machine(256 * 1024);
   auto rewritten = [&](const ir::Graph& graph, bool enabled = true) {
@@ -636,7 +681,7 @@ TEST(FromIr, space_to_depth_stem_only_where_it_saves_matrix_steps) {
     features.space_to_depth_stem = enabled;
     auto net = net_from_graph(graph, machine, NetForm::Folded, features);
     EXPECT_TRUE(net.ok()) << net.reason();
-    return net.ok() && net.value().tensor(0).space_to_depth == 2;
+    return net.ok() && net.value().tensor(0).space_to_depth > 1;
   };
   EXPECT_TRUE(rewritten(stem_graph(3, 16, 7, 2, 3)));
   EXPECT_FALSE(rewritten(stem_graph(3, 16, 7, 2, 3), false));  // turned off
@@ -672,6 +717,22 @@ TEST(CostModel, space_to_depth_loads_are_two_dmas_of_stored_rows) {
   box.w = {4, 8};
   EXPECT_EQ(dma_cycles_for_box(net.value(), machine, 0, box),
             dma_instruction_cycles(machine, 3) + dma_instruction_cycles(machine, 2));
+}
+
+TEST(CostModel, space_to_depth_loads_are_one_dma_per_row_phase) {
+  // 4x4 / 4 over stored 3 x 16 x 16, 1 byte: s2d 48 x 4 x 4. s2d row 1 is stored rows 4-7, each
+  // 48 B from byte 192 + 48 a: [192, 240) 1 burst of 64 B, [240, 288) 2, [288, 336) 2,
+  // [336, 384) 1.
+  const Machine machine = unified_machine(256 * 1024);
+  auto net = net_from_graph(stem_graph(3, 16, 4, 4, 0), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  ASSERT_EQ(net.value().tensor(0).space_to_depth, 4);
+  Box box;
+  box.c = {0, 48};
+  box.h = {1, 2};
+  box.w = {0, 4};
+  EXPECT_EQ(dma_cycles_for_box(net.value(), machine, 0, box),
+            2 * dma_instruction_cycles(machine, 1) + 2 * dma_instruction_cycles(machine, 2));
 }
 
 // The bytes objective tries every tiling (PlanOptions::search_depth_bytes = -1): the least
