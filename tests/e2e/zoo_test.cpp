@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -203,69 +204,58 @@ Result<pipeline::PreparedModel> one_layer_prepared(const std::string& name, std:
   return pipeline::prepare_model(built.value(), qconfig);
 }
 
-// Issue 36 part 3: one BERT-base layer at sequence 128 (`--layers 1 --seq 128`) on cloud-large
-// (the config with the matmul and row-normaliser units) under every policy: bit exact, bytes as
-// scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers"); issue
-// 37: every count of the prediction (matmul, norm, softmax included) equal to the simulator's,
-// the total energy within 1%.
+// One layer of the zoo transformer `name` at `sequence` tokens (0: its own) on cloud-large (the
+// config with the matmul and row-normaliser units) under every policy: bit exact, bytes as
+// scheduled class by class, cycles sim/pred within 5% (docs/codegen.md "Transformers"); with
+// `energy` (issue 37), every count of the prediction equal to the simulator's and the total
+// within 1%. `also` checks more of each policy's run.
+void expect_one_layer_exact_under_every_policy(
+    const std::string& name, std::int64_t sequence, bool energy,
+    const std::function<void(const pipeline::PolicyResult&)>& also = {}) {
+  const HwConfig config = load_hw_config(config_path("cloud-large"));
+  auto model = one_layer_prepared(name, sequence, config);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : kPolicies) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    ::testing::Test::RecordProperty(std::string(policy) + "_cycle_ratio",
+                                    std::to_string(cycle_ratio(r.value())));
+    EXPECT_LE(cycle_ratio(r.value()), 1.05);  // bert and gpt2 1.005-1.006 in session 28-29
+    EXPECT_GE(cycle_ratio(r.value()), 0.95);
+    if (energy) {
+      EXPECT_TRUE(
+          sched::predict_energy(r.value().scheduled.schedule, r.value().scheduled.net, config)
+              .unmodelled_kinds.empty());
+      expect_energy_matches(
+          name + " --layers 1 --seq " + std::to_string(sequence) + " cloud-large " + policy,
+          r.value(), config, CountMatch::Exact);
+    }
+    if (also) also(r.value());
+  }
+}
+
+// Issue 36 part 3: one BERT-base layer at sequence 128 (`--layers 1 --seq 128`).
 TEST(Transformer, one_bert_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
-  const HwConfig config = load_hw_config(config_path("cloud-large"));
-  auto model = one_layer_prepared("bert_base", 128, config);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : kPolicies) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    RecordProperty(std::string(policy) + "_cycle_ratio", std::to_string(cycle_ratio(r.value())));
-    EXPECT_LE(cycle_ratio(r.value()), 1.05);  // 1.005-1.006 in session 28
-    EXPECT_GE(cycle_ratio(r.value()), 0.95);
-    EXPECT_TRUE(sched::predict_energy(r.value().scheduled.schedule, r.value().scheduled.net, config)
-                    .unmodelled_kinds.empty());
-    expect_energy_matches(std::string("bert_base --layers 1 --seq 128 cloud-large ") + policy,
-                          r.value(), config, CountMatch::Exact);
-  }
+  expect_one_layer_exact_under_every_policy("bert_base", 128, true);
 }
 
-// Issue 36 part 3: one ViT-B/16 encoder layer (`vit_b_16 --layers 1`, 224 x 224) on
-// cloud-large under every policy: its 16/16 patch conv as a 1x1 conv over the input's 16 x 16
-// space-to-depth view (768 channels, docs/scheduler.md "Space-to-depth stem"), the class token
-// and the position embedding as DRAM constants; bit exact, bytes as scheduled class by class,
-// cycles sim/pred within 5%, every energy count as predicted.
+// Issue 36 part 3: one ViT-B/16 encoder layer (`vit_b_16 --layers 1`, 224 x 224): its 16/16
+// patch conv as a 1x1 conv over the input's 16 x 16 space-to-depth view (768 channels,
+// docs/scheduler.md "Space-to-depth stem"), the class token and the position embedding as DRAM
+// constants.
 TEST(Transformer, one_vit_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
-  const HwConfig config = load_hw_config(config_path("cloud-large"));
-  auto model = one_layer_prepared("vit_b_16", 0, config);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : kPolicies) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    EXPECT_EQ(r.value().scheduled.net.tensor(0).space_to_depth, 16);
-    EXPECT_LE(cycle_ratio(r.value()), 1.05);
-    EXPECT_GE(cycle_ratio(r.value()), 0.95);
-    expect_energy_matches(std::string("vit_b_16 --layers 1 cloud-large ") + policy, r.value(),
-                          config, CountMatch::Exact);
-  }
+  expect_one_layer_exact_under_every_policy(
+      "vit_b_16", 0, true, [](const pipeline::PolicyResult& r) {
+        EXPECT_EQ(r.scheduled.net.tensor(0).space_to_depth, 16);
+      });
 }
 
-// Issue 36 part 3: one GPT-2 layer at sequence 128 (`gpt2 --layers 1 --seq 128`, prefill) on
-// cloud-large under every policy: its causal mask as the softmax's band
-// (scheduler/causal_mask.hpp), GELU tanh as a table; bit exact, bytes as scheduled class by
-// class, cycles sim/pred within 5%.
+// Issue 36 part 3: one GPT-2 layer at sequence 128 (`gpt2 --layers 1 --seq 128`, prefill): its
+// causal mask as the softmax's band (scheduler/causal_mask.hpp), GELU tanh as a table.
 TEST(Transformer, one_gpt2_layer_is_bit_exact_with_the_scheduled_bytes_under_every_policy) {
-  const HwConfig config = load_hw_config(config_path("cloud-large"));
-  auto model = one_layer_prepared("gpt2", 128, config);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : kPolicies) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    RecordProperty(std::string(policy) + "_cycle_ratio", std::to_string(cycle_ratio(r.value())));
-    EXPECT_LE(cycle_ratio(r.value()), 1.05);
-    EXPECT_GE(cycle_ratio(r.value()), 0.95);
-  }
+  expect_one_layer_exact_under_every_policy("gpt2", 128, false);
 }
 
 // Issue 36 item 3, LLM decode: one GPT-2 layer's decode step against a cache of 1024 rows
