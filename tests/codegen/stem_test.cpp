@@ -52,10 +52,10 @@ TEST(SpaceToDepthStem, every_pad_parity_is_bit_exact_under_every_policy) {
 TEST(SpaceToDepthStem, a_stride_f_stem_reads_f_row_phases_bit_exact_under_every_policy) {
   // Patch convs (kernel = stride: ConvNeXt's 4/4, ViT's 16/16; 8/8) and 8x8 / 4 pad 2 (shift 2,
   // a 3x3 kernel after): the input is 3 f^2 x 16/f x 16/f, each load f DMAs of stored rows.
-  struct Case {
+  struct Stem {
     int kernel, stride, pad;
   };
-  for (const Case& c : {Case{4, 4, 0}, Case{8, 4, 2}, Case{8, 8, 0}, Case{16, 16, 0}}) {
+  for (const Stem& c : {Stem{4, 4, 0}, Stem{8, 4, 2}, Stem{8, 8, 0}, Stem{16, 16, 0}}) {
     for (const char* config : {"npc19-deepfusion", "edge-small"}) {
       for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
         SCOPED_TRACE(std::to_string(c.kernel) + "x" + std::to_string(c.kernel) + " / " +

@@ -632,14 +632,14 @@ TEST(FromIr, space_to_depth_stem_rewrites_a_stride_2_conv_by_hand) {
 TEST(FromIr, space_to_depth_stem_of_factor_f_is_the_convs_stride) {
   // 3 x 16 x 16 on a 16-row array (1-byte weights, no bias). Stride f: the input becomes
   // 3 f^2 x 16/f x 16/f; shift = -pad mod f, kernel (k - 1 + shift) / f + 1, pad (pad + shift) / f.
-  struct Case {
+  struct Stem {
     int64_t kernel, stride, pad, out, kernel2, pad_top, pad_bottom, shift;
   };
   const Machine machine = unified_machine(256 * 1024);
   // A patch conv (ConvNeXt's 4/4 stem, ViT's 16/16), and 8x8 / 4 pad 2: original row
   // 4 oy - 2 + ky is s2d row oy - 1 + (ky + 2) / 4, so taps ky 0-1, 2-5, 6-7 -> 3 rows.
-  for (const Case& c : {Case{4, 4, 0, 4, 1, 0, 0, 0}, Case{8, 4, 2, 4, 3, 1, 1, 2},
-                        Case{16, 16, 0, 1, 1, 0, 0, 0}, Case{8, 8, 0, 2, 1, 0, 0, 0}}) {
+  for (const Stem& c : {Stem{4, 4, 0, 4, 1, 0, 0, 0}, Stem{8, 4, 2, 4, 3, 1, 1, 2},
+                        Stem{16, 16, 0, 1, 1, 0, 0, 0}, Stem{8, 8, 0, 2, 1, 0, 0, 0}}) {
     SCOPED_TRACE("kernel " + std::to_string(c.kernel) + " stride " + std::to_string(c.stride));
     auto net =
         net_from_graph(stem_graph(3, 16, c.kernel, c.stride, c.pad), machine, NetForm::Folded);
