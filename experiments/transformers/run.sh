@@ -6,8 +6,8 @@
 # cloud-large under every policy (functional: bit exact, simulated bytes and cycles).
 #   experiments/transformers/run.sh [--build DIR] [-j N]
 #       [--model NAME [--layers N] [--seq N] [--kv-length N] [--batch N]]
-# Default models (one layer each): bert_base prefill (sequence 128), gpt2 prefill (128), and
-# gpt2_decode at KV length 1024, batch 1 and 8. --model runs that one zoo model instead, with
+# Default models (one layer each): bert_base prefill (sequence 128), gpt2 prefill (128),
+# gpt2_decode at KV length 1024, batch 1 and 8, and vit_b_16 (197 tokens of a 224 x 224 image). --model runs that one zoo model instead, with
 # the options given (e.g. `--model tiny_attention --seq 16` for a quick try).
 # Results (git-ignored) in experiments/transformers/results/: spec.yaml and spec-sim.yaml (the
 # generated specs), results.jsonl, results-sim.jsonl, sweep.csv, table.md/.csv,
@@ -18,7 +18,8 @@ root="$(cd "$here/../.." && pwd)"
 build="$root/build/default"
 models="[{zoo: bert_base, layers: 1, seq: 128}, {zoo: gpt2, layers: 1, seq: 128},"
 models+=" {zoo: gpt2_decode, layers: 1, kv_length: 1024},"
-models+=" {zoo: gpt2_decode, layers: 1, kv_length: 1024, batch: 8}]"
+models+=" {zoo: gpt2_decode, layers: 1, kv_length: 1024, batch: 8},"
+models+=" {zoo: vit_b_16, layers: 1}]"
 model=""
 options=""
 jobs=2
