@@ -59,7 +59,6 @@ double process_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
 struct CompileOptions {
   std::string model, hw = "npc19-deepfusion", policy = "layerwise", objective = "bytes", quant, out;
   std::string schedule;  ///< --schedule: a schedule JSON whose mappings are costed, not searched

@@ -24,7 +24,6 @@
 namespace tessel::sched {
 namespace {
 
-// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
 /// "64KiB,1MiB,786432" -> bytes, each > 0 (an InputError naming --capacities otherwise).
 std::vector<int64_t> parse_capacities(const std::string& text) {
   std::vector<int64_t> out;

@@ -20,7 +20,6 @@
 namespace tessel::sched {
 namespace {
 
-// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml in the source tree; else a path.
 // The energy and EDP objectives explain their choice against the bytes and latency schedules of
 // the same policy (docs/energy.md, "Optimising energy"): one row per objective.
 nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConfig& config,

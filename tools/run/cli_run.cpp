@@ -44,7 +44,6 @@ struct RunArgs {
   std::size_t jobs = 0;  ///< 0: one per core
 };
 
-// "npc19-deepfusion" names configs/hw/npc19-deepfusion.yaml next to the default config.
 double mb(std::int64_t bytes) {
   return static_cast<double>(bytes) / 1e6;
 }

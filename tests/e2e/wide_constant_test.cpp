@@ -1,0 +1,52 @@
+// A constant operand wider than one load's c_size (ViT's 197 x 768 position embedding; here
+// 300 x 256 = 76,800 int8 elements against c_size's 65,535): its whole-table load is x pixels of
+// c elements (codegen/table_ops.cpp), bit exact with the scheduled bytes under every policy.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "compiler/zoo/builder.hpp"
+#include "tests/e2e/checks.hpp"
+
+namespace tessel::e2e::wide_constant_test {
+namespace {
+
+ir::Graph position_add() {
+  zoo::NetBuilder net("position_add", {});
+  const std::string x = net.input_shaped("input", {1, 300, 256});
+  const std::string pos = net.parameter("pos_embedding", {1, 300, 256}, 0.0, 0.02);
+  return net.finish({net.add(x, pos, "pos_add")});
+}
+
+TEST(WideConstant, a_constant_wider_than_c_size_loads_as_pixels_bit_exact_under_every_policy) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml");
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(position_add(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    // 76,800 = 2 x 38,400: the largest c <= 65,535 dividing it.
+    int wide = 0;
+    for (const auto& instruction : r.value().compiled.program.instructions)
+      if (const auto* l = std::get_if<isa::Load>(&instruction))
+        if (l->kind == isa::Traffic::kWeights && l->c_size * l->x_size == 76800) {
+          ++wide;
+          EXPECT_EQ(l->c_size, 38400u);
+          EXPECT_EQ(l->x_size, 2u);
+          EXPECT_EQ(l->y_size, 1u);
+          EXPECT_EQ(l->dram_stride_x, 38400u);
+          EXPECT_EQ(l->sram_stride_x, 38400u);
+        }
+    EXPECT_GE(wide, 1);
+  }
+}
+
+}  // namespace
+}  // namespace tessel::e2e::wide_constant_test
