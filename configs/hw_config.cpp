@@ -36,6 +36,7 @@ nlohmann::ordered_json config_json(const HwConfig& c, bool with_labels) {
                  {"fill_cycles", c.matrix.fill_cycles},
                  {"drain_cycles", c.matrix.drain_cycles}};
   if (c.matrix.activation_operands) j["matrix"]["activation_operands"] = true;
+  if (c.matrix.weight_load_rows != 1) j["matrix"]["weight_load_rows"] = c.matrix.weight_load_rows;
   j["vector"] = {{"lanes", c.vector.lanes}};
   // The units are written when present, so that a config without them keeps its JSON (and
   // the content hashes made from it) as before they existed.
@@ -211,6 +212,8 @@ std::string to_yaml(const HwConfig& c) {
       << "  fill_cycles: " << c.matrix.fill_cycles << "\n"
       << "  drain_cycles: " << c.matrix.drain_cycles << "\n";
   if (c.matrix.activation_operands) out << "  activation_operands: true\n";
+  if (c.matrix.weight_load_rows != 1)
+    out << "  weight_load_rows: " << c.matrix.weight_load_rows << "\n";
   out << "vector:\n  lanes: " << c.vector.lanes << "\n";
   if (c.vector.lookup_table) out << "  lookup_table: true\n";
   if (c.vector.row_reduce) out << "  row_reduce: true\n";
@@ -298,13 +301,17 @@ std::string describe(const HwConfig& c) {
   out << c.name << "  (content hash " << content_hash(c) << ")\n";
   if (!c.description.empty()) out << "  " << c.description << "\n";
   row("clock", shortest_text(c.clock_mhz) + " MHz");
-  row("matrix unit", std::to_string(c.matrix.rows) + " x " + std::to_string(c.matrix.cols) + ", " +
-                         std::to_string(c.matrix.input_bits) + "-bit inputs, " +
-                         std::to_string(c.matrix.weight_bits) + "-bit weights, " +
-                         std::to_string(c.matrix.accumulator_bits) + "-bit accumulators, fill " +
-                         std::to_string(c.matrix.fill_cycles) + " / drain " +
-                         std::to_string(c.matrix.drain_cycles) + " cycles" +
-                         (c.matrix.activation_operands ? ", activation operands" : ""));
+  row("matrix unit",
+      std::to_string(c.matrix.rows) + " x " + std::to_string(c.matrix.cols) + ", " +
+          std::to_string(c.matrix.input_bits) + "-bit inputs, " +
+          std::to_string(c.matrix.weight_bits) + "-bit weights, " +
+          std::to_string(c.matrix.accumulator_bits) + "-bit accumulators, fill " +
+          std::to_string(c.matrix.fill_cycles) + " / drain " +
+          std::to_string(c.matrix.drain_cycles) + " cycles" +
+          (c.matrix.activation_operands ? ", activation operands" : "") +
+          (c.matrix.weight_load_rows != 1
+               ? ", " + std::to_string(c.matrix.weight_load_rows) + " block rows loaded a cycle"
+               : ""));
   row("vector unit", std::to_string(c.vector.lanes) + " lanes" +
                          (c.vector.lookup_table ? ", lookup table" : "") +
                          (c.vector.row_reduce ? ", row reductions" : "") +

@@ -45,6 +45,11 @@ struct MatrixUnitConfig {
   /// The array takes its held operand from an activation scratchpad too, row-major or
   /// transposed (ISA `matmul`: MatMul of two activations, Q x K^T without a transpose pass).
   bool activation_operands = false;
+  /// Rows of a held block (or, for a transposed matmul operand, columns) that enter the
+  /// array's shadow buffer per cycle: a block loads in W = ceil(rows / weight_load_rows) cycles
+  /// (docs/timing.md "conv"). 1 is one row a cycle (TPU-style); a wider load path is what
+  /// lets a GEMV (LLM decode, fully connected layers at batch 1) keep up with DRAM.
+  int weight_load_rows = 1;
 
   /// Bytes of one rows x cols weight block.
   std::int64_t weight_tile_bytes() const;

@@ -23,8 +23,8 @@ const std::vector<std::string> kTopKeys = {"name",   "description", "clock_mhz",
                                            "vector", "scratchpads", "dram",      "queues",
                                            "energy", "fpga"};
 const std::vector<std::string> kMatrixKeys = {
-    "rows",        "cols",         "input_bits",         "weight_bits", "accumulator_bits",
-    "fill_cycles", "drain_cycles", "activation_operands"};
+    "rows",        "cols",         "input_bits",          "weight_bits",     "accumulator_bits",
+    "fill_cycles", "drain_cycles", "activation_operands", "weight_load_rows"};
 const std::vector<std::string> kVectorKeys = {"lanes", "lookup_table", "row_reduce",
                                               "broadcast_multiply", "row_normalise"};
 const std::vector<std::string> kScratchpadKeys = {"name", "size", "banks", "port_width_bytes",
@@ -392,9 +392,21 @@ void read_matrix(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
     complete = false;
     return;
   }
+  // A block loads at most one row (column) a cycle per array row (column): wider is no faster.
+  const YAML::Node load_rows = v.get(node, path, "weight_load_rows", false);
+  const auto weight_load_rows = narrow(v.read_int(load_rows, "matrix.weight_load_rows", 1, 4096));
+  if (weight_load_rows && rows && cols && *weight_load_rows > std::max(*rows, *cols)) {
+    v.error(load_rows, "matrix.weight_load_rows",
+            std::to_string(*weight_load_rows) + " rows a cycle is more than the array's " +
+                std::to_string(std::max(*rows, *cols)) + " (a block loads in one cycle at " +
+                std::to_string(std::max(*rows, *cols)) + ")");
+    complete = false;
+    return;
+  }
   if (!rows || !cols || !input_bits || !weight_bits || !accumulator_bits ||
       (fill.IsDefined() && !fill_cycles) || (drain.IsDefined() && !drain_cycles) ||
-      (operands.IsDefined() && !activation_operands)) {
+      (operands.IsDefined() && !activation_operands) ||
+      (load_rows.IsDefined() && !weight_load_rows)) {
     complete = false;
     return;
   }
@@ -406,6 +418,7 @@ void read_matrix(Validator& v, const YAML::Node& node, HwConfig& config, bool& c
   m.fill_cycles = fill_cycles.value_or(*rows);
   m.drain_cycles = drain_cycles.value_or(*cols);
   m.activation_operands = activation_operands.value_or(false);
+  m.weight_load_rows = weight_load_rows.value_or(1);
 }
 
 /// One scratchpad plus where its fields were, for the cross-field checks.

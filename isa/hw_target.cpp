@@ -38,8 +38,8 @@ TargetInfo target_from_config(const HwConfig& config) {
 }
 
 timing::ComputeParams compute_params_from_config(const HwConfig& config) {
-  return {config.matrix.rows, config.matrix.cols, config.matrix.fill_cycles,
-          config.matrix.drain_cycles, config.vector.lanes};
+  return {config.matrix.rows,         config.matrix.cols,  config.matrix.fill_cycles,
+          config.matrix.drain_cycles, config.vector.lanes, config.matrix.weight_load_rows};
 }
 
 std::vector<std::string> scratchpad_names(const HwConfig& config) {

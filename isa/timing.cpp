@@ -41,9 +41,14 @@ std::vector<DramRun> requests(const Dma& dma) {
 
 }  // namespace
 
+std::int64_t block_load_cycles(const ComputeParams& params, bool transposed) {
+  return ceil_div(transposed ? params.matrix_cols : params.matrix_rows,
+                  std::max<std::int64_t>(1, params.weight_load_rows));
+}
+
 std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params) {
   const std::int64_t positions = std::int64_t{conv.out_h} * conv.out_w;
-  const std::int64_t weight_load = conv.depthwise ? 1 : params.matrix_rows;
+  const std::int64_t weight_load = conv.depthwise ? 1 : block_load_cycles(params);
   return weight_load + conv_passes(conv) * std::max(positions, weight_load) + params.fill_cycles +
          params.drain_cycles;
 }
@@ -64,7 +69,7 @@ std::int64_t matmul_passes(const Matmul& matmul, const ComputeParams& params) {
 }  // namespace
 
 std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params) {
-  const std::int64_t load = matmul.transpose_b ? params.matrix_cols : params.matrix_rows;
+  const std::int64_t load = block_load_cycles(params, matmul.transpose_b);
   return load + matmul_passes(matmul, params) * std::max<std::int64_t>(matmul.m_size, load) +
          params.fill_cycles + params.drain_cycles;
 }

@@ -24,14 +24,19 @@ inline constexpr std::int64_t kNormScaleCycles = 56;
 
 /// The config numbers the formulas use.
 struct ComputeParams {
-  std::int64_t matrix_rows = 0;   ///< R
-  std::int64_t matrix_cols = 0;   ///< C
-  std::int64_t fill_cycles = 0;   ///< F
-  std::int64_t drain_cycles = 0;  ///< D
-  std::int64_t vector_lanes = 0;  ///< V
+  std::int64_t matrix_rows = 0;       ///< R
+  std::int64_t matrix_cols = 0;       ///< C
+  std::int64_t fill_cycles = 0;       ///< F
+  std::int64_t drain_cycles = 0;      ///< D
+  std::int64_t vector_lanes = 0;      ///< V
+  std::int64_t weight_load_rows = 1;  ///< K: rows (columns) of a held block loaded a cycle
 };
 
-/// conv: W + passes * max(P, W) + F + D (docs/timing.md, "conv").
+/// W: the cycles to load one held block, ceil(R / K) (b transposed in a matmul: ceil(C / K)).
+std::int64_t block_load_cycles(const ComputeParams& params, bool transposed = false);
+
+/// conv: W + passes * max(P, W) + F + D, W = ceil(R / K) dense, 1 depthwise (docs/timing.md,
+/// "conv").
 std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
 
 /// MACs the array performs for a conv (padded channels included): P * passes * R * C, or
@@ -39,8 +44,8 @@ std::int64_t conv_cycles(const Conv& conv, const ComputeParams& params);
 std::int64_t conv_macs(const Conv& conv, const ComputeParams& params);
 
 /// matmul: W + passes * max(m_size, W) + F + D with passes = ceil(n_size / C) * ceil(k_size / R)
-/// and W = R (b row-major: one array row a cycle) or C (transposed: one array column a cycle)
-/// (docs/timing.md, "matmul").
+/// and W = ceil(R / K) (b row-major: K array rows a cycle) or ceil(C / K) (transposed: K array
+/// columns a cycle) (docs/timing.md, "matmul").
 std::int64_t matmul_cycles(const Matmul& matmul, const ComputeParams& params);
 
 /// MACs the array performs for a matmul (masked rows and columns included, as conv counts

@@ -45,6 +45,7 @@ Machine machine_from_config(const HwConfig& config) {
   m.matrix_cols = config.matrix.cols;
   m.matrix_fill_cycles = config.matrix.fill_cycles;
   m.matrix_drain_cycles = config.matrix.drain_cycles;
+  m.weight_load_rows = config.matrix.weight_load_rows;
   m.vector_lanes = config.vector.lanes;
   m.activation_bytes = config.matrix.input_bits / 8;
   m.weight_bytes = config.matrix.weight_bits / 8;
@@ -86,7 +87,8 @@ int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t 
   const int64_t passes =
       depthwise ? oc_blocks * kernel_h * kernel_w
                 : oc_blocks * ceil_div(in_channels, machine.matrix_rows) * kernel_h * kernel_w;
-  const int64_t weight_load = depthwise ? 1 : machine.matrix_rows;
+  const int64_t weight_load =
+      depthwise ? 1 : ceil_div(machine.matrix_rows, std::max<int64_t>(1, machine.weight_load_rows));
   return weight_load + passes * std::max(pixels, weight_load) + machine.matrix_fill_cycles +
          machine.matrix_drain_cycles;
 }
@@ -108,7 +110,8 @@ int64_t matmul_instruction_cycles(const Machine& machine, int64_t m, int64_t n, 
                                   bool transpose_b) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t passes = ceil_div(n, machine.matrix_cols) * ceil_div(k, machine.matrix_rows);
-  const int64_t load = transpose_b ? machine.matrix_cols : machine.matrix_rows;
+  const int64_t load = ceil_div(transpose_b ? machine.matrix_cols : machine.matrix_rows,
+                                std::max<int64_t>(1, machine.weight_load_rows));
   return load + passes * std::max(m, load) + machine.matrix_fill_cycles +
          machine.matrix_drain_cycles;
 }

@@ -32,6 +32,7 @@ struct Machine {
   int64_t matrix_cols = 16;              ///< output-channel width
   int64_t matrix_fill_cycles = 16;       ///< per matrix instruction, before the first result
   int64_t matrix_drain_cycles = 16;      ///< per matrix instruction, after the last input
+  int64_t weight_load_rows = 1;          ///< rows (columns) of a held block loaded a cycle
   int64_t vector_lanes = 16;             ///< elements per cycle
   int64_t activation_bytes = 1;          ///< bytes per activation element
   int64_t weight_bytes = 1;              ///< bytes per weight element

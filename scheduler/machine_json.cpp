@@ -19,11 +19,14 @@ struct KeyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The object at `path`, with exactly `keys` (a missing or unknown key is named).
+// The object at `path`, with exactly `keys` and perhaps `optional` ones (a missing or unknown
+// key is named).
 const nlohmann::json& object_at(const nlohmann::json& j, const std::string& path,
-                                std::initializer_list<const char*> keys) {
+                                std::initializer_list<const char*> keys,
+                                std::initializer_list<const char*> optional = {}) {
   if (!j.is_object()) throw KeyError(path + ": must be an object");
   std::set<std::string> known(keys.begin(), keys.end());
+  known.insert(optional.begin(), optional.end());
   for (const auto& [key, value] : j.items())
     if (!known.count(key)) throw KeyError(path + "." + key + ": unknown key");
   for (const char* key : keys)
@@ -71,14 +74,18 @@ Machine read_machine(const nlohmann::json& json) {
   Machine m;
   m.name = name_at(j, p, "name");
   m.clock_mhz = positive_at(j, p, "clock_mhz");
-  const auto& matrix =
-      object_at(j.at("matrix"), p + ".matrix",
-                {"rows", "cols", "fill_cycles", "drain_cycles", "activation_operands"});
+  const auto& matrix = object_at(
+      j.at("matrix"), p + ".matrix",
+      {"rows", "cols", "fill_cycles", "drain_cycles", "activation_operands"}, {"weight_load_rows"});
   m.matrix_rows = int_at(matrix, p + ".matrix", "rows", 1);
   m.matrix_cols = int_at(matrix, p + ".matrix", "cols", 1);
   m.matrix_fill_cycles = int_at(matrix, p + ".matrix", "fill_cycles", 0);
   m.matrix_drain_cycles = int_at(matrix, p + ".matrix", "drain_cycles", 0);
   m.activation_operands = bool_at(matrix, p + ".matrix", "activation_operands");
+  // Optional: a schedule written before the key existed was made for one row a cycle.
+  m.weight_load_rows = matrix.contains("weight_load_rows")
+                           ? int_at(matrix, p + ".matrix", "weight_load_rows", 1)
+                           : 1;
   const auto& vector = object_at(j.at("vector"), p + ".vector",
                                  {"lanes", "lookup_table", "broadcast_multiply", "row_normalise"});
   m.vector_lanes = int_at(vector, p + ".vector", "lanes", 1);
@@ -153,7 +160,8 @@ ordered_json machine_to_json(const Machine& m) {
                  {"cols", m.matrix_cols},
                  {"fill_cycles", m.matrix_fill_cycles},
                  {"drain_cycles", m.matrix_drain_cycles},
-                 {"activation_operands", m.activation_operands}};
+                 {"activation_operands", m.activation_operands},
+                 {"weight_load_rows", m.weight_load_rows}};
   j["vector"] = {{"lanes", m.vector_lanes},
                  {"lookup_table", m.lookup_table},
                  {"broadcast_multiply", m.broadcast_multiply},

@@ -41,6 +41,11 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.vector_broadcast_multiply = config.vector.broadcast_multiply ? 1 : 0;
   p.matrix_activation_operands = config.matrix.activation_operands ? 1 : 0;
   p.vector_row_normalise = config.vector.row_normalise ? 1 : 0;
+  // The RTL's shadow buffer takes one row (column) of a block a cycle (hw/rtl/tessel_matrix.sv);
+  // a wider load path is modelled by the timing contract and the simulator only.
+  if (config.matrix.weight_load_rows != 1)
+    return fail("matrix.weight_load_rows: " + std::to_string(config.matrix.weight_load_rows) +
+                " rows a cycle; the RTL loads one row of a held block a cycle (1)");
   if (config.scratchpads.size() > static_cast<std::size_t>(kMaxScratchpads))
     return fail("scratchpads: " + std::to_string(config.scratchpads.size()) +
                 " scratchpads; the RTL supports at most 16 (the ISA's 4-bit sp field)");

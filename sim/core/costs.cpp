@@ -57,6 +57,7 @@ TrafficKind traffic_kind(isa::Traffic kind) {
 std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwConfig& config) {
   const std::uint64_t rows = static_cast<std::uint64_t>(config.matrix.rows);
   const std::uint64_t lanes = static_cast<std::uint64_t>(config.vector.lanes);
+  const std::uint64_t load_rows = static_cast<std::uint64_t>(config.matrix.weight_load_rows);
   return std::visit(
       [&](const auto& x) -> std::uint64_t {
         using T = std::decay_t<decltype(x)>;
@@ -68,14 +69,15 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
           const std::uint64_t passes = x.depthwise
                                            ? x.oc_blocks * kernel
                                            : std::uint64_t{x.oc_blocks} * x.ic_blocks * kernel;
-          const std::uint64_t weight_load = x.depthwise ? 1 : rows;
+          // A block loads weight_load_rows array rows a cycle (docs/timing.md "conv").
+          const std::uint64_t weight_load = x.depthwise ? 1 : ceil_div(rows, load_rows);
           return weight_load + passes * std::max(pixels, weight_load) +
                  static_cast<std::uint64_t>(config.matrix.fill_cycles) +
                  static_cast<std::uint64_t>(config.matrix.drain_cycles);
         } else if constexpr (std::is_same_v<T, isa::Matmul>) {
-          // b's block loads a row (R rows) or, transposed, a column (C columns) a cycle.
+          // b's block loads weight_load_rows rows (of R) or, transposed, columns (of C) a cycle.
           const std::uint64_t cols = static_cast<std::uint64_t>(config.matrix.cols);
-          const std::uint64_t load = x.transpose_b ? cols : rows;
+          const std::uint64_t load = ceil_div(x.transpose_b ? cols : rows, load_rows);
           const std::uint64_t passes = ceil_div(x.n_size, cols) * ceil_div(x.k_size, rows);
           return load + passes * std::max<std::uint64_t>(x.m_size, load) +
                  static_cast<std::uint64_t>(config.matrix.fill_cycles) +

@@ -289,6 +289,24 @@ TEST(HwConfigLoader, activation_operands_is_true_or_false_default_absent_and_has
   EXPECT_EQ(again.value(), with);
 }
 
+TEST(HwConfigLoader, weight_load_rows_defaults_to_one_is_bounded_by_the_array_and_round_trips) {
+  const HwConfig plain = tiny({});
+  EXPECT_EQ(plain.matrix.weight_load_rows, 1);
+  const HwConfig wide = tiny({{"matrix.weight_load_rows", "2"}});
+  EXPECT_EQ(wide.matrix.weight_load_rows, 2);
+  EXPECT_NE(content_hash(wide), content_hash(plain));
+  // Written only when it is not 1: a config without the key keeps its hash.
+  EXPECT_EQ(content_hash(tiny({{"matrix.weight_load_rows", "1"}})), content_hash(plain));
+  EXPECT_EQ(diagnostics_of(kTiny, {{"matrix.weight_load_rows", "3"}}),
+            std::vector<std::string>{"override matrix.weight_load_rows=3: error: "
+                                     "matrix.weight_load_rows: 3 rows a cycle is more than the "
+                                     "array's 2 (a block loads in one cycle at 2)"});
+  EXPECT_EQ(diagnostics_of(kTiny, {{"matrix.weight_load_rows", "0"}}).size(), 1u);
+  auto again = parse_hw_config(to_yaml(wide), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.reason();
+  EXPECT_EQ(again.value(), wide);
+}
+
 TEST(HwConfigLoader, vector_units_are_true_or_false_default_absent_and_hash_only_when_present) {
   const HwConfig plain = tiny({});
   EXPECT_FALSE(plain.vector.lookup_table);

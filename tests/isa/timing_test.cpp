@@ -104,5 +104,44 @@ TEST(IsaTiming, matmul_loads_b_by_rows_or_transposed_by_columns) {
   EXPECT_EQ(compute_cycles(Instruction{x}, wide), 8 + 4 * 8 + 8);
 }
 
+// matrix.weight_load_rows (Kw): a block loads in ceil(R / Kw) cycles (transposed: ceil(C / Kw)),
+// the rest of the formula unchanged; depthwise keeps its one-row load. By hand.
+TEST(IsaTiming, a_wider_weight_load_path_shortens_w) {
+  ComputeParams cloud{128, 128, 128, 128, 128};
+  cloud.weight_load_rows = 16;  // W = 8
+  EXPECT_EQ(block_load_cycles(cloud), 8);
+  Conv gemv;  // a decode step's Linear: one pixel, 6 x 18 blocks, every pass load-bound
+  gemv.ic_blocks = 6;
+  gemv.oc_blocks = 18;
+  EXPECT_EQ(conv_cycles(gemv, cloud), 8 + 108 * 8 + 256);
+  gemv.out_w = 20;  // P = 20 > W: the pass streams its pixels, the load hides behind them
+  EXPECT_EQ(conv_cycles(gemv, cloud), 8 + 108 * 20 + 256);
+  Conv depthwise;
+  depthwise.depthwise = true;
+  depthwise.oc_blocks = 2;
+  depthwise.kh = depthwise.kw = 3;
+  EXPECT_EQ(conv_cycles(depthwise, cloud), 1 + 18 * 1 + 256);
+  Matmul decode;  // one query row against a 1025-key cache of one 64-wide head, K transposed
+  decode.transpose_b = true;
+  decode.m_size = 1;
+  decode.n_size = 1025;  // 9 column blocks
+  decode.k_size = 64;
+  EXPECT_EQ(matmul_cycles(decode, cloud), 8 + 9 * 8 + 256);
+  // Rounded up; on a non-square array the transposed load divides C. Kw past R loads in 1.
+  ComputeParams wide{4, 8, 4, 4, 4};
+  wide.weight_load_rows = 3;
+  Matmul x;
+  x.m_size = 1;
+  x.n_size = 9;
+  x.k_size = 5;
+  EXPECT_EQ(matmul_cycles(x, wide), 2 + 4 * 2 + 8);  // ceil(4 / 3)
+  x.transpose_b = true;
+  EXPECT_EQ(matmul_cycles(x, wide), 3 + 4 * 3 + 8);  // ceil(8 / 3)
+  wide.weight_load_rows = 8;
+  EXPECT_EQ(matmul_cycles(x, wide), 1 + 4 * 1 + 8);
+  x.transpose_b = false;
+  EXPECT_EQ(matmul_cycles(x, wide), 1 + 4 * 1 + 8);
+}
+
 }  // namespace
 }  // namespace tessel::isa::timing

@@ -93,5 +93,15 @@ TEST(Hwgen, seventeen_scratchpads_are_refused) {
             "scratchpads: 17 scratchpads; the RTL supports at most 16 (the ISA's 4-bit sp field)");
 }
 
+TEST(Hwgen, a_wider_weight_load_path_is_refused_by_name) {
+  HwConfig config = micro();
+  config.matrix.weight_load_rows = 2;
+  auto params = derive_hw_params(config);
+  ASSERT_FALSE(params.ok());
+  EXPECT_EQ(params.reason(),
+            "matrix.weight_load_rows: 2 rows a cycle; the RTL loads one row of a held block a "
+            "cycle (1)");
+}
+
 }  // namespace
 }  // namespace tessel::hw

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <utility>
@@ -16,16 +17,17 @@
 namespace tessel::sim {
 namespace {
 
-HwConfig micro_like(int rows, int cols, int lanes) {
+HwConfig micro_like(int rows, int cols, int lanes, int load_rows = 1) {
   HwConfig config;
   config.matrix = {rows, cols, 8, 8, 32, 4, 5};
+  config.matrix.weight_load_rows = load_rows;
   config.vector.lanes = lanes;
   return config;
 }
 
 isa::timing::ComputeParams params_of(const HwConfig& c) {
-  return {c.matrix.rows, c.matrix.cols, c.matrix.fill_cycles, c.matrix.drain_cycles,
-          c.vector.lanes};
+  return {c.matrix.rows,         c.matrix.cols,  c.matrix.fill_cycles,
+          c.matrix.drain_cycles, c.vector.lanes, c.matrix.weight_load_rows};
 }
 
 TEST(SimCosts, conv_tile_is_weight_load_plus_passes_plus_fill_and_drain) {
@@ -43,7 +45,9 @@ TEST(SimCosts, agree_with_isa_timing_over_random_shapes) {
   std::mt19937 rng(7);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int trial = 0; trial < 2000; ++trial) {
-    const HwConfig config = micro_like(pick(1, 32), pick(1, 32), pick(1, 64));
+    const int rows = pick(1, 32), cols = pick(1, 32);
+    const HwConfig config =
+        micro_like(rows, cols, pick(1, 64), pick(0, 1) ? 1 : pick(1, std::max(rows, cols)));
     isa::Conv conv;
     conv.out_h = static_cast<std::uint32_t>(pick(1, 40));
     conv.out_w = static_cast<std::uint32_t>(pick(1, 40));
@@ -56,6 +60,15 @@ TEST(SimCosts, agree_with_isa_timing_over_random_shapes) {
               static_cast<std::uint64_t>(isa::timing::conv_cycles(conv, params_of(config))));
     ASSERT_EQ(mac_count(conv, config),
               static_cast<std::uint64_t>(isa::timing::conv_macs(conv, params_of(config))));
+    isa::Matmul matmul;
+    matmul.m_size = static_cast<std::uint32_t>(pick(1, 300));
+    matmul.n_size = static_cast<std::uint32_t>(pick(1, 300));
+    matmul.k_size = static_cast<std::uint32_t>(pick(1, 300));
+    matmul.transpose_b = pick(0, 1) == 1;
+    ASSERT_EQ(fixed_cost_cycles(matmul, config),
+              static_cast<std::uint64_t>(isa::timing::matmul_cycles(matmul, params_of(config))));
+    ASSERT_EQ(mac_count(matmul, config),
+              static_cast<std::uint64_t>(isa::timing::matmul_macs(matmul, params_of(config))));
     isa::Pool pool;
     pool.out_h = static_cast<std::uint32_t>(pick(1, 20));
     pool.out_w = static_cast<std::uint32_t>(pick(1, 20));
