@@ -1,6 +1,7 @@
 // HwConfig's derived figures, canonical JSON/YAML forms and content hash.
 #include "configs/hw_config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -164,6 +165,16 @@ std::int64_t HwConfig::dram_latency_cycles() const {
   return static_cast<std::int64_t>(std::ceil(dram.latency_ns * clock_mhz / 1000.0));
 }
 
+double HwConfig::dram_sustained_bytes_per_cycle() const {
+  // O slots, each held from a burst's issue to its completion: L cycles of latency, then its
+  // bus time, the completion rounded up to a whole cycle.
+  const double bus = dram_bytes_per_cycle();
+  const double burst = static_cast<double>(dram.burst_bytes);
+  const double round_trip =
+      static_cast<double>(dram_latency_cycles()) + std::ceil(burst / bus - 1e-9);  // 2.0, not 3
+  return std::min(bus, static_cast<double>(dram.max_outstanding_requests) * burst / round_trip);
+}
+
 std::int64_t HwConfig::total_onchip_bytes() const {
   std::int64_t total = 0;
   for (const auto& pad : scratchpads) total += pad.size_bytes;
@@ -259,6 +270,7 @@ std::string derived_figures_json(const HwConfig& c) {
   j["dram_bytes_per_cycle"] = c.dram_bytes_per_cycle();
   j["machine_balance_macs_per_dram_byte"] = c.machine_balance_macs_per_dram_byte();
   j["dram_latency_cycles"] = c.dram_latency_cycles();
+  j["dram_sustained_bytes_per_cycle"] = c.dram_sustained_bytes_per_cycle();
   j["total_onchip_bytes"] = c.total_onchip_bytes();
   nlohmann::ordered_json homes;
   for (DataKind kind : kAllDataKinds) {
@@ -348,6 +360,11 @@ std::string describe(const HwConfig& c) {
   row("MACs/cycle", std::to_string(c.macs_per_cycle()));
   row("peak", fixed(c.peak_gops(), 3) + " GOP/s");
   row("DRAM bytes/cycle", fixed(c.dram_bytes_per_cycle(), 4));
+  row("DRAM sustained",
+      fixed(c.dram_sustained_bytes_per_cycle(), 4) + " bytes/cycle (" +
+          fixed(100.0 * c.dram_sustained_bytes_per_cycle() / c.dram_bytes_per_cycle(), 1) +
+          "% of the bandwidth: " + std::to_string(c.dram.max_outstanding_requests) +
+          " bursts in flight per round trip)");
   row("machine balance", fixed(c.machine_balance_macs_per_dram_byte(), 4) + " MACs per DRAM byte");
   row("total on-chip", std::to_string(c.total_onchip_bytes()) + " B (" +
                            units::format_size_bytes(c.total_onchip_bytes()) + ")");

@@ -178,6 +178,11 @@ struct HwConfig {
   double machine_balance_macs_per_dram_byte() const;
   /// ceil(latency_ns * clock_mhz / 1000).
   std::int64_t dram_latency_cycles() const;
+  /// The DRAM bytes per cycle a long stream of bursts sustains under the DRAM model
+  /// (docs/timing.md "DMA"): min(b, O * B / (L + ceil(B / b))) with b = dram_bytes_per_cycle,
+  /// O outstanding bursts of B bytes and L = dram_latency_cycles. Below b when the slots do
+  /// not cover a burst's round trip (the DMA is latency-bound, Little's law).
+  double dram_sustained_bytes_per_cycle() const;
   /// Sum of all scratchpad sizes.
   std::int64_t total_onchip_bytes() const;
   /// The first scratchpad (in file order) that may hold `kind`; a validated config always has

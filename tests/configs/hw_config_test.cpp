@@ -69,6 +69,26 @@ TEST(HwConfig, tiny_config_derived_figures_by_hand) {
   EXPECT_EQ(c.matrix.output_tile_bytes(), 2);       // 2 x 1 B
 }
 
+// Sustained DRAM rate, by hand: min(b, O * B / (L + ceil(B / b))).
+TEST(HwConfig, sustained_dram_rate_is_the_bus_or_the_slots_per_round_trip) {
+  // b = 2, B = 16 (8 cycles on the bus), L = 3: two slots carry 32 B per 11 cycles > 2.
+  EXPECT_DOUBLE_EQ(tiny().dram_sustained_bytes_per_cycle(), 2.0);
+  // One slot: 16 B per 3 + 8 cycles.
+  EXPECT_DOUBLE_EQ(
+      tiny({{"dram.max_outstanding_requests", "1"}}).dram_sustained_bytes_per_cycle(),
+      16.0 / 11.0);
+  // cloud-large: 1.2 TB/s at 940 MHz is 1276.6 B a cycle, a 64 B burst 0.05 cycles on the bus,
+  // L = ceil(150 x 0.94) = 141: 256 slots carry 256 x 64 B per 142 cycles, 9% of the bus.
+  const HwConfig cloud = shipped("cloud-large");
+  EXPECT_DOUBLE_EQ(cloud.dram_sustained_bytes_per_cycle(), 256.0 * 64.0 / 142.0);
+  // edge-small: 16 B a cycle, a 32 B burst 2 cycles, L = 48: 4 x 32 B per 50 cycles.
+  const HwConfig edge = shipped("edge-small");
+  EXPECT_DOUBLE_EQ(edge.dram_sustained_bytes_per_cycle(), 4.0 * 32.0 / 50.0);
+  // npc19-deepfusion: 3.84 B a cycle, 8 slots of 64 B cover the 39-cycle latency: the bus.
+  const HwConfig npc19 = shipped("npc19-deepfusion");
+  EXPECT_DOUBLE_EQ(npc19.dram_sustained_bytes_per_cycle(), npc19.dram_bytes_per_cycle());
+}
+
 TEST(HwConfig, omitted_fill_and_drain_default_to_rows_and_cols) {
   const HwConfig c = tiny({{"matrix.rows", "4"}, {"matrix.cols", "3"}});
   EXPECT_EQ(c.matrix.fill_cycles, 4);

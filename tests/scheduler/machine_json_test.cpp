@@ -14,11 +14,13 @@ namespace {
 
 const std::string kHw = std::string(TESSEL_SOURCE_DIR) + "/configs/hw/";
 
-// configs/hw/vta-pynq.yaml by hand: 100 MHz; 16 x 16 int8, fill 4, drain 1; 16 lanes, no
+// configs/hw/vta-pynq.yaml by hand: 100 MHz; 16 x 16 int8, fill 4, drain 1, one block row
+// loaded a cycle; 16 lanes, no
 // optional vector instruction; 800 MB/s = 8 B/cycle, 300 ns = 30 cycles, 128 B bursts, 8
 // outstanding; inp 32 KiB, wgt 256 KiB, acc 128 KiB, out 32 KiB, each holding one kind.
 const char* kVtaView = R"({"name":"vta-pynq","clock_mhz":100.0,
-  "matrix":{"rows":16,"cols":16,"fill_cycles":4,"drain_cycles":1,"activation_operands":false},
+  "matrix":{"rows":16,"cols":16,"fill_cycles":4,"drain_cycles":1,"activation_operands":false,
+            "weight_load_rows":1},
   "vector":{"lanes":16,"lookup_table":false,"broadcast_multiply":false,"row_normalise":false},
   "element_bytes":{"activations":1,"weights":1,"accumulators":4},
   "dram":{"bytes_per_cycle":8.0,"latency_cycles":30,"burst_bytes":128,"max_outstanding":8},
@@ -87,6 +89,23 @@ TEST(MachineJson, a_view_for_other_hardware_is_refused_naming_the_key) {
   view["name"] = "edge-small";
   EXPECT_EQ(reason_of(view, vta),
             "machine.name: schedule made for \"edge-small\", config has \"vta-pynq\"");
+}
+
+// matrix.weight_load_rows (session 33): a view written before it has no key and was made for
+// one row a cycle; a view made for a wider load path is refused for a config without one.
+TEST(MachineJson, a_view_without_weight_load_rows_was_made_for_one_row_a_cycle) {
+  const Machine vta = machine_from_config(load_hw_config(kHw + "vta-pynq.yaml"));
+  auto view = nlohmann::json::parse(kVtaView);
+  view["matrix"].erase("weight_load_rows");
+  auto back = machine_from_json(view);
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value().weight_load_rows, 1);
+  EXPECT_EQ(reason_of(view, vta), "accepted");
+  view["matrix"]["weight_load_rows"] = 4;
+  EXPECT_EQ(reason_of(view, vta),
+            "machine.matrix.weight_load_rows: schedule made for 4, config has 1");
+  view["matrix"]["weight_load_rows"] = 0;
+  EXPECT_EQ(reason_of(view, vta), "machine.matrix.weight_load_rows: must be at least 1, not 0");
 }
 
 TEST(MachineJson, a_malformed_view_is_refused_naming_the_key) {

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <array>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "isa/timing.hpp"
 #include "sim/core/predecoder.hpp"
+#include "sim/simulator.hpp"
 
 namespace tessel::sim {
 namespace {
@@ -99,6 +101,24 @@ TEST(SimCosts, agree_with_isa_timing_over_random_shapes) {
       ASSERT_EQ(mine[i].address, theirs[i].address);
       ASSERT_EQ(mine[i].bytes, theirs[i].bytes);
     }
+  }
+}
+
+// HwConfig::dram_sustained_bytes_per_cycle, the closed form `tessel config show` prints,
+// against the DRAM model itself: a stream of 20,000 bursts issued at cycle 0 through every
+// shipped config's channel moves its bytes at that rate (within 0.5%: the first round trip).
+TEST(SimCosts, the_dram_model_sustains_the_configs_derived_rate_on_every_shipped_config) {
+  for (const char* name : {"npc19-deepfusion", "edge-small", "cloud-large", "vta-pynq"}) {
+    SCOPED_TRACE(name);
+    const HwConfig config =
+        load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml");
+    auto model = DramModel::create(dram_params(config));
+    ASSERT_TRUE(model.ok()) << model.reason();
+    const std::uint64_t bursts = 20000, bytes = bursts * config.dram.burst_bytes;
+    const auto done = model.value().access_burst_by_burst(
+        {0, bytes, DramDirection::kRead, TrafficKind::kWeights, 0});
+    const double achieved = static_cast<double>(bytes) / static_cast<double>(done.completion_cycle);
+    EXPECT_NEAR(achieved / config.dram_sustained_bytes_per_cycle(), 1.0, 0.005);
   }
 }
 
