@@ -74,9 +74,8 @@ TEST(HwConfig, sustained_dram_rate_is_the_bus_or_the_slots_per_round_trip) {
   // b = 2, B = 16 (8 cycles on the bus), L = 3: two slots carry 32 B per 11 cycles > 2.
   EXPECT_DOUBLE_EQ(tiny().dram_sustained_bytes_per_cycle(), 2.0);
   // One slot: 16 B per 3 + 8 cycles.
-  EXPECT_DOUBLE_EQ(
-      tiny({{"dram.max_outstanding_requests", "1"}}).dram_sustained_bytes_per_cycle(),
-      16.0 / 11.0);
+  EXPECT_DOUBLE_EQ(tiny({{"dram.max_outstanding_requests", "1"}}).dram_sustained_bytes_per_cycle(),
+                   16.0 / 11.0);
   // cloud-large: 1.2 TB/s at 940 MHz is 1276.6 B a cycle, a 64 B burst 0.05 cycles on the bus,
   // L = ceil(150 x 0.94) = 141: 256 slots carry 256 x 64 B per 142 cycles, 9% of the bus.
   const HwConfig cloud = shipped("cloud-large");
