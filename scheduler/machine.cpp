@@ -77,6 +77,13 @@ Machine unified_machine(int64_t bytes, int64_t rows, int64_t cols, double dram_b
 
 namespace {
 using intops::ceil_div;
+
+// W: cycles to load one held block, weight_load_rows rows (columns, transposed) a cycle
+// (docs/timing.md "conv").
+int64_t block_load_cycles(const Machine& machine, bool transposed) {
+  return ceil_div(transposed ? machine.matrix_cols : machine.matrix_rows,
+                  std::max<int64_t>(1, machine.weight_load_rows));
+}
 }  // namespace
 
 int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,
@@ -87,8 +94,7 @@ int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t 
   const int64_t passes =
       depthwise ? oc_blocks * kernel_h * kernel_w
                 : oc_blocks * ceil_div(in_channels, machine.matrix_rows) * kernel_h * kernel_w;
-  const int64_t weight_load =
-      depthwise ? 1 : ceil_div(machine.matrix_rows, std::max<int64_t>(1, machine.weight_load_rows));
+  const int64_t weight_load = depthwise ? 1 : block_load_cycles(machine, false);
   return weight_load + passes * std::max(pixels, weight_load) + machine.matrix_fill_cycles +
          machine.matrix_drain_cycles;
 }
@@ -110,8 +116,7 @@ int64_t matmul_instruction_cycles(const Machine& machine, int64_t m, int64_t n, 
                                   bool transpose_b) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t passes = ceil_div(n, machine.matrix_cols) * ceil_div(k, machine.matrix_rows);
-  const int64_t load = ceil_div(transpose_b ? machine.matrix_cols : machine.matrix_rows,
-                                std::max<int64_t>(1, machine.weight_load_rows));
+  const int64_t load = block_load_cycles(machine, transpose_b);
   return load + passes * std::max(m, load) + machine.matrix_fill_cycles +
          machine.matrix_drain_cycles;
 }
