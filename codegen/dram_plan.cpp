@@ -110,7 +110,9 @@ Status Lowering::plan_activation_regions() {
       out_.io_tensors[tensor.name] = name.value();
     }
   }
-  for (const auto& [view, source] : alias_) {
+  for (const auto& alias : alias_) {
+    const std::string& view = alias.first;
+    const auto& source = alias.second;
     const int t = [&] {
       for (size_t i = 0; i < net_.tensors.size(); ++i)
         if (net_.tensors[i].name == view) return static_cast<int>(i);

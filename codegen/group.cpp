@@ -323,7 +323,7 @@ Status Lowering::emit_double_buffered(const std::string& where, std::vector<Tile
   const size_t phases = order.size();
   auto stores = [&](size_t t) { return !tiles[t].stores.empty(); };
   for (size_t q = 0; q < phases; ++q) {
-    const auto [t, j] = order[q];
+    const size_t t = order[q].first, j = order[q].second;  // (clang 14: no binding in lambdas)
     Phase& ph = tiles[t].phases[j];
     const bool first = j == 0, last = j + 1 == tiles[t].phases.size();
     set_flag(ph.loads.front(), [&](auto& x) { x.pop_next = q == 0 ? work_before_ : q >= 2; });
@@ -344,7 +344,7 @@ Status Lowering::emit_double_buffered(const std::string& where, std::vector<Tile
   }
   if (auto s = emit_all(where, tiles[0].phases.front().loads); !s.ok()) return s;
   for (size_t q = 0; q < phases; ++q) {
-    const auto [t, j] = order[q];
+    const size_t t = order[q].first, j = order[q].second;  // (clang 14: no binding in lambdas)
     if (q + 1 < phases) {
       const auto [tn, jn] = order[q + 1];
       if (auto s = emit_all(where, tiles[tn].phases[jn].loads); !s.ok()) return s;

@@ -256,7 +256,9 @@ namespace {
 // GCC 12's AVX-512 headers pass _mm*_undefined_*() (a self-initialised variable) to the
 // builtins of unmasked intrinsics, which -Wmaybe-uninitialized reports once they are inlined.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #define TESSEL_SIM_AMX_TARGET \
   __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vbmi")))

@@ -35,7 +35,9 @@ struct CacheLineAllocator {
     return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
   }
   void deallocate(T* p, std::size_t n) {
-    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
+    (void)
+        n;  // the unsized aligned form: clang declares the sized one only with -fsized-deallocation
+    ::operator delete (p, std::align_val_t{64});
   }
   /// Default-initialises (a resize leaves bytes unset, for packers that write every byte).
   template <class U>

@@ -170,7 +170,9 @@ TESSEL_SIM_VNNI_TARGET void conv_dense_vnni_loop(
 // GCC 12's AVX-512 headers pass _mm512_undefined_*() (a self-initialised variable) to the
 // builtins of unmasked intrinsics, which -W(maybe-)uninitialized reports once they are inlined.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and its headers do not warn)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #define TESSEL_SIM_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 

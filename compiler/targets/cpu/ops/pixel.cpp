@@ -122,7 +122,9 @@ Result<bool> clamp(ChannelsLastArgs& args) {
     for (std::int64_t i = 0; i < x.size(); ++i) out[i] = std::min(std::max(xv[i], flo), fhi);
     return true;
   }
-  const auto [ilo, ihi] = activation_bounds(args.graph, args.op);
+  // Named, not a structured binding: clang 14 (the asan preset) cannot capture one in a lambda.
+  const std::pair<std::int32_t, std::int32_t> bounds = activation_bounds(args.graph, args.op);
+  const std::int32_t ilo = bounds.first, ihi = bounds.second;
   if (x.dtype() == DType::i8) {
     nhwc::clamp(x.data<std::int8_t>(), y.data<std::int8_t>(), x.size(), ilo, ihi);
     return true;
