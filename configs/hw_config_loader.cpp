@@ -560,7 +560,7 @@ void read_dram(Validator& v, const YAML::Node& node, HwConfig& config, bool& com
   const auto burst =
       v.read_power_of_two(v.get(node, path, "burst_bytes", true), "dram.burst_bytes", 65536);
   const auto outstanding = narrow(v.read_int(v.get(node, path, "max_outstanding_requests", true),
-                                             "dram.max_outstanding_requests", 1, 1024));
+                                             "dram.max_outstanding_requests", 1, 1 << 20));
   if (!bandwidth || !latency || !burst || !outstanding) {
     complete = false;
     return;

@@ -50,6 +50,10 @@ nlohmann::ordered_json schedule_figures(const sched::Schedule& s, const sched::N
   figures["onchip_bytes"] = onchip_bytes;
   figures["onchip_capacity_bytes"] = hw.total_onchip_bytes();
   figures["dram_bandwidth_gbps"] = hw.dram.bandwidth_bytes_per_second / 1e9;
+  // What a long stream of bursts moves under the DRAM model: below the bandwidth when the
+  // point's outstanding requests do not cover the round trip (docs/config.md, "Sustained DRAM
+  // rate"); a bandwidth sweep is flat above it.
+  figures["dram_sustained_gbps"] = hw.dram_sustained_bytes_per_cycle() * hw.clock_mhz / 1e3;
   figures["groups"] = s.groups.size();
   // An area axis: the block-RAM tiles of the RTL's scratchpads on a 7-series FPGA (hw/fpga
   // rtl_bram(): two copies of the banks; the count Yosys gives for edge-small), null where the

@@ -77,12 +77,23 @@ TEST(HwConfig, sustained_dram_rate_is_the_bus_or_the_slots_per_round_trip) {
   EXPECT_DOUBLE_EQ(tiny({{"dram.max_outstanding_requests", "1"}}).dram_sustained_bytes_per_cycle(),
                    16.0 / 11.0);
   // cloud-large: 1.2 TB/s at 940 MHz is 1276.6 B a cycle, a 64 B burst 0.05 cycles on the bus,
-  // L = ceil(150 x 0.94) = 141: 256 slots carry 256 x 64 B per 142 cycles, 9% of the bus.
+  // L = ceil(150 x 0.94) = 141: 4096 slots carry 4096 x 64 B per 142 cycles (1,846 B a cycle),
+  // more than the bus; with 256 (the shipped value before session 34) 256 x 64 / 142, 9% of it.
   const HwConfig cloud = shipped("cloud-large");
-  EXPECT_DOUBLE_EQ(cloud.dram_sustained_bytes_per_cycle(), 256.0 * 64.0 / 142.0);
-  // edge-small: 16 B a cycle, a 32 B burst 2 cycles, L = 48: 4 x 32 B per 50 cycles.
+  EXPECT_EQ(cloud.dram.max_outstanding_requests, 4096);
+  EXPECT_DOUBLE_EQ(cloud.dram_sustained_bytes_per_cycle(), cloud.dram_bytes_per_cycle());
+  const HwConfig cloud256 =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml",
+                     {{"dram.max_outstanding_requests", "256"}});
+  EXPECT_DOUBLE_EQ(cloud256.dram_sustained_bytes_per_cycle(), 256.0 * 64.0 / 142.0);
+  // edge-small: 16 B a cycle, a 32 B burst 2 cycles, L = 48: 32 slots carry 32 x 32 B per 50
+  // cycles (20.48 B), more than the bus; 4 slots (before session 34) 4 x 32 B per 50 cycles.
   const HwConfig edge = shipped("edge-small");
-  EXPECT_DOUBLE_EQ(edge.dram_sustained_bytes_per_cycle(), 4.0 * 32.0 / 50.0);
+  EXPECT_DOUBLE_EQ(edge.dram_sustained_bytes_per_cycle(), 16.0);
+  const HwConfig edge4 =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/edge-small.yaml",
+                     {{"dram.max_outstanding_requests", "4"}});
+  EXPECT_DOUBLE_EQ(edge4.dram_sustained_bytes_per_cycle(), 4.0 * 32.0 / 50.0);
   // npc19-deepfusion: 3.84 B a cycle, 8 slots of 64 B cover the 39-cycle latency: the bus.
   const HwConfig npc19 = shipped("npc19-deepfusion");
   EXPECT_DOUBLE_EQ(npc19.dram_sustained_bytes_per_cycle(), npc19.dram_bytes_per_cycle());

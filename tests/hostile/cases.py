@@ -138,7 +138,7 @@ CONFIG_MUTATIONS = [
     ("burst_huge", 21, "  burst_bytes: 1073741824", r"dram\.burst_bytes",
      r"must be between 1 and 65536"),
     ("outstanding_zero", 22, "  max_outstanding_requests: 0", r"dram\.max_outstanding_requests",
-     r"must be between 1 and 1024"),
+     r"must be between 1 and 1048576"),
     ("queue_depth_huge", 24, "  instruction_queue_depth: 4294967296",
      r"queues\.instruction_queue_depth", r"must be between 1 and 65536"),
     ("token_depth_string", 25, "  token_fifo_depth: '8'", r"queues\.token_fifo_depth",

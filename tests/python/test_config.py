@@ -16,7 +16,7 @@ EDGE_SMALL = {
     "scratchpads": [{"name": "unified", "size": "128KiB", "banks": 8, "port_width_bytes": 8,
                      "holds": ["activations", "weights", "accumulators", "outputs"]}],
     "dram": {"bandwidth": "6.4GB/s", "latency_ns": 120, "burst_bytes": 32,
-             "max_outstanding_requests": 4},
+             "max_outstanding_requests": 32},
     "queues": {"instruction_queue_depth": 16, "token_fifo_depth": 8},
     "energy": {"mac_pj": 0.3, "sram_read_pj_per_byte": 1.25, "sram_write_pj_per_byte": 1.25,
                "dram_pj_per_byte": 32},

@@ -66,6 +66,25 @@ TEST(AnalyticMode, FiguresEqualTheDriversScheduleForEveryPolicy) {
             std::string::npos);
 }
 
+// The sustained DRAM rate of each point, by hand on edge-small (16 B a cycle at 400 MHz, 32 B
+// bursts, a 48-cycle latency): 4 slots carry 4 x 32 B per 50 cycles = 2.56 B a cycle = 1.024 GB/s;
+// 32 slots cover the round trip, so the bus's 6.4 GB/s.
+TEST(AnalyticMode, SustainedDramRateIsTheSlotsPerRoundTripOrTheBus) {
+  const SweepSpec spec =
+      spec_of("mode: analytic", "[tiny_residual]", "\n  dram.max_outstanding_requests: [4, 32]");
+  ASSERT_EQ(spec.points.size(), 2U * 5);
+  auto evaluator = make_evaluator(spec);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.reason();
+  for (const SweepPoint& point : spec.points) {
+    if (point.policy != "optimal") continue;
+    const Evaluation got = evaluate(*evaluator.value(), point);
+    ASSERT_EQ(got.status, Evaluation::Status::ok) << got.reason;
+    const bool four = point.config->hw->dram.max_outstanding_requests == 4;
+    EXPECT_DOUBLE_EQ(got.figures.at("dram_bandwidth_gbps").get<double>(), 6.4);
+    EXPECT_NEAR(got.figures.at("dram_sustained_gbps").get<double>(), four ? 1.024 : 6.4, 1e-12);
+  }
+}
+
 // `tiles_2d: false` schedules in the rows-then-columns map space: each point's figures are the
 // driver's with column_tiles_every_row off, and some differ from the default's (2D tiles).
 TEST(AnalyticMode, Tiles2dOffIsTheDriversRowsThenColumnsSchedule) {
