@@ -7,6 +7,7 @@
 
 #include "scheduler/group_info.hpp"
 #include "scheduler/plan.hpp"
+#include "scheduler/weight_loads.hpp"
 
 namespace tessel::sched {
 
@@ -156,9 +157,7 @@ int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {
 int64_t weight_bytes_for(const Net& net, const Op& op, Interval c) {
   if (op.weight_bytes == 0 || c.empty()) return 0;
   // The whole table (or pixel of ones) for any channels.
-  if (op.lookup_table || op.pool_by_conv || op.kind == OpKind::Norm ||
-      op.kind == OpKind::RowSoftmax || op.constant_operand)
-    return op.weight_bytes;
+  if (loads_table(op)) return op.weight_bytes;
   const int64_t channels = net.tensor(op.output).shape.c;
   return op.weight_bytes / channels * c.size();
 }
@@ -177,20 +176,29 @@ int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, 
   return weight_dma_cycles(net, machine, op, c, slice + table);
 }
 
+// `bytes` in `dmas` DMA instructions of about equal size, each paying the latency.
+static int64_t split_dma_cycles(const Machine& machine, int64_t bytes, int64_t dmas) {
+  if (bytes <= 0) return 0;
+  dmas = std::clamp<int64_t>(dmas, 1, bytes);
+  const int64_t small = bytes / dmas, large = dmas - bytes % dmas;  // `large` DMAs of `small`
+  return large * dma_cycles_for_bytes(machine, small) +
+         (dmas - large) * dma_cycles_for_bytes(machine, small + 1);
+}
+
 int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
                           int64_t bytes) {
-  // A block-diagonal grouped conv's weights are one DMA per group (each its own row padding,
-  // docs/codegen.md "Grouped convolution"); everything else one run.
-  if (op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net, op) && !c.empty()) {
-    const int64_t out_per_group = net.tensor(op.output).shape.c / op.groups;
-    if (out_per_group < machine.matrix_cols) {
-      const int64_t groups = ceil_div(c.size(), out_per_group);
-      const int64_t table = table_bytes_for(net, op, c);
-      return groups * dma_cycles_for_bytes(machine, (bytes - table) / groups) +
-             dma_cycles_for_bytes(machine, table);
-    }
-  }
-  return dma_cycles_for_bytes(machine, bytes);
+  if ((op.kind != OpKind::Conv && op.kind != OpKind::Gemm) || c.empty())
+    return dma_cycles_for_bytes(machine, bytes);
+  // The weight blocks (as codegen merges them), the bias vector and the requant table are DMA
+  // instructions of their own, each paying the DRAM latency: one latency per op under-predicted
+  // the loads of nets of many small ops threefold (mobilenet_v3_large's SE blocks).
+  const MatrixShape m = matrix_shape(net, machine, op);
+  const int64_t table = table_bytes_for(net, op, c);
+  const int64_t bias = bias_bytes_for(net, machine, op, c.size());
+  const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, machine.matrix_rows);
+  const int64_t dmas = weight_block_dmas(m, machine, c.size(), 0, ic_blocks);
+  return split_dma_cycles(machine, bytes - table - bias, dmas) +
+         dma_cycles_for_bytes(machine, bias) + dma_cycles_for_bytes(machine, table);
 }
 
 int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& op,
@@ -203,7 +211,14 @@ int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& o
   const int64_t table = k == 0 ? op.requant_table_bytes : 0;
   traffic.weights_read += weights + bias;
   traffic.requant_tables_read += table;
-  return dma_cycles_for_bytes(machine, weights + bias + table);
+  // The chunk's blocks as codegen merges them; chunk 0 brings the bias and the table, each its
+  // own DMA (emit_conv_loads).
+  const MatrixShape m = matrix_shape(net, machine, op);
+  const int64_t chunk_blocks = ceil_div(chunk_inputs, machine.matrix_rows);
+  const int64_t b0 = k * chunk_blocks;
+  const int64_t b1 = std::min(ceil_div(m.ci, machine.matrix_rows), b0 + chunk_blocks);
+  return split_dma_cycles(machine, weights, weight_block_dmas(m, machine, out_channels, b0, b1)) +
+         dma_cycles_for_bytes(machine, bias) + dma_cycles_for_bytes(machine, table);
 }
 
 int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,

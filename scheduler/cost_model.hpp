@@ -28,8 +28,11 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
 
 /// Cycles of one DMA of `bytes` contiguous bytes (burst-aligned).
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes);
-/// DMA cycles of loading `bytes` of op `op`'s weights (and tables) for output channels `c`: one
-/// run, or for a block-diagonal grouped conv one DMA per group and one for the table.
+/// DMA cycles of loading `bytes` of op `op`'s weights (and tables) for output channels `c`, one
+/// DMA instruction per load as codegen's emit_conv_loads emits them, each paying the DRAM
+/// latency: for a Conv or Gemm its weight blocks' DMAs (weight_block_dmas, the bytes shared
+/// evenly), the int32 bias vector when the op has one, and the requant table; for any other op
+/// one run.
 int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
                           int64_t bytes);
 

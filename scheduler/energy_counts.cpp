@@ -10,18 +10,13 @@
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sched {
 namespace {
 
 constexpr int64_t kLutEntries = 256;  // the lut instruction's table (docs/isa.md)
-
-// Ops whose operand loads whole like a lookup table (codegen's loads_table).
-bool loads_table(const Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.constant_operand || op.kind == OpKind::Norm ||
-         op.kind == OpKind::RowSoftmax;
-}
 
 bool depthwise(const Net& net, const Op& op) {
   return op.kind == OpKind::Conv && op.groups > 1 &&

@@ -15,60 +15,16 @@
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/shape.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sched {
 
 namespace {
 
-// The largest `y_size` of a DMA instruction (docs/isa.md: u12), as codegen merges weight loads.
-constexpr int64_t kMaxDmaRows = 4095;
-
 bool is_matrix(const Op& op) {
   return op.kind == OpKind::Conv || op.kind == OpKind::Gemm;
 }
-
-// codegen's loads_table (table_ops.cpp): operands that load whole like a lookup table.
-bool loads_table(const Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.constant_operand || op.kind == OpKind::Norm ||
-         op.kind == OpKind::RowSoftmax;
-}
-
-// A matrix op as the matrix unit sees it (codegen's MatrixOp, from the net's shapes).
-struct MatrixShape {
-  int64_t co = 0, ci = 0, kh = 1, kw = 1;
-  bool depthwise = false, gemm = false, block_diagonal = false, has_bias = false;
-  int64_t groups = 1, pack = 1;
-  int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
-};
-
-// Counts DMA instructions of a run of weight blocks as codegen's emit_conv_loads merges them: a
-// block continuing the previous load (same row shape, no left padding; blocks of one slice lie
-// one after another in DRAM and on chip) extends it up to kMaxDmaRows rows.
-struct LoadRuns {
-  int64_t count = 0;
-  bool open = false;
-  int64_t x = 0, c = 0, pad_right = 0, pad_left = 0, y = 0;
-  void add(int64_t n, int64_t rows, int64_t bx, int64_t bc, int64_t pr, int64_t pl) {
-    if (n <= 0) return;
-    if (open && pad_left == 0 && pl == 0 && x == bx && c == bc && pad_right == pr) {
-      const int64_t room = (kMaxDmaRows - y) / rows;
-      const int64_t t = std::min(n, room);
-      y += t * rows;
-      n -= t;
-    }
-    if (n <= 0) return;
-    const int64_t per = std::max<int64_t>(1, kMaxDmaRows / rows);
-    count += ceil_div(n, per);
-    const int64_t last = n % per == 0 ? per : n % per;
-    open = true;
-    x = bx;
-    c = bc;
-    pad_right = pr;
-    pad_left = pl;
-    y = last * rows;
-  }
-};
 
 class ProgramCounter {
  public:
@@ -160,31 +116,7 @@ class ProgramCounter {
     return !hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
   }
 
-  MatrixShape matrix_shape(const Op& op) const {
-    MatrixShape m;
-    const Shape3 in = net_.tensor(op.inputs[0]).shape;
-    m.co = net_.tensor(op.output).shape.c;
-    if (op.kind == OpKind::Gemm) {
-      m.gemm = true;
-      m.ci = in.elements();
-    } else {
-      m.ci = in.c / std::max<int64_t>(1, op.groups);
-      m.kh = op.window.kernel_h;
-      m.kw = op.window.kernel_w;
-      m.depthwise = op.groups > 1 && op.groups == m.co && m.ci == 1;
-      if (op.groups > 1 && !m.depthwise) {
-        const int64_t out_pg = m.co / op.groups;
-        m.groups = op.groups;
-        m.pack = conv_groups_per_block(machine_, op.groups, m.ci, out_pg);
-        m.block_diagonal = out_pg < cols_;
-      }
-      if (op.space_to_depth.channels > 0)
-        m.ci = op.space_to_depth.factor * op.space_to_depth.factor * op.space_to_depth.channels;
-    }
-    // weight_bytes holds the weights as stored and the int32 bias, compact.
-    m.has_bias = op.weight_bytes > m.co * m.ci * m.kh * m.kw * machine_.weight_bytes;
-    return m;
-  }
+  MatrixShape matrix_shape(const Op& op) const { return sched::matrix_shape(net_, machine_, op); }
 
   // codegen's chunk_blocks_of: input blocks per reduction chunk.
   int64_t chunk_blocks_of(const GroupSchedule& gs, int index, const MatrixShape& m) const {
@@ -226,29 +158,7 @@ class ProgramCounter {
     int64_t n = 0;
     for (size_t k = 0; k < slices.size(); ++k) {
       if (slice >= 0 && static_cast<size_t>(slice) != k) continue;
-      LoadRuns runs;
-      const int64_t channels = slices[k].size();
-      const int64_t oc_blocks = ceil_div(channels, cols_);
-      for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-        const int64_t cn = std::min(cols_, channels - ob * cols_);
-        if (m.depthwise) {
-          runs.add(1, m.kh * m.kw, 1, cn, 0, 0);
-        } else if (m.block_diagonal) {
-          const int64_t out_pg = m.co / m.groups;
-          for (int64_t j = 0; j * out_pg < cn; ++j)
-            runs.add(1, m.kh * m.kw, m.ci, out_pg, rows_ - (j + 1) * m.ci, j * m.ci);
-        } else {
-          // Whole blocks of rows_ input channels, then perhaps one partial block.
-          const int64_t full_end = std::min(b1, m.ci / rows_);
-          const int64_t full = std::max<int64_t>(0, full_end - b0);
-          runs.add(full, m.kh * m.kw, rows_, cn, 0, 0);
-          for (int64_t ib = std::max(b0, full_end); ib < b1; ++ib) {
-            const int64_t rn = std::min(rows_, m.ci - ib * rows_);
-            runs.add(1, m.kh * m.kw, rn, cn, rows_ - rn, 0);
-          }
-        }
-      }
-      n += runs.count;
+      n += weight_block_dmas(m, machine_, slices[k].size(), b0, b1);
       if (chunk > 0) continue;        // the bias and table came with chunk 0
       n += (m.has_bias ? 1 : 0) + 1;  // bias vector, (M, r) table
     }

@@ -9,6 +9,7 @@
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
+#include "scheduler/cost_model.hpp"
 #include "scheduler/from_ir.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
@@ -47,6 +48,30 @@ TEST(CostModel, one_conv_hand_computed_bytes_and_cycles) {
   ASSERT_NE(w, buffers.end());
   EXPECT_EQ(w->size_bytes, 256 + 64 + 128);
   EXPECT_EQ(s.value().groups[0].compute_cycles, 84);
+}
+
+// A conv's weight load is the DMA instructions codegen emits (emit_conv_loads), each paying the
+// latency: 16 B/cycle, 64-byte bursts (4 cycles each), L = 10, a 16x16 array.
+//   16 -> 16, 1x1, bias: one block 256 B (10 + 4 x 4 = 26), bias 64 B (10 + 4 = 14), table
+//   128 B (10 + 8 = 18): 58 (one DMA of the 448 bytes would be 10 + 7 x 4 = 38).
+//   24 -> 32, 1x1, bias: per output block a full input block and a partial one of 8 rows (its
+//   padding differs, so no merge): 4 DMAs of 768 / 4 = 192 B (10 + 3 x 4 = 22 each), bias
+//   128 B (18), table 256 B (10 + 16 = 26): 132. Channels [0, 16) only: 2 DMAs of 192 B, bias
+//   64 B, table 128 B: 44 + 14 + 18 = 76.
+TEST(CostModel, weight_loads_pay_one_latency_per_dma_codegen_emits) {
+  NetBuilder b("two_convs");
+  const int x = b.input("x", {16, 4, 4});
+  const int c1 = b.conv("c1", x, 16, 1, 1, 0, 1, 1, true);
+  const int y = b.input("y", {24, 4, 4});
+  const int c2 = b.conv("c2", y, 32, 1, 1, 0, 1, 1, true);
+  const Net net = b.build();
+  Machine machine = unified_machine(64 * 1024);
+  machine.dram_latency_cycles = 10;
+  const Op& one = net.op(net.tensor(c1).producer);
+  const Op& two = net.op(net.tensor(c2).producer);
+  EXPECT_EQ(weight_dma_cycles(net, machine, one, Interval{0, 16}, 256 + 64 + 128), 58);
+  EXPECT_EQ(weight_dma_cycles(net, machine, two, Interval{0, 32}, 768 + 128 + 256), 132);
+  EXPECT_EQ(weight_dma_cycles(net, machine, two, Interval{0, 16}, 384 + 64 + 128), 76);
 }
 
 // A 3x3 conv, stride 2, pad 1 on 16 rows split in 4 row tiles (2 output rows each): tile t

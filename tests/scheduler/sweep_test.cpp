@@ -130,20 +130,21 @@ TEST(WeightSweep, mini_block_bytes_buffers_and_lifetimes_are_exact) {
   EXPECT_TRUE(check_schedule(net, machine, s).ok()) << check_schedule(net, machine, s).reason();
 }
 
-// DMA: 16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst. x 128 B = 2 bursts = 8;
-// a's slice 96 + 64 B = 3 bursts = 12 (twice); b's 80 + 32 B = 2 bursts = 8 (twice); the
-// stored 128 B = 8.
+// DMA: 16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst. x 128 B = 2 bursts = 8; a
+// slice is three DMAs as codegen emits them (weight blocks in one run, bias, requant table),
+// each of whole bursts: a's 64 + 32 + 64 B = 3 bursts = 12 (twice); b's 64 + 16 + 32 B = 3
+// bursts = 12 (twice; 2 bursts = 8 when the model took a slice as one DMA); the stored 128 B = 8.
 // Compute per slice of a: 4 conv rows of 4 pixels, each R + 4 passes x 4 + fill 4 + drain 4 = 28
 // and a requant 4 x 2 + 4 = 12 -> 160; relu 16 x 2 + 4 = 36 -> 196.
 // Per slice of b: 4 x (4 + 4 x 4 + 8 = 28, requant 4 x 1 + 4 = 8) = 144; add 20; relu 20 -> 184.
-// Loads run ahead by one slice (two copies): load ends 20, 32, 224 (waits for phase 0 to free
-// its copy at 216), 420 (waits for phase 1 at 412); compute ends 216, 412, 596, 780; + store 8.
+// Loads run ahead by one slice (two copies): load ends 20, 32, 228 (waits for phase 0 to free
+// its copy at 216), 424 (waits for phase 1 at 412); compute ends 216, 412, 596, 780; + store 8.
 TEST(WeightSweep, mini_block_cycles_overlap_slice_loads_with_compute) {
   const Net net = mini_block();
   const Machine machine = unified_machine(1024, 4, 4, 16);
   auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, two_slices_each(), PlanOptions{});
   ASSERT_TRUE(r.ok()) << r.reason();
-  EXPECT_EQ(r.value().load_cycles, 8 + 12 + 12 + 8 + 8);
+  EXPECT_EQ(r.value().load_cycles, 8 + 12 + 12 + 12 + 12);
   EXPECT_EQ(r.value().compute_cycles, 2 * 196 + 2 * 184);
   EXPECT_EQ(r.value().store_cycles, 8);
   EXPECT_EQ(r.value().cycles, 788);
@@ -344,21 +345,22 @@ TEST(WeightSweep, pool_block_bytes_buffers_and_lifetimes_are_exact) {
                    .ok());
 }
 
-// DMA (16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst): x 128 B = 8; each 80-byte
-// slice 2 bursts = 8; the stored 128 B = 8. Compute per slice of a: 4 rows of (conv 4 + 2
-// passes x 4 + fill 4 + drain 4 = 20, requant 4 + 4 = 8) = 112, relu_a 16 + 4 = 20 -> 132; the
-// pool, 16 px x 9 taps x 2 lane groups + 4 = 292, joins a's last phase; b's slices as a's.
-// Loads end 16, 24, 156 (phase 0 frees its copy at 148), 580 (phase 1 frees at 572); compute
-// ends 148, 572, 704, 836; + store 8 = 844.
+// DMA (16 B/cycle, 64-byte bursts, no latency: 4 cycles a burst): x 128 B = 8; each slice is
+// three DMAs (weights 32 B, bias 16 B, requant table 32 B), a burst each = 12 (8 when the model
+// took the 80 bytes as one DMA); the stored 128 B = 8. Compute per slice of a: 4 rows of (conv
+// 4 + 2 passes x 4 + fill 4 + drain 4 = 20, requant 4 + 4 = 8) = 112, relu_a 16 + 4 = 20 ->
+// 132; the pool, 16 px x 9 taps x 2 lane groups + 4 = 292, joins a's last phase; b's slices as
+// a's. Loads end 20, 32, 164 (phase 0 frees its copy at 152), 588 (phase 1 frees at 576);
+// compute ends 152, 576, 708, 840; + store 8 = 848.
 TEST(WeightSweep, pool_block_cycles_put_the_pool_in_the_phase_before_it) {
   const Net net = pool_block();
   const Machine machine = unified_machine(1024, 4, 4, 16);
   auto r = evaluate_mapping(net, machine, {1, 2, 3, 4, 5}, pool_block_slices(), PlanOptions{});
   ASSERT_TRUE(r.ok()) << r.reason();
-  EXPECT_EQ(r.value().load_cycles, 8 + 4 * 8);
+  EXPECT_EQ(r.value().load_cycles, 8 + 4 * 12);
   EXPECT_EQ(r.value().compute_cycles, 4 * 132 + 292);
   EXPECT_EQ(r.value().store_cycles, 8);
-  EXPECT_EQ(r.value().cycles, 844);
+  EXPECT_EQ(r.value().cycles, 848);
 }
 
 // The checker restates the pool's block (step 3): a pool output declared live only from conv

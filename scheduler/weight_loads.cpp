@@ -1,0 +1,112 @@
+// A matrix op's weight loads as code generation emits them (weight_loads.hpp).
+#include "scheduler/weight_loads.hpp"
+
+#include <algorithm>
+
+#include "support/int_ops.hpp"
+
+namespace tessel::sched {
+
+namespace {
+
+using intops::ceil_div;
+
+// The largest `y_size` of a DMA instruction (docs/isa.md: u12), as codegen merges weight loads.
+constexpr int64_t kMaxDmaRows = 4095;
+
+// Counts DMA instructions of a run of weight blocks as codegen's emit_conv_loads merges them: a
+// block continuing the previous load (same row shape, no left padding; blocks of one slice lie
+// one after another in DRAM and on chip) extends it up to kMaxDmaRows rows.
+struct LoadRuns {
+  int64_t count = 0;
+  bool open = false;
+  int64_t x = 0, c = 0, pad_right = 0, pad_left = 0, y = 0;
+  void add(int64_t n, int64_t rows, int64_t bx, int64_t bc, int64_t pr, int64_t pl) {
+    if (n <= 0) return;
+    if (open && pad_left == 0 && pl == 0 && x == bx && c == bc && pad_right == pr) {
+      const int64_t room = (kMaxDmaRows - y) / rows;
+      const int64_t t = std::min(n, room);
+      y += t * rows;
+      n -= t;
+    }
+    if (n <= 0) return;
+    const int64_t per = std::max<int64_t>(1, kMaxDmaRows / rows);
+    count += ceil_div(n, per);
+    const int64_t last = n % per == 0 ? per : n % per;
+    open = true;
+    x = bx;
+    c = bc;
+    pad_right = pr;
+    pad_left = pl;
+    y = last * rows;
+  }
+};
+
+}  // namespace
+
+bool loads_table(const Op& op) {
+  return op.lookup_table || op.pool_by_conv || op.constant_operand || op.kind == OpKind::Norm ||
+         op.kind == OpKind::RowSoftmax;
+}
+
+MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
+  MatrixShape m;
+  const Shape3 in = net.tensor(op.inputs[0]).shape;
+  m.co = net.tensor(op.output).shape.c;
+  if (op.kind == OpKind::Gemm) {
+    m.gemm = true;
+    m.ci = in.elements();
+  } else {
+    m.ci = in.c / std::max<int64_t>(1, op.groups);
+    m.kh = op.window.kernel_h;
+    m.kw = op.window.kernel_w;
+    m.depthwise = op.groups > 1 && op.groups == m.co && m.ci == 1;
+    if (op.groups > 1 && !m.depthwise) {
+      const int64_t out_pg = m.co / op.groups;
+      m.groups = op.groups;
+      m.pack = conv_groups_per_block(machine, op.groups, m.ci, out_pg);
+      m.block_diagonal = out_pg < machine.matrix_cols;
+    }
+    if (op.space_to_depth.channels > 0)
+      m.ci = op.space_to_depth.factor * op.space_to_depth.factor * op.space_to_depth.channels;
+  }
+  // weight_bytes holds the weights as stored and the int32 bias, compact.
+  m.has_bias = op.weight_bytes > m.co * m.ci * m.kh * m.kw * machine.weight_bytes;
+  return m;
+}
+
+int64_t bias_bytes_for(const Net& net, const Machine& machine, const Op& op, int64_t channels) {
+  if ((op.kind != OpKind::Conv && op.kind != OpKind::Gemm) || channels <= 0) return 0;
+  const MatrixShape m = matrix_shape(net, machine, op);
+  if (!m.has_bias) return 0;
+  return (op.weight_bytes - m.co * m.ci * m.kh * m.kw * machine.weight_bytes) / m.co * channels;
+}
+
+int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t channels,
+                          int64_t b0, int64_t b1) {
+  const int64_t rows = machine.matrix_rows, cols = machine.matrix_cols;
+  LoadRuns runs;
+  const int64_t oc_blocks = ceil_div(channels, cols);
+  for (int64_t ob = 0; ob < oc_blocks; ++ob) {
+    const int64_t cn = std::min(cols, channels - ob * cols);
+    if (m.depthwise) {
+      runs.add(1, m.kh * m.kw, 1, cn, 0, 0);
+    } else if (m.block_diagonal) {
+      const int64_t out_pg = m.co / m.groups;
+      for (int64_t j = 0; j * out_pg < cn; ++j)
+        runs.add(1, m.kh * m.kw, m.ci, out_pg, rows - (j + 1) * m.ci, j * m.ci);
+    } else {
+      // Whole blocks of `rows` input channels, then perhaps one partial block.
+      const int64_t full_end = std::min(b1, m.ci / rows);
+      const int64_t full = std::max<int64_t>(0, full_end - b0);
+      runs.add(full, m.kh * m.kw, rows, cn, 0, 0);
+      for (int64_t ib = std::max(b0, full_end); ib < b1; ++ib) {
+        const int64_t rn = std::min(rows, m.ci - ib * rows);
+        runs.add(1, m.kh * m.kw, rn, cn, rows - rn, 0);
+      }
+    }
+  }
+  return runs.count;
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,43 @@
+// A matrix op's weight loads as code generation emits them (codegen's emit_conv_loads): the
+// matrix unit's view of the op, and the DMA instructions of its weight blocks after merging.
+// Shared by the cost model (each DMA pays the DRAM latency) and the program-size prediction
+// (each DMA is an instruction), so both follow one rule.
+#pragma once
+
+#include <cstdint>
+
+#include "scheduler/machine.hpp"
+#include "scheduler/net.hpp"
+
+namespace tessel::sched {
+
+/// Ops whose operand (a lookup table, a pool's ones, a constant, a normaliser's parameters) loads
+/// whole whatever channels a tile needs, one DMA (codegen's loads_table, table_ops.cpp).
+bool loads_table(const Op& op);
+
+/// A Conv or Gemm as the matrix unit sees it (codegen's MatrixOp, from the net's shapes).
+struct MatrixShape {
+  int64_t co = 0, ci = 0, kh = 1, kw = 1;
+  bool depthwise = false, gemm = false, block_diagonal = false, has_bias = false;
+  int64_t groups = 1, pack = 1;
+  int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
+};
+
+/// The matrix view of Conv or Gemm `op`: reduction `ci x kh x kw` per output channel (a
+/// space-to-depth stem's `f x f` phases of its original channels), grouping, and whether
+/// `Op::weight_bytes` (packed weights and int32 bias, compact) holds a bias.
+MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op);
+
+/// The int32 bias bytes of Conv or Gemm `op` for `channels` output channels (0 without a bias
+/// and for any other op).
+int64_t bias_bytes_for(const Net& net, const Machine& machine, const Op& op, int64_t channels);
+
+/// The DMA instructions that load the weight blocks of `channels` output channels and input
+/// blocks [b0, b1) (a reduction chunk; [0, all) otherwise): one per block, a block continuing
+/// the previous load (same row shape, no left padding) extending it up to the DMA's 4,095 rows;
+/// a block-diagonal grouped conv one per group of each block. Bias and requant table not
+/// included (one DMA each).
+int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t channels,
+                          int64_t b0, int64_t b1);
+
+}  // namespace tessel::sched
