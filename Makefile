@@ -39,7 +39,9 @@ run: build-tools
 
 # Outside oracles into the git-ignored .cache/: the six torchvision exports and onnxruntime-node
 # from npm. Both steps are idempotent; when npm is missing the onnxruntime tests skip and say so.
-oracle-data:
+# After deps (the export needs python3-torchvision); `make -j2 test` (CI) runs it beside the
+# build: on a fresh clone it is ~60 s of one core, which left the other idle.
+oracle-data: deps
 	/usr/bin/python3 experiments/models/export_torchvision.py
 	tests/oracles/setup_ort.sh || echo "make: onnxruntime-node unavailable; its tests will skip"
 

@@ -646,7 +646,7 @@ TEST(BytesBound, the_group_floor_never_rules_out_a_group_that_fits_nor_exceeds_i
     ASSERT_TRUE(net.ok()) << net.reason();
     for (int64_t capacity : {1024, 4096}) check(net.value(), unified_machine(capacity, 4, 4));
   }
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
+  for (uint64_t seed = 1; seed <= testing::random_seeds(6); ++seed) {
     const Net net = testing::random_net(seed, 10);
     for (int64_t capacity : {1024, 4096}) check(net, unified_machine(capacity, 4, 4));
   }
