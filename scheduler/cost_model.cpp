@@ -194,7 +194,7 @@ int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, 
   // the loads of nets of many small ops threefold (mobilenet_v3_large's SE blocks).
   const MatrixShape m = matrix_shape(net, machine, op);
   const int64_t table = table_bytes_for(net, op, c);
-  const int64_t bias = bias_bytes_for(net, machine, op, c.size());
+  const int64_t bias = m.bias_bytes_per_channel * c.size();
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, machine.matrix_rows);
   const int64_t dmas = weight_block_dmas(m, machine, c.size(), 0, ic_blocks);
   return split_dma_cycles(machine, bytes - table - bias, dmas) +
@@ -203,17 +203,15 @@ int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, 
 
 int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& op,
                              int64_t chunk_inputs, int64_t k, Traffic& traffic) {
-  const int64_t out_channels = net.tensor(op.output).shape.c;
+  const MatrixShape m = matrix_shape(net, machine, op);
+  const int64_t out_channels = m.co;
   const int64_t weights = out_channels * chunk_inputs * machine.weight_bytes;
-  const int64_t bias = k == 0 ? op.weight_bytes - out_channels * net.tensor(op.inputs[0]).shape.c *
-                                                      machine.weight_bytes
-                              : 0;
+  const int64_t bias = k == 0 ? m.bias_bytes_per_channel * out_channels : 0;
   const int64_t table = k == 0 ? op.requant_table_bytes : 0;
   traffic.weights_read += weights + bias;
   traffic.requant_tables_read += table;
   // The chunk's blocks as codegen merges them; chunk 0 brings the bias and the table, each its
   // own DMA (emit_conv_loads).
-  const MatrixShape m = matrix_shape(net, machine, op);
   const int64_t chunk_blocks = ceil_div(chunk_inputs, machine.matrix_rows);
   const int64_t b0 = k * chunk_blocks;
   const int64_t b1 = std::min(ceil_div(m.ci, machine.matrix_rows), b0 + chunk_blocks);

@@ -71,15 +71,9 @@ MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
       m.ci = op.space_to_depth.factor * op.space_to_depth.factor * op.space_to_depth.channels;
   }
   // weight_bytes holds the weights as stored and the int32 bias, compact.
-  m.has_bias = op.weight_bytes > m.co * m.ci * m.kh * m.kw * machine.weight_bytes;
+  const int64_t bias = op.weight_bytes - m.co * m.ci * m.kh * m.kw * machine.weight_bytes;
+  m.bias_bytes_per_channel = bias > 0 ? bias / m.co : 0;
   return m;
-}
-
-int64_t bias_bytes_for(const Net& net, const Machine& machine, const Op& op, int64_t channels) {
-  if ((op.kind != OpKind::Conv && op.kind != OpKind::Gemm) || channels <= 0) return 0;
-  const MatrixShape m = matrix_shape(net, machine, op);
-  if (!m.has_bias) return 0;
-  return (op.weight_bytes - m.co * m.ci * m.kh * m.kw * machine.weight_bytes) / m.co * channels;
 }
 
 int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t channels,

@@ -18,19 +18,17 @@ bool loads_table(const Op& op);
 /// A Conv or Gemm as the matrix unit sees it (codegen's MatrixOp, from the net's shapes).
 struct MatrixShape {
   int64_t co = 0, ci = 0, kh = 1, kw = 1;
-  bool depthwise = false, gemm = false, block_diagonal = false, has_bias = false;
+  bool depthwise = false, gemm = false, block_diagonal = false;
   int64_t groups = 1, pack = 1;
+  int64_t bias_bytes_per_channel = 0;  ///< the int32 bias (4), or 0 without one
   int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
+  bool has_bias() const { return bias_bytes_per_channel > 0; }
 };
 
 /// The matrix view of Conv or Gemm `op`: reduction `ci x kh x kw` per output channel (a
-/// space-to-depth stem's `f x f` phases of its original channels), grouping, and whether
-/// `Op::weight_bytes` (packed weights and int32 bias, compact) holds a bias.
+/// space-to-depth stem's `f x f` phases of its original channels), grouping, and the bias
+/// `Op::weight_bytes` holds beside the packed weights (compact).
 MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op);
-
-/// The int32 bias bytes of Conv or Gemm `op` for `channels` output channels (0 without a bias
-/// and for any other op).
-int64_t bias_bytes_for(const Net& net, const Machine& machine, const Op& op, int64_t channels);
 
 /// The DMA instructions that load the weight blocks of `channels` output channels and input
 /// blocks [b0, b1) (a reduction chunk; [0, all) otherwise): one per block, a block continuing

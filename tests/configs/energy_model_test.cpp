@@ -30,8 +30,8 @@ HwConfig tiny(const std::vector<KeyOverride>& overrides = {}) {
   return parsed.value();
 }
 
-HwConfig shipped(const std::string& name) {
-  return load_hw_config(hw_config_dir() + "/" + name + ".yaml");
+HwConfig shipped(const std::string& name, const std::vector<KeyOverride>& overrides = {}) {
+  return load_hw_config(hw_config_dir() + "/" + name + ".yaml", overrides);
 }
 
 TEST(EnergyModel, sram_fit_matches_numpy_polyfit_of_horowitz_points) {
@@ -218,8 +218,7 @@ TEST(EnergyModel, sections_round_trip_and_pre_model_hashes_are_unchanged) {
   // outstanding requests, docs/config.md "Sustained DRAM rate"): with their old values they hash
   // as before, so the canonical form did not change.
   auto with_slots = [](const std::string& name, const std::string& slots) {
-    return load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml",
-                          {{"dram.max_outstanding_requests", slots}});
+    return shipped(name, {{"dram.max_outstanding_requests", slots}});
   };
   EXPECT_EQ(content_hash(with_slots("edge-small", "4")), "053c4fdcccb7ec3d");
   EXPECT_EQ(content_hash(shipped("edge-small")), "bbb6768e7238a5f2");

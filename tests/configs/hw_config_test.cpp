@@ -8,8 +8,9 @@
 namespace tessel {
 namespace {
 
-HwConfig shipped(const std::string& name) {
-  return load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml");
+HwConfig shipped(const std::string& name, const std::vector<KeyOverride>& overrides = {}) {
+  return load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml",
+                        overrides);
 }
 
 // A small valid config; tests edit it by override or by string replacement.
@@ -82,17 +83,13 @@ TEST(HwConfig, sustained_dram_rate_is_the_bus_or_the_slots_per_round_trip) {
   const HwConfig cloud = shipped("cloud-large");
   EXPECT_EQ(cloud.dram.max_outstanding_requests, 4096);
   EXPECT_DOUBLE_EQ(cloud.dram_sustained_bytes_per_cycle(), cloud.dram_bytes_per_cycle());
-  const HwConfig cloud256 =
-      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml",
-                     {{"dram.max_outstanding_requests", "256"}});
+  const HwConfig cloud256 = shipped("cloud-large", {{"dram.max_outstanding_requests", "256"}});
   EXPECT_DOUBLE_EQ(cloud256.dram_sustained_bytes_per_cycle(), 256.0 * 64.0 / 142.0);
   // edge-small: 16 B a cycle, a 32 B burst 2 cycles, L = 48: 32 slots carry 32 x 32 B per 50
   // cycles (20.48 B), more than the bus; 4 slots (before session 34) 4 x 32 B per 50 cycles.
   const HwConfig edge = shipped("edge-small");
   EXPECT_DOUBLE_EQ(edge.dram_sustained_bytes_per_cycle(), 16.0);
-  const HwConfig edge4 =
-      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/edge-small.yaml",
-                     {{"dram.max_outstanding_requests", "4"}});
+  const HwConfig edge4 = shipped("edge-small", {{"dram.max_outstanding_requests", "4"}});
   EXPECT_DOUBLE_EQ(edge4.dram_sustained_bytes_per_cycle(), 4.0 * 32.0 / 50.0);
   // npc19-deepfusion: 3.84 B a cycle, 8 slots of 64 B cover the 39-cycle latency: the bus.
   const HwConfig npc19 = shipped("npc19-deepfusion");

@@ -113,6 +113,17 @@ TEST_P(Zoo, simulator_matches_golden_and_schedule) {
 
 const char* const kConfigs[] = {"npc19-deepfusion", "vta-pynq", "edge-small", "cloud-large"};
 
+// A case's policy and run options: "optimal:latency" is optimal under the latency objective
+// (its schedules double-buffer more, e.g. VGG-19's chunked classifier.0, docs/codegen.md "Gemm
+// reduction chunks"); a plain name keeps the bytes objective.
+std::pair<std::string, pipeline::RunOptions> policy_of(const Case& c) {
+  const auto colon = c.policy.find(':');
+  pipeline::RunOptions options;
+  if (colon != std::string::npos)
+    options.objective = sched::parse_objective(c.policy.substr(colon + 1)).value();
+  return {c.policy.substr(0, colon), options};
+}
+
 // Every zoo model (the tiny_* test nets aside) x every shipped config x every policy; with
 // `latency`, also `optimal:latency` (optimal under the latency objective).
 std::vector<Case> matrix_cases(bool latency = false) {
@@ -142,14 +153,9 @@ class ZooFetch : public ::testing::TestWithParam<Case> {};
 TEST_P(ZooFetch, schedule_predicts_the_program_size) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
-  // "optimal:latency": optimal under the latency objective, as ZooTiming below.
-  const auto colon = c.policy.find(':');
-  const std::string policy = c.policy.substr(0, colon);
+  const auto [policy, options] = policy_of(c);
   if (refused_for_a_missing_unit(c.model, config)) return;  // the refusal names the unit
   const pipeline::PreparedModel& model = prepared(c.model, config, policy);
-  pipeline::RunOptions options;
-  if (colon != std::string::npos)
-    options.objective = sched::parse_objective(c.policy.substr(colon + 1)).value();
   auto r = pipeline::compile_policy(model, config, policy, options);
   ASSERT_TRUE(r.ok()) << r.reason();
   const sched::ScheduledNet& s = r.value().scheduled;
@@ -391,16 +397,10 @@ class ZooTiming : public ::testing::TestWithParam<Case> {};
 TEST_P(ZooTiming, dram_bytes_equal_the_schedule_and_cycles_are_within_ten_percent) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
-  // "optimal:latency": optimal under the latency objective (its schedules double-buffer more,
-  // e.g. VGG-19's chunked classifier.0, docs/codegen.md "Gemm reduction chunks").
-  const auto colon = c.policy.find(':');
-  const std::string policy = c.policy.substr(0, colon);
+  auto [policy, timing] = policy_of(c);
   if (refused_for_a_missing_unit(c.model, config)) return;  // the refusal names the unit
   const pipeline::PreparedModel& model = prepared(c.model, config, policy);
-  pipeline::RunOptions timing;
   timing.timing_only = true;
-  if (colon != std::string::npos)
-    timing.objective = sched::parse_objective(c.policy.substr(colon + 1)).value();
   auto r = pipeline::run_policy(model, config, policy, timing);
   ASSERT_TRUE(r.ok()) << r.reason();
   const auto& predicted = r.value().scheduled.schedule.traffic;
