@@ -138,8 +138,8 @@ struct ConvParams {
   /// Double-buffered streamed weights: the second copy's byte distance from the first (0 when
   /// the weights have one copy).
   int64_t copy1_delta = 0;
-  /// Input blocks per reduction chunk (docs/codegen.md, "Gemm reduction chunks"): all of the
-  /// op's input blocks, unless a streamed Gemm's slice exceeds its weight buffer. Then each
+  /// Input blocks per reduction chunk (docs/codegen.md, "Reduction chunks"): all of the
+  /// op's input blocks, unless the schedule chunks a streamed Gemm's or conv's reduction. Then each
   /// slice's blocks go through the buffer one chunk at a time, accumulated in place.
   int64_t chunk_blocks = 1;
   int64_t chunks = 1;  ///< reduction chunks per slice
@@ -151,7 +151,7 @@ struct WeightCopies {
   bool shared = false;  ///< a weight sweep's pair, shared by its convs
 };
 
-/// One load-then-compute step of a tile. A tile is one phase, or, with Gemm reduction chunks,
+/// One load-then-compute step of a tile. A tile is one phase, or, with reduction chunks,
 /// one phase per chunk: chunk k's weights load once chunk k-1's conv has read the buffer.
 struct Phase {
   std::vector<isa::Instruction> loads, compute;

@@ -111,16 +111,15 @@ int64_t Lowering::chunk_blocks_of(const sched::GroupSchedule& gs, const sched::O
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, rows_);
   const sched::BufferAlloc* wbuf = wbuf_of(gs, op);
   const bool reducer = hidden_reducer(gs) == static_cast<int>(&op - net_.ops.data());
-  if ((!m.gemm && !reducer) || gs.weights_resident || wbuf == nullptr) return ic_blocks;
+  if (m.depthwise || gs.weights_resident || wbuf == nullptr) return ic_blocks;
   // The schedule's mapping says the reduction loop (GroupSchedule::reduction_chunk_inputs, the
   // `reduction` loop of docs/scheduler.md "The explicit mapping"); a schedule without it (a JSON
-  // of before session 26) has the chunk read back from the size its buffer reserved.
+  // of before session 26, when only a Gemm had chunks) has the chunk read back from the size its
+  // buffer reserved.
   const auto at = std::find(gs.ops.begin(), gs.ops.end(), static_cast<int>(&op - net_.ops.data()));
   const auto pos = static_cast<size_t>(at - gs.ops.begin());
-  if (pos < gs.reduction_chunk_inputs.size()) {
-    const int64_t chunk_inputs = gs.reduction_chunk_inputs[pos];
-    return chunk_inputs > 0 ? std::min(ic_blocks, ceil_div(chunk_inputs, rows_)) : ic_blocks;
-  }
+  if (const int64_t said = gs.chunk_blocks_at(pos, ic_blocks, rows_); said >= 0) return said;
+  if (!m.gemm && !reducer) return ic_blocks;
   // The widest slice's packed blocks, bias vector (whole blocks, reserved with or without a
   // bias, as the scheduler sizes it) and table: when they fit the buffer, no chunks.
   int64_t widest = 0;
@@ -180,7 +179,7 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
                 " input blocks in one conv instruction (ic_blocks takes at most " +
                 std::to_string(max_ic_blocks) + ")");
   if (p.chunks > 1 && gs.keeps_weight_slices())
-    return fail("gemm '" + op.name + "': its reduction is chunked (" + std::to_string(p.chunks) +
+    return fail("op '" + op.name + "': its reduction is chunked (" + std::to_string(p.chunks) +
                 " chunks of " + std::to_string(p.chunk_blocks) +
                 " input blocks) in a slice-keeping schedule, which codegen does not emit");
   // Per slice: packed blocks, the bias vector (whole blocks of C), the (M, r) table.
@@ -519,9 +518,10 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     } else {
       phases.back().compute.push_back(c);
     }
-    // Reduction chunks (a streamed Gemm): chunk k loads into the buffer chunk k-1's conv read,
-    // or, double-buffered, into the other copy, then accumulates onto the accumulator
-    // (docs/codegen.md, "Gemm reduction chunks").
+    // Reduction chunks (a streamed Gemm or dense conv): chunk k loads into the buffer chunk
+    // k-1's conv read, or, double-buffered, into the other copy, then accumulates onto the
+    // accumulator, reading the tile's input from its chunk's first channel (docs/codegen.md,
+    // "Reduction chunks").
     const int first_copy = weight_copy_;
     for (int64_t k = 1; k < p.chunks; ++k) {
       phases.emplace_back();
@@ -534,7 +534,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
       if (!loaded.ok()) return loaded;
       more.init = isa::Init::kAcc;
       more.in_addr =
-          static_cast<std::uint32_t>(in_addr_base + k * p.chunk_blocks * rows_ * act_bytes_);
+          static_cast<std::uint32_t>(c.in_addr + k * p.chunk_blocks * rows_ * act_bytes_);
       more.ic_blocks =
           static_cast<std::uint32_t>(std::min(ic_blocks - k * p.chunk_blocks, p.chunk_blocks));
       phases.back().compute.push_back(more);

@@ -42,11 +42,12 @@ struct BarrierBound {
 /// - W_after: a Gemm's weights (every one is used after its input is complete), and a conv's
 ///   weights less `matrix_cols` output channels': the matrix unit finishes at most one output
 ///   element per column in a cycle, so at most C channels complete in the cycle of the conv's
-///   first. Every other channel still has a pixel to compute in a later cycle, and a conv
-///   instruction holds its channels' whole weights (every input channel and tap) on chip while
-///   it runs (only Gemms split their reduction, docs/codegen.md "Gemm reduction chunks"). A
-///   weight needed after tau is on chip at tau, where at most S bytes (every scratchpad) are, or
-///   it crosses the one DRAM bus, b bytes per cycle, after tau.
+///   first. Every other channel still has a pixel to compute in a later cycle, which needs
+///   every weight of its channel (every input channel and tap) after tau: none of its MACs
+///   precedes tau, so not even a conv that splits its reduction into chunks (docs/codegen.md
+///   "Reduction chunks") has used a chunk of it before. A weight needed after tau is on chip at
+///   tau, where at most S bytes (every scratchpad) are, or it crosses the one DRAM bus, b bytes
+///   per cycle, after tau.
 /// - M_after: the completing Gemms' MACs, all after tau, at most R*C per cycle.
 ///
 /// Weights count only taps that meet stored inputs (`weight_bytes` per element, no bias or

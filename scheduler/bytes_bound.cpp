@@ -688,9 +688,9 @@ const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
 StreamedLoads BytesBoundModel::packed_streamed_loads(int op, const Capacities& c,
                                                      bool power_of_two_parts) const {
   const Op& o = net_->op(op);
-  return streamed_input_loads(tiles_[static_cast<size_t>(op)], c.weights, c.maps, c.unified,
-                              power_of_two_parts,
-                              [&](int64_t k) { return widest_slice_bytes(*net_, *c.on, o, k); });
+  return streamed_input_loads(
+      tiles_[static_cast<size_t>(op)], c.weights, c.maps, c.unified, power_of_two_parts,
+      [&](int64_t k) { return widest_slice_bytes(*net_, *c.on, o, k, true); });
 }
 
 bool BytesBoundModel::sweep_fits(size_t first, size_t length, const GroupTerms& g,
@@ -741,11 +741,11 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
     // A streaming head holds one packed slice of one channel at least.
-    const int64_t held = !g.streams
-                             ? std::max(g.conv_weights, c.packed->conv_weights(first, length))
-                         : tiles != nullptr && tiles->valid
-                             ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels)
-                             : 0;
+    const int64_t held =
+        !g.streams ? std::max(g.conv_weights, c.packed->conv_weights(first, length))
+        : tiles != nullptr && tiles->valid
+            ? widest_slice_bytes(*net_, *c.on, net_->op(head.op), tiles->channels, true)
+            : 0;
     // F11: with no channel tiles (not streaming), each conv's step holds its input window,
     // its accumulator and the weights of it and every later conv.
     bool steps_fit = true;

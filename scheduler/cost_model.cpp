@@ -15,9 +15,31 @@ int64_t conv_rows_per_step(const Machine& machine, int64_t tile_width) {
   return std::max<int64_t>(1, ceil_div(machine.matrix_rows, std::max<int64_t>(1, tile_width)));
 }
 
+namespace {
+// Cycles of the conv instructions that reduce `in_channels` inputs: one instruction, or with
+// reduction chunks of `chunk_channels` one per chunk (each its own weight load, fill and drain).
+int64_t reduction_cycles(const Machine& machine, int64_t pixels, int64_t out_channels,
+                         int64_t in_channels, int64_t kernel_h, int64_t kernel_w, bool depthwise,
+                         int64_t chunk_channels) {
+  if (chunk_channels <= 0 || chunk_channels >= in_channels)
+    return conv_instruction_cycles(machine, pixels, out_channels, in_channels, kernel_h, kernel_w,
+                                   depthwise);
+  const int64_t full = in_channels / chunk_channels, rest = in_channels % chunk_channels;
+  return full * conv_instruction_cycles(machine, pixels, out_channels, chunk_channels, kernel_h,
+                                        kernel_w, depthwise) +
+         (rest > 0 ? conv_instruction_cycles(machine, pixels, out_channels, rest, kernel_h,
+                                             kernel_w, depthwise)
+                   : 0);
+}
+}  // namespace
+
 int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, const Box& out,
                           int64_t rows_per_step, int64_t reduction_channels, bool requant) {
   if (out.empty()) return 0;
+  // A streamed op whose reduction does not fit the weights' scratchpad runs it in chunks
+  // (reduction_chunk_blocks; a hidden-chunk reducer's tile is one chunk already).
+  const int64_t chunk_channels =
+      reduction_channels > 0 ? 0 : reduction_chunk_blocks(net, machine, op) * machine.matrix_rows;
   const int64_t pixels = out.h.size() * out.w.size();
   const int64_t channels = out.c.size();
   switch (op.kind) {
@@ -38,9 +60,9 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       // one requant pass. The full steps all cost the same.
       auto step_cycles = [&](int64_t rows) {
         const int64_t step_pixels = rows * out.w.size();
-        return instructions * conv_instruction_cycles(machine, step_pixels, oc,
-                                                      in.c / op.groups * pack, op.window.kernel_h,
-                                                      op.window.kernel_w, depthwise) +
+        return instructions * reduction_cycles(machine, step_pixels, oc, in.c / op.groups * pack,
+                                               op.window.kernel_h, op.window.kernel_w, depthwise,
+                                               chunk_channels) +
                (requant ? vector_instruction_cycles(machine, step_pixels, channels) : 0);
       };
       const int64_t full_steps = out.h.size() / rows_per_step;
@@ -49,8 +71,8 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
              (rest > 0 ? step_cycles(rest) : 0);
     }
     case OpKind::Gemm:
-      return conv_instruction_cycles(machine, 1, channels,
-                                     net.tensor(op.inputs[0]).shape.elements(), 1, 1, false) +
+      return reduction_cycles(machine, 1, channels, net.tensor(op.inputs[0]).shape.elements(), 1, 1,
+                              false, chunk_channels) +
              vector_instruction_cycles(machine, 1, channels);
     case OpKind::MaxPool:
     case OpKind::AvgPool:
@@ -168,12 +190,12 @@ int64_t table_bytes_for(const Net& net, const Op& op, Interval c) {
 }
 
 int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
-                          Traffic& traffic) {
+                          Traffic& traffic, int64_t chunk_blocks) {
   const int64_t slice = weight_bytes_for(net, op, c);
   const int64_t table = table_bytes_for(net, op, c);
   traffic.weights_read += slice;
   traffic.requant_tables_read += table;
-  return weight_dma_cycles(net, machine, op, c, slice + table);
+  return weight_dma_cycles(net, machine, op, c, slice + table, chunk_blocks);
 }
 
 // `bytes` in `dmas` DMA instructions of about equal size, each paying the latency.
@@ -186,7 +208,7 @@ static int64_t split_dma_cycles(const Machine& machine, int64_t bytes, int64_t d
 }
 
 int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
-                          int64_t bytes) {
+                          int64_t bytes, int64_t chunk_blocks) {
   if ((op.kind != OpKind::Conv && op.kind != OpKind::Gemm) || c.empty())
     return dma_cycles_for_bytes(machine, bytes);
   // The weight blocks (as codegen merges them), the bias vector and the requant table are DMA
@@ -196,7 +218,11 @@ int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, 
   const int64_t table = table_bytes_for(net, op, c);
   const int64_t bias = m.bias_bytes_per_channel * c.size();
   const int64_t ic_blocks = m.depthwise ? 1 : ceil_div(m.ci, machine.matrix_rows);
-  const int64_t dmas = weight_block_dmas(m, machine, c.size(), 0, ic_blocks);
+  // Reduction chunks load one after another, each its own runs (emit_conv_loads per chunk).
+  const int64_t step = chunk_blocks > 0 ? chunk_blocks : ic_blocks;
+  int64_t dmas = 0;
+  for (int64_t b0 = 0; b0 < ic_blocks; b0 += step)
+    dmas += weight_block_dmas(m, machine, c.size(), b0, std::min(ic_blocks, b0 + step));
   return split_dma_cycles(machine, bytes - table - bias, dmas) +
          dma_cycles_for_bytes(machine, bias) + dma_cycles_for_bytes(machine, table);
 }
@@ -231,19 +257,27 @@ int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
 }
 
 namespace {
-// Input blocks of one reduction chunk of a streamed Gemm too large to stream otherwise.
-constexpr int64_t kGemmChunkBlocks = 64;
+// At most this many input blocks per reduction chunk (VGG-19's classifier.0 on npc19: 25,088
+// inputs in 25 chunks of 64 blocks of 16).
+constexpr int64_t kMaxChunkBlocks = 64;
 }  // namespace
 
-int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
-  if (op.kind != OpKind::Gemm) return 0;
+int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
+  if (op.kind != OpKind::Gemm && op.kind != OpKind::Conv) return 0;
+  if (op.kind == OpKind::Conv && (op.groups != 1 || op.pool_by_conv || is_depthwise(net, op)))
+    return 0;
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
-  const int64_t ic_blocks = ceil_div(net.tensor(op.inputs[0]).shape.elements(), rows);
-  const int64_t one_block =
-      ic_blocks * rows * cols * machine.weight_bytes + cols * 4 + cols * kRequantEntryBytes;
+  const Shape3 in = net.tensor(op.inputs[0]).shape;
+  const int64_t ic_blocks = ceil_div(op.kind == OpKind::Gemm ? in.elements() : in.c, rows);
+  const int64_t taps = op.kind == OpKind::Gemm ? 1 : op.window.kernel_h * op.window.kernel_w;
+  // One input block of one output block (every kernel tap), and a block's bias and table.
+  const int64_t block = taps * rows * cols * machine.weight_bytes;
+  const int64_t fixed = cols * 4 + cols * kRequantEntryBytes;
   const int64_t capacity =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
-  return one_block > capacity ? std::min(ic_blocks, kGemmChunkBlocks) : 0;
+  if (ic_blocks * block + fixed <= capacity) return 0;
+  const int64_t fit = (capacity - fixed) / block;  // chunk blocks one output block's room holds
+  return fit >= 1 ? std::min({ic_blocks, kMaxChunkBlocks, fit}) : 0;
 }
 
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
@@ -256,21 +290,21 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
   const int64_t oc_blocks = ceil_div(c.size(), cols);
   const Shape3 in = net.tensor(op.inputs[0]).shape;
   int64_t blocks_elements = 0;
+  // A slice holds its columns' whole reduction; a large op streams in more channel tiles. Only
+  // when one output block's whole reduction exceeds the weights' scratchpad (VGG-19's
+  // classifier.0 on npc19: 25088 x 16 16-bit weights; a transformer's token Linear on a small
+  // buffer) does a streamed slice hold one reduction chunk of reduction_chunk_blocks input
+  // blocks, accumulated in place (docs/codegen.md "Reduction chunks": serialised, or chunk by
+  // chunk through two copies when double-buffered).
+  const int64_t chunk = streamed ? reduction_chunk_blocks(net, machine, op) : 0;
   if (op.kind == OpKind::Gemm) {
-    // A slice holds its columns' whole reduction; a large Gemm streams in more channel tiles.
-    // Only when one output block's whole reduction exceeds the weights' scratchpad (VGG-19's
-    // classifier.0 on npc19: 25088 x 16 16-bit weights) is the reduction split in chunks of
-    // kGemmChunkBlocks input blocks accumulated in place (docs/codegen.md "Gemm reduction
-    // chunks": serialised, or chunk by chunk through two copies when double-buffered).
-    int64_t ic_blocks = ceil_div(in.elements(), rows);
-    if (streamed && gemm_chunk_blocks(net, machine, op) > 0)
-      ic_blocks = gemm_chunk_blocks(net, machine, op);
+    const int64_t ic_blocks = chunk > 0 ? chunk : ceil_div(in.elements(), rows);
     blocks_elements = oc_blocks * ic_blocks * rows * cols;
   } else if (is_depthwise(net, op)) {
     blocks_elements = oc_blocks * op.window.kernel_h * op.window.kernel_w * cols;
   } else {
-    blocks_elements = oc_blocks * ceil_div(in.c / op.groups, rows) * op.window.kernel_h *
-                      op.window.kernel_w * rows * cols;
+    const int64_t ic_blocks = chunk > 0 ? chunk : ceil_div(in.c / op.groups, rows);
+    blocks_elements = oc_blocks * ic_blocks * op.window.kernel_h * op.window.kernel_w * rows * cols;
   }
   // Packed blocks, the bias vector of whole blocks and the table, rounded up to 8 bytes.
   return ceil_div(blocks_elements * machine.weight_bytes + oc_blocks * cols * 4 +
@@ -297,9 +331,10 @@ int64_t accumulator_bytes(const Machine& machine, int64_t rows_per_step, const B
          ceil_div(channels, machine.matrix_cols) * machine.matrix_cols * machine.accumulator_bytes;
 }
 
-int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts) {
+int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts,
+                           bool streamed) {
   const int64_t channels = net.tensor(op.output).shape.c;
-  return onchip_weight_bytes(net, machine, op, Interval{0, ceil_div(channels, parts)});
+  return onchip_weight_bytes(net, machine, op, Interval{0, ceil_div(channels, parts)}, streamed);
 }
 
 void set_tile_shape(const GroupInfo& g, const TileGeometry& geo, GroupSchedule& gs) {

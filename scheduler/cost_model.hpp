@@ -30,11 +30,11 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes);
 /// DMA cycles of loading `bytes` of op `op`'s weights (and tables) for output channels `c`, one
 /// DMA instruction per load as codegen's emit_conv_loads emits them, each paying the DRAM
-/// latency: for a Conv or Gemm its weight blocks' DMAs (weight_block_dmas, the bytes shared
-/// evenly), the int32 bias vector when the op has one, and the requant table; for any other op
-/// one run.
+/// latency: for a Conv or Gemm its weight blocks' DMAs (weight_block_dmas, per reduction chunk
+/// of `chunk_blocks` input blocks where > 0; the bytes shared evenly), the int32 bias vector
+/// when the op has one, and the requant table; for any other op one run.
 int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, Interval c,
-                          int64_t bytes);
+                          int64_t bytes, int64_t chunk_blocks = 0);
 
 /// Weight bytes an op needs to produce output channels `c` (per-channel share, exact for
 /// conv/Gemm weights + bias and per-channel BN/Scale parameters).
@@ -46,7 +46,7 @@ int64_t table_bytes_for(const Net& net, const Op& op, Interval c);
 /// Loads `op`'s weights and requant table for output channels `c`: adds their bytes to
 /// `traffic` and returns the DMA's cycles (one DMA of both).
 int64_t load_weight_slice(const Net& net, const Machine& machine, const Op& op, Interval c,
-                          Traffic& traffic);
+                          Traffic& traffic, int64_t chunk_blocks = 0);
 
 /// Loads reduction chunk `k` (input channels [k x chunk, (k + 1) x chunk)) of a dense 1x1 conv's
 /// weights for all its output channels, and with chunk 0 its bias and requant table (the MLP's
@@ -60,17 +60,19 @@ int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& o
 int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
                            int64_t chunk_inputs);
 
-/// Input blocks (of the matrix rows) of one reduction chunk of `op` when streamed: a Gemm
-/// whose one output block's whole reduction exceeds the weights' scratchpad accumulates it in
-/// chunks of 64 blocks (docs/codegen.md "Gemm reduction chunks"); 0 for every other op.
-int64_t gemm_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
+/// Input blocks (of the matrix rows) of one reduction chunk of `op` when streamed: a Gemm or a
+/// dense, ungrouped Conv whose one output block's whole reduction (every kernel tap) exceeds
+/// the weights' scratchpad accumulates it in chunks of as many input blocks as that scratchpad
+/// holds for one output block, at most 64 (docs/codegen.md "Reduction chunks"); 0 for every
+/// other op, and where not even one block fits.
+int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
 
 /// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit
 /// reads (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise
 /// `[cb][ky][kx][C]`), the int32 bias vector of whole output blocks and the requant table (8 B
 /// per channel). Ops without matrix work keep their compact parameters (BatchNorm/Scale
-/// vectors). `streamed`: a Gemm slice too large for the weights' scratchpad holds one reduction
-/// chunk (docs/codegen.md "Gemm reduction chunks").
+/// vectors). `streamed`: a slice too large for the weights' scratchpad holds one reduction
+/// chunk (reduction_chunk_blocks).
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,
                             bool streamed = false);
 
@@ -83,8 +85,10 @@ int64_t accumulator_bytes(const Machine& machine, int64_t rows_per_step, const B
                           int64_t channels);
 
 /// The widest of `parts` near-equal output-channel slices of `op`, packed on chip (the packed
-/// size grows with the channel count alone; the widest part has ceil(C / parts) channels).
-int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts);
+/// size grows with the channel count alone; the widest part has ceil(C / parts) channels);
+/// `streamed`: as a group tiling streams it (one reduction chunk where the op has them).
+int64_t widest_slice_bytes(const Net& net, const Machine& machine, const Op& op, int64_t parts,
+                           bool streamed = false);
 
 /// What a mapping must not exceed to matter to a search past its first feasible mapping (-1:
 /// no limit): a mapping over either is rejected before its buffers are built and allocated.

@@ -143,12 +143,18 @@ class Counter {
     }
   }
 
-  // Input blocks per conv instruction of `op` (codegen's chunk_blocks_of, docs/codegen.md "Gemm
-  // reduction chunks"): the whole reduction, unless a streamed Gemm's widest slice (its blocks,
-  // whole-block bias vector and table) exceeds its weights buffer, which then holds as many
-  // input blocks of every output block as fit.
+  // Input blocks per conv instruction of `op` (codegen's chunk_blocks_of, docs/codegen.md
+  // "Reduction chunks"): the schedule's reduction chunk; for a schedule that does not say (read
+  // from a JSON without mappings, when only a Gemm had chunks), the whole reduction, unless a
+  // streamed Gemm's widest slice (its blocks, whole-block bias vector and table) exceeds its
+  // weights buffer, which then holds as many input blocks of every output block as fit.
   int64_t chunk_blocks(const Op& op, int op_index, int64_t ic_blocks) const {
-    if (op.kind != OpKind::Gemm || g_.weights_resident) return ic_blocks;
+    if (g_.weights_resident) return ic_blocks;
+    const auto at = std::find(g_.ops.begin(), g_.ops.end(), op_index);
+    const int64_t said =
+        g_.chunk_blocks_at(static_cast<size_t>(at - g_.ops.begin()), ic_blocks, m_.matrix_rows);
+    if (said >= 0) return said;
+    if (op.kind != OpKind::Gemm) return ic_blocks;
     const BufferAlloc* wbuf = nullptr;
     for (const auto& b : g_.buffers)
       if (wbuf == nullptr && b.op == op_index && b.role == BufferRole::Weights && b.copy == 0)

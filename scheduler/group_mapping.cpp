@@ -161,7 +161,7 @@ void derive_tiling(const Net& net, const GroupSchedule& gs, const GroupInfo& g,
                 {"cols", gs.col_tiles, first.w.size()}};
     if (pos < gs.reduction_chunk_inputs.size() && gs.reduction_chunk_inputs[pos] > 0) {
       const int64_t chunk = gs.reduction_chunk_inputs[pos];
-      // A Gemm reduces over its whole input, a conv (the MLP's hidden chunks) over its channels.
+      // A Gemm reduces over its whole input, a conv over its channels (every kernel tap).
       const Shape3 in = net.tensor(op.inputs[0]).shape;
       const int64_t inputs = op.kind == OpKind::Gemm ? in.elements() : in.c;
       om.loops.push_back({"reduction", ceil_div(inputs, chunk), chunk});
@@ -432,7 +432,7 @@ Status apply_mapping(const GroupMapping& m, GroupSchedule& gs, const std::string
     if (om.loops.size() < 3 || om.loops.size() > 4)
       return fail(at(pos, ".loops") +
                   ": a tile-major nest loops over channels, rows, cols (outermost first), and a "
-                  "Gemm's reduction chunks innermost");
+                  "conv or Gemm's reduction chunks innermost");
     for (size_t k = 0; k < 3; ++k)
       if (om.loops[k].axis != kAxes[k])
         return fail(at(pos, ".loops[" + std::to_string(k) + "].axis") + ": '" + om.loops[k].axis +

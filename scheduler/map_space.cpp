@@ -416,6 +416,14 @@ Status check_hidden_chunks(const Net& net, const Machine& machine, const std::ve
                 std::to_string(hidden) + " hidden channels of '" + producer.name +
                 "' (each chunk whole blocks of the " + std::to_string(machine.matrix_rows) +
                 " matrix rows)");
+  // Each chunk's ops hold their whole reduction (the reducer's is the chunks themselves).
+  const HiddenChunks hc = hidden_chunks(net, ops);
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    const Op& op = net.op(ops[pos]);
+    if (static_cast<int>(pos) != hc.reducer && reduction_chunk_blocks(net, machine, op) > 0)
+      return fail("loops (channels): hidden chunks with '" + op.name +
+                  "', whose reduction exceeds the weights' scratchpad (reduction chunks)");
+  }
   return {};
 }
 

@@ -126,13 +126,11 @@ class ProgramCounter {
     for (const auto& b : gs.buffers)
       if (b.role == BufferRole::Weights && b.name == "w:" + op.name) wbuf = &b;
     const bool reducer = hidden_reducer(gs) == index;
-    if ((!m.gemm && !reducer) || gs.weights_resident || wbuf == nullptr) return ic_blocks;
+    if (m.depthwise || gs.weights_resident || wbuf == nullptr) return ic_blocks;
     const auto pos =
         static_cast<size_t>(std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin());
-    if (pos < gs.reduction_chunk_inputs.size()) {
-      const int64_t chunk_inputs = gs.reduction_chunk_inputs[pos];
-      return chunk_inputs > 0 ? std::min(ic_blocks, ceil_div(chunk_inputs, rows_)) : ic_blocks;
-    }
+    if (const int64_t said = gs.chunk_blocks_at(pos, ic_blocks, rows_); said >= 0) return said;
+    if (!m.gemm && !reducer) return ic_blocks;
     int64_t widest = 0;
     for (const Interval c : slices_of(index)) widest = std::max(widest, c.size());
     const int64_t oc_blocks = ceil_div(widest, cols_);

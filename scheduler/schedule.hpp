@@ -1,6 +1,7 @@
 // The Schedule: fused groups with their tiling, halo mode, buffers and predicted cost.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -87,9 +88,10 @@ struct GroupSchedule {
   bool weight_sweep = false;
   std::vector<int64_t> op_slices;      ///< weight sweep: per op, slices of a conv (0 others)
   std::vector<int64_t> rows_per_step;  ///< per op: output rows per conv instruction (1 others)
-  /// Group tilings, per op: the input elements of one reduction chunk of a streamed Gemm whose
-  /// one output block's whole reduction exceeds the weights' scratchpad (docs/codegen.md "Gemm
-  /// reduction chunks"); 0 where the reduction is whole. Empty for sweeps and views.
+  /// Group tilings, per op: the input elements (a conv's input channels) of one reduction chunk
+  /// of a streamed Gemm or dense conv whose one output block's whole reduction exceeds the
+  /// weights' scratchpad (docs/codegen.md "Reduction chunks"), or of the MLP's hidden-chunk
+  /// reducer; 0 where the reduction is whole. Empty for sweeps and views.
   std::vector<int64_t> reduction_chunk_inputs;
   std::vector<BufferAlloc> buffers;
   std::vector<int64_t> peak_bytes;  ///< per scratchpad
@@ -131,12 +133,29 @@ struct GroupSchedule {
     return channels > 1 && rows * cols == 1;
   }
   /// Streamed weights with channel and row/column tiles: a channel part's slice is loaded by
-  /// its first tile and kept while the part's row/column tiles run.
+  /// its first tile and kept while the part's row/column tiles run; not where an op runs its
+  /// reduction in chunks (`chunked`: its buffer holds one chunk, so every tile loads them all).
   bool keeps_weight_slices() const {
-    return keeps_weight_slices(weights_resident, row_tiles, col_tiles, channel_tiles);
+    return keeps_weight_slices(weights_resident, row_tiles, col_tiles, channel_tiles,
+                               chunks_reduction());
   }
-  static bool keeps_weight_slices(bool resident, int64_t rows, int64_t cols, int64_t channels) {
-    return !resident && channels > 1 && rows * cols > 1;
+  static bool keeps_weight_slices(bool resident, int64_t rows, int64_t cols, int64_t channels,
+                                  bool chunked) {
+    return !resident && !chunked && channels > 1 && rows * cols > 1;
+  }
+  /// Input blocks (of `rows` inputs) per conv instruction of the op at position `pos` whose
+  /// reduction has `ic_blocks` blocks: its reduction chunk, or `ic_blocks` where whole; -1 where
+  /// the schedule does not say (read from a JSON without mappings).
+  int64_t chunk_blocks_at(size_t pos, int64_t ic_blocks, int64_t rows) const {
+    if (pos >= reduction_chunk_inputs.size()) return -1;
+    const int64_t chunk = reduction_chunk_inputs[pos];
+    return chunk > 0 ? std::min(ic_blocks, (chunk + rows - 1) / rows) : ic_blocks;
+  }
+  /// Whether an op runs its reduction in chunks (reduction_chunk_inputs).
+  bool chunks_reduction() const {
+    for (int64_t chunk : reduction_chunk_inputs)
+      if (chunk > 0) return true;
+    return false;
   }
 };
 

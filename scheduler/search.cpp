@@ -124,6 +124,8 @@ class SeparableTiling {
         for (const auto& [w, count] : cols) widest = std::max(widest, w.size());
         rows_per_step = conv_rows_per_step(machine_, widest);
       }
+      if (reduction_chunk_blocks(net_, machine_, op) > 0)  // one step per tile
+        for (const auto& [h, count] : rows) rows_per_step = std::max(rows_per_step, h.size());
       for (const auto& [c, c_count] : channels) {
         for (const auto& [h, h_count] : rows) {
           for (const auto& [w, w_count] : cols) {
@@ -198,7 +200,8 @@ class SeparableTiling {
             std::max(sizes.weight_slice_max[pos], onchip_weight_bytes(net_, machine_, op, c, true));
         previous_c = c;
       }
-      if (op.kind == OpKind::MatMul) sizes.rows_per_step[pos] = largest(*hs, out);
+      if (op.kind == OpKind::MatMul || reduction_chunk_blocks(net_, machine_, op) > 0)
+        sizes.rows_per_step[pos] = largest(*hs, out);  // as measure_geometry
       if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
         const int64_t rows = exact ? std::min(sizes.rows_per_step[pos], largest(*hs, out)) : 1;
         sizes.acc_max[pos] = rows * largest(*ws, out) *
@@ -391,6 +394,7 @@ class GroupSearch {
   std::vector<BufferAlloc> scratch_buffers_;
   const std::vector<int64_t> capacities_;
   const bool channel_split_group_;
+  const bool chunked_;  // an op runs its reduction in chunks when streamed
   int64_t resident_weight_bytes_ = 0;
   const ScratchpadView& weight_pad_;
 };
@@ -411,6 +415,9 @@ GroupSearch::GroupSearch(const Net& net, const Machine& machine, const std::vect
       dma_on_path_(options.prefetch_occupied == nullptr),
       capacities_(machine.capacities()),
       channel_split_group_(is_channel_split_group(net, ops)),
+      chunked_(std::any_of(
+          ops.begin(), ops.end(),
+          [&](int op) { return reduction_chunk_blocks(net, machine, net.op(op)) > 0; })),
       weight_pad_(
           machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))]) {
   // Latency with a caller's cutoff: a group whose floor (its MACs on the whole array, or its
@@ -545,8 +552,8 @@ bool GroupSearch::demand_rejects(const Mapping& m) {
   }
   if (!tiling_fits_) return true;
   if (!sizes_known_) return false;
-  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
-                                                              m.col_tiles, m.channel_tiles);
+  const bool keep_slices = GroupSchedule::keeps_weight_slices(
+      m.weights_resident, m.row_tiles, m.col_tiles, m.channel_tiles, chunked_);
   const auto requests = buffer_requests(net_, machine_, g_, sizes_, nullptr, m, options_,
                                         sizes_kept_, keep_slices, scratch_buffers_);
   return !check_demand(requests, capacities_).ok();

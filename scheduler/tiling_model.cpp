@@ -37,7 +37,11 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
       if (keep_slices && c == loaded[pos]) continue;    // the slice is still on chip
       if (geo.hidden_parts > 0 && c.empty()) continue;  // an op after B, before the last chunk
       loaded[pos] = c;
-      const int64_t cycles = load_weight_slice(net, machine, net.op(g.ops[pos]), c, gs.traffic);
+      const int64_t chunk = pos < gs.reduction_chunk_inputs.size()
+                                ? gs.reduction_chunk_inputs[pos] / machine.matrix_rows
+                                : 0;
+      const int64_t cycles =
+          load_weight_slice(net, machine, net.op(g.ops[pos]), c, gs.traffic, chunk);
       load[static_cast<size_t>(t)] += cycles;
       if (t == 0) gs.prologue_weight_cycles += cycles;
     }
@@ -93,7 +97,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   if (!m.weights_resident)
     for (size_t pos = 0; pos < g.ops.size(); ++pos)
       gs.reduction_chunk_inputs[pos] =
-          gemm_chunk_blocks(net, machine, net.op(g.ops[pos])) * machine.matrix_rows;
+          reduction_chunk_blocks(net, machine, net.op(g.ops[pos])) * machine.matrix_rows;
   if (geo.hidden_parts > 0) {  // the MLP's hidden chunks: B's reduction loop is the chunks
     if (auto s = check_hidden_chunks(net, machine, g.ops, m); !s.ok()) return s.failure();
     const Op& reducer = net.op(g.ops[static_cast<size_t>(geo.hidden_reducer)]);
@@ -102,8 +106,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   }
   // Streamed weights with channel tiles: each slice is loaded once and kept while the
   // row/column tiles of its channels run (channel parts are the outer tile loop).
-  const bool keep_slices = GroupSchedule::keeps_weight_slices(m.weights_resident, m.row_tiles,
-                                                              m.col_tiles, m.channel_tiles);
+  const bool keep_slices = gs.keeps_weight_slices();
   // Channel tiles alone (one row, one column tile), or an attention chain's row blocks: an input
   // box the same in every tile (a conv's whole input; K, V) stays on chip from the first tile.
   const std::vector<char> kept = kept_inputs(net, g, geo, m);
