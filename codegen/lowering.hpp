@@ -360,8 +360,10 @@ class Lowering {
   /// The loads of the tile's lookup tables, as the scheduler streams weights.
   Status emit_table_loads(const sched::GroupSchedule& gs, const GroupTiling& tiling, int64_t tile,
                           const std::vector<Box>& need, std::vector<isa::Instruction>& loads);
+  /// One op's table for a tile whose output box is `box` (whole, or a row-varying constant's
+  /// rows of the box: sched::constant_rows).
   Status emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op, bool pipelined,
-                         sched::Interval channels, std::vector<isa::Instruction>& loads);
+                         const Box& box, std::vector<isa::Instruction>& loads);
   /// A global pool wider than the pool window (sched::Op::pool_by_conv): per sub-window one
   /// depthwise conv of all-one weights into int32 sums, then vcfg (M, r) and one requant.
   Status emit_pool_by_conv(const sched::GroupSchedule& gs, const sched::Op& op,

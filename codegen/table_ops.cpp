@@ -9,6 +9,7 @@
 #include "compiler/quant/workload_params.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/group_info.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -20,12 +21,7 @@ std::string table_region(const sched::Op& op) {
   return (op.pool_by_conv ? "ones:" : "lut:") + op.name;
 }
 
-// Ops whose operand loads like a lookup table: whole, into a weight buffer, once per tile or
-// once while resident (the norm's parameters and the softmax's exp tables too).
-bool loads_table(const sched::Op& op) {
-  return op.lookup_table || op.pool_by_conv || op.constant_operand ||
-         op.kind == sched::OpKind::Norm || op.kind == sched::OpKind::RowSoftmax;
-}
+using sched::loads_table;
 
 // A table computed by codegen (param_bytes) rather than read from the graph's table tensor.
 bool computed_table(const ir::Graph& graph, const sched::Op& op) {
@@ -96,8 +92,12 @@ Status Lowering::write_table_values() {
 }
 
 Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op& op,
-                                 bool pipelined, sched::Interval channels,
+                                 bool pipelined, const Box& box,
                                  std::vector<isa::Instruction>& loads) {
+  const sched::Interval channels = box.c;
+  // The elements loaded: a row-varying constant's rows of the box (all when resident), else
+  // the whole table.
+  const sched::Interval elements = sched::constant_rows(net_, op, box.h);
   // Copy 0, or under double buffering the other copy than the one the running tile reads.
   const int index = static_cast<int>(&op - net_.ops.data());
   int& copy = table_copy_of_[index];
@@ -106,8 +106,9 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   const sched::BufferAlloc* buffer = nullptr;
   for (const auto& b : gs.buffers)
     if (b.role == sched::BufferRole::Weights && b.name == name) buffer = &b;
-  const int64_t need_bytes =
-      op.pool_by_conv ? sched::pool_ones_bytes(net_, machine_, op, channels) : op.weight_bytes;
+  const int64_t need_bytes = op.pool_by_conv ? sched::pool_ones_bytes(net_, machine_, op, channels)
+                             : sched::constant_by_rows(op) ? elements.size() * act_bytes_
+                                                           : op.weight_bytes;
   if (buffer == nullptr || buffer->size_bytes < need_bytes)
     return fail("op '" + op.name + "': the schedule has no " + std::to_string(need_bytes) +
                 "-byte buffer '" + name + "' for its " +
@@ -117,7 +118,9 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   l.elem = act_elem_;
   l.kind = isa::Traffic::kWeights;
   l.sram_addr = static_cast<std::uint32_t>(buffer->offset);
-  l.dram_addr = static_cast<std::uint64_t>(out_.layout.find(table_region(op))->offset);
+  const int64_t first = sched::constant_by_rows(op) ? elements.b : 0;
+  l.dram_addr =
+      static_cast<std::uint64_t>(out_.layout.find(table_region(op))->offset + first * act_bytes_);
   l.c_size = static_cast<std::uint32_t>(op.pool_by_conv ? kTableEntries : need_bytes / act_bytes_);
   l.dram_stride_x = l.c_size;
   l.sram_stride_x = l.c_size;
@@ -159,8 +162,10 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
     ones_blocks_[index] = blocks;
   }
   loads.push_back(l);
-  table_at_[index] = {buffer->scratchpad, buffer->offset};
-  out_.traffic.weights_read += op.weight_bytes;
+  // Where element 0 of the constant would lie (constant_b adds an element's index): the loaded
+  // rows start at `first`.
+  table_at_[index] = {buffer->scratchpad, buffer->offset - first * act_bytes_};
+  out_.traffic.weights_read += sched::constant_by_rows(op) ? need_bytes : op.weight_bytes;
   return {};
 }
 
@@ -173,19 +178,21 @@ Status Lowering::emit_table_loads(const sched::GroupSchedule& gs, const GroupTil
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
     if (!loads_table(op) || idle_in_tile(gs, o, tile)) continue;
-    sched::Interval channels = need[static_cast<size_t>(op.output)].c;
+    Box box = need[static_cast<size_t>(op.output)];
     if (gs.weights_resident) {
-      channels = {0, net_.tensor(op.output).shape.c};
+      box = sched::full_box(net_.tensor(op.output).shape);
       if (tile > 0) continue;
     } else {
-      const sched::Interval c = need[static_cast<size_t>(op.output)].c;
+      // A row-varying constant loads the tile's rows (sched::table_part), anything else the
+      // whole table whatever the channels.
+      const sched::Interval part = sched::table_part(op, box);
       const auto last = table_channels_.find(o);
       const bool kept =
-          gs.keeps_weight_slices() && last != table_channels_.end() && last->second == c;
-      table_channels_[o] = c;
-      if (kept || c.empty()) continue;  // no load for an empty box (weight_bytes_for: 0)
+          gs.keeps_weight_slices() && last != table_channels_.end() && last->second == part;
+      table_channels_[o] = part;
+      if (kept || box.c.empty() || part.empty()) continue;  // no load for an empty box
     }
-    if (auto s = emit_table_load(gs, op, tiling.pipelined, channels, loads); !s.ok()) return s;
+    if (auto s = emit_table_load(gs, op, tiling.pipelined, box, loads); !s.ok()) return s;
   }
   return {};
 }

@@ -306,8 +306,13 @@ class Counter {
   // of the activation type; the norm's, softmax's and a constant Mul's or Add's `weight_bytes`; the
   // ones' blocks of `taps` pixels, one per block of matrix_cols channels (the load's padding of
   // value 1).
-  void table_load(const Op& op, int op_index, Interval channels) {
+  void table_load(const Op& op, int op_index, const Box& box) {
+    const Interval channels = box.c;
     const int sp = op_sp(op_index, BufferRole::Weights, BufferKind::Weights);
+    if (constant_by_rows(op) && !g_.weights_resident) {  // the tile's rows of the constant
+      write(sp, table_tile_bytes(net_, op, box));
+      return;
+    }
     if (op.kind == OpKind::Norm || op.kind == OpKind::RowSoftmax || op.constant_operand) {
       write(sp, op.weight_bytes);
       return;
@@ -331,16 +336,17 @@ class Counter {
     for (int o : g_.ops) {
       const Op& op = net_.op(o);
       if (!loads_table(op) || idle(o, tile)) continue;
-      const Interval c = window[static_cast<size_t>(op.output)].c;
+      const Box& box = window[static_cast<size_t>(op.output)];
       if (g_.weights_resident) {
-        if (tile == 0) table_load(op, o, Interval{0, net_.tensor(op.output).shape.c});
+        if (tile == 0) table_load(op, o, full_box(net_.tensor(op.output).shape));
         continue;
       }
+      const Interval part = table_part(op, box);
       auto last = table_channels_.find(o);
       const bool kept =
-          g_.keeps_weight_slices() && last != table_channels_.end() && last->second == c;
-      table_channels_[o] = c;
-      if (!kept && !c.empty()) table_load(op, o, c);
+          g_.keeps_weight_slices() && last != table_channels_.end() && last->second == part;
+      table_channels_[o] = part;
+      if (!kept && !box.c.empty() && !part.empty()) table_load(op, o, box);
     }
   }
 

@@ -318,15 +318,16 @@ class ProgramCounter {
       for (int o : gs.ops) {  // codegen's emit_table_loads
         const Op& op = net_.op(o);
         if (!loads_table(op) || idle_in_tile(gs, o, tile)) continue;
-        const Interval c = window[static_cast<size_t>(op.output)].c;
+        const Box& box = window[static_cast<size_t>(op.output)];
         if (gs.weights_resident) {
           if (tile > 0) continue;
         } else {
+          const Interval part = table_part(op, box);
           const auto last = table_channels.find(o);
           const bool same =
-              gs.keeps_weight_slices() && last != table_channels.end() && last->second == c;
-          table_channels[o] = c;
-          if (same || c.empty()) continue;
+              gs.keeps_weight_slices() && last != table_channels.end() && last->second == part;
+          table_channels[o] = part;
+          if (same || box.c.empty() || part.empty()) continue;
         }
         ++weight_loads;
       }

@@ -10,6 +10,7 @@
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/plan.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/cancel.hpp"
 
 namespace tessel::sched {
@@ -200,6 +201,9 @@ class SeparableTiling {
             std::max(sizes.weight_slice_max[pos], onchip_weight_bytes(net_, machine_, op, c, true));
         previous_c = c;
       }
+      if (constant_by_rows(op) && !m.weights_resident)  // the tallest tile's rows of it
+        sizes.weight_slice_max[pos] = table_tile_bytes(
+            net_, op, Box{Interval{0, 1}, Interval{0, largest(*hs, out)}, Interval{0, 1}});
       if (op.kind == OpKind::MatMul || reduction_chunk_blocks(net_, machine_, op) > 0)
         sizes.rows_per_step[pos] = largest(*hs, out);  // as measure_geometry
       if (has_matrix_work(op) || op.kind == OpKind::MatMul) {

@@ -6,6 +6,7 @@
 
 #include "scheduler/alloc.hpp"
 #include "scheduler/cost_model.hpp"
+#include "scheduler/weight_loads.hpp"
 
 namespace tessel::sched {
 
@@ -97,7 +98,9 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const Box& box = geo.need[static_cast<size_t>(t) * locals + out];
       if (box.empty()) continue;
-      if (!(box.c == previous_c)) {
+      if (constant_by_rows(op)) {  // the tile's rows of the constant
+        weight_slice_max[pos] = std::max(weight_slice_max[pos], table_tile_bytes(net, op, box));
+      } else if (!(box.c == previous_c)) {
         weight_slice_max[pos] =
             std::max(weight_slice_max[pos], onchip_weight_bytes(net, machine, op, box.c, true));
         previous_c = box.c;

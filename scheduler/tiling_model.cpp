@@ -7,6 +7,7 @@
 #include "scheduler/buffers.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/timeline.hpp"
+#include "scheduler/weight_loads.hpp"
 
 namespace tessel::sched {
 
@@ -33,10 +34,23 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
         continue;
       }
       if (!hc.runs(pos, t)) continue;  // a hidden-chunk prefix op: loaded by the first tile
-      const Interval c = need[static_cast<size_t>(g.out_local[pos])].c;
-      if (keep_slices && c == loaded[pos]) continue;    // the slice is still on chip
-      if (geo.hidden_parts > 0 && c.empty()) continue;  // an op after B, before the last chunk
-      loaded[pos] = c;
+      const Op& op = net.op(g.ops[pos]);
+      const Box& box = need[static_cast<size_t>(g.out_local[pos])];
+      const Interval c = box.c;
+      // What the tile loads: its channels' slice, or a row-varying constant's rows.
+      const Interval part = loads_table(op) ? table_part(op, box) : c;
+      if (keep_slices && part == loaded[pos]) continue;  // the slice is still on chip
+      if (geo.hidden_parts > 0 && c.empty()) continue;   // an op after B, before the last chunk
+      loaded[pos] = part;
+      if (constant_by_rows(op)) {  // the rows the tile's output box adds (Op::constant_operand)
+        if (box.empty()) continue;
+        const int64_t bytes = table_tile_bytes(net, op, box);
+        gs.traffic.weights_read += bytes;
+        const int64_t cycles = dma_cycles_for_bytes(machine, bytes);
+        load[static_cast<size_t>(t)] += cycles;
+        if (t == 0) gs.prologue_weight_cycles += cycles;
+        continue;
+      }
       const int64_t chunk = pos < gs.reduction_chunk_inputs.size()
                                 ? gs.reduction_chunk_inputs[pos] / machine.matrix_rows
                                 : 0;

@@ -49,6 +49,28 @@ bool loads_table(const Op& op) {
          op.kind == OpKind::RowSoftmax;
 }
 
+bool constant_by_rows(const Op& op) {
+  return op.constant_operand && op.constant_stride_y > 0;
+}
+
+Interval constant_rows(const Net& net, const Op& op, Interval rows) {
+  const int64_t all = op.weight_bytes / net.activation_bytes;
+  if (!constant_by_rows(op)) return {0, all};
+  if (rows.empty()) return {0, 0};
+  const Shape3 out = net.tensor(op.output).shape;
+  const int64_t end =
+      (rows.e - 1) * op.constant_stride_y + (out.w - 1) * op.constant_stride_x + out.c;
+  return {std::min(all, rows.b * op.constant_stride_y), std::min(all, end)};
+}
+
+Interval table_part(const Op& op, const Box& box) {
+  return constant_by_rows(op) ? box.h : box.c;
+}
+
+int64_t table_tile_bytes(const Net& net, const Op& op, const Box& box) {
+  return constant_rows(net, op, box.h).size() * net.activation_bytes;
+}
+
 MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
   MatrixShape m;
   const Shape3 in = net.tensor(op.inputs[0]).shape;

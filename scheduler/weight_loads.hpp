@@ -8,12 +8,31 @@
 
 #include "scheduler/machine.hpp"
 #include "scheduler/net.hpp"
+#include "scheduler/shape.hpp"
 
 namespace tessel::sched {
 
 /// Ops whose operand (a lookup table, a pool's ones, a constant, a normaliser's parameters) loads
 /// whole whatever channels a tile needs, one DMA (codegen's loads_table, table_ops.cpp).
 bool loads_table(const Op& op);
+
+/// A constant operand that varies along its output's rows (ViT's position embedding, a rotary
+/// table: Op::constant_stride_y > 0): a streamed tile loads only the rows its output box covers
+/// (constant_rows), not the whole constant.
+bool constant_by_rows(const Op& op);
+
+/// Elements [b, e) of such a constant that output rows `rows` read (every column and channel
+/// of them); the whole constant for any other op with a table.
+Interval constant_rows(const Net& net, const Op& op, Interval rows);
+
+/// What a tile loads of `op`'s table (loads_table) whose output box is `box`, and so what must
+/// match the previous tile's for the load to be kept (a group that keeps weight slices): the
+/// rows of a constant that varies by rows, else the channels.
+Interval table_part(const Op& op, const Box& box);
+
+/// Bytes of `op`'s table a streamed tile with output box `box` loads: its rows of a constant
+/// that varies by rows, else the whole table (weight_bytes; a pool's ones are the caller's).
+int64_t table_tile_bytes(const Net& net, const Op& op, const Box& box);
 
 /// A Conv or Gemm as the matrix unit sees it (codegen's MatrixOp, from the net's shapes).
 struct MatrixShape {

@@ -48,5 +48,37 @@ TEST(WideConstant, a_constant_wider_than_c_size_loads_as_pixels_bit_exact_under_
   }
 }
 
+// The same constant on cloud-large with a 32 KiB weight scratchpad, which cannot hold it (76,800
+// B): a constant that varies along the rows is loaded by the rows each tile's output needs
+// (sched::constant_rows), at most 32 KiB at a time, and each row once when each tile is its own
+// rows (bit exact, bytes = the schedule's class by class under every policy). Before, it loaded
+// whole and no policy scheduled it ("scratchpad 1 needs up to 76800 live bytes").
+TEST(WideConstant, a_constant_larger_than_the_weights_buffer_loads_by_rows) {
+  HwConfig config = load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml");
+  config.scratchpads[1].size_bytes = 32 * 1024;  // weights
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(position_add(), qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    int64_t constant = 0, loads = 0;
+    for (const auto& instruction : r.value().compiled.program.instructions)
+      if (const auto* l = std::get_if<isa::Load>(&instruction))
+        if (l->kind == isa::Traffic::kWeights) {
+          const int64_t bytes = int64_t{l->c_size} * l->x_size * l->y_size;
+          EXPECT_LE(bytes, 32 * 1024);
+          EXPECT_EQ(bytes % 256, 0);  // whole rows of 256 channels
+          constant += bytes;
+          ++loads;
+        }
+    EXPECT_EQ(constant, 300 * 256);  // every row once: the tiles' rows do not overlap
+    EXPECT_GE(loads, 3);             // 76,800 B in pieces of at most 32 KiB
+  }
+}
+
 }  // namespace
 }  // namespace tessel::e2e::wide_constant_test
