@@ -163,6 +163,8 @@ class TermBuilder {
     }
     // The MLP's hidden chunks hold one chunk of each Linear's weights (map_space.hpp).
     out.span_weights = streams || in_hidden_chunks(t, span) ? 0 : conv_weights;
+    out.span_first = first;
+    out.span_last = last;
     if (!out.sweep_shaped) return;
     for (int o : span) {
       if (!starts_sweep_block(net_.op(o))) continue;
@@ -637,6 +639,13 @@ int64_t BytesBoundModel::PackedWeights::one_slice(size_t first, size_t length) c
   return range_max(slice_max, first, length);
 }
 
+bool BytesBoundModel::PackedWeights::chunks(size_t first, size_t length, int64_t weights) const {
+  // reduction_chunk_blocks > 0: the whole block does not fit, one chunk of one block does.
+  for (size_t pos = first; pos < first + length; ++pos)
+    if (block_whole[pos] > weights && block_chunk[pos] <= weights) return true;
+  return false;
+}
+
 // Built once per array shape and weight width (optimal asks per candidate group): O(n log n).
 const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
     const Machine& machine) const {
@@ -654,6 +663,8 @@ const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
   const size_t n = seq_.size();
   p->prefix.assign(n + 1, 0);
   std::vector<int64_t> slice(n, 0);
+  p->block_whole.assign(n, 0);
+  p->block_chunk.assign(n, 0);
   p->window.assign(n, 0);
   p->acc_pixel.assign(n, 0);
   for (size_t pos = 0; pos < n; ++pos) {
@@ -665,6 +676,8 @@ const BytesBoundModel::PackedWeights& BytesBoundModel::packed_weights(
                               ? onchip_weight_bytes(*net_, machine, op, Interval{0, channels})
                               : 0;
     p->prefix[pos + 1] = p->prefix[pos] + whole;
+    p->block_whole[pos] = output_block_reduction_bytes(*net_, machine, op);
+    p->block_chunk[pos] = output_block_chunk_bytes(*net_, machine, op);
     // F5: a sweep's slice of a dense conv holds whole column blocks, one at least
     // (widest_slice_bytes of one channel; every part count the sweep offers is at least that).
     if (is_dense_conv(op) && channels > 0)
@@ -735,8 +748,9 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
   // a head conv's largest input box beside its weights (a slice of one channel at least).
   if (!group_caps_ || length <= static_cast<size_t>(limits.max_group_ops)) {
     // The MLP's hidden chunks: a chunk's weights may be as small as one block (a lower bound
-    // takes every such group as fitting).
+    // takes every such group as fitting); so may a group with reduction chunks.
     if (g.hidden_chunks) return true;
+    if (c.packed->chunks(first, length, c.weights) && g.matmul_maps <= c.maps) return true;
     const HeadConv& head = heads_[first];
     const ConvTiles* tiles = head.op >= 0 ? &tiles_[static_cast<size_t>(head.op)] : nullptr;
     const int64_t box = tiles != nullptr ? tiles->min_box_bytes() : 0;
@@ -763,6 +777,9 @@ bool BytesBoundModel::group_fits(size_t first, const GroupTerms& g, size_t lengt
 
 int64_t BytesBoundModel::streamed_loads(int op, int64_t weight_bytes, int64_t channels,
                                         int64_t read_bytes, const Capacities& c) const {
+  // A conv in reduction chunks may stream its weights again per tile instead of its input per
+  // channel part (docs/codegen.md "Reduction chunks"): its input once is all a bound can say.
+  if (reduction_chunk_blocks(*net_, *c.on, net_->op(op)) > 0) return read_bytes;
   const StreamedLoads loads = packed_streamed_loads(op, c, false);
   if (loads.bytes >= 0) return loads.bytes;
   // A space-to-depth stem, or no tiling fits beside any slice (no schedule exists): step 3
@@ -842,6 +859,13 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
   for (const auto& sp : machine.scratchpads) bound.capacity_bytes += sp.size_bytes;
   bound.compulsory_bytes = compulsory_;
   bound.base_bytes = base_;
+  // Whether an op of a tensor's span runs its reduction in chunks on this machine: then the
+  // span's conv weights need not be on chip at once.
+  auto span_chunks = [&](const TensorTerms& t) {
+    for (int p = std::max(0, t.span_first); p <= t.span_last; ++p)
+      if (reduction_chunk_blocks(*net_, machine, net_->op(p)) > 0) return true;
+    return false;
+  };
   for (const TensorTerms& t : terms_) {
     // Readers that can neither hold their weights whole nor their input whole: channel parts,
     // each loading every input byte the conv reads.
@@ -861,8 +885,9 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
       forced.reread_bytes = reader_loads;
       forced.why = "reread";
     } else {
-      const bool span = t.always_forced || (t.span_weights > weights_capacity &&
-                                            (!t.sweep_shaped || t.sweep_cut > maps_capacity));
+      const bool span =
+          t.always_forced || (t.span_weights > weights_capacity &&
+                              (!t.sweep_shaped || t.sweep_cut > maps_capacity) && !span_chunks(t));
       if (span || reader_loads > 0) {
         forced.crossing_bytes = t.store_bytes + t.min_load_bytes;
         forced.reread_bytes = reader_loads > 0 ? reader_loads - t.min_load_bytes : 0;

@@ -121,8 +121,9 @@ class BytesBoundModel {
     bool counts_store = true;    ///< false: a view's consumer, a network output, a view of an input
     bool always_forced = false;  ///< its span holds a Softmax or a Reshape and another op
     int64_t span_weights = 0;    ///< conv weights any group holding the span keeps at step 0
-    bool sweep_shaped = false;   ///< every op of the span may be in a weight sweep
-    int64_t sweep_cut = 0;       ///< the most whole maps a sweep holding the span keeps at once
+    int span_first = -1, span_last = -1;  ///< the span's ops: [producer, last reader] (op indices)
+    bool sweep_shaped = false;            ///< every op of the span may be in a weight sweep
+    int64_t sweep_cut = 0;  ///< the most whole maps a sweep holding the span keeps at once
     int64_t store_bytes = 0;
     int64_t min_load_bytes = 0;   ///< the least any one reader loads
     std::vector<Reader> readers;  ///< dense conv readers that compute every output element
@@ -186,8 +187,17 @@ class BytesBoundModel {
     /// (0 for other ops), and its accumulator's bytes per pixel where accumulators share the
     /// one scratchpad (0 else).
     std::vector<int64_t> window, acc_pixel;
+    /// Per position, one output block of a Gemm's or dense conv's whole reduction on chip
+    /// (output_block_reduction_bytes), and the least room of a reduction chunk (one input
+    /// block of it with the block's bias and table); 0 for other ops.
+    std::vector<int64_t> block_whole, block_chunk;
     int64_t conv_weights(size_t first, size_t length) const;
     int64_t one_slice(size_t first, size_t length) const;
+    /// Whether an op of positions [first, first + length) runs its reduction in chunks with
+    /// `weights` bytes of weight scratchpad: its weights need not be on chip whole, nor one
+    /// output block of them (docs/codegen.md "Reduction chunks"), so no fact about the weights'
+    /// room holds for such a group.
+    bool chunks(size_t first, size_t length, int64_t weights) const;
   };
   /// The scratchpads the facts check: the weights' and the activations' capacities.
   struct Capacities {

@@ -4,6 +4,7 @@
 #include "scheduler/cost_model.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "scheduler/group_info.hpp"
 #include "scheduler/plan.hpp"
@@ -262,22 +263,44 @@ namespace {
 constexpr int64_t kMaxChunkBlocks = 64;
 }  // namespace
 
-int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
-  if (op.kind != OpKind::Gemm && op.kind != OpKind::Conv) return 0;
+namespace {
+// A Gemm's or dense, ungrouped Conv's reduction as packed blocks: input blocks, the bytes of one
+// input block of one output block (every kernel tap), and a block's bias and table.
+struct ReductionBlocks {
+  int64_t ic_blocks = 0, block = 0, fixed = 0;
+  int64_t whole() const { return ic_blocks * block + fixed; }
+};
+std::optional<ReductionBlocks> reduction_blocks(const Net& net, const Machine& machine,
+                                                const Op& op) {
+  if (op.kind != OpKind::Gemm && op.kind != OpKind::Conv) return std::nullopt;
   if (op.kind == OpKind::Conv && (op.groups != 1 || op.pool_by_conv || is_depthwise(net, op)))
-    return 0;
+    return std::nullopt;
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
   const Shape3 in = net.tensor(op.inputs[0]).shape;
-  const int64_t ic_blocks = ceil_div(op.kind == OpKind::Gemm ? in.elements() : in.c, rows);
   const int64_t taps = op.kind == OpKind::Gemm ? 1 : op.window.kernel_h * op.window.kernel_w;
-  // One input block of one output block (every kernel tap), and a block's bias and table.
-  const int64_t block = taps * rows * cols * machine.weight_bytes;
-  const int64_t fixed = cols * 4 + cols * kRequantEntryBytes;
+  return ReductionBlocks{ceil_div(op.kind == OpKind::Gemm ? in.elements() : in.c, rows),
+                         taps * rows * cols * machine.weight_bytes,
+                         cols * 4 + cols * kRequantEntryBytes};
+}
+}  // namespace
+
+int64_t output_block_reduction_bytes(const Net& net, const Machine& machine, const Op& op) {
+  const auto r = reduction_blocks(net, machine, op);
+  return r ? r->whole() : 0;
+}
+
+int64_t output_block_chunk_bytes(const Net& net, const Machine& machine, const Op& op) {
+  const auto r = reduction_blocks(net, machine, op);
+  return r ? r->block + r->fixed : 0;
+}
+
+int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
+  const auto r = reduction_blocks(net, machine, op);
   const int64_t capacity =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
-  if (ic_blocks * block + fixed <= capacity) return 0;
-  const int64_t fit = (capacity - fixed) / block;  // chunk blocks one output block's room holds
-  return fit >= 1 ? std::min({ic_blocks, kMaxChunkBlocks, fit}) : 0;
+  if (!r || r->whole() <= capacity) return 0;
+  const int64_t fit = (capacity - r->fixed) / r->block;  // blocks one output block's room holds
+  return fit >= 1 ? std::min({r->ic_blocks, kMaxChunkBlocks, fit}) : 0;
 }
 
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,

@@ -67,6 +67,15 @@ int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
 /// other op, and where not even one block fits.
 int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
 
+/// The on-chip bytes of one output block of a Gemm or a dense, ungrouped Conv with its whole
+/// reduction (packed blocks, the block's bias and table): above the weights' scratchpad the op
+/// runs in reduction chunks; 0 for every other op.
+int64_t output_block_reduction_bytes(const Net& net, const Machine& machine, const Op& op);
+/// The least on-chip bytes of one reduction chunk of one output block (one input block, the
+/// block's bias and table): reduction_chunk_blocks is > 0 exactly where this fits the weights'
+/// scratchpad and output_block_reduction_bytes does not; 0 for every other op.
+int64_t output_block_chunk_bytes(const Net& net, const Machine& machine, const Op& op);
+
 /// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit
 /// reads (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise
 /// `[cb][ky][kx][C]`), the int32 bias vector of whole output blocks and the requant table (8 B
