@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "configs/energy_model.hpp"
@@ -19,6 +20,12 @@ namespace tessel::e2e {
 inline std::string config_path(const std::string& name) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
 }
+
+/// Quantizes `graph` at `config`'s matrix input bits and runs it under every policy on `config`
+/// (full simulation), each run checked by expect_consistent (below) and then by `more`.
+void for_every_policy(
+    const ir::Graph& graph, const HwConfig& config,
+    const std::function<void(const char* policy, const pipeline::PolicyResult&)>& more = {});
 
 /// Simulated cycles over the scheduler's predicted cycles.
 inline double cycle_ratio(const pipeline::PolicyResult& r) {
@@ -69,6 +76,22 @@ inline void expect_consistent(const pipeline::PolicyResult& r, const HwConfig& c
               static_cast<unsigned long long>(r.report.cycles),
               static_cast<long long>(r.scheduled.schedule.cycles), cycle_ratio(r),
               r.simulate_seconds);
+}
+
+inline void for_every_policy(
+    const ir::Graph& graph, const HwConfig& config,
+    const std::function<void(const char* policy, const pipeline::PolicyResult&)>& more) {
+  quant::QuantConfig qconfig;
+  qconfig.bits = config.matrix.input_bits;
+  auto model = pipeline::prepare_model(graph, qconfig);
+  ASSERT_TRUE(model.ok()) << model.reason();
+  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
+    SCOPED_TRACE(policy);
+    auto r = pipeline::run_policy(model.value(), config, policy);
+    ASSERT_TRUE(r.ok()) << r.reason();
+    expect_consistent(r.value(), config);
+    if (more) more(policy, r.value());
+  }
 }
 
 /// How closely expect_energy_matches holds the counts: the total within 1% (the zoo matrix);

@@ -26,25 +26,16 @@ TEST_P(TinyPipeline, every_policy_is_bit_exact_and_moves_the_predicted_bytes) {
   const HwConfig config = load_hw_config(config_path(GetParam().config));
   auto graph = zoo::build_model(GetParam().model);
   ASSERT_TRUE(graph.ok()) << graph.reason();
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(graph.value(), qconfig);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
+  for_every_policy(graph.value(), config, [&](const char* policy, const pipeline::PolicyResult& r) {
     // Issue 37: every action the simulator counts, predicted from the schedule (lut, mul, the
     // sub-window pools' convs, and the transformer layer's matmul, norm and softmax included);
     // leakage follows the cycles, unchecked here. No kind is left unmodelled.
     const std::vector<std::string> unmodelled =
-        sched::predict_energy(r.value().scheduled.schedule, r.value().scheduled.net, config)
-            .unmodelled_kinds;
+        sched::predict_energy(r.scheduled.schedule, r.scheduled.net, config).unmodelled_kinds;
     EXPECT_TRUE(unmodelled.empty());
-    expect_energy_matches(GetParam().model + " " + GetParam().config + " " + policy, r.value(),
-                          config, CountMatch::ExactWithoutLeakage);
-  }
+    expect_energy_matches(GetParam().model + " " + GetParam().config + " " + policy, r, config,
+                          CountMatch::ExactWithoutLeakage);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -131,25 +122,21 @@ TEST(TinyPipeline, the_latency_objective_is_bit_exact_too) {
 // each tile's first query, never the mask loaded from DRAM.
 TEST(TinyPipeline, a_causal_block_runs_its_mask_as_the_softmax_band_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  auto model = tiny_prepared("tiny_causal", config);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    std::int64_t queries = 0;  // rows of every causal softmax, each starting at its offset
-    for (const isa::Instruction& instruction : r.value().compiled.program.instructions) {
-      const auto* softmax = std::get_if<isa::Softmax>(&instruction);
-      if (softmax == nullptr) continue;
-      EXPECT_TRUE(softmax->causal);
-      EXPECT_EQ(softmax->mask_offset, queries);  // tiles in query order, diagonal 0
-      EXPECT_EQ(softmax->c_size, 16u);
-      EXPECT_EQ(softmax->y_size, 2u);
-      queries += softmax->x_size;
-    }
-    EXPECT_EQ(queries, 16);
-  }
+  for_every_policy(
+      zoo::build_model("tiny_causal").value(), config,
+      [](const char*, const pipeline::PolicyResult& r) {
+        std::int64_t queries = 0;  // rows of every causal softmax, each starting at its offset
+        for (const isa::Instruction& instruction : r.compiled.program.instructions) {
+          const auto* softmax = std::get_if<isa::Softmax>(&instruction);
+          if (softmax == nullptr) continue;
+          EXPECT_TRUE(softmax->causal);
+          EXPECT_EQ(softmax->mask_offset, queries);  // tiles in query order, diagonal 0
+          EXPECT_EQ(softmax->c_size, 16u);
+          EXPECT_EQ(softmax->y_size, 2u);
+          queries += softmax->x_size;
+        }
+        EXPECT_EQ(queries, 16);
+      });
 }
 
 // Bytes that the program's activation DMAs of kind `Dma` (isa::Load or isa::Store) move within
@@ -180,33 +167,28 @@ std::pair<std::int64_t, int> dma_bytes_within(const codegen::CompiledProgram& co
 // 544 bytes (docs/scheduler.md "Decode").
 TEST(TinyPipeline, a_decode_step_appends_its_rows_to_the_cache_in_place_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
-  auto model = tiny_prepared("tiny_decode", config);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    EXPECT_EQ(r.value().outputs.size(), 3u);  // ln_f, h.0.attn.k, h.0.attn.v
-    EXPECT_EQ(r.value().outputs.count("h.0.attn.v"), 1u);
-    const codegen::CompiledProgram& code = r.value().compiled;
-    for (const std::string which : {"key", "value"}) {
-      const std::string cache = "h.0.attn." + which + "_cache";
-      const codegen::DramRegion* region = code.layout.find(cache);
-      const codegen::DramRegion* past = code.layout.find("past.0." + which);
-      const codegen::DramRegion* row =
-          code.layout.find(which == "key" ? "h.0.attn.k" : "h.0.attn.v");
-      ASSERT_TRUE(region && past && row) << cache;
-      EXPECT_EQ(region->size_bytes, 17 * 32);
-      EXPECT_EQ(past->offset, region->offset);
-      EXPECT_EQ(past->size_bytes, 16 * 32);
-      EXPECT_EQ(row->offset, region->offset + 16 * 32);
-      EXPECT_EQ(row->kind, codegen::RegionKind::Output);
-      const auto stored = dma_bytes_within<isa::Store>(code, cache);
-      EXPECT_EQ(stored, (std::pair<std::int64_t, int>{32, 1})) << cache;
-      EXPECT_EQ(dma_bytes_within<isa::Load>(code, cache).first, 17 * 32) << cache;
-    }
-  }
+  for_every_policy(zoo::build_model("tiny_decode").value(), config,
+                   [](const char*, const pipeline::PolicyResult& r) {
+                     EXPECT_EQ(r.outputs.size(), 3u);  // ln_f, h.0.attn.k, h.0.attn.v
+                     EXPECT_EQ(r.outputs.count("h.0.attn.v"), 1u);
+                     const codegen::CompiledProgram& code = r.compiled;
+                     for (const std::string which : {"key", "value"}) {
+                       const std::string cache = "h.0.attn." + which + "_cache";
+                       const codegen::DramRegion* region = code.layout.find(cache);
+                       const codegen::DramRegion* past = code.layout.find("past.0." + which);
+                       const codegen::DramRegion* row =
+                           code.layout.find(which == "key" ? "h.0.attn.k" : "h.0.attn.v");
+                       ASSERT_TRUE(region && past && row) << cache;
+                       EXPECT_EQ(region->size_bytes, 17 * 32);
+                       EXPECT_EQ(past->offset, region->offset);
+                       EXPECT_EQ(past->size_bytes, 16 * 32);
+                       EXPECT_EQ(row->offset, region->offset + 16 * 32);
+                       EXPECT_EQ(row->kind, codegen::RegionKind::Output);
+                       const auto stored = dma_bytes_within<isa::Store>(code, cache);
+                       EXPECT_EQ(stored, (std::pair<std::int64_t, int>{32, 1})) << cache;
+                       EXPECT_EQ(dma_bytes_within<isa::Load>(code, cache).first, 17 * 32) << cache;
+                     }
+                   });
 }
 
 // A batch of 3 decode steps (tiny_decode --batch 3): the Linears run once over the 3 token rows

@@ -31,26 +31,21 @@ TEST(WeightLoadRows, a_decode_step_on_a_wider_load_path_is_exact_and_loads_block
   const HwConfig narrow = load_hw_config(config_path("cloud-large"));
   HwConfig wide = narrow;
   wide.matrix.weight_load_rows = 16;
-  quant::QuantConfig qconfig;
-  qconfig.bits = narrow.matrix.input_bits;
-  auto model = pipeline::prepare_model(zoo::build_model("tiny_decode").value(), qconfig);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), wide, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), wide);
-    const isa::Program& program = r.value().compiled.program;
-    const std::uint64_t busy = r.value().report.engines[1].busy_cycles;  // "compute"
-    EXPECT_EQ(busy, contract_compute_cycles(program, wide));
-    // The same instructions with one row a cycle: every matrix instruction's W is 128, not 8.
-    std::uint64_t matrix_instructions = 0;
-    for (const auto& instruction : program.instructions)
-      matrix_instructions += std::holds_alternative<isa::Conv>(instruction) ||
-                             std::holds_alternative<isa::Matmul>(instruction);
-    EXPECT_GT(matrix_instructions, 0u);
-    EXPECT_GE(contract_compute_cycles(program, narrow), busy + matrix_instructions * 2 * (128 - 8));
-  }
+  for_every_policy(zoo::build_model("tiny_decode").value(), wide,
+                   [&](const char*, const pipeline::PolicyResult& r) {
+                     const isa::Program& program = r.compiled.program;
+                     const std::uint64_t busy = r.report.engines[1].busy_cycles;  // "compute"
+                     EXPECT_EQ(busy, contract_compute_cycles(program, wide));
+                     // The same instructions with one row a cycle: every matrix instruction's W is
+                     // 128, not 8.
+                     std::uint64_t matrix_instructions = 0;
+                     for (const auto& instruction : program.instructions)
+                       matrix_instructions += std::holds_alternative<isa::Conv>(instruction) ||
+                                              std::holds_alternative<isa::Matmul>(instruction);
+                     EXPECT_GT(matrix_instructions, 0u);
+                     EXPECT_GE(contract_compute_cycles(program, narrow),
+                               busy + matrix_instructions * 2 * (128 - 8));
+                   });
 }
 
 }  // namespace

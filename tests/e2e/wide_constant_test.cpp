@@ -21,31 +21,22 @@ ir::Graph position_add() {
 }
 
 TEST(WideConstant, a_constant_wider_than_c_size_loads_as_pixels_bit_exact_under_every_policy) {
-  const HwConfig config =
-      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml");
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(position_add(), qconfig);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
-    // 76,800 = 2 x 38,400: the largest c <= 65,535 dividing it.
-    int wide = 0;
-    for (const auto& instruction : r.value().compiled.program.instructions)
-      if (const auto* l = std::get_if<isa::Load>(&instruction))
-        if (l->kind == isa::Traffic::kWeights && l->c_size * l->x_size == 76800) {
-          ++wide;
-          EXPECT_EQ(l->c_size, 38400u);
-          EXPECT_EQ(l->x_size, 2u);
-          EXPECT_EQ(l->y_size, 1u);
-          EXPECT_EQ(l->dram_stride_x, 38400u);
-          EXPECT_EQ(l->sram_stride_x, 38400u);
-        }
-    EXPECT_GE(wide, 1);
-  }
+  for_every_policy(position_add(), load_hw_config(config_path("cloud-large")),
+                   [](const char*, const pipeline::PolicyResult& r) {
+                     // 76,800 = 2 x 38,400: the largest c <= 65,535 dividing it.
+                     int wide = 0;
+                     for (const auto& instruction : r.compiled.program.instructions)
+                       if (const auto* l = std::get_if<isa::Load>(&instruction))
+                         if (l->kind == isa::Traffic::kWeights && l->c_size * l->x_size == 76800) {
+                           ++wide;
+                           EXPECT_EQ(l->c_size, 38400u);
+                           EXPECT_EQ(l->x_size, 2u);
+                           EXPECT_EQ(l->y_size, 1u);
+                           EXPECT_EQ(l->dram_stride_x, 38400u);
+                           EXPECT_EQ(l->sram_stride_x, 38400u);
+                         }
+                     EXPECT_GE(wide, 1);
+                   });
 }
 
 // The same constant on cloud-large with a 32 KiB weight scratchpad, which cannot hold it (76,800
@@ -54,19 +45,11 @@ TEST(WideConstant, a_constant_wider_than_c_size_loads_as_pixels_bit_exact_under_
 // rows (bit exact, bytes = the schedule's class by class under every policy). Before, it loaded
 // whole and no policy scheduled it ("scratchpad 1 needs up to 76800 live bytes").
 TEST(WideConstant, a_constant_larger_than_the_weights_buffer_loads_by_rows) {
-  HwConfig config = load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/configs/hw/cloud-large.yaml");
+  HwConfig config = load_hw_config(config_path("cloud-large"));
   config.scratchpads[1].size_bytes = 32 * 1024;  // weights
-  quant::QuantConfig qconfig;
-  qconfig.bits = config.matrix.input_bits;
-  auto model = pipeline::prepare_model(position_add(), qconfig);
-  ASSERT_TRUE(model.ok()) << model.reason();
-  for (const char* policy : {"layerwise", "opfusion", "fusion", "fusion+reuse", "optimal"}) {
-    SCOPED_TRACE(policy);
-    auto r = pipeline::run_policy(model.value(), config, policy);
-    ASSERT_TRUE(r.ok()) << r.reason();
-    expect_consistent(r.value(), config);
+  for_every_policy(position_add(), config, [](const char*, const pipeline::PolicyResult& r) {
     int64_t constant = 0, loads = 0;
-    for (const auto& instruction : r.value().compiled.program.instructions)
+    for (const auto& instruction : r.compiled.program.instructions)
       if (const auto* l = std::get_if<isa::Load>(&instruction))
         if (l->kind == isa::Traffic::kWeights) {
           const int64_t bytes = int64_t{l->c_size} * l->x_size * l->y_size;
@@ -77,7 +60,7 @@ TEST(WideConstant, a_constant_larger_than_the_weights_buffer_loads_by_rows) {
         }
     EXPECT_EQ(constant, 300 * 256);  // every row once: the tiles' rows do not overlap
     EXPECT_GE(loads, 3);             // 76,800 B in pieces of at most 32 KiB
-  }
+  });
 }
 
 }  // namespace
