@@ -118,7 +118,7 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   l.elem = act_elem_;
   l.kind = isa::Traffic::kWeights;
   l.sram_addr = static_cast<std::uint32_t>(buffer->offset);
-  const int64_t first = sched::constant_by_rows(op) ? elements.b : 0;
+  const int64_t first = elements.b;  // 0 but for a row-varying constant's rows
   l.dram_addr =
       static_cast<std::uint64_t>(out_.layout.find(table_region(op))->offset + first * act_bytes_);
   l.c_size = static_cast<std::uint32_t>(op.pool_by_conv ? kTableEntries : need_bytes / act_bytes_);

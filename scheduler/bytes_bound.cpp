@@ -640,9 +640,8 @@ int64_t BytesBoundModel::PackedWeights::one_slice(size_t first, size_t length) c
 }
 
 bool BytesBoundModel::PackedWeights::chunks(size_t first, size_t length, int64_t weights) const {
-  // reduction_chunk_blocks > 0: the whole block does not fit, one chunk of one block does.
   for (size_t pos = first; pos < first + length; ++pos)
-    if (block_whole[pos] > weights && block_chunk[pos] <= weights) return true;
+    if (reduces_in_chunks(block_whole[pos], block_chunk[pos], weights)) return true;
   return false;
 }
 
@@ -861,9 +860,12 @@ BytesBound BytesBoundModel::at(const Machine& machine) const {
   bound.base_bytes = base_;
   // Whether an op of a tensor's span runs its reduction in chunks on this machine: then the
   // span's conv weights need not be on chip at once.
+  std::vector<char> chunked(static_cast<size_t>(net_->size()), 0);
+  for (int p = 0; p < net_->size(); ++p)
+    chunked[static_cast<size_t>(p)] = reduction_chunk_blocks(*net_, machine, net_->op(p)) > 0;
   auto span_chunks = [&](const TensorTerms& t) {
     for (int p = std::max(0, t.span_first); p <= t.span_last; ++p)
-      if (reduction_chunk_blocks(*net_, machine, net_->op(p)) > 0) return true;
+      if (chunked[static_cast<size_t>(p)]) return true;
     return false;
   };
   for (const TensorTerms& t : terms_) {

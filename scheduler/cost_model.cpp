@@ -261,9 +261,7 @@ namespace {
 // At most this many input blocks per reduction chunk (VGG-19's classifier.0 on npc19: 25,088
 // inputs in 25 chunks of 64 blocks of 16).
 constexpr int64_t kMaxChunkBlocks = 64;
-}  // namespace
 
-namespace {
 // A Gemm's or dense, ungrouped Conv's reduction as packed blocks: input blocks, the bytes of one
 // input block of one output block (every kernel tap), and a block's bias and table.
 struct ReductionBlocks {
@@ -294,13 +292,21 @@ int64_t output_block_chunk_bytes(const Net& net, const Machine& machine, const O
   return r ? r->block + r->fixed : 0;
 }
 
+bool reduces_in_chunks(int64_t whole, int64_t chunk, int64_t capacity) {
+  return whole > capacity && chunk <= capacity;
+}
+
 int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op) {
   const auto r = reduction_blocks(net, machine, op);
   const int64_t capacity =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
-  if (!r || r->whole() <= capacity) return 0;
+  if (!r || !reduces_in_chunks(r->whole(), r->block + r->fixed, capacity)) return 0;
   const int64_t fit = (capacity - r->fixed) / r->block;  // blocks one output block's room holds
-  return fit >= 1 ? std::min({r->ic_blocks, kMaxChunkBlocks, fit}) : 0;
+  return std::min({r->ic_blocks, kMaxChunkBlocks, fit});
+}
+
+bool one_step_per_tile(const Net& net, const Machine& machine, const Op& op) {
+  return op.kind == OpKind::MatMul || reduction_chunk_blocks(net, machine, op) > 0;
 }
 
 int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op, Interval c,

@@ -75,6 +75,14 @@ int64_t output_block_reduction_bytes(const Net& net, const Machine& machine, con
 /// block's bias and table): reduction_chunk_blocks is > 0 exactly where this fits the weights'
 /// scratchpad and output_block_reduction_bytes does not; 0 for every other op.
 int64_t output_block_chunk_bytes(const Net& net, const Machine& machine, const Op& op);
+/// The rule of reduction_chunk_blocks on those two sizes: the whole output block exceeds the
+/// weights' `capacity` and one chunk of it fits (the bytes bound applies it per capacity).
+bool reduces_in_chunks(int64_t whole, int64_t chunk, int64_t capacity);
+
+/// Whether `op` runs its tile in one instruction step, its accumulators holding every row of
+/// the tile: a MatMul (one per head), or a conv in reduction chunks (the chunks add up on the
+/// whole tile). Its rows per step are then the tile's rows.
+bool one_step_per_tile(const Net& net, const Machine& machine, const Op& op);
 
 /// On-chip bytes of an op's weights for output channels `c`, in the layout the matrix unit
 /// reads (docs/isa.md): whole R x C blocks `[ocb][icb][ky][kx][R][C]` (depthwise

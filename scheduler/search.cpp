@@ -125,7 +125,7 @@ class SeparableTiling {
         for (const auto& [w, count] : cols) widest = std::max(widest, w.size());
         rows_per_step = conv_rows_per_step(machine_, widest);
       }
-      if (reduction_chunk_blocks(net_, machine_, op) > 0)  // one step per tile
+      if (one_step_per_tile(net_, machine_, op))
         for (const auto& [h, count] : rows) rows_per_step = std::max(rows_per_step, h.size());
       for (const auto& [c, c_count] : channels) {
         for (const auto& [h, h_count] : rows) {
@@ -204,7 +204,7 @@ class SeparableTiling {
       if (constant_by_rows(op) && !m.weights_resident)  // the tallest tile's rows of it
         sizes.weight_slice_max[pos] = table_tile_bytes(
             net_, op, Box{Interval{0, 1}, Interval{0, largest(*hs, out)}, Interval{0, 1}});
-      if (op.kind == OpKind::MatMul || reduction_chunk_blocks(net_, machine_, op) > 0)
+      if (one_step_per_tile(net_, machine_, op))
         sizes.rows_per_step[pos] = largest(*hs, out);  // as measure_geometry
       if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
         const int64_t rows = exact ? std::min(sizes.rows_per_step[pos], largest(*hs, out)) : 1;

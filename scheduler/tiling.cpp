@@ -87,9 +87,7 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
       widest = std::max(widest, geo.need[static_cast<size_t>(t) * locals + out].w.size());
     }
     if (op.kind == OpKind::Conv) geo.rows_per_step[pos] = conv_rows_per_step(machine, widest);
-    // One matmul per head over the tile's rows; a conv in reduction chunks, one instruction per
-    // chunk over the whole tile (its accumulators hold the tile while the chunks add up).
-    if (op.kind == OpKind::MatMul || reduction_chunk_blocks(net, machine, op) > 0) {
+    if (one_step_per_tile(net, machine, op)) {
       for (int64_t t = 0; t < geo.tiles; ++t)
         geo.rows_per_step[pos] = std::max(geo.rows_per_step[pos],
                                           geo.need[static_cast<size_t>(t) * locals + out].h.size());

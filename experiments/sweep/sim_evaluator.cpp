@@ -101,7 +101,10 @@ class SimEvaluator final : public PointEvaluator {
  public:
   SimEvaluator(std::map<std::string, ir::Graph> graphs, sched::MapSpaceFeatures features,
                bool functional)
-      : graphs_(std::move(graphs)), features_(features), functional_(functional) {}
+      : graphs_(std::move(graphs)),
+        traits_(traits_of(graphs_)),
+        features_(features),
+        functional_(functional) {}
 
   Evaluation evaluate(const SweepPoint& point) override {
     const HwConfig& hw = *point.config->hw;
@@ -248,14 +251,10 @@ class SimEvaluator final : public PointEvaluator {
     if (!section.contains("bits")) section["bits"] = hw.matrix.input_bits;
     const passes::BatchNormLowering lowering = passes::batchnorm_lowering_for_policy(policy);
     // Without a BatchNormalization the two lowerings give one graph: one net serves both.
-    bool batchnorm = false;
-    const ir::Graph& graph = graphs_.at(model);
-    for (ir::OpId id = 0; id < graph.num_ops(); ++id)
-      batchnorm = batchnorm || graph.op(id).kind == ir::OpKind::BatchNormalization;
-    const bool pools = passes::pools_before_concat_for_policy(policy) &&
-                       passes::pools_before_concat_applies(graphs_.at(model));
+    const ModelTraits& traits = traits_.at(model);
+    const bool pools = passes::pools_before_concat_for_policy(policy) && traits.pooled_concat;
     const std::string key = model + '\n' + tessel::json_text(section, -1) + '\n' +
-                            (!batchnorm                                         ? "bn:none"
+                            (!traits.batchnorm                                  ? "bn:none"
                              : lowering == passes::BatchNormLowering::Depthwise ? "bn:depthwise"
                                                                                 : "bn:folded") +
                             (pools ? ",pools-before-concat" : "");
@@ -339,7 +338,26 @@ class SimEvaluator final : public PointEvaluator {
     return out;
   }
 
+  // What a model's nets depend on besides the policy, found once per model, not per point:
+  // whether it has a BatchNormalization (else both lowerings give one graph) and a Concat that
+  // pools-before-concat rewrites.
+  struct ModelTraits {
+    bool batchnorm = false, pooled_concat = false;
+  };
+  static std::map<std::string, ModelTraits> traits_of(
+      const std::map<std::string, ir::Graph>& graphs) {
+    std::map<std::string, ModelTraits> out;
+    for (const auto& [model, graph] : graphs) {
+      ModelTraits& t = out[model];
+      for (ir::OpId id = 0; id < graph.num_ops(); ++id)
+        t.batchnorm = t.batchnorm || graph.op(id).kind == ir::OpKind::BatchNormalization;
+      t.pooled_concat = passes::pools_before_concat_applies(graph);
+    }
+    return out;
+  }
+
   const std::map<std::string, ir::Graph> graphs_;
+  const std::map<std::string, ModelTraits> traits_;
   const sched::MapSpaceFeatures features_;
   const bool functional_;
   std::mutex nets_mutex_;

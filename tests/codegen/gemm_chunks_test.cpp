@@ -274,16 +274,33 @@ TEST(ConvChunks, convs_whose_reduction_exceeds_the_weights_buffer_run_in_chunks)
           chunk[scheduled.net.op(g.ops[pos]).name] = g.reduction_chunk_inputs[pos];
     EXPECT_EQ(chunk["conv1"], 15 * 16);
     EXPECT_EQ(chunk["conv2"], 16);
-    // Every conv instruction reads at most its chunk's blocks; the chunks after the first of
-    // each slice and step accumulate (init=acc) from their first input channel on.
-    int64_t accumulating = 0;
+    // Each conv step is its chunks in order: conv1 (kh 1) 15 blocks from the bias, then the
+    // other 10 (25 = 15 + 10) accumulated, reading its input 15 x 16 channels further; conv2
+    // (kh 3) one block from the bias, then two accumulated, each 16 channels further.
+    int64_t from_bias[4] = {}, accumulated[4] = {};
+    int64_t step_in[4] = {}, chunk_of[4] = {};
     for (const auto& instruction : compiled.program.instructions) {
       const auto* conv = std::get_if<isa::Conv>(&instruction);
       if (conv == nullptr) continue;
       EXPECT_LE(conv->ic_blocks * conv->kh * conv->kw * 256, 4096 - 192);
-      accumulating += conv->init == isa::Init::kAcc;
+      ASSERT_TRUE(conv->kh == 1 || conv->kh == 3);
+      const int k = static_cast<int>(conv->kh);
+      if (conv->init != isa::Init::kAcc) {
+        ++from_bias[k];
+        chunk_of[k] = 0;
+        step_in[k] = conv->in_addr;
+        EXPECT_EQ(conv->ic_blocks, k == 1 ? 15u : 1u);
+        continue;
+      }
+      ++accumulated[k];
+      ++chunk_of[k];
+      EXPECT_EQ(conv->ic_blocks, k == 1 ? 10u : 1u);
+      EXPECT_EQ(conv->in_addr, step_in[k] + chunk_of[k] * (k == 1 ? 15 : 1) * 16);
     }
-    EXPECT_GT(accumulating, 0);
+    EXPECT_GT(from_bias[1], 0);
+    EXPECT_GT(from_bias[3], 0);
+    EXPECT_EQ(accumulated[1], from_bias[1]);
+    EXPECT_EQ(accumulated[3], 2 * from_bias[3]);
   }
 }
 
