@@ -51,9 +51,10 @@ int Lowering::hidden_reducer(const sched::GroupSchedule& gs) const {
 }
 
 bool Lowering::idle_in_tile(const sched::GroupSchedule& gs, int op, int64_t tile) const {
-  if (hidden_reducer(gs) < 0) return false;
+  if (gs.weight_sweep || gs.dram_view) return false;
   const auto at = std::find(gs.ops.begin(), gs.ops.end(), op) - gs.ops.begin();
-  return !sched::hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
+  return !sched::runs_once(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles)
+              .runs(static_cast<size_t>(at), tile);
 }
 
 Status Lowering::lower_group(size_t index, const sched::GroupSchedule& gs) {
@@ -183,7 +184,7 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
   const bool first_tile = tile == 0;
   for (int o : gs.ops) {
     const sched::Op& op = net_.op(o);
-    if (idle_in_tile(gs, o, tile)) continue;  // a hidden-chunk prefix op: the first tile only
+    if (idle_in_tile(gs, o, tile)) continue;  // an op run once (RunsOnce): the first tile only
     const bool matrix = op.kind == sched::OpKind::Conv || op.kind == sched::OpKind::Gemm;
     // Resident: every slice once, before the first tile; streamed: the tile's slice, once
     // per channel part when the part's row/column tiles keep it.

@@ -279,8 +279,9 @@ class Lowering {
   /// The op index of the reducer B of a group that chunks the MLP's hidden dimension
   /// (sched::chunks_hidden), else -1.
   int hidden_reducer(const sched::GroupSchedule& gs) const;
-  /// Whether op `op` of such a group is a prefix op (sched::HiddenChunks::runs) that does not run
-  /// in tile `tile`: it loads and runs in the first tile only.
+  /// Whether op `op` of group `gs` is an op run once (sched::runs_once: a hidden-chunk prefix op,
+  /// an attention group's K or V projection) that does not run in tile `tile`: it loads and runs
+  /// in the first tile only.
   bool idle_in_tile(const sched::GroupSchedule& gs, int op, int64_t tile) const;
   /// The reducer's conv over chunk `hidden_chunk_` of its inputs, per step of rows: init bias
   /// (chunk 0) or acc onto accumulators that hold every row; the requant at the last chunk.

@@ -230,15 +230,24 @@ void tiling_buffers(const Net& net, const Machine& machine, const GroupInfo& g,
                     std::vector<BufferAlloc>& buffers) {
   buffers.clear();
   buffers.reserve(2 * g.tensors.size() + 2 * g.ops.size());
-  // The MLP's hidden chunks: a prefix op's output that the chunks read (A's input, a residual)
-  // or the last tile stores is made by the first tile; like a kept input it lives over them all.
+  // An op run once (RunsOnce: a hidden-chunk prefix op, an attention group's K or V): its
+  // output, read by an op of every tile or stored by a later tile, is made by the first tile;
+  // like a kept input it lives over them all.
   std::vector<char> whole = kept;
-  if (chunks_hidden(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) {
-    const HiddenChunks hc = hidden_chunks(net, g.ops);
-    for (size_t l = 0; l < g.tensors.size(); ++l)
-      if (!g.is_input[l] && g.produced_step[l] <= hc.producer &&
-          (g.last_use_step[l] > hc.producer || g.stored[l]))
-        whole[l] = 1;
+  const RunsOnce& once =
+      geo != nullptr ? geo->once : runs_once(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles);
+  if (!once.once.empty()) {
+    for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+      if (once.at(pos)) {
+        const auto out = static_cast<size_t>(g.out_local[pos]);
+        whole[out] = whole[out] | g.stored[out];
+        continue;
+      }
+      for (int in : g.in_local[pos]) {
+        const auto l = static_cast<size_t>(in);
+        if (!g.is_input[l] && once.at(static_cast<size_t>(g.produced_step[l] - 1))) whole[l] = 1;
+      }
+    }
   }
   const std::vector<int> buffer_of_local =
       activation_buffers(machine, g, sizes, m, options, whole, buffers);

@@ -202,12 +202,13 @@ bool is_dense(const Net& net, const GroupSchedule& g, size_t p) {
 struct GroupNeeds {
   bool op_major = false;
   int hidden_reducer = -1;    // the MLP's hidden chunks: B, whose weights and sums live every tile
-  int hidden_producer = 0;    // and A's position: the prefix before it runs in the first tile
+  RunsOnce once;              // the ops the first tile runs alone (a prefix, K and V)
   int last_step = 0;          // n + 1: the stores
   std::vector<int> pos_of;    // per net op: its position in the group, -1 outside
   std::vector<Span> op_span;  // per position: the steps its work is live over
   std::vector<int> producer, last_reader;  // per tensor: positions (-1: loaded / never read)
   std::vector<char> touched, loaded, stored, kept;
+  std::vector<char> read_by_every_tile;  // read by an op not run once
   std::vector<std::vector<Box>> tiles;
   std::vector<int64_t> max_pixels, max_channels;
   // Op major: per position its block's first position; per block start its last step; per
@@ -271,8 +272,8 @@ Status loop_nest(const std::string& where, const Net& net, const GroupSchedule& 
   if (chunks_hidden(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles)) {
     const HiddenChunks hc = hidden_chunks(net, g.ops);
     u.hidden_reducer = g.ops[static_cast<size_t>(hc.reducer)];
-    u.hidden_producer = hc.producer;
   }
+  if (!g.weight_sweep) u.once = runs_once(net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles);
   u.pos_of.assign(net.ops.size(), -1);
   for (size_t p = 0; p < n; ++p) u.pos_of[static_cast<size_t>(g.ops[p])] = static_cast<int>(p);
   if (u.op_major)
@@ -295,10 +296,12 @@ void tensor_needs(const Net& net, const GroupSchedule& g, GroupNeeds& u) {
   u.touched.assign(tensors, 0);
   u.loaded.assign(tensors, 0);
   u.stored.assign(tensors, 0);
+  u.read_by_every_tile.assign(tensors, 0);
   for (size_t p = 0; p < g.ops.size(); ++p) {
     const Op& op = net.op(g.ops[p]);
     for (int t : op.inputs) {
       u.touched[static_cast<size_t>(t)] = 1;
+      if (!u.once.at(p)) u.read_by_every_tile[static_cast<size_t>(t)] = 1;
       u.last_reader[static_cast<size_t>(t)] = static_cast<int>(p);
       const int producer = net.tensor(t).producer;
       if (producer < 0 || u.pos_of[static_cast<size_t>(producer)] < 0)
@@ -355,11 +358,11 @@ Span tensor_span(const GroupSchedule& g, const GroupNeeds& u, size_t t) {
     need.last = std::max(need.last, until);
   }
   const bool ping_pong = g.double_buffered && (u.loaded[t] || u.stored[t]);
-  // A hidden-chunk prefix op's output read by the chunks or stored by the last tile: made by the
-  // first tile, live over all.
-  const bool prefix = u.producer[t] >= 0 && u.producer[t] < u.hidden_producer &&
-                      (u.last_reader[t] >= u.hidden_producer || u.stored[t]);
-  if (!u.op_major && (g.halo == HaloMode::Cache || ping_pong || u.kept[t] || prefix))
+  // The output of an op run once (RunsOnce) that an op of every tile reads or a later tile
+  // stores: made by the first tile, live over all.
+  const bool once = u.producer[t] >= 0 && u.once.at(static_cast<size_t>(u.producer[t])) &&
+                    (u.read_by_every_tile[t] || u.stored[t]);
+  if (!u.op_major && (g.halo == HaloMode::Cache || ping_pong || u.kept[t] || once))
     need = {0, u.last_step};
   return need;
 }

@@ -386,7 +386,6 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
   act.compute.assign(static_cast<size_t>(geo.tiles), 0);
   act.store.assign(static_cast<size_t>(geo.tiles), 0);
   std::vector<Box> previous(cache ? locals : 0);  // cache mode: the previous row tile's boxes
-  const HiddenChunks hc = geo.hidden_parts > 0 ? hidden_chunks(net, g.ops) : HiddenChunks{};
   for (int64_t t = 0; t < geo.tiles; ++t) {
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
     const Box* req = &geo.requested[static_cast<size_t>(t) * locals];
@@ -410,7 +409,7 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
       }
     }
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
-      if (!hc.runs(pos, t)) continue;  // a hidden-chunk prefix op: the first tile only
+      if (!geo.once.runs(pos, t)) continue;  // an op run once (RunsOnce): the first tile only
       const Op& op = net.op(g.ops[pos]);
       const size_t out = static_cast<size_t>(g.out_local[pos]);
       // The MLP's hidden chunks: the reducer's conv over its tile's chunk, requantized last.

@@ -442,10 +442,12 @@ class Counter {
     const bool hidden = chunks_hidden(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles);
     const HiddenChunks hc = hidden ? hidden_chunks(net_, g_.ops) : HiddenChunks{};
     const int reducer = hidden ? g_.ops[static_cast<size_t>(hc.reducer)] : -1;
-    // A hidden-chunk prefix op (HiddenChunks::runs) loads and runs in the first tile only.
+    // An op run once (RunsOnce: a hidden-chunk prefix, K and V) loads and runs in the first
+    // tile only.
+    const RunsOnce once = runs_once(net_, g_.ops, g_.row_tiles, g_.col_tiles, g_.channel_tiles);
     const auto idle = [&](int o, int64_t t) {
       const auto at = std::find(g_.ops.begin(), g_.ops.end(), o) - g_.ops.begin();
-      return hidden && !hc.runs(static_cast<size_t>(at), t);
+      return !once.runs(static_cast<size_t>(at), t);
     };
     for (int64_t t = 0; t < T; ++t) {  // the tiling rule, or the hidden chunks' boxes
       std::vector<Box> req, need;

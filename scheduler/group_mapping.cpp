@@ -148,6 +148,9 @@ void derive_tiling(const Net& net, const GroupSchedule& gs, const GroupInfo& g,
   const auto residency = [&](int local) {
     const size_t l = static_cast<size_t>(local);
     if (kept[l]) return Residency::Kept;
+    // Made by an op run once (RunsOnce: K, V, a hidden-chunk prefix): on chip over every tile.
+    if (!g.is_input[l] && geo.once.at(static_cast<size_t>(g.produced_step[l] - 1)))
+      return Residency::Kept;
     if (!halo[l]) return Residency::Streamed;
     return gs.halo == HaloMode::Cache ? Residency::Cached : Residency::Recomputed;
   };

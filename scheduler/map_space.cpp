@@ -80,23 +80,87 @@ bool is_attention_op(const Op& op) {
          (op.kind == OpKind::Eltwise && op.lookup_table);
 }
 
+namespace {
+
+bool is_token_linear(const Op& op) {
+  const Window& w = op.window;
+  return is_dense_conv(op) && op.groups == 1 && w.kernel_h == 1 && w.kernel_w == 1 &&
+         w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 && w.pad_bottom == 0 &&
+         w.pad_left == 0 && w.pad_right == 0 && op.space_to_depth.channels == 0;
+}
+
+// An op that works on each token (row) alone: a token Linear, an Add, an Eltwise or a Norm.
+bool is_token_op(const Op& op) {
+  return is_token_linear(op) || op.kind == OpKind::Add || op.kind == OpKind::Eltwise ||
+         op.kind == OpKind::Norm;
+}
+
+// The position of net op `op` in group `ops` (ascending), or -1.
+int position_in(const std::vector<int>& ops, int op) {
+  const auto it = std::lower_bound(ops.begin(), ops.end(), op);
+  return it != ops.end() && *it == op ? static_cast<int>(it - ops.begin()) : -1;
+}
+
+}  // namespace
+
+std::vector<char> attention_whole_ops(const Net& net, const std::vector<int>& ops) {
+  std::vector<char> whole(ops.size(), 0);
+  for (size_t pos = ops.size(); pos-- > 0;) {
+    const int out = net.op(ops[pos]).output;
+    bool read = false, only_whole = true;
+    for (int consumer : net.tensor(out).consumers) {
+      const int at = position_in(ops, consumer);
+      if (at < 0) continue;
+      read = true;
+      const Op& reader = net.op(consumer);
+      const bool second_operand = reader.kind == OpKind::MatMul && reader.inputs.size() > 1 &&
+                                  reader.inputs[1] == out && reader.inputs[0] != out;
+      only_whole = only_whole && (second_operand || whole[static_cast<size_t>(at)] != 0);
+    }
+    whole[pos] = read && only_whole ? 1 : 0;
+  }
+  return whole;
+}
+
 Status check_attention_chain(const Net& net, const std::vector<int>& ops) {
+  const std::vector<char> whole = attention_whole_ops(net, ops);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = net.op(ops[i]);
-    if (!is_attention_op(op))
+    if (!is_attention_op(op) && !is_token_op(op))
       return fail("op '" + op.name + "' (" + to_string(op.kind) +
-                  ") is not a MatMul, RowSoftmax or lookup table");
-    if (i == 0) continue;
-    // Row blocks split the chain's rows: each op reads the one before as its row operand
-    // (a MatMul's first input; the only input of the others), so a block's rows stay on chip.
-    const Op& before = net.op(ops[i - 1]);
-    if (op.inputs.empty() || op.inputs[0] != before.output)
-      return fail("op '" + op.name + "' does not read '" + before.name + "' as its row operand");
-    const Tensor& between = net.tensor(before.output);
-    if (between.network_output || between.consumers.size() != 1)
-      return fail("'" + before.name + "' is read outside the chain");
+                  ") is not a MatMul, RowSoftmax, lookup table or token op (a token Linear, "
+                  "Add, Eltwise or Norm)");
+    // Run once, whole (K, V and what only they read): a token op; a MatMul's or RowSoftmax's
+    // accumulators hold a row block, not every row.
+    if (whole[i] != 0 && !is_token_op(op))
+      return fail("op '" + op.name + "' (" + to_string(op.kind) +
+                  ") is read whole (a MatMul's second operand) but is not a token op");
+    if (op.kind != OpKind::MatMul || op.inputs.size() < 2) continue;
+    // A row block reads all of K (V): a group input, or made once by the first row block.
+    const int producer = net.tensor(op.inputs[1]).producer;
+    const int at = producer < 0 ? -1 : position_in(ops, producer);
+    if (at >= 0 && whole[static_cast<size_t>(at)] == 0)
+      return fail("op '" + op.name + "' reads '" + net.op(producer).name +
+                  "' whole as its second operand, but other ops of the group read it by rows");
   }
   return {};
+}
+
+RunsOnce runs_once(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                   int64_t channels) {
+  RunsOnce r;
+  if (rows * cols * channels <= 1) return r;
+  if (chunks_hidden(net, ops, rows, cols, channels)) {
+    const HiddenChunks hc = hidden_chunks(net, ops);
+    r.once.assign(ops.size(), 0);
+    for (size_t pos = 0; pos < ops.size(); ++pos) r.once[pos] = hc.prefix(pos) ? 1 : 0;
+    return r;
+  }
+  if (std::none_of(ops.begin(), ops.end(),
+                   [&](int op) { return net.op(op).kind == OpKind::MatMul; }))
+    return r;
+  r.once = attention_whole_ops(net, ops);
+  return r;
 }
 
 bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
@@ -108,13 +172,6 @@ bool keeps_inputs(const Net& net, const std::vector<int>& ops, int64_t rows, int
 }
 
 namespace {
-
-bool is_token_linear(const Op& op) {
-  const Window& w = op.window;
-  return is_dense_conv(op) && op.groups == 1 && w.kernel_h == 1 && w.kernel_w == 1 &&
-         w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 && w.pad_bottom == 0 &&
-         w.pad_left == 0 && w.pad_right == 0 && op.space_to_depth.channels == 0;
-}
 
 // Read only by `next` (the next op of the chain), and not a network output.
 bool only_read_by(const Net& net, int tensor, int next) {
@@ -149,13 +206,6 @@ int hidden_reducer_from(const Net& net, const std::vector<int>& ops, size_t a) {
   return static_cast<int>(b);
 }
 
-// A prefix op (before A): a token Linear, an Add, an Eltwise or a Norm (run whole by the first
-// chunk; its output stays on chip to the last, which stores it if read outside the group).
-bool is_prefix_op(const Op& op) {
-  return is_token_linear(op) || op.kind == OpKind::Add || op.kind == OpKind::Eltwise ||
-         op.kind == OpKind::Norm;
-}
-
 }  // namespace
 
 HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops) {
@@ -163,7 +213,7 @@ HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops) {
   // chunk, whose chunked part has the [A, E..., B, T...] form.
   for (size_t a = 0; a + 1 < ops.size(); ++a) {
     if (const int b = hidden_reducer_from(net, ops, a); b > 0) return {static_cast<int>(a), b};
-    if (!is_prefix_op(net.op(ops[a]))) return {};
+    if (!is_token_op(net.op(ops[a]))) return {};  // a prefix op: run whole by the first chunk
   }
   return {};
 }

@@ -74,11 +74,19 @@ struct PlanOptions {
 /// must be alone.
 Status check_group(const Net& net, const std::vector<int>& ops, const PlanOptions& options);
 
-/// An attention chain (docs/scheduler-mapping.md "Attention fusion"): activation MatMuls,
-/// RowSoftmaxes and lookup tables, each reading the one before as its row operand (a MatMul's
-/// first input), every intermediate read only by the next; the one group a RowSoftmax or an
-/// activation MatMul shares.
+/// An attention group (docs/scheduler-mapping.md "Attention fusion"), the one group a RowSoftmax
+/// or an activation MatMul shares: activation MatMuls, RowSoftmaxes and lookup tables with token
+/// ops (token Linears, Adds, Eltwises, Norms) before and after them, e.g. `q_proj, k_proj,
+/// v_proj, scores, softmax, context, out_proj, add1`. Row blocks split the rows of what the
+/// group stores; every MatMul reads its second operand (K, V) whole, so that operand is a group
+/// input or made by ops run once (attention_whole_ops), which must be token ops.
 Status check_attention_chain(const Net& net, const std::vector<int>& ops);
+
+/// Per position of group `ops`: whether the op's output is read in the group only whole, as a
+/// MatMul's second operand or by ops that are themselves read only whole (a K or V projection).
+/// Its box is the whole tensor in every row block: the first row block runs it, the rest read
+/// it on chip (RunsOnce).
+std::vector<char> attention_whole_ops(const Net& net, const std::vector<int>& ops);
 
 /// Whether the tiles of group `ops` (`rows` x `cols` x `channels` of them) keep every input whose
 /// box is the same in every tile (loaded by the first tile, one copy): channel tiles alone
@@ -105,12 +113,26 @@ struct HiddenChunks {
   int producer = -1;
   int reducer = -1;
   bool found() const { return reducer > 0; }
-  /// Whether the op at position `pos` runs in chunk `k`: a prefix op only in the first.
-  bool runs(size_t pos, int64_t k) const { return k == 0 || static_cast<int>(pos) >= producer; }
   /// Whether position `pos` is a prefix op (its output lives over whole tiles).
   bool prefix(size_t pos) const { return found() && static_cast<int>(pos) < producer; }
 };
 HiddenChunks hidden_chunks(const Net& net, const std::vector<int>& ops);
+
+/// The ops of group `ops`, tiled `rows` x `cols` x `channels`, that run in the first tile only,
+/// their outputs kept on chip over every tile (docs/scheduler-mapping.md "Ops run once"): where
+/// the tiles chunk the MLP's hidden dimension, the prefix before A (HiddenChunks::prefix); where
+/// an attention group has more than one row block, the ops read only whole
+/// (attention_whole_ops). The one rule the cost model, checker, buffers, energy counts,
+/// program size and codegen read; empty (every op every tile) otherwise.
+struct RunsOnce {
+  std::vector<char> once;  ///< per position; empty: none
+  bool runs(size_t pos, int64_t tile) const {
+    return tile == 0 || pos >= once.size() || once[pos] == 0;
+  }
+  bool at(size_t pos) const { return pos < once.size() && once[pos] != 0; }
+};
+RunsOnce runs_once(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                   int64_t channels);
 
 /// Whether tiles `rows` x `cols` x `channels` of group `ops` chunk its hidden dimension: more
 /// than one channel tile, one row and one column tile, a HiddenChunks group.

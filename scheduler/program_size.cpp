@@ -87,7 +87,7 @@ class ProgramCounter {
       if (!is_matrix(net_.op(index))) continue;
       int64_t tiles = gs.channel_tiles;
       if (hidden_reducer(gs) == index) tiles = 1;
-      if (idle_in_tile(gs, index, 1)) tiles = 1;  // a hidden-chunk prefix op: whole, once
+      if (idle_in_tile(gs, index, 1)) tiles = 1;  // an op run once: whole
       if (gs.weight_sweep && pos < gs.op_slices.size()) tiles = gs.op_slices[pos];
       channel_tiles_[index] = tiles;
     }
@@ -109,11 +109,12 @@ class ProgramCounter {
     return gs.ops[static_cast<size_t>(hidden_chunks(net_, gs.ops).reducer)];
   }
 
-  // codegen's idle_in_tile: a hidden-chunk prefix op runs in the first tile only.
+  // codegen's idle_in_tile: an op run once (RunsOnce) runs in the first tile only.
   bool idle_in_tile(const GroupSchedule& gs, int index, int64_t tile) const {
-    if (hidden_reducer(gs) < 0) return false;
+    if (gs.weight_sweep || gs.dram_view) return false;
     const auto at = std::find(gs.ops.begin(), gs.ops.end(), index) - gs.ops.begin();
-    return !hidden_chunks(net_, gs.ops).runs(static_cast<size_t>(at), tile);
+    return !runs_once(net_, gs.ops, gs.row_tiles, gs.col_tiles, gs.channel_tiles)
+                .runs(static_cast<size_t>(at), tile);
   }
 
   MatrixShape matrix_shape(const Op& op) const { return sched::matrix_shape(net_, machine_, op); }

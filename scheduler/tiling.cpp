@@ -22,6 +22,7 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
   geo.need.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
   geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
+  geo.once = runs_once(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles);
   if (chunks_hidden(net, g.ops, m.row_tiles, m.col_tiles, m.channel_tiles)) {
     std::vector<Box> need, requested;
     geo.hidden_parts = m.channel_tiles;

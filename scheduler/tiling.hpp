@@ -6,6 +6,7 @@
 
 #include "scheduler/group_info.hpp"
 #include "scheduler/machine.hpp"
+#include "scheduler/map_space.hpp"
 
 namespace tessel::sched {
 
@@ -26,6 +27,7 @@ struct TileGeometry : BufferSizes {
   /// and -1 for every other tiling.
   int64_t hidden_parts = 0;
   int hidden_reducer = -1;
+  RunsOnce once;               // the ops run by the first tile only (runs_once)
   std::vector<Box> need;       // tiles x locals: computed (produced) or read (inputs)
   std::vector<Box> requested;  // tiles x locals: stored part (stored tensors only)
   // Deep-reuse gap per (op position, input index), computed on first use (-1: not yet).

@@ -21,7 +21,6 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
                     std::vector<int64_t>& load) {
   const size_t locals = g.tensors.size();
   std::vector<Interval> loaded(g.ops.size(), Interval{-1, -1});
-  const HiddenChunks hc = geo.hidden_parts > 0 ? hidden_chunks(net, g.ops) : HiddenChunks{};
   for (int64_t t = 0; t < geo.tiles; ++t) {
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
@@ -33,7 +32,7 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
         if (t == 0) gs.prologue_weight_cycles += cycles;
         continue;
       }
-      if (!hc.runs(pos, t)) continue;  // a hidden-chunk prefix op: loaded by the first tile
+      if (!geo.once.runs(pos, t)) continue;  // an op run once (RunsOnce): the first tile
       const Op& op = net.op(g.ops[pos]);
       const Box& box = need[static_cast<size_t>(g.out_local[pos])];
       const Interval c = box.c;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/zoo/zoo.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/schedule_json.hpp"
 #include "tests/e2e/checks.hpp"
 
@@ -298,11 +299,14 @@ TEST(TinyPipeline, token_linears_without_trans_b_are_bit_exact) {
 }
 
 // Attention fusion in row blocks (docs/scheduler-mapping.md "Attention fusion"): optimal's
-// schedule of tiny_attention on cloud-large with its chain q_scaled -> scores -> softmax ->
-// context re-mapped by hand to 4 row blocks of 4 queries, K and V kept, costed and checked
-// from the mapping, compiled and simulated: bit exact, simulated bytes = the schedule's class
-// by class, and the chain reads Q, K and V (16 x 32 bytes each) and writes the context once.
-TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) {
+// schedule of tiny_attention on cloud-large (the whole layer in one group: q, k, v projections,
+// the chain q_scaled -> scores -> softmax -> context, out_proj, add1, norm1, the MLP, add2,
+// norm2) re-mapped by hand to 4 row blocks of 4 tokens, costed and checked from the mapping,
+// compiled and simulated: bit exact, simulated bytes = the schedule's class by class. The first
+// row block runs k.linear and v.linear whole (K and V, read whole by the MatMuls, stay on chip;
+// the later blocks skip them), so the group reads the input (16 x 32 bytes, kept: the K and V
+// projections read it whole) and writes norm2's output once.
+TEST(TinyPipeline, attention_in_four_row_blocks_makes_k_and_v_once_and_is_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
   auto model = tiny_prepared("tiny_attention", config);
   ASSERT_TRUE(model.ok()) << model.reason();
@@ -313,9 +317,9 @@ TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) 
   const std::string attn = "layers.0.self_attn";
   bool edited = false;
   for (nlohmann::json& group : json["groups"]) {
-    if (group["op_names"] !=
-        nlohmann::json{attn + ".q_scaled", attn + ".scores", attn + ".softmax", attn + ".context"})
-      continue;
+    bool scores = false;
+    for (const auto& name : group["op_names"]) scores |= name == attn + ".scores";
+    if (!scores) continue;
     edited = true;
     nlohmann::json choices = {{"op_names", group["op_names"]}, {"mapping", group["mapping"]}};
     for (nlohmann::json& op : choices["mapping"]["ops"]) {
@@ -324,10 +328,12 @@ TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) 
         loop.erase("size");
         if (loop["axis"] == "rows") loop["tiles"] = 4;
       }
+      // Kept: the input (the K and V projections read it whole in every row block), K and V
+      // (made by the first row block, read by every one).
       for (nlohmann::json& operand : op["operands"]) {
         for (const char* derived : {"buffers", "store"}) operand.erase(derived);
         const std::string tensor = operand.value("tensor", "");
-        if (tensor == attn + ".k" || tensor == attn + ".v") {
+        if (tensor == "input" || tensor == attn + ".k.linear" || tensor == attn + ".v.linear") {
           operand["residency"] = "kept";
           operand["double_buffered"] = false;
         }
@@ -343,10 +349,17 @@ TEST(TinyPipeline, attention_in_four_row_blocks_keeps_k_and_v_and_is_bit_exact) 
   r.scheduled = std::move(mapped.value());
   const sched::GroupSchedule* chain = nullptr;
   for (const sched::GroupSchedule& g : r.scheduled.schedule.groups)
-    if (g.ops.size() == 4 && r.scheduled.net.op(g.ops[1]).name == attn + ".scores") chain = &g;
+    for (int op : g.ops)
+      if (r.scheduled.net.op(op).name == attn + ".scores") chain = &g;
   ASSERT_NE(chain, nullptr);
   EXPECT_EQ(chain->row_tiles, 4);
-  EXPECT_EQ(chain->traffic.activations_read, 3 * 16 * 32);
+  const sched::RunsOnce once = sched::runs_once(r.scheduled.net, chain->ops, chain->row_tiles,
+                                                chain->col_tiles, chain->channel_tiles);
+  std::vector<std::string> made_once;
+  for (size_t pos = 0; pos < chain->ops.size(); ++pos)
+    if (once.at(pos)) made_once.push_back(r.scheduled.net.op(chain->ops[pos]).name);
+  EXPECT_EQ(made_once, (std::vector<std::string>{attn + ".k.linear", attn + ".v.linear"}));
+  EXPECT_EQ(chain->traffic.activations_read, 16 * 32);
   EXPECT_EQ(chain->traffic.activations_written, 16 * 32);
   auto compiled =
       codegen::compile(model.value().quantized, r.scheduled, config, model.value().input_values);

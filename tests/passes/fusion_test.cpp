@@ -744,10 +744,12 @@ TEST(QuantizationPreparation, preactivation_batchnorm_quantizes_as_a_depthwise_c
   EXPECT_GE(cpu::sqnr_db(ref.value().at("y").to_f32(), got.value().at("y").to_f32()), 30.0);
 }
 
-TEST(QuantizationPreparation, changes_no_zoo_model_beyond_fold_batchnorm) {
+TEST(QuantizationPreparation, changes_no_zoo_model_beyond_fold_batchnorm_and_qkv_splits) {
   // Every zoo model structurally (no payloads), the tiny nets with weights (constant folding and
   // the value-matched patterns see payloads): none holds a pattern or an unfolded BN (the
-  // transformer builders write the fused kinds themselves).
+  // transformer builders write the fused kinds themselves). The scheduler, given a graph
+  // unprepared, folds BatchNorm and splits q|k|v projections itself (split-sliced-linear, as
+  // net_from_graph runs it): it plans the ops the quantized graph has.
   zoo::ZooOptions shapes_only;
   shapes_only.with_weights = false;
   for (const char* name :
@@ -760,9 +762,99 @@ TEST(QuantizationPreparation, changes_no_zoo_model_beyond_fold_batchnorm) {
     auto built = tiny ? zoo::build_model(name) : zoo::build_model(name, shapes_only);
     ASSERT_TRUE(built.ok()) << name;
     ir::Graph folded = built.value(), prepared = built.value();
-    ASSERT_TRUE(run_passes(folded, "fold-batchnorm").ok()) << name;
+    ASSERT_TRUE(run_passes(folded, "fold-batchnorm,split-sliced-linear").ok()) << name;
     ASSERT_TRUE(prepare_for_quantization(prepared).ok()) << name;
     EXPECT_TRUE(prepared == folded) << name;
+  }
+}
+
+// --- split-sliced-linear --------------------------------------------------------------------
+
+// A fused projection (transB = 1, bias) unflattened and sliced along its last axis, as torch's
+// MultiheadAttention and GPT-2's c_attn export q|k|v: one Gemm per Slice over its weight rows
+// and bias entries (w rows 0 and 1..3), results bit for bit the same.
+TEST(SplitSlicedLinear, a_sliced_projection_is_one_gemm_per_slice) {
+  EXPECT_EQ(rewrite("split-sliced-linear", R"(graph g {
+  input %x : f32[2,3]
+  const %b : f32[4] = [0.5, -1, 2, 0.25]
+  const %w : f32[4,3] = [1, 0, 2, -1, 1, 0, 0.5, 0.5, 0.5, 3, -2, 1]
+  %y = Gemm(%x, %w, %b) {transB=1} : f32[2,4]
+  %u = Reshape(%y) {shape=1,2,4} : f32[1,2,4]
+  %q = Slice(%u) {starts=[0], ends=[1], axes=[2], steps=[1]} : f32[1,2,1]
+  %kv = Slice(%u) {starts=[1], ends=[4], axes=[2], steps=[1]} : f32[1,2,3]
+  %s = Add(%q, %kv) : f32[1,2,3]
+  output %s
+}
+)",
+                    0.0),
+            R"(graph g {
+  input %x : f32[2,3]
+  const %kv.bias : f32[3] = [-1, 2, 0.25]
+  const %kv.weight : f32[3,3] = [-1, 1, 0, 0.5, 0.5, 0.5, 3, -2, 1]
+  const %q.bias : f32[1] = [0.5]
+  const %q.weight : f32[1,3] = [1, 0, 2]
+  %q.linear = Gemm(%x, %q.weight, %q.bias) {transB=1} : f32[2,1]
+  %q = Reshape(%q.linear) {shape=1,2,1} : f32[1,2,1] @q.unflatten
+  %kv.linear = Gemm(%x, %kv.weight, %kv.bias) {transB=1} : f32[2,3]
+  %kv = Reshape(%kv.linear) {shape=1,2,3} : f32[1,2,3] @kv.unflatten
+  %s = Add(%q, %kv) : f32[1,2,3]
+  output %s
+}
+)");
+}
+
+// transB = 0 ([K, N] weights: columns), no Reshape, axes written -1 and 1; column 1 read by no
+// Slice is computed by no Gemm.
+TEST(SplitSlicedLinear, columns_of_a_kn_weight_and_an_unread_column_dropped) {
+  EXPECT_EQ(rewrite("split-sliced-linear", R"(graph g {
+  input %x : f32[2,2]
+  const %w : f32[2,4] = [1, 2, 3, 4, 5, 6, 7, 8]
+  %y = Gemm(%x, %w) : f32[2,4]
+  %a = Slice(%y) {starts=[0], ends=[1], axes=[-1], steps=[1]} : f32[2,1]
+  %c = Slice(%y) {starts=[2], ends=[4], axes=[1], steps=[1]} : f32[2,2]
+  %s = Gemm(%a, %c) : f32[2,2]
+  output %s
+}
+)",
+                    0.0),
+            R"(graph g {
+  input %x : f32[2,2]
+  const %a.weight : f32[2,1] = [1, 5]
+  const %c.weight : f32[2,2] = [3, 4, 7, 8]
+  %a = Gemm(%x, %a.weight) : f32[2,1] @a.linear
+  %c = Gemm(%x, %c.weight) : f32[2,2] @c.linear
+  %s = Gemm(%a, %c) : f32[2,2]
+  output %s
+}
+)");
+}
+
+TEST(SplitSlicedLinear, leaves_overlaps_other_readers_other_axes_and_steps_alone) {
+  const std::string head = R"(graph g {
+  input %x : f32[2,2]
+  const %w : f32[2,4] = [1, 2, 3, 4, 5, 6, 7, 8]
+  %y = Gemm(%x, %w) : f32[2,4]
+)";
+  for (const std::string& tail :
+       {// Overlapping column ranges.
+        std::string(R"(  %a = Slice(%y) {starts=[0], ends=[3], axes=[1], steps=[1]} : f32[2,3]
+  %c = Slice(%y) {starts=[2], ends=[4], axes=[1], steps=[1]} : f32[2,2]
+  output %a, %c
+}
+)"),
+        // A reader that is no Slice (the whole result is needed).
+        std::string(R"(  %a = Slice(%y) {starts=[0], ends=[2], axes=[1], steps=[1]} : f32[2,2]
+  %c = Relu(%y) : f32[2,4]
+  output %a, %c
+}
+)"),
+        // A Slice of the rows, and a strided Slice of the columns.
+        std::string(R"(  %a = Slice(%y) {starts=[0], ends=[1], axes=[0], steps=[1]} : f32[1,4]
+  %c = Slice(%y) {starts=[0], ends=[4], axes=[1], steps=[2]} : f32[2,2]
+  output %a, %c
+}
+)")}) {
+    EXPECT_EQ(rewrite("split-sliced-linear", head + tail), head + tail);
   }
 }
 

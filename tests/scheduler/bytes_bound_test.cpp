@@ -18,6 +18,7 @@
 #include "scheduler/plan.hpp"
 #include "scheduler/policy.hpp"
 #include "tests/scheduler/random_net.hpp"
+#include "tests/support/net_ops.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -235,19 +236,6 @@ TEST(BytesBound, a_sweep_holds_a_pools_input_and_output_whole_at_its_block) {
   }
 }
 
-/// An op of `kind` reading `inputs`, its output `shape` (the attention case's MatMul and
-/// RowSoftmax: the bound reads only their kinds, inputs and outputs).
-int add_row_op(Net& net, const std::string& name, OpKind kind, std::vector<int> inputs,
-               Shape3 shape) {
-  Op op;
-  op.name = name;
-  op.kind = kind;
-  op.inputs = std::move(inputs);
-  op.output = net.add_tensor(name, shape);
-  net.add_op(std::move(op));
-  return net.ops.back().output;
-}
-
 // Attention, 16 tokens, 2 heads of 8 (docs/scheduler.md "Transformers": a token tensor is C = d,
 // H = S, W = 1): q, k, v network inputs (16 x 16 x 1, 256 B each), scores = q k^T per head
 // (2 heads x 16 keys = 32 channels of 16 rows: 512 B), RowSoftmax -> probs (512 B), context =
@@ -262,16 +250,10 @@ int add_row_op(Net& net, const std::string& name, OpKind kind, std::vector<int> 
 TEST(BytesBound, attention_scores_cross_where_k_and_v_do_not_fit_together) {
   Net net;
   net.name = "attention";
-  const int q = net.add_tensor("q", {16, 16, 1});
-  const int k = net.add_tensor("k", {16, 16, 1});
-  const int v = net.add_tensor("v", {16, 16, 1});
-  for (int t : {q, k, v}) {
-    Op in;
-    in.name = net.tensor(t).name;
-    in.kind = OpKind::Input;
-    in.output = t;
-    net.add_op(std::move(in));
-  }
+  const int q = test_support::add_input(net, "q", {16, 16, 1});
+  const int k = test_support::add_input(net, "k", {16, 16, 1});
+  const int v = test_support::add_input(net, "v", {16, 16, 1});
+  using test_support::add_row_op;
   const int scores = add_row_op(net, "scores", OpKind::MatMul, {q, k}, {32, 16, 1});
   const int probs = add_row_op(net, "softmax", OpKind::RowSoftmax, {scores}, {32, 16, 1});
   add_row_op(net, "context", OpKind::MatMul, {probs, v}, {16, 16, 1});
@@ -292,8 +274,8 @@ TEST(BytesBound, attention_scores_cross_where_k_and_v_do_not_fit_together) {
   }
   EXPECT_EQ(model.group_floor(0, 3, flat(511)), -1);
   EXPECT_EQ(model.group_floor(0, 3, flat(512)), 768 + 256);
-  // tiny_attention (k and v: Slices of the in_proj output, 512 B each, loaded by the group):
-  // every policy, both objectives, at or above the bound.
+  // tiny_attention (k and v: 512 B each, loaded by the chain's group or made in it by their
+  // projections): every policy, both objectives, at or above the bound.
   Machine units = unified_machine(1 << 20);
   units.lookup_table = units.row_normalise = units.activation_operands = true;
   auto graph = zoo::build_model("tiny_attention", {.with_weights = false});

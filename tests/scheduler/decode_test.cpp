@@ -33,7 +33,7 @@ Net tiny_decode_net() {
 using test_support::op_named;
 
 // key_cache = Concat(past.0.key [16 rows], the new key [1 row]) of 32 channels: a row view whose
-// input 1 is the copy `h.0.attn.key_cache.append.1` of the c_attn slice; the copy keeps the
+// input 1 is the copy `h.0.attn.key_cache.append.1` of the key projection; the copy keeps the
 // graph output's name (its source view is `h.0.attn.k/view`), so that the run reads it.
 TEST(Decode, the_append_is_a_row_view_over_the_past_and_a_copy_of_the_new_row) {
   const Net net = tiny_decode_net();
@@ -53,8 +53,14 @@ TEST(Decode, the_append_is_a_row_view_over_the_past_and_a_copy_of_the_new_row) {
   EXPECT_EQ(copy.name, "h.0.attn.key_cache.append.1");
   EXPECT_TRUE(copy.copy_only);
   EXPECT_EQ(net.tensor(copy.inputs[0]).name, "h.0.attn.k/view");
-  EXPECT_EQ(net.op(net.tensor(copy.inputs[0]).producer).kind, OpKind::Slice);
-  EXPECT_EQ(net.op(net.tensor(copy.inputs[0]).producer).channel_offset, 32);
+  // The key projection (c_attn's k slice, split-sliced-linear), unflattened by a Reshape view.
+  const Op& source = net.op(net.tensor(copy.inputs[0]).producer);
+  EXPECT_EQ(source.kind, OpKind::Reshape);
+  ASSERT_EQ(source.inputs.size(), 1u);
+  const Op& projection = net.op(net.tensor(source.inputs[0]).producer);
+  EXPECT_EQ(projection.name, "h.0.attn.k.linear");
+  EXPECT_EQ(projection.kind, OpKind::Gemm);  // one token: a Gemm
+  EXPECT_EQ(net.tensor(projection.output).shape, (Shape3{32, 1, 1}));
   // q K^T reads the 17 cached keys transposed: one query row, 17 columns per head.
   const Op& scores = op_named(net, "h.0.attn.scores");
   EXPECT_EQ(scores.inputs[1], cache.output);

@@ -37,26 +37,24 @@ std::map<std::string, const Op*> by_name(const Net& net) {
 
 const std::string kAttn = "layers.0.self_attn";
 
-// Sequence 16, d 32, 2 heads of 16, MLP 64: 17 ops, no transpose or reshape among them.
+// Sequence 16, d 32, 2 heads of 16, MLP 64: 16 ops, no transpose or reshape among them. The
+// fused in_proj and its q, k, v Slices are three projections (split-sliced-linear, which
+// net_from_graph runs as the quantization preparation does).
 TEST(TransformerOps, the_layer_is_linears_views_matmuls_and_row_ops) {
   auto net = net_from_graph(tiny_attention(), transformer_machine(), NetForm::Folded);
   ASSERT_TRUE(net.ok()) << net.reason();
   const Net& n = net.value();
   const auto ops = by_name(n);
-  EXPECT_EQ(n.ops.size(), 17u);
-  const Op& in_proj = *ops.at(kAttn + ".in_proj");
-  EXPECT_EQ(in_proj.kind, OpKind::Conv);  // a 1x1 conv over the 16 tokens
-  EXPECT_EQ(n.tensor(in_proj.inputs[0]).shape, (Shape3{32, 16, 1}));
-  EXPECT_EQ(n.tensor(in_proj.output).shape, (Shape3{96, 16, 1}));
-  EXPECT_EQ(in_proj.weight_bytes, 32 * 96 + 96 * 4);
-  EXPECT_EQ(in_proj.requant_table_bytes, 96 * 8);
-  EXPECT_EQ(in_proj.macs, 16 * 32 * 96);
-  for (const auto& [name, offset] :
-       std::map<std::string, int64_t>{{kAttn + ".q", 0}, {kAttn + ".k", 32}, {kAttn + ".v", 64}}) {
-    const Op& slice = *ops.at(name);
-    EXPECT_EQ(slice.kind, OpKind::Slice) << name;
-    EXPECT_EQ(slice.channel_offset, offset) << name;
-    EXPECT_EQ(n.tensor(slice.output).shape, (Shape3{32, 16, 1})) << name;
+  EXPECT_EQ(n.ops.size(), 16u);
+  EXPECT_EQ(ops.count(kAttn + ".in_proj"), 0u);
+  for (const char* part : {".q.linear", ".k.linear", ".v.linear"}) {
+    const Op& linear = *ops.at(kAttn + part);
+    EXPECT_EQ(linear.kind, OpKind::Conv) << part;  // a 1x1 conv over the 16 tokens
+    EXPECT_EQ(n.tensor(linear.inputs[0]).shape, (Shape3{32, 16, 1}));
+    EXPECT_EQ(n.tensor(linear.output).shape, (Shape3{32, 16, 1}));
+    EXPECT_EQ(linear.weight_bytes, 32 * 32 + 32 * 4);
+    EXPECT_EQ(linear.requant_table_bytes, 32 * 8);
+    EXPECT_EQ(linear.macs, 16 * 32 * 32);
   }
   const Op& scale = *ops.at(kAttn + ".q_scaled");
   EXPECT_TRUE(scale.kind == OpKind::Eltwise && scale.lookup_table);
@@ -64,7 +62,7 @@ TEST(TransformerOps, the_layer_is_linears_views_matmuls_and_row_ops) {
   const Op& scores = *ops.at(kAttn + ".scores");
   ASSERT_EQ(scores.kind, OpKind::MatMul);
   EXPECT_EQ(n.tensor(scores.inputs[0]).name, kAttn + ".q_scaled");
-  EXPECT_EQ(n.tensor(scores.inputs[1]).name, kAttn + ".k");
+  EXPECT_EQ(n.tensor(scores.inputs[1]).name, kAttn + ".k.linear");
   const HeadMatMul& s = scores.matmul;
   EXPECT_EQ(s.heads, 2);
   EXPECT_EQ(s.m_size, 16);
@@ -82,7 +80,7 @@ TEST(TransformerOps, the_layer_is_linears_views_matmuls_and_row_ops) {
   const Op& context = *ops.at(kAttn + ".context");
   ASSERT_EQ(context.kind, OpKind::MatMul);
   EXPECT_FALSE(context.matmul.transpose_b);
-  EXPECT_EQ(n.tensor(context.inputs[1]).name, kAttn + ".v");
+  EXPECT_EQ(n.tensor(context.inputs[1]).name, kAttn + ".v.linear");
   // The merge is the context itself: out_proj reads it.
   EXPECT_EQ(ops.at(kAttn + ".out_proj")->inputs[0], context.output);
   const Op& norm = *ops.at("layers.0.norm1");
@@ -91,6 +89,32 @@ TEST(TransformerOps, the_layer_is_linears_views_matmuls_and_row_ops) {
   EXPECT_EQ(norm.weight_bytes, 8 + 16 * 32);
   EXPECT_EQ(ops.at("layers.0.linear1")->kind, OpKind::Conv);
   EXPECT_TRUE(n.tensor(ops.at("layers.0.norm2")->output).network_output);
+}
+
+// Where the fused projection is read whole too (here: a graph output), it stays one 1x1 conv and
+// q, k, v are Slice views of its channels (DRAM views at offsets 0, 32 and 64).
+TEST(TransformerOps, slices_of_a_projection_read_whole_are_channel_views) {
+  ir::Graph graph = tiny_attention();
+  std::vector<std::string> outputs = graph.outputs();
+  outputs.push_back(kAttn + ".in_proj.unflatten");
+  ASSERT_TRUE(graph.set_outputs(outputs).ok());
+  auto net = net_from_graph(graph, transformer_machine(), NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const Net& n = net.value();
+  const auto ops = by_name(n);
+  EXPECT_EQ(n.ops.size(), 18u);  // in_proj, its Reshape (an output), 3 Slices for 3 Linears
+  const Op& in_proj = *ops.at(kAttn + ".in_proj");
+  EXPECT_EQ(in_proj.kind, OpKind::Conv);
+  EXPECT_EQ(n.tensor(in_proj.output).shape, (Shape3{96, 16, 1}));
+  EXPECT_EQ(in_proj.weight_bytes, 32 * 96 + 96 * 4);
+  EXPECT_EQ(in_proj.macs, 16 * 32 * 96);
+  for (const auto& [name, offset] :
+       std::map<std::string, int64_t>{{kAttn + ".q", 0}, {kAttn + ".k", 32}, {kAttn + ".v", 64}}) {
+    const Op& slice = *ops.at(name);
+    EXPECT_EQ(slice.kind, OpKind::Slice) << name;
+    EXPECT_EQ(slice.channel_offset, offset) << name;
+    EXPECT_EQ(n.tensor(slice.output).shape, (Shape3{32, 16, 1})) << name;
+  }
 }
 
 TEST(TransformerOps, a_config_without_a_unit_is_refused_naming_the_op_and_the_unit) {
