@@ -319,12 +319,13 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
       channel_part_counts(channels, options.channel_part_blocks);
   std::vector<int64_t> col_counts = {1};
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
+  const bool runs_ops_once = !runs_once(net, ops, max_rows, 1, 1).once.empty();
   auto push = [&](int64_t rows, int64_t cols, int64_t channel_tiles) {
     for (bool resident : {true, false}) {
       if (!resident && !options.allow_streamed_weights) continue;
       for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
         if (halo == HaloMode::Cache &&
-            (!options.allow_cache || rows == 1 || cols > 1 || channel_tiles > 1)) {
+            (!options.allow_cache || rows == 1 || cols > 1 || channel_tiles > 1 || runs_ops_once)) {
           continue;
         }
         for (bool dbuf : {true, false}) {
@@ -518,6 +519,10 @@ Status check_mapping(const Net& net, const Machine& machine, const std::vector<i
     return fail(
         "halo: cache keeps rows between row tiles alone (more than one, no column or "
         "channel tiles) and is never double-buffered");
+  // An attention group's row blocks have no halo, and its K and V, made once, are whole.
+  if (m.halo == HaloMode::Cache &&
+      !runs_once(net, ops, m.row_tiles, m.col_tiles, m.channel_tiles).once.empty())
+    return fail("halo: cache in a group with ops run once (its K and V projections)");
   return {};
 }
 

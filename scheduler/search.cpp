@@ -41,6 +41,7 @@ class SeparableTiling {
     const size_t locals = g_.tensors.size();
     geo = TileGeometry{};
     geo.tiles = m.row_tiles * m.col_tiles * m.channel_tiles;
+    geo.once = runs_once(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles);
     geo.need.resize(static_cast<size_t>(geo.tiles) * locals);
     geo.requested.assign(static_cast<size_t>(geo.tiles) * locals, Box{});
     size_t tile = 0;
@@ -107,10 +108,13 @@ class SeparableTiling {
     const auto [cs, hs, ws] = axes(m);
     if (cs == nullptr) return -1;
     const size_t locals = g_.tensors.size();
+    const RunsOnce once = runs_once(net_, g_.ops, m.row_tiles, m.col_tiles, m.channel_tiles);
     int64_t total = 0;
     for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
       const Op& op = net_.op(g_.ops[pos]);
       const auto out = static_cast<size_t>(g_.out_local[pos]);
+      // An op run once (its box the same in every tile): the first tile's cycles alone.
+      const bool first_tile_only = once.at(pos);
       // A conv's cycles depend on where its channel part starts only through the groups it
       // spans (grouped, not depthwise).
       const bool grouped = op.kind == OpKind::Conv && op.groups > 1 && !is_depthwise(net_, op);
@@ -130,7 +134,7 @@ class SeparableTiling {
       for (const auto& [c, c_count] : channels) {
         for (const auto& [h, h_count] : rows) {
           for (const auto& [w, w_count] : cols) {
-            total += c_count * h_count * w_count *
+            total += (first_tile_only ? 1 : c_count * h_count * w_count) *
                      compute_cycles_of(net_, machine_, op, Box{c, h, w}, rows_per_step);
           }
         }
