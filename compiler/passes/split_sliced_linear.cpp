@@ -9,6 +9,8 @@
 #include "compiler/passes/split_sliced_linear.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "compiler/ir/shape_rules.hpp"
 #include "compiler/passes/pass.hpp"
@@ -104,7 +106,7 @@ std::vector<float> weight_part(const ir::Tensor& w, bool trans_b, std::int64_t b
   return values;
 }
 
-Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m) {
+Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m, std::set<std::string>& added) {
   const std::string where = "%" + gemm.name + " (Gemm)";
   std::vector<std::string> constants(gemm.inputs.begin() + 1, gemm.inputs.end());
   auto compute = detail::payload_available(graph, constants, where);
@@ -141,14 +143,16 @@ Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m) {
     if (m.reshape) {
       if (Status s = graph.declare_tensor(linear_type); !s) return s;
     }
-    if (auto added = graph.add_op(std::move(linear)); !added) return added.failure();
+    added.insert(linear.name);
+    if (auto op = graph.add_op(std::move(linear)); !op) return op.failure();
     if (m.reshape) {
       ir::Op reshape = *m.reshape;
       reshape.name = graph.unique_name(name + ".unflatten");
       reshape.inputs = {linear_type.name};
       reshape.outputs = {name};
       reshape.attrs["shape"] = ir::AttrValue(graph.tensor(name).shape);
-      if (auto added = graph.add_op(std::move(reshape)); !added) return added.failure();
+      added.insert(reshape.name);
+      if (auto op = graph.add_op(std::move(reshape)); !op) return op.failure();
     }
   }
   return {};
@@ -159,19 +163,19 @@ Status run_split_sliced_linear(ir::Graph& graph) {
   std::vector<std::string> names;
   for (ir::OpId id = 0; id < graph.num_ops(); ++id)
     if (graph.op(id).kind == OpKind::Gemm) names.push_back(graph.op(id).name);
-  bool changed = false;
+  std::set<std::string> added;
   for (const std::string& name : names) {
     const auto id = graph.find_op(name);
     if (!id) continue;
     const ir::Op gemm = graph.op(*id);
     const auto m = match(graph, gemm);
     if (!m) continue;
-    if (Status s = split(graph, gemm, *m); !s) return s;
-    changed = true;
+    if (Status s = split(graph, gemm, *m, added); !s) return s;
   }
-  if (!changed) return {};
-  graph.remove_unused_tensors();
-  return graph.sort_topologically();
+  // The projections right after what they read, where the fused one stood: the ops between
+  // them and their readers (q's scale, the scores, the softmax) stay together, so the groups a
+  // planner forms from consecutive ops still hold the attention chain.
+  return detail::place_new_ops(graph, added);
 }
 
 }  // namespace
