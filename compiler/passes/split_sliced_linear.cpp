@@ -120,7 +120,8 @@ Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m, std::set<std:
   std::vector<ir::OpId> removed = {*graph.find_op(gemm.name)};
   if (m.reshape) removed.push_back(*graph.find_op(m.reshape->name));
   for (const Part& part : m.parts) removed.push_back(*graph.find_op(part.slice.name));
-  graph.remove_ops(removed);  // the Slices' results stay, without producer, until re-made
+  graph.remove_ops(removed);     // the Slices' results stay, without producer, until re-made
+  std::vector<ir::Op> reshapes;  // added after every Gemm (place_new_ops keeps id order)
   for (const Part& part : m.parts) {
     const std::int64_t n = part.end - part.begin;
     const std::string& name = part.slice.outputs[0];
@@ -151,9 +152,12 @@ Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m, std::set<std:
       reshape.inputs = {linear_type.name};
       reshape.outputs = {name};
       reshape.attrs["shape"] = ir::AttrValue(graph.tensor(name).shape);
-      added.insert(reshape.name);
-      if (auto op = graph.add_op(std::move(reshape)); !op) return op.failure();
+      reshapes.push_back(std::move(reshape));
     }
+  }
+  for (ir::Op& reshape : reshapes) {
+    added.insert(reshape.name);
+    if (auto op = graph.add_op(std::move(reshape)); !op) return op.failure();
   }
   return {};
 }
@@ -172,9 +176,11 @@ Status run_split_sliced_linear(ir::Graph& graph) {
     if (!m) continue;
     if (Status s = split(graph, gemm, *m, added); !s) return s;
   }
-  // The projections right after what they read, where the fused one stood: the ops between
-  // them and their readers (q's scale, the scores, the softmax) stay together, so the groups a
-  // planner forms from consecutive ops still hold the attention chain.
+  // The projections right after what they read, where the fused one stood, one after another
+  // and then their Reshapes (in a decode step each Reshape is a DRAM view, alone in its group):
+  // the projections can share one group, and the ops between them and their readers (q's
+  // scale, the scores, the softmax) stay together, so the groups a planner forms from
+  // consecutive ops still hold the attention chain.
   return detail::place_new_ops(graph, added);
 }
 

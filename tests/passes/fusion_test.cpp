@@ -772,7 +772,8 @@ TEST(QuantizationPreparation, changes_no_zoo_model_beyond_fold_batchnorm_and_qkv
 
 // A fused projection (transB = 1, bias) unflattened and sliced along its last axis, as torch's
 // MultiheadAttention and GPT-2's c_attn export q|k|v: one Gemm per Slice over its weight rows
-// and bias entries (w rows 0 and 1..3), results bit for bit the same.
+// and bias entries (w rows 0 and 1..3), the Gemms one after another and then their Reshapes,
+// results bit for bit the same.
 TEST(SplitSlicedLinear, a_sliced_projection_is_one_gemm_per_slice) {
   EXPECT_EQ(rewrite("split-sliced-linear", R"(graph g {
   input %x : f32[2,3]
@@ -794,8 +795,8 @@ TEST(SplitSlicedLinear, a_sliced_projection_is_one_gemm_per_slice) {
   const %q.bias : f32[1] = [0.5]
   const %q.weight : f32[1,3] = [1, 0, 2]
   %q.linear = Gemm(%x, %q.weight, %q.bias) {transB=1} : f32[2,1]
-  %q = Reshape(%q.linear) {shape=1,2,1} : f32[1,2,1] @q.unflatten
   %kv.linear = Gemm(%x, %kv.weight, %kv.bias) {transB=1} : f32[2,3]
+  %q = Reshape(%q.linear) {shape=1,2,1} : f32[1,2,1] @q.unflatten
   %kv = Reshape(%kv.linear) {shape=1,2,3} : f32[1,2,3] @kv.unflatten
   %s = Add(%q, %kv) : f32[1,2,3]
   output %s
