@@ -1,11 +1,12 @@
-// Pass split-sliced-linear: a Gemm with constant weights whose result only last-axis Slices read
-// (through at most one Reshape that keeps the last axis), each slice a disjoint range of its
-// output columns, becomes one Gemm per Slice over that slice's weight rows: a transformer's
-// fused `in_proj` (or GPT-2's `c_attn`) followed by its q, k and v slices becomes q, k and v
-// projections. Each output element is the same dot product, so fp32 results are unchanged; the
-// quantizer then gives q, k and v a scale each (docs/quantization.md, "Graph preparation"). The
-// accelerator needs the split to fuse K and V into the attention group that reads them whole
-// (docs/scheduler-mapping.md, "Attention fusion"): a slice of an on-chip tensor is no view.
+// Pass split-sliced-linear: a Gemm with constant weights whose result only last-axis Slices, or
+// one last-axis Split, read (through at most one Reshape that keeps the last axis), each part a
+// disjoint range of its output columns, becomes one Gemm per part over that part's weight rows:
+// a transformer's fused `in_proj` with its q, k and v Slices (torch) or GPT-2's `c_attn` with
+// its Split (HF) becomes q, k and v projections. Each output element is the same dot product, so
+// fp32 results are unchanged; the quantizer then gives q, k and v a scale each
+// (docs/quantization.md, "Graph preparation"). The accelerator needs the split to fuse K and V into
+// the attention group that reads them whole (docs/scheduler-mapping.md, "Attention fusion"): a
+// slice of an on-chip tensor is no view.
 #include "compiler/passes/split_sliced_linear.hpp"
 
 #include <algorithm>
@@ -22,17 +23,39 @@ namespace {
 
 using ir::OpKind;
 
-/// One Slice of the Gemm's result: the op and its column range [begin, end).
+/// One part of the Gemm's result: the tensor a Slice or Split writes and its column range
+/// [begin, end).
 struct Part {
-  ir::Op slice;
+  std::string output;
   std::int64_t begin = 0, end = 0;
 };
 
-/// The match at Gemm `gemm`: the Reshape between (if any) and the Slices, or nullopt.
+/// The match at Gemm `gemm`: the Reshape between (if any), the Slices or the Split (`readers`)
+/// and the parts they write, or nullopt.
 struct Match {
   std::optional<ir::Op> reshape;
+  std::vector<std::string> readers;
   std::vector<Part> parts;
 };
+
+/// The parts a Split of a tensor of `shape` writes along its last axis; empty otherwise.
+std::vector<Part> split_parts(const ir::Op& split, const ir::Shape& shape) {
+  if (shape.empty()) return {};
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  std::int64_t axis = split.get_int("axis");
+  if (axis < 0) axis += rank;
+  const std::vector<std::int64_t>& sizes = split.get_ints("split");
+  if (axis != rank - 1 || sizes.size() != split.outputs.size()) return {};
+  std::vector<Part> parts;
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] <= 0) return {};
+    parts.push_back({split.outputs[i], at, at + sizes[i]});
+    at += sizes[i];
+  }
+  if (at != shape.back()) return {};
+  return parts;
+}
 
 /// The column range a Slice of a tensor of `shape` takes: every axis but the last whole, the
 /// last with step 1; nullopt otherwise.
@@ -73,14 +96,22 @@ std::optional<Match> match(const ir::Graph& graph, const ir::Op& gemm) {
     if (detail::is_graph_output(graph, sliced)) return std::nullopt;
   }
   const ir::Shape& shape = graph.tensor(sliced).shape;
-  const std::vector<ir::OpId> slices = detail::readers(graph, sliced);
-  if (slices.size() < 2) return std::nullopt;
-  for (ir::OpId id : slices) {
+  const std::vector<ir::OpId> readers = detail::readers(graph, sliced);
+  if (readers.size() == 1 && graph.op(readers[0]).kind == OpKind::Split) {
+    const ir::Op& split = graph.op(readers[0]);
+    m.parts = split_parts(split, shape);
+    if (m.parts.size() < 2) return std::nullopt;
+    m.readers = {split.name};
+    return m;  // consecutive, disjoint by construction
+  }
+  if (readers.size() < 2) return std::nullopt;
+  for (ir::OpId id : readers) {
     const ir::Op& slice = graph.op(id);
     if (slice.kind != OpKind::Slice) return std::nullopt;
     const auto range = last_axis_range(slice, shape);
     if (!range) return std::nullopt;
-    m.parts.push_back({slice, range->first, range->second});
+    m.readers.push_back(slice.name);
+    m.parts.push_back({slice.outputs[0], range->first, range->second});
   }
   std::sort(m.parts.begin(), m.parts.end(),
             [](const Part& a, const Part& b) { return a.begin < b.begin; });
@@ -119,12 +150,12 @@ Status split(ir::Graph& graph, const ir::Op& gemm, const Match& m, std::set<std:
   const ir::Tensor result = graph.tensor(gemm.outputs[0]);
   std::vector<ir::OpId> removed = {*graph.find_op(gemm.name)};
   if (m.reshape) removed.push_back(*graph.find_op(m.reshape->name));
-  for (const Part& part : m.parts) removed.push_back(*graph.find_op(part.slice.name));
-  graph.remove_ops(removed);     // the Slices' results stay, without producer, until re-made
+  for (const std::string& reader : m.readers) removed.push_back(*graph.find_op(reader));
+  graph.remove_ops(removed);     // the parts stay, without producer, until re-made
   std::vector<ir::Op> reshapes;  // added after every Gemm (place_new_ops keeps id order)
   for (const Part& part : m.parts) {
     const std::int64_t n = part.end - part.begin;
-    const std::string& name = part.slice.outputs[0];
+    const std::string& name = part.output;
     ir::Shape w_shape = weight.shape;
     w_shape[trans_b ? 0 : 1] = n;
     ir::Op linear = gemm;
@@ -195,7 +226,7 @@ bool split_sliced_linear_applies(const ir::Graph& graph) {
 const PassInfo& split_sliced_linear_pass() {
   static const PassInfo info{
       "split-sliced-linear",
-      "A Gemm read only by disjoint last-axis Slices -> one Gemm per Slice (q, k, v projections)",
+      "A Gemm read only by disjoint last-axis Slices or a Split -> one Gemm per part (q, k, v)",
       run_split_sliced_linear};
   return info;
 }

@@ -7,7 +7,7 @@
 namespace tessel::passes {
 
 /// Whether `graph` holds a Gemm that split-sliced-linear splits (its result read only by
-/// disjoint last-axis Slices, through at most one Reshape).
+/// disjoint last-axis Slices or one last-axis Split, through at most one Reshape).
 bool split_sliced_linear_applies(const ir::Graph& graph);
 
 }  // namespace tessel::passes

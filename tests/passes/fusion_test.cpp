@@ -830,6 +830,36 @@ TEST(SplitSlicedLinear, columns_of_a_kn_weight_and_an_unread_column_dropped) {
 )");
 }
 
+// HF GPT-2's c_attn: a Split of the last axis (here -1, sizes 1 and 2) instead of Slices.
+TEST(SplitSlicedLinear, a_last_axis_split_is_one_gemm_per_output) {
+  EXPECT_EQ(rewrite("split-sliced-linear", R"(graph g {
+  input %x : f32[2,2]
+  const %b : f32[3] = [1, 2, 3]
+  const %w : f32[2,3] = [1, 2, 3, 4, 5, 6]
+  %y = Gemm(%x, %w, %b) : f32[2,3]
+  %u = Reshape(%y) {shape=1,2,3} : f32[1,2,3]
+  %p, %q = Split(%u) {axis=-1, split=1,2} : f32[1,2,1], f32[1,2,2]
+  %s = Add(%p, %q) : f32[1,2,2]
+  output %s
+}
+)",
+                    0.0),
+            R"(graph g {
+  input %x : f32[2,2]
+  const %p.bias : f32[1] = [1]
+  const %p.weight : f32[2,1] = [1, 4]
+  const %q.bias : f32[2] = [2, 3]
+  const %q.weight : f32[2,2] = [2, 3, 5, 6]
+  %p.linear = Gemm(%x, %p.weight, %p.bias) : f32[2,1]
+  %q.linear = Gemm(%x, %q.weight, %q.bias) : f32[2,2]
+  %p = Reshape(%p.linear) {shape=1,2,1} : f32[1,2,1] @p.unflatten
+  %q = Reshape(%q.linear) {shape=1,2,2} : f32[1,2,2] @q.unflatten
+  %s = Add(%p, %q) : f32[1,2,2]
+  output %s
+}
+)");
+}
+
 TEST(SplitSlicedLinear, leaves_overlaps_other_readers_other_axes_and_steps_alone) {
   const std::string head = R"(graph g {
   input %x : f32[2,2]
@@ -846,6 +876,11 @@ TEST(SplitSlicedLinear, leaves_overlaps_other_readers_other_axes_and_steps_alone
         // A reader that is no Slice (the whole result is needed).
         std::string(R"(  %a = Slice(%y) {starts=[0], ends=[2], axes=[1], steps=[1]} : f32[2,2]
   %c = Relu(%y) : f32[2,4]
+  output %a, %c
+}
+)"),
+        // A Split of the rows.
+        std::string(R"(  %a, %c = Split(%y) {axis=0, split=1,1} : f32[1,4], f32[1,4]
   output %a, %c
 }
 )"),
