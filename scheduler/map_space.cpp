@@ -122,7 +122,7 @@ std::vector<char> attention_whole_ops(const Net& net, const std::vector<int>& op
   return whole;
 }
 
-Status check_attention_chain(const Net& net, const std::vector<int>& ops) {
+Status check_attention_group(const Net& net, const std::vector<int>& ops) {
   const std::vector<char> whole = attention_whole_ops(net, ops);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = net.op(ops[i]);
@@ -257,6 +257,7 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
         is_weight_sweep_group(net, ops))) {
     return fail("group longer than " + std::to_string(options.max_group_ops) + " ops");
   }
+  const Op* attention = nullptr;  // the first RowSoftmax or activation MatMul of the group
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = net.op(ops[i]);
     if (op.kind == OpKind::Input) return fail("op '" + op.name + "' is a network input");
@@ -266,17 +267,19 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
       return fail("op '" + op.name + "' is a DRAM view (" + to_string(op.kind) +
                   ") and must be alone in its group");
     }
-    // A Norm groups as a per-pixel op (no mapping splits its channels: docs/scheduler-mapping.md
-    // "LayerNorm in a group"); a RowSoftmax or an activation MatMul only alone or in an
-    // attention chain ("Attention fusion").
-    if ((op.kind == OpKind::RowSoftmax || op.kind == OpKind::MatMul) && ops.size() > 1) {
-      if (auto chain = check_attention_chain(net, ops); !chain.ok())
-        return fail("op '" + op.name + "' (" + to_string(op.kind) + ") runs alone or in an " +
-                    "attention chain: " + chain.reason());
-    }
+    if ((op.kind == OpKind::RowSoftmax || op.kind == OpKind::MatMul) && attention == nullptr)
+      attention = &op;
     if (op.kind == OpKind::Softmax && ops.size() > 1) {  // docs/codegen.md "Host ops"
       return fail("op '" + op.name + "' (Softmax) runs on the host and must be alone in its group");
     }
+  }
+  // A Norm groups as a per-pixel op (no mapping splits its channels: docs/scheduler-mapping.md
+  // "LayerNorm in a group"); a RowSoftmax or an activation MatMul only alone or in an attention
+  // group ("Attention fusion"), checked once for the whole group.
+  if (attention != nullptr && ops.size() > 1) {
+    if (auto group = check_attention_group(net, ops); !group.ok())
+      return fail("op '" + attention->name + "' (" + to_string(attention->kind) +
+                  ") runs alone or in an attention group: " + group.reason());
   }
   return {};
 }

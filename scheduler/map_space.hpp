@@ -80,7 +80,7 @@ Status check_group(const Net& net, const std::vector<int>& ops, const PlanOption
 /// v_proj, scores, softmax, context, out_proj, add1`. Row blocks split the rows of what the
 /// group stores; every MatMul reads its second operand (K, V) whole, so that operand is a group
 /// input or made by ops run once (attention_whole_ops), which must be token ops.
-Status check_attention_chain(const Net& net, const std::vector<int>& ops);
+Status check_attention_group(const Net& net, const std::vector<int>& ops);
 
 /// Per position of group `ops`: whether the op's output is read in the group only whole, as a
 /// MatMul's second operand or by ops that are themselves read only whole (a K or V projection).

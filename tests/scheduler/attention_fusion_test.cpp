@@ -95,8 +95,8 @@ TEST(AttentionFusion, an_attention_group_refuses_what_row_blocks_cannot_run) {
   const int p = add_row_op(net, "p", OpKind::RowSoftmax, {x}, {16, 16, 1});
   add_row_op(net, "pv", OpKind::MatMul, {pool, p}, {16, 16, 1});
   net.finalize();
-  auto reason = [&](std::vector<int> ops) { return check_attention_chain(net, ops).reason(); };
-  EXPECT_TRUE(check_attention_chain(net, {2, 3}).ok());  // k run once, scores by rows
+  auto reason = [&](std::vector<int> ops) { return check_attention_group(net, ops).reason(); };
+  EXPECT_TRUE(check_attention_group(net, {2, 3}).ok());  // k run once, scores by rows
   EXPECT_NE(reason({2, 3, 4}).find("'scores' reads 'k' whole as its second operand, but other "
                                    "ops of the group read it by rows"),
             std::string::npos)
@@ -105,6 +105,10 @@ TEST(AttentionFusion, an_attention_group_refuses_what_row_blocks_cannot_run) {
                                    "token op"),
             std::string::npos)
       << reason({3, 4, 5});
+  // check_group names the group's first MatMul and gives the reason once.
+  const Status grouped = check_group(net, {3, 4, 5}, PlanOptions{});
+  EXPECT_EQ(grouped.reason(),
+            "op 'scores' (matmul) runs alone or in an attention group: " + reason({3, 4, 5}));
   EXPECT_NE(reason({6, 7}).find("'p' (rowsoftmax) is read whole (a MatMul's second operand) but "
                                 "is not a token op"),
             std::string::npos)
