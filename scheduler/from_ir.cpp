@@ -204,28 +204,16 @@ Status GraphConverter::add_batch_norm(const ir::Op& op, Op out) {
   if (!x.ok()) return x.failure();
   const Shape3 s = net_.tensor(x.value()).shape;
   const auto producer = graph_.producer(op.inputs[0]);
-  const bool folds = form_ != NetForm::Caffe && producer &&
-                     graph_.op(*producer).kind == ir::OpKind::Conv &&
+  const bool folds = producer && graph_.op(*producer).kind == ir::OpKind::Conv &&
                      consumers_of(op.inputs[0]).size() == 1;
   if (folds) {  // the conv already produces the normalized tensor
     tensor_of_[op.outputs[0]] = x.value();
     return {};
   }
+  // Caffe form never gets here: net_from_graph lowers its BatchNorms to depthwise Convs first.
   out.kind = OpKind::Eltwise;
   out.inputs = {x.value()};
-  if (form_ == NetForm::Caffe) {
-    Op bn = out;
-    bn.type = "BatchNorm";
-    bn.name = op.name + "/bn";
-    auto mid = net_.add_tensor(op.name + "/bn", s);
-    bn.output = mid;
-    bn.weight_bytes = 2 * s.c * wb;  // mean, variance
-    net_.add_op(std::move(bn));
-    out.name = op.name + "/scale";
-    out.type = "Scale";
-    out.inputs = {mid};
-  }
-  out.weight_bytes = 2 * s.c * wb;  // gamma, beta (or folded scale, shift)
+  out.weight_bytes = 2 * s.c * wb;  // the folded scale and shift
   auto t = new_tensor(op.outputs[0], op.name);
   if (!t.ok()) return t.failure();
   out.output = t.value();
@@ -516,6 +504,17 @@ Status GraphConverter::add_generic(const ir::Op& op, Op out) {
 
 }  // namespace detail
 
+namespace {
+
+bool has_batch_norm(const ir::Graph& graph) {
+  for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+    if (graph.op(id).kind == ir::OpKind::BatchNormalization) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetForm form,
                            const MapSpaceFeatures& features) {
   // A graph the pass would change is rewritten on a copy (one the pipelines
@@ -525,6 +524,14 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
     ir::Graph rewritten = graph;
     if (Status s = passes::run_passes(rewritten, "pools-before-concat"); !s) return s.failure();
     return net_from_graph(rewritten, machine, NetForm::Folded, features);
+  }
+  // Caffe form: each BatchNormalization runs as Caffe's BatchNorm and Scale layers, the two
+  // depthwise 1x1 Convs that the program of the policy compiles (passes::graph_for_policy,
+  // batchnorm-to-depthwise), so a schedule of the graph as loaded is the schedule of that program.
+  if (form == NetForm::Caffe && has_batch_norm(graph)) {
+    ir::Graph rewritten = graph;
+    if (Status s = passes::run_passes(rewritten, "batchnorm-to-depthwise"); !s) return s.failure();
+    return net_from_graph(rewritten, machine, form, features);
   }
   // The quantized graph's q, k and v projections (kQuantizationPreparation splits a fused one).
   if (passes::split_sliced_linear_applies(graph)) {

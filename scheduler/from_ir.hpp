@@ -11,7 +11,9 @@ namespace tessel::sched {
 
 /// Converts `graph` (shapes inferred, batch 1) into a Net with `machine`'s element sizes.
 /// NetForm::Caffe splits each BatchNormalization into a BatchNorm layer (mean, variance) and a
-/// Scale layer (gamma, beta), as Caffe deploys it; NetForm::Folded folds a BatchNormalization
+/// Scale layer (gamma, beta), as Caffe deploys it, each the depthwise 1x1 Conv that the program
+/// runs (batchnorm-to-depthwise on a copy, as passes::graph_for_policy lowers for layerwise);
+/// NetForm::Folded folds a BatchNormalization
 /// into the Conv that alone feeds it (adding a bias when the conv has none) and keeps any other
 /// as one per-channel affine op. NetForm::FoldedPoolsBeforeConcat is Folded after the
 /// pools-before-concat pass (on a copy, when it changes the graph). Fails naming the op for

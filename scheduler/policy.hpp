@@ -15,7 +15,7 @@ namespace tessel::sched {
 
 /// The network form a policy schedules.
 enum class NetForm {
-  Caffe,   ///< unfolded: BatchNorm and Scale as separate elementwise layers
+  Caffe,   ///< unfolded: BatchNorm and Scale as separate layers (depthwise 1x1 Convs)
   Folded,  ///< BatchNorm folded into the preceding conv (deploy graph)
   /// Folded, and a MaxPool that alone reads a channel Concat pools each Concat input instead
   /// (the pools-before-concat pass; docs/scheduler.md, "Pools before Concat").
