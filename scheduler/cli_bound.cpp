@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/bytes_bound.hpp"
@@ -137,8 +138,13 @@ cli::Runner setup_bound(CLI::App& command) {
     }
     zoo::LoadOptions load;
     load.zoo.with_weights = false;  // shapes only
-    const ir::Graph graph = zoo::load_model(o->model, load);
-    auto net = net_from_graph(graph, machine, policy.value()->form);
+    // The graph the policy compiles, as `tessel schedule` schedules it.
+    auto graph = passes::graph_for_policy(zoo::load_model(o->model, load), o->policy);
+    if (!graph.ok()) {
+      std::cerr << "error: " << o->model << ": " << graph.reason() << '\n';
+      return 1;
+    }
+    auto net = net_from_graph(graph.value(), machine, policy.value()->form);
     if (!net.ok()) {
       std::cerr << "error: " << net.reason() << '\n';
       return 1;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "isa/instruction.hpp"
@@ -49,18 +50,21 @@ nlohmann::ordered_json objective_comparison(const ir::Graph& graph, const HwConf
   return rows;
 }
 
-// `--mapping F`: the schedule JSON's mappings costed and checked; errors name the file.
-Result<ScheduledNet> schedule_from_mapping_file(const ir::Graph& graph, const HwConfig& config,
-                                                const std::string& path) {
-  nlohmann::json json;
+// `--mapping F`: the schedule JSON; errors name the file.
+Result<nlohmann::json> read_mapping_file(const std::string& path) {
   try {
-    json = nlohmann::json::parse(files::read_file(path, 256 * files::kMiB));
+    return nlohmann::json::parse(files::read_file(path, 256 * files::kMiB));
   } catch (const nlohmann::json::exception& e) {
     return fail(path + ": " + e.what());
   }
-  auto result = schedule_graph_from_mappings(graph, config, json);
-  if (!result.ok()) return fail(path + ": " + result.reason());
-  return result;
+}
+
+// The policy whose graph a mapping file's schedule was made on (its "policy"; `fallback` when it
+// names none, and schedule_graph_from_mappings then names what is missing).
+std::string mapping_policy(const nlohmann::json& json, const std::string& fallback) {
+  if (json.is_object() && json.contains("policy") && json["policy"].is_string())
+    return json["policy"].get<std::string>();
+  return fallback;
 }
 
 cli::Runner setup_schedule(CLI::App& command) {
@@ -127,7 +131,24 @@ cli::Runner setup_schedule(CLI::App& command) {
     const HwConfig config = load_hw_config(resolve_hw_config(o->hw));
     zoo::LoadOptions load;
     load.zoo.with_weights = false;  // scheduling needs shapes only
-    const ir::Graph graph = zoo::load_model(o->model, load);
+    nlohmann::json mapping;
+    if (!o->mapping.empty()) {
+      auto read = read_mapping_file(o->mapping);
+      if (!read.ok()) {
+        std::cerr << "error: " << read.reason() << '\n';
+        return 1;
+      }
+      mapping = std::move(read.value());
+    }
+    const std::string policy = mapping_policy(mapping, o->policy);
+    // The graph the policy compiles (`tessel run`, `tessel compile`): BatchNorm lowered as the
+    // policy says, and the fusions that give an export's ops the accelerator's kinds.
+    auto prepared = passes::graph_for_policy(zoo::load_model(o->model, load), policy);
+    if (!prepared.ok()) {
+      std::cerr << "error: " << o->model << ": " << prepared.reason() << '\n';
+      return 1;
+    }
+    const ir::Graph& graph = prepared.value();
     const Objective objective = objective_option(o->objective);
     MapSpaceFeatures features;
     features.weight_sweep = !o->no_weight_sweep;
@@ -139,7 +160,8 @@ cli::Runner setup_schedule(CLI::App& command) {
     if (o->prefetch) features.prefetch = true;
     if (o->no_prefetch) features.prefetch = false;
     auto result = o->mapping.empty() ? schedule_graph(graph, config, o->policy, objective, features)
-                                     : schedule_from_mapping_file(graph, config, o->mapping);
+                                     : schedule_graph_from_mappings(graph, config, mapping);
+    if (!result.ok() && !o->mapping.empty()) result = fail(o->mapping + ": " + result.reason());
     if (!result.ok()) {
       std::cerr << "error: " << result.reason() << '\n';
       return 1;
@@ -170,7 +192,7 @@ cli::Runner setup_schedule(CLI::App& command) {
     }
     nlohmann::ordered_json comparison;
     if (is_energy_objective(objective) && o->mapping.empty()) {
-      comparison = objective_comparison(graph, config, o->policy, objective, energy,
+      comparison = objective_comparison(graph, config, policy, objective, energy,
                                         result.value().schedule, features);
       if (!o->quiet && o->json != "-") {
         std::printf(

@@ -99,8 +99,11 @@ Schedule schedule(py::handle model, py::handle hw, const std::string& policy,
   const HwConfig config = config_from(hw);
   const sched::Objective goal = objective_from(objective);
   const auto graph = graph_from(model, false);  // the scheduler reads shapes only
-  auto scheduled = run_cancellable("tessel.schedule", [&] {
-    auto r = sched::schedule_graph(*graph, config, policy, goal, features);
+  auto scheduled = run_cancellable("tessel.schedule", [&]() -> Result<sched::ScheduledNet> {
+    // The graph the policy compiles, as `tessel schedule` schedules it.
+    auto prepared = passes::graph_for_policy(*graph, policy);
+    if (!prepared.ok()) return prepared.failure();
+    auto r = sched::schedule_graph(prepared.value(), config, policy, goal, features);
     if (r.ok()) sched::add_predicted_fetch(r.value());  // as `tessel schedule` reports it
     return r;
   });

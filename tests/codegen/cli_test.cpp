@@ -133,6 +133,40 @@ TEST(CompileCli, host_ops_run_after_the_program_and_match_the_golden_executor) {
   EXPECT_NEAR(sum, 1.0f, 1e-5f);  // a softmax, not zeros
 }
 
+// `tessel schedule` schedules the graph the policy compiles (passes::graph_for_policy): an
+// export whose ops need the preparation's rewrites (here a Div by a constant, which
+// div-by-constant turns into the Mul the accelerator has) schedules as `tessel compile` plans
+// it, bytes and cycles. Before session 37 it refused: "Div is not supported".
+TEST(CompileCli, schedule_plans_the_graph_the_policy_compiles) {
+  const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_prepared";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path model = dir / "div.tir";
+  std::string weights;
+  for (int i = 0; i < 36; ++i) weights += (i ? ", " : "") + std::to_string((i % 7 - 3) / 8.0);
+  std::ofstream(model) << "graph divnet {\n  input %x : f32[1,1,8,8]\n  const %w : f32[4,1,3,3] = ["
+                       << weights << "]\n  const %d : f32[1] = [2]\n"
+                       << "  %c = Conv(%x, %w) {kernel=3,3, stride=1,1, pad=1,1,1,1, group=1} "
+                          ": f32[1,4,8,8]\n  %y = Div(%c, %d) : f32[1,4,8,8]\n  output %y\n}\n";
+  const fs::path predicted = dir / "predicted.json";
+  ASSERT_EQ(run({"schedule", "--model", model.string(), "--hw", "cloud-large", "--policy",
+                 "optimal", "--quiet", "--json", predicted.string()}),
+            0);
+  const fs::path out = dir / "compiled";
+  ASSERT_EQ(run({"compile", "--model", model.string(), "--hw", "cloud-large", "--policy", "optimal",
+                 "--out", out.string()}),
+            0);
+  std::ifstream predicted_in(predicted), compiled_in(out / "schedule.json");
+  const auto a = nlohmann::json::parse(predicted_in);
+  const auto b = nlohmann::json::parse(compiled_in);
+  EXPECT_EQ(a["dram_bytes"], b["dram_bytes"]);
+  EXPECT_EQ(a["cycles"], b["cycles"]);
+  EXPECT_EQ(a["groups"].size(), b["groups"].size());
+  // By hand: the int8 input (64 B) read once, the 4 x 8 x 8 int8 output (256 B) written once.
+  EXPECT_EQ(a["dram_bytes"]["activations_in"], 64);
+  EXPECT_EQ(a["dram_bytes"]["activations_out"], 256);
+}
+
 TEST(CompileCli, an_unknown_policy_is_an_error) {
   const fs::path dir = fs::path(testing::TempDir()) / "codegen_cli_bad_policy";
   EXPECT_EQ(run({"compile", "--model", "tiny_conv", "--hw", "edge-small", "--policy", "greedy",
