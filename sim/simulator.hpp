@@ -13,6 +13,7 @@
 #include "isa/instruction.hpp"
 #include "isa/target.hpp"
 #include "sim/core/costs.hpp"
+#include "sim/core/zeroed_bytes.hpp"
 #include "sim/dram/dram_model.hpp"
 #include "support/result.hpp"
 
@@ -142,7 +143,7 @@ struct SimReport {
 struct SimResult {
   SimReport report;
   std::vector<std::uint8_t> dram;
-  std::vector<std::vector<std::uint8_t>> scratchpads;  ///< in config order
+  std::vector<ScratchpadBytes> scratchpads;  ///< in config order
 };
 
 /// Runs `program` (encoded instructions, dispatched in order until `finish`) on `config`.

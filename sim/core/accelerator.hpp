@@ -133,7 +133,7 @@ struct RunContext {
   std::vector<std::uint8_t> dram_bytes;  ///< full mode only
   std::optional<TraceWriter> trace;
   SimReport report;
-  std::vector<std::vector<std::uint8_t>> final_scratchpads;  ///< full mode, set by finalize()
+  std::vector<ScratchpadBytes> final_scratchpads;  ///< full mode, set by finalize()
 };
 
 /// The top module. Its state changes only at active cycles: cycle 0, an engine's finish cycle,

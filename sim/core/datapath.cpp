@@ -55,7 +55,7 @@ Datapath::Datapath(const HwConfig& config, std::vector<std::uint8_t>& dram, bool
       copies_(config.scratchpads.size()) {
   for (const auto& sp : config.scratchpads) {
     scratchpad_names_.push_back(sp.name);
-    scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes), std::uint8_t{0});
+    scratchpads_.emplace_back(static_cast<std::size_t>(sp.size_bytes));  // zero, unwritten
     page_generation_.emplace_back(
         (static_cast<std::uint64_t>(sp.size_bytes) + kPageBytes - 1) / kPageBytes, 0);
   }

@@ -17,6 +17,7 @@
 #include "isa/instruction.hpp"
 #include "sim/core/amx_conv.hpp"
 #include "sim/core/split_runner.hpp"
+#include "sim/core/zeroed_bytes.hpp"
 
 namespace tessel::sim {
 
@@ -157,7 +158,7 @@ class Datapath {
   /// tests): the AMX tiles on a CPU with AMX, the pair layout otherwise.
   std::uint64_t weight_packings() const { return weight_packings_; }
   /// Hands the scratchpad contents over (the Datapath is not used afterwards).
-  std::vector<std::vector<std::uint8_t>> take_scratchpads() {
+  std::vector<ScratchpadBytes> take_scratchpads() {
     settle_all();
     return std::move(scratchpads_);
   }
@@ -253,7 +254,7 @@ class Datapath {
   /// Work below which a second thread costs more than it saves (a hand-over is ~1 us).
   static constexpr std::int64_t kSplitMinElements = 4096;
 
-  std::vector<std::vector<std::uint8_t>> scratchpads_;
+  std::vector<ScratchpadBytes> scratchpads_;
   std::unique_ptr<SplitRunner> split_;  // with threads >= 2
   std::vector<std::uint8_t>& dram_;
   bool reference_kernels_ = false;

@@ -6,6 +6,7 @@
 
 #include "sim/core/costs.hpp"
 #include "sim/core/datapath.hpp"
+#include "sim/core/kernels.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sim {
@@ -33,26 +34,26 @@ void Datapath::execute_matmul(const isa::Matmul& x) {
   std::uint8_t* acc = scratchpads_[x.acc_sp].data() + x.acc_addr;
   // Every operand is read before any accumulator is written (acc may share a scratchpad with
   // a or b): the results go through `out`.
+  // int32 arithmetic wraps (docs/isa.md; the quantizer's operand shift keeps it exact): the
+  // sums are taken mod 2^32 from the start, in uint32 (kernels::accumulate_scaled).
   std::vector<std::int32_t> out(static_cast<std::size_t>(M * N));
-  std::vector<std::int64_t> row(static_cast<std::size_t>(N));
+  std::vector<std::uint32_t> row(static_cast<std::size_t>(N));
   for (std::int64_t m = 0; m < M; ++m) {
-    std::fill(row.begin(), row.end(), 0);
-    const std::uint8_t* a_row = a_base + m * std::uint64_t{x.a_stride} * e;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const std::int64_t av = operand(a_row + k * e);
-      if (av == 0) continue;
-      const std::int32_t* b_row = b.data() + k * N;
-      for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += av * b_row[n];
-    }
     std::uint8_t* acc_row = acc + m * std::uint64_t{x.acc_stride} * 4;
     for (std::int64_t n = 0; n < N; ++n) {
       std::int64_t start = 0;
       if (x.init == isa::Init::kBias) start = read_element(bias + n * 4, 4);
       if (x.init == isa::Init::kAcc) start = read_element(acc_row + n * 4, 4);
-      // int32 arithmetic wraps (docs/isa.md); the quantizer's operand shift keeps it exact.
-      out[static_cast<std::size_t>(m * N + n)] = static_cast<std::int32_t>(
-          static_cast<std::uint32_t>(start + row[static_cast<std::size_t>(n)]));
+      row[static_cast<std::size_t>(n)] = static_cast<std::uint32_t>(start);
     }
+    const std::uint8_t* a_row = a_base + m * std::uint64_t{x.a_stride} * e;
+    for (std::int64_t k = 0; k < K; ++k) {
+      const std::int32_t av = operand(a_row + k * e);
+      if (av != 0) kernels::accumulate_scaled(av, b.data() + k * N, N, row.data());
+    }
+    for (std::int64_t n = 0; n < N; ++n)
+      out[static_cast<std::size_t>(m * N + n)] =
+          static_cast<std::int32_t>(row[static_cast<std::size_t>(n)]);
   }
   for (std::int64_t m = 0; m < M; ++m)
     for (std::int64_t n = 0; n < N; ++n)

@@ -66,7 +66,7 @@ void DatapathWorker::execute(const isa::Instruction& instruction) {
   }
 }
 
-std::vector<std::vector<std::uint8_t>> DatapathWorker::take_scratchpads() {
+std::vector<ScratchpadBytes> DatapathWorker::take_scratchpads() {
   wait_until_queued_at_most(0);
   if (error_) std::rethrow_exception(error_);
   return datapath_.take_scratchpads();

@@ -51,7 +51,7 @@ class DatapathWorker {
   void execute(const isa::Instruction& instruction);
   /// Waits until every queued instruction ran, then hands the scratchpads over; rethrows what
   /// an instruction threw on the worker (the later ones did not run).
-  std::vector<std::vector<std::uint8_t>> take_scratchpads();
+  std::vector<ScratchpadBytes> take_scratchpads();
   /// How many queued convs came with their weights packed ahead (tests).
   std::uint64_t prepacked_convs() const { return prepacked_convs_; }
   /// The datapath, for its counters once take_scratchpads has returned (tests).

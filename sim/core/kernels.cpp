@@ -405,4 +405,11 @@ TESSEL_SIM_CLONES void accumulate_depthwise(const std::int32_t* a, const std::in
   for (std::int64_t c = 0; c < channels; ++c) out[c] += product(a[c], w[c]);
 }
 
+TESSEL_SIM_CLONES void accumulate_scaled(std::int32_t a, const std::int32_t* b, std::int64_t count,
+                                         std::uint32_t* sums) {
+  std::uint32_t* __restrict out = sums;
+  const auto ua = static_cast<std::uint32_t>(a);
+  for (std::int64_t n = 0; n < count; ++n) out[n] += ua * static_cast<std::uint32_t>(b[n]);
+}
+
 }  // namespace tessel::sim::kernels

@@ -222,4 +222,9 @@ void add_elements(const std::uint8_t* src, std::int64_t count, std::uint64_t byt
 void accumulate_depthwise(const std::int32_t* a, const std::int16_t* w, std::int64_t channels,
                           std::uint32_t* sums);
 
+/// Matmul row step: `sums[n] += a * b[n]` for `n < count`, uint32 arithmetic (mod 2^32, which
+/// the int32 accumulators wrap to anyway).
+void accumulate_scaled(std::int32_t a, const std::int32_t* b, std::int64_t count,
+                       std::uint32_t* sums);
+
 }  // namespace tessel::sim::kernels

@@ -192,7 +192,7 @@ TEST(SimDatapathWorker, equals_the_datapath_on_the_calling_thread) {
   const std::vector<std::uint8_t> dram = random_dram(rng);
   std::vector<std::uint8_t> dram_one = dram, dram_two = dram;
   Datapath one(config, dram_one);
-  std::vector<std::vector<std::uint8_t>> two_scratchpads;
+  std::vector<sim::ScratchpadBytes> two_scratchpads;
   {
     DatapathWorker two(config, dram_two, 1);
     for (std::size_t i = 0; i < program.size(); ++i) {

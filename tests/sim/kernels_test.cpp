@@ -669,6 +669,52 @@ TEST(SimKernels, repacked_weights_follow_every_change_of_the_weight_bytes) {
 }
 
 // Little-endian low bytes, as write_element stores them, for every element width.
+// The matmul's row step: uint32 sums mod 2^32, by hand at the limits (int16 operands after the
+// operand shift: (-32768)^2 = 2^30, four of them wrap to 0) and on every tail length.
+TEST(SimKernels, accumulate_scaled_wraps_mod_2_32) {
+  std::vector<std::int32_t> b = {-32768, 32767, -1, 0, 5};
+  std::vector<std::uint32_t> sums(5, 0);
+  for (int i = 0; i < 4; ++i) kernels::accumulate_scaled(-32768, b.data(), 5, sums.data());
+  EXPECT_EQ(sums[0], 0u);  // 4 * 2^30
+  EXPECT_EQ(sums[1], static_cast<std::uint32_t>(std::int64_t{4} * -32768 * 32767));
+  EXPECT_EQ(sums[2], static_cast<std::uint32_t>(4 * 32768));
+  EXPECT_EQ(sums[3], 0u);
+  EXPECT_EQ(sums[4], static_cast<std::uint32_t>(std::int64_t{4} * -32768 * 5));
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::int32_t> value(-32768, 32767);
+  for (std::int64_t count = 0; count < 70; ++count) {
+    std::vector<std::int32_t> row(static_cast<std::size_t>(count));
+    std::vector<std::uint32_t> got(static_cast<std::size_t>(count));
+    std::vector<std::int64_t> want(static_cast<std::size_t>(count));
+    for (std::size_t n = 0; n < row.size(); ++n) got[n] = static_cast<std::uint32_t>(value(rng));
+    for (std::size_t n = 0; n < row.size(); ++n) want[n] = static_cast<std::int32_t>(got[n]);
+    for (int k = 0; k < 3; ++k) {
+      for (auto& v : row) v = value(rng);
+      const std::int32_t a = value(rng);
+      kernels::accumulate_scaled(a, row.data(), count, got.data());
+      for (std::size_t n = 0; n < row.size(); ++n) want[n] += std::int64_t{a} * row[n];
+    }
+    for (std::size_t n = 0; n < row.size(); ++n)
+      ASSERT_EQ(got[n], static_cast<std::uint32_t>(want[n])) << "count " << count << " n " << n;
+  }
+}
+
+// Scratchpads start zero without a write (ZeroedAllocator: calloc below 64 KiB, a fresh
+// mapping above), whatever the heap held before.
+TEST(SimKernels, scratchpad_bytes_start_zero_at_every_size) {
+  for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{65535},
+                           std::size_t{65536}, std::size_t{3} << 20}) {
+    {
+      std::vector<std::uint8_t> dirty(size, 0xA5);  // leaves non-zero bytes in freed memory
+      ASSERT_EQ(dirty.back(), 0xA5);
+    }
+    const ScratchpadBytes pad(size);
+    ASSERT_EQ(pad.size(), size);
+    EXPECT_TRUE(std::all_of(pad.begin(), pad.end(), [](std::uint8_t b) { return b == 0; }))
+        << size << " bytes";
+  }
+}
+
 TEST(SimKernels, store_elements_writes_little_endian_low_bytes) {
   const std::int32_t values[3] = {-2, 0x1234, -0x1234567};
   std::uint8_t one[3], two[6], four[12];

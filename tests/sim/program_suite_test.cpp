@@ -47,8 +47,8 @@ void poke(std::vector<std::uint8_t>& memory, std::uint64_t address, std::uint64_
         static_cast<std::uint8_t>(static_cast<std::uint64_t>(value) >> (8 * i));
 }
 
-std::int64_t peek(const std::vector<std::uint8_t>& memory, std::uint64_t address,
-                  std::uint64_t bytes) {
+template <class Bytes>  // DRAM's std::vector or a scratchpad's sim::ScratchpadBytes
+std::int64_t peek(const Bytes& memory, std::uint64_t address, std::uint64_t bytes) {
   std::uint64_t u = 0;
   for (std::uint64_t i = 0; i < bytes; ++i) u |= std::uint64_t{memory.at(address + i)} << (8 * i);
   const std::uint64_t sign = std::uint64_t{1} << (8 * bytes - 1);
@@ -63,8 +63,8 @@ std::int64_t wrap(std::int64_t value, std::uint64_t bytes) {
 }
 
 /// Checks memory against expectation entries; `where` names it in failures.
-void expect_memory(const std::vector<std::uint8_t>& memory, const json& entries,
-                   const std::string& where) {
+template <class Bytes>
+void expect_memory(const Bytes& memory, const json& entries, const std::string& where) {
   for (const json& entry : entries) {
     const std::uint64_t e = elem_bytes(entry["elem"]);
     const auto values = values_of(entry);
