@@ -375,17 +375,33 @@ Status Lowering::place_prefetch(const std::string& where, size_t& before) {
   if (prefetch_.empty()) return {};
   if (prefetch_point_ < 0 || out_.groups.empty())
     return fail(where + ": prefetched, but no group runs before it");
-  auto at = static_cast<size_t>(prefetch_point_);
-  for (auto& instruction : prefetch_) {
-    if (auto s = emitter_.insert(at++, std::move(instruction)); !s.ok())
-      return fail(where + ": " + s.reason());
-  }
-  const auto n = static_cast<std::int64_t>(prefetch_.size());
+  // Instructions dispatch in program order and an engine's queue holds `depth` of them: more
+  // prefetch loads than that in one place would stall the dispatch of the tail's compute until
+  // all but `depth` had run, the tail the prefetch was meant to overlap (regnet_y_400mf's
+  // grouped convs: 194 loads of 576 B, +18.7 K cycles on cloud-large). So a prefetch that fits
+  // the queue goes right after the last load, as one run; a longer one puts depth / 2 there and
+  // spreads the rest evenly over the tail's instructions, the last of them before the group's
+  // end. Each load still runs after the previous group's last load, into bytes that group
+  // never touches (the scheduler's proof), so where in the tail it runs changes no result.
+  const auto point = static_cast<size_t>(prefetch_point_);
+  const size_t tail = before - point;
+  const auto depth = static_cast<size_t>(std::max(2, config_.queues.instruction_queue_depth));
+  const size_t n = prefetch_.size();
+  const size_t head = n < depth || tail == 0 ? n : depth / 2;
+  // The loads placed before tail instruction i: [0, placed(i)); placed(tail) = n.
+  const auto placed = [&](size_t i) { return i == 0 ? head : head + (n - head) * i / tail; };
   GroupCode& previous = out_.groups.back();
-  previous.end_instruction += n;
-  previous.prefetch_instructions += n;
-  for (auto i = static_cast<size_t>(prefetch_point_); i < at; ++i)
-    ++previous.instructions[std::string(isa::mnemonic(emitter_.program().instructions[i]))];
+  size_t at = point, next = 0;
+  for (size_t i = 0; i <= tail; ++i) {
+    for (; next < placed(i); ++next) {
+      ++previous.instructions[std::string(isa::mnemonic(prefetch_[next]))];
+      if (auto s = emitter_.insert(at++, std::move(prefetch_[next])); !s.ok())
+        return fail(where + ": " + s.reason());
+    }
+    ++at;  // tail instruction i
+  }
+  previous.end_instruction += static_cast<std::int64_t>(n);
+  previous.prefetch_instructions += static_cast<std::int64_t>(n);
   before += prefetch_.size();
   prefetch_.clear();
   return {};

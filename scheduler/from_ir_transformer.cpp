@@ -172,18 +172,23 @@ Status GraphConverter::add_slice(const ir::Op& op, Op out) {
   const auto& axes = op.get_ints("axes");
   const auto& steps = op.get_ints("steps");
   int64_t first = 0, first_row = 0;
+  // The channel axis: an NCHW map's axis 1, a token tensor's last.
+  const size_t channel_axis = in.size() == 4 ? 1 : in.size() - 1;
   for (size_t i = 0; i < axes.size(); ++i) {
     const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
-    const bool whole = starts[i] == 0 && ends[i] >= in[axis] && steps[i] == 1;
+    const int64_t start =
+        std::clamp<int64_t>(starts[i] < 0 ? starts[i] + in[axis] : starts[i], 0, in[axis]);
+    const bool whole = start == 0 && ends[i] >= in[axis] && steps[i] == 1;
     // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1).
     const bool rows = in.size() == 3 && steps[i] == 1 && (axis == 0 || (axis == 1 && in[0] == 1));
-    if (axis + 1 == in.size() && steps[i] == 1) {
-      first = starts[i];
+    if (axis == channel_axis && steps[i] == 1) {
+      first = start;
     } else if (rows && !whole) {
-      first_row = starts[i] * (axis == 0 ? in[1] : 1);
+      first_row = start * (axis == 0 ? in[1] : 1);
     } else if (!whole) {
       return fail(describe_op(op) +
-                  ": only a slice of the last axis (channels) or of a token tensor's rows, " +
+                  ": only a slice of the channels (an NCHW map's axis 1, a token tensor's last) " +
+                  "or of a token tensor's rows, " +
                   "with step 1, is supported by the accelerator path");
     }
   }

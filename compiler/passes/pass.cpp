@@ -23,6 +23,7 @@ const std::vector<PassInfo>& all_passes() {
       fuse_attention_mask_pass(),
       fuse_patterns_pass(),
       div_by_constant_pass(),
+      channel_shuffle_to_conv_pass(),
       split_sliced_linear_pass(),
       batchnorm_to_conv_pass(),
   };

@@ -19,14 +19,16 @@ enum class BatchNormLowering {
 /// loader leaves them) ready for quantization: constant folding, a fused q|k|v projection split
 /// into one per slice (split-sliced-linear), then the fusions that give the
 /// integer path the kinds it has (LayerNormalization, RMSNormalization, Gelu, Silu, HardSwish,
-/// the masked Softmax), Div by a constant as a Mul, and every BatchNormalization left unfolded
-/// (no Conv feeds it alone: DenseNet's pre-activation BN) as one depthwise 1x1 Conv. Each pass
-/// keeps fp32 results within float rounding (docs/quantization.md, "Graph preparation"); on a
+/// the masked Softmax), a channel shuffle as a 1x1 Conv of its permutation
+/// (channel-shuffle-to-conv), Div by a constant as a Mul, and every BatchNormalization left
+/// unfolded (no Conv feeds it alone: DenseNet's pre-activation BN) as one depthwise 1x1 Conv. Each
+/// pass keeps fp32 results within float rounding (docs/quantization.md, "Graph preparation"); on a
 /// graph without any of these patterns they change nothing. Constant folding runs first (a
 /// causal mask is often Trilu or Slice of a constant), the fusions before div-by-constant (they
 /// match the exporters' own forms).
 inline constexpr std::string_view kQuantizationPreparation =
-    "constant-folding,split-sliced-linear,fuse-patterns,div-by-constant,batchnorm-to-conv";
+    "constant-folding,split-sliced-linear,fuse-patterns,channel-shuffle-to-conv,div-by-constant,"
+    "batchnorm-to-conv";
 
 /// Lowers BatchNorm as `lowering` says, then runs kQuantizationPreparation on `graph` in place.
 /// This is what `cpu::prepare_graph` (tessel infer / quantize) and graph_for_lowering run.
