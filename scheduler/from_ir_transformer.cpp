@@ -172,8 +172,10 @@ Status GraphConverter::add_slice(const ir::Op& op, Op out) {
   const auto& axes = op.get_ints("axes");
   const auto& steps = op.get_ints("steps");
   int64_t first = 0, first_row = 0;
-  // The channel axis: an NCHW map's axis 1, a token tensor's last.
-  const size_t channel_axis = in.size() == 4 ? 1 : in.size() - 1;
+  // The channel axis: an NCHW map's axis 1; a token tensor's or a [1, heads, tokens,
+  // head_dim] head view's last.
+  const bool head_view = head_pixels_.count(x.value()) > 0;
+  const size_t channel_axis = in.size() == 4 && !head_view ? 1 : in.size() - 1;
   for (size_t i = 0; i < axes.size(); ++i) {
     const auto axis = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
     const int64_t start =
@@ -187,7 +189,8 @@ Status GraphConverter::add_slice(const ir::Op& op, Op out) {
       first_row = start * (axis == 0 ? in[1] : 1);
     } else if (!whole) {
       return fail(describe_op(op) +
-                  ": only a slice of the channels (an NCHW map's axis 1, a token tensor's last) " +
+                  ": only a slice of the channels (an NCHW map's axis 1, a token tensor's or "
+                  "head view's last) " +
                   "or of a token tensor's rows, " +
                   "with step 1, is supported by the accelerator path");
     }
