@@ -26,7 +26,7 @@ bool supported();
 /// Allocates on 64-byte boundaries: a tile row that straddles two cache lines loads at a
 /// fraction of the speed.
 template <class T>
-struct CacheLineAllocator {
+struct CacheLineAllocator : DefaultInitConstruct {  // resize leaves bytes unset: packers write all
   using value_type = T;
   CacheLineAllocator() = default;
   template <class U>
@@ -38,15 +38,6 @@ struct CacheLineAllocator {
     (void)
         n;  // the unsized aligned form: clang declares the sized one only with -fsized-deallocation
     ::operator delete (p, std::align_val_t{64});
-  }
-  /// Default-initialises (a resize leaves bytes unset, for packers that write every byte).
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   template <class U>
   bool operator==(const CacheLineAllocator<U>&) const {

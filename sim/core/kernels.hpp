@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/default_init.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sim::kernels {
@@ -33,7 +34,7 @@ bool avx512_kernels_enabled();
 /// 64-byte row of 16 packed output channels spans two cache lines and its second 32-byte
 /// vector splits across them (the ResNet-50 programs simulate in 0.95x the time aligned).
 template <class T>
-struct UninitAllocator : std::allocator<T> {
+struct UninitAllocator : std::allocator<T>, DefaultInitConstruct {
   template <class U>
   struct rebind {
     using other = UninitAllocator<U>;
@@ -46,14 +47,6 @@ struct UninitAllocator : std::allocator<T> {
   }
   void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{kAlign}); }
   static constexpr std::size_t kAlign = 64;
-  template <class U>
-  void construct(U* at) noexcept {
-    ::new (static_cast<void*>(at)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* at, Args&&... args) {
-    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
-  }
 };
 
 /// A dense conv's weights in pair_index layout, per tap (sized without a zero fill: the

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/default_init.hpp"
+
 namespace tessel::sim {
 
 /// An allocator whose storage starts zeroed without a write: a block of kMapBytes or more is a
@@ -22,7 +24,7 @@ namespace tessel::sim {
 /// Only for buffers sized once and never resized: a vector that shrinks and grows again in
 /// place would keep the old bytes in its new tail instead of zeroes.
 template <class T>
-struct ZeroedAllocator {
+struct ZeroedAllocator : DefaultInitConstruct {  // a new byte keeps the allocation's zero
   using value_type = T;
   static constexpr std::size_t kMapBytes = std::size_t{1} << 16;
   ZeroedAllocator() = default;
@@ -45,15 +47,6 @@ struct ZeroedAllocator {
       std::free(p);
     else
       munmap(p, n * sizeof(T));
-  }
-  /// Default-initialisation: for a byte, nothing is written (the allocation's zero stays).
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   friend bool operator==(const ZeroedAllocator&, const ZeroedAllocator&) { return true; }
 };
