@@ -169,8 +169,19 @@ int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, c
     }
     return cycles;
   }
-  return dma_instruction_cycles(
-      machine, box_bursts(t.shape, box, net.activation_bytes, machine.burst_bytes));
+  // A Slice's output lies in its input's region (a DRAM view; codegen reads it there): its box
+  // is the same box of the input moved by the Slice's offsets, runs of the slice's channels in
+  // the input's pixels (ShuffleNet's halves: 24 of 48 channels per pixel).
+  Box stored = box;
+  int storage = tensor;
+  while (net.op(net.tensor(storage).producer).kind == OpKind::Slice) {
+    const Op& slice = net.op(net.tensor(storage).producer);
+    stored.c = {stored.c.b + slice.channel_offset, stored.c.e + slice.channel_offset};
+    stored.h = {stored.h.b + slice.row_offset, stored.h.e + slice.row_offset};
+    storage = slice.inputs[0];
+  }
+  return dma_instruction_cycles(machine, box_bursts(net.tensor(storage).shape, stored,
+                                                    net.activation_bytes, machine.burst_bytes));
 }
 
 int64_t dma_cycles_for_bytes(const Machine& machine, int64_t bytes) {

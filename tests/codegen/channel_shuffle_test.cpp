@@ -60,18 +60,23 @@ TEST(ChannelShuffle, the_pass_makes_the_permutation_a_1x1_conv_by_hand) {
   EXPECT_EQ(convs, 1);
 }
 
+// The halves are read through the Slice views, 24 of 48 channels per pixel: the cost model
+// prices those loads as 24-byte runs in the Slice's input, one burst each (vta-pynq's bursts
+// are 128 B: shufflenet_v2_x0_5 simulated 1.12x its prediction while they were priced as
+// contiguous).
 TEST(ChannelShuffle, a_shufflenet_unit_runs_bit_exact_with_the_scheduled_bytes) {
-  for (const char* policy : {"layerwise", "fusion", "optimal"}) {
-    SCOPED_TRACE(policy);
-    std::uint64_t cycles = 0;
-    sched::ScheduledNet scheduled;
-    expect_end_to_end(shuffle_unit(), load_hw_config(config_path("edge-small")), policy, nullptr,
-                      &scheduled, {}, nullptr, &cycles);
-    const double ratio =
-        static_cast<double>(cycles) / static_cast<double>(scheduled.schedule.cycles);
-    EXPECT_GT(ratio, 0.95);
-    EXPECT_LT(ratio, 1.05);
-  }
+  for (const char* config : {"edge-small", "vta-pynq"})
+    for (const char* policy : {"layerwise", "fusion", "optimal"}) {
+      SCOPED_TRACE(std::string(config) + " " + policy);
+      std::uint64_t cycles = 0;
+      sched::ScheduledNet scheduled;
+      expect_end_to_end(shuffle_unit(), load_hw_config(config_path(config)), policy, nullptr,
+                        &scheduled, {}, nullptr, &cycles);
+      const double ratio =
+          static_cast<double>(cycles) / static_cast<double>(scheduled.schedule.cycles);
+      EXPECT_GT(ratio, 0.95);
+      EXPECT_LT(ratio, 1.05);
+    }
 }
 
 // A Slice of an NCHW map's width is no channel view: refused by name (it was taken for a
