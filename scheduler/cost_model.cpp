@@ -102,10 +102,21 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
                                                   mm.transpose_b) +
              vector_instruction_cycles(machine, pixels, channels);
     }
-    case OpKind::Concat:
-      // One copy per input slice.
-      return vector_instruction_cycles(machine, pixels, channels) +
-             static_cast<int64_t>(op.inputs.size() - 1) * kVectorPipelineCycles;
+    case OpKind::Concat: {
+      if (op.concat_rows || op.copy_only)  // offsets in rows: one copy of the whole box
+        return vector_instruction_cycles(machine, pixels, channels);
+      // One copy per input with channels in the tile (codegen's emit_concat), each a vector
+      // instruction over that input's channels: DenseNet's 32-channel inputs take a lane pass
+      // of their own, not a share of the output's.
+      int64_t cycles = 0;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        const int64_t offset = op.concat_offsets[i];
+        const int64_t first = std::max(out.c.b, offset);
+        const int64_t end = std::min(out.c.e, offset + net.tensor(op.inputs[i]).shape.c);
+        if (first < end) cycles += vector_instruction_cycles(machine, pixels, end - first);
+      }
+      return cycles;
+    }
     default:  // Eltwise, Add, Mul, Pad, Softmax, Reshape: one vector pass
       // A `lut` first reads its 256-entry table, V entries a cycle (docs/timing.md).
       return vector_instruction_cycles(machine, pixels, channels) +
