@@ -163,15 +163,11 @@ Status GraphConverter::add_conv(const ir::Op& op, Op out) {
   const auto& w = graph_.tensor(op.inputs[1]).shape;  // OIHW
   const int64_t per_output = w[1] * w[2] * w[3];
   bool bias = op.inputs.size() > 2 && !op.inputs[2].empty();
-  // Folding: a BatchNormalization that is this conv's only consumer becomes
-  // its bias.
+  // Folding: a BatchNormalization that is this conv's only consumer becomes its bias (the
+  // Caffe form has none left: net_from_graph lowers them to depthwise Convs first).
   std::string result = op.outputs[0];
-  if (form_ != NetForm::Caffe) {
-    const auto uses = consumers_of(result);
-    if (uses.size() == 1 && graph_.op(uses[0].op).kind == ir::OpKind::BatchNormalization) {
-      bias = true;
-    }
-  }
+  const auto uses = consumers_of(result);
+  if (uses.size() == 1 && graph_.op(uses[0].op).kind == ir::OpKind::BatchNormalization) bias = true;
   auto t = new_tensor(result, op.name);
   if (!t.ok()) return t.failure();
   out.output = t.value();

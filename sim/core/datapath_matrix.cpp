@@ -96,15 +96,6 @@ void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, in
             const std::uint8_t* first_row = raw_row(ocb, icb, tap, r);
             const std::uint8_t* second_row =
                 first_row + static_cast<std::uint64_t>(row_elements) * wb;
-            if (wb == 1) {  // int8: a loop the vectoriser interleaves (sign-extending)
-              const auto* __restrict a = reinterpret_cast<const std::int8_t*>(first_row) + c0;
-              const auto* __restrict b = reinterpret_cast<const std::int8_t*>(second_row) + c0;
-              for (std::int64_t c = 0; c < c1 - c0; ++c) {
-                dst[2 * c] = a[c];
-                dst[2 * c + 1] = b[c];
-              }
-              continue;
-            }
             for (std::int64_t c = c0; c < c1; ++c) {
               dst[2 * (c - c0)] = element(first_row, c);
               dst[2 * (c - c0) + 1] = element(second_row, c);
