@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <stdexcept>
 
 #include "support/result.hpp"
 
@@ -35,7 +36,8 @@ class CancelScope {
 /// atomic load. The polled loops: the scheduler's group search (scheduler/search.cpp), the
 /// simulator's cycle loop (sim/core/accelerator.cpp), the CPU executor's op loop
 /// (compiler/targets/cpu/executor.cpp), the pass pipeline (compiler/passes/pass.cpp), the
-/// calibration's threshold searches (compiler/targets/cpu/quantize_flow.cpp), the quantized
+/// calibration's threshold searches (compiler/targets/cpu/quantize_flow.cpp), the ONNX
+/// importer's node loop (compiler/frontend/importer.cpp, throwing CancelledError), the quantized
 /// graph's realization (compiler/quant/realize.cpp), codegen's groups (codegen/codegen.cpp),
 /// the sweep runner's workers (experiments/sweep/runner.cpp) and the pipeline between its
 /// stages (tools/run).
@@ -46,5 +48,12 @@ inline constexpr const char* kCancelledReason = "cancelled";
 inline Failure cancelled() {
   return fail(kCancelledReason);
 }
+
+/// What a polled loop that reports errors by exception throws when asked to stop (the ONNX
+/// importer's node loop); the caller that installed the token catches it.
+class CancelledError : public std::runtime_error {
+ public:
+  CancelledError() : std::runtime_error(kCancelledReason) {}
+};
 
 }  // namespace tessel

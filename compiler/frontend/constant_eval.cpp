@@ -4,7 +4,6 @@
 #include "compiler/frontend/constant_eval.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -16,17 +15,8 @@
 namespace tessel::frontend::detail {
 namespace {
 
-// ONNX stores raw_data little-endian; the decoder copies it as is.
-static_assert(std::endian::native == std::endian::little, "big-endian hosts need byte swaps");
-
 /// The most elements the evaluator creates (a malformed ConstantOfShape must not exhaust memory).
 constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 26;
-
-std::string dims_string(const Ints& dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
-  return out + "]";
-}
 
 bool is_float_type(int data_type) {
   return data_type == onnx::TensorProto_DataType_FLOAT ||
@@ -49,20 +39,6 @@ bool is_int_type(int data_type) {
     default:
       return false;
   }
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h >> 15) & 1U, exponent = (h >> 10) & 0x1FU, mantissa = h & 0x3FFU;
-  float value;
-  if (exponent == 0) {
-    value = std::ldexp(static_cast<float>(mantissa), -24);
-  } else if (exponent == 31) {
-    value =
-        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  } else {
-    value = std::ldexp(static_cast<float>(mantissa | 0x400U), static_cast<int>(exponent) - 25);
-  }
-  return sign ? -value : value;
 }
 
 /// Wrapping int64 arithmetic (two's complement, as ONNX runtimes compute; no UB on overflow).
@@ -693,6 +669,83 @@ Result<ConstantData> expand(const ConstantData& x, const ConstantInput& shape) {
   return take(x, broadcast_map(x.dims, dims.value()), dims.value());
 }
 
+/// ONNX Mod: `fmod` 0 (integers only) takes the divisor's sign, as Python's %; `fmod` 1
+/// takes the dividend's, as C's fmod. A zero divisor gives 0 (ONNX leaves it undefined).
+Result<ConstantData> mod(const onnx::NodeProto& node, const ConstantData& a,
+                         const ConstantData& b) {
+  const bool c_style = int_attr(node, "fmod", 0) != 0;
+  if (!c_style && (a.is_float() || b.is_float())) {
+    return fail("Mod of floating-point values needs fmod=1");
+  }
+  const BinarySpec spec = {[](double x, double y) { return y == 0 ? 0.0 : std::fmod(x, y); },
+                           [c_style](std::int64_t x, std::int64_t y) -> std::int64_t {
+                             if (y == 0 || y == -1) return 0;
+                             const std::int64_t r = x % y;
+                             return !c_style && r != 0 && (r < 0) != (y < 0) ? r + y : r;
+                           }};
+  return binary(spec, a, b);
+}
+
+/// ONNX ScatterND: `data` with the slices `indices` (last axis: a prefix of data's index)
+/// names replaced by `updates`, or combined with them by `reduction` (add, mul, max, min).
+Result<ConstantData> scatter_nd(const onnx::NodeProto& node, const std::vector<ConstantInput>& in) {
+  if (in.size() != 3 || !in[1].present || !in[2].present) return fail("ScatterND takes 3 inputs");
+  const ConstantData &data = in[0].data, &indices = in[1].data, &updates = in[2].data;
+  if (indices.is_float() || indices.dims.empty())
+    return fail("indices must be integers, rank >= 1");
+  if (data.is_float() != updates.is_float()) return fail("updates' type differs from data's");
+  const auto k = static_cast<std::size_t>(indices.dims.back());
+  if (k < 1 || k > data.dims.size()) {
+    return fail("an index of " + std::to_string(k) + " values into data of rank " +
+                std::to_string(data.dims.size()));
+  }
+  Ints expected(indices.dims.begin(), indices.dims.end() - 1);
+  expected.insert(expected.end(), data.dims.begin() + static_cast<std::ptrdiff_t>(k),
+                  data.dims.end());
+  if (updates.dims != expected) {
+    return fail("updates are " + dims_string(updates.dims) + ", expected " + dims_string(expected));
+  }
+  std::string reduction = "none";
+  if (const auto* attr = find_attr(node, "reduction")) reduction = attr->s();
+  const std::map<std::string, FloatOp, std::less<>> combine = {
+      {"none", [](double, double u) { return u; }},
+      {"add", std::plus<double>()},
+      {"mul", std::multiplies<double>()},
+      {"max", [](double v, double u) { return std::max(v, u); }},
+      {"min", [](double v, double u) { return std::min(v, u); }}};
+  const auto how = combine.find(reduction);
+  if (how == combine.end()) return fail("reduction '" + reduction + "' is not one of ONNX's");
+  const Ints strides = strides_of(data.dims);
+  const std::int64_t slice = k == data.dims.size() ? 1 : strides[k - 1];
+  const std::int64_t count = indices.count() / static_cast<std::int64_t>(k);
+  ConstantData out = data;
+  for (std::int64_t n = 0; n < count; ++n) {
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      std::int64_t i = indices.ints[static_cast<std::size_t>(n) * k + d];
+      if (i < 0) i += data.dims[d];
+      if (i < 0 || i >= data.dims[d]) {
+        return fail("index " + std::to_string(i) + " is outside axis " + std::to_string(d) +
+                    " of " + std::to_string(data.dims[d]));
+      }
+      base += i * strides[d];
+    }
+    for (std::int64_t e = 0; e < slice; ++e) {
+      const auto at = static_cast<std::size_t>(base + e);
+      const auto from = static_cast<std::size_t>(n * slice + e);
+      if (out.is_float()) {
+        out.floats[at] = static_cast<float>(how->second(out.floats[at], updates.floats[from]));
+      } else if (reduction == "none") {
+        out.ints[at] = updates.ints[from];  // exact beyond 2^53
+      } else {
+        out.ints[at] = saturating_int(how->second(static_cast<double>(out.ints[at]),
+                                                  static_cast<double>(updates.ints[from])));
+      }
+    }
+  }
+  return out;
+}
+
 Result<ConstantData> evaluate_one(const onnx::NodeProto& node, std::int64_t opset,
                                   const std::vector<ConstantInput>& in) {
   const std::string& op = node.op_type();
@@ -712,6 +765,10 @@ Result<ConstantData> evaluate_one(const onnx::NodeProto& node, std::int64_t opse
     }
     return acc;
   }
+  if (op == "Mod") {
+    return in.size() == 2 && in[1].present ? mod(node, x, in[1].data) : fail("Mod takes 2");
+  }
+  if (op == "ScatterND") return scatter_nd(node, in);
   if (op == "Identity") return x;
   if (op == "Cast") return cast(node, x);
   if (op == "Shape" || op == "Size") {
@@ -751,6 +808,12 @@ Result<ConstantData> evaluate_one(const onnx::NodeProto& node, std::int64_t opse
 
 }  // namespace
 
+std::string dims_string(const Ints& dims) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
 // --- ConstantData ------------------------------------------------------------------------
 
 bool ConstantData::is_float() const {
@@ -783,13 +846,6 @@ ConstantData ConstantData::of_floats(Ints dims, std::vector<float> values) {
   return out;
 }
 
-std::string data_type_name(int data_type) {
-  if (onnx::TensorProto_DataType_IsValid(data_type)) {
-    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(data_type));
-  }
-  return "type " + std::to_string(data_type);
-}
-
 Result<Ints> broadcast(const Ints& a, const Ints& b) {
   const std::size_t rank = std::max(a.size(), b.size());
   Ints out(rank, 1);
@@ -819,17 +875,74 @@ Result<ConstantData> shape_value(const Ints& dims, const onnx::NodeProto& node) 
 
 bool can_evaluate(std::string_view op_type) {
   static const std::vector<std::string_view> ops = {
-      "Abs",    "Cast",       "Ceil",    "Concat",  "ConstantOfShape", "Erf",     "Exp",
-      "Expand", "Flatten",    "Floor",   "Gather",  "Identity",        "Neg",     "Not",
-      "Range",  "Reciprocal", "Relu",    "Reshape", "Shape",           "Sigmoid", "Size",
-      "Slice",  "Sqrt",       "Squeeze", "Tanh",    "Transpose",       "Trilu",   "Unsqueeze",
-      "Where"};
+      "Abs",       "Cast",   "Ceil",    "Concat", "ConstantOfShape", "Erf",
+      "Exp",       "Expand", "Flatten", "Floor",  "Gather",          "Identity",
+      "Mod",       "Neg",    "Not",     "Range",  "Reciprocal",      "Relu",
+      "Reshape",   "Shape",  "Sigmoid", "Size",   "ScatterND",       "Slice",
+      "Split",     "Sqrt",   "Squeeze", "Tanh",   "Transpose",       "Trilu",
+      "Unsqueeze", "Where"};
   return binary_specs().count(op_type) > 0 ||
          std::find(ops.begin(), ops.end(), op_type) != ops.end();
 }
 
+namespace {
+
+/// ONNX Split of a constant: the sizes from input 1 (opset 13 on) or the `split` attribute,
+/// else `num_outputs` (opset 18: equal parts, the last smaller) or one equal part per output.
+Result<std::vector<ConstantData>> split(const onnx::NodeProto& node, std::int64_t opset,
+                                        const std::vector<ConstantInput>& in) {
+  const ConstantData& x = in[0].data;
+  auto axis = normal_axis(int_attr(node, "axis", 0), x.dims.size());
+  if (!axis) return axis.failure();
+  const std::int64_t dim = x.dims[static_cast<std::size_t>(axis.value())];
+  const auto parts = static_cast<std::int64_t>(node.output_size());
+  Ints sizes;
+  if (opset >= 13 && in.size() > 1 && in[1].present) {
+    auto values = as_ints(in[1], "split");
+    if (!values) return values.failure();
+    sizes = values.value();
+  } else if (auto attr = ints_attr(node, "split"); attr && opset < 13) {
+    sizes = *attr;
+  } else {
+    const std::int64_t each = (dim + parts - 1) / std::max<std::int64_t>(parts, 1);
+    if (opset < 18 && each * parts != dim) {
+      return fail("axis of " + std::to_string(dim) + " does not split into " +
+                  std::to_string(parts) + " equal parts");
+    }
+    for (std::int64_t k = 0, left = dim; k < parts; ++k, left -= each)
+      sizes.push_back(std::min(each, std::max<std::int64_t>(left, 0)));
+  }
+  std::int64_t total = 0;
+  for (std::int64_t v : sizes) {
+    if (v < 0) return fail("a negative split size " + std::to_string(v));
+    total += v;
+  }
+  if (static_cast<std::int64_t>(sizes.size()) != parts || total != dim) {
+    return fail("split sizes " + dims_string(sizes) + " do not cover the axis of " +
+                std::to_string(dim) + " in " + std::to_string(parts) + " outputs");
+  }
+  std::vector<ConstantData> outs;
+  std::int64_t begin = 0;
+  for (std::int64_t size : sizes) {
+    std::vector<ConstantInput> args = {in[0],
+                                       {true, ConstantData::of_ints({1}, {begin})},
+                                       {true, ConstantData::of_ints({1}, {begin + size})},
+                                       {true, ConstantData::of_ints({1}, {axis.value()})}};
+    auto part = slice(args);
+    if (!part) return part.failure();
+    outs.push_back(std::move(part.value()));
+    begin += size;
+  }
+  return outs;
+}
+
+}  // namespace
+
 Result<std::vector<ConstantData>> evaluate(const onnx::NodeProto& node, std::int64_t opset,
                                            const std::vector<ConstantInput>& inputs) {
+  if (node.op_type() == "Split" && !inputs.empty() && inputs[0].present) {
+    return split(node, opset, inputs);
+  }
   if (node.output_size() != 1) {
     return fail(node.op_type() + " with " + std::to_string(node.output_size()) +
                 " outputs is not evaluated");
@@ -839,126 +952,6 @@ Result<std::vector<ConstantData>> evaluate(const onnx::NodeProto& node, std::int
   auto count = checked_count(out.value().dims);
   if (!count) return count.failure();
   return std::vector<ConstantData>{std::move(out.value())};
-}
-
-Result<ConstantData> decode_tensor(const onnx::TensorProto& tensor) {
-  ConstantData data;
-  data.data_type = tensor.data_type();
-  if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    return fail("stores its data in an external file, which Tessel does not read");
-  }
-  std::int64_t count = 1;
-  for (std::int64_t d : tensor.dims()) {
-    if (d < 0) return fail("has a negative dimension " + std::to_string(d));
-    data.dims.push_back(d);
-    count = d == 0 ? 0 : (count > std::numeric_limits<std::int64_t>::max() / d ? -1 : count * d);
-    if (count < 0) return fail("has too many elements");
-  }
-  const std::string& raw = tensor.raw_data();
-  const bool has_raw = tensor.has_raw_data();
-  auto count_error = [&](std::size_t got) {
-    return fail("holds " + std::to_string(got) + " values but its dims " + dims_string(data.dims) +
-                " need " + std::to_string(count));
-  };
-  // Raw payloads of `width` bytes per element, widened by `convert`.
-  auto from_raw = [&](std::size_t width, auto convert) -> Status {
-    if (raw.size() % width != 0) {
-      return fail("raw_data has " + std::to_string(raw.size()) +
-                  " bytes, not a multiple of the element size " + std::to_string(width));
-    }
-    if (static_cast<std::int64_t>(raw.size() / width) != count)
-      return count_error(raw.size() / width);
-    for (std::size_t i = 0; i < raw.size(); i += width) convert(raw.data() + i);
-    return {};
-  };
-  auto from_list = [&](const auto& list, auto& target) -> Status {
-    if (static_cast<std::int64_t>(list.size()) != count)
-      return count_error(static_cast<std::size_t>(list.size()));
-    for (auto v : list)
-      target.push_back(static_cast<std::remove_reference_t<decltype(target[0])>>(v));
-    return {};
-  };
-  Status status;
-  switch (tensor.data_type()) {
-    case onnx::TensorProto_DataType_FLOAT:
-      if (has_raw) {
-        // Little-endian binary32, as on every host Tessel builds for: one copy.
-        if (raw.size() % 4 != 0) {
-          return fail("raw_data has " + std::to_string(raw.size()) +
-                      " bytes, not a multiple of the element size 4");
-        }
-        if (static_cast<std::int64_t>(raw.size() / 4) != count) return count_error(raw.size() / 4);
-        data.floats.resize(raw.size() / 4);
-        std::memcpy(data.floats.data(), raw.data(), raw.size());
-      } else {
-        status = from_list(tensor.float_data(), data.floats);
-      }
-      break;
-    case onnx::TensorProto_DataType_DOUBLE:
-      status = has_raw ? from_raw(8,
-                                  [&](const char* p) {
-                                    double v;
-                                    std::memcpy(&v, p, 8);
-                                    data.floats.push_back(static_cast<float>(v));
-                                  })
-                       : from_list(tensor.double_data(), data.floats);
-      break;
-    case onnx::TensorProto_DataType_FLOAT16:
-      status = has_raw ? from_raw(2,
-                                  [&](const char* p) {
-                                    std::uint16_t v;
-                                    std::memcpy(&v, p, 2);
-                                    data.floats.push_back(half_to_float(v));
-                                  })
-                       : Status(fail("FLOAT16 values outside raw_data are not read"));
-      break;
-    case onnx::TensorProto_DataType_INT64:
-      status = has_raw ? from_raw(8,
-                                  [&](const char* p) {
-                                    std::int64_t v;
-                                    std::memcpy(&v, p, 8);
-                                    data.ints.push_back(v);
-                                  })
-                       : from_list(tensor.int64_data(), data.ints);
-      break;
-    case onnx::TensorProto_DataType_INT32:
-      status = has_raw ? from_raw(4,
-                                  [&](const char* p) {
-                                    std::int32_t v;
-                                    std::memcpy(&v, p, 4);
-                                    data.ints.push_back(v);
-                                  })
-                       : from_list(tensor.int32_data(), data.ints);
-      break;
-    case onnx::TensorProto_DataType_INT8:
-    case onnx::TensorProto_DataType_UINT8:
-    case onnx::TensorProto_DataType_BOOL: {
-      const bool is_signed = tensor.data_type() == onnx::TensorProto_DataType_INT8;
-      status = has_raw ? from_raw(1,
-                                  [&](const char* p) {
-                                    data.ints.push_back(
-                                        is_signed ? std::int64_t{static_cast<std::int8_t>(*p)}
-                                                  : std::int64_t{static_cast<std::uint8_t>(*p)});
-                                  })
-                       : from_list(tensor.int32_data(), data.ints);
-      break;
-    }
-    case onnx::TensorProto_DataType_INT16:
-      status = has_raw ? from_raw(2,
-                                  [&](const char* p) {
-                                    std::int16_t v;
-                                    std::memcpy(&v, p, 2);
-                                    data.ints.push_back(v);
-                                  })
-                       : from_list(tensor.int32_data(), data.ints);
-      break;
-    default:
-      return fail("has element type " + data_type_name(tensor.data_type()) +
-                  "; Tessel reads FLOAT, DOUBLE, FLOAT16, INT64, INT32, INT16, INT8, UINT8 and "
-                  "BOOL constants");
-  }
-  if (!status) return status.failure();
-  return data;
 }
 
 }  // namespace tessel::frontend::detail

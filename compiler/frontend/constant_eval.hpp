@@ -41,6 +41,13 @@ Result<ConstantData> decode_tensor(const onnx::TensorProto& tensor);
 /// "FLOAT", "INT64", ...: the ONNX name of a TensorProto data type.
 std::string data_type_name(int data_type);
 
+/// Bytes of one raw_data element of a type decode_tensor reads (decode_tensor.cpp); 0 for any
+/// other type. The external-data reader sizes a tensor's file bytes by it.
+std::int64_t raw_element_bytes(int data_type);
+
+/// "[2,3,4]": dims as the evaluator's and the decoder's messages write them.
+std::string dims_string(const Ints& dims);
+
 /// Whether `op_type` (default domain) is one the evaluator folds when every input is constant.
 bool can_evaluate(std::string_view op_type);
 

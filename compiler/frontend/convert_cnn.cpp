@@ -82,7 +82,16 @@ void Importer::convert_dropout() {
       fail_node("training_mode must be a scalar");
     }
     const bool training = mode.ints.empty() ? mode.floats[0] != 0.0F : mode.ints[0] != 0;
-    if (training) fail_node("training_mode is true; Tessel imports inference graphs only");
+    // torchvision's Swin calls F.dropout(p=0) without training=False: training mode with a
+    // ratio of 0 drops nothing, the identity.
+    bool drops_nothing = false;
+    if (training && has_input(1)) {
+      const ConstantData ratio = constant_input(1, "ratio");
+      drops_nothing = ratio.count() == 1 && ratio.at(0) == 0.0;
+    }
+    if (training && !drops_nothing) {
+      fail_node("training_mode is true with a nonzero ratio; Tessel imports inference graphs only");
+    }
   }
   alias_output_to_input();
 }
@@ -376,6 +385,11 @@ void Importer::convert_pad() {
     const ConstantData data = constant_input(2, "constant_value");
     if (data.floats.size() != 1) fail_node("constant_value must be a float scalar");
     value = static_cast<double>(data.floats[0]);
+  }
+  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) {
+    // Swin pads its windows to a multiple of the window size: nothing when they divide.
+    alias_output_to_input();
+    return;
   }
   emit(ir::OpKind::Pad, {x}, {{"pads", pads}, {"value", value}}, node().output(0));
 }

@@ -169,6 +169,9 @@ void Importer::convert_reduce() {
   const std::string& type = node().op_type();
   // The axes moved from an attribute to an input in opset 13 (ReduceSum) or 18 (the others).
   const std::int64_t input_from = type == "ReduceSum" ? 13 : 18;
+  // ReduceL2 and ReduceSumSquare as the IR's ops: a Mul of x by itself, a ReduceSum, and for
+  // L2 a Sqrt (swin_v2's cosine attention normalises q and k with ReduceL2).
+  const bool squares = type == "ReduceL2" || type == "ReduceSumSquare";
   if (opset_ >= input_from) {
     check_attributes({"keepdims", "noop_with_empty_axes"});
   } else {
@@ -182,12 +185,25 @@ void Importer::convert_reduce() {
   if (keepdims != 0 && keepdims != 1)
     fail_node("keepdims " + std::to_string(keepdims) + " must be 0 or 1");
   if (axes.empty() && attr_int("noop_with_empty_axes", 0) != 0) {
+    if (squares) fail_node("noop_with_empty_axes with no axes is not supported for " + type);
     alias_output_to_input();  // reduce over no axes: the input itself
     return;
   }
   const std::size_t rank = shape_of(x).size();
   Ints normalised;
   for (std::int64_t axis : axes) normalised.push_back(normalize_axis(axis, rank, "axes"));
+  if (squares) {
+    const std::string base = node().output(0);
+    const std::string square = emit_temp(ir::OpKind::Mul, {x, x}, {}, base + ".square");
+    const ir::Attrs attrs = {{"axes", normalised}, {"keepdims", keepdims}};
+    if (type == "ReduceSumSquare") {
+      emit(ir::OpKind::ReduceSum, {square}, attrs, base);
+      return;
+    }
+    const std::string sum = emit_temp(ir::OpKind::ReduceSum, {square}, attrs, base + ".sum");
+    emit(ir::OpKind::Sqrt, {sum}, {}, base);
+    return;
+  }
   const ir::OpKind kind = type == "ReduceMean"  ? ir::OpKind::ReduceMean
                           : type == "ReduceSum" ? ir::OpKind::ReduceSum
                                                 : ir::OpKind::ReduceMax;

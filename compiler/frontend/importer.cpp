@@ -2,6 +2,8 @@
 // inputs and outputs, constants, the node helpers every converter uses, and the dispatch table.
 #include "compiler/frontend/importer.hpp"
 
+#include "support/cancel.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -82,6 +84,7 @@ ir::Graph Importer::run(const onnx::ModelProto& model, std::string graph_name) {
   if (graph_proto_->output_size() == 0) fail("graph", "has no outputs");
   for (int index : live_nodes_in_order()) {
     if (absorbed_.count(index)) continue;
+    if (cancel_requested()) throw CancelledError();  // Ctrl-C in tessel.load_model
     node_ = index;
     if (!try_fold()) convert(index);
   }
@@ -318,8 +321,10 @@ void Importer::set_graph_outputs() {
     const ir::Shape inferred = shape_of(value.ir_name);
     if (output.type().has_tensor_type() && output.type().tensor_type().has_shape()) {
       const auto& dims = output.type().tensor_type().shape().dim();
-      bool matches = dims.size() == static_cast<int>(inferred.size());
-      for (int d = 0; matches && d < dims.size(); ++d) {
+      // A rank-0 output is the IR's [1] (the IR has no rank-0 tensors).
+      const bool scalar = dims.empty() && inferred == ir::Shape{1};
+      bool matches = scalar || dims.size() == static_cast<int>(inferred.size());
+      for (int d = 0; matches && !scalar && d < dims.size(); ++d) {
         if (dims[d].has_dim_value() &&
             dims[d].dim_value() != inferred[static_cast<std::size_t>(d)]) {
           matches = false;
@@ -712,6 +717,7 @@ const std::map<std::string, Importer::Converter, std::less<>>& Importer::convert
       {"Conv", &I::convert_conv},
       {"Div", &I::convert_binary},
       {"Dropout", &I::convert_dropout},
+      {"Einsum", &I::convert_einsum},
       {"Erf", &I::convert_unary},
       {"Exp", &I::convert_unary},
       {"Expand", &I::convert_expand},
@@ -733,9 +739,11 @@ const std::map<std::string, Importer::Converter, std::less<>>& Importer::convert
       {"Pad", &I::convert_pad},
       {"Pow", &I::convert_binary},
       {"Reciprocal", &I::convert_unary},
+      {"ReduceL2", &I::convert_reduce},
       {"ReduceMax", &I::convert_reduce},
       {"ReduceMean", &I::convert_reduce},
       {"ReduceSum", &I::convert_reduce},
+      {"ReduceSumSquare", &I::convert_reduce},
       {"Relu", &I::convert_unary},
       {"Reshape", &I::convert_reshape},
       {"Resize", &I::convert_resize},

@@ -150,6 +150,7 @@ class Importer {
   void convert_layernorm();
   void convert_reduce();
   void convert_matmul();
+  void convert_einsum();  // convert_einsum.cpp
   bool absorb_bias_add(std::vector<std::string>& gemm_inputs, std::string& output, std::int64_t m,
                        std::int64_t n);
 

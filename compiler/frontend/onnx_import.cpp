@@ -6,8 +6,10 @@
 
 #include <climits>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
+#include "compiler/frontend/constant_eval.hpp"
 #include "compiler/frontend/importer.hpp"
 #include "compiler/frontend/protobuf_wire.hpp"
 #include "support/diagnostic.hpp"
@@ -50,6 +52,92 @@ std::unique_ptr<onnx::ModelProto> parse_model(std::string_view bytes,
   return model;
 }
 
+/// Reads a tensor's external data (ONNX's `location`, `offset`, `length`) into its raw_data.
+/// The location must be a relative path that stays inside the model's folder; the bytes must
+/// be exactly the tensor's. Exports over protobuf's 2 GB keep their weights this way.
+void read_external(onnx::TensorProto& tensor, const std::filesystem::path& folder,
+                   const std::string& source, const std::string& what) {
+  const SourceLocation at{source, 0, 0};
+  std::string location;
+  std::int64_t offset = 0, length = -1;
+  for (const auto& entry : tensor.external_data()) {
+    const auto number = [&](const std::string& text) {
+      std::int64_t v = 0;
+      for (char c : text) {
+        if (c < '0' || c > '9' || v > (std::int64_t{1} << 50))
+          throw_input_error(at, what,
+                            "external data " + in_quotes(entry.key()) + " " + in_quotes(text) +
+                                " is not a byte count");
+        v = v * 10 + (c - '0');
+      }
+      return v;
+    };
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") offset = number(entry.value());
+    if (entry.key() == "length") length = number(entry.value());
+  }
+  const std::filesystem::path relative(location);
+  bool inside = !location.empty() && relative.is_relative();
+  for (const auto& part : relative) inside = inside && part != "..";
+  if (!inside)
+    throw_input_error(at, what,
+                      "external data location " + in_quotes(location) +
+                          " must be a relative path inside the model's folder");
+  std::int64_t count = 1;
+  for (std::int64_t d : tensor.dims()) {
+    if (d < 0 || (d > 0 && count > (std::int64_t{1} << 40) / d))
+      throw_input_error(at, what, "has dims too large for external data");
+    count *= d;
+  }
+  const std::int64_t bytes = count * detail::raw_element_bytes(tensor.data_type());
+  if (detail::raw_element_bytes(tensor.data_type()) == 0)
+    throw_input_error(
+        at, what,
+        "external data of element type " + std::to_string(tensor.data_type()) + " is not read");
+  if (length >= 0 && length != bytes)
+    throw_input_error(at, what,
+                      "external data length " + std::to_string(length) + " is not the " +
+                          std::to_string(bytes) + " bytes its dims and type take");
+  const std::filesystem::path file = folder / relative;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error))
+    throw_input_error(at, what,
+                      "external data file " + in_quotes(file.string()) + " is not a regular file");
+  const auto size = static_cast<std::int64_t>(std::filesystem::file_size(file, error));
+  if (error || size < offset + bytes)
+    throw_input_error(at, what,
+                      "external data file " + in_quotes(file.string()) + " holds " +
+                          std::to_string(error ? 0 : size) + " bytes, the tensor needs " +
+                          std::to_string(bytes) + " from offset " + std::to_string(offset));
+  std::string data(static_cast<std::size_t>(bytes), '\0');
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(offset);
+  if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
+    throw_input_error(at, what,
+                      "reading external data file " + in_quotes(file.string()) + " failed");
+  tensor.set_raw_data(std::move(data));
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
+}
+
+/// Every initializer and Constant tensor of `model` stored externally, read in (import_onnx:
+/// the folder of the model file).
+void resolve_external_data(onnx::ModelProto& model, const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  auto* graph = model.mutable_graph();
+  for (int i = 0; i < graph->initializer_size(); ++i) {
+    onnx::TensorProto& t = *graph->mutable_initializer(i);
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+      read_external(t, folder, path,
+                    "initializer " + std::to_string(i) + " " + in_quotes(t.name()));
+  }
+  for (int n = 0; n < graph->node_size(); ++n)
+    for (auto& attr : *graph->mutable_node(n)->mutable_attribute())
+      if (attr.has_t() && attr.t().data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+        read_external(*attr.mutable_t(), folder, path,
+                      "node " + std::to_string(n) + " attribute " + in_quotes(attr.name()));
+}
+
 ir::Graph import_model(const onnx::ModelProto& model, const std::string& source_name,
                        const OnnxImportOptions& options) {
   std::string graph_name = std::filesystem::path(source_name).stem().string();
@@ -67,6 +155,7 @@ ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options)
     const std::string bytes = files::read_file(path, kMaxModelBytes);
     model = parse_model(bytes, path);
   }
+  if (model->has_graph()) resolve_external_data(*model, path);
   return import_model(*model, path, options);
 }
 

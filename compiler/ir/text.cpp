@@ -1,11 +1,14 @@
 // Printer and parser of the graph text form (see text.hpp for the grammar by example).
 #include "compiler/ir/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "compiler/ir/analysis.hpp"
 #include "support/diagnostic.hpp"
@@ -401,14 +404,24 @@ class Parser {
     skip_space();
     if (peek() == '"') return parse_quoted();
     if (peek() == '[') {
-      const auto values = parse_number_list<double>();
-      // An all-integer bracketed list is an int list; the schema widens it when floats are due.
-      std::vector<std::int64_t> ints;
-      for (double v : values) {
-        if (v != static_cast<double>(static_cast<std::int64_t>(v))) return values;
-        ints.push_back(static_cast<std::int64_t>(v));
+      // A bracketed list of integer tokens is an int list, read as int64 (exact to 2^63 - 1,
+      // which ONNX writes for "to the end"); the schema widens it when floats are due.
+      const auto tokens = parse_number_list<std::string>();
+      if (std::none_of(tokens.begin(), tokens.end(), is_float_token)) {
+        std::vector<std::int64_t> ints;
+        for (const std::string& token : tokens) ints.push_back(to_number<std::int64_t>(token));
+        return ints;
       }
-      return ints;
+      std::vector<double> values;
+      std::vector<std::int64_t> ints;
+      for (const std::string& token : tokens) {
+        const double v = to_number<double>(token);
+        values.push_back(v);
+        if (std::fabs(v) < 9.2e18 && v == std::trunc(v))
+          ints.push_back(static_cast<std::int64_t>(v));
+      }
+      if (ints.size() == values.size()) return ints;  // "[2.0, 3.0]": whole numbers
+      return values;
     }
     const std::string first = number_token();
     if (is_float_token(first)) return to_number<double>(first);
@@ -470,7 +483,11 @@ class Parser {
 
   template <class T>
   T parse_number() {
-    return to_number<T>(number_token());
+    if constexpr (std::is_same_v<T, std::string>) {
+      return number_token();
+    } else {
+      return to_number<T>(number_token());
+    }
   }
 
   template <class T>

@@ -238,8 +238,7 @@ void bind_model(py::module_& m) {
         options.zoo.with_weights = with_weights;
         options.zoo.batch = batch;
         options.zoo.seed = seed;
-        py::gil_scoped_release release;
-        return std::make_shared<ir::Graph>(zoo::load_model(name_or_path, options));
+        return load_cancellable(name_or_path, options);
       },
       py::arg("name_or_path"), py::kw_only(), py::arg("with_weights") = true, py::arg("batch") = 1,
       py::arg("seed") = 0);

@@ -46,8 +46,7 @@ std::shared_ptr<ir::Graph> graph_from(py::handle model, bool with_weights) {
     zoo::LoadOptions options;
     options.zoo.with_weights = with_weights;
     const auto name = py::str(py::module_::import("os").attr("fspath")(model)).cast<std::string>();
-    py::gil_scoped_release release;
-    return std::make_shared<ir::Graph>(zoo::load_model(name, options));
+    return load_cancellable(name, options);
   }
   throw ArgumentError("model: expected a tessel.Graph, a zoo name or a model path, got " +
                       py::type::of(model).attr("__name__").cast<std::string>());

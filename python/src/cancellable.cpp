@@ -63,4 +63,18 @@ void raise_interrupted(const char* what, bool early) {
   throw pending;
 }
 
+std::shared_ptr<ir::Graph> load_cancellable(const std::string& name_or_path,
+                                            const zoo::LoadOptions& options) {
+  auto loaded = run_cancellable("tessel.load_model", [&]() -> Result<std::shared_ptr<ir::Graph>> {
+    try {
+      return std::make_shared<ir::Graph>(zoo::load_model(name_or_path, options));
+    } catch (const CancelledError&) {
+      return cancelled();
+    }
+  });
+  // Not interrupted: the value, or load_model's own error (InputError propagated above).
+  if (!loaded.ok()) throw std::runtime_error("tessel.load_model: " + loaded.reason());
+  return std::move(loaded).value();
+}
+
 }  // namespace tessel::py_api

@@ -6,10 +6,13 @@
 #include <pybind11/pybind11.h>
 
 #include <csignal>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "compiler/ir/graph.hpp"
+#include "compiler/zoo/load_model.hpp"
 #include "support/cancel.hpp"
 #include "support/result.hpp"
 
@@ -81,5 +84,10 @@ std::invoke_result_t<F&> run_cancellable(const char* what, F&& work) {
   if (interrupted && PyErr_CheckSignals() != 0) raise_interrupted(what, stopped_early(*result));
   return std::move(*result);
 }
+
+/// zoo::load_model (a zoo name or a model file) with Ctrl-C support: the ONNX importer polls
+/// between nodes (a large export takes seconds), and an interrupt raises KeyboardInterrupt.
+std::shared_ptr<ir::Graph> load_cancellable(const std::string& name_or_path,
+                                            const zoo::LoadOptions& options);
 
 }  // namespace tessel::py_api

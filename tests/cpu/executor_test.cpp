@@ -37,6 +37,24 @@ TEST(Fp32Executor, OneByOneConvOnTwoByTwo) {
             (std::vector<float>{21.5f, 42.5f, 63.5f, 84.5f, 3.0f, 7.0f, 11.0f, 15.0f}));
 }
 
+TEST(Fp32Executor, AWeightHeldAsADigestOnlyIsAnErrorNamingItNotACrash) {
+  // The .tir `tessel import` writes holds weights as digests; running it crashed in the conv
+  // kernel (an unordered_map::at out of range) before session 38.
+  const ir::Graph g = test_support::parse_graph(R"(graph t {
+  input %x : f32[1,2,2,2]
+  const %w : f32[2,2,1,1] #0123456789abcdef
+  %y = Conv(%x, %w) {kernel=1x1} : f32[?]
+  output %y
+})");
+  Executor executor(g);
+  auto out = executor.run({{"x", TensorData::from_f32({1, 2, 2, 2}, std::vector<float>(8, 1.0f))}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.reason(),
+            "constant %w, read by op 'y', has no values (a file that holds weights as digests "
+            "only, such as the .tir `tessel import` writes, cannot run: run the .onnx or a model "
+            "file written with its weights)");
+}
+
 TEST(Fp32Executor, ThreeByThreeConvWithPaddingSumsTheHalo) {
   // All-ones 3x3 kernel, pad 1 on a 3x3 all-ones input: corner 4, edge 6, centre 9.
   const ir::Graph g = test_support::parse_graph(R"(graph t {

@@ -8,6 +8,7 @@
 #include "compiler/frontend/onnx_import.hpp"
 #include "compiler/ir/text.hpp"
 #include "compiler/targets/cpu/executor.hpp"
+#include "support/cancel.hpp"
 #include "support/diagnostic.hpp"
 #include "tests/frontend/onnx_builder.hpp"
 
@@ -294,6 +295,165 @@ TEST(OnnxConverters, resize_with_a_fractional_size_is_refused) {
   EXPECT_EQ(error_of(model),
             "m.onnx: error: node 0 'rs' (Resize): scale 0.600000 on axis 2 of extent 2 gives the "
             "fractional size 1.200000 (not supported: Tessel resizes to whole sizes)");
+}
+
+TEST(OnnxConverters, mod_folds_with_the_divisors_sign_and_with_fmod_the_dividends) {
+  // swin_t's shifted-window mask computes window ids with Mod. By hand: Python's % gives
+  // -7 % 3 = 2, 7 % 3 = 1, -7 % -3 = -1, 7 % -3 = -2; C's fmod gives -1, 1, -1, 1.
+  ModelBuilder model(13);
+  model.input("x", {4}).ints("a", {-7, 7, -7, 7}).ints("b", {3, 3, -3, -3});
+  model.node("Mod", "py", {"a", "b"}, {"m"})
+      .node("Mod", "c", {"a", "b"}, {"f"}, {{"fmod", 1}})
+      .node("Cast", "m_f", {"m"}, {"mf"}, {{"to", 1}})
+      .node("Cast", "f_f", {"f"}, {"ff"}, {{"to", 1}})
+      .node("Add", "add_m", {"x", "mf"}, {"y"})
+      .node("Add", "add_f", {"y", "ff"}, {"z"})
+      .output("z");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("mf").f32_values, (std::vector<float>{2, 1, -1, -2}));
+  EXPECT_EQ(graph.tensor("ff").f32_values, (std::vector<float>{-1, 1, -1, 1}));
+  ModelBuilder floats(13);
+  floats.input("x", {1}).scalar("p", 7.5F).scalar("q", 2.0F);
+  floats.node("Mod", "bad", {"p", "q"}, {"r"}).node("Add", "s", {"x", "r"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(floats),
+            "m.onnx: error: node 0 'bad' (Mod): evaluating it at import (every input is "
+            "constant): Mod of floating-point values needs fmod=1");
+}
+
+TEST(OnnxConverters, scatter_nd_folds_rows_elements_and_reductions) {
+  // data [2,3] = 0.5, 1, ..., 3 (row 0: 0.5 1 1.5; row 1: 2 2.5 3).
+  //   rows:      indices [[1],[0]], updates [[10,20,30],[40,50,60]] -> 40 50 60 / 10 20 30
+  //   add:       the same, reduction add -> 40.5 51 61.5 / 12 22.5 33
+  //   elements:  indices [[0,-1],[1,1]] (-1: the last column), updates [7, 8] -> 0.5 1 7 / 2 8 3
+  ModelBuilder model(16);
+  model.input("x", {2, 3})
+      .weight("data", {2, 3})
+      .weight("rows_up", {2, 3}, {10, 20, 30, 40, 50, 60})
+      .weight("elem_up", {2}, {7, 8})
+      .ints("row_idx_flat", {1, 0})
+      .ints("elem_idx_flat", {0, -1, 1, 1})
+      .ints("s21", {2, 1})
+      .ints("s22", {2, 2});
+  model.node("Reshape", "ri", {"row_idx_flat", "s21"}, {"row_idx"})
+      .node("Reshape", "ei", {"elem_idx_flat", "s22"}, {"elem_idx"})
+      .node("ScatterND", "rows", {"data", "row_idx", "rows_up"}, {"r"})
+      .node("ScatterND", "sum", {"data", "row_idx", "rows_up"}, {"a"}, {{"reduction", "add"}})
+      .node("ScatterND", "elems", {"data", "elem_idx", "elem_up"}, {"e"})
+      .node("Add", "add_r", {"x", "r"}, {"y1"})
+      .node("Add", "add_a", {"y1", "a"}, {"y2"})
+      .node("Add", "add_e", {"y2", "e"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("r").f32_values, (std::vector<float>{40, 50, 60, 10, 20, 30}));
+  EXPECT_EQ(graph.tensor("a").f32_values, (std::vector<float>{40.5, 51, 61.5, 12, 22.5, 33}));
+  EXPECT_EQ(graph.tensor("e").f32_values, (std::vector<float>{0.5, 1, 7, 2, 8, 3}));
+  ModelBuilder outside(16);
+  outside.input("x", {2, 3}).weight("data", {2, 3}).weight("up", {3}).ints("idx", {2});
+  outside.node("ScatterND", "bad", {"data", "idx", "up"}, {"r"})
+      .node("Add", "s", {"x", "r"}, {"y"})
+      .output("y");
+  EXPECT_EQ(error_of(outside),
+            "m.onnx: error: node 0 'bad' (ScatterND): evaluating it at import (every input is "
+            "constant): index 2 is outside axis 0 of 2");
+}
+
+TEST(OnnxConverters, a_training_mode_dropout_of_ratio_zero_is_the_identity) {
+  // torchvision's Swin exports F.dropout(p=0.0) in training mode; it drops nothing. A ratio
+  // above zero in training mode would drop at random: refused.
+  auto model_with_ratio = [](float ratio) {
+    ModelBuilder model(13);
+    model.input("x", {2}).scalar("ratio", ratio);
+    auto* mode = model.proto().mutable_graph()->add_initializer();
+    mode->set_name("training");
+    mode->set_data_type(onnx::TensorProto_DataType_BOOL);
+    mode->add_int32_data(1);
+    model.node("Dropout", "drop", {"x", "ratio", "training"}, {"y"}).output("y");
+    return model;
+  };
+  const ir::Graph graph = import(model_with_ratio(0.0F));
+  EXPECT_EQ(run(graph, {2}, {1.5F, -2.0F}), (std::vector<float>{1.5F, -2.0F}));
+  EXPECT_EQ(error_of(model_with_ratio(0.1F)),
+            "m.onnx: error: node 0 'drop' (Dropout): training_mode is true with a nonzero ratio; "
+            "Tessel imports inference graphs only");
+}
+
+TEST(OnnxConverters, a_pad_of_zeros_is_the_identity) {
+  // Swin pads its map to a multiple of the window: pads of 0 when the window divides it.
+  ModelBuilder model(13);
+  model.input("x", {1, 2, 2, 3}).ints("pads", {0, 0, 0, 0, 0, 0, 0, 0});
+  model.node("Pad", "pad", {"x", "pads"}, {"p"}).node("Relu", "relu", {"p"}, {"y"}).output("y");
+  EXPECT_EQ(dump(import(model)),
+            "graph m {\n"
+            "  input %x : f32[1,2,2,3]\n"
+            "  %y = Relu(%x) : f32[1,2,2,3] @relu\n"
+            "  output %y\n"
+            "}\n");
+}
+
+TEST(OnnxConverters, a_split_of_a_constant_folds_into_its_parts) {
+  // llama_block's export splits an INT64 Expand (grouped-query attention's repeat) at import.
+  // Sizes from input 1 (opset 13): [7 | 8 9 10]; opset 18's num_outputs: [1 2 3 | 4 5].
+  ModelBuilder model(13);
+  model.input("x", {3}).ints("v", {7, 8, 9, 10}).ints("sizes", {1, 3});
+  model.node("Split", "split", {"v", "sizes"}, {"p", "q"})
+      .node("Cast", "cast", {"q"}, {"qf"}, {{"to", 1}})
+      .node("Add", "add", {"x", "qf"}, {"y"})
+      .output("y");
+  EXPECT_EQ(import(model).tensor("qf").f32_values, (std::vector<float>{8, 9, 10}));
+  ModelBuilder eighteen(18);
+  eighteen.input("x", {2}).ints("v", {1, 2, 3, 4, 5});
+  eighteen.node("Split", "split", {"v"}, {"a", "b"}, {{"num_outputs", 2}})
+      .node("Cast", "cast", {"b"}, {"bf"}, {{"to", 1}})
+      .node("Add", "add", {"x", "bf"}, {"y"})
+      .output("y");
+  EXPECT_EQ(import(eighteen).tensor("bf").f32_values, (std::vector<float>{4, 5}));
+}
+
+TEST(OnnxConverters, einsum_is_a_batched_matmul_between_transposes) {
+  // MaxViT's attention: "B I D, B J D -> B I J" (q k^T per batch) on x [1,2,2] (I = 2, D = 2)
+  // and the constant k [1,3,2] (J = 3): x = [[1,2],[3,4]], k = [[1,0],[0,1],[1,1]] gives
+  // [[1,2,3],[3,4,7]].
+  ModelBuilder model(13);
+  model.input("x", {1, 2, 2}).weight("k", {1, 3, 2}, {1, 0, 0, 1, 1, 1});
+  model.node("Einsum", "qk", {"x", "k"}, {"y"}, {{"equation", "B I D, B J D -> B I J"}})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("y").shape, (ir::Shape{1, 2, 3}));
+  EXPECT_EQ(run(graph, {1, 2, 2}, {1, 2, 3, 4}), (std::vector<float>{1, 2, 3, 3, 4, 7}));
+  // The output in another order than the product's: "bij,bjk->bki" is (x k)^T per batch.
+  ModelBuilder swapped(13);
+  swapped.input("x", {1, 2, 2}).weight("w", {1, 2, 3}, {1, 0, 1, 0, 1, 1});
+  swapped.node("Einsum", "e", {"x", "w"}, {"y"}, {{"equation", "bij,bjk->bki"}}).output("y");
+  const ir::Graph g2 = import(swapped);
+  EXPECT_EQ(g2.tensor("y").shape, (ir::Shape{1, 3, 2}));
+  // x w = [[1,2,3],[3,4,7]]; transposed: [[1,3],[2,4],[3,7]].
+  EXPECT_EQ(run(g2, {1, 2, 2}, {1, 2, 3, 4}), (std::vector<float>{1, 3, 2, 4, 3, 7}));
+}
+
+TEST(OnnxConverters, einsum_forms_outside_products_and_transposes_are_refused_by_name) {
+  auto refusal = [](const char* equation) {
+    ModelBuilder model(13);
+    model.input("x", {2, 2});
+    model.node("Einsum", "e", {"x"}, {"y"}, {{"equation", equation}}).output("y");
+    return error_of(model);
+  };
+  EXPECT_EQ(refusal("...ii->...i"),
+            "m.onnx: error: node 0 'e' (Einsum): equation: an ellipsis ('...') is not supported");
+  EXPECT_EQ(refusal("ii->i"),
+            "m.onnx: error: node 0 'e' (Einsum): equation: label 'i' repeats in one term (a "
+            "diagonal)");
+  EXPECT_EQ(refusal("ij->k"),
+            "m.onnx: error: node 0 'e' (Einsum): equation: output label 'k' is in no input");
+}
+
+TEST(OnnxConverters, a_requested_cancel_stops_the_import_between_nodes) {
+  // tessel.load_model's Ctrl-C: the node loop polls the thread's token (support/cancel.hpp).
+  ModelBuilder model(13);
+  model.input("x", {2}).node("Relu", "r", {"x"}, {"y"}).output("y");
+  CancelToken token;
+  token.request();
+  const CancelScope scope(token);
+  EXPECT_THROW(import(model), CancelledError);
 }
 
 TEST(OnnxConverters, a_folding_failure_names_the_node) {

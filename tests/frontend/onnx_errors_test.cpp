@@ -418,7 +418,7 @@ TEST(OnnxErrors, external_data_is_not_read) {
       onnx::TensorProto_DataLocation_EXTERNAL);
   EXPECT_EQ(error_of(model),
             "m.onnx: error: initializer 0 'w': stores its data in an external file, which Tessel "
-            "does not read");
+            "reads only for a model imported from a file (the data's folder)");
 }
 
 TEST(OnnxErrors, maxpool_indices_output_in_use) {

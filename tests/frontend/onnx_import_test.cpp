@@ -430,6 +430,63 @@ TEST(OnnxImport, import_onnx_reads_a_file_and_names_the_graph_after_it) {
   std::filesystem::remove(path);
 }
 
+/// A folder holding model.onnx whose initializer `w` (2 floats, 2.5 and -1) lives in the file
+/// `location` at `offset` (ONNX external data, as exports over 2 GB write it).
+std::filesystem::path external_model(const std::string& location, std::int64_t offset,
+                                     std::int64_t length, std::int64_t file_offset = -1) {
+  if (file_offset < 0) file_offset = offset;  // where the values are written
+  const auto folder = std::filesystem::temp_directory_path() / "tessel_external_data";
+  std::filesystem::create_directories(folder);
+  const float values[2] = {2.5f, -1.0f};
+  {
+    std::ofstream out(folder / "w.bin", std::ios::binary);
+    out << std::string(static_cast<std::size_t>(file_offset), 'x');
+    out.write(reinterpret_cast<const char*>(values), sizeof(values));
+  }
+  ModelBuilder model;
+  model.input("x", {2}).raw_weight("w", {2}, {0.0f, 0.0f});
+  model.node("Add", "add", {"x", "w"}, {"y"}).output("y");
+  auto* w = model.proto().mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+  const auto entry = [&](const std::string& key, const std::string& value) {
+    auto* e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  entry("location", location);
+  entry("offset", std::to_string(offset));
+  if (length >= 0) entry("length", std::to_string(length));
+  std::ofstream(folder / "model.onnx", std::ios::binary) << model.bytes();
+  return folder / "model.onnx";
+}
+
+std::string import_error(const std::filesystem::path& path) {
+  try {
+    import_onnx(path.string());
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+TEST(OnnxImport, initializers_in_external_data_files_are_read_from_the_models_folder) {
+  // vit_h_14's and regnet_y_128gf's exports (over protobuf's 2 GB) keep every weight this way.
+  const auto path = external_model("w.bin", 3, 8);
+  const ir::Graph graph = import_onnx(path.string());
+  EXPECT_EQ(graph.tensor("w").f32_values, (std::vector<float>{2.5f, -1.0f}));
+  const std::string at = path.string() + ": error: initializer 0 'w': ";
+  EXPECT_EQ(import_error(external_model("../w.bin", 0, -1)),
+            at + "external data location '../w.bin' must be a relative path inside the model's "
+                 "folder");
+  EXPECT_EQ(import_error(external_model("w.bin", 0, 12)),
+            at + "external data length 12 is not the 8 bytes its dims and type take");
+  EXPECT_EQ(import_error(external_model("w.bin", 100, -1, 0)),
+            at + "external data file '" + (path.parent_path() / "w.bin").string() +
+                "' holds 8 bytes, the tensor needs 8 from offset 100");
+  std::filesystem::remove_all(path.parent_path());
+}
+
 TEST(OnnxImport, parse_input_shape_accepts_name_colon_dims) {
   auto parsed = parse_input_shape("input:1x3x224x224");
   ASSERT_TRUE(parsed.ok()) << parsed.reason();

@@ -43,6 +43,14 @@ std::vector<float> float_values(const onnx::TensorProto& tensor) {
     }
     return std::vector<float>(ints.begin(), ints.end());
   }
+  if (tensor.data_type() == onnx::TensorProto_DataType_DOUBLE) {
+    std::vector<double> doubles(tensor.double_data().begin(), tensor.double_data().end());
+    if (tensor.has_raw_data()) {
+      doubles.resize(tensor.raw_data().size() / sizeof(double));
+      std::memcpy(doubles.data(), tensor.raw_data().data(), doubles.size() * sizeof(double));
+    }
+    return std::vector<float>(doubles.begin(), doubles.end());
+  }
   if (tensor.has_raw_data()) {
     std::vector<float> values(tensor.raw_data().size() / sizeof(float));
     std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
@@ -56,12 +64,14 @@ std::vector<float> float_values(const onnx::TensorProto& tensor) {
 /// graph input is frozen without being listed, unless `ints_as_floats`: then INT64 inputs and
 /// outputs not listed are run as float (small whole numbers, exact in float; Trilu's tests).
 /// `first_output_only`: the other graph outputs are dropped (LayerNormalization's Mean and
-/// InvStdDev, which Tessel does not import).
+/// InvStdDev, which Tessel does not import). `doubles_as_floats`: DOUBLE inputs and outputs run
+/// as float (Einsum's tests are float64; the tolerance covers float's rounding).
 struct NodeCase {
   std::string name;
   std::set<std::string> frozen;
   bool first_output_only = false;
   bool ints_as_floats = false;
+  bool doubles_as_floats = false;
 };
 
 void PrintTo(const NodeCase& c, std::ostream* os) {
@@ -86,7 +96,8 @@ TEST_P(OnnxNodeValues, fp32_executor_matches_the_reference_outputs) {
         read_proto(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"), value));
     const int type = info.type().tensor_type().elem_type();
     const bool as_float = type == onnx::TensorProto_DataType_FLOAT ||
-                          (param.ints_as_floats && type == onnx::TensorProto_DataType_INT64);
+                          (param.ints_as_floats && type == onnx::TensorProto_DataType_INT64) ||
+                          (param.doubles_as_floats && type == onnx::TensorProto_DataType_DOUBLE);
     if (!as_float || param.frozen.count(info.name())) {
       value.set_name(info.name());
       *graph->add_initializer() = value;
@@ -118,8 +129,10 @@ TEST_P(OnnxNodeValues, fp32_executor_matches_the_reference_outputs) {
     onnx::TensorProto expected;
     ASSERT_TRUE(
         read_proto(dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb"), expected));
-    ASSERT_TRUE(expected.data_type() == onnx::TensorProto_DataType_FLOAT ||
-                (param.ints_as_floats && expected.data_type() == onnx::TensorProto_DataType_INT64));
+    ASSERT_TRUE(
+        expected.data_type() == onnx::TensorProto_DataType_FLOAT ||
+        (param.ints_as_floats && expected.data_type() == onnx::TensorProto_DataType_INT64) ||
+        (param.doubles_as_floats && expected.data_type() == onnx::TensorProto_DataType_DOUBLE));
     const std::vector<float> want = float_values(expected);
     const cpu::TensorData& got =
         outputs.value().at(imported.outputs()[static_cast<std::size_t>(o)]);
@@ -185,6 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
         {"matmul_2d", {}},
         {"matmul_3d", {}},
         {"matmul_4d", {}},
+        {"einsum_batch_matmul", {}, false, false, true},
+        {"einsum_transpose", {}, false, false, true},
+        {"einsum_sum", {}, false, false, true},
+        {"einsum_inner_prod", {}, false, false, true},
         {"gemm_default_no_bias", {}},
         {"gemm_default_matrix_bias", {}},
         // recurrences, unrolled
@@ -266,6 +283,22 @@ INSTANTIATE_TEST_SUITE_P(
         {"reduce_mean_keepdims_random", {}},
         {"reduce_mean_negative_axes_keepdims_example", {}},
         {"reduce_mean_negative_axes_keepdims_random", {}},
+        {"reduce_l2_default_axes_keepdims_example", {}},
+        {"reduce_l2_default_axes_keepdims_random", {}},
+        {"reduce_l2_do_not_keepdims_example", {}},
+        {"reduce_l2_do_not_keepdims_random", {}},
+        {"reduce_l2_keep_dims_example", {}},
+        {"reduce_l2_keep_dims_random", {}},
+        {"reduce_l2_negative_axes_keep_dims_example", {}},
+        {"reduce_l2_negative_axes_keep_dims_random", {}},
+        {"reduce_sum_square_default_axes_keepdims_example", {}},
+        {"reduce_sum_square_default_axes_keepdims_random", {}},
+        {"reduce_sum_square_do_not_keepdims_example", {}},
+        {"reduce_sum_square_do_not_keepdims_random", {}},
+        {"reduce_sum_square_keepdims_example", {}},
+        {"reduce_sum_square_keepdims_random", {}},
+        {"reduce_sum_square_negative_axes_keepdims_example", {}},
+        {"reduce_sum_square_negative_axes_keepdims_random", {}},
         {"reduce_sum_default_axes_keepdims_example", {}},
         {"reduce_sum_default_axes_keepdims_random", {}},
         {"reduce_sum_do_not_keepdims_example", {}},

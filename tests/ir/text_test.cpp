@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "compiler/zoo/zoo.hpp"
 #include "support/diagnostic.hpp"
 
@@ -49,6 +51,21 @@ TEST(Text, per_channel_quant_and_integer_payload_round_trip) {
   const Graph g = parse_text(text);
   EXPECT_EQ(g.tensor("w").int_values, (std::vector<std::int32_t>{1, -2, 127, -128}));
   EXPECT_EQ(g.tensor("w").quant->axis, 0);
+  EXPECT_EQ(to_text(g), text);
+}
+
+TEST(Text, a_slice_to_int64_max_round_trips_as_integers) {
+  // ONNX writes "to the end" as 2^63 - 1 (torch.roll in swin_t's export); a double cannot
+  // hold it, so the list is read as int64.
+  const char* text = R"(graph s {
+  input %x : f32[1,8]
+  %y = Slice(%x) {starts=[3], ends=[9223372036854775807], axes=[1], steps=[1]} : f32[1,5]
+  output %y
+}
+)";
+  const Graph g = parse_text(text);
+  EXPECT_EQ(g.op(*g.find_op("y")).get_ints("ends"),
+            (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max()}));
   EXPECT_EQ(to_text(g), text);
 }
 

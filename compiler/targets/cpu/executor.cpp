@@ -33,6 +33,7 @@ using ir::where;
 struct Executor::Impl {
   std::unordered_map<std::string, TensorData> constants;
   std::unordered_map<std::string, TensorData> constants_nhwc;  // 4-D constants, channels-last
+  std::string missing_constant;  ///< the refusal of a constant read without values, if any
   std::vector<ir::OpId> order;
   std::unordered_map<std::string, std::size_t> last_use;  // tensor -> position in `order`
   std::unordered_map<std::string, std::vector<ir::OpId>> readers;
@@ -135,6 +136,15 @@ Executor::Executor(const ir::Graph& graph) : graph_(graph), impl_(std::make_uniq
     for (const auto& in : graph.op(id).inputs) {
       impl_->last_use[in] = pos;
       impl_->readers[in].push_back(id);
+      // A constant held only as a digest (`tessel import` and `tessel compile` write weights
+      // elided in .tir files) has no values to compute with: every run refuses it.
+      if (impl_->missing_constant.empty() && graph.tensor(in).constant &&
+          !impl_->constants.count(in))
+        impl_->missing_constant =
+            "constant %" + in + ", read by op '" + graph.op(id).name +
+            "', has no values (a file that holds weights as digests only, such as the .tir "
+            "`tessel import` writes, cannot run: run the .onnx or a model file written with "
+            "its weights)";
     }
   }
   impl_->plan_fusions(graph);
@@ -241,6 +251,7 @@ Status Executor::Impl::store(const ir::Graph& graph, std::size_t pos, const std:
 Result<std::vector<std::map<std::string, TensorData>>> Executor::run_samples(
     std::span<const std::map<std::string, TensorData>* const> sample_inputs,
     std::span<const RunOptions> sample_options, std::size_t* current_sample) {
+  if (!impl_->missing_constant.empty()) return fail(impl_->missing_constant);
   const RunOptions& first_options = sample_options[0];
   const bool fuse = !first_options.observer && !first_options.layout_observer &&
                     !first_options.keep_intermediates;
