@@ -173,6 +173,32 @@ std::optional<Values> evaluate_modern(const ir::Graph& graph, const ir::Op& op) 
         return broadcast_offset(strides, idx);
       });
     }
+    case ir::OpKind::Gemm: {
+      // swin_v2's continuous position bias: an MLP over a constant coordinate table. The fp32
+      // kernel's arithmetic (compiler/targets/cpu/kernels.cpp gemm_f32): each element sums its
+      // K products in k order from 0.0f in float, then alpha * sum + beta * c in double.
+      if (op.get_int("input_shift") != 0 || xs.size() != 2) return std::nullopt;
+      const bool trans_b = op.get_int("transB") != 0;
+      const ir::Tensor& b = in(1);
+      const std::int64_t M = xs[0], K = xs[1], N = trans_b ? b.shape[0] : b.shape[1];
+      const double alpha = op.get_float("alpha"), beta = op.get_float("beta");
+      const Values* c = op.inputs.size() > 2 ? &in(2).f32_values : nullptr;
+      Values y(static_cast<std::size_t>(M * N));
+      for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t n = 0; n < N; ++n) {
+          float acc = 0.0f;
+          for (std::int64_t k = 0; k < K; ++k)
+            acc += x[static_cast<std::size_t>(m * K + k)] *
+                   b.f32_values[static_cast<std::size_t>(trans_b ? n * K + k : k * N + n)];
+          double v = alpha * acc;
+          if (c) {
+            const auto cs = static_cast<std::int64_t>(c->size());
+            v += beta * (*c)[static_cast<std::size_t>(cs == M * N ? m * N + n : cs == 1 ? 0 : n)];
+          }
+          y[static_cast<std::size_t>(m * N + n)] = static_cast<float>(v);
+        }
+      return y;
+    }
     case ir::OpKind::Trilu: {
       Values y = x;
       const std::int64_t rows = xs[xs.size() - 2], cols = xs.back(), k = op.get_int("k");
@@ -189,9 +215,10 @@ std::optional<Values> evaluate_modern(const ir::Graph& graph, const ir::Op& op) 
   }
 }
 
-/// Values of `op`'s single result, or nullopt when the kind is not folded (Conv, Gemm, pools,
-/// Softmax and the quantization ops other than Dequantize stay: folding them is either rare
-/// in practice or would fix a rounding choice the quantizer owns).
+/// Values of `op`'s single result, or nullopt when the kind is not folded (Conv, pools, Softmax
+/// and the quantization ops other than Dequantize stay: folding them is either rare in practice
+/// or would fix a rounding choice the quantizer owns; a Gemm of constants folds, since the
+/// quantizer has no integer form for it).
 std::optional<Values> evaluate(const ir::Graph& graph, const ir::Op& op) {
   auto in = [&](std::size_t slot) -> const ir::Tensor& { return graph.tensor(op.inputs[slot]); };
   const ir::Shape& out_shape = graph.tensor(op.outputs[0]).shape;
@@ -298,6 +325,7 @@ bool folded_kind(ir::OpKind kind) {
     case ir::OpKind::Gather:
     case ir::OpKind::Expand:
     case ir::OpKind::Trilu:
+    case ir::OpKind::Gemm:
       return true;
     default:
       return ir::is_unary_function(kind);

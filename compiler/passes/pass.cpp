@@ -21,10 +21,12 @@ const std::vector<PassInfo>& all_passes() {
       fuse_gelu_pass(),
       fuse_silu_pass(),
       fuse_attention_mask_pass(),
+      fuse_l2_normalize_pass(),
       fuse_patterns_pass(),
       div_by_constant_pass(),
       channel_shuffle_to_conv_pass(),
       split_sliced_linear_pass(),
+      fuse_repeat_interleave_pass(),
       batchnorm_to_conv_pass(),
   };
   return table;

@@ -45,10 +45,12 @@ const PassInfo& fuse_layernorm_pass();
 const PassInfo& fuse_gelu_pass();
 const PassInfo& fuse_silu_pass();
 const PassInfo& fuse_attention_mask_pass();
+const PassInfo& fuse_l2_normalize_pass();
 const PassInfo& fuse_patterns_pass();
 const PassInfo& div_by_constant_pass();
 const PassInfo& channel_shuffle_to_conv_pass();
 const PassInfo& split_sliced_linear_pass();
+const PassInfo& fuse_repeat_interleave_pass();
 const PassInfo& batchnorm_to_conv_pass();
 
 }  // namespace tessel::passes

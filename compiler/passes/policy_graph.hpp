@@ -17,7 +17,8 @@ enum class BatchNormLowering {
 
 /// The passes that make a float graph (BatchNorm already lowered; shapes inferred, as every
 /// loader leaves them) ready for quantization: constant folding, a fused q|k|v projection split
-/// into one per slice (split-sliced-linear), then the fusions that give the
+/// into one per slice (split-sliced-linear), torch's exported repeat_interleave as one
+/// Reshape-Expand-Reshape (fuse-repeat-interleave), then the fusions that give the
 /// integer path the kinds it has (LayerNormalization, RMSNormalization, Gelu, Silu, HardSwish,
 /// the masked Softmax), a channel shuffle as a 1x1 Conv of its permutation
 /// (channel-shuffle-to-conv), Div by a constant as a Mul, and every BatchNormalization left
@@ -27,8 +28,8 @@ enum class BatchNormLowering {
 /// causal mask is often Trilu or Slice of a constant), the fusions before div-by-constant (they
 /// match the exporters' own forms).
 inline constexpr std::string_view kQuantizationPreparation =
-    "constant-folding,split-sliced-linear,fuse-patterns,channel-shuffle-to-conv,div-by-constant,"
-    "batchnorm-to-conv";
+    "constant-folding,split-sliced-linear,fuse-repeat-interleave,fuse-patterns,"
+    "channel-shuffle-to-conv,div-by-constant,batchnorm-to-conv";
 
 /// Lowers BatchNorm as `lowering` says, then runs kQuantizationPreparation on `graph` in place.
 /// This is what `cpu::prepare_graph` (tessel infer / quantize) and graph_for_lowering run.

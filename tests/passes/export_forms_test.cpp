@@ -1,0 +1,110 @@
+// Passes for forms torch's exporter writes: fuse-repeat-interleave (Split, per part Reshape,
+// Expand, Reshape, Concat -> one Reshape, Expand, Reshape) and fuse-l2-normalize (F.normalize
+// -> RMSNormalization); the values by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/text.hpp"
+#include "compiler/passes/pass.hpp"
+#include "compiler/targets/cpu/executor.hpp"
+
+namespace tessel::passes {
+namespace {
+
+/// Two key heads of two values each, each head repeated twice (x.repeat_interleave(2, dim=1)).
+const char* const kExported = R"(graph g {
+  input %x : f32[1,2,2]
+  %p, %q = Split(%x) {axis=1, split=1,1} : f32[1,1,2], f32[1,1,2]
+  %p1 = Reshape(%p) {shape=1,1,1,2} : f32[1,1,1,2]
+  %p2 = Expand(%p1) {shape=1,1,2,2} : f32[1,1,2,2]
+  %p3 = Reshape(%p2) {shape=1,2,2} : f32[1,2,2]
+  %q1 = Reshape(%q) {shape=1,1,1,2} : f32[1,1,1,2]
+  %q2 = Expand(%q1) {shape=1,1,2,2} : f32[1,1,2,2]
+  %q3 = Reshape(%q2) {shape=1,2,2} : f32[1,2,2]
+  %y = Concat(%p3, %q3) {axis=1} : f32[1,4,2]
+  output %y
+}
+)";
+
+std::vector<float> run(const ir::Graph& graph) {
+  cpu::Executor executor(graph);
+  const std::vector<float> x = {1, 2, 3, 4};
+  auto out = executor.run({{"x", cpu::TensorData::from_f32(ir::Shape{1, 2, 2}, x)}});
+  EXPECT_TRUE(out.ok()) << out.reason();
+  return out.ok() ? out.value().at("y").to_f32() : std::vector<float>{};
+}
+
+TEST(FuseRepeatInterleave, the_exported_form_is_one_reshape_expand_reshape) {
+  const ir::Graph before = ir::parse_text(kExported, "test.tir");
+  ir::Graph after = before;
+  ASSERT_TRUE(run_passes(after, "fuse-repeat-interleave").ok());
+  EXPECT_EQ(ir::to_text(after), R"(graph g {
+  input %x : f32[1,2,2]
+  %y.grouped = Reshape(%x) {shape=1,2,1,2} : f32[1,2,1,2]
+  %y.repeated = Expand(%y.grouped) {shape=1,2,2,2} : f32[1,2,2,2]
+  %y = Reshape(%y.repeated) {shape=1,4,2} : f32[1,4,2]
+  output %y
+}
+)");
+  // Heads [1 2] and [3 4], each twice.
+  const std::vector<float> expected = {1, 2, 1, 2, 3, 4, 3, 4};
+  EXPECT_EQ(run(before), expected);
+  EXPECT_EQ(run(after), expected);
+}
+
+TEST(FuseRepeatInterleave, leaves_parts_out_of_order_or_read_elsewhere_alone) {
+  // The Concat takes the parts in the other order: not a repeat_interleave.
+  std::string swapped = kExported;
+  swapped.replace(swapped.find("Concat(%p3, %q3)"), 16, "Concat(%q3, %p3)");
+  ir::Graph graph = ir::parse_text(swapped, "test.tir");
+  ASSERT_TRUE(run_passes(graph, "fuse-repeat-interleave").ok());
+  EXPECT_EQ(ir::to_text(graph), swapped);
+  // A part also read by another op stays.
+  std::string shared = kExported;
+  shared.replace(shared.find("  output %y"), 11,
+                 "  %z = Add(%p2, %q2) : f32[1,1,2,2]\n  output %y, %z");
+  graph = ir::parse_text(shared, "test.tir");
+  ASSERT_TRUE(run_passes(graph, "fuse-repeat-interleave").ok());
+  EXPECT_EQ(ir::to_text(graph), shared);
+}
+
+TEST(FuseL2Normalize, f_normalize_is_an_rms_norm_scaled_by_one_over_root_n) {
+  // Rows [3 4 0 0] (norm 5) and [1 1 1 1] (norm 2), as the importer writes ReduceL2.
+  const char* const text = R"(graph g {
+  input %x : f32[2,4]
+  %sq = Mul(%x, %x) : f32[2,4]
+  %sum = ReduceSum(%sq) {axes=[1]} : f32[2,1]
+  %norm = Sqrt(%sum) : f32[2,1]
+  %clamped = Clip(%norm) {min=1e-12} : f32[2,1]
+  %wide = Expand(%clamped) {shape=2,4} : f32[2,4]
+  %y = Div(%x, %wide) : f32[2,4]
+  output %y
+}
+)";
+  ir::Graph graph = ir::parse_text(text, "test.tir");
+  ASSERT_TRUE(run_passes(graph, "fuse-l2-normalize").ok());
+  ASSERT_EQ(graph.num_ops(), 2u);  // the input and one RMSNormalization
+  const ir::Op& norm = graph.op(*graph.find_op("y"));
+  EXPECT_EQ(norm.kind, ir::OpKind::RMSNormalization);
+  EXPECT_EQ(graph.tensor(norm.inputs[1]).f32_values, std::vector<float>(4, 0.5f));  // 1/sqrt(4)
+  cpu::Executor executor(graph);
+  const std::vector<float> x = {3, 4, 0, 0, 1, 1, 1, 1};
+  auto out = executor.run({{"x", cpu::TensorData::from_f32(ir::Shape{2, 4}, x)}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  const std::vector<float> y = out.value().at("y").to_f32();
+  const std::vector<float> expected = {0.6f, 0.8f, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f};
+  ASSERT_EQ(y.size(), expected.size());
+  for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], expected[i], 1e-6) << i;
+  // A clamp far from zero (1e-3) is no F.normalize: left alone.
+  std::string wide_eps = text;
+  wide_eps.replace(wide_eps.find("min=1e-12"), 9, "min=0.001");
+  ir::Graph other = ir::parse_text(wide_eps, "test.tir");
+  ASSERT_TRUE(run_passes(other, "fuse-l2-normalize").ok());
+  EXPECT_EQ(ir::to_text(other), wide_eps);
+}
+
+}  // namespace
+}  // namespace tessel::passes
