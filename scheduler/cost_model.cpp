@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "isa/instruction.hpp"
 #include "scheduler/group_info.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/weight_loads.hpp"
@@ -280,9 +281,23 @@ int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
 }
 
 namespace {
+// A vcfg instruction's cycles (docs/timing.md: one, as every compute-engine nop).
+constexpr int64_t kVcfgCycles = 1;
+
 // At most this many input blocks per reduction chunk (VGG-19's classifier.0 on npc19: 25,088
 // inputs in 25 chunks of 64 blocks of 16).
 constexpr int64_t kMaxChunkBlocks = 64;
+
+// The most input blocks one conv instruction reduces (the ISA's ic_blocks field).
+int64_t max_conv_ic_blocks() {
+  static const int64_t max = [] {
+    const isa::OpcodeSpec* conv = isa::find_opcode("conv");
+    for (const isa::FieldSpec& field : conv->fields())
+      if (field.name == "ic_blocks") return static_cast<int64_t>(field.max_value);
+    return int64_t{0};
+  }();
+  return max;
+}
 
 // A Gemm's or dense, ungrouped Conv's reduction as packed blocks: input blocks, the bytes of one
 // input block of one output block (every kernel tap), and a block's bias and table.
@@ -322,7 +337,14 @@ int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op&
   const auto r = reduction_blocks(net, machine, op);
   const int64_t capacity =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
-  if (!r || !reduces_in_chunks(r->whole(), r->block + r->fixed, capacity)) return 0;
+  if (!r) return 0;
+  // A reduction longer than one conv instruction's ic_blocks field runs in chunks even where it
+  // fits (AlexNet's 9,216-input classifier on edge-small's 8-row array: 1,152 blocks).
+  const bool too_long_for_one_instruction = r->ic_blocks > max_conv_ic_blocks();
+  const bool chunk_fits = r->block + r->fixed <= capacity;
+  if (!reduces_in_chunks(r->whole(), r->block + r->fixed, capacity) &&
+      !(too_long_for_one_instruction && chunk_fits))
+    return 0;
   const int64_t fit = (capacity - r->fixed) / r->block;  // blocks one output block's room holds
   return std::min({r->ic_blocks, kMaxChunkBlocks, fit});
 }
@@ -442,6 +464,18 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
                             !reducer || t + 1 == geo.tiles);
     }
     if (cache) {
+      // codegen's halo_copies (sched::halo_step's rule): the rows a tensor's window shares with
+      // the previous tile's move up its buffer, one vector copy a row, after one vcfg.
+      int64_t copies = 0;
+      for (size_t l = 0; l < locals; ++l) {
+        const Box& prev = previous[l];
+        const Box& window = need[l];
+        if (prev.empty() || window.empty()) continue;
+        if (window.h.b <= prev.h.b || window.h.b >= prev.h.e) continue;
+        copies += (prev.h.e - window.h.b) *
+                  vector_instruction_cycles(machine, window.w.size(), window.c.size());
+      }
+      if (copies > 0) act.compute[static_cast<size_t>(t)] += copies + kVcfgCycles;
       for (size_t l = 0; l < locals; ++l) {
         if (!need[l].empty()) previous[l] = need[l];
       }

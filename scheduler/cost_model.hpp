@@ -63,8 +63,9 @@ int64_t onchip_chunk_bytes(const Net& net, const Machine& machine, const Op& op,
 /// Input blocks (of the matrix rows) of one reduction chunk of `op` when streamed: a Gemm or a
 /// dense, ungrouped Conv whose one output block's whole reduction (every kernel tap) exceeds
 /// the weights' scratchpad accumulates it in chunks of as many input blocks as that scratchpad
-/// holds for one output block, at most 64 (docs/codegen.md "Reduction chunks"); 0 for every
-/// other op, and where not even one block fits.
+/// holds for one output block, at most 64 (docs/codegen.md "Reduction chunks"), as does one
+/// whose input blocks exceed the conv instruction's `ic_blocks` field; 0 for every other op,
+/// and where not even one block fits.
 int64_t reduction_chunk_blocks(const Net& net, const Machine& machine, const Op& op);
 
 /// The on-chip bytes of one output block of a Gemm or a dense, ungrouped Conv with its whole

@@ -580,15 +580,18 @@ void GroupSearch::consider(Result<GroupSchedule> r, const Mapping& m) {
 }
 
 Result<GroupSchedule> GroupSearch::run() {
-  const bool resident_possible = resident_weight_bytes_ <= weight_pad_.size_bytes;
+  // An op that reduces in chunks streams them through its buffer: never resident (one whose
+  // reduction is too long for one instruction chunks even where all its weights fit).
+  const bool resident_possible = resident_weight_bytes_ <= weight_pad_.size_bytes && !chunked_;
   for (const Mapping& m : ordered_mappings()) {
     if (cancel_requested()) return cancelled();
     if (found_ && last_resort(m)) break;
     if (before_start(m)) continue;
     if (m.weights_resident && !resident_possible) {
-      last_reason_ = "resident weights need " + std::to_string(resident_weight_bytes_) +
-                     " bytes, scratchpad '" + weight_pad_.name + "' has " +
-                     std::to_string(weight_pad_.size_bytes);
+      last_reason_ = chunked_ ? std::string("an op reduces in chunks, which stream")
+                              : "resident weights need " + std::to_string(resident_weight_bytes_) +
+                                    " bytes, scratchpad '" + weight_pad_.name + "' has " +
+                                    std::to_string(weight_pad_.size_bytes);
       rejected_.reset();
       continue;
     }

@@ -227,6 +227,32 @@ TEST(GemmChunks, every_policy_is_bit_exact_with_chunks) {
   }
 }
 
+TEST(GemmChunks, a_reduction_longer_than_one_instruction_runs_in_chunks_where_it_fits) {
+  // edge-small's 8-row array: K = 103 x 8 x 10 = 8,240 inputs are 1,030 input blocks, beyond
+  // the conv instruction's ic_blocks field (at most 1,023), though one output block's whole
+  // reduction (65,920 B) fits its 128 KiB scratchpad (AlexNet's 9,216-input classifier.1 was
+  // refused by codegen here). The scheduler chunks it, at most 64 blocks an instruction.
+  zoo::NetBuilder net("long_gemm", {});
+  std::string x = net.flatten(net.input("input", 103, 8, 10), "flatten");
+  x = net.relu(net.linear(x, "fc1", 8, 2.0), "relu");
+  const ir::Graph graph = net.finish({net.linear(x, "fc2", 8)});
+  for (const char* policy : {"layerwise", "fusion", "optimal"}) {
+    SCOPED_TRACE(policy);
+    CompiledProgram compiled;
+    expect_end_to_end(graph, load_hw_config(config_path("edge-small")), policy, &compiled);
+    int64_t blocks = 0, accumulating = 0;
+    for (const auto& instruction : compiled.program.instructions) {
+      const auto* conv = std::get_if<isa::Conv>(&instruction);
+      if (conv == nullptr || conv->oc_blocks != 1 || conv->ic_blocks == 1) continue;  // fc1
+      EXPECT_LE(conv->ic_blocks, 64);
+      blocks += conv->ic_blocks;
+      accumulating += conv->init == isa::Init::kAcc;
+    }
+    EXPECT_EQ(blocks, 1030);      // every input block once
+    EXPECT_EQ(accumulating, 16);  // 16 chunks of 64 and one of 6: all but the first accumulate
+  }
+}
+
 /// input 392 x 8 x 8 -> conv1 1x1 (40, bias) -> ReLU -> conv2 3x3 pad 1 (24, bias): on vta-pynq
 /// (16 x 16 int8 array) with a 4 KiB weight buffer, one output block of conv1 holds 25 input
 /// blocks (392 = 24.5 x 16) of 256 B and conv2 3 blocks x 9 taps of 256 B, with the block's bias
