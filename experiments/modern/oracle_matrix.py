@@ -39,13 +39,20 @@ def classifiers(torchvision):
     return sorted(torchvision.models.list_models(module=torchvision.models))
 
 
+def register_export_workarounds(torch):
+    """torch 1.13 cannot export `Tensor.zero_()` (aten::zero, swin_v2's relative coordinates):
+    written as x - x, which the importer folds (the operand is a constant there)."""
+    from torch.onnx import register_custom_op_symbolic
+    register_custom_op_symbolic("aten::zero", lambda g, x: g.op("Sub", x, x), 17)
+
+
 def export_classifier(torch, torchvision, name, path):
     torch.manual_seed(0)
     kwargs = {"weights": None}
     if name in ("googlenet", "inception_v3"):
         kwargs.update(aux_logits=False, init_weights=True)
     model = torchvision.models.get_model(name, **kwargs).eval()
-    size = 299 if name == "inception_v3" else 224
+    size = 299 if name == "inception_v3" else 256 if name.startswith("swin_v2") else 224
     example = torch.randn(1, 3, size, size)
     tmp = path.with_suffix(".partial")
     torch.onnx.export(model, example, str(tmp), opset_version=17, do_constant_folding=True,
@@ -95,6 +102,7 @@ def main(argv):
     except ImportError as error:
         print(f"oracle_matrix: {error}", file=sys.stderr)
         return 77 if args.check else 2  # ctest: skipped
+    register_export_workarounds(torch)
     tessel = args.build / "tools" / "tessel" / "tessel"
     if not tessel.exists():
         print(f"oracle_matrix: {tessel} not built", file=sys.stderr)
@@ -152,7 +160,12 @@ def main(argv):
                 if ok2:
                     ref = np.load(work / "ort.npy").astype(np.float64)
                     got = np.load(work / "fp32.npy").astype(np.float64)
-                    row["fp32_vs_ort"] = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+                    diff = float(np.max(np.abs(got - ref)))
+                    scale = float(np.max(np.abs(ref)))
+                    # torchvision's ViTs zero-initialise the head: the output is all zeros,
+                    # and only the absolute difference says anything.
+                    row["fp32_vs_ort"] = (diff / scale if scale > 0 else
+                                          f"output all zero; max|diff| = {diff:.1e}")
                 else:
                     row["fp32_vs_ort"] = "ort failed: " + first_error(out)
         if ok:
@@ -195,7 +208,8 @@ def main(argv):
 
 def missed_goals(row, args):
     """The issue's goals that `row` misses (a step that failed misses its goal)."""
-    transformer = row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode"
+    transformer = (row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode" or
+                   row["model"].startswith(("vit_", "swin_", "maxvit_")))
     int8 = args.int8_floor if args.int8_floor is not None else (20 if transformer else 25)
     int16 = args.int16_floor if args.int16_floor is not None else 50
     goals = [("import", lambda v: v == "ok", "imports"),
