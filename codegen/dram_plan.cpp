@@ -278,22 +278,21 @@ Status Lowering::write_weight_values() {
       const int64_t chunk = chunk_blocks_of(schedule_.groups[g], op, m);
       int64_t at = out_.layout.find("w:" + op.name)->offset;
       for (const sched::Interval slice : slices_of(index)) {
-        const int64_t oc_blocks = ceil_div(slice.size(), cols_);
-        for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-          const int64_t c0 = slice.b + ob * cols_;
-          const int64_t cn = std::min(cols_, slice.e - c0);
-          if (!m.depthwise) continue;
-          for (int64_t y = 0; y < m.kh; ++y)  // [cb][ky][kx][c < cn]
-            for (int64_t x = 0; x < m.kw; ++x)
-              for (int64_t c = 0; c < cn; ++c, at += weight_bytes_)
-                write_bytes(at, m.weight(c0 + c, 0, y, x), static_cast<int>(weight_bytes_));
+        // The slice's column blocks (a grouped conv's units each from a block of their own).
+        const std::vector<sched::ColumnBlock> blocks = sched::column_blocks(slice, m.unit(), cols_);
+        if (m.depthwise) {
+          for (const sched::ColumnBlock& block : blocks)
+            for (int64_t y = 0; y < m.kh; ++y)  // [cb][ky][kx][c < cn]
+              for (int64_t x = 0; x < m.kw; ++x)
+                for (int64_t c = 0; c < block.count; ++c, at += weight_bytes_)
+                  write_bytes(at, m.weight(block.first + c, 0, y, x),
+                              static_cast<int>(weight_bytes_));
+          continue;
         }
-        if (m.depthwise) continue;
         if (m.block_diagonal) {  // [ocb][group of the block][ky][kx][r < in_pg][c < out_pg]
           const int64_t out_pg = m.co / m.groups;
-          for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-            const int64_t c0 = slice.b + ob * cols_;
-            const int64_t cn = std::min(cols_, slice.e - c0);
+          for (const sched::ColumnBlock& block : blocks) {
+            const int64_t c0 = block.first, cn = block.count;
             for (int64_t j = 0; j * out_pg < cn; ++j)
               for (int64_t y = 0; y < m.kh; ++y)
                 for (int64_t x = 0; x < m.kw; ++x)
@@ -306,9 +305,8 @@ Status Lowering::write_weight_values() {
         // contiguous run (one chunk, the whole reduction, unless the schedule chunks a Gemm).
         const int64_t ic_blocks = ceil_div(m.ci, rows_);
         for (int64_t b0 = 0; b0 < ic_blocks; b0 += chunk) {
-          for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-            const int64_t c0 = slice.b + ob * cols_;
-            const int64_t cn = std::min(cols_, slice.e - c0);
+          for (const sched::ColumnBlock& block : blocks) {
+            const int64_t c0 = block.first, cn = block.count;
             for (int64_t ib = b0; ib < std::min(ic_blocks, b0 + chunk); ++ib) {
               const int64_t rn = std::min(rows_, m.ci - ib * rows_);
               for (int64_t y = 0; y < m.kh; ++y)

@@ -18,6 +18,7 @@
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/machine.hpp"
 #include "scheduler/shape.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/int_ops.hpp"
 #include "support/result.hpp"
 
@@ -94,6 +95,8 @@ struct MatrixOp {
   bool block_diagonal = false;
   /// Output channels one conv instruction computes (a grouped conv's unit; co otherwise).
   int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
+  /// A grouped conv's unit for sched::column_blocks; 0 for every other op.
+  int64_t unit() const { return groups > 1 ? unit_out() : 0; }
   bool gemm = false;
   bool trans_b = false;
   /// A token-wise Linear (a Gemm over [S, K] rows, docs/scheduler.md "Transformers"): a 1x1

@@ -47,20 +47,12 @@ Result<MatrixOp> Lowering::matrix_op(const sched::Op& op) const {
     m.kw = ws[3];
     m.depthwise = op.groups > 1 && op.groups == m.co && m.ci == 1;
     if (op.groups > 1 && !m.depthwise) {
-      // Grouped: block-diagonal blocks of `pack` groups where a group is narrower than the
-      // array, a dense conv per group where it is a whole number of column blocks.
-      const int64_t out_pg = m.co / op.groups;
+      // Grouped: block-diagonal blocks of `pack` groups where several groups fit the array, a
+      // dense conv per group otherwise; each unit from a column block of its own
+      // (sched::column_blocks).
       m.groups = op.groups;
-      m.pack = sched::conv_groups_per_block(machine_, op.groups, m.ci, out_pg);
-      m.block_diagonal = out_pg < cols_;
-      const bool aligned =
-          m.block_diagonal ? cols_ % out_pg == 0 && m.pack * m.ci <= rows_ : out_pg % cols_ == 0;
-      if (!aligned)
-        return fail("conv '" + op.name + "': grouped convolution (groups " +
-                    std::to_string(op.groups) + ", " + std::to_string(m.ci) + " inputs and " +
-                    std::to_string(out_pg) + " outputs per group) does not align with the " +
-                    std::to_string(rows_) + " x " + std::to_string(cols_) +
-                    " array (a group must divide the columns, or be whole column blocks)");
+      m.pack = sched::conv_groups_per_block(machine_, op.groups, m.ci, m.co / op.groups);
+      m.block_diagonal = m.pack > 1;
     }
     if (op.space_to_depth.channels > 0) {
       const sched::SpaceToDepthConv& s2d = op.space_to_depth;
@@ -195,7 +187,7 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
       return fail("conv '" + op.name + "': output channel slice [" + std::to_string(c.b) + ", " +
                   std::to_string(c.e) + ") does not start at a block of " + std::to_string(m.pack) +
                   " groups (" + std::to_string(m.unit_out()) + " channels)");
-    const int64_t oc_blocks = ceil_div(c.size(), cols_);
+    const int64_t oc_blocks = sched::column_block_count(c, m.unit(), cols_);
     SliceBytes b;
     // With reduction chunks the buffer holds one chunk of every output block.
     b.packed = m.depthwise
@@ -353,11 +345,12 @@ Status Lowering::emit_conv_loads(const sched::Op& op, int slice,
       }
       loads.push_back(l);
     };
-    const int64_t oc_blocks = ceil_div(sp.channels.size(), cols_);
+    const std::vector<sched::ColumnBlock> blocks =
+        sched::column_blocks(sp.channels, m.unit(), cols_);
     // The zero rows of a block's padded input channels are the load's right padding.
     const int64_t max_pad_rows = field_max("load", "pad_right");
-    for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-      const int64_t cn = std::min(cols_, sp.channels.e - (sp.channels.b + ob * cols_));
+    for (int64_t ob = 0; ob < static_cast<int64_t>(blocks.size()); ++ob) {
+      const int64_t cn = blocks[static_cast<size_t>(ob)].count;
       if (m.depthwise) {
         weights_load(sp.w_addr + ob * m.kh * m.kw * cols_ * weight_bytes_, m.kh * m.kw, 1, cn,
                      cols_, cols_, 0);
@@ -451,7 +444,7 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
     in_shape = {m.ci, 1, 1};
     in_stride_x = in_stride_y = 0;
   }
-  const int64_t oc_blocks = ceil_div(slice->channels.size(), cols_);
+  const int64_t oc_blocks = sched::column_block_count(slice->channels, m.unit(), cols_);
   const int64_t acc_px = oc_blocks * cols_;
   const int64_t out_w = out_box.w.size();
   // Columns of the window, clamped to the stored input; the rest is the conv's own padding.
@@ -539,8 +532,24 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
           static_cast<std::uint32_t>(std::min(ic_blocks - k * p.chunk_blocks, p.chunk_blocks));
       phases.back().compute.push_back(more);
     }
-    phases.back().compute.push_back(
-        requant_of(c, out_view.value(), *slice, p.sp, r, out_box.w.b, rows, out_w));
+    const isa::Requant q =
+        requant_of(c, out_view.value(), *slice, p.sp, r, out_box.w.b, rows, out_w);
+    if (sched::columns_contiguous(slice->channels, m.unit(), cols_)) {
+      phases.back().compute.push_back(q);
+      continue;
+    }
+    // One requant per unit where the units' columns are not consecutive channels: its channels
+    // from its first block's accumulators, with its rows of the (M, r) table.
+    const int64_t unit = m.unit_out(), unit_bytes = ceil_div(unit, cols_) * cols_ * 4;
+    for (int64_t first = slice->channels.b; first < slice->channels.e; first += unit) {
+      const int64_t u = (first - slice->channels.b) / unit;
+      isa::Requant part = q;
+      part.src_addr = static_cast<std::uint32_t>(q.src_addr + u * unit_bytes);
+      part.dst_addr = static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, first));
+      part.param_addr = static_cast<std::uint32_t>(q.param_addr + (first - slice->channels.b) * 8);
+      part.c_size = static_cast<std::uint32_t>(std::min(unit, slice->channels.e - first));
+      phases.back().compute.push_back(part);
+    }
   }
   return {};
 }
@@ -561,7 +570,9 @@ void Lowering::emit_grouped_convs(const MatrixOp& m, const isa::Conv& whole, con
     c.in_addr = static_cast<std::uint32_t>(in.addr(y0, x0, first / out_pg * m.ci));
     c.w_addr = static_cast<std::uint32_t>(whole.w_addr + u * unit_blocks * ic_blocks * m.kh * m.kw *
                                                              rows_ * cols_ * weight_bytes_);
-    c.bias_addr = static_cast<std::uint32_t>(whole.bias_addr + u * unit_blocks * cols_ * 4);
+    // The bias is loaded compact: the unit's from its first channel (a padded unit's last
+    // columns read the next unit's, into accumulators no requant reads).
+    c.bias_addr = static_cast<std::uint32_t>(whole.bias_addr + (first - slice.channels.b) * 4);
     c.acc_addr = static_cast<std::uint32_t>(whole.acc_addr + u * unit_blocks * cols_ * 4);
     c.oc_blocks = static_cast<std::uint32_t>(blocks);
     compute.push_back(c);

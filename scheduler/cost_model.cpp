@@ -59,13 +59,24 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
           depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
       const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
       // Per step of rows_per_step rows (the last may have fewer): its conv instructions and
-      // one requant pass. The full steps all cost the same.
+      // one requant pass, or one per unit where the units' columns are not consecutive
+      // channels (column_blocks). The full steps all cost the same.
+      const int64_t unit = depthwise || op.groups <= 1 ? 0 : out_per_group;
+      const bool one_requant = columns_contiguous(out.c, unit, machine.matrix_cols);
+      auto requant_cycles = [&](int64_t step_pixels) {
+        if (one_requant) return vector_instruction_cycles(machine, step_pixels, channels);
+        int64_t cycles = 0;
+        for (int64_t first = out.c.b; first < out.c.e; first += unit)
+          cycles +=
+              vector_instruction_cycles(machine, step_pixels, std::min(unit, out.c.e - first));
+        return cycles;
+      };
       auto step_cycles = [&](int64_t rows) {
         const int64_t step_pixels = rows * out.w.size();
         return instructions * reduction_cycles(machine, step_pixels, oc, in.c / op.groups * pack,
                                                op.window.kernel_h, op.window.kernel_w, depthwise,
                                                chunk_channels) +
-               (requant ? vector_instruction_cycles(machine, step_pixels, channels) : 0);
+               (requant ? requant_cycles(step_pixels) : 0);
       };
       const int64_t full_steps = out.h.size() / rows_per_step;
       const int64_t rest = out.h.size() % rows_per_step;
@@ -359,8 +370,9 @@ int64_t onchip_weight_bytes(const Net& net, const Machine& machine, const Op& op
   const int64_t cols = machine.matrix_cols, rows = machine.matrix_rows;
   if (op.pool_by_conv) return pool_ones_bytes(net, machine, op, c);
   if (!has_matrix_work(op)) return weight_bytes_for(net, op, c);
-  // Codegen packs a slice from its first channel (docs/codegen.md).
-  const int64_t oc_blocks = ceil_div(c.size(), cols);
+  // Codegen packs a slice from its first channel (docs/codegen.md), a grouped conv's units
+  // each from a block of its own (column_blocks).
+  const int64_t oc_blocks = column_block_count(c, matrix_unit(net, machine, op), cols);
   const Shape3 in = net.tensor(op.inputs[0]).shape;
   int64_t blocks_elements = 0;
   // A slice holds its columns' whole reduction; a large op streams in more channel tiles. Only

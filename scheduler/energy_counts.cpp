@@ -186,7 +186,8 @@ class Counter {
     const int64_t R = m_.matrix_rows, C = m_.matrix_cols;
     const int64_t kernel = gemm ? 1 : op.window.kernel_h * op.window.kernel_w;
     const int64_t channels = out.c.size();
-    const int64_t oc_blocks = ceil_div(channels, C);
+    // A grouped conv's units each from a block of their own (column_blocks).
+    const int64_t oc_blocks = column_block_count(out.c, matrix_unit(net_, m_, op), C);
     const int64_t ic_blocks = dw ? 1 : ceil_div(in_channels(op), R);
     const int64_t passes = dw ? oc_blocks * kernel : oc_blocks * ic_blocks * kernel;
     const int in_sp = tensor_sp(op.inputs[0]);

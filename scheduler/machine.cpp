@@ -102,9 +102,9 @@ int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t 
 int64_t conv_groups_per_block(const Machine& machine, int64_t groups, int64_t in_per_group,
                               int64_t out_per_group) {
   if (groups <= 1 || out_per_group <= 0 || in_per_group <= 0) return 1;
-  if (out_per_group >= machine.matrix_cols || machine.matrix_cols % out_per_group != 0) return 1;
-  const int64_t k = std::min(machine.matrix_cols / out_per_group, groups);
-  return k * in_per_group <= machine.matrix_rows ? k : 1;
+  if (out_per_group >= machine.matrix_cols) return 1;
+  return std::max<int64_t>(1, std::min({machine.matrix_cols / out_per_group, groups,
+                                        machine.matrix_rows / in_per_group}));
 }
 
 int64_t vector_instruction_cycles(const Machine& machine, int64_t pixels, int64_t channels) {

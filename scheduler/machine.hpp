@@ -79,8 +79,10 @@ int64_t conv_instruction_cycles(const Machine& machine, int64_t pixels, int64_t 
 
 /// Groups of a grouped (not depthwise) conv that one conv instruction runs, packed
 /// block-diagonally into one R x C array block (docs/codegen.md, "Grouped convolution"):
-/// k = min(C / out_per_group, groups) when out_per_group < C divides C and k * in_per_group <= R;
-/// 1 otherwise (a conv instruction per group, each group dense on its own channels).
+/// k = min(floor(C / out_per_group), groups, floor(R / in_per_group)) when out_per_group < C,
+/// at least 1; 1 otherwise (a conv instruction per group, each group dense on its own channels).
+/// Where k * out_per_group is not a whole number of blocks, each unit of k groups starts a block
+/// of its own (column_blocks in weight_loads.hpp).
 int64_t conv_groups_per_block(const Machine& machine, int64_t groups, int64_t in_per_group,
                               int64_t out_per_group);
 

@@ -7,6 +7,7 @@
 
 #include "scheduler/cost_model.hpp"
 #include "scheduler/group_info.hpp"
+#include "scheduler/weight_loads.hpp"
 
 namespace tessel::sched {
 
@@ -296,8 +297,21 @@ std::vector<int64_t> channel_part_counts(int64_t channels, int64_t cols) {
   return counts;
 }
 
+std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
+                                      const std::vector<int>& ops) {
+  std::vector<int64_t> counts;
+  if (ops.empty()) return counts;
+  const Op& op = net.op(ops[0]);
+  const int64_t unit = matrix_unit(net, machine, op);
+  const int64_t channels = net.tensor(op.output).shape.c;
+  if (unit <= 0 || channels % unit != 0) return counts;
+  for (int64_t n = 2; n <= channels / unit && n <= 1024; ++n)
+    if (channels / unit % n == 0) counts.push_back(n);
+  return counts;
+}
+
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
-                                        const PlanOptions& options) {
+                                        const PlanOptions& options, const Machine* machine) {
   std::vector<Mapping> out;
   // Tiles split the tensors the group stores; more parts than their rows (columns) would only
   // add empty tiles.
@@ -318,8 +332,16 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   }
   if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
   const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
-  const std::vector<int64_t> channel_counts =
-      channel_part_counts(channels, options.channel_part_blocks);
+  std::vector<int64_t> channel_counts = channel_part_counts(channels, options.channel_part_blocks);
+  if (machine != nullptr) {  // a grouped conv's: whole units only
+    const std::vector<int64_t> units = unit_part_counts(net, *machine, ops);
+    channel_counts.insert(channel_counts.end(), units.begin(), units.end());
+    std::sort(channel_counts.begin(), channel_counts.end());
+    channel_counts.erase(std::unique(channel_counts.begin(), channel_counts.end()),
+                         channel_counts.end());
+    std::erase_if(channel_counts,
+                  [&](int64_t n) { return !channel_parts_fit_units(net, *machine, ops, n); });
+  }
   std::vector<int64_t> col_counts = {1};
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
   const bool runs_ops_once = !runs_once(net, ops, max_rows, 1, 1).once.empty();
@@ -481,6 +503,18 @@ Status check_hidden_chunks(const Net& net, const Machine& machine, const std::ve
   return {};
 }
 
+bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                             int64_t channel_tiles) {
+  if (channel_tiles <= 1) return true;
+  for (int index : ops) {
+    const int64_t unit = matrix_unit(net, machine, net.op(index));
+    const int64_t channels = net.tensor(net.op(index).output).shape.c;
+    for (int64_t k = 1; unit > 0 && k < channel_tiles; ++k)
+      if (channels * k / channel_tiles % unit != 0) return false;
+  }
+  return true;
+}
+
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m) {
   if (m.weight_sweep) return check_sweep_mapping(net, machine, ops, m);
@@ -509,13 +543,19 @@ Status check_mapping(const Net& net, const Machine& machine, const std::vector<i
           "loops (channels): channel tiles need a conv or Gemm followed only by "
           "elementwise ops, or a group of per-channel ops");
     const std::vector<int64_t> counts = channel_part_counts(channels, machine.matrix_cols);
-    if (!std::binary_search(counts.begin(), counts.end(), m.channel_tiles))
+    const std::vector<int64_t> units = unit_part_counts(net, machine, ops);
+    if (!std::binary_search(counts.begin(), counts.end(), m.channel_tiles) &&
+        std::find(units.begin(), units.end(), m.channel_tiles) == units.end())
       return fail("loops (channels): " + std::to_string(m.channel_tiles) +
                   " channel tiles (a power of two up to " +
                   std::to_string(std::min<int64_t>(channels, 1024)) +
                   ", or ceil(B / w) parts of the B = " +
                   std::to_string((channels + machine.matrix_cols - 1) / machine.matrix_cols) +
                   " column blocks)");
+    if (!channel_parts_fit_units(net, machine, ops, m.channel_tiles))
+      return fail("loops (channels): " + std::to_string(m.channel_tiles) +
+                  " channel tiles split a grouped conv's block of groups (one conv instruction's "
+                  "unit, docs/codegen.md \"Grouped convolution\")");
   }
   if (m.halo == HaloMode::Cache &&
       (m.row_tiles == 1 || m.col_tiles > 1 || m.channel_tiles > 1 || m.double_buffered))

@@ -189,16 +189,32 @@ std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& mac
 std::vector<int64_t> channel_part_counts(int64_t channels, int64_t cols);
 
 /// The map space of a group, largest tiles first (row tiles ascending); a per-channel group's
-/// channel splits (is_channel_split_group) last, fewest channel tiles first.
+/// channel splits (is_channel_split_group) last, fewest channel tiles first. With `machine`,
+/// channel tiles of a grouped conv split none of its units (channel_parts_fit_units), and the
+/// divisors of its unit count are channel part counts too (unit_part_counts).
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
-                                        const PlanOptions& options);
+                                        const PlanOptions& options,
+                                        const Machine* machine = nullptr);
+
+/// The channel part counts that split a grouped conv `ops[0]` at its units alone, whatever the
+/// policy's counts: the divisors (up to 1,024) of its unit count where its channels are whole
+/// units (RegNet-X 3.2GF's 21 groups of 48 on a 16-column array: 3, 7, 21); none otherwise.
+std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
+                                      const std::vector<int>& ops);
+
+/// Whether `channel_tiles` parts of every grouped conv among `ops` (codegen's slices, channels
+/// * k / n) each start at one of its conv instructions' units of groups
+/// (sched::conv_groups_per_block): a part that splits a unit has no conv to run it.
+bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::vector<int>& ops,
+                             int64_t channel_tiles);
 
 /// Whether `m` is a point of the map space of `ops` (the rules enumerate_mappings and
 /// enumerate_sweep_mappings follow; row and column counts need not be ones they list): row
 /// (column) tiles at most the rows (columns) of the group's stored outputs; channel tiles one of
 /// channel_part_counts(first op's output channels, machine.matrix_cols) (a power of two up to
 /// the channels, 1024 at most, or the fewest parts for a widest part of whole column blocks),
-/// only in a weight-streaming or per-channel group; halo caching only with row tiles alone and not
+/// only in a weight-streaming or per-channel group, splitting no grouped conv's unit
+/// (channel_parts_fit_units); halo caching only with row tiles alone and not
 /// double-buffered; a weight sweep only of a sweep-shaped group, one tile, weights streamed and
 /// double-buffered, each dense conv a power of two of slices up to one per matrix column block and
 /// the other ops none. A hand-written mapping is checked here before the model costs it; fails

@@ -180,7 +180,9 @@ class ProgramCounter {
     if (step < 1) step = out_box.h.size();
     const int64_t steps = ceil_div(out_box.h.size(), step);
     const int64_t convs = p.m.groups > 1 ? ceil_div(out_box.c.size(), p.m.unit_out()) : 1;
-    int64_t per_step = convs + 1;  // + requant
+    // + one requant, or one per unit where the units' columns are not consecutive channels
+    const int64_t requants = columns_contiguous(out_box.c, p.m.unit(), cols_) ? 1 : convs;
+    int64_t per_step = convs + requants;
     for (int64_t k = 1; k < p.chunks; ++k) per_step += 1 + conv_loads(index, slice_index, k);
     return 1 + steps * per_step;
   }

@@ -198,11 +198,17 @@ class SeparableTiling {
       // A weight slice's bytes depend on where its channels start (blocks, groups): each
       // distinct channel part once.
       Interval previous_c{-1, -1};
+      // The accumulator columns of the widest part (a grouped conv's units each start a block
+      // of their own: column_blocks).
+      const int64_t unit = matrix_unit(net_, machine_, op);
+      int64_t columns = ceil_div(largest(*cs, out), machine_.matrix_cols);
       for (size_t k = 0; k < static_cast<size_t>(m.channel_tiles); ++k) {
         const Interval c = cs->parts[k * locals + out];
         if (!cs->clean[k] || c == previous_c) continue;
         sizes.weight_slice_max[pos] =
             std::max(sizes.weight_slice_max[pos], onchip_weight_bytes(net_, machine_, op, c, true));
+        if (unit > 0)
+          columns = std::max(columns, column_block_count(c, unit, machine_.matrix_cols));
         previous_c = c;
       }
       if (constant_by_rows(op) && !m.weights_resident)  // the tallest tile's rows of it
@@ -212,9 +218,8 @@ class SeparableTiling {
         sizes.rows_per_step[pos] = largest(*hs, out);  // as measure_geometry
       if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
         const int64_t rows = exact ? std::min(sizes.rows_per_step[pos], largest(*hs, out)) : 1;
-        sizes.acc_max[pos] = rows * largest(*ws, out) *
-                             ceil_div(largest(*cs, out), machine_.matrix_cols) *
-                             machine_.matrix_cols * machine_.accumulator_bytes;
+        sizes.acc_max[pos] =
+            rows * largest(*ws, out) * columns * machine_.matrix_cols * machine_.accumulator_bytes;
       }
     }
     sizes.pixel_bytes.assign(locals, 0);
@@ -482,7 +487,7 @@ std::vector<Mapping> GroupSearch::ordered_mappings() const {
   // Past max_group_ops only a sweep is planned (check_group let it through as one).
   std::vector<Mapping> ordered = ops_.size() > static_cast<size_t>(options_.max_group_ops)
                                      ? std::vector<Mapping>{}
-                                     : enumerate_mappings(net_, ops_, options_);
+                                     : enumerate_mappings(net_, ops_, options_, &machine_);
   // First fit (the paper's greedy): shrink the tile with resident weights first; stream
   // weights per tile only when no tile size lets them stay. A per-channel group's channel
   // splits are a last resort (enumerate_mappings): they come after every whole-channel mapping

@@ -94,6 +94,7 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
                                           geo.need[static_cast<size_t>(t) * locals + out].h.size());
     }
     Interval previous_c{-1, -1};
+    const int64_t unit = matrix_unit(net, machine, op);
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const Box& box = geo.need[static_cast<size_t>(t) * locals + out];
       if (box.empty()) continue;
@@ -105,8 +106,11 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
         previous_c = box.c;
       }
       if (has_matrix_work(op) || op.kind == OpKind::MatMul) {
+        // Accumulator columns: a grouped conv's units each from a block of their own.
+        const int64_t columns = column_block_count(box.c, unit, machine.matrix_cols);
         acc_max[pos] = std::max(
-            acc_max[pos], accumulator_bytes(machine, geo.rows_per_step[pos], box, box.c.size()));
+            acc_max[pos],
+            accumulator_bytes(machine, geo.rows_per_step[pos], box, columns * machine.matrix_cols));
       }
     }
   }

@@ -71,6 +71,40 @@ int64_t table_tile_bytes(const Net& net, const Op& op, const Box& box) {
   return constant_rows(net, op, box.h).size() * net.activation_bytes;
 }
 
+std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols) {
+  std::vector<ColumnBlock> blocks;
+  if (c.empty()) return blocks;
+  if (unit <= 0 || unit % cols == 0) unit = c.e;  // plain blocks from c.b
+  const int64_t unit_blocks = ceil_div(unit, cols);
+  for (int64_t start = c.b / unit * unit; start < c.e; start += unit) {
+    const Interval part{std::max(c.b, start), std::min(c.e, start + unit)};
+    // A unit before the last keeps all its blocks; the last only those its channels fill.
+    const int64_t n = part.e == c.e ? ceil_div(part.size(), cols) : unit_blocks;
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t first = part.b + b * cols;
+      blocks.push_back({first, std::clamp<int64_t>(part.e - first, 0, cols)});
+    }
+  }
+  return blocks;
+}
+
+int64_t column_block_count(Interval c, int64_t unit, int64_t cols) {
+  if (c.empty()) return 0;
+  if (unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit)
+    return ceil_div(c.size(), cols);
+  const int64_t last = (c.e - 1) / unit;
+  return (last - c.b / unit) * ceil_div(unit, cols) + ceil_div(c.e - last * unit, cols);
+}
+
+bool columns_contiguous(Interval c, int64_t unit, int64_t cols) {
+  return c.empty() || unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit;
+}
+
+int64_t matrix_unit(const Net& net, const Machine& machine, const Op& op) {
+  if (op.kind != OpKind::Conv || op.groups <= 1 || op.pool_by_conv) return 0;
+  return matrix_shape(net, machine, op).unit();
+}
+
 MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
   MatrixShape m;
   const Shape3 in = net.tensor(op.inputs[0]).shape;
@@ -87,7 +121,7 @@ MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
       const int64_t out_pg = m.co / op.groups;
       m.groups = op.groups;
       m.pack = conv_groups_per_block(machine, op.groups, m.ci, out_pg);
-      m.block_diagonal = out_pg < machine.matrix_cols;
+      m.block_diagonal = m.pack > 1;
     }
     if (op.space_to_depth.channels > 0)
       m.ci = op.space_to_depth.factor * op.space_to_depth.factor * op.space_to_depth.channels;
@@ -102,9 +136,8 @@ int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t 
                           int64_t b0, int64_t b1) {
   const int64_t rows = machine.matrix_rows, cols = machine.matrix_cols;
   LoadRuns runs;
-  const int64_t oc_blocks = ceil_div(channels, cols);
-  for (int64_t ob = 0; ob < oc_blocks; ++ob) {
-    const int64_t cn = std::min(cols, channels - ob * cols);
+  for (const ColumnBlock& block : column_blocks(Interval{0, channels}, m.unit(), cols)) {
+    const int64_t cn = block.count;
     if (m.depthwise) {
       runs.add(1, m.kh * m.kw, 1, cn, 0, 0);
     } else if (m.block_diagonal) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "scheduler/machine.hpp"
 #include "scheduler/net.hpp"
@@ -41,8 +42,35 @@ struct MatrixShape {
   int64_t groups = 1, pack = 1;
   int64_t bias_bytes_per_channel = 0;  ///< the int32 bias (4), or 0 without one
   int64_t unit_out() const { return groups > 1 ? co / groups * pack : co; }
+  /// A grouped conv's unit (column_blocks); 0 for every other op.
+  int64_t unit() const { return groups > 1 ? unit_out() : 0; }
   bool has_bias() const { return bias_bytes_per_channel > 0; }
 };
+
+/// One column block of the array as a matrix op's output channels occupy it: channels
+/// [first, first + count) in its columns [0, count), the rest unused.
+struct ColumnBlock {
+  int64_t first = 0, count = 0;
+};
+
+/// The column blocks that output channels `c` occupy, in the order the packed weights, the bias
+/// and the accumulators hold them (docs/codegen.md "Grouped convolution"): blocks of `cols`
+/// channels from c.b; for a grouped conv whose conv instruction computes `unit` channels (a
+/// block-diagonal block of groups, or one group), every unit from a block of its own, its
+/// last block's columns past the unit unused (a unit of 5 x 24 channels uses 120 of 128
+/// columns). `unit` 0 (or a multiple of `cols`): the plain blocks.
+std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols);
+
+/// column_blocks(c, unit, cols).size(), without the list.
+int64_t column_block_count(Interval c, int64_t unit, int64_t cols);
+
+/// Whether column_blocks holds consecutive channels in consecutive columns (every block but the
+/// last full), so that one requant reads them all; else one requant per unit.
+bool columns_contiguous(Interval c, int64_t unit, int64_t cols);
+
+/// The unit of `op` for column_blocks: a grouped (not depthwise) conv's MatrixShape::unit_out(),
+/// 0 for every other op.
+int64_t matrix_unit(const Net& net, const Machine& machine, const Op& op);
 
 /// The matrix view of Conv or Gemm `op`: reduction `ci x kh x kw` per output channel (a
 /// space-to-depth stem's `f x f` phases of its original channels), grouping, and the bias
