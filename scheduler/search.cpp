@@ -225,8 +225,7 @@ class SeparableTiling {
     sizes.pixel_bytes.assign(locals, 0);
     sizes.max_pixels.assign(locals, 0);
     for (size_t l = 0; l < locals; ++l) {
-      const int64_t block = channel_blocks_[l];
-      sizes.pixel_bytes[l] = ceil_div(largest(*cs, l), block) * block * net_.activation_bytes;
+      sizes.pixel_bytes[l] = channel_blocks_[l].channels(largest(*cs, l)) * net_.activation_bytes;
       sizes.max_pixels[l] = largest(*hs, l) * largest(*ws, l);
     }
     return true;
@@ -319,7 +318,7 @@ class SeparableTiling {
   const Net& net_;
   const Machine& machine_;
   const GroupInfo& g_;
-  const std::vector<int64_t> channel_blocks_;  // per local (channel_blocks)
+  const std::vector<ChannelPadding> channel_blocks_;  // per local (channel_blocks)
   std::map<int64_t, Axis> memo_[3];
 };
 

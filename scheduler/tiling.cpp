@@ -57,18 +57,36 @@ TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m) {
   return geo;
 }
 
-std::vector<int64_t> channel_blocks(const Net& net, const Machine& machine, const GroupInfo& g) {
-  std::vector<int64_t> block_of(g.tensors.size(), 1);
+int64_t ChannelPadding::channels(int64_t c) const {
+  const int64_t blocks = ceil_div(c, block) * block;
+  if (unit <= 0 || c <= 0) return blocks;
+  return std::max(blocks, (ceil_div(c, unit) - 1) * unit + reach);
+}
+
+std::vector<ChannelPadding> channel_blocks(const Net& net, const Machine& machine,
+                                           const GroupInfo& g) {
+  std::vector<ChannelPadding> padding_of(g.tensors.size());
   for (size_t pos = 0; pos < g.ops.size(); ++pos) {
     const Op& op = net.op(g.ops[pos]);
     if (!has_matrix_work(op)) continue;
+    const int64_t unit = matrix_unit(net, machine, op);
     for (int in : g.in_local[pos]) {
-      int64_t& block = block_of[static_cast<size_t>(in)];
-      block = std::max(block, is_depthwise(net, op) || op.pool_by_conv ? machine.matrix_cols
-                                                                       : machine.matrix_rows);
+      ChannelPadding& p = padding_of[static_cast<size_t>(in)];
+      p.block = std::max(p.block, is_depthwise(net, op) || op.pool_by_conv ? machine.matrix_cols
+                                                                           : machine.matrix_rows);
+      if (unit <= 0 || in != g.in_local[pos].front()) continue;
+      // A unit of k groups reads one block (k I <= R), a group alone its ceil(I / R) blocks.
+      const MatrixShape m = matrix_shape(net, machine, op);
+      const int64_t unit_inputs = m.ci * m.pack;
+      const int64_t reach = m.pack > 1 ? machine.matrix_rows
+                                       : ceil_div(m.ci, machine.matrix_rows) * machine.matrix_rows;
+      // Two grouped readers of different units: a unit of one channel bounds both (a last
+      // unit starts at c - 1 at most).
+      p.unit = p.unit != 0 && p.unit != unit_inputs ? 1 : unit_inputs;
+      p.reach = std::max(p.reach, reach);
     }
   }
-  return block_of;
+  return padding_of;
 }
 
 void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g,
@@ -129,13 +147,12 @@ void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g
   std::vector<int64_t>& max_pixels = geo.max_pixels;
   pixel_bytes.assign(locals, 0);
   max_pixels.assign(locals, 0);
-  const std::vector<int64_t> block_of = channel_blocks(net, machine, g);
+  const std::vector<ChannelPadding> padding_of = channel_blocks(net, machine, g);
   for (size_t l = 0; l < locals; ++l) {
-    const int64_t block = block_of[l];
     for (int64_t t = 0; t < geo.tiles; ++t) {
       const Box& box = geo.need[static_cast<size_t>(t) * locals + l];
       if (box.empty()) continue;
-      const int64_t channels = ceil_div(box.c.size(), block) * block;
+      const int64_t channels = padding_of[l].channels(box.c.size());
       pixel_bytes[l] = std::max(pixel_bytes[l], channels * net.activation_bytes);
       max_pixels[l] = std::max(max_pixels[l], box.h.size() * box.w.size());
     }

@@ -48,9 +48,23 @@ Box stored_part(const Shape3& shape, const Mapping& m, int64_t k, int64_t r, int
 /// The per-tile boxes of tiling `m`, each tile by shape transfer (channel parts outermost).
 TileGeometry tile_group(const Net& net, const GroupInfo& g, const Mapping& m);
 
-/// Per local: the channel block its buffer pads a pixel to (buffers are HWC tiles, channels
-/// padded to the matrix block where a matrix op reads them; 1 elsewhere).
-std::vector<int64_t> channel_blocks(const Net& net, const Machine& machine, const GroupInfo& g);
+/// How a local's buffer pads a pixel of a tile's channels (buffers are HWC tiles): to whole
+/// blocks where a matrix op reads it (`block`: rows, columns for a depthwise conv; 1
+/// elsewhere), and where a grouped conv reads it, to the channels its last unit's conv reads:
+/// from the unit's first channel (a multiple of `unit` inputs), `reach` channels (whole input
+/// blocks), past the blocks where units are not whole blocks (docs/codegen.md "Grouped
+/// convolution": RegNet-Y 1.6GF's 37 groups of 24 pad a pixel of 888 channels to 968 on a
+/// 128-row array, not 896).
+struct ChannelPadding {
+  int64_t block = 1;
+  int64_t unit = 0, reach = 0;  ///< 0: no grouped conv reads the local
+  /// A tile of `channels` channels (from a unit's first channel) as its buffer holds a pixel.
+  int64_t channels(int64_t c) const;
+};
+
+/// Per local: how its buffer pads a pixel (ChannelPadding).
+std::vector<ChannelPadding> channel_blocks(const Net& net, const Machine& machine,
+                                           const GroupInfo& g);
 
 /// Fills the geometry-only figures of `geo` (its BufferSizes) from its per-tile boxes.
 void measure_geometry(const Net& net, const Machine& machine, const GroupInfo& g,

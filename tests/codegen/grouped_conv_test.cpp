@@ -9,9 +9,11 @@
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/zoo/builder.hpp"
+#include "scheduler/group_info.hpp"
 #include "scheduler/machine.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/net.hpp"
+#include "scheduler/tiling.hpp"
 #include "scheduler/weight_loads.hpp"
 #include "tests/codegen/e2e_check.hpp"
 
@@ -113,9 +115,32 @@ TEST(GroupedConv, channel_tiles_split_no_unit) {
   EXPECT_TRUE(listed);
 }
 
+// 16 groups of 24 in units of 5 on a 128 x 128 array: the fourth unit's conv reads 128 input
+// channels from channel 360, past the three blocks of 384: its buffers pad a pixel to 488.
+TEST(GroupedConv, a_last_unit_reading_past_the_blocks_pads_the_pixel) {
+  sched::NetBuilder b("g24");
+  const int x = b.input("x", {384, 6, 6});
+  b.conv("g", x, 384, 3, 1, 1, 16);
+  const sched::Net net = b.build();
+  const sched::Machine machine = sched::unified_machine(1 << 22, 128, 128);
+  const sched::GroupInfo g = sched::describe(net, {1});
+  const std::vector<sched::ChannelPadding> padding = sched::channel_blocks(net, machine, g);
+  size_t in = g.tensors.size();
+  for (size_t l = 0; l < g.tensors.size(); ++l)
+    if (g.tensors[l] == x) in = l;
+  ASSERT_LT(in, g.tensors.size());
+  EXPECT_EQ(padding[in].channels(384), 488);
+  EXPECT_EQ(padding[in].channels(240), 256);  // two units: 120 + 128 < 256
+  // ResNeXt's units of whole blocks pad as a dense conv's input.
+  const sched::ChannelPadding dense{128, 128, 128};
+  EXPECT_EQ(dense.channels(384), 384);
+  EXPECT_EQ(dense.channels(200), 256);
+}
+
 // RegNet's shape in small: 7 groups of 24 (units of 5 + 2 groups on 128 columns, 16 + 8
 // columns a group on 16), then 2 groups of 48 at stride 2 (a unit of both on 128 columns,
-// whole blocks on 16), each after a 1x1 conv.
+// whole blocks on 16), then 16 groups of 24 (the last unit reads past the blocks), each after
+// a 1x1 conv.
 ir::Graph regnet_like() {
   zoo::NetBuilder net("regnet_like", {});
   const auto grouped = [](int64_t channels, int64_t stride, int64_t groups) {
@@ -129,7 +154,9 @@ ir::Graph regnet_like() {
   const std::string b = net.relu(net.conv(a, "b", grouped(168, 1, 7)), "b_relu");
   const std::string c = net.relu(net.conv(b, "c", zoo::conv_spec(96, 1)), "c_relu");
   const std::string d = net.relu(net.conv(c, "d", grouped(96, 2, 2)), "d_relu");
-  return net.finish({d});
+  const std::string e = net.relu(net.conv(d, "e", zoo::conv_spec(384, 1)), "e_relu");
+  const std::string f = net.relu(net.conv(e, "f", grouped(384, 1, 16)), "f_relu");
+  return net.finish({f});
 }
 
 TEST(GroupedConv, regnet_like_groups_run_bit_exact_with_the_scheduled_bytes) {
