@@ -183,10 +183,12 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   std::vector<SliceBytes> bytes;
   int64_t dram = out_.layout.find("w:" + op.name)->offset;
   for (const sched::Interval c : slices) {
-    if (m.groups > 1 && (c.b % m.unit_out() != 0 || c.e % (m.co / m.groups) != 0))
+    if (m.groups > 1 && (!sched::starts_unit_slice(c.b, m.unit(), m.pack, cols_) ||
+                         (c.e < m.co && !sched::starts_unit_slice(c.e, m.unit(), m.pack, cols_))))
       return fail("conv '" + op.name + "': output channel slice [" + std::to_string(c.b) + ", " +
-                  std::to_string(c.e) + ") does not start at a block of " + std::to_string(m.pack) +
-                  " groups (" + std::to_string(m.unit_out()) + " channels)");
+                  std::to_string(c.e) + ") does not start and end at a block of " +
+                  std::to_string(m.pack) + " groups (" + std::to_string(m.unit_out()) +
+                  " channels)" + (m.pack == 1 ? " or a column block within a group" : ""));
     const int64_t oc_blocks = sched::column_block_count(c, m.unit(), cols_);
     SliceBytes b;
     // With reduction chunks the buffer holds one chunk of every output block.
@@ -538,17 +540,17 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
       phases.back().compute.push_back(q);
       continue;
     }
-    // One requant per unit where the units' columns are not consecutive channels: its channels
-    // from its first block's accumulators, with its rows of the (M, r) table.
-    const int64_t unit = m.unit_out(), unit_bytes = ceil_div(unit, cols_) * cols_ * 4;
-    for (int64_t first = slice->channels.b; first < slice->channels.e; first += unit) {
-      const int64_t u = (first - slice->channels.b) / unit;
-      isa::Requant part = q;
-      part.src_addr = static_cast<std::uint32_t>(q.src_addr + u * unit_bytes);
-      part.dst_addr = static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, first));
-      part.param_addr = static_cast<std::uint32_t>(q.param_addr + (first - slice->channels.b) * 8);
-      part.c_size = static_cast<std::uint32_t>(std::min(unit, slice->channels.e - first));
-      phases.back().compute.push_back(part);
+    // One requant per unit portion where the portions' columns are not consecutive channels:
+    // its channels from its first block's accumulators, with its rows of the (M, r) table.
+    int64_t block = 0;
+    for (const sched::Interval part : sched::unit_portions(slice->channels, m.unit())) {
+      isa::Requant one = q;
+      one.src_addr = static_cast<std::uint32_t>(q.src_addr + block * cols_ * 4);
+      one.dst_addr = static_cast<std::uint32_t>(out_view.value().addr(r, out_box.w.b, part.b));
+      one.param_addr = static_cast<std::uint32_t>(q.param_addr + (part.b - slice->channels.b) * 8);
+      one.c_size = static_cast<std::uint32_t>(part.size());
+      phases.back().compute.push_back(one);
+      block += ceil_div(part.size(), cols_);
     }
   }
   return {};
@@ -557,25 +559,25 @@ Status Lowering::emit_conv(const sched::GroupSchedule& gs, size_t pos, const sch
 void Lowering::emit_grouped_convs(const MatrixOp& m, const isa::Conv& whole, const TileView& in,
                                   int64_t y0, int64_t x0, const SliceParams& slice,
                                   std::vector<isa::Instruction>& compute) const {
-  // One conv per unit of `pack` groups (a block-diagonal block, or one group of whole column
-  // blocks): its inputs from the unit's first group's channel, its weight blocks and its
-  // accumulator columns after the previous units' (docs/codegen.md, "Grouped convolution").
-  const int64_t out_pg = m.co / m.groups, unit = m.unit_out();
-  const int64_t unit_blocks = ceil_div(unit, cols_);
+  // One conv per unit portion (a block-diagonal block of `pack` groups, or one group's columns
+  // in the slice): its inputs from its group's first channel, its weight blocks and its
+  // accumulator columns after the previous portions', its bias from its first channel
+  // (loaded compact; a padded unit's last columns read the next unit's, into accumulators no
+  // requant reads) (docs/codegen.md, "Grouped convolution").
+  const int64_t out_pg = m.co / m.groups;
   const int64_t ic_blocks = ceil_div(m.ci, rows_);
-  for (int64_t first = slice.channels.b; first < slice.channels.e; first += unit) {
-    const int64_t u = (first - slice.channels.b) / unit;
-    const int64_t blocks = ceil_div(std::min(unit, slice.channels.e - first), cols_);
+  int64_t block = 0;  // the portion's first column block in the slice
+  for (const sched::Interval part : sched::unit_portions(slice.channels, m.unit())) {
+    const int64_t blocks = ceil_div(part.size(), cols_);
     isa::Conv c = whole;
-    c.in_addr = static_cast<std::uint32_t>(in.addr(y0, x0, first / out_pg * m.ci));
-    c.w_addr = static_cast<std::uint32_t>(whole.w_addr + u * unit_blocks * ic_blocks * m.kh * m.kw *
-                                                             rows_ * cols_ * weight_bytes_);
-    // The bias is loaded compact: the unit's from its first channel (a padded unit's last
-    // columns read the next unit's, into accumulators no requant reads).
-    c.bias_addr = static_cast<std::uint32_t>(whole.bias_addr + (first - slice.channels.b) * 4);
-    c.acc_addr = static_cast<std::uint32_t>(whole.acc_addr + u * unit_blocks * cols_ * 4);
+    c.in_addr = static_cast<std::uint32_t>(in.addr(y0, x0, part.b / out_pg * m.ci));
+    c.w_addr = static_cast<std::uint32_t>(whole.w_addr + block * ic_blocks * m.kh * m.kw * rows_ *
+                                                             cols_ * weight_bytes_);
+    c.bias_addr = static_cast<std::uint32_t>(whole.bias_addr + (part.b - slice.channels.b) * 4);
+    c.acc_addr = static_cast<std::uint32_t>(whole.acc_addr + block * cols_ * 4);
     c.oc_blocks = static_cast<std::uint32_t>(blocks);
     compute.push_back(c);
+    block += blocks;
   }
 }
 

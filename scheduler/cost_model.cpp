@@ -54,29 +54,26 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       const int64_t pack = depthwise ? 1
                                      : conv_groups_per_block(machine, op.groups, in.c / op.groups,
                                                              out_channels / op.groups);
-      const int64_t out_per_group = out_channels / op.groups * pack;
-      const int64_t instructions =
-          depthwise ? 1 : (out.c.e - 1) / out_per_group - out.c.b / out_per_group + 1;
-      const int64_t oc = depthwise ? channels : std::min(channels, out_per_group);
-      // Per step of rows_per_step rows (the last may have fewer): its conv instructions and
-      // one requant pass, or one per unit where the units' columns are not consecutive
-      // channels (column_blocks). The full steps all cost the same.
-      const int64_t unit = depthwise || op.groups <= 1 ? 0 : out_per_group;
+      // Per step of rows_per_step rows (the last may have fewer): a conv instruction per unit
+      // portion (unit_portions; the whole box but for a grouped conv) and one requant pass,
+      // or one per portion where the portions' columns are not consecutive channels
+      // (column_blocks). The full steps all cost the same.
+      const int64_t unit = depthwise || op.groups <= 1 ? 0 : out_channels / op.groups * pack;
       const bool one_requant = columns_contiguous(out.c, unit, machine.matrix_cols);
-      auto requant_cycles = [&](int64_t step_pixels) {
-        if (one_requant) return vector_instruction_cycles(machine, step_pixels, channels);
-        int64_t cycles = 0;
-        for (int64_t first = out.c.b; first < out.c.e; first += unit)
-          cycles +=
-              vector_instruction_cycles(machine, step_pixels, std::min(unit, out.c.e - first));
-        return cycles;
-      };
       auto step_cycles = [&](int64_t rows) {
         const int64_t step_pixels = rows * out.w.size();
-        return instructions * reduction_cycles(machine, step_pixels, oc, in.c / op.groups * pack,
-                                               op.window.kernel_h, op.window.kernel_w, depthwise,
-                                               chunk_channels) +
-               (requant ? requant_cycles(step_pixels) : 0);
+        int64_t cycles =
+            requant && one_requant ? vector_instruction_cycles(machine, step_pixels, channels) : 0;
+        for (int64_t b = out.c.b; b < out.c.e;) {
+          const int64_t e = unit > 0 ? std::min(out.c.e, (b / unit + 1) * unit) : out.c.e;
+          cycles +=
+              reduction_cycles(machine, step_pixels, e - b, in.c / op.groups * pack,
+                               op.window.kernel_h, op.window.kernel_w, depthwise, chunk_channels);
+          if (requant && !one_requant)
+            cycles += vector_instruction_cycles(machine, step_pixels, e - b);
+          b = e;
+        }
+        return cycles;
       };
       const int64_t full_steps = out.h.size() / rows_per_step;
       const int64_t rest = out.h.size() % rows_per_step;

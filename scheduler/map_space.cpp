@@ -304,9 +304,18 @@ std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
   const Op& op = net.op(ops[0]);
   const int64_t unit = matrix_unit(net, machine, op);
   const int64_t channels = net.tensor(op.output).shape.c;
-  if (unit <= 0 || channels % unit != 0) return counts;
-  for (int64_t n = 2; n <= channels / unit && n <= 1024; ++n)
-    if (channels / unit % n == 0) counts.push_back(n);
+  if (unit <= 0) return counts;
+  // Whole units; with a group a unit of whole blocks, whole blocks too.
+  for (const int64_t step :
+       {unit, matrix_shape(net, machine, op).pack == 1 && unit % machine.matrix_cols == 0
+                  ? machine.matrix_cols
+                  : int64_t{0}}) {
+    if (step <= 0 || channels % step != 0) continue;
+    for (int64_t n = 2; n <= channels / step && n <= 1024; ++n)
+      if (channels / step % n == 0) counts.push_back(n);
+  }
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;
 }
 
@@ -508,9 +517,12 @@ bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::
   if (channel_tiles <= 1) return true;
   for (int index : ops) {
     const int64_t unit = matrix_unit(net, machine, net.op(index));
+    if (unit <= 0) continue;
+    const int64_t pack = matrix_shape(net, machine, net.op(index)).pack;
     const int64_t channels = net.tensor(net.op(index).output).shape.c;
-    for (int64_t k = 1; unit > 0 && k < channel_tiles; ++k)
-      if (channels * k / channel_tiles % unit != 0) return false;
+    for (int64_t k = 1; k < channel_tiles; ++k)
+      if (!starts_unit_slice(channels * k / channel_tiles, unit, pack, machine.matrix_cols))
+        return false;
   }
   return true;
 }

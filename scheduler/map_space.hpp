@@ -198,13 +198,16 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
 
 /// The channel part counts that split a grouped conv `ops[0]` at its units alone, whatever the
 /// policy's counts: the divisors (up to 1,024) of its unit count where its channels are whole
-/// units (RegNet-X 3.2GF's 21 groups of 48 on a 16-column array: 3, 7, 21); none otherwise.
+/// units (RegNet-X 3.2GF's 21 groups of 48 on a 16-column array: 3, 7, 21), and with one group a
+/// unit of whole blocks the divisors of its block count (RegNet-X 8GF's 2 groups of 120 on 8
+/// columns: 30 blocks, 2, 3, 5, 6, 10, 15, 30); none otherwise.
 std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
                                       const std::vector<int>& ops);
 
 /// Whether `channel_tiles` parts of every grouped conv among `ops` (codegen's slices, channels
-/// * k / n) each start at one of its conv instructions' units of groups
-/// (sched::conv_groups_per_block): a part that splits a unit has no conv to run it.
+/// * k / n) each start where a slice may (starts_unit_slice: at one of its conv instructions'
+/// units of groups, sched::conv_groups_per_block, or a column block within a group a unit): a
+/// part that splits a block-diagonal unit has no conv to run it.
 bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::vector<int>& ops,
                              int64_t channel_tiles);
 

@@ -179,7 +179,8 @@ class ProgramCounter {
     int64_t step = pos < gs.rows_per_step.size() ? gs.rows_per_step[pos] : out_box.h.size();
     if (step < 1) step = out_box.h.size();
     const int64_t steps = ceil_div(out_box.h.size(), step);
-    const int64_t convs = p.m.groups > 1 ? ceil_div(out_box.c.size(), p.m.unit_out()) : 1;
+    const int64_t convs =
+        p.m.groups > 1 ? static_cast<int64_t>(unit_portions(out_box.c, p.m.unit()).size()) : 1;
     // + one requant, or one per unit where the units' columns are not consecutive channels
     const int64_t requants = columns_contiguous(out_box.c, p.m.unit(), cols_) ? 1 : convs;
     int64_t per_step = convs + requants;

@@ -71,20 +71,22 @@ int64_t table_tile_bytes(const Net& net, const Op& op, const Box& box) {
   return constant_rows(net, op, box.h).size() * net.activation_bytes;
 }
 
+std::vector<Interval> unit_portions(Interval c, int64_t unit) {
+  std::vector<Interval> portions;
+  if (c.empty()) return portions;
+  if (unit <= 0) return {c};
+  for (int64_t b = c.b; b < c.e; b = (b / unit + 1) * unit)
+    portions.push_back({b, std::min(c.e, (b / unit + 1) * unit)});
+  return portions;
+}
+
 std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols) {
   std::vector<ColumnBlock> blocks;
-  if (c.empty()) return blocks;
-  if (unit <= 0 || unit % cols == 0) unit = c.e;  // plain blocks from c.b
-  const int64_t unit_blocks = ceil_div(unit, cols);
-  for (int64_t start = c.b / unit * unit; start < c.e; start += unit) {
-    const Interval part{std::max(c.b, start), std::min(c.e, start + unit)};
-    // A unit before the last keeps all its blocks; the last only those its channels fill.
-    const int64_t n = part.e == c.e ? ceil_div(part.size(), cols) : unit_blocks;
-    for (int64_t b = 0; b < n; ++b) {
-      const int64_t first = part.b + b * cols;
-      blocks.push_back({first, std::clamp<int64_t>(part.e - first, 0, cols)});
-    }
-  }
+  // Units of whole blocks from whole-block starts: the plain blocks from c.b.
+  if (unit > 0 && unit % cols == 0) unit = 0;
+  for (const Interval part : unit_portions(c, unit))
+    for (int64_t first = part.b; first < part.e; first += cols)
+      blocks.push_back({first, std::min(cols, part.e - first)});
   return blocks;
 }
 
@@ -92,12 +94,22 @@ int64_t column_block_count(Interval c, int64_t unit, int64_t cols) {
   if (c.empty()) return 0;
   if (unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit)
     return ceil_div(c.size(), cols);
-  const int64_t last = (c.e - 1) / unit;
-  return (last - c.b / unit) * ceil_div(unit, cols) + ceil_div(c.e - last * unit, cols);
+  // The first portion, the whole units between, the last portion.
+  const int64_t first_end = (c.b / unit + 1) * unit, last_begin = (c.e - 1) / unit * unit;
+  return ceil_div(first_end - c.b, cols) + (last_begin - first_end) / unit * ceil_div(unit, cols) +
+         ceil_div(c.e - last_begin, cols);
 }
 
 bool columns_contiguous(Interval c, int64_t unit, int64_t cols) {
-  return c.empty() || unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit;
+  if (c.empty() || unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit) return true;
+  // Two portions, the first of whole blocks; else a portion before the last leaves columns.
+  const int64_t first_end = (c.b / unit + 1) * unit;
+  return (c.e - 1) / unit == c.b / unit + 1 && (first_end - c.b) % cols == 0;
+}
+
+bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack, int64_t cols) {
+  if (unit <= 0) return true;
+  return pack > 1 ? b % unit == 0 : b % unit % cols == 0;
 }
 
 int64_t matrix_unit(const Net& net, const Machine& machine, const Op& op) {

@@ -53,20 +53,31 @@ struct ColumnBlock {
   int64_t first = 0, count = 0;
 };
 
+/// The parts of output channels `c` that one conv instruction each computes: `c` cut at every
+/// multiple of `unit` (a grouped conv's unit of groups, MatrixShape::unit_out()); `c` whole for
+/// `unit` 0.
+std::vector<Interval> unit_portions(Interval c, int64_t unit);
+
 /// The column blocks that output channels `c` occupy, in the order the packed weights, the bias
 /// and the accumulators hold them (docs/codegen.md "Grouped convolution"): blocks of `cols`
 /// channels from c.b; for a grouped conv whose conv instruction computes `unit` channels (a
-/// block-diagonal block of groups, or one group), every unit from a block of its own, its
-/// last block's columns past the unit unused (a unit of 5 x 24 channels uses 120 of 128
-/// columns). `unit` 0 (or a multiple of `cols`): the plain blocks.
+/// block-diagonal block of groups, or one group), every unit portion (unit_portions) from a
+/// block of its own, its last block's columns past the portion unused (a unit of 5 x 24
+/// channels uses 120 of 128 columns). `unit` 0 (or a multiple of `cols`): the plain blocks.
 std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols);
 
 /// column_blocks(c, unit, cols).size(), without the list.
 int64_t column_block_count(Interval c, int64_t unit, int64_t cols);
 
 /// Whether column_blocks holds consecutive channels in consecutive columns (every block but the
-/// last full), so that one requant reads them all; else one requant per unit.
+/// last full), so that one requant reads them all; else one requant per unit portion.
 bool columns_contiguous(Interval c, int64_t unit, int64_t cols);
+
+/// Whether output channel `b` may start a slice of a grouped conv of `unit` channels a conv
+/// instruction and `pack` groups a unit: a unit's first channel; with one group a unit (a dense
+/// conv per group), also a column block's within the group (a group wider than one slice holds,
+/// RegNet-X 8GF's 120 x 120 x 3 x 3 weights on edge-small).
+bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack, int64_t cols);
 
 /// The unit of `op` for column_blocks: a grouped (not depthwise) conv's MatrixShape::unit_out(),
 /// 0 for every other op.

@@ -64,6 +64,16 @@ TEST(GroupedConv, column_blocks_by_hand) {
   EXPECT_EQ(grouped_blocks({0, 48}, 24, 16),
             (std::vector<std::pair<int64_t, int64_t>>{{0, 16}, {16, 8}, {24, 16}, {40, 8}}));
   EXPECT_EQ(sched::column_block_count({0, 48}, 24, 16), 4);
+  // A slice from group 0's second block (one group a unit may be cut at its blocks).
+  EXPECT_EQ(grouped_blocks({16, 48}, 24, 16),
+            (std::vector<std::pair<int64_t, int64_t>>{{16, 8}, {24, 16}, {40, 8}}));
+  EXPECT_EQ(sched::column_block_count({16, 48}, 24, 16), 3);
+  EXPECT_FALSE(sched::columns_contiguous({16, 48}, 24, 16));
+  EXPECT_TRUE(sched::columns_contiguous({8, 40}, 24, 16));  // [8, 24) is one block
+  EXPECT_TRUE(sched::starts_unit_slice(16, 24, 1, 16));
+  EXPECT_FALSE(sched::starts_unit_slice(8, 24, 1, 16));
+  EXPECT_FALSE(sched::starts_unit_slice(24, 120, 5, 128));  // inside a block-diagonal unit
+  EXPECT_TRUE(sched::starts_unit_slice(240, 120, 5, 128));
   // Whole blocks (ResNeXt's 128, 48 on 16 columns) and a dense conv: the plain blocks from c.b.
   EXPECT_EQ(grouped_blocks({0, 96}, 48, 16), grouped_blocks({0, 96}, 0, 16));
   EXPECT_EQ(grouped_blocks({0, 96}, 48, 16).size(), 6u);
@@ -86,15 +96,17 @@ TEST(GroupedConv, column_blocks_by_hand) {
         }
 }
 
-// 21 groups of 48 on a 16-column array: units of one group (3 whole blocks); 2 channel tiles
-// would split group 10, so only the divisors of 21 split it at units.
+// 21 groups of 48 on a 16-column array: units of one group (3 whole blocks), so a slice may
+// start at any of the 63 blocks: 2 channel tiles would start one at channel 504, in the middle
+// of group 10's second block; the divisors of 63 start them at blocks.
 TEST(GroupedConv, channel_tiles_split_no_unit) {
   sched::NetBuilder b("g48");
   const int x = b.input("x", {1008, 7, 7});
   b.conv("g", x, 1008, 3, 1, 1, 21);
   const sched::Net net = b.build();
   const sched::Machine machine = sched::unified_machine(1 << 20, 16, 16);
-  EXPECT_EQ(sched::unit_part_counts(net, machine, {1}), (std::vector<int64_t>{3, 7, 21}));
+  EXPECT_EQ(sched::unit_part_counts(net, machine, {1}), (std::vector<int64_t>{3, 7, 9, 21, 63}));
+  EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, 9));  // 112 = 2 x 48 + 16
   EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, 7));
   EXPECT_FALSE(sched::channel_parts_fit_units(net, machine, {1}, 2));
   sched::Mapping m;
@@ -139,8 +151,9 @@ TEST(GroupedConv, a_last_unit_reading_past_the_blocks_pads_the_pixel) {
 
 // RegNet's shape in small: 7 groups of 24 (units of 5 + 2 groups on 128 columns, 16 + 8
 // columns a group on 16), then 2 groups of 48 at stride 2 (a unit of both on 128 columns,
-// whole blocks on 16), then 16 groups of 24 (the last unit reads past the blocks), each after
-// a 1x1 conv.
+// whole blocks on 16), then 16 groups of 24 (the last unit reads past the blocks), then 2
+// groups of 120 whose 129,600 weight bytes a group exceed edge-small's 128 KiB (slices within a
+// group), each after a 1x1 conv.
 ir::Graph regnet_like() {
   zoo::NetBuilder net("regnet_like", {});
   const auto grouped = [](int64_t channels, int64_t stride, int64_t groups) {
@@ -156,7 +169,9 @@ ir::Graph regnet_like() {
   const std::string d = net.relu(net.conv(c, "d", grouped(96, 2, 2)), "d_relu");
   const std::string e = net.relu(net.conv(d, "e", zoo::conv_spec(384, 1)), "e_relu");
   const std::string f = net.relu(net.conv(e, "f", grouped(384, 1, 16)), "f_relu");
-  return net.finish({f});
+  const std::string g = net.relu(net.conv(f, "g", zoo::conv_spec(240, 1)), "g_relu");
+  const std::string h = net.relu(net.conv(g, "h", grouped(240, 2, 2)), "h_relu");
+  return net.finish({h});
 }
 
 TEST(GroupedConv, regnet_like_groups_run_bit_exact_with_the_scheduled_bytes) {
