@@ -183,12 +183,12 @@ Status Lowering::place_conv(const sched::GroupSchedule& gs, const sched::Op& op)
   std::vector<SliceBytes> bytes;
   int64_t dram = out_.layout.find("w:" + op.name)->offset;
   for (const sched::Interval c : slices) {
-    if (m.groups > 1 && (!sched::starts_unit_slice(c.b, m.unit(), m.pack, cols_) ||
-                         (c.e < m.co && !sched::starts_unit_slice(c.e, m.unit(), m.pack, cols_))))
+    if (m.groups > 1 && (!sched::starts_unit_slice(c.b, m.unit(), m.pack) ||
+                         (c.e < m.co && !sched::starts_unit_slice(c.e, m.unit(), m.pack))))
       return fail("conv '" + op.name + "': output channel slice [" + std::to_string(c.b) + ", " +
                   std::to_string(c.e) + ") does not start and end at a block of " +
                   std::to_string(m.pack) + " groups (" + std::to_string(m.unit_out()) +
-                  " channels)" + (m.pack == 1 ? " or a column block within a group" : ""));
+                  " channels)");
     const int64_t oc_blocks = sched::column_block_count(c, m.unit(), cols_);
     SliceBytes b;
     // With reduction chunks the buffer holds one chunk of every output block.

@@ -521,8 +521,7 @@ bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::
     const int64_t pack = matrix_shape(net, machine, net.op(index)).pack;
     const int64_t channels = net.tensor(net.op(index).output).shape.c;
     for (int64_t k = 1; k < channel_tiles; ++k)
-      if (!starts_unit_slice(channels * k / channel_tiles, unit, pack, machine.matrix_cols))
-        return false;
+      if (!starts_unit_slice(channels * k / channel_tiles, unit, pack)) return false;
   }
   return true;
 }

@@ -82,8 +82,6 @@ std::vector<Interval> unit_portions(Interval c, int64_t unit) {
 
 std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols) {
   std::vector<ColumnBlock> blocks;
-  // Units of whole blocks from whole-block starts: the plain blocks from c.b.
-  if (unit > 0 && unit % cols == 0) unit = 0;
   for (const Interval part : unit_portions(c, unit))
     for (int64_t first = part.b; first < part.e; first += cols)
       blocks.push_back({first, std::min(cols, part.e - first)});
@@ -92,8 +90,7 @@ std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols) {
 
 int64_t column_block_count(Interval c, int64_t unit, int64_t cols) {
   if (c.empty()) return 0;
-  if (unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit)
-    return ceil_div(c.size(), cols);
+  if (unit <= 0 || c.b / unit == (c.e - 1) / unit) return ceil_div(c.size(), cols);
   // The first portion, the whole units between, the last portion.
   const int64_t first_end = (c.b / unit + 1) * unit, last_begin = (c.e - 1) / unit * unit;
   return ceil_div(first_end - c.b, cols) + (last_begin - first_end) / unit * ceil_div(unit, cols) +
@@ -101,15 +98,14 @@ int64_t column_block_count(Interval c, int64_t unit, int64_t cols) {
 }
 
 bool columns_contiguous(Interval c, int64_t unit, int64_t cols) {
-  if (c.empty() || unit <= 0 || unit % cols == 0 || c.b / unit == (c.e - 1) / unit) return true;
-  // Two portions, the first of whole blocks; else a portion before the last leaves columns.
-  const int64_t first_end = (c.b / unit + 1) * unit;
-  return (c.e - 1) / unit == c.b / unit + 1 && (first_end - c.b) % cols == 0;
+  if (c.empty() || unit <= 0 || c.b / unit == (c.e - 1) / unit) return true;
+  // Every portion but the last whole blocks: the first, and the whole units between.
+  const int64_t first_end = (c.b / unit + 1) * unit, last_begin = (c.e - 1) / unit * unit;
+  return (first_end - c.b) % cols == 0 && (last_begin == first_end || unit % cols == 0);
 }
 
-bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack, int64_t cols) {
-  if (unit <= 0) return true;
-  return pack > 1 ? b % unit == 0 : b % unit % cols == 0;
+bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack) {
+  return unit <= 0 || pack == 1 || b % unit == 0;
 }
 
 int64_t matrix_unit(const Net& net, const Machine& machine, const Op& op) {

@@ -63,7 +63,7 @@ std::vector<Interval> unit_portions(Interval c, int64_t unit);
 /// channels from c.b; for a grouped conv whose conv instruction computes `unit` channels (a
 /// block-diagonal block of groups, or one group), every unit portion (unit_portions) from a
 /// block of its own, its last block's columns past the portion unused (a unit of 5 x 24
-/// channels uses 120 of 128 columns). `unit` 0 (or a multiple of `cols`): the plain blocks.
+/// channels uses 120 of 128 columns). `unit` 0: the plain blocks.
 std::vector<ColumnBlock> column_blocks(Interval c, int64_t unit, int64_t cols);
 
 /// column_blocks(c, unit, cols).size(), without the list.
@@ -74,10 +74,10 @@ int64_t column_block_count(Interval c, int64_t unit, int64_t cols);
 bool columns_contiguous(Interval c, int64_t unit, int64_t cols);
 
 /// Whether output channel `b` may start a slice of a grouped conv of `unit` channels a conv
-/// instruction and `pack` groups a unit: a unit's first channel; with one group a unit (a dense
-/// conv per group), also a column block's within the group (a group wider than one slice holds,
-/// RegNet-X 8GF's 120 x 120 x 3 x 3 weights on edge-small).
-bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack, int64_t cols);
+/// instruction and `pack` groups a unit: a block-diagonal unit's first channel; with one group
+/// a unit (a dense conv per group), any channel (a group wider than one slice holds, RegNet-X
+/// 32GF's 168 x 168 x 3 x 3 weights on vta-pynq, runs in parts, one conv per part).
+bool starts_unit_slice(int64_t b, int64_t unit, int64_t pack);
 
 /// The unit of `op` for column_blocks: a grouped (not depthwise) conv's MatrixShape::unit_out(),
 /// 0 for every other op.

@@ -70,10 +70,16 @@ TEST(GroupedConv, column_blocks_by_hand) {
   EXPECT_EQ(sched::column_block_count({16, 48}, 24, 16), 3);
   EXPECT_FALSE(sched::columns_contiguous({16, 48}, 24, 16));
   EXPECT_TRUE(sched::columns_contiguous({8, 40}, 24, 16));  // [8, 24) is one block
-  EXPECT_TRUE(sched::starts_unit_slice(16, 24, 1, 16));
-  EXPECT_FALSE(sched::starts_unit_slice(8, 24, 1, 16));
-  EXPECT_FALSE(sched::starts_unit_slice(24, 120, 5, 128));  // inside a block-diagonal unit
-  EXPECT_TRUE(sched::starts_unit_slice(240, 120, 5, 128));
+  EXPECT_TRUE(sched::starts_unit_slice(16, 24, 1));
+  EXPECT_TRUE(sched::starts_unit_slice(7, 24, 1));     // a group a unit: any channel
+  EXPECT_FALSE(sched::starts_unit_slice(24, 120, 5));  // inside a block-diagonal unit
+  EXPECT_TRUE(sched::starts_unit_slice(240, 120, 5));
+  // A unit of whole blocks cut off its blocks: every portion from a block of its own.
+  EXPECT_EQ(grouped_blocks({8, 64}, 32, 16),
+            (std::vector<std::pair<int64_t, int64_t>>{{8, 16}, {24, 8}, {32, 16}, {48, 16}}));
+  EXPECT_EQ(sched::column_block_count({8, 64}, 32, 16), 4);
+  EXPECT_FALSE(sched::columns_contiguous({8, 64}, 32, 16));
+  EXPECT_TRUE(sched::columns_contiguous({16, 64}, 32, 16));
   // Whole blocks (ResNeXt's 128, 48 on 16 columns) and a dense conv: the plain blocks from c.b.
   EXPECT_EQ(grouped_blocks({0, 96}, 48, 16), grouped_blocks({0, 96}, 0, 16));
   EXPECT_EQ(grouped_blocks({0, 96}, 48, 16).size(), 6u);
@@ -96,35 +102,46 @@ TEST(GroupedConv, column_blocks_by_hand) {
         }
 }
 
-// 21 groups of 48 on a 16-column array: units of one group (3 whole blocks), so a slice may
-// start at any of the 63 blocks: 2 channel tiles would start one at channel 504, in the middle
-// of group 10's second block; the divisors of 63 start them at blocks.
-TEST(GroupedConv, channel_tiles_split_no_unit) {
+// 20 groups of 24 on a 128 x 128 array: 4 units of 5 groups (120 channels). Slices start at
+// units: 2 and 4 parts (the unit count's divisors); 3 and 8 would start one inside a unit.
+TEST(GroupedConv, channel_tiles_split_no_block_diagonal_unit) {
+  sched::NetBuilder b("g24");
+  const int x = b.input("x", {480, 7, 7});
+  b.conv("g", x, 480, 3, 1, 1, 20);
+  const sched::Net net = b.build();
+  const sched::Machine machine = sched::unified_machine(1 << 22, 128, 128);
+  EXPECT_EQ(sched::unit_part_counts(net, machine, {1}), (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, 4));
+  EXPECT_FALSE(sched::channel_parts_fit_units(net, machine, {1}, 3));
+  sched::Mapping m;
+  m.weights_resident = false;
+  m.channel_tiles = 4;
+  EXPECT_TRUE(sched::check_mapping(net, machine, {1}, m).ok());
+  m.channel_tiles = 8;
+  const Status eight = sched::check_mapping(net, machine, {1}, m);
+  ASSERT_FALSE(eight.ok());
+  EXPECT_NE(eight.reason().find("split a grouped conv's block of groups"), std::string::npos)
+      << eight.reason();
+  bool listed = false;
+  for (const sched::Mapping& e : sched::enumerate_mappings(net, {1}, {}, &machine)) {
+    EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, e.channel_tiles))
+        << e.channel_tiles;
+    listed |= e.channel_tiles == 4;
+  }
+  EXPECT_TRUE(listed);
+}
+
+// 21 groups of 48 on a 16-column array: a unit is one group (3 whole blocks), which a slice may
+// cut anywhere (one conv per part of a group); the unit and block counts' divisors join the
+// part counts, so that the powers of two are not the only choice.
+TEST(GroupedConv, a_group_a_unit_may_be_cut_anywhere) {
   sched::NetBuilder b("g48");
   const int x = b.input("x", {1008, 7, 7});
   b.conv("g", x, 1008, 3, 1, 1, 21);
   const sched::Net net = b.build();
   const sched::Machine machine = sched::unified_machine(1 << 20, 16, 16);
   EXPECT_EQ(sched::unit_part_counts(net, machine, {1}), (std::vector<int64_t>{3, 7, 9, 21, 63}));
-  EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, 9));  // 112 = 2 x 48 + 16
-  EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, 7));
-  EXPECT_FALSE(sched::channel_parts_fit_units(net, machine, {1}, 2));
-  sched::Mapping m;
-  m.weights_resident = false;
-  m.channel_tiles = 21;
-  EXPECT_TRUE(sched::check_mapping(net, machine, {1}, m).ok());
-  m.channel_tiles = 2;
-  const Status two = sched::check_mapping(net, machine, {1}, m);
-  ASSERT_FALSE(two.ok());
-  EXPECT_NE(two.reason().find("split a grouped conv's block of groups"), std::string::npos)
-      << two.reason();
-  bool listed = false;
-  for (const sched::Mapping& e : sched::enumerate_mappings(net, {1}, {}, &machine)) {
-    EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, e.channel_tiles))
-        << e.channel_tiles;
-    listed |= e.channel_tiles == 7;
-  }
-  EXPECT_TRUE(listed);
+  for (int64_t n : {2, 5, 9, 64}) EXPECT_TRUE(sched::channel_parts_fit_units(net, machine, {1}, n));
 }
 
 // 16 groups of 24 in units of 5 on a 128 x 128 array: the fourth unit's conv reads 128 input
