@@ -254,7 +254,7 @@ int64_t weight_dma_cycles(const Net& net, const Machine& machine, const Op& op, 
   const int64_t step = chunk_blocks > 0 ? chunk_blocks : ic_blocks;
   int64_t dmas = 0;
   for (int64_t b0 = 0; b0 < ic_blocks; b0 += step)
-    dmas += weight_block_dmas(m, machine, c.size(), b0, std::min(ic_blocks, b0 + step));
+    dmas += weight_block_dmas(m, machine, c, b0, std::min(ic_blocks, b0 + step));
   return split_dma_cycles(machine, bytes - table - bias, dmas) +
          dma_cycles_for_bytes(machine, bias) + dma_cycles_for_bytes(machine, table);
 }
@@ -273,7 +273,8 @@ int64_t load_reduction_chunk(const Net& net, const Machine& machine, const Op& o
   const int64_t chunk_blocks = ceil_div(chunk_inputs, machine.matrix_rows);
   const int64_t b0 = k * chunk_blocks;
   const int64_t b1 = std::min(ceil_div(m.ci, machine.matrix_rows), b0 + chunk_blocks);
-  return split_dma_cycles(machine, weights, weight_block_dmas(m, machine, out_channels, b0, b1)) +
+  return split_dma_cycles(machine, weights,
+                          weight_block_dmas(m, machine, Interval{0, out_channels}, b0, b1)) +
          dma_cycles_for_bytes(machine, bias) + dma_cycles_for_bytes(machine, table);
 }
 

@@ -157,7 +157,7 @@ class ProgramCounter {
     int64_t n = 0;
     for (size_t k = 0; k < slices.size(); ++k) {
       if (slice >= 0 && static_cast<size_t>(slice) != k) continue;
-      n += weight_block_dmas(m, machine_, slices[k].size(), b0, b1);
+      n += weight_block_dmas(m, machine_, slices[k], b0, b1);
       if (chunk > 0) continue;          // the bias and table came with chunk 0
       n += (m.has_bias() ? 1 : 0) + 1;  // bias vector, (M, r) table
     }

@@ -140,11 +140,11 @@ MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op) {
   return m;
 }
 
-int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t channels,
+int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, Interval channels,
                           int64_t b0, int64_t b1) {
   const int64_t rows = machine.matrix_rows, cols = machine.matrix_cols;
   LoadRuns runs;
-  for (const ColumnBlock& block : column_blocks(Interval{0, channels}, m.unit(), cols)) {
+  for (const ColumnBlock& block : column_blocks(channels, m.unit(), cols)) {
     const int64_t cn = block.count;
     if (m.depthwise) {
       runs.add(1, m.kh * m.kw, 1, cn, 0, 0);

@@ -88,12 +88,12 @@ int64_t matrix_unit(const Net& net, const Machine& machine, const Op& op);
 /// `Op::weight_bytes` holds beside the packed weights (compact).
 MatrixShape matrix_shape(const Net& net, const Machine& machine, const Op& op);
 
-/// The DMA instructions that load the weight blocks of `channels` output channels and input
+/// The DMA instructions that load the weight blocks of output channels `channels` and input
 /// blocks [b0, b1) (a reduction chunk; [0, all) otherwise): one per block, a block continuing
 /// the previous load (same row shape, no left padding) extending it up to the DMA's 4,095 rows;
 /// a block-diagonal grouped conv one per group of each block. Bias and requant table not
 /// included (one DMA each).
-int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, int64_t channels,
+int64_t weight_block_dmas(const MatrixShape& m, const Machine& machine, Interval channels,
                           int64_t b0, int64_t b1);
 
 }  // namespace tessel::sched

@@ -29,6 +29,12 @@ ir::Graph build_mobilenet_v2(const ZooOptions& options);
 ir::Graph build_vit_b_16(const ZooOptions& options);
 ir::Graph build_tiny_vit(const ZooOptions& options);
 ir::Graph build_mobilenet_v3_large(const ZooOptions& options);
+ir::Graph build_regnet_x_1_6gf(const ZooOptions& options);
+
+/// SqueezeExcitation: pool -> fc1 (1x1 conv, bias) -> act -> fc2 -> gate -> scale x
+/// (modern_cnns.cpp).
+std::string squeeze_excite(NetBuilder& net, const std::string& x, const std::string& prefix,
+                           std::int64_t squeeze, ir::OpKind act, ir::OpKind gate);
 ir::Graph build_efficientnet_b0(const ZooOptions& options);
 ir::Graph build_convnext_tiny(const ZooOptions& options);
 ir::Graph build_bert_base(const ZooOptions& options);

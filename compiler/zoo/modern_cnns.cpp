@@ -34,6 +34,8 @@ std::string conv_norm_act(NetBuilder& net, const std::string& x, const std::stri
   return net.op(prefix + ".2", *act, {y});
 }
 
+}  // namespace
+
 /// SqueezeExcitation: pool -> fc1 (1x1 conv, bias) -> act -> fc2 -> gate -> scale x.
 std::string squeeze_excite(NetBuilder& net, const std::string& x, const std::string& prefix,
                            std::int64_t squeeze, OpKind act, OpKind gate) {
@@ -53,8 +55,6 @@ std::string squeeze_excite(NetBuilder& net, const std::string& x, const std::str
   s = net.op(prefix + ".scale_activation", gate, {s}, gate_attrs);
   return net.op(prefix + ".scale", OpKind::Mul, {s, x});
 }
-
-}  // namespace
 
 ir::Graph build_mobilenet_v3_large(const ZooOptions& options) {
   struct Block {

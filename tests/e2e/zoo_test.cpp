@@ -195,8 +195,8 @@ std::vector<Case> modern_cnn_cases() {
   std::vector<Case> out;
   // MobileNet-v3-large and EfficientNet-B0: their SE pools wider than the pool window run as
   // sub-window convs of all-one weights (docs/codegen.md, "SE pools wider than the pool window").
-  for (const char* model :
-       {"resnext50_32x4d", "mobilenet_v3_large", "efficientnet_b0", "convnext_tiny"})
+  for (const char* model : {"resnext50_32x4d", "regnet_x_1_6gf", "mobilenet_v3_large",
+                            "efficientnet_b0", "convnext_tiny"})
     for (const char* policy : kPolicies) out.push_back({model, "cloud-large", policy});
   return out;
 }

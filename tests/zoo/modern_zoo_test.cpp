@@ -26,7 +26,7 @@ ir::Graph shapes_only(const std::string& name, std::int64_t batch = 1, std::int6
 
 // Expected: `sum(p.numel() for p in m.parameters())` under Debian's torchvision 0.14
 // (mobilenet_v3_large 5,483,032, efficientnet_b0 5,288,548, convnext_tiny 28,589,128,
-// vit_b_16 86,567,656) and, for the transformers, by hand per layer:
+// vit_b_16 86,567,656, regnet_x_1_6gf 9,190,136) and, for the transformers, by hand per layer:
 //   BERT layer: in_proj 768*2304 + 2304, out_proj 768*768 + 768, linear1 768*3072 + 3072,
 //   linear2 3072*768 + 768, two LayerNorms 2*1536: 7,087,872; x12 = 85,054,464.
 //   GPT-2 block: the same 7,087,872; x12 + ln_f 1536 = 85,056,000.
@@ -38,10 +38,15 @@ ir::Graph shapes_only(const std::string& name, std::int64_t batch = 1, std::int6
 TEST(ModernZoo, parameter_counts_equal_torch_plus_literal_constants) {
   const std::int64_t seq = 128;
   const std::map<std::string, std::int64_t> expected = {
-      {"mobilenet_v3_large", 5'483'032}, {"efficientnet_b0", 5'288'548},
-      {"convnext_tiny", 28'589'128},     {"vit_b_16", 86'567'656 + 1},
-      {"bert_base", 85'054'464 + 12},    {"gpt2", 85'056'000 + 12 + seq * seq},
-      {"gpt2_decode", 85'056'000 + 12},  {"llama_block", 44'044'288 + 1 + seq * seq + 2 * seq * 64},
+      {"mobilenet_v3_large", 5'483'032},
+      {"efficientnet_b0", 5'288'548},
+      {"convnext_tiny", 28'589'128},
+      {"vit_b_16", 86'567'656 + 1},
+      {"regnet_x_1_6gf", 9'190'136},
+      {"bert_base", 85'054'464 + 12},
+      {"gpt2", 85'056'000 + 12 + seq * seq},
+      {"gpt2_decode", 85'056'000 + 12},
+      {"llama_block", 44'044'288 + 1 + seq * seq + 2 * seq * 64},
   };
   for (const auto& [name, count] : expected)
     EXPECT_EQ(ir::parameter_count(shapes_only(name)), count) << name;
