@@ -67,7 +67,8 @@ Status GraphConverter::add(const ir::Op& op) {
       if (layout_reshape_applies(op)) return add_layout_reshape(op);
       if (views_.count(op.inputs[0]) || is_head_pixels(op.inputs[0]) ||
           (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
-           graph_.tensor(op.outputs[0]).shape.size() == 4))
+           graph_.tensor(op.outputs[0]).shape.size() == 4) ||
+          head_split_3d(op))
         return add_view_reshape(op);
       if (token_alias(op)) return {};
       break;

@@ -88,6 +88,8 @@ class GraphConverter {
   Status add_slice(const ir::Op& op, Op out);
   Status add_split(const ir::Op& op, Op out);
   Status add_view_reshape(const ir::Op& op);
+  bool head_split_3d(const ir::Op& op) const;
+  bool token_transpose(const ir::Op& op);
   Status add_expand(const ir::Op& op);
   Status add_transpose(const ir::Op& op);
   Status add_scalar_mul(const ir::Op& op, Op out);

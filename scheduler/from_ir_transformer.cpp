@@ -232,6 +232,16 @@ Status GraphConverter::add_split(const ir::Op& op, Op out) {
   return {};
 }
 
+// A Reshape of a token tensor ([S, d] or [S, 1, d]) to [S, heads, d / heads]: an exported
+// nn.MultiheadAttention's heads, which add_view_reshape reads as a batch of one's.
+bool GraphConverter::head_split_3d(const ir::Op& op) const {
+  const auto& x = graph_.tensor(op.inputs[0]).shape;
+  const auto& y = graph_.tensor(op.outputs[0]).shape;
+  return tensor_of_.count(op.inputs[0]) && (x.size() == 2 || x.size() == 3) && y.size() == 3 &&
+         y[0] == x[0] && y[0] > 1 && y.back() != x.back() &&
+         ir::element_count(x) == ir::element_count(y);
+}
+
 // A Reshape that splits a token tensor into heads or merges a head view back, or groups and
 // ungroups the heads around grouped-query attention's Expand: no op.
 Status GraphConverter::add_view_reshape(const ir::Op& op) {
@@ -255,8 +265,15 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
       return {};
     }
     const Shape3 base = net_.tensor(v.tensor).shape;
-    if (y.size() == 3 && !v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c &&
-        y[0] == 1 && y[1] == base.h && y[2] == base.c) {
+    // The merge to tokens [1, S, d], or, from a 3-D view, [S, d] or [S, 1, d] (an exported
+    // nn.MultiheadAttention's sequence-first rows): its axes of more than one element S, d.
+    std::vector<int64_t> kept;
+    for (const int64_t n : y)
+      if (n != 1) kept.push_back(n);
+    const std::vector<int64_t> tokens =
+        base.h == 1 ? std::vector<int64_t>{base.c} : std::vector<int64_t>{base.h, base.c};
+    if (!v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c && base.w == 1 &&
+        y.back() == base.c && kept == tokens && (y.size() == 3 || y.size() == 2)) {
       tensor_of_[op.outputs[0]] = v.tensor;  // the merged heads are the tensor itself
       return {};
     }
@@ -265,10 +282,15 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
   auto x = input_tensor(op, 0);
   if (!x.ok()) return x.failure();
   const Shape3 base = net_.tensor(x.value()).shape;
-  if (y.size() != 4 || y[0] != 1 || y[1] != base.h || base.w != 1 || y[2] * y[3] != base.c)
+  // [1, S, heads, d / heads], or without the batch axis [S, heads, d / heads] (an exported
+  // nn.MultiheadAttention's heads: its 3-D views read as the 4-D ones of a batch of one).
+  const size_t at = y.size() == 4 ? 1 : 0;
+  if ((y.size() != 4 && y.size() != 3) || (y.size() == 4 && y[0] != 1) || y[at] != base.h ||
+      base.w != 1 || y[at + 1] * y[at + 2] != base.c)
     return fail(describe_op(op) + ": a reshape to " + ir::shape_string(y) +
-                " (only [1, S, d] -> [1, S, heads, d / heads] is supported)");
-  views_[op.outputs[0]] = HeadView{x.value(), 0, y[2], y[3], false, false};
+                " (only [1, S, d] -> [1, S, heads, d / heads] or [S, heads, d / heads] is "
+                "supported)");
+  views_[op.outputs[0]] = HeadView{x.value(), 0, y[at + 1], y[at + 2], false, false};
   return {};
 }
 
@@ -289,15 +311,35 @@ Status GraphConverter::add_expand(const ir::Op& op) {
   return {};
 }
 
+// A Transpose of a token tensor [1, S, d] <-> [S, 1, d] that moves only axes of one element,
+// the channels last (nn.MultiheadAttention's export of batch_first inputs, torchvision's ViTs):
+// every element stays where it is, so the same token tensor, no op (as token_alias).
+bool GraphConverter::token_transpose(const ir::Op& op) {
+  const auto it = tensor_of_.find(op.inputs[0]);
+  const auto& x = graph_.tensor(op.inputs[0]).shape;
+  const auto& perm = op.get_ints("perm");
+  if (it == tensor_of_.end() || x.size() != 3 || perm.size() != 3 || perm[2] != 2 ||
+      only_graph_output(op.outputs[0]))
+    return false;
+  for (const std::string& o : graph_.outputs())
+    if (o == op.outputs[0]) return false;
+  if (x[static_cast<size_t>(perm[0])] != 1 && x[static_cast<size_t>(perm[1])] != 1) return false;
+  tensor_of_[op.outputs[0]] = it->second;
+  return true;
+}
+
 // Transposes of head views: (0, 2, 1, 3) swaps heads and tokens, (0, 2, 3, 1) also reads the
 // tokens as columns (K^T), (0, 1, 3, 2) on heads-first swaps rows and columns.
 Status GraphConverter::add_transpose(const ir::Op& op) {
   auto it = views_.find(op.inputs[0]);
+  if (it == views_.end() && token_transpose(op)) return {};
   if (it == views_.end()) return add_layout_transpose(op);
   HeadView v = it->second;
-  const auto& perm = op.get_ints("perm");
-  if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
   using P = std::vector<int64_t>;
+  // A 3-D view's permutation as the 4-D one of a batch of one.
+  P perm = op.get_ints("perm");
+  if (perm.size() == 3) perm = P{0, perm[0] + 1, perm[1] + 1, perm[2] + 1};
+  if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
   if (perm == P{0, 2, 1, 3} && !v.transposed) {
     v.heads_first = !v.heads_first;
   } else if (perm == P{0, 2, 3, 1} && !v.heads_first && !v.transposed) {

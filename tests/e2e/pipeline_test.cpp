@@ -2,6 +2,7 @@
 // objective; timing-only equal to the full run.
 #include <gtest/gtest.h>
 
+#include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/map_space.hpp"
 #include "scheduler/schedule_json.hpp"
@@ -375,6 +376,48 @@ TEST(TinyPipeline, attention_in_four_row_blocks_makes_k_and_v_once_and_is_bit_ex
   expect_consistent(r, config);
   EXPECT_LE(cycle_ratio(r), 1.05);  // 15,202 / 14,894 (x1.021) in session 29
   EXPECT_GE(cycle_ratio(r), 0.95);
+}
+
+// nn.MultiheadAttention as torch.onnx exports it for batch_first inputs (torchvision's ViTs):
+// the tokens transposed to sequence-first [S, 1, d], q|k|v sliced from one in_proj, heads as
+// 3-D views [S, H, hd] transposed to [H, S, hd] (keys to [H, hd, S]), the context merged back
+// through [S, H, hd] and [S, d]. The converter takes the batch transposes as the token tensor
+// itself and reads the 3-D head views as a batch of one's 4-D ones: every policy bit exact,
+// bytes as scheduled.
+ir::Graph sequence_first_attention() {
+  const std::int64_t s = 8, d = 32, heads = 2, hd = 16;
+  zoo::NetBuilder net("sequence_first_attention", {});
+  const std::string x = net.input_shaped("input", {1, s, d});
+  const std::string normed = net.layer_norm(x, "ln", 1e-6);
+  const std::string t = net.transpose(normed, "to_sequence_first", {1, 0, 2});  // [S, 1, d]
+  const std::string qkv = net.dense(t, "in_proj", 3 * d);                       // [S, 1, 3d]
+  const auto head_view = [&](std::int64_t part, const std::string& name,
+                             std::vector<std::int64_t> perm) {
+    const std::string sliced = net.slice(qkv, name + ".slice", 2, part * d, (part + 1) * d);
+    return net.transpose(net.reshape(sliced, name + ".heads", {s, heads, hd}), name + ".t",
+                         std::move(perm));
+  };
+  const std::string q = head_view(0, "q", {1, 0, 2});   // [H, S, hd]
+  const std::string kT = head_view(1, "k", {1, 2, 0});  // [H, hd, S]
+  const std::string v = head_view(2, "v", {1, 0, 2});
+  const std::string scale = net.constant("scale", {1}, {0.25f});
+  const std::string scores =
+      net.matmul(net.op("q_scaled", ir::OpKind::Mul, {q, scale}), kT, "scores");
+  const std::string probs = net.softmax_axis(scores, "softmax", 2);
+  const std::string context = net.matmul(probs, v, "context");            // [H, S, hd]
+  const std::string merged = net.transpose(context, "merge", {1, 0, 2});  // [S, H, hd]
+  const std::string rows = net.reshape(merged, "rows", {s, d});
+  const std::string out = net.reshape(net.dense(rows, "out_proj", d), "out_rows", {s, 1, d});
+  const std::string back = net.transpose(out, "to_batch_first", {1, 0, 2});  // [1, S, d]
+  return net.finish({net.add(back, x, "residual")});
+}
+
+TEST(TinyPipeline, sequence_first_attention_as_torch_exports_it_runs_bit_exact) {
+  for_every_policy(sequence_first_attention(), load_hw_config(config_path("cloud-large")),
+                   [](const char*, const pipeline::PolicyResult& r) {
+                     EXPECT_GT(cycle_ratio(r), 0.95);
+                     EXPECT_LT(cycle_ratio(r), 1.05);
+                   });
 }
 
 }  // namespace
