@@ -6,7 +6,7 @@ Tessel's importer and golden executors, against onnxruntime and against fp32.
         [--build build/default] [--out DIR] [--timeout S] [--no-int16]
 
 For each model: export (torchvision classifiers: opset 17, batch 1, random weights,
-torch.manual_seed(0), eval mode; transformers: experiments/models/export_transformers.py) into
+torch.manual_seed(0), eval mode, an all-zero Linear weight (the ViT heads) re-drawn N(0, 1/fan_in); transformers: experiments/models/export_transformers.py) into
 .cache/oracle/, then
   1. `tessel import` (does it import?),
   2. `tessel infer` fp32 on a seeded N(0, 1) input vs onnxruntime-node on the same input:
@@ -46,12 +46,29 @@ def register_export_workarounds(torch):
     register_custom_op_symbolic("aten::zero", lambda g, x: g.op("Sub", x, x), 17)
 
 
+def reinit_zero_linears(torch, model):
+    """torchvision zero-initialises some heads (every ViT's `heads.head`): their output is all
+    zero for any input, so no SQNR can be measured. Such a Linear's weight gets N(0, 1 / fan_in)
+    instead, drawn from its own seeded generator (the rest of the model keeps torch.manual_seed(0)'s
+    draws). Returns the names re-initialised."""
+    names = []
+    generator = torch.Generator().manual_seed(1)
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear) and not module.weight.detach().any():
+            with torch.no_grad():
+                module.weight.copy_(torch.randn(module.weight.shape, generator=generator)
+                                    / module.in_features ** 0.5)
+            names.append(name)
+    return names
+
+
 def export_classifier(torch, torchvision, name, path):
     torch.manual_seed(0)
     kwargs = {"weights": None}
     if name in ("googlenet", "inception_v3"):
         kwargs.update(aux_logits=False, init_weights=True)
     model = torchvision.models.get_model(name, **kwargs).eval()
+    reinit_zero_linears(torch, model)
     size = 299 if name == "inception_v3" else 256 if name.startswith("swin_v2") else 224
     example = torch.randn(1, 3, size, size)
     tmp = path.with_suffix(".partial")
