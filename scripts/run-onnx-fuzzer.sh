@@ -14,7 +14,8 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 objects=()
 for source in compiler/frontend/*.cpp compiler/ir/tensor.cpp compiler/ir/op.cpp compiler/ir/analysis.cpp \
               compiler/ir/graph.cpp compiler/ir/shape_inference.cpp compiler/ir/shape_rules.cpp \
-              compiler/ir/unary.cpp support/diagnostic.cpp support/files.cpp support/strings.cpp; do
+              compiler/ir/unary.cpp support/cancel.cpp support/diagnostic.cpp support/files.cpp \
+              support/strings.cpp; do
   object="$out/obj-onnx/$(echo "$source" | tr / _).o"
   "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
   objects+=("$object")
