@@ -79,6 +79,7 @@ class GraphConverter {
 
   // ---- from_ir_transformer.cpp: transformers (head views, MatMul, Norm, RowSoftmax)
   std::string describe_op(const ir::Op& op) const;
+  bool is_graph_output(const std::string& tensor) const;
   bool only_graph_output(const std::string& tensor) const;
   Status need_unit(const ir::Op& op, bool present, const std::string& unit) const;
   int scalar_constant_operand(const ir::Op& op) const;

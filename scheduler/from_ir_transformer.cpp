@@ -96,11 +96,14 @@ std::string GraphConverter::describe_op(const ir::Op& op) const {
   return "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
 }
 
-bool GraphConverter::only_graph_output(const std::string& tensor) const {
-  if (!consumers_of(tensor).empty()) return false;
+bool GraphConverter::is_graph_output(const std::string& tensor) const {
   for (const std::string& o : graph_.outputs())
     if (o == tensor) return true;
   return false;
+}
+
+bool GraphConverter::only_graph_output(const std::string& tensor) const {
+  return consumers_of(tensor).empty() && is_graph_output(tensor);
 }
 
 Status GraphConverter::need_unit(const ir::Op& op, bool present, const std::string& unit) const {
@@ -153,10 +156,8 @@ bool GraphConverter::token_alias(const ir::Op& op) {
   const auto& out = graph_.tensor(op.outputs[0]).shape;
   const auto rank = [](const ir::Shape& s) { return s.size() == 2 || s.size() == 3; };
   if (it == tensor_of_.end() || !rank(in) || !rank(out) || in.back() != out.back() ||
-      ir::element_count(in) != ir::element_count(out) || only_graph_output(op.outputs[0]))
+      ir::element_count(in) != ir::element_count(out) || is_graph_output(op.outputs[0]))
     return false;
-  for (const std::string& o : graph_.outputs())
-    if (o == op.outputs[0]) return false;
   if (net_.tensor(it->second).shape.h <= 1) return false;  // a classifier's flatten stays
   tensor_of_[op.outputs[0]] = it->second;
   return true;
@@ -319,10 +320,8 @@ bool GraphConverter::token_transpose(const ir::Op& op) {
   const auto& x = graph_.tensor(op.inputs[0]).shape;
   const auto& perm = op.get_ints("perm");
   if (it == tensor_of_.end() || x.size() != 3 || perm.size() != 3 || perm[2] != 2 ||
-      only_graph_output(op.outputs[0]))
+      is_graph_output(op.outputs[0]))
     return false;
-  for (const std::string& o : graph_.outputs())
-    if (o == op.outputs[0]) return false;
   if (x[static_cast<size_t>(perm[0])] != 1 && x[static_cast<size_t>(perm[1])] != 1) return false;
   tensor_of_[op.outputs[0]] = it->second;
   return true;

@@ -342,7 +342,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   if (row_counts.back() != max_rows) row_counts.push_back(max_rows);
   const int64_t channels = net.tensor(net.op(ops[0]).output).shape.c;
   std::vector<int64_t> channel_counts = channel_part_counts(channels, options.channel_part_blocks);
-  if (machine != nullptr) {  // a grouped conv's: whole units only
+  if (machine != nullptr) {  // none that splits a grouped conv's unit; its own counts added
     const std::vector<int64_t> units = unit_part_counts(net, *machine, ops);
     channel_counts.insert(channel_counts.end(), units.begin(), units.end());
     std::sort(channel_counts.begin(), channel_counts.end());
