@@ -400,6 +400,7 @@ int run(const SimArgs& args) {
   SimOptions options;
   options.timing_only = args.timing_only;
   options.record_instruction_cycles = !compile.is_null();
+  options.keep_scratchpads = false;  // read by nothing here
   options.threads = args.threads;
   options.trace_path = args.trace;
   options.trace_max_events = args.trace_max_events;

@@ -30,6 +30,11 @@ struct SimOptions {
   std::uint64_t trace_max_events = 1'000'000;
   /// Keep every executed instruction's dispatch/start/finish cycles in the report (tests).
   bool record_instruction_cycles = false;
+  /// Full mode: hand the scratchpads' final bytes back in SimResult::scratchpads (tests). With
+  /// 2 or more threads the weight loads whose copies were deferred (Datapath::
+  /// defer_weight_loads) are then copied at the end, ~7 MB for a BERT-base layer; false (what
+  /// `tessel sim` passes, which reads no scratchpad) leaves SimResult::scratchpads empty.
+  bool keep_scratchpads = true;
   /// Host threads (full mode): 1 runs everything on the calling thread; 2 runs the datapath
   /// on a thread of its own, behind the timing model (DatapathWorker: the instructions in the
   /// order they finish, as one thread runs them); 3 adds a helper to that thread that shares
@@ -143,7 +148,7 @@ struct SimReport {
 struct SimResult {
   SimReport report;
   std::vector<std::uint8_t> dram;
-  std::vector<ScratchpadBytes> scratchpads;  ///< in config order
+  std::vector<ScratchpadBytes> scratchpads;  ///< in config order (SimOptions::keep_scratchpads)
 };
 
 /// Runs `program` (encoded instructions, dispatched in order until `finish`) on `config`.

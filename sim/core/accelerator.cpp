@@ -441,8 +441,11 @@ void Accelerator::finalize() {
     engine->accounted_until = end;
     report.engines[engine->id] = engine->stats;
   }
-  if (datapath_) context_.final_scratchpads = datapath_->take_scratchpads();
-  if (worker_) context_.final_scratchpads = worker_->take_scratchpads();
+  if (worker_) worker_->finish();
+  if (context_.options.keep_scratchpads) {
+    if (datapath_) context_.final_scratchpads = datapath_->take_scratchpads();
+    if (worker_) context_.final_scratchpads = worker_->take_scratchpads();
+  }
   // A bad requantize table is found by the datapath, which may run behind the timing model:
   // the fault is reported at the requantize's start, and the counters stay the run's (the
   // timing reads no data). An earlier fault of the timing model stands.

@@ -133,7 +133,8 @@ struct RunContext {
   std::vector<std::uint8_t> dram_bytes;  ///< full mode only
   std::optional<TraceWriter> trace;
   SimReport report;
-  std::vector<ScratchpadBytes> final_scratchpads;  ///< full mode, set by finalize()
+  /// Full mode with SimOptions::keep_scratchpads, set by finalize().
+  std::vector<ScratchpadBytes> final_scratchpads;
 };
 
 /// The top module. Its state changes only at active cycles: cycle 0, an engine's finish cycle,

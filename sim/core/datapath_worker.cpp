@@ -66,9 +66,13 @@ void DatapathWorker::execute(const isa::Instruction& instruction) {
   }
 }
 
-std::vector<ScratchpadBytes> DatapathWorker::take_scratchpads() {
+void DatapathWorker::finish() {
   wait_until_queued_at_most(0);
   if (error_) std::rethrow_exception(error_);
+}
+
+std::vector<ScratchpadBytes> DatapathWorker::take_scratchpads() {
+  finish();
   return datapath_.take_scratchpads();
 }
 

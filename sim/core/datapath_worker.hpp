@@ -49,8 +49,10 @@ class DatapathWorker {
 
   /// Queues `instruction` (Datapath::execute's precondition holds for it).
   void execute(const isa::Instruction& instruction);
-  /// Waits until every queued instruction ran, then hands the scratchpads over; rethrows what
-  /// an instruction threw on the worker (the later ones did not run).
+  /// Waits until every queued instruction ran; rethrows what an instruction threw on the worker
+  /// (the later ones did not run).
+  void finish();
+  /// finish(), then hands the scratchpads over.
   std::vector<ScratchpadBytes> take_scratchpads();
   /// How many queued convs came with their weights packed ahead (tests).
   std::uint64_t prepacked_convs() const { return prepacked_convs_; }

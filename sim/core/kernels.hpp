@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/default_init.hpp"
+#include "sim/core/fresh_pages.hpp"
 #include "support/int_ops.hpp"
 
 namespace tessel::sim::kernels {
@@ -43,9 +45,16 @@ struct UninitAllocator : std::allocator<T>, DefaultInitConstruct {
   template <class U>
   explicit UninitAllocator(const UninitAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    if (n * sizeof(T) >= kHugeBlockBytes) return static_cast<T*>(map_fresh_pages(n * sizeof(T)));
     return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlign}));
   }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{kAlign}); }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) >= kHugeBlockBytes)
+      unmap_fresh_pages(p, n * sizeof(T));
+    else
+      ::operator delete (p, std::align_val_t{kAlign});
+  }
   static constexpr std::size_t kAlign = 64;
 };
 

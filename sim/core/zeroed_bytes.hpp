@@ -1,8 +1,6 @@
 // Scratchpad memory that starts zeroed without the simulator writing a byte of it.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/default_init.hpp"
+#include "sim/core/fresh_pages.hpp"
 
 namespace tessel::sim {
 
@@ -38,15 +37,13 @@ struct ZeroedAllocator : DefaultInitConstruct {  // a new byte keeps the allocat
       if (p == nullptr) throw std::bad_alloc();
       return static_cast<T*>(p);
     }
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return static_cast<T*>(p);
+    return static_cast<T*>(map_fresh_pages(bytes));
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (n * sizeof(T) < kMapBytes)
       std::free(p);
     else
-      munmap(p, n * sizeof(T));
+      unmap_fresh_pages(p, n * sizeof(T));
   }
   friend bool operator==(const ZeroedAllocator&, const ZeroedAllocator&) { return true; }
 };
