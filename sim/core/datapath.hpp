@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "sim/core/amx_conv.hpp"
 #include "sim/core/split_runner.hpp"
 #include "sim/core/zeroed_bytes.hpp"
+#include "support/int_ops.hpp"
 
 namespace tessel::sim {
 
@@ -239,6 +242,10 @@ class Datapath {
   /// The matrix unit's MatMul of two activations (datapath_matmul.cpp): the golden
   /// executor's integer MatMul, b row-major or read transposed.
   void execute_matmul(const isa::Matmul& x);
+  /// execute_matmul through kernels::conv_dense (a as pixels, b as a 1x1 conv's weights);
+  /// false, with nothing done, where the loop of execute_matmul is needed (reference kernels,
+  /// operands over 2 bytes, accumulator rows that overlap).
+  bool execute_matmul_dense(const isa::Matmul& x);
   /// The row normaliser (sim/core/datapath_norm.cpp): intops::softmax_row and intops::norm_row,
   /// the golden Softmax's and LayerNorm/RMSNorm's rules, after checking their table or
   /// parameters (a bad entry: nothing written, bad_table_ set).
@@ -271,6 +278,8 @@ class Datapath {
   std::vector<std::int32_t> pixel_;
   std::vector<std::int16_t> image_;  // a dense conv's input, int16, zero-padded (when needed)
   std::vector<std::int64_t> pixel_offsets_, tap_offsets_, slot_offsets_;  // kernels::conv_dense
+  kernels::PairWeights matmul_weights_;    // a matmul's b, as a 1x1 conv's weights
+  std::vector<std::uint8_t> matmul_bias_;  // a matmul's bias, read before any result is written
   /// `count` consecutive input channels from `channel`, copied to a pixel's values from `at`
   /// (a dense conv's copy that holds only the channels its weights use).
   struct KeptRun {
@@ -329,6 +338,24 @@ inline std::int32_t read_element(const std::uint8_t* p, std::uint64_t bytes) {
       return static_cast<std::int32_t>(u);
     }
   }
+}
+
+/// `count` elements of `bytes` (1 or 2) at `src`, sign-extended, then rounded right by the
+/// conv's or matmul's input shift `u` (round half away; docs/quantization.md, "Input shift on
+/// Conv/Gemm").
+template <class T>
+void widen_elements(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst,
+                    int u) {
+  if (bytes == 1) {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<std::int8_t>(src[i]);
+  } else if (std::endian::native == std::endian::little && sizeof(T) == 2) {
+    std::memcpy(dst, src, static_cast<std::size_t>(count) * 2);  // the same bytes
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(read_element(src + 2 * i, 2));
+  }
+  if (u > 0)
+    for (std::int64_t i = 0; i < count; ++i)
+      dst[i] = static_cast<T>(intops::round_half_away(dst[i], u));
 }
 
 /// Writes the low `bytes` bytes of `value`, little-endian, at `p`.

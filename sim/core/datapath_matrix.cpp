@@ -29,22 +29,6 @@ struct ByteRange {
   }
 };
 
-/// `count` elements of `bytes` (1 or 2) at `src`, sign-extended, then rounded right by the
-/// conv's input shift `u` (round half away; docs/quantization.md, "Input shift on Conv/Gemm").
-template <class T>
-void widen(const std::uint8_t* src, std::uint64_t bytes, std::int64_t count, T* dst, int u) {
-  if (bytes == 1) {
-    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<std::int8_t>(src[i]);
-  } else if (std::endian::native == std::endian::little && sizeof(T) == 2) {
-    std::memcpy(dst, src, static_cast<std::size_t>(count) * 2);  // the same bytes
-  } else {
-    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(read_element(src + 2 * i, 2));
-  }
-  if (u > 0)
-    for (std::int64_t i = 0; i < count; ++i)
-      dst[i] = static_cast<T>(intops::round_half_away(dst[i], u));
-}
-
 }  // namespace
 
 void pack_dense_weights(const isa::Conv& x, int matrix_rows, int matrix_cols, int weight_bytes,
@@ -306,7 +290,7 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
           const std::uint8_t* src = in + to_u64(iy * x.in_stride_y) * ib;
           std::int16_t* dst = row + x.pad_left * pixel_stride;
           if (dense_rows) {
-            widen(src, ib, in_w * in_channels, dst, u);
+            widen_elements(src, ib, in_w * in_channels, dst, u);
             continue;
           }
           if (kept) {
@@ -314,14 +298,14 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
               const std::uint8_t* pixel = src + to_u64(ix * x.in_stride_x) * ib;
               std::int16_t* out = dst + ix * pixel_stride;
               for (const KeptRun& run : kept_runs_)
-                widen(pixel + to_u64(run.channel) * ib, ib, run.count, out + run.at, u);
+                widen_elements(pixel + to_u64(run.channel) * ib, ib, run.count, out + run.at, u);
               for (std::int64_t j = kept_present; j < pixel_stride; ++j) out[j] = 0;
             }
             continue;
           }
           for (std::int64_t ix = 0; ix < in_w; ++ix) {
-            widen(src + to_u64(ix * x.in_stride_x) * ib, ib, in_channels, dst + ix * pixel_stride,
-                  u);
+            widen_elements(src + to_u64(ix * x.in_stride_x) * ib, ib, in_channels,
+                           dst + ix * pixel_stride, u);
           }
         }
       });
@@ -396,8 +380,8 @@ void Datapath::execute_conv(const isa::Conv& x, const DenseWeights* prepacked) {
         for (std::int64_t kx = 0; kx < x.kw; ++kx) {
           const std::int64_t ix = ox * x.stride_w + kx * x.dil_w - x.pad_left;
           if (ix < 0 || ix >= in_w) continue;
-          widen(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
-                pixel_.data(), u);
+          widen_elements(in + to_u64(iy * x.in_stride_y + ix * x.in_stride_x) * ib, ib, in_channels,
+                         pixel_.data(), u);
           const std::int64_t tap = ky * x.kw + kx;
           kernels::accumulate_depthwise(pixel_.data(), packed_weights_.data() + tap * out_channels,
                                         out_channels, sums_.data());
