@@ -5,6 +5,7 @@
 
 #include "codegen/lowering.hpp"
 #include "compiler/quant/realize.hpp"
+#include "scheduler/pixel_gather.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -413,6 +414,8 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
 
 Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, int tensor,
                                          const Box& box, const TileView& view) const {
+  if (const sched::Op* gather = sched::gather_of(net_, tensor))
+    return append_gather_loads(loads, *gather, tensor, box, view);
   isa::Load l;
   l.kind = isa::Traffic::kActivations;
   set_dma_box(l, tensor, box, view);
@@ -438,6 +441,44 @@ Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, i
     g.dram_stride_y = static_cast<std::uint32_t>(f * stored_w * c);
     g.dram_stride_x = static_cast<std::uint32_t>(f * c);
     loads.push_back(g);
+  }
+  return {};
+}
+
+// A gather's output lies in its input's region, pixel p at the input's pixel_source[p]: each of
+// the decomposition's DMAs reads `rows` runs of `cols` consecutive input pixels into the tile's
+// pixels along x (or, in a tile one pixel wide, down its rows).
+Status Lowering::append_gather_loads(std::vector<isa::Instruction>& loads, const sched::Op& gather,
+                                     int tensor, const Box& box, const TileView& view) const {
+  const DramPlace place = place_of(gather.inputs[0]);
+  const int64_t width = net_.tensor(tensor).shape.w;
+  for (const sched::GatherDma& d : sched::gather_dmas(gather.pixel_source, width, box)) {
+    const int64_t x_step = d.along_x ? view.pixel_elems : view.stride_y();
+    const int64_t y_step = d.dy * view.stride_y() + d.dx * view.pixel_elems;
+    const int64_t source_step = d.source_step * place.pixel_channels;
+    if (x_step >= (int64_t{1} << 16) || y_step >= (int64_t{1} << 20) ||
+        source_step >= (int64_t{1} << 24))
+      return fail("gather '" + gather.name + "': a load of tensor '" + net_.tensor(tensor).name +
+                  "' steps " + std::to_string(x_step) + " / " + std::to_string(y_step) +
+                  " scratchpad and " + std::to_string(source_step) +
+                  " DRAM elements, beyond the load's stride fields (16, 20 and 24 bits)");
+    isa::Load l;
+    l.kind = isa::Traffic::kActivations;
+    l.sp = static_cast<std::uint32_t>(view.sp);
+    l.elem = act_elem_;
+    l.sram_addr = static_cast<std::uint32_t>(view.addr(d.y, d.x, box.c.b));
+    l.dram_addr = static_cast<std::uint64_t>(
+        place.region->offset +
+        ((place.first_pixel() + d.source) * place.pixel_channels + place.channel_offset + box.c.b) *
+            act_bytes_);
+    l.y_size = static_cast<std::uint32_t>(d.rows);
+    l.x_size = static_cast<std::uint32_t>(d.cols);
+    l.c_size = static_cast<std::uint32_t>(box.c.size());
+    l.dram_stride_y = static_cast<std::uint32_t>(d.rows > 1 ? source_step : 0);
+    l.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
+    l.sram_stride_y = static_cast<std::uint32_t>(d.rows > 1 ? y_step : 0);
+    l.sram_stride_x = static_cast<std::uint32_t>(x_step);
+    loads.push_back(l);
   }
   return {};
 }

@@ -425,6 +425,10 @@ class Lowering {
   /// DRAM run (docs/codegen.md, "Space-to-depth stem").
   Status append_activation_loads(std::vector<isa::Instruction>& loads, int tensor, const Box& box,
                                  const TileView& view) const;
+  /// The loads of `box` of a pixel gather's output (scheduler/pixel_gather.hpp), one DMA per
+  /// run of its source pixels' boxes.
+  Status append_gather_loads(std::vector<isa::Instruction>& loads, const sched::Op& gather,
+                             int tensor, const Box& box, const TileView& view) const;
   /// The STORE of `box` of a group output `tensor` from `view` (network output bytes when its
   /// region is the network output's), counted in the program's written activation bytes.
   isa::Store store_of(int tensor, const Box& box, const TileView& view);

@@ -8,6 +8,7 @@
 
 #include "isa/instruction.hpp"
 #include "scheduler/group_info.hpp"
+#include "scheduler/pixel_gather.hpp"
 #include "scheduler/plan.hpp"
 #include "scheduler/weight_loads.hpp"
 
@@ -186,6 +187,23 @@ int64_t dma_cycles_for_box(const Net& net, const Machine& machine, int tensor, c
       phase.w = {a * stored_w + f * box.w.b, a * stored_w + f * box.w.e};
       cycles += dma_instruction_cycles(
           machine, box_bursts(row_groups, phase, net.activation_bytes, machine.burst_bytes));
+    }
+    return cycles;
+  }
+  if (const Op* gather = gather_of(net, tensor); gather != nullptr && !box.empty()) {
+    // Each of the decomposition's DMAs (codegen's): `rows` runs of `cols` consecutive pixels
+    // of the gathered tensor, seen as one pixel per row.
+    const Shape3 base = net.tensor(gather->inputs[0]).shape;
+    const Shape3 pixels{base.c, base.h * base.w, 1};
+    int64_t cycles = 0;
+    for (const GatherDma& d : gather_dmas(gather->pixel_source, t.shape.w, box)) {
+      int64_t bursts = 0;
+      for (int64_t i = 0; i < d.rows; ++i) {
+        const int64_t first = d.source + i * d.source_step;
+        bursts += box_bursts(pixels, Box{box.c, {first, first + d.cols}, {0, 1}},
+                             net.activation_bytes, machine.burst_bytes);
+      }
+      cycles += dma_instruction_cycles(machine, bursts);
     }
     return cycles;
   }

@@ -1,7 +1,8 @@
 // (internal) The graph IR -> Net converter behind net_from_graph, one class whose methods are
 // defined by concept: from_ir.cpp (the per-kind rules of the CNN kinds, the generic path, Mul by
 // a constant), from_ir_transformer.cpp (head pixels, head views, the transformer kinds, decode's
-// row Concat) and from_ir_layout.cpp (layout views: channels at another axis than the default).
+// row Concat), from_ir_layout.cpp (layout views: channels at another axis than the default)
+// and from_ir_gather.cpp (pixel views: the pixels in another order, stored as gathers).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,13 @@ class GraphConverter {
     int64_t repeat = 1;
     /// [1, stored heads, repeat, S, hd]: the 5-D form between a Reshape and an Expand.
     bool grouped = false;
+  };
+
+  /// A pixel view: an IR tensor with its channels last whose pixel p (row-major over its other
+  /// axes) is pixel source[p] of net tensor `base` (from_ir_gather.cpp).
+  struct PixelView {
+    int base = -1;
+    std::vector<int64_t> source;
   };
 
   auto consumers_of(const std::string& t) const { return graph_.consumers(t); }
@@ -107,6 +115,15 @@ class GraphConverter {
   Result<int> add_dram_constant(const ir::Op& op, const std::string& name);
   Status add_gather(const ir::Op& op, Op out);
 
+  // ---- from_ir_gather.cpp: pixel views
+  std::optional<PixelView> pixel_view(const std::string& name) const;
+  bool pixel_reshape_applies(const ir::Op& op) const;
+  bool pixel_transpose_applies(const ir::Op& op) const;
+  bool continues_pixel_view(const ir::Op& op) const;
+  Status add_pixel_reshape(const ir::Op& op);
+  Status add_pixel_transpose(const ir::Op& op);
+  Status materialize_pixel_views(const ir::Op& op);
+
   // ---- from_ir_layout.cpp: layout views
   int64_t channel_axis_of(const std::string& name) const;
   Result<Shape3> net_shape(const std::string& name, const std::string& op_name);
@@ -130,6 +147,8 @@ class GraphConverter {
   std::vector<int> copied_outputs_;  // append copies of graph outputs (which have a consumer)
   std::map<std::string, int64_t, std::less<>> channel_axis_;  // IR tensor -> its channel axis
   std::optional<Shape3> grid_hint_;  // the pixel grid the op being added keeps
+  std::map<std::string, PixelView, std::less<>> pixel_views_;     // IR tensor -> its pixel view
+  std::map<std::string, std::string, std::less<>> pixel_makers_;  // IR tensor -> its IR op
 };
 
 }  // namespace tessel::sched::detail

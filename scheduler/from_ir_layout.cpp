@@ -93,6 +93,7 @@ Status GraphConverter::add_layout_transpose(const ir::Op& op) {
   const auto axis =
       transpose_channel_axis(graph_.tensor(op.inputs[0]).shape, channel_axis_of(op.inputs[0]),
                              std::vector<int64_t>(perm.begin(), perm.end()));
+  if (!axis && pixel_transpose_applies(op)) return add_pixel_transpose(op);
   if (!axis)
     return fail(describe_op(op) + ": perm " + ir::shape_string(ir::Shape(perm)) + " of " +
                 ir::shape_string(graph_.tensor(op.inputs[0]).shape) +

@@ -168,6 +168,10 @@ struct Op {
   int64_t constant_stride_y = 0, constant_stride_x = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;
+  /// Reshape: a pixel gather (scheduler/pixel_gather.hpp; Swin's window partition and its
+  /// reverse): output pixel p (row-major) is input pixel pixel_source[p], its channels whole, a
+  /// DRAM view that loads in strided boxes. Empty: the pixels keep their order.
+  std::vector<int64_t> pixel_source;
   HeadMatMul matmul;  ///< MatMul
 };
 

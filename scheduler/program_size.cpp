@@ -14,6 +14,7 @@
 #include "scheduler/group_mapping.hpp"
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
+#include "scheduler/pixel_gather.hpp"
 #include "scheduler/shape.hpp"
 #include "scheduler/weight_loads.hpp"
 #include "support/int_ops.hpp"
@@ -339,7 +340,7 @@ class ProgramCounter {
         const Box& box = need[static_cast<size_t>(t)];
         if (box.empty()) continue;
         if (kept[static_cast<size_t>(t)] && !first_tile) continue;
-        activation_loads += net_.tensor(t).space_to_depth;  // one DMA per row phase
+        activation_loads += load_dma_count(net_, t, box);  // row phases, gather runs
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos)
         if (!idle_in_tile(gs, gs.ops[pos], tile))
@@ -367,7 +368,7 @@ class ProgramCounter {
     int64_t n = 0, activation_loads = 0;
     for (int t : gs.inputs) {
       if (whole[static_cast<size_t>(t)].empty()) continue;
-      activation_loads += net_.tensor(t).space_to_depth;
+      activation_loads += load_dma_count(net_, t, whole[static_cast<size_t>(t)]);
     }
     n += activation_loads;
     if (gs.prefetched && activation_loads == 0) ++n;  // a load nop starts step 0

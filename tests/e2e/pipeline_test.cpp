@@ -420,5 +420,46 @@ TEST(TinyPipeline, sequence_first_attention_as_torch_exports_it_runs_bit_exact) 
                    });
 }
 
+// Swin's window partition and its reverse (issue 36 item 1): an NHWC map [1, 8, 8, 32] as 4
+// windows of 4 x 4 tokens ([1, 2, 4, 2, 4, 32] -> perm [0, 1, 3, 2, 4, 5] -> [4, 16, 32]), a
+// Linear over the tokens, and back to the map for the residual. Each reordering is one gather
+// (scheduler/pixel_gather.hpp) loaded in strided boxes; the windowed tokens are a graph output
+// too, so a wrong order shows in them and not only in the map.
+ir::Graph window_partition() {
+  zoo::NetBuilder net("window_partition", {});
+  const std::string x = net.input("input", 16, 8, 8);
+  const std::string c = net.conv(x, "embed", zoo::conv_spec(32, 1));
+  const std::string map = net.transpose(c, "to_nhwc", {0, 2, 3, 1});  // [1, 8, 8, 32]
+  const std::string split = net.reshape(map, "window_split", {1, 2, 4, 2, 4, 32});
+  const std::string moved = net.transpose(split, "window_order", {0, 1, 3, 2, 4, 5});
+  const std::string windows = net.reshape(moved, "windows", {4, 16, 32});
+  const std::string mixed = net.dense(windows, "proj", 32);  // [4, 16, 32]
+  const std::string grid = net.reshape(mixed, "window_grid", {1, 2, 2, 4, 4, 32});
+  const std::string back = net.transpose(grid, "map_order", {0, 1, 3, 2, 4, 5});
+  const std::string merged = net.reshape(back, "merged", {1, 8, 8, 32});
+  // The map leaves as tokens [1, 64, 32] through a Linear (a 4-D graph output is read back
+  // as NCHW, a view as an output by its source's name).
+  const std::string residual = net.add(merged, map, "residual");
+  const std::string tokens = net.reshape(residual, "residual_tokens", {1, 64, 32});
+  return net.finish({mixed, net.dense(tokens, "head", 32)});
+}
+
+TEST(TinyPipeline, a_window_partition_and_its_reverse_run_bit_exact_as_gathers) {
+  const ir::Graph graph = window_partition();
+  const HwConfig cloud = load_hw_config(config_path("cloud-large"));
+  for_every_policy(graph, cloud, [&](const char* policy, const pipeline::PolicyResult& r) {
+    // The gathers' loads counted in the program size (instruction fetch).
+    expect_energy_matches(std::string("window_partition ") + policy, r, cloud,
+                          CountMatch::ExactWithoutLeakage);
+    int gathers = 0;
+    for (const sched::Op& op : r.scheduled.net.ops) gathers += !op.pixel_source.empty();
+    EXPECT_EQ(gathers, 2);
+    EXPECT_GT(cycle_ratio(r), 0.95);
+    EXPECT_LT(cycle_ratio(r), 1.05);
+  });
+  for_every_policy(graph, load_hw_config(config_path("vta-pynq")));
+  for_every_policy(graph, load_hw_config(config_path("edge-small")));
+}
+
 }  // namespace
 }  // namespace tessel::e2e
