@@ -27,9 +27,7 @@ namespace detail {
 
 Status GraphConverter::add(const ir::Op& op) {
   if (auto s = materialize_pixel_views(op); !s.ok()) return s;
-  if (continues_pixel_view(op) &&
-      (op.kind == ir::OpKind::Reshape || pixel_views_.count(op.inputs[0])))
-    return op.kind == ir::OpKind::Reshape ? add_pixel_reshape(op) : add_pixel_transpose(op);
+  if (takes_pixel_view(op)) return add_pixel_op(op);
   if (auto s = carry_layout(op); !s.ok()) return s;
   Op out;
   out.name = op.name;

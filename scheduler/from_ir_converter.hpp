@@ -119,9 +119,15 @@ class GraphConverter {
   std::optional<PixelView> pixel_view(const std::string& name) const;
   bool pixel_reshape_applies(const ir::Op& op) const;
   bool pixel_transpose_applies(const ir::Op& op) const;
+  bool pixel_slice_applies(const ir::Op& op) const;
+  bool pixel_concat_applies(const ir::Op& op) const;
   bool continues_pixel_view(const ir::Op& op) const;
+  bool takes_pixel_view(const ir::Op& op) const;
+  Status add_pixel_op(const ir::Op& op);
   Status add_pixel_reshape(const ir::Op& op);
   Status add_pixel_transpose(const ir::Op& op);
+  Status add_pixel_slice(const ir::Op& op);
+  Status add_pixel_concat(const ir::Op& op);
   Status materialize_pixel_views(const ir::Op& op);
 
   // ---- from_ir_layout.cpp: layout views

@@ -5,6 +5,7 @@
 // it becomes a net tensor made by one gather (OpKind::Reshape with Op::pixel_source: a DRAM
 // view loaded in strided boxes; docs/scheduler.md "Pixel gathers"). GraphConverter:
 // scheduler/from_ir_converter.hpp.
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -109,12 +110,136 @@ Status GraphConverter::add_pixel_transpose(const ir::Op& op) {
   return {};
 }
 
-// Whether `op` carries a pixel view on (a Reshape or Transpose of one that keeps its channels
-// last) rather than reading it.
+// A Slice of pixel axes only, with positive steps (torch.roll's halves, patch merging's
+// x[:, 0::2, 1::2]), of a pixel view or of a map with its channels last.
+bool GraphConverter::pixel_slice_applies(const ir::Op& op) const {
+  const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+  const auto& axes = op.get_ints("axes");
+  const auto& steps = op.get_ints("steps");
+  const auto rank = static_cast<int64_t>(in.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis >= rank - 1 || steps[i] <= 0) return false;
+  }
+  if (pixel_views_.count(op.inputs[0])) return true;
+  return in.size() >= 4 && pixel_view(op.inputs[0]).has_value();
+}
+
+// A Concat along a pixel axis of pixel views of one base, one of them a view in flight
+// (torch.roll's halves joined the other way round).
+bool GraphConverter::pixel_concat_applies(const ir::Op& op) const {
+  const auto rank = static_cast<int64_t>(graph_.tensor(op.outputs[0]).shape.size());
+  const int64_t axis = op.get_int("axis") < 0 ? op.get_int("axis") + rank : op.get_int("axis");
+  if (axis >= rank - 1) return false;
+  int base = -1;
+  bool in_flight = false;
+  for (const std::string& in : op.inputs) {
+    const auto v = pixel_view(in);
+    if (!v || (base >= 0 && v->base != base)) return false;
+    base = v->base;
+    in_flight = in_flight || pixel_views_.count(in) > 0;
+  }
+  return in_flight;
+}
+
+Status GraphConverter::add_pixel_slice(const ir::Op& op) {
+  PixelView v = *pixel_view(op.inputs[0]);
+  const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+  const auto& starts = op.get_ints("starts");
+  const auto& ends = op.get_ints("ends");
+  const auto& axes = op.get_ints("axes");
+  const auto& steps = op.get_ints("steps");
+  const size_t dims = in.size() - 1;
+  std::vector<int64_t> first(dims, 0), step(dims, 1), count(in.begin(), in.end() - 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const auto a = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
+    const int64_t b = std::clamp<int64_t>(starts[i] < 0 ? starts[i] + in[a] : starts[i], 0, in[a]);
+    const int64_t e = std::clamp<int64_t>(ends[i] < 0 ? ends[i] + in[a] : ends[i], 0, in[a]);
+    first[a] = b;
+    step[a] = steps[i];
+    count[a] = e > b ? (e - b + steps[i] - 1) / steps[i] : 0;
+  }
+  std::vector<int64_t> in_stride(dims, 1);
+  for (size_t a = dims; a-- > 1;) in_stride[a - 1] = in_stride[a] * in[a];
+  std::vector<int64_t> source, j(dims, 0);
+  int64_t total = 1;
+  for (int64_t n : count) total *= n;
+  for (int64_t p = 0; p < total; ++p) {
+    int64_t i = 0;
+    for (size_t a = 0; a < dims; ++a) i += (first[a] + j[a] * step[a]) * in_stride[a];
+    source.push_back(v.source[static_cast<size_t>(i)]);
+    for (size_t a = dims; a-- > 0;) {
+      if (++j[a] < count[a]) break;
+      j[a] = 0;
+    }
+  }
+  v.source = std::move(source);
+  pixel_views_[op.outputs[0]] = std::move(v);
+  pixel_makers_[op.outputs[0]] = op.name;
+  return {};
+}
+
+Status GraphConverter::add_pixel_concat(const ir::Op& op) {
+  const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
+  const auto rank = static_cast<int64_t>(out.size());
+  const auto axis =
+      static_cast<size_t>(op.get_int("axis") < 0 ? op.get_int("axis") + rank : op.get_int("axis"));
+  // Output pixel p: row-major over the outer axes (before `axis`), then `axis` and the inner
+  // ones; each input contributes its own extent along `axis` in turn.
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < axis; ++a) outer *= out[a];
+  for (size_t a = axis + 1; a + 1 < out.size(); ++a) inner *= out[a];
+  std::vector<PixelView> views;
+  for (const std::string& in : op.inputs) views.push_back(*pixel_view(in));
+  PixelView v;
+  v.base = views.front().base;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t k = 0; k < views.size(); ++k) {
+      const int64_t extent = graph_.tensor(op.inputs[k]).shape[axis];
+      const auto& s = views[k].source;
+      const auto from = s.begin() + o * extent * inner;
+      v.source.insert(v.source.end(), from, from + extent * inner);
+    }
+  pixel_views_[op.outputs[0]] = std::move(v);
+  pixel_makers_[op.outputs[0]] = op.name;
+  return {};
+}
+
+// Whether `op` carries a pixel view on (a Reshape, Transpose, Slice or Concat of one that keeps
+// its channels last) rather than reading it.
 bool GraphConverter::continues_pixel_view(const ir::Op& op) const {
-  if (op.kind == ir::OpKind::Reshape) return pixel_reshape_applies(op);
-  if (op.kind == ir::OpKind::Transpose) return pixel_transpose_applies(op);
-  return false;
+  switch (op.kind) {
+    case ir::OpKind::Reshape:
+      return pixel_reshape_applies(op);
+    case ir::OpKind::Transpose:
+      return pixel_transpose_applies(op);
+    case ir::OpKind::Slice:
+      return pixel_slice_applies(op);
+    case ir::OpKind::Concat:
+      return pixel_concat_applies(op);
+    default:
+      return false;
+  }
+}
+
+// The ops that start or carry a pixel view: every one continues_pixel_view names, but a
+// Transpose of a tensor that is no view yet (the layout transposes come first).
+bool GraphConverter::takes_pixel_view(const ir::Op& op) const {
+  if (op.kind == ir::OpKind::Transpose && !pixel_views_.count(op.inputs[0])) return false;
+  return continues_pixel_view(op);
+}
+
+Status GraphConverter::add_pixel_op(const ir::Op& op) {
+  switch (op.kind) {
+    case ir::OpKind::Reshape:
+      return add_pixel_reshape(op);
+    case ir::OpKind::Transpose:
+      return add_pixel_transpose(op);
+    case ir::OpKind::Slice:
+      return add_pixel_slice(op);
+    default:
+      return add_pixel_concat(op);
+  }
 }
 
 // The pixel views `op` reads become net tensors: the base itself where the order and the grid

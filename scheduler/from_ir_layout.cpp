@@ -46,6 +46,12 @@ Status GraphConverter::carry_layout(const ir::Op& op) {
       op.kind == ir::OpKind::Mul || op.kind == ir::OpKind::Relu || op.kind == ir::OpKind::Clip ||
       op.kind == ir::OpKind::Quantize || op.kind == ir::OpKind::Dequantize ||
       op.kind == ir::OpKind::Requantize || op.kind == ir::OpKind::Scale;
+  // A Concat along the channel axis keeps every pixel where it is (patch merging's four maps).
+  const auto channel_concat = [&](const std::string& in, int64_t axis) {
+    if (op.kind != ir::OpKind::Concat) return false;
+    const auto rank = static_cast<int64_t>(graph_.tensor(in).shape.size());
+    return (op.get_int("axis") < 0 ? op.get_int("axis") + rank : op.get_int("axis")) == axis;
+  };
   for (const std::string& in : op.inputs) {
     if (in.empty() || graph_.tensor(in).constant || views) continue;
     if (elementwise && !grid_hint_)
@@ -53,7 +59,7 @@ Status GraphConverter::carry_layout(const ir::Op& op) {
         grid_hint_ = net_.tensor(it->second).shape;
     auto it = channel_axis_.find(in);
     if (it == channel_axis_.end()) continue;
-    if (!elementwise)
+    if (!elementwise && !channel_concat(in, it->second))
       return fail(describe_op(op) + " reads '" + in + "' with its channels at axis " +
                   std::to_string(it->second) + " (a layout view); only elementwise ops and " +
                   "norms over the channels read such a tensor on the accelerator path");

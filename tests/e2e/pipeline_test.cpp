@@ -2,6 +2,8 @@
 // objective; timing-only equal to the full run.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/map_space.hpp"
@@ -458,6 +460,65 @@ TEST(TinyPipeline, a_window_partition_and_its_reverse_run_bit_exact_as_gathers) 
     EXPECT_LT(cycle_ratio(r), 1.05);
   });
   for_every_policy(graph, load_hw_config(config_path("vta-pynq")));
+  for_every_policy(graph, load_hw_config(config_path("edge-small")));
+}
+
+// Swin's shifted windows and patch merging: torch.roll by -2 (a Slice of each side of the rows
+// and columns, joined the other way round) before the window partition and by +2 after its
+// reverse, then patch merging's four strided maps x[:, a::2, b::2] joined along the channels.
+// The roll folds into the partition's gather (and the reverse's), each strided map is a gather
+// of its own, and their channel Concat a copy.
+ir::Graph shifted_windows() {
+  zoo::NetBuilder net("shifted_windows", {});
+  const std::string x = net.input("input", 16, 8, 8);
+  const std::string c = net.conv(x, "embed", zoo::conv_spec(32, 1));
+  const std::string map = net.transpose(c, "to_nhwc", {0, 2, 3, 1});  // [1, 8, 8, 32]
+  const auto roll = [&](const std::string& t, const std::string& name, std::int64_t shift) {
+    std::string r = t;
+    for (std::int64_t axis : {1, 2}) {
+      const std::string n = name + std::to_string(axis);
+      const std::int64_t cut = shift < 0 ? -shift : 8 - shift;
+      r = net.concat_axis({net.slice(r, n + ".tail", axis, cut, INT64_MAX),
+                           net.slice(r, n + ".head", axis, 0, cut)},
+                          n, axis);
+    }
+    return r;
+  };
+  const std::string shifted = roll(map, "shift", -2);
+  const std::string split = net.reshape(shifted, "window_split", {1, 2, 4, 2, 4, 32});
+  const std::string moved = net.transpose(split, "window_order", {0, 1, 3, 2, 4, 5});
+  const std::string windows = net.reshape(moved, "windows", {4, 16, 32});
+  const std::string mixed = net.dense(windows, "proj", 32);
+  const std::string grid = net.reshape(mixed, "window_grid", {1, 2, 2, 4, 4, 32});
+  const std::string back = net.transpose(grid, "map_order", {0, 1, 3, 2, 4, 5});
+  const std::string merged = roll(net.reshape(back, "merged", {1, 8, 8, 32}), "unshift", 2);
+  const std::string residual = net.add(merged, map, "residual");
+  std::vector<std::string> quarters;
+  for (std::int64_t a : {0, 1})
+    for (std::int64_t b : {0, 1})
+      quarters.push_back(net.op("quarter" + std::to_string(a) + std::to_string(b),
+                                ir::OpKind::Slice, {residual},
+                                {{"starts", std::vector<std::int64_t>{a, b}},
+                                 {"ends", std::vector<std::int64_t>{8, 8}},
+                                 {"axes", std::vector<std::int64_t>{1, 2}},
+                                 {"steps", std::vector<std::int64_t>{2, 2}}}));
+  const std::string patches = net.concat_axis(quarters, "patches", -1);  // [1, 4, 4, 128]
+  const std::string tokens = net.reshape(patches, "patch_tokens", {1, 16, 128});
+  return net.finish({mixed, net.dense(tokens, "reduction", 32)});
+}
+
+TEST(TinyPipeline, shifted_windows_and_patch_merging_run_bit_exact_as_gathers) {
+  const ir::Graph graph = shifted_windows();
+  const HwConfig cloud = load_hw_config(config_path("cloud-large"));
+  for_every_policy(graph, cloud, [&](const char* policy, const pipeline::PolicyResult& r) {
+    expect_energy_matches(std::string("shifted_windows ") + policy, r, cloud,
+                          CountMatch::ExactWithoutLeakage);
+    int gathers = 0;
+    for (const sched::Op& op : r.scheduled.net.ops) gathers += !op.pixel_source.empty();
+    EXPECT_EQ(gathers, 6);  // the shifted partition, the unshifted reverse, four quarters
+    EXPECT_GT(cycle_ratio(r), 0.95);
+    EXPECT_LT(cycle_ratio(r), 1.05);
+  });
   for_every_policy(graph, load_hw_config(config_path("edge-small")));
 }
 
