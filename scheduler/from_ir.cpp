@@ -15,6 +15,7 @@
 #include "compiler/ir/unary.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
+#include "compiler/passes/split_packed_heads.hpp"
 #include "compiler/passes/split_sliced_linear.hpp"
 #include "scheduler/from_ir_converter.hpp"
 #include "scheduler/from_ir_shapes.hpp"
@@ -532,10 +533,12 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
     if (Status s = passes::run_passes(rewritten, "batchnorm-to-depthwise"); !s) return s.failure();
     return net_from_graph(rewritten, machine, form, features);
   }
-  // The quantized graph's q, k and v projections (kQuantizationPreparation splits a fused one).
-  if (passes::split_sliced_linear_applies(graph)) {
+  // The quantized graph's q, k and v projections (kQuantizationPreparation takes a packed one's
+  // heads apart and splits a fused one).
+  if (passes::split_packed_heads_applies(graph) || passes::split_sliced_linear_applies(graph)) {
     ir::Graph rewritten = graph;
-    if (Status s = passes::run_passes(rewritten, "split-sliced-linear"); !s) return s.failure();
+    if (Status s = passes::run_passes(rewritten, "split-packed-heads,split-sliced-linear"); !s)
+      return s.failure();
     return net_from_graph(rewritten, machine, form, features);
   }
   auto order = ir::topological_order(graph);

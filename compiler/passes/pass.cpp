@@ -25,6 +25,7 @@ const std::vector<PassInfo>& all_passes() {
       fuse_patterns_pass(),
       div_by_constant_pass(),
       channel_shuffle_to_conv_pass(),
+      split_packed_heads_pass(),
       split_sliced_linear_pass(),
       fuse_repeat_interleave_pass(),
       batchnorm_to_conv_pass(),

@@ -50,6 +50,7 @@ const PassInfo& fuse_patterns_pass();
 const PassInfo& div_by_constant_pass();
 const PassInfo& channel_shuffle_to_conv_pass();
 const PassInfo& split_sliced_linear_pass();
+const PassInfo& split_packed_heads_pass();
 const PassInfo& fuse_repeat_interleave_pass();
 const PassInfo& batchnorm_to_conv_pass();
 

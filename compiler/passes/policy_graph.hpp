@@ -16,8 +16,9 @@ enum class BatchNormLowering {
 };
 
 /// The passes that make a float graph (BatchNorm already lowered; shapes inferred, as every
-/// loader leaves them) ready for quantization: constant folding, a fused q|k|v projection split
-/// into one per slice (split-sliced-linear), torch's exported repeat_interleave as one
+/// loader leaves them) ready for quantization: constant folding, a packed q|k|v projection's
+/// heads taken apart by Slices (split-packed-heads), a fused q|k|v projection split into one
+/// per slice (split-sliced-linear), torch's exported repeat_interleave as one
 /// Reshape-Expand-Reshape (fuse-repeat-interleave), then the fusions that give the
 /// integer path the kinds it has (LayerNormalization, RMSNormalization, Gelu, Silu, HardSwish,
 /// the masked Softmax), a channel shuffle as a 1x1 Conv of its permutation
@@ -28,7 +29,8 @@ enum class BatchNormLowering {
 /// causal mask is often Trilu or Slice of a constant), the fusions before div-by-constant (they
 /// match the exporters' own forms).
 inline constexpr std::string_view kQuantizationPreparation =
-    "constant-folding,split-sliced-linear,fuse-repeat-interleave,fuse-patterns,"
+    "constant-folding,split-packed-heads,split-sliced-linear,fuse-repeat-interleave,"
+    "fuse-patterns,"
     "channel-shuffle-to-conv,div-by-constant,batchnorm-to-conv";
 
 /// Lowers BatchNorm as `lowering` says, then runs kQuantizationPreparation on `graph` in place.

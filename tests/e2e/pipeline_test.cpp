@@ -422,6 +422,40 @@ TEST(TinyPipeline, sequence_first_attention_as_torch_exports_it_runs_bit_exact) 
                    });
 }
 
+// A packed q|k|v projection taken apart as torchvision's Swin and timm's ViTs write it:
+// reshape to [1, S, 3, H, hd], permute(2, 0, 3, 1, 4), qkv[0], qkv[1], qkv[2]. split-packed-heads
+// makes each part a Slice and head view of the projection, split-sliced-linear one Linear each.
+ir::Graph packed_qkv_attention() {
+  const std::int64_t s = 8, d = 32, heads = 2, hd = 16;
+  zoo::NetBuilder net("packed_qkv_attention", {});
+  const std::string x = net.input_shaped("input", {1, s, d});
+  const std::string qkv = net.dense(x, "qkv", 3 * d);
+  const std::string packed = net.transpose(net.reshape(qkv, "qkv_heads", {1, s, 3, heads, hd}),
+                                           "qkv_parts", {2, 0, 3, 1, 4});
+  const auto part = [&](std::int64_t i, const std::string& name) {
+    return net.op(name, ir::OpKind::Gather, {packed},
+                  {{"axis", std::int64_t{0}}, {"indices", std::vector<std::int64_t>{i}}});
+  };
+  const std::string q = part(0, "q"), k = part(1, "k"), v = part(2, "v");  // [1, H, S, hd]
+  const std::string scale = net.constant("scale", {1}, {0.25f});
+  const std::string scores = net.matmul(net.op("q_scaled", ir::OpKind::Mul, {q, scale}),
+                                        net.transpose(k, "k_t", {0, 1, 3, 2}), "scores");
+  const std::string context = net.matmul(net.softmax_axis(scores, "softmax", 3), v, "context");
+  const std::string merged =
+      net.reshape(net.transpose(context, "merge", {0, 2, 1, 3}), "rows", {1, s, d});
+  return net.finish({net.add(net.dense(merged, "proj", d), x, "residual")});
+}
+
+TEST(TinyPipeline, a_packed_qkv_projection_runs_bit_exact) {
+  for_every_policy(packed_qkv_attention(), load_hw_config(config_path("cloud-large")),
+                   [](const char*, const pipeline::PolicyResult& r) {
+                     for (const sched::Op& op : r.scheduled.net.ops)
+                       EXPECT_NE(op.name, "qkv");  // split into q, k and v Linears
+                     EXPECT_GT(cycle_ratio(r), 0.95);
+                     EXPECT_LT(cycle_ratio(r), 1.05);
+                   });
+}
+
 // Swin's window partition and its reverse (issue 36 item 1): an NHWC map [1, 8, 8, 32] as 4
 // windows of 4 x 4 tokens ([1, 2, 4, 2, 4, 32] -> perm [0, 1, 3, 2, 4, 5] -> [4, 16, 32]), a
 // Linear over the tokens, and back to the map for the residual. Each reordering is one gather

@@ -1,6 +1,7 @@
 // Passes for forms torch's exporter writes: fuse-repeat-interleave (Split, per part Reshape,
 // Expand, Reshape, Concat -> one Reshape, Expand, Reshape) and fuse-l2-normalize (F.normalize
-// -> RMSNormalization); the values by hand.
+// -> RMSNormalization) and split-packed-heads (a packed q|k|v's Reshape, Transpose and Gathers ->
+// per part a Slice, Reshape and Transpose); the values by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,6 +70,60 @@ TEST(FuseRepeatInterleave, leaves_parts_out_of_order_or_read_elsewhere_alone) {
   graph = ir::parse_text(shared, "test.tir");
   ASSERT_TRUE(run_passes(graph, "fuse-repeat-interleave").ok());
   EXPECT_EQ(ir::to_text(graph), shared);
+}
+
+// A packed q|k|v projection of two sequences of two tokens, three parts of one head of two
+// values (torchvision's Swin: reshape to [B, N, 3, H, hd], permute(2, 0, 3, 1, 4), qkv[1]).
+const char* const kPackedHeads = R"(graph g {
+  input %x : f32[2,2,6]
+  %h = Reshape(%x) {shape=2,2,3,1,2} : f32[2,2,3,1,2]
+  %t = Transpose(%h) {perm=2,0,3,1,4} : f32[3,2,1,2,2]
+  %y = Gather(%t) {axis=0, indices=[1]} : f32[2,1,2,2]
+  %z = Gather(%t) {axis=0, indices=[2]} : f32[2,1,2,2]
+  output %y, %z
+}
+)";
+
+TEST(SplitPackedHeads, each_part_is_a_slice_of_the_projection_as_head_views) {
+  const ir::Graph before = ir::parse_text(kPackedHeads, "test.tir");
+  ir::Graph after = before;
+  ASSERT_TRUE(run_passes(after, "split-packed-heads").ok());
+  EXPECT_EQ(ir::to_text(after), R"(graph g {
+  input %x : f32[2,2,6]
+  %y.slice = Slice(%x) {starts=[2], ends=[4], axes=[2], steps=[1]} : f32[2,2,2]
+  %y.heads = Reshape(%y.slice) {shape=2,2,1,2} : f32[2,2,1,2]
+  %y = Transpose(%y.heads) {perm=0,2,1,3} : f32[2,1,2,2]
+  %z.slice = Slice(%x) {starts=[4], ends=[6], axes=[2], steps=[1]} : f32[2,2,2]
+  %z.heads = Reshape(%z.slice) {shape=2,2,1,2} : f32[2,2,1,2]
+  %z = Transpose(%z.heads) {perm=0,2,1,3} : f32[2,1,2,2]
+  output %y, %z
+}
+)");
+  // x = 0..23: token (b, n) holds 6 (2 b + n) + [0, 6); part 1 is its values 2 and 3, part 2
+  // its 4 and 5.
+  std::vector<float> x(24);
+  for (int i = 0; i < 24; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (const ir::Graph* g : {&before, static_cast<const ir::Graph*>(&after)}) {
+    cpu::Executor executor(*g);
+    auto out = executor.run({{"x", cpu::TensorData::from_f32(ir::Shape{2, 2, 6}, x)}});
+    ASSERT_TRUE(out.ok()) << out.reason();
+    EXPECT_EQ(out.value().at("y").to_f32(), (std::vector<float>{2, 3, 8, 9, 14, 15, 20, 21}));
+    EXPECT_EQ(out.value().at("z").to_f32(), (std::vector<float>{4, 5, 10, 11, 16, 17, 22, 23}));
+  }
+}
+
+TEST(SplitPackedHeads, leaves_another_permutation_alone) {
+  std::string other = kPackedHeads;
+  const auto swap = [&](const std::string& from, const std::string& to) {
+    other.replace(other.find(from), from.size(), to);
+  };
+  swap("perm=2,0,3,1,4} : f32[3,2,1,2,2]", "perm=2,0,1,3,4} : f32[3,2,2,1,2]");
+  swap("indices=[1]} : f32[2,1,2,2]", "indices=[1]} : f32[2,2,1,2]");
+  swap("indices=[2]} : f32[2,1,2,2]", "indices=[2]} : f32[2,2,1,2]");
+  ir::Graph graph = ir::parse_text(other, "test.tir");
+  const std::string before = ir::to_text(graph);
+  ASSERT_TRUE(run_passes(graph, "split-packed-heads").ok());
+  EXPECT_EQ(ir::to_text(graph), before);
 }
 
 TEST(FuseL2Normalize, f_normalize_is_an_rms_norm_scaled_by_one_over_root_n) {
