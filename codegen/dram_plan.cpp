@@ -51,6 +51,10 @@ Status Lowering::plan_activation_regions() {
           return refuse("is a network input; it cannot be stored into the concat's slice");
         if (xt.network_output)
           return refuse("is a network output; it cannot live in the concat's slice");
+        if (sched::gather_of(net_, x) != nullptr)
+          return refuse("is a pixel gather (a DRAM view of '" +
+                        net_.tensor(net_.op(xt.producer).inputs[0]).name +
+                        "'); it cannot be stored into the concat's slice");
         if (auto it = slice_of_.find(x); it != slice_of_.end())
           return refuse("is already a slice of concat '" +
                         net_.op(net_.tensor(it->second.first).producer).name +
@@ -59,6 +63,12 @@ Status Lowering::plan_activation_regions() {
       }
       continue;
     }
+    if (gs.dram_view && net_.op(gs.ops.front()).kind != sched::OpKind::Concat &&
+        sched::gather_of(net_, net_.op(gs.ops.front()).inputs[0]) != nullptr)
+      return fail("op '" + net_.op(gs.ops.front()).name + "' (" +
+                  sched::to_string(net_.op(gs.ops.front()).kind) + ") is a DRAM view of '" +
+                  net_.tensor(net_.op(gs.ops.front()).inputs[0]).name +
+                  "', a pixel gather: a view of a gather is not supported by codegen yet");
     if (gs.dram_view && net_.op(gs.ops.front()).kind == sched::OpKind::Slice) {
       // A channel slice lies in its input's region, as a concat's input in the concat's.
       const sched::Op& slice = net_.op(gs.ops.front());

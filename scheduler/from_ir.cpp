@@ -547,6 +547,7 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
   for (ir::OpId id : order.value()) {
     if (auto s = builder.add(graph.op(id)); !s.ok()) return s.failure();
   }
+  if (auto s = builder.check_pixel_outputs(); !s.ok()) return s.failure();
   return builder.take();
 }
 

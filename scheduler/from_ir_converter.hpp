@@ -130,6 +130,10 @@ class GraphConverter {
   Status add_pixel_concat(const ir::Op& op);
   Status materialize_pixel_views(const ir::Op& op);
 
+ public:
+  Status check_pixel_outputs() const;
+
+ private:
   // ---- from_ir_layout.cpp: layout views
   int64_t channel_axis_of(const std::string& name) const;
   Result<Shape3> net_shape(const std::string& name, const std::string& op_name);

@@ -13,6 +13,7 @@
 
 #include "scheduler/from_ir_converter.hpp"
 #include "scheduler/layout_view.hpp"
+#include "scheduler/pixel_gather.hpp"
 
 namespace tessel::sched::detail {
 
@@ -55,6 +56,11 @@ std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::s
   v.base = t->second;
   v.source.resize(static_cast<size_t>(pixel_count(shape)));
   std::iota(v.source.begin(), v.source.end(), int64_t{0});
+  // A gather's output is its input's pixels in the gather's order: one gather, never two.
+  if (const Op* gather = gather_of(net_, t->second)) {
+    v.base = gather->inputs[0];
+    v.source = gather->pixel_source;
+  }
   return v;
 }
 
@@ -273,6 +279,17 @@ Status GraphConverter::materialize_pixel_views(const ir::Op& op) {
     tensor_of_[name] = gather.output;
     net_.add_op(std::move(gather));
   }
+  return {};
+}
+
+// A graph output still in flight as a pixel view has no bytes of its own to be read from.
+Status GraphConverter::check_pixel_outputs() const {
+  for (const std::string& o : graph_.outputs())
+    if (pixel_views_.count(o) && !tensor_of_.count(o))
+      return fail("graph output '" + o + "' (made by op '" + pixel_makers_.at(o) +
+                  "') is a reordering of the pixels of '" +
+                  net_.tensor(pixel_views_.at(o).base).name +
+                  "'; the accelerator path stores such a reordering only where an op reads it");
   return {};
 }
 

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "compiler/zoo/builder.hpp"
+#include "scheduler/from_ir.hpp"
 
 namespace tessel::sched {
 namespace {
@@ -115,6 +119,38 @@ TEST(PixelGather, the_isa_limits_split_a_dma) {
   expect_dma(dmas[0], 0, 0, 3, 30, 30, 0, false, 0, 30);
   expect_dma(dmas[1], 90, 0, 1, 10, 0, 0, false, 90, 0);
   expect_covers(source, 1, all, dmas);
+}
+
+// The converter: an 8 x 8 map's window partition read by a Linear is one gather of the map;
+// the same partition left as a graph output is refused, naming it.
+ir::Graph partitioned(bool read) {
+  zoo::NetBuilder net("partitioned", {});
+  const std::string x = net.input("input", 16, 8, 8);
+  const std::string map =
+      net.transpose(net.conv(x, "embed", zoo::conv_spec(32, 1)), "to_nhwc", {0, 2, 3, 1});
+  const std::string moved = net.transpose(net.reshape(map, "window_split", {1, 2, 4, 2, 4, 32}),
+                                          "window_order", {0, 1, 3, 2, 4, 5});
+  const std::string windows = net.reshape(moved, "windows", {4, 16, 32});
+  return net.finish({read ? net.dense(windows, "proj", 32) : windows});
+}
+
+TEST(PixelGather, the_converter_makes_one_gather_of_the_map_where_an_op_reads_it) {
+  const Machine machine = unified_machine(1024 * 1024);
+  auto net = net_from_graph(partitioned(true), machine, NetForm::Folded);
+  ASSERT_TRUE(net.ok()) << net.reason();
+  const Op* gather = nullptr;
+  for (const Op& op : net.value().ops)
+    if (!op.pixel_source.empty()) gather = &op;
+  ASSERT_NE(gather, nullptr);
+  // Named after the last view op: the Linear's flatten to [64, 32] carries the view on.
+  EXPECT_EQ(gather->name, "proj.flatten");
+  EXPECT_EQ(net.value().tensor(gather->inputs[0]).shape, (Shape3{32, 8, 8}));
+  EXPECT_EQ(net.value().tensor(gather->output).shape, (Shape3{32, 64, 1}));
+  EXPECT_EQ(gather->pixel_source, partition_8x8());
+
+  auto refused = net_from_graph(partitioned(false), machine, NetForm::Folded);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.reason().find("graph output 'windows'"), std::string::npos) << refused.reason();
 }
 
 }  // namespace
