@@ -35,6 +35,7 @@ bool avx512_kernels_enabled();
 /// blocks are 64-byte aligned: malloc's large blocks start 16 bytes into a page, where each
 /// 64-byte row of 16 packed output channels spans two cache lines and its second 32-byte
 /// vector splits across them (the ResNet-50 programs simulate in 0.95x the time aligned).
+/// Blocks of kHugeBlockBytes or more are fresh mappings on huge pages (map_fresh_pages).
 template <class T>
 struct UninitAllocator : std::allocator<T>, DefaultInitConstruct {
   template <class U>
