@@ -31,6 +31,28 @@ bool is_identity(const std::vector<int64_t>& source) {
   return true;
 }
 
+// The pixels of a view whose pixel j (a multi-index over `dims`, row-major) is pixel
+// `offset + sum_a j[a] * stride[a]` of a view with sources `source`: a Transpose's (strides
+// permuted) and a Slice's (offset at its starts, strides times its steps) one walk.
+std::vector<int64_t> affine_pixels(const std::vector<int64_t>& source,
+                                   const std::vector<int64_t>& dims, int64_t offset,
+                                   const std::vector<int64_t>& stride) {
+  int64_t total = 1;
+  for (int64_t n : dims) total *= n;
+  std::vector<int64_t> out, j(dims.size(), 0);
+  out.reserve(static_cast<size_t>(total));
+  for (int64_t p = 0; p < total; ++p) {
+    int64_t i = offset;
+    for (size_t a = 0; a < dims.size(); ++a) i += j[a] * stride[a];
+    out.push_back(source[static_cast<size_t>(i)]);
+    for (size_t a = dims.size(); a-- > 0;) {
+      if (++j[a] < dims[a]) break;
+      j[a] = 0;
+    }
+  }
+  return out;
+}
+
 // The net shape of an IR shape with its channels last, when it has one: ranks 2 to 4, at most
 // two pixel axes (a 3-D [B, S, d] being B * S rows).
 std::optional<Shape3> channels_last_shape(const ir::Shape& shape) {
@@ -96,20 +118,13 @@ Status GraphConverter::add_pixel_transpose(const ir::Op& op) {
   if (perm.size() != in.size())
     return fail(describe_op(op) + ": perm " + ir::shape_string(ir::Shape(perm)) + " of " +
                 ir::shape_string(in));
-  std::vector<int64_t> in_stride(axes, 1), out_dims(axes);
+  std::vector<int64_t> in_stride(axes, 1), out_dims(axes), stride(axes);
   for (size_t a = axes; a-- > 1;) in_stride[a - 1] = in_stride[a] * in[a];
-  for (size_t a = 0; a < axes; ++a) out_dims[a] = in[static_cast<size_t>(perm[a])];
-  // Output pixel j (row-major over out_dims) is input pixel sum_a j[a] * in_stride[perm[a]].
-  std::vector<int64_t> source(v.source.size()), j(axes, 0);
-  for (size_t p = 0; p < source.size(); ++p) {
-    int64_t i = 0;
-    for (size_t a = 0; a < axes; ++a) i += j[a] * in_stride[static_cast<size_t>(perm[a])];
-    source[p] = v.source[static_cast<size_t>(i)];
-    for (size_t a = axes; a-- > 0;) {
-      if (++j[a] < out_dims[a]) break;
-      j[a] = 0;
-    }
+  for (size_t a = 0; a < axes; ++a) {
+    out_dims[a] = in[static_cast<size_t>(perm[a])];
+    stride[a] = in_stride[static_cast<size_t>(perm[a])];
   }
+  std::vector<int64_t> source = affine_pixels(v.source, out_dims, 0, stride);
   v.source = std::move(source);
   pixel_views_[op.outputs[0]] = std::move(v);
   pixel_makers_[op.outputs[0]] = op.name;
@@ -165,20 +180,14 @@ Status GraphConverter::add_pixel_slice(const ir::Op& op) {
     step[a] = steps[i];
     count[a] = e > b ? (e - b + steps[i] - 1) / steps[i] : 0;
   }
-  std::vector<int64_t> in_stride(dims, 1);
+  std::vector<int64_t> in_stride(dims, 1), stride(dims);
   for (size_t a = dims; a-- > 1;) in_stride[a - 1] = in_stride[a] * in[a];
-  std::vector<int64_t> source, j(dims, 0);
-  int64_t total = 1;
-  for (int64_t n : count) total *= n;
-  for (int64_t p = 0; p < total; ++p) {
-    int64_t i = 0;
-    for (size_t a = 0; a < dims; ++a) i += (first[a] + j[a] * step[a]) * in_stride[a];
-    source.push_back(v.source[static_cast<size_t>(i)]);
-    for (size_t a = dims; a-- > 0;) {
-      if (++j[a] < count[a]) break;
-      j[a] = 0;
-    }
+  int64_t offset = 0;
+  for (size_t a = 0; a < dims; ++a) {
+    offset += first[a] * in_stride[a];
+    stride[a] = step[a] * in_stride[a];
   }
+  std::vector<int64_t> source = affine_pixels(v.source, count, offset, stride);
   v.source = std::move(source);
   pixel_views_[op.outputs[0]] = std::move(v);
   pixel_makers_[op.outputs[0]] = op.name;
