@@ -219,11 +219,14 @@ Status Lowering::emit_lookup(const sched::GroupSchedule& gs, const sched::Op& op
 Result<Lowering::ConstantB> Lowering::constant_b(const sched::Op& op, const Box& box) const {
   const auto at = table_at_.find(static_cast<int>(&op - net_.ops.data()));
   if (at == table_at_.end()) return fail("op '" + op.name + "': its constant was not loaded");
+  // Row y reads the constant's row y mod the period (one sequence's rows broadcast over a
+  // batch; the box lies in one period: constant_row_portions).
+  const int64_t row = op.constant_row_period > 0 ? box.h.b % op.constant_row_period : box.h.b;
   ConstantB b;
   b.sp = static_cast<std::uint32_t>(at->second.first);
   b.addr = static_cast<std::uint32_t>(
       at->second.second +
-      (box.h.b * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
+      (row * op.constant_stride_y + box.w.b * op.constant_stride_x + box.c.b) * act_bytes_);
   b.stride_y = static_cast<std::uint32_t>(op.constant_stride_y);
   b.stride_x = static_cast<std::uint32_t>(op.constant_stride_x);
   return b;
@@ -252,7 +255,6 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
     auto b = constant_b(op, box);
     if (!b.ok()) return b.failure();
     mul.b_sp = b.value().sp;
-    mul.b_addr = b.value().addr;
     mul.b_stride_y = b.value().stride_y;
     mul.b_stride_x = b.value().stride_x;
   } else {
@@ -281,16 +283,24 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
   mul.elem = act_elem_;
   mul.dst_elem = act_elem_;
-  mul.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
-  mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
-  mul.y_size = static_cast<std::uint32_t>(box.h.size());
   mul.x_size = static_cast<std::uint32_t>(box.w.size());
   mul.c_size = static_cast<std::uint32_t>(box.c.size());
   mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
   mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
   mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
   mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
-  code.push_back(mul);
+  // A constant broadcast over a batch's sequences: one mul per period of rows (constant_b).
+  for (const sched::Interval rows : sched::constant_row_portions(op, box.h)) {
+    if (op.constant_operand) {
+      auto b = constant_b(op, Box{box.c, rows, box.w});
+      if (!b.ok()) return b.failure();
+      mul.b_addr = b.value().addr;
+    }
+    mul.a_addr = static_cast<std::uint32_t>(a.value().addr(rows.b, box.w.b, box.c.b));
+    mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(rows.b, box.w.b, box.c.b));
+    mul.y_size = static_cast<std::uint32_t>(rows.size());
+    code.push_back(mul);
+  }
   return {};
 }
 

@@ -52,7 +52,24 @@ Result<std::vector<std::uint8_t>> Lowering::param_bytes(const sched::Op& op) con
     const ir::Tensor& c = graph_.tensor(ir_op.inputs[first ? 0 : 1]);
     if (static_cast<std::int64_t>(c.int_values.size()) != ir::element_count(c.shape))
       return fail("op '" + op.name + "': the constant '" + c.name + "' has no integer values");
-    for (std::int32_t v : c.int_values) put(bytes, v, static_cast<int>(act_bytes_));
+    if (op.constant_heads > 0) {
+      // Heads first [Bc, Hc, S, n] (Hc 1 or the heads, broadcast) re-laid as the token
+      // tensor's rows: row b S + q holds every head's n values side by side.
+      const auto r = c.shape.size();
+      const std::int64_t n = c.shape[r - 1], rows = c.shape[r - 2];
+      const std::int64_t hc = r >= 3 ? c.shape[r - 3] : 1;
+      const std::int64_t bc = ir::element_count(c.shape) / (hc * rows * n);
+      for (std::int64_t b = 0; b < bc; ++b)
+        for (std::int64_t row = 0; row < rows; ++row)
+          for (std::int64_t h = 0; h < op.constant_heads; ++h)
+            for (std::int64_t k = 0; k < n; ++k)
+              put(bytes,
+                  c.int_values[static_cast<size_t>(((b * hc + (hc == 1 ? 0 : h)) * rows + row) * n +
+                                                   k)],
+                  static_cast<int>(act_bytes_));
+    } else {
+      for (std::int32_t v : c.int_values) put(bytes, v, static_cast<int>(act_bytes_));
+    }
   } else if (ir_op.kind == ir::OpKind::Mul) {
     // x * c as a table of every 8-bit code x (entry x + 128), the golden rule's own values.
     const bool first = graph_.tensor(ir_op.inputs[0]).constant;
@@ -178,27 +195,33 @@ Status Lowering::emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op
     return fail("matmul '" + op.name + "': a tile other than whole rows of every head");
   const int shift =
       quant::matmul_shift(ir_op, graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]));
-  for (int64_t h = 0; h < mm.heads; ++h) {
-    isa::Matmul m;
-    m.a_sp = static_cast<std::uint32_t>(a.value().sp);
-    m.b_sp = static_cast<std::uint32_t>(b.value().sp);
-    m.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
-    m.elem = act_elem_;
-    m.init = isa::Init::kZero;
-    m.transpose_b = mm.transpose_b;
-    m.a_addr = static_cast<std::uint32_t>(
-        a.value().addr(box.h.b, box.w.b, mm.a_offset + h * mm.a_head_stride));
-    m.b_addr = static_cast<std::uint32_t>(
-        b.value().addr(0, 0, mm.b_offset + h / mm.b_head_repeat * mm.b_head_stride));
-    m.acc_addr = static_cast<std::uint32_t>(acc->offset + h * mm.n_size * 4);
-    m.m_size = static_cast<std::uint32_t>(box.h.size());
-    m.n_size = static_cast<std::uint32_t>(mm.n_size);
-    m.k_size = static_cast<std::uint32_t>(mm.k_size);
-    m.a_stride = static_cast<std::uint32_t>(a.value().stride_y());
-    m.b_stride = static_cast<std::uint32_t>(b.value().stride_y());
-    m.acc_stride = static_cast<std::uint32_t>(width);
-    m.operand_shift = static_cast<std::uint32_t>(shift);
-    code.push_back(m);
+  // Per sequence of a batch (HeadMatMul::batch) the tile's rows of it, per head one matmul.
+  const int64_t b_rows = mm.transpose_b ? mm.n_size : mm.k_size;  // b's rows per sequence
+  for (const sched::Interval rows : sched::unit_portions(box.h, mm.batch > 1 ? mm.m_size : 0)) {
+    const int64_t sequence = mm.batch > 1 ? rows.b / mm.m_size : 0;
+    for (int64_t h = 0; h < mm.heads; ++h) {
+      isa::Matmul m;
+      m.a_sp = static_cast<std::uint32_t>(a.value().sp);
+      m.b_sp = static_cast<std::uint32_t>(b.value().sp);
+      m.acc_sp = static_cast<std::uint32_t>(acc->scratchpad);
+      m.elem = act_elem_;
+      m.init = isa::Init::kZero;
+      m.transpose_b = mm.transpose_b;
+      m.a_addr = static_cast<std::uint32_t>(
+          a.value().addr(rows.b, box.w.b, mm.a_offset + h * mm.a_head_stride));
+      m.b_addr = static_cast<std::uint32_t>(b.value().addr(
+          sequence * b_rows, 0, mm.b_offset + h / mm.b_head_repeat * mm.b_head_stride));
+      m.acc_addr = static_cast<std::uint32_t>(acc->offset +
+                                              ((rows.b - box.h.b) * width + h * mm.n_size) * 4);
+      m.m_size = static_cast<std::uint32_t>(rows.size());
+      m.n_size = static_cast<std::uint32_t>(mm.n_size);
+      m.k_size = static_cast<std::uint32_t>(mm.k_size);
+      m.a_stride = static_cast<std::uint32_t>(a.value().stride_y());
+      m.b_stride = static_cast<std::uint32_t>(b.value().stride_y());
+      m.acc_stride = static_cast<std::uint32_t>(width);
+      m.operand_shift = static_cast<std::uint32_t>(shift);
+      code.push_back(m);
+    }
   }
   // One per-tensor requant of every head's accumulators into the output rows.
   auto y_name = int_tensor(net_.tensor(op.output).name);

@@ -164,7 +164,6 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
     auto b = constant_b(op, box);
     if (!b.ok()) return b.failure();
     add.b_sp = b.value().sp;
-    add.b_addr = b.value().addr;
     add.b_stride_y = b.value().stride_y;
     add.b_stride_x = b.value().stride_x;
   } else {
@@ -192,16 +191,25 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   add.a_sp = static_cast<std::uint32_t>(a.value().sp);
   add.dst_sp = static_cast<std::uint32_t>(y.value().sp);
   add.elem = act_elem_;
-  add.a_addr = static_cast<std::uint32_t>(a.value().addr(box.h.b, box.w.b, box.c.b));
-  add.dst_addr = static_cast<std::uint32_t>(y.value().addr(box.h.b, box.w.b, box.c.b));
-  add.y_size = static_cast<std::uint32_t>(box.h.size());
   add.x_size = static_cast<std::uint32_t>(box.w.size());
   add.c_size = static_cast<std::uint32_t>(box.c.size());
   add.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
   add.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
   add.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
   add.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
-  code.push_back(add);
+  // A constant broadcast over a batch's sequences: one add per period of rows (constant_b).
+  for (const sched::Interval rows : sched::constant_row_portions(op, box.h)) {
+    const Box part{box.c, rows, box.w};
+    if (op.constant_operand) {
+      auto b = constant_b(op, part);
+      if (!b.ok()) return b.failure();
+      add.b_addr = b.value().addr;
+    }
+    add.a_addr = static_cast<std::uint32_t>(a.value().addr(rows.b, box.w.b, box.c.b));
+    add.dst_addr = static_cast<std::uint32_t>(y.value().addr(rows.b, box.w.b, box.c.b));
+    add.y_size = static_cast<std::uint32_t>(rows.size());
+    code.push_back(add);
+  }
   return {};
 }
 

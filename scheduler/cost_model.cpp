@@ -106,11 +106,13 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
     case OpKind::RowSoftmax:  // one softmax over every row of the tile's pixels
       return softmax_instruction_cycles(machine, pixels * (channels / op.row_length),
                                         op.row_length);
-    case OpKind::MatMul: {  // a matmul per head, then one requant of all heads' accumulators
+    case OpKind::MatMul: {  // per sequence of the tile's rows a matmul per head, one requant
       const HeadMatMul& mm = op.matmul;
-      return mm.heads * matmul_instruction_cycles(machine, out.h.size(), mm.n_size, mm.k_size,
-                                                  mm.transpose_b) +
-             vector_instruction_cycles(machine, pixels, channels);
+      int64_t cycles = vector_instruction_cycles(machine, pixels, channels);
+      for (const Interval rows : unit_portions(out.h, mm.batch > 1 ? mm.m_size : 0))
+        cycles += mm.heads * matmul_instruction_cycles(machine, rows.size(), mm.n_size, mm.k_size,
+                                                       mm.transpose_b);
+      return cycles;
     }
     case OpKind::Concat: {
       if (op.concat_rows || op.copy_only)  // offsets in rows: one copy of the whole box
@@ -127,10 +129,14 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
       }
       return cycles;
     }
-    default:  // Eltwise, Add, Mul, Pad, Softmax, Reshape: one vector pass
-      // A `lut` first reads its 256-entry table, V entries a cycle (docs/timing.md).
-      return vector_instruction_cycles(machine, pixels, channels) +
-             (op.lookup_table ? ceil_div(256, machine.vector_lanes) : 0);
+    default: {  // Eltwise, Add, Mul, Pad, Softmax, Reshape: one vector pass
+      // A `lut` first reads its 256-entry table, V entries a cycle (docs/timing.md). A constant
+      // broadcast over a batch's sequences: a pass per period of rows (constant_row_portions).
+      int64_t cycles = op.lookup_table ? ceil_div(256, machine.vector_lanes) : 0;
+      for (const Interval rows : constant_row_portions(op, out.h))
+        cycles += vector_instruction_cycles(machine, rows.size() * out.w.size(), channels);
+      return cycles;
+    }
   }
 }
 

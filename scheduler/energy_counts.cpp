@@ -290,10 +290,13 @@ class Counter {
     const int64_t n_blocks = ceil_div(mm.n_size, C);
     const int64_t e = net_.activation_bytes;
     const int acc_sp = op_sp(op_index, BufferRole::Accumulator, BufferKind::Accumulators);
+    // Per sequence of a batch (HeadMatMul::batch) its rows of the box, b's k x n once each.
+    const int64_t sequences =
+        static_cast<int64_t>(unit_portions(out.h, mm.batch > 1 ? mm.m_size : 0).size());
     for (int64_t h = 0; h < mm.heads; ++h) {
       out_.macs += static_cast<uint64_t>(m * n_blocks * ceil_div(mm.k_size, R) * R * C);
       read(tensor_sp(op.inputs[0]), m * n_blocks * mm.k_size * e);
-      read(tensor_sp(op.inputs[1]), mm.k_size * mm.n_size * e);
+      read(tensor_sp(op.inputs[1]), sequences * mm.k_size * mm.n_size * e);
       write(acc_sp, m * mm.n_size * 4);
     }
     const int64_t n = m * mm.heads * mm.n_size;

@@ -13,6 +13,7 @@
 
 #include "compiler/ir/analysis.hpp"
 #include "compiler/ir/unary.hpp"
+#include "compiler/passes/fold_constant_adds.hpp"
 #include "compiler/passes/pass.hpp"
 #include "compiler/passes/pools_before_concat.hpp"
 #include "compiler/passes/split_packed_heads.hpp"
@@ -323,6 +324,13 @@ Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) 
   const std::string& x_name = op.inputs[1 - c];
   if (graph_.tensor(x_name).constant)
     return fail(what + ": a" + (kind == "Add" ? "n " : " ") + kind + " of two constants");
+  // A head view of a batch of sequences, or a constant that varies by head (Swin's
+  // relative-position bias on the scores): in the token tensor's own layout.
+  if (auto v = views_.find(x_name); v != views_.end()) {
+    const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
+    if (v->second.batch > 1 || (k.size() >= 3 && k[k.size() - 3] > 1))
+      return add_view_constant(op, std::move(out), c, v->second);
+  }
   auto x = pixel_tensor(op, x_name);
   if (!x.ok()) return x.failure();
   const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
@@ -534,10 +542,13 @@ Result<Net> net_from_graph(const ir::Graph& graph, const Machine& machine, NetFo
     return net_from_graph(rewritten, machine, form, features);
   }
   // The quantized graph's q, k and v projections (kQuantizationPreparation takes a packed one's
-  // heads apart and splits a fused one).
-  if (passes::split_packed_heads_applies(graph) || passes::split_sliced_linear_applies(graph)) {
+  // heads apart and splits a fused one) and its constant Adds (folded into one).
+  if (passes::split_packed_heads_applies(graph) || passes::split_sliced_linear_applies(graph) ||
+      passes::fold_constant_adds_applies(graph)) {
     ir::Graph rewritten = graph;
-    if (Status s = passes::run_passes(rewritten, "split-packed-heads,split-sliced-linear"); !s)
+    if (Status s = passes::run_passes(rewritten,
+                                      "split-packed-heads,split-sliced-linear,fold-constant-adds");
+        !s)
       return s.failure();
     return net_from_graph(rewritten, machine, form, features);
   }

@@ -50,6 +50,8 @@ class GraphConverter {
     int64_t repeat = 1;
     /// [1, stored heads, repeat, S, hd]: the 5-D form between a Reshape and an Expand.
     bool grouped = false;
+    /// Sequences of the token tensor's rows ([B, S, heads, hd] of B * S rows; HeadMatMul::batch).
+    int64_t batch = 1;
   };
 
   /// A pixel view: an IR tensor with its channels last whose pixel p (row-major over its other
@@ -73,6 +75,8 @@ class GraphConverter {
   Status add_lookup_table(const ir::Op& op, Op out);
   Status add_mul(const ir::Op& op, Op out);
   Status add_constant_operand(const ir::Op& op, Op out, size_t c);
+  /// Add or Mul of constant `op.inputs[c]` to head view `v` (from_ir_transformer.cpp).
+  Status add_view_constant(const ir::Op& op, Op out, size_t c, const HeadView& v);
   Status fold_activation(const ir::Op& op, bool& folded);
   Status generic_kind(const ir::Op& op, Op& out) const;
   Status add_generic(const ir::Op& op, Op out);

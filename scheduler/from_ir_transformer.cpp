@@ -52,11 +52,11 @@ Result<int> GraphConverter::pixel_tensor(const ir::Op& op, const std::string& na
     return fail(describe_op(op) + ": input '" + name + "' is not an activation");
   const HeadView& v = it->second;
   const Shape3 base = net_.tensor(v.tensor).shape;
-  if (!v.heads_first || v.transposed || v.repeat != 1 || v.offset != 0 ||
+  if (!v.heads_first || v.transposed || v.repeat != 1 || v.offset != 0 || v.batch != 1 ||
       v.heads * v.head_dim != base.c || base.w != 1)
     return fail(describe_op(op) + ": input '" + name +
-                "' is a partial, transposed or repeated head view; only a whole [1, heads, "
-                "tokens, head_dim] view is read elementwise");
+                "' is a partial, transposed, repeated or batched head view; only a whole [1, "
+                "heads, tokens, head_dim] view is read elementwise");
   auto cached = pixels_of_.find(v.tensor);
   if (cached == pixels_of_.end()) {
     const int t = reshape_view(v.tensor, net_.tensor(v.tensor).name + ".head_pixels",
@@ -129,7 +129,11 @@ Result<GraphConverter::HeadView> GraphConverter::view_of(const ir::Op& op,
     return fail(describe_op(op) + ": input '" + name + "' is no activation");
   if (head_pixels_.count(it->second)) return token_view(it->second);
   const Shape3 s = net_.tensor(it->second).shape;
-  return HeadView{it->second, 0, 1, s.c, true, false};
+  HeadView v{it->second, 0, 1, s.c, true, false};
+  // A 3-D [B, S, d] of B * S rows: B sequences of one head.
+  const ir::Shape& ir_shape = graph_.tensor(name).shape;
+  if (ir_shape.size() == 3 && s.w == 1 && ir_shape[0] * ir_shape[1] == s.h) v.batch = ir_shape[0];
+  return v;
 }
 
 // A token-wise Linear (a Gemm of [S, K] by a constant [K, N]): a 1x1 conv over the S pixels,
@@ -251,7 +255,8 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
     views_[op.inputs[0]] = token_view(tensor_of_.at(op.inputs[0]));
   if (auto it = views_.find(op.inputs[0]); it != views_.end()) {
     HeadView v = it->second;
-    const int64_t rows = v.heads_first && !v.transposed ? net_.tensor(v.tensor).shape.h : -1;
+    const int64_t rows =
+        v.heads_first && !v.transposed && v.batch == 1 ? net_.tensor(v.tensor).shape.h : -1;
     if (y.size() == 5 && !v.grouped && v.repeat == 1 && rows > 0 && y[0] == 1 && y[1] == v.heads &&
         y[2] == 1 && y[3] == rows && y[4] == v.head_dim) {
       v.grouped = true;  // [1, H, 1, S, hd]
@@ -266,15 +271,13 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
       return {};
     }
     const Shape3 base = net_.tensor(v.tensor).shape;
-    // The merge to tokens [1, S, d], or, from a 3-D view, [S, d] or [S, 1, d] (an exported
-    // nn.MultiheadAttention's sequence-first rows): its axes of more than one element S, d.
-    std::vector<int64_t> kept;
-    for (const int64_t n : y)
-      if (n != 1) kept.push_back(n);
-    const std::vector<int64_t> tokens =
-        base.h == 1 ? std::vector<int64_t>{base.c} : std::vector<int64_t>{base.h, base.c};
+    // The merge to tokens [B, S, d] (B 1 or the view's batch), or, from a 3-D view, [S, d] or
+    // [S, 1, d] (an exported nn.MultiheadAttention's sequence-first rows): the channels last,
+    // the rows (the other axes) the token tensor's, in order.
+    int64_t merged_rows = 1;
+    for (size_t i = 0; i + 1 < y.size(); ++i) merged_rows *= y[i];
     if (!v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c && base.w == 1 &&
-        y.back() == base.c && kept == tokens && (y.size() == 3 || y.size() == 2)) {
+        y.back() == base.c && merged_rows == base.h && (y.size() == 3 || y.size() == 2)) {
       tensor_of_[op.outputs[0]] = v.tensor;  // the merged heads are the tensor itself
       return {};
     }
@@ -283,15 +286,19 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
   auto x = input_tensor(op, 0);
   if (!x.ok()) return x.failure();
   const Shape3 base = net_.tensor(x.value()).shape;
-  // [1, S, heads, d / heads], or without the batch axis [S, heads, d / heads] (an exported
-  // nn.MultiheadAttention's heads: its 3-D views read as the 4-D ones of a batch of one).
+  // [B, S, heads, d / heads] of B * S rows (B sequences, HeadMatMul::batch), or without the
+  // batch axis [S, heads, d / heads] (an exported nn.MultiheadAttention's heads: its 3-D views
+  // read as the 4-D ones of a batch of one).
   const size_t at = y.size() == 4 ? 1 : 0;
-  if ((y.size() != 4 && y.size() != 3) || (y.size() == 4 && y[0] != 1) || y[at] != base.h ||
-      base.w != 1 || y[at + 1] * y[at + 2] != base.c)
+  const int64_t batch = y.size() == 4 ? y[0] : 1;
+  if ((y.size() != 4 && y.size() != 3) || batch < 1 || batch * y[at] != base.h || base.w != 1 ||
+      y[at + 1] * y[at + 2] != base.c)
     return fail(describe_op(op) + ": a reshape to " + ir::shape_string(y) +
-                " (only [1, S, d] -> [1, S, heads, d / heads] or [S, heads, d / heads] is "
-                "supported)");
-  views_[op.outputs[0]] = HeadView{x.value(), 0, y[at + 1], y[at + 2], false, false};
+                " (only [B, S, d] -> [B, S, heads, d / heads] or [S, d] -> [S, heads, d / "
+                "heads] is supported)");
+  HeadView v{x.value(), 0, y[at + 1], y[at + 2], false, false};
+  v.batch = batch;
+  views_[op.outputs[0]] = v;
   return {};
 }
 
@@ -349,6 +356,47 @@ Status GraphConverter::add_transpose(const ir::Op& op) {
     return fail(describe_op(op) + ": this permutation of a head view is not supported");
   }
   views_[op.outputs[0]] = v;
+  return {};
+}
+
+// An Add or Mul of a constant to a whole heads-first view [B, H, S, n] of a token tensor of
+// B * S rows (the scores of Swin's windows plus its relative-position bias [1, H, S, S], or,
+// its shift mask folded in, [B, H, S, S]): the constant [1 or B, 1 or H, S, n] is stored
+// re-laid as the token tensor's rows (Op::constant_heads), and one sequence's rows broadcast
+// over the batch are read again for every sequence (Op::constant_row_period). The output is
+// the same view of the result, so the op stays in an attention group (no head-pixel view).
+Status GraphConverter::add_view_constant(const ir::Op& op, Op out, size_t c, const HeadView& v) {
+  const ir::Shape& k = graph_.tensor(op.inputs[c]).shape;
+  const Shape3 base = net_.tensor(v.tensor).shape;
+  const int64_t rows = base.h / v.batch;
+  const size_t rank = k.size();
+  auto dim = [&](size_t from_end) { return from_end <= rank ? k[rank - from_end] : int64_t{1}; };
+  bool leading_ones = true;
+  for (size_t i = 0; i + 4 < rank; ++i) leading_ones = leading_ones && k[i] == 1;
+  if (!v.heads_first || v.transposed || v.repeat != 1 || v.grouped || v.offset != 0 ||
+      v.heads * v.head_dim != base.c || base.w != 1 || rank < 2 || !leading_ones ||
+      dim(1) != v.head_dim || dim(2) != rows || (dim(3) != 1 && dim(3) != v.heads) ||
+      (dim(4) != 1 && dim(4) != v.batch))
+    return fail(describe_op(op) + ": the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
+                " of a head view of " + std::to_string(v.batch) + " sequence(s) of " +
+                std::to_string(rows) + " rows and " + std::to_string(v.heads) + " heads of " +
+                std::to_string(v.head_dim) +
+                " (only a constant [1 or B, 1 or H, S, n] of a whole heads-first view [B, H, S, "
+                "n] is supported by the accelerator path)");
+  out.kind = op.kind == ir::OpKind::Add ? OpKind::Add : OpKind::Mul;
+  out.constant_operand = true;
+  out.constant_heads = v.heads;
+  out.constant_stride_y = base.c;
+  out.constant_row_period = dim(4) == 1 && v.batch > 1 ? rows : 0;
+  out.inputs = {v.tensor};
+  out.weight_bytes = dim(4) * rows * base.c * net_.activation_bytes;
+  const int t = net_.add_tensor(op.outputs[0], base);
+  out.output = t;
+  out.vector_elements = base.elements();
+  net_.add_op(std::move(out));
+  HeadView y = v;
+  y.tensor = t;
+  views_[op.outputs[0]] = y;
   return {};
 }
 
@@ -469,13 +517,18 @@ Status GraphConverter::add_matmul(const ir::Op& op, Op out) {
   if (!va.heads_first || va.transposed || !vb.heads_first || va.heads != vb.heads ||
       va.repeat != 1 || va.grouped || vb.grouped)
     return fail(describe_op(op) + ": operands that are not per-head views of token tensors");
+  if (va.batch != vb.batch)
+    return fail(describe_op(op) + ": operands of " + std::to_string(va.batch) + " and " +
+                std::to_string(vb.batch) + " sequences");
   HeadMatMul& mm = out.matmul;
   mm.heads = va.heads;
-  mm.m_size = net_.tensor(va.tensor).shape.h;
+  mm.batch = va.batch;
+  const int64_t b_rows = net_.tensor(vb.tensor).shape.h / vb.batch;  // per sequence
+  mm.m_size = net_.tensor(va.tensor).shape.h / va.batch;
   mm.k_size = va.head_dim;
   mm.transpose_b = vb.transposed;
-  mm.n_size = vb.transposed ? net_.tensor(vb.tensor).shape.h : vb.head_dim;
-  const int64_t b_k = vb.transposed ? vb.head_dim : net_.tensor(vb.tensor).shape.h;
+  mm.n_size = vb.transposed ? b_rows : vb.head_dim;
+  const int64_t b_k = vb.transposed ? vb.head_dim : b_rows;
   if (b_k != mm.k_size)
     return fail(describe_op(op) + ": reduction " + std::to_string(mm.k_size) + " against " +
                 std::to_string(b_k));
@@ -486,10 +539,13 @@ Status GraphConverter::add_matmul(const ir::Op& op, Op out) {
   mm.b_head_repeat = vb.repeat;
   out.kind = OpKind::MatMul;
   out.inputs = {va.tensor, vb.tensor};
-  out.macs = mm.heads * mm.m_size * mm.n_size * mm.k_size;
-  const int t = net_.add_tensor(op.outputs[0], Shape3{mm.heads * mm.n_size, mm.m_size, 1});
+  out.macs = mm.batch * mm.heads * mm.m_size * mm.n_size * mm.k_size;
+  const int t =
+      net_.add_tensor(op.outputs[0], Shape3{mm.heads * mm.n_size, mm.batch * mm.m_size, 1});
   out.output = t;
-  views_[op.outputs[0]] = HeadView{t, 0, mm.heads, mm.n_size, true, false};
+  HeadView y{t, 0, mm.heads, mm.n_size, true, false};
+  y.batch = mm.batch;
+  views_[op.outputs[0]] = y;
   net_.add_op(std::move(out));
   return {};
 }

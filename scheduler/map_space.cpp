@@ -319,6 +319,21 @@ std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
   return counts;
 }
 
+int vector_rows_overflow(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                         int64_t channels) {
+  const RunsOnce once = runs_once(net, ops, rows, cols, channels);
+  for (size_t pos = 0; pos < ops.size(); ++pos) {
+    const Op& op = net.op(ops[pos]);
+    if (has_matrix_work(op) || op.kind == OpKind::Input || op.kind == OpKind::Reshape ||
+        op.kind == OpKind::Slice || op.kind == OpKind::Softmax)
+      continue;
+    const int64_t h = net.tensor(op.output).shape.h;
+    const int64_t tile_rows = once.at(pos) ? h : ceil_div(h, std::max<int64_t>(1, rows));
+    if (tile_rows > kVectorRowsMax) return ops[pos];
+  }
+  return -1;
+}
+
 std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& ops,
                                         const PlanOptions& options, const Machine* machine) {
   std::vector<Mapping> out;
@@ -355,6 +370,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   for (int64_t k = 2; k <= 16 && k <= max_cols; k *= 2) col_counts.push_back(k);
   const bool runs_ops_once = !runs_once(net, ops, max_rows, 1, 1).once.empty();
   auto push = [&](int64_t rows, int64_t cols, int64_t channel_tiles) {
+    if (vector_rows_overflow(net, ops, rows, cols, channel_tiles) >= 0) return;
     for (bool resident : {true, false}) {
       if (!resident && !options.allow_streamed_weights) continue;
       for (HaloMode halo : {HaloMode::Recompute, HaloMode::Cache}) {
@@ -391,7 +407,8 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
     const Op& producer = net.op(ops[static_cast<size_t>(hc.producer)]);
     for (int64_t parts :
          channel_part_counts(net.tensor(producer.output).shape.c, options.channel_part_blocks))
-      if (parts > 1) out.push_back({1, 1, parts, HaloMode::Recompute, false, false});
+      if (parts > 1 && vector_rows_overflow(net, ops, 1, 1, parts) < 0)
+        out.push_back({1, 1, parts, HaloMode::Recompute, false, false});
   }
   // A group of per-channel ops (pools, elementwise, Add) splits by channels as a last resort,
   // after every whole-channel tiling: a global pool cannot be split by rows, and a channel
@@ -417,7 +434,8 @@ int64_t finest_sweep_slices(const Net& net, const Machine& machine, const Op& op
 std::vector<Mapping> enumerate_sweep_mappings(const Net& net, const Machine& machine,
                                               const std::vector<int>& ops) {
   std::vector<Mapping> out;
-  if (!is_weight_sweep_group(net, ops)) return out;
+  // One tile of whole maps: no vector instruction may hold more rows than one instruction can.
+  if (!is_weight_sweep_group(net, ops) || vector_rows_overflow(net, ops, 1, 1, 1) >= 0) return out;
   const int64_t capacity =
       machine.scratchpads[static_cast<size_t>(machine.scratchpad(BufferKind::Weights))].size_bytes;
   for (int i = 1; i <= 10; ++i) {
@@ -465,6 +483,9 @@ Status check_sweep_mapping(const Net& net, const Machine& machine, const std::ve
   if (m.row_tiles != 1 || m.col_tiles != 1 || m.channel_tiles != 1 || m.weights_resident ||
       !m.double_buffered || m.halo != HaloMode::Recompute)
     return fail("nest: op_major runs one tile, its weights streamed and double-buffered");
+  if (const int op = vector_rows_overflow(net, ops, 1, 1, 1); op >= 0)
+    return fail("nest: op_major's one tile gives op '" + net.op(op).name + "' more than " +
+                std::to_string(kVectorRowsMax) + " rows in one vector instruction");
   if (m.op_slices.size() != ops.size())
     return fail("ops: " + std::to_string(m.op_slices.size()) + " slice counts for " +
                 std::to_string(ops.size()) + " ops");
@@ -577,6 +598,11 @@ Status check_mapping(const Net& net, const Machine& machine, const std::vector<i
   if (m.halo == HaloMode::Cache &&
       !runs_once(net, ops, m.row_tiles, m.col_tiles, m.channel_tiles).once.empty())
     return fail("halo: cache in a group with ops run once (its K and V projections)");
+  if (const int op = vector_rows_overflow(net, ops, m.row_tiles, m.col_tiles, m.channel_tiles);
+      op >= 0)
+    return fail("loops (rows): " + std::to_string(m.row_tiles) + " row tiles give op '" +
+                net.op(op).name + "' more than " + std::to_string(kVectorRowsMax) +
+                " rows in one vector instruction");
   return {};
 }
 

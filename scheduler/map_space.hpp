@@ -211,6 +211,18 @@ std::vector<int64_t> unit_part_counts(const Net& net, const Machine& machine,
 bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::vector<int>& ops,
                              int64_t channel_tiles);
 
+/// The most rows (pixels of a token tensor) one vector instruction covers: the `y_size` and
+/// `x_size` fields of lut, add, mul, copy, pool, requant, norm and softmax (docs/isa.md: u10).
+inline constexpr int64_t kVectorRowsMax = 1023;
+
+/// The first op of `ops` that a tiling of `rows` x `cols` x `channels` tiles would hand one
+/// vector instruction more than kVectorRowsMax rows: an op without matrix work (a conv's rows
+/// run in steps) and no view, whose tile holds ceil(H / rows) of its output's H rows (all of
+/// them where it runs once: RunsOnce). -1 when every op fits. Swin's first stage holds 3,136
+/// token rows: its token ops run in row blocks of at most 1,023.
+int vector_rows_overflow(const Net& net, const std::vector<int>& ops, int64_t rows, int64_t cols,
+                         int64_t channels);
+
 /// Whether `m` is a point of the map space of `ops` (the rules enumerate_mappings and
 /// enumerate_sweep_mappings follow; row and column counts need not be ones they list): row
 /// (column) tiles at most the rows (columns) of the group's stored outputs; channel tiles one of
@@ -220,8 +232,9 @@ bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::
 /// (channel_parts_fit_units); halo caching only with row tiles alone and not
 /// double-buffered; a weight sweep only of a sweep-shaped group, one tile, weights streamed and
 /// double-buffered, each dense conv a power of two of slices up to one per matrix column block and
-/// the other ops none. A hand-written mapping is checked here before the model costs it; fails
-/// naming the mapping's key ("halo: ...").
+/// the other ops none; no vector instruction of more than kVectorRowsMax rows
+/// (vector_rows_overflow). A hand-written mapping is checked here before the model costs it;
+/// fails naming the mapping's key ("halo: ...").
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m);
 

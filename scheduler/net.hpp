@@ -96,14 +96,20 @@ struct SpaceToDepthConv {
 /// h * b_head_stride + n of input 1 (transpose_b: pixel n, channel b_offset + h * b_head_stride
 /// + k: K stored as [S][d] rows, read transposed by the matrix unit); it writes pixel m,
 /// channels h * n_size + n of the output (heads side by side: the head merge is a view).
+/// A batch of `batch` sequences (Swin's windows, an imported model at batch B): sequence s
+/// holds rows [s * m_size, (s + 1) * m_size) of a and of the output and rows [s * rows_b, (s +
+/// 1) * rows_b) of b (rows_b: k_size, or n_size when transpose_b); the pixels above are then
+/// those of the row's own sequence. A tile's rows run in per-sequence portions
+/// (unit_portions(rows, m_size), scheduler/weight_loads.hpp).
 struct HeadMatMul {
   int64_t heads = 1;
-  int64_t m_size = 0, k_size = 0, n_size = 0;  ///< per head
+  int64_t m_size = 0, k_size = 0, n_size = 0;  ///< per head and sequence
   int64_t a_offset = 0, a_head_stride = 0;
   int64_t b_offset = 0, b_head_stride = 0;
   bool transpose_b = false;
   /// Grouped-query attention: heads that share one `b` head (head h reads b head h / this).
   int64_t b_head_repeat = 1;
+  int64_t batch = 1;  ///< sequences (above)
 };
 
 /// One op. `inputs` index Net::tensors; `output` is the single produced tensor.
@@ -166,6 +172,14 @@ struct Op {
   /// broadcasts; ISA `mul`'s and `add`'s b strides).
   bool constant_operand = false;
   int64_t constant_stride_y = 0, constant_stride_x = 0;
+  /// A constant added to (multiplied into) a heads-first view [B, H, S, n] of a token tensor
+  /// (Swin's relative-position bias and shift mask on the scores): the IR constant, [1 or B, H,
+  /// S, n] (a 1 along H broadcast), is stored re-laid as the token tensor's rows [(1 or B) S][H
+  /// n] (`constant_heads` H; 0: stored as the IR has it), and, where it is one sequence's rows
+  /// broadcast over a batch, row y reads the constant's row y mod `constant_row_period` (0:
+  /// row y): a tile's rows run in per-period portions, one instruction each.
+  int64_t constant_heads = 0;
+  int64_t constant_row_period = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;
   /// Reshape: a pixel gather (scheduler/pixel_gather.hpp; Swin's window partition and its

@@ -214,12 +214,16 @@ class ProgramCounter {
       case OpKind::Eltwise:
         return op.lookup_table ? 1 : 2;  // lut; or vcfg + add (Relu/Clip)
       case OpKind::Add:
-      case OpKind::Mul:
+      case OpKind::Mul:  // vcfg + the instruction, one per period of a constant's rows
+        return 1 + static_cast<int64_t>(constant_row_portions(op, box.h).size());
       case OpKind::Norm:
       case OpKind::RowSoftmax:
-        return 2;  // vcfg + the instruction
-      case OpKind::MatMul:
-        return op.matmul.heads + 2;  // a matmul per head, vcfg, requant
+        return 2;             // vcfg + the instruction
+      case OpKind::MatMul: {  // per sequence of the rows a matmul per head; vcfg, requant
+        const HeadMatMul& mm = op.matmul;
+        const auto sequences = unit_portions(box.h, mm.batch > 1 ? mm.m_size : 0).size();
+        return static_cast<int64_t>(sequences) * mm.heads + 2;
+      }
       case OpKind::MaxPool:
         return 1;
       case OpKind::AvgPool:

@@ -50,7 +50,11 @@ bool loads_table(const Op& op) {
 }
 
 bool constant_by_rows(const Op& op) {
-  return op.constant_operand && op.constant_stride_y > 0;
+  return op.constant_operand && op.constant_stride_y > 0 && op.constant_row_period == 0;
+}
+
+std::vector<Interval> constant_row_portions(const Op& op, Interval rows) {
+  return unit_portions(rows, op.constant_operand ? op.constant_row_period : 0);
 }
 
 Interval constant_rows(const Net& net, const Op& op, Interval rows) {

@@ -18,9 +18,14 @@ namespace tessel::sched {
 bool loads_table(const Op& op);
 
 /// A constant operand that varies along its output's rows (ViT's position embedding, a rotary
-/// table: Op::constant_stride_y > 0): a streamed tile loads only the rows its output box covers
-/// (constant_rows), not the whole constant.
+/// table: Op::constant_stride_y > 0) and is not one sequence's rows broadcast over a batch
+/// (Op::constant_row_period 0, which loads whole): a streamed tile loads only the rows its
+/// output box covers (constant_rows), not the whole constant.
 bool constant_by_rows(const Op& op);
+
+/// The rows of output rows `rows` of `op` that one vector instruction each covers: `rows` cut at
+/// every multiple of a constant operand's row period (Op::constant_row_period), else whole.
+std::vector<Interval> constant_row_portions(const Op& op, Interval rows);
 
 /// Elements [b, e) of such a constant that output rows `rows` read (every column and channel
 /// of them); the whole constant for any other op with a table.

@@ -26,6 +26,7 @@ const std::vector<PassInfo>& all_passes() {
       div_by_constant_pass(),
       channel_shuffle_to_conv_pass(),
       split_packed_heads_pass(),
+      fold_constant_adds_pass(),
       split_sliced_linear_pass(),
       fuse_repeat_interleave_pass(),
       batchnorm_to_conv_pass(),

@@ -51,6 +51,7 @@ const PassInfo& div_by_constant_pass();
 const PassInfo& channel_shuffle_to_conv_pass();
 const PassInfo& split_sliced_linear_pass();
 const PassInfo& split_packed_heads_pass();
+const PassInfo& fold_constant_adds_pass();
 const PassInfo& fuse_repeat_interleave_pass();
 const PassInfo& batchnorm_to_conv_pass();
 

@@ -21,7 +21,8 @@ enum class BatchNormLowering {
 /// per slice (split-sliced-linear), torch's exported repeat_interleave as one
 /// Reshape-Expand-Reshape (fuse-repeat-interleave), then the fusions that give the
 /// integer path the kinds it has (LayerNormalization, RMSNormalization, Gelu, Silu, HardSwish,
-/// the masked Softmax), a channel shuffle as a 1x1 Conv of its permutation
+/// the masked Softmax), constants added one after the other as one (fold-constant-adds: Swin's
+/// shift mask on its biased scores), a channel shuffle as a 1x1 Conv of its permutation
 /// (channel-shuffle-to-conv), Div by a constant as a Mul, and every BatchNormalization left
 /// unfolded (no Conv feeds it alone: DenseNet's pre-activation BN) as one depthwise 1x1 Conv. Each
 /// pass keeps fp32 results within float rounding (docs/quantization.md, "Graph preparation"); on a
@@ -30,7 +31,7 @@ enum class BatchNormLowering {
 /// match the exporters' own forms).
 inline constexpr std::string_view kQuantizationPreparation =
     "constant-folding,split-packed-heads,split-sliced-linear,fuse-repeat-interleave,"
-    "fuse-patterns,"
+    "fuse-patterns,fold-constant-adds,"
     "channel-shuffle-to-conv,div-by-constant,batchnorm-to-conv";
 
 /// Lowers BatchNorm as `lowering` says, then runs kQuantizationPreparation on `graph` in place.

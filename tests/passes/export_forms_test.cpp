@@ -1,7 +1,8 @@
 // Passes for forms torch's exporter writes: fuse-repeat-interleave (Split, per part Reshape,
 // Expand, Reshape, Concat -> one Reshape, Expand, Reshape) and fuse-l2-normalize (F.normalize
 // -> RMSNormalization) and split-packed-heads (a packed q|k|v's Reshape, Transpose and Gathers ->
-// per part a Slice, Reshape and Transpose); the values by hand.
+// per part a Slice, Reshape and Transpose) and fold-constant-adds (Swin's bias and shift mask
+// around a 5-D view -> one Add); the values by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -159,6 +160,65 @@ TEST(FuseL2Normalize, f_normalize_is_an_rms_norm_scaled_by_one_over_root_n) {
   ir::Graph other = ir::parse_text(wide_eps, "test.tir");
   ASSERT_TRUE(run_passes(other, "fuse-l2-normalize").ok());
   EXPECT_EQ(ir::to_text(other), wide_eps);
+}
+
+/// Swin's shifted-window scores in small: 2 windows, 1 head, 2 x 2 scores; the relative-position
+/// bias [1, 1, 2, 2] added, a view as [1 image, 2 windows, 1, 2, 2], the shift mask [1, 2, 1, 2,
+/// 2] (window 1 masks query 0's key 1 and query 1's key 0) added, the view back.
+const char* const kShiftedScores = R"(graph g {
+  input %x : f32[2,1,2,2]
+  const %bias : f32[1,1,2,2] = [1, 2, 3, 4]
+  const %mask : f32[1,2,1,2,2] = [0, 0, 0, 0, 0, -100, -100, 0]
+  %biased = Add(%x, %bias) : f32[2,1,2,2]
+  %windows = Reshape(%biased) {shape=1,2,1,2,2} : f32[1,2,1,2,2]
+  %masked = Add(%windows, %mask) : f32[1,2,1,2,2]
+  %y = Reshape(%masked) {shape=2,1,2,2} : f32[2,1,2,2]
+  output %y
+}
+)";
+
+TEST(FoldConstantAdds, swins_bias_and_shift_mask_around_a_view_become_one_add) {
+  const ir::Graph before = ir::parse_text(kShiftedScores, "test.tir");
+  ir::Graph after = before;
+  ASSERT_TRUE(run_passes(after, "fold-constant-adds").ok());
+  ASSERT_EQ(after.num_ops(), 2u);  // the input and one Add
+  const ir::Op& add = after.op(*after.find_op("y"));
+  ASSERT_EQ(add.kind, ir::OpKind::Add);
+  EXPECT_EQ(add.inputs[0], "x");
+  const ir::Tensor& c = after.tensor(add.inputs[1]);
+  EXPECT_EQ(c.shape, (ir::Shape{2, 1, 2, 2}));
+  // The bias in both windows, the mask in window 1.
+  EXPECT_EQ(c.f32_values, (std::vector<float>{1, 2, 3, 4, 1, -98, -97, 4}));
+  std::vector<float> x(8);
+  for (int i = 0; i < 8; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (const ir::Graph* g : {&before, static_cast<const ir::Graph*>(&after)}) {
+    cpu::Executor executor(*g);
+    auto out = executor.run({{"x", cpu::TensorData::from_f32(ir::Shape{2, 1, 2, 2}, x)}});
+    ASSERT_TRUE(out.ok()) << out.reason();
+    EXPECT_EQ(out.value().at("y").to_f32(), (std::vector<float>{1, 3, 5, 7, 5, -93, -91, 11}));
+  }
+}
+
+TEST(FoldConstantAdds, leaves_a_sum_read_twice_and_a_view_that_does_not_return) {
+  // The biased scores are also a graph output: the first Add stays (the view's Add still
+  // folds into one with the view around it).
+  std::string read_twice = kShiftedScores;
+  read_twice.replace(read_twice.find("output %y"), 9, "output %y, %biased");
+  ir::Graph graph = ir::parse_text(read_twice, "test.tir");
+  ASSERT_TRUE(run_passes(graph, "fold-constant-adds").ok());
+  EXPECT_EQ(graph.num_ops(), 3u);  // the input, the bias Add and the mask Add
+  EXPECT_EQ(graph.op(*graph.find_op("biased")).kind, ir::OpKind::Add);
+  EXPECT_EQ(graph.tensor(graph.op(*graph.find_op("y")).inputs[1]).f32_values,
+            (std::vector<float>{0, 0, 0, 0, 0, -100, -100, 0}));
+  // A view that ends in another shape than it began: nothing folds through it.
+  std::string other_view = kShiftedScores;
+  const std::string back = "%y = Reshape(%masked) {shape=2,1,2,2} : f32[2,1,2,2]";
+  other_view.replace(other_view.find(back), back.size(),
+                     "%y = Reshape(%masked) {shape=2,2,2} : f32[2,2,2]");
+  ir::Graph other = ir::parse_text(other_view, "test.tir");
+  const std::string text = ir::to_text(other);
+  ASSERT_TRUE(run_passes(other, "fold-constant-adds").ok());
+  EXPECT_EQ(ir::to_text(other), text);
 }
 
 }  // namespace
