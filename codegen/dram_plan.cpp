@@ -420,6 +420,21 @@ void Lowering::set_dma_box(Dma& dma, int tensor, const Box& box, const TileView&
   dma.dram_stride_x = static_cast<std::uint32_t>(place.pixel_channels);
   dma.sram_stride_y = static_cast<std::uint32_t>(view.stride_y());
   dma.sram_stride_x = static_cast<std::uint32_t>(view.pixel_elems);
+  // More rows of one column than a DMA's y_size holds (swin_v2's 4,096 tokens): the same rows as
+  // y_size blocks of x_size rows each (x steps one row, y one block), the same bytes and runs.
+  const int64_t rows = box.h.size(), max_y = field_max("load", "y_size");
+  if (rows > max_y && box.w.size() == 1) {
+    int64_t block = ceil_div(rows, max_y);
+    while (block <= field_max("load", "x_size") && rows % block != 0) ++block;
+    if (rows % block == 0 && block <= field_max("load", "x_size")) {
+      dma.y_size = static_cast<std::uint32_t>(rows / block);
+      dma.x_size = static_cast<std::uint32_t>(block);
+      dma.dram_stride_x = static_cast<std::uint32_t>(width * place.pixel_channels);
+      dma.dram_stride_y = static_cast<std::uint32_t>(block * width * place.pixel_channels);
+      dma.sram_stride_x = static_cast<std::uint32_t>(view.stride_y());
+      dma.sram_stride_y = static_cast<std::uint32_t>(block * view.stride_y());
+    }
+  }
 }
 
 Status Lowering::append_activation_loads(std::vector<isa::Instruction>& loads, int tensor,

@@ -53,20 +53,22 @@ Result<std::vector<std::uint8_t>> Lowering::param_bytes(const sched::Op& op) con
     if (static_cast<std::int64_t>(c.int_values.size()) != ir::element_count(c.shape))
       return fail("op '" + op.name + "': the constant '" + c.name + "' has no integer values");
     if (op.constant_heads > 0) {
-      // Heads first [Bc, Hc, S, n] (Hc 1 or the heads, broadcast) re-laid as the token
-      // tensor's rows: row b S + q holds every head's n values side by side.
+      // Heads first [Bc, Hc, Sc, nc] (Hc, nc 1 or the heads, the head dim: broadcast) re-laid
+      // as the token tensor's rows: row b Sc + q holds every head's n values side by side.
       const auto r = c.shape.size();
-      const std::int64_t n = c.shape[r - 1], rows = c.shape[r - 2];
-      const std::int64_t hc = r >= 3 ? c.shape[r - 3] : 1;
-      const std::int64_t bc = ir::element_count(c.shape) / (hc * rows * n);
+      const auto dim = [&](size_t from_end) {
+        return from_end <= r ? c.shape[r - from_end] : std::int64_t{1};
+      };
+      const std::int64_t nc = dim(1), rows = dim(2), hc = dim(3);
+      const std::int64_t bc = ir::element_count(c.shape) / (hc * rows * nc);
       for (std::int64_t b = 0; b < bc; ++b)
         for (std::int64_t row = 0; row < rows; ++row)
           for (std::int64_t h = 0; h < op.constant_heads; ++h)
-            for (std::int64_t k = 0; k < n; ++k)
-              put(bytes,
-                  c.int_values[static_cast<size_t>(((b * hc + (hc == 1 ? 0 : h)) * rows + row) * n +
-                                                   k)],
-                  static_cast<int>(act_bytes_));
+            for (std::int64_t k = 0; k < op.constant_head_dim; ++k) {
+              const std::int64_t at =
+                  ((b * hc + (hc == 1 ? 0 : h)) * rows + row) * nc + (nc == 1 ? 0 : k);
+              put(bytes, c.int_values[static_cast<size_t>(at)], static_cast<int>(act_bytes_));
+            }
     } else {
       for (std::int32_t v : c.int_values) put(bytes, v, static_cast<int>(act_bytes_));
     }
@@ -111,6 +113,15 @@ Status Lowering::emit_norm(const sched::GroupSchedule& gs, const sched::Op& op,
   code.push_back(cfg);
   isa::Norm n;
   set_box_operands(n, in.value(), out.value(), box);  // box.c.b is 0: whole rows (above)
+  if (op.row_length > 0 && op.row_length < box.c.size()) {
+    // Rows of row_length channels side by side in a pixel (each head's, sched::Op::row_length):
+    // x walks them within the tile's one column of token rows.
+    if (box.w.size() != 1)
+      return fail("norm '" + op.name + "': rows within a pixel in a tile of more than one column");
+    n.x_size = static_cast<std::uint32_t>(box.c.size() / op.row_length);
+    n.c_size = static_cast<std::uint32_t>(op.row_length);
+    n.src_stride_x = n.dst_stride_x = static_cast<std::uint32_t>(op.row_length);
+  }
   n.param_sp = static_cast<std::uint32_t>(at->second.first);
   n.elem = n.dst_elem = act_elem_;
   n.param_addr = static_cast<std::uint32_t>(at->second.second);

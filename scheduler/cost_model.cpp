@@ -101,8 +101,10 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
                                             part(in.w, nw, j).size(), true);
       return cycles;
     }
-    case OpKind::Norm:  // one norm over the tile's pixels (docs/codegen.md "Transformers")
-      return norm_instruction_cycles(machine, pixels, channels);
+    case OpKind::Norm: {  // one norm over the tile's rows (docs/codegen.md "Transformers")
+      const int64_t row = op.row_length > 0 ? op.row_length : channels;
+      return norm_instruction_cycles(machine, pixels * (channels / row), row);
+    }
     case OpKind::RowSoftmax:  // one softmax over every row of the tile's pixels
       return softmax_instruction_cycles(machine, pixels * (channels / op.row_length),
                                         op.row_length);

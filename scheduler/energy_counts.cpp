@@ -257,8 +257,9 @@ class Counter {
   // emit_norm; the box has whole rows): per row its parameters (E, then G, r, B of every
   // channel: the op's `weight_bytes`), two reads of the row (statistics, normalise), one write.
   void norm(const Op& op, int op_index, const Box& out) {
-    const int64_t rows = out.h.size() * out.w.size();
-    const int64_t n = rows * out.c.size();
+    const int64_t row = op.row_length > 0 ? op.row_length : out.c.size();
+    const int64_t rows = out.h.size() * out.w.size() * (out.c.size() / row);
+    const int64_t n = out.elements();
     read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), rows * op.weight_bytes);
     read(tensor_sp(op.inputs[0]), 2 * n * net_.activation_bytes);
     write(tensor_sp(op.output), n * net_.activation_bytes);

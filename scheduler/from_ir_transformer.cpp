@@ -374,22 +374,26 @@ Status GraphConverter::add_view_constant(const ir::Op& op, Op out, size_t c, con
   bool leading_ones = true;
   for (size_t i = 0; i + 4 < rank; ++i) leading_ones = leading_ones && k[i] == 1;
   if (!v.heads_first || v.transposed || v.repeat != 1 || v.grouped || v.offset != 0 ||
-      v.heads * v.head_dim != base.c || base.w != 1 || rank < 2 || !leading_ones ||
-      dim(1) != v.head_dim || dim(2) != rows || (dim(3) != 1 && dim(3) != v.heads) ||
-      (dim(4) != 1 && dim(4) != v.batch))
+      v.heads * v.head_dim != base.c || base.w != 1 || !leading_ones ||
+      (dim(1) != 1 && dim(1) != v.head_dim) || (dim(2) != 1 && dim(2) != rows) ||
+      (dim(3) != 1 && dim(3) != v.heads) || (dim(4) != 1 && dim(4) != v.batch) ||
+      (dim(4) > 1 && dim(2) == 1))
     return fail(describe_op(op) + ": the constant '" + op.inputs[c] + "' " + ir::shape_string(k) +
                 " of a head view of " + std::to_string(v.batch) + " sequence(s) of " +
                 std::to_string(rows) + " rows and " + std::to_string(v.heads) + " heads of " +
                 std::to_string(v.head_dim) +
-                " (only a constant [1 or B, 1 or H, S, n] of a whole heads-first view [B, H, S, "
-                "n] is supported by the accelerator path)");
+                " (only a constant [1 or B, 1 or H, 1 or S, 1 or n], S where B, of a whole "
+                "heads-first view [B, H, S, n] is supported by the accelerator path)");
   out.kind = op.kind == ir::OpKind::Add ? OpKind::Add : OpKind::Mul;
   out.constant_operand = true;
   out.constant_heads = v.heads;
-  out.constant_stride_y = base.c;
-  out.constant_row_period = dim(4) == 1 && v.batch > 1 ? rows : 0;
+  out.constant_head_dim = v.head_dim;
+  // One row of constants for every row (a per-head scale [H, 1, 1]), or a row per token.
+  const int64_t stored_rows = dim(4) * dim(2);
+  out.constant_stride_y = dim(2) == 1 ? 0 : base.c;
+  out.constant_row_period = dim(4) == 1 && dim(2) > 1 && v.batch > 1 ? rows : 0;
   out.inputs = {v.tensor};
-  out.weight_bytes = dim(4) * rows * base.c * net_.activation_bytes;
+  out.weight_bytes = stored_rows * base.c * net_.activation_bytes;
   const int t = net_.add_tensor(op.outputs[0], base);
   out.output = t;
   out.vector_elements = base.elements();
@@ -437,6 +441,8 @@ Status GraphConverter::add_norm(const ir::Op& op, Op out) {
           need_unit(op, machine_.row_normalise, "a row normaliser (vector.row_normalise: true)");
       !s.ok())
     return s;
+  if (auto v = views_.find(op.inputs[0]); v != views_.end())
+    return add_head_norm(op, out, v->second);
   auto x = input_tensor(op, 0);
   if (!x.ok()) return x.failure();
   const auto& in = graph_.tensor(op.inputs[0]).shape;
@@ -455,6 +461,33 @@ Status GraphConverter::add_norm(const ir::Op& op, Op out) {
   if (!t.ok()) return t.failure();
   out.output = t.value();
   net_.add_op(std::move(out));
+  return {};
+}
+
+// A norm over the last axis of a whole heads-first view [B, H, S, hd] (swin_v2's F.normalize of
+// q and k, an RMSNormalization after fuse-l2-normalize): each pixel's channels as H rows of hd
+// (Op::row_length), the result the same view.
+Status GraphConverter::add_head_norm(const ir::Op& op, Op out, const HeadView& v) {
+  const Shape3 base = net_.tensor(v.tensor).shape;
+  const auto rank = static_cast<int64_t>(graph_.tensor(op.inputs[0]).shape.size());
+  int64_t axis = op.get_int("axis");
+  if (axis < 0) axis += rank;
+  if (!v.heads_first || v.transposed || v.repeat != 1 || v.grouped || v.offset != 0 ||
+      v.heads * v.head_dim != base.c || base.w != 1 || axis != rank - 1)
+    return fail(describe_op(op) + ": a norm of a head view other than over the head dimension " +
+                "of a whole heads-first view [B, H, S, hd]");
+  out.kind = OpKind::Norm;
+  out.centre = op.kind == ir::OpKind::LayerNormalization;
+  out.inputs = {v.tensor};
+  out.row_length = v.head_dim;
+  out.weight_bytes = 8 + 16 * v.head_dim;  // E, then per channel of a row int32 G, r, int64 B
+  out.vector_elements = base.elements();
+  const int t = net_.add_tensor(op.outputs[0], base);
+  out.output = t;
+  net_.add_op(std::move(out));
+  HeadView y = v;
+  y.tensor = t;
+  views_[op.outputs[0]] = y;
   return {};
 }
 

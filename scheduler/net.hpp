@@ -160,6 +160,8 @@ struct Op {
   /// Slice: the first input row (token) of the view: one sequence of a batch of token rows.
   int64_t row_offset = 0;
   /// RowSoftmax: elements per softmax row (C is a whole number of rows: heads side by side).
+  /// Norm: elements per normalised row where a pixel holds several (each head's channels of a
+  /// head view: swin_v2's cosine attention normalises q and k per head); 0: the whole pixel.
   int64_t row_length = 0;
   /// RowSoftmax with a causal mask (ISA `softmax` `causal`; scheduler/causal_mask.hpp): key j
   /// of query i is kept iff j <= i + mask_diagonal.
@@ -174,11 +176,13 @@ struct Op {
   int64_t constant_stride_y = 0, constant_stride_x = 0;
   /// A constant added to (multiplied into) a heads-first view [B, H, S, n] of a token tensor
   /// (Swin's relative-position bias and shift mask on the scores): the IR constant, [1 or B, H,
-  /// S, n] (a 1 along H broadcast), is stored re-laid as the token tensor's rows [(1 or B) S][H
-  /// n] (`constant_heads` H; 0: stored as the IR has it), and, where it is one sequence's rows
+  /// S, n] (a 1 along H or n broadcast; S 1: one row for every row, stride 0), is stored
+  /// re-laid as the token tensor's rows [(1 or B) S][H n] (`constant_heads` H; 0: stored as the
+  /// IR has it), and, where it is one sequence's rows
   /// broadcast over a batch, row y reads the constant's row y mod `constant_row_period` (0:
   /// row y): a tile's rows run in per-period portions, one instruction each.
   int64_t constant_heads = 0;
+  int64_t constant_head_dim = 0;  ///< n, with constant_heads (a 1 along n, or S, broadcast)
   int64_t constant_row_period = 0;
   /// Norm: LayerNorm (subtract the mean) or RMSNorm.
   bool centre = true;

@@ -561,9 +561,11 @@ TEST(TinyPipeline, shifted_windows_and_patch_merging_run_bit_exact_as_gathers) {
 // 16 tokens at once, heads as views [4, 2, 16, 16] of the windows' token rows (a batch of 4
 // sequences: HeadMatMul::batch). Block 1 adds the relative-position bias [1, 2, 16, 16] to
 // every window's scores (one sequence's rows read again per window: Op::constant_row_period);
-// block 2 adds it and then, through a view [1, 4, 2, 16, 16], the shift mask [1, 4, 1, 16, 16]
-// (0, or -100 between tokens of different regions in windows 2 and 3), which
-// fold-constant-adds makes one [4, 2, 16, 16] constant.
+// block 2 is swin_v2's cosine attention: q and k normalised per head (an RMSNormalization over
+// each head's channels: Op::row_length), the scores scaled per head by a constant [2, 1, 1] (one
+// stored row for every row), the bias added and then, through a view [1, 4, 2, 16, 16], the
+// shift mask [1, 4, 1, 16, 16] (0, or -100 between tokens of different regions in windows 2
+// and 3), which fold-constant-adds makes one [4, 2, 16, 16] constant.
 ir::Graph windowed_attention() {
   const std::int64_t windows = 4, s = 16, d = 32, heads = 2, hd = 16;
   zoo::NetBuilder net("windowed_attention", {});
@@ -590,10 +592,20 @@ ir::Graph windowed_attention() {
       return net.op(b + name, ir::OpKind::Gather, {packed},
                     {{"axis", std::int64_t{0}}, {"indices", std::vector<std::int64_t>{i}}});
     };
-    const std::string q = part(0, "q"), k = part(1, "k"), v = part(2, "v");  // [4, H, S, hd]
-    const std::string scale = net.constant(b + "scale", {1}, {0.25f});
-    std::string scores = net.matmul(net.op(b + "q_scaled", ir::OpKind::Mul, {q, scale}),
-                                    net.transpose(k, b + "k_t", {0, 1, 3, 2}), b + "scores");
+    std::string q = part(0, "q"), k = part(1, "k");  // [4, H, S, hd]
+    const std::string v = part(2, "v");
+    std::string scores;
+    if (block == 1) {
+      const std::string scale = net.constant(b + "scale", {1}, {0.25f});
+      scores = net.matmul(net.op(b + "q_scaled", ir::OpKind::Mul, {q, scale}),
+                          net.transpose(k, b + "k_t", {0, 1, 3, 2}), b + "scores");
+    } else {
+      q = net.rms_norm(q, b + "q_norm", 1e-6);
+      k = net.rms_norm(k, b + "k_norm", 1e-6);
+      scores = net.matmul(q, net.transpose(k, b + "k_t", {0, 1, 3, 2}), b + "cosine");
+      scores = net.op(b + "scores", ir::OpKind::Mul,
+                      {scores, net.constant(b + "logit_scale", {heads, 1, 1}, {3.0f, 5.0f})});
+    }
     scores = net.add(scores, net.constant(b + "bias", {1, heads, s, s}, bias), b + "biased");
     if (block == 2) {
       const std::string viewed = net.reshape(scores, b + "per_image", {1, windows, heads, s, s});
@@ -619,15 +631,19 @@ TEST(TinyPipeline, windowed_attention_over_a_batch_of_windows_runs_bit_exact) {
   for_every_policy(graph, cloud, [&](const char* policy, const pipeline::PolicyResult& r) {
     expect_energy_matches(std::string("windowed_attention ") + policy, r, cloud,
                           CountMatch::ExactWithoutLeakage);
-    int batched = 0, periodic = 0, whole = 0;
+    int batched = 0, periodic = 0, whole = 0, every_row = 0, head_norms = 0;
     for (const sched::Op& op : r.scheduled.net.ops) {
       batched += op.kind == sched::OpKind::MatMul && op.matmul.batch == 4;
       periodic += op.constant_heads == 2 && op.constant_row_period == 16;
-      whole += op.constant_heads == 2 && op.constant_row_period == 0;
+      whole += op.constant_heads == 2 && op.constant_row_period == 0 && op.constant_stride_y > 0;
+      every_row += op.constant_heads == 2 && op.constant_stride_y == 0;
+      head_norms += op.kind == sched::OpKind::Norm && op.row_length == 16;
     }
-    EXPECT_EQ(batched, 4);   // scores and context of both blocks
-    EXPECT_EQ(periodic, 1);  // block 1's bias, read again per window
-    EXPECT_EQ(whole, 1);     // block 2's bias + mask, one constant of every window's rows
+    EXPECT_EQ(batched, 4);     // scores and context of both blocks
+    EXPECT_EQ(periodic, 1);    // block 1's bias, read again per window
+    EXPECT_EQ(whole, 1);       // block 2's bias + mask, one constant of every window's rows
+    EXPECT_EQ(every_row, 1);   // block 2's per-head logit scale
+    EXPECT_EQ(head_norms, 2);  // block 2's q and k
     EXPECT_GT(cycle_ratio(r), 0.95);
     EXPECT_LT(cycle_ratio(r), 1.05);
   });
