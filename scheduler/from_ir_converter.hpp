@@ -77,6 +77,8 @@ class GraphConverter {
   Status add_constant_operand(const ir::Op& op, Op out, size_t c);
   /// Add or Mul of constant `op.inputs[c]` to head view `v` (from_ir_transformer.cpp).
   Status add_view_constant(const ir::Op& op, Op out, size_t c, const HeadView& v);
+  /// Adds `out` on head view `v`'s tensor; `op`'s result is the same view of its output.
+  void add_view_op(const ir::Op& op, Op out, const HeadView& v);
   /// A Norm over the head dimension of head view `v` (from_ir_transformer.cpp).
   Status add_head_norm(const ir::Op& op, Op out, const HeadView& v);
   Status fold_activation(const ir::Op& op, bool& folded);

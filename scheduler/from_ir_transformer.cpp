@@ -359,6 +359,18 @@ Status GraphConverter::add_transpose(const ir::Op& op) {
   return {};
 }
 
+// Adds `out` reading head view `v`'s tensor, its output a tensor of the same shape, and records
+// `op`'s result as the same view of that output.
+void GraphConverter::add_view_op(const ir::Op& op, Op out, const HeadView& v) {
+  const int t = net_.add_tensor(op.outputs[0], net_.tensor(v.tensor).shape);
+  out.inputs = {v.tensor};
+  out.output = t;
+  net_.add_op(std::move(out));
+  HeadView y = v;
+  y.tensor = t;
+  views_[op.outputs[0]] = y;
+}
+
 // An Add or Mul of a constant to a whole heads-first view [B, H, S, n] of a token tensor of
 // B * S rows (the scores of Swin's windows plus its relative-position bias [1, H, S, S], or,
 // its shift mask folded in, [B, H, S, S]): the constant [1 or B, 1 or H, S, n] is stored
@@ -392,15 +404,9 @@ Status GraphConverter::add_view_constant(const ir::Op& op, Op out, size_t c, con
   const int64_t stored_rows = dim(4) * dim(2);
   out.constant_stride_y = dim(2) == 1 ? 0 : base.c;
   out.constant_row_period = dim(4) == 1 && dim(2) > 1 && v.batch > 1 ? rows : 0;
-  out.inputs = {v.tensor};
   out.weight_bytes = stored_rows * base.c * net_.activation_bytes;
-  const int t = net_.add_tensor(op.outputs[0], base);
-  out.output = t;
   out.vector_elements = base.elements();
-  net_.add_op(std::move(out));
-  HeadView y = v;
-  y.tensor = t;
-  views_[op.outputs[0]] = y;
+  add_view_op(op, std::move(out), v);
   return {};
 }
 
@@ -478,16 +484,10 @@ Status GraphConverter::add_head_norm(const ir::Op& op, Op out, const HeadView& v
                 "of a whole heads-first view [B, H, S, hd]");
   out.kind = OpKind::Norm;
   out.centre = op.kind == ir::OpKind::LayerNormalization;
-  out.inputs = {v.tensor};
   out.row_length = v.head_dim;
   out.weight_bytes = 8 + 16 * v.head_dim;  // E, then per channel of a row int32 G, r, int64 B
   out.vector_elements = base.elements();
-  const int t = net_.add_tensor(op.outputs[0], base);
-  out.output = t;
-  net_.add_op(std::move(out));
-  HeadView y = v;
-  y.tensor = t;
-  views_[op.outputs[0]] = y;
+  add_view_op(op, std::move(out), v);
   return {};
 }
 
