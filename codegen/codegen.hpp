@@ -143,10 +143,12 @@ std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::
                                     int element_bytes);
 
 /// Reads a tensor of graph rank `rank` back in its graph order: a 4-D (NCHW) tensor from NHWC,
-/// any other rank as stored (row-major: token tensors [1, S, d], a Gemm's [N, K]).
+/// any other rank, or a 4-D one with its channels last (`channels_last`,
+/// sched::Tensor::ir_channels_last), as stored (row-major: token tensors [1, S, d], a Gemm's
+/// [N, K], an NHWC map [1, H, W, C]).
 std::vector<std::int32_t> read_tensor(const std::vector<std::uint8_t>& dram, std::int64_t offset,
                                       const sched::Shape3& shape, std::size_t rank,
-                                      int element_bytes);
+                                      int element_bytes, bool channels_last = false);
 
 /// Writes program.bin, program.tasm, dram.bin, schedule.json and compile.json into `folder`
 /// (created if missing), host.json (the host part's graph) when there are host ops, and

@@ -41,8 +41,9 @@ std::vector<std::int32_t> read_nhwc(const std::vector<std::uint8_t>& dram, std::
 
 std::vector<std::int32_t> read_tensor(const std::vector<std::uint8_t>& dram, std::int64_t offset,
                                       const sched::Shape3& shape, std::size_t rank,
-                                      int element_bytes) {
-  if (rank == 4) return read_nhwc(dram, offset, shape.c, shape.h, shape.w, element_bytes);
+                                      int element_bytes, bool channels_last) {
+  if (rank == 4 && !channels_last)
+    return read_nhwc(dram, offset, shape.c, shape.h, shape.w, element_bytes);
   return read_nhwc(dram, offset, 1, shape.elements(), 1, element_bytes);
 }
 

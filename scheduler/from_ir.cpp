@@ -99,6 +99,12 @@ Status GraphConverter::add(const ir::Op& op) {
 Net GraphConverter::take() {
   net_.finalize();
   for (int t : copied_outputs_) net_.tensors[static_cast<size_t>(t)].network_output = true;
+  for (Tensor& t : net_.tensors) {
+    if (!t.network_output || !graph_.has_tensor(t.name)) continue;
+    const ir::Shape& shape = graph_.tensor(t.name).shape;
+    t.ir_channels_last = shape.size() == 4 && channel_axis_of(t.name) == 3 &&
+                         t.shape == Shape3{shape[3], shape[1], shape[2]};
+  }
   return std::move(net_);
 }
 

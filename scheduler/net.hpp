@@ -67,6 +67,10 @@ struct Tensor {
   /// stored pixel (f y + a, f x + b). A load of it is one DMA per row phase a. 1 for every other
   /// tensor.
   int64_t space_to_depth = 1;
+  /// A rank-4 IR tensor with its channels last ([1, H, W, C]: Swin's and ConvNeXt's NHWC
+  /// maps), whose DRAM bytes are already its IR order; any other rank-4 tensor is NCHW, read
+  /// back from NHWC (codegen::read_tensor). Set for network outputs (GraphConverter::take).
+  bool ir_channels_last = false;
 };
 
 /// A conv of stride f rewritten to read a space-to-depth input of factor f

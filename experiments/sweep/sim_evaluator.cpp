@@ -223,16 +223,20 @@ class SimEvaluator final : public PointEvaluator {
       if (region == nullptr) return fail("no DRAM region for network tensor " + source);
       if (region->kind == codegen::RegionKind::Input) continue;
       sched::Shape3 shape;
+      bool channels_last = false;
       for (const auto& tensor : net.tensors)
-        if (tensor.name == source) shape = tensor.shape;
+        if (tensor.name == source) {
+          shape = tensor.shape;
+          channels_last = tensor.ir_channels_last;
+        }
       const auto golden = q.golden.find(ir_name);
       if (golden == q.golden.end()) return fail("the golden run has no tensor " + ir_name);
       // In the graph's order, as the golden tensor: NCHW from NHWC for 4-D, token tensors
       // ([1, S, d]) as stored (read_nhwc read those transposed: never equal).
       const std::size_t rank = q.quantized.tensor(ir_name).shape.size();
-      all_equal =
-          all_equal && codegen::read_tensor(dram, region->offset, shape, rank,
-                                            hw.matrix.input_bits / 8) == golden->second.to_i32();
+      all_equal = all_equal &&
+                  codegen::read_tensor(dram, region->offset, shape, rank, hw.matrix.input_bits / 8,
+                                       channels_last) == golden->second.to_i32();
       ++outputs;
     }
     if (outputs == 0) return fail("the program has no network output to check");

@@ -663,5 +663,23 @@ TEST(TinyPipeline, windowed_attention_over_a_batch_of_windows_runs_bit_exact) {
   EXPECT_GT(crossing, 0) << "no policy cut a window: the small config no longer tests that";
 }
 
+// A graph output that is a map with its channels last ([1, 8, 8, 32], a backbone's NHWC
+// features, ConvNeXt's permuted blocks): its DRAM bytes are already its IR order, so tessel run
+// reads it back as stored, not as NCHW (sched::Tensor::ir_channels_last).
+TEST(TinyPipeline, an_nhwc_map_as_a_graph_output_reads_back_in_its_own_order) {
+  zoo::NetBuilder net("nhwc_output", {});
+  const std::string x = net.input("input", 16, 8, 8);
+  const std::string map =
+      net.transpose(net.conv(x, "embed", zoo::conv_spec(32, 1)), "to_nhwc", {0, 2, 3, 1});
+  const ir::Graph graph = net.finish({net.layer_norm(map, "norm", 1e-6)});
+  for_every_policy(graph, load_hw_config(config_path("cloud-large")),
+                   [](const char*, const pipeline::PolicyResult& r) {
+                     int flagged = 0;
+                     for (const sched::Tensor& t : r.scheduled.net.tensors)
+                       flagged += t.network_output && t.ir_channels_last;
+                     EXPECT_EQ(flagged, 1);
+                   });
+}
+
 }  // namespace
 }  // namespace tessel::e2e

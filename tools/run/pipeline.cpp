@@ -51,10 +51,15 @@ std::string first_wrong_tensor(const PreparedModel& model, const PolicyResult& r
     auto it = golden.value().find(ir_name);
     if (it == golden.value().end()) continue;
     sched::Shape3 shape;
+    bool channels_last = false;
     for (const auto& tensor : r.scheduled.net.tensors)
-      if (tensor.name == region.name) shape = tensor.shape;
-    const auto got = codegen::read_tensor(
-        dram, region.offset, shape, q.tensor(ir_name).shape.size(), config.matrix.input_bits / 8);
+      if (tensor.name == region.name) {
+        shape = tensor.shape;
+        channels_last = tensor.ir_channels_last;
+      }
+    const auto got =
+        codegen::read_tensor(dram, region.offset, shape, q.tensor(ir_name).shape.size(),
+                             config.matrix.input_bits / 8, channels_last);
     if (got != it->second.to_i32()) {
       std::size_t groups = 0;
       for (const auto& g : r.scheduled.schedule.groups) {
@@ -146,11 +151,15 @@ Result<std::map<std::string, std::vector<float>>> read_outputs(
     if (region->kind != codegen::RegionKind::Output && view == compiled.views.end()) continue;
     if (region->kind == codegen::RegionKind::Input) continue;
     sched::Shape3 shape;
+    bool channels_last = false;
     for (const auto& tensor : net.tensors)
-      if (tensor.name == source) shape = tensor.shape;
+      if (tensor.name == source) {
+        shape = tensor.shape;
+        channels_last = tensor.ir_channels_last;
+      }
     const ir::Tensor& t = quantized.tensor(ir_name);
-    const auto ints =
-        codegen::read_tensor(dram, region->offset, shape, t.shape.size(), element_bytes);
+    const auto ints = codegen::read_tensor(dram, region->offset, shape, t.shape.size(),
+                                           element_bytes, channels_last);
     if (!t.quant || t.quant->scales.empty())
       return fail("output '" + ir_name + "' has no quantization scale");
     const double scale = static_cast<double>(t.quant->scales[0]);
