@@ -98,10 +98,13 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
   // The elements loaded: a row-varying constant's rows of the box (all when resident), else
   // the whole table.
   const sched::Interval elements = sched::constant_rows(net_, op, box.h);
-  // Copy 0, or under double buffering the other copy than the one the running tile reads.
+  // Copy 0 first (the copy a prefetch loads during the previous group: its buffer is the one
+  // pinned there), then under double buffering the other copy than the one the running tile
+  // reads.
   const int index = static_cast<int>(&op - net_.ops.data());
-  int& copy = table_copy_of_[index];
-  copy = pipelined && !gs.weights_resident ? (copy + 1) % 2 : 0;
+  const auto [last, first_load] = table_copy_of_.try_emplace(index, 0);
+  const int copy = pipelined && !gs.weights_resident && !first_load ? (last->second + 1) % 2 : 0;
+  last->second = copy;
   const std::string name = "w:" + op.name + (copy == 1 ? "#1" : "");
   const sched::BufferAlloc* buffer = nullptr;
   for (const auto& b : gs.buffers)

@@ -180,7 +180,8 @@ class ModernCnn : public ::testing::TestWithParam<Case> {};
 TEST_P(ModernCnn, simulator_matches_golden_and_schedule) {
   const Case& c = GetParam();
   const HwConfig config = load_hw_config(config_path(c.config));
-  auto r = pipeline::run_policy(prepared(c.model, config, c.policy), config, c.policy);
+  const auto [policy, options] = policy_of(c);
+  auto r = pipeline::run_policy(prepared(c.model, config, policy), config, policy, options);
   ASSERT_TRUE(r.ok()) << r.reason();
   expect_consistent(r.value(), config);
   RecordProperty("cycle_ratio", std::to_string(cycle_ratio(r.value())));
@@ -198,6 +199,10 @@ std::vector<Case> modern_cnn_cases() {
   for (const char* model : {"resnext50_32x4d", "regnet_x_1_6gf", "mobilenet_v3_large",
                             "efficientnet_b0", "convnext_tiny"})
     for (const char* policy : kPolicies) out.push_back({model, "cloud-large", policy});
+  // Under the latency objective a prefetched group whose table (GELU's lut) is double-buffered
+  // loaded the first tile's copy into the unpinned copy, over the previous group's LayerNorm
+  // parameters: a simulator fault until codegen loaded copy 0 first (session 41).
+  out.push_back({"convnext_tiny", "cloud-large", "optimal:latency"});
   return out;
 }
 
