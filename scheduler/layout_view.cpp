@@ -49,11 +49,12 @@ Result<Shape3> layout_shape(const ir::Shape& shape, int64_t channel_axis) {
 Result<Shape3> activation_shape(const ir::Shape& shape, std::optional<int64_t> channel_axis) {
   if (shape.empty()) return fail("the tensor has no shape");
   // A 2-D [N, K] tensor (a Gemm's rows: a classifier's one, or a transformer's tokens) is K
-  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S (docs/scheduler.md
-  // "Transformers"): row-major in DRAM either way, as NHWC is.
-  // [B, S, d] tokens (channels last) are B * S rows in DRAM, sequence after sequence: per-token
-  // ops (Linears, norms, adds) need no more; ops that mix tokens see the sequences through row
-  // slices (a batched decode step, docs/scheduler.md "Decode"), and the head views refuse B > 1.
+  // channels of N pixels; a 3-D [1, S, d] token tensor d channels of S
+  // (docs/scheduler-transformers.md "Transformers"): row-major in DRAM either way, as NHWC is. [B,
+  // S, d] tokens (channels last) are B * S rows in DRAM, sequence after sequence: per-token ops
+  // (Linears, norms, adds) need no more; ops that mix tokens see the sequences through row slices
+  // (a batched decode step, docs/scheduler-transformers.md "Decode"), and the head views refuse B
+  // > 1.
   if (shape.size() == 3 && channel_axis.value_or(2) == 2)
     return Shape3{shape[2], shape[0] * shape[1], 1};
   if (shape.size() >= 2 && shape.size() <= 4)

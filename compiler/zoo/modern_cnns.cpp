@@ -188,9 +188,9 @@ ir::Graph build_convnext_tiny(const ZooOptions& options) {
   return net.finish({net.linear(x, "classifier.2", 1000)});
 }
 
-// The layout views of ConvNeXt and ViT in a few KB (docs/scheduler.md "Layout views"): a conv's
-// NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back, scaled
-// per channel by a constant (ConvNeXt's layer scale) into a residual add, then flattened and
+// The layout views of ConvNeXt and ViT in a few KB (docs/scheduler-transformers.md "Layout views"):
+// a conv's NCHW output permuted to NHWC for a LayerNorm and a Linear-GELU-Linear, permuted back,
+// scaled per channel by a constant (ConvNeXt's layer scale) into a residual add, then flattened and
 // permuted to tokens for a LayerNorm, a Linear and a LayerNorm.
 ir::Graph build_tiny_layout(const ZooOptions& options) {
   NetBuilder net("tiny_layout", options);

@@ -66,7 +66,7 @@ using SequenceRows =
 /// own rows of the projections (`rows(t, suffix)`), the contexts a row Concat
 /// `prefix.contexts` [B, S, d]. The Linears around it take all B x S rows at once, so the batch
 /// shares their weights; only the heads are per sequence (a head view of a batched tensor is
-/// refused: docs/scheduler.md "Decode", item 4).
+/// refused: docs/scheduler-transformers.md "Decode", item 4).
 std::string per_sequence(NetBuilder& net, const std::string& prefix, std::int64_t batch,
                          const std::function<std::string(const std::string&, std::int64_t,
                                                          const SequenceRows&)>& attention) {
@@ -148,8 +148,8 @@ namespace {
 /// GPT-2 attention of the q|k|v rows `qkv` [1, S, 3d] (names from `pa`: `pa.q`, ...). `past_key`
 /// and `past_value`: the sequence's cached keys and values as token tensors [1, L, d] (row-major
 /// `[L][d]`, the layout the c_attn slice writes, so that the step appends a row:
-/// docs/scheduler.md "Decode"); empty for prefill. For decode, appends the new key and value
-/// rows [1, 1, d] to `presents`. Returns the context [1, S, d].
+/// docs/scheduler-transformers.md "Decode"); empty for prefill. For decode, appends the new key and
+/// value rows [1, 1, d] to `presents`. Returns the context [1, S, d].
 std::string gpt2_attention(NetBuilder& net, const std::string& pa, const std::string& qkv,
                            const Heads& h, const std::string& mask, const std::string& past_key,
                            const std::string& past_value, std::vector<std::string>* presents) {

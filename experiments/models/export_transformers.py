@@ -17,7 +17,7 @@ versions), the same networks that Tessel's zoo builders write (compiler/zoo/tran
                tokens, on the embeddings' output; the tied LM head left out;
   gpt2_decode  one decode step: the token [1, 1, 768] and each layer's past key/value
                [1, L, 768] (L 1024; token rows, heads side by side, so that the step appends a
-               row: docs/scheduler.md "Decode") as inputs; outputs: the hidden state and each
+               row: docs/scheduler-transformers.md "Decode") as inputs; outputs: the hidden state and each
                layer's new key and value rows [1, 1, 768];
   (--layers N: N layers instead of 12 for bert_base, gpt2 and gpt2_decode, as the zoo's
   --layers; bench/e2e/

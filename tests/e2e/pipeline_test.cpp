@@ -169,7 +169,7 @@ std::pair<std::int64_t, int> dma_bytes_within(const codegen::CompiledProgram& co
 // scheduled. The cache is a [L + 1][d] region: the past keys are written into rows 0..15 by the
 // image (a region within it), the step stores exactly one row of 32 bytes at row 16 (the new
 // key, read back from there as its output), and the scores MatMul loads the 17 rows once:
-// 544 bytes (docs/scheduler.md "Decode").
+// 544 bytes (docs/scheduler-transformers.md "Decode").
 TEST(TinyPipeline, a_decode_step_appends_its_rows_to_the_cache_in_place_bit_exact) {
   const HwConfig config = load_hw_config(config_path("cloud-large"));
   for_every_policy(zoo::build_model("tiny_decode").value(), config,

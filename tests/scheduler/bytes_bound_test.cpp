@@ -236,9 +236,9 @@ TEST(BytesBound, a_sweep_holds_a_pools_input_and_output_whole_at_its_block) {
   }
 }
 
-// Attention, 16 tokens, 2 heads of 8 (docs/scheduler.md "Transformers": a token tensor is C = d,
-// H = S, W = 1): q, k, v network inputs (16 x 16 x 1, 256 B each), scores = q k^T per head
-// (2 heads x 16 keys = 32 channels of 16 rows: 512 B), RowSoftmax -> probs (512 B), context =
+// Attention, 16 tokens, 2 heads of 8 (docs/scheduler-transformers.md "Transformers": a token tensor
+// is C = d, H = S, W = 1): q, k, v network inputs (16 x 16 x 1, 256 B each), scores = q k^T per
+// head (2 heads x 16 keys = 32 channels of 16 rows: 512 B), RowSoftmax -> probs (512 B), context =
 // probs v (256 B, the network output). Compulsory: 768 + 256 = 1024. A MatMul's output rows need
 // all of its `b` (deduce_input), so at the scores MatMul's step of a group holding both
 // MatMuls, k and v (loaded: live from step 0 to their reader) are on chip whole: 512 B (F10).

@@ -1,7 +1,7 @@
-// The decode step in the scheduler's view (issue 36 item 3; docs/scheduler.md "Decode"): the
-// KV cache append as a row Concat view over the past (a network input) and a copy of the new
-// row, by hand on tiny_decode (d 32, 2 heads of 16, cache L = 16); every policy schedules it
-// with the append a view and the copy one row.
+// The decode step in the scheduler's view (issue 36 item 3; docs/scheduler-transformers.md
+// "Decode"): the KV cache append as a row Concat view over the past (a network input) and a copy of
+// the new row, by hand on tiny_decode (d 32, 2 heads of 16, cache L = 16); every policy schedules
+// it with the append a view and the copy one row.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,5 +1,5 @@
-// A Llama layer in the scheduler's view (docs/scheduler.md "Transformers", "Rotary embeddings
-// and grouped-query attention"): tiny_llama (sequence 8, d 32, 4 query heads of 8 on 2
+// A Llama layer in the scheduler's view (docs/scheduler-transformers.md "Transformers", "Rotary
+// embeddings and grouped-query attention"): tiny_llama (sequence 8, d 32, 4 query heads of 8 on 2
 // key/value heads) by hand: the rotary embedding runs on head pixels (8 rows of H pixels of 8
 // channels), its slices are channel views, its tables constant operands broadcast over the
 // heads, and the scores read each key head for two query heads.

@@ -1,4 +1,4 @@
-// The transformer layer in the scheduler's view (issue 36, part 3; docs/scheduler.md
+// The transformer layer in the scheduler's view (issue 36, part 3; docs/scheduler-transformers.md
 // "Transformers"): token tensors as C = d, H = S, W = 1, Linears as 1x1 convs, head splits as
 // views, the activation MatMul per head, Norm and RowSoftmax, their refusals, cycles and input
 // needs by hand, and every policy scheduling tiny_attention with the checker's approval.

@@ -62,7 +62,8 @@ TEST(ModernZoo, outputs_have_the_expected_shapes_at_batch_two) {
   const ir::Graph bert = shapes_only("bert_base", 2, 64);
   EXPECT_EQ(bert.tensor(bert.outputs()[0]).shape, (ir::Shape{2, 64, 768}));
   // A batch of decode steps: one cache per layer and sequence, token rows [1, L, d], and its
-  // new rows [1, 1, d] (docs/scheduler.md "Decode"): 1 + 12 x 2 x 3 inputs and outputs.
+  // new rows [1, 1, d] (docs/scheduler-transformers.md "Decode"): 1 + 12 x 2 x 3 inputs and
+  // outputs.
   const ir::Graph decode = shapes_only("gpt2_decode", 3, 0, 256);
   ASSERT_EQ(decode.outputs().size(), 73u);  // hidden state, then 12 x 3 x (key, value) rows
   EXPECT_EQ(decode.tensor(decode.outputs()[0]).shape, (ir::Shape{3, 1, 768}));
