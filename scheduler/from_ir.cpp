@@ -68,6 +68,7 @@ Status GraphConverter::add(const ir::Op& op) {
       if (graph_.tensor(op.inputs[0]).shape.size() <= 3) return add_split(op, std::move(out));
       break;
     case ir::OpKind::Reshape:
+      if (head_split_5d(op)) return add_view_reshape(op);
       if (layout_reshape_applies(op)) return add_layout_reshape(op);
       if (views_.count(op.inputs[0]) || is_head_pixels(op.inputs[0]) ||
           (graph_.tensor(op.inputs[0]).shape.size() == 3 &&
@@ -103,7 +104,7 @@ Net GraphConverter::take() {
     if (!t.network_output || !graph_.has_tensor(t.name)) continue;
     const ir::Shape& shape = graph_.tensor(t.name).shape;
     t.ir_channels_last = shape.size() == 4 && channel_axis_of(t.name) == 3 &&
-                         t.shape == Shape3{shape[3], shape[1], shape[2]};
+                         t.shape.c == shape[3] && t.shape.h * t.shape.w == shape[1] * shape[2];
   }
   return std::move(net_);
 }
@@ -451,6 +452,23 @@ Status GraphConverter::generic_kind(const ir::Op& op, Op& out) const {
                     std::to_string(op.get_int("axis")) + ", not the channel axis " +
                     std::to_string(channel_axis_of(op.inputs[0])) +
                     " (only channels are supported; pixels or tokens need a row-offset view)");
+      }
+      // A channel Concat copies pixel p of each input to pixel p of its output: one grid (the
+      // output's from the IR, but for head pixels, whose output is made in their form).
+      std::optional<Shape3> grid;
+      if (!concat_of_channels_last(op))
+        if (auto y = activation_shape(graph_.tensor(op.outputs[0]).shape,
+                                      channel_axis_of(op.outputs[0]));
+            y.ok())
+          grid = y.value();
+      for (const std::string& in : op.inputs) {
+        const auto it = tensor_of_.find(in);
+        if (it == tensor_of_.end()) continue;
+        const Shape3 x = net_.tensor(it->second).shape;
+        if (grid && (x.h != grid->h || x.w != grid->w))
+          return fail("op '" + op.name + "': Concat of '" + in + "', stored on a pixel grid " +
+                      "other than its output's or its other inputs'");
+        grid = x;
       }
       out.kind = OpKind::Concat;
       break;

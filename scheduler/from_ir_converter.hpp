@@ -54,11 +54,12 @@ class GraphConverter {
     int64_t batch = 1;
   };
 
-  /// A pixel view: an IR tensor with its channels last whose pixel p (row-major over its other
-  /// axes) is pixel source[p] of net tensor `base` (from_ir_gather.cpp).
+  /// A pixel view: an IR tensor with its channels at `channel_axis` whose pixel p (row-major
+  /// over its other axes) is pixel source[p] of net tensor `base` (from_ir_gather.cpp).
   struct PixelView {
     int base = -1;
     std::vector<int64_t> source;
+    int64_t channel_axis = -1;
   };
 
   auto consumers_of(const std::string& t) const { return graph_.consumers(t); }
@@ -106,6 +107,7 @@ class GraphConverter {
   Status add_split(const ir::Op& op, Op out);
   Status add_view_reshape(const ir::Op& op);
   bool head_split_3d(const ir::Op& op) const;
+  bool head_split_5d(const ir::Op& op) const;
   bool token_transpose(const ir::Op& op);
   Status add_expand(const ir::Op& op);
   Status add_transpose(const ir::Op& op);
@@ -136,6 +138,8 @@ class GraphConverter {
   Status add_pixel_transpose(const ir::Op& op);
   Status add_pixel_slice(const ir::Op& op);
   Status add_pixel_concat(const ir::Op& op);
+  bool keeps_grid(const ir::Op& op) const;
+  std::optional<Shape3> grid_met_downstream(const std::string& name, Shape3 s) const;
   Status materialize_pixel_views(const ir::Op& op);
 
  public:

@@ -1,16 +1,20 @@
-// Graph IR -> Net, pixel views: Reshapes and Transposes that keep an activation's channels last
-// but reorder its pixels (Swin's window partition [1, H, W, C] -> [nW, ws * ws, C] through
-// [1, H / ws, ws, W / ws, ws, C], and its reverse). Each IR tensor of such a chain is its base
-// net tensor's pixels in another order, one source pixel per pixel; where another op reads one,
-// it becomes a net tensor made by one gather (OpKind::Reshape with Op::pixel_source: a DRAM
-// view loaded in strided boxes; docs/scheduler.md "Pixel gathers"). GraphConverter:
-// scheduler/from_ir_converter.hpp.
+// Graph IR -> Net, pixel views: Reshapes, Transposes, Slices and Concats that keep an
+// activation's channels whole but reorder its pixels (Swin's window partition [1, H, W, C] ->
+// [nW, ws * ws, C] through [1, H / ws, ws, W / ws, ws, C], and its reverse; MaxViT's partition of
+// an NCHW map [1, C, H, W] -> [1, C, H / p, p, W / p, p] -> [1, H / p, W / p, p, p, C], which
+// moves the channels last on the way, and its departition back to NCHW). Each IR tensor of such
+// a chain is its base net tensor's pixels in another order, one source pixel per pixel, with its
+// channels at a recorded axis; where another op reads one, it becomes a net tensor made by one
+// gather (OpKind::Reshape with Op::pixel_source: a DRAM view loaded in strided boxes;
+// docs/scheduler-transformers.md "Pixel gathers"). GraphConverter: scheduler/from_ir_converter.hpp.
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "compiler/ir/unary.hpp"
 #include "scheduler/from_ir_converter.hpp"
 #include "scheduler/layout_view.hpp"
 #include "scheduler/pixel_gather.hpp"
@@ -19,10 +23,30 @@ namespace tessel::sched::detail {
 
 namespace {
 
-int64_t pixel_count(const ir::Shape& shape) {
+int64_t pixel_count(const ir::Shape& shape, int64_t channel_axis) {
   int64_t n = 1;
-  for (size_t a = 0; a + 1 < shape.size(); ++a) n *= shape[a];
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (static_cast<int64_t>(a) != channel_axis) n *= shape[a];
   return n;
+}
+
+int64_t axis_of(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+// The extents of `shape`'s pixel axes (every axis but `channel_axis`), in order.
+std::vector<int64_t> pixel_dims(const ir::Shape& shape, int64_t channel_axis) {
+  std::vector<int64_t> dims;
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (static_cast<int64_t>(a) != channel_axis) dims.push_back(shape[a]);
+  return dims;
+}
+
+// Row-major strides over `dims`.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> stride(dims.size(), 1);
+  for (size_t a = dims.size(); a-- > 1;) stride[a - 1] = stride[a] * dims[a];
+  return stride;
 }
 
 bool is_identity(const std::vector<int64_t>& source) {
@@ -53,12 +77,11 @@ std::vector<int64_t> affine_pixels(const std::vector<int64_t>& source,
   return out;
 }
 
-// The net shape of an IR shape with its channels last, when it has one: ranks 2 to 4, at most
-// two pixel axes (a 3-D [B, S, d] being B * S rows).
-std::optional<Shape3> channels_last_shape(const ir::Shape& shape) {
+// The net shape of an IR shape with its channels at `channel_axis`, when it has one: ranks 2 to
+// 4, at most two pixel axes (a 3-D [B, S, d] being B * S rows).
+std::optional<Shape3> view_net_shape(const ir::Shape& shape, int64_t channel_axis) {
   if (shape.size() < 2 || shape.size() > 4) return std::nullopt;
-  auto s = activation_shape(
-      shape, shape.size() == 4 ? std::optional<int64_t>(3) : std::optional<int64_t>());
+  auto s = activation_shape(shape, channel_axis);
   if (!s.ok()) return std::nullopt;
   return s.value();
 }
@@ -70,13 +93,16 @@ std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::s
   const auto t = tensor_of_.find(name);
   if (t == tensor_of_.end() || views_.count(name) || is_head_pixels(name)) return std::nullopt;
   const ir::Shape& shape = graph_.tensor(name).shape;
-  if (shape.size() < 2 || channel_axis_of(name) != static_cast<int64_t>(shape.size()) - 1)
+  const int64_t axis = channel_axis_of(name);
+  if (shape.size() < 2 || axis < 0 || axis >= static_cast<int64_t>(shape.size()))
     return std::nullopt;
   const Shape3 s = net_.tensor(t->second).shape;
-  if (s.c != shape.back() || s.h * s.w != pixel_count(shape)) return std::nullopt;
+  const int64_t pixels = pixel_count(shape, axis);
+  if (s.c != shape[static_cast<size_t>(axis)] || s.h * s.w != pixels) return std::nullopt;
   PixelView v;
   v.base = t->second;
-  v.source.resize(static_cast<size_t>(pixel_count(shape)));
+  v.channel_axis = axis;
+  v.source.resize(static_cast<size_t>(pixels));
   std::iota(v.source.begin(), v.source.end(), int64_t{0});
   // A gather's output is its input's pixels in the gather's order: one gather, never two.
   if (const Op* gather = gather_of(net_, t->second)) {
@@ -86,26 +112,30 @@ std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::s
   return v;
 }
 
-// A Reshape that keeps the channels (the last axis) and so the pixels' order: of a pixel view,
-// or into a shape with more than two pixel axes (the window partition's first step), which no
-// net tensor has.
+// A Reshape that keeps the channels whole, the same number of elements before them, and so the
+// pixels' order: of a pixel view, or into a shape with more than two pixel axes (a window
+// partition's first step), which no net tensor has.
 bool GraphConverter::pixel_reshape_applies(const ir::Op& op) const {
-  const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+  const auto v = pixel_view(op.inputs[0]);
+  if (!v) return false;
   const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
-  if (in.empty() || out.empty() || in.back() != out.back()) return false;
-  if (pixel_views_.count(op.inputs[0])) return true;
-  return !channels_last_shape(out) && pixel_view(op.inputs[0]).has_value();
+  const auto axis = reshape_channel_axis(graph_.tensor(op.inputs[0]).shape, v->channel_axis, out);
+  if (!axis) return false;
+  return pixel_views_.count(op.inputs[0]) || !view_net_shape(out, *axis);
 }
 
-// A Transpose that keeps the channels last and permutes the pixel axes.
+// A Transpose of a pixel view (the channel axis goes where the permutation puts it).
 bool GraphConverter::pixel_transpose_applies(const ir::Op& op) const {
   const auto& perm = op.get_ints("perm");
-  if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1) return false;
-  return pixel_view(op.inputs[0]).has_value();
+  return perm.size() == graph_.tensor(op.inputs[0]).shape.size() &&
+         pixel_view(op.inputs[0]).has_value();
 }
 
 Status GraphConverter::add_pixel_reshape(const ir::Op& op) {
-  pixel_views_[op.outputs[0]] = *pixel_view(op.inputs[0]);
+  PixelView v = *pixel_view(op.inputs[0]);
+  v.channel_axis = *reshape_channel_axis(graph_.tensor(op.inputs[0]).shape, v.channel_axis,
+                                         graph_.tensor(op.outputs[0]).shape);
+  pixel_views_[op.outputs[0]] = std::move(v);
   pixel_makers_[op.outputs[0]] = op.name;
   return {};
 }
@@ -114,50 +144,61 @@ Status GraphConverter::add_pixel_transpose(const ir::Op& op) {
   PixelView v = *pixel_view(op.inputs[0]);
   const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
   const auto& perm = op.get_ints("perm");
-  const size_t axes = in.size() - 1;
   if (perm.size() != in.size())
     return fail(describe_op(op) + ": perm " + ir::shape_string(ir::Shape(perm)) + " of " +
                 ir::shape_string(in));
-  std::vector<int64_t> in_stride(axes, 1), out_dims(axes), stride(axes);
-  for (size_t a = axes; a-- > 1;) in_stride[a - 1] = in_stride[a] * in[a];
-  for (size_t a = 0; a < axes; ++a) {
-    out_dims[a] = in[static_cast<size_t>(perm[a])];
-    stride[a] = in_stride[static_cast<size_t>(perm[a])];
+  // The stride of each input axis in the view's pixel order (0 for the channel axis).
+  const std::vector<int64_t> pixel_stride = row_major_strides(pixel_dims(in, v.channel_axis));
+  std::vector<int64_t> in_stride(in.size(), 0);
+  for (size_t a = 0, p = 0; a < in.size(); ++a)
+    if (static_cast<int64_t>(a) != v.channel_axis) in_stride[a] = pixel_stride[p++];
+  std::vector<int64_t> out_dims, stride;
+  int64_t channel_axis = -1;
+  for (size_t j = 0; j < perm.size(); ++j) {
+    const auto a = static_cast<size_t>(axis_of(perm[j], in.size()));
+    if (static_cast<int64_t>(a) == v.channel_axis) {
+      channel_axis = static_cast<int64_t>(j);
+      continue;
+    }
+    out_dims.push_back(in[a]);
+    stride.push_back(in_stride[a]);
   }
   std::vector<int64_t> source = affine_pixels(v.source, out_dims, 0, stride);
   v.source = std::move(source);
+  v.channel_axis = channel_axis;
   pixel_views_[op.outputs[0]] = std::move(v);
   pixel_makers_[op.outputs[0]] = op.name;
   return {};
 }
 
 // A Slice of pixel axes only, with positive steps (torch.roll's halves, patch merging's
-// x[:, 0::2, 1::2]), of a pixel view or of a map with its channels last.
+// x[:, 0::2, 1::2], a crop of an NCHW map), of a pixel view or of a map of rank 4 or more.
 bool GraphConverter::pixel_slice_applies(const ir::Op& op) const {
   const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+  const auto v = pixel_view(op.inputs[0]);
+  if (!v) return false;
   const auto& axes = op.get_ints("axes");
   const auto& steps = op.get_ints("steps");
-  const auto rank = static_cast<int64_t>(in.size());
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (axis >= rank - 1 || steps[i] <= 0) return false;
-  }
-  if (pixel_views_.count(op.inputs[0])) return true;
-  return in.size() >= 4 && pixel_view(op.inputs[0]).has_value();
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axis_of(axes[i], in.size()) == v->channel_axis || steps[i] <= 0) return false;
+  return pixel_views_.count(op.inputs[0]) || in.size() >= 4;
 }
 
 // A Concat along a pixel axis of pixel views of one base, one of them a view in flight
 // (torch.roll's halves joined the other way round).
 bool GraphConverter::pixel_concat_applies(const ir::Op& op) const {
-  const auto rank = static_cast<int64_t>(graph_.tensor(op.outputs[0]).shape.size());
-  const int64_t axis = op.get_int("axis") < 0 ? op.get_int("axis") + rank : op.get_int("axis");
-  if (axis >= rank - 1) return false;
+  const size_t rank = graph_.tensor(op.outputs[0]).shape.size();
+  const int64_t axis = axis_of(op.get_int("axis"), rank);
   int base = -1;
+  int64_t channel_axis = -1;
   bool in_flight = false;
   for (const std::string& in : op.inputs) {
     const auto v = pixel_view(in);
-    if (!v || (base >= 0 && v->base != base)) return false;
+    if (!v || (base >= 0 && (v->base != base || v->channel_axis != channel_axis)) ||
+        v->channel_axis == axis)
+      return false;
     base = v->base;
+    channel_axis = v->channel_axis;
     in_flight = in_flight || pixel_views_.count(in) > 0;
   }
   return in_flight;
@@ -170,24 +211,25 @@ Status GraphConverter::add_pixel_slice(const ir::Op& op) {
   const auto& ends = op.get_ints("ends");
   const auto& axes = op.get_ints("axes");
   const auto& steps = op.get_ints("steps");
-  const size_t dims = in.size() - 1;
-  std::vector<int64_t> first(dims, 0), step(dims, 1), count(in.begin(), in.end() - 1);
+  std::vector<int64_t> first(in.size(), 0), step(in.size(), 1), count(in.begin(), in.end());
   for (size_t i = 0; i < axes.size(); ++i) {
-    const auto a = static_cast<size_t>(axes[i] < 0 ? axes[i] + int64_t(in.size()) : axes[i]);
+    const auto a = static_cast<size_t>(axis_of(axes[i], in.size()));
     const int64_t b = std::clamp<int64_t>(starts[i] < 0 ? starts[i] + in[a] : starts[i], 0, in[a]);
     const int64_t e = std::clamp<int64_t>(ends[i] < 0 ? ends[i] + in[a] : ends[i], 0, in[a]);
     first[a] = b;
     step[a] = steps[i];
     count[a] = e > b ? (e - b + steps[i] - 1) / steps[i] : 0;
   }
-  std::vector<int64_t> in_stride(dims, 1), stride(dims);
-  for (size_t a = dims; a-- > 1;) in_stride[a - 1] = in_stride[a] * in[a];
+  const std::vector<int64_t> pixel_stride = row_major_strides(pixel_dims(in, v.channel_axis));
+  std::vector<int64_t> dims, stride;
   int64_t offset = 0;
-  for (size_t a = 0; a < dims; ++a) {
-    offset += first[a] * in_stride[a];
-    stride[a] = step[a] * in_stride[a];
+  for (size_t a = 0, p = 0; a < in.size(); ++a) {
+    if (static_cast<int64_t>(a) == v.channel_axis) continue;
+    offset += first[a] * pixel_stride[p];
+    dims.push_back(count[a]);
+    stride.push_back(step[a] * pixel_stride[p++]);
   }
-  std::vector<int64_t> source = affine_pixels(v.source, count, offset, stride);
+  std::vector<int64_t> source = affine_pixels(v.source, dims, offset, stride);
   v.source = std::move(source);
   pixel_views_[op.outputs[0]] = std::move(v);
   pixel_makers_[op.outputs[0]] = op.name;
@@ -196,18 +238,20 @@ Status GraphConverter::add_pixel_slice(const ir::Op& op) {
 
 Status GraphConverter::add_pixel_concat(const ir::Op& op) {
   const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
-  const auto rank = static_cast<int64_t>(out.size());
-  const auto axis =
-      static_cast<size_t>(op.get_int("axis") < 0 ? op.get_int("axis") + rank : op.get_int("axis"));
-  // Output pixel p: row-major over the outer axes (before `axis`), then `axis` and the inner
-  // ones; each input contributes its own extent along `axis` in turn.
-  int64_t outer = 1, inner = 1;
-  for (size_t a = 0; a < axis; ++a) outer *= out[a];
-  for (size_t a = axis + 1; a + 1 < out.size(); ++a) inner *= out[a];
+  const auto axis = static_cast<size_t>(axis_of(op.get_int("axis"), out.size()));
   std::vector<PixelView> views;
   for (const std::string& in : op.inputs) views.push_back(*pixel_view(in));
+  const auto channel_axis = static_cast<size_t>(views.front().channel_axis);
+  // Output pixel p: row-major over the outer pixel axes (before `axis`), then `axis` and the
+  // inner ones; each input contributes its own extent along `axis` in turn.
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < axis; ++a)
+    if (a != channel_axis) outer *= out[a];
+  for (size_t a = axis + 1; a < out.size(); ++a)
+    if (a != channel_axis) inner *= out[a];
   PixelView v;
   v.base = views.front().base;
+  v.channel_axis = views.front().channel_axis;
   for (int64_t o = 0; o < outer; ++o)
     for (size_t k = 0; k < views.size(); ++k) {
       const int64_t extent = graph_.tensor(op.inputs[k]).shape[axis];
@@ -257,8 +301,68 @@ Status GraphConverter::add_pixel_op(const ir::Op& op) {
   }
 }
 
+// Whether `op` computes each output pixel from the same pixel of its inputs, so that its output
+// keeps its input's grid: the norms over the channels, unary functions, elementwise Adds and
+// Muls, Linears, and the Reshapes around a Linear that keep the channels last.
+bool GraphConverter::keeps_grid(const ir::Op& op) const {
+  switch (op.kind) {
+    case ir::OpKind::LayerNormalization:
+    case ir::OpKind::RMSNormalization:
+    case ir::OpKind::Relu:
+    case ir::OpKind::Clip:
+    case ir::OpKind::Add:
+    case ir::OpKind::Mul:
+    case ir::OpKind::Gemm:
+    case ir::OpKind::MatMul:
+    case ir::OpKind::Quantize:
+    case ir::OpKind::Dequantize:
+    case ir::OpKind::Requantize:
+    case ir::OpKind::Scale:
+      return true;
+    case ir::OpKind::Reshape: {
+      const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+      const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
+      return !in.empty() && !out.empty() && in.back() == out.back() && out.size() <= 4;
+    }
+    default:
+      return ir::is_unary_function(op.kind);
+  }
+}
+
+// The grid of a stored tensor of `s`'s channels and pixel count, not token rows, that IR tensor
+// `name` meets in an elementwise Add or Mul, following its consumers through the ops that keep
+// its grid (Swin's window reverse meets its shortcut [1, H, W, C] at once, swin_v2's after its
+// post-norm); nullopt when it meets none.
+std::optional<Shape3> GraphConverter::grid_met_downstream(const std::string& name, Shape3 s) const {
+  std::vector<std::string> frontier{name};
+  std::set<std::string, std::less<>> seen;
+  while (!frontier.empty() && seen.size() < 256) {
+    const std::string t = frontier.back();
+    frontier.pop_back();
+    if (!seen.insert(t).second) continue;
+    for (const ir::Use& use : graph_.consumers(t)) {
+      const ir::Op& op = graph_.op(use.op);
+      if (op.kind == ir::OpKind::Add || op.kind == ir::OpKind::Mul)
+        for (const std::string& other : op.inputs)
+          if (auto it = tensor_of_.find(other); other != t && it != tensor_of_.end()) {
+            const Shape3 o = net_.tensor(it->second).shape;
+            if (o.c == s.c && o.h * o.w == s.h * s.w && o.w > 1) return o;
+          }
+      if (keeps_grid(op))
+        for (const std::string& out : op.outputs) frontier.push_back(out);
+    }
+  }
+  return std::nullopt;
+}
+
 // The pixel views `op` reads become net tensors: the base itself where the order and the grid
-// are its own, else one gather of it.
+// are its own, else one gather of it. A view with its channels last, or an NCHW map's (rank 4,
+// axis 1), of at most two pixel axes is stored. An NCHW map keeps its image grid (convs read
+// it). A rank-4 [1, A, B, C] with its channels last, the same bytes in any grid, takes the grid
+// of a stored map it meets downstream in an Add or Mul (Swin's window reverse and its shortcut
+// [1, H, W, C]); else, read by an op that keeps its grid (a norm, a Linear), A * B token rows
+// (MaxViT's windows [1, G, P, C], which head views read as G sequences of P rows); else its
+// image grid A x B (patch merging's Concat).
 Status GraphConverter::materialize_pixel_views(const ir::Op& op) {
   if (continues_pixel_view(op)) return {};
   for (const std::string& name : op.inputs) {
@@ -266,13 +370,23 @@ Status GraphConverter::materialize_pixel_views(const ir::Op& op) {
     if (name.empty() || it == pixel_views_.end() || tensor_of_.count(name)) continue;
     const PixelView& v = it->second;
     const ir::Shape& shape = graph_.tensor(name).shape;
-    const auto s = channels_last_shape(shape);
+    const auto rank = static_cast<int64_t>(shape.size());
+    std::optional<Shape3> s;
+    if (v.channel_axis == rank - 1 || (rank == 4 && v.channel_axis == 1))
+      s = view_net_shape(shape, v.channel_axis);
     if (!s)
       return fail(describe_op(op) + " reads '" + name + "' " + ir::shape_string(shape) +
                   ", a reordering of the pixels of '" + net_.tensor(v.base).name +
-                  "' with more than two pixel axes; the accelerator path stores such a " +
-                  "reordering only as a tensor of at most two pixel axes, channels last");
-    if (shape.size() == 4) channel_axis_[name] = 3;
+                  "' with its channels at axis " + std::to_string(v.channel_axis) +
+                  "; the accelerator path stores such a reordering only as a tensor of at most " +
+                  "two pixel axes with its channels last, or an NCHW map");
+    if (rank == 4 && v.channel_axis == 3) {
+      if (const auto met = grid_met_downstream(name, *s))
+        s = *met;
+      else if (keeps_grid(op))
+        s = Shape3{s->c, s->h * s->w, 1};
+    }
+    if (v.channel_axis != default_channel_axis(shape.size())) channel_axis_[name] = v.channel_axis;
     const bool identity = is_identity(v.source);
     if (identity && net_.tensor(v.base).shape == *s) {
       tensor_of_[name] = v.base;

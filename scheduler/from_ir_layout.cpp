@@ -1,6 +1,6 @@
 // Graph IR -> Net, layout views: IR tensors whose channels are not at their rank's default
-// axis, and the Transposes and Reshapes that only move or keep that axis (docs/scheduler.md
-// "Layout views"). GraphConverter: scheduler/from_ir_converter.hpp.
+// axis, and the Transposes and Reshapes that only move or keep that axis
+// (docs/scheduler-transformers.md "Layout views"). GraphConverter: scheduler/from_ir_converter.hpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,10 +11,11 @@
 
 namespace tessel::sched::detail {
 
-// ---- Layout views (docs/scheduler.md "Layout views") ------------------------------------
-// Every activation is stored pixel-major with its channels innermost, whatever the IR's axis
-// order; `channel_axis_` records the IR tensors whose channels are not at their rank's
-// default axis (an NCHW tensor permuted to NHWC, a conv output flattened to [1, C, H*W]).
+// ---- Layout views (docs/scheduler-transformers.md "Layout views")
+// ------------------------------------ Every activation is stored pixel-major with its channels
+// innermost, whatever the IR's axis order; `channel_axis_` records the IR tensors whose channels
+// are not at their rank's default axis (an NCHW tensor permuted to NHWC, a conv output flattened to
+// [1, C, H*W]).
 
 int64_t GraphConverter::channel_axis_of(const std::string& name) const {
   if (auto it = channel_axis_.find(name); it != channel_axis_.end()) return it->second;
@@ -81,6 +82,9 @@ Status GraphConverter::alias_layout(const ir::Op& op, int x, const std::string& 
   if (s.value().c != have.c || s.value().h * s.value().w != have.h * have.w)
     return fail(describe_op(op) + ": " + ir::shape_string(shape) + " is not a view of '" +
                 net_.tensor(x).name + "'");
+  // An NCHW map (convs and pools read its grid) of a tensor stored as token rows: the same
+  // bytes on its image grid, a Reshape view.
+  if (shape.size() == 4 && axis == 1 && !(have == s.value())) x = reshape_view(x, name, s.value());
   tensor_of_[name] = x;
   if (axis != default_channel_axis(shape.size()))
     channel_axis_[name] = axis;

@@ -1,6 +1,6 @@
 // Graph IR -> Net, the transformer kinds: head pixels (rotary embeddings), head views (head
 // splits and merges, grouped-query heads), token Linear, MatMul, Norm, RowSoftmax, Mul by a
-// scalar constant, and decode's KV cache append as a row view (docs/scheduler.md
+// scalar constant, and decode's KV cache append as a row view (docs/scheduler-transformers.md
 // "Transformers", "Decode"). GraphConverter: scheduler/from_ir_converter.hpp.
 #include <algorithm>
 #include <string>
@@ -10,9 +10,9 @@
 
 namespace tessel::sched::detail {
 
-// ---- Head pixels (docs/scheduler.md "Transformers": rotary embeddings) -----------------
-// A heads-first view [1, H, S, hd] of a whole token tensor [S][H hd] is, byte for byte, the
-// tensor of S rows of H pixels of hd channels: pixel (s, h) holds head h's row s. Ops on
+// ---- Head pixels (docs/scheduler-transformers.md "Transformers": rotary embeddings)
+// ----------------- A heads-first view [1, H, S, hd] of a whole token tensor [S][H hd] is, byte for
+// byte, the tensor of S rows of H pixels of hd channels: pixel (s, h) holds head h's row s. Ops on
 // each head's rows elementwise (a rotary embedding's slices of the head dimension, its
 // negation, its Concat, its multiplies by the [S, hd] cos/sin tables, its Add) run on that
 // form, where a slice of the head dimension is a channel slice and a table broadcast over
@@ -90,7 +90,8 @@ bool GraphConverter::concat_of_channels_last(const ir::Op& op) const {
                      [&](const std::string& in) { return is_head_pixels(in); });
 }
 
-// ---- Transformers (docs/scheduler.md "Transformers") -----------------------------------
+// ---- Transformers (docs/scheduler-transformers.md "Transformers")
+// -----------------------------------
 
 std::string GraphConverter::describe_op(const ir::Op& op) const {
   return "op '" + op.name + "' (" + std::string(ir::to_string(op.kind)) + ")";
@@ -247,10 +248,21 @@ bool GraphConverter::head_split_3d(const ir::Op& op) const {
          ir::element_count(x) == ir::element_count(y);
 }
 
+// A Reshape of a token tensor [1, B, S, d] (channels last, B * S rows) to [1, B, S, heads,
+// d / heads]: MaxViT's heads of B windows of S pixels, which add_view_reshape reads as the 4-D
+// [B, S, heads, d / heads].
+bool GraphConverter::head_split_5d(const ir::Op& op) const {
+  const auto& x = graph_.tensor(op.inputs[0]).shape;
+  const auto& y = graph_.tensor(op.outputs[0]).shape;
+  return tensor_of_.count(op.inputs[0]) && !views_.count(op.inputs[0]) && x.size() == 4 &&
+         y.size() == 5 && x[0] == 1 && y[0] == 1 && y[1] == x[1] && y[2] == x[2] &&
+         y[3] * y[4] == x[3] && channel_axis_of(op.inputs[0]) == 3;
+}
+
 // A Reshape that splits a token tensor into heads or merges a head view back, or groups and
 // ungroups the heads around grouped-query attention's Expand: no op.
 Status GraphConverter::add_view_reshape(const ir::Op& op) {
-  const auto& y = graph_.tensor(op.outputs[0]).shape;
+  ir::Shape y = graph_.tensor(op.outputs[0]).shape;
   if (is_head_pixels(op.inputs[0]) && !views_.count(op.inputs[0]))
     views_[op.inputs[0]] = token_view(tensor_of_.at(op.inputs[0]));
   if (auto it = views_.find(op.inputs[0]); it != views_.end()) {
@@ -276,9 +288,12 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
     // the rows (the other axes) the token tensor's, in order.
     int64_t merged_rows = 1;
     for (size_t i = 0; i + 1 < y.size(); ++i) merged_rows *= y[i];
+    const bool windows = y.size() == 4 && y[0] == 1;  // MaxViT's [1, G, P, d]: G * P rows
     if (!v.heads_first && v.offset == 0 && v.heads * v.head_dim == base.c && base.w == 1 &&
-        y.back() == base.c && merged_rows == base.h && (y.size() == 3 || y.size() == 2)) {
+        y.back() == base.c && merged_rows == base.h &&
+        (y.size() == 3 || y.size() == 2 || windows)) {
       tensor_of_[op.outputs[0]] = v.tensor;  // the merged heads are the tensor itself
+      if (windows) channel_axis_[op.outputs[0]] = 3;
       return {};
     }
     return fail(describe_op(op) + ": a reshape of a head view other than the merge of its heads");
@@ -288,7 +303,8 @@ Status GraphConverter::add_view_reshape(const ir::Op& op) {
   const Shape3 base = net_.tensor(x.value()).shape;
   // [B, S, heads, d / heads] of B * S rows (B sequences, HeadMatMul::batch), or without the
   // batch axis [S, heads, d / heads] (an exported nn.MultiheadAttention's heads: its 3-D views
-  // read as the 4-D ones of a batch of one).
+  // read as the 4-D ones of a batch of one), or [1, B, S, heads, d / heads] (MaxViT's windows).
+  if (head_split_5d(op)) y = ir::Shape(y.begin() + 1, y.end());
   const size_t at = y.size() == 4 ? 1 : 0;
   const int64_t batch = y.size() == 4 ? y[0] : 1;
   if ((y.size() != 4 && y.size() != 3) || batch < 1 || batch * y[at] != base.h || base.w != 1 ||
@@ -345,6 +361,9 @@ Status GraphConverter::add_transpose(const ir::Op& op) {
   // A 3-D view's permutation as the 4-D one of a batch of one.
   P perm = op.get_ints("perm");
   if (perm.size() == 3) perm = P{0, perm[0] + 1, perm[1] + 1, perm[2] + 1};
+  // A 5-D view [1, B, ...] of a batch of windows (MaxViT) as the 4-D one without its leading 1.
+  if (perm.size() == 5 && perm[0] == 0 && !v.grouped && graph_.tensor(op.inputs[0]).shape[0] == 1)
+    perm = P{perm[1] - 1, perm[2] - 1, perm[3] - 1, perm[4] - 1};
   if (v.grouped) return fail(describe_op(op) + ": a transpose of grouped heads is not supported");
   if (perm == P{0, 2, 1, 3} && !v.transposed) {
     v.heads_first = !v.heads_first;
@@ -583,7 +602,8 @@ Status GraphConverter::add_matmul(const ir::Op& op, Op out) {
   return {};
 }
 
-// ---- Decode (docs/scheduler.md "Decode") ----------------------------------------------
+// ---- Decode (docs/scheduler-transformers.md "Decode")
+// ----------------------------------------------
 
 // A Concat of 3-D token tensors [1, S_i, d] along the tokens (axis 1): the KV cache append.
 // Along the sequences (axis 0: a batch of rows, sequence after sequence) or one sequence's

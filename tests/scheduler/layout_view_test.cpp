@@ -1,7 +1,7 @@
-// Layout views (docs/scheduler.md "Layout views"): Transposes and Reshapes that move no byte in
-// the accelerator's pixel-major, channels-innermost layout, by hand; tiny_layout's permutes as
-// no ops at all; and the refusals of a transpose that reorders pixels, a norm over an NCHW
-// tensor's width and a global pool of an NHWC view.
+// Layout views (docs/scheduler-transformers.md "Layout views"): Transposes and Reshapes that move
+// no byte in the accelerator's pixel-major, channels-innermost layout, by hand; tiny_layout's
+// permutes as no ops at all; and the refusals of a transpose that reorders pixels, a norm over an
+// NCHW tensor's width and a global pool of an NHWC view.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -165,8 +165,10 @@ TEST(LayoutView, a_mul_by_a_constant_of_other_than_one_value_per_channel_is_refu
 
 TEST(LayoutView, what_is_no_view_is_refused_naming_the_op) {
   using K = ir::OpKind;
-  expect_refused(chain({{K::Transpose, {{"perm", Ints{0, 1, 3, 2}}}}}), "'op0' (Transpose)",
-                 "reorders pixels");
+  // A Transpose of an NCHW map's height and width is a pixel view (docs/scheduler-transformers.md
+  // "Pixel gathers"), stored only where an op reads it.
+  expect_refused(chain({{K::Transpose, {{"perm", Ints{0, 1, 3, 2}}}}}),
+                 "graph output 'op0' (made by op 'op0')", "is a reordering of the pixels of 'x'");
   expect_refused(chain({{K::LayerNormalization, {{"axis", int64_t{-1}}}}}),
                  "'op0' (LayerNormalization)",
                  "only a norm over the last axis, holding the channels");
@@ -176,12 +178,11 @@ TEST(LayoutView, what_is_no_view_is_refused_naming_the_op) {
 }
 
 // ViT-B/16's patch embedding (conv, flatten, permute to tokens) passes as views; its class
-// token's Concat along the tokens is the row Concat of a KV-cache append (docs/scheduler.md
-// "Decode"), not a channel concat, and is refused by name because its first input, the class
-// token, is a constant.
-// vit_b_16's patch conv output [1, 768, 14, 14], flattened and permuted to [1, 196, 768], is
-// the conv's own tensor, stored from row 1 of the class-token Concat's 197 rows
-// (tests/scheduler/row_views_test.cpp has the rest, on tiny_vit).
+// token's Concat along the tokens is the row Concat of a KV-cache append
+// (docs/scheduler-transformers.md "Decode"), not a channel concat, and is refused by name because
+// its first input, the class token, is a constant. vit_b_16's patch conv output [1, 768, 14, 14],
+// flattened and permuted to [1, 196, 768], is the conv's own tensor, stored from row 1 of the
+// class-token Concat's 197 rows (tests/scheduler/row_views_test.cpp has the rest, on tiny_vit).
 TEST(LayoutView, vits_patch_permute_is_a_view_stored_into_the_class_token_concat) {
   auto graph = zoo::build_model("vit_b_16", {.with_weights = false});
   ASSERT_TRUE(graph.ok()) << graph.reason();

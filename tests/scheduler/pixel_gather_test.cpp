@@ -153,5 +153,42 @@ TEST(PixelGather, the_converter_makes_one_gather_of_the_map_where_an_op_reads_it
   EXPECT_NE(refused.reason().find("graph output 'windows'"), std::string::npos) << refused.reason();
 }
 
+// A gather's grid (docs/scheduler-transformers.md "Pixel gathers"): the window reverse [1, 8, 8,
+// 32] is stored on the map's 8 x 8 grid when it meets the map in an Add, at once (Swin) or after
+// a norm (swin_v2's post-norm: an Add of two grids was refused before session 42's look
+// downstream), and as 64 token rows when it meets none.
+ir::Graph reversed(int shortcut) {
+  zoo::NetBuilder net("reversed", {});
+  const std::string x = net.input("input", 16, 8, 8);
+  const std::string map =
+      net.transpose(net.conv(x, "embed", zoo::conv_spec(32, 1)), "to_nhwc", {0, 2, 3, 1});
+  const std::string moved = net.transpose(net.reshape(map, "window_split", {1, 2, 4, 2, 4, 32}),
+                                          "window_order", {0, 1, 3, 2, 4, 5});
+  const std::string mixed = net.dense(net.reshape(moved, "windows", {4, 16, 32}), "proj", 32);
+  const std::string back = net.transpose(net.reshape(mixed, "window_grid", {1, 2, 2, 4, 4, 32}),
+                                         "map_order", {0, 1, 3, 2, 4, 5});
+  std::string y = net.reshape(back, "merged", {1, 8, 8, 32});
+  if (shortcut == 2) y = net.layer_norm(y, "post_norm", 1e-5);
+  if (shortcut > 0) y = net.add(y, map, "residual");
+  return net.finish({net.dense(net.layer_norm(y, "norm", 1e-5), "head", 32)});
+}
+
+TEST(PixelGather, a_reverse_takes_the_grid_of_the_map_it_meets_downstream) {
+  Machine machine = unified_machine(1024 * 1024);
+  machine.row_normalise = true;
+  for (int shortcut : {0, 1, 2}) {
+    SCOPED_TRACE(shortcut);
+    auto net = net_from_graph(reversed(shortcut), machine, NetForm::Folded);
+    ASSERT_TRUE(net.ok()) << net.reason();
+    const Op* gather = nullptr;
+    for (const Op& op : net.value().ops)
+      if (!op.pixel_source.empty()) gather = &op;
+    ASSERT_NE(gather, nullptr);
+    EXPECT_EQ(gather->pixel_source, reverse_8x8());
+    EXPECT_EQ(net.value().tensor(gather->output).shape,
+              shortcut > 0 ? (Shape3{32, 8, 8}) : (Shape3{32, 64, 1}));
+  }
+}
+
 }  // namespace
 }  // namespace tessel::sched
