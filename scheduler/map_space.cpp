@@ -114,8 +114,10 @@ std::vector<char> attention_whole_ops(const Net& net, const std::vector<int>& op
       if (at < 0) continue;
       read = true;
       const Op& reader = net.op(consumer);
+      // A batch of sequences reads its second operand by sequences, as rows (deduce_input).
       const bool second_operand = reader.kind == OpKind::MatMul && reader.inputs.size() > 1 &&
-                                  reader.inputs[1] == out && reader.inputs[0] != out;
+                                  reader.inputs[1] == out && reader.inputs[0] != out &&
+                                  reader.matmul.batch == 1;
       only_whole = only_whole && (second_operand || whole[static_cast<size_t>(at)] != 0);
     }
     whole[pos] = read && only_whole ? 1 : 0;
@@ -136,7 +138,7 @@ Status check_attention_group(const Net& net, const std::vector<int>& ops) {
     if (whole[i] != 0 && !is_token_op(op))
       return fail("op '" + op.name + "' (" + to_string(op.kind) +
                   ") is read whole (a MatMul's second operand) but is not a token op");
-    if (op.kind != OpKind::MatMul || op.inputs.size() < 2) continue;
+    if (op.kind != OpKind::MatMul || op.inputs.size() < 2 || op.matmul.batch > 1) continue;
     // A row block reads all of K (V): a group input, or made once by the first row block.
     const int producer = net.tensor(op.inputs[1]).producer;
     const int at = producer < 0 ? -1 : position_in(ops, producer);

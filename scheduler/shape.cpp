@@ -117,13 +117,23 @@ InputNeed deduce_input(const Net& net, const Op& op, int input_index, const Box&
       // A pixel's rows are whole: every channel of the tile's pixels.
       need.box = out.empty() ? Box{} : Box{{0, in.c}, out.h, out.w};
       break;
-    case OpKind::MatMul:
-      // Output rows m need rows m of a (every channel) and all of b.
-      if (input_index == 0)
-        need.box = out.empty() ? Box{} : Box{{0, in.c}, out.h, out.w};
-      else
-        need.box = out.empty() ? Box{} : full_box(in);
+    case OpKind::MatMul: {
+      // Output rows m need rows m of a (every channel) and all of b; over a batch of sequences
+      // (HeadMatMul::batch), b's rows of the sequences the rows belong to.
+      const HeadMatMul& mm = op.matmul;
+      if (out.empty()) {
+        need.box = {};
+      } else if (input_index == 0) {
+        need.box = Box{{0, in.c}, out.h, out.w};
+      } else if (mm.batch > 1 && mm.m_size > 0 && in.h % mm.batch == 0) {
+        const int64_t rows = in.h / mm.batch;  // b's rows per sequence
+        const int64_t first = out.h.b / mm.m_size, end = (out.h.e + mm.m_size - 1) / mm.m_size;
+        need.box = Box{{0, in.c}, {first * rows, end * rows}, {0, in.w}};
+      } else {
+        need.box = full_box(in);
+      }
       break;
+    }
     case OpKind::Gemm:
     case OpKind::Softmax:
     case OpKind::Reshape:

@@ -2,6 +2,7 @@
 // objective; timing-only equal to the full run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -653,14 +654,26 @@ TEST(TinyPipeline, windowed_attention_over_a_batch_of_windows_runs_bit_exact) {
   for (auto& pad : small.scratchpads)
     if (pad.name == "accumulators") pad.size_bytes = 8192;
   int crossing = 0;  // attention groups whose row blocks do not start at window starts
+  int by_rows = 0;   // row-blocked groups that make K or V per row block (their windows' rows)
   for_every_policy(graph, small, [&](const char*, const pipeline::PolicyResult& r) {
     for (const auto& g : r.scheduled.schedule.groups)
-      for (int o : g.ops)
-        crossing += r.scheduled.net.op(o).kind == sched::OpKind::MatMul && 4 % g.row_tiles != 0;
+      for (int o : g.ops) {
+        const sched::Op& op = r.scheduled.net.op(o);
+        if (op.kind != sched::OpKind::MatMul) continue;
+        crossing += 4 % g.row_tiles != 0;
+        const int b = r.scheduled.net.tensor(op.inputs[1]).producer;
+        const auto at = std::find(g.ops.begin(), g.ops.end(), b);
+        const sched::RunsOnce once =
+            sched::runs_once(r.scheduled.net, g.ops, g.row_tiles, g.col_tiles, g.channel_tiles);
+        by_rows += g.row_tiles > 1 && at != g.ops.end() &&
+                   !once.at(static_cast<size_t>(at - g.ops.begin()));
+      }
     EXPECT_GT(cycle_ratio(r), 0.95);
     EXPECT_LT(cycle_ratio(r), 1.05);
   });
   EXPECT_GT(crossing, 0) << "no policy cut a window: the small config no longer tests that";
+  EXPECT_GT(by_rows, 0) << "no policy made K or V by row blocks: the small config no longer "
+                           "tests their per-window rows";
 }
 
 // A graph output that is a map with its channels last ([1, 8, 8, 32], a backbone's NHWC

@@ -10,6 +10,7 @@
 #include "scheduler/checker.hpp"
 #include "scheduler/cost_model.hpp"
 #include "scheduler/from_ir.hpp"
+#include "scheduler/map_space.hpp"
 #include "scheduler/policy.hpp"
 #include "scheduler/shape.hpp"
 
@@ -155,6 +156,48 @@ TEST(TransformerOps, row_op_and_matmul_cycles_by_hand) {
   EXPECT_EQ(deduce_input(net.value(), scores, 1, rows).box, (Box{{0, 32}, {0, 16}, {0, 1}}));
   // The norm's parameters are needed whole by any tile.
   EXPECT_EQ(weight_bytes_for(net.value(), *ops.at("layers.0.norm1"), Interval{0, 32}), 520);
+}
+
+// Over a batch of sequences (HeadMatMul::batch: Swin's and MaxViT's windows) a row block of
+// queries needs the keys of its own sequences only: 4 sequences of 16 rows, scores per head
+// against K^T, K made in the group by a token op.
+TEST(TransformerOps, a_batch_of_sequences_needs_the_keys_of_its_rows_sequences) {
+  for (const int64_t batch : {int64_t{4}, int64_t{1}}) {
+    Net net;
+    const int x = net.add_tensor("x", Shape3{32, 64, 1});
+    Op project;
+    project.name = "k_proj";
+    project.kind = OpKind::Eltwise;
+    project.inputs = {x};
+    project.output = net.add_tensor("k", Shape3{32, 64, 1});
+    const int k_proj = net.add_op(project);
+    Op scores;
+    scores.name = "scores";
+    scores.kind = OpKind::MatMul;
+    scores.inputs = {x, project.output};
+    scores.output = net.add_tensor("scores", Shape3{batch == 1 ? 128 : 32, 64, 1});
+    scores.matmul = HeadMatMul{2, 64 / batch, 16, 64 / batch, 0, 16, 0, 16, true, 1, batch};
+    const int matmul = net.add_op(scores);
+    net.finalize();
+    const auto keys = [&](int64_t b, int64_t e) {
+      return deduce_input(net, net.op(matmul), 1, Box{{0, 32}, {b, e}, {0, 1}}).box;
+    };
+    // The queries: their own rows, either way.
+    EXPECT_EQ(deduce_input(net, net.op(matmul), 0, Box{{0, 32}, {20, 40}, {0, 1}}).box,
+              (Box{{0, 32}, {20, 40}, {0, 1}}));
+    if (batch == 1) {
+      // One sequence: every key, K made once by the first row block (RunsOnce).
+      EXPECT_EQ(keys(20, 40), (Box{{0, 32}, {0, 64}, {0, 1}}));
+      EXPECT_EQ(attention_whole_ops(net, {k_proj, matmul}), (std::vector<char>{1, 0}));
+      continue;
+    }
+    EXPECT_EQ(keys(0, 16), (Box{{0, 32}, {0, 16}, {0, 1}}));
+    EXPECT_EQ(keys(20, 40), (Box{{0, 32}, {16, 48}, {0, 1}}));  // sequences 1 and 2
+    EXPECT_EQ(keys(15, 17), (Box{{0, 32}, {0, 32}, {0, 1}}));
+    EXPECT_EQ(keys(48, 64), (Box{{0, 32}, {48, 64}, {0, 1}}));
+    // Read by sequences, as rows: K runs in every row block.
+    EXPECT_EQ(attention_whole_ops(net, {k_proj, matmul}), (std::vector<char>{0, 0}));
+  }
 }
 
 TEST(TransformerOps, every_policy_schedules_tiny_attention_and_the_checker_accepts_it) {
