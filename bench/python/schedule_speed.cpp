@@ -1,11 +1,13 @@
-// Times sched::schedule_graph in-process, call by call (what `tessel schedule` runs after
-// loading): the C++ side of bench/python/schedule_overhead.py.
+// Times, call by call, what `tessel schedule` runs in-process after loading and what
+// tessel.schedule binds: the policy's graph (passes::graph_for_policy), sched::schedule_graph
+// and the predicted instruction fetch. The C++ side of bench/python/schedule_overhead.py.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 
+#include "compiler/passes/policy_graph.hpp"
 #include "compiler/zoo/load_model.hpp"
 #include "configs/hw_config.hpp"
 #include "scheduler/driver.hpp"
@@ -26,7 +28,13 @@ int main(int argc, char** argv) {
     long long cycles = 0;
     for (int i = 0; i < calls; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      auto result = sched::schedule_graph(graph, config, argv[3], objective);
+      auto prepared = passes::graph_for_policy(graph, argv[3]);
+      if (!prepared.ok()) {
+        std::fprintf(stderr, "error: %s\n", prepared.reason().c_str());
+        return 1;
+      }
+      auto result = sched::schedule_graph(prepared.value(), config, argv[3], objective);
+      if (result.ok()) sched::add_predicted_fetch(result.value());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!result.ok()) {
