@@ -102,16 +102,19 @@ def test_zoo_schedule_and_simulation_equal_cli(cli, tmp_path, model):
 
 
 # Every zoo model the lists above leave out (transformers, SiLU/Transpose nets, ...): the same
-# schedule JSON as the CLI, or the same refusal (the message of `tessel schedule`'s error).
+# schedule JSON as the CLI, or the same refusal (the message of `tessel schedule`'s error), on
+# edge-small (which refuses what needs lookup tables or a row normaliser) and on cloud-large
+# (which schedules them all).
 OTHERS = [m for m in tessel.zoo_models() if m not in TINY + ZOO]
 
 
+@pytest.mark.parametrize("hw", ["edge-small", "cloud-large"])
 @pytest.mark.parametrize("model", OTHERS)
-def test_other_zoo_models_schedule_or_are_refused_as_by_the_cli(model):
-    done = subprocess.run([TESSEL_BIN, "schedule", "--model", model, "--hw", "edge-small",
+def test_other_zoo_models_schedule_or_are_refused_as_by_the_cli(model, hw):
+    done = subprocess.run([TESSEL_BIN, "schedule", "--model", model, "--hw", hw,
                            "--json", "-", "-q"], capture_output=True, text=True)
     try:
-        s = tessel.schedule(model, "edge-small")
+        s = tessel.schedule(model, hw)
     except tessel.Error as e:
         assert done.returncode != 0, f"the CLI schedules {model}, Python refuses: {e}"
         assert done.stderr.strip() == f"error: {e}"
