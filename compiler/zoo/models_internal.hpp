@@ -56,5 +56,7 @@ ir::Graph build_tiny_causal(const ZooOptions& options);
 ir::Graph build_tiny_llama(const ZooOptions& options);
 ir::Graph build_tiny_decode(const ZooOptions& options);
 ir::Graph build_tiny_layout(const ZooOptions& options);
+ir::Graph build_tiny_swin(const ZooOptions& options);
+ir::Graph build_tiny_maxvit(const ZooOptions& options);
 
 }  // namespace tessel::zoo::detail

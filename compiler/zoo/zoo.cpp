@@ -104,6 +104,17 @@ const std::vector<Entry>& entries() {
         "pre-norm encoder layer (2 heads, GELU MLP of 64), token 0 to a 10-way head",
         true},
        build_tiny_vit},
+      {{"tiny_swin",
+        "Swin's windowed attention on 16x8x8: 4 windows of 4x4 tokens (d 32, 2 heads), a "
+        "relative-position bias, then swin_v2's cosine attention with a shift mask, and the "
+        "reverse to the map",
+        true},
+       build_tiny_swin},
+      {{"tiny_maxvit",
+        "MaxViT's block then grid attention over an NCHW 32x8x8 map (4 windows of 16, 2 heads, "
+        "a relative-position bias, MLP of 64), then a 1x1 conv and residual on the map",
+        true},
+       build_tiny_maxvit},
   };
   return table;
 }

@@ -6,8 +6,11 @@
 
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
+#include "compiler/zoo/zoo.hpp"
 #include "configs/energy_model.hpp"
 #include "isa/hw_target.hpp"
 #include "scheduler/energy.hpp"
@@ -19,6 +22,14 @@ namespace tessel::e2e {
 
 inline std::string config_path(const std::string& name) {
   return std::string(TESSEL_SOURCE_DIR) + "/configs/hw/" + name + ".yaml";
+}
+
+/// Zoo model `name` with its seeded weights; throws (a test failure) naming it if it does not
+/// build.
+inline ir::Graph zoo_model(const std::string& name) {
+  auto graph = zoo::build_model(name);
+  if (!graph.ok()) throw std::runtime_error(name + ": " + graph.reason());
+  return std::move(graph).value();
 }
 
 /// Quantizes `graph` at `config`'s matrix input bits and runs it under every policy on `config`

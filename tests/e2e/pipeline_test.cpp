@@ -51,7 +51,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny_se_wide", "cloud-large"}, Case{"tiny_grouped", "edge-small"},
                       Case{"tiny_grouped", "cloud-large"}, Case{"tiny_attention", "cloud-large"},
                       Case{"tiny_llama", "cloud-large"}, Case{"tiny_layout", "cloud-large"},
-                      Case{"tiny_vit", "cloud-large"}),
+                      Case{"tiny_vit", "cloud-large"}, Case{"tiny_swin", "cloud-large"},
+                      Case{"tiny_maxvit", "cloud-large"}),
     [](const ::testing::TestParamInfo<Case>& param_info) {
       std::string name = param_info.param.model + "_" + param_info.param.config;
       for (char& ch : name)
@@ -558,75 +559,11 @@ TEST(TinyPipeline, shifted_windows_and_patch_merging_run_bit_exact_as_gathers) {
   for_every_policy(graph, load_hw_config(config_path("edge-small")));
 }
 
-// Swin's windowed attention (issue 36 item 1): multi-head attention over each of 4 windows of
-// 16 tokens at once, heads as views [4, 2, 16, 16] of the windows' token rows (a batch of 4
-// sequences: HeadMatMul::batch). Block 1 adds the relative-position bias [1, 2, 16, 16] to
-// every window's scores (one sequence's rows read again per window: Op::constant_row_period);
-// block 2 is swin_v2's cosine attention: q and k normalised per head (an RMSNormalization over
-// each head's channels: Op::row_length), the scores scaled per head by a constant [2, 1, 1] (one
-// stored row for every row), the bias added and then, through a view [1, 4, 2, 16, 16], the
-// shift mask [1, 4, 1, 16, 16] (0, or -100 between tokens of different regions in windows 2
-// and 3), which fold-constant-adds makes one [4, 2, 16, 16] constant.
-ir::Graph windowed_attention() {
-  const std::int64_t windows = 4, s = 16, d = 32, heads = 2, hd = 16;
-  zoo::NetBuilder net("windowed_attention", {});
-  const std::string x = net.input("input", 16, 8, 8);
-  const std::string c = net.conv(x, "embed", zoo::conv_spec(d, 1));
-  const std::string map = net.transpose(c, "to_nhwc", {0, 2, 3, 1});  // [1, 8, 8, 32]
-  const std::string split = net.reshape(map, "window_split", {1, 2, 4, 2, 4, d});
-  const std::string moved = net.transpose(split, "window_order", {0, 1, 3, 2, 4, 5});
-  std::string tokens = net.reshape(moved, "windows", {windows, s, d});
-  std::vector<float> bias(static_cast<size_t>(heads * s * s));
-  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.5f * std::sin(0.37f * static_cast<float>(i));
-  std::vector<float> mask(static_cast<size_t>(windows * s * s), 0.0f);
-  for (std::int64_t w = 2; w < windows; ++w)
-    for (std::int64_t q = 0; q < s; ++q)
-      for (std::int64_t k = 0; k < s; ++k)
-        if ((q % 4 >= 2) != (k % 4 >= 2)) mask[static_cast<size_t>((w * s + q) * s + k)] = -100;
-  for (int block = 1; block <= 2; ++block) {
-    const std::string b = "block" + std::to_string(block) + ".";
-    const std::string qkv = net.dense(tokens, b + "qkv", 3 * d);
-    const std::string packed =
-        net.transpose(net.reshape(qkv, b + "qkv_heads", {windows, s, 3, heads, hd}),
-                      b + "qkv_parts", {2, 0, 3, 1, 4});
-    const auto part = [&](std::int64_t i, const std::string& name) {
-      return net.op(b + name, ir::OpKind::Gather, {packed},
-                    {{"axis", std::int64_t{0}}, {"indices", std::vector<std::int64_t>{i}}});
-    };
-    std::string q = part(0, "q"), k = part(1, "k");  // [4, H, S, hd]
-    const std::string v = part(2, "v");
-    std::string scores;
-    if (block == 1) {
-      const std::string scale = net.constant(b + "scale", {1}, {0.25f});
-      scores = net.matmul(net.op(b + "q_scaled", ir::OpKind::Mul, {q, scale}),
-                          net.transpose(k, b + "k_t", {0, 1, 3, 2}), b + "scores");
-    } else {
-      q = net.rms_norm(q, b + "q_norm", 1e-6);
-      k = net.rms_norm(k, b + "k_norm", 1e-6);
-      scores = net.matmul(q, net.transpose(k, b + "k_t", {0, 1, 3, 2}), b + "cosine");
-      scores = net.op(b + "scores", ir::OpKind::Mul,
-                      {scores, net.constant(b + "logit_scale", {heads, 1, 1}, {3.0f, 5.0f})});
-    }
-    scores = net.add(scores, net.constant(b + "bias", {1, heads, s, s}, bias), b + "biased");
-    if (block == 2) {
-      const std::string viewed = net.reshape(scores, b + "per_image", {1, windows, heads, s, s});
-      const std::string masked =
-          net.add(viewed, net.constant(b + "mask", {1, windows, 1, s, s}, mask), b + "masked");
-      scores = net.reshape(masked, b + "mask_back", {windows, heads, s, s});
-    }
-    const std::string context =
-        net.matmul(net.softmax_axis(scores, b + "softmax", 3), v, b + "context");
-    const std::string merged =
-        net.reshape(net.transpose(context, b + "merge", {0, 2, 1, 3}), b + "rows", {windows, s, d});
-    tokens = net.add(net.dense(merged, b + "proj", d), tokens, b + "residual");
-  }
-  const std::string grid = net.reshape(tokens, "window_grid", {1, 2, 2, 4, 4, d});
-  const std::string back = net.transpose(grid, "map_order", {0, 1, 3, 2, 4, 5});
-  return net.finish({net.dense(net.reshape(back, "merged", {1, 8 * 8, d}), "head", d)});
-}
-
+// tiny_swin (compiler/zoo/windows.cpp): Swin's windowed attention over 4 windows of 16 tokens,
+// block 1 with the relative-position bias, block 2 swin_v2's cosine attention, its per-head
+// logit scale and the shift mask folded into the bias.
 TEST(TinyPipeline, windowed_attention_over_a_batch_of_windows_runs_bit_exact) {
-  const ir::Graph graph = windowed_attention();
+  const ir::Graph graph = zoo_model("tiny_swin");
   const HwConfig cloud = load_hw_config(config_path("cloud-large"));
   // edge-small, vta-pynq and npc19 have no lookup table (the scale's Mul): refused by name.
   for_every_policy(graph, cloud, [&](const char* policy, const pipeline::PolicyResult& r) {
