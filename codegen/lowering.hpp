@@ -99,8 +99,8 @@ struct MatrixOp {
   int64_t unit() const { return groups > 1 ? unit_out() : 0; }
   bool gemm = false;
   bool trans_b = false;
-  /// A token-wise Linear (a Gemm over [S, K] rows, docs/scheduler.md "Transformers"): a 1x1
-  /// conv, weight (o, i) at [o][i] (transB) or [i][o].
+  /// A token-wise Linear (a Gemm over [S, K] rows, docs/scheduler-transformers.md "Transformers"):
+  /// a 1x1 conv, weight (o, i) at [o][i] (transB) or [i][o].
   bool token_linear = false;
   const ir::Tensor* weights = nullptr;
   const ir::Tensor* bias = nullptr;  ///< nullptr without one

@@ -25,8 +25,8 @@ enum class OpKind {
   Mul,         ///< elementwise product, the second operand equal-shaped or one value per channel
                ///< (C x 1 x 1: SE-block scaling), broadcast over the pixels, or a constant
                ///< (Op::constant_operand) (ISA `mul`)
-  // Transformers (docs/scheduler.md "Transformers"): a token tensor [S, d] is C = d, H = S,
-  // W = 1, stored row-major (channels last), as every tensor is.
+  // Transformers (docs/scheduler-transformers.md "Transformers"): a token tensor [S, d] is C = d, H
+  // = S, W = 1, stored row-major (channels last), as every tensor is.
   Norm,        ///< LayerNorm / RMSNorm of each pixel's channels (ISA `norm`)
   RowSoftmax,  ///< integer Softmax of each pixel's channels in rows of `row_length` (ISA
                ///< `softmax`); the float classifier Softmax on the host is `Softmax`
@@ -134,7 +134,7 @@ struct Op {
   std::vector<int64_t> concat_offsets;  ///< Concat: channel offset of each input (row offset
                                         ///< when `concat_rows`)
   /// Concat along the tokens (rows, H) of token tensors: the KV cache append of a decode step
-  /// (docs/scheduler.md "Decode"). Always a DRAM view: input i lies at rows
+  /// (docs/scheduler-transformers.md "Decode"). Always a DRAM view: input i lies at rows
   /// [concat_offsets[i], ...) of the output's region (a network input written there, the new
   /// rows stored there by a `copy_only` Concat), so the step moves the new rows, never the cache.
   bool concat_rows = false;
@@ -230,9 +230,9 @@ struct Net {
 
 /// Whether `tensor` is a graph constant that lies in DRAM as a network input does: the output
 /// of an Input op of type "Constant" (ViT's class token, the row a row Concat places before the
-/// patch tokens; docs/scheduler.md "Layout views"). Codegen writes its quantized values into the
-/// DRAM image as it writes a weight; no run supplies it. Compulsory bytes count it with the
-/// inputs.
+/// patch tokens; docs/scheduler-transformers.md "Layout views"). Codegen writes its quantized
+/// values into the DRAM image as it writes a weight; no run supplies it. Compulsory bytes count it
+/// with the inputs.
 inline bool is_dram_constant(const Net& net, int tensor) {
   const Op& producer = net.op(net.tensor(tensor).producer);
   return producer.kind == OpKind::Input && producer.type == "Constant";

@@ -1,7 +1,7 @@
 // Pixel gathers: a DRAM view whose pixels are another tensor's in another order (Swin's window
-// partition and its reverse), loaded as strided DMA boxes (docs/scheduler.md "Pixel gathers").
-// One decomposition serves code generation (the loads it emits), the program-size prediction
-// (how many) and the cost model (their bursts).
+// partition and its reverse), loaded as strided DMA boxes (docs/scheduler-transformers.md "Pixel
+// gathers"). One decomposition serves code generation (the loads it emits), the program-size
+// prediction (how many) and the cost model (their bursts).
 #pragma once
 
 #include <cstdint>
