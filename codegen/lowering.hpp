@@ -305,6 +305,8 @@ class Lowering {
   /// slice steps alike.
   Status emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles);
   Status emit_all(const std::string& where, std::vector<isa::Instruction>& list);
+  Status emit_loads_beside(const std::string& where, std::vector<isa::Instruction>& loads,
+                           std::vector<isa::Instruction>& compute);
   /// An op-major nest's steps (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"):
   /// one tile; each conv's slices in turn through the ping-pong pair `w:sweep`/`w:sweep#1`,
   /// one step each with the block's elementwise ops, each output stored after the step that

@@ -141,8 +141,10 @@ Status Lowering::emit_table_load(const sched::GroupSchedule& gs, const sched::Op
     l.x_size = static_cast<std::uint32_t>(n / c);
     l.dram_stride_x = l.c_size;
     l.sram_stride_x = l.c_size;
-    l.dram_stride_y = static_cast<std::uint32_t>(n);
-    l.sram_stride_y = static_cast<std::uint32_t>(n);
+    // One row (y_size 1): no row stride, which for a constant of 2^20 elements (swin_v2_b's
+    // bias and shift mask of 64 windows, 4 heads, 64 x 64) would not fit its field.
+    l.dram_stride_y = 0;
+    l.sram_stride_y = 0;
   }
   if (op.pool_by_conv) {
     // One DRAM pixel of ones (cols elements) and its padding of value 1: `taps` pixels a row,
