@@ -12,7 +12,7 @@ config's bits, every policy compiled and simulated in full) and, per policy, fro
 report.json: bit exact against the golden executor, simulated DRAM bytes equal to the schedule's
 class by class (weights read = predicted weights + requant tables), simulated / predicted cycles
 and bytes / compulsory. A refusal (a config without a unit the model needs) is reported with its
-message. Appends one JSON line per model to DIR/accelerator_matrix.jsonl (model, config, policies,
+message ("failed: ..."). Appends one JSON line per model to DIR/accelerator_matrix.jsonl (model, config, policies,
 figures, tool version, the command) and rewrites DIR/accelerator_matrix.md from every line there;
 a model already in the JSONL for this config is skipped, so a long run resumes. An export this
 run made is deleted after its run unless --keep-exports is given (the largest are several GB);
@@ -68,9 +68,9 @@ def run_model(tessel, model_path, hw, policies, out_dir, timeout):
 def cell(row, policy):
     if "error" in row:
         return row["error"][:120]
-    for f in row.get("failures", []):
+    for f in row.get("failures", []):  # a refusal by name (a unit the config lacks) or an error
         if f.get("policy") == policy:
-            return "refused: " + f["error"][:110]
+            return "failed: " + f["error"][:110]
     for p in row.get("policies", []):
         if p["policy"] == policy:
             ok = "ok" if p["bit_exact"] and p["bytes_equal"] else (
