@@ -263,16 +263,18 @@ Status Lowering::emit_all(const std::string& where, std::vector<isa::Instruction
 // run; more put depth / 2 first and spread the rest evenly over the compute. The loads depend
 // only on earlier phases (compute(q - 1) frees their copy) and compute(q) only on earlier
 // loads, so the order changes no result, as place_prefetch's spread does not.
+size_t Lowering::loads_before(size_t i, size_t n, size_t m) const {
+  const auto depth = static_cast<size_t>(std::max(2, config_.queues.instruction_queue_depth));
+  const size_t head = n <= depth || m == 0 ? n : depth / 2;
+  return i == 0 ? head : head + (n - head) * i / m;
+}
+
 Status Lowering::emit_loads_beside(const std::string& where, std::vector<isa::Instruction>& loads,
                                    std::vector<isa::Instruction>& compute) {
-  const auto depth = static_cast<size_t>(std::max(2, config_.queues.instruction_queue_depth));
-  const size_t n = loads.size(), m = compute.size();
-  const size_t head = n <= depth || m == 0 ? n : depth / 2;
-  // The loads placed before compute instruction i: [0, placed(i)); placed(m) = n.
-  const auto placed = [&](size_t i) { return i == 0 ? head : head + (n - head) * i / m; };
+  const size_t m = compute.size();
   size_t next = 0;
   for (size_t i = 0; i <= m; ++i) {
-    for (; next < placed(i); ++next)
+    for (; next < loads_before(i, loads.size(), m); ++next)
       if (auto s = emitter_.emit(loads[next]); !s.ok()) return fail(where + ": " + s.reason());
     if (i < m)
       if (auto s = emitter_.emit(compute[i]); !s.ok()) return fail(where + ": " + s.reason());
@@ -409,15 +411,11 @@ Status Lowering::place_prefetch(const std::string& where, size_t& before) {
   // never touches (the scheduler's proof), so where in the tail it runs changes no result.
   const auto point = static_cast<size_t>(prefetch_point_);
   const size_t tail = before - point;
-  const auto depth = static_cast<size_t>(std::max(2, config_.queues.instruction_queue_depth));
   const size_t n = prefetch_.size();
-  const size_t head = n < depth || tail == 0 ? n : depth / 2;
-  // The loads placed before tail instruction i: [0, placed(i)); placed(tail) = n.
-  const auto placed = [&](size_t i) { return i == 0 ? head : head + (n - head) * i / tail; };
   GroupCode& previous = out_.groups.back();
   size_t at = point, next = 0;
   for (size_t i = 0; i <= tail; ++i) {
-    for (; next < placed(i); ++next) {
+    for (; next < loads_before(i, n, tail); ++next) {
       ++previous.instructions[std::string(isa::mnemonic(prefetch_[next]))];
       if (auto s = emitter_.insert(at++, std::move(prefetch_[next])); !s.ok())
         return fail(where + ": " + s.reason());

@@ -305,6 +305,11 @@ class Lowering {
   /// slice steps alike.
   Status emit_double_buffered(const std::string& where, std::vector<TileCode>& tiles);
   Status emit_all(const std::string& where, std::vector<isa::Instruction>& list);
+  /// Of `n` loads spread over `m` other instructions in program order (the next phase's over this
+  /// phase's compute, a prefetch over the previous group's tail), how many go before instruction
+  /// i (i = m: all n): all first when they fit the engine's instruction queue, else half a
+  /// queue first and the rest evenly, so that no run of loads holds back the dispatch.
+  size_t loads_before(size_t i, size_t n, size_t m) const;
   Status emit_loads_beside(const std::string& where, std::vector<isa::Instruction>& loads,
                            std::vector<isa::Instruction>& compute);
   /// An op-major nest's steps (GroupSchedule::weight_sweep, docs/codegen.md "Weight sweeps"):

@@ -21,6 +21,11 @@ namespace tessel::sched::detail {
 
 inline constexpr int64_t kBiasBytes = 4;
 
+/// Whether an op of `kind` computes each output pixel from the same pixel of its inputs, every
+/// pixel's channels alike (elementwise ops, unary functions, norms over the channels): its
+/// output keeps its input's layout and pixel grid (from_ir_layout.cpp).
+bool reads_pixels_alike(ir::OpKind kind);
+
 // Builds a Net op by op in topological order: the kinds with rules of their own
 // (Input, Conv, BatchNormalization, Gemm, a foldable activation) each in a
 // method, every other kind on the generic path (activation inputs, constants as
@@ -59,6 +64,10 @@ class GraphConverter {
   struct PixelView {
     int base = -1;
     std::vector<int64_t> source;
+    int64_t channel_axis = -1;
+  };
+  struct PixelHead {
+    int base = -1;
     int64_t channel_axis = -1;
   };
 
@@ -126,6 +135,7 @@ class GraphConverter {
   Status add_gather(const ir::Op& op, Op out);
 
   // ---- from_ir_gather.cpp: pixel views
+  std::optional<PixelHead> pixel_head(const std::string& name) const;
   std::optional<PixelView> pixel_view(const std::string& name) const;
   bool pixel_reshape_applies(const ir::Op& op) const;
   bool pixel_transpose_applies(const ir::Op& op) const;

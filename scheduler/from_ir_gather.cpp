@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/unary.hpp"
 #include "scheduler/from_ir_converter.hpp"
 #include "scheduler/layout_view.hpp"
 #include "scheduler/pixel_gather.hpp"
@@ -34,18 +33,16 @@ int64_t axis_of(int64_t axis, size_t rank) {
   return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
 }
 
-// The extents of `shape`'s pixel axes (every axis but `channel_axis`), in order.
-std::vector<int64_t> pixel_dims(const ir::Shape& shape, int64_t channel_axis) {
-  std::vector<int64_t> dims;
-  for (size_t a = 0; a < shape.size(); ++a)
-    if (static_cast<int64_t>(a) != channel_axis) dims.push_back(shape[a]);
-  return dims;
-}
-
-// Row-major strides over `dims`.
-std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> stride(dims.size(), 1);
-  for (size_t a = dims.size(); a-- > 1;) stride[a - 1] = stride[a] * dims[a];
+// Per axis of `shape`, the step between its pixels in pixel order (row-major over every axis
+// but `channel_axis`, whose entry is 0).
+std::vector<int64_t> pixel_strides(const ir::Shape& shape, int64_t channel_axis) {
+  std::vector<int64_t> stride(shape.size(), 0);
+  int64_t step = 1;
+  for (size_t a = shape.size(); a-- > 0;) {
+    if (static_cast<int64_t>(a) == channel_axis) continue;
+    stride[a] = step;
+    step *= shape[a];
+  }
   return stride;
 }
 
@@ -88,8 +85,11 @@ std::optional<Shape3> view_net_shape(const ir::Shape& shape, int64_t channel_axi
 
 }  // namespace
 
-std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::string& name) const {
-  if (auto it = pixel_views_.find(name); it != pixel_views_.end()) return it->second;
+// The base and channel axis of IR tensor `name`'s pixel view, without its source list (what the
+// *_applies tests read, for every Reshape, Transpose, Slice and Concat).
+std::optional<GraphConverter::PixelHead> GraphConverter::pixel_head(const std::string& name) const {
+  if (auto it = pixel_views_.find(name); it != pixel_views_.end())
+    return PixelHead{it->second.base, it->second.channel_axis};
   const auto t = tensor_of_.find(name);
   if (t == tensor_of_.end() || views_.count(name) || is_head_pixels(name)) return std::nullopt;
   const ir::Shape& shape = graph_.tensor(name).shape;
@@ -97,17 +97,26 @@ std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::s
   if (shape.size() < 2 || axis < 0 || axis >= static_cast<int64_t>(shape.size()))
     return std::nullopt;
   const Shape3 s = net_.tensor(t->second).shape;
-  const int64_t pixels = pixel_count(shape, axis);
-  if (s.c != shape[static_cast<size_t>(axis)] || s.h * s.w != pixels) return std::nullopt;
-  PixelView v;
-  v.base = t->second;
-  v.channel_axis = axis;
-  v.source.resize(static_cast<size_t>(pixels));
-  std::iota(v.source.begin(), v.source.end(), int64_t{0});
+  if (s.c != shape[static_cast<size_t>(axis)] || s.h * s.w != pixel_count(shape, axis))
+    return std::nullopt;
   // A gather's output is its input's pixels in the gather's order: one gather, never two.
-  if (const Op* gather = gather_of(net_, t->second)) {
-    v.base = gather->inputs[0];
+  const Op* gather = gather_of(net_, t->second);
+  return PixelHead{gather != nullptr ? gather->inputs[0] : t->second, axis};
+}
+
+std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::string& name) const {
+  if (auto it = pixel_views_.find(name); it != pixel_views_.end()) return it->second;
+  const auto head = pixel_head(name);
+  if (!head) return std::nullopt;
+  PixelView v;
+  v.base = head->base;
+  v.channel_axis = head->channel_axis;
+  const int tensor = tensor_of_.at(name);
+  if (const Op* gather = gather_of(net_, tensor)) {
     v.source = gather->pixel_source;
+  } else {
+    v.source.resize(static_cast<size_t>(net_.tensor(tensor).shape.h * net_.tensor(tensor).shape.w));
+    std::iota(v.source.begin(), v.source.end(), int64_t{0});
   }
   return v;
 }
@@ -116,7 +125,7 @@ std::optional<GraphConverter::PixelView> GraphConverter::pixel_view(const std::s
 // pixels' order: of a pixel view, or into a shape with more than two pixel axes (a window
 // partition's first step), which no net tensor has.
 bool GraphConverter::pixel_reshape_applies(const ir::Op& op) const {
-  const auto v = pixel_view(op.inputs[0]);
+  const auto v = pixel_head(op.inputs[0]);
   if (!v) return false;
   const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
   const auto axis = reshape_channel_axis(graph_.tensor(op.inputs[0]).shape, v->channel_axis, out);
@@ -128,7 +137,7 @@ bool GraphConverter::pixel_reshape_applies(const ir::Op& op) const {
 bool GraphConverter::pixel_transpose_applies(const ir::Op& op) const {
   const auto& perm = op.get_ints("perm");
   return perm.size() == graph_.tensor(op.inputs[0]).shape.size() &&
-         pixel_view(op.inputs[0]).has_value();
+         pixel_head(op.inputs[0]).has_value();
 }
 
 Status GraphConverter::add_pixel_reshape(const ir::Op& op) {
@@ -147,11 +156,7 @@ Status GraphConverter::add_pixel_transpose(const ir::Op& op) {
   if (perm.size() != in.size())
     return fail(describe_op(op) + ": perm " + ir::shape_string(ir::Shape(perm)) + " of " +
                 ir::shape_string(in));
-  // The stride of each input axis in the view's pixel order (0 for the channel axis).
-  const std::vector<int64_t> pixel_stride = row_major_strides(pixel_dims(in, v.channel_axis));
-  std::vector<int64_t> in_stride(in.size(), 0);
-  for (size_t a = 0, p = 0; a < in.size(); ++a)
-    if (static_cast<int64_t>(a) != v.channel_axis) in_stride[a] = pixel_stride[p++];
+  const std::vector<int64_t> in_stride = pixel_strides(in, v.channel_axis);
   std::vector<int64_t> out_dims, stride;
   int64_t channel_axis = -1;
   for (size_t j = 0; j < perm.size(); ++j) {
@@ -175,7 +180,7 @@ Status GraphConverter::add_pixel_transpose(const ir::Op& op) {
 // x[:, 0::2, 1::2], a crop of an NCHW map), of a pixel view or of a map of rank 4 or more.
 bool GraphConverter::pixel_slice_applies(const ir::Op& op) const {
   const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
-  const auto v = pixel_view(op.inputs[0]);
+  const auto v = pixel_head(op.inputs[0]);
   if (!v) return false;
   const auto& axes = op.get_ints("axes");
   const auto& steps = op.get_ints("steps");
@@ -193,7 +198,7 @@ bool GraphConverter::pixel_concat_applies(const ir::Op& op) const {
   int64_t channel_axis = -1;
   bool in_flight = false;
   for (const std::string& in : op.inputs) {
-    const auto v = pixel_view(in);
+    const auto v = pixel_head(in);
     if (!v || (base >= 0 && (v->base != base || v->channel_axis != channel_axis)) ||
         v->channel_axis == axis)
       return false;
@@ -220,14 +225,14 @@ Status GraphConverter::add_pixel_slice(const ir::Op& op) {
     step[a] = steps[i];
     count[a] = e > b ? (e - b + steps[i] - 1) / steps[i] : 0;
   }
-  const std::vector<int64_t> pixel_stride = row_major_strides(pixel_dims(in, v.channel_axis));
+  const std::vector<int64_t> in_stride = pixel_strides(in, v.channel_axis);
   std::vector<int64_t> dims, stride;
   int64_t offset = 0;
-  for (size_t a = 0, p = 0; a < in.size(); ++a) {
+  for (size_t a = 0; a < in.size(); ++a) {
     if (static_cast<int64_t>(a) == v.channel_axis) continue;
-    offset += first[a] * pixel_stride[p];
+    offset += first[a] * in_stride[a];
     dims.push_back(count[a]);
-    stride.push_back(step[a] * pixel_stride[p++]);
+    stride.push_back(step[a] * in_stride[a]);
   }
   std::vector<int64_t> source = affine_pixels(v.source, dims, offset, stride);
   v.source = std::move(source);
@@ -301,32 +306,15 @@ Status GraphConverter::add_pixel_op(const ir::Op& op) {
   }
 }
 
-// Whether `op` computes each output pixel from the same pixel of its inputs, so that its output
-// keeps its input's grid: the norms over the channels, unary functions, elementwise Adds and
-// Muls, Linears, and the Reshapes around a Linear that keep the channels last.
+// Whether `op`'s output keeps its input's pixel grid: an op that reads each pixel alike, a
+// Linear, or a Reshape around a Linear that keeps the channels last.
 bool GraphConverter::keeps_grid(const ir::Op& op) const {
-  switch (op.kind) {
-    case ir::OpKind::LayerNormalization:
-    case ir::OpKind::RMSNormalization:
-    case ir::OpKind::Relu:
-    case ir::OpKind::Clip:
-    case ir::OpKind::Add:
-    case ir::OpKind::Mul:
-    case ir::OpKind::Gemm:
-    case ir::OpKind::MatMul:
-    case ir::OpKind::Quantize:
-    case ir::OpKind::Dequantize:
-    case ir::OpKind::Requantize:
-    case ir::OpKind::Scale:
-      return true;
-    case ir::OpKind::Reshape: {
-      const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
-      const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
-      return !in.empty() && !out.empty() && in.back() == out.back() && out.size() <= 4;
-    }
-    default:
-      return ir::is_unary_function(op.kind);
-  }
+  if (reads_pixels_alike(op.kind) || op.kind == ir::OpKind::Gemm || op.kind == ir::OpKind::MatMul)
+    return true;
+  if (op.kind != ir::OpKind::Reshape) return false;
+  const ir::Shape& in = graph_.tensor(op.inputs[0]).shape;
+  const ir::Shape& out = graph_.tensor(op.outputs[0]).shape;
+  return !in.empty() && !out.empty() && in.back() == out.back() && out.size() <= 4;
 }
 
 // The grid of a stored tensor of `s`'s channels and pixel count, not token rows, that IR tensor

@@ -36,17 +36,30 @@ Result<Shape3> GraphConverter::net_shape(const std::string& name, const std::str
   return s;
 }
 
+bool reads_pixels_alike(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::LayerNormalization:
+    case ir::OpKind::RMSNormalization:
+    case ir::OpKind::Add:
+    case ir::OpKind::Mul:
+    case ir::OpKind::Relu:
+    case ir::OpKind::Clip:
+    case ir::OpKind::Quantize:
+    case ir::OpKind::Dequantize:
+    case ir::OpKind::Requantize:
+    case ir::OpKind::Scale:
+      return true;
+    default:
+      return ir::is_unary_function(kind);
+  }
+}
+
 // Ops that read every pixel's channels alike keep their input's layout and pixel grid; any
 // other op reading a tensor in a recorded layout is refused, naming both.
 Status GraphConverter::carry_layout(const ir::Op& op) {
   grid_hint_.reset();
   const bool views = op.kind == ir::OpKind::Transpose || op.kind == ir::OpKind::Reshape;
-  const bool elementwise =
-      ir::is_unary_function(op.kind) || op.kind == ir::OpKind::LayerNormalization ||
-      op.kind == ir::OpKind::RMSNormalization || op.kind == ir::OpKind::Add ||
-      op.kind == ir::OpKind::Mul || op.kind == ir::OpKind::Relu || op.kind == ir::OpKind::Clip ||
-      op.kind == ir::OpKind::Quantize || op.kind == ir::OpKind::Dequantize ||
-      op.kind == ir::OpKind::Requantize || op.kind == ir::OpKind::Scale;
+  const bool elementwise = reads_pixels_alike(op.kind);
   // A Concat along the channel axis keeps every pixel where it is (patch merging's four maps).
   const auto channel_concat = [&](const std::string& in, int64_t axis) {
     if (op.kind != ir::OpKind::Concat) return false;
