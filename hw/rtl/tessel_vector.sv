@@ -297,7 +297,7 @@ module tessel_vector #(
       end
       // One multiply-shift-clamp path per lane, shared by the three ops that scale:
       //   requant  clamp(rha(a * M, r) + zp)                      (M, r per channel or vcfg)
-      //   add      clamp(rha(a * mult_a + b * mult_b, shift) + zp)
+      //   add      clamp(rha(a * mult_a +/- b * mult_b, shift) + zp)  (- with subtract)
       //   avg pool clamp(rha(sum * mult_a, shift) + zp)           (sum: low 32 bits, signed)
       //   mul      clamp(rha((a * b) * mult_a, shift) + zp)       (a * b: 32 bits, exact)
       // (each op used its own multipliers and rounding shifter before; same values.)
@@ -311,7 +311,9 @@ module tessel_vector #(
       // 32 x 32 -> 64-bit signed products, written with 32-bit operands so that synthesis
       // builds 32-bit multipliers (64'(x) * 64'(y) gave Yosys 64 x 64 ones: same value).
       prod = x1 * m1;
-      if (op == tessel_isa_pkg::OP_ADD) prod = prod + b * $signed({1'b0, mult_b});
+      // add's subtract flag (ONNX Sub) takes b's product away instead.
+      if (op == tessel_isa_pkg::OP_ADD)
+        prod = ad.subtract ? prod - b * $signed({1'b0, mult_b}) : prod + b * $signed({1'b0, mult_b});
       arith = clamp(rha(prod, rs) + 64'(zp), lo, hi);
       case (op)
         tessel_isa_pkg::OP_REQUANT, tessel_isa_pkg::OP_ADD, tessel_isa_pkg::OP_MUL: res = arith;

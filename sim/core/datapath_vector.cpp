@@ -124,8 +124,10 @@ bool Datapath::table_ok(const isa::Requant& x, const std::uint8_t* table, std::u
 
 void Datapath::execute_add(const isa::Add& x) {
   const std::uint64_t e = element_bytes(x.elem);
+  // `subtract` (ONNX Sub) negates b's multiplier: M_b < 2^31, so -M_b fits an int32.
+  const auto mult_b = static_cast<std::int32_t>(registers_.mult_b);
   const intops::AddRequant q{static_cast<std::int32_t>(registers_.mult_a),
-                             static_cast<std::int32_t>(registers_.mult_b),
+                             x.subtract ? -mult_b : mult_b,
                              registers_.shift,
                              registers_.zero_point,
                              registers_.lo,

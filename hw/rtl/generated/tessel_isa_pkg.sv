@@ -275,7 +275,7 @@ package tessel_isa_pkg;
     logic [7:0] opcode;
   } requant_insn_t;
 
-  // add: dst = clamp(round_half_away(int64(a) * M_a + int64(b) * M_b, r) + zp, lo, hi).
+  // add: dst = clamp(round_half_away(int64(a) * M_a + int64(b) * M_b, r) + zp, lo, hi); with subtract, a * M_a - b * M_b (ONNX Sub).
   localparam int unsigned ADD_A_SP_LSB = 16, ADD_A_SP_W = 4;
   localparam int unsigned ADD_B_SP_LSB = 20, ADD_B_SP_W = 4;
   localparam int unsigned ADD_DST_SP_LSB = 24, ADD_DST_SP_W = 4;
@@ -292,8 +292,10 @@ package tessel_isa_pkg;
   localparam int unsigned ADD_B_STRIDE_X_LSB = 190, ADD_B_STRIDE_X_W = 14;
   localparam int unsigned ADD_DST_STRIDE_Y_LSB = 204, ADD_DST_STRIDE_Y_W = 18;
   localparam int unsigned ADD_DST_STRIDE_X_LSB = 222, ADD_DST_STRIDE_X_W = 14;
+  localparam int unsigned ADD_SUBTRACT_LSB = 236, ADD_SUBTRACT_W = 1;
   typedef struct packed {
-    logic [19:0] reserved_236;
+    logic [18:0] reserved_237;
+    logic subtract;
     logic [13:0] dst_stride_x;
     logic [17:0] dst_stride_y;
     logic [13:0] b_stride_x;
