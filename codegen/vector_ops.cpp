@@ -177,8 +177,12 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   const auto p = quant::add_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
                                    graph_.tensor(ir_op.outputs[0]));
   // a is the activation: a constant first in the graph swaps the multipliers (the sum is
-  // symmetric in the two products, so the result is the golden one).
+  // symmetric in the two products, so the result is the golden one). A Sub takes b's product
+  // away (add's subtract flag; quant::add_params' multipliers are both non-negative, the golden
+  // Sub negates M_b): x - c only, the converter refuses c - x.
   const bool swapped = op.constant_operand && graph_.tensor(ir_op.inputs[0]).constant;
+  add.subtract = ir_op.kind == ir::OpKind::Sub;
+  if (add.subtract && swapped) return fail("sub '" + op.name + "' from a constant");
   isa::Vcfg cfg;
   cfg.mult_a = static_cast<std::uint32_t>(swapped ? p.multiplier_b : p.multiplier_a);
   cfg.mult_b = static_cast<std::uint32_t>(swapped ? p.multiplier_a : p.multiplier_b);

@@ -47,9 +47,15 @@ Status GraphConverter::add(const ir::Op& op) {
       if (scalar_constant_operand(op) >= 0) return add_scalar_mul(op, std::move(out));
       return add_mul(op, std::move(out));
     case ir::OpKind::Add:
+    case ir::OpKind::Sub:
       for (size_t c = 0; c < op.inputs.size() && op.inputs.size() == 2; ++c)
-        if (graph_.tensor(op.inputs[c]).constant)
+        if (graph_.tensor(op.inputs[c]).constant) {
+          // add's subtract flag takes b (the constant) away from a: x - c, never c - x.
+          if (op.kind == ir::OpKind::Sub && c == 0)
+            return fail(describe_op(op) + ": a Sub from the constant '" + op.inputs[0] +
+                        "' (c - x) is not supported by the accelerator path (x - c is)");
           return add_constant_operand(op, std::move(out), c);
+        }
       break;
     case ir::OpKind::Gather:
       return add_gather(op, std::move(out));
@@ -255,8 +261,9 @@ Status GraphConverter::add_gemm(const ir::Op& op, Op out) {
 // A global pool wider than the pool instruction's window runs as depthwise convs of all-one
 // weights (docs/codegen.md): its weights are one DRAM pixel of ones, matrix_cols elements.
 void GraphConverter::mark_pool_by_conv(const ir::Op& op, Op& out) const {
-  const auto& in = graph_.tensor(op.inputs[0]).shape;
-  if (in.size() != 4 || (in[2] <= kPoolWindowMax && in[3] <= kPoolWindowMax)) return;
+  // The pixels the pool reads: an NCHW map's H x W, or a sequence's S token rows x 1.
+  auto in = activation_shape(graph_.tensor(op.inputs[0]).shape, std::nullopt);
+  if (!in.ok() || (in.value().h <= kPoolWindowMax && in.value().w <= kPoolWindowMax)) return;
   out.pool_by_conv = true;
   out.weight_bytes = machine_.matrix_cols * net_.activation_bytes;
 }
@@ -327,7 +334,7 @@ Status GraphConverter::add_mul(const ir::Op& op, Op out) {
 // same rows for every head), ViT's [1, S, d] position embedding against its tokens.
 Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) {
   const std::string what = describe_op(op);
-  const std::string kind = op.kind == ir::OpKind::Add ? "Add" : "Mul";
+  const std::string kind = std::string(ir::to_string(op.kind));
   const std::string& x_name = op.inputs[1 - c];
   if (graph_.tensor(x_name).constant)
     return fail(what + ": a" + (kind == "Add" ? "n " : " ") + kind + " of two constants");
@@ -360,7 +367,7 @@ Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) 
     if (!s.ok()) return fail(what + ": the constant '" + op.inputs[c] + "' " + s.reason());
     strides = s.value();
   }
-  out.kind = op.kind == ir::OpKind::Add ? OpKind::Add : OpKind::Mul;
+  out.kind = op.kind == ir::OpKind::Mul ? OpKind::Mul : OpKind::Add;  // Sub: add's subtract
   out.constant_operand = true;
   out.constant_stride_y = strides.first;
   out.constant_stride_x = strides.second;
@@ -406,16 +413,23 @@ Status GraphConverter::generic_kind(const ir::Op& op, Op& out) const {
       mark_pool_by_conv(op, out);
       break;
     case ir::OpKind::ReduceMean: {
-      // A mean over the spatial axes of an NCHW tensor is a global average pool (the pool
-      // instruction, with ReduceMean's requantizer: docs/codegen.md).
+      // A mean over every pixel of a map is a global average pool (the pool instruction, with
+      // ReduceMean's requantizer: docs/codegen.md): the spatial axes of an NCHW tensor, or the
+      // token axis of one sequence of token rows ([1, S, d] over axis 1, [S, d] over axis 0:
+      // mean pooling over a sequence).
       const auto& in = graph_.tensor(op.inputs[0]).shape;
       std::vector<int64_t> axes = op.get_ints("axes");
       for (int64_t& a : axes)
         if (a < 0) a += static_cast<int64_t>(in.size());
       std::sort(axes.begin(), axes.end());
-      if (in.size() != 4 || axes != std::vector<int64_t>{2, 3})
-        return fail("op '" + op.name + "': ReduceMean over axes other than the spatial ones " +
-                    "(H, W of a 4-D tensor) is not supported by the accelerator path yet");
+      const bool spatial = in.size() == 4 && axes == std::vector<int64_t>{2, 3};
+      const bool tokens = (in.size() == 3 && in[0] == 1 && axes == std::vector<int64_t>{1}) ||
+                          (in.size() == 2 && axes == std::vector<int64_t>{0});
+      if (!spatial && !tokens)
+        return fail("op '" + op.name + "': ReduceMean over axes " + ir::shape_string(axes) +
+                    " of a tensor " + ir::shape_string(in) + " is not supported by the " +
+                    "accelerator path yet (it takes the H and W axes of an NCHW map or the " +
+                    "token axis of one sequence [1, S, d])");
       out.kind = OpKind::GlobalPool;
       mark_pool_by_conv(op, out);
       break;
@@ -432,10 +446,11 @@ Status GraphConverter::generic_kind(const ir::Op& op, Op& out) const {
       break;
     }
     case ir::OpKind::Add:
+    case ir::OpKind::Sub:  // add with its subtract flag (codegen: emit_add)
       if (graph_.tensor(op.inputs[0]).shape != graph_.tensor(op.inputs[1]).shape)
-        return fail("op '" + op.name + "': Add with broadcasting (" +
-                    ir::shape_string(graph_.tensor(op.inputs[0]).shape) + " + " +
-                    ir::shape_string(graph_.tensor(op.inputs[1]).shape) +
+        return fail("op '" + op.name + "': " + std::string(ir::to_string(op.kind)) +
+                    " with broadcasting (" + ir::shape_string(graph_.tensor(op.inputs[0]).shape) +
+                    " + " + ir::shape_string(graph_.tensor(op.inputs[1]).shape) +
                     ") is not supported by the accelerator path yet");
       out.kind = OpKind::Add;
       for (const std::string& in : op.inputs)

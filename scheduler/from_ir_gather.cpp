@@ -83,6 +83,27 @@ std::optional<Shape3> view_net_shape(const ir::Shape& shape, int64_t channel_axi
   return s.value();
 }
 
+/// The net shape of a view with its channels last that view_net_shape cannot store, read
+/// without its pixel axes of size 1 (a bidirectional recurrence's [seq, batch 1, dirs,
+/// hidden]: seq * dirs token rows), where that leaves one or two pixel axes.
+std::optional<Shape3> squeezed_net_shape(const ir::Shape& shape, int64_t channel_axis) {
+  ir::Shape squeezed;
+  int64_t axis = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (static_cast<int64_t>(i) == channel_axis)
+      axis = static_cast<int64_t>(squeezed.size());
+    else if (shape[i] == 1)
+      continue;
+    squeezed.push_back(shape[i]);
+  }
+  if (squeezed.size() == shape.size() || squeezed.size() < 2 || squeezed.size() > 3 ||
+      axis != static_cast<int64_t>(squeezed.size()) - 1)
+    return std::nullopt;
+  auto s = activation_shape(squeezed, axis);
+  if (!s.ok()) return std::nullopt;
+  return s.value();
+}
+
 }  // namespace
 
 // The base and channel axis of IR tensor `name`'s pixel view, without its source list (what the
@@ -330,7 +351,7 @@ std::optional<Shape3> GraphConverter::grid_met_downstream(const std::string& nam
     if (!seen.insert(t).second) continue;
     for (const ir::Use& use : graph_.consumers(t)) {
       const ir::Op& op = graph_.op(use.op);
-      if (op.kind == ir::OpKind::Add || op.kind == ir::OpKind::Mul)
+      if (op.kind == ir::OpKind::Add || op.kind == ir::OpKind::Sub || op.kind == ir::OpKind::Mul)
         for (const std::string& other : op.inputs)
           if (auto it = tensor_of_.find(other); other != t && it != tensor_of_.end()) {
             const Shape3 o = net_.tensor(it->second).shape;
@@ -362,6 +383,7 @@ Status GraphConverter::materialize_pixel_views(const ir::Op& op) {
     std::optional<Shape3> s;
     if (v.channel_axis == rank - 1 || (rank == 4 && v.channel_axis == 1))
       s = view_net_shape(shape, v.channel_axis);
+    if (!s && v.channel_axis == rank - 1) s = squeezed_net_shape(shape, v.channel_axis);
     if (!s)
       return fail(describe_op(op) + " reads '" + name + "' " + ir::shape_string(shape) +
                   ", a reordering of the pixels of '" + net_.tensor(v.base).name +

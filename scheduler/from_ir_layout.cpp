@@ -41,6 +41,7 @@ bool reads_pixels_alike(ir::OpKind kind) {
     case ir::OpKind::LayerNormalization:
     case ir::OpKind::RMSNormalization:
     case ir::OpKind::Add:
+    case ir::OpKind::Sub:
     case ir::OpKind::Mul:
     case ir::OpKind::Relu:
     case ir::OpKind::Clip:
@@ -143,6 +144,19 @@ Status GraphConverter::add_layout_reshape(const ir::Op& op) {
   const auto axis =
       reshape_channel_axis(graph_.tensor(op.inputs[0]).shape, channel_axis_of(op.inputs[0]),
                            graph_.tensor(op.outputs[0]).shape);
+  const ir::Shape& x = graph_.tensor(op.inputs[0]).shape;
+  const ir::Shape& y = graph_.tensor(op.outputs[0]).shape;
+  if (!axis && channel_axis_of(op.inputs[0]) == static_cast<int64_t>(x.size()) - 1 &&
+      (y.size() == 2 || y.size() == 3) && !only_graph_output(op.outputs[0])) {
+    // Channels last on both sides: the bytes are the IR order either way (pixel-major,
+    // channels innermost), so merging pixels into channels ([seq, 1, dirs, hidden] to [seq, 1,
+    // dirs * hidden]) or splitting them out is a Reshape view onto token rows.
+    const int64_t c = y.back();
+    tensor_of_[op.outputs[0]] = reshape_view(tensor_of_.at(op.inputs[0]), op.outputs[0],
+                                             Shape3{c, ir::element_count(y) / c, 1});
+    channel_axis_.erase(op.outputs[0]);
+    return {};
+  }
   if (!axis)
     return fail(describe_op(op) + ": a reshape of '" + op.inputs[0] + "' (channels at axis " +
                 std::to_string(channel_axis_of(op.inputs[0])) + ") to " +

@@ -187,12 +187,15 @@ Status GraphConverter::add_slice(const ir::Op& op, Op out) {
     const int64_t start =
         std::clamp<int64_t>(starts[i] < 0 ? starts[i] + in[axis] : starts[i], 0, in[axis]);
     const bool whole = start == 0 && ends[i] >= in[axis] && steps[i] == 1;
-    // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1).
-    const bool rows = in.size() == 3 && steps[i] == 1 && (axis == 0 || (axis == 1 && in[0] == 1));
+    // A token tensor's rows: whole sequences (axis 0), or tokens of one sequence (axis 1); a
+    // 2-D [N, K] tensor's rows (axis 0: an unrolled recurrence's step of its input projection).
+    const bool rows =
+        steps[i] == 1 && ((in.size() == 3 && (axis == 0 || (axis == 1 && in[0] == 1))) ||
+                          (in.size() == 2 && axis == 0));
     if (axis == channel_axis && steps[i] == 1) {
       first = start;
     } else if (rows && !whole) {
-      first_row = start * (axis == 0 ? in[1] : 1);
+      first_row = start * (axis == 0 && in.size() == 3 ? in[1] : 1);
     } else if (!whole) {
       return fail(describe_op(op) +
                   ": only a slice of the channels (an NCHW map's axis 1, a token tensor's or "
@@ -415,7 +418,7 @@ Status GraphConverter::add_view_constant(const ir::Op& op, Op out, size_t c, con
                 std::to_string(v.head_dim) +
                 " (only a constant [1 or B, 1 or H, 1 or S, 1 or n], S where B, of a whole "
                 "heads-first view [B, H, S, n] is supported by the accelerator path)");
-  out.kind = op.kind == ir::OpKind::Add ? OpKind::Add : OpKind::Mul;
+  out.kind = op.kind == ir::OpKind::Mul ? OpKind::Mul : OpKind::Add;  // Sub: add's subtract
   out.constant_operand = true;
   out.constant_heads = v.heads;
   out.constant_head_dim = v.head_dim;
@@ -607,11 +610,13 @@ Status GraphConverter::add_matmul(const ir::Op& op, Op out) {
 
 // A Concat of 3-D token tensors [1, S_i, d] along the tokens (axis 1): the KV cache append.
 // Along the sequences (axis 0: a batch of rows, sequence after sequence) or one sequence's
-// tokens (axis 1 of [1, S, d]).
+// tokens (axis 1 of [1, S, d]); or of 2-D [N_i, d] rows along axis 0 (an unrolled
+// recurrence's steps).
 bool GraphConverter::is_token_concat(const ir::Op& op) const {
   const auto& y = graph_.tensor(op.outputs[0]).shape;
   const int64_t axis = op.get_int("axis");
-  return y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1));
+  return (y.size() == 3 && (axis == 0 || axis == -3 || ((axis == 1 || axis == -2) && y[0] == 1))) ||
+         (y.size() == 2 && (axis == 0 || axis == -2));
 }
 
 // The append as a row view: input i at rows [offset_i, ...) of the output's region, its
@@ -629,9 +634,9 @@ Status GraphConverter::add_row_concat(const ir::Op& op, Op out) {
                                                   : input_tensor(op, i);
     if (!x.ok()) return x.failure();
     const Shape3 s = net_.tensor(x.value()).shape;
-    if (s.c != y[2])
+    if (s.c != y.back())
       return fail(describe_op(op) + ": input '" + op.inputs[i] + "' is not a token tensor of " +
-                  std::to_string(y[2]) + " channels");
+                  std::to_string(y.back()) + " channels");
     int t = x.value();
     if (!network_inputs_.count(t) && !stores_into_rows(t)) {
       auto copied = add_append_copy(op, i, t);

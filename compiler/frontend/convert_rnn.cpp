@@ -144,22 +144,25 @@ Importer::Recurrence Importer::read_recurrence(std::int64_t gates, const std::st
   return rec;
 }
 
-/// The initial state of direction `d` ([batch, hidden]) from input `slot`, or zeros.
-std::string Importer::initial_state(const Recurrence& rec, int slot, std::int64_t d,
-                                    const std::string& base) {
+/// The initial state of direction `d` ([batch, hidden]) from input `slot`, or nullopt where it
+/// is zero: absent, or a constant of zeros. The first step then leaves out the terms that read
+/// it (a product with zero state would be an activation that is zero on every input, which has
+/// no quantization scale, or a constant that the quantizer does not take).
+std::optional<std::string> Importer::initial_state(const Recurrence& rec, int slot, std::int64_t d,
+                                                   const std::string& base) {
   const Ints state{rec.batch, rec.hidden};
-  if (!has_input(slot)) {
-    return add_constant(
-        base,
-        ConstantData::of_floats(
-            state, std::vector<float>(static_cast<std::size_t>(rec.batch * rec.hidden), 0.0F)),
-        node_where(node_));
-  }
+  if (!has_input(slot)) return std::nullopt;
   const Ints expected = rec.batch_major ? Ints{rec.batch, rec.directions, rec.hidden}
                                         : Ints{rec.directions, rec.batch, rec.hidden};
   if (input_shape(slot) != expected) {
     fail_node("initial state " + in_quotes(node().input(slot)) + " has shape " +
               ir::shape_string(input_shape(slot)) + "; expected " + ints_string(expected));
+  }
+  if (is_constant_input(slot)) {
+    const ConstantData values = constant_input(slot, "initial state");
+    bool zero = true;
+    for (std::int64_t i = 0; i < values.count() && zero; ++i) zero = values.at(i) == 0.0;
+    if (zero) return std::nullopt;
   }
   const std::int64_t axis = rec.batch_major ? 1 : 0;
   const std::string part = emit_temp(
@@ -175,37 +178,26 @@ void Importer::emit_recurrence_outputs(const Recurrence& rec,
                                        const std::vector<std::vector<std::string>>& last_states) {
   const std::string base = recurrence_base(3);
   if (output_used(0)) {
-    std::vector<std::string> steps;
+    // Every step's [batch, hidden] rows in Y's order (step, then direction) as one Concat of
+    // rows, [seq * dirs * batch, hidden], then one Reshape to [seq, dirs, batch, hidden]: token
+    // rows, as the accelerator path reads them (a Concat of [1, 1, batch, hidden] steps along
+    // axis 0 would be a 4-D map with its channels last).
+    std::vector<std::string> rows;
     for (std::int64_t t = 0; t < rec.seq; ++t) {
-      for (std::int64_t d = 0; d < rec.directions; ++d) {
-        steps.push_back(
-            emit_temp(ir::OpKind::Reshape,
-                      {hidden_steps[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)]},
-                      {{"shape", Ints{1, 1, rec.batch, rec.hidden}}},
-                      base + ".y" + std::to_string(t) + "d" + std::to_string(d)));
-      }
+      for (std::int64_t d = 0; d < rec.directions; ++d)
+        rows.push_back(hidden_steps[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)]);
     }
-    // Concatenate along the direction axis per step, then along the sequence axis.
-    std::vector<std::string> per_step;
-    for (std::int64_t t = 0; t < rec.seq; ++t) {
-      const auto first = steps.begin() + t * rec.directions;
-      std::vector<std::string> dirs(first, first + rec.directions);
-      per_step.push_back(rec.directions == 1
-                             ? dirs[0]
-                             : emit_temp(ir::OpKind::Concat, dirs, {{"axis", std::int64_t{1}}},
-                                         base + ".y" + std::to_string(t)));
-    }
+    const std::string stacked =
+        rows.size() == 1
+            ? rows[0]
+            : emit_temp(ir::OpKind::Concat, rows, {{"axis", std::int64_t{0}}}, base + ".rows");
+    const Ints y_shape{rec.seq, rec.directions, rec.batch, rec.hidden};
     if (rec.batch_major) {
       const std::string y =
-          per_step.size() == 1
-              ? per_step[0]
-              : emit_temp(ir::OpKind::Concat, per_step, {{"axis", std::int64_t{0}}}, base + ".y");
+          emit_temp(ir::OpKind::Reshape, {stacked}, {{"shape", y_shape}}, base + ".y");
       emit(ir::OpKind::Transpose, {y}, {{"perm", Ints{2, 0, 1, 3}}}, node().output(0));
-    } else if (per_step.size() == 1) {
-      emit(ir::OpKind::Reshape, {per_step[0]},
-           {{"shape", Ints{1, rec.directions, rec.batch, rec.hidden}}}, node().output(0));
     } else {
-      emit(ir::OpKind::Concat, per_step, {{"axis", std::int64_t{0}}}, node().output(0));
+      emit(ir::OpKind::Reshape, {stacked}, {{"shape", y_shape}}, node().output(0));
     }
   }
   for (std::size_t state = 0; state < last_states.size(); ++state) {
@@ -255,8 +247,9 @@ void Importer::convert_lstm() {
     // The input projection of every step at once: [seq*batch, 4h].
     const std::string x_proj = emit_temp(ir::OpKind::Gemm, {x_rows, w, bias},
                                          {{"transB", std::int64_t{1}}}, tag + ".xproj");
-    std::string hidden = initial_state(rec, 5, d, tag + ".h0");
-    std::string cell = initial_state(rec, 6, d, tag + ".c0");
+    // Empty: a zero state (the first step's recurrent product and kept cell drop out).
+    std::string hidden = initial_state(rec, 5, d, tag + ".h0").value_or("");
+    std::string cell = initial_state(rec, 6, d, tag + ".c0").value_or("");
     const bool backward = rec.reverse || d == 1;
     hidden_steps[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(rec.seq));
     for (std::int64_t step = 0; step < rec.seq; ++step) {
@@ -268,17 +261,24 @@ void Importer::convert_lstm() {
                                         {"axes", Ints{0}},
                                         {"steps", Ints{1}}},
                                        s + ".x");
-      const std::string ht =
-          emit_temp(ir::OpKind::Gemm, {hidden, r}, {{"transB", std::int64_t{1}}}, s + ".h");
-      const std::string gates = emit_temp(ir::OpKind::Add, {xt, ht}, {}, s + ".gates");
+      std::string gates = xt;
+      if (!hidden.empty()) {
+        const std::string ht =
+            emit_temp(ir::OpKind::Gemm, {hidden, r}, {{"transB", std::int64_t{1}}}, s + ".h");
+        gates = emit_temp(ir::OpKind::Add, {xt, ht}, {}, s + ".gates");
+      }
       const auto parts = emit_split(gates, Ints{h, h, h, h}, {".i", ".o", ".f", ".c"}, s);
       const std::string i = emit_temp(ir::OpKind::Sigmoid, {parts[0]}, {}, s + ".sig_i");
       const std::string o = emit_temp(ir::OpKind::Sigmoid, {parts[1]}, {}, s + ".sig_o");
-      const std::string f = emit_temp(ir::OpKind::Sigmoid, {parts[2]}, {}, s + ".sig_f");
       const std::string c = emit_temp(ir::OpKind::Tanh, {parts[3]}, {}, s + ".tanh_c");
-      const std::string keep = emit_temp(ir::OpKind::Mul, {f, cell}, {}, s + ".keep");
       const std::string write = emit_temp(ir::OpKind::Mul, {i, c}, {}, s + ".write");
-      cell = emit_temp(ir::OpKind::Add, {keep, write}, {}, s + ".C");
+      if (cell.empty()) {
+        cell = write;
+      } else {
+        const std::string f = emit_temp(ir::OpKind::Sigmoid, {parts[2]}, {}, s + ".sig_f");
+        const std::string keep = emit_temp(ir::OpKind::Mul, {f, cell}, {}, s + ".keep");
+        cell = emit_temp(ir::OpKind::Add, {keep, write}, {}, s + ".C");
+      }
       const std::string squashed = emit_temp(ir::OpKind::Tanh, {cell}, {}, s + ".tanh_C");
       hidden = emit_temp(ir::OpKind::Mul, {o, squashed}, {}, s + ".H");
       hidden_steps[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)] = hidden;
@@ -307,15 +307,22 @@ void Importer::convert_gru() {
     const std::string tag = base + ".d" + std::to_string(d);
     const std::string where = node_where(node_);
     const std::string w = add_constant(tag + ".W", rows_of(rec.w, d, 0, 3 * h), where);
-    const std::string w_bias = add_constant(tag + ".Wb", part_of(rec.b, d, 0, 3 * h), where);
-    // z and r take their recurrent term as one Gemm; h's depends on linear_before_reset.
+    // Rb's z and r parts (and h's, without linear_before_reset) are added whatever the state:
+    // they join Wb in the input projection, and the recurrent Gemms take no bias.
+    ConstantData input_bias = part_of(rec.b, d, 0, 3 * h);
+    const ConstantData recurrent_bias = part_of(rec.b, d, 3 * h, 3 * h);
+    const std::int64_t folded = linear_before_reset ? 2 * h : 3 * h;
+    for (std::int64_t i = 0; i < folded; ++i)
+      input_bias.floats[static_cast<std::size_t>(i)] +=
+          recurrent_bias.floats[static_cast<std::size_t>(i)];
+    const std::string w_bias = add_constant(tag + ".Wb", input_bias, where);
     const std::string r_zr = add_constant(tag + ".Rzr", rows_of(rec.r, d, 0, 2 * h), where);
-    const std::string rb_zr = add_constant(tag + ".Rbzr", part_of(rec.b, d, 3 * h, 2 * h), where);
     const std::string r_h = add_constant(tag + ".Rh", rows_of(rec.r, d, 2 * h, h), where);
     const std::string rb_h = add_constant(tag + ".Rbh", part_of(rec.b, d, 5 * h, h), where);
     const std::string x_proj = emit_temp(ir::OpKind::Gemm, {x_rows, w, w_bias},
                                          {{"transB", std::int64_t{1}}}, tag + ".xproj");
-    std::string hidden = initial_state(rec, 5, d, tag + ".h0");
+    // Empty: a zero state (the first step's recurrent products drop out).
+    std::string hidden = initial_state(rec, 5, d, tag + ".h0").value_or("");
     const bool backward = rec.reverse || d == 1;
     hidden_steps[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(rec.seq));
     for (std::int64_t step = 0; step < rec.seq; ++step) {
@@ -328,32 +335,44 @@ void Importer::convert_gru() {
                                         {"steps", Ints{1}}},
                                        s + ".x");
       const auto xparts = emit_split(xt, Ints{h, h, h}, {".xz", ".xr", ".xh"}, s);
-      const std::string hzr = emit_temp(ir::OpKind::Gemm, {hidden, r_zr, rb_zr},
-                                        {{"transB", std::int64_t{1}}}, s + ".hzr");
-      const auto hparts = emit_split(hzr, Ints{h, h}, {".hz", ".hr"}, s);
-      const std::string z = emit_temp(
-          ir::OpKind::Sigmoid,
-          {emit_temp(ir::OpKind::Add, {xparts[0], hparts[0]}, {}, s + ".zsum")}, {}, s + ".z");
-      const std::string rg = emit_temp(
-          ir::OpKind::Sigmoid,
-          {emit_temp(ir::OpKind::Add, {xparts[1], hparts[1]}, {}, s + ".rsum")}, {}, s + ".r");
-      std::string recurrent;
-      if (linear_before_reset) {
-        const std::string hh = emit_temp(ir::OpKind::Gemm, {hidden, r_h, rb_h},
-                                         {{"transB", std::int64_t{1}}}, s + ".hh");
-        recurrent = emit_temp(ir::OpKind::Mul, {rg, hh}, {}, s + ".reset");
-      } else {
-        const std::string reset = emit_temp(ir::OpKind::Mul, {rg, hidden}, {}, s + ".reset");
-        recurrent = emit_temp(ir::OpKind::Gemm, {reset, r_h, rb_h}, {{"transB", std::int64_t{1}}},
-                              s + ".hh");
+      std::string zsum = xparts[0], rsum = xparts[1];
+      if (!hidden.empty()) {
+        const std::string hzr =
+            emit_temp(ir::OpKind::Gemm, {hidden, r_zr}, {{"transB", std::int64_t{1}}}, s + ".hzr");
+        const auto hparts = emit_split(hzr, Ints{h, h}, {".hz", ".hr"}, s);
+        zsum = emit_temp(ir::OpKind::Add, {xparts[0], hparts[0]}, {}, s + ".zsum");
+        rsum = emit_temp(ir::OpKind::Add, {xparts[1], hparts[1]}, {}, s + ".rsum");
       }
-      const std::string candidate = emit_temp(
-          ir::OpKind::Tanh, {emit_temp(ir::OpKind::Add, {xparts[2], recurrent}, {}, s + ".hsum")},
-          {}, s + ".cand");
-      // H = (1 - z) * cand + z * H_prev = cand + z * (H_prev - cand)
-      const std::string delta = emit_temp(ir::OpKind::Sub, {hidden, candidate}, {}, s + ".delta");
-      const std::string kept = emit_temp(ir::OpKind::Mul, {z, delta}, {}, s + ".kept");
-      hidden = emit_temp(ir::OpKind::Add, {candidate, kept}, {}, s + ".H");
+      const std::string z = emit_temp(ir::OpKind::Sigmoid, {zsum}, {}, s + ".z");
+      // The reset gate scales H' (or H' Rh^T + Rbh): nothing to reset at a zero state
+      // without linear_before_reset.
+      const std::string rg = linear_before_reset || !hidden.empty()
+                                 ? emit_temp(ir::OpKind::Sigmoid, {rsum}, {}, s + ".r")
+                                 : "";
+      std::string hsum = xparts[2];  // plus the reset recurrent term, where the state is not 0
+      if (linear_before_reset) {
+        // r * (H' Rh^T + Rbh): r * Rbh alone at a zero state.
+        const std::string hh = hidden.empty() ? rb_h
+                                              : emit_temp(ir::OpKind::Gemm, {hidden, r_h, rb_h},
+                                                          {{"transB", std::int64_t{1}}}, s + ".hh");
+        const std::string reset = emit_temp(ir::OpKind::Mul, {rg, hh}, {}, s + ".reset");
+        hsum = emit_temp(ir::OpKind::Add, {xparts[2], reset}, {}, s + ".hsum");
+      } else if (!hidden.empty()) {
+        const std::string reset = emit_temp(ir::OpKind::Mul, {rg, hidden}, {}, s + ".reset");
+        const std::string hh =
+            emit_temp(ir::OpKind::Gemm, {reset, r_h}, {{"transB", std::int64_t{1}}}, s + ".hh");
+        hsum = emit_temp(ir::OpKind::Add, {xparts[2], hh}, {}, s + ".hsum");
+      }
+      const std::string candidate = emit_temp(ir::OpKind::Tanh, {hsum}, {}, s + ".cand");
+      // H = (1 - z) * cand + z * H_prev = cand + z * (H_prev - cand); cand - z * cand at 0.
+      if (hidden.empty()) {
+        const std::string kept = emit_temp(ir::OpKind::Mul, {z, candidate}, {}, s + ".kept");
+        hidden = emit_temp(ir::OpKind::Sub, {candidate, kept}, {}, s + ".H");
+      } else {
+        const std::string delta = emit_temp(ir::OpKind::Sub, {hidden, candidate}, {}, s + ".delta");
+        const std::string kept = emit_temp(ir::OpKind::Mul, {z, delta}, {}, s + ".kept");
+        hidden = emit_temp(ir::OpKind::Add, {candidate, kept}, {}, s + ".H");
+      }
       hidden_steps[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)] = hidden;
     }
     last[0][static_cast<std::size_t>(d)] = hidden;

@@ -182,8 +182,10 @@ class Importer {
   Recurrence read_recurrence(std::int64_t gates, const std::string& base);
   /// The name intermediate tensors of a recurrence derive from (its first named output).
   std::string recurrence_base(int max_outputs) const;
-  std::string initial_state(const Recurrence& rec, int slot, std::int64_t d,
-                            const std::string& base);
+  /// The initial state of direction d, or nullopt where it is zero (absent, or a constant of
+  /// zeros): the first step then leaves out the terms that read it.
+  std::optional<std::string> initial_state(const Recurrence& rec, int slot, std::int64_t d,
+                                           const std::string& base);
   void emit_recurrence_outputs(const Recurrence& rec,
                                const std::vector<std::vector<std::string>>& hidden_steps,
                                const std::vector<std::vector<std::string>>& last_states);
