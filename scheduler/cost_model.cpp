@@ -465,6 +465,7 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
   act.load.assign(static_cast<size_t>(geo.tiles), 0);
   act.compute.assign(static_cast<size_t>(geo.tiles), 0);
   act.store.assign(static_cast<size_t>(geo.tiles), 0);
+  act.store_bytes.assign(static_cast<size_t>(geo.tiles), 0);
   std::vector<Box> previous(cache ? locals : 0);  // cache mode: the previous row tile's boxes
   for (int64_t t = 0; t < geo.tiles; ++t) {
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
@@ -485,6 +486,7 @@ const TileGeometry::ActivationCosts& activation_costs(const Net& net, const Mach
       }
       if (g.stored[l]) {
         act.written_bytes += req[l].elements() * net.activation_bytes;
+        act.store_bytes[static_cast<size_t>(t)] += req[l].elements() * net.activation_bytes;
         act.store[static_cast<size_t>(t)] += dma_cycles_for_box(net, machine, g.tensors[l], req[l]);
       }
     }

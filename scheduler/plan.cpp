@@ -80,8 +80,20 @@ Result<GroupSchedule> plan_prefetched(const Net& net, const Machine& machine,
   if (!planned.ok()) return fail("prefetch: " + planned.reason());
   GroupSchedule gs = std::move(planned).value();
   gs.prefetched = true;
-  gs.prefetch_wait_cycles = std::max<int64_t>(
-      0, gs.prologue_weight_cycles + previous.tail_dma_cycles - previous.tail_cycles);
+  // The prefetch's loads and the tail's stores run on two engines over one DRAM. Where all
+  // their bursts fit the request slots at once (cloud-large's 256 slots against a few small
+  // DMAs), neither waits for a slot: together they take the longer stream, or the bus's time
+  // for both where that is longer. Where they do not, they share the slots: one after the
+  // other.
+  const int64_t bursts = bursts_covering(0, gs.prologue_weight_bytes, machine.burst_bytes) +
+                         bursts_covering(0, previous.tail_dma_bytes, machine.burst_bytes);
+  const int64_t together =
+      bursts <= machine.max_outstanding
+          ? std::max(
+                {gs.prologue_weight_cycles, previous.tail_dma_cycles,
+                 dma_cycles_for_bytes(machine, gs.prologue_weight_bytes + previous.tail_dma_bytes)})
+          : gs.prologue_weight_cycles + previous.tail_dma_cycles;
+  gs.prefetch_wait_cycles = std::max<int64_t>(0, together - previous.tail_cycles);
   gs.cycles += gs.prefetch_wait_cycles;
   return gs;
 }

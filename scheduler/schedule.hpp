@@ -104,15 +104,21 @@ struct GroupSchedule {
   /// resident weights (all), a streamed group's first slices, a sweep's first slice. Their
   /// DMA cycles, counted serially in `cycles` unless `prefetched`.
   int64_t prologue_weight_cycles = 0;
+  int64_t prologue_weight_bytes = 0;  ///< their bytes (weights and requant tables)
   /// The group's tail as the next group's prefetch sees it: cycles from the end of its LOAD
-  /// engine's last DMA to the group's end, and the DMA (store) cycles within that tail.
+  /// engine's last DMA to the group's end, and the DMA (store) cycles and bytes within that
+  /// tail.
   int64_t tail_cycles = 0;
   int64_t tail_dma_cycles = 0;
+  int64_t tail_dma_bytes = 0;
   /// The prologue weights are loaded during the previous group's tail (after its last load),
   /// into buffers that no buffer of that group touches; those buffers have first_step = -1
   /// (live before the group's first tile). `cycles` is then the group's cycles with the
-  /// prologue on chip plus `prefetch_wait_cycles`, the part of the prefetch (sharing the DMA
-  /// with the previous group's tail stores) that the previous group's tail did not cover.
+  /// prologue on chip plus `prefetch_wait_cycles`, the part of the prefetch that the previous
+  /// group's tail did not cover. The prefetch (LOAD engine) and the tail's stores (STORE
+  /// engine) share the DRAM: together they take the longer of the two, or the DRAM's time for
+  /// both streams' bytes where that is longer (plan_prefetched; docs/scheduler.md "Cross-group
+  /// weight prefetch").
   bool prefetched = false;
   int64_t prefetch_wait_cycles = 0;
 

@@ -247,7 +247,9 @@ StepCosts sweep_phases(const Net& net, const Machine& machine, const GroupInfo& 
     const Op& conv = net.op(g.ops[step.first_op]);
     const Interval c =
         part(net.tensor(conv.output).shape.c, m.op_slices[step.first_op], step.slice);
+    const int64_t start = gs.traffic.weight_traffic();
     ph.load.push_back(load_weight_slice(net, machine, conv, c, gs.traffic));
+    if (ph.load.size() == 1) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
     int64_t compute = 0;
     for (size_t q = step.first_op; q < step.end_op; ++q) compute += compute_of(q, c);
     for (size_t pos : step.whole_ops)
@@ -270,10 +272,12 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
   gs.traffic.activations_read = act.read_bytes;
   gs.traffic.activations_written = act.written_bytes;
   std::vector<int64_t> phase_store(static_cast<size_t>(n_phases), 0);  // stores after phase w
+  std::vector<int64_t> phase_store_bytes(static_cast<size_t>(n_phases), 0);
   for (size_t l = 0; l < g.tensors.size(); ++l) {
-    if (g.stored[l])
-      phase_store[static_cast<size_t>(s.end_phase[static_cast<size_t>(s.producer[l])])] +=
-          dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
+    if (!g.stored[l]) continue;
+    const auto w = static_cast<size_t>(s.end_phase[static_cast<size_t>(s.producer[l])]);
+    phase_store[w] += dma_cycles_for_box(net, machine, g.tensors[l], one.requested[l]);
+    phase_store_bytes[w] += one.requested[l].elements() * net.activation_bytes;
   }
   set_tile_shape(g, one, gs);
   StepCosts ph = sweep_phases(net, machine, g, m, one, s, gs);
@@ -292,12 +296,14 @@ Status sweep_costs(const Net& net, const Machine& machine, const GroupInfo& g, c
   // The one timeline (timeline.hpp): the activations first, then phase by phase, slices and
   // stores rotating through the mapping's copies (a sweep is double-buffered).
   ph.store = std::move(phase_store);
+  ph.store_bytes = std::move(phase_store_bytes);
   ph.before = act.load[0];
   ph.copies = m.double_buffered ? 2 : 1;
   const Timeline tl = run_timeline(ph);
   gs.cycles = tl.cycles;
   gs.tail_cycles = tl.tail_cycles;
   gs.tail_dma_cycles = tl.tail_dma_cycles;
+  gs.tail_dma_bytes = tl.tail_dma_bytes;
   return {};
 }
 

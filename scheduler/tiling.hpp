@@ -38,6 +38,7 @@ struct TileGeometry : BufferSizes {
     bool done = false;
     int64_t read_bytes = 0, written_bytes = 0;
     std::vector<int64_t> load, compute, store;
+    std::vector<int64_t> store_bytes;  ///< per tile: the bytes `store` moves
   };
   mutable ActivationCosts costs[2];
 };

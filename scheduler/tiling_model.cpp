@@ -21,7 +21,9 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
                     std::vector<int64_t>& load) {
   const size_t locals = g.tensors.size();
   std::vector<Interval> loaded(g.ops.size(), Interval{-1, -1});
+  const int64_t start = gs.traffic.weight_traffic();
   for (int64_t t = 0; t < geo.tiles; ++t) {
+    if (t == 1) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       if (static_cast<int>(pos) == geo.hidden_reducer) {  // reduction chunk t of B
@@ -59,6 +61,7 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
       if (t == 0) gs.prologue_weight_cycles += cycles;
     }
   }
+  if (geo.tiles == 1) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
 }
 
 // Resident weights: every op's weights and table loaded once before the first tile; returns
@@ -138,7 +141,9 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   std::vector<int64_t> load = act.load;
   int64_t resident_weight_cycles = 0;
   if (m.weights_resident) {
+    const int64_t start = gs.traffic.weight_traffic();
     resident_weight_cycles = load_resident_weights(net, machine, g, gs);
+    gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
   } else {
     stream_weights(net, machine, g, geo, keep_slices, gs, load);
   }
@@ -158,11 +163,12 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
     }
   }
   // The one timeline (timeline.hpp): tiles in order, rotating through one or two copies.
-  const Timeline tl =
-      run_timeline(load, act.compute, act.store, resident_weight_cycles, m.double_buffered ? 2 : 1);
+  const Timeline tl = run_timeline(load, act.compute, act.store, resident_weight_cycles,
+                                   m.double_buffered ? 2 : 1, act.store_bytes);
   gs.cycles = tl.cycles;
   gs.tail_cycles = tl.tail_cycles;
   gs.tail_dma_cycles = tl.tail_dma_cycles;
+  gs.tail_dma_bytes = tl.tail_dma_bytes;
   if (auto within = check_cutoff(gs, cutoff); !within.ok()) return within.failure();
   if (cutoff.active()) {
     if (auto placed = place_buffers(net, machine, g, geo, m, options, kept, keep_slices, gs);

@@ -13,14 +13,15 @@ namespace tessel::sched {
 
 /// A group's steps, as its mapping's loop nest runs them.
 struct StepCosts {
-  std::vector<int64_t> load;     ///< per step: DMA cycles of the loads its compute waits for
-  std::vector<int64_t> compute;  ///< per step: COMPUTE-engine cycles
-  std::vector<int64_t> store;    ///< per step: DMA cycles of the stores its compute completes
+  std::vector<int64_t> load;         ///< per step: DMA cycles of the loads its compute waits for
+  std::vector<int64_t> compute;      ///< per step: COMPUTE-engine cycles
+  std::vector<int64_t> store;        ///< per step: DMA cycles of the stores its compute completes
   /// DMA cycles on the bus before step 0's load (a tiling's resident weights, a sweep's
   /// activations).
   int64_t before = 0;
   /// Copies of the step buffers the steps rotate through: 1, or 2 when double-buffered.
   int copies = 1;
+  std::vector<int64_t> store_bytes;  ///< per step: the bytes `store` moves (empty: not known)
 };
 
 /// When the group ends, and its tail as the next group's prefetch sees it.
@@ -28,6 +29,7 @@ struct Timeline {
   int64_t cycles = 0;
   int64_t tail_cycles = 0;      ///< from the end of the last load to the group's end
   int64_t tail_dma_cycles = 0;  ///< store cycles on the bus after the last load
+  int64_t tail_dma_bytes = 0;   ///< the bytes of those stores (0 where store_bytes is empty)
 };
 
 /// The steps' event recurrence with `copies` = k: step w's load starts once the bus is free
@@ -42,6 +44,7 @@ Timeline run_timeline(const StepCosts& steps);
 /// The same over per-step figures held elsewhere (a tiling's activation costs, shared by every
 /// mapping of its geometry): no copy.
 Timeline run_timeline(std::span<const int64_t> load, std::span<const int64_t> compute,
-                      std::span<const int64_t> store, int64_t before, int copies);
+                      std::span<const int64_t> store, int64_t before, int copies,
+                      std::span<const int64_t> store_bytes = {});
 
 }  // namespace tessel::sched

@@ -121,7 +121,8 @@ TEST(Policies, checker_accepts_every_policy_on_random_dags) {
 // counts guard the test against no longer reaching them).
 TEST(Policies, checker_accepts_sweeps_with_pools_concats_and_early_stores_on_random_dags) {
   int whole = 0, early = 0;
-  for (uint64_t seed = 1; seed <= testing::random_seeds(40); ++seed) {
+  // Under the sanitizers the last quarter of the seeds (sweeps first appear at seed 33).
+  for (uint64_t seed = 41 - testing::random_seeds(40); seed <= 40; ++seed) {
     const Net net = testing::random_net(seed, 12);
     for (int64_t capacity : {int64_t{4} * 1024, int64_t{16} * 1024, int64_t{32} * 1024}) {
       const Machine machine = unified_machine(capacity);

@@ -116,6 +116,34 @@ TEST(Prefetch, the_wait_is_what_the_previous_tail_does_not_cover) {
   }
 }
 
+// The prefetch (LOAD engine) and the tail's stores (STORE engine) share the DRAM, they do not
+// queue behind each other: at 16 B/cycle with a 400-cycle latency and 128 request slots (enough
+// to cover it) every DMA here is latency-bound. A conv's weights are three DMAs (the blocks 64
+// B, the bias 32 B, the table 64 B: one burst each, 404 cycles), so the second group's prologue
+// is 1212 cycles of 160 bytes; x, relu_a and the stored output (2 bursts) take 408 each. The
+// first group: 1212 + 408 + 196 + 408 = 2224, tail 196 + 408 = 604 with 408 (128 B) of stores.
+// Both streams together: max(1212, 408, one DMA of their 288 bytes, 5 bursts: 420) = 1212, a
+// wait of 1212 - 604 = 608 (taken one after the other, 1212 + 408 - 604 = 1016). At 0.5 B/cycle
+// (the test above) the DRAM's time for both, 5 bursts x 128 = 640, is their sum.
+TEST(Prefetch, on_a_latency_bound_dram_the_prefetch_overlaps_the_tail_stores) {
+  const Net net = two_convs();
+  Machine machine = unified_machine(1024, 4, 4, 16);
+  machine.dram_latency_cycles = 400;
+  machine.max_outstanding = 128;
+  const GroupSchedule first = one_tile(net, machine, kFirst);
+  const GroupSchedule second = one_tile(net, machine, kSecond);
+  EXPECT_EQ(first.cycles, 2224);
+  EXPECT_EQ(first.tail_cycles, 604);
+  EXPECT_EQ(first.tail_dma_cycles, 408);
+  EXPECT_EQ(first.tail_dma_bytes, 128);
+  EXPECT_EQ(second.prologue_weight_cycles, 1212);
+  EXPECT_EQ(second.prologue_weight_bytes, 160);
+  auto r = plan_prefetched(net, machine, first, second, PlanOptions{});
+  ASSERT_TRUE(r.ok()) << r.reason();
+  EXPECT_EQ(r.value().prefetch_wait_cycles, 608);
+  EXPECT_EQ(r.value().cycles, second.cycles - 1212 + 608);
+}
+
 // No room: the first group occupies every byte the second one could put its weights in (the
 // capacity is the first group's peak, and the second group needs it all too), so nothing is
 // prefetched and `optimal` keeps the serial schedule.

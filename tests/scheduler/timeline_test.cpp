@@ -18,10 +18,11 @@ namespace {
 // stores 36-41. The sum: 3 + (4 + 6 + 2) + (10 + 3 + 7) + (1 + 0 + 5) = 41. Tail after the
 // last load (29): 12, of which the stores after it, 0 + 5.
 TEST(Timeline, one_copy_runs_steps_one_after_another) {
-  const Timeline tl = run_timeline({{4, 6, 2}, {10, 3, 7}, {1, 0, 5}, 3, 1});
+  const Timeline tl = run_timeline({{4, 6, 2}, {10, 3, 7}, {1, 0, 5}, 3, 1, {100, 0, 300}});
   EXPECT_EQ(tl.cycles, 41);
   EXPECT_EQ(tl.tail_cycles, 12);
   EXPECT_EQ(tl.tail_dma_cycles, 5);
+  EXPECT_EQ(tl.tail_dma_bytes, 300);  // the bytes of those stores (step 2's)
 }
 
 // Two copies, loads and stores contending for the bus: L0 0-5, C0 5-15; L1 5-13, C1 15-25;
@@ -29,17 +30,19 @@ TEST(Timeline, one_copy_runs_steps_one_after_another) {
 // L3 29-37 (bus), S1 37-43, C3 43-53; S2 43-49, S3 53-59. Lockstep: 5 + max(10, 8) +
 // max(10, 8 + 6) + max(10, 8 + 6) + max(10, 6) + 6 = 59. Tail after L3: 22, stores S1-S3 18.
 TEST(Timeline, two_copies_overlap_compute_with_the_next_load_and_the_previous_store) {
-  const Timeline tl = run_timeline({{5, 8, 8, 8}, {10, 10, 10, 10}, {6, 6, 6, 6}, 0, 2});
+  const Timeline tl =
+      run_timeline({{5, 8, 8, 8}, {10, 10, 10, 10}, {6, 6, 6, 6}, 0, 2, {1, 20, 300, 4000}});
   EXPECT_EQ(tl.cycles, 59);
   EXPECT_EQ(tl.tail_cycles, 22);
   EXPECT_EQ(tl.tail_dma_cycles, 18);
+  EXPECT_EQ(tl.tail_dma_bytes, 4320);  // S1, S2, S3
 }
 
 // One step (tests/scheduler/prefetch_test.cpp's first group): resident weights 12, load 8,
 // compute 196, store 8 = 224, tail 204 with 8 of DMA; the copies do not matter.
 TEST(Timeline, one_step_is_serial_whatever_the_copies) {
   for (int copies : {1, 2}) {
-    const Timeline tl = run_timeline({{8}, {196}, {8}, 12, copies});
+    const Timeline tl = run_timeline({{8}, {196}, {8}, 12, copies, {}});
     EXPECT_EQ(tl.cycles, 224);
     EXPECT_EQ(tl.tail_cycles, 204);
     EXPECT_EQ(tl.tail_dma_cycles, 8);
