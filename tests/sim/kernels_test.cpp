@@ -13,9 +13,32 @@
 #include "sim/core/amx_conv.hpp"
 #include "sim/core/datapath.hpp"
 #include "sim/core/kernels.hpp"
+#include "sim/core/kernels_simd.hpp"
 
 namespace tessel::sim {
 namespace {
+
+bool env_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+}
+
+// ctest runs these tests again with a SIMD form switched off (tests/sim/CMakeLists.txt). Where
+// this CPU lacks that form anyway (no AMX: the default run already takes the VNNI conv; no
+// AVX-512: already the AVX2 kernels), the run would repeat the default one test for test: it
+// is skipped, saying why (a third of the sim tests' time under the sanitizers).
+class RepeatsTheDefaultRun : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (env_set("TESSEL_SIM_PORTABLE_KERNELS")) return;  // never the default on a SIMD CPU
+    if (env_set("TESSEL_SIM_NO_AVX512") && !kernels::detail::cpu_has_avx512())
+      GTEST_SKIP() << "TESSEL_SIM_NO_AVX512: this CPU has no AVX-512, the default run is this one";
+    if (env_set("TESSEL_SIM_NO_AMX") && !kernels::amx::supported())
+      GTEST_SKIP() << "TESSEL_SIM_NO_AMX: this CPU has no AMX, the default run is this one";
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRepeats =
+    ::testing::AddGlobalTestEnvironment(new RepeatsTheDefaultRun);
 
 // The switch ctest's sim_tests_portable_kernels sets: with TESSEL_SIM_PORTABLE_KERNELS=1 every
 // SIMD form (AVX-512, VNNI, AMX) is off, so that run's SimKernels and SimDatapath tests check the
