@@ -13,9 +13,9 @@ namespace tessel::sched {
 
 /// A group's steps, as its mapping's loop nest runs them.
 struct StepCosts {
-  std::vector<int64_t> load;         ///< per step: DMA cycles of the loads its compute waits for
-  std::vector<int64_t> compute;      ///< per step: COMPUTE-engine cycles
-  std::vector<int64_t> store;        ///< per step: DMA cycles of the stores its compute completes
+  std::vector<int64_t> load;     ///< per step: DMA cycles of the loads its compute waits for
+  std::vector<int64_t> compute;  ///< per step: COMPUTE-engine cycles
+  std::vector<int64_t> store;    ///< per step: DMA cycles of the stores its compute completes
   /// DMA cycles on the bus before step 0's load (a tiling's resident weights, a sweep's
   /// activations).
   int64_t before = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang++ (ASan + UBSan) and runs each for N seconds.
-# Usage: scripts/run-fuzzers.sh [SECONDS=60]   (CI runs 60 s each, two at a time, and the ONNX
-# importer's beside them; any crash exits non-zero)
+# Usage: scripts/run-fuzzers.sh [SECONDS=60] [ONNX_SECONDS=SECONDS]   (CI runs these four 40 s
+# each, two at a time, and the ONNX importer's 60 s beside them; any crash exits non-zero)
 # Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader), onnx
 # (scripts/run-onnx-fuzzer.sh).
 # Outputs go to build/fuzz/ (override with TESSEL_FUZZ_BUILD); crashes are written there.
@@ -10,6 +10,7 @@
 # minutes (libFuzzer's out-of-memory report walks the whole heap and never ended on 2 GB once).
 set -euo pipefail
 seconds=${1:-60}
+onnx_seconds=${2:-$seconds}
 fuzz_wall=$((2 * seconds + 120))
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TESSEL_FUZZ_BUILD:-$root/build/fuzz}
@@ -76,7 +77,7 @@ for descr, shape, data in [("<f4", (2, 3), struct.pack("<6f", 0, 1, -2, 3.5, flo
 PY
 
 # The ONNX importer's fuzzer builds and runs on its own, beside these (CI has two cores).
-"$root/scripts/run-onnx-fuzzer.sh" "$seconds" > "$out/fuzz_onnx.log" 2>&1 &
+"$root/scripts/run-onnx-fuzzer.sh" "$onnx_seconds" > "$out/fuzz_onnx.log" 2>&1 &
 onnx_pid=$!
 
 status=0
