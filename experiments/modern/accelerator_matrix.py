@@ -5,6 +5,9 @@
         [--hw configs/hw/cloud-large.yaml] [--policies optimal,layerwise] [--build build/default]
         [--out DIR] [--exports DIR] [--timeout S] [--keep-exports]
 
+`--models torch-nn` (or its names) runs the models of torch_nn_models.py instead: recurrences and
+encoders written with torch.nn modules, exported as a user would.
+
 For each model: the export of oracle_matrix.py (opset 17, batch 1, random weights,
 torch.manual_seed(0), its export workarounds) into --exports (default .cache/oracle, shared with
 the oracle matrix), then `tessel run -m MODEL.onnx --hw HW -p POLICY...` (quantized at the
@@ -30,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracle_matrix  # noqa: E402  (export_classifier, register_export_workarounds, classifiers)
+import torch_nn_models  # noqa: E402  (models written with torch.nn: NAMES, export)
 
 
 def policy_row(p):
@@ -118,6 +122,9 @@ def main(argv):
     import torchvision
     oracle_matrix.register_export_workarounds(torch)
     names = [m for m in args.models.split(",") if m] or oracle_matrix.classifiers(torchvision)
+    if "torch-nn" in names:  # every torch.nn model of torch_nn_models.py
+        at = names.index("torch-nn")
+        names[at:at + 1] = torch_nn_models.NAMES
     policies = [p for p in args.policies.split(",") if p]
     args.out.mkdir(parents=True, exist_ok=True)
     args.exports.mkdir(parents=True, exist_ok=True)
@@ -136,7 +143,9 @@ def main(argv):
         model = args.exports / f"{name}.onnx"
         existed = model.exists()
         try:
-            if not existed:
+            if not existed and name in torch_nn_models.NAMES:
+                torch_nn_models.export(torch, name, model)
+            elif not existed:
                 oracle_matrix.export_classifier(torch, torchvision, name, model)
             result, cmd, seconds = run_model(tessel, model, args.hw, policies, args.out,
                                              args.timeout)
