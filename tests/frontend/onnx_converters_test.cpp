@@ -242,6 +242,49 @@ TEST(OnnxConverters, reduce_mean_axes_move_from_attribute_to_input_at_opset_18) 
   }
 }
 
+// A zero initial state, absent or given as a constant of zeros, leaves out the first step's
+// terms that read it (docs/onnx-import.md): no recurrent Gemm, no kept cell at t0 (a product
+// with zeros would be an all-zero activation, which has no quantization scale); the values
+// are those of the whole recurrence: hidden 1, T 2, W = (0, 0, 0, 1) feeds x into the cell
+// gate only, R = (0.5, ...), B = 0, so at t1 the state matters.
+TEST(OnnxConverters, a_zero_initial_state_drops_the_first_steps_recurrent_terms) {
+  const std::vector<float> x{0.5F, -1.0F};
+  std::vector<float> want;
+  for (const bool given : {false, true}) {
+    ModelBuilder model(14);
+    model.input("x", {2, 1, 1})
+        .weight("W", {1, 4, 1}, {0, 0, 0, 1})
+        .weight("R", {1, 4, 1}, {0.5F, 0.5F, 0.5F, 0.5F});
+    std::vector<std::string> inputs{"x", "W", "R"};
+    if (given) {
+      model.weight("B", {1, 8}, std::vector<float>(8, 0.0F))
+          .weight("h0", {1, 1, 1}, {0.0F})
+          .weight("c0", {1, 1, 1}, {0.0F});
+      inputs.insert(inputs.end(), {"B", "", "h0", "c0"});
+    }
+    model.node("LSTM", "lstm", inputs, {"Y"}, {{"hidden_size", 1}}).output("Y");
+    const ir::Graph graph = import(model);
+    int gemms = 0, muls = 0;
+    for (ir::OpId id = 0; id < graph.num_ops(); ++id) {
+      gemms += graph.op(id).kind == ir::OpKind::Gemm;
+      muls += graph.op(id).kind == ir::OpKind::Mul;
+    }
+    EXPECT_EQ(gemms, 2) << given;  // the input projection and t1's recurrent Gemm
+    EXPECT_EQ(muls, 5) << given;   // i * c and o * tanh(C) per step, f * C' at t1
+    const std::vector<float> y = run(graph, {2, 1, 1}, x);
+    ASSERT_EQ(y.size(), 2u);
+    // t0: gates 0 but c = x0: C0 = tanh(x0) / 2, H0 = tanh(C0) / 2; t1: every gate reads
+    // 0.5 * H0, c's x1 + 0.5 * H0.
+    const double c0 = std::tanh(0.5) / 2, h0 = std::tanh(c0) / 2;
+    const double g = 1 / (1 + std::exp(-0.5 * h0));
+    const double c1 = g * c0 + g * std::tanh(-1.0 + 0.5 * h0), h1 = g * std::tanh(c1);
+    EXPECT_NEAR(y[0], h0, 1e-6) << given;
+    EXPECT_NEAR(y[1], h1, 1e-6) << given;
+    if (want.empty()) want = y;
+    EXPECT_EQ(y, want) << "the given zero state computes as the absent one";
+  }
+}
+
 TEST(OnnxConverters, bidirectional_lstm_runs_the_second_direction_backwards) {
   // hidden 1, input 1, T 2; W feeds x only into the cell gate c, R and B are 0, so
   // i = o = f = sigmoid(0) = 1/2, C_t = C_prev / 2 + tanh(x_t) / 2, H_t = tanh(C_t) / 2.
