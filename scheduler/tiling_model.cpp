@@ -23,7 +23,6 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
   std::vector<Interval> loaded(g.ops.size(), Interval{-1, -1});
   const int64_t start = gs.traffic.weight_traffic();
   for (int64_t t = 0; t < geo.tiles; ++t) {
-    if (t == 1) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
     const Box* need = &geo.need[static_cast<size_t>(t) * locals];
     for (size_t pos = 0; pos < g.ops.size(); ++pos) {
       if (static_cast<int>(pos) == geo.hidden_reducer) {  // reduction chunk t of B
@@ -60,8 +59,8 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
       load[static_cast<size_t>(t)] += cycles;
       if (t == 0) gs.prologue_weight_cycles += cycles;
     }
+    if (t == 0) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;  // tile 0's loads
   }
-  if (geo.tiles == 1) gs.prologue_weight_bytes = gs.traffic.weight_traffic() - start;
 }
 
 // Resident weights: every op's weights and table loaded once before the first tile; returns
