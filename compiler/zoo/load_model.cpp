@@ -2,9 +2,11 @@
 #include "compiler/zoo/load_model.hpp"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "compiler/ir/json.hpp"
+#include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/text.hpp"
 #include "support/diagnostic.hpp"
 
@@ -44,6 +46,7 @@ bool onnx_import_available() {
 
 ir::Graph load_model(const std::string& name_or_path, const LoadOptions& options) {
   ir::Graph graph;
+  const bool text_or_json = ends_with(name_or_path, ".tir") || ends_with(name_or_path, ".json");
   if (ends_with(name_or_path, ".onnx")) {
 #ifdef TESSEL_HAVE_ONNX_FRONTEND
     frontend::OnnxImportOptions import_options;
@@ -65,6 +68,20 @@ ir::Graph load_model(const std::string& name_or_path, const LoadOptions& options
   if (Status valid = ir::validate(graph); !valid) {
     throw_input_error({name_or_path, 0, 0}, "", "invalid graph: " + valid.reason());
   }
+  // A text or JSON graph may leave results unshaped (`f32[?]`): infer them, and check every shape
+  // the file declares against the inferred one (the executors read shapes from the graph; an
+  // unshaped result ran as a single element once, a silent wrong answer).
+  if (!text_or_json) return graph;  // the ONNX importer infers every shape as it converts
+  std::map<std::string, ir::Shape> declared;
+  for (const auto& [name, tensor] : graph.tensors())
+    if (!tensor.constant && tensor.has_shape()) declared[name] = tensor.shape;
+  if (Status inferred = ir::infer_all_shapes(graph); !inferred)
+    throw_input_error({name_or_path, 0, 0}, "", "shape inference: " + inferred.reason());
+  for (const auto& [name, shape] : declared)
+    if (graph.tensor(name).shape != shape)
+      throw_input_error({name_or_path, 0, 0}, "",
+                        "%" + name + " is declared " + ir::shape_string(shape) + " but infers to " +
+                            ir::shape_string(graph.tensor(name).shape));
   return graph;
 }
 

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <cmath>
 #include <map>
 
@@ -156,6 +159,27 @@ TEST(Zoo, load_model_rejects_unknown_names_and_missing_files) {
   } catch (const InputError& error) {
     EXPECT_EQ(error.diagnostics()[0].str(), "/nonexistent/model.tir: error: cannot open the file");
   }
+}
+
+// A text graph may leave results unshaped (`f32[?]`): load_model infers them (a Relu's result
+// ran as one element before, a silent wrong answer) and checks every declared shape.
+TEST(LoadModel, infers_the_shapes_a_text_graph_leaves_out_and_checks_the_declared_ones) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessel_load_model_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "r.tir").string();
+  std::ofstream(path)
+      << "graph r {\n  input %x : f32[1,3]\n  %y = Relu(%x) : f32[?]\n  output %y\n}\n";
+  EXPECT_EQ(load_model(path).tensor("y").shape, (ir::Shape{1, 3}));
+  std::ofstream(path)
+      << "graph r {\n  input %x : f32[1,3]\n  %y = Relu(%x) : f32[1,4]\n  output %y\n}\n";
+  try {
+    load_model(path);
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.diagnostics()[0].str(),
+              path + ": error: %y is declared [1,4] but infers to [1,3]");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
