@@ -59,6 +59,11 @@ Status GraphConverter::add(const ir::Op& op) {
       break;
     case ir::OpKind::Gather:
       return add_gather(op, std::move(out));
+    case ir::OpKind::Embedding:
+      return fail(describe_op(op) +
+                  ": rows of a table by token id need a gather by a run-time index, which the "
+                  "accelerator's ISA has no instruction for yet (docs/onnx-import.md, \"Token "
+                  "ids\"); `tessel infer` runs the model on the golden executors");
     case ir::OpKind::LayerNormalization:
     case ir::OpKind::RMSNormalization:
       return add_norm(op, std::move(out));

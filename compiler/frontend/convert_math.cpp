@@ -115,6 +115,17 @@ void Importer::convert_cast() {
   expect_outputs(1);
   expect_inputs(1, 1);
   const std::int64_t to = attr_int("to", 0);
+  const bool ids =
+      !is_constant_input(0) && graph_.tensor(input_value(0).ir_name).dtype == ir::DType::i32;
+  if (ids) {  // token ids stay i32 (INT32 <-> INT64 casts are the identity on them)
+    if (to != onnx::TensorProto_DataType_INT64 && to != onnx::TensorProto_DataType_INT32) {
+      fail_node("Cast of the token ids " + in_quotes(node().input(0)) + " to " +
+                data_type_name(static_cast<int>(to)) +
+                " is not supported (token ids index an embedding table; only INT32/INT64 casts)");
+    }
+    alias_output_to_input();
+    return;
+  }
   if (to != onnx::TensorProto_DataType_FLOAT && to != onnx::TensorProto_DataType_DOUBLE) {
     fail_node("Cast of the activation " + in_quotes(node().input(0)) + " to " +
               data_type_name(static_cast<int>(to)) +

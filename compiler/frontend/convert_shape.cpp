@@ -195,8 +195,20 @@ void Importer::convert_gather() {
   expect_outputs(1);
   expect_inputs(2, 2);
   if (!is_constant_input(1)) {
-    fail_node("indices (input 1 " + in_quotes(node().input(1)) +
-              ") are computed at run time; Tessel supports Gather with constant indices only");
+    // Rows of a constant table by token ids: an embedding.
+    if (!is_constant_input(0) || attr_int("axis", 0) != 0) {
+      fail_node("indices (input 1 " + in_quotes(node().input(1)) +
+                ") are computed at run time; Tessel takes run-time indices only as rows of a "
+                "constant table (axis 0: an embedding)");
+    }
+    const std::string ids = input_value(1).ir_name;
+    if (graph_.tensor(ids).dtype != ir::DType::i32) {
+      fail_node("indices (input 1 " + in_quotes(node().input(1)) +
+                ") are computed in float; run-time indices must be integer token ids (a graph "
+                "input of type INT64 or INT32)");
+    }
+    emit(ir::OpKind::Embedding, {ids, data_input(0)}, {}, node().output(0));
+    return;
   }
   const std::string x = data_input(0);
   const ir::Shape shape = shape_of(x);

@@ -144,9 +144,13 @@ void Importer::add_graph_inputs() {
     if (input.name().empty()) fail("graph input " + std::to_string(i), "has no name");
     if (!input.type().has_tensor_type()) fail(where, "is not a tensor");
     const auto& tensor_type = input.type().tensor_type();
-    if (tensor_type.elem_type() != onnx::TensorProto_DataType_FLOAT) {
+    // Token ids (INT64 or INT32) are i32 activations that only an Embedding may read
+    // (check_token_ids, after the graph is converted).
+    const bool ids = tensor_type.elem_type() == onnx::TensorProto_DataType_INT64 ||
+                     tensor_type.elem_type() == onnx::TensorProto_DataType_INT32;
+    if (tensor_type.elem_type() != onnx::TensorProto_DataType_FLOAT && !ids) {
       fail(where, "has element type " + data_type_name(tensor_type.elem_type()) +
-                      "; Tessel imports float (FLOAT) models");
+                      "; Tessel imports float (FLOAT) inputs and integer token ids (INT64, INT32)");
     }
     const auto override_it = options_.input_shapes.find(input.name());
     const ir::Shape* override_shape =
@@ -189,7 +193,7 @@ void Importer::add_graph_inputs() {
     }
     if (shape.empty()) fail(where, "is a scalar; the IR has no rank-0 tensors");
     if (auto over = over_element_limit(shape)) fail(where, *over);
-    auto added_input = graph_.add_input(input.name(), shape, ir::DType::f32);
+    auto added_input = graph_.add_input(input.name(), shape, ids ? ir::DType::i32 : ir::DType::f32);
     if (!added_input) fail(where, added_input.reason());
     values_[input.name()] = Value{input.name(), nullptr, {}, where};
     ++added;
@@ -403,7 +407,13 @@ const Value& Importer::input_value(int slot) const {
 
 std::string Importer::data_input(int slot) {
   const Value& value = input_value(slot);
-  return value.is_constant() ? materialize(value) : value.ir_name;
+  if (value.is_constant()) return materialize(value);
+  if (graph_.tensor(value.ir_name).dtype == ir::DType::i32) {
+    fail_node("input " + std::to_string(slot) + " " + in_quotes(node().input(slot)) +
+              " holds integer token ids; Tessel reads them only as the indices of a Gather from "
+              "a constant table (an embedding)");
+  }
+  return value.ir_name;
 }
 
 ConstantData Importer::constant_input(int slot, std::string_view role) const {

@@ -313,6 +313,7 @@ std::vector<OpSchema> build_schemas() {
         {"nearest_mode", AttrType::String, AttrValue(std::string("round_prefer_floor")),
          "round_prefer_floor | round_prefer_ceil | floor | ceil"}},
        "nearest or (bi)linear resize"},
+      {OpKind::Embedding, "Embedding", 2, 2, 1, 1, {}, "rows of a constant table by token id"},
   };
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (static_cast<std::size_t>(table[i].kind) != i) throw std::logic_error("op schema order");

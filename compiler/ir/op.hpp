@@ -98,10 +98,15 @@ enum class OpKind : std::uint8_t {
               ///< diagonal k on, the rest 0. attrs: upper, k.
   Resize,     ///< (x) -> y. attrs: mode ("nearest", "linear"), sizes (output shape),
               ///< coordinate_transformation_mode, nearest_mode.
+  Embedding,  ///< (ids, table) -> y: y[i..., :] = table[ids[i...], :]. `ids` is an i32
+              ///< activation (token ids, a graph input), `table` a constant [V, d...]; an id
+              ///< in [-V, 0) counts from the end (ONNX Gather), one outside [-V, V) is an
+              ///< error naming the op and the position. Integers keep the
+              ///< table's codes (the table is a constant of the output's scale class).
 };
 
 /// Number of op kinds (for tables indexed by kind).
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::Resize) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::Embedding) + 1;
 
 /// "Conv", "BatchNormalization", ...: the ONNX op_type where one exists.
 std::string_view to_string(OpKind kind);

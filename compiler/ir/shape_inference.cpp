@@ -233,6 +233,12 @@ Result<std::vector<Shape>> output_shapes(const Graph& graph, const Op& op) {
                                 " do not broadcast");
       return std::vector<Shape>{out.value()};
     }
+    case OpKind::Embedding:
+      if (in[0]->dtype != DType::i32)
+        return mismatch(op, "ids %" + in[0]->name + " are " + std::string(to_string(in[0]->dtype)) +
+                                "; token ids are i32");
+      if (!in[1]->constant) return mismatch(op, "table %" + in[1]->name + " is not a constant");
+      [[fallthrough]];
     default: {
       std::vector<Shape> shapes;
       for (const Tensor* value : in) shapes.push_back(value->shape);
@@ -268,7 +274,8 @@ Status infer_shapes(Graph& graph, OpId id) {
         out.dtype = is_integer(in) ? DType::i32 : in;
         break;
       }
-      case OpKind::Where:  // the condition is a mask; the values come from the branches
+      case OpKind::Where:      // the condition is a mask; the values come from the branches
+      case OpKind::Embedding:  // the rows of the table
         out.dtype = graph.tensor(op.inputs[1]).dtype;
         break;
       default:

@@ -246,6 +246,12 @@ Result<std::vector<Shape>> workload_output_shapes(const Op& op, const std::vecto
       return expand_shape(op, in[0]);
     case OpKind::Resize:
       return resize_shape(op, in[0]);
+    case OpKind::Embedding: {  // ids [...] x table [V, d...] -> [..., d...]
+      if (in[1].empty()) return op_failure(op, "the table has no rows (rank 0)");
+      Shape out = in[0];
+      out.insert(out.end(), in[1].begin() + 1, in[1].end());
+      return std::vector<Shape>{out};
+    }
     default:
       break;
   }

@@ -29,7 +29,7 @@ struct SliceAxis {
 /// Every axis of `shape` as the Slice op `op` reads it (unlisted axes whole).
 Result<std::vector<SliceAxis>> slice_axes(const Op& op, const Shape& shape);
 
-/// Output shapes of the modern-workload kinds (MatMul .. Resize in OpKind order), given the
+/// Output shapes of the modern-workload kinds (MatMul .. Embedding in OpKind order), given the
 /// inputs' shapes; failures name the op.
 Result<std::vector<Shape>> workload_output_shapes(const Op& op, const std::vector<Shape>& in);
 

@@ -469,6 +469,9 @@ class Exporter {
         attr_int(node("Gather", name, inputs, outputs), "axis", op.get_int("axis"));
         return {};
       }
+      case OpKind::Embedding:  // Gather(table, ids) on axis 0
+        attr_int(node("Gather", name, {inputs[1], inputs[0]}, outputs), "axis", 0);
+        return {};
       case OpKind::Expand:
         inputs.push_back(int64s(op.name + "::shape", op.get_ints("shape")));
         node("Expand", name, inputs, outputs);
@@ -551,6 +554,10 @@ class Exporter {
     for (std::size_t slot = 0; slot < op.inputs.size(); ++slot) {
       const std::string& t = op.inputs[slot];
       if (is_table(op, slot)) continue;  // our integer table: the float op is its definition
+      if (op.kind == OpKind::Embedding && slot == 0) {  // token ids: the graph's INT32 input
+        inputs.push_back(t);
+        continue;
+      }
       const bool mask =
           (op.kind == OpKind::Where && slot == 0) || (op.kind == OpKind::Softmax && slot == 1);
       inputs.push_back(mask ? bool_mask(t) : float_input(t));

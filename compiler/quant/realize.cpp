@@ -324,11 +324,14 @@ Result<ScalePlan> plan_scales(const ir::Graph& graph, const QuantConfig& config)
                     " cannot be quantized yet");
     }
     if (detail::is_float_softmax(graph, op)) continue;  // its result stays float
+    if (op.kind == OpKind::Input && graph.tensor(op.outputs[0]).dtype == DType::i32)
+      continue;  // token ids: not calibrated, no scale (an Embedding reads them)
     for (const auto& out : op.outputs) node(out);
     if (moves_data_only(op.kind) || detail::joins_scale_class(op.kind)) {
       const int first = node(op.outputs[0]);
       for (std::size_t i = 0; i < op.inputs.size(); ++i) {
         const std::string& in = op.inputs[i];
+        if (op.kind == OpKind::Embedding && i == 0) continue;  // token ids carry no scale
         if (!graph.tensor(in).constant)
           sets.unite(first, node(in));
         else if (op.kind != OpKind::Where || i > 0)  // Where's condition is a mask, no value
@@ -658,7 +661,8 @@ Status Realizer::run() {
     const ir::Op& op = in.op(id);
     if (op.kind == OpKind::Input) {
       const ir::Tensor& x = in.tensor(op.outputs[0]);
-      if (auto r = out.add_input(x.name, x.shape, DType::f32); !r) return fail(r.reason());
+      // Token ids (i32) stay as they are: no scale, no Quantize.
+      if (auto r = out.add_input(x.name, x.shape, x.dtype); !r) return fail(r.reason());
       if (!integer(x.name)) continue;
       if (auto ok = declare_int(x.name); !ok) return ok;
       ir::Op quantize;

@@ -112,6 +112,7 @@ bool joins_scale_class(OpKind kind) {
     case OpKind::Where:
     case OpKind::ReduceMax:
     case OpKind::Resize:
+    case OpKind::Embedding:  // the output takes the table's codes (a constant of its class)
       return true;
     default:
       return false;
@@ -119,6 +120,16 @@ bool joins_scale_class(OpKind kind) {
 }
 
 Result<std::vector<std::string>> workload_activations(const ir::Graph& graph, const ir::Op& op) {
+  if (op.kind == OpKind::Embedding) {  // i32 ids (not calibrated) and a constant float table
+    const ir::Tensor& ids = graph.tensor(op.inputs[0]);
+    const ir::Tensor& table = graph.tensor(op.inputs[1]);
+    if (ids.constant || ids.dtype != DType::i32)
+      return fail(where(op) + ": ids %" + ids.name + " must be i32 token ids (an activation)");
+    if (!table.constant || table.f32_values.empty())
+      return fail(where(op) + ": table %" + table.name + " must be a float constant with data");
+    if (auto ok = check_finite(table); !ok) return fail(where(op) + ": " + ok.reason());
+    return std::vector<std::string>{};
+  }
   const auto slot_roles = roles(op.kind);
   std::vector<std::string> activations;
   int value_constants = 0, value_slots = 0;
@@ -164,6 +175,13 @@ Status Realizer::workload_op(const ir::Op& op) {
       return binary(op);
     case OpKind::Where:
       return select(op);
+    case OpKind::Embedding: {  // the table at the output's scale: rows are copied codes
+      ir::Op q = op;
+      auto table = operand(op, 1, scale_of(op.outputs[0]), bits_of(op.outputs[0]));
+      if (!table) return table.failure();
+      q.inputs = {op.inputs[0], table.value()};
+      return emit(std::move(q));
+    }
     case OpKind::Softmax:
       return softmax(op);
     case OpKind::LayerNormalization:

@@ -128,6 +128,10 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
       case ir::OpKind::Expand:
         layer.ops = 0;  // data movement
         break;
+      case ir::OpKind::Embedding:  // one table row per id: the ids are 4-byte integers
+        layer.ops = 0;
+        layer.input_bytes = elements(graph, op.inputs[0]) * 4;
+        break;
       case ir::OpKind::Flatten:
       case ir::OpKind::Reshape:
         layer.ops = 0;
@@ -162,8 +166,11 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
   for (const auto& [name, tensor] : graph.tensors())
     if (tensor.constant && tensor.has_shape())
       stats.constant_bytes += ir::element_count(tensor.shape) * bytes_per_element;
-  for (const ir::OpId id : graph.inputs())
-    stats.graph_input_bytes += elements(graph, graph.op(id).outputs[0]) * bytes_per_element;
+  for (const ir::OpId id : graph.inputs()) {
+    const std::string& name = graph.op(id).outputs[0];
+    const bool ids = graph.tensor(name).dtype == ir::DType::i32;  // token ids: 4 bytes each
+    stats.graph_input_bytes += elements(graph, name) * (ids ? 4 : bytes_per_element);
+  }
   for (const std::string& name : graph.outputs())
     stats.graph_output_bytes += elements(graph, name) * bytes_per_element;
 

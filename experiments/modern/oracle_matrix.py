@@ -19,18 +19,23 @@ version, the commands and every figure) and DIR/oracle_matrix.md. A model that f
 reported with the step and the first line of the error; the script still exits 0 unless the
 tools are missing (the table is the result; docs/modern-workloads.md quotes it).
 --subset runs the representative subset that `make test` also runs (one transformer, two
-modern CNNs).
+modern CNNs). `--models torch-nn` (or its names) runs torch_nn_models.py's models written with
+torch.nn (recurrences, encoders, a causal LM reading int64 token ids).
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch_nn_models  # noqa: E402  (models written with torch.nn: NAMES, export)
+
 SUBSET = ["mobilenet_v3_large", "efficientnet_b0", "bert_base"]
 TRANSFORMERS = ["bert_base", "gpt2", "llama_block"]
 
@@ -113,6 +118,7 @@ def main(argv):
                         help="with --check: the int16 SQNR floor instead of 50 dB")
     args = parser.parse_args(argv)
     import numpy as np
+    import onnx
     try:
         import torch
         import torchvision
@@ -132,6 +138,9 @@ def main(argv):
         return 77
     names = SUBSET if args.subset else (
         args.models.split(",") if args.models else classifiers(torchvision) + TRANSFORMERS)
+    if "torch-nn" in names:  # every torch.nn model of torch_nn_models.py (token ids included)
+        at = names.index("torch-nn")
+        names[at:at + 1] = torch_nn_models.NAMES
     args.out.mkdir(parents=True, exist_ok=True)
     version = run([str(tessel), "--version"], 60)[1].strip()
     rows = []
@@ -142,7 +151,9 @@ def main(argv):
         work.mkdir(exist_ok=True)
         try:
             if not model.exists():
-                if name in TRANSFORMERS or name == "gpt2_decode":
+                if name in torch_nn_models.NAMES:
+                    torch_nn_models.export(torch, name, model)
+                elif name in TRANSFORMERS or name == "gpt2_decode":
                     ok, out, _ = run(["/usr/bin/python3", str(ROOT / "experiments" / "models" /
                                                              "export_transformers.py"),
                                       "--out", str(args.out), "--seq", str(args.seq), name],
@@ -170,7 +181,11 @@ def main(argv):
             # The same default input onnxruntime reads: tessel writes it with --dump-dir's input.
             run([str(tessel), "infer", "--model", str(model), "--output", str(work / "fp32.npy"),
                  "--dump-dir", str(work / "dump")], args.timeout)
-            inputs = sorted((work / "dump").glob("input*.npy"))
+            # The model's first input as the dump names it (tensor_file_name: [^A-Za-z0-9._-]
+            # -> _); token ids are int32 there, which ort_run.js widens to the model's int64.
+            first = onnx.load(str(model), load_external_data=False).graph.input[0].name
+            inputs = [work / "dump" / (re.sub(r"[^A-Za-z0-9._-]", "_", first) + ".npy")]
+            inputs = [f for f in inputs if f.exists()]
             if inputs:
                 ok2, out, _ = run(["node", str(ort), str(model), str(inputs[0]),
                                    str(work / "ort.npy")], args.timeout)
@@ -226,7 +241,7 @@ def main(argv):
 def missed_goals(row, args):
     """The issue's goals that `row` misses (a step that failed misses its goal)."""
     transformer = (row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode" or
-                   row["model"].startswith(("vit_", "swin_", "maxvit_")))
+                   row["model"].startswith(("vit_", "swin_", "maxvit_", "torch_")))
     int8 = args.int8_floor if args.int8_floor is not None else (20 if transformer else 25)
     int16 = args.int16_floor if args.int16_floor is not None else 50
     goals = [("import", lambda v: v == "ok", "imports"),

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,13 +57,39 @@ std::string shape_text(const ir::Shape& shape) {
   return ir::shape_string(shape);
 }
 
-// One graph input's value from a numpy array: float32 only, the input's shape exactly.
+// Token ids (an i32 input) from an integer array: int32 or int64 (numpy's default, as torch
+// exports them), each id checked to fit int32 (the executor checks the table's range).
+cpu::TensorData ids_from_array(const py::array& array, const std::string& input,
+                               const ir::Tensor& tensor) {
+  if (array.dtype().kind() != 'i')
+    throw ArgumentError("input '" + input + "': token ids need an integer array, got " +
+                        py::str(array.dtype()).cast<std::string>());
+  ir::Shape shape(array.shape(), array.shape() + array.ndim());
+  if (shape != tensor.shape)
+    throw ArgumentError("input '" + input + "': shape " + shape_text(shape) +
+                        " does not match the model's " + shape_text(tensor.shape));
+  auto ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(array);
+  cpu::TensorData data(ir::DType::i32, tensor.shape);
+  for (py::ssize_t i = 0; i < ids.size(); ++i) {
+    const std::int64_t id = ids.data()[i];
+    if (id < std::numeric_limits<std::int32_t>::min() ||
+        id > std::numeric_limits<std::int32_t>::max())
+      throw ArgumentError("input '" + input + "': token id " + std::to_string(id) +
+                          " at position " + std::to_string(i) + " does not fit int32");
+    data.data<std::int32_t>()[i] = static_cast<std::int32_t>(id);
+  }
+  return data;
+}
+
+// One graph input's value from a numpy array: float32 (integer token ids for an i32 input), the
+// input's shape exactly.
 cpu::TensorData tensor_from_array(py::handle value, const std::string& input,
                                   const ir::Tensor& tensor) {
   if (!py::isinstance<py::array>(value))
     throw ArgumentError("input '" + input + "': expected a numpy.ndarray, got " +
                         py::type::of(value).attr("__name__").cast<std::string>());
   auto array = py::reinterpret_borrow<py::array>(value);
+  if (tensor.dtype == ir::DType::i32) return ids_from_array(array, input, tensor);
   if (!array.dtype().equal(py::dtype::of<float>()))
     throw ArgumentError("input '" + input + "': expected a float32 array, got " +
                         py::str(array.dtype()).cast<std::string>() +

@@ -256,6 +256,76 @@ TEST(QuantizedExecutor, BroadcastAddThenReluKeepsTheRelu) {
   EXPECT_GT(*std::max_element(y.begin(), y.end()), 0.0f);
 }
 
+// Token ids: rows of the table by id (a negative id counts from the end, as ONNX's Gather), in
+// float and on integers, where the output's class takes the table as a constant: s = max |table|
+// / 127 = 3 / 127 and the rows are the table's codes, round_half_away(v * 127 / 3).
+TEST(QuantizedExecutor, EmbeddingCopiesTheTableCodesAtItsScale) {
+  ir::Graph g = ir::parse_text(R"(graph t {
+  input %ids : i32[1,3]
+  const %table : f32[4,2] = [0.5, -1, 2, 1.5, -3, 0.25, 1, 2.5]
+  %e = Embedding(%ids, %table) : f32[?]
+  %y = Relu(%e) : f32[?]
+  output %y
+})",
+                               "t");
+  ASSERT_TRUE(ir::infer_all_shapes(g).ok());
+  EXPECT_EQ(g.tensor("e").shape, (ir::Shape{1, 3, 2}));
+  TensorData ids(ir::DType::i32, {1, 3});
+  const std::int32_t picked[] = {3, 0, -2};
+  std::copy(std::begin(picked), std::end(picked), ids.data<std::int32_t>());
+  Executor fp32(g);
+  auto y = fp32.run({{"ids", ids}});
+  ASSERT_TRUE(y.ok()) << y.reason();
+  EXPECT_EQ(y.value().at("y").to_f32(), (std::vector<float>{1, 2.5f, 0.5f, 0, 0, 0.25f}));
+
+  const auto plan = quant::plan_scales(g, {}).value();
+  const auto t = quant::class_thresholds(plan, {{"e", 1.0}, {"y", 1.0}}, {}).value();
+  const ir::Graph q = quant::realize(g, plan, t).value();
+  EXPECT_EQ(q.tensor("ids").dtype, ir::DType::i32);  // no Quantize: ids carry no scale
+  Executor executor(q);
+  RunOptions keep;
+  keep.keep_intermediates = true;
+  auto out = executor.run({{"ids", ids}}, keep);
+  ASSERT_TRUE(out.ok()) << out.reason();
+  EXPECT_EQ(out.value().at("e").to_f32(), (std::vector<float>{42, 106, 21, -42, -127, 11}));
+  EXPECT_FLOAT_EQ(q.tensor("e").quant->scales.at(0), 3.0f / 127.0f);
+
+  ids.data<std::int32_t>()[1] = 4;  // past the table's 4 rows
+  auto bad = executor.run({{"ids", ids}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(
+      bad.reason(),
+      "%e (Embedding): token id 4 at position 1 of %ids is outside [-4, 4) (the table's rows)");
+}
+
+// Calibration draws token ids over the table's rows (default_graph_input): a vocabulary of 1000
+// quantizes and runs.
+TEST(QuantizedExecutor, EmbeddingCalibratesOnDrawnTokenIds) {
+  testing::GraphBuilder b("ids", 7);
+  const std::string ids = "ids";
+  ASSERT_TRUE(b.graph.add_input(ids, {2, 16}, ir::DType::i32).ok());
+  const auto e = b.op("e", ir::OpKind::Embedding, {ids, b.random("table", {1000, 8}, 0.0, 1.0)});
+  const auto y = b.op("y", ir::OpKind::MatMul, {e, b.random("w", {8, 4}, 0.0, 0.3)});
+  ASSERT_TRUE(b.graph.set_outputs({y}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(b.graph).ok());
+  const TensorData drawn = default_graph_input(b.graph, ids, 5);
+  EXPECT_EQ(token_id_range(b.graph, ids), 1000);
+  const auto* v = drawn.data<std::int32_t>();
+  EXPECT_GE(*std::min_element(v, v + 32), 0);
+  EXPECT_LT(*std::max_element(v, v + 32), 1000);
+  EXPECT_GT(*std::max_element(v, v + 32), 100);  // spread over the rows, not all 0
+  quant::QuantConfig config;
+  auto q = quantize_model(b.graph, config, synthetic_samples(b.graph, config));
+  ASSERT_TRUE(q.ok()) << q.reason();
+  Executor executor(q.value().graph);
+  auto out = executor.run({{ids, drawn}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  Executor reference(b.graph);
+  auto want = reference.run({{ids, drawn}});
+  ASSERT_TRUE(want.ok()) << want.reason();
+  EXPECT_GT(sqnr_db(want.value().at(y).to_f32(), out.value().at(y).to_f32()), 30.0);
+}
+
 TEST(CalibrationFolder, WrongShapeAndDtypeAreNamedErrors) {
   const auto g = zoo::build_model("tiny_conv").value();
   const auto dir = std::filesystem::temp_directory_path() / "tessel_calib_test";

@@ -55,6 +55,13 @@ class ModelBuilder {
     value_info(model_.mutable_graph()->add_input(), name, dims);
     return *this;
   }
+  /// An INT64 graph input (token ids).
+  ModelBuilder& ids_input(const std::string& name, std::vector<std::int64_t> dims) {
+    value_info(model_.mutable_graph()->add_input(), name, dims);
+    auto* type = model_.mutable_graph()->mutable_input()->rbegin()->mutable_type();
+    type->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_INT64);
+    return *this;
+  }
   /// A graph output; empty dims declares no shape.
   ModelBuilder& output(const std::string& name, std::vector<std::int64_t> dims = {}) {
     value_info(model_.mutable_graph()->add_output(), name, dims);

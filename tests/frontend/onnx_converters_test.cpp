@@ -319,7 +319,66 @@ TEST(OnnxConverters, non_constant_gather_indices_are_refused) {
   model.input("x", {2, 3}).input("i", {1}).node("Gather", "g", {"x", "i"}, {"y"}).output("y");
   EXPECT_EQ(error_of(model),
             "m.onnx: error: node 0 'g' (Gather): indices (input 1 'i') are computed at run time; "
-            "Tessel supports Gather with constant indices only");
+            "Tessel takes run-time indices only as rows of a constant table (axis 0: an "
+            "embedding)");
+  ModelBuilder floats(13);  // a constant table, but float indices (not token ids)
+  floats.weight("t", {4, 3}).input("i", {2}).node("Gather", "g", {"t", "i"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(floats),
+            "m.onnx: error: node 0 'g' (Gather): indices (input 1 'i') are computed in float; "
+            "run-time indices must be integer token ids (a graph input of type INT64 or INT32)");
+}
+
+// nn.Embedding as torch exports it: Gather(weight, input_ids) with INT64 ids (here through a
+// Cast to INT64, as some exporters write), then a position table added.
+TEST(OnnxConverters, token_ids_gather_rows_of_a_constant_table_as_an_embedding) {
+  ModelBuilder model(13);
+  model.ids_input("ids", {1, 4})
+      .weight("table", {5, 3})
+      .weight("pos", {4, 3})
+      .node("Cast", "c", {"ids"}, {"ids64"}, {{"to", 7}})
+      .node("Gather", "embed", {"table", "ids64"}, {"e"})
+      .node("Add", "add", {"e", "pos"}, {"y"})
+      .output("y");
+  const ir::Graph graph = import(model);
+  EXPECT_EQ(graph.tensor("ids").dtype, ir::DType::i32);
+  EXPECT_EQ(graph.tensor("e").shape, (ir::Shape{1, 4, 3}));
+  EXPECT_EQ(graph.op(*graph.producer("e")).kind, ir::OpKind::Embedding);
+  cpu::TensorData ids(ir::DType::i32, {1, 4});
+  const std::int32_t picked[] = {4, 0, -1, 2};  // -1: the last row, as ONNX's Gather
+  std::copy(std::begin(picked), std::end(picked), ids.data<std::int32_t>());
+  cpu::Executor executor(graph);
+  auto out = executor.run({{"ids", ids}});
+  ASSERT_TRUE(out.ok()) << out.reason();
+  // table[r][c] = 0.5 (3r + c + 1), pos[p][c] = 0.5 (3p + c + 1).
+  std::vector<float> want;
+  for (int p = 0; p < 4; ++p) {
+    const int r = picked[p] < 0 ? picked[p] + 5 : picked[p];
+    for (int c = 0; c < 3; ++c)
+      want.push_back(0.5f * float(3 * r + c + 1) + 0.5f * float(3 * p + c + 1));
+  }
+  EXPECT_EQ(out.value().at("y").to_f32(), want);
+}
+
+TEST(OnnxConverters, token_ids_are_read_only_as_embedding_indices) {
+  ModelBuilder cast(13);
+  cast.ids_input("ids", {4}).node("Cast", "c", {"ids"}, {"f"}, {{"to", 1}}).output("f");
+  EXPECT_EQ(error_of(cast),
+            "m.onnx: error: node 0 'c' (Cast): Cast of the token ids 'ids' to FLOAT is not "
+            "supported (token ids index an embedding table; only INT32/INT64 casts)");
+  ModelBuilder add(13);
+  add.ids_input("ids", {4}).weight("one", {4}).node("Add", "a", {"ids", "one"}, {"y"}).output("y");
+  EXPECT_EQ(error_of(add),
+            "m.onnx: error: node 0 'a' (Add): input 0 'ids' holds integer token ids; Tessel reads "
+            "them only as the indices of a Gather from a constant table (an embedding)");
+  ModelBuilder axis1(13);  // run-time indices on another axis are not an embedding
+  axis1.ids_input("ids", {2})
+      .weight("t", {4, 3})
+      .node("Gather", "g", {"t", "ids"}, {"y"}, {{"axis", 1}})
+      .output("y");
+  EXPECT_EQ(error_of(axis1),
+            "m.onnx: error: node 0 'g' (Gather): indices (input 1 'ids') are computed at run "
+            "time; Tessel takes run-time indices only as rows of a constant table (axis 0: an "
+            "embedding)");
 }
 
 TEST(OnnxConverters, cast_of_an_activation_to_an_integer_is_refused) {

@@ -193,10 +193,20 @@ TEST(OnnxErrors, non_float_graph_input) {
       ->mutable_input(0)
       ->mutable_type()
       ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto_DataType_INT8);
+  EXPECT_EQ(error_of(model),
+            "m.onnx: error: graph input 0 'x': has element type INT8; Tessel imports float "
+            "(FLOAT) inputs and integer token ids (INT64, INT32)");
+  // INT64 is taken as token ids, which only an embedding may read.
+  model.proto()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
       ->set_elem_type(onnx::TensorProto_DataType_INT64);
   EXPECT_EQ(error_of(model),
-            "m.onnx: error: graph input 0 'x': has element type INT64; Tessel imports float "
-            "(FLOAT) models");
+            "m.onnx: error: node 0 'r' (Relu): input 0 'x' holds integer token ids; Tessel reads "
+            "them only as the indices of a Gather from a constant table (an embedding)");
 }
 
 TEST(OnnxErrors, output_that_nothing_produces) {

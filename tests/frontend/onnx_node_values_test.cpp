@@ -65,13 +65,16 @@ std::vector<float> float_values(const onnx::TensorProto& tensor) {
 /// outputs not listed are run as float (small whole numbers, exact in float; Trilu's tests).
 /// `first_output_only`: the other graph outputs are dropped (LayerNormalization's Mean and
 /// InvStdDev, which Tessel does not import). `doubles_as_floats`: DOUBLE inputs and outputs run
-/// as float (Einsum's tests are float64; the tolerance covers float's rounding).
+/// as float (Einsum's tests are float64; the tolerance covers float's rounding). `ids`: INT64
+/// inputs not listed stay graph inputs, run as i32 token ids (a Gather from a frozen table is
+/// an Embedding).
 struct NodeCase {
   std::string name;
   std::set<std::string> frozen;
   bool first_output_only = false;
   bool ints_as_floats = false;
   bool doubles_as_floats = false;
+  bool ids = false;
 };
 
 void PrintTo(const NodeCase& c, std::ostream* os) {
@@ -98,6 +101,16 @@ TEST_P(OnnxNodeValues, fp32_executor_matches_the_reference_outputs) {
     const bool as_float = type == onnx::TensorProto_DataType_FLOAT ||
                           (param.ints_as_floats && type == onnx::TensorProto_DataType_INT64) ||
                           (param.doubles_as_floats && type == onnx::TensorProto_DataType_DOUBLE);
+    if (param.ids && type == onnx::TensorProto_DataType_INT64 && !param.frozen.count(info.name())) {
+      kept.push_back(info);
+      const std::vector<float> ids = float_values(value);  // small whole numbers: exact
+      cpu::TensorData id_values(ir::DType::i32,
+                                ir::Shape(value.dims().begin(), value.dims().end()));
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        id_values.data<std::int32_t>()[k] = static_cast<std::int32_t>(ids[k]);
+      inputs[info.name()] = std::move(id_values);
+      continue;
+    }
     if (!as_float || param.frozen.count(info.name())) {
       value.set_name(info.name());
       *graph->add_initializer() = value;
@@ -112,6 +125,13 @@ TEST_P(OnnxNodeValues, fp32_executor_matches_the_reference_outputs) {
   }
   graph->clear_input();
   for (const auto& info : kept) *graph->add_input() = info;
+  if (param.ids) {  // the Gather's indices are token ids: the model reads them at run time
+    bool embedding = false;
+    const ir::Graph check = import_onnx_bytes(model.SerializeAsString(), "model.onnx");
+    for (ir::OpId id = 0; id < check.num_ops(); ++id)
+      embedding |= check.op(id).kind == ir::OpKind::Embedding;
+    EXPECT_TRUE(embedding) << "no Embedding in the imported graph";
+  }
   if (param.first_output_only) {
     while (graph->output_size() > 1) graph->mutable_output()->RemoveLast();
   }
@@ -374,6 +394,9 @@ INSTANTIATE_TEST_SUITE_P(
         {"gather_1", {}},
         {"gather_2d_indices", {}},
         {"gather_negative_indices", {}},
+        // the same Gathers from a constant table by run-time INT64 indices: Embedding
+        {"gather_0", {"data"}, false, false, false, true},
+        {"gather_negative_indices", {"data"}, false, false, false, true},
         {"expand_dim_changed", {}},
         {"expand_dim_unchanged", {}},
         {"tril", {"k"}, false, true},
@@ -402,7 +425,9 @@ INSTANTIATE_TEST_SUITE_P(
         {"resize_upsample_scales_linear_align_corners", {"scales"}},
         {"resize_downsample_sizes_linear_pytorch_half_pixel", {}},
     }),
-    [](const auto& param_info) { return param_info.param.name; });
+    [](const auto& param_info) {
+      return param_info.param.name + (param_info.param.ids ? "_ids" : "");
+    });
 
 }  // namespace
 }  // namespace tessel::frontend

@@ -381,7 +381,7 @@ def npy_cases():
         ("float64", npy("<f8", (1, 3, 8, 8), b"\0" * 1536), r"header\.descr: unsupported dtype"),
         ("big_endian", npy(">f4", (1, 3, 8, 8), b"\0" * 768), r"header\.descr: unsupported"),
         ("int8_input", npy("|i1", (1, 3, 8, 8), b"\0" * 192),
-         r"header\.descr: the network input must be float32"),
+         r"header\.descr: the network input %input must be float32, got int8"),
         ("wrong_shape", npy("<f4", (1, 3, 8, 7), b"\0" * 672), r"header\.shape: input has shape"),
         ("fortran", npy("<f4", (1, 3, 8, 8), b"\0" * 768).replace(b"False", b"True "),
          r"header\.fortran_order"),

@@ -5,7 +5,8 @@
 // - `ModernKindsQdq.EveryKindAgreesWithOnnxruntime` (label `slow`, a few seconds): a small graph
 //   built here with every modern kind the quantizer realizes (activation MatMuls, MatMul by a
 //   constant, broadcasting Add/Sub/Mul/Div, Where, every unary table, Pow, LayerNorm, RMSNorm,
-//   masked and plain Softmax, the reductions, the movement ops, Resize). Where onnxruntime
+//   masked and plain Softmax, the reductions, the movement ops, Resize, an Embedding of token
+//   ids). Where onnxruntime
 //   computes the op in integers (QLinearMatMul, QLinearAdd, QLinearMul, QLinearSigmoid, and the
 //   movement ops whose Q/DQ pairs it drops) the contract is >= 99.9% of the elements within
 //   +-1 LSB; the ops it computes in float between DequantizeLinear and QuantizeLinear (LayerNorm,
@@ -121,10 +122,15 @@ std::vector<float> mask(std::int64_t rows, std::int64_t cols,
                          {{"mode", std::string("nearest")}, {"sizes", Ints{1, 2 * kSeq, kModel}}});
   const auto linear = b.op("linear", OpKind::Resize, {where},
                            {{"mode", std::string("linear")}, {"sizes", Ints{1, kSeq, 2 * kModel}}});
-  EXPECT_TRUE(
-      b.graph
-          .set_outputs({res, near, linear, sum, max, neg, recip, sqrt, erf, gelu_tanh, tanh, glu})
-          .ok());
+  // Token ids (an i32 input, drawn over the table's 100 rows) into an embedding table.
+  EXPECT_TRUE(b.graph.add_input("ids", {1, kSeq}, ir::DType::i32).ok());
+  const auto embedded =
+      b.op("embedded", OpKind::Embedding, {"ids", b.random("vocab", {100, kModel}, 0.0, 1.0)});
+  const auto tokens = b.op("tokens", OpKind::Add, {embedded, mean});
+  EXPECT_TRUE(b.graph
+                  .set_outputs({res, near, linear, sum, max, neg, recip, sqrt, erf, gelu_tanh, tanh,
+                                glu, tokens})
+                  .ok());
   const auto shapes = ir::infer_all_shapes(b.graph);
   EXPECT_TRUE(shapes.ok()) << shapes.reason();
   return std::move(b.graph);
@@ -166,7 +172,7 @@ Compared compare_isolated(const ir::Graph& graph, const fs::path& dir,
   std::uint64_t seed = 0;
   for (const ir::OpId id : graph.inputs()) {
     const std::string& name = graph.op(id).outputs[0];
-    feeds[name] = cpu::default_input(graph.tensor(name).shape, seed);
+    feeds[name] = cpu::default_graph_input(graph, name, seed);
     const fs::path file = dir / ("input" + std::to_string(seed++) + ".npy");
     write_npy(file.string(), feeds[name].to_npy());
     files.emplace_back(name, file);
@@ -251,7 +257,8 @@ TEST_P(ModernKindsQdq, EveryKindAgreesWithOnnxruntime) {
                            "Gather",
                            "Expand",
                            "Trilu",
-                           "Resize"})
+                           "Resize",
+                           "Embedding"})
     EXPECT_TRUE(kinds.count(kind)) << kind << " was not compared";
   for (const auto& row : c.rows)
     EXPECT_GE(row.fraction(), 0.999) << row.tensor << ": " << row.within_one << " of "

@@ -13,7 +13,7 @@
 //     (which QDQ groups became QLinear* integer ops).
 //
 // .npy: format 1.0/2.0, little-endian float32, int8, uint8, int16, int32 ('<f4','|i1','|u1',
-// '<i2','<i4'), C order.
+// '<i2','<i4'), C order. An int32 feed of an int64 model input (token ids) is widened.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -38,6 +38,16 @@ function readNpy(file) {
   const shape = header.match(/'shape': \(([^)]*)\)/)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
   const bytes = buf.buffer.slice(buf.byteOffset + start + headerLen, buf.byteOffset + buf.length);
   return { type, shape, data: new Array(bytes) };
+}
+
+// A tensor for input `name` of `session` from .npy data: int32 token ids widen to the int64 the
+// model declares (Tessel writes ids as int32; torch exports them as int64).
+function inputTensor(session, name, x) {
+  const meta = (session.inputMetadata || []).find((m) => m.name === name);
+  if (meta && meta.type === 'int64' && x.type === 'int32') {
+    return new ort.Tensor('int64', BigInt64Array.from(x.data, (v) => BigInt(v)), x.shape);
+  }
+  return new ort.Tensor(x.type, x.data, x.shape);
 }
 
 function writeNpy(file, shape, data, descr = '<f4') {
@@ -65,8 +75,7 @@ async function runAll(args) {
   const session = await ort.InferenceSession.create(model, options);
   const feeds = {};
   const feed = (name, file) => {
-    const x = readNpy(file);
-    feeds[name] = new ort.Tensor(x.type, x.data, x.shape);
+    feeds[name] = inputTensor(session, name, readNpy(file));
   };
   for (let i = 0; i < args.length; ++i) {
     if (args[i] !== '--feed') continue;
@@ -104,8 +113,7 @@ async function runFirst(args) {
   const runs = Number(option(args, '--runs', '1'));
   const [model, input, output] = args;
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all' });
-  const x = readNpy(input);
-  const feeds = { [session.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape) };
+  const feeds = { [session.inputNames[0]]: inputTensor(session, session.inputNames[0], readNpy(input)) };
   let result = await session.run(feeds);  // warm-up
   const start = process.hrtime.bigint();
   for (let i = 0; i < runs; ++i) result = await session.run(feeds);

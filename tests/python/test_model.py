@@ -111,3 +111,23 @@ def test_quantized_infer_round_trips_through_the_simulator():
     # Quantization changes the values a little, not a lot.
     f = tessel.infer(tessel.load_model("tiny_residual"), tessel.default_input((1, 4, 8, 8), 5))
     assert np.abs(f - y).max() < 0.05 * np.abs(f).max()
+
+
+def test_token_ids_run_from_integer_arrays(tmp_path):
+    # An Embedding of i32 token ids (an ONNX Gather from a constant table by INT64 ids): numpy's
+    # int64 ids are taken (each must fit int32); a negative id counts from the end, as in ONNX.
+    path = tmp_path / "embed.tir"
+    path.write_text("""graph embed {
+  input %ids : i32[1,3]
+  const %table : f32[4,2] = [0.5, -1, 2, 1.5, -3, 0.25, 1, 2.5]
+  %e = Embedding(%ids, %table) : f32[?]
+  output %e
+}
+""")
+    g = tessel.load_model(str(path))
+    y = tessel.infer(g, np.array([[3, 0, -2]], dtype=np.int64))
+    assert y.tolist() == [[[1.0, 2.5], [0.5, -1.0], [-3.0, 0.25]]]
+    with pytest.raises(Exception, match="token ids need an integer array"):
+        tessel.infer(g, np.zeros((1, 3), np.float32))
+    with pytest.raises(Exception, match="token id 4 at position 1 .* outside \\[-4, 4\\)"):
+        tessel.infer(g, np.array([[0, 4, 1]], dtype=np.int32))

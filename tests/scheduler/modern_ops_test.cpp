@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "compiler/ir/shape_inference.hpp"
 #include "compiler/zoo/builder.hpp"
 #include "compiler/zoo/zoo.hpp"
 #include "scheduler/checker.hpp"
@@ -76,6 +77,27 @@ TEST(ModernOps, a_config_without_the_unit_is_refused_naming_the_op_and_the_unit)
 // ceil(24 / 16) + 4 = 132 and 64 x 1 + 4 = 68, 200 in all (priced as one pass of 32 channels
 // before session 37: 136, DenseNet-121 then simulated 1.10x its prediction); channels [16, 32)
 // are 8 of each input: 68 + 68.
+// Token ids into an embedding table: the ISA has no gather by a run-time index, so the
+// accelerator path refuses the op by name (the golden executors run it).
+TEST(ModernOps, an_embedding_of_token_ids_is_refused_by_name) {
+  ir::Graph graph("ids");
+  ASSERT_TRUE(graph.add_input("ids", {1, 8}, ir::DType::i32).ok());
+  ir::Tensor table;
+  table.name = "table";
+  table.shape = {50, 16};
+  table.constant = true;
+  ASSERT_TRUE(graph.add_constant(std::move(table)).ok());
+  ASSERT_TRUE(graph.add_op({"embed", ir::OpKind::Embedding, {"ids", "table"}, {"e"}, {}}).ok());
+  ASSERT_TRUE(graph.set_outputs({"e"}).ok());
+  ASSERT_TRUE(ir::infer_all_shapes(graph).ok());
+  auto net = net_from_graph(graph, modern_machine(), NetForm::Folded);
+  ASSERT_FALSE(net.ok());
+  EXPECT_NE(net.reason().find("'embed' (Embedding): rows of a table by token id need a gather by "
+                              "a run-time index"),
+            std::string::npos)
+      << net.reason();
+}
+
 TEST(ModernOps, a_concat_copies_each_input_over_its_own_channels_by_hand) {
   zoo::NetBuilder b("concat_copies", {.with_weights = false});
   const std::string x = b.input("input", 16, 8, 8);

@@ -118,6 +118,13 @@ Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantCo
   std::map<std::string, cpu::TensorData> inputs;
   for (ir::OpId id : q.inputs()) {
     const std::string& name = q.op(id).outputs[0];
+    if (q.tensor(name).dtype == ir::DType::i32) {  // token ids: stored as they are
+      cpu::TensorData ids = cpu::default_graph_input(q, name, input_seed);
+      const auto* v = ids.data<std::int32_t>();
+      model.input_values[name] = std::vector<std::int32_t>(v, v + ids.size());
+      inputs.emplace(name, std::move(ids));
+      continue;
+    }
     const std::string qname = name + ".q";
     if (!q.has_tensor(qname) || !q.tensor(qname).quant)
       return fail("network input '" + name + "' has no quantized form");

@@ -32,11 +32,14 @@ struct InferOptions {
 
 TensorData read_input(const ir::Tensor& input, const std::string& model, const std::string& path) {
   const NpyArray array = read_npy(path);
-  if (array.dtype != NpyDtype::f32)
-    throw_input_error(
-        {path, 0, 0}, "header.descr",
-        "the network input must be float32, got " + std::string(npy_dtype_name(array.dtype)));
-  check_finite(array, path);
+  // Token ids (an i32 input) come as int32; every other input as float32.
+  const NpyDtype wanted = input.dtype == ir::DType::i32 ? NpyDtype::i32 : NpyDtype::f32;
+  if (array.dtype != wanted)
+    throw_input_error({path, 0, 0}, "header.descr",
+                      "the network input %" + input.name + " must be " +
+                          std::string(npy_dtype_name(wanted)) + ", got " +
+                          std::string(npy_dtype_name(array.dtype)));
+  if (wanted == NpyDtype::f32) check_finite(array, path);
   const ir::Shape shape(array.shape.begin(), array.shape.end());
   if (shape != input.shape)
     throw_input_error({path, 0, 0}, "header.shape",
@@ -72,7 +75,7 @@ std::map<std::string, TensorData> load_inputs(const ir::Graph& graph,
   for (std::size_t k = 0; k < names.size(); ++k) {
     const ir::Tensor& input = graph.tensor(names[k]);
     const auto it = files.find(names[k]);
-    values[names[k]] = it == files.end() ? default_input(input.shape, k)
+    values[names[k]] = it == files.end() ? default_graph_input(graph, names[k], k)
                                          : read_input(input, graph.name(), it->second);
   }
   return values;

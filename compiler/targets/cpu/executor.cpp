@@ -294,4 +294,32 @@ TensorData default_input(const ir::Shape& shape, std::uint64_t seed) {
   return TensorData::from_f32(shape, values);
 }
 
+std::int64_t token_id_range(const ir::Graph& graph, const std::string& input) {
+  std::int64_t rows = 0;
+  for (const ir::Use& use : graph.consumers(input)) {
+    const ir::Op& op = graph.op(use.op);
+    if (op.kind != ir::OpKind::Embedding || use.input_index != 0) continue;
+    const std::int64_t v = graph.tensor(op.inputs[1]).shape.at(0);
+    rows = rows == 0 ? v : std::min(rows, v);
+  }
+  return rows;
+}
+
+TensorData default_graph_input(const ir::Graph& graph, const std::string& input,
+                               std::uint64_t seed) {
+  const ir::Tensor& tensor = graph.tensor(input);
+  if (tensor.dtype != ir::DType::i32) return default_input(tensor.shape, seed);
+  // Token ids: uniform over the rows of the smallest table that reads them (1 when none does).
+  const std::int64_t rows = std::max<std::int64_t>(1, token_id_range(graph, input));
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(ir::element_count(tensor.shape)));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto pick =
+        static_cast<std::int64_t>(seeded_uniform(seed, i) * static_cast<double>(rows));
+    ids[i] = static_cast<std::int32_t>(std::min(pick, rows - 1));
+  }
+  TensorData value(ir::DType::i32, tensor.shape);
+  std::copy(ids.begin(), ids.end(), value.data<std::int32_t>());
+  return value;
+}
+
 }  // namespace tessel::cpu

@@ -108,4 +108,13 @@ bool onednn_int8_conv_exact();
 /// support/seeded.hpp's counter RNG with `seed`, shaped like the graph input.
 TensorData default_input(const ir::Shape& shape, std::uint64_t seed = 0);
 
+/// The rows of the smallest Embedding table that reads the i32 graph input `input` (token ids
+/// are valid in [0, rows)); 0 when no Embedding reads it.
+std::int64_t token_id_range(const ir::Graph& graph, const std::string& input);
+
+/// default_input for graph input `input` of `graph`: f32 inputs as default_input(shape, seed);
+/// i32 token ids uniform over [0, token_id_range) from the same counter RNG and seed.
+TensorData default_graph_input(const ir::Graph& graph, const std::string& input,
+                               std::uint64_t seed = 0);
+
 }  // namespace tessel::cpu

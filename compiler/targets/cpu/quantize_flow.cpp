@@ -27,8 +27,8 @@ std::vector<Sample> synthetic_samples(const ir::Graph& graph, const quant::Quant
     for (const ir::OpId id : graph.inputs()) {
       // Input i > 0 of a multi-input graph (a KV cache) draws from its own stream.
       const auto& name = graph.op(id).outputs[0];
-      sample[name] = default_input(
-          graph.tensor(name).shape,
+      sample[name] = default_graph_input(
+          graph, name,
           config.calibration_seed + static_cast<std::uint64_t>(k) + (input_index++ << 32));
     }
     samples.push_back(std::move(sample));

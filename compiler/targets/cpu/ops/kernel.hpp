@@ -62,8 +62,8 @@ std::vector<KernelEntry> unary_kernels();          // Sigmoid .. Neg
 std::vector<KernelEntry> matmul_kernels();         // MatMul
 std::vector<KernelEntry> normalization_kernels();  // LayerNorm, RMSNorm, masked Softmax
 std::vector<KernelEntry> reduction_kernels();      // ReduceMean, ReduceSum, ReduceMax
-std::vector<KernelEntry> movement_kernels();  // Transpose, Slice, Gather, Expand, Trilu, Resize
-std::vector<KernelEntry> layout_kernels();    // Concat, Split, Pad, Flatten, Reshape, BN, Scale
+std::vector<KernelEntry> movement_kernels();       // Transpose .. Resize, Embedding
+std::vector<KernelEntry> layout_kernels();  // Concat, Split, Pad, Flatten, Reshape, BN, Scale
 // The channels-last families are declared in ops/channels_last.hpp.
 
 }  // namespace tessel::cpu

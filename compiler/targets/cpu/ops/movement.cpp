@@ -127,6 +127,37 @@ Result<std::vector<TensorData>> gather(const KernelArgs& args) {
   }));
 }
 
+// Rows of the table by token id, any dtype (a row copy): an id outside [0, V) is an error that
+// names the op, the position and the id (never a read past the table).
+Result<std::vector<TensorData>> embedding(const KernelArgs& args) {
+  const TensorData& ids = args.input(0);
+  const TensorData& table = args.input(1);
+  if (ids.dtype() != ir::DType::i32)
+    return fail(args.where() + ": ids are " + std::string(ir::to_string(ids.dtype())) +
+                "; token ids are i32");
+  const std::int64_t rows = table.shape()[0];
+  const std::size_t row_bytes = table.bytes() / static_cast<std::size_t>(rows);
+  TensorData y = args.allocate();
+  if (y.dtype() != table.dtype() || y.bytes() != row_bytes * static_cast<std::size_t>(ids.size()))
+    return fail(args.where() + ": output %" + args.op.outputs[0] + " " +
+                std::string(ir::to_string(y.dtype())) + ir::shape_string(y.shape()) +
+                " does not hold one row of the table " + std::string(ir::to_string(table.dtype())) +
+                ir::shape_string(table.shape()) + " per id of " + ir::shape_string(ids.shape()));
+  const std::int32_t* id = ids.data<std::int32_t>();
+  const auto* from = static_cast<const unsigned char*>(table.raw());
+  auto* to = static_cast<unsigned char*>(y.raw());
+  for (std::int64_t i = 0; i < ids.size(); ++i) {
+    if (id[i] < -rows || id[i] >= rows)  // ONNX Gather: a negative id counts from the end
+      return fail(args.where() + ": token id " + std::to_string(id[i]) + " at position " +
+                  std::to_string(i) + " of %" + args.op.inputs[0] + " is outside [-" +
+                  std::to_string(rows) + ", " + std::to_string(rows) + ") (the table's rows)");
+    const std::int64_t row = id[i] < 0 ? id[i] + rows : id[i];
+    std::memcpy(to + static_cast<std::size_t>(i) * row_bytes,
+                from + static_cast<std::size_t>(row) * row_bytes, row_bytes);
+  }
+  return ops::one(std::move(y));
+}
+
 Result<std::vector<TensorData>> expand(const KernelArgs& args) {
   const TensorData& x = args.input(0);
   TensorData y = args.allocate();
@@ -244,7 +275,8 @@ Result<std::vector<TensorData>> resize(const KernelArgs& args) {
 
 std::vector<KernelEntry> movement_kernels() {
   return {{OpKind::Transpose, transpose}, {OpKind::Slice, slice}, {OpKind::Gather, gather},
-          {OpKind::Expand, expand},       {OpKind::Trilu, trilu}, {OpKind::Resize, resize}};
+          {OpKind::Expand, expand},       {OpKind::Trilu, trilu}, {OpKind::Resize, resize},
+          {OpKind::Embedding, embedding}};
 }
 
 }  // namespace tessel::cpu
