@@ -269,10 +269,8 @@ int run_compile(CompileOptions o) {
 
 cli::Runner setup_compile(CLI::App& command) {
   auto o = std::make_shared<CompileOptions>();
-  command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
-      ->required();
-  command.add_option("--hw", o->hw, "Hardware config: a YAML path or a name in configs/hw/")
-      ->capture_default_str();
+  cli::add_model_option(command, o->model);
+  cli::add_hw_option(command, o->hw);
   command
       .add_option("-p,--policy", o->policy,
                   "layerwise | opfusion | fusion | fusion+reuse | optimal")

@@ -109,10 +109,8 @@ cli::Runner setup_bound(CLI::App& command) {
     bool quiet = false, explain = false, group_caps = false;
   };
   auto o = std::make_shared<Options>();
-  command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
-      ->required();
-  command.add_option("--hw", o->hw, "Hardware config: a YAML path or a name in configs/hw/")
-      ->capture_default_str();
+  cli::add_model_option(command, o->model);
+  cli::add_hw_option(command, o->hw);
   command
       .add_option("-p,--policy", o->policy,
                   "the policy whose net form is bounded (layerwise: Caffe form; the others: "

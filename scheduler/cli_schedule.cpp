@@ -76,10 +76,8 @@ cli::Runner setup_schedule(CLI::App& command) {
     int search_depth_bytes = -1, search_depth_latency = -1;
   };
   auto o = std::make_shared<Options>();
-  command.add_option("-m,--model", o->model, "Zoo model name or model file (.onnx, .tir, .json)")
-      ->required();
-  command.add_option("--hw", o->hw, "Hardware config: a YAML path or a name in configs/hw/")
-      ->capture_default_str();
+  cli::add_model_option(command, o->model);
+  cli::add_hw_option(command, o->hw);
   command
       .add_option("-p,--policy", o->policy,
                   "layerwise | opfusion | fusion | fusion+reuse | optimal")

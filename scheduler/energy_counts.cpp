@@ -80,6 +80,18 @@ class Counter {
     out_.add_elements += static_cast<uint64_t>(elements);
   }
 
+  // A two-operand vector op (add, mul) over `elements`: a and b read per element (a constant b
+  // from the op's weights buffer, loaded whole like a table; b broadcast by strides 0), y written.
+  void binary(const Op& op, int op_index, int64_t elements) {
+    const int64_t bytes = elements * net_.activation_bytes;
+    read(tensor_sp(op.inputs[0]), bytes);
+    if (op.constant_operand)
+      read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
+    else
+      read(tensor_sp(op.inputs[1]), bytes);
+    write(tensor_sp(op.output), bytes);
+  }
+
   // Input channels of a matrix op as the conv instruction sees them (a Gemm: its whole input).
   int64_t in_channels(const Op& op) const {
     const Shape3 in = net_.tensor(op.inputs[0]).shape;
@@ -372,18 +384,10 @@ class Counter {
           pool(op, out);
         }
         return;
-      case OpKind::Add: {
-        const int64_t n = out.elements();
-        const int64_t bytes = n * net_.activation_bytes;
-        read(tensor_sp(op.inputs[0]), bytes);
-        if (op.constant_operand)  // b: the constant, loaded whole like a table
-          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
-        else
-          read(tensor_sp(op.inputs[1]), bytes);
-        write(tensor_sp(op.output), bytes);
-        out_.add_elements += static_cast<uint64_t>(n);
+      case OpKind::Add:
+        binary(op, op_index, out.elements());
+        out_.add_elements += static_cast<uint64_t>(out.elements());
         return;
-      }
       case OpKind::Concat:
         // One copy per input slice in the box: the box's elements in all.
         for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -409,17 +413,10 @@ class Counter {
       case OpKind::MatMul:
         matmul(op, op_index, out);
         return;
-      case OpKind::Mul: {  // ISA mul: a and b read per element (b broadcast by strides 0)
-        const int64_t bytes = out.elements() * net_.activation_bytes;
-        read(tensor_sp(op.inputs[0]), bytes);
-        if (op.constant_operand)  // b: the constant, loaded whole like a table
-          read(op_sp(op_index, BufferRole::Weights, BufferKind::Weights), bytes);
-        else
-          read(tensor_sp(op.inputs[1]), bytes);
-        write(tensor_sp(op.output), bytes);
+      case OpKind::Mul:
+        binary(op, op_index, out.elements());
         out_.mul_elements += static_cast<uint64_t>(out.elements());
         return;
-      }
       default:
         if (op.lookup_table) {  // ISA lut: the table, then the source; result bytes looked up
           const int64_t bytes = out.elements() * net_.activation_bytes;

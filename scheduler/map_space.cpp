@@ -102,6 +102,22 @@ int position_in(const std::vector<int>& ops, int op) {
   return it != ops.end() && *it == op ? static_cast<int>(it - ops.begin()) : -1;
 }
 
+// The most rows and columns of a tensor group `ops` (ascending) stores: one a network output or
+// read outside the group; (1, 1) when it stores none. Tiles past these would be empty.
+std::pair<int64_t, int64_t> stored_extent(const Net& net, const std::vector<int>& ops) {
+  int64_t max_rows = 1, max_cols = 1;
+  for (int op : ops) {
+    const Tensor& t = net.tensor(net.op(op).output);
+    bool stored = t.network_output;
+    for (int consumer : t.consumers)
+      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
+    if (!stored) continue;
+    max_rows = std::max(max_rows, t.shape.h);
+    max_cols = std::max(max_cols, t.shape.w);
+  }
+  return {max_rows, max_cols};
+}
+
 }  // namespace
 
 std::vector<char> attention_whole_ops(const Net& net, const std::vector<int>& ops) {
@@ -341,16 +357,7 @@ std::vector<Mapping> enumerate_mappings(const Net& net, const std::vector<int>& 
   std::vector<Mapping> out;
   // Tiles split the tensors the group stores; more parts than their rows (columns) would only
   // add empty tiles.
-  int64_t max_rows = 1, max_cols = 1;
-  for (int op : ops) {
-    const Tensor& t = net.tensor(net.op(op).output);
-    bool stored = t.network_output;
-    for (int consumer : t.consumers)
-      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
-    if (!stored) continue;
-    max_rows = std::max(max_rows, t.shape.h);
-    max_cols = std::max(max_cols, t.shape.w);
-  }
+  const auto [max_rows, max_cols] = stored_extent(net, ops);
   std::vector<int64_t> row_counts;
   for (int64_t k = 1; k <= max_rows;) {
     row_counts.push_back(k);
@@ -552,16 +559,7 @@ bool channel_parts_fit_units(const Net& net, const Machine& machine, const std::
 Status check_mapping(const Net& net, const Machine& machine, const std::vector<int>& ops,
                      const Mapping& m) {
   if (m.weight_sweep) return check_sweep_mapping(net, machine, ops, m);
-  int64_t max_rows = 1, max_cols = 1;
-  for (int op : ops) {
-    const Tensor& t = net.tensor(net.op(op).output);
-    bool stored = t.network_output;
-    for (int consumer : t.consumers)
-      stored |= !std::binary_search(ops.begin(), ops.end(), consumer);
-    if (!stored) continue;
-    max_rows = std::max(max_rows, t.shape.h);
-    max_cols = std::max(max_cols, t.shape.w);
-  }
+  const auto [max_rows, max_cols] = stored_extent(net, ops);
   if (m.row_tiles < 1 || m.row_tiles > max_rows)
     return fail("loops (rows): " + std::to_string(m.row_tiles) + " row tiles (1 to the " +
                 std::to_string(max_rows) + " rows of the stored outputs)");

@@ -79,28 +79,32 @@ void Net::finalize() {
   }
 }
 
-int64_t Net::total_macs() const {
+namespace {
+
+// The sum of `per_op(op)` over every op of the net.
+template <class PerOp>
+int64_t sum_over(const std::vector<Op>& ops, PerOp per_op) {
   int64_t total = 0;
-  for (const auto& op : ops) total += op.macs;
+  for (const auto& op : ops) total += per_op(op);
   return total;
+}
+
+}  // namespace
+
+int64_t Net::total_macs() const {
+  return sum_over(ops, [](const Op& op) { return op.macs; });
 }
 
 int64_t Net::total_weight_bytes() const {
-  int64_t total = 0;
-  for (const auto& op : ops) total += op.weight_bytes;
-  return total;
+  return sum_over(ops, [](const Op& op) { return op.weight_bytes; });
 }
 
 int64_t Net::model_weight_bytes() const {
-  int64_t total = 0;
-  for (const auto& op : ops) total += op.weight_bytes - op.zero_weight_bytes;
-  return total;
+  return sum_over(ops, [](const Op& op) { return op.weight_bytes - op.zero_weight_bytes; });
 }
 
 int64_t Net::total_requant_table_bytes() const {
-  int64_t total = 0;
-  for (const auto& op : ops) total += op.requant_table_bytes;
-  return total;
+  return sum_over(ops, [](const Op& op) { return op.requant_table_bytes; });
 }
 
 int64_t Net::io_bytes() const {

@@ -121,6 +121,16 @@ int run_main(int argc, char** argv) {
   }
 }
 
+void add_model_option(CLI::App& command, std::string& model) {
+  command.add_option("-m,--model", model, "Zoo model name or model file (.onnx, .tir, .json)")
+      ->required();
+}
+
+void add_hw_option(CLI::App& command, std::string& hw, const std::string& what) {
+  command.add_option("--hw", hw, what + ": a YAML path or a name in configs/hw/")
+      ->capture_default_str();
+}
+
 int run_args(std::vector<std::string> args) {
   args.insert(args.begin(), "tessel");
   std::vector<char*> argv;

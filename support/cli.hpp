@@ -42,6 +42,12 @@ struct GroupRegistration {
 /// All registered commands, sorted by path (parents before children).
 std::vector<Command> registered_commands();
 
+/// `-m,--model` (required), bound to `model`: a zoo model name or a model file.
+void add_model_option(CLI::App& command, std::string& model);
+/// `--hw`, bound to `hw` (its default shown): a YAML path or a name in configs/hw/; `what` names
+/// the config in the help ("Hardware config", "Accelerator config").
+void add_hw_option(CLI::App& command, std::string& hw, const std::string& what = "Hardware config");
+
 /// Builds the CLI from the registry, parses argv, runs the chosen command and returns its exit
 /// code. Input errors (tessel::InputError) are printed one diagnostic per line, exit code 1.
 int run_main(int argc, char** argv);

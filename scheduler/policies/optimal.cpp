@@ -12,6 +12,18 @@ namespace tessel::sched {
 
 namespace {
 
+// The planner's options for a map space (`features`) on `machine`; the objective is the
+// caller's.
+PlanOptions plan_options(const MapSpaceFeatures& features, const Machine& machine) {
+  PlanOptions options;
+  options.allow_weight_sweep = features.weight_sweep;
+  options.search_depth_bytes = features.search_depth_bytes;
+  options.search_depth_latency = features.search_depth_latency;
+  options.column_tiles_every_row = features.column_tiles_every_row;
+  if (features.block_channel_parts) options.channel_part_blocks = machine.matrix_cols;
+  return options;
+}
+
 // Lexicographic (primary, secondary) cost so that ties on the objective break on the other.
 struct Cost {
   double primary = 0;
@@ -40,12 +52,7 @@ struct EnergyRun {
 
 Result<EnergyRun> run_energy(const Net& net, const Machine& machine, double lambda,
                              const MapSpaceFeatures& features) {
-  PlanOptions options;
-  options.allow_weight_sweep = features.weight_sweep;
-  options.search_depth_bytes = features.search_depth_bytes;
-  options.search_depth_latency = features.search_depth_latency;
-  options.column_tiles_every_row = features.column_tiles_every_row;
-  if (features.block_channel_parts) options.channel_part_blocks = machine.matrix_cols;
+  PlanOptions options = plan_options(features, machine);
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -150,13 +157,8 @@ Result<std::vector<GroupSchedule>> run_optimal(const Net& net, const Machine& ma
                                                const MapSpaceFeatures& features) {
   if (is_energy_objective(objective))
     return run_energy_objective(net, machine, objective, features);
-  PlanOptions options;
+  PlanOptions options = plan_options(features, machine);
   options.objective = objective;
-  options.allow_weight_sweep = features.weight_sweep;
-  options.search_depth_bytes = features.search_depth_bytes;
-  options.search_depth_latency = features.search_depth_latency;
-  options.column_tiles_every_row = features.column_tiles_every_row;
-  if (features.block_channel_parts) options.channel_part_blocks = machine.matrix_cols;
   const std::vector<int> seq = schedulable_ops(net);
   const size_t n = seq.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -367,8 +367,7 @@ cli::Runner setup(CLI::App& command) {
       .add_option("--kv-length", args->zoo.kv_length,
                   "KV cache length of a decode zoo model (0: its default)")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--hw", args->hw, "Hardware config: a YAML path or a name in configs/hw/")
-      ->capture_default_str();
+  cli::add_hw_option(command, args->hw);
   command.add_option("-o,--out", args->out, "Folder for report.json and trace.json")
       ->capture_default_str();
   command.add_option("--quant", args->quant,

@@ -344,8 +344,7 @@ void write_json(const std::string& path, const json& j) {
 }
 
 void add_common(CLI::App& command, GpuOptions& o) {
-  command.add_option("-m,--model", o.model, "Zoo model name or model file (.onnx, .tir, .json)")
-      ->required();
+  cli::add_model_option(command, o.model);
   command.add_option("--quant", o.quant_config, "Quantization YAML (default: the defaults)");
   command.add_option("--batch", o.batch, "Batch size")
       ->capture_default_str()
@@ -534,8 +533,7 @@ int run_compare(const CompareOptions& o) {
 cli::Runner setup_compare(CLI::App& command) {
   auto o = std::make_shared<CompareOptions>();
   add_common(command, o->gpu);
-  command.add_option("--hw", o->hw, "Accelerator config: a YAML path or a name in configs/hw/")
-      ->capture_default_str();
+  cli::add_hw_option(command, o->hw, "Accelerator config");
   command.add_option("--policy", o->policies,
                      "Scheduler policies to try (default: all); the fastest is reported");
   return [o]() { return run_compare(*o); };
