@@ -62,6 +62,25 @@ void set_box_operands(Insn& insn, const TileView& in, const TileView& out, const
   insn.dst_stride_x = static_cast<std::uint32_t>(out.pixel_elems);
 }
 
+/// Sets the operand `a` and destination fields that the two-source vector instructions (`add`,
+/// `mul`) share, for an `x_size x c_size` slab of `box` (its rows and first addresses are set
+/// per row portion by the caller): scratchpads, sizes and HWC strides.
+template <class Insn>
+void set_a_dst_strides(Insn& insn, const TileView& a, const TileView& out, const Box& box) {
+  insn.a_sp = static_cast<std::uint32_t>(a.sp);
+  insn.dst_sp = static_cast<std::uint32_t>(out.sp);
+  insn.x_size = static_cast<std::uint32_t>(box.w.size());
+  insn.c_size = static_cast<std::uint32_t>(box.c.size());
+  insn.a_stride_y = static_cast<std::uint32_t>(a.stride_y());
+  insn.a_stride_x = static_cast<std::uint32_t>(a.pixel_elems);
+  insn.dst_stride_y = static_cast<std::uint32_t>(out.stride_y());
+  insn.dst_stride_x = static_cast<std::uint32_t>(out.pixel_elems);
+}
+
+/// The `vcfg` of a one-multiplier requantizer (`mul`, pools, softmax, matmul outputs): M, r, z
+/// and the clamp bounds of `p`.
+isa::Vcfg requant_vcfg(const intops::Requant& p);
+
 /// A one-operand vector `add` (a = b; the `vcfg` before it sets the map): the box of `rows x
 /// cols x channels` elements at (y, x, in_c) of `in` to (y, x, out_c) of `out`. Copies (halo
 /// rows, concat slices) and ReLU/Clip are this instruction.
@@ -390,6 +409,26 @@ class Lowering {
     std::uint32_t sp = 0, addr = 0, stride_y = 0, stride_x = 0;
   };
   Result<ConstantB> constant_b(const sched::Op& op, const Box& box) const;
+  /// Pushes `insn` (an `add` or `mul` set up by set_a_dst_strides) once per period of rows of a
+  /// constant b broadcast over a batch's sequences (sched::constant_row_portions; one portion
+  /// otherwise), with that portion's first addresses, rows and constant b.
+  template <class Insn>
+  Status emit_row_portions(const sched::Op& op, const Box& box, const TileView& a,
+                           const TileView& y, Insn insn,
+                           std::vector<isa::Instruction>& code) const {
+    for (const sched::Interval rows : sched::constant_row_portions(op, box.h)) {
+      if (op.constant_operand) {
+        auto b = constant_b(op, Box{box.c, rows, box.w});
+        if (!b.ok()) return b.failure();
+        insn.b_addr = b.value().addr;
+      }
+      insn.a_addr = static_cast<std::uint32_t>(a.addr(rows.b, box.w.b, box.c.b));
+      insn.dst_addr = static_cast<std::uint32_t>(y.addr(rows.b, box.w.b, box.c.b));
+      insn.y_size = static_cast<std::uint32_t>(rows.size());
+      code.push_back(insn);
+    }
+    return {};
+  }
   Status emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
                    const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   // ---- transformer_ops.cpp: norm, softmax, matmul of two activations (docs/codegen.md) ----

@@ -277,36 +277,11 @@ Status Lowering::emit_mul(const sched::GroupSchedule& gs, const sched::Op& op,
   }
   const auto p = quant::mul_params(graph_.tensor(ir_op.inputs[0]), graph_.tensor(ir_op.inputs[1]),
                                    graph_.tensor(ir_op.outputs[0]));
-  isa::Vcfg cfg;
-  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
-  cfg.shift = static_cast<std::uint32_t>(p.shift);
-  cfg.zp = p.zero_point;
-  cfg.lo = p.lo;
-  cfg.hi = p.hi;
-  code.push_back(cfg);
-  mul.a_sp = static_cast<std::uint32_t>(a.value().sp);
-  mul.dst_sp = static_cast<std::uint32_t>(y.value().sp);
+  code.push_back(requant_vcfg(p));
+  set_a_dst_strides(mul, a.value(), y.value(), box);
   mul.elem = act_elem_;
   mul.dst_elem = act_elem_;
-  mul.x_size = static_cast<std::uint32_t>(box.w.size());
-  mul.c_size = static_cast<std::uint32_t>(box.c.size());
-  mul.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
-  mul.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
-  mul.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
-  mul.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
-  // A constant broadcast over a batch's sequences: one mul per period of rows (constant_b).
-  for (const sched::Interval rows : sched::constant_row_portions(op, box.h)) {
-    if (op.constant_operand) {
-      auto b = constant_b(op, Box{box.c, rows, box.w});
-      if (!b.ok()) return b.failure();
-      mul.b_addr = b.value().addr;
-    }
-    mul.a_addr = static_cast<std::uint32_t>(a.value().addr(rows.b, box.w.b, box.c.b));
-    mul.dst_addr = static_cast<std::uint32_t>(y.value().addr(rows.b, box.w.b, box.c.b));
-    mul.y_size = static_cast<std::uint32_t>(rows.size());
-    code.push_back(mul);
-  }
-  return {};
+  return emit_row_portions(op, box, a.value(), y.value(), mul, code);
 }
 
 }  // namespace tessel::codegen::detail

@@ -148,13 +148,7 @@ Status Lowering::emit_row_softmax(const sched::GroupSchedule& gs, const sched::O
   if (at == table_at_.end()) return fail("op '" + op.name + "': its exp tables were not loaded");
   if (box.w.size() != 1 || box.c.b != 0 || box.c.e != net_.tensor(op.output).shape.c)
     return fail("softmax '" + op.name + "': a tile other than whole rows of one column");
-  isa::Vcfg cfg;
-  cfg.mult_a = static_cast<std::uint32_t>(p.output.multiplier);
-  cfg.shift = static_cast<std::uint32_t>(p.output.shift);
-  cfg.zp = p.output.zero_point;
-  cfg.lo = p.output.lo;
-  cfg.hi = p.output.hi;
-  code.push_back(cfg);
+  code.push_back(requant_vcfg(p.output));
   // Rows y are the heads side by side in a pixel (row_length apart), pixels x the queries.
   isa::Softmax s;
   s.src_sp = static_cast<std::uint32_t>(in.value().sp);
@@ -240,13 +234,7 @@ Status Lowering::emit_matmul(const sched::GroupSchedule& gs, const sched::Op& op
   const auto r =
       quant::requantize_params(graph_.tensor(ir_op.outputs[0]), graph_.tensor(y_name.value()));
   if (r.size() != 1) return fail("matmul '" + op.name + "': its requantize is not per tensor");
-  isa::Vcfg cfg;
-  cfg.mult_a = static_cast<std::uint32_t>(r[0].multiplier);
-  cfg.shift = static_cast<std::uint32_t>(r[0].shift);
-  cfg.zp = r[0].zero_point;
-  cfg.lo = r[0].lo;
-  cfg.hi = r[0].hi;
-  code.push_back(cfg);
+  code.push_back(requant_vcfg(r[0]));
   isa::Requant rq;
   rq.src_sp = static_cast<std::uint32_t>(acc->scratchpad);
   rq.dst_sp = static_cast<std::uint32_t>(y.value().sp);

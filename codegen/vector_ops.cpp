@@ -12,6 +12,16 @@
 
 namespace tessel::codegen::detail {
 
+isa::Vcfg requant_vcfg(const intops::Requant& p) {
+  isa::Vcfg cfg;
+  cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
+  cfg.shift = static_cast<std::uint32_t>(p.shift);
+  cfg.zp = p.zero_point;
+  cfg.lo = p.lo;
+  cfg.hi = p.hi;
+  return cfg;
+}
+
 isa::Add unary_add(const TileView& in, const TileView& out, isa::Elem elem, int64_t y, int64_t x,
                    int64_t in_c, int64_t out_c, int64_t rows, int64_t cols, int64_t channels) {
   isa::Add a;
@@ -192,29 +202,10 @@ Status Lowering::emit_add(const sched::GroupSchedule& gs, const sched::Op& op,
   cfg.hi = p.hi;
   if (Status s = fold_activation(op, cfg); !s) return s;
   code.push_back(cfg);
-  add.a_sp = static_cast<std::uint32_t>(a.value().sp);
-  add.dst_sp = static_cast<std::uint32_t>(y.value().sp);
+  set_a_dst_strides(add, a.value(), y.value(), box);
   add.elem = act_elem_;
-  add.x_size = static_cast<std::uint32_t>(box.w.size());
-  add.c_size = static_cast<std::uint32_t>(box.c.size());
-  add.a_stride_y = static_cast<std::uint32_t>(a.value().stride_y());
-  add.a_stride_x = static_cast<std::uint32_t>(a.value().pixel_elems);
-  add.dst_stride_y = static_cast<std::uint32_t>(y.value().stride_y());
-  add.dst_stride_x = static_cast<std::uint32_t>(y.value().pixel_elems);
   // A constant broadcast over a batch's sequences: one add per period of rows (constant_b).
-  for (const sched::Interval rows : sched::constant_row_portions(op, box.h)) {
-    const Box part{box.c, rows, box.w};
-    if (op.constant_operand) {
-      auto b = constant_b(op, part);
-      if (!b.ok()) return b.failure();
-      add.b_addr = b.value().addr;
-    }
-    add.a_addr = static_cast<std::uint32_t>(a.value().addr(rows.b, box.w.b, box.c.b));
-    add.dst_addr = static_cast<std::uint32_t>(y.value().addr(rows.b, box.w.b, box.c.b));
-    add.y_size = static_cast<std::uint32_t>(rows.size());
-    code.push_back(add);
-  }
-  return {};
+  return emit_row_portions(op, box, a.value(), y.value(), add, code);
 }
 
 Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
@@ -253,13 +244,7 @@ Status Lowering::emit_pool(const sched::GroupSchedule& gs, const sched::Op& op,
       if (!r.ok()) return r.failure();
       p = r.value();
     }
-    isa::Vcfg cfg;
-    cfg.mult_a = static_cast<std::uint32_t>(p.multiplier);
-    cfg.shift = static_cast<std::uint32_t>(p.shift);
-    cfg.zp = p.zero_point;
-    cfg.lo = p.lo;
-    cfg.hi = p.hi;
-    code.push_back(cfg);
+    code.push_back(requant_vcfg(p));
     if (op.pool_by_conv) return emit_pool_by_conv(gs, op, need, code);
   }
   const int64_t max_window = field_max("pool", "kh"), max_pad = field_max("pool", "pad_top");

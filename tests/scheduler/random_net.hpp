@@ -7,23 +7,13 @@
 #include <vector>
 
 #include "scheduler/net.hpp"
+#include "tests/support/sanitized.hpp"
 
 namespace tessel::sched::testing {
 
-/// Whether the tests run under AddressSanitizer (the asan preset): property tests then sample a
-/// quarter of their cases (random_seeds below).
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
+/// Under AddressSanitizer (tests/support/sanitized.hpp) property tests sample a quarter of their
+/// cases (random_seeds below).
+using tessel::testing::kSanitized;
 
 /// How many random seeds a property test runs: `n`, or a quarter of them (at least 2) under
 /// AddressSanitizer, where the same loops run about ten times slower. The sanitizer looks for
