@@ -145,7 +145,7 @@ void Importer::add_graph_inputs() {
     if (!input.type().has_tensor_type()) fail(where, "is not a tensor");
     const auto& tensor_type = input.type().tensor_type();
     // Token ids (INT64 or INT32) are i32 activations that only an Embedding may read
-    // (check_token_ids, after the graph is converted).
+    // (data_input refuses any other reader).
     const bool ids = tensor_type.elem_type() == onnx::TensorProto_DataType_INT64 ||
                      tensor_type.elem_type() == onnx::TensorProto_DataType_INT32;
     if (tensor_type.elem_type() != onnx::TensorProto_DataType_FLOAT && !ids) {

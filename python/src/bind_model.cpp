@@ -57,6 +57,14 @@ std::string shape_text(const ir::Shape& shape) {
   return ir::shape_string(shape);
 }
 
+// The array must have the graph input's shape exactly.
+void require_shape(const py::array& array, const std::string& input, const ir::Tensor& tensor) {
+  ir::Shape shape(array.shape(), array.shape() + array.ndim());
+  if (shape != tensor.shape)
+    throw ArgumentError("input '" + input + "': shape " + shape_text(shape) +
+                        " does not match the model's " + shape_text(tensor.shape));
+}
+
 // Token ids (an i32 input) from an integer array: int32 or int64 (numpy's default, as torch
 // exports them), each id checked to fit int32 (the executor checks the table's range).
 cpu::TensorData ids_from_array(const py::array& array, const std::string& input,
@@ -64,10 +72,7 @@ cpu::TensorData ids_from_array(const py::array& array, const std::string& input,
   if (array.dtype().kind() != 'i')
     throw ArgumentError("input '" + input + "': token ids need an integer array, got " +
                         py::str(array.dtype()).cast<std::string>());
-  ir::Shape shape(array.shape(), array.shape() + array.ndim());
-  if (shape != tensor.shape)
-    throw ArgumentError("input '" + input + "': shape " + shape_text(shape) +
-                        " does not match the model's " + shape_text(tensor.shape));
+  require_shape(array, input, tensor);
   auto ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(array);
   cpu::TensorData data(ir::DType::i32, tensor.shape);
   for (py::ssize_t i = 0; i < ids.size(); ++i) {
@@ -94,10 +99,7 @@ cpu::TensorData tensor_from_array(py::handle value, const std::string& input,
     throw ArgumentError("input '" + input + "': expected a float32 array, got " +
                         py::str(array.dtype()).cast<std::string>() +
                         " (convert it with x.astype(numpy.float32))");
-  ir::Shape shape(array.shape(), array.shape() + array.ndim());
-  if (shape != tensor.shape)
-    throw ArgumentError("input '" + input + "': shape " + shape_text(shape) +
-                        " does not match the model's " + shape_text(tensor.shape));
+  require_shape(array, input, tensor);
   auto contiguous = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
   cpu::TensorData data(ir::DType::f32, tensor.shape);
   std::memcpy(data.raw(), contiguous.data(), data.bytes());

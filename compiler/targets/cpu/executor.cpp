@@ -311,14 +311,13 @@ TensorData default_graph_input(const ir::Graph& graph, const std::string& input,
   if (tensor.dtype != ir::DType::i32) return default_input(tensor.shape, seed);
   // Token ids: uniform over the rows of the smallest table that reads them (1 when none does).
   const std::int64_t rows = std::max<std::int64_t>(1, token_id_range(graph, input));
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(ir::element_count(tensor.shape)));
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const auto pick =
-        static_cast<std::int64_t>(seeded_uniform(seed, i) * static_cast<double>(rows));
+  TensorData value(ir::DType::i32, tensor.shape);
+  std::int32_t* ids = value.data<std::int32_t>();
+  for (std::int64_t i = 0; i < value.size(); ++i) {
+    const auto pick = static_cast<std::int64_t>(
+        seeded_uniform(seed, static_cast<std::uint64_t>(i)) * static_cast<double>(rows));
     ids[i] = static_cast<std::int32_t>(std::min(pick, rows - 1));
   }
-  TensorData value(ir::DType::i32, tensor.shape);
-  std::copy(ids.begin(), ids.end(), value.data<std::int32_t>());
   return value;
 }
 

@@ -127,8 +127,9 @@ Result<std::vector<TensorData>> gather(const KernelArgs& args) {
   }));
 }
 
-// Rows of the table by token id, any dtype (a row copy): an id outside [0, V) is an error that
-// names the op, the position and the id (never a read past the table).
+// Rows of the table by token id, any dtype (a row copy): an id in [-V, 0) counts from the end,
+// one outside [-V, V) is an error that names the op, the position and the id (never a read past
+// the table).
 Result<std::vector<TensorData>> embedding(const KernelArgs& args) {
   const TensorData& ids = args.input(0);
   const TensorData& table = args.input(1);
