@@ -175,6 +175,10 @@ double HwConfig::dram_sustained_bytes_per_cycle() const {
   return std::min(bus, static_cast<double>(dram.max_outstanding_requests) * burst / round_trip);
 }
 
+std::int64_t HwConfig::dma_mover_bytes_per_cycle() const {
+  return std::clamp<std::int64_t>(dram.burst_bytes, 16, 64);
+}
+
 std::int64_t HwConfig::total_onchip_bytes() const {
   std::int64_t total = 0;
   for (const auto& pad : scratchpads) total += pad.size_bytes;

@@ -183,6 +183,10 @@ struct HwConfig {
   /// O outstanding bursts of B bytes and L = dram_latency_cycles. Below b when the slots do
   /// not cover a burst's round trip (the DMA is latency-bound, Little's law).
   double dram_sustained_bytes_per_cycle() const;
+  /// The DMA data mover's bytes a cycle (the RTL's DW): the burst, within [16, 64]. The timing
+  /// contract charges it where the mover, not the DRAM, can bound a DMA (a gather's rows:
+  /// docs/timing.md "gather").
+  std::int64_t dma_mover_bytes_per_cycle() const;
   /// Sum of all scratchpad sizes.
   std::int64_t total_onchip_bytes() const;
   /// The first scratchpad (in file order) that may hold `kind`; a validated config always has

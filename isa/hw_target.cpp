@@ -34,12 +34,18 @@ TargetInfo target_from_config(const HwConfig& config) {
   target.broadcast_multiply = config.vector.broadcast_multiply;
   target.activation_operands = config.matrix.activation_operands;
   target.row_normalise = config.vector.row_normalise;
+  target.dram_burst_bytes = config.dram.burst_bytes;
   return target;
 }
 
 timing::ComputeParams compute_params_from_config(const HwConfig& config) {
-  return {config.matrix.rows,         config.matrix.cols,  config.matrix.fill_cycles,
-          config.matrix.drain_cycles, config.vector.lanes, config.matrix.weight_load_rows};
+  return {config.matrix.rows,
+          config.matrix.cols,
+          config.matrix.fill_cycles,
+          config.matrix.drain_cycles,
+          config.vector.lanes,
+          config.matrix.weight_load_rows,
+          config.dma_mover_bytes_per_cycle()};
 }
 
 std::vector<std::string> scratchpad_names(const HwConfig& config) {

@@ -114,6 +114,10 @@ void for_each_access(const Instruction& instruction, int matrix_rows, int matrix
           f(box("sp", "sram_addr", x.sp, x.sram_addr, x.pad_top + x.y_size + x.pad_bottom,
                 x.pad_left + x.x_size + x.pad_right, x.c_size, x.sram_stride_y, x.sram_stride_x,
                 elem_bytes(x.elem), true, kinds));
+        } else if constexpr (std::is_same_v<T, Gather>) {
+          // The gathered rows are an activation whatever their DRAM bytes count as.
+          f(box("sp", "sram_addr", x.sp, x.sram_addr, x.y_size, 1, x.c_size, x.sram_stride_y,
+                x.c_size, elem_bytes(x.elem), true, mask({K::kActivations, K::kOutputs})));
         } else if constexpr (std::is_same_v<T, Store>) {
           const KindMask kinds = x.kind == Traffic::kWeights
                                      ? mask({K::kWeights})
@@ -338,6 +342,24 @@ std::optional<FieldProblem> validate(const Instruction& instruction, const Targe
     return FieldProblem{"opcode", "opcode '" + std::string(mnemonic(instruction)) +
                                       "' needs a vector unit with row normalisation, which this "
                                       "config lacks (vector.row_normalise: true)"};
+  if (const auto* gather = std::get_if<Gather>(&instruction);
+      gather && target.dram_burst_bytes > 0) {
+    // The rows start on bursts, so that a row's bursts (and the timing) do not depend on its id.
+    const std::int64_t burst = target.dram_burst_bytes;
+    const std::int64_t row_bytes =
+        std::int64_t{gather->dram_stride_y} * static_cast<std::int64_t>(elem_bytes(gather->elem));
+    if (static_cast<std::int64_t>(gather->dram_addr % static_cast<std::uint64_t>(burst)) != 0)
+      return FieldProblem{
+          "dram_addr", "field 'dram_addr' = " + hex(static_cast<std::int64_t>(gather->dram_addr)) +
+                           ": a gather's table starts on a DRAM burst (" + std::to_string(burst) +
+                           " bytes)"};
+    if (row_bytes % burst != 0)
+      return FieldProblem{"dram_stride_y",
+                          "field 'dram_stride_y' = " + std::to_string(gather->dram_stride_y) +
+                              ": a gather's table rows are whole DRAM bursts apart (" +
+                              std::to_string(row_bytes) + " bytes, burst " + std::to_string(burst) +
+                              ")"};
+  }
   // Allocation-free unless a check fails: validate runs once per simulated instruction.
   std::optional<FieldProblem> problem;
   for_each_access(instruction, target.matrix_rows, target.matrix_cols, target.weight_bits,

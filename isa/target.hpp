@@ -38,6 +38,7 @@ struct TargetInfo {
   bool broadcast_multiply = false;   ///< the vector unit runs `mul` (vector.broadcast_multiply)
   bool activation_operands = false;  ///< the matrix unit runs `matmul` (matrix.activation_operands)
   bool row_normalise = false;  ///< the vector unit runs `softmax`, `norm` (vector.row_normalise)
+  std::int64_t dram_burst_bytes = 0;  ///< B: a gather's table rows start on bursts (0: unchecked)
 };
 
 /// One SRAM operand of an instruction: the bytes [begin, end) of scratchpad `sp` it touches.

@@ -95,7 +95,8 @@ std::int64_t compute_cycles(const Instruction& instruction, const ComputeParams&
   return std::visit(
       [&](const auto& x) -> std::int64_t {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Store>) {
+        if constexpr (std::is_same_v<T, Load> || std::is_same_v<T, Store> ||
+                      std::is_same_v<T, Gather>) {
           return 0;
         } else if constexpr (std::is_same_v<T, Conv>) {
           return conv_cycles(x, params);
@@ -133,12 +134,29 @@ std::vector<DramRun> dma_requests(const Store& store) {
   return requests(store);
 }
 
+std::vector<DramRun> dma_requests(const Gather& gather) {
+  const std::uint64_t eb = elem_bytes(gather.elem);
+  std::vector<DramRun> runs{{gather.ids_addr, 4 * std::uint64_t{gather.y_size}}};
+  for (std::uint64_t r = 0; r < gather.y_size; ++r)
+    runs.push_back({gather.dram_addr + r * gather.dram_stride_y * eb, gather.c_size * eb});
+  return runs;
+}
+
+std::int64_t gather_mover_cycles(const Gather& gather, std::int64_t mover_bytes) {
+  const auto row_bytes = static_cast<std::int64_t>(gather.c_size * elem_bytes(gather.elem));
+  return 2 + std::int64_t{gather.y_size} * (2 + ceil_div(row_bytes, mover_bytes));
+}
+
 std::uint64_t bursts_covering(const DramRun& run, std::uint64_t burst_bytes) {
   return (run.address + run.bytes - 1) / burst_bytes - run.address / burst_bytes + 1;
 }
 
 std::uint64_t dma_bytes(const Load& load) {
   return std::uint64_t{load.y_size} * load.x_size * load.c_size * elem_bytes(load.elem);
+}
+
+std::uint64_t dma_bytes(const Gather& gather) {
+  return std::uint64_t{gather.y_size} * gather.c_size * elem_bytes(gather.elem);
 }
 
 std::uint64_t dma_bytes(const Store& store) {

@@ -30,6 +30,7 @@ struct ComputeParams {
   std::int64_t drain_cycles = 0;      ///< D
   std::int64_t vector_lanes = 0;      ///< V
   std::int64_t weight_load_rows = 1;  ///< K: rows (columns) of a held block loaded a cycle
+  std::int64_t dma_mover_bytes = 64;  ///< W: the DMA mover's bytes a cycle (a gather's rows)
 };
 
 /// W: the cycles to load one held block, ceil(R / K) (b transposed in a matmul: ceil(C / K)).
@@ -75,12 +76,21 @@ struct DramRun {
 /// The requests of a load or store, in presentation order (y, then x; adjacent runs merged).
 std::vector<DramRun> dma_requests(const Load& load);
 std::vector<DramRun> dma_requests(const Store& store);
+/// A gather's requests: its ids' run (4 bytes an id), then one per row at the table's row
+/// stride (row r at dram_addr + r * dram_stride_y * e, never merged): the rows start on bursts,
+/// so these are the bursts of any ids (docs/timing.md "gather").
+std::vector<DramRun> dma_requests(const Gather& gather);
+/// The gather's mover, which the instruction waits for: 2 + y_size * (2 + ceil(row bytes / W))
+/// cycles from its start (an id read, the row's address, the row W bytes a cycle).
+std::int64_t gather_mover_cycles(const Gather& gather, std::int64_t mover_bytes);
 
 /// Aligned bursts covering [address, address + bytes): floor((a+n-1)/B) - floor(a/B) + 1.
 std::uint64_t bursts_covering(const DramRun& run, std::uint64_t burst_bytes);
 
 /// Bytes a DMA instruction moves over DRAM: y_size * x_size * c_size * element bytes.
 std::uint64_t dma_bytes(const Load& load);
+/// A gather's rows, counted by its `kind`; its ids add 4 * y_size bytes of activations.
+std::uint64_t dma_bytes(const Gather& gather);
 std::uint64_t dma_bytes(const Store& store);
 
 }  // namespace tessel::isa::timing

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "isa/hw_target.hpp"
 #include "sim/core/accelerator.hpp"
 #include "sim/core/systemc_session.hpp"
 #include "support/cancel.hpp"
@@ -15,22 +16,7 @@ namespace tessel::sim {
 namespace {}  // namespace
 
 isa::TargetInfo target_info(const HwConfig& config) {
-  isa::TargetInfo target;
-  for (const auto& sp : config.scratchpads) {
-    isa::ScratchpadInfo info{sp.name, sp.size_bytes, {}};
-    for (const DataKind kind : sp.holds) info.holds.push_back(static_cast<isa::SramKind>(kind));
-    target.scratchpads.push_back(std::move(info));
-  }
-  target.matrix_rows = config.matrix.rows;
-  target.matrix_cols = config.matrix.cols;
-  target.input_bits = config.matrix.input_bits;
-  target.weight_bits = config.matrix.weight_bits;
-  target.lookup_table = config.vector.lookup_table;
-  target.row_reduce = config.vector.row_reduce;
-  target.broadcast_multiply = config.vector.broadcast_multiply;
-  target.activation_operands = config.matrix.activation_operands;
-  target.row_normalise = config.vector.row_normalise;
-  return target;
+  return isa::target_from_config(config);
 }
 
 namespace {

@@ -64,7 +64,7 @@ Result<HwParams> derive_hw_params(const HwConfig& config) {
   p.dram_burst_bytes = static_cast<std::uint32_t>(config.dram.burst_bytes);
   p.dram_max_outstanding = static_cast<std::uint32_t>(config.dram.max_outstanding_requests);
   p.dram_latency_cycles = static_cast<std::uint32_t>(config.dram_latency_cycles());
-  p.dma_bytes_per_cycle = std::clamp<std::uint32_t>(p.dram_burst_bytes, 16, 64);
+  p.dma_bytes_per_cycle = static_cast<std::uint32_t>(config.dma_mover_bytes_per_cycle());
   if (config.queues.instruction_queue_depth > 65535)
     return fail(
         "queues.instruction_queue_depth: " + std::to_string(config.queues.instruction_queue_depth) +

@@ -136,6 +136,7 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
   struct Running {
     std::uint64_t index = 0, start = 0, bursts = 0;
     bool active = false;
+    std::uint64_t mover_due = 0;  ///< a gather: start + its mover's cycles (docs/timing.md)
   };
   std::array<Running, 3> running{};
   std::array<bool, 3> dma_pending{};
@@ -207,7 +208,8 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
       if (e != kCompute && r.bursts > 0) {  // a DMA (nop engine=load/store: no bursts)
         const std::uint64_t bus = dram.bus_cycles(r.bursts);
         busy = std::min(cost, bus);
-        if (t > dma_completion[e]) result.late_cycles += t - dma_completion[e];
+        const std::uint64_t due = std::max(dma_completion[e], r.mover_due);
+        if (t > due) result.late_cycles += t - due;
         dma_pending[e] = false;
       }
       sim::EngineStats& s = report.engines[e];
@@ -264,8 +266,23 @@ Result<RtlResult> run_model(const HwConfig& config, std::span<const isa::Word> p
           break;
         }
       }
+      if (const sim::DmaWalk walk = sim::dma_walk(instruction);
+          !ended && walk.table_end > image.size_bytes) {
+        char message[200];
+        std::snprintf(message, sizeof message,
+                      "the gather's table [0x%llx, 0x%llx) lies beyond the DRAM image (%llu bytes)",
+                      static_cast<unsigned long long>(walk.address),
+                      static_cast<unsigned long long>(walk.table_end),
+                      static_cast<unsigned long long>(image.size_bytes));
+        set_fault("out_of_bounds", t, sim::engine_name(e), static_cast<std::int64_t>(index),
+                  message);
+        break;
+      }
       if (ended) break;
-      running[e] = Running{index, t, 0, true};
+      running[e] = Running{index, t, 0, true,
+                           std::holds_alternative<isa::Gather>(instruction)
+                               ? t + sim::fixed_cost_cycles(instruction, config)
+                               : 0};
       report.engines[e].instructions += 1;
       last_event = t;
     }

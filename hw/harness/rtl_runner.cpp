@@ -45,6 +45,10 @@ std::uint64_t program_cycle_bound(const HwConfig& config, std::span<const isa::W
       cost = dma(isa::timing::dma_requests(*load));
     } else if (const auto* store = std::get_if<isa::Store>(&instruction)) {
       cost = dma(isa::timing::dma_requests(*store));
+    } else if (const auto* gather = std::get_if<isa::Gather>(&instruction)) {
+      cost = std::max(dma(isa::timing::dma_requests(*gather)),
+                      static_cast<std::uint64_t>(isa::timing::gather_mover_cycles(
+                          *gather, config.dma_mover_bytes_per_cycle())));
     } else {
       const std::int64_t compute = isa::timing::compute_cycles(instruction, params);
       cost = compute > 0 ? static_cast<std::uint64_t>(compute) : 0;

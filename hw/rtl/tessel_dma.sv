@@ -13,6 +13,13 @@
 // as fit in a DW-byte window on both sides, placed by a per-instruction byte shuffle (so strided scratchpad layouts and padding run at up to DW
 // bytes per cycle instead of one pixel per cycle).
 //
+// A gather (LOAD only, ISA v3: an Embedding's table rows) has its own generator and mover
+// below: the generator presents the ids' run, then one request per row at the table's row
+// stride (the rows start on bursts, so their bursts and the DRAM's timing do not depend on
+// the ids: docs/timing.md "gather"); the mover reads a row's id on the DRAM data port, forms
+// the row's address (the one product, id x row bytes, registered), then moves the row DW bytes a
+// cycle: 2 + ceil(row bytes / DW) cycles a row, which the timing contract charges.
+//
 // No address is a per-cycle product: the generator's and the mover's DRAM and SRAM addresses are
 // registers stepped by `stride << log2(element bytes)` (or a group of pixels' worth of it) as
 // their loop counters advance, and every per-instruction product (row and pad lengths, group
@@ -59,7 +66,25 @@ module tessel_dma #(
 );
   tessel_isa_pkg::load_insn_t f;  // the running instruction (store_insn_t has the same layout up to sram_stride_x)
   tessel_isa_pkg::load_insn_t w;  // the word being started (a store word has the same layout
-  assign w = insn;                // up to sram_stride_x)
+                                  // up to sram_stride_x; a gather word reads as a load of one
+                                  // unpadded pixel a row, its own fields kept in g_* registers)
+  tessel_isa_pkg::gather_insn_t gw;
+  logic is_gather;  // the word being started is a gather
+  assign gw = insn;
+  assign is_gather = !IS_STORE && insn[7:0] == tessel_isa_pkg::OP_GATHER;
+  always_comb begin
+    w = insn;
+    if (is_gather) begin
+      w.x_size = 12'd1;
+      w.dram_stride_x = 20'(gw.c_size);
+      w.sram_stride_x = gw.c_size;
+      w.pad_top = '0;
+      w.pad_bottom = '0;
+      w.pad_left = '0;
+      w.pad_right = '0;
+      w.pad_value = '0;
+    end
+  end
   logic [17:0] ce;  // bytes per pixel: c_size << log2(ebytes)
   // Per-instruction steps and lengths, registered at the start (from the instruction word).
   logic [25:0] dram_step_y;  // dram_stride_y << log2(ebytes): bytes between DRAM rows
@@ -90,10 +115,16 @@ module tessel_dma #(
     end
   end
 
+  // The gather's generator: the ids' run first (counted as activations), then row r at
+  // dram_addr + r * row stride, one request each.
+  logic g_gen, g_gen_ids, req_ids;
+  logic [11:0] g_gy;
+  logic [39:0] g_gaddr, g_ids_addr;
+
   assign accept = req_valid && req_grant;
   assign can_emit = !req_valid || accept;
-  assign gen_busy = gen_active || req_valid;
-  assign req_kind = f.kind;
+  assign gen_busy = gen_active || req_valid || g_gen;
+  assign req_kind = req_ids ? tessel_isa_pkg::TRAFFIC_ACTIVATIONS : f.kind;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -101,8 +132,14 @@ module tessel_dma #(
       req_valid <= 1'b0;
       flushing <= 1'b0;
       run_valid <= 1'b0;
+      g_gen <= 1'b0;
     end else if (start) begin
-      gen_active <= insn[7:0] != tessel_isa_pkg::OP_NOP;
+      gen_active <= insn[7:0] != tessel_isa_pkg::OP_NOP && !is_gather;
+      g_gen <= is_gather;
+      g_gen_ids <= 1'b1;
+      g_gy <= '0;
+      g_gaddr <= gw.dram_addr;
+      g_ids_addr <= gw.ids_addr;
       flushing <= 1'b0;
       run_valid <= 1'b0;
       gy <= '0;
@@ -112,10 +149,28 @@ module tessel_dma #(
       gen_tag <= cycle;
     end else begin
       if (accept) req_valid <= 1'b0;
+      if (g_gen && can_emit) begin
+        req_valid <= 1'b1;
+        req_ids <= g_gen_ids;
+        if (g_gen_ids) begin
+          req_addr <= g_ids_addr;
+          req_bytes <= 32'(f.y_size) << 2;
+          req_last <= 1'b0;
+          g_gen_ids <= 1'b0;
+        end else begin
+          req_addr <= g_gaddr;
+          req_bytes <= 32'(ce);
+          req_last <= g_gy == f.y_size - 1;
+          g_gaddr <= g_gaddr + 40'(dram_step_y);
+          g_gy <= g_gy + 1'b1;
+          if (g_gy == f.y_size - 1) g_gen <= 1'b0;
+        end
+      end
       if (gen_active) begin
         if (flushing) begin
           if (can_emit) begin
             req_valid <= 1'b1;
+            req_ids <= 1'b0;
             req_addr <= run_addr;
             req_bytes <= 32'(run_len);
             req_last <= 1'b1;
@@ -131,6 +186,7 @@ module tessel_dma #(
           end else if (!run_valid || can_emit) begin
             if (run_valid) begin
               req_valid <= 1'b1;
+              req_ids <= 1'b0;
               req_addr <= run_addr;
               req_bytes <= 32'(run_len);
               req_last <= 1'b0;
@@ -400,8 +456,63 @@ module tessel_dma #(
   logic [39:0] st_dram;
   logic [DW-1:0] st_mask;
 
-  assign rd_en = !IS_STORE && mv_active && !seg_pad;
-  assign rd_addr = seg_dram + 40'(off);
+  // ---------------------------------------------------------------- gather mover
+  // Per row: read its id (phase 0), form the row's DRAM address (1), move the row (2).
+  logic g_mv;
+  logic [1:0] g_ph;
+  logic [11:0] g_my;
+  logic [39:0] g_id_addr, g_row, g_table;
+  logic [31:0] g_sram, g_off, g_chunk;
+  logic [19:0] g_rows;  // table_rows
+  logic g_move, g_row_end;
+  logic [DW-1:0] g_mask;
+  always_comb begin
+    g_move = g_mv && g_ph == 2'd2;
+    g_chunk = 32'(ce) - g_off < 32'(DW) ? 32'(ce) - g_off : 32'(DW);
+    g_row_end = g_off + 32'(DW) >= 32'(ce);
+    for (int unsigned j = 0; j < DW; j++) g_mask[j] = 32'(j) < g_chunk;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) g_mv <= 1'b0;
+    else if (start) begin
+      g_mv <= is_gather;
+      g_ph <= 2'd0;
+      g_my <= '0;
+      g_id_addr <= gw.ids_addr;
+      g_table <= gw.dram_addr;
+      g_rows <= gw.table_rows;
+      g_sram <= 32'(gw.sram_addr);
+    end else if (g_mv) begin
+      case (g_ph)
+        2'd0: begin
+          g_ph <= 2'd1;
+          g_id_addr <= g_id_addr + 40'd4;
+        end
+        2'd1: begin : form_address
+          logic signed [31:0] id;
+          logic [31:0] row;
+          id = rd_data[31:0];
+          row = id < 0 ? 32'(id + 32'(g_rows)) : 32'(id);
+          g_row <= g_table + 40'(row) * 40'(dram_step_y);
+          g_off <= '0;
+          g_ph <= 2'd2;
+        end
+        default: begin
+          if (!g_row_end) g_off <= g_off + 32'(DW);
+          else begin
+            g_sram <= g_sram + 32'(sram_step_y);
+            g_my <= g_my + 1'b1;
+            if (g_my == f.y_size - 1) g_mv <= 1'b0;
+            else g_ph <= 2'd0;
+          end
+        end
+      endcase
+    end
+  end
+
+  assign rd_en = !IS_STORE && ((mv_active && !seg_pad) || (g_mv && g_ph != 2'd1));
+  assign rd_addr = g_mv ? (g_ph == 2'd0 ? g_id_addr : g_row + 40'(g_off)) : seg_dram + 40'(off);
   assign lw_en = !IS_STORE && st_valid;
   assign lw_sp = f.sp;
   assign lw_addr = st_addr;
@@ -431,9 +542,8 @@ module tessel_dma #(
       mv_active <= 1'b0;
       st_valid <= 1'b0;
     end else if (start) begin
-      mv_active <= insn[7:0] != tessel_isa_pkg::OP_NOP;
-      part <= first_part(IS_STORE || insn[tessel_isa_pkg::LOAD_PAD_TOP_LSB+:PADF_W] == 0,
-                         IS_STORE ? '0 : insn[tessel_isa_pkg::LOAD_PAD_LEFT_LSB+:PADF_W]);
+      mv_active <= insn[7:0] != tessel_isa_pkg::OP_NOP && !is_gather;
+      part <= first_part(IS_STORE || w.pad_top == 0, IS_STORE ? '0 : w.pad_left);
       my <= '0;
       mx <= '0;
       off <= '0;
@@ -443,11 +553,11 @@ module tessel_dma #(
       px_dram <= w.dram_addr;
       st_valid <= 1'b0;
     end else begin
-      st_valid <= mv_active;
-      st_pad <= pad_mask;
-      st_addr <= seg_sram + off;
+      st_valid <= mv_active || g_move;
+      st_pad <= g_move ? '0 : pad_mask;
+      st_addr <= g_move ? g_sram + g_off : seg_sram + off;
       st_dram <= seg_dram + 40'(off);
-      st_mask <= chunk_mask;
+      st_mask <= g_move ? g_mask : chunk_mask;
       if (mv_active) begin
         if (!seg_end) off <= off + 32'(DW);
         else begin
@@ -485,7 +595,7 @@ module tessel_dma #(
     else if (start) begin
       running <= 1'b1;
       is_nop <= insn[7:0] == tessel_isa_pkg::OP_NOP;
-      f <= insn;
+      f <= w;
       if (IS_STORE) begin  // no padding fields
         f.pad_top <= '0;
         f.pad_bottom <= '0;
@@ -493,12 +603,13 @@ module tessel_dma #(
         f.pad_right <= '0;
         f.pad_value <= '0;
       end
-      row_req <= insn[171:152] == 20'(insn[127:112]);
-      row_mv <= insn[171:152] == 20'(insn[127:112]) && insn[207:192] == insn[127:112];
+      row_req <= w.dram_stride_x == 20'(w.c_size);
+      row_mv <= w.dram_stride_x == 20'(w.c_size) && w.sram_stride_x == w.c_size;
     end else if (finish_now) running <= 1'b0;
   end
 
   assign busy = running;
-  assign finish_now = running && (is_nop || (!gen_busy && !mv_active && !st_valid && dram_done));
+  assign finish_now =
+      running && (is_nop || (!gen_busy && !mv_active && !g_mv && !st_valid && dram_done));
 endmodule
 /* verilator lint_on UNUSEDSIGNAL */

@@ -94,9 +94,10 @@ module tessel_top (
 
   always_comb begin
     legal_opcode = (op >= tessel_isa_pkg::OP_NOP && op <= tessel_isa_pkg::OP_MATMUL)
-                || op == tessel_isa_pkg::OP_SOFTMAX || op == tessel_isa_pkg::OP_NORM;
+                || op == tessel_isa_pkg::OP_SOFTMAX || op == tessel_isa_pkg::OP_NORM
+                || op == tessel_isa_pkg::OP_GATHER;
     case (op)
-      tessel_isa_pkg::OP_LOAD: eng = 2'd0;
+      tessel_isa_pkg::OP_LOAD, tessel_isa_pkg::OP_GATHER: eng = 2'd0;
       tessel_isa_pkg::OP_STORE: eng = 2'd2;
       tessel_isa_pkg::OP_NOP: eng = prog_data[17:16];
       default: eng = 2'd1;

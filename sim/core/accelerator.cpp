@@ -239,6 +239,15 @@ bool Accelerator::try_start(Engine& engine, std::uint64_t now) {
                     static_cast<unsigned long long>(context_.dram_size_bytes));
       message = text;
     });
+    if (message.empty()) {  // a gather's table: rows its ids may name lie beyond the image
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "the gather's table [0x%llx, 0x%llx) lies beyond the DRAM image (%llu bytes)",
+                    static_cast<unsigned long long>(decoded.dma.address),
+                    static_cast<unsigned long long>(decoded.dma.table_end),
+                    static_cast<unsigned long long>(context_.dram_size_bytes));
+      message = text;
+    }
     raise_fault("out_of_bounds", now, engine_name(engine.id), static_cast<std::int64_t>(head.index),
                 isa::format_instruction(head.instruction()), message);
     return false;
@@ -276,6 +285,9 @@ void Accelerator::time_started(Engine& engine, std::uint64_t now) {
       running.finish_cycle = done.completion_cycle;
       bursts += done.bursts;
     });
+    // A gather waits for its mover too (docs/timing.md "gather"); 0 for load and store.
+    running.finish_cycle =
+        std::max(running.finish_cycle, now + running.entry->decoded.fixed_cost_cycles);
     // Busy = the bus time of its bursts, ceil(bursts * B / b); the rest waits on DRAM.
     running.bus_cycles = dram.bus_cycles(bursts);
   }
@@ -453,13 +465,14 @@ void Accelerator::finalize() {
   if (datapath && datapath->bad_table()) {
     const PerChannelRequant& at =
         per_channel_requants_.at(datapath->bad_table()->per_channel_requant);
+    const isa::Instruction instruction = isa::decode(fetch_.program[at.index]).value();
     if (!report.fault || report.fault->cycle > at.start_cycle)
       report.fault =
           SimFault{"invalid_data",
                    at.start_cycle,
-                   "compute",
+                   std::string(engine_name(static_cast<std::size_t>(isa::engine_of(instruction)))),
                    static_cast<std::int64_t>(at.index),
-                   isa::format_instruction(isa::decode(fetch_.program[at.index]).value()),
+                   isa::format_instruction(instruction),
                    datapath->bad_table()->message,
                    {}};
   }

@@ -63,6 +63,9 @@ std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwCon
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, isa::Load> || std::is_same_v<T, isa::Store>) {
           return 0;
+        } else if constexpr (std::is_same_v<T, isa::Gather>) {
+          return static_cast<std::uint64_t>(
+              isa::timing::gather_mover_cycles(x, config.dma_mover_bytes_per_cycle()));
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
           const std::uint64_t pixels = std::uint64_t{x.out_h} * x.out_w;
           const std::uint64_t kernel = std::uint64_t{x.kh} * x.kw;
@@ -154,6 +157,24 @@ DmaWalk dma_walk(const isa::Instruction& instruction) {
     return walk_of(*load, DramDirection::kRead);
   if (const auto* store = std::get_if<isa::Store>(&instruction))
     return walk_of(*store, DramDirection::kWrite);
+  if (const auto* gather = std::get_if<isa::Gather>(&instruction)) {
+    const std::uint64_t e = element_bytes(gather->elem);
+    DmaWalk walk;
+    walk.address = gather->dram_addr;
+    walk.row_stride_bytes = std::uint64_t{gather->dram_stride_y} * e;
+    walk.pixel_stride_bytes = walk.run_bytes = std::uint64_t{gather->c_size} * e;
+    walk.rows = gather->y_size;
+    walk.pixels = 1;
+    walk.direction = DramDirection::kRead;
+    walk.kind = traffic_kind(gather->kind);
+    walk.merge = false;
+    walk.head_address = gather->ids_addr;
+    walk.head_bytes = 4 * std::uint64_t{gather->y_size};
+    walk.table_end = gather->dram_addr +
+                     (std::uint64_t{gather->table_rows} - 1) * walk.row_stride_bytes +
+                     walk.run_bytes;
+    return walk;
+  }
   return {};
 }
 
@@ -194,6 +215,8 @@ void traffic_of(const isa::Instruction& instruction, const HwConfig& config, Out
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           out.push_back(
               {x.sp, std::uint64_t{x.y_size} * x.x_size * x.c_size * element_bytes(x.elem), 0});
+        } else if constexpr (std::is_same_v<T, isa::Gather>) {
+          out.push_back({x.sp, 0, std::uint64_t{x.y_size} * x.c_size * element_bytes(x.elem)});
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
           const std::uint64_t pixels = std::uint64_t{x.out_h} * x.out_w;
           const std::uint64_t kernel = std::uint64_t{x.kh} * x.kw;

@@ -2,6 +2,7 @@
 // DRAM request list of a DMA instruction.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -20,7 +21,8 @@ inline constexpr std::uint64_t kVectorPipelineCycles = 4;
 std::uint64_t element_bytes(isa::Elem elem);
 
 /// cost = f - s of a non-DMA instruction (nop, vcfg, finish, conv, requant, add, copy, pool).
-/// For load/store, whose cost depends on the DRAM's state, returns 0.
+/// For load/store, whose cost depends on the DRAM's state, returns 0; for a gather, the cycles
+/// of its mover (isa::timing::gather_mover_cycles), below which it cannot finish.
 std::uint64_t fixed_cost_cycles(const isa::Instruction& instruction, const HwConfig& config);
 
 /// MAC slots a conv uses (timing.md: P * passes * R * C dense, P * passes * C depthwise);
@@ -39,6 +41,9 @@ VectorOps vector_ops(const isa::Instruction& instruction);
 
 /// The DRAM side of a load or store: `rows` rows of `pixels` runs of `run_bytes` each, in walk
 /// order (y, then x). Strides are non-negative, so the walk's last run ends highest.
+/// A gather's: its ids' run first (`head_bytes` at `head_address`, activations), then its rows
+/// at the table's row stride, each its own request (`merge` false), the table's extent up to
+/// `table_end` (docs/timing.md "gather").
 struct DmaWalk {
   std::uint64_t address = 0;             ///< DRAM byte address of element (0,0,0)
   std::uint64_t row_stride_bytes = 0;    ///< dram_stride_y * element bytes
@@ -48,22 +53,30 @@ struct DmaWalk {
   std::uint32_t pixels = 0;              ///< x_size
   DramDirection direction = DramDirection::kRead;
   TrafficKind kind = TrafficKind::kActivations;
+  bool merge = true;               ///< runs that continue the previous one join it
+  std::uint64_t head_address = 0;  ///< a gather's ids
+  std::uint64_t head_bytes = 0;    ///< 0: no head request
+  std::uint64_t table_end = 0;     ///< a gather: one past its table's last row
 
   /// One past the highest DRAM byte the walk touches (rows > 0): an O(1) bounds check.
   std::uint64_t end_address() const {
-    return address + (std::uint64_t{rows} - 1) * row_stride_bytes +
-           (std::uint64_t{pixels} - 1) * pixel_stride_bytes + run_bytes;
+    return std::max({address + (std::uint64_t{rows} - 1) * row_stride_bytes +
+                         (std::uint64_t{pixels} - 1) * pixel_stride_bytes + run_bytes,
+                     head_address + head_bytes, table_end});
   }
 
   /// Calls f(const DramRequest&) for each maximal contiguous byte run, in walk order: the
   /// requests dma_requests() lists, without a list.
   template <class F>
   void for_each_request(std::uint64_t issue_cycle, F&& f) const {
+    if (head_bytes > 0)
+      f(static_cast<const DramRequest&>(DramRequest{head_address, head_bytes, direction,
+                                                    TrafficKind::kActivations, issue_cycle}));
     DramRequest run{0, 0, direction, kind, issue_cycle};
     bool pending = false;
     // Appends [a, a + bytes), merged into the pending run when it continues it.
     auto append = [&](std::uint64_t a, std::uint64_t bytes) {
-      if (pending && run.address + run.bytes == a) {
+      if (merge && pending && run.address + run.bytes == a) {
         run.bytes += bytes;
         return;
       }
@@ -74,7 +87,7 @@ struct DmaWalk {
     };
     // A row whose pixels abut (x stride = one pixel's run) is one contiguous range: the
     // pixel-by-pixel walk would merge it into exactly that.
-    const bool rows_contiguous = run_bytes > 0 && pixel_stride_bytes == run_bytes;
+    const bool rows_contiguous = merge && run_bytes > 0 && pixel_stride_bytes == run_bytes;
     for (std::uint64_t y = 0; y < rows; ++y) {
       const std::uint64_t row = address + y * row_stride_bytes;
       if (rows_contiguous) {

@@ -80,6 +80,8 @@ void Datapath::execute(const isa::Instruction& instruction, const DenseWeights* 
           copies_.after_load(x);
         } else if constexpr (std::is_same_v<T, isa::Store>) {
           execute_store(x);
+        } else if constexpr (std::is_same_v<T, isa::Gather>) {
+          execute_gather(x);
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
           execute_conv(x, prepacked);
         } else if constexpr (std::is_same_v<T, isa::Vcfg>) {
@@ -359,6 +361,10 @@ WrittenBytes written_bytes(const isa::Instruction& instruction, int matrix_cols)
           const std::uint64_t cols = std::uint64_t{x.pad_left} + x.x_size + x.pad_right;
           sram(x.sp, x.sram_addr,
                box_end(x.sram_addr, rows, x.sram_stride_y, cols, x.sram_stride_x, x.c_size,
+                       element_bytes(x.elem)));
+        } else if constexpr (std::is_same_v<T, isa::Gather>) {
+          sram(x.sp, x.sram_addr,
+               box_end(x.sram_addr, x.y_size, x.sram_stride_y, 1, 0, x.c_size,
                        element_bytes(x.elem)));
         } else if constexpr (std::is_same_v<T, isa::Conv>) {
           sram(x.acc_sp, x.acc_addr,

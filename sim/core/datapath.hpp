@@ -120,12 +120,14 @@ struct DenseWeights {
 void pack_dense_weights(const isa::Conv& x, int rows, int cols, int weight_bytes,
                         const std::uint8_t* raw, DenseWeights& out);
 
-/// Whether the datapath checks `instruction`'s data (a table or parameters in SRAM) before it
-/// runs, and may record a Datapath::BadTable: a per-channel requantize, softmax, norm.
+/// Whether the datapath checks `instruction`'s data (a table or parameters in SRAM, a gather's
+/// ids in DRAM) before it runs, and may record a Datapath::BadTable: a per-channel requantize,
+/// softmax, norm, gather.
 inline bool is_data_checked(const isa::Instruction& instruction) {
   if (const auto* requant = std::get_if<isa::Requant>(&instruction)) return requant->per_channel;
   return std::holds_alternative<isa::Softmax>(instruction) ||
-         std::holds_alternative<isa::Norm>(instruction);
+         std::holds_alternative<isa::Norm>(instruction) ||
+         std::holds_alternative<isa::Gather>(instruction);
 }
 
 /// Scratchpad and DRAM contents and the instruction semantics over them.
@@ -206,6 +208,9 @@ class Datapath {
   /// drops it. Returns whether `instruction` itself is a load to defer.
   bool settle_before(const isa::Instruction& instruction);
   void execute_store(const isa::Store& x);
+  /// A gather (datapath_dma.cpp): its ids checked first (an id outside [-table_rows,
+  /// table_rows): nothing written, bad_table_ set), then each row copied.
+  void execute_gather(const isa::Gather& x);
   void execute_conv(const isa::Conv& x, const DenseWeights* prepacked);
   void execute_conv_reference(const isa::Conv& x);
   struct PackedWeights;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -101,6 +102,41 @@ void Datapath::execute_load(const isa::Load& x) {
     for_split(count, static_cast<std::int64_t>(padded_h * padded_w * x.c_size), rows);
   } else {
     rows(0, count);
+  }
+}
+
+void Datapath::execute_gather(const isa::Gather& x) {
+  ++per_channel_requants_;  // a data-checked instruction (is_data_checked)
+  const std::uint64_t e = element_bytes(x.elem);
+  const std::uint64_t row_bytes = std::uint64_t{x.c_size} * e;
+  const std::uint64_t stride = std::uint64_t{x.dram_stride_y} * e;
+  const auto id_at = [&](std::uint64_t r) {
+    std::int32_t id = 0;
+    std::memcpy(&id, dram_.data() + x.ids_addr + 4 * r, 4);  // little-endian, as DRAM holds it
+    return std::int64_t{id};
+  };
+  const auto rows = std::int64_t{x.table_rows};
+  for (std::uint64_t r = 0; r < x.y_size; ++r) {
+    const std::int64_t id = id_at(r);
+    if (id < -rows || id >= rows) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "gather id %lld of row %llu (DRAM 0x%llx) outside [-%lld, %lld): the table "
+                    "has %lld rows",
+                    static_cast<long long>(id), static_cast<unsigned long long>(r),
+                    static_cast<unsigned long long>(x.ids_addr + 4 * r),
+                    static_cast<long long>(rows), static_cast<long long>(rows),
+                    static_cast<long long>(rows));
+      note_bad_data(text);
+      return;
+    }
+  }
+  std::uint8_t* sram = scratchpads_[x.sp].data();
+  for (std::uint64_t r = 0; r < x.y_size; ++r) {
+    const std::int64_t id = id_at(r);
+    const auto row = static_cast<std::uint64_t>(id < 0 ? id + rows : id);
+    std::memmove(sram + x.sram_addr + r * x.sram_stride_y * e,
+                 dram_.data() + x.dram_addr + row * stride, row_bytes);
   }
 }
 

@@ -56,6 +56,11 @@ TEST(IsaPrograms, each_program_validates_and_its_dram_bytes_follow_from_its_inst
         read += timing::dma_bytes(*load);
         by_kind[std::string(kTrafficNames[static_cast<int>(load->kind)])].first +=
             timing::dma_bytes(*load);
+      } else if (const auto* gather = std::get_if<Gather>(&instruction)) {
+        read += 4 * std::uint64_t{gather->y_size} + timing::dma_bytes(*gather);
+        by_kind["activations"].first += 4 * std::uint64_t{gather->y_size};
+        by_kind[std::string(kTrafficNames[static_cast<int>(gather->kind)])].first +=
+            timing::dma_bytes(*gather);
       } else if (const auto* store = std::get_if<Store>(&instruction)) {
         write += timing::dma_bytes(*store);
         by_kind[std::string(kTrafficNames[static_cast<int>(store->kind)])].second +=

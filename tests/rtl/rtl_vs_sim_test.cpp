@@ -176,6 +176,44 @@ TEST(RtlDma, strided_pixels_and_padding_move_in_groups_within_the_dram_time) {
             << "padded box y " << y << " x " << x << " c " << c;
 }
 
+// A gather whose mover, not the DRAM, decides its finish (docs/timing.md "gather"), on
+// edge-small (400 MHz, 16 B/cycle, B = 32 so T = 2, L = ceil(120 ns x 0.4) = 48, O = 32, mover
+// W = 32): 64 rows of one burst from a 100-row table at 0x1000, ids at 0x800 (8 bursts).
+//   0 gather d 0 s 1    65 bursts issued from 1 (slots refill in time): bus [49, 179), c_last
+//                       179; mover 1 + 2 + 64 x (2 + 1) = 195: f 195
+//   1 nop    d 1 s 195  f 196
+//   2 store  d 2 s 196  the 64 rows dense at 0x8000: 64 bursts, bus [244, 372): f 372
+//   3 finish d 3 s 372  f 373
+TEST(RtlDma, a_gather_waits_for_its_mover_where_the_dram_is_faster) {
+  const HwConfig config =
+      load_hw_config((fs::path(TESSEL_SOURCE_DIR) / "configs/hw/edge-small.yaml").string());
+  ASSERT_EQ(config.dma_mover_bytes_per_cycle(), 32);
+  const std::string text =
+      "gather sp=0 kind=weights elem=i8 sram_addr=0x0 dram_addr=0x1000 y_size=64 c_size=32 "
+      "dram_stride_y=32 sram_stride_y=32 table_rows=100 ids_addr=0x800 push_next=1\n"
+      "nop engine=compute pop_prev=1 push_next=1\n"
+      "store sp=0 kind=outputs elem=i8 sram_addr=0x0 dram_addr=0x8000 y_size=64 x_size=1 "
+      "c_size=32 dram_stride_y=32 dram_stride_x=32 sram_stride_y=32 sram_stride_x=32 pop_prev=1 "
+      "push_prev=1\n"
+      "finish pop_next=1\n";
+  std::vector<std::uint8_t> dram(kDramBytes, 0);
+  for (std::size_t i = 0; i < 100 * 32; ++i)
+    dram[0x1000 + i] = static_cast<std::uint8_t>(7 * i + 3);
+  std::vector<std::int32_t> ids;
+  for (std::int32_t r = 0; r < 64; ++r) ids.push_back((r * 37) % 200 - 100);  // [-100, 100)
+  std::memcpy(dram.data() + 0x800, ids.data(), 4 * ids.size());
+
+  const auto rtl = run_on_both(config, text, "gather_mover.tasm", dram);
+  ASSERT_TRUE(rtl.has_value());
+  EXPECT_EQ(rtl->report.cycles, 373u);
+  for (std::size_t r = 0; r < 64; ++r) {
+    const std::size_t row = static_cast<std::size_t>(ids[r] < 0 ? ids[r] + 100 : ids[r]);
+    for (std::size_t j = 0; j < 32; ++j)
+      ASSERT_EQ(rtl->dram[0x8000 + 32 * r + j], static_cast<std::uint8_t>(7 * (32 * row + j) + 3))
+          << "row " << r << " (id " << ids[r] << ") byte " << j;
+  }
+}
+
 /// `text` (the second instruction needs a unit edge-small lacks) run on edge-small's RTL and
 /// simulator: refused at its start (cycle 2) as an illegal instruction with `message`.
 void expect_refused_on_edge_small(const std::string& text, const std::string& file,

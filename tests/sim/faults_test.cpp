@@ -1,6 +1,7 @@
 // Purpose-built faulty programs each stop with their located fault, counters kept, exit code 2.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -323,6 +324,88 @@ TEST(SimFaults, requant_table_at_the_ends_of_its_ranges_runs_and_is_hand_compute
   const std::vector<std::int8_t> expected = {127, -128, 0, 0, 100, 100, 0, 0};
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(static_cast<std::int8_t>(result.dram[0x2000 + i]), expected[i]) << "byte " << i;
+}
+
+isa::Gather gather(std::uint64_t table, std::uint32_t dram_stride_y, std::uint32_t table_rows) {
+  isa::Gather x;
+  x.sram_addr = 0;
+  x.dram_addr = table;
+  x.y_size = 3;
+  x.c_size = 16;
+  x.dram_stride_y = dram_stride_y;
+  x.sram_stride_y = 16;
+  x.table_rows = table_rows;
+  x.ids_addr = 0x1000;
+  x.kind = isa::Traffic::kWeights;
+  return x;
+}
+
+// A gather's ids are data: an id outside [-table_rows, table_rows) is invalid_data at the
+// gather's start on the load engine, naming the row, the id's DRAM byte and the id, with
+// nothing written; --timing-only reads no id. Its table's placement is checked from the word:
+// rows that do not start on bursts are illegal, a table past the image out of bounds.
+TEST(SimFaults, gather_id_out_of_its_table_is_invalid_data_and_its_table_is_checked) {
+  for (const std::int32_t bad : {5, -6}) {
+    DramImage image;
+    image.size_bytes = 1 << 20;
+    image.bytes.assign(image.size_bytes, 0);
+    const std::int32_t ids[3] = {4, -5, bad};
+    std::memcpy(image.bytes.data() + 0x1000, ids, sizeof ids);
+    isa::Gather x = gather(0x2000, 64, 5);
+    x.push_next = true;
+    isa::Nop wait;
+    wait.engine = isa::Engine::kCompute;
+    wait.pop_prev = true;
+    wait.push_next = true;
+    isa::Store out;
+    out.sp = 0;
+    out.dram_addr = 0x4000;
+    out.y_size = 1;
+    out.x_size = 1;
+    out.c_size = 48;
+    out.pop_prev = true;
+    out.push_prev = true;
+    isa::Finish finish;
+    finish.pop_next = true;
+    for (const bool timing_only : {false, true}) {
+      SimOptions options;
+      options.timing_only = timing_only;
+      DramImage copy = image;
+      if (timing_only) copy.bytes.clear();
+      const SimResult result = run_twice(load_hw_config(kMicro),
+                                         {word_of(x), word_of(wait), word_of(out), word_of(finish)},
+                                         std::move(copy), options);
+      if (timing_only) {
+        EXPECT_FALSE(result.report.fault);
+        continue;
+      }
+      ASSERT_TRUE(result.report.fault);
+      const SimFault& fault = *result.report.fault;
+      EXPECT_EQ(fault.kind, "invalid_data");
+      EXPECT_EQ(fault.engine, "load");
+      EXPECT_EQ(fault.instruction_index, 0);
+      EXPECT_EQ(fault.cycle, 1u);
+      EXPECT_EQ(fault.message, "gather id " + std::to_string(bad) +
+                                   " of row 2 (DRAM 0x1008) outside [-5, 5): the table has 5 rows");
+      for (int i = 0; i < 48; ++i) EXPECT_EQ(result.dram[0x4000 + i], 0) << "byte " << i;
+    }
+  }
+  const SimReport misaligned = after_nop(load_hw_config(kMicro), gather(0x2010, 64, 5));
+  ASSERT_TRUE(misaligned.fault);
+  EXPECT_EQ(misaligned.fault->kind, "illegal_instruction");
+  EXPECT_EQ(misaligned.fault->message,
+            "field 'dram_addr' = 0x2010: a gather's table starts on a DRAM burst (64 bytes)");
+  const SimReport apart = after_nop(load_hw_config(kMicro), gather(0x2000, 48, 5));
+  ASSERT_TRUE(apart.fault);
+  EXPECT_EQ(apart.fault->message,
+            "field 'dram_stride_y' = 48: a gather's table rows are whole DRAM bursts apart (48 "
+            "bytes, burst 64)");
+  // Three rows at the table's start fit the image; its last row does not.
+  const SimReport beyond = after_nop(load_hw_config(kMicro), gather((1 << 20) - 64 * 4, 64, 5));
+  ASSERT_TRUE(beyond.fault);
+  EXPECT_EQ(beyond.fault->kind, "out_of_bounds");
+  EXPECT_EQ(beyond.fault->message,
+            "the gather's table [0xfff00, 0x100010) lies beyond the DRAM image (1048576 bytes)");
 }
 
 TEST(SimFaults, requant_table_entry_out_of_range_is_invalid_data_at_the_requant) {

@@ -25,6 +25,7 @@ package tessel_isa_pkg;
   localparam logic [7:0] OP_MATMUL = 8'd14;
   localparam logic [7:0] OP_SOFTMAX = 8'd16;
   localparam logic [7:0] OP_NORM = 8'd17;
+  localparam logic [7:0] OP_GATHER = 8'd18;
 
   localparam logic [1:0] ENGINE_LOAD = 2'd0;
   localparam logic [1:0] ENGINE_COMPUTE = 2'd1;
@@ -680,6 +681,40 @@ package tessel_isa_pkg;
     logic pop_prev;
     logic [7:0] opcode;
   } norm_insn_t;
+
+  // gather: Table-row gather DRAM -> SRAM (an Embedding's lookup): for r < y_size, id = the int32 at DRAM ids_addr + 4 r, plus table_rows when negative (a fault outside [-table_rows, table_rows)); the c_size elements at dram_addr + id * dram_stride_y * e go to sram_addr + r * sram_stride_y * e. The table's rows start on DRAM bursts (dram_addr and dram_stride_y * e multiples of the burst), so a row's bursts do not depend on its id.
+  localparam int unsigned GATHER_SP_LSB = 16, GATHER_SP_W = 4;
+  localparam int unsigned GATHER_ELEM_LSB = 20, GATHER_ELEM_W = 2;
+  localparam int unsigned GATHER_KIND_LSB = 22, GATHER_KIND_W = 2;
+  localparam int unsigned GATHER_SRAM_ADDR_LSB = 24, GATHER_SRAM_ADDR_W = 24;
+  localparam int unsigned GATHER_DRAM_ADDR_LSB = 48, GATHER_DRAM_ADDR_W = 40;
+  localparam int unsigned GATHER_Y_SIZE_LSB = 88, GATHER_Y_SIZE_W = 12;
+  localparam int unsigned GATHER_C_SIZE_LSB = 112, GATHER_C_SIZE_W = 16;
+  localparam int unsigned GATHER_DRAM_STRIDE_Y_LSB = 128, GATHER_DRAM_STRIDE_Y_W = 24;
+  localparam int unsigned GATHER_TABLE_ROWS_LSB = 152, GATHER_TABLE_ROWS_W = 20;
+  localparam int unsigned GATHER_SRAM_STRIDE_Y_LSB = 172, GATHER_SRAM_STRIDE_Y_W = 20;
+  localparam int unsigned GATHER_IDS_ADDR_LSB = 192, GATHER_IDS_ADDR_W = 40;
+  typedef struct packed {
+    logic [23:0] reserved_232;
+    logic [39:0] ids_addr;
+    logic [19:0] sram_stride_y;
+    logic [19:0] table_rows;
+    logic [23:0] dram_stride_y;
+    logic [15:0] c_size;
+    logic [11:0] reserved_100;
+    logic [11:0] y_size;
+    logic [39:0] dram_addr;
+    logic [23:0] sram_addr;
+    logic [1:0] kind;
+    logic [1:0] elem;
+    logic [3:0] sp;
+    logic [3:0] reserved_12;
+    logic push_next;
+    logic push_prev;
+    logic pop_next;
+    logic pop_prev;
+    logic [7:0] opcode;
+  } gather_insn_t;
 
 endpackage
 /* verilator lint_on UNUSEDPARAM */

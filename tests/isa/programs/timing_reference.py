@@ -43,6 +43,7 @@ def parse_config(path):
         "L": math.ceil(Fraction(str(c["dram"]["latency_ns"])) * Fraction(str(c["clock_mhz"])) / 1000),
         "B": c["dram"]["burst_bytes"], "T": c["dram"]["burst_bytes"] / (bandwidth / clock_hz),
         "O": c["dram"]["max_outstanding_requests"],
+        "W": min(max(c["dram"]["burst_bytes"], 16), 64),  # the DMA mover's bytes a cycle
         "Q": c["queues"]["instruction_queue_depth"], "K": c["queues"]["token_fifo_depth"],
     }
 
@@ -93,8 +94,12 @@ def compute_cost(op, f, cfg):
     return 1
 
 
-def dma_runs(f):
+def dma_runs(op, f):
     e = ELEM_BYTES[get(f, "elem", "i8")]
+    if op == "gather":  # the ids' run, then one request per row at the table's row stride
+        return [[get(f, "ids_addr"), 4 * f["y_size"]]] + [
+            [get(f, "dram_addr") + r * get(f, "dram_stride_y") * e, f["c_size"] * e]
+            for r in range(f["y_size"])]
     runs = []
     for y in range(f["y_size"]):
         for x in range(f["x_size"]):
@@ -166,11 +171,14 @@ def run(program, cfg, limit=100000):
             for flag in ("pop_prev", "pop_next"):
                 if get(f, flag):
                     pops[FIFO[(eng, flag)]].append(t)
-            if op in ("load", "store"):
+            if op in ("load", "store", "gather"):
                 done = t
-                for a, size in dma_runs(f):
+                for a, size in dma_runs(op, f):
                     done = dram.access(a, size, t)
-                    bytes_moved["read" if op == "load" else "write"] += size
+                    bytes_moved["write" if op == "store" else "read"] += size
+                if op == "gather":  # the mover: an id, the row's address, W bytes a cycle
+                    e = ELEM_BYTES[get(f, "elem", "i8")]
+                    done = max(done, t + 2 + f["y_size"] * (2 + -(-f["c_size"] * e // cfg["W"])))
                 fin[i] = done
             else:
                 fin[i] = t + compute_cost(op, f, cfg)
