@@ -72,17 +72,9 @@ Result<std::map<std::string, std::vector<std::int32_t>>> default_inputs(const ir
   std::map<std::string, std::vector<std::int32_t>> inputs;
   for (ir::OpId id : qgraph.inputs()) {
     const std::string& name = qgraph.op(id).outputs[0];
-    const std::string qname = name + ".q";
-    if (!qgraph.has_tensor(qname) || !qgraph.tensor(qname).quant)
-      return fail("network input '" + name + "' has no quantized form");
-    const auto& q = qgraph.tensor(qname);
-    const cpu::TensorData x = cpu::default_input(qgraph.tensor(name).shape, seed);
-    const float* values = x.data<float>();
-    std::vector<std::int32_t> ints(static_cast<size_t>(x.size()));
-    for (std::int64_t i = 0; i < x.size(); ++i)
-      ints[static_cast<size_t>(i)] =
-          intops::quantize_value(values[i], q.quant->scales[0], quant::dtype_bits(q.dtype));
-    inputs[qname] = std::move(ints);
+    auto codes = cpu::input_codes(qgraph, name, cpu::default_graph_input(qgraph, name, seed));
+    if (!codes.ok()) return codes.failure();
+    inputs.insert(std::move(codes).value());
   }
   return inputs;
 }

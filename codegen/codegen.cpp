@@ -52,10 +52,13 @@ Status Lowering::run(const std::map<std::string, std::vector<std::int32_t>>& inp
     io.is_input = region->kind == RegionKind::Input;
     io.offset = region->offset;
     io.shape = graph_.has_tensor(name) ? graph_.tensor(name).shape : t.shape;
-    if (!t.quant || t.quant->scales.empty())
+    io.token_ids = io.is_input && t.dtype == ir::DType::i32;
+    if (!io.token_ids && (!t.quant || t.quant->scales.empty()))
       return fail("tensor '" + ir_name + "' has no quantization scale");
-    io.scale = static_cast<double>(t.quant->scales[0]);
-    io.zero_point = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
+    if (!io.token_ids) {
+      io.scale = static_cast<double>(t.quant->scales[0]);
+      io.zero_point = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
+    }
     out_.io[name] = io;
   }
   for (size_t g = 0; g < host_from_; ++g) {

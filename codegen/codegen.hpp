@@ -50,6 +50,9 @@ struct IoTensor {
   std::vector<std::int64_t> shape;  ///< the float tensor's IR shape (NCHW, or N x K)
   double scale = 1;                 ///< real = (q - zero_point) * scale
   std::int32_t zero_point = 0;
+  /// Token ids (an int32 graph input only an Embedding reads): int32 values, 4 bytes each, as
+  /// given (no scale); every other tensor holds NHWC codes of the program's element bytes.
+  bool token_ids = false;
 };
 
 /// A tensor stored in a channel slice of another tensor's DRAM region: an input of a Concat the

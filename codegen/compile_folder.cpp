@@ -129,7 +129,8 @@ nlohmann::json compile_json(const CompiledProgram& compiled, const sched::Schedu
                        {"offset", io.offset},
                        {"shape", io.shape},
                        {"scale", io.scale},
-                       {"zero_point", io.zero_point}});
+                       {"zero_point", io.zero_point},
+                       {"token_ids", io.token_ids}});
   }
   const auto& t = compiled.traffic;
   const auto& p = scheduled.schedule.traffic;

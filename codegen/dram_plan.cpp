@@ -14,10 +14,12 @@ Status Lowering::plan_dram(const std::map<std::string, std::vector<std::int32_t>
   if (auto s = plan_activation_regions(); !s.ok()) return s;
   if (auto s = plan_weight_regions(); !s.ok()) return s;
   if (auto s = plan_table_regions(); !s.ok()) return s;
+  if (auto s = plan_embedding_regions(); !s.ok()) return s;
   out_.dram.assign(static_cast<size_t>(out_.layout.size_bytes()), 0);
   if (auto s = write_input_values(input_values); !s.ok()) return s;
   if (auto s = write_dram_constants(); !s.ok()) return s;
   if (auto s = write_weight_values(); !s.ok()) return s;
+  if (auto s = write_embedding_values(); !s.ok()) return s;
   return write_table_values();
 }
 
@@ -234,7 +236,15 @@ Status Lowering::write_input_values(
     if (region->kind != RegionKind::Input) continue;
     auto it = input_values.find(ir_name);
     if (it == input_values.end()) return fail("no value given for network input '" + ir_name + "'");
-    const auto& shape = graph_.tensor(ir_name).shape;  // NCHW; other ranks row-major
+    const auto& shape = graph_.tensor(ir_name).shape;      // NCHW; other ranks row-major
+    if (graph_.tensor(ir_name).dtype == ir::DType::i32) {  // token ids: int32, as the gather reads
+      if (static_cast<int64_t>(it->second.size()) != ir::element_count(shape))
+        return fail("network input '" + ir_name + "': " + std::to_string(it->second.size()) +
+                    " ids for " + std::to_string(ir::element_count(shape)) + " tokens");
+      for (size_t i = 0; i < it->second.size(); ++i)
+        write_bytes(region->offset + 4 * static_cast<int64_t>(i), it->second[i], 4);
+      continue;
+    }
     const bool nchw = shape.size() == 4;
     const int64_t c = nchw ? shape[1] : 1, wd = nchw ? shape[3] : 1;
     const int64_t h = nchw ? shape[2] : ir::element_count(shape);

@@ -7,6 +7,7 @@
 #include "scheduler/group_mapping.hpp"
 #include "scheduler/loop_nest.hpp"
 #include "scheduler/map_space.hpp"
+#include "scheduler/weight_loads.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessel::codegen::detail {
@@ -213,6 +214,11 @@ Status Lowering::lower_tile(const std::string& where, const sched::GroupSchedule
     const Box& box = need[static_cast<size_t>(t)];
     if (box.empty()) continue;
     if (tiling.kept[static_cast<size_t>(t)] && !first_tile) continue;  // on chip from tile 0
+    if (sched::gathered_ids(net_, gs.ops, t)) {  // an Embedding's ids: its gathers read them
+      if (auto s = append_embedding_gathers(gs, t, need, loads); !s.ok())
+        return fail(where + ": " + s.reason());
+      continue;
+    }
     auto view = view_of(gs, t, box);
     if (!view.ok()) return fail(where + ": " + view.reason());
     if (auto s = append_activation_loads(loads, t, box, view.value()); !s.ok())

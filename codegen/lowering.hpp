@@ -387,6 +387,22 @@ class Lowering {
   /// DRAM regions "lut:<op>" of every lookup table, and their contents.
   Status plan_table_regions();
   Status write_table_values();
+  // ---- embedding_ops.cpp: the Embedding's table and its gathers (ISA `gather`) ----
+  /// The quantized graph's table of Embedding `op`, [table_rows, d] codes at its output's scale.
+  Result<const ir::Tensor*> embedding_table_of(const sched::Op& op) const;
+  /// Bytes between the table's rows in DRAM: a row padded to whole bursts (docs/isa.md).
+  int64_t embedding_row_stride_bytes(const sched::Op& op) const;
+  /// DRAM regions "emb:<op>" of every Embedding's table, and their contents.
+  Status plan_embedding_regions();
+  Status write_embedding_values();
+  /// The gathers of the tile's tokens of every Embedding of `gs` reading ids tensor `ids`, into
+  /// its output's view (the tile's load phase; the ids stay in DRAM), counted as DRAM traffic.
+  Status append_embedding_gathers(const sched::GroupSchedule& gs, int ids,
+                                  const std::vector<Box>& need,
+                                  std::vector<isa::Instruction>& loads);
+  /// The Embedding's compute: none (the load phase's gathers filled its output).
+  Status emit_embedding(const sched::GroupSchedule& gs, const sched::Op& op,
+                        const std::vector<Box>& need, std::vector<isa::Instruction>& code);
   /// The loads of the tile's lookup tables, as the scheduler streams weights.
   Status emit_table_loads(const sched::GroupSchedule& gs, const GroupTiling& tiling, int64_t tile,
                           const std::vector<Box>& need, std::vector<isa::Instruction>& loads);

@@ -55,6 +55,7 @@ const OpEmitter* Lowering::emitter_for(sched::OpKind kind) {
       {sched::OpKind::Norm, false, &Lowering::emit_norm, false},
       {sched::OpKind::RowSoftmax, false, &Lowering::emit_row_softmax, false},
       {sched::OpKind::MatMul, false, &Lowering::emit_matmul, false},
+      {sched::OpKind::Embedding, false, &Lowering::emit_embedding, false},
   };
   for (const OpEmitter& e : kEmitters)
     if (e.kind == kind) return &e;

@@ -50,8 +50,11 @@ std::vector<int> activation_buffers(const Machine& machine, const GroupInfo& g,
     b.size_bytes = sizes.max_pixels[l] * sizes.pixel_bytes[l];
     if (b.size_bytes == 0) continue;
     b.tensor = g.tensors[l];
-    // A kept input is loaded once: it has no second copy.
-    const bool ping_pong = m.double_buffered && (g.is_input[l] || g.stored[l]) && !kept[l];
+    // A kept input is loaded once: it has no second copy. An Embedding's output is loaded as
+    // an input is (the tile's gathers, in its load phase): two copies where double-buffered, on
+    // chip from step 0.
+    const bool ping_pong =
+        m.double_buffered && (g.is_input[l] || g.stored[l] || g.gathered[l]) && !kept[l];
     if (g.is_input[l]) {
       b.role = BufferRole::Input;
       b.kind = BufferKind::Activations;
@@ -68,7 +71,7 @@ std::vector<int> activation_buffers(const Machine& machine, const GroupInfo& g,
       b.first_step = g.produced_step[l];
       b.last_step = g.last_use_step[l];
     }
-    if (ping_pong || cache || kept[l]) {
+    if (ping_pong || cache || kept[l] || g.gathered[l]) {
       b.first_step = 0;
       b.last_step = store_step;
     }

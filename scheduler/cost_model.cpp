@@ -116,6 +116,8 @@ int64_t compute_cycles_of(const Net& net, const Machine& machine, const Op& op, 
                                                        mm.transpose_b);
       return cycles;
     }
+    case OpKind::Embedding:  // no compute: the load phase's gathers fill its output
+      return 0;
     case OpKind::Concat: {
       if (op.concat_rows || op.copy_only)  // offsets in rows: one copy of the whole box
         return vector_instruction_cycles(machine, pixels, channels);

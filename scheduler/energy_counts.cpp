@@ -404,6 +404,9 @@ class Counter {
       case OpKind::Softmax:
       case OpKind::Input:
         return;
+      case OpKind::Embedding:  // the gather writes the tile's rows (its ids stay in DRAM)
+        write(tensor_sp(op.output), out.elements() * net_.activation_bytes);
+        return;
       case OpKind::Norm:
         norm(op, op_index, out);
         return;
@@ -484,6 +487,7 @@ class Counter {
       table_loads(t, window, idle);
       for (int x : g_.inputs) {
         if (kept[static_cast<size_t>(x)] && t > 0) continue;
+        if (gathered_ids(net_, g_.ops, x)) continue;  // read by the gather from DRAM
         const Box& box = need[static_cast<size_t>(x)];
         write(tensor_sp(x), box.elements() * net_.activation_bytes);
       }
@@ -511,7 +515,8 @@ class Counter {
     for (int t : g_.outputs) requested_all[static_cast<size_t>(t)] = full_box(net_.tensor(t).shape);
     const std::vector<Box> need = transfer(net_, g_.ops, requested_all).need;
     for (int x : g_.inputs)
-      write(tensor_sp(x), need[static_cast<size_t>(x)].elements() * net_.activation_bytes);
+      if (!gathered_ids(net_, g_.ops, x))
+        write(tensor_sp(x), need[static_cast<size_t>(x)].elements() * net_.activation_bytes);
     for (size_t pos = 0; pos < g_.ops.size(); ++pos) {
       const int o = g_.ops[pos];
       const Op& op = net_.op(o);
@@ -561,6 +566,7 @@ bool counts_kind(OpKind kind) {
     case OpKind::RowSoftmax:
     case OpKind::MatMul:
     case OpKind::Slice:
+    case OpKind::Embedding:
       return true;
   }
   return false;

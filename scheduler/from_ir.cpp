@@ -60,10 +60,7 @@ Status GraphConverter::add(const ir::Op& op) {
     case ir::OpKind::Gather:
       return add_gather(op, std::move(out));
     case ir::OpKind::Embedding:
-      return fail(describe_op(op) +
-                  ": rows of a table by token id need a gather by a run-time index, which the "
-                  "accelerator's ISA has no instruction for yet (docs/onnx-import.md, \"Token "
-                  "ids\"); `tessel infer` runs the model on the golden executors");
+      return add_embedding(op, std::move(out));
     case ir::OpKind::LayerNormalization:
     case ir::OpKind::RMSNormalization:
       return add_norm(op, std::move(out));
@@ -165,8 +162,14 @@ Op* GraphConverter::foldable_producer(const ir::Op& op, int x) {
 
 Status GraphConverter::add_input(const ir::Op& op, Op out) {
   out.kind = OpKind::Input;
-  auto t = new_tensor(op.outputs[0], op.name);
+  const ir::Tensor& x = graph_.tensor(op.outputs[0]);
+  // Token ids (int32; only an Embedding reads them): 4 bytes a token, as the gather reads them.
+  auto t = x.dtype == ir::DType::i32
+               ? Result<int>(net_.add_tensor(
+                     x.name, Shape3{4 / net_.activation_bytes, ir::element_count(x.shape), 1}))
+               : new_tensor(op.outputs[0], op.name);
   if (!t.ok()) return t.failure();
+  if (x.dtype == ir::DType::i32) tensor_of_[x.name] = t.value();
   out.output = t.value();
   network_inputs_.insert(t.value());
   net_.add_op(std::move(out));

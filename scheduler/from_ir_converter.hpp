@@ -133,6 +133,7 @@ class GraphConverter {
   bool stores_into_rows(int x) const;
   Result<int> add_dram_constant(const ir::Op& op, const std::string& name);
   Status add_gather(const ir::Op& op, Op out);
+  Status add_embedding(const ir::Op& op, Op out);
 
   // ---- from_ir_gather.cpp: pixel views
   std::optional<PixelHead> pixel_head(const std::string& name) const;

@@ -726,6 +726,32 @@ Status GraphConverter::add_gather(const ir::Op& op, Op out) {
   return {};
 }
 
+// An Embedding (rows of a constant table [V, d] by the token ids of a graph input): the load
+// phase's gather fills its output's tile; its DRAM weights are the rows it gathers.
+Status GraphConverter::add_embedding(const ir::Op& op, Op out) {
+  const ir::Tensor& table = graph_.tensor(op.inputs[1]);
+  if (!table.constant || table.shape.size() != 2)
+    return fail(describe_op(op) + ": the table '" + op.inputs[1] + "' is not a constant [V, d]");
+  auto ids = tensor_of_.find(op.inputs[0]);
+  if (ids == tensor_of_.end() || !network_inputs_.count(ids->second))
+    return fail(describe_op(op) + ": its ids '" + op.inputs[0] + "' are not a graph input");
+  out.kind = OpKind::Embedding;
+  out.inputs = {ids->second};
+  auto t = new_tensor(op.outputs[0], op.name);
+  if (!t.ok()) return t.failure();
+  const Shape3 y = net_.tensor(t.value()).shape;
+  const Shape3 x = net_.tensor(ids->second).shape;
+  if (y.c != table.shape[1] || y.w != 1 || y.h != x.h)
+    return fail(describe_op(op) + ": its output " +
+                ir::shape_string(graph_.tensor(op.outputs[0]).shape) + " is not one row of '" +
+                op.inputs[1] + "' a token");
+  out.output = t.value();
+  out.table_rows = table.shape[0];
+  out.gather_row_bytes = y.c * net_.activation_bytes;
+  net_.add_op(std::move(out));
+  return {};
+}
+
 // The copy of input `i` (net tensor `x`) of row Concat `op` into its row slice.
 Result<int> GraphConverter::add_append_copy(const ir::Op& op, size_t i, int x) {
   const std::string& name = op.inputs[i];

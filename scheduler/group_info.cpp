@@ -58,6 +58,7 @@ GroupInfo describe(const Net& net, const std::vector<int>& ops) {
       g.produced_step.push_back(0);
       g.last_use_step.push_back(0);
       g.internal_use.push_back(0);
+      g.gathered.push_back(0);
     }
     return id;
   };
@@ -78,6 +79,7 @@ GroupInfo describe(const Net& net, const std::vector<int>& ops) {
     const int out = local(op.output);
     g.out_local.push_back(out);
     g.produced_step[static_cast<size_t>(out)] = step;
+    g.gathered[static_cast<size_t>(out)] = op.kind == OpKind::Embedding;
     const Tensor& t = net.tensor(op.output);
     bool external = t.network_output;
     for (int consumer : t.consumers) {

@@ -51,6 +51,7 @@ struct GroupInfo {
   std::vector<int> produced_step;          // 0 for inputs
   std::vector<int> last_use_step;          // last in-group consumer step, 0 if none
   std::vector<char> internal_use;          // read by an op of the group
+  std::vector<char> gathered;  // an Embedding's output: the tile's load phase writes it (gather)
 };
 
 GroupInfo describe(const Net& net, const std::vector<int>& ops);

@@ -45,6 +45,8 @@ const char* to_string(OpKind kind) {
       return "matmul";
     case OpKind::Slice:
       return "slice";
+    case OpKind::Embedding:
+      return "embedding";
   }
   return "?";
 }
@@ -100,7 +102,11 @@ int64_t Net::total_weight_bytes() const {
 }
 
 int64_t Net::model_weight_bytes() const {
-  return sum_over(ops, [](const Op& op) { return op.weight_bytes - op.zero_weight_bytes; });
+  // An Embedding's weights are the rows it gathers, one a token (never the whole table).
+  return sum_over(ops, [this](const Op& op) {
+    return op.weight_bytes - op.zero_weight_bytes +
+           (op.kind == OpKind::Embedding ? tensor(op.output).shape.h * op.gather_row_bytes : 0);
+  });
 }
 
 int64_t Net::total_requant_table_bytes() const {

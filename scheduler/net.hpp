@@ -32,6 +32,12 @@ enum class OpKind {
                ///< `softmax`); the float classifier Softmax on the host is `Softmax`
   MatMul,      ///< MatMul of two activations, one per head (ISA `matmul`): see HeadMatMul
   Slice,       ///< channels [channel_offset, channel_offset + C) of its input: a DRAM view
+  /// Rows of a constant table by run-time token ids (ONNX Gather of a table by an INT64 input;
+  /// ISA `gather`, docs/scheduler-transformers.md "Token ids"). Its input is the ids, 4 bytes a
+  /// token (C = 4 / activation bytes, H = tokens, W = 1), which the gather reads from DRAM
+  /// itself: the load phase fills the output's tile (no compute). Its DRAM weights are the rows
+  /// it gathers, `gather_row_bytes` a token, never the whole table; `weight_bytes` is 0.
+  Embedding,
 };
 
 /// Printable name of a kind ("conv", "maxpool", ...).
@@ -195,6 +201,10 @@ struct Op {
   /// DRAM view that loads in strided boxes. Empty: the pixels keep their order.
   std::vector<int64_t> pixel_source;
   HeadMatMul matmul;  ///< MatMul
+  /// Embedding: the table's rows (ids index [-table_rows, table_rows)) and the bytes of one
+  /// gathered row (the output's channels).
+  int64_t table_rows = 0;
+  int64_t gather_row_bytes = 0;
 };
 
 /// A network ready to schedule: ops in a topological order, element sizes from the config.

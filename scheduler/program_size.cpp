@@ -72,6 +72,7 @@ class ProgramCounter {
       case OpKind::Concat:
       case OpKind::Mul:
       case OpKind::Norm:
+      case OpKind::Embedding:
       case OpKind::RowSoftmax:
       case OpKind::MatMul:
         return true;
@@ -344,7 +345,10 @@ class ProgramCounter {
         const Box& box = need[static_cast<size_t>(t)];
         if (box.empty()) continue;
         if (kept[static_cast<size_t>(t)] && !first_tile) continue;
-        activation_loads += load_dma_count(net_, t, box);  // row phases, gather runs
+        // An Embedding's ids: its gathers (4095 rows at most each) are these loads.
+        activation_loads += gathered_ids(net_, gs.ops, t)
+                                ? ceil_div(box.h.size() * box.w.size(), kGatherRows)
+                                : load_dma_count(net_, t, box);  // row phases, gather runs
       }
       for (size_t pos = 0; pos < gs.ops.size(); ++pos)
         if (!idle_in_tile(gs, gs.ops[pos], tile))

@@ -112,6 +112,7 @@ InputNeed deduce_input(const Net& net, const Op& op, int input_index, const Box&
       break;
     case OpKind::Input:
       break;
+    case OpKind::Embedding:  // the ids of the tile's tokens
     case OpKind::Norm:
     case OpKind::RowSoftmax:
       // A pixel's rows are whole: every channel of the tile's pixels.

@@ -63,6 +63,32 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
   }
 }
 
+// An Embedding's gathered rows (docs/timing.md "gather"): every tile's own tokens, whatever the
+// weights' residency, in the tile's load phase. The ids' DMA is already the tile's input load;
+// the gather is one instruction with it (one latency), and waits for its mover.
+void gather_rows(const Net& net, const Machine& machine, const GroupInfo& g,
+                 const TileGeometry& geo, GroupSchedule& gs, std::vector<int64_t>& load) {
+  const size_t locals = g.tensors.size();
+  // The DMA mover's bytes a cycle: HwConfig::dma_mover_bytes_per_cycle's rule.
+  const int64_t mover = std::clamp<int64_t>(machine.burst_bytes, 16, 64);
+  for (size_t pos = 0; pos < g.ops.size(); ++pos) {
+    const Op& op = net.op(g.ops[pos]);
+    if (op.kind != OpKind::Embedding) continue;
+    for (int64_t t = 0; t < geo.tiles; ++t) {
+      const Box& box =
+          geo.need[static_cast<size_t>(t) * locals + static_cast<size_t>(g.out_local[pos])];
+      if (box.empty()) continue;
+      const int64_t rows = box.h.size() * box.w.size();
+      gs.traffic.weights_read += gathered_bytes(op, box);
+      const int64_t ids = bursts_covering(0, 4 * rows, machine.burst_bytes);
+      const int64_t row_bursts = ceil_div(op.gather_row_bytes, machine.burst_bytes);
+      const int64_t gather = std::max(dma_instruction_cycles(machine, ids + rows * row_bursts),
+                                      2 + rows * (2 + ceil_div(op.gather_row_bytes, mover)));
+      load[static_cast<size_t>(t)] += gather - dma_instruction_cycles(machine, ids);
+    }
+  }
+}
+
 // Resident weights: every op's weights and table loaded once before the first tile; returns
 // their DMA cycles.
 int64_t load_resident_weights(const Net& net, const Machine& machine, const GroupInfo& g,
@@ -146,6 +172,7 @@ Result<GroupSchedule> evaluate_with(const Net& net, const Machine& machine, cons
   } else {
     stream_weights(net, machine, g, geo, keep_slices, gs, load);
   }
+  gather_rows(net, machine, g, geo, gs, load);
   for (int64_t t = 0; t < geo.tiles; ++t) {
     gs.load_cycles += load[static_cast<size_t>(t)];
     gs.compute_cycles += act.compute[static_cast<size_t>(t)];

@@ -53,6 +53,18 @@ bool constant_by_rows(const Op& op) {
   return op.constant_operand && op.constant_stride_y > 0 && op.constant_row_period == 0;
 }
 
+bool gathered_ids(const Net& net, const std::vector<int>& ops, int tensor) {
+  for (int o : ops) {
+    const Op& op = net.op(o);
+    if (op.kind == OpKind::Embedding && !op.inputs.empty() && op.inputs[0] == tensor) return true;
+  }
+  return false;
+}
+
+int64_t gathered_bytes(const Op& op, const Box& box) {
+  return op.kind == OpKind::Embedding ? box.h.size() * box.w.size() * op.gather_row_bytes : 0;
+}
+
 std::vector<Interval> constant_row_portions(const Op& op, Interval rows) {
   return unit_portions(rows, op.constant_operand ? op.constant_row_period : 0);
 }

@@ -23,6 +23,16 @@ bool loads_table(const Op& op);
 /// output box covers (constant_rows), not the whole constant.
 bool constant_by_rows(const Op& op);
 
+/// Whether net tensor `tensor` is the token ids of an Embedding among `ops`: its gather reads
+/// them from DRAM, so no load puts them on chip.
+bool gathered_ids(const Net& net, const std::vector<int>& ops, int tensor);
+
+/// Rows one ISA `gather` takes at most (its y_size field).
+inline constexpr int64_t kGatherRows = 4095;
+
+/// The DRAM bytes an Embedding's gathers read for output box `box`: a row a token.
+int64_t gathered_bytes(const Op& op, const Box& box);
+
 /// The rows of output rows `rows` of `op` that one vector instruction each covers: `rows` cut at
 /// every multiple of a constant operand's row period (Op::constant_row_period), else whole.
 std::vector<Interval> constant_row_portions(const Op& op, Interval rows);

@@ -105,6 +105,7 @@ struct IoEntry {
   std::vector<std::int64_t> shape;  // NCHW (or N x K)
   double scale = 1;
   std::int32_t zero_point = 0;
+  bool token_ids = false;  // int32 ids, 4 bytes each, as given (an Embedding's input)
 };
 
 std::vector<IoEntry> io_entries(const nlohmann::json& compile, const std::string& path) {
@@ -119,6 +120,7 @@ std::vector<IoEntry> io_entries(const nlohmann::json& compile, const std::string
       e.shape = j.at("shape").get<std::vector<std::int64_t>>();
       e.scale = j.at("scale").get<double>();
       e.zero_point = j.at("zero_point").get<std::int32_t>();
+      e.token_ids = j.value("token_ids", false);
       entries.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -159,10 +161,27 @@ void check_region(const std::string& compile_path, const std::string& key,
                           std::to_string(image_bytes) + "-byte DRAM image");
 }
 
-/// Quantizes `path` (float32, the input's shape) into the DRAM image at the input's region.
+/// Quantizes `path` (float32, the input's shape) into the DRAM image at the input's region; token
+/// ids (int32) are written as they are, 4 bytes each.
 void write_input(const std::string& path, const IoEntry& input, int element_bytes,
                  std::vector<std::uint8_t>& image) {
   const NpyArray array = read_npy(path);
+  if (input.token_ids) {
+    if (array.dtype != NpyDtype::i32)
+      throw_input_error({path, 0, 0}, "header.descr",
+                        "the network input '" + input.name + "' is token ids: int32, got " +
+                            std::string(npy_dtype_name(array.dtype)));
+    if (element_count(array.shape) != element_count(input.shape))
+      throw_input_error({path, 0, 0}, "header.shape",
+                        "the network input '" + input.name + "' holds " +
+                            std::to_string(element_count(input.shape)) + " ids");
+    const std::vector<std::int32_t> ids = array.values<std::int32_t>();
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      for (int b = 0; b < 4; ++b)
+        image[input.offset + 4 * i + static_cast<std::uint64_t>(b)] =
+            static_cast<std::uint8_t>((static_cast<std::uint32_t>(ids[i]) >> (8 * b)) & 0xff);
+    return;
+  }
   if (array.dtype != NpyDtype::f32)
     throw_input_error(
         {path, 0, 0}, "header.descr",
@@ -391,8 +410,8 @@ int run(const SimArgs& args) {
         std::find_if(io.begin(), io.end(), [](const IoEntry& e) { return e.is_input; });
     if (input == io.end())
       throw_input_error({compile_path, 0, 0}, "io", "no network input is listed");
-    check_region(compile_path, "io." + input->name, input->shape, input->offset, element_bytes,
-                 image.bytes.size());
+    check_region(compile_path, "io." + input->name, input->shape, input->offset,
+                 input->token_ids ? 4 : element_bytes, image.bytes.size());
     write_input(args.input, *input, element_bytes, image.bytes);
   }
   clock.lap("input");

@@ -306,24 +306,15 @@ class SimEvaluator final : public PointEvaluator {
     // compile` writes it); a functional run takes it, and the outputs, from the golden run.
     for (ir::OpId id : qgraph.inputs()) {
       const std::string& name = qgraph.op(id).outputs[0];
-      const std::string qname = name + ".q";
-      if (!qgraph.has_tensor(qname) || !qgraph.tensor(qname).quant)
-        return fail("network input '" + name + "' has no quantized form");
-      const auto& q = qgraph.tensor(qname);
-      const cpu::TensorData x = cpu::default_input(qgraph.tensor(name).shape);
-      const float* values = x.data<float>();
-      std::vector<std::int32_t> ints(static_cast<std::size_t>(x.size()));
-      for (std::int64_t i = 0; i < x.size(); ++i) {
-        ints[static_cast<std::size_t>(i)] =
-            intops::quantize_value(values[i], q.quant->scales[0], quant::dtype_bits(q.dtype));
-      }
-      out->inputs[qname] = std::move(ints);
+      auto codes = cpu::input_codes(qgraph, name, cpu::default_graph_input(qgraph, name));
+      if (!codes.ok()) return codes.failure();
+      out->inputs.insert(std::move(codes).value());
     }
     if (functional_) {
       std::map<std::string, cpu::TensorData> feeds;
       for (ir::OpId id : qgraph.inputs()) {
         const std::string& name = qgraph.op(id).outputs[0];
-        feeds.emplace(name, cpu::default_input(qgraph.tensor(name).shape));
+        feeds.emplace(name, cpu::default_graph_input(qgraph, name));
       }
       cpu::Executor executor(qgraph);
       cpu::RunOptions run;

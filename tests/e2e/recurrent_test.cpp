@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,15 +24,7 @@ namespace {
 
 using frontend::testing::Attr;
 using frontend::testing::ModelBuilder;
-
-/// `count` values uniform in [-scale, scale], seeded: weights that neither vanish nor saturate.
-std::vector<float> uniform(std::size_t count, float scale, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using frontend::testing::uniform;
 
 constexpr std::int64_t kSeq = 4, kIn = 8, kHidden = 16, kClasses = 10;
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -148,5 +149,14 @@ class ModelBuilder {
 
   onnx::ModelProto model_;
 };
+
+/// `count` weights uniform in [-scale, scale], seeded: values that neither vanish nor saturate.
+inline std::vector<float> uniform(std::size_t count, float scale, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(count);
+  for (float& x : v) x = d(rng);
+  return v;
+}
 
 }  // namespace tessel::frontend::testing

@@ -118,24 +118,10 @@ Result<PreparedModel> prepare_model(const ir::Graph& graph, const quant::QuantCo
   std::map<std::string, cpu::TensorData> inputs;
   for (ir::OpId id : q.inputs()) {
     const std::string& name = q.op(id).outputs[0];
-    if (q.tensor(name).dtype == ir::DType::i32) {  // token ids: stored as they are
-      cpu::TensorData ids = cpu::default_graph_input(q, name, input_seed);
-      const auto* v = ids.data<std::int32_t>();
-      model.input_values[name] = std::vector<std::int32_t>(v, v + ids.size());
-      inputs.emplace(name, std::move(ids));
-      continue;
-    }
-    const std::string qname = name + ".q";
-    if (!q.has_tensor(qname) || !q.tensor(qname).quant)
-      return fail("network input '" + name + "' has no quantized form");
-    const ir::Tensor& qt = q.tensor(qname);
-    cpu::TensorData x = cpu::default_input(q.tensor(name).shape, input_seed);
-    const float* values = x.data<float>();
-    std::vector<std::int32_t> ints(static_cast<std::size_t>(x.size()));
-    for (std::int64_t i = 0; i < x.size(); ++i)
-      ints[static_cast<std::size_t>(i)] =
-          intops::quantize_value(values[i], qt.quant->scales[0], quant::dtype_bits(qt.dtype));
-    model.input_values[qname] = std::move(ints);
+    cpu::TensorData x = cpu::default_graph_input(q, name, input_seed);
+    auto codes = cpu::input_codes(q, name, x);
+    if (!codes.ok()) return codes.failure();
+    model.input_values.insert(std::move(codes).value());
     inputs.emplace(name, std::move(x));
   }
   cpu::Executor executor(q);

@@ -305,6 +305,25 @@ std::int64_t token_id_range(const ir::Graph& graph, const std::string& input) {
   return rows;
 }
 
+Result<std::pair<std::string, std::vector<std::int32_t>>> input_codes(const ir::Graph& graph,
+                                                                      const std::string& input,
+                                                                      const TensorData& x) {
+  if (graph.tensor(input).dtype == ir::DType::i32) {  // token ids: stored as they are
+    const auto* ids = x.data<std::int32_t>();
+    return std::pair{input, std::vector<std::int32_t>(ids, ids + x.size())};
+  }
+  const std::string qname = input + ".q";
+  if (!graph.has_tensor(qname) || !graph.tensor(qname).quant)
+    return fail("network input '" + input + "' has no quantized form");
+  const ir::Tensor& q = graph.tensor(qname);
+  const float* values = x.data<float>();
+  std::vector<std::int32_t> codes(static_cast<std::size_t>(x.size()));
+  for (std::int64_t i = 0; i < x.size(); ++i)
+    codes[static_cast<std::size_t>(i)] =
+        intops::quantize_value(values[i], q.quant->scales[0], quant::dtype_bits(q.dtype));
+  return std::pair{qname, std::move(codes)};
+}
+
 TensorData default_graph_input(const ir::Graph& graph, const std::string& input,
                                std::uint64_t seed) {
   const ir::Tensor& tensor = graph.tensor(input);

@@ -117,4 +117,12 @@ std::int64_t token_id_range(const ir::Graph& graph, const std::string& input);
 TensorData default_graph_input(const ir::Graph& graph, const std::string& input,
                                std::uint64_t seed = 0);
 
+/// The integer values a program's DRAM image holds for graph input `input` of quantized graph
+/// `graph` given its value `x` (float, or i32 token ids), keyed as codegen::compile takes them:
+/// token ids as they are, by the input's name; a float input quantized as the graph's Quantize
+/// op does, by its integer tensor's name ("<input>.q"). Fails naming an input with neither.
+Result<std::pair<std::string, std::vector<std::int32_t>>> input_codes(const ir::Graph& graph,
+                                                                      const std::string& input,
+                                                                      const TensorData& x);
+
 }  // namespace tessel::cpu
