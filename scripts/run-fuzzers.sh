@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang++ (ASan + UBSan) and runs each for N seconds.
-# Usage: scripts/run-fuzzers.sh [SECONDS=60] [ONNX_SECONDS=SECONDS]   (CI runs these four 40 s
+# Usage: scripts/run-fuzzers.sh [SECONDS=60] [ONNX_SECONDS=SECONDS]   (CI runs these four 30 s
 # each, two at a time, and the ONNX importer's 60 s beside them; any crash exits non-zero)
 # Targets: decode, asm (isa/), config (the YAML config loader), npy (the .npy reader), onnx
 # (scripts/run-onnx-fuzzer.sh).
