@@ -175,8 +175,12 @@ double HwConfig::dram_sustained_bytes_per_cycle() const {
   return std::min(bus, static_cast<double>(dram.max_outstanding_requests) * burst / round_trip);
 }
 
+std::int64_t dma_mover_bytes_per_cycle(std::int64_t burst_bytes) {
+  return std::clamp<std::int64_t>(burst_bytes, 16, 64);
+}
+
 std::int64_t HwConfig::dma_mover_bytes_per_cycle() const {
-  return std::clamp<std::int64_t>(dram.burst_bytes, 16, 64);
+  return tessel::dma_mover_bytes_per_cycle(dram.burst_bytes);
 }
 
 std::int64_t HwConfig::total_onchip_bytes() const {

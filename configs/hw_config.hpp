@@ -154,6 +154,12 @@ struct FpgaTargetConfig {
 /// A validated hardware config. Every instance produced by the loader satisfies all the rules
 /// in docs/config.md (for instance every DataKind has a scratchpad that may hold it), so
 /// consumers need not re-check them.
+/// The DMA data mover's bytes a cycle (the RTL's DW) for DRAM bursts of `burst_bytes`: the
+/// burst, within [16, 64]. The timing contract charges it where the mover, not the DRAM, can
+/// bound a DMA (a gather's rows: docs/timing.md "gather"). The one rule: the simulator, hwgen
+/// and the scheduler's Machine take it from here.
+std::int64_t dma_mover_bytes_per_cycle(std::int64_t burst_bytes);
+
 struct HwConfig {
   std::string name;         ///< short identifier, [A-Za-z0-9._-]+
   std::string description;  ///< free text; not part of the content hash
@@ -183,9 +189,7 @@ struct HwConfig {
   /// O outstanding bursts of B bytes and L = dram_latency_cycles. Below b when the slots do
   /// not cover a burst's round trip (the DMA is latency-bound, Little's law).
   double dram_sustained_bytes_per_cycle() const;
-  /// The DMA data mover's bytes a cycle (the RTL's DW): the burst, within [16, 64]. The timing
-  /// contract charges it where the mover, not the DRAM, can bound a DMA (a gather's rows:
-  /// docs/timing.md "gather").
+  /// The DMA data mover's bytes a cycle (the RTL's DW): dma_mover_bytes_per_cycle(burst).
   std::int64_t dma_mover_bytes_per_cycle() const;
   /// Sum of all scratchpad sizes.
   std::int64_t total_onchip_bytes() const;

@@ -54,6 +54,7 @@ Machine machine_from_config(const HwConfig& config) {
   m.dram_latency_cycles = config.dram_latency_cycles();
   m.burst_bytes = config.dram.burst_bytes;
   m.max_outstanding = config.dram.max_outstanding_requests;
+  m.dma_mover_bytes = config.dma_mover_bytes_per_cycle();
   m.clock_mhz = config.clock_mhz;
   m.lookup_table = config.vector.lookup_table;
   m.broadcast_multiply = config.vector.broadcast_multiply;

@@ -41,6 +41,7 @@ struct Machine {
   int64_t dram_latency_cycles = 0;       ///< L: request latency
   int64_t burst_bytes = 64;              ///< B: DRAM burst
   int64_t max_outstanding = 8;           ///< O: bursts in flight
+  int64_t dma_mover_bytes = 64;          ///< the DMA mover's bytes a cycle (a gather's rows)
   double clock_mhz = 100;
   /// The vector unit's optional instructions (docs/config.md): `lut` (vector.lookup_table),
   /// `mul` (vector.broadcast_multiply). net_from_graph refuses an op that needs a missing one.

@@ -1,6 +1,8 @@
 // JSON form of the scheduler's hardware view, and the check that a schedule's view is a config's.
 #include "scheduler/machine_json.hpp"
 
+#include "configs/hw_config.hpp"
+
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -99,11 +101,16 @@ Machine read_machine(const nlohmann::json& json) {
   m.accumulator_bytes = int_at(bytes, p + ".element_bytes", "accumulators", 1);
   const auto& dram =
       object_at(j.at("dram"), p + ".dram",
-                {"bytes_per_cycle", "latency_cycles", "burst_bytes", "max_outstanding"});
+                {"bytes_per_cycle", "latency_cycles", "burst_bytes", "max_outstanding"},
+                {"mover_bytes_per_cycle"});
   m.dram_bytes_per_cycle = positive_at(dram, p + ".dram", "bytes_per_cycle");
   m.dram_latency_cycles = int_at(dram, p + ".dram", "latency_cycles", 0);
   m.burst_bytes = int_at(dram, p + ".dram", "burst_bytes", 1);
   m.max_outstanding = int_at(dram, p + ".dram", "max_outstanding", 1);
+  // Optional: a schedule written before the key existed (session 45) has the config's mover.
+  m.dma_mover_bytes = dram.contains("mover_bytes_per_cycle")
+                          ? int_at(dram, p + ".dram", "mover_bytes_per_cycle", 1)
+                          : dma_mover_bytes_per_cycle(m.burst_bytes);
   const auto& pads = j.at("scratchpads");
   if (!pads.is_array() || pads.empty())
     throw KeyError(p + ".scratchpads: must be a non-empty array");
@@ -172,7 +179,8 @@ ordered_json machine_to_json(const Machine& m) {
   j["dram"] = {{"bytes_per_cycle", m.dram_bytes_per_cycle},
                {"latency_cycles", m.dram_latency_cycles},
                {"burst_bytes", m.burst_bytes},
-               {"max_outstanding", m.max_outstanding}};
+               {"max_outstanding", m.max_outstanding},
+               {"mover_bytes_per_cycle", m.dma_mover_bytes}};
   ordered_json pads = ordered_json::array();
   for (const auto& pad : m.scratchpads)
     pads.push_back({{"name", pad.name}, {"size", pad.size_bytes}});

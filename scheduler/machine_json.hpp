@@ -12,9 +12,9 @@ namespace tessel::sched {
 /// mapping.md, "The hardware view"): name, clock_mhz, matrix {rows, cols, fill_cycles,
 /// drain_cycles, activation_operands}, vector {lanes, lookup_table, broadcast_multiply,
 /// row_normalise}, element_bytes {activations, weights, accumulators}, dram {bytes_per_cycle,
-/// latency_cycles, burst_bytes, max_outstanding}, scratchpads [{name, size}] and scratchpad_for
-/// {activations, weights, accumulators, outputs} (indices into scratchpads). The energy table is
-/// not written: it is the config's, read from the config.
+/// latency_cycles, burst_bytes, max_outstanding, mover_bytes_per_cycle}, scratchpads [{name, size}]
+/// and scratchpad_for {activations, weights, accumulators, outputs} (indices into scratchpads). The
+/// energy table is not written: it is the config's, read from the config.
 nlohmann::ordered_json machine_to_json(const Machine& machine);
 
 /// Reads what machine_to_json wrote; fails naming the key (`machine.dram.burst_bytes: ...`) that

@@ -69,8 +69,7 @@ void stream_weights(const Net& net, const Machine& machine, const GroupInfo& g,
 void gather_rows(const Net& net, const Machine& machine, const GroupInfo& g,
                  const TileGeometry& geo, GroupSchedule& gs, std::vector<int64_t>& load) {
   const size_t locals = g.tensors.size();
-  // The DMA mover's bytes a cycle: HwConfig::dma_mover_bytes_per_cycle's rule.
-  const int64_t mover = std::clamp<int64_t>(machine.burst_bytes, 16, 64);
+  const int64_t mover = machine.dma_mover_bytes;
   for (size_t pos = 0; pos < g.ops.size(); ++pos) {
     const Op& op = net.op(g.ops[pos]);
     if (op.kind != OpKind::Embedding) continue;

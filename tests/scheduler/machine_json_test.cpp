@@ -17,13 +17,15 @@ const std::string kHw = std::string(TESSEL_SOURCE_DIR) + "/configs/hw/";
 // configs/hw/vta-pynq.yaml by hand: 100 MHz; 16 x 16 int8, fill 4, drain 1, one block row
 // loaded a cycle; 16 lanes, no
 // optional vector instruction; 800 MB/s = 8 B/cycle, 300 ns = 30 cycles, 128 B bursts, 8
-// outstanding; inp 32 KiB, wgt 256 KiB, acc 128 KiB, out 32 KiB, each holding one kind.
+// outstanding, a 64 B DMA mover (the burst within [16, 64]); inp 32 KiB, wgt 256 KiB, acc 128 KiB,
+// out 32 KiB, each holding one kind.
 const char* kVtaView = R"({"name":"vta-pynq","clock_mhz":100.0,
   "matrix":{"rows":16,"cols":16,"fill_cycles":4,"drain_cycles":1,"activation_operands":false,
             "weight_load_rows":1},
   "vector":{"lanes":16,"lookup_table":false,"broadcast_multiply":false,"row_normalise":false},
   "element_bytes":{"activations":1,"weights":1,"accumulators":4},
-  "dram":{"bytes_per_cycle":8.0,"latency_cycles":30,"burst_bytes":128,"max_outstanding":8},
+  "dram":{"bytes_per_cycle":8.0,"latency_cycles":30,"burst_bytes":128,"max_outstanding":8,
+          "mover_bytes_per_cycle":64},
   "scratchpads":[{"name":"inp","size":32768},{"name":"wgt","size":262144},
                  {"name":"acc","size":131072},{"name":"out","size":32768}],
   "scratchpad_for":{"activations":0,"weights":1,"accumulators":2,"outputs":3}})";
@@ -106,6 +108,24 @@ TEST(MachineJson, a_view_without_weight_load_rows_was_made_for_one_row_a_cycle) 
             "machine.matrix.weight_load_rows: schedule made for 4, config has 1");
   view["matrix"]["weight_load_rows"] = 0;
   EXPECT_EQ(reason_of(view, vta), "machine.matrix.weight_load_rows: must be at least 1, not 0");
+}
+
+// dram.mover_bytes_per_cycle (session 46): a view written before it has the mover of its
+// bursts; a view made for another mover is refused.
+TEST(MachineJson, a_view_without_the_mover_width_has_its_bursts_mover) {
+  const Machine vta = machine_from_config(load_hw_config(kHw + "vta-pynq.yaml"));
+  auto view = nlohmann::json::parse(kVtaView);
+  view["dram"].erase("mover_bytes_per_cycle");
+  auto back = machine_from_json(view);
+  ASSERT_TRUE(back.ok()) << back.reason();
+  EXPECT_EQ(back.value().dma_mover_bytes, 64);
+  EXPECT_EQ(reason_of(view, vta), "accepted");
+  view["dram"]["burst_bytes"] = 8;  // a burst below the mover's floor: 16
+  EXPECT_EQ(machine_from_json(view).value().dma_mover_bytes, 16);
+  view = nlohmann::json::parse(kVtaView);
+  view["dram"]["mover_bytes_per_cycle"] = 32;
+  EXPECT_EQ(reason_of(view, vta),
+            "machine.dram.mover_bytes_per_cycle: schedule made for 32, config has 64");
 }
 
 TEST(MachineJson, a_malformed_view_is_refused_naming_the_key) {
