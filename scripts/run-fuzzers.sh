@@ -26,15 +26,13 @@ mkdir -p "$out/generated/isa" "$out/obj" "$out/corpus/decode" "$out/corpus/asm" 
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I"$root" -I"$out/generated"
        -DTESSEL_HW_CONFIG_DIR="\"$root/configs/hw\"")
-objects=()
-for source in isa/instruction.cpp isa/program.cpp isa/assembler.cpp isa/target.cpp \
-              isa/timing.cpp support/diagnostic.cpp support/strings.cpp support/files.cpp \
-              support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp \
-              configs/energy_config.cpp configs/energy_model.cpp configs/yaml_documents.cpp; do
-  object="$out/obj/$(echo "$source" | tr / _).o"
-  "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
-  objects+=("$object")
-done
+# shellcheck source=scripts/fuzz-unity.sh
+. "$root/scripts/fuzz-unity.sh"
+fuzz_unity_object "$out/obj/readers.o" isa/instruction.cpp isa/program.cpp isa/assembler.cpp \
+  isa/target.cpp isa/timing.cpp support/diagnostic.cpp support/strings.cpp support/files.cpp \
+  support/npy.cpp support/units.cpp configs/hw_config.cpp configs/hw_config_loader.cpp \
+  configs/energy_config.cpp configs/energy_model.cpp configs/yaml_documents.cpp
+objects=("$out/obj/readers.o")
 
 # Seeds: the microbenchmark programs, one-instruction .bins (header + finish, header + matmul) of
 # the current ISA version and an empty one of the oldest readable version (it is written back as

@@ -11,16 +11,15 @@ mkdir -p "$out/obj-onnx" "$out/corpus/onnx"
 
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I"$root")
-objects=()
-for source in compiler/frontend/*.cpp compiler/ir/tensor.cpp compiler/ir/op.cpp compiler/ir/analysis.cpp \
-              compiler/ir/graph.cpp compiler/ir/shape_inference.cpp compiler/ir/shape_rules.cpp \
-              compiler/ir/unary.cpp support/cancel.cpp support/diagnostic.cpp support/files.cpp \
-              support/strings.cpp; do
-  object="$out/obj-onnx/$(echo "$source" | tr / _).o"
-  "$cxx" "${flags[@]}" -c "$root/$source" -o "$object"
-  objects+=("$object")
-done
-"$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_onnx.cpp" "${objects[@]}" \
+# shellcheck source=scripts/fuzz-unity.sh
+. "$root/scripts/fuzz-unity.sh"
+frontend=()
+for source in "$root"/compiler/frontend/*.cpp; do frontend+=("${source#"$root"/}"); done
+fuzz_unity_object "$out/obj-onnx/importer.o" "${frontend[@]}" compiler/ir/tensor.cpp \
+  compiler/ir/op.cpp compiler/ir/analysis.cpp compiler/ir/graph.cpp \
+  compiler/ir/shape_inference.cpp compiler/ir/shape_rules.cpp compiler/ir/unary.cpp \
+  support/cancel.cpp support/diagnostic.cpp support/files.cpp support/strings.cpp
+"$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/fuzz/fuzz_onnx.cpp" "$out/obj-onnx/importer.o" \
   -lonnx_proto -lprotobuf -o "$out/fuzz_onnx"
 
 # Seeds: every backend node test model under 4 KiB (small graphs of every op).

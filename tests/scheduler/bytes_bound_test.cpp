@@ -701,12 +701,17 @@ TEST(BytesBound, every_policy_moves_at_least_the_bound_on_tiny_and_random_nets) 
   }
   for (uint64_t seed = 1; seed <= testing::random_seeds(12); ++seed) {
     const Net net = testing::random_net(seed, 10);
-    for (int64_t capacity : {1024, 2048, 4096, 8192, 16384})
+    for (int64_t capacity : {1024, 2048, 4096, 8192, 16384}) {
+      // Under the sanitizers two of the five (the test's largest cost there: 105 s of
+      // scheduler_tests' 293 under ASan, session 46).
+      if (testing::kSanitized && capacity != 2048 && capacity != 8192) continue;
       check(net, unified_machine(capacity, 4, 4));
+    }
   }
   std::printf("%d schedules, %d cases with forced traffic\n", schedules, forced_cases);
-  // Under ASan half the tiny capacities and a quarter of the seeds run (testing::kSanitized).
-  EXPECT_GT(schedules, testing::kSanitized ? 200 : 500);
+  // Under ASan half the tiny capacities, a quarter of the seeds and two of the random nets'
+  // five capacities run (testing::kSanitized): 180 schedules there in session 46.
+  EXPECT_GT(schedules, testing::kSanitized ? 150 : 500);
   EXPECT_GT(forced_cases, testing::kSanitized ? 4 : 10);
 }
 

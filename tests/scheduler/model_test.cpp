@@ -938,6 +938,9 @@ TEST(Search, the_skips_change_no_result_on_random_dags) {
         ops.push_back(seq[j]);
         for (Objective objective : {Objective::Bytes, Objective::Latency}) {
           for (bool tiles_2d : {false, true}) {
+            // Under the sanitizers row tiles only (BytesBound's group-floor test plans with
+            // column tiles there; this one took 37 s of scheduler_tests' 293, session 46).
+            if (testing::kSanitized && tiles_2d) continue;
             PlanOptions options;
             options.objective = objective;
             options.column_tiles_every_row = tiles_2d;
@@ -989,7 +992,7 @@ TEST(Search, the_skips_change_no_result_on_random_dags) {
       }
     }
   }
-  EXPECT_GT(compared, 200);
+  EXPECT_GT(compared, testing::kSanitized ? 100 : 200);
 }
 
 }  // namespace

@@ -73,7 +73,9 @@ TEST(Policies, energy_objectives_are_never_worse_than_the_bytes_and_latency_sche
   machine.energy = std::make_shared<const EnergyTable>(energy_table(micro));
   machine.clock_mhz = micro.clock_mhz;
   int differ = 0;  // cells where the energy schedule is strictly better than the bytes one
-  for (uint64_t seed = 1; seed <= testing::random_seeds(6); ++seed) {
+  // Under the sanitizers one seed (52 s of scheduler_tests' 293 under ASan with two, session
+  // 46); its cells differ already.
+  for (uint64_t seed = 1; seed <= (testing::kSanitized ? 1 : testing::random_seeds(6)); ++seed) {
     const Net net = testing::random_net(seed, 8);
     for (const char* policy : {"optimal", "opfusion"}) {
       EnergyBreakdown e[4];
