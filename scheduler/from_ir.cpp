@@ -339,7 +339,8 @@ Status GraphConverter::add_mul(const ir::Op& op, Op out) {
 // per channel wherever the tensor's channels lie (ConvNeXt's layer scale [C, 1, 1] against
 // NCHW), strides (0, 0); or a constant along the rows and columns, whole along its channels (the
 // last axis): a rotary embedding's [S, hd] cos/sin table against [1, H, S, hd] head pixels (the
-// same rows for every head), ViT's [1, S, d] position embedding against its tokens.
+// same rows for every head), ViT's [1, S, d] position embedding against its tokens (against a
+// batch of sequences, each sequence's rows read it again: Op::constant_row_period).
 Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) {
   const std::string what = describe_op(op);
   const std::string kind = std::string(ir::to_string(op.kind));
@@ -363,10 +364,12 @@ Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) 
   if (pixels || !broadcasts_per_channel(k, graph_.tensor(x_name).shape, channel_axis_of(x_name))) {
     // The IR axis of each net axis: channels last; rows the one before; head pixels' columns
     // the heads before that (a token tensor has one column).
+    // A token tensor's rows are its leading axes' (a batch of sequences: B x S rows).
     const auto rank = static_cast<int64_t>(y_ir.size());
+    const int64_t rows = rank < 2 ? 0 : y_ir[static_cast<size_t>(rank - 2)];
+    const int64_t sequences = pixels || rank < 2 ? 1 : ir::element_count(y_ir) / (rows * xs.c);
     if (graph_.tensor(x_name).shape != y_ir || rank < 2 || static_cast<int64_t>(k.size()) > rank ||
-        (!pixels && xs.w != 1) || y_ir.back() != xs.c ||
-        y_ir[static_cast<size_t>(rank - 2)] != xs.h)
+        (!pixels && xs.w != 1) || y_ir.back() != xs.c || rows * sequences != xs.h)
       return fail(what + ": " + (kind == "Add" ? "an Add of" : "a Mul by") + " the constant '" +
                   op.inputs[c] + "' " + ir::shape_string(k) + " of " + ir::shape_string(y_ir) +
                   " (only one value per channel, or a constant broadcast over the rows or heads "
@@ -374,6 +377,10 @@ Status GraphConverter::add_constant_operand(const ir::Op& op, Op out, size_t c) 
     auto s = constant_strides(k, y_ir, pixels);
     if (!s.ok()) return fail(what + ": the constant '" + op.inputs[c] + "' " + s.reason());
     strides = s.value();
+    // One sequence's rows broadcast over a batch (GPT-2's position rows [S, d] against B
+    // sequences): row y reads the constant's row y mod S (constant_strides refused a constant
+    // that varies along the batch).
+    if (sequences > 1 && strides.first > 0) out.constant_row_period = rows;
   }
   out.kind = op.kind == ir::OpKind::Mul ? OpKind::Mul : OpKind::Add;  // Sub: add's subtract
   out.constant_operand = true;
