@@ -201,6 +201,12 @@ std::string NetBuilder::input_shaped(const std::string& name, ir::Shape shape) {
   return name;
 }
 
+std::string NetBuilder::input_ids(const std::string& name, ir::Shape shape) {
+  auto id = graph_.add_input(name, std::move(shape), ir::DType::i32);
+  if (!id) throw std::logic_error("zoo: " + id.reason());
+  return name;
+}
+
 std::string NetBuilder::parameter(const std::string& name, ir::Shape shape, double mean,
                                   double std_dev) {
   add_parameter(name, std::move(shape), mean, std_dev);
@@ -225,12 +231,20 @@ std::string NetBuilder::op(const std::string& name, OpKind kind, std::vector<std
 
 std::string NetBuilder::dense(const std::string& x, const std::string& name,
                               std::int64_t out_features, double gain, bool bias) {
-  const ir::Shape in_shape = shape(x);
-  const std::int64_t in_features = in_shape.back();
+  const std::int64_t in_features = shape(x).back();
   add_parameter(name + ".weight", {out_features, in_features}, 0.0,
                 std::sqrt(gain / static_cast<double>(in_features)));
-  std::vector<std::string> inputs = {x, name + ".weight"};
-  if (bias) inputs.push_back(parameter(name + ".bias", {out_features}, 0.0, 0.01));
+  return linear_by(x, name, name + ".weight",
+                   bias ? parameter(name + ".bias", {out_features}, 0.0, 0.01) : "");
+}
+
+std::string NetBuilder::linear_by(const std::string& x, const std::string& name,
+                                  const std::string& weight, const std::string& bias) {
+  const ir::Shape in_shape = shape(x);
+  const std::int64_t in_features = in_shape.back();
+  const std::int64_t out_features = shape(weight).at(0);
+  std::vector<std::string> inputs = {x, weight};
+  if (!bias.empty()) inputs.push_back(bias);
   if (in_shape.size() == 2)
     return op(name, OpKind::Gemm, std::move(inputs), {{"transB", std::int64_t{1}}});
   inputs[0] = reshape(x, name + ".flatten", {-1, in_features});

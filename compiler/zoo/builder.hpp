@@ -65,6 +65,8 @@ class NetBuilder {
   // --- transformer and modern-CNN layers -------------------------------------------------
   /// A graph input of any shape (the batch is not applied: give it in `shape`).
   std::string input_shaped(const std::string& name, ir::Shape shape);
+  /// A graph input of token ids (i32, any shape): what an Embedding reads.
+  std::string input_ids(const std::string& name, ir::Shape shape);
   /// A seeded N(mean, std_dev^2) parameter; returns its name.
   std::string parameter(const std::string& name, ir::Shape shape, double mean, double std_dev);
   /// A constant with the given values (not seeded: masks, rotary tables, scalars), kept in
@@ -78,6 +80,10 @@ class NetBuilder {
   /// (as the importer lowers an exported MatMul by a constant).
   std::string dense(const std::string& x, const std::string& name, std::int64_t out_features,
                     double gain = 1.0, bool bias = true);
+  /// The same Linear by an existing [out, in] `weight` (a tied weight: GPT-2's LM head by its
+  /// token table) and an optional existing `bias`.
+  std::string linear_by(const std::string& x, const std::string& name, const std::string& weight,
+                        const std::string& bias = "");
   /// nn.LayerNorm over the last axis (`<name>.weight` ~ 1, `<name>.bias` ~ 0).
   std::string layer_norm(const std::string& x, const std::string& name, double epsilon);
   /// Llama's RMSNorm over the last axis (`<name>.weight` ~ 1).

@@ -38,7 +38,7 @@ struct ModelOptionValues {
     command
         .add_option(
             "--layers", layers,
-            "Layers of a transformer stack zoo model (bert_base, gpt2, vit_b_16; 0: all 12)")
+            "Layers of a transformer stack zoo model (bert_base, gpt2*, vit_b_16; 0: all 12)")
         ->check(CLI::NonNegativeNumber);
     command.add_flag("--no-weights", no_weights,
                      "Build zoo models with shapes only (constants without payload)");

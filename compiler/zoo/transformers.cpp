@@ -201,15 +201,13 @@ std::string gpt2_block(NetBuilder& net, const std::string& x, int i, const Heads
   return net.add(h1, net.dense(f, p + ".mlp.c_proj", d), p + ".add2");
 }
 
-/// One decode step of `layers` GPT-2 blocks at the sizes `h`: the tokens [B, 1, d] (one per
-/// sequence) and each layer's past keys and values, one [1, L, d] per sequence, in; the hidden
-/// state after ln_f and each layer's new key and value rows [1, 1, d] per sequence (what the
-/// step appends to the caches) out.
-ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache) {
+/// One decode step of `layers` GPT-2 blocks at the sizes `h` on the tokens `x` [B, 1, d] (one
+/// per sequence), with each layer's past keys and values, one [1, L, d] per sequence, as graph
+/// inputs: returns the hidden state after ln_f; each layer's new key and value rows [1, 1, d]
+/// per sequence (what the step appends to the caches) go to `presents`.
+std::string decode_blocks(NetBuilder& net, std::string x, const Heads& h, std::int64_t layers,
+                          std::int64_t cache, std::vector<std::string>& presents) {
   const std::int64_t d = h.model_dim;
-  std::string x = net.input_shaped("input", {h.batch, 1, d});
-  std::vector<std::string> outputs;
-  std::vector<std::string> presents;
   for (int i = 0; i < layers; ++i) {
     // One cache region per sequence (`past.<i>.key`, or `past.<i>.key.<b>` in a batch).
     std::vector<std::string> keys, values;
@@ -221,16 +219,62 @@ ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std
     }
     x = gpt2_block(net, x, i, h, "", keys, values, &presents);
   }
-  outputs.push_back(net.layer_norm(x, "ln_f", 1e-5));
-  outputs.insert(outputs.end(), presents.begin(), presents.end());
+  return net.layer_norm(x, "ln_f", 1e-5);
+}
+
+/// decode_blocks on the tokens as an input `input` [B, 1, d]: the hidden state and the new rows
+/// out.
+ir::Graph decode_stack(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache) {
+  std::vector<std::string> outputs(1);
+  outputs[0] = decode_blocks(net, net.input_shaped("input", {h.batch, 1, h.model_dim}), h, layers,
+                             cache, outputs);
+  return net.finish(outputs);
+}
+
+/// GPT-2's input from token ids `input_ids` [B, S]: the token table `wte.weight` [vocab, d]'s
+/// rows (an Embedding) plus the position table's rows of the S positions from `first`, as the
+/// constant `wpe.positions` [S, d] that torch's export folds `Gather(wpe, positions)` into (a
+/// decode step's position is its cache length). Returns the embeddings [B, S, d].
+std::string gpt2_embeddings(NetBuilder& net, std::int64_t batch, std::int64_t tokens,
+                            std::int64_t vocab, std::int64_t d) {
+  const std::string ids = net.input_ids("input_ids", {batch, tokens});
+  const std::string wte = net.parameter("wte.weight", {vocab, d}, 0.0, 0.02);
+  const std::string rows = net.op("wte", OpKind::Embedding, {ids, wte});
+  return net.add(rows, net.parameter("wpe.positions", {tokens, d}, 0.0, 0.01), "embeddings");
+}
+
+/// GPT-2's LM head, tied to the token table: logits [B, S, vocab] = x wte^T, one Gemm by the
+/// table that the Embedding reads (the same constant).
+std::string tied_lm_head(NetBuilder& net, const std::string& x) {
+  return net.linear_by(x, "lm_head", "wte.weight");
+}
+
+/// A GPT-2 language model's prefill: ids [B, S] -> embeddings -> `layers` blocks (causal) ->
+/// ln_f -> tied LM head -> logits [B, S, vocab].
+ir::Graph lm_prefill(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t seq,
+                     std::int64_t vocab) {
+  std::string x = gpt2_embeddings(net, h.batch, seq, vocab, h.model_dim);
+  const std::string mask = causal_mask(net, "causal_mask", seq);
+  for (std::int64_t i = 0; i < layers; ++i)
+    x = gpt2_block(net, x, static_cast<int>(i), h, mask, {}, {}, nullptr);
+  return net.finish({tied_lm_head(net, net.layer_norm(x, "ln_f", 1e-5))});
+}
+
+/// A GPT-2 language model's decode step: one id per sequence [B, 1] at position `cache` ->
+/// decode_blocks against the caches -> tied LM head; the logits [B, 1, vocab] and the new rows
+/// out.
+ir::Graph lm_decode(NetBuilder& net, const Heads& h, std::int64_t layers, std::int64_t cache,
+                    std::int64_t vocab) {
+  std::vector<std::string> outputs(1);
+  const std::string x = gpt2_embeddings(net, h.batch, 1, vocab, h.model_dim);
+  outputs[0] = tied_lm_head(net, decode_blocks(net, x, h, layers, cache, outputs));
   return net.finish(outputs);
 }
 
 }  // namespace
 
 // GPT-2 (124M) decoder stack of `layers` blocks (12), prefill of `sequence` tokens (default
-// 128), on the embeddings' output; the tied LM head is left out (it is one Gemm by the token
-// table).
+// 128), on the embeddings' output; gpt2_lm adds the tables and the tied LM head.
 ir::Graph build_gpt2(const ZooOptions& options) {
   const std::int64_t seq = or_default(options.sequence, 128);
   const std::int64_t layers = or_default(options.layers, 12);
@@ -273,6 +317,54 @@ ir::Graph build_tiny_decode(const ZooOptions& options) {
   NetBuilder net("tiny_decode", options);
   return decode_stack(net, Heads{options.batch, 32, 2, 2, 16}, or_default(options.layers, 1),
                       cache);
+}
+
+namespace {
+
+/// A GPT-2 language model's sizes and defaults (ZooOptions override layers, tokens, cache).
+struct LmSizes {
+  const char* name;
+  std::int64_t model_dim, heads, layers, tokens_or_cache, vocab;
+  bool decode;
+};
+
+/// lm_prefill or lm_decode at `sizes` (heads of model_dim / heads).
+ir::Graph language_model(const LmSizes& sizes, const ZooOptions& options) {
+  NetBuilder net(sizes.name, options);
+  const Heads h{options.batch, sizes.model_dim, sizes.heads, sizes.heads,
+                sizes.model_dim / sizes.heads};
+  const std::int64_t layers = or_default(options.layers, sizes.layers);
+  return sizes.decode
+             ? lm_decode(net, h, layers, or_default(options.kv_length, sizes.tokens_or_cache),
+                         sizes.vocab)
+             : lm_prefill(net, h, layers, or_default(options.sequence, sizes.tokens_or_cache),
+                          sizes.vocab);
+}
+
+}  // namespace
+
+// GPT-2 (124M) as a language model: token ids [B, `sequence`] (128) through the token and
+// position tables, `layers` (12) blocks, ln_f and the LM head tied to the token table (vocabulary
+// 50,257): the logits. The position table is its `sequence` rows (torch's export folds the rest).
+ir::Graph build_gpt2_lm(const ZooOptions& options) {
+  return language_model({"gpt2_lm", 768, 12, 12, 128, 50257, false}, options);
+}
+
+// gpt2_lm's decode step: one token id per sequence at position `kv_length` (1024) against the
+// caches, the logits and each layer's new key and value rows out.
+ir::Graph build_gpt2_lm_decode(const ZooOptions& options) {
+  return language_model({"gpt2_lm_decode", 768, 12, 12, 1024, 50257, true}, options);
+}
+
+// The tiny language model of the default tests: tiny_causal's block from ids (vocabulary 64,
+// sequence `--seq` (16)), ln_f and the tied LM head.
+ir::Graph build_tiny_lm(const ZooOptions& options) {
+  return language_model({"tiny_lm", 32, 2, 1, 16, 64, false}, options);
+}
+
+// tiny_lm's decode step against a `--kv-length` (16) cache.
+ir::Graph build_tiny_lm_decode(const ZooOptions& options) {
+  return language_model({"tiny_lm_decode", 32, 2, 1, 16, 64, true}, options);
 }
 
 namespace {

@@ -53,6 +53,16 @@ const std::vector<Entry>& entries() {
         "GPT-2 124M one decode step (--layers (12)) against a --kv-length cache (1024)", false,
         false},
        build_gpt2_decode},
+      {{"gpt2_lm",
+        "GPT-2 124M language model prefill: token ids (--seq, 128) -> token and position tables "
+        "-> --layers (12) -> LM head tied to the token table (vocabulary 50,257)",
+        false, false},
+       build_gpt2_lm},
+      {{"gpt2_lm_decode",
+        "gpt2_lm's decode step: one token id per sequence against a --kv-length cache (1024), "
+        "logits out",
+        false, false},
+       build_gpt2_lm_decode},
       {{"llama_block", "one Llama layer at TinyLlama sizes (RMSNorm, rotary, GQA 32/4, SwiGLU)",
         false},
        build_llama_block},
@@ -85,6 +95,14 @@ const std::vector<Entry>& entries() {
         "one pre-norm GPT-2 block: sequence 16, d 32, 2 heads, causal mask, GELU tanh MLP of 128",
         true},
        build_tiny_causal},
+      {{"tiny_lm",
+        "tiny_causal's block as a language model: token ids (vocabulary 64, sequence 16), "
+        "position rows, ln_f, LM head tied to the token table",
+        true},
+       build_tiny_lm},
+      {{"tiny_lm_decode",
+        "tiny_lm's decode step: one token id against a --kv-length cache (16), logits out", true},
+       build_tiny_lm_decode},
       {{"tiny_llama",
         "one Llama layer: sequence 8, d 32, 4 heads of 8 on 2 key/value heads (GQA), RMSNorm, "
         "rotary, causal, SwiGLU of 64",

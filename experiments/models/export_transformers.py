@@ -6,7 +6,8 @@ Run with Debian's interpreter (python3-torch 1.13, python3-onnx 1.12):
     /usr/bin/python3 experiments/models/export_transformers.py [--out DIR] [--force]
         [--seq N] [--kv-length L] [--layers N] [NAME ...]
 
-For each NAME (default: bert_base gpt2 gpt2_decode llama_block) it writes, into DIR (default
+For each NAME (default: bert_base gpt2 gpt2_decode llama_block; gpt2_lm and gpt2_lm_decode when
+named) it writes, into DIR (default
 ${TESSEL_CACHE:-<repo>/.cache}/models), NAME.onnx (opset 17, batch 1, random weights,
 torch.manual_seed(0)) and NAME.meta.json (parameter count, input/output shapes, ONNX op counts,
 versions), the same networks that Tessel's zoo builders write (compiler/zoo/transformers.cpp):
@@ -14,12 +15,17 @@ versions), the same networks that Tessel's zoo builders write (compiler/zoo/tran
   bert_base    nn.TransformerEncoderLayer(768, 12, 3072, gelu, batch_first, eps 1e-12) x 12 on
                the embeddings' output [1, seq, 768] (seq 128);
   gpt2         GPT-2 124M's 12 pre-norm blocks (GELU tanh, causal) and ln_f, prefill of seq
-               tokens, on the embeddings' output; the tied LM head left out;
+               tokens, on the embeddings' output (gpt2_lm below adds the tables and the head);
   gpt2_decode  one decode step: the token [1, 1, 768] and each layer's past key/value
                [1, L, 768] (L 1024; token rows, heads side by side, so that the step appends a
                row: docs/scheduler-transformers.md "Decode") as inputs; outputs: the hidden state and each
                layer's new key and value rows [1, 1, 768];
-  (--layers N: N layers instead of 12 for bert_base, gpt2 and gpt2_decode, as the zoo's
+  gpt2_lm      GPT-2 as a language model: token ids [1, seq] through the token table (50,257 x
+               768) and the position table (1,024 rows), the blocks, ln_f and the LM head tied
+               to the token table: logits [1, seq, 50257] (torch's export folds the positions'
+               rows into a [seq, 768] constant and the head's transposed table into its own);
+  gpt2_lm_decode  its decode step: one id at position L with the caches as gpt2_decode's;
+  (--layers N: N layers instead of 12 for bert_base, the gpt2 models, as the zoo's
   --layers; bench/e2e/
   speed_bert.sh times one BERT layer);
   llama_block  one Llama layer at TinyLlama-1.1B's sizes: RMSNorm, rotary, grouped-query
@@ -39,6 +45,8 @@ from pathlib import Path
 SEED = 0
 OPSET = 17
 NAMES = ["bert_base", "gpt2", "gpt2_decode", "llama_block"]
+# Exported when named (the 50,257-row table makes each ~200 MB more at 12 layers).
+ON_REQUEST = ["gpt2_lm", "gpt2_lm_decode"]
 
 
 def repo_root() -> Path:
@@ -113,6 +121,25 @@ def modules(torch):
                 presents += [k, v]
             return (self.ln_f(x), *presents)
 
+    class Gpt2Lm(Gpt2):  # ids -> token + position tables -> blocks -> ln_f -> tied LM head
+        def __init__(self, layers=12, positions=1024):
+            super().__init__(layers)
+            self.wte = nn.Embedding(50257, 768)
+            self.wpe = nn.Embedding(positions, 768)
+            self.lm_head = nn.Linear(768, 50257, bias=False)
+            self.lm_head.weight = self.wte.weight  # tied, as GPT-2's
+
+        def embed(self, ids, first):
+            return self.wte(ids) + self.wpe(torch.arange(first, first + ids.shape[1]))
+
+        def forward(self, ids):
+            return self.lm_head(Gpt2.forward(self, self.embed(ids, 0)))
+
+    class Gpt2LmDecode(Gpt2Lm):  # one id per sequence at position L (the cache length)
+        def forward(self, ids, *past):
+            y = Gpt2Decode.forward(self, self.embed(ids, past[0].shape[1]), *past)
+            return (self.lm_head(y[0]), *y[1:])
+
     class RmsNorm(nn.Module):
         def __init__(self, d, eps):
             super().__init__()
@@ -164,7 +191,8 @@ def modules(torch):
             m = self.post_attention_layernorm(h)
             return h + self.down_proj(nn.functional.silu(self.gate_proj(m)) * self.up_proj(m))
 
-    return {"gpt2": Gpt2, "gpt2_decode": Gpt2Decode, "llama_block": LlamaBlock}
+    return {"gpt2": Gpt2, "gpt2_decode": Gpt2Decode, "gpt2_lm": Gpt2Lm,
+            "gpt2_lm_decode": Gpt2LmDecode, "llama_block": LlamaBlock}
 
 
 def build(torch, name, seq, kv_length, layers=12):
@@ -186,6 +214,15 @@ def build(torch, name, seq, kv_length, layers=12):
     if name == "gpt2_decode":
         past = tuple(torch.randn(1, kv_length, 768) for _ in range(2 * layers))
         return classes["gpt2_decode"](layers).eval(), (torch.randn(1, 1, 768), *past)
+    # GPT-2's 1,024 positions, more where the prefill or the decode position needs them.
+    positions = max(1024, seq, kv_length + 1)
+    if name == "gpt2_lm":
+        return (classes["gpt2_lm"](layers, positions).eval(),
+                (torch.randint(0, 50257, (1, seq)),))
+    if name == "gpt2_lm_decode":
+        past = tuple(torch.randn(1, kv_length, 768) for _ in range(2 * layers))
+        return (classes["gpt2_lm_decode"](layers, positions).eval(),
+                (torch.randint(0, 50257, (1, 1)), *past))
     return classes["llama_block"](seq=seq).eval(), (torch.randn(1, seq, 2048),)
 
 
@@ -194,7 +231,7 @@ def export_one(torch, onnx, name, seq, kv_length, out_dir: Path, layers=12):
     with torch.no_grad():
         outputs = model(*example)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    input_names = ["input"] + [f"past.{i // 2}.{'key' if i % 2 == 0 else 'value'}"
+    input_names = ["input_ids" if name.startswith("gpt2_lm") else "input"] + [f"past.{i // 2}.{'key' if i % 2 == 0 else 'value'}"
                                for i in range(len(example) - 1)]
     output_names = ["output"] + [f"present.{i // 2}.{'key' if i % 2 == 0 else 'value'}"
                                  for i in range(len(outputs) - 1)]
@@ -232,9 +269,10 @@ def main(argv):
     parser.add_argument("--kv-length", type=int, default=1024, help="gpt2_decode's cache")
     parser.add_argument("--layers", type=int, default=12, help="layers (bert_base, gpt2)")
     args = parser.parse_args(argv)
-    unknown = [n for n in args.names if n not in NAMES]
+    unknown = [n for n in args.names if n not in NAMES + ON_REQUEST]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: "
+                     f"{', '.join(NAMES + ON_REQUEST)}")
     try:
         import torch
         import onnx

@@ -38,6 +38,9 @@ import torch_nn_models  # noqa: E402  (models written with torch.nn: NAMES, expo
 
 SUBSET = ["mobilenet_v3_large", "efficientnet_b0", "bert_base"]
 TRANSFORMERS = ["bert_base", "gpt2", "llama_block"]
+# The exports of export_transformers.py by name: the default ones, the decode step and the
+# language models from token ids (named only).
+TRANSFORMER_EXPORTS = TRANSFORMERS + ["gpt2_decode", "gpt2_lm", "gpt2_lm_decode"]
 
 
 def classifiers(torchvision):
@@ -153,7 +156,7 @@ def main(argv):
             if not model.exists():
                 if name in torch_nn_models.NAMES:
                     torch_nn_models.export(torch, name, model)
-                elif name in TRANSFORMERS or name == "gpt2_decode":
+                elif name in TRANSFORMER_EXPORTS:
                     ok, out, _ = run(["/usr/bin/python3", str(ROOT / "experiments" / "models" /
                                                              "export_transformers.py"),
                                       "--out", str(args.out), "--seq", str(args.seq), name],
@@ -183,14 +186,20 @@ def main(argv):
                  "--dump-dir", str(work / "dump")], args.timeout)
             # The model's first input as the dump names it (tensor_file_name: [^A-Za-z0-9._-]
             # -> _); token ids are int32 there, which ort_run.js widens to the model's int64.
-            first = onnx.load(str(model), load_external_data=False).graph.input[0].name
-            inputs = [work / "dump" / (re.sub(r"[^A-Za-z0-9._-]", "_", first) + ".npy")]
-            inputs = [f for f in inputs if f.exists()]
-            if inputs:
-                ok2, out, _ = run(["node", str(ort), str(model), str(inputs[0]),
-                                   str(work / "ort.npy")], args.timeout)
+            # Every input the dump holds (a decode step's caches too), fed by name; the first
+            # output compared.
+            names = [i.name for i in onnx.load(str(model), load_external_data=False).graph.input]
+            feeds = [(n, work / "dump" / (re.sub(r"[^A-Za-z0-9._-]", "_", n) + ".npy"))
+                     for n in names]
+            feeds = [(n, f) for n, f in feeds if f.exists()]
+            if feeds and feeds[0][0] == names[0]:
+                (work / "feeds.json").write_text(json.dumps([[n, str(f)] for n, f in feeds]))
+                ok2, out, _ = run(["node", str(ort), str(model), "--feeds",
+                                   str(work / "feeds.json"), "--out-dir", str(work / "ort")],
+                                  args.timeout)
                 if ok2:
-                    ref = np.load(work / "ort.npy").astype(np.float64)
+                    outputs = json.loads((work / "ort" / "outputs.json").read_text())
+                    ref = np.load(work / "ort" / outputs[0]["file"]).astype(np.float64)
                     got = np.load(work / "fp32.npy").astype(np.float64)
                     diff = float(np.max(np.abs(got - ref)))
                     scale = float(np.max(np.abs(ref)))
@@ -240,7 +249,7 @@ def main(argv):
 
 def missed_goals(row, args):
     """The issue's goals that `row` misses (a step that failed misses its goal)."""
-    transformer = (row["model"] in TRANSFORMERS or row["model"] == "gpt2_decode" or
+    transformer = (row["model"] in TRANSFORMER_EXPORTS or
                    row["model"].startswith(("vit_", "swin_", "maxvit_", "torch_")))
     int8 = args.int8_floor if args.int8_floor is not None else (20 if transformer else 25)
     int16 = args.int16_floor if args.int16_floor is not None else 50

@@ -3,8 +3,9 @@
 The accelerator matrix (accelerator_matrix.py --models torch-nn, or any of these names) runs them
 through `tessel run` like the torchvision classifiers: recurrences (nn.LSTM, nn.GRU, one and two
 layers, bidirectional), nn.TransformerEncoder with a mean over its tokens (post-norm GELU and
-pre-norm ReLU), and a causal LM that reads int64 token ids through nn.Embedding (refused by name
-today: Tessel imports float inputs). Random weights (torch.manual_seed(0)), opset 17, batch 1.
+pre-norm ReLU), a causal LM that reads int64 token ids through nn.Embedding, and one of GPT-2's
+shape (token and learned position tables, final LayerNorm, an LM head tied to the token table).
+Random weights (torch.manual_seed(0)), opset 17, batch 1.
 """
 
 import sys
@@ -49,6 +50,24 @@ def _modules(torch):
         def forward(self, ids):
             return self.lm(self.enc(self.emb(ids), mask=self.mask))
 
+    class TiedLm(nn.Module):  # GPT-2's shape: token and position tables, a tied LM head
+        def __init__(self, vocab=96, d=64, tokens=16):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, d)
+            self.wpe = nn.Embedding(tokens, d)
+            layer = nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.ln_f = nn.LayerNorm(d)
+            self.lm = nn.Linear(d, vocab, bias=False)
+            self.lm.weight = self.wte.weight  # tied, as GPT-2's and Llama's exports
+            self.register_buffer("mask", torch.triu(torch.full((tokens, tokens), float("-inf")), 1))
+            self.register_buffer("positions", torch.arange(tokens))
+
+        def forward(self, ids):
+            x = self.wte(ids) + self.wpe(self.positions)
+            return self.lm(self.ln_f(self.enc(x, mask=self.mask)))
+
     return {
         "torch_lstm": (lambda: Recurrent(), lambda: torch.randn(1, 8, 32)),
         "torch_gru": (lambda: Recurrent(gru=True), lambda: torch.randn(1, 8, 32)),
@@ -57,11 +76,19 @@ def _modules(torch):
         "torch_encoder_post_gelu": (lambda: Encoder(), lambda: torch.randn(1, 16, 64)),
         "torch_encoder_pre_relu": (lambda: Encoder(True, "relu"), lambda: torch.randn(1, 16, 64)),
         "torch_causal_lm": (lambda: CausalLm(), lambda: torch.randint(0, 100, (1, 16))),
+        "torch_tied_lm": (lambda: TiedLm(), lambda: torch.randint(0, 96, (1, 16))),
+        # The same, exported without constant folding: the LM head is MatMul(x, Transpose(wte))
+        # of the one table the Gather reads (torch's default folds the Transpose into a copy).
+        "torch_tied_lm_shared": (lambda: TiedLm(), lambda: torch.randint(0, 96, (1, 16))),
     }
 
 
+# Export options of the models that need other than the defaults.
+_EXPORT_OPTIONS = {"torch_tied_lm_shared": {"do_constant_folding": False}}
+
+
 NAMES = ["torch_lstm", "torch_gru", "torch_bilstm2", "torch_encoder_post_gelu",
-         "torch_encoder_pre_relu", "torch_causal_lm"]
+         "torch_encoder_pre_relu", "torch_causal_lm", "torch_tied_lm", "torch_tied_lm_shared"]
 
 
 def export(torch, name, path):
@@ -72,7 +99,7 @@ def export(torch, name, path):
     # Not under torch.no_grad(): there nn.TransformerEncoderLayer takes its fused fast path
     # (aten::_transformer_encoder_layer_fwd), which the ONNX exporter cannot write.
     torch.onnx.export(model, example(), str(path), opset_version=17, input_names=["x"],
-                      output_names=["y"])
+                      output_names=["y"], **_EXPORT_OPTIONS.get(name, {}))
 
 
 if __name__ == "__main__":  # python3 torch_nn_models.py OUT_DIR [NAME...]

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/frontend/onnx_import.hpp"
+#include "compiler/zoo/zoo.hpp"
 #include "tests/e2e/checks.hpp"
 #include "tests/frontend/onnx_builder.hpp"
 
@@ -80,6 +81,29 @@ TEST(Embedding, a_table_larger_than_the_chip_gathers_only_its_rows_on_edge_small
                      EXPECT_GT(cycle_ratio(r), 0.95);
                      EXPECT_LT(cycle_ratio(r), 1.05);
                    });
+}
+
+// The zoo's language models from token ids (tiny_lm: GPT-2's shape, its LM head a Gemm by the
+// same constant table the Embedding gathers from): prefill of 16 tokens and a decode step, one
+// sequence and a batch of two (the position rows [S, d] broadcast over the sequences:
+// Op::constant_row_period), on cloud-large: every policy bit exact, bytes equal to the
+// schedule's class by class, one gathered row a token.
+TEST(Embedding, the_zoo_language_models_tie_their_head_to_the_token_table) {
+  const HwConfig cloud = load_hw_config(config_path("cloud-large"));
+  for (const char* name : {"tiny_lm", "tiny_lm_decode"})
+    for (std::int64_t batch : {1, 2}) {
+      SCOPED_TRACE(std::string(name) + " batch " + std::to_string(batch));
+      zoo::ZooOptions options;
+      options.batch = batch;
+      auto graph = zoo::build_model(name, options);
+      ASSERT_TRUE(graph.ok()) << graph.reason();
+      const std::int64_t tokens = batch * (std::string(name) == "tiny_lm" ? 16 : 1);
+      for_every_policy(graph.value(), cloud, [&](const char*, const pipeline::PolicyResult& r) {
+        expect_gathers(r, 32, cloud.dram.burst_bytes, tokens);
+        EXPECT_GT(cycle_ratio(r), 0.95);
+        EXPECT_LT(cycle_ratio(r), 1.05);
+      });
+    }
 }
 
 }  // namespace

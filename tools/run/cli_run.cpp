@@ -356,8 +356,8 @@ cli::Runner setup(CLI::App& command) {
       ->check(CLI::NonNegativeNumber);
   command
       .add_option("--layers", args->zoo.layers,
-                  "Layers of a transformer stack zoo model (bert_base, gpt2, gpt2_decode, "
-                  "vit_b_16; 0: all 12)")
+                  "Layers of a transformer stack zoo model (bert_base, gpt2*, vit_b_16; 0: "
+                  "all 12)")
       ->check(CLI::NonNegativeNumber);
   command
       .add_option("--batch", args->zoo.batch,
