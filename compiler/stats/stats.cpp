@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "compiler/ir/analysis.hpp"
@@ -60,6 +61,10 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
   NetworkStats stats;
   stats.model = graph.name();
   stats.bits = options.bits;
+  // A constant read by more than one op (a tied weight: GPT-2's token table, gathered by the
+  // Embedding and multiplied by the LM head) is each reader's parameter, and the network's once.
+  std::set<std::string> counted;
+  std::int64_t shared_params = 0;
 
   for (ir::OpId id : order.value()) {
     const ir::Op& op = graph.op(id);
@@ -82,6 +87,7 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
       const std::int64_t count = elements(graph, name);
       if (graph.tensor(name).constant) {
         layer.params += count;
+        if (!counted.insert(name).second) shared_params += count;
         layer.weight_bytes += count * bytes_per_element;
       } else {
         layer.input_bytes += count * bytes_per_element;
@@ -188,6 +194,7 @@ Result<NetworkStats> compute_stats(const ir::Graph& graph, const StatsOptions& o
     stats.total_params += layer.params;
     stats.total_memory_bytes += layer.memory_bytes();
   }
+  stats.total_params -= shared_params;
   for (auto& [name, type] : types) {
     type.compute_share =
         stats.total_ops ? static_cast<double>(type.ops) / static_cast<double>(stats.total_ops) : 0;

@@ -60,6 +60,7 @@ struct NetworkStats {
   int bits = 8;
   std::vector<LayerStats> layers;  ///< topological order
   std::vector<TypeStats> by_type;  ///< descending ops, then name
+  /// total_params counts a constant that several layers read (a tied weight) once.
   std::int64_t total_macs = 0, total_ops = 0, total_params = 0, total_memory_bytes = 0;
   /// What crosses the bus at least once whatever the schedule, at `bits`: every constant once,
   /// every graph input once (a decode step's KV cache is graph inputs) and every graph output

@@ -168,6 +168,13 @@ TEST(ModernZoo, tiny_lm_counts_by_hand_and_ties_its_head_to_the_token_table) {
   EXPECT_EQ(g.tensor(g.outputs()[0]).shape, (ir::Shape{1, 16, 64}));
   EXPECT_EQ(g.op(*g.find_op("wte")).inputs[1], "wte.weight");
   EXPECT_EQ(g.op(*g.find_op("lm_head")).inputs[1], "wte.weight");
+  // `tessel stats`: the table is both readers' parameter, the network's once.
+  auto s = stats::compute_stats(g, {});
+  ASSERT_TRUE(s.ok()) << s.reason();
+  std::int64_t per_layer = 0;
+  for (const stats::LayerStats& layer : s.value().layers) per_layer += layer.params;
+  EXPECT_EQ(per_layer, ir::parameter_count(g) + 64 * 32);
+  EXPECT_EQ(s.value().total_params, ir::parameter_count(g));
 
   const ir::Graph d = shapes_only("tiny_lm_decode", 2);
   // Batch 2: an attention (and its scale constant) per sequence.
