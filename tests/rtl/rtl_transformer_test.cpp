@@ -72,5 +72,33 @@ TEST(RtlTransformer, tiny_attention_on_the_adder_tree_array_equals_the_simulator
   expect_tiny_attention_equal_on("tests/rtl/micro-tree.yaml", "micro-tree");
 }
 
+// The zoo's language models from token ids (tiny_lm's prefill and tiny_lm_decode's step: the
+// Embedding's gathers, the position rows, the GPT-2 block, ln_f and the LM head by the token
+// table) under every policy on micro: the RTL equals the simulator, and the program gathers one
+// table row a token.
+TEST(RtlTransformer, the_tiny_language_models_on_micro_equal_the_simulator) {
+  const HwConfig config =
+      load_hw_config(std::string(TESSEL_SOURCE_DIR) + "/tests/isa/programs/micro.yaml");
+  if (!rtl_model_built_for(config)) GTEST_SKIP() << "no RTL model built for micro";
+  for (const char* name : {"tiny_lm", "tiny_lm_decode"}) {
+    auto graph = zoo::build_model(name);
+    ASSERT_TRUE(graph.ok()) << graph.reason();
+    quant::QuantConfig qconfig;
+    qconfig.bits = config.matrix.input_bits;
+    for (const char* policy : kPolicies) {
+      SCOPED_TRACE(std::string(name) + ", " + policy);
+      auto model = pipeline::prepare_model_for_policy(graph.value(), qconfig, 0, policy);
+      ASSERT_TRUE(model.ok()) << model.reason();
+      auto r = pipeline::run_policy(model.value(), config, policy);
+      ASSERT_TRUE(r.ok()) << r.reason();
+      std::int64_t gathered = 0;
+      for (const auto& instruction : r.value().compiled.program.instructions)
+        if (const auto* g = std::get_if<isa::Gather>(&instruction)) gathered += g->y_size;
+      EXPECT_EQ(gathered, std::string(name) == "tiny_lm" ? 16 : 1);
+      expect_rtl_equals_simulator(r.value(), config, std::string(name) + " on micro, " + policy);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessel::hw
